@@ -1,0 +1,1 @@
+//! PMI-1 client (to be written).

@@ -1,0 +1,1 @@
+//! Matching (to be written).

@@ -1,0 +1,4 @@
+//! Messages: envelopes, matching, protocols, requests, progress.
+
+pub mod matching;
+pub mod protocol;

@@ -1,0 +1,3 @@
+//! Channels: move bytes between processes. No matching, no MPI.
+
+pub mod shm;

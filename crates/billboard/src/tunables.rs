@@ -1,0 +1,122 @@
+//! Every knob of the library in one list.
+//!
+//! A tunable is declared once, beside the code that uses it, as a `static Tunable` with its
+//! default, its environment variable and one line on how the default was chosen. [`ALL`] names
+//! them all so that `bbrun --info` can print each with its value and where the value came from.
+
+use std::sync::OnceLock;
+
+/// A numeric setting read once from the environment (`BB_...`), else its default.
+pub struct Tunable {
+    /// Environment variable that overrides the default, e.g. `BB_EAGER_INLINE`.
+    pub env: &'static str,
+    /// Value used when the environment does not set one.
+    pub default: usize,
+    /// What it controls and how the default was chosen, in one line.
+    pub doc: &'static str,
+    value: OnceLock<(usize, Origin)>,
+}
+
+/// Where a tunable's value came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Default,
+    Environment,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Origin::Default => "default",
+            Origin::Environment => "environment",
+        })
+    }
+}
+
+impl Tunable {
+    pub const fn new(env: &'static str, default: usize, doc: &'static str) -> Self {
+        Tunable { env, default, doc, value: OnceLock::new() }
+    }
+
+    /// The value in force for this process (read from the environment on first use).
+    pub fn get(&self) -> usize {
+        self.get_with_origin().0
+    }
+
+    /// The value and where it came from. An unparsable environment value is reported once on
+    /// stderr and the default is used, so a typo never silently changes behaviour unnoticed.
+    pub fn get_with_origin(&self) -> (usize, Origin) {
+        *self.value.get_or_init(|| match std::env::var(self.env) {
+            Ok(text) => match parse_size(&text) {
+                Some(v) => (v, Origin::Environment),
+                None => {
+                    eprintln!(
+                        "billboard: ignoring {}={text:?}: expected a number (suffixes k, m, g allowed); using {}",
+                        self.env, self.default
+                    );
+                    (self.default, Origin::Default)
+                }
+            },
+            Err(_) => (self.default, Origin::Default),
+        })
+    }
+}
+
+/// Parses `123`, `64k`, `4m`, `1g` (binary multiples), `0x40`.
+pub fn parse_size(text: &str) -> Option<usize> {
+    let t = text.trim();
+    if let Some(hex) = t.strip_prefix("0x") {
+        return usize::from_str_radix(hex, 16).ok();
+    }
+    let (digits, mult) = match t.char_indices().last()? {
+        (i, 'k' | 'K') => (&t[..i], 1usize << 10),
+        (i, 'm' | 'M') => (&t[..i], 1 << 20),
+        (i, 'g' | 'G') => (&t[..i], 1 << 30),
+        _ => (t, 1),
+    };
+    digits.parse::<usize>().ok()?.checked_mul(mult)
+}
+
+/// Every tunable of the library, for `bbrun --info`.
+pub fn all() -> &'static [&'static Tunable] {
+    use crate::{engine, transport};
+    static ALL: &[&Tunable] = &[
+        &transport::shm::RING_BYTES,
+        &transport::shm::SLOT_BYTES,
+        &transport::shm::SLOTS,
+        &transport::shm::SINGLE_COPY,
+        &transport::shm::CMA_SEGMENT,
+        &transport::shm::wait::SPIN,
+        &transport::shm::wait::YIELD,
+        &transport::shm::wait::SLEEP_US,
+        &engine::protocol::EAGER_INLINE,
+        &engine::protocol::EAGER_MAX,
+        &crate::VERBOSE,
+    ];
+    ALL
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_suffixes() {
+        assert_eq!(parse_size("123"), Some(123));
+        assert_eq!(parse_size("64k"), Some(65536));
+        assert_eq!(parse_size("4M"), Some(4 << 20));
+        assert_eq!(parse_size("0x40"), Some(64));
+        assert_eq!(parse_size("x"), None);
+        assert_eq!(parse_size(""), None);
+    }
+
+    #[test]
+    fn every_tunable_is_named_once_and_prefixed() {
+        let mut names: Vec<_> = all().iter().map(|t| t.env).collect();
+        assert!(names.iter().all(|n| n.starts_with("BB_")));
+        names.sort();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(n, names.len(), "a tunable is listed twice");
+    }
+}
