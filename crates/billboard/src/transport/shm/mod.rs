@@ -36,6 +36,11 @@ pub static SLOT_BYTES: Tunable = Tunable::new(
     64 << 10,
     "bytes of one data-part slot (medium messages, pipelined chunks); L2-resident on this VM",
 );
+pub static EAGER_INLINE: Tunable = Tunable::new(
+    "BB_EAGER_INLINE",
+    8 << 10,
+    "largest payload carried inline in the fast-box ring (bytes); capped at a quarter ring",
+);
 pub static SLOTS: Tunable = Tunable::new("BB_SHM_SLOTS", 16, "data-part slots per rank");
 pub static SINGLE_COPY: Tunable =
     Tunable::new("BB_SHM_SINGLE_COPY", 1, "0 forces the pipelined copy instead of process_vm_readv");
@@ -133,13 +138,17 @@ impl ShmChannel {
         self.seg.unlink();
     }
 
+    pub fn oversubscribed(&self) -> bool {
+        self.oversubscribed
+    }
+
     pub fn nranks(&self) -> usize {
         self.seg.layout.nranks
     }
 
     pub fn caps(&self) -> Caps {
         Caps {
-            max_inline: ring::max_inline(self.seg.layout.ring_bytes),
+            max_inline: ring::max_inline(self.seg.layout.ring_bytes).min(EAGER_INLINE.get()),
             max_record: self.seg.layout.slot_bytes,
             single_copy: true,
             multicast: true,
@@ -277,4 +286,32 @@ impl ShmChannel {
     pub fn wake(&self, peer: usize) {
         wait::wake(&self.seg.control(peer).sleep, self.oversubscribed);
     }
+}
+
+/// Sets up the billboard among the `job.size` ranks of this host: rank 0 creates the segment
+/// and publishes its name, the others map it, and once all have, rank 0 unlinks the name so
+/// nothing is left in `/dev/shm` whatever happens later.
+pub(crate) fn connect(job: &mut crate::bootstrap::Job) -> crate::Result<ShmChannel> {
+    let layout = Layout::new(job.size, RING_BYTES.get(), SLOT_BYTES.get(), SLOTS.get());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let oversubscribed = job.size > cores;
+    // Let peers read our buffers with process_vm_readv where Yama restricts ptrace.
+    let _ = rustix::process::set_ptracer(rustix::process::PTracer::Any);
+    let seg = if job.rank == 0 {
+        let name = segment_name(&job.id);
+        let seg = Segment::create(&name, layout)?;
+        job.put("bb-shm-segment", &name)?;
+        job.barrier()?;
+        seg
+    } else {
+        job.barrier()?;
+        let name = job.get("bb-shm-segment")?;
+        Segment::open(&name, layout)?
+    };
+    let mut chan = ShmChannel::new(seg, job.rank, oversubscribed);
+    job.barrier()?;
+    if job.rank == 0 {
+        chan.unlink();
+    }
+    Ok(chan)
 }
