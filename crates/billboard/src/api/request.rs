@@ -132,7 +132,7 @@ pub fn wait_any(requests: &mut Vec<Request<'_>>) -> Result<(usize, Status)> {
     loop {
         for i in 0..requests.len() {
             if let Some(status) = requests[i].test()? {
-                requests.remove(i);
+                drop(requests.remove(i));
                 return Ok((i, status));
             }
         }
