@@ -65,6 +65,10 @@ impl Engine {
         let thresholds = Thresholds::from_caps(&chan.caps());
         let n = chan.nranks();
         let oversubscribed = chan.oversubscribed();
+        let single_copy = SINGLE_COPY.get() != 0;
+        if !single_copy {
+            verbose(format_args!("BB_SHM_SINGLE_COPY=0: large messages use the pipelined copy through shared memory"));
+        }
         Engine {
             next_context: 2,
             chan,
@@ -77,7 +81,7 @@ impl Engine {
                 queued_total: 0,
                 control: VecDeque::new(),
                 active: Vec::new(),
-                single_copy: SINGLE_COPY.get() != 0,
+                single_copy,
                 cma_segment: CMA_SEGMENT.get().max(4096),
             },
         }
