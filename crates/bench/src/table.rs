@@ -219,7 +219,7 @@ fn row(size: usize, values: &[f64], extras: &[Extra], index: usize) -> Vec<Cell>
 }
 
 /// The CSV of a series: `size_bytes,<m>_median,floor_<m>_median,ratio_to_floor,<m>_min,<m>_mean`
-/// and the extras. The first two columns are what every script reads; the rest follow.
+/// (`<m>_best` instead of `<m>_min` for rates) and the extras. The first two columns are what every script reads; the rest follow.
 pub fn series_csv(metric: Metric, points: &[Point], extras: &[Extra]) -> Table {
     let m = metric.csv;
     let headers = [
@@ -227,7 +227,7 @@ pub fn series_csv(metric: Metric, points: &[Point], extras: &[Extra]) -> Table {
         format!("{m}_median"),
         format!("floor_{m}_median"),
         "ratio_to_floor".to_string(),
-        format!("{m}_min"),
+        format!("{m}_{}", metric.best),
         format!("{m}_mean"),
     ];
     let headers: Vec<String> = headers
@@ -352,7 +352,7 @@ mod tests {
         let csv = series_csv(GBPS, &[point(64, 1.0, 2.0)], &extras).render_csv();
         let lines: Vec<&str> = csv.lines().collect();
         assert!(lines[0].starts_with("size_bytes,gbps_median,floor_gbps_median,ratio_to_floor,"));
-        assert!(lines[0].ends_with(",gbps_mean,vm_readv_gbps_median"));
+        assert!(lines[0].ends_with(",gbps_best,gbps_mean,vm_readv_gbps_median"));
         assert_eq!(lines[1], "64,1.000,2.000,0.5000,0.5000,1.000,7.000");
         let human = series_aligned(GBPS, "floor", &[point(64, 1.0, 2.0)], &extras).render_aligned();
         assert!(human.lines().next().unwrap().ends_with("vm_readv GB/s"));

@@ -27,6 +27,7 @@ pub fn floor_on_rank0<T>(
     measure: impl FnOnce() -> std::io::Result<T>,
 ) -> billboard::Result<T> {
     let floor = if world.rank() == 0 && !skip {
+        crate::floor::warn_if_busy();
         measure().unwrap_or_else(|e| {
             eprintln!("bb-bench: floor measurement failed, floor columns left empty: {e}");
             missing()

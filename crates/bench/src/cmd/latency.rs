@@ -3,10 +3,10 @@
 
 use super::engine::{check_bytes, floor_on_rank0, need_ranks, time_trials, DATA_TAG, PAYLOAD_BYTE};
 use super::{print_series, CmdResult};
-use crate::floor;
+use crate::floor::{self, LatencyFloor};
 use crate::plan::{latency_iters, latency_sizes, select_sizes, Trials};
 use crate::stats::Summary;
-use crate::table::{Point, ONEWAY_US};
+use crate::table::{Extra, Point, ONEWAY_US};
 use crate::Options;
 
 pub fn run(options: &Options) -> CmdResult {
@@ -22,7 +22,7 @@ pub fn run(options: &Options) -> CmdResult {
         options.max_size,
     );
     let trials = Trials::new(options.trials);
-    let missing = || vec![Summary::MISSING; sizes.len()];
+    let missing = || vec![LatencyFloor::MISSING; sizes.len()];
     let floor = floor_on_rank0(&world, options.no_floor, missing, || {
         floor::pingpong(&sizes, trials)
     })?;
@@ -69,14 +69,30 @@ pub fn run(options: &Options) -> CmdResult {
         points.push(Point {
             size,
             value,
-            floor: floor[i].median,
+            floor: floor[i].best_median(),
         });
     }
     world.barrier()?;
     if rank == 0 {
         let title =
             "latency: billboard one-way (round trip / 2), ranks 0<->1, vs bare shm ping-pong";
-        print_series(options, title, ONEWAY_US, &points, &[]);
+        print_series(options, title, ONEWAY_US, &points, &floor_extras(&floor));
     }
     Ok(())
+}
+
+/// The two bare ping-pongs the latency floor is the faster of, shown beside it.
+pub fn floor_extras(floor: &[LatencyFloor]) -> [Extra; 2] {
+    [
+        Extra {
+            human: "copy floor us",
+            csv: "copy_floor_oneway_us_median",
+            values: floor.iter().map(|f| f.copy.median).collect(),
+        },
+        Extra {
+            human: "1-copy floor us",
+            csv: "single_copy_floor_oneway_us_median",
+            values: floor.iter().map(|f| f.single_copy.median).collect(),
+        },
+    ]
 }

@@ -3,8 +3,9 @@
 //! one-way time of the bare shared-memory ping-pong of the same run.
 
 use super::engine::{check_bytes, floor_on_rank0, need_ranks, time_trials, DATA_TAG, PAYLOAD_BYTE};
+use super::latency::floor_extras;
 use super::{print_series, CmdResult};
-use crate::floor;
+use crate::floor::{self, LatencyFloor};
 use crate::plan::{latency_iters, latency_sizes, select_sizes, Trials};
 use crate::stats::Summary;
 use crate::table::{Point, ONEWAY_US};
@@ -23,7 +24,7 @@ pub fn run(options: &Options) -> CmdResult {
         options.max_size,
     );
     let trials = Trials::new(options.trials);
-    let missing = || vec![Summary::MISSING; sizes.len()];
+    let missing = || vec![LatencyFloor::MISSING; sizes.len()];
     let floor = floor_on_rank0(&world, options.no_floor, missing, || {
         floor::pingpong(&sizes, trials)
     })?;
@@ -56,13 +57,13 @@ pub fn run(options: &Options) -> CmdResult {
         points.push(Point {
             size,
             value,
-            floor: floor[i].median,
+            floor: floor[i].best_median(),
         });
     }
     world.barrier()?;
     if rank == 0 {
         let title = format!("ring: billboard per-hop latency (round time / {ranks}) over {ranks} ranks, vs bare shm one-way");
-        print_series(options, &title, ONEWAY_US, &points, &[]);
+        print_series(options, &title, ONEWAY_US, &points, &floor_extras(&floor));
     }
     Ok(())
 }
