@@ -89,7 +89,7 @@ pub fn all() -> &'static [&'static Tunable] {
         &transport::shm::wait::SPIN,
         &transport::shm::wait::YIELD,
         &transport::shm::wait::SLEEP_US,
-        &engine::protocol::EAGER_INLINE,
+        &transport::shm::EAGER_INLINE,
         &engine::protocol::EAGER_MAX,
         &crate::VERBOSE,
     ];

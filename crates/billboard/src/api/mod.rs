@@ -1,1 +1,11 @@
-//! The native API.
+//! The native Rust API: a universe, communicators, typed buffers, requests.
+
+mod comm;
+mod datatype;
+mod request;
+mod universe;
+
+pub use comm::{Communicator, Source, TagMatch, ANY_SOURCE, ANY_TAG};
+pub use datatype::{Buffer, BufferMut, Equivalence};
+pub use request::{test_all, wait_all, wait_any, Request, Status};
+pub use universe::{init, Universe};

@@ -1,14 +1,113 @@
-//! Protocol selection.
+//! Wire kinds of the engine's records and the choice of protocol by size.
+//!
+//! Every record is a [`Header`] plus a payload. The engine gives the header fields meaning:
+//!
+//! | kind  | direction | context / source / tag        | aux             | payload                       |
+//! |-------|-----------|-------------------------------|-----------------|-------------------------------|
+//! | EAGER | s → r     | match info                    | 0               | the message                   |
+//! | RTS   | s → r     | match info                    | message bytes   | [`Rts`]: address, send request |
+//! | FIN   | r → s     | -                             | send request    | - (receiver has read it all)  |
+//! | CTS   | r → s     | -                             | send request    | receive request u32 (pipeline) |
+//! | DATA  | s → r     | tag = receive request         | byte offset     | a chunk of the message        |
+//!
+//! EAGER goes inline in the ring or through one data-part slot, whichever the channel picks.
+//! RTS leads to a single copy by the receiver (`process_vm_readv`) and a FIN; where the kernel
+//! refuses cross-memory attach, the receiver answers CTS and the sender pipelines DATA chunks
+//! through its slots instead.
 
+use crate::transport::Caps;
 use crate::tunables::Tunable;
 
-pub static EAGER_INLINE: Tunable = Tunable::new(
-    "BB_EAGER_INLINE",
-    1024,
-    "largest payload carried inline in the fast-box ring (bytes)",
-);
 pub static EAGER_MAX: Tunable = Tunable::new(
     "BB_EAGER_MAX",
     64 << 10,
-    "largest payload sent eagerly through the sender's data part; above it, rendezvous",
+    "largest payload sent eagerly (one copy in, one out); above it rendezvous + single copy",
 );
+
+pub(crate) const EAGER: u32 = 1;
+pub(crate) const RTS: u32 = 2;
+pub(crate) const FIN: u32 = 3;
+pub(crate) const CTS: u32 = 4;
+pub(crate) const DATA: u32 = 5;
+
+/// How a message of a given size travels; decided from the channel's capabilities at setup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    Eager,
+    Rendezvous,
+}
+
+/// Size thresholds, fixed at setup.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Thresholds {
+    /// Largest eager message (at most one channel record).
+    pub eager_max: usize,
+    /// Bytes in one DATA chunk of the pipelined fallback.
+    pub chunk: usize,
+}
+
+impl Thresholds {
+    pub fn from_caps(caps: &Caps) -> Thresholds {
+        Thresholds { eager_max: EAGER_MAX.get().min(caps.max_record), chunk: caps.max_record }
+    }
+
+    #[inline]
+    pub fn protocol(&self, bytes: usize) -> Protocol {
+        if bytes <= self.eager_max {
+            Protocol::Eager
+        } else {
+            Protocol::Rendezvous
+        }
+    }
+}
+
+/// The payload of an RTS: where the receiver may read the message from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Rts {
+    pub addr: u64,
+    pub send_req: u32,
+}
+
+impl Rts {
+    pub const BYTES: usize = 12;
+
+    pub fn encode(&self) -> [u8; Self::BYTES] {
+        let mut b = [0u8; Self::BYTES];
+        b[..8].copy_from_slice(&self.addr.to_ne_bytes());
+        b[8..].copy_from_slice(&self.send_req.to_ne_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8]) -> Option<Rts> {
+        if b.len() != Self::BYTES {
+            return None;
+        }
+        Some(Rts {
+            addr: u64::from_ne_bytes(b[..8].try_into().ok()?),
+            send_req: u32::from_ne_bytes(b[8..].try_into().ok()?),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocol_switches_above_the_eager_limit() {
+        let caps = Caps { max_inline: 1000, max_record: 65536, single_copy: true, multicast: true };
+        let t = Thresholds::from_caps(&caps);
+        assert_eq!(t.protocol(0), Protocol::Eager);
+        assert_eq!(t.protocol(t.eager_max), Protocol::Eager);
+        assert_eq!(t.protocol(t.eager_max + 1), Protocol::Rendezvous);
+        let small = Caps { max_record: 4096, ..caps };
+        assert_eq!(Thresholds::from_caps(&small).eager_max, 4096, "never above one record");
+    }
+
+    #[test]
+    fn rts_round_trips_and_rejects_wrong_lengths() {
+        let r = Rts { addr: 0xdead_beef_0000, send_req: 17 };
+        assert_eq!(Rts::decode(&r.encode()), Some(r));
+        assert_eq!(Rts::decode(&[0; 11]), None);
+    }
+}

@@ -1,14 +1,47 @@
-//! The shared-memory billboard channel.
+//! The shared-memory billboard channel (seed 004's BBP on a node-wide segment).
+//!
+//! Every rank owns one partition of the segment (see `segment.rs` for the byte layout); every
+//! word has exactly one writer. Small payloads travel inline in per-pair fast-box rings
+//! (`ring.rs`); larger ones are written once into the sender's data part and announced by a
+//! slot descriptor, which can go to several receivers at once (multicast); each receiver counts
+//! the descriptors it has finished in the sender's partition (ACKs), and the sender reuses a
+//! slot once every addressed receiver has counted past it. Very large messages are the engine's
+//! business: it reads them straight from the sender's memory with [`ShmChannel::read_remote`].
+//!
+//! Files: `segment.rs` sets up and tears down, `ring.rs` sends and receives records,
+//! `slots.rs` manages the data part, `wait.rs` waits.
 
+use std::io;
+
+use crate::sync::Ordering;
+use crate::transport::{Caps, Header, WouldBlock};
 use crate::tunables::Tunable;
 
+mod ring;
+mod segment;
+mod slots;
 pub mod wait;
 
-pub static RING_BYTES: Tunable =
-    Tunable::new("BB_SHM_RING_BYTES", 16 << 10, "bytes of fast-box ring per (sender, receiver) pair");
-pub static SLOT_BYTES: Tunable =
-    Tunable::new("BB_SHM_SLOT_BYTES", 64 << 10, "bytes of one data-part slot (medium messages, pipelined chunks)");
-pub static SLOTS: Tunable = Tunable::new("BB_SHM_SLOTS", 32, "data-part slots per rank");
+use ring::{RingMemory, RingRx, RingTx, CELL, FORM_INLINE, FORM_SLOT};
+pub(crate) use segment::{segment_name, Layout, Segment};
+use slots::SlotPool;
+
+pub static RING_BYTES: Tunable = Tunable::new(
+    "BB_SHM_RING_BYTES",
+    32 << 10,
+    "bytes of fast-box ring per (sender, receiver) pair; 32 KiB holds four 8 KiB inline messages",
+);
+pub static SLOT_BYTES: Tunable = Tunable::new(
+    "BB_SHM_SLOT_BYTES",
+    64 << 10,
+    "bytes of one data-part slot (medium messages, pipelined chunks); L2-resident on this VM",
+);
+pub static EAGER_INLINE: Tunable = Tunable::new(
+    "BB_EAGER_INLINE",
+    8 << 10,
+    "largest payload carried inline in the fast-box ring (bytes); capped at a quarter ring",
+);
+pub static SLOTS: Tunable = Tunable::new("BB_SHM_SLOTS", 16, "data-part slots per rank");
 pub static SINGLE_COPY: Tunable =
     Tunable::new("BB_SHM_SINGLE_COPY", 1, "0 forces the pipelined copy instead of process_vm_readv");
 pub static CMA_SEGMENT: Tunable = Tunable::new(
@@ -16,3 +49,269 @@ pub static CMA_SEGMENT: Tunable = Tunable::new(
     1 << 20,
     "bytes copied by one process_vm_readv before other traffic is polled",
 );
+
+/// Records drained from one peer per poll before others get a turn.
+const DRAIN_BUDGET: usize = 32;
+
+/// One ring of the segment, as the ring code sees it.
+struct ShmRing<'a> {
+    cells: *mut u8,
+    ncells: usize,
+    consumed: &'a crate::sync::AtomicU64,
+}
+
+impl RingMemory for ShmRing<'_> {
+    fn ncells(&self) -> usize {
+        self.ncells
+    }
+    fn seq(&self, i: usize) -> &crate::sync::AtomicU64 {
+        debug_assert!(i < self.ncells);
+        // SAFETY: cell i lies inside the ring; its first 8 bytes are the publish word, aligned.
+        unsafe { &*(self.cells.add(i * CELL) as *const crate::sync::AtomicU64) }
+    }
+    fn consumed(&self) -> &crate::sync::AtomicU64 {
+        self.consumed
+    }
+    unsafe fn write(&self, offset: usize, src: &[u8]) {
+        debug_assert!(offset + src.len() <= self.ncells * CELL);
+        std::ptr::copy_nonoverlapping(src.as_ptr(), self.cells.add(offset), src.len());
+    }
+    unsafe fn read(&self, offset: usize, len: usize) -> &[u8] {
+        debug_assert!(offset + len <= self.ncells * CELL);
+        std::slice::from_raw_parts(self.cells.add(offset), len)
+    }
+}
+
+/// The ring `me` writes into `peer`'s partition.
+fn ring_to(seg: &Segment, me: usize, peer: usize) -> ShmRing<'_> {
+    ShmRing { cells: seg.ring(peer, me), ncells: seg.layout.ring_bytes / CELL, consumed: &seg.returns(me, peer).consumed }
+}
+
+/// The ring `peer` writes into `me`'s partition.
+fn ring_from(seg: &Segment, me: usize, peer: usize) -> ShmRing<'_> {
+    ShmRing { cells: seg.ring(me, peer), ncells: seg.layout.ring_bytes / CELL, consumed: &seg.returns(peer, me).consumed }
+}
+
+/// This rank's end of the billboard.
+pub struct ShmChannel {
+    seg: Segment,
+    me: usize,
+    /// Rings this rank writes, one per receiver.
+    tx: Vec<RingTx>,
+    /// Records posted to each receiver (the doorbell value).
+    posted: Vec<u64>,
+    /// Rings this rank reads, one per sender.
+    rx: Vec<RingRx>,
+    /// Records consumed from each sender (compared against its doorbell).
+    consumed: Vec<u64>,
+    /// Slot descriptors of each sender this rank has finished (its ACK count there).
+    acked: Vec<u64>,
+    slots: SlotPool,
+    /// The sender heard from last: polled first, before the doorbells.
+    hot: usize,
+    /// Ranks outnumber cores: a sender must not miss a sleeping receiver (see `wake`).
+    oversubscribed: bool,
+}
+
+impl ShmChannel {
+    /// Takes over a mapped segment as rank `me`; publishes this process's id for single-copy.
+    pub(crate) fn new(seg: Segment, me: usize, oversubscribed: bool) -> ShmChannel {
+        let n = seg.layout.nranks;
+        seg.control(me).pid.store(std::process::id() as u64, Ordering::Release);
+        let slots = SlotPool::new(seg.layout.slots, n);
+        ShmChannel {
+            seg,
+            me,
+            tx: (0..n).map(|_| RingTx::default()).collect(),
+            posted: vec![0; n],
+            rx: (0..n).map(|_| RingRx::default()).collect(),
+            consumed: vec![0; n],
+            acked: vec![0; n],
+            slots,
+            hot: me,
+            oversubscribed,
+        }
+    }
+
+    /// Unlinks the segment's name (once every local rank has mapped it).
+    pub(crate) fn unlink(&mut self) {
+        self.seg.unlink();
+    }
+
+    pub fn oversubscribed(&self) -> bool {
+        self.oversubscribed
+    }
+
+    pub fn nranks(&self) -> usize {
+        self.seg.layout.nranks
+    }
+
+    pub fn caps(&self) -> Caps {
+        Caps {
+            max_inline: ring::max_inline(self.seg.layout.ring_bytes).min(EAGER_INLINE.get()),
+            max_record: self.seg.layout.slot_bytes,
+            single_copy: true,
+            multicast: true,
+        }
+    }
+
+
+    /// Sends one record to `peer`: inline if it fits, else through a slot of the data part.
+    pub fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
+        if payload.len() <= self.caps().max_inline {
+            let ring = ring_to(&self.seg, self.me, peer);
+            if !self.tx[peer].try_push(&ring, FORM_INLINE, payload.len() as u32, header, payload) {
+                return Err(WouldBlock);
+            }
+            self.rang(peer);
+            Ok(())
+        } else {
+            self.try_multicast(&[peer], header, payload)
+        }
+    }
+
+    /// Writes `payload` once into a slot and posts its descriptor to every peer in `peers`.
+    /// Either every peer gets it, or none does and the call says `WouldBlock`.
+    pub fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
+        assert!(payload.len() <= self.seg.layout.slot_bytes, "record larger than a slot");
+        for &p in peers {
+            let ring = ring_to(&self.seg, self.me, p);
+            if !self.tx[p].has_room(&ring, 4) {
+                return Err(WouldBlock);
+            }
+        }
+        let Some(slot) = self.slots.alloc(&self.seg, self.me) else { return Err(WouldBlock) };
+        // SAFETY: a free slot of our own data part: no receiver reads it until posted below.
+        unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), self.seg.slot(self.me, slot), payload.len()) };
+        for &p in peers {
+            let ring = ring_to(&self.seg, self.me, p);
+            let posted = self.tx[p].try_push(&ring, FORM_SLOT, payload.len() as u32, header, &(slot as u32).to_ne_bytes());
+            debug_assert!(posted, "room was checked above");
+            self.slots.posted(slot, p);
+            self.rang(p);
+        }
+        Ok(())
+    }
+
+    /// Rings `peer`'s doorbell for the record just posted, and wakes it if it sleeps.
+    fn rang(&mut self, peer: usize) {
+        self.posted[peer] += 1;
+        self.seg.doorbell(peer, self.me).store(self.posted[peer], Ordering::Release);
+        self.wake(peer);
+    }
+
+    /// Hands every record that has arrived to `f(sender, header, payload)`, the sender in
+    /// `hint` (or the one heard from last) first. `payload` lies in shared memory and is valid
+    /// only during the call. Returns the number of records handled.
+    pub fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, mut f: F) -> usize {
+        let first = hint.unwrap_or(self.hot);
+        let mut handled = self.drain(first, &mut f);
+        if handled == 0 {
+            for s in 0..self.nranks() {
+                if s != first && self.seg.doorbell(self.me, s).load(Ordering::Acquire) != self.consumed[s] {
+                    let k = self.drain(s, &mut f);
+                    if k > 0 {
+                        self.hot = s;
+                        handled += k;
+                    }
+                }
+            }
+        }
+        handled
+    }
+
+    fn drain<F: FnMut(usize, &Header, &[u8])>(&mut self, s: usize, f: &mut F) -> usize {
+        let mut handled = 0;
+        while handled < DRAIN_BUDGET {
+            let ring = ring_from(&self.seg, self.me, s);
+            let Some(rec) = self.rx[s].next(&ring) else { break };
+            if rec.form == FORM_SLOT {
+                let slot = u32::from_ne_bytes(rec.payload.try_into().unwrap()) as usize;
+                assert!(slot < self.seg.layout.slots, "corrupt slot descriptor from rank {s}");
+                let len = (rec.len as usize).min(self.seg.layout.slot_bytes);
+                // SAFETY: the sender wrote the slot before posting the descriptor we acquired,
+                // and reuses it only after our ACK below.
+                let data = unsafe { std::slice::from_raw_parts(self.seg.slot(s, slot), len) };
+                f(s, &rec.header, data);
+                self.acked[s] += 1;
+                self.seg.returns(s, self.me).acked.store(self.acked[s], Ordering::Release);
+            } else {
+                f(s, &rec.header, rec.payload);
+            }
+            let slot_acked = rec.form == FORM_SLOT;
+            let credited = self.rx[s].release(&ring, rec);
+            self.consumed[s] += 1;
+            handled += 1;
+            if credited || slot_acked {
+                // The sender may be waiting for ring room or a slot.
+                wait::wake(&self.seg.control(s).sleep, self.oversubscribed);
+            }
+        }
+        handled
+    }
+
+    /// Whether anything has arrived that `poll` would hand out.
+    pub fn pending(&self) -> bool {
+        (0..self.nranks()).any(|s| self.seg.doorbell(self.me, s).load(Ordering::Acquire) != self.consumed[s])
+    }
+
+    /// Copies `dst.len()` bytes at address `addr` of `peer`'s memory straight into `dst`
+    /// (`process_vm_readv`), looping over partial reads.
+    pub fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> io::Result<()> {
+        let pid = self.seg.control(peer).pid.load(Ordering::Acquire) as libc::pid_t;
+        let mut done = 0;
+        while done < dst.len() {
+            let local = libc::iovec { iov_base: dst[done..].as_mut_ptr().cast(), iov_len: dst.len() - done };
+            let remote = libc::iovec { iov_base: (addr as usize + done) as *mut libc::c_void, iov_len: dst.len() - done };
+            // SAFETY: `local` covers memory we own mutably; the kernel checks `remote`.
+            let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+            if n < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if n == 0 {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "process_vm_readv read nothing"));
+            }
+            done += n as usize;
+        }
+        Ok(())
+    }
+
+    /// Sleeps until a sender rings, or `timeout` passes. Returns at once if something is
+    /// pending. The sleep word is the one place a sender writes into our control part.
+    pub fn sleep(&self, timeout: std::time::Duration) {
+        wait::sleep(&self.seg.control(self.me).sleep, timeout, || self.pending());
+    }
+
+    /// Wakes `peer` if it has said it sleeps.
+    pub fn wake(&self, peer: usize) {
+        wait::wake(&self.seg.control(peer).sleep, self.oversubscribed);
+    }
+}
+
+/// Sets up the billboard among the `job.size` ranks of this host: rank 0 creates the segment
+/// and publishes its name, the others map it, and once all have, rank 0 unlinks the name so
+/// nothing is left in `/dev/shm` whatever happens later.
+pub(crate) fn connect(job: &mut crate::bootstrap::Job) -> crate::Result<ShmChannel> {
+    let layout = Layout::new(job.size, RING_BYTES.get(), SLOT_BYTES.get(), SLOTS.get());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let oversubscribed = job.size > cores;
+    // Let peers read our buffers with process_vm_readv where Yama restricts ptrace.
+    let _ = rustix::process::set_ptracer(rustix::process::PTracer::Any);
+    let seg = if job.rank == 0 {
+        let name = segment_name(&job.id);
+        let seg = Segment::create(&name, layout)?;
+        job.put("bb-shm-segment", &name)?;
+        job.barrier()?;
+        seg
+    } else {
+        job.barrier()?;
+        let name = job.get("bb-shm-segment")?;
+        Segment::open(&name, layout)?
+    };
+    let mut chan = ShmChannel::new(seg, job.rank, oversubscribed);
+    job.barrier()?;
+    if job.rank == 0 {
+        chan.unlink();
+    }
+    Ok(chan)
+}

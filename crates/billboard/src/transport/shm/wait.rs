@@ -1,8 +1,97 @@
-//! Adaptive waiting: spin, then yield, then sleep on a futex.
+//! Adaptive waiting: spin, then yield, then sleep on a futex in the segment.
+//!
+//! On this kind of VM a sleep/wake through the kernel costs 30–40 µs while a polled cache line
+//! answers in ~55 ns, so sleeping is the last resort. When local ranks outnumber cores a spinning
+//! rank steals the core its peer needs, so the spin phase is cut short and we yield early.
+//!
+//! The sleep word (in the sleeper's control part) is the one word with more than one writer:
+//! the sleeper stores 1 before its last check, and a sender that sees 1 swaps it to 0 and wakes
+//! the futex. A sender checks only after posting; without a fence its load may pass its own
+//! post (store buffering) and miss a sleeper that just checked, so the sleep is bounded by
+//! `BB_SLEEP_US`. When oversubscribed, sleeping is common and the sender fences to close that
+//! window (an `mfence` per send, measured cheaper than the missed wake-ups it prevents).
+
+use std::sync::atomic::{fence, AtomicU32, Ordering};
+use std::time::Duration;
+
+use rustix::thread::futex;
 
 use crate::tunables::Tunable;
 
-pub static SPIN: Tunable = Tunable::new("BB_SPIN", 4000, "empty polls before yielding the core");
-pub static YIELD: Tunable = Tunable::new("BB_YIELD", 200, "sched_yield rounds before sleeping on the futex");
-pub static SLEEP_US: Tunable =
-    Tunable::new("BB_SLEEP_US", 2000, "longest futex sleep (µs); bounds a missed wake-up and dead-peer checks");
+pub static SPIN: Tunable = Tunable::new("BB_SPIN", 20000, "empty polls before yielding the core (~1 ms here)");
+pub static YIELD: Tunable = Tunable::new(
+    "BB_YIELD",
+    2000,
+    "sched_yield rounds before sleeping on the futex; oversubscribed ranks start here",
+);
+pub static SLEEP_US: Tunable = Tunable::new(
+    "BB_SLEEP_US",
+    2000,
+    "longest futex sleep (µs); bounds a missed wake-up and the delay of dead-peer checks",
+);
+
+/// Sleeps on `word` unless `pending()` says there is work, for at most `timeout`.
+pub(crate) fn sleep(word: &AtomicU32, timeout: Duration, pending: impl Fn() -> bool) {
+    word.store(1, Ordering::SeqCst);
+    if !pending() {
+        let ts = rustix::time::Timespec {
+            tv_sec: timeout.as_secs() as i64,
+            tv_nsec: timeout.subsec_nanos() as i64,
+        };
+        // Shared between processes: not FUTEX_PRIVATE. EAGAIN (already woken), EINTR and
+        // ETIMEDOUT all just mean "look again".
+        let _ = futex::wait(word, futex::Flags::empty(), 1, Some(&ts));
+    }
+    word.store(0, Ordering::Relaxed);
+}
+
+/// Wakes the owner of `word` if it has said it sleeps.
+#[inline]
+pub(crate) fn wake(word: &AtomicU32, fenced: bool) {
+    if fenced {
+        fence(Ordering::SeqCst);
+    }
+    if word.load(Ordering::Relaxed) == 1 && word.swap(0, Ordering::AcqRel) == 1 {
+        let _ = futex::wake(word, futex::Flags::empty(), 1);
+    }
+}
+
+/// Where a waiting rank is in spin → yield → sleep.
+pub struct Backoff {
+    rounds: usize,
+    spin: usize,
+    yields: usize,
+}
+
+/// What the waiter should do next.
+pub enum Step {
+    Spin,
+    Yield,
+    Sleep(Duration),
+}
+
+impl Backoff {
+    pub fn new(oversubscribed: bool) -> Backoff {
+        let spin = if oversubscribed { 50 } else { SPIN.get() };
+        Backoff { rounds: 0, spin, yields: YIELD.get() }
+    }
+
+    /// Called after a poll that found nothing.
+    #[inline]
+    pub fn step(&mut self) -> Step {
+        self.rounds += 1;
+        if self.rounds <= self.spin {
+            Step::Spin
+        } else if self.rounds <= self.spin + self.yields {
+            Step::Yield
+        } else {
+            Step::Sleep(Duration::from_micros(SLEEP_US.get() as u64))
+        }
+    }
+
+    /// Called after a poll that made progress.
+    #[inline]
+    pub fn reset(&mut self) {
+        self.rounds = 0;
+    }
+}

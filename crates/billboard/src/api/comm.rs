@@ -1,0 +1,296 @@
+//! Communicators: a group of ranks and a context of their own; point-to-point and barrier.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::datatype::{Buffer, BufferMut};
+use super::request::{Request, Status};
+use crate::engine::matching::Pattern;
+use crate::engine::request::Completion;
+use crate::engine::Engine;
+use crate::{Error, Result, TAG_UB};
+
+/// Which sender a receive accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Any,
+    Rank(usize),
+}
+
+/// Accept a message from any sender (MPI_ANY_SOURCE).
+pub const ANY_SOURCE: Source = Source::Any;
+
+impl From<usize> for Source {
+    fn from(r: usize) -> Source {
+        Source::Rank(r)
+    }
+}
+
+/// Which tag a receive accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TagMatch {
+    Any,
+    Tag(i32),
+}
+
+/// Accept any tag (MPI_ANY_TAG).
+pub const ANY_TAG: TagMatch = TagMatch::Any;
+
+impl From<i32> for TagMatch {
+    fn from(t: i32) -> TagMatch {
+        TagMatch::Tag(t)
+    }
+}
+
+/// Tags the library uses on a communicator's collective context.
+const TAG_BARRIER: i32 = 1;
+const TAG_AGREE: i32 = 2;
+
+/// A group of ranks with its own contexts: point-to-point traffic on `context`, the library's
+/// collective traffic on `context + 1`, so neither can match the other.
+#[derive(Clone)]
+pub struct Communicator {
+    inner: Rc<Inner>,
+}
+
+struct Inner {
+    engine: Rc<RefCell<Engine>>,
+    context: u32,
+    rank: usize,
+    size: usize,
+    /// World rank of each member; `None` for the world itself.
+    members: Option<Vec<usize>>,
+}
+
+impl Communicator {
+    pub(crate) fn world(engine: Rc<RefCell<Engine>>, rank: usize, size: usize) -> Communicator {
+        Communicator { inner: Rc::new(Inner { engine, context: 0, rank, size, members: None }) }
+    }
+
+    /// This process's rank in the communicator.
+    pub fn rank(&self) -> usize {
+        self.inner.rank
+    }
+
+    /// Number of ranks in the communicator.
+    pub fn size(&self) -> usize {
+        self.inner.size
+    }
+
+    /// The job-wide (world) rank of member `rank`.
+    pub fn world_rank(&self, rank: usize) -> usize {
+        match &self.inner.members {
+            Some(m) => m[rank],
+            None => rank,
+        }
+    }
+
+    fn check_rank(&self, rank: usize) -> Result<usize> {
+        if rank >= self.inner.size {
+            return Err(Error::InvalidRank { rank, size: self.inner.size });
+        }
+        Ok(self.world_rank(rank))
+    }
+
+    fn check_tag(tag: i32) -> Result<()> {
+        if !(0..=TAG_UB).contains(&tag) {
+            return Err(Error::InvalidTag { tag });
+        }
+        Ok(())
+    }
+
+    fn pattern(&self, context: u32, src: Source, tag: TagMatch) -> Result<(Pattern, Option<usize>)> {
+        let (source, hint) = match src {
+            Source::Any => (None, None),
+            Source::Rank(r) => (Some(r as u32), Some(self.check_rank(r)?)),
+        };
+        let tag = match tag {
+            TagMatch::Any => None,
+            TagMatch::Tag(t) => {
+                Self::check_tag(t)?;
+                Some(t)
+            }
+        };
+        Ok((Pattern { context, source, tag }, hint))
+    }
+
+    /// Sends `buf` to `dest` with `tag`; returns when `buf` may be reused.
+    pub fn send<B: Buffer + ?Sized>(&self, buf: &B, dest: usize, tag: i32) -> Result<()> {
+        Self::check_tag(tag)?;
+        self.send_on(self.inner.context, buf.as_bytes(), dest, tag)
+    }
+
+    fn send_on(&self, context: u32, data: &[u8], dest: usize, tag: i32) -> Result<()> {
+        let peer = self.check_rank(dest)?;
+        let mut engine = self.inner.engine.borrow_mut();
+        // SAFETY: `data` is borrowed for the whole call, which waits for completion.
+        match unsafe { engine.isend(peer, context, self.inner.rank as u32, tag, data.as_ptr(), data.len()) } {
+            None => Ok(()),
+            Some(id) => engine.wait(id).map(drop),
+        }
+    }
+
+    /// Receives into `buf` a message from `src` (a rank or [`ANY_SOURCE`]) with `tag` (or [`ANY_TAG`]).
+    pub fn recv<B: BufferMut + ?Sized>(&self, buf: &mut B, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status> {
+        self.recv_on(self.inner.context, buf.as_bytes_mut(), src.into(), tag.into())
+    }
+
+    fn recv_on(&self, context: u32, data: &mut [u8], src: Source, tag: TagMatch) -> Result<Status> {
+        let (pattern, hint) = self.pattern(context, src, tag)?;
+        let mut engine = self.inner.engine.borrow_mut();
+        // SAFETY: `data` is borrowed mutably for the whole call, which waits for completion.
+        let id = unsafe { engine.irecv(pattern, hint, data.as_mut_ptr(), data.len()) };
+        engine.wait(id).map(Status::new)
+    }
+
+    /// Starts a send; the request borrows `buf` until it completes.
+    pub fn isend<'a, B: Buffer + ?Sized>(&self, buf: &'a B, dest: usize, tag: i32) -> Result<Request<'a>> {
+        Self::check_tag(tag)?;
+        let peer = self.check_rank(dest)?;
+        let data = buf.as_bytes();
+        // SAFETY: the returned request borrows `buf` for 'a and completes before releasing it.
+        let id = unsafe {
+            self.inner.engine.borrow_mut().isend(peer, self.inner.context, self.inner.rank as u32, tag, data.as_ptr(), data.len())
+        };
+        Ok(Request::new(self.inner.engine.clone(), id))
+    }
+
+    /// Starts a receive; the request borrows `buf` until it completes.
+    pub fn irecv<'a, B: BufferMut + ?Sized>(&self, buf: &'a mut B, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Request<'a>> {
+        let (pattern, hint) = self.pattern(self.inner.context, src.into(), tag.into())?;
+        let data = buf.as_bytes_mut();
+        // SAFETY: the returned request borrows `buf` mutably for 'a and completes (or is
+        // cancelled) before releasing it.
+        let id = unsafe { self.inner.engine.borrow_mut().irecv(pattern, hint, data.as_mut_ptr(), data.len()) };
+        Ok(Request::new(self.inner.engine.clone(), Some(id)))
+    }
+
+    /// Sends and receives at once (no deadlock when two ranks exchange).
+    #[allow(clippy::too_many_arguments)]
+    pub fn sendrecv<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &S,
+        dest: usize,
+        send_tag: i32,
+        recv: &mut R,
+        src: impl Into<Source>,
+        recv_tag: impl Into<TagMatch>,
+    ) -> Result<Status> {
+        let r = self.irecv(recv, src, recv_tag)?;
+        let sent = self.send(send, dest, send_tag);
+        let received = r.wait();
+        sent?;
+        received
+    }
+
+    /// Waits until a matching message is available; its status (without receiving it).
+    pub fn probe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status> {
+        let (pattern, hint) = self.pattern(self.inner.context, src.into(), tag.into())?;
+        let mut engine = self.inner.engine.borrow_mut();
+        let mut found = None;
+        engine.wait_until(hint, |e| {
+            found = e.peek(&pattern);
+            found.is_some()
+        });
+        Ok(found.map(|(env, bytes)| probe_status(env.source, env.tag, bytes)).expect("wait_until returned"))
+    }
+
+    /// A matching message's status if one is available now.
+    pub fn iprobe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Option<Status>> {
+        let (pattern, _) = self.pattern(self.inner.context, src.into(), tag.into())?;
+        let found = self.inner.engine.borrow_mut().iprobe(&pattern);
+        Ok(found.map(|(env, bytes)| probe_status(env.source, env.tag, bytes)))
+    }
+
+    /// Returns once every rank of the communicator has called it (dissemination barrier:
+    /// ceil(log2 n) rounds of zero-byte messages, Hensgen, Finkel and Manber 1988).
+    pub fn barrier(&self) -> Result<()> {
+        let (n, me) = (self.inner.size, self.inner.rank);
+        let mut dist = 1;
+        while dist < n {
+            let to = (me + dist) % n;
+            let from = (me + n - dist) % n;
+            self.send_on(self.inner.context + 1, &[], to, TAG_BARRIER)?;
+            self.recv_on(self.inner.context + 1, &mut [], Source::Rank(from), TagMatch::Tag(TAG_BARRIER))?;
+            dist *= 2;
+        }
+        Ok(())
+    }
+
+    /// Every rank's three words, in rank order (for communicator management; small n).
+    fn allgather_words(&self, mine: [u64; 3]) -> Result<Vec<[u64; 3]>> {
+        let ctx = self.inner.context + 1;
+        let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        for r in (0..self.inner.size).filter(|&r| r != self.inner.rank) {
+            self.send_on(ctx, &bytes, r, TAG_AGREE)?;
+        }
+        let mut all = vec![[0u64; 3]; self.inner.size];
+        all[self.inner.rank] = mine;
+        for r in (0..self.inner.size).filter(|&r| r != self.inner.rank) {
+            let mut buf = [0u8; 24];
+            self.recv_on(ctx, &mut buf, Source::Rank(r), TagMatch::Tag(TAG_AGREE))?;
+            for (i, w) in all[r].iter_mut().enumerate() {
+                *w = u64::from_ne_bytes(buf[8 * i..8 * i + 8].try_into().unwrap());
+            }
+        }
+        Ok(all)
+    }
+
+    /// A context no member uses yet: the highest next-free context of all members.
+    fn new_context(&self, agreed: &[[u64; 3]]) -> u32 {
+        let context = agreed.iter().map(|w| w[2] as u32).max().expect("a communicator has members");
+        self.inner.engine.borrow_mut().next_context = context + 2;
+        context
+    }
+
+    /// A communicator with the same members and a context of its own (collective).
+    pub fn dup(&self) -> Result<Communicator> {
+        let next = self.inner.engine.borrow().next_context as u64;
+        let agreed = self.allgather_words([0, 0, next])?;
+        let context = self.new_context(&agreed);
+        Ok(Communicator {
+            inner: Rc::new(Inner {
+                engine: self.inner.engine.clone(),
+                context,
+                rank: self.inner.rank,
+                size: self.inner.size,
+                members: self.inner.members.clone(),
+            }),
+        })
+    }
+
+    /// Splits into one communicator per `color`, ranked by `key` then by old rank
+    /// (collective). `None` as color: this rank joins none and gets `None`.
+    pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Communicator>> {
+        let next = self.inner.engine.borrow().next_context as u64;
+        let encoded_color = color.map_or(u64::MAX, u64::from);
+        let agreed = self.allgather_words([encoded_color, key as i64 as u64, next])?;
+        let context = self.new_context(&agreed);
+        let Some(color) = color else { return Ok(None) };
+        let mut members: Vec<(i64, usize)> = (0..self.inner.size)
+            .filter(|&r| agreed[r][0] == u64::from(color))
+            .map(|r| (agreed[r][1] as i64, r))
+            .collect();
+        members.sort();
+        let rank = members.iter().position(|&(_, r)| r == self.inner.rank).expect("this rank has the color");
+        let world: Vec<usize> = members.iter().map(|&(_, r)| self.world_rank(r)).collect();
+        Ok(Some(Communicator {
+            inner: Rc::new(Inner {
+                engine: self.inner.engine.clone(),
+                context,
+                rank,
+                size: world.len(),
+                members: Some(world),
+            }),
+        }))
+    }
+
+    /// Progress until nothing is left to push (finalize).
+    pub(crate) fn drain(&self) {
+        self.inner.engine.borrow_mut().wait_until(None, |e| e.idle());
+    }
+}
+
+fn probe_status(source: u32, tag: i32, bytes: usize) -> Status {
+    Status::new(Completion { source, tag, bytes, cancelled: false })
+}

@@ -1,0 +1,155 @@
+//! Non-blocking requests that borrow their buffers, and what a completed receive reports.
+
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::rc::Rc;
+
+use crate::engine::request::{Completion, ReqId};
+use crate::engine::Engine;
+use crate::transport::shm::wait::{Backoff, Step};
+use crate::{Error, Result};
+
+/// What a completed receive (or probe) reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Status {
+    source: usize,
+    tag: i32,
+    bytes: usize,
+    cancelled: bool,
+}
+
+impl Status {
+    pub(crate) fn new(c: Completion) -> Status {
+        Status { source: c.source as usize, tag: c.tag, bytes: c.bytes, cancelled: c.cancelled }
+    }
+
+    /// Rank of the sender in the communicator.
+    pub fn source(&self) -> usize {
+        self.source
+    }
+
+    pub fn tag(&self) -> i32 {
+        self.tag
+    }
+
+    /// Bytes received (or, for a probe, bytes in the message).
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Whether the operation was cancelled instead of completing.
+    pub fn cancelled(&self) -> bool {
+        self.cancelled
+    }
+
+    /// Number of `T` elements received; an error if the bytes are not whole elements.
+    pub fn count<T>(&self) -> Result<usize> {
+        let element = std::mem::size_of::<T>().max(1);
+        if self.bytes % element != 0 {
+            return Err(Error::ElementSize { bytes: self.bytes, element });
+        }
+        Ok(self.bytes / element)
+    }
+}
+
+/// An operation in flight. It borrows its buffer, so the buffer cannot be touched or freed
+/// before the request completes. Dropping an unfinished request cancels it if it is a receive
+/// that has not matched yet, and otherwise waits for it.
+#[must_use = "a request completes only through wait/test (or its drop, which blocks)"]
+pub struct Request<'a> {
+    engine: Rc<RefCell<Engine>>,
+    /// None once finished, or for a send that completed as it was started.
+    id: Option<ReqId>,
+    _buffer: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> Request<'a> {
+    pub(crate) fn new(engine: Rc<RefCell<Engine>>, id: Option<ReqId>) -> Request<'a> {
+        Request { engine, id, _buffer: PhantomData }
+    }
+
+    /// Waits for completion.
+    pub fn wait(mut self) -> Result<Status> {
+        match self.id.take() {
+            Some(id) => self.engine.borrow_mut().wait(id).map(Status::new),
+            None => Ok(Status::new(Completion::default())),
+        }
+    }
+
+    /// Makes progress once; `Some(status)` if the request has completed (it is then finished).
+    pub fn test(&mut self) -> Result<Option<Status>> {
+        let Some(id) = self.id else { return Ok(Some(Status::new(Completion::default()))) };
+        match self.engine.borrow_mut().test(id) {
+            Some(outcome) => {
+                self.id = None;
+                outcome.map(|c| Some(Status::new(c)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Cancels a receive that has not matched yet; its status then says `cancelled()`.
+    /// Returns whether it was cancelled (false: it matched, or it is a send).
+    pub fn cancel(&mut self) -> bool {
+        self.id.is_some_and(|id| self.engine.borrow_mut().cancel(id))
+    }
+}
+
+impl Drop for Request<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let mut engine = self.engine.borrow_mut();
+            engine.cancel(id);
+            let _ = engine.wait(id);
+        }
+    }
+}
+
+/// Waits for every request; the statuses come in the requests' order. On error, every request
+/// has still completed and the first error is returned.
+pub fn wait_all(requests: Vec<Request<'_>>) -> Result<Vec<Status>> {
+    let mut statuses = Vec::with_capacity(requests.len());
+    let mut first_error = None;
+    for r in requests {
+        match r.wait() {
+            Ok(s) => statuses.push(s),
+            Err(e) => {
+                statuses.push(Status::new(Completion::default()));
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(statuses),
+    }
+}
+
+/// Waits until one request completes; removes it and returns its former index and status.
+pub fn wait_any(requests: &mut Vec<Request<'_>>) -> Result<(usize, Status)> {
+    assert!(!requests.is_empty(), "wait_any on no requests would wait forever");
+    let mut backoff = Backoff::new(false);
+    loop {
+        for i in 0..requests.len() {
+            if let Some(status) = requests[i].test()? {
+                drop(requests.remove(i));
+                return Ok((i, status));
+            }
+        }
+        match backoff.step() {
+            Step::Spin => std::hint::spin_loop(),
+            Step::Yield | Step::Sleep(_) => rustix::thread::sched_yield(),
+        }
+    }
+}
+
+/// If every request has completed, finishes them all and returns their statuses.
+pub fn test_all(requests: &mut Vec<Request<'_>>) -> Result<Option<Vec<Status>>> {
+    let Some(first) = requests.first() else { return Ok(Some(Vec::new())) };
+    first.engine.borrow_mut().progress(None);
+    let all_done = requests.iter().all(|r| r.id.is_none_or(|id| first.engine.borrow().is_done(id)));
+    if !all_done {
+        return Ok(None);
+    }
+    wait_all(std::mem::take(requests)).map(Some)
+}

@@ -1,0 +1,476 @@
+//! The progress engine: sends, receives, protocol state machines, and the one poll loop.
+//!
+//! Everything is non-blocking underneath; a blocking call is start + [`Engine::wait`]. Records
+//! from the channel are handled as they are polled: an EAGER record is copied straight into a
+//! posted buffer (or kept as unexpected), an RTS starts a single copy from the sender's memory.
+//! Sends go straight to the channel when nothing is queued before them for that peer, so the
+//! small-message path allocates nothing and makes no system call.
+
+use std::collections::VecDeque;
+
+use super::matching::{Envelope, Matcher, Pattern};
+use super::protocol::{Protocol, Rts, Thresholds, CTS, DATA, EAGER, FIN, RTS};
+use super::request::{Completion, ReqId, Slab, State};
+use crate::transport::shm::wait::{Backoff, Step};
+use crate::transport::shm::{ShmChannel, CMA_SEGMENT, SINGLE_COPY};
+use crate::transport::Header;
+use crate::{verbose, Error, Result};
+
+/// An unexpected message, kept until a receive matches it.
+pub(crate) enum Pending {
+    /// The whole message, copied out of the channel so the sender's ring and slots move on.
+    Eager(Vec<u8>),
+    /// A rendezvous offer: the data stays in the sender's memory until matched.
+    Rts { peer: usize, addr: u64, len: usize, send_req: u32 },
+}
+
+impl Pending {
+    pub fn bytes(&self) -> usize {
+        match self {
+            Pending::Eager(v) => v.len(),
+            Pending::Rts { len, .. } => *len,
+        }
+    }
+}
+
+/// A control record waiting for room: (peer, header, payload).
+type Control = (usize, Header, [u8; 4], usize);
+
+/// Everything but the channel, so the poll callback can borrow it while the channel is polled.
+struct Core {
+    matcher: Matcher<Pending>,
+    reqs: Slab,
+    /// Per peer, sends waiting for ring room behind earlier ones (no overtaking).
+    queued: Vec<VecDeque<ReqId>>,
+    queued_total: usize,
+    /// Control records (FIN, CTS) waiting for ring room.
+    control: VecDeque<Control>,
+    /// Requests that move data outside the poll: single copies and pipelined sends.
+    active: Vec<ReqId>,
+    single_copy: bool,
+    cma_segment: usize,
+}
+
+pub struct Engine {
+    /// Lowest context id this process has not used (communicators take two each).
+    pub(crate) next_context: u32,
+    chan: ShmChannel,
+    thresholds: Thresholds,
+    oversubscribed: bool,
+    core: Core,
+}
+
+impl Engine {
+    pub(crate) fn new(chan: ShmChannel) -> Engine {
+        let thresholds = Thresholds::from_caps(&chan.caps());
+        let n = chan.nranks();
+        let oversubscribed = chan.oversubscribed();
+        Engine {
+            next_context: 2,
+            chan,
+            thresholds,
+            oversubscribed,
+            core: Core {
+                matcher: Matcher::new(),
+                reqs: Slab::default(),
+                queued: (0..n).map(|_| VecDeque::new()).collect(),
+                queued_total: 0,
+                control: VecDeque::new(),
+                active: Vec::new(),
+                single_copy: SINGLE_COPY.get() != 0,
+                cma_segment: CMA_SEGMENT.get().max(4096),
+            },
+        }
+    }
+
+    /// The oldest unexpected message matching `pattern`, without progress.
+    pub(crate) fn peek(&self, pattern: &Pattern) -> Option<(Envelope, usize)> {
+        self.core.matcher.probe(pattern).map(|(env, msg)| (*env, msg.bytes()))
+    }
+
+    /// Starts a send of `len` bytes at `buf` to world rank `peer`. `None`: already complete
+    /// (the data is in the channel and `buf` may be reused); `Some(id)`: wait on `id`.
+    ///
+    /// # Safety
+    /// `buf..buf+len` stays valid and unchanged until the request completes.
+    pub(crate) unsafe fn isend(&mut self, peer: usize, ctx: u32, src: u32, tag: i32, buf: *const u8, len: usize) -> Option<ReqId> {
+        if self.core.queued[peer].is_empty() {
+            let header = Header { kind: EAGER, context: ctx, source: src, tag, aux: 0 };
+            match self.thresholds.protocol(len) {
+                Protocol::Eager => {
+                    let data = std::slice::from_raw_parts(buf, len);
+                    if self.chan.try_send(peer, &header, data).is_ok() {
+                        return None;
+                    }
+                }
+                Protocol::Rendezvous => {
+                    let id = self.core.reqs.insert(State::SendRendezvous { buf, len }, Some(peer));
+                    if self.send_rts(peer, id, ctx, src, tag, buf, len) {
+                        return Some(id);
+                    }
+                    self.core.reqs.remove(id);
+                }
+            }
+        }
+        let id = self.core.reqs.insert(State::SendQueued { peer, ctx, src, tag, buf, len }, Some(peer));
+        self.core.queued[peer].push_back(id);
+        self.core.queued_total += 1;
+        Some(id)
+    }
+
+    fn send_rts(&mut self, peer: usize, id: ReqId, ctx: u32, src: u32, tag: i32, buf: *const u8, len: usize) -> bool {
+        let header = Header { kind: RTS, context: ctx, source: src, tag, aux: len as u64 };
+        let rts = Rts { addr: buf as u64, send_req: id };
+        self.chan.try_send(peer, &header, &rts.encode()).is_ok()
+    }
+
+    /// Posts a receive into `buf` (capacity `cap`) for `pattern`; `hint` is the world rank of
+    /// the source when it is known.
+    ///
+    /// # Safety
+    /// `buf..buf+cap` stays valid and untouched by others until the request completes.
+    pub(crate) unsafe fn irecv(&mut self, pattern: Pattern, hint: Option<usize>, buf: *mut u8, cap: usize) -> ReqId {
+        let id = self.core.reqs.insert(State::RecvPosted { buf, cap }, hint);
+        if let Some((env, msg)) = self.core.matcher.post(pattern, id) {
+            self.core.deliver(id, env, msg);
+        }
+        id
+    }
+
+    /// Receives the message a matched probe took out of the matcher (MPI_Mrecv).
+    ///
+    /// # Safety
+    /// As for [`Engine::irecv`].
+    pub(crate) unsafe fn irecv_taken(&mut self, env: Envelope, msg: Pending, buf: *mut u8, cap: usize) -> ReqId {
+        let id = self.core.reqs.insert(State::RecvPosted { buf, cap }, None);
+        self.core.deliver(id, env, msg);
+        id
+    }
+
+    /// The oldest unexpected message matching `pattern`: its envelope and size.
+    pub(crate) fn iprobe(&mut self, pattern: &Pattern) -> Option<(Envelope, usize)> {
+        if self.core.matcher.probe(pattern).is_none() {
+            self.progress(None);
+        }
+        self.core.matcher.probe(pattern).map(|(env, msg)| (*env, msg.bytes()))
+    }
+
+    /// Removes and returns the oldest unexpected message matching `pattern` (MPI_Improbe).
+    pub(crate) fn take(&mut self, pattern: &Pattern) -> Option<(Envelope, Pending)> {
+        if self.core.matcher.probe(pattern).is_none() {
+            self.progress(None);
+        }
+        self.core.matcher.take(pattern)
+    }
+
+    /// Cancels a receive that has not matched yet. True if it was cancelled.
+    pub(crate) fn cancel(&mut self, id: ReqId) -> bool {
+        if self.core.matcher.cancel(id) {
+            let req = self.core.reqs.get_mut(id);
+            req.completion.cancelled = true;
+            self.core.reqs.complete(id);
+            return true;
+        }
+        false
+    }
+
+    pub(crate) fn is_done(&self, id: ReqId) -> bool {
+        self.core.reqs.is_done(id)
+    }
+
+    /// Completes `id` if it is done, freeing it; `None` if still in flight.
+    pub(crate) fn test(&mut self, id: ReqId) -> Option<Result<Completion>> {
+        if !self.core.reqs.is_done(id) {
+            self.progress(self.core.reqs.get(id).hint);
+            if !self.core.reqs.is_done(id) {
+                return None;
+            }
+        }
+        Some(self.finish(id))
+    }
+
+    /// Frees a completed request and hands over its outcome.
+    pub(crate) fn finish(&mut self, id: ReqId) -> Result<Completion> {
+        let req = self.core.reqs.get_mut(id);
+        let outcome = match req.error.take() {
+            Some(e) => Err(e),
+            None => Ok(req.completion),
+        };
+        self.core.reqs.remove(id);
+        outcome
+    }
+
+    /// Waits until `id` completes, then frees it.
+    pub(crate) fn wait(&mut self, id: ReqId) -> Result<Completion> {
+        let hint = self.core.reqs.get(id).hint;
+        self.wait_until(hint, |e| e.core.reqs.is_done(id));
+        self.finish(id)
+    }
+
+    /// Drives progress until `done(self)` holds, backing off from spinning to sleeping.
+    pub(crate) fn wait_until(&mut self, hint: Option<usize>, mut done: impl FnMut(&Engine) -> bool) {
+        let mut backoff = Backoff::new(self.oversubscribed);
+        while !done(self) {
+            if self.progress(hint) {
+                backoff.reset();
+                continue;
+            }
+            match backoff.step() {
+                Step::Spin => std::hint::spin_loop(),
+                Step::Yield => rustix::thread::sched_yield(),
+                Step::Sleep(t) => self.chan.sleep(t),
+            }
+        }
+    }
+
+    /// One round of progress: poll the channel, then push what waits for room or copies.
+    /// Returns whether anything happened.
+    pub(crate) fn progress(&mut self, hint: Option<usize>) -> bool {
+        let core = &mut self.core;
+        let mut busy = self.chan.poll(hint, |peer, h, payload| core.on_record(peer, h, payload)) > 0;
+        if !self.core.control.is_empty() {
+            busy |= self.flush_control();
+        }
+        if self.core.queued_total > 0 {
+            busy |= self.flush_queued();
+        }
+        if !self.core.active.is_empty() {
+            busy |= self.advance_active();
+        }
+        busy
+    }
+
+    fn flush_control(&mut self) -> bool {
+        let mut sent = false;
+        while let Some(&(peer, header, payload, len)) = self.core.control.front() {
+            if self.chan.try_send(peer, &header, &payload[..len]).is_err() {
+                break;
+            }
+            self.core.control.pop_front();
+            sent = true;
+        }
+        sent
+    }
+
+    fn flush_queued(&mut self) -> bool {
+        let mut sent = false;
+        for peer in 0..self.core.queued.len() {
+            while let Some(&id) = self.core.queued[peer].front() {
+                let State::SendQueued { ctx, src, tag, buf, len, .. } = self.core.reqs.get(id).state else {
+                    unreachable!("queued request {id} is not a queued send")
+                };
+                let ok = match self.thresholds.protocol(len) {
+                    Protocol::Eager => {
+                        let header = Header { kind: EAGER, context: ctx, source: src, tag, aux: 0 };
+                        // SAFETY: the request keeps `buf` alive until it completes.
+                        let data = unsafe { std::slice::from_raw_parts(buf, len) };
+                        let ok = self.chan.try_send(peer, &header, data).is_ok();
+                        if ok {
+                            self.core.reqs.complete(id);
+                        }
+                        ok
+                    }
+                    Protocol::Rendezvous => {
+                        let ok = self.send_rts(peer, id, ctx, src, tag, buf, len);
+                        if ok {
+                            self.core.reqs.get_mut(id).state = State::SendRendezvous { buf, len };
+                        }
+                        ok
+                    }
+                };
+                if !ok {
+                    break;
+                }
+                self.core.queued[peer].pop_front();
+                self.core.queued_total -= 1;
+                sent = true;
+            }
+        }
+        sent
+    }
+
+    fn advance_active(&mut self) -> bool {
+        let mut busy = false;
+        let mut i = 0;
+        while i < self.core.active.len() {
+            let id = self.core.active[i];
+            busy |= match self.core.reqs.get(id).state {
+                State::RecvSingleCopy { .. } => self.advance_single_copy(id),
+                State::SendPipeline { .. } => self.advance_pipeline(id),
+                _ => false,
+            };
+            if matches!(self.core.reqs.get(id).state, State::RecvSingleCopy { .. } | State::SendPipeline { .. }) {
+                i += 1;
+            } else {
+                self.core.active.swap_remove(i);
+            }
+        }
+        busy
+    }
+
+    /// Copies one segment of a rendezvous message straight from the sender's memory, so a huge
+    /// copy never stalls other traffic for long. Falls back to the pipeline if the kernel refuses.
+    fn advance_single_copy(&mut self, id: ReqId) -> bool {
+        let State::RecvSingleCopy { peer, addr, send_req, buf, len, total, done } = self.core.reqs.get(id).state else {
+            return false;
+        };
+        let n = self.core.cma_segment.min(len - done);
+        // SAFETY: the posted receive buffer holds at least `len` bytes (capped at match time).
+        let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(done), n) };
+        match self.chan.read_remote(peer, addr + done as u64, dst) {
+            Ok(()) => {
+                let done = done + n;
+                if done == len {
+                    self.core.send_control(peer, FIN, send_req as u64, None);
+                    self.core.reqs.complete(id);
+                } else if let State::RecvSingleCopy { done: d, .. } = &mut self.core.reqs.get_mut(id).state {
+                    *d = done;
+                }
+            }
+            Err(e) => {
+                verbose(format_args!(
+                    "single copy from rank {peer} refused ({e}); using the pipelined copy through shared memory from now on"
+                ));
+                self.core.single_copy = false;
+                self.core.reqs.get_mut(id).state = State::RecvPipeline { buf, cap: len, len: total, received: 0 };
+                self.core.send_control(peer, CTS, send_req as u64, Some(id));
+            }
+        }
+        true
+    }
+
+    /// Pushes as many DATA chunks as the sender's free slots allow.
+    fn advance_pipeline(&mut self, id: ReqId) -> bool {
+        let State::SendPipeline { peer, buf, len, mut offset, recv_req } = self.core.reqs.get(id).state else {
+            return false;
+        };
+        let start = offset;
+        while offset < len {
+            let n = self.thresholds.chunk.min(len - offset);
+            let header = Header { kind: DATA, context: 0, source: 0, tag: recv_req as i32, aux: offset as u64 };
+            // SAFETY: the send request keeps `buf` alive and unchanged until it completes.
+            let chunk = unsafe { std::slice::from_raw_parts(buf.add(offset), n) };
+            if self.chan.try_send(peer, &header, chunk).is_err() {
+                break;
+            }
+            offset += n;
+        }
+        if offset == len {
+            self.core.reqs.complete(id);
+        } else if let State::SendPipeline { offset: o, .. } = &mut self.core.reqs.get_mut(id).state {
+            *o = offset;
+        }
+        offset > start
+    }
+
+    /// Requests not yet finished by their owners, for a clean finalize.
+    pub(crate) fn idle(&self) -> bool {
+        self.core.queued_total == 0 && self.core.control.is_empty() && self.core.active.is_empty()
+    }
+}
+
+impl Core {
+    /// Handles one record from world rank `peer`. `payload` lives in shared memory.
+    fn on_record(&mut self, peer: usize, h: &Header, payload: &[u8]) {
+        match h.kind {
+            EAGER => {
+                let env = Envelope { context: h.context, source: h.source, tag: h.tag };
+                if let Some(id) = self.matcher.arrive_with(env, || Pending::Eager(payload.to_vec())) {
+                    self.deliver_bytes(id, env, payload);
+                }
+            }
+            RTS => {
+                let Some(rts) = Rts::decode(payload) else {
+                    panic!("malformed RTS record from rank {peer}: {} payload bytes", payload.len())
+                };
+                let env = Envelope { context: h.context, source: h.source, tag: h.tag };
+                let pending = || Pending::Rts { peer, addr: rts.addr, len: h.aux as usize, send_req: rts.send_req };
+                if let Some(id) = self.matcher.arrive_with(env, pending) {
+                    self.start_rendezvous(id, env, peer, rts, h.aux as usize);
+                }
+            }
+            FIN => {
+                if let Some(req) = self.reqs.lookup_mut(h.aux) {
+                    req.state = State::Done;
+                }
+            }
+            CTS => {
+                let recv_req = u32::from_ne_bytes(payload.try_into().expect("CTS carries a request id"));
+                if let Some(req) = self.reqs.lookup_mut(h.aux) {
+                    if let State::SendRendezvous { buf, len } = req.state {
+                        req.state = State::SendPipeline { peer, buf, len, offset: 0, recv_req };
+                        self.active.push(h.aux as ReqId);
+                    }
+                }
+            }
+            DATA => {
+                let id = h.tag as u32;
+                let Some(req) = self.reqs.lookup_mut(id as u64) else { return };
+                if let State::RecvPipeline { buf, cap, len, received } = &mut req.state {
+                    let offset = h.aux as usize;
+                    if offset < *cap {
+                        let n = payload.len().min(*cap - offset);
+                        // SAFETY: the posted buffer holds `cap` bytes; offset + n <= cap.
+                        unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf.add(offset), n) };
+                    }
+                    *received += payload.len();
+                    if *received >= *len {
+                        req.state = State::Done;
+                    }
+                }
+            }
+            other => panic!("unknown record kind {other} from rank {peer}"),
+        }
+    }
+
+    /// Delivers a message the matcher had kept (or a matched probe took) to receive `id`.
+    fn deliver(&mut self, id: ReqId, env: Envelope, msg: Pending) {
+        match msg {
+            Pending::Eager(data) => self.deliver_bytes(id, env, &data),
+            Pending::Rts { peer, addr, len, send_req } => {
+                self.start_rendezvous(id, env, peer, Rts { addr, send_req }, len)
+            }
+        }
+    }
+
+    fn deliver_bytes(&mut self, id: ReqId, env: Envelope, data: &[u8]) {
+        let req = self.reqs.get_mut(id);
+        let State::RecvPosted { buf, cap } = req.state else { unreachable!("delivery to request {id} not posted") };
+        let n = data.len().min(cap);
+        // SAFETY: the posted buffer holds `cap` bytes and n <= cap.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) };
+        req.completion = Completion { source: env.source, tag: env.tag, bytes: n, cancelled: false };
+        if data.len() > cap {
+            req.error = Some(truncated(env, data.len(), cap));
+        }
+        req.state = State::Done;
+    }
+
+    fn start_rendezvous(&mut self, id: ReqId, env: Envelope, peer: usize, rts: Rts, len: usize) {
+        let req = self.reqs.get_mut(id);
+        let State::RecvPosted { buf, cap } = req.state else { unreachable!("rendezvous for request {id} not posted") };
+        let n = len.min(cap);
+        req.completion = Completion { source: env.source, tag: env.tag, bytes: n, cancelled: false };
+        if len > cap {
+            req.error = Some(truncated(env, len, cap));
+        }
+        if self.single_copy {
+            req.state =
+                State::RecvSingleCopy { peer, addr: rts.addr, send_req: rts.send_req, buf, len: n, total: len, done: 0 };
+            self.active.push(id);
+        } else {
+            req.state = State::RecvPipeline { buf, cap, len, received: 0 };
+            self.send_control(peer, CTS, rts.send_req as u64, Some(id));
+        }
+    }
+
+    fn send_control(&mut self, peer: usize, kind: u32, aux: u64, recv_req: Option<ReqId>) {
+        let header = Header { kind, context: 0, source: 0, tag: 0, aux };
+        let payload = recv_req.unwrap_or(0).to_ne_bytes();
+        self.control.push_back((peer, header, payload, if recv_req.is_some() { 4 } else { 0 }));
+    }
+}
+
+fn truncated(env: Envelope, message_bytes: usize, buffer_bytes: usize) -> Error {
+    Error::Truncated { source: env.source as usize, tag: env.tag, message_bytes, buffer_bytes }
+}

@@ -1,0 +1,117 @@
+//! Requests: the state of every operation in flight, in a slab indexed by handle.
+//!
+//! Buffers are raw pointers here: the native API's `Request<'a>` borrows the user's buffer for
+//! as long as the handle lives, and the MPI layer has the standard's rule that a buffer stays
+//! untouched until its request completes.
+
+use crate::Error;
+
+pub type ReqId = u32;
+
+/// What a completed receive reports. `source` is the sender's rank in the communicator.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Completion {
+    pub source: u32,
+    pub tag: i32,
+    pub bytes: usize,
+    pub cancelled: bool,
+}
+
+pub(crate) enum State {
+    Free,
+    Done,
+    /// Waiting for room in the peer's ring behind earlier sends (kept in `Engine::queued`).
+    SendQueued { peer: usize, ctx: u32, src: u32, tag: i32, buf: *const u8, len: usize },
+    /// RTS posted: waiting for the receiver's FIN (single copy) or CTS (pipeline).
+    SendRendezvous { buf: *const u8, len: usize },
+    /// Pushing DATA chunks to `recv_req` at `peer`.
+    SendPipeline { peer: usize, buf: *const u8, len: usize, offset: usize, recv_req: u32 },
+    /// Posted in the matcher.
+    RecvPosted { buf: *mut u8, cap: usize },
+    /// Matched an RTS: copying from the sender's memory, `done` bytes so far.
+    /// `len` bytes are copied (the buffer may be shorter than the `total` sent).
+    RecvSingleCopy { peer: usize, addr: u64, send_req: u32, buf: *mut u8, len: usize, total: usize, done: usize },
+    /// Matched an RTS without single copy: DATA chunks arriving.
+    RecvPipeline { buf: *mut u8, cap: usize, len: usize, received: usize },
+}
+
+pub(crate) struct Request {
+    pub state: State,
+    pub completion: Completion,
+    pub error: Option<Error>,
+    /// The world rank this request waits on, polled first while waiting.
+    pub hint: Option<usize>,
+}
+
+/// Requests by handle, with a free list so steady-state traffic allocates nothing.
+#[derive(Default)]
+pub(crate) struct Slab {
+    reqs: Vec<Request>,
+    free: Vec<ReqId>,
+}
+
+impl Slab {
+    pub fn insert(&mut self, state: State, hint: Option<usize>) -> ReqId {
+        let req = Request { state, completion: Completion::default(), error: None, hint };
+        match self.free.pop() {
+            Some(id) => {
+                self.reqs[id as usize] = req;
+                id
+            }
+            None => {
+                self.reqs.push(req);
+                (self.reqs.len() - 1) as ReqId
+            }
+        }
+    }
+
+    pub fn remove(&mut self, id: ReqId) {
+        debug_assert!(!matches!(self.reqs[id as usize].state, State::Free), "request {id} freed twice");
+        self.reqs[id as usize].state = State::Free;
+        self.reqs[id as usize].error = None;
+        self.free.push(id);
+    }
+
+    #[inline]
+    pub fn get(&self, id: ReqId) -> &Request {
+        &self.reqs[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: ReqId) -> &mut Request {
+        &mut self.reqs[id as usize]
+    }
+
+    /// A request id that came over the wire, checked before use.
+    pub fn lookup_mut(&mut self, id: u64) -> Option<&mut Request> {
+        self.reqs.get_mut(usize::try_from(id).ok()?).filter(|r| !matches!(r.state, State::Free))
+    }
+
+    #[inline]
+    pub fn is_done(&self, id: ReqId) -> bool {
+        matches!(self.reqs[id as usize].state, State::Done)
+    }
+
+    /// Marks `id` complete.
+    #[inline]
+    pub fn complete(&mut self, id: ReqId) {
+        self.reqs[id as usize].state = State::Done;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slab_reuses_freed_handles() {
+        let mut s = Slab::default();
+        let a = s.insert(State::Done, None);
+        let b = s.insert(State::Done, None);
+        assert_ne!(a, b);
+        s.remove(a);
+        assert!(s.lookup_mut(a as u64).is_none(), "a freed handle is not found");
+        assert_eq!(s.insert(State::Done, None), a);
+        assert!(s.lookup_mut(99).is_none());
+    }
+}

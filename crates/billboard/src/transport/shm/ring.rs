@@ -1,0 +1,362 @@
+//! The fast-box ring: cache-line cells from one sender to one receiver.
+//!
+//! A record starts at a 64-byte cell and runs over as many following cells as its payload
+//! needs, so the payload is always contiguous (a record that would run past the end is
+//! preceded by a SKIP record that fills the ring up to its end). First cell of a record:
+//!
+//! ```text
+//! 0   seq   u64   position + 1 of this record; written LAST with Release: the publish word
+//! 8   form  u32   INLINE (payload follows), SLOT (payload = slot index u32), SKIP (wrap)
+//! 12  len   u32   INLINE: payload bytes; SLOT: bytes in the slot
+//! 16  header 24 B kind, context, source, tag, aux (see transport::Header)
+//! 40  payload ...  continues into the following cells
+//! ```
+//!
+//! The seq word carries the absolute position (a lap number in effect), so cells never need
+//! clearing: a stale cell holds an older position, never the one the reader expects. The
+//! receiver publishes how far it has consumed lazily (every eighth of the ring), and the
+//! sender re-reads that credit only when the ring looks full.
+
+use crate::sync::{AtomicU64, Ordering};
+use crate::transport::Header;
+
+pub(crate) const CELL: usize = 64;
+pub(crate) const RECORD_HEAD: usize = 40;
+
+pub(crate) const FORM_INLINE: u32 = 1;
+pub(crate) const FORM_SLOT: u32 = 2;
+const FORM_SKIP: u32 = 3;
+
+/// Where a ring's cells and its credit word live: the shared segment, or a model under loom.
+pub(crate) trait RingMemory {
+    fn ncells(&self) -> usize;
+    /// The publish word of cell `i` (its first 8 bytes).
+    fn seq(&self, i: usize) -> &AtomicU64;
+    /// The receiver's published consumed position (credits).
+    fn consumed(&self) -> &AtomicU64;
+    /// Writes `src` at byte `offset` of the ring (never past its end).
+    ///
+    /// # Safety
+    /// The caller owns the cells written (they are free per the credits).
+    unsafe fn write(&self, offset: usize, src: &[u8]);
+    /// The `len` bytes at `offset`.
+    ///
+    /// # Safety
+    /// The caller has Acquire-read the publish word of the record holding them and has not
+    /// released it yet.
+    unsafe fn read(&self, offset: usize, len: usize) -> &[u8];
+}
+
+/// Cells a record with `payload` bytes after its head occupies.
+pub(crate) fn cells_for(payload: usize) -> u64 {
+    (RECORD_HEAD + payload).div_ceil(CELL) as u64
+}
+
+/// The sender's private state for one ring.
+#[derive(Default)]
+pub(crate) struct RingTx {
+    /// Cells posted (absolute position of the next record).
+    tail: u64,
+    /// Last credit read: cells the receiver had consumed then.
+    credit: u64,
+}
+
+impl RingTx {
+    /// Posts one record, or returns false when the ring has no room for it now.
+    /// `payload` is what lands in the ring; `len` is the record's length field.
+    pub fn try_push<M: RingMemory>(&mut self, mem: &M, form: u32, len: u32, header: &Header, payload: &[u8]) -> bool {
+        let n = mem.ncells() as u64;
+        let need = cells_for(payload.len());
+        debug_assert!(need * 4 <= n, "record of {} bytes is too large for the ring", payload.len());
+        let idx = self.tail % n;
+        let skip = if idx + need > n { n - idx } else { 0 };
+        if self.tail + skip + need - self.credit > n {
+            self.credit = mem.consumed().load(Ordering::Acquire);
+            if self.tail + skip + need - self.credit > n {
+                return false;
+            }
+        }
+        if skip > 0 {
+            self.publish(mem, FORM_SKIP, 0, &Header::default(), &[]);
+            self.tail += skip;
+        }
+        self.publish(mem, form, len, header, payload);
+        self.tail += need;
+        true
+    }
+
+    /// Whether a record with `payload` bytes fits now (refreshing the credit if needed).
+    pub fn has_room<M: RingMemory>(&mut self, mem: &M, payload: usize) -> bool {
+        let n = mem.ncells() as u64;
+        let need = cells_for(payload);
+        let idx = self.tail % n;
+        let skip = if idx + need > n { n - idx } else { 0 };
+        if self.tail + skip + need - self.credit <= n {
+            return true;
+        }
+        self.credit = mem.consumed().load(Ordering::Acquire);
+        self.tail + skip + need - self.credit <= n
+    }
+
+    fn publish<M: RingMemory>(&self, mem: &M, form: u32, len: u32, header: &Header, payload: &[u8]) {
+        let n = mem.ncells() as u64;
+        let idx = (self.tail % n) as usize;
+        let at = idx * CELL;
+        let mut head = [0u8; RECORD_HEAD - 8];
+        head[0..4].copy_from_slice(&form.to_ne_bytes());
+        head[4..8].copy_from_slice(&len.to_ne_bytes());
+        head[8..].copy_from_slice(&header.to_bytes());
+        // SAFETY: the credit check above proved these cells consumed by the receiver.
+        unsafe {
+            mem.write(at + 8, &head);
+            mem.write(at + RECORD_HEAD, payload);
+        }
+        mem.seq(idx).store(self.tail + 1, Ordering::Release);
+    }
+}
+
+/// One record as the receiver sees it, valid until [`RingRx::release`].
+pub(crate) struct Record<'a> {
+    pub form: u32,
+    pub len: u32,
+    pub header: Header,
+    pub payload: &'a [u8],
+    cells: u64,
+}
+
+/// The receiver's private state for one ring.
+#[derive(Default)]
+pub(crate) struct RingRx {
+    /// Cells consumed.
+    head: u64,
+    /// Last consumed position published to the sender.
+    published: u64,
+}
+
+impl RingRx {
+    /// The next record, if the sender has published one.
+    pub fn next<'m, M: RingMemory>(&mut self, mem: &'m M) -> Option<Record<'m>> {
+        let n = mem.ncells() as u64;
+        loop {
+            let idx = (self.head % n) as usize;
+            if mem.seq(idx).load(Ordering::Acquire) != self.head + 1 {
+                return None;
+            }
+            let at = idx * CELL;
+            // SAFETY: the Acquire load above saw this record's publish word.
+            let head = unsafe { mem.read(at + 8, RECORD_HEAD - 8) };
+            let form = u32::from_ne_bytes(head[0..4].try_into().unwrap());
+            let len = u32::from_ne_bytes(head[4..8].try_into().unwrap());
+            if form == FORM_SKIP {
+                self.head += n - idx as u64;
+                continue;
+            }
+            let header = Header::from_bytes(head[8..].try_into().unwrap());
+            let inline = if form == FORM_INLINE { len as usize } else { 4 };
+            // SAFETY: as above; the record's cells were all written before its publish word.
+            let payload = unsafe { mem.read(at + RECORD_HEAD, inline) };
+            return Some(Record { form, len, header, payload, cells: cells_for(inline) });
+        }
+    }
+
+    /// Frees the record's cells; publishes credits every eighth of the ring.
+    /// Returns true when credits were published (the sender may want waking).
+    pub fn release<M: RingMemory>(&mut self, mem: &M, rec: Record<'_>) -> bool {
+        self.head += rec.cells;
+        if self.head - self.published >= mem.ncells() as u64 / 8 {
+            self.published = self.head;
+            mem.consumed().store(self.head, Ordering::Release);
+            return true;
+        }
+        false
+    }
+}
+
+/// Largest payload an INLINE record may carry in a ring of `ring_bytes`: a quarter of the ring,
+/// so the lazily published credits can never leave a sender waiting on a drained ring.
+pub(crate) fn max_inline(ring_bytes: usize) -> usize {
+    ring_bytes / 4 - RECORD_HEAD
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::cell::UnsafeCell;
+
+    /// A ring in ordinary memory, for single-threaded tests of the index arithmetic.
+    struct HeapRing {
+        bytes: UnsafeCell<Vec<u64>>,
+        consumed: AtomicU64,
+    }
+
+    impl HeapRing {
+        fn new(cells: usize) -> Self {
+            HeapRing { bytes: UnsafeCell::new(vec![0; cells * CELL / 8]), consumed: AtomicU64::new(0) }
+        }
+        fn base(&self) -> *mut u8 {
+            // SAFETY: test-only single-threaded access.
+            unsafe { (*self.bytes.get()).as_mut_ptr().cast() }
+        }
+    }
+
+    impl RingMemory for HeapRing {
+        fn ncells(&self) -> usize {
+            // SAFETY: test-only.
+            unsafe { (*self.bytes.get()).len() * 8 / CELL }
+        }
+        fn seq(&self, i: usize) -> &AtomicU64 {
+            // SAFETY: u64-aligned, inside the buffer.
+            unsafe { &*(self.base().add(i * CELL) as *const AtomicU64) }
+        }
+        fn consumed(&self) -> &AtomicU64 {
+            &self.consumed
+        }
+        unsafe fn write(&self, offset: usize, src: &[u8]) {
+            assert!(offset + src.len() <= self.ncells() * CELL);
+            std::ptr::copy_nonoverlapping(src.as_ptr(), self.base().add(offset), src.len());
+        }
+        unsafe fn read(&self, offset: usize, len: usize) -> &[u8] {
+            assert!(offset + len <= self.ncells() * CELL);
+            std::slice::from_raw_parts(self.base().add(offset), len)
+        }
+    }
+
+    fn hdr(tag: i32) -> Header {
+        Header { kind: 1, context: 2, source: 3, tag, aux: 99 }
+    }
+
+    #[test]
+    fn records_come_out_in_order_across_many_laps() {
+        let ring = HeapRing::new(32);
+        let (mut tx, mut rx) = (RingTx::default(), RingRx::default());
+        let mut sent = 0i32;
+        let mut got = 0i32;
+        let mut lens = (0..7u32).cycle();
+        while got < 2000 {
+            // Fill as far as it goes, with sizes that force SKIP records at the end.
+            loop {
+                let len = lens.next().unwrap() as usize * 37 % 150;
+                let payload: Vec<u8> = (0..len).map(|i| (i as i32 + sent) as u8).collect();
+                if !tx.try_push(&ring, FORM_INLINE, len as u32, &hdr(sent), &payload) {
+                    break;
+                }
+                sent += 1;
+            }
+            while let Some(rec) = rx.next(&ring) {
+                assert_eq!(rec.header, hdr(got));
+                assert_eq!(rec.len as usize, rec.payload.len());
+                for (i, b) in rec.payload.iter().enumerate() {
+                    assert_eq!(*b, (i as i32 + got) as u8);
+                }
+                got += 1;
+                rx.release(&ring, rec);
+            }
+        }
+        assert_eq!(got, sent);
+    }
+
+    #[test]
+    fn a_full_ring_refuses_until_credits_return() {
+        let ring = HeapRing::new(32);
+        let (mut tx, mut rx) = (RingTx::default(), RingRx::default());
+        let mut posted = 0;
+        while tx.try_push(&ring, FORM_INLINE, 8, &hdr(posted), &[1; 8]) {
+            posted += 1;
+        }
+        assert_eq!(posted, 32, "one-cell records fill every cell");
+        let rec = rx.next(&ring).unwrap();
+        rx.release(&ring, rec);
+        assert!(!tx.try_push(&ring, FORM_INLINE, 8, &hdr(0), &[1; 8]), "credit not yet published");
+        for _ in 0..3 {
+            let rec = rx.next(&ring).unwrap();
+            rx.release(&ring, rec);
+        }
+        assert!(tx.try_push(&ring, FORM_INLINE, 8, &hdr(0), &[1; 8]), "credits published after 1/8 of the ring");
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_model {
+    //! `RUSTFLAGS="--cfg loom" cargo test -p billboard --release --lib loom`
+    //! Explores every interleaving of one sender and one receiver over a 4-cell ring (six records: it wraps and needs credits): records
+    //! arrive complete, in order, exactly once, and the sender never overwrites a cell the
+    //! receiver has not released (loom's UnsafeCell tracking reports such a race).
+    use super::*;
+    use loom::cell::UnsafeCell;
+    use loom::sync::Arc;
+
+    struct ModelRing {
+        seqs: Vec<AtomicU64>,
+        consumed: AtomicU64,
+        /// Access tracking, one per cell: a write racing a read is a loom failure.
+        tracks: Vec<UnsafeCell<()>>,
+        bytes: std::cell::UnsafeCell<Vec<u8>>,
+    }
+    // SAFETY: loom serializes the model's threads; `tracks` checks the real ordering.
+    unsafe impl Sync for ModelRing {}
+    unsafe impl Send for ModelRing {}
+
+    impl RingMemory for ModelRing {
+        fn ncells(&self) -> usize {
+            self.seqs.len()
+        }
+        fn seq(&self, i: usize) -> &AtomicU64 {
+            &self.seqs[i]
+        }
+        fn consumed(&self) -> &AtomicU64 {
+            &self.consumed
+        }
+        unsafe fn write(&self, offset: usize, src: &[u8]) {
+            for c in offset / CELL..(offset + src.len()).div_ceil(CELL) {
+                self.tracks[c].with_mut(|_| ());
+            }
+            (*self.bytes.get())[offset..offset + src.len()].copy_from_slice(src);
+        }
+        unsafe fn read(&self, offset: usize, len: usize) -> &[u8] {
+            for c in offset / CELL..(offset + len).div_ceil(CELL) {
+                self.tracks[c].with(|_| ());
+            }
+            &(*self.bytes.get())[offset..offset + len]
+        }
+    }
+
+    #[test]
+    fn loom_ring_delivers_in_order_without_races() {
+        loom::model(|| {
+            let n = 4;
+            let ring = Arc::new(ModelRing {
+                seqs: (0..n).map(|_| AtomicU64::new(0)).collect(),
+                consumed: AtomicU64::new(0),
+                tracks: (0..n).map(|_| UnsafeCell::new(())).collect(),
+                bytes: std::cell::UnsafeCell::new(vec![0; n * CELL]),
+            });
+            let sender = {
+                let ring = ring.clone();
+                loom::thread::spawn(move || {
+                    let mut tx = RingTx::default();
+                    for k in 0..6u8 {
+                        let payload = [k; 20];
+                        let h = Header { tag: k as i32, ..Header::default() };
+                        while !tx.try_push(&*ring, FORM_INLINE, 20, &h, &payload) {
+                            loom::thread::yield_now();
+                        }
+                    }
+                })
+            };
+            let mut rx = RingRx::default();
+            let mut k = 0u8;
+            while k < 6 {
+                match rx.next(&*ring) {
+                    Some(rec) => {
+                        assert_eq!(rec.header.tag, k as i32);
+                        assert!(rec.payload.iter().all(|b| *b == k));
+                        rx.release(&*ring, rec);
+                        k += 1;
+                    }
+                    None => loom::thread::yield_now(),
+                }
+            }
+            sender.join().unwrap();
+        });
+    }
+}

@@ -1,0 +1,303 @@
+//! Rank program for the point-to-point tests: `bbrun -n N bb-pt2pt <case>`.
+//! Each case checks its own results and panics (non-zero exit) on any mismatch; rank 0 prints
+//! one `ok <case>` line at the end.
+
+use billboard::{wait_all, Communicator, Error, ANY_SOURCE, ANY_TAG};
+
+type Res = Result<(), Box<dyn std::error::Error>>;
+
+/// Deterministic content for message `seq` of `len` bytes from `src`.
+fn pattern(src: usize, seq: usize, len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i.wrapping_mul(31) ^ seq.wrapping_mul(7) ^ src.wrapping_mul(13)) as u8).collect()
+}
+
+/// Sizes that cross every protocol: inline, slot, rendezvous, odd lengths.
+fn sizes(max: usize) -> Vec<usize> {
+    let mut v = vec![0, 1, 7, 8, 24, 25, 63, 64, 65, 1000, 4095, 8192, 8193, 65535, 65536, 65537, 100_000];
+    let mut p = 1 << 17;
+    while p <= max {
+        v.push(p);
+        v.push(p + 3);
+        p <<= 1;
+    }
+    v.retain(|&s| s <= max);
+    v
+}
+
+/// Every rank sends a stream of mixed-size messages to the next rank; the receiver checks
+/// they arrive in order (no overtaking within one sender and context) with intact content.
+fn order(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    let to = (me + 1) % n;
+    let from = (me + n - 1) % n;
+    let lens = [0usize, 5, 40, 3000, 20_000, 200_000, 17];
+    let count = 300;
+    let outgoing: Vec<Vec<u8>> = (0..count).map(|k| pattern(me, k, lens[k % lens.len()])).collect();
+    let mut sends = Vec::new();
+    for (k, m) in outgoing.iter().enumerate() {
+        sends.push(w.isend(&m[..], to, (k % 5) as i32)?);
+    }
+    let mut buf = vec![0u8; 200_000];
+    for k in 0..count {
+        // ANY_TAG: order must follow posting, not tags.
+        let st = w.recv(&mut buf[..], from, ANY_TAG)?;
+        let want = pattern(from, k, lens[k % lens.len()]);
+        assert_eq!(st.tag(), (k % 5) as i32, "message {k} from {from} overtaken");
+        assert_eq!(st.bytes(), want.len());
+        assert!(buf[..st.bytes()] == want[..], "content of message {k} from {from}");
+    }
+    wait_all(sends)?;
+    Ok(())
+}
+
+/// Rank 0 receives from ANY_SOURCE with specific and wildcard tags; per sender the order holds.
+fn wildcards(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    let per = 20;
+    if me != 0 {
+        for k in 0..per {
+            w.send(&[me as u32, k as u32][..], 0, 100 + (k % 3) as i32)?;
+        }
+        // After rank 0's go: tags it will receive out of order, through the unexpected queue.
+        let mut go = 0u8;
+        w.recv(&mut go, 0, 99)?;
+        w.send(&1u8, 0, 1)?;
+        w.send(&2u8, 0, 2)?;
+        w.send(&3u8, 0, 3)?;
+        return Ok(());
+    }
+    let mut next = vec![0u32; n];
+    for _ in 0..per * (n - 1) {
+        let mut m = [0u32; 2];
+        let st = w.recv(&mut m[..], ANY_SOURCE, ANY_TAG)?;
+        let src = st.source();
+        assert_eq!(m[0] as usize, src, "status source matches the sender's own rank");
+        assert_eq!(m[1], next[src], "from rank {src}: out of order");
+        assert_eq!(st.tag(), 100 + (m[1] % 3) as i32);
+        assert_eq!(st.count::<u32>()?, 2);
+        next[src] += 1;
+    }
+    for src in 1..n {
+        w.send(&0u8, src, 99)?;
+    }
+    for src in 1..n {
+        for tag in [3, 1, 2] {
+            let mut b = 0u8;
+            let st = w.recv(&mut b, src, tag)?;
+            assert_eq!((b as i32, st.source(), st.tag()), (tag, src, tag));
+        }
+    }
+    Ok(())
+}
+
+/// Pairs (0,1), (2,3)... exchange every size both ways with content checks.
+fn all_sizes(w: &Communicator, max: usize) -> Res {
+    let me = w.rank();
+    let peer = me ^ 1;
+    if peer >= w.size() {
+        return Ok(());
+    }
+    let mut buf = vec![0u8; max + 3];
+    for (k, &len) in sizes(max).iter().enumerate() {
+        let out = pattern(me, k, len);
+        let st = w.sendrecv(&out[..], peer, 9, &mut buf[..], peer, 9)?;
+        assert_eq!(st.bytes(), len, "size {len}");
+        let want = pattern(peer, k, len);
+        assert!(buf[..len] == want[..], "content mismatch at size {len}");
+    }
+    Ok(())
+}
+
+/// Many outstanding requests at once, completed by wait_all in an order unrelated to posting.
+fn many(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    let k = 200;
+    let mut inbox = vec![[0u64; 4]; k * n];
+    let outbox: Vec<[u64; 4]> = (0..k * n).map(|i| [me as u64, i as u64, 7, 9]).collect();
+    let mut recvs = Vec::new();
+    for (i, slot) in inbox.iter_mut().enumerate() {
+        recvs.push(w.irecv(slot, i % n, (i / n) as i32)?);
+    }
+    let mut sends = Vec::new();
+    for (i, m) in outbox.iter().enumerate() {
+        sends.push(w.isend(m, i % n, (i / n) as i32)?);
+    }
+    let statuses = wait_all(recvs)?;
+    wait_all(sends)?;
+    for (i, (m, st)) in inbox.iter().zip(statuses).enumerate() {
+        assert_eq!(st.source(), i % n);
+        assert_eq!(m[0] as usize, i % n);
+        assert_eq!(m[1] as usize / n, i / n);
+    }
+    Ok(())
+}
+
+/// A message longer than the buffer is an error that names source, tag and sizes; traffic
+/// afterwards is unharmed. Both for an eager and for a rendezvous message.
+fn truncate(w: &Communicator) -> Res {
+    if w.size() < 2 || w.rank() > 1 {
+        return Ok(());
+    }
+    if w.rank() == 0 {
+        for len in [100usize, 1 << 20] {
+            w.send(&vec![1u8; len][..], 1, 4)?;
+            w.send(&[2u8; 3][..], 1, 5)?;
+        }
+    } else {
+        for (len, cap) in [(100usize, 10usize), (1 << 20, 1 << 19)] {
+            let mut small = vec![0u8; cap];
+            match w.recv(&mut small[..], 0, 4) {
+                Err(Error::Truncated { source, tag, message_bytes, buffer_bytes }) => {
+                    assert_eq!((source, tag, message_bytes, buffer_bytes), (0, 4, len, cap));
+                    assert!(small.iter().all(|&b| b == 1), "the buffer holds the message's prefix");
+                }
+                other => panic!("expected truncation, got {other:?}"),
+            }
+            let mut b = [0u8; 3];
+            w.recv(&mut b[..], 0, 5)?;
+            assert_eq!(b, [2; 3]);
+        }
+        let e = w.send(&0u8, 7, 0).unwrap_err();
+        assert!(e.to_string().contains("rank 7"), "{e}");
+        let e = w.send(&0u8, 0, -3).unwrap_err();
+        assert!(e.to_string().contains("-3"), "{e}");
+    }
+    Ok(())
+}
+
+/// dup and split make communicators whose traffic never matches another's.
+fn comms(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    let d = w.dup()?;
+    assert_eq!((d.rank(), d.size()), (me, n));
+    let half = w.split(Some((me % 2) as u32), -(me as i32))?.expect("every rank has a color");
+    let expect_size = (n + 1 - me % 2) / 2;
+    assert_eq!(half.size(), expect_size);
+    // key = -rank: reversed order inside each half.
+    assert_eq!(half.rank(), expect_size - 1 - me / 2);
+    assert!(w.split(None, 0)?.is_none());
+    if n >= 2 {
+        let to = (me + 1) % n;
+        let from = (me + n - 1) % n;
+        // Same tag, same peers, three communicators: each receive gets its own.
+        let r_world = w.irecv_owned(from)?;
+        let r_dup = d.irecv_owned(from)?;
+        d.send(&2u32, to, 0)?;
+        w.send(&1u32, to, 0)?;
+        assert_eq!(r_dup.wait()?, 2, "dup traffic stays on dup");
+        assert_eq!(r_world.wait()?, 1, "world traffic stays on world");
+        let hs = half.size();
+        let hr = half.rank();
+        let v = half.sendrecv_u32(hr as u32, (hr + 1) % hs, (hr + hs - 1) % hs)?;
+        assert_eq!(v as usize, (hr + hs - 1) % hs);
+    }
+    half.barrier()?;
+    d.barrier()?;
+    Ok(())
+}
+
+/// Probe, iprobe and cancel.
+fn probe(w: &Communicator) -> Res {
+    let me = w.rank();
+    let mut r = w.irecv_owned_tag(me, 77)?;
+    assert!(r.cancel(), "an unmatched receive can be cancelled");
+    assert!(w.iprobe(ANY_SOURCE, 12345)?.is_none());
+    if w.size() < 2 || me > 1 {
+        return Ok(());
+    }
+    if me == 0 {
+        w.send(&[5u16; 9][..], 1, 42)?;
+        w.send(&[0u8; 300_000][..], 1, 43)?;
+    } else {
+        let st = w.probe(0, 42)?;
+        assert_eq!((st.source(), st.tag(), st.bytes()), (0, 42, 18));
+        let st = loop {
+            if let Some(st) = w.iprobe(ANY_SOURCE, 43)? {
+                break st;
+            }
+        };
+        assert_eq!(st.bytes(), 300_000, "probe sees a rendezvous message's size");
+        let mut a = [0u16; 9];
+        w.recv(&mut a[..], 0, 42)?;
+        let mut b = vec![1u8; 300_000];
+        w.recv(&mut b[..], 0, 43)?;
+        assert!(a == [5; 9] && b.iter().all(|&x| x == 0));
+    }
+    Ok(())
+}
+
+/// Small helpers for tests that need an owned receive buffer.
+trait Owned {
+    fn irecv_owned(&self, from: usize) -> Result<OwnedRecv, Error>;
+    fn irecv_owned_tag(&self, from: usize, tag: i32) -> Result<OwnedRecv, Error>;
+    fn sendrecv_u32(&self, v: u32, to: usize, from: usize) -> Result<u32, Error>;
+}
+
+struct OwnedRecv {
+    buf: Box<u32>,
+    req: Option<billboard::Request<'static>>,
+}
+
+impl OwnedRecv {
+    fn wait(mut self) -> Result<u32, Error> {
+        self.req.take().unwrap().wait()?;
+        Ok(*self.buf)
+    }
+    fn cancel(&mut self) -> bool {
+        let r = self.req.as_mut().unwrap();
+        let cancelled = r.cancel();
+        let st = self.req.take().unwrap().wait().expect("cancelled receive completes");
+        assert!(st.cancelled() == cancelled);
+        cancelled
+    }
+}
+
+impl Owned for Communicator {
+    fn irecv_owned(&self, from: usize) -> Result<OwnedRecv, Error> {
+        self.irecv_owned_tag(from, 0)
+    }
+    fn irecv_owned_tag(&self, from: usize, tag: i32) -> Result<OwnedRecv, Error> {
+        let mut buf = Box::new(0u32);
+        // SAFETY (test helper): the box outlives the request, which OwnedRecv drops first.
+        let slot: &'static mut u32 = unsafe { &mut *(&mut *buf as *mut u32) };
+        let req = self.irecv(slot, from, tag)?;
+        Ok(OwnedRecv { buf, req: Some(req) })
+    }
+    fn sendrecv_u32(&self, v: u32, to: usize, from: usize) -> Result<u32, Error> {
+        let mut got = 0u32;
+        self.sendrecv(&v, to, 3, &mut got, from, 3)?;
+        Ok(got)
+    }
+}
+
+fn main() -> Res {
+    let case = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    let universe = billboard::init()?;
+    let w = universe.world();
+    match case.as_str() {
+        "order" => order(&w)?,
+        "wildcards" => wildcards(&w)?,
+        "sizes" => all_sizes(&w, 16 << 20)?,
+        "many" => many(&w)?,
+        "truncate" => truncate(&w)?,
+        "comms" => comms(&w)?,
+        "probe" => probe(&w)?,
+        "init" => {}
+        "all" => {
+            order(&w)?;
+            wildcards(&w)?;
+            all_sizes(&w, 4 << 20)?;
+            many(&w)?;
+            truncate(&w)?;
+            comms(&w)?;
+            probe(&w)?;
+        }
+        other => panic!("unknown case {other:?}"),
+    }
+    w.barrier()?;
+    if w.rank() == 0 {
+        println!("ok {case} on {} ranks", w.size());
+    }
+    universe.finalize()?;
+    Ok(())
+}
