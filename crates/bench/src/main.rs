@@ -9,10 +9,6 @@
 //! bbrun -n 4 bb-bench ring             # per-hop latency = round time / ranks
 //! ```
 
-// Without the `engine` feature the engine subcommands are stubs, which leaves parts of the
-// shared modules (bandwidth sizes, series metrics) unused until the feature is on.
-#![cfg_attr(not(feature = "engine"), allow(dead_code))]
-
 mod cmd;
 mod floor;
 mod peer;

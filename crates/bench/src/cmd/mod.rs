@@ -1,20 +1,13 @@
-//! One file per subcommand. `floor` always works; the engine subcommands need the `engine`
-//! feature (billboard's native API) and otherwise say so and fail.
+//! One file per subcommand; `engine.rs` holds what the engine subcommands share.
 
 pub mod floor;
 
-#[cfg(feature = "engine")]
 mod bandwidth;
-#[cfg(feature = "engine")]
 mod engine;
-#[cfg(feature = "engine")]
 mod exchange;
-#[cfg(feature = "engine")]
 mod latency;
-#[cfg(feature = "engine")]
 mod ring;
 
-#[cfg(feature = "engine")]
 pub use self::{
     bandwidth::run as bandwidth, exchange::run as exchange, latency::run as latency,
     ring::run as ring,
@@ -47,32 +40,3 @@ pub fn print_series(
         );
     }
 }
-
-#[cfg(not(feature = "engine"))]
-mod without_engine {
-    use super::CmdResult;
-    use crate::Options;
-
-    fn unavailable(name: &str) -> CmdResult {
-        Err(format!("`{name}` needs billboard's native API: this bb-bench was built without the `engine` feature").into())
-    }
-
-    pub fn latency(_: &Options) -> CmdResult {
-        unavailable("latency")
-    }
-
-    pub fn bandwidth(_: &Options, _window: usize) -> CmdResult {
-        unavailable("bandwidth")
-    }
-
-    pub fn exchange(_: &Options) -> CmdResult {
-        unavailable("exchange")
-    }
-
-    pub fn ring(_: &Options) -> CmdResult {
-        unavailable("ring")
-    }
-}
-
-#[cfg(not(feature = "engine"))]
-pub use without_engine::{bandwidth, exchange, latency, ring};
