@@ -2,11 +2,12 @@
 //!
 //! - Latency floor ([`pingpong`]), the faster at each size of two bare ping-pongs between a
 //!   `fork`ed pair of processes:
-//!   - *copy*: through a shared mapping, one sequence word per direction on its own 128-byte
+//!   - *copy*: through a shared mapping, one counter word per direction on its own 128-byte
 //!     line and one payload area per direction. A send copies the payload in with plain stores
-//!     and publishes the sequence number with a Release store; the receiver spins on an Acquire
+//!     and publishes it with a Release store of the counter; the receiver spins on an Acquire
 //!     load, then copies the payload out. This is the billboard's fast-box protocol with nothing
-//!     else: no matching, no envelope, no progress engine.
+//!     else: no matching, no envelope, no progress engine. Messages above 16 KiB go in 16 KiB
+//!     fragments, each published as it lands, so copy-in and copy-out overlap (pipelining).
 //!   - *single copy*: the same sequence words, but the receiver copies the payload straight out
 //!     of the sender's private buffer with `process_vm_readv` (cross-memory attach), as the
 //!     rendezvous path of large messages does and as MPICH and Open MPI do above their eager
