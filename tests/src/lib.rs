@@ -79,7 +79,7 @@ pub fn run(n: usize, program: &str, args: &[&str], env: &[(&str, &str)], timeout
     cmd.arg("-n").arg(n.to_string()).arg(binary(program)).args(args);
     cmd.envs(env.iter().copied()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let start = Instant::now();
-    let mut child = cmd.spawn().expect("spawn bbrun");
+    let child = cmd.spawn().expect("spawn bbrun");
     let pid = child.id();
     let waiter = std::thread::spawn(move || child.wait_with_output().expect("wait for bbrun"));
     while !waiter.is_finished() {

@@ -218,7 +218,10 @@ fn probe(w: &Communicator) -> Res {
         };
         assert_eq!(st.bytes(), 300_000, "probe sees a rendezvous message's size");
         let mut a = [0u16; 9];
-        w.recv(&mut a[..], 0, 42)?;
+        let m = w.mprobe(0, 42)?;
+        assert_eq!(m.status().bytes(), 18);
+        assert!(w.iprobe(0, 42)?.is_none(), "a matched probe takes the message out of matching");
+        m.recv(&mut a[..])?;
         let mut b = vec![1u8; 300_000];
         w.recv(&mut b[..], 0, 43)?;
         assert!(a == [5; 9] && b.iter().all(|&x| x == 0));

@@ -5,9 +5,9 @@ use std::rc::Rc;
 
 use super::datatype::{Buffer, BufferMut};
 use super::request::{Request, Status};
-use crate::engine::matching::Pattern;
+use crate::engine::matching::{Envelope, Pattern};
 use crate::engine::request::Completion;
-use crate::engine::Engine;
+use crate::engine::{Engine, Pending};
 use crate::{Error, Result, TAG_UB};
 
 /// Which sender a receive accepts.
@@ -202,6 +202,22 @@ impl Communicator {
         Ok(found.map(|(env, bytes)| probe_status(env.source, env.tag, bytes)))
     }
 
+    /// Takes a matching message out of matching if one is available now, so that only the
+    /// returned [`Message`] can receive it (MPI_Improbe; safe with several threads probing).
+    pub fn improbe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Option<Message>> {
+        let (pattern, _) = self.pattern(self.inner.context, src.into(), tag.into())?;
+        let taken = self.inner.engine.borrow_mut().take(&pattern);
+        Ok(taken.map(|(env, msg)| Message { comm: self.clone(), env, msg }))
+    }
+
+    /// Waits for a matching message and takes it out of matching (MPI_Mprobe).
+    pub fn mprobe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Message> {
+        let (src, tag) = (src.into(), tag.into());
+        let (pattern, hint) = self.pattern(self.inner.context, src, tag)?;
+        self.inner.engine.borrow_mut().wait_until(hint, |e| e.peek(&pattern).is_some());
+        Ok(self.improbe(src, tag)?.expect("a matching message was seen"))
+    }
+
     /// Returns once every rank of the communicator has called it (dissemination barrier:
     /// ceil(log2 n) rounds of zero-byte messages, Hensgen, Finkel and Manber 1988).
     pub fn barrier(&self) -> Result<()> {
@@ -288,6 +304,29 @@ impl Communicator {
     /// Progress until nothing is left to push (finalize).
     pub(crate) fn drain(&self) {
         self.inner.engine.borrow_mut().wait_until(None, |e| e.idle());
+    }
+}
+
+/// A message taken out of matching by [`Communicator::mprobe`]; receive it with [`Message::recv`].
+pub struct Message {
+    comm: Communicator,
+    env: Envelope,
+    msg: Pending,
+}
+
+impl Message {
+    /// Source, tag and size of the message.
+    pub fn status(&self) -> Status {
+        probe_status(self.env.source, self.env.tag, self.msg.bytes())
+    }
+
+    /// Receives this message into `buf`.
+    pub fn recv<B: BufferMut + ?Sized>(self, buf: &mut B) -> Result<Status> {
+        let data = buf.as_bytes_mut();
+        let mut engine = self.comm.inner.engine.borrow_mut();
+        // SAFETY: `data` is borrowed mutably for the whole call, which waits for completion.
+        let id = unsafe { engine.irecv_taken(self.env, self.msg, data.as_mut_ptr(), data.len()) };
+        engine.wait(id).map(Status::new)
     }
 }
 

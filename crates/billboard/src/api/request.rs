@@ -45,7 +45,7 @@ impl Status {
     /// Number of `T` elements received; an error if the bytes are not whole elements.
     pub fn count<T>(&self) -> Result<usize> {
         let element = std::mem::size_of::<T>().max(1);
-        if self.bytes % element != 0 {
+        if !self.bytes.is_multiple_of(element) {
             return Err(Error::ElementSize { bytes: self.bytes, element });
         }
         Ok(self.bytes / element)

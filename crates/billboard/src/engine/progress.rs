@@ -65,6 +65,10 @@ impl Engine {
         let thresholds = Thresholds::from_caps(&chan.caps());
         let n = chan.nranks();
         let oversubscribed = chan.oversubscribed();
+        let single_copy = SINGLE_COPY.get() != 0;
+        if !single_copy {
+            verbose(format_args!("BB_SHM_SINGLE_COPY=0: large messages use the pipelined copy through shared memory"));
+        }
         Engine {
             next_context: 2,
             chan,
@@ -77,7 +81,7 @@ impl Engine {
                 queued_total: 0,
                 control: VecDeque::new(),
                 active: Vec::new(),
-                single_copy: SINGLE_COPY.get() != 0,
+                single_copy,
                 cma_segment: CMA_SEGMENT.get().max(4096),
             },
         }
@@ -105,21 +109,23 @@ impl Engine {
                 }
                 Protocol::Rendezvous => {
                     let id = self.core.reqs.insert(State::SendRendezvous { buf, len }, Some(peer));
-                    if self.send_rts(peer, id, ctx, src, tag, buf, len) {
+                    if self.send_rts(peer, id, &header, buf, len) {
                         return Some(id);
                     }
                     self.core.reqs.remove(id);
                 }
             }
         }
-        let id = self.core.reqs.insert(State::SendQueued { peer, ctx, src, tag, buf, len }, Some(peer));
+        let header = Header { kind: EAGER, context: ctx, source: src, tag, aux: 0 };
+        let id = self.core.reqs.insert(State::SendQueued { header, buf, len }, Some(peer));
         self.core.queued[peer].push_back(id);
         self.core.queued_total += 1;
         Some(id)
     }
 
-    fn send_rts(&mut self, peer: usize, id: ReqId, ctx: u32, src: u32, tag: i32, buf: *const u8, len: usize) -> bool {
-        let header = Header { kind: RTS, context: ctx, source: src, tag, aux: len as u64 };
+    /// Offers a rendezvous: `matching` carries the envelope.
+    fn send_rts(&mut self, peer: usize, id: ReqId, matching: &Header, buf: *const u8, len: usize) -> bool {
+        let header = Header { kind: RTS, aux: len as u64, ..*matching };
         let rts = Rts { addr: buf as u64, send_req: id };
         self.chan.try_send(peer, &header, &rts.encode()).is_ok()
     }
@@ -256,12 +262,11 @@ impl Engine {
         let mut sent = false;
         for peer in 0..self.core.queued.len() {
             while let Some(&id) = self.core.queued[peer].front() {
-                let State::SendQueued { ctx, src, tag, buf, len, .. } = self.core.reqs.get(id).state else {
+                let State::SendQueued { header, buf, len } = self.core.reqs.get(id).state else {
                     unreachable!("queued request {id} is not a queued send")
                 };
                 let ok = match self.thresholds.protocol(len) {
                     Protocol::Eager => {
-                        let header = Header { kind: EAGER, context: ctx, source: src, tag, aux: 0 };
                         // SAFETY: the request keeps `buf` alive until it completes.
                         let data = unsafe { std::slice::from_raw_parts(buf, len) };
                         let ok = self.chan.try_send(peer, &header, data).is_ok();
@@ -271,7 +276,7 @@ impl Engine {
                         ok
                     }
                     Protocol::Rendezvous => {
-                        let ok = self.send_rts(peer, id, ctx, src, tag, buf, len);
+                        let ok = self.send_rts(peer, id, &header, buf, len);
                         if ok {
                             self.core.reqs.get_mut(id).state = State::SendRendezvous { buf, len };
                         }

@@ -4,6 +4,7 @@
 //! as long as the handle lives, and the MPI layer has the standard's rule that a buffer stays
 //! untouched until its request completes.
 
+use crate::transport::Header;
 use crate::Error;
 
 pub type ReqId = u32;
@@ -20,8 +21,9 @@ pub struct Completion {
 pub(crate) enum State {
     Free,
     Done,
-    /// Waiting for room in the peer's ring behind earlier sends (kept in `Engine::queued`).
-    SendQueued { peer: usize, ctx: u32, src: u32, tag: i32, buf: *const u8, len: usize },
+    /// Waiting for room in the peer's ring behind earlier sends (kept in `Engine::queued`);
+    /// `header` holds the match information.
+    SendQueued { header: Header, buf: *const u8, len: usize },
     /// RTS posted: waiting for the receiver's FIN (single copy) or CTS (pipeline).
     SendRendezvous { buf: *const u8, len: usize },
     /// Pushing DATA chunks to `recv_req` at `peer`.

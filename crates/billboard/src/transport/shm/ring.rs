@@ -310,13 +310,13 @@ mod loom_model {
             for c in offset / CELL..(offset + src.len()).div_ceil(CELL) {
                 self.tracks[c].with_mut(|_| ());
             }
-            (*self.bytes.get())[offset..offset + src.len()].copy_from_slice(src);
+            (&mut *self.bytes.get())[offset..offset + src.len()].copy_from_slice(src);
         }
         unsafe fn read(&self, offset: usize, len: usize) -> &[u8] {
             for c in offset / CELL..(offset + len).div_ceil(CELL) {
                 self.tracks[c].with(|_| ());
             }
-            &(*self.bytes.get())[offset..offset + len]
+            &(&*self.bytes.get())[offset..offset + len]
         }
     }
 

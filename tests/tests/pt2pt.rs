@@ -1,0 +1,62 @@
+//! Point-to-point over the billboard, as real multi-process jobs under `bbrun`.
+//! Each job runs under a timeout and must leave no process and no /dev/shm file behind.
+
+use std::time::Duration;
+
+use bb_tests::{binary, run, shm_files};
+
+const T: Duration = Duration::from_secs(120);
+
+fn case(n: usize, name: &str, env: &[(&str, &str)]) {
+    let job = run(n, "bb-pt2pt", &[name], env, T);
+    job.assert_success();
+    assert!(job.stdout().contains(&format!("ok {name} on {n} ranks")), "stdout: {}", job.stdout());
+}
+
+#[test]
+fn every_case_on_1_2_4_and_8_ranks() {
+    // 8 ranks oversubscribe a 2-core machine: waiting must yield, not spin out time slices.
+    for n in [1, 2, 4, 8] {
+        case(n, "all", &[]);
+    }
+}
+
+#[test]
+fn ordering_under_oversubscription() {
+    case(8, "order", &[]);
+}
+
+#[test]
+fn sizes_up_to_16_mib_with_single_copy() {
+    case(2, "sizes", &[]);
+}
+
+#[test]
+fn sizes_up_to_16_mib_with_the_pipelined_fallback() {
+    case(2, "sizes", &[("BB_SHM_SINGLE_COPY", "0")]);
+    case(4, "truncate", &[("BB_SHM_SINGLE_COPY", "0")]);
+}
+
+#[test]
+fn the_fallback_is_announced_once_in_verbose_mode() {
+    let job = run(2, "bb-pt2pt", &["sizes"], &[("BB_SHM_SINGLE_COPY", "0"), ("BB_VERBOSE", "1")], T);
+    job.assert_success();
+    let lines = job.stderr().lines().filter(|l| l.contains("pipelined copy")).count();
+    assert!(lines >= 1 && lines <= 2, "one line per rank at most, got:\n{}", job.stderr());
+}
+
+#[test]
+fn tiny_rings_and_slots_still_deliver_everything() {
+    // Forces ring-full and slot-exhaustion paths (queued sends, credits, ACK reclaim).
+    let env = [("BB_SHM_RING_BYTES", "4096"), ("BB_SHM_SLOTS", "2"), ("BB_SHM_SLOT_BYTES", "8192")];
+    case(4, "all", &env);
+}
+
+#[test]
+fn a_singleton_starts_without_bbrun() {
+    let before = shm_files();
+    let out = std::process::Command::new(binary("bb-pt2pt")).arg("all").output().expect("run singleton");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ok all on 1 ranks"));
+    assert_eq!(shm_files(), before, "the singleton's segment is gone");
+}
