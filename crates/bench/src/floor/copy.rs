@@ -1,0 +1,190 @@
+//! Copy bandwidth: `memcpy` in one process, `process_vm_readv` from a forked peer.
+
+use std::hint::black_box;
+use std::io;
+use std::ptr;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::channel::Channel;
+use super::{CHILD_BYTE, PARENT_BYTE};
+use crate::peer::{wait_at_least, Peer};
+use crate::plan::Trials;
+use crate::stats::{rate_gbps, trimmed, Summary};
+
+/// Bytes moved per bandwidth-floor trial: enough for small copies to take microseconds.
+const COPY_TRIAL_BYTES: usize = 64 << 10;
+/// Caps on copies per trial: small `memcpy`s cost nanoseconds each, small `process_vm_readv`s a
+/// system call each, so the latter needs fewer to fill a trial.
+const MEMCPY_MAX_COPIES: usize = 1024;
+const VM_READV_MAX_COPIES: usize = 64;
+
+fn copies_per_trial(size: usize, cap: usize) -> usize {
+    (COPY_TRIAL_BYTES / size.max(1)).clamp(1, cap)
+}
+
+/// Size of each of the two pools the cold `memcpy` walks: twice the last-level cache (so a
+/// line is evicted before it is reused), at least 64 MiB, at most 512 MiB (a VM may report its
+/// host's whole L3; 1 GiB in all is as much as a shared machine should be asked for).
+fn cold_pool_bytes() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let l3 = unsafe { libc::sysconf(libc::_SC_LEVEL3_CACHE_SIZE) };
+    let l3 = usize::try_from(l3).unwrap_or(0);
+    (2 * l3).clamp(64 << 20, 512 << 20)
+}
+
+/// Times `trials` batches of `copies` operations of `size` bytes each and returns GB/s.
+fn time_rate(
+    size: usize,
+    copies: usize,
+    trials: Trials,
+    mut op: impl FnMut(usize) -> io::Result<()>,
+) -> io::Result<Summary> {
+    if size == 0 {
+        return Ok(Summary::MISSING);
+    }
+    let mut times = Vec::with_capacity(trials.timed);
+    let mut n = 0;
+    for trial in 0..trials.total() {
+        let start = Instant::now();
+        for _ in 0..copies {
+            op(n)?;
+            n += 1;
+        }
+        if trial >= trials.warmup {
+            times.push(start.elapsed().as_secs_f64());
+        }
+    }
+    let bytes = (size * copies) as f64;
+    Ok(trimmed(&times).map_or(Summary::MISSING, |t| rate_gbps(t, bytes)))
+}
+
+pub(super) fn memcpy_hot(size: usize, max: usize, trials: Trials) -> Summary {
+    let src = vec![PARENT_BYTE; max];
+    let mut dst = vec![0u8; max];
+    let copies = copies_per_trial(size, MEMCPY_MAX_COPIES);
+    let rate = time_rate(size, copies, trials, |_| {
+        // black_box hides that every copy is the same, so none is hoisted or merged away.
+        let (s, d) = (black_box(src.as_ptr()), black_box(dst.as_mut_ptr()));
+        // SAFETY: both buffers hold `max >= size` bytes and do not overlap.
+        unsafe { ptr::copy_nonoverlapping(s, d, size) };
+        black_box(d);
+        Ok(())
+    });
+    rate.unwrap_or(Summary::MISSING)
+}
+
+pub(super) fn memcpy_cold(sizes: &[usize], trials: Trials) -> Vec<Summary> {
+    let pool = cold_pool_bytes().max(sizes.iter().copied().max().unwrap_or(0) * 4);
+    // Both pools are written now, so no page is first touched (faulted in) while timed.
+    let src = vec![PARENT_BYTE; pool];
+    let mut dst = vec![CHILD_BYTE; pool];
+    sizes
+        .iter()
+        .map(|&size| {
+            // Successive copies start a page-rounded stride apart (plus one line, so small
+            // copies do not all map to the same cache set) and wrap around the pool.
+            let stride = size.next_multiple_of(4096) + 64;
+            let positions = (pool - size) / stride;
+            let copies = copies_per_trial(size, MEMCPY_MAX_COPIES);
+            let rate = time_rate(size, copies, trials, |n| {
+                let offset = (n % positions) * stride;
+                let (s, d) = (black_box(src.as_ptr()), black_box(dst.as_mut_ptr()));
+                // SAFETY: offset + size <= pool for both buffers, which do not overlap.
+                unsafe { ptr::copy_nonoverlapping(s.add(offset), d.add(offset), size) };
+                black_box(d);
+                Ok(())
+            });
+            rate.unwrap_or(Summary::MISSING)
+        })
+        .collect()
+}
+
+/// `process_vm_readv` from a forked child: the child owns its copy of `remote` (it rewrites it
+/// after the fork, so the pages are its own, not shared copy-on-write with ours), signals ready
+/// and sleeps until we are done. Its buffer has the same address in both processes.
+pub(super) fn vm_readv(sizes: &[usize], max: usize, trials: Trials) -> io::Result<Vec<Summary>> {
+    let channel = Channel::new(0)?;
+    let mut remote = vec![0u8; max];
+    let mut local = vec![0u8; max];
+    let remote_addr = remote.as_ptr() as usize;
+    let mut child = Peer::spawn(|| {
+        remote.fill(CHILD_BYTE);
+        let c = channel.control();
+        c.child_seq.0.store(1, Ordering::Release);
+        // Sleep, not spin: the child must not compete with the reader for the two CPUs.
+        while c.parent_seq.0.load(Ordering::Acquire) == 0 {
+            // SAFETY: nanosleep with a valid timespec is async-signal-safe.
+            unsafe {
+                libc::nanosleep(
+                    &libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 1_000_000,
+                    },
+                    ptr::null_mut(),
+                )
+            };
+        }
+    })?;
+    let control = channel.control();
+    wait_at_least(&control.child_seq.0, 1, || !child.alive())
+        .map_err(|_| io::Error::other("vm_readv peer died"))?;
+    let pid = child.pid();
+
+    let mut results = Vec::with_capacity(sizes.len());
+    for &size in sizes {
+        let copies = copies_per_trial(size, VM_READV_MAX_COPIES);
+        let rate = time_rate(size, copies, trials, |_| {
+            read_remote(pid, remote_addr, &mut local[..size])
+        });
+        match rate {
+            Ok(summary) => results.push(summary),
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+                eprintln!(
+                    "bb-bench: process_vm_readv refused (EPERM); vm_readv floor not measured"
+                );
+                results.resize(sizes.len(), Summary::MISSING);
+                break;
+            }
+            Err(e) => return Err(e),
+        }
+        if size > 0 && local[..size].iter().any(|&b| b != CHILD_BYTE) {
+            return Err(io::Error::other(format!(
+                "process_vm_readv read wrong bytes at {size} B"
+            )));
+        }
+    }
+    control.parent_seq.0.store(1, Ordering::Release);
+    child.join()?;
+    Ok(results)
+}
+
+/// Reads `local.len()` bytes at `remote_addr` in process `pid`, looping on partial reads (the
+/// kernel may stop at a page it cannot pin, or split very large requests).
+pub(super) fn read_remote(
+    pid: libc::pid_t,
+    remote_addr: usize,
+    local: &mut [u8],
+) -> io::Result<()> {
+    let mut done = 0;
+    while done < local.len() {
+        let rest = local.len() - done;
+        let local_iov = libc::iovec {
+            iov_base: local[done..].as_mut_ptr().cast(),
+            iov_len: rest,
+        };
+        let remote_iov = libc::iovec {
+            iov_base: (remote_addr + done) as *mut libc::c_void,
+            iov_len: rest,
+        };
+        // SAFETY: the local iovec covers memory we own mutably; the kernel checks the remote one.
+        let n = unsafe { libc::process_vm_readv(pid, &local_iov, 1, &remote_iov, 1, 0) };
+        match n {
+            -1 => return Err(io::Error::last_os_error()),
+            0 => return Err(io::Error::other("process_vm_readv made no progress")),
+            n => done += n as usize,
+        }
+    }
+    black_box(local.as_ptr());
+    Ok(())
+}
