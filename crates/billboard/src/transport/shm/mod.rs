@@ -53,6 +53,10 @@ pub static CMA_SEGMENT: Tunable = Tunable::new(
 /// Records drained from one peer per poll before others get a turn.
 const DRAIN_BUDGET: usize = 32;
 
+/// While waiting on one peer, the other peers' doorbells are read on every this many polls
+/// (they may need our ACKs or credits to go on, so they are never starved).
+const DOORBELL_EVERY: u32 = 16;
+
 /// One ring of the segment, as the ring code sees it.
 struct ShmRing<'a> {
     cells: *mut u8,
@@ -109,6 +113,10 @@ pub struct ShmChannel {
     slots: SlotPool,
     /// The sender heard from last: polled first, before the doorbells.
     hot: usize,
+    /// Polls so far (wrapping), to space out doorbell scans.
+    polls: u32,
+    /// Largest inline payload, fixed at setup.
+    max_inline: usize,
     /// Ranks outnumber cores: a sender must not miss a sleeping receiver (see `wake`).
     oversubscribed: bool,
 }
@@ -119,6 +127,7 @@ impl ShmChannel {
         let n = seg.layout.nranks;
         seg.control(me).pid.store(std::process::id() as u64, Ordering::Release);
         let slots = SlotPool::new(seg.layout.slots, n);
+        let max_inline = ring::max_inline(seg.layout.ring_bytes).min(EAGER_INLINE.get());
         ShmChannel {
             seg,
             me,
@@ -129,6 +138,8 @@ impl ShmChannel {
             acked: vec![0; n],
             slots,
             hot: me,
+            polls: 0,
+            max_inline,
             oversubscribed,
         }
     }
@@ -148,7 +159,7 @@ impl ShmChannel {
 
     pub fn caps(&self) -> Caps {
         Caps {
-            max_inline: ring::max_inline(self.seg.layout.ring_bytes).min(EAGER_INLINE.get()),
+            max_inline: self.max_inline,
             max_record: self.seg.layout.slot_bytes,
             single_copy: true,
             multicast: true,
@@ -158,7 +169,7 @@ impl ShmChannel {
 
     /// Sends one record to `peer`: inline if it fits, else through a slot of the data part.
     pub fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
-        if payload.len() <= self.caps().max_inline {
+        if payload.len() <= self.max_inline {
             let ring = ring_to(&self.seg, self.me, peer);
             if !self.tx[peer].try_push(&ring, FORM_INLINE, payload.len() as u32, header, payload) {
                 return Err(WouldBlock);
@@ -200,13 +211,17 @@ impl ShmChannel {
         self.wake(peer);
     }
 
-    /// Hands every record that has arrived to `f(sender, header, payload)`, the sender in
-    /// `hint` (or the one heard from last) first. `payload` lies in shared memory and is valid
-    /// only during the call. Returns the number of records handled.
+    /// Hands records that have arrived to `f(sender, header, payload)`. The sender in `hint`
+    /// (or the one heard from last) is drained first; the doorbells of the others are read
+    /// when that found nothing, and, while a `hint` is given, only every [`DOORBELL_EVERY`]th
+    /// poll, so a rank waiting on one peer does not pull lines others write on each spin.
+    /// `payload` lies in shared memory and is valid only during the call. Returns the number
+    /// of records handled.
     pub fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, mut f: F) -> usize {
         let first = hint.unwrap_or(self.hot);
         let mut handled = self.drain(first, &mut f);
-        if handled == 0 {
+        self.polls = self.polls.wrapping_add(1);
+        if handled == 0 && (hint.is_none() || self.polls % DOORBELL_EVERY == 0) {
             for s in 0..self.nranks() {
                 if s != first && self.seg.doorbell(self.me, s).load(Ordering::Acquire) != self.consumed[s] {
                     let k = self.drain(s, &mut f);
