@@ -1,0 +1,152 @@
+//! Starting one rank: its environment, its PMI socket, its pipes, and the ties that make sure
+//! it never outlives the job.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// What every rank of the job shares.
+pub struct JobInfo<'a> {
+    pub program: &'a Path,
+    pub args: &'a [OsString],
+    pub size: usize,
+    pub jobid: &'a str,
+}
+
+/// A started rank as the event loop holds it.
+pub struct Spawned {
+    pub child: Child,
+    /// Our end of the rank's PMI socket.
+    pub pmi: UnixStream,
+}
+
+/// Starts rank `rank`: its own process group (so a signal reaches everything it started),
+/// `PR_SET_PDEATHSIG(SIGKILL)` (so it dies if bbrun dies), stdin piped for rank 0 and
+/// `/dev/null` for the others, stdout and stderr piped, and the PMI environment.
+pub fn spawn_rank(job: &JobInfo<'_>, rank: usize) -> io::Result<Spawned> {
+    let (ours, theirs) = UnixStream::pair()?;
+    // The rank's end must not land on 0, 1 or 2, which the spawn overwrites with the pipes
+    // (possible only when bbrun itself started with one of those closed): dup() gives >= 3.
+    let theirs: OwnedFd = if theirs.as_raw_fd() < 3 { theirs.try_clone()?.into() } else { theirs.into() };
+    let pmi_fd = theirs.as_raw_fd();
+    let parent = std::process::id() as libc::pid_t;
+
+    let mut cmd = Command::new(job.program);
+    cmd.args(job.args)
+        .env("PMI_FD", pmi_fd.to_string())
+        .env("PMI_RANK", rank.to_string())
+        .env("PMI_SIZE", job.size.to_string())
+        .env("PMI_JOBID", job.jobid)
+        .env("BB_JOBID", job.jobid)
+        // Every rank runs on this host, so local rank and size equal the global ones.
+        .env("BB_LOCAL_RANK", rank.to_string())
+        .env("BB_LOCAL_SIZE", job.size.to_string())
+        // A bbrun started from inside another job must not pass that job's server on.
+        .env_remove("PMI_PORT")
+        .env_remove("PMI_ID")
+        .env_remove("PMI_SPAWNED")
+        .stdin(if rank == 0 { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // SAFETY: the closure runs in the child between fork and exec and only makes
+    // async-signal-safe system calls (sigprocmask, prctl, getppid, fcntl); it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            // bbrun blocks the signals it reads through its signalfd; a blocked mask survives
+            // exec, and a rank with SIGTERM blocked would ignore our tear-down.
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            if libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // bbrun may have died before the prctl took effect: then no signal will come.
+            if libc::getppid() != parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            // The socket was created close-on-exec so that no other rank inherits it; this
+            // rank must.
+            if libc::fcntl(pmi_fd, libc::F_SETFD, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn()?;
+    drop(theirs);
+    Ok(Spawned { child, pmi: ours })
+}
+
+/// Finds the program as `exec` will: a name with a `/` is a path, anything else is looked up
+/// in `PATH`. Errors say what is wrong in words, with an exit code as a shell would give
+/// (127 not found, 126 not executable).
+pub fn find_program(program: &Path) -> Result<PathBuf, (String, i32)> {
+    let name = program.display();
+    if program.as_os_str().is_empty() {
+        return Err(("no program given".into(), 2));
+    }
+    if program.as_os_str().as_encoded_bytes().contains(&b'/') {
+        return check_executable(program).map(|()| program.to_path_buf()).map_err(|why| {
+            let code = if program.exists() { 126 } else { 127 };
+            (format!("cannot run '{name}': {why}"), code)
+        });
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    let mut found_not_executable = false;
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join(program);
+        match check_executable(&candidate) {
+            Ok(()) => return Ok(program.to_path_buf()),
+            Err(_) if candidate.exists() => found_not_executable = true,
+            Err(_) => {}
+        }
+    }
+    if found_not_executable {
+        Err((format!("cannot run '{name}': found in PATH but not executable"), 126))
+    } else {
+        Err((format!("cannot run '{name}': not found in PATH"), 127))
+    }
+}
+
+fn check_executable(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => "no such file".to_string(),
+        _ => e.to_string(),
+    })?;
+    if meta.is_dir() {
+        return Err("it is a directory".into());
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err("not executable".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_programs_like_exec_does() {
+        assert!(find_program(Path::new("sh")).is_ok());
+        assert!(find_program(Path::new("/bin/sh")).is_ok());
+        let (msg, code) = find_program(Path::new("no-such-program-bbrun")).unwrap_err();
+        assert!(msg.contains("'no-such-program-bbrun'") && msg.contains("not found"), "{msg}");
+        assert_eq!(code, 127);
+        let (msg, code) = find_program(Path::new("/no/such/prog")).unwrap_err();
+        assert!(msg.contains("/no/such/prog"), "{msg}");
+        assert_eq!(code, 127);
+        let (_, code) = find_program(Path::new("/etc/passwd")).unwrap_err();
+        assert_eq!(code, 126);
+        let (msg, _) = find_program(Path::new("/tmp")).unwrap_err();
+        assert!(msg.contains("directory"), "{msg}");
+    }
+}
