@@ -13,7 +13,7 @@ use super::protocol::{Protocol, Rts, Thresholds, CTS, DATA, EAGER, FIN, RTS};
 use super::request::{Completion, ReqId, Slab, State};
 use crate::transport::shm::wait::{Backoff, Step};
 use crate::transport::shm::{ShmChannel, CMA_SEGMENT, SINGLE_COPY};
-use crate::transport::Header;
+use crate::transport::{Channel, Header};
 use crate::{verbose, Error, Result};
 
 /// An unexpected message, kept until a receive matches it.

@@ -4,7 +4,30 @@
 //! can do is data it declares ([`Caps`]); the engine chooses protocols from that at setup.
 //! Operations that cannot proceed now return `false` / `WouldBlock`, never block.
 
+#[cfg(test)]
+mod conformance;
 pub mod shm;
+
+/// A channel: this rank's end of a route to its peers (ranks `0..nranks`).
+///
+/// The mandatory core is `try_send` + `poll`; `try_multicast` and `read_remote` are the
+/// optional fast paths, declared in [`Caps`]. Nothing here blocks except `sleep`.
+pub trait Channel {
+    /// What this channel can do, fixed at setup.
+    fn caps(&self) -> Caps;
+    /// Number of ranks reachable (including this one).
+    fn nranks(&self) -> usize;
+    /// Posts one record to `peer`, or says it cannot now (no room: poll, then retry).
+    fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock>;
+    /// Posts one record to every peer in `peers`, written once (all or none).
+    fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock>;
+    /// Hands arrived records to `f(sender, header, payload)`, `hint`'s first; returns how many.
+    fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, f: F) -> usize;
+    /// Copies `dst.len()` bytes at `addr` in `peer`'s memory into `dst` (single copy).
+    fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> std::io::Result<()>;
+    /// Sleeps until a record may have arrived or `timeout` passes.
+    fn sleep(&self, timeout: std::time::Duration);
+}
 
 /// The fixed header every record carries: match information and one word for the protocol.
 /// The engine gives the fields their meaning; a channel only moves them.

@@ -14,7 +14,7 @@
 use std::io;
 
 use crate::sync::Ordering;
-use crate::transport::{Caps, Header, WouldBlock};
+use crate::transport::{Caps, Channel, Header, WouldBlock};
 use crate::tunables::Tunable;
 
 mod ring;
@@ -153,86 +153,11 @@ impl ShmChannel {
         self.oversubscribed
     }
 
-    pub fn nranks(&self) -> usize {
-        self.seg.layout.nranks
-    }
-
-    pub fn caps(&self) -> Caps {
-        Caps {
-            max_inline: self.max_inline,
-            max_record: self.seg.layout.slot_bytes,
-            single_copy: true,
-            multicast: true,
-        }
-    }
-
-
-    /// Sends one record to `peer`: inline if it fits, else through a slot of the data part.
-    pub fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
-        if payload.len() <= self.max_inline {
-            let ring = ring_to(&self.seg, self.me, peer);
-            if !self.tx[peer].try_push(&ring, FORM_INLINE, payload.len() as u32, header, payload) {
-                return Err(WouldBlock);
-            }
-            self.rang(peer);
-            Ok(())
-        } else {
-            self.try_multicast(&[peer], header, payload)
-        }
-    }
-
-    /// Writes `payload` once into a slot and posts its descriptor to every peer in `peers`.
-    /// Either every peer gets it, or none does and the call says `WouldBlock`.
-    pub fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
-        assert!(payload.len() <= self.seg.layout.slot_bytes, "record larger than a slot");
-        for &p in peers {
-            let ring = ring_to(&self.seg, self.me, p);
-            if !self.tx[p].has_room(&ring, 4) {
-                return Err(WouldBlock);
-            }
-        }
-        let Some(slot) = self.slots.alloc(&self.seg, self.me) else { return Err(WouldBlock) };
-        // SAFETY: a free slot of our own data part: no receiver reads it until posted below.
-        unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), self.seg.slot(self.me, slot), payload.len()) };
-        for &p in peers {
-            let ring = ring_to(&self.seg, self.me, p);
-            let posted = self.tx[p].try_push(&ring, FORM_SLOT, payload.len() as u32, header, &(slot as u32).to_ne_bytes());
-            debug_assert!(posted, "room was checked above");
-            self.slots.posted(slot, p);
-            self.rang(p);
-        }
-        Ok(())
-    }
-
     /// Rings `peer`'s doorbell for the record just posted, and wakes it if it sleeps.
     fn rang(&mut self, peer: usize) {
         self.posted[peer] += 1;
         self.seg.doorbell(peer, self.me).store(self.posted[peer], Ordering::Release);
         self.wake(peer);
-    }
-
-    /// Hands records that have arrived to `f(sender, header, payload)`. The sender in `hint`
-    /// (or the one heard from last) is drained first; the doorbells of the others are read
-    /// when that found nothing, and, while a `hint` is given, only every [`DOORBELL_EVERY`]th
-    /// poll, so a rank waiting on one peer does not pull lines others write on each spin.
-    /// `payload` lies in shared memory and is valid only during the call. Returns the number
-    /// of records handled.
-    pub fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, mut f: F) -> usize {
-        let first = hint.unwrap_or(self.hot);
-        let mut handled = self.drain(first, &mut f);
-        self.polls = self.polls.wrapping_add(1);
-        if handled == 0 && (hint.is_none() || self.polls % DOORBELL_EVERY == 0) {
-            for s in 0..self.nranks() {
-                if s != first && self.seg.doorbell(self.me, s).load(Ordering::Acquire) != self.consumed[s] {
-                    let k = self.drain(s, &mut f);
-                    if k > 0 {
-                        self.hot = s;
-                        handled += k;
-                    }
-                }
-            }
-        }
-        handled
     }
 
     fn drain<F: FnMut(usize, &Header, &[u8])>(&mut self, s: usize, f: &mut F) -> usize {
@@ -270,9 +195,92 @@ impl ShmChannel {
         (0..self.nranks()).any(|s| self.seg.doorbell(self.me, s).load(Ordering::Acquire) != self.consumed[s])
     }
 
+    /// Wakes `peer` if it has said it sleeps.
+    pub fn wake(&self, peer: usize) {
+        wait::wake(&self.seg.control(peer).sleep, self.oversubscribed);
+    }
+}
+
+impl Channel for ShmChannel {
+
+    fn nranks(&self) -> usize {
+        self.seg.layout.nranks
+    }
+
+    fn caps(&self) -> Caps {
+        Caps {
+            max_inline: self.max_inline,
+            max_record: self.seg.layout.slot_bytes,
+            single_copy: true,
+            multicast: true,
+        }
+    }
+
+
+    /// Sends one record to `peer`: inline if it fits, else through a slot of the data part.
+    fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
+        if payload.len() <= self.max_inline {
+            let ring = ring_to(&self.seg, self.me, peer);
+            if !self.tx[peer].try_push(&ring, FORM_INLINE, payload.len() as u32, header, payload) {
+                return Err(WouldBlock);
+            }
+            self.rang(peer);
+            Ok(())
+        } else {
+            self.try_multicast(&[peer], header, payload)
+        }
+    }
+
+    /// Writes `payload` once into a slot and posts its descriptor to every peer in `peers`.
+    /// Either every peer gets it, or none does and the call says `WouldBlock`.
+    fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
+        assert!(payload.len() <= self.seg.layout.slot_bytes, "record larger than a slot");
+        for &p in peers {
+            let ring = ring_to(&self.seg, self.me, p);
+            if !self.tx[p].has_room(&ring, 4) {
+                return Err(WouldBlock);
+            }
+        }
+        let Some(slot) = self.slots.alloc(&self.seg, self.me) else { return Err(WouldBlock) };
+        // SAFETY: a free slot of our own data part: no receiver reads it until posted below.
+        unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), self.seg.slot(self.me, slot), payload.len()) };
+        for &p in peers {
+            let ring = ring_to(&self.seg, self.me, p);
+            let posted = self.tx[p].try_push(&ring, FORM_SLOT, payload.len() as u32, header, &(slot as u32).to_ne_bytes());
+            debug_assert!(posted, "room was checked above");
+            self.slots.posted(slot, p);
+            self.rang(p);
+        }
+        Ok(())
+    }
+
+    /// Hands records that have arrived to `f(sender, header, payload)`. The sender in `hint`
+    /// (or the one heard from last) is drained first; the doorbells of the others are read
+    /// when that found nothing, and, while a `hint` is given, only every [`DOORBELL_EVERY`]th
+    /// poll, so a rank waiting on one peer does not pull lines others write on each spin.
+    /// `payload` lies in shared memory and is valid only during the call. Returns the number
+    /// of records handled.
+    fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, mut f: F) -> usize {
+        let first = hint.unwrap_or(self.hot);
+        let mut handled = self.drain(first, &mut f);
+        self.polls = self.polls.wrapping_add(1);
+        if handled == 0 && (hint.is_none() || self.polls % DOORBELL_EVERY == 0) {
+            for s in 0..self.nranks() {
+                if s != first && self.seg.doorbell(self.me, s).load(Ordering::Acquire) != self.consumed[s] {
+                    let k = self.drain(s, &mut f);
+                    if k > 0 {
+                        self.hot = s;
+                        handled += k;
+                    }
+                }
+            }
+        }
+        handled
+    }
+
     /// Copies `dst.len()` bytes at address `addr` of `peer`'s memory straight into `dst`
     /// (`process_vm_readv`), looping over partial reads.
-    pub fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> io::Result<()> {
+    fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> io::Result<()> {
         let pid = self.seg.control(peer).pid.load(Ordering::Acquire) as libc::pid_t;
         let mut done = 0;
         while done < dst.len() {
@@ -293,13 +301,8 @@ impl ShmChannel {
 
     /// Sleeps until a sender rings, or `timeout` passes. Returns at once if something is
     /// pending. The sleep word is the one place a sender writes into our control part.
-    pub fn sleep(&self, timeout: std::time::Duration) {
+    fn sleep(&self, timeout: std::time::Duration) {
         wait::sleep(&self.seg.control(self.me).sleep, timeout, || self.pending());
-    }
-
-    /// Wakes `peer` if it has said it sleeps.
-    pub fn wake(&self, peer: usize) {
-        wait::wake(&self.seg.control(peer).sleep, self.oversubscribed);
     }
 }
 
@@ -329,4 +332,21 @@ pub(crate) fn connect(job: &mut crate::bootstrap::Job) -> crate::Result<ShmChann
         chan.unlink();
     }
     Ok(chan)
+}
+
+/// `n` connected endpoints in this process (each maps the segment itself), for the
+/// conformance suite.
+#[cfg(test)]
+pub(crate) fn endpoints(n: usize, ring_bytes: usize, slot_bytes: usize, slots: usize) -> Vec<ShmChannel> {
+    let layout = Layout::new(n, ring_bytes, slot_bytes, slots);
+    let name = segment_name("conformance");
+    let mut first = Some(Segment::create(&name, layout).expect("create segment"));
+    let eps: Vec<ShmChannel> = (0..n)
+        .map(|me| {
+            let seg = first.take().unwrap_or_else(|| Segment::open(&name, layout).expect("map segment"));
+            ShmChannel::new(seg, me, false)
+        })
+        .collect();
+    let _ = rustix::shm::unlink(name.as_str());
+    eps
 }
