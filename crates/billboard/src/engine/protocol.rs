@@ -20,8 +20,8 @@ use crate::tunables::Tunable;
 
 pub static EAGER_MAX: Tunable = Tunable::new(
     "BB_EAGER_MAX",
-    64 << 10,
-    "largest payload sent eagerly (one copy in, one out); above it rendezvous + single copy",
+    4 << 10,
+    "largest eager payload; above it rendezvous + single copy (measured: 8 KiB one-way 1.45 us vs 1.71 eager, same bandwidth)",
 );
 
 pub(crate) const EAGER: u32 = 1;
