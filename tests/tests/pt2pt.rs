@@ -60,3 +60,25 @@ fn a_singleton_starts_without_bbrun() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("ok all on 1 ranks"));
     assert_eq!(shm_files(), before, "the singleton's segment is gone");
 }
+
+/// A rank that dies while the others wait on it: bbrun names it, stops the rest within a
+/// second or two, exits non-zero, and `run` checks nothing is left behind.
+fn fault(case: &str, expect_code: i32, expect_words: &[&str]) {
+    let job = run(4, "bb-pt2pt", &[case], &[], Duration::from_secs(30));
+    assert_eq!(job.code(), Some(expect_code), "stderr:\n{}", job.stderr());
+    assert!(job.elapsed < Duration::from_secs(2), "took {:?}", job.elapsed);
+    let report = job.stderr();
+    for w in expect_words {
+        assert!(report.contains(w), "the report should say {w:?}:\n{report}");
+    }
+}
+
+#[test]
+fn kill_9_of_a_rank_ends_the_job_and_names_it() {
+    fault("kill9", 137, &["rank 2", "signal 9"]);
+}
+
+#[test]
+fn exit_3_of_a_rank_ends_the_job_with_its_code() {
+    fault("exit3", 3, &["rank 2", "code 3"]);
+}

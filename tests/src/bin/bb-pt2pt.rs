@@ -273,6 +273,10 @@ impl Owned for Communicator {
     }
 }
 
+extern "C" {
+    fn raise(sig: i32) -> i32;
+}
+
 fn main() -> Res {
     let case = std::env::args().nth(1).unwrap_or_else(|| "all".into());
     let universe = billboard::init()?;
@@ -286,6 +290,20 @@ fn main() -> Res {
         "comms" => comms(&w)?,
         "probe" => probe(&w)?,
         "init" => {}
+        // Fault cases: the others wait on the failing rank, which bbrun must notice and end.
+        "kill9" | "exit3" => {
+            w.barrier()?;
+            if w.rank() == 2 % w.size() {
+                if case == "kill9" {
+                    // SAFETY: raise(3) on ourselves.
+                    unsafe { raise(9) };
+                }
+                std::process::exit(3);
+            }
+            let mut b = 0u8;
+            w.recv(&mut b, 2 % w.size(), 0)?;
+            unreachable!("rank 2 never sends");
+        }
         "all" => {
             order(&w)?;
             wildcards(&w)?;

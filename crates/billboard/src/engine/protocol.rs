@@ -104,6 +104,18 @@ mod tests {
         assert_eq!(Thresholds::from_caps(&small).eager_max, 4096, "never above one record");
     }
 
+    proptest::proptest! {
+        /// Eager exactly up to the smaller of the tunable and one channel record, never above.
+        #[test]
+        fn eager_never_exceeds_one_record(max_record in 1usize..1 << 24, bytes in 0usize..1 << 25) {
+            let caps = Caps { max_inline: 0, max_record, single_copy: true, multicast: true };
+            let t = Thresholds::from_caps(&caps);
+            let eager = t.protocol(bytes) == Protocol::Eager;
+            proptest::prop_assert_eq!(eager, bytes <= EAGER_MAX.get().min(max_record));
+            proptest::prop_assert!(t.chunk <= max_record);
+        }
+    }
+
     #[test]
     fn rts_round_trips_and_rejects_wrong_lengths() {
         let r = Rts { addr: 0xdead_beef_0000, send_req: 17 };
