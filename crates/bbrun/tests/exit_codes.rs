@@ -92,3 +92,32 @@ fn more_ranks_than_cores_warns_once_and_runs() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(out.stderr.lines().filter(|l| l.contains("warning") && l.contains("cores")).count(), 1);
 }
+
+#[test]
+fn background_processes_left_by_ranks_are_killed() {
+    // Each rank leaves a sleeper behind, holding its stdout open, and exits 0.
+    let out = bbrun(&args(&sh(2, "sleep 30 & echo pid=$!")), None);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.elapsed < Duration::from_secs(2), "took {:?}", out.elapsed);
+    let pids = numbers_after(&out.stdout, "pid=");
+    assert_eq!(pids.len(), 2, "{}", out.stdout);
+    assert_gone(&pids);
+}
+
+#[test]
+fn ranks_die_when_bbrun_is_killed() {
+    let mut ranks = Vec::new();
+    let out = bbrun_with(&args(&sh(3, "exec sleep 30")), None, |pid| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while children(pid).len() < 3 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        ranks = children(pid);
+        // SAFETY: kill has no memory effects.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    });
+    assert_eq!(out.code, None, "killed by a signal");
+    assert_eq!(ranks.len(), 3);
+    // PR_SET_PDEATHSIG(SIGKILL) takes them down with bbrun.
+    assert_gone(&ranks);
+}

@@ -56,3 +56,10 @@ fn a_rank_that_skips_the_barrier_stops_the_job() {
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert!(out.stderr.contains("rank 1") && out.stderr.contains("barrier"), "{}", out.stderr);
 }
+
+#[test]
+fn exiting_without_finalize_while_others_run_stops_the_job() {
+    let out = bbrun(&["-n", "2", PROBE, "--exit-early"], None);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(out.stderr.contains("rank 1") && out.stderr.contains("finalize"), "{}", out.stderr);
+}

@@ -31,11 +31,6 @@ fn sleepers_of(bbrun_pid: u32) -> Vec<u32> {
     ranks.iter().flat_map(|r| children(*r)).filter(|p| comm(*p) == "sleep").collect()
 }
 
-fn children(pid: u32) -> Vec<u32> {
-    let path = format!("/proc/{pid}/task/{pid}/children");
-    std::fs::read_to_string(path).unwrap_or_default().split_whitespace().filter_map(|p| p.parse().ok()).collect()
-}
-
 fn comm(pid: u32) -> String {
     std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_owned()
 }

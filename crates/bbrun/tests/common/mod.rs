@@ -126,3 +126,9 @@ pub fn assert_no_shm(jobid: &str) {
 pub fn jobid(text: &str) -> String {
     text.split("jobid=").nth(1).and_then(|r| r.split_whitespace().next()).unwrap_or("").to_owned()
 }
+
+/// The children of process `pid` (from /proc).
+pub fn children(pid: u32) -> Vec<u32> {
+    let path = format!("/proc/{pid}/task/{pid}/children");
+    std::fs::read_to_string(path).unwrap_or_default().split_whitespace().filter_map(|p| p.parse().ok()).collect()
+}
