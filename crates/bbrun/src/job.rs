@@ -76,7 +76,12 @@ pub fn run(opts: &Options, jobid: &str) -> i32 {
     let mut ranks = Vec::with_capacity(opts.size);
     let mut start_error = None;
     for index in 0..opts.size {
-        match spawn_rank(&info, index).and_then(|s| Rank::new(index, s, opts.tag_output)) {
+        let started = spawn_rank(&info, index).and_then(|s| {
+            let pid = s.child.id() as i32;
+            // A rank we cannot watch must not run unwatched.
+            Rank::new(index, s, opts.tag_output).inspect_err(|_| signals::kill_group(pid, libc::SIGKILL))
+        });
+        match started {
             Ok(rank) => ranks.push(rank),
             Err(e) => {
                 // As a shell would: 127 when the program is not there, 126 when it cannot run.
@@ -220,8 +225,9 @@ impl Job {
         for sig in self.signals.read_all() {
             if sig == libc::SIGCHLD {
                 self.reap(now);
-            } else if self.caught.is_some() {
-                // A second Ctrl-C: the user wants it over now.
+            } else if self.stopping() {
+                // A second Ctrl-C, or one while a failed job is being stopped: the user wants
+                // it over now.
                 self.signal_all(libc::SIGKILL);
             } else {
                 eprintln!("bbrun: caught {}; passing it to all ranks", signals::name(sig));

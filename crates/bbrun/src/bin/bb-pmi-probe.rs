@@ -5,6 +5,8 @@
 //! `--quick`: connect, one barrier, finalize (the launcher's start-up cost, for timing).
 //! `--abort CODE`: rank 1 (or rank 0 in a 1-rank job) calls PMI abort with CODE after the
 //! first barrier; the others wait in a second barrier that never completes.
+//! `--exit-early`: the last rank exits with code 0 right after connecting, without finalize;
+//! the others wait in a barrier that never completes.
 
 use billboard::bootstrap::pmi::Pmi;
 
@@ -22,6 +24,8 @@ fn run() -> billboard::Result<()> {
     let (rank, size) = (pmi.rank(), pmi.size());
     match args.first().map(String::as_str) {
         Some("--quick") => pmi.barrier()?,
+        Some("--exit-early") if rank == size - 1 => std::process::exit(0),
+        Some("--exit-early") => pmi.barrier()?,
         Some("--abort") => {
             let code: i32 = args.get(1).and_then(|c| c.parse().ok()).unwrap_or(1);
             pmi.barrier()?;
