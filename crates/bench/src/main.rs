@@ -23,11 +23,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::plan::{parse_size, DEFAULT_MAX_SIZE, DEFAULT_TRIALS, MIN_TRIALS};
 
 #[derive(Parser)]
-#[command(
-    name = "bb-bench",
-    version,
-    about = "Billboard benchmarks, each against the floor of the bare channel"
-)]
+#[command(name = "bb-bench", version, about = "Billboard benchmarks, each against the floor of the bare channel")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -74,13 +70,9 @@ pub struct Options {
 }
 
 fn parse_trials(text: &str) -> Result<usize, String> {
-    let n: usize = text
-        .parse()
-        .map_err(|_| format!("not a number: {text:?}"))?;
+    let n: usize = text.parse().map_err(|_| format!("not a number: {text:?}"))?;
     if n < MIN_TRIALS {
-        return Err(format!(
-            "at least {MIN_TRIALS} trials (the 10% trim needs them)"
-        ));
+        return Err(format!("at least {MIN_TRIALS} trials (the 10% trim needs them)"));
     }
     Ok(n)
 }

@@ -43,10 +43,7 @@ impl SharedRegion {
         if ptr == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        Ok(SharedRegion {
-            base: ptr.cast(),
-            len,
-        })
+        Ok(SharedRegion { base: ptr.cast(), len })
     }
 
     /// Start of the mapping; valid for `len()` bytes while `self` lives.
@@ -90,11 +87,7 @@ impl Peer {
                         libc::_exit(1); // the parent died before prctl took effect
                     }
                 }
-                let code = if catch_unwind(AssertUnwindSafe(body)).is_ok() {
-                    0
-                } else {
-                    101
-                };
+                let code = if catch_unwind(AssertUnwindSafe(body)).is_ok() { 0 } else { 101 };
                 // SAFETY: leaves the child without unwinding into the parent's stack frames.
                 unsafe { libc::_exit(code) }
             }
@@ -140,10 +133,7 @@ impl Peer {
         if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
             Ok(())
         } else {
-            Err(io::Error::other(format!(
-                "floor peer {} ended abnormally (wait status {status:#x})",
-                self.pid
-            )))
+            Err(io::Error::other(format!("floor peer {} ended abnormally (wait status {status:#x})", self.pid)))
         }
     }
 }
@@ -170,11 +160,7 @@ pub struct PeerGone;
 /// [`SPIN_BEFORE_YIELD`] polls the wait yields the CPU, as a two-vCPU machine shared with other
 /// work may have descheduled the peer; every [`POLLS_PER_CHECK`] polls after that it asks
 /// `peer_gone`, so a dead peer ends the wait instead of hanging it.
-pub fn wait_at_least(
-    word: &AtomicU64,
-    target: u64,
-    mut peer_gone: impl FnMut() -> bool,
-) -> Result<(), PeerGone> {
+pub fn wait_at_least(word: &AtomicU64, target: u64, mut peer_gone: impl FnMut() -> bool) -> Result<(), PeerGone> {
     let mut polls: u64 = 0;
     while word.load(Ordering::Acquire) < target {
         polls += 1;
@@ -187,11 +173,7 @@ pub fn wait_at_least(
         if polls % POLLS_PER_CHECK == 0 && peer_gone() {
             // The peer may have stored its last word and then exited while we were yielding:
             // its store precedes its exit, which we just observed, so one more load decides.
-            return if word.load(Ordering::Acquire) >= target {
-                Ok(())
-            } else {
-                Err(PeerGone)
-            };
+            return if word.load(Ordering::Acquire) >= target { Ok(()) } else { Err(PeerGone) };
         }
     }
     Ok(())

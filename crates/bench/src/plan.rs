@@ -31,18 +31,12 @@ pub fn bandwidth_sizes(max: usize) -> Vec<usize> {
 }
 
 fn powers_of_two(max: usize) -> impl Iterator<Item = usize> {
-    (0..usize::BITS)
-        .map(|i| 1usize << i)
-        .take_while(move |&s| s <= max)
+    (0..usize::BITS).map(|i| 1usize << i).take_while(move |&s| s <= max)
 }
 
 /// The sizes to run: the explicit `--sizes` list if given, else `defaults`; either way only
 /// those up to `max_size`.
-pub fn select_sizes(
-    defaults: Vec<usize>,
-    explicit: Option<&[usize]>,
-    max_size: usize,
-) -> Vec<usize> {
+pub fn select_sizes(defaults: Vec<usize>, explicit: Option<&[usize]>, max_size: usize) -> Vec<usize> {
     let chosen = explicit.map_or(defaults, <[usize]>::to_vec);
     chosen.into_iter().filter(|&s| s <= max_size).collect()
 }
@@ -52,9 +46,7 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (digits, unit) = t.split_at(split);
-    let n: usize = digits
-        .parse()
-        .map_err(|_| format!("not a size: {text:?}"))?;
+    let n: usize = digits.parse().map_err(|_| format!("not a size: {text:?}"))?;
     let scale = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kib" | "kb" => 1 << 10,
@@ -62,8 +54,7 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
         "g" | "gib" | "gb" => 1 << 30,
         _ => return Err(format!("unknown unit in size {text:?} (use K or M)")),
     };
-    n.checked_mul(scale)
-        .ok_or_else(|| format!("size too large: {text:?}"))
+    n.checked_mul(scale).ok_or_else(|| format!("size too large: {text:?}"))
 }
 
 /// Round trips per timed latency trial at `size` (see [`LATENCY_TRIAL_BYTES`]).
@@ -86,10 +77,7 @@ pub struct Trials {
 
 impl Trials {
     pub fn new(timed: usize) -> Trials {
-        Trials {
-            timed,
-            warmup: warmup_trials(timed),
-        }
+        Trials { timed, warmup: warmup_trials(timed) }
     }
 
     /// Warm-up plus timed trials.
@@ -117,10 +105,7 @@ mod tests {
 
     #[test]
     fn explicit_sizes_win_but_max_still_applies() {
-        assert_eq!(
-            select_sizes(vec![1, 2], Some(&[0, 8, 8192]), 4096),
-            vec![0, 8]
-        );
+        assert_eq!(select_sizes(vec![1, 2], Some(&[0, 8, 8192]), 4096), vec![0, 8]);
         assert_eq!(select_sizes(vec![1, 2, 4], None, 2), vec![1, 2]);
     }
 
@@ -145,13 +130,7 @@ mod tests {
 
     #[test]
     fn warmup_is_a_tenth_but_at_least_ten() {
-        assert_eq!(
-            Trials::new(200),
-            Trials {
-                timed: 200,
-                warmup: 20
-            }
-        );
+        assert_eq!(Trials::new(200), Trials { timed: 200, warmup: 20 });
         assert_eq!(Trials::new(100).warmup, 10);
         assert_eq!(Trials::new(50).total(), 60);
     }

@@ -17,22 +17,12 @@ pub struct Summary {
 
 impl Summary {
     /// A summary with no data (a measurement that could not run), rendered as "-".
-    pub const MISSING: Summary = Summary {
-        median: f64::NAN,
-        min: f64::NAN,
-        mean: f64::NAN,
-        kept: 0,
-    };
+    pub const MISSING: Summary = Summary { median: f64::NAN, min: f64::NAN, mean: f64::NAN, kept: 0 };
 
     /// Applies `f` to each statistic (e.g. seconds per round trip to one-way microseconds).
     /// `f` must be monotonic non-decreasing for `min` to stay the minimum.
     pub fn map(self, f: impl Fn(f64) -> f64) -> Summary {
-        Summary {
-            median: f(self.median),
-            min: f(self.min),
-            mean: f(self.mean),
-            kept: self.kept,
-        }
+        Summary { median: f(self.median), min: f(self.min), mean: f(self.mean), kept: self.kept }
     }
 }
 
@@ -59,18 +49,9 @@ pub fn trimmed(samples: &[f64]) -> Option<Summary> {
     let cut = trim_count(sorted.len());
     let kept = &sorted[cut..sorted.len() - cut];
     let mid = kept.len() / 2;
-    let median = if kept.len() % 2 == 1 {
-        kept[mid]
-    } else {
-        (kept[mid - 1] + kept[mid]) / 2.0
-    };
+    let median = if kept.len() % 2 == 1 { kept[mid] } else { (kept[mid - 1] + kept[mid]) / 2.0 };
     let mean = kept.iter().sum::<f64>() / kept.len() as f64;
-    Some(Summary {
-        median,
-        min: kept[0],
-        mean,
-        kept: kept.len(),
-    })
+    Some(Summary { median, min: kept[0], mean, kept: kept.len() })
 }
 
 #[cfg(test)]
@@ -127,25 +108,14 @@ mod tests {
 
     #[test]
     fn rates_come_from_times_and_min_becomes_best() {
-        let times = Summary {
-            median: 2.0,
-            min: 1.0,
-            mean: 4.0,
-            kept: 3,
-        };
+        let times = Summary { median: 2.0, min: 1.0, mean: 4.0, kept: 3 };
         let r = rate_gbps(times, 8e9);
         assert_eq!((r.median, r.min, r.mean), (4.0, 8.0, 2.0));
     }
 
     #[test]
     fn map_converts_every_statistic() {
-        let s = Summary {
-            median: 2.0,
-            min: 1.0,
-            mean: 3.0,
-            kept: 5,
-        }
-        .map(|x| x * 10.0);
+        let s = Summary { median: 2.0, min: 1.0, mean: 3.0, kept: 5 }.map(|x| x * 10.0);
         assert_eq!((s.median, s.min, s.mean, s.kept), (20.0, 10.0, 30.0, 5));
     }
 }

@@ -25,46 +25,24 @@ pub struct Table {
 
 impl Table {
     pub fn new<S: AsRef<str>>(headers: &[S]) -> Table {
-        Table {
-            headers: headers.iter().map(|h| h.as_ref().to_string()).collect(),
-            rows: Vec::new(),
-        }
+        Table { headers: headers.iter().map(|h| h.as_ref().to_string()).collect(), rows: Vec::new() }
     }
 
     /// Adds a row; it must have one cell per column.
     pub fn push(&mut self, row: Vec<Cell>) {
-        assert_eq!(
-            row.len(),
-            self.headers.len(),
-            "row width must match the header"
-        );
+        assert_eq!(row.len(), self.headers.len(), "row width must match the header");
         self.rows.push(row);
     }
 
     /// Columns right-aligned (numbers compare by eye that way), two spaces apart, with a rule
     /// under the header.
     pub fn render_aligned(&self) -> String {
-        let cells: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .map(|r| r.iter().map(human_cell).collect())
-            .collect();
+        let cells: Vec<Vec<String>> = self.rows.iter().map(|r| r.iter().map(human_cell).collect()).collect();
         let widths: Vec<usize> = (0..self.headers.len())
-            .map(|c| {
-                cells
-                    .iter()
-                    .map(|r| r[c].len())
-                    .chain([self.headers[c].len()])
-                    .max()
-                    .unwrap_or(0)
-            })
+            .map(|c| cells.iter().map(|r| r[c].len()).chain([self.headers[c].len()]).max().unwrap_or(0))
             .collect();
         let line = |fields: &[String]| {
-            let padded: Vec<String> = fields
-                .iter()
-                .zip(&widths)
-                .map(|(f, w)| format!("{f:>w$}"))
-                .collect();
+            let padded: Vec<String> = fields.iter().zip(&widths).map(|(f, w)| format!("{f:>w$}")).collect();
             padded.join("  ") + "\n"
         };
         let mut out = line(&self.headers);
@@ -138,16 +116,8 @@ pub struct Metric {
     pub best: &'static str,
 }
 
-pub const ONEWAY_US: Metric = Metric {
-    csv: "oneway_us",
-    unit: "us",
-    best: "min",
-};
-pub const GBPS: Metric = Metric {
-    csv: "gbps",
-    unit: "GB/s",
-    best: "best",
-};
+pub const ONEWAY_US: Metric = Metric { csv: "oneway_us", unit: "us", best: "min" };
+pub const GBPS: Metric = Metric { csv: "gbps", unit: "GB/s", best: "best" };
 
 /// One message size of an engine measurement with its floor from the same run.
 #[derive(Clone, Copy, Debug)]
@@ -175,12 +145,7 @@ pub struct Extra {
 }
 
 /// The human table of a series: size, median, min (or best), mean, floor, ratio, extras.
-pub fn series_aligned(
-    metric: Metric,
-    floor_label: &str,
-    points: &[Point],
-    extras: &[Extra],
-) -> Table {
+pub fn series_aligned(metric: Metric, floor_label: &str, points: &[Point], extras: &[Extra]) -> Table {
     let unit = metric.unit;
     let headers = [
         "size".to_string(),
@@ -190,32 +155,18 @@ pub fn series_aligned(
         format!("{floor_label} {unit}"),
         "x floor".to_string(),
     ];
-    let headers: Vec<String> = headers
-        .into_iter()
-        .chain(extras.iter().map(|e| e.human.to_string()))
-        .collect();
+    let headers: Vec<String> = headers.into_iter().chain(extras.iter().map(|e| e.human.to_string())).collect();
     let mut table = Table::new(&headers);
     for (i, p) in points.iter().enumerate() {
-        let cells = [
-            p.value.median,
-            p.value.min,
-            p.value.mean,
-            p.floor,
-            p.ratio(),
-        ];
+        let cells = [p.value.median, p.value.min, p.value.mean, p.floor, p.ratio()];
         table.push(row(p.size, &cells, extras, i));
     }
     table
 }
 
 fn row(size: usize, values: &[f64], extras: &[Extra], index: usize) -> Vec<Cell> {
-    let values = values
-        .iter()
-        .copied()
-        .chain(extras.iter().map(|e| e.values[index]));
-    std::iter::once(Cell::Bytes(size))
-        .chain(values.map(Cell::Num))
-        .collect()
+    let values = values.iter().copied().chain(extras.iter().map(|e| e.values[index]));
+    std::iter::once(Cell::Bytes(size)).chain(values.map(Cell::Num)).collect()
 }
 
 /// The CSV of a series: `size_bytes,<m>_median,floor_<m>_median,ratio_to_floor,<m>_min,<m>_mean`
@@ -230,19 +181,10 @@ pub fn series_csv(metric: Metric, points: &[Point], extras: &[Extra]) -> Table {
         format!("{m}_{}", metric.best),
         format!("{m}_mean"),
     ];
-    let headers: Vec<String> = headers
-        .into_iter()
-        .chain(extras.iter().map(|e| e.csv.to_string()))
-        .collect();
+    let headers: Vec<String> = headers.into_iter().chain(extras.iter().map(|e| e.csv.to_string())).collect();
     let mut table = Table::new(&headers);
     for (i, p) in points.iter().enumerate() {
-        let cells = [
-            p.value.median,
-            p.floor,
-            p.ratio(),
-            p.value.min,
-            p.value.mean,
-        ];
+        let cells = [p.value.median, p.floor, p.ratio(), p.value.min, p.value.mean];
         table.push(row(p.size, &cells, extras, i));
     }
     table
@@ -253,16 +195,7 @@ mod tests {
     use super::*;
 
     fn point(size: usize, median: f64, floor: f64) -> Point {
-        Point {
-            size,
-            value: Summary {
-                median,
-                min: median / 2.0,
-                mean: median,
-                kept: 160,
-            },
-            floor,
-        }
+        Point { size, value: Summary { median, min: median / 2.0, mean: median, kept: 160 }, floor }
     }
 
     #[test]
@@ -293,15 +226,7 @@ mod tests {
         t.push(vec![Cell::Bytes(4096), Cell::Num(f64::NAN)]);
         let out = t.render_aligned();
         let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(
-            lines,
-            [
-                " size      us",
-                "-----  ------",
-                "  8 B  0.2500",
-                "4 KiB       -"
-            ]
-        );
+        assert_eq!(lines, [" size      us", "-----  ------", "  8 B  0.2500", "4 KiB       -"]);
     }
 
     #[test]
@@ -319,22 +244,19 @@ mod tests {
 
     #[test]
     fn series_csv_starts_with_size_and_median() {
-        let csv = series_csv(
-            ONEWAY_US,
-            &[point(0, 0.5, 0.25), point(8, 1.0, f64::NAN)],
-            &[],
-        )
-        .render_csv();
+        let csv = series_csv(ONEWAY_US, &[point(0, 0.5, 0.25), point(8, 1.0, f64::NAN)], &[]).render_csv();
         let lines: Vec<&str> = csv.lines().collect();
-        assert_eq!(lines[0], "size_bytes,oneway_us_median,floor_oneway_us_median,ratio_to_floor,oneway_us_min,oneway_us_mean");
+        assert_eq!(
+            lines[0],
+            "size_bytes,oneway_us_median,floor_oneway_us_median,ratio_to_floor,oneway_us_min,oneway_us_mean"
+        );
         assert_eq!(lines[1], "0,0.5000,0.2500,2.000,0.2500,0.5000");
         assert_eq!(lines[2], "8,1.000,,,0.5000,1.000");
     }
 
     #[test]
     fn series_aligned_labels_units_and_ratio() {
-        let out =
-            series_aligned(GBPS, "memcpy", &[point(1 << 20, 5.0, 10.0)], &[]).render_aligned();
+        let out = series_aligned(GBPS, "memcpy", &[point(1 << 20, 5.0, 10.0)], &[]).render_aligned();
         let lines: Vec<&str> = out.lines().collect();
         assert!(lines[0].contains("median GB/s") && lines[0].contains("best GB/s"));
         assert!(lines[0].contains("memcpy GB/s") && lines[0].ends_with("x floor"));
@@ -344,11 +266,7 @@ mod tests {
 
     #[test]
     fn extras_follow_the_standard_columns() {
-        let extras = [Extra {
-            human: "vm_readv GB/s",
-            csv: "vm_readv_gbps_median",
-            values: vec![7.0],
-        }];
+        let extras = [Extra { human: "vm_readv GB/s", csv: "vm_readv_gbps_median", values: vec![7.0] }];
         let csv = series_csv(GBPS, &[point(64, 1.0, 2.0)], &extras).render_csv();
         let lines: Vec<&str> = csv.lines().collect();
         assert!(lines[0].starts_with("size_bytes,gbps_median,floor_gbps_median,ratio_to_floor,"));

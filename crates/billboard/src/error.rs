@@ -40,10 +40,9 @@ impl fmt::Display for Error {
                 "message truncated: {message_bytes} bytes from rank {source} with tag {tag} \
                  do not fit the {buffer_bytes}-byte receive buffer"
             ),
-            Error::ElementSize { bytes, element } => write!(
-                f,
-                "{bytes} bytes is not a whole number of {element}-byte elements"
-            ),
+            Error::ElementSize { bytes, element } => {
+                write!(f, "{bytes} bytes is not a whole number of {element}-byte elements")
+            }
             Error::PeerGone { rank, reason } => write!(f, "rank {rank} is gone: {reason}"),
             Error::Bootstrap(why) => write!(f, "cannot start the job: {why}"),
             Error::SharedMemory(why) => write!(f, "shared memory: {why}"),

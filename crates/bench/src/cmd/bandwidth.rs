@@ -7,9 +7,7 @@
 //! aliasing mutable buffers, and distinct buffers are what an application would have), so at
 //! large sizes the receive side is not cache-resident. bench/peers/pingpong.c does the same.
 
-use super::engine::{
-    check_bytes, floor_on_rank0, need_ranks, time_trials, ACK_TAG, DATA_TAG, PAYLOAD_BYTE,
-};
+use super::engine::{check_bytes, floor_on_rank0, need_ranks, time_trials, ACK_TAG, DATA_TAG, PAYLOAD_BYTE};
 use super::{print_series, CmdResult};
 use crate::floor::{self, CopyFloor};
 use crate::plan::{bandwidth_sizes, select_sizes, Trials};
@@ -27,28 +25,14 @@ pub fn run(options: &Options, window: usize) -> CmdResult {
     if ranks < 2 {
         return Err(need_ranks("bandwidth", 2, ranks));
     }
-    let sizes = select_sizes(
-        bandwidth_sizes(options.max_size),
-        options.sizes.as_deref(),
-        options.max_size,
-    );
+    let sizes = select_sizes(bandwidth_sizes(options.max_size), options.sizes.as_deref(), options.max_size);
     let trials = Trials::new(options.trials);
     let missing = || vec![CopyFloor::MISSING; sizes.len()];
-    let floor = floor_on_rank0(&world, options.no_floor, missing, || {
-        floor::copy_bandwidth(&sizes, trials)
-    })?;
+    let floor = floor_on_rank0(&world, options.no_floor, missing, || floor::copy_bandwidth(&sizes, trials))?;
 
     let max = sizes.iter().copied().max().unwrap_or(0);
-    let send_buf = if rank == 0 {
-        vec![PAYLOAD_BYTE; max]
-    } else {
-        Vec::new()
-    };
-    let mut recv_bufs = if rank == 1 {
-        vec![0u8; window * max.max(1)]
-    } else {
-        Vec::new()
-    };
+    let send_buf = if rank == 0 { vec![PAYLOAD_BYTE; max] } else { Vec::new() };
+    let mut recv_bufs = if rank == 1 { vec![0u8; window * max.max(1)] } else { Vec::new() };
     let mut ack = [0u8; 0];
     let mut points = Vec::with_capacity(sizes.len());
     for (i, &size) in sizes.iter().enumerate() {
@@ -88,27 +72,16 @@ pub fn run(options: &Options, window: usize) -> CmdResult {
             }
             _ => Summary::MISSING,
         };
-        points.push(Point {
-            size,
-            value,
-            floor: floor[i].best_median(),
-        });
+        points.push(Point { size, value, floor: floor[i].best_median() });
     }
     world.barrier()?;
     if rank == 0 {
-        let column = |human, csv, pick: fn(&CopyFloor) -> f64| Extra {
-            human,
-            csv,
-            values: floor.iter().map(pick).collect(),
-        };
+        let column =
+            |human, csv, pick: fn(&CopyFloor) -> f64| Extra { human, csv, values: floor.iter().map(pick).collect() };
         let extras = [
             column("memcpy GB/s", "memcpy_gbps_median", |f| f.memcpy.median),
-            column("memcpy cold GB/s", "memcpy_cold_gbps_median", |f| {
-                f.memcpy_cold.median
-            }),
-            column("vm_readv GB/s", "vm_readv_gbps_median", |f| {
-                f.vm_readv.median
-            }),
+            column("memcpy cold GB/s", "memcpy_cold_gbps_median", |f| f.memcpy_cold.median),
+            column("vm_readv GB/s", "vm_readv_gbps_median", |f| f.vm_readv.median),
         ];
         let title = format!(
             "bandwidth: billboard rank 0 -> 1, windows of {window} isends + 1 ack (GB/s = 1e9 B/s); \

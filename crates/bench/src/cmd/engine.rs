@@ -62,23 +62,16 @@ pub fn time_trials<E>(
 
 /// Fails unless a received message has the expected size: a benchmark that silently measured
 /// truncated or empty messages would report flattering figures.
-pub fn check_bytes(
-    status: &billboard::Status,
-    expected: usize,
-) -> Result<(), Box<dyn std::error::Error>> {
+pub fn check_bytes(status: &billboard::Status, expected: usize) -> Result<(), Box<dyn std::error::Error>> {
     if status.bytes() == expected {
         Ok(())
     } else {
-        Err(format!(
-            "received {} bytes from rank {}, expected {expected}",
-            status.bytes(),
-            status.source()
-        )
-        .into())
+        Err(format!("received {} bytes from rank {}, expected {expected}", status.bytes(), status.source()).into())
     }
 }
 
 /// The usage error of a subcommand started with too few ranks.
 pub fn need_ranks(name: &str, needed: usize, got: usize) -> Box<dyn std::error::Error> {
-    format!("`{name}` needs at least {needed} ranks (got {got}); start it as `bbrun -n {needed} bb-bench {name}`").into()
+    format!("`{name}` needs at least {needed} ranks (got {got}); start it as `bbrun -n {needed} bb-bench {name}`")
+        .into()
 }

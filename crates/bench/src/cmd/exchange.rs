@@ -18,16 +18,10 @@ pub fn run(options: &Options) -> CmdResult {
     if ranks < 2 {
         return Err(need_ranks("exchange", 2, ranks));
     }
-    let sizes = select_sizes(
-        latency_sizes(options.max_size),
-        options.sizes.as_deref(),
-        options.max_size,
-    );
+    let sizes = select_sizes(latency_sizes(options.max_size), options.sizes.as_deref(), options.max_size);
     let trials = Trials::new(options.trials);
     let missing = || vec![Summary::MISSING; sizes.len()];
-    let floor = floor_on_rank0(&world, options.no_floor, missing, || {
-        floor::exchange(&sizes, trials)
-    })?;
+    let floor = floor_on_rank0(&world, options.no_floor, missing, || floor::exchange(&sizes, trials))?;
 
     let max = sizes.iter().copied().max().unwrap_or(0);
     let send_buf = vec![PAYLOAD_BYTE; max];
@@ -55,26 +49,16 @@ pub fn run(options: &Options) -> CmdResult {
         } else {
             Summary::MISSING
         };
-        points.push(Point {
-            size,
-            value,
-            floor: floor[i].median,
-        });
+        points.push(Point { size, value, floor: floor[i].median });
     }
     world.barrier()?;
     if rank == 0 {
         // Bytes moved per iteration (both directions) over the iteration time, as seed 001's
         // throughput column relates to its latency column.
-        let gbps = points
-            .iter()
-            .map(|p| 2.0 * p.size as f64 / (2.0 * p.value.median * 1e-6) / 1e9)
-            .collect();
-        let extras = [Extra {
-            human: "both ways GB/s",
-            csv: "both_ways_gbps_median",
-            values: gbps,
-        }];
-        let title = "exchange: billboard ranks 0<->1 isend+irecv+wait both, time per iteration / 2, vs bare shm exchange";
+        let gbps = points.iter().map(|p| 2.0 * p.size as f64 / (2.0 * p.value.median * 1e-6) / 1e9).collect();
+        let extras = [Extra { human: "both ways GB/s", csv: "both_ways_gbps_median", values: gbps }];
+        let title =
+            "exchange: billboard ranks 0<->1 isend+irecv+wait both, time per iteration / 2, vs bare shm exchange";
         print_series(options, title, ONEWAY_US, &points, &extras);
     }
     Ok(())

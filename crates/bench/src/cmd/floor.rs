@@ -24,11 +24,7 @@ const COLUMNS: [(&str, &str); 11] = [
 ];
 
 pub fn run(options: &Options) -> CmdResult {
-    let sizes = select_sizes(
-        latency_sizes(options.max_size),
-        options.sizes.as_deref(),
-        options.max_size,
-    );
+    let sizes = select_sizes(latency_sizes(options.max_size), options.sizes.as_deref(), options.max_size);
     let trials = Trials::new(options.trials);
     floor::warn_if_busy();
     let pingpong = floor::pingpong(&sizes, trials)?;
@@ -54,10 +50,7 @@ fn floor_table(
     copies: &[CopyFloor],
     csv: bool,
 ) -> Table {
-    let headers: Vec<&str> = COLUMNS
-        .iter()
-        .map(|(human, csv_name)| if csv { *csv_name } else { *human })
-        .collect();
+    let headers: Vec<&str> = COLUMNS.iter().map(|(human, csv_name)| if csv { *csv_name } else { *human }).collect();
     let mut table = Table::new(&headers);
     for (i, &size) in sizes.iter().enumerate() {
         let (p, c) = (&pingpong[i], &copies[i]);
@@ -73,11 +66,7 @@ fn floor_table(
             c.vm_readv.median,
             c.best_median(),
         ];
-        table.push(
-            std::iter::once(Cell::Bytes(size))
-                .chain(values.map(Cell::Num))
-                .collect(),
-        );
+        table.push(std::iter::once(Cell::Bytes(size)).chain(values.map(Cell::Num)).collect());
     }
     table
 }
@@ -87,34 +76,16 @@ mod tests {
     use super::*;
 
     fn s(median: f64) -> Summary {
-        Summary {
-            median,
-            min: median,
-            mean: median,
-            kept: 1,
-        }
+        Summary { median, min: median, mean: median, kept: 1 }
     }
 
     #[test]
     fn csv_leads_with_size_and_oneway_median_and_picks_the_best_copy() {
-        let copy = CopyFloor {
-            memcpy: s(10.0),
-            memcpy_cold: s(4.0),
-            vm_readv: s(12.0),
-        };
-        let latency = LatencyFloor {
-            copy: s(0.25),
-            single_copy: s(0.75),
-        };
+        let copy = CopyFloor { memcpy: s(10.0), memcpy_cold: s(4.0), vm_readv: s(12.0) };
+        let latency = LatencyFloor { copy: s(0.25), single_copy: s(0.75) };
         let csv = floor_table(&[8], &[latency], &[s(0.5)], &[copy], true).render_csv();
         let mut lines = csv.lines();
-        assert!(lines
-            .next()
-            .unwrap()
-            .starts_with("size_bytes,oneway_us_median,"));
-        assert_eq!(
-            lines.next().unwrap(),
-            "8,0.2500,0.2500,0.2500,0.2500,0.7500,0.5000,10.00,4.000,12.00,12.00"
-        );
+        assert!(lines.next().unwrap().starts_with("size_bytes,oneway_us_median,"));
+        assert_eq!(lines.next().unwrap(), "8,0.2500,0.2500,0.2500,0.2500,0.7500,0.5000,10.00,4.000,12.00,12.00");
     }
 }

@@ -16,16 +16,10 @@ pub fn run(options: &Options) -> CmdResult {
     if ranks < 2 {
         return Err(need_ranks("latency", 2, ranks));
     }
-    let sizes = select_sizes(
-        latency_sizes(options.max_size),
-        options.sizes.as_deref(),
-        options.max_size,
-    );
+    let sizes = select_sizes(latency_sizes(options.max_size), options.sizes.as_deref(), options.max_size);
     let trials = Trials::new(options.trials);
     let missing = || vec![LatencyFloor::MISSING; sizes.len()];
-    let floor = floor_on_rank0(&world, options.no_floor, missing, || {
-        floor::pingpong(&sizes, trials)
-    })?;
+    let floor = floor_on_rank0(&world, options.no_floor, missing, || floor::pingpong(&sizes, trials))?;
 
     let max = sizes.iter().copied().max().unwrap_or(0);
     let send_buf = vec![PAYLOAD_BYTE; max];
@@ -66,16 +60,11 @@ pub fn run(options: &Options) -> CmdResult {
         if size > 0 && rank < 2 && recv_buf[..size].iter().any(|&b| b != PAYLOAD_BYTE) {
             return Err(format!("rank {rank}: payload of {size} B arrived corrupted").into());
         }
-        points.push(Point {
-            size,
-            value,
-            floor: floor[i].best_median(),
-        });
+        points.push(Point { size, value, floor: floor[i].best_median() });
     }
     world.barrier()?;
     if rank == 0 {
-        let title =
-            "latency: billboard one-way (round trip / 2), ranks 0<->1, vs bare shm ping-pong";
+        let title = "latency: billboard one-way (round trip / 2), ranks 0<->1, vs bare shm ping-pong";
         print_series(options, title, ONEWAY_US, &points, &floor_extras(&floor));
     }
     Ok(())

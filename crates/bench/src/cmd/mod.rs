@@ -8,10 +8,7 @@ mod exchange;
 mod latency;
 mod ring;
 
-pub use self::{
-    bandwidth::run as bandwidth, exchange::run as exchange, latency::run as latency,
-    ring::run as ring,
-};
+pub use self::{bandwidth::run as bandwidth, exchange::run as exchange, latency::run as latency, ring::run as ring};
 
 use crate::table::{series_aligned, series_csv, Extra, Metric, Point};
 use crate::Options;
@@ -23,20 +20,11 @@ pub type CmdResult = Result<(), Box<dyn std::error::Error>>;
 pub const DEFAULT_WINDOW: usize = 64;
 
 /// Prints a series as an aligned table under `title`, or as CSV.
-pub fn print_series(
-    options: &Options,
-    title: &str,
-    metric: Metric,
-    points: &[Point],
-    extras: &[Extra],
-) {
+pub fn print_series(options: &Options, title: &str, metric: Metric, points: &[Point], extras: &[Extra]) {
     if options.csv {
         print!("{}", series_csv(metric, points, extras).render_csv());
     } else {
         println!("# {title}");
-        print!(
-            "{}",
-            series_aligned(metric, "floor", points, extras).render_aligned()
-        );
+        print!("{}", series_aligned(metric, "floor", points, extras).render_aligned());
     }
 }

@@ -18,16 +18,10 @@ pub fn run(options: &Options) -> CmdResult {
     if ranks < 2 {
         return Err(need_ranks("ring", 2, ranks));
     }
-    let sizes = select_sizes(
-        latency_sizes(options.max_size),
-        options.sizes.as_deref(),
-        options.max_size,
-    );
+    let sizes = select_sizes(latency_sizes(options.max_size), options.sizes.as_deref(), options.max_size);
     let trials = Trials::new(options.trials);
     let missing = || vec![LatencyFloor::MISSING; sizes.len()];
-    let floor = floor_on_rank0(&world, options.no_floor, missing, || {
-        floor::pingpong(&sizes, trials)
-    })?;
+    let floor = floor_on_rank0(&world, options.no_floor, missing, || floor::pingpong(&sizes, trials))?;
 
     let (next, prev) = ((rank + 1) % ranks, (rank + ranks - 1) % ranks);
     let max = sizes.iter().copied().max().unwrap_or(0);
@@ -54,15 +48,12 @@ pub fn run(options: &Options) -> CmdResult {
             return Err(format!("rank {rank}: payload of {size} B arrived corrupted").into());
         }
         let value = if rank == 0 { value } else { Summary::MISSING };
-        points.push(Point {
-            size,
-            value,
-            floor: floor[i].best_median(),
-        });
+        points.push(Point { size, value, floor: floor[i].best_median() });
     }
     world.barrier()?;
     if rank == 0 {
-        let title = format!("ring: billboard per-hop latency (round time / {ranks}) over {ranks} ranks, vs bare shm one-way");
+        let title =
+            format!("ring: billboard per-hop latency (round time / {ranks}) over {ranks} ranks, vs bare shm one-way");
         print_series(options, &title, ONEWAY_US, &points, &floor_extras(&floor));
     }
     Ok(())

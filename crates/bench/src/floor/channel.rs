@@ -40,10 +40,7 @@ pub(super) struct Channel {
 impl Channel {
     pub(super) fn new(max_size: usize) -> io::Result<Channel> {
         let slot_len = max_size.max(1).next_multiple_of(4096);
-        Ok(Channel {
-            region: SharedRegion::new(PAYLOAD_OFFSET + 4 * slot_len)?,
-            slot_len,
-        })
+        Ok(Channel { region: SharedRegion::new(PAYLOAD_OFFSET + 4 * slot_len)?, slot_len })
     }
 
     pub(super) fn control(&self) -> &Control {
@@ -55,29 +52,14 @@ impl Channel {
     fn slot(&self, from_parent: bool, slot: usize) -> *mut u8 {
         let index = if from_parent { 0 } else { 2 } + slot;
         // SAFETY: index < 4, so the offset stays inside the region mapped in `new`.
-        unsafe {
-            self.region
-                .base()
-                .add(PAYLOAD_OFFSET + index * self.slot_len)
-        }
+        unsafe { self.region.base().add(PAYLOAD_OFFSET + index * self.slot_len) }
     }
 
     /// One side of the channel: the parent's (`is_parent`) or the child's view.
     fn side(&self, is_parent: bool) -> Side<'_> {
         let c = self.control();
-        let (mine, theirs) = if is_parent {
-            (&c.parent_seq, &c.child_seq)
-        } else {
-            (&c.child_seq, &c.parent_seq)
-        };
-        Side {
-            channel: self,
-            is_parent,
-            mine: &mine.0,
-            theirs: &theirs.0,
-            sent: Cell::new(0),
-            received: Cell::new(0),
-        }
+        let (mine, theirs) = if is_parent { (&c.parent_seq, &c.child_seq) } else { (&c.child_seq, &c.parent_seq) };
+        Side { channel: self, is_parent, mine: &mine.0, theirs: &theirs.0, sent: Cell::new(0), received: Cell::new(0) }
     }
 }
 
@@ -118,26 +100,14 @@ impl Side<'_> {
         for range in fragments(len) {
             // SAFETY: range.end <= len <= src.len() and len <= slot_len (sizes come from the
             // plan the channel was sized for); the slot is not being read (see above).
-            unsafe {
-                ptr::copy_nonoverlapping(
-                    src.as_ptr().add(range.start),
-                    slot.add(range.start),
-                    range.len(),
-                )
-            };
+            unsafe { ptr::copy_nonoverlapping(src.as_ptr().add(range.start), slot.add(range.start), range.len()) };
             self.sent.set(self.sent.get() + 1);
             self.mine.store(self.sent.get(), Ordering::Release);
         }
     }
 
     /// Copies message `seq` out, each fragment once the peer has published it.
-    fn recv(
-        &self,
-        seq: u64,
-        dst: &mut [u8],
-        len: usize,
-        mut peer_gone: impl FnMut() -> bool,
-    ) -> io::Result<()> {
+    fn recv(&self, seq: u64, dst: &mut [u8], len: usize, mut peer_gone: impl FnMut() -> bool) -> io::Result<()> {
         let slot = self.channel.slot(!self.is_parent, (seq % 2) as usize);
         for range in fragments(len) {
             self.received.set(self.received.get() + 1);
@@ -146,13 +116,7 @@ impl Side<'_> {
             // SAFETY: the Acquire load in wait_at_least ordered the peer's stores of this
             // fragment before us; the peer does not rewrite this slot until we have sent our
             // next message. range.end <= len <= dst.len().
-            unsafe {
-                ptr::copy_nonoverlapping(
-                    slot.add(range.start),
-                    dst.as_mut_ptr().add(range.start),
-                    range.len(),
-                )
-            };
+            unsafe { ptr::copy_nonoverlapping(slot.add(range.start), dst.as_mut_ptr().add(range.start), range.len()) };
         }
         black_box(dst.as_ptr()); // the copy out is part of the cost; keep it
         Ok(())
@@ -176,17 +140,7 @@ pub(super) fn run(sizes: &[usize], trials: Trials, pattern: Pattern) -> io::Resu
     let mut child_dst = vec![0u8; max];
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
-    let mut peer = Peer::spawn(|| {
-        child_loop(
-            &channel,
-            sizes,
-            trials,
-            pattern,
-            &child_src,
-            &mut child_dst,
-            parent,
-        )
-    })?;
+    let mut peer = Peer::spawn(|| child_loop(&channel, sizes, trials, pattern, &child_src, &mut child_dst, parent))?;
 
     let side = channel.side(true);
     let mut seq = 0;
@@ -208,9 +162,7 @@ pub(super) fn run(sizes: &[usize], trials: Trials, pattern: Pattern) -> io::Resu
             }
         }
         if parent_dst[..size].iter().any(|&b| b != CHILD_BYTE) {
-            return Err(io::Error::other(format!(
-                "floor channel corrupted the payload at {size} B"
-            )));
+            return Err(io::Error::other(format!("floor channel corrupted the payload at {size} B")));
         }
         results.push(trimmed(&samples).unwrap_or(Summary::MISSING));
     }
@@ -276,8 +228,7 @@ pub(super) fn single_copy_pingpong(sizes: &[usize], trials: Trials) -> io::Resul
             for round in 0..rounds {
                 seq += 1;
                 let waited = wait_at_least(&control.parent_seq.0, seq, parent_gone(parent));
-                let read = waited.is_ok()
-                    && read_remote(parent, parent_addr, &mut child_dst[..size]).is_ok();
+                let read = waited.is_ok() && read_remote(parent, parent_addr, &mut child_dst[..size]).is_ok();
                 let last = round + 1 == rounds;
                 if !read || (last && child_dst[..size].iter().any(|&b| b != PARENT_BYTE)) {
                     // SAFETY: async-signal-safe exit of the forked child.
@@ -317,9 +268,7 @@ pub(super) fn single_copy_pingpong(sizes: &[usize], trials: Trials) -> io::Resul
             }
         }
         if parent_dst[..size].iter().any(|&b| b != CHILD_BYTE) {
-            return Err(io::Error::other(format!(
-                "single-copy floor read wrong bytes at {size} B"
-            )));
+            return Err(io::Error::other(format!("single-copy floor read wrong bytes at {size} B")));
         }
         results.push(trimmed(&samples).unwrap_or(Summary::MISSING));
     }
@@ -345,10 +294,7 @@ mod tests {
     #[test]
     fn pingpong_and_exchange_deliver_every_size() {
         // Small trial counts: this checks the protocol (both sides verify the bytes), not speed.
-        let trials = Trials {
-            timed: 3,
-            warmup: 1,
-        };
+        let trials = Trials { timed: 3, warmup: 1 };
         let sizes = [0, 1, FRAGMENT - 1, FRAGMENT, 3 * FRAGMENT + 7];
         for pattern in [Pattern::PingPong, Pattern::Exchange] {
             let results = run(&sizes, trials, pattern).unwrap();

@@ -115,43 +115,28 @@ pub(super) fn vm_readv(sizes: &[usize], max: usize, trials: Trials) -> io::Resul
         // Sleep, not spin: the child must not compete with the reader for the two CPUs.
         while c.parent_seq.0.load(Ordering::Acquire) == 0 {
             // SAFETY: nanosleep with a valid timespec is async-signal-safe.
-            unsafe {
-                libc::nanosleep(
-                    &libc::timespec {
-                        tv_sec: 0,
-                        tv_nsec: 1_000_000,
-                    },
-                    ptr::null_mut(),
-                )
-            };
+            unsafe { libc::nanosleep(&libc::timespec { tv_sec: 0, tv_nsec: 1_000_000 }, ptr::null_mut()) };
         }
     })?;
     let control = channel.control();
-    wait_at_least(&control.child_seq.0, 1, || !child.alive())
-        .map_err(|_| io::Error::other("vm_readv peer died"))?;
+    wait_at_least(&control.child_seq.0, 1, || !child.alive()).map_err(|_| io::Error::other("vm_readv peer died"))?;
     let pid = child.pid();
 
     let mut results = Vec::with_capacity(sizes.len());
     for &size in sizes {
         let copies = copies_per_trial(size, VM_READV_MAX_COPIES);
-        let rate = time_rate(size, copies, trials, |_| {
-            read_remote(pid, remote_addr, &mut local[..size])
-        });
+        let rate = time_rate(size, copies, trials, |_| read_remote(pid, remote_addr, &mut local[..size]));
         match rate {
             Ok(summary) => results.push(summary),
             Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
-                eprintln!(
-                    "bb-bench: process_vm_readv refused (EPERM); vm_readv floor not measured"
-                );
+                eprintln!("bb-bench: process_vm_readv refused (EPERM); vm_readv floor not measured");
                 results.resize(sizes.len(), Summary::MISSING);
                 break;
             }
             Err(e) => return Err(e),
         }
         if size > 0 && local[..size].iter().any(|&b| b != CHILD_BYTE) {
-            return Err(io::Error::other(format!(
-                "process_vm_readv read wrong bytes at {size} B"
-            )));
+            return Err(io::Error::other(format!("process_vm_readv read wrong bytes at {size} B")));
         }
     }
     control.parent_seq.0.store(1, Ordering::Release);
@@ -161,22 +146,12 @@ pub(super) fn vm_readv(sizes: &[usize], max: usize, trials: Trials) -> io::Resul
 
 /// Reads `local.len()` bytes at `remote_addr` in process `pid`, looping on partial reads (the
 /// kernel may stop at a page it cannot pin, or split very large requests).
-pub(super) fn read_remote(
-    pid: libc::pid_t,
-    remote_addr: usize,
-    local: &mut [u8],
-) -> io::Result<()> {
+pub(super) fn read_remote(pid: libc::pid_t, remote_addr: usize, local: &mut [u8]) -> io::Result<()> {
     let mut done = 0;
     while done < local.len() {
         let rest = local.len() - done;
-        let local_iov = libc::iovec {
-            iov_base: local[done..].as_mut_ptr().cast(),
-            iov_len: rest,
-        };
-        let remote_iov = libc::iovec {
-            iov_base: (remote_addr + done) as *mut libc::c_void,
-            iov_len: rest,
-        };
+        let local_iov = libc::iovec { iov_base: local[done..].as_mut_ptr().cast(), iov_len: rest };
+        let remote_iov = libc::iovec { iov_base: (remote_addr + done) as *mut libc::c_void, iov_len: rest };
         // SAFETY: the local iovec covers memory we own mutably; the kernel checks the remote one.
         let n = unsafe { libc::process_vm_readv(pid, &local_iov, 1, &remote_iov, 1, 0) };
         match n {

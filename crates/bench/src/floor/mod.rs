@@ -72,10 +72,7 @@ pub struct LatencyFloor {
 
 impl LatencyFloor {
     /// Not measured (on ranks other than 0, or when the floor failed).
-    pub const MISSING: LatencyFloor = LatencyFloor {
-        copy: Summary::MISSING,
-        single_copy: Summary::MISSING,
-    };
+    pub const MISSING: LatencyFloor = LatencyFloor { copy: Summary::MISSING, single_copy: Summary::MISSING };
 
     /// The floor figure of the latency tables: the faster of the two bare protocols (a message
     /// layer may choose either at each size, so it can beat neither).
@@ -88,11 +85,7 @@ impl LatencyFloor {
 pub fn pingpong(sizes: &[usize], trials: Trials) -> io::Result<Vec<LatencyFloor>> {
     let copy = channel::run(sizes, trials, channel::Pattern::PingPong)?;
     let single_copy = channel::single_copy_pingpong(sizes, trials)?;
-    Ok(copy
-        .into_iter()
-        .zip(single_copy)
-        .map(|(copy, single_copy)| LatencyFloor { copy, single_copy })
-        .collect())
+    Ok(copy.into_iter().zip(single_copy).map(|(copy, single_copy)| LatencyFloor { copy, single_copy }).collect())
 }
 
 /// Exchange floor: both sides send and receive through the copy channel at once; time per
@@ -115,11 +108,8 @@ pub struct CopyFloor {
 
 impl CopyFloor {
     /// Not measured (on ranks other than 0, or when the floor failed).
-    pub const MISSING: CopyFloor = CopyFloor {
-        memcpy: Summary::MISSING,
-        memcpy_cold: Summary::MISSING,
-        vm_readv: Summary::MISSING,
-    };
+    pub const MISSING: CopyFloor =
+        CopyFloor { memcpy: Summary::MISSING, memcpy_cold: Summary::MISSING, vm_readv: Summary::MISSING };
 
     /// The floor figure of the bandwidth tables: the faster of one `memcpy` and one
     /// `process_vm_readv`. A transport moves each byte at least once, so neither a copy-through
@@ -132,17 +122,10 @@ impl CopyFloor {
 /// Bandwidth floor for each size (size 0 gives NaNs: no bytes, no rate).
 pub fn copy_bandwidth(sizes: &[usize], trials: Trials) -> io::Result<Vec<CopyFloor>> {
     let max = sizes.iter().copied().max().unwrap_or(0).max(1);
-    let memcpy: Vec<Summary> = sizes
-        .iter()
-        .map(|&s| copy::memcpy_hot(s, max, trials))
-        .collect();
+    let memcpy: Vec<Summary> = sizes.iter().map(|&s| copy::memcpy_hot(s, max, trials)).collect();
     let memcpy_cold = copy::memcpy_cold(sizes, trials);
     let vm_readv = copy::vm_readv(sizes, max, trials)?;
     Ok((0..sizes.len())
-        .map(|i| CopyFloor {
-            memcpy: memcpy[i],
-            memcpy_cold: memcpy_cold[i],
-            vm_readv: vm_readv[i],
-        })
+        .map(|i| CopyFloor { memcpy: memcpy[i], memcpy_cold: memcpy_cold[i], vm_readv: vm_readv[i] })
         .collect())
 }

@@ -131,7 +131,12 @@ impl Communicator {
     }
 
     /// Receives into `buf` a message from `src` (a rank or [`ANY_SOURCE`]) with `tag` (or [`ANY_TAG`]).
-    pub fn recv<B: BufferMut + ?Sized>(&self, buf: &mut B, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status> {
+    pub fn recv<B: BufferMut + ?Sized>(
+        &self,
+        buf: &mut B,
+        src: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<Status> {
         self.recv_on(self.inner.context, buf.as_bytes_mut(), src.into(), tag.into())
     }
 
@@ -150,13 +155,25 @@ impl Communicator {
         let data = buf.as_bytes();
         // SAFETY: the returned request borrows `buf` for 'a and completes before releasing it.
         let id = unsafe {
-            self.inner.engine.borrow_mut().isend(peer, self.inner.context, self.inner.rank as u32, tag, data.as_ptr(), data.len())
+            self.inner.engine.borrow_mut().isend(
+                peer,
+                self.inner.context,
+                self.inner.rank as u32,
+                tag,
+                data.as_ptr(),
+                data.len(),
+            )
         };
         Ok(Request::new(self.inner.engine.clone(), id))
     }
 
     /// Starts a receive; the request borrows `buf` until it completes.
-    pub fn irecv<'a, B: BufferMut + ?Sized>(&self, buf: &'a mut B, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Request<'a>> {
+    pub fn irecv<'a, B: BufferMut + ?Sized>(
+        &self,
+        buf: &'a mut B,
+        src: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<Request<'a>> {
         let (pattern, hint) = self.pattern(self.inner.context, src.into(), tag.into())?;
         let data = buf.as_bytes_mut();
         // SAFETY: the returned request borrows `buf` mutably for 'a and completes (or is

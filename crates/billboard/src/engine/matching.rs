@@ -145,11 +145,8 @@ impl<M> ContextQueues<M> {
         });
         // Only wildcard receives posted before the named match can win, so stop there.
         let bound = named.map_or(u64::MAX, |(_, seq)| seq);
-        let wildcard = self
-            .posted_any_source
-            .iter()
-            .take_while(|r| r.seq < bound)
-            .position(|r| accepts_tag(r.tag, env.tag));
+        let wildcard =
+            self.posted_any_source.iter().take_while(|r| r.seq < bound).position(|r| accepts_tag(r.tag, env.tag));
         let recv = match (wildcard, named) {
             (Some(pos), _) => self.posted_any_source.remove(pos),
             (None, Some((pos, _))) => bin.as_mut().and_then(|bin| bin.remove(pos)),
@@ -163,9 +160,7 @@ impl<M> ContextQueues<M> {
     fn find_unexpected(&self, pattern: &Pattern) -> Option<(u32, usize)> {
         if let Some(source) = pattern.source {
             let bin = self.unexpected_from.get(&source)?;
-            let pos = bin
-                .iter()
-                .position(|u| accepts_tag(pattern.tag, u.env.tag))?;
+            let pos = bin.iter().position(|u| accepts_tag(pattern.tag, u.env.tag))?;
             return Some((source, pos));
         }
         // Each bin is in arrival order, so the oldest match overall is the oldest of the bins'
@@ -173,10 +168,7 @@ impl<M> ContextQueues<M> {
         let mut best: Option<(u64, u32, usize)> = None;
         for (&source, bin) in &self.unexpected_from {
             let bound = best.map_or(u64::MAX, |(seq, _, _)| seq);
-            let pos = bin
-                .iter()
-                .take_while(|u| u.seq < bound)
-                .position(|u| accepts_tag(pattern.tag, u.env.tag));
+            let pos = bin.iter().take_while(|u| u.seq < bound).position(|u| accepts_tag(pattern.tag, u.env.tag));
             if let Some(pos) = pos {
                 best = Some((bin[pos].seq, source, pos));
             }
@@ -185,16 +177,8 @@ impl<M> ContextQueues<M> {
     }
 
     /// Removes a message found by [`Self::find_unexpected`]; an emptied bin goes to `spare`.
-    fn remove_unexpected(
-        &mut self,
-        source: u32,
-        pos: usize,
-        spare: &mut Vec<UnexpectedBin<M>>,
-    ) -> UnexpectedMsg<M> {
-        let bin = self
-            .unexpected_from
-            .get_mut(&source)
-            .expect("bin of a found message");
+    fn remove_unexpected(&mut self, source: u32, pos: usize, spare: &mut Vec<UnexpectedBin<M>>) -> UnexpectedMsg<M> {
+        let bin = self.unexpected_from.get_mut(&source).expect("bin of a found message");
         let found = bin.remove(pos).expect("position of a found message");
         if bin.is_empty() {
             spare.extend(self.unexpected_from.remove(&source));
@@ -226,13 +210,7 @@ impl<M> Default for Matcher<M> {
 
 impl<M> Matcher<M> {
     pub fn new() -> Self {
-        Self {
-            contexts: IntMap::default(),
-            spare_bins: Vec::new(),
-            next_seq: 0,
-            posted_len: 0,
-            unexpected_len: 0,
-        }
+        Self { contexts: IntMap::default(), spare_bins: Vec::new(), next_seq: 0, posted_len: 0, unexpected_len: 0 }
     }
 
     fn next_seq(&mut self) -> u64 {
@@ -249,21 +227,10 @@ impl<M> Matcher<M> {
                 return Some(found);
             }
         }
-        let recv = PostedRecv {
-            seq: self.next_seq(),
-            id,
-            tag: pattern.tag,
-        };
-        let queues = self
-            .contexts
-            .entry(pattern.context)
-            .or_insert_with(ContextQueues::new);
+        let recv = PostedRecv { seq: self.next_seq(), id, tag: pattern.tag };
+        let queues = self.contexts.entry(pattern.context).or_insert_with(ContextQueues::new);
         match pattern.source {
-            Some(source) => queues
-                .posted_from
-                .entry(source)
-                .or_default()
-                .push_back(recv),
+            Some(source) => queues.posted_from.entry(source).or_default().push_back(recv),
             None => queues.posted_any_source.push_back(recv),
         }
         queues.posted_len += 1;
@@ -286,10 +253,7 @@ impl<M> Matcher<M> {
     /// no posted receive matches, so a matched message is delivered without an allocation.
     pub fn arrive_with(&mut self, env: Envelope, make: impl FnOnce() -> M) -> Option<RecvId> {
         let seq = self.next_seq();
-        let queues = self
-            .contexts
-            .entry(env.context)
-            .or_insert_with(ContextQueues::new);
+        let queues = self.contexts.entry(env.context).or_insert_with(ContextQueues::new);
         if queues.posted_len > 0 {
             if let Some(id) = queues.take_posted(&env) {
                 self.posted_len -= 1;
@@ -297,10 +261,7 @@ impl<M> Matcher<M> {
             }
         }
         let spare = &mut self.spare_bins;
-        let bin = queues
-            .unexpected_from
-            .entry(env.source)
-            .or_insert_with(|| spare.pop().unwrap_or_default());
+        let bin = queues.unexpected_from.entry(env.source).or_insert_with(|| spare.pop().unwrap_or_default());
         bin.push_back(UnexpectedMsg { seq, env, msg: make() });
         queues.unexpected_len += 1;
         self.unexpected_len += 1;
@@ -350,15 +311,9 @@ impl<M> Matcher<M> {
         let Some((_, context, source, pos)) = found else {
             return false;
         };
-        let queues = self
-            .contexts
-            .get_mut(&context)
-            .expect("context of a found receive");
+        let queues = self.contexts.get_mut(&context).expect("context of a found receive");
         let bin = match source {
-            Some(source) => queues
-                .posted_from
-                .get_mut(&source)
-                .expect("bin of a found receive"),
+            Some(source) => queues.posted_from.get_mut(&source).expect("bin of a found receive"),
             None => &mut queues.posted_any_source,
         };
         bin.remove(pos);
@@ -398,35 +353,16 @@ impl<M> Matcher<M> {
             for r in queues.posted_from.values().flatten().chain(wildcard) {
                 assert!(r.seq < self.next_seq);
             }
-            for bin in queues
-                .posted_from
-                .values()
-                .chain([&queues.posted_any_source])
-            {
-                assert!(bin
-                    .iter()
-                    .zip(bin.iter().skip(1))
-                    .all(|(a, b)| a.seq < b.seq));
+            for bin in queues.posted_from.values().chain([&queues.posted_any_source]) {
+                assert!(bin.iter().zip(bin.iter().skip(1)).all(|(a, b)| a.seq < b.seq));
             }
-            posted_here += queues
-                .posted_from
-                .values()
-                .map(VecDeque::len)
-                .sum::<usize>();
+            posted_here += queues.posted_from.values().map(VecDeque::len).sum::<usize>();
             assert_eq!(posted_here, queues.posted_len);
             let mut unexpected_here = 0;
             for (&source, bin) in &queues.unexpected_from {
-                assert!(
-                    !bin.is_empty(),
-                    "empty unexpected bins go to the spare pool"
-                );
-                assert!(bin
-                    .iter()
-                    .all(|u| u.env.context == context && u.env.source == source));
-                assert!(bin
-                    .iter()
-                    .zip(bin.iter().skip(1))
-                    .all(|(a, b)| a.seq < b.seq));
+                assert!(!bin.is_empty(), "empty unexpected bins go to the spare pool");
+                assert!(bin.iter().all(|u| u.env.context == context && u.env.source == source));
+                assert!(bin.iter().zip(bin.iter().skip(1)).all(|(a, b)| a.seq < b.seq));
                 assert!(bin.iter().all(|u| u.seq < self.next_seq));
                 unexpected_here += bin.len();
             }
@@ -490,19 +426,11 @@ mod tests {
     use proptest::prelude::*;
 
     fn env(context: u32, source: u32, tag: i32) -> Envelope {
-        Envelope {
-            context,
-            source,
-            tag,
-        }
+        Envelope { context, source, tag }
     }
 
     fn pat(context: u32, source: Option<u32>, tag: Option<i32>) -> Pattern {
-        Pattern {
-            context,
-            source,
-            tag,
-        }
+        Pattern { context, source, tag }
     }
 
     #[test]
@@ -512,16 +440,10 @@ mod tests {
         assert!(pat(1, None, Some(3)).matches(&e));
         assert!(pat(1, Some(2), None).matches(&e));
         assert!(pat(1, None, None).matches(&e));
-        assert!(
-            !pat(0, None, None).matches(&e),
-            "context is never a wildcard"
-        );
+        assert!(!pat(0, None, None).matches(&e), "context is never a wildcard");
         assert!(!pat(1, Some(3), None).matches(&e));
         assert!(!pat(1, None, Some(4)).matches(&e));
-        assert!(
-            pat(1, None, None).matches(&env(1, 0, -5)),
-            "negative (internal) tags are legal"
-        );
+        assert!(pat(1, None, None).matches(&env(1, 0, -5)), "negative (internal) tags are legal");
         assert!(pat(1, Some(0), Some(-5)).matches(&env(1, 0, -5)));
     }
 
@@ -539,10 +461,7 @@ mod tests {
     fn message_arrived_first_is_matched_by_post() {
         let mut m = Matcher::new();
         assert_eq!(m.arrive(env(0, 1, 7), "a"), None);
-        assert_eq!(
-            m.post(pat(0, Some(1), Some(7)), 10),
-            Some((env(0, 1, 7), "a"))
-        );
+        assert_eq!(m.post(pat(0, Some(1), Some(7)), 10), Some((env(0, 1, 7), "a")));
         assert_eq!((m.posted_len(), m.unexpected_len()), (0, 0));
     }
 
@@ -553,10 +472,7 @@ mod tests {
         assert_eq!(m.arrive(env(2, 0, 0), "ctx 2"), None);
         assert_eq!(m.post(pat(3, None, None), 11), None);
         assert_eq!(m.arrive(env(1, 0, 0), "ctx 1"), Some((10, "ctx 1")));
-        assert_eq!(
-            m.post(pat(2, None, None), 12),
-            Some((env(2, 0, 0), "ctx 2"))
-        );
+        assert_eq!(m.post(pat(2, None, None), 12), Some((env(2, 0, 0), "ctx 2")));
     }
 
     #[test]
@@ -565,21 +481,9 @@ mod tests {
         m.post(pat(0, None, Some(5)), 1);
         m.post(pat(0, Some(3), None), 2);
         m.post(pat(0, None, None), 3);
-        assert_eq!(
-            m.arrive(env(0, 9, 5), 'a'),
-            Some((1, 'a')),
-            "any source, tag 5"
-        );
-        assert_eq!(
-            m.arrive(env(0, 3, 6), 'b'),
-            Some((2, 'b')),
-            "source 3, any tag"
-        );
-        assert_eq!(
-            m.arrive(env(0, 4, -1), 'c'),
-            Some((3, 'c')),
-            "any source, any tag"
-        );
+        assert_eq!(m.arrive(env(0, 9, 5), 'a'), Some((1, 'a')), "any source, tag 5");
+        assert_eq!(m.arrive(env(0, 3, 6), 'b'), Some((2, 'b')), "source 3, any tag");
+        assert_eq!(m.arrive(env(0, 4, -1), 'c'), Some((3, 'c')), "any source, any tag");
         m.arrive(env(0, 2, 1), 'd');
         m.arrive(env(0, 3, 2), 'e');
         assert_eq!(m.post(pat(0, None, Some(2)), 4), Some((env(0, 3, 2), 'e')));
@@ -666,14 +570,7 @@ mod tests {
         m.post(pat(1, None, Some(9)), 2);
         m.post(pat(2, Some(5), None), 3);
         let removed = m.clear_context(1);
-        assert_eq!(
-            removed,
-            vec![
-                (env(1, 2, 0), 'a'),
-                (env(1, 0, 0), 'b'),
-                (env(1, 2, 1), 'c')
-            ]
-        );
+        assert_eq!(removed, vec![(env(1, 2, 0), 'a'), (env(1, 0, 0), 'b'), (env(1, 2, 1), 'c')]);
         assert_eq!((m.posted_len(), m.unexpected_len()), (1, 1));
         assert!(!m.cancel(1), "posted receives of the context are gone");
         assert_eq!(m.arrive(env(1, 5, 0), 'd'), None);
@@ -691,10 +588,7 @@ mod tests {
                 data.push(10);
             }
         }
-        assert_eq!(
-            m.post(pat(0, Some(1), None), 0),
-            Some((env(0, 1, 0), vec![1, 10]))
-        );
+        assert_eq!(m.post(pat(0, Some(1), None), 0), Some((env(0, 1, 0), vec![1, 10])));
         assert_eq!(m.unexpected_mut().count(), 1);
     }
 
@@ -704,10 +598,7 @@ mod tests {
         for round in 0..100 {
             let source = round % 7;
             m.arrive(env(0, source, 0), round);
-            assert_eq!(
-                m.post(pat(0, None, None), round).map(|(_, msg)| msg),
-                Some(round)
-            );
+            assert_eq!(m.post(pat(0, None, None), round).map(|(_, msg)| msg), Some(round));
             m.post(pat(0, Some(source), None), round);
             assert_eq!(m.arrive(env(0, source, 0), round), Some((round, round)));
         }
@@ -752,10 +643,7 @@ mod tests {
         }
         fn clear_context(&mut self, context: u32) -> Vec<(Envelope, u64)> {
             self.posted.retain(|(p, _)| p.context != context);
-            let (removed, kept) = self
-                .unexpected
-                .iter()
-                .partition(|(e, _)| e.context == context);
+            let (removed, kept) = self.unexpected.iter().partition(|(e, _)| e.context == context);
             self.unexpected = kept;
             removed
         }
@@ -791,11 +679,7 @@ mod tests {
 
     /// `clear_weight` 0 lets queues grow deep; a small one exercises freeing communicators.
     /// Receive ids are the step number modulo `ids` (see [`run`]).
-    fn ops(
-        len: std::ops::Range<usize>,
-        ids: RecvId,
-        clear_weight: u32,
-    ) -> impl Strategy<Value = Vec<Op>> {
+    fn ops(len: std::ops::Range<usize>, ids: RecvId, clear_weight: u32) -> impl Strategy<Value = Vec<Op>> {
         let op = prop_oneof![
             8 => pattern().prop_map(Op::Post),
             8 => envelope().prop_map(Op::Arrive),
@@ -845,10 +729,7 @@ mod tests {
                         }
                     };
                     m.unexpected_mut().for_each(|(e, msg)| edit(e, msg));
-                    model
-                        .unexpected
-                        .iter_mut()
-                        .for_each(|(e, msg)| edit(e, msg));
+                    model.unexpected.iter_mut().for_each(|(e, msg)| edit(e, msg));
                 }
                 Op::Clear(c) => {
                     prop_assert_eq!(m.clear_context(c), model.clear_context(c), "{}", step)

@@ -97,7 +97,15 @@ impl Engine {
     ///
     /// # Safety
     /// `buf..buf+len` stays valid and unchanged until the request completes.
-    pub(crate) unsafe fn isend(&mut self, peer: usize, ctx: u32, src: u32, tag: i32, buf: *const u8, len: usize) -> Option<ReqId> {
+    pub(crate) unsafe fn isend(
+        &mut self,
+        peer: usize,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        buf: *const u8,
+        len: usize,
+    ) -> Option<ReqId> {
         if self.core.queued[peer].is_empty() {
             let header = Header { kind: EAGER, context: ctx, source: src, tag, aux: 0 };
             match self.thresholds.protocol(len) {
@@ -460,8 +468,15 @@ impl Core {
             req.error = Some(truncated(env, len, cap));
         }
         if self.single_copy {
-            req.state =
-                State::RecvSingleCopy { peer, addr: rts.addr, send_req: rts.send_req, buf, len: n, total: len, done: 0 };
+            req.state = State::RecvSingleCopy {
+                peer,
+                addr: rts.addr,
+                send_req: rts.send_req,
+                buf,
+                len: n,
+                total: len,
+                done: 0,
+            };
             self.active.push(id);
         } else {
             req.state = State::RecvPipeline { buf, cap, len, received: 0 };

@@ -23,18 +23,47 @@ pub(crate) enum State {
     Done,
     /// Waiting for room in the peer's ring behind earlier sends (kept in `Engine::queued`);
     /// `header` holds the match information.
-    SendQueued { header: Header, buf: *const u8, len: usize },
+    SendQueued {
+        header: Header,
+        buf: *const u8,
+        len: usize,
+    },
     /// RTS posted: waiting for the receiver's FIN (single copy) or CTS (pipeline).
-    SendRendezvous { buf: *const u8, len: usize },
+    SendRendezvous {
+        buf: *const u8,
+        len: usize,
+    },
     /// Pushing DATA chunks to `recv_req` at `peer`.
-    SendPipeline { peer: usize, buf: *const u8, len: usize, offset: usize, recv_req: u32 },
+    SendPipeline {
+        peer: usize,
+        buf: *const u8,
+        len: usize,
+        offset: usize,
+        recv_req: u32,
+    },
     /// Posted in the matcher.
-    RecvPosted { buf: *mut u8, cap: usize },
+    RecvPosted {
+        buf: *mut u8,
+        cap: usize,
+    },
     /// Matched an RTS: copying from the sender's memory, `done` bytes so far.
     /// `len` bytes are copied (the buffer may be shorter than the `total` sent).
-    RecvSingleCopy { peer: usize, addr: u64, send_req: u32, buf: *mut u8, len: usize, total: usize, done: usize },
+    RecvSingleCopy {
+        peer: usize,
+        addr: u64,
+        send_req: u32,
+        buf: *mut u8,
+        len: usize,
+        total: usize,
+        done: usize,
+    },
     /// Matched an RTS without single copy: DATA chunks arriving.
-    RecvPipeline { buf: *mut u8, cap: usize, len: usize, received: usize },
+    RecvPipeline {
+        buf: *mut u8,
+        cap: usize,
+        len: usize,
+        received: usize,
+    },
 }
 
 pub(crate) struct Request {

@@ -13,7 +13,14 @@ fn bytes(seq: u64, len: usize) -> Vec<u8> {
 }
 
 /// Sends with polling of the receiver whenever the channel says WouldBlock.
-fn send_or_drain<C: Channel>(eps: &mut [C], from: usize, to: usize, h: &Header, data: &[u8], got: &mut Vec<(usize, Header, Vec<u8>)>) {
+fn send_or_drain<C: Channel>(
+    eps: &mut [C],
+    from: usize,
+    to: usize,
+    h: &Header,
+    data: &[u8],
+    got: &mut Vec<(usize, Header, Vec<u8>)>,
+) {
     loop {
         match eps[from].try_send(to, h, data) {
             Ok(()) => return,
@@ -103,10 +110,10 @@ pub(super) fn multicast_reaches_every_receiver<C: Channel>(eps: &mut [C]) {
 /// Every rank sends to every rank (itself included); polls without a hint find them all.
 pub(super) fn all_to_all<C: Channel>(eps: &mut [C]) {
     let n = eps.len();
-    for from in 0..n {
+    for (from, ep) in eps.iter_mut().enumerate() {
         for to in 0..n {
             let h = Header { source: from as u32, ..header((from * n + to) as u64, 1) };
-            eps[from].try_send(to, &h, &bytes(from as u64, 40)).expect("room for one record each");
+            ep.try_send(to, &h, &bytes(from as u64, 40)).expect("room for one record each");
         }
     }
     for (to, ep) in eps.iter_mut().enumerate() {

@@ -44,11 +44,8 @@ pub static EAGER_INLINE: Tunable = Tunable::new(
 pub static SLOTS: Tunable = Tunable::new("BB_SHM_SLOTS", 16, "data-part slots per rank");
 pub static SINGLE_COPY: Tunable =
     Tunable::new("BB_SHM_SINGLE_COPY", 1, "0 forces the pipelined copy instead of process_vm_readv");
-pub static CMA_SEGMENT: Tunable = Tunable::new(
-    "BB_SHM_CMA_SEGMENT",
-    1 << 20,
-    "bytes copied by one process_vm_readv before other traffic is polled",
-);
+pub static CMA_SEGMENT: Tunable =
+    Tunable::new("BB_SHM_CMA_SEGMENT", 1 << 20, "bytes copied by one process_vm_readv before other traffic is polled");
 
 /// Records drained from one peer per poll before others get a turn.
 const DRAIN_BUDGET: usize = 32;
@@ -88,12 +85,20 @@ impl RingMemory for ShmRing<'_> {
 
 /// The ring `me` writes into `peer`'s partition.
 fn ring_to(seg: &Segment, me: usize, peer: usize) -> ShmRing<'_> {
-    ShmRing { cells: seg.ring(peer, me), ncells: seg.layout.ring_bytes / CELL, consumed: &seg.returns(me, peer).consumed }
+    ShmRing {
+        cells: seg.ring(peer, me),
+        ncells: seg.layout.ring_bytes / CELL,
+        consumed: &seg.returns(me, peer).consumed,
+    }
 }
 
 /// The ring `peer` writes into `me`'s partition.
 fn ring_from(seg: &Segment, me: usize, peer: usize) -> ShmRing<'_> {
-    ShmRing { cells: seg.ring(me, peer), ncells: seg.layout.ring_bytes / CELL, consumed: &seg.returns(peer, me).consumed }
+    ShmRing {
+        cells: seg.ring(me, peer),
+        ncells: seg.layout.ring_bytes / CELL,
+        consumed: &seg.returns(peer, me).consumed,
+    }
 }
 
 /// This rank's end of the billboard.
@@ -202,20 +207,13 @@ impl ShmChannel {
 }
 
 impl Channel for ShmChannel {
-
     fn nranks(&self) -> usize {
         self.seg.layout.nranks
     }
 
     fn caps(&self) -> Caps {
-        Caps {
-            max_inline: self.max_inline,
-            max_record: self.seg.layout.slot_bytes,
-            single_copy: true,
-            multicast: true,
-        }
+        Caps { max_inline: self.max_inline, max_record: self.seg.layout.slot_bytes, single_copy: true, multicast: true }
     }
-
 
     /// Sends one record to `peer`: inline if it fits, else through a slot of the data part.
     fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
@@ -246,7 +244,8 @@ impl Channel for ShmChannel {
         unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), self.seg.slot(self.me, slot), payload.len()) };
         for &p in peers {
             let ring = ring_to(&self.seg, self.me, p);
-            let posted = self.tx[p].try_push(&ring, FORM_SLOT, payload.len() as u32, header, &(slot as u32).to_ne_bytes());
+            let posted =
+                self.tx[p].try_push(&ring, FORM_SLOT, payload.len() as u32, header, &(slot as u32).to_ne_bytes());
             debug_assert!(posted, "room was checked above");
             self.slots.posted(slot, p);
             self.rang(p);
@@ -264,7 +263,7 @@ impl Channel for ShmChannel {
         let first = hint.unwrap_or(self.hot);
         let mut handled = self.drain(first, &mut f);
         self.polls = self.polls.wrapping_add(1);
-        if handled == 0 && (hint.is_none() || self.polls % DOORBELL_EVERY == 0) {
+        if handled == 0 && (hint.is_none() || self.polls.is_multiple_of(DOORBELL_EVERY)) {
             for s in 0..self.nranks() {
                 if s != first && self.seg.doorbell(self.me, s).load(Ordering::Acquire) != self.consumed[s] {
                     let k = self.drain(s, &mut f);
@@ -285,7 +284,8 @@ impl Channel for ShmChannel {
         let mut done = 0;
         while done < dst.len() {
             let local = libc::iovec { iov_base: dst[done..].as_mut_ptr().cast(), iov_len: dst.len() - done };
-            let remote = libc::iovec { iov_base: (addr as usize + done) as *mut libc::c_void, iov_len: dst.len() - done };
+            let remote =
+                libc::iovec { iov_base: (addr as usize + done) as *mut libc::c_void, iov_len: dst.len() - done };
             // SAFETY: `local` covers memory we own mutably; the kernel checks `remote`.
             let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
             if n < 0 {

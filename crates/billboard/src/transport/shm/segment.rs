@@ -132,12 +132,8 @@ impl Segment {
     /// error now rather than a SIGBUS later, maps it and writes the header.
     pub fn create(name: &str, layout: Layout) -> Result<Segment> {
         check_free_space(layout.total_bytes)?;
-        let fd = shm::open(
-            name,
-            shm::OFlags::CREATE | shm::OFlags::EXCL | shm::OFlags::RDWR,
-            Mode::RUSR | Mode::WUSR,
-        )
-        .map_err(|e| Error::SharedMemory(format!("cannot create /dev/shm{name}: {e}")))?;
+        let fd = shm::open(name, shm::OFlags::CREATE | shm::OFlags::EXCL | shm::OFlags::RDWR, Mode::RUSR | Mode::WUSR)
+            .map_err(|e| Error::SharedMemory(format!("cannot create /dev/shm{name}: {e}")))?;
         let reserve = rustix::fs::fallocate(&fd, FallocateFlags::empty(), 0, layout.total_bytes as u64)
             .or_else(|_| rustix::fs::ftruncate(&fd, layout.total_bytes as u64));
         if let Err(e) = reserve {
@@ -180,7 +176,8 @@ impl Segment {
         }
         let seg = Segment::map(fd, name, layout)?;
         let h = seg.header();
-        let expect = (VERSION, layout.nranks as u32, layout.ring_bytes as u64, layout.slot_bytes as u64, layout.slots as u64);
+        let expect =
+            (VERSION, layout.nranks as u32, layout.ring_bytes as u64, layout.slot_bytes as u64, layout.slots as u64);
         let found = (h.version, h.nranks, h.ring_bytes, h.slot_bytes, h.slots);
         if h.magic.load(Ordering::Acquire) != MAGIC || found != expect {
             return Err(Error::SharedMemory(format!(

@@ -19,11 +19,8 @@ use rustix::thread::futex;
 use crate::tunables::Tunable;
 
 pub static SPIN: Tunable = Tunable::new("BB_SPIN", 20000, "empty polls before yielding the core (~1 ms here)");
-pub static YIELD: Tunable = Tunable::new(
-    "BB_YIELD",
-    2000,
-    "sched_yield rounds before sleeping on the futex; oversubscribed ranks start here",
-);
+pub static YIELD: Tunable =
+    Tunable::new("BB_YIELD", 2000, "sched_yield rounds before sleeping on the futex; oversubscribed ranks start here");
 pub static SLEEP_US: Tunable = Tunable::new(
     "BB_SLEEP_US",
     2000,
@@ -34,10 +31,7 @@ pub static SLEEP_US: Tunable = Tunable::new(
 pub(crate) fn sleep(word: &AtomicU32, timeout: Duration, pending: impl Fn() -> bool) {
     word.store(1, Ordering::SeqCst);
     if !pending() {
-        let ts = rustix::time::Timespec {
-            tv_sec: timeout.as_secs() as i64,
-            tv_nsec: timeout.subsec_nanos() as i64,
-        };
+        let ts = rustix::time::Timespec { tv_sec: timeout.as_secs() as i64, tv_nsec: timeout.subsec_nanos() as i64 };
         // Shared between processes: not FUTEX_PRIVATE. EAGAIN (already woken), EINTR and
         // ETIMEDOUT all just mean "look again".
         let _ = futex::wait(word, futex::Flags::empty(), 1, Some(&ts));
