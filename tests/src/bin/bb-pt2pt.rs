@@ -290,6 +290,16 @@ fn main() -> Res {
         "comms" => comms(&w)?,
         "probe" => probe(&w)?,
         "init" => {}
+        // Rank 1 waits two seconds for rank 0: it must sleep, not burn its core.
+        "idle" => {
+            if w.rank() == 0 {
+                std::thread::sleep(std::time::Duration::from_secs(2));
+                w.send(&1u8, 1 % w.size(), 0)?;
+            } else if w.rank() == 1 {
+                let mut b = 0u8;
+                w.recv(&mut b, 0, 0)?;
+            }
+        }
         // Fault cases: the others wait on the failing rank, which bbrun must notice and end.
         "kill9" | "exit3" => {
             w.barrier()?;
