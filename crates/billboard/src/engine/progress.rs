@@ -376,7 +376,7 @@ impl Engine {
         offset > start
     }
 
-    /// Requests not yet finished by their owners, for a clean finalize.
+    /// Nothing left to push: no queued sends, control records or data movement (finalize).
     pub(crate) fn idle(&self) -> bool {
         self.core.queued_total == 0 && self.core.control.is_empty() && self.core.active.is_empty()
     }
