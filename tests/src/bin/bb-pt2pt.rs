@@ -196,6 +196,33 @@ fn comms(w: &Communicator) -> Res {
     Ok(())
 }
 
+/// A synchronous send does not complete before its receive is posted, whatever its size.
+fn ssend(w: &Communicator) -> Res {
+    if w.size() < 2 || w.rank() > 1 {
+        return Ok(());
+    }
+    for len in [0usize, 8, 100_000] {
+        if w.rank() == 0 {
+            let data = vec![3u8; len];
+            let mut r = w.issend(&data[..], 1, 5)?;
+            for _ in 0..2000 {
+                assert!(r.test()?.is_none(), "a {len}-byte ssend completed before its receive was posted");
+            }
+            w.send(&0u8, 1, 6)?;
+            r.wait()?;
+            w.ssend(&data[..], 1, 7)?;
+        } else {
+            let mut go = 0u8;
+            w.recv(&mut go, 0, 6)?;
+            let mut b = vec![0u8; len];
+            assert_eq!(w.recv(&mut b[..], 0, 5)?.bytes(), len);
+            assert_eq!(w.recv(&mut b[..], 0, 7)?.bytes(), len);
+            assert!(b.iter().all(|&x| x == 3));
+        }
+    }
+    Ok(())
+}
+
 /// Probe, iprobe and cancel.
 fn probe(w: &Communicator) -> Res {
     let me = w.rank();
@@ -289,6 +316,7 @@ fn main() -> Res {
         "truncate" => truncate(&w)?,
         "comms" => comms(&w)?,
         "probe" => probe(&w)?,
+        "ssend" => ssend(&w)?,
         "init" => {}
         // Rank 1 waits two seconds for rank 0: it must sleep, not burn its core.
         "idle" => {
@@ -322,6 +350,7 @@ fn main() -> Res {
             truncate(&w)?;
             comms(&w)?;
             probe(&w)?;
+            ssend(&w)?;
         }
         other => panic!("unknown case {other:?}"),
     }

@@ -42,6 +42,15 @@ impl From<i32> for TagMatch {
     }
 }
 
+/// How a send completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendMode {
+    /// As soon as the buffer may be reused (MPI_Send).
+    Standard,
+    /// Only once the receiver has matched the message (MPI_Ssend).
+    Synchronous,
+}
+
 /// Tags the library uses on a communicator's collective context.
 const TAG_BARRIER: i32 = 1;
 const TAG_AGREE: i32 = 2;
@@ -117,14 +126,23 @@ impl Communicator {
     /// Sends `buf` to `dest` with `tag`; returns when `buf` may be reused.
     pub fn send<B: Buffer + ?Sized>(&self, buf: &B, dest: usize, tag: i32) -> Result<()> {
         Self::check_tag(tag)?;
-        self.send_on(self.inner.context, buf.as_bytes(), dest, tag)
+        self.send_on(self.inner.context, buf.as_bytes(), dest, tag, SendMode::Standard)
     }
 
-    fn send_on(&self, context: u32, data: &[u8], dest: usize, tag: i32) -> Result<()> {
+    /// Sends `buf` and returns only once the receiver has matched it (MPI_Ssend).
+    pub fn ssend<B: Buffer + ?Sized>(&self, buf: &B, dest: usize, tag: i32) -> Result<()> {
+        Self::check_tag(tag)?;
+        self.send_on(self.inner.context, buf.as_bytes(), dest, tag, SendMode::Synchronous)
+    }
+
+    pub(crate) fn send_on(&self, context: u32, data: &[u8], dest: usize, tag: i32, mode: SendMode) -> Result<()> {
         let peer = self.check_rank(dest)?;
         let mut engine = self.inner.engine.borrow_mut();
+        let synchronous = mode == SendMode::Synchronous;
         // SAFETY: `data` is borrowed for the whole call, which waits for completion.
-        match unsafe { engine.isend(peer, context, self.inner.rank as u32, tag, data.as_ptr(), data.len()) } {
+        match unsafe {
+            engine.isend(peer, context, self.inner.rank as u32, tag, data.as_ptr(), data.len(), synchronous)
+        } {
             None => Ok(()),
             Some(id) => engine.wait(id).map(drop),
         }
@@ -140,7 +158,7 @@ impl Communicator {
         self.recv_on(self.inner.context, buf.as_bytes_mut(), src.into(), tag.into())
     }
 
-    fn recv_on(&self, context: u32, data: &mut [u8], src: Source, tag: TagMatch) -> Result<Status> {
+    pub(crate) fn recv_on(&self, context: u32, data: &mut [u8], src: Source, tag: TagMatch) -> Result<Status> {
         let (pattern, hint) = self.pattern(context, src, tag)?;
         let mut engine = self.inner.engine.borrow_mut();
         // SAFETY: `data` is borrowed mutably for the whole call, which waits for completion.
@@ -150,21 +168,16 @@ impl Communicator {
 
     /// Starts a send; the request borrows `buf` until it completes.
     pub fn isend<'a, B: Buffer + ?Sized>(&self, buf: &'a B, dest: usize, tag: i32) -> Result<Request<'a>> {
-        Self::check_tag(tag)?;
-        let peer = self.check_rank(dest)?;
         let data = buf.as_bytes();
         // SAFETY: the returned request borrows `buf` for 'a and completes before releasing it.
-        let id = unsafe {
-            self.inner.engine.borrow_mut().isend(
-                peer,
-                self.inner.context,
-                self.inner.rank as u32,
-                tag,
-                data.as_ptr(),
-                data.len(),
-            )
-        };
-        Ok(Request::new(self.inner.engine.clone(), id))
+        unsafe { self.isend_raw(data.as_ptr(), data.len(), dest, tag, SendMode::Standard) }
+    }
+
+    /// Starts a synchronous send: it completes once the receiver has matched it (MPI_Issend).
+    pub fn issend<'a, B: Buffer + ?Sized>(&self, buf: &'a B, dest: usize, tag: i32) -> Result<Request<'a>> {
+        let data = buf.as_bytes();
+        // SAFETY: as for `isend`.
+        unsafe { self.isend_raw(data.as_ptr(), data.len(), dest, tag, SendMode::Synchronous) }
     }
 
     /// Starts a receive; the request borrows `buf` until it completes.
@@ -174,11 +187,47 @@ impl Communicator {
         src: impl Into<Source>,
         tag: impl Into<TagMatch>,
     ) -> Result<Request<'a>> {
-        let (pattern, hint) = self.pattern(self.inner.context, src.into(), tag.into())?;
         let data = buf.as_bytes_mut();
         // SAFETY: the returned request borrows `buf` mutably for 'a and completes (or is
         // cancelled) before releasing it.
-        let id = unsafe { self.inner.engine.borrow_mut().irecv(pattern, hint, data.as_mut_ptr(), data.len()) };
+        unsafe { self.irecv_raw(data.as_mut_ptr(), data.len(), src.into(), tag.into()) }
+    }
+
+    /// Starts a send of `len` bytes at `buf`, for language bindings that manage buffer
+    /// lifetimes themselves (the MPI library).
+    ///
+    /// # Safety
+    /// `buf..buf+len` stays valid and unchanged until the request completes.
+    pub unsafe fn isend_raw<'a>(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dest: usize,
+        tag: i32,
+        mode: SendMode,
+    ) -> Result<Request<'a>> {
+        Self::check_tag(tag)?;
+        let peer = self.check_rank(dest)?;
+        let synchronous = mode == SendMode::Synchronous;
+        let id = self.inner.engine.borrow_mut().isend(
+            peer,
+            self.inner.context,
+            self.inner.rank as u32,
+            tag,
+            buf,
+            len,
+            synchronous,
+        );
+        Ok(Request::new(self.inner.engine.clone(), id))
+    }
+
+    /// Starts a receive into `cap` bytes at `buf`, for language bindings.
+    ///
+    /// # Safety
+    /// `buf..buf+cap` stays valid and is not otherwise accessed until the request completes.
+    pub unsafe fn irecv_raw<'a>(&self, buf: *mut u8, cap: usize, src: Source, tag: TagMatch) -> Result<Request<'a>> {
+        let (pattern, hint) = self.pattern(self.inner.context, src, tag)?;
+        let id = self.inner.engine.borrow_mut().irecv(pattern, hint, buf, cap);
         Ok(Request::new(self.inner.engine.clone(), Some(id)))
     }
 
@@ -243,7 +292,7 @@ impl Communicator {
         while dist < n {
             let to = (me + dist) % n;
             let from = (me + n - dist) % n;
-            self.send_on(self.inner.context + 1, &[], to, TAG_BARRIER)?;
+            self.send_on(self.inner.context + 1, &[], to, TAG_BARRIER, SendMode::Standard)?;
             self.recv_on(self.inner.context + 1, &mut [], Source::Rank(from), TagMatch::Tag(TAG_BARRIER))?;
             dist *= 2;
         }
@@ -255,7 +304,7 @@ impl Communicator {
         let ctx = self.inner.context + 1;
         let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_ne_bytes()).collect();
         for r in (0..self.inner.size).filter(|&r| r != self.inner.rank) {
-            self.send_on(ctx, &bytes, r, TAG_AGREE)?;
+            self.send_on(ctx, &bytes, r, TAG_AGREE, SendMode::Standard)?;
         }
         let mut all = vec![[0u64; 3]; self.inner.size];
         all[self.inner.rank] = mine;

@@ -93,10 +93,12 @@ impl Engine {
     }
 
     /// Starts a send of `len` bytes at `buf` to world rank `peer`. `None`: already complete
-    /// (the data is in the channel and `buf` may be reused); `Some(id)`: wait on `id`.
+    /// (the data is in the channel and `buf` may be reused); `Some(id)`: wait on `id`. A
+    /// `synchronous` send always goes by rendezvous, so it completes only once matched.
     ///
     /// # Safety
     /// `buf..buf+len` stays valid and unchanged until the request completes.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn isend(
         &mut self,
         peer: usize,
@@ -105,26 +107,24 @@ impl Engine {
         tag: i32,
         buf: *const u8,
         len: usize,
+        synchronous: bool,
     ) -> Option<ReqId> {
+        let eager = !synchronous && self.thresholds.protocol(len) == Protocol::Eager;
+        let header = Header { kind: if eager { EAGER } else { RTS }, context: ctx, source: src, tag, aux: 0 };
         if self.core.queued[peer].is_empty() {
-            let header = Header { kind: EAGER, context: ctx, source: src, tag, aux: 0 };
-            match self.thresholds.protocol(len) {
-                Protocol::Eager => {
-                    let data = std::slice::from_raw_parts(buf, len);
-                    if self.chan.try_send(peer, &header, data).is_ok() {
-                        return None;
-                    }
+            if eager {
+                let data = std::slice::from_raw_parts(buf, len);
+                if self.chan.try_send(peer, &header, data).is_ok() {
+                    return None;
                 }
-                Protocol::Rendezvous => {
-                    let id = self.core.reqs.insert(State::SendRendezvous { buf, len }, Some(peer));
-                    if self.send_rts(peer, id, &header, buf, len) {
-                        return Some(id);
-                    }
-                    self.core.reqs.remove(id);
+            } else {
+                let id = self.core.reqs.insert(State::SendRendezvous { buf, len }, Some(peer));
+                if self.send_rts(peer, id, &header, buf, len) {
+                    return Some(id);
                 }
+                self.core.reqs.remove(id);
             }
         }
-        let header = Header { kind: EAGER, context: ctx, source: src, tag, aux: 0 };
         let id = self.core.reqs.insert(State::SendQueued { header, buf, len }, Some(peer));
         self.core.queued[peer].push_back(id);
         self.core.queued_total += 1;
@@ -273,8 +273,8 @@ impl Engine {
                 let State::SendQueued { header, buf, len } = self.core.reqs.get(id).state else {
                     unreachable!("queued request {id} is not a queued send")
                 };
-                let ok = match self.thresholds.protocol(len) {
-                    Protocol::Eager => {
+                let ok = match header.kind {
+                    EAGER => {
                         // SAFETY: the request keeps `buf` alive until it completes.
                         let data = unsafe { std::slice::from_raw_parts(buf, len) };
                         let ok = self.chan.try_send(peer, &header, data).is_ok();
@@ -283,7 +283,7 @@ impl Engine {
                         }
                         ok
                     }
-                    Protocol::Rendezvous => {
+                    _ => {
                         let ok = self.send_rts(peer, id, &header, buf, len);
                         if ok {
                             self.core.reqs.get_mut(id).state = State::SendRendezvous { buf, len };
