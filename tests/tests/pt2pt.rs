@@ -108,3 +108,12 @@ fn a_waiting_rank_sleeps_instead_of_spinning() {
     // Spinning through the 2 s wait would cost about 2 CPU seconds; sleeping costs milliseconds.
     assert!(cpu < 0.5, "the job used {cpu:.2} CPU seconds over {:?} of waiting", job.elapsed);
 }
+
+#[test]
+fn collectives_on_1_to_5_ranks() {
+    for n in 1..=5 {
+        let job = run(n, "bb-coll", &[], &[], T);
+        job.assert_success();
+        assert!(job.stdout().contains(&format!("ok coll on {n} ranks")), "{}", job.stdout());
+    }
+}

@@ -24,6 +24,8 @@ pub enum Error {
     SharedMemory(String),
     /// The library is already initialized in this process, or was finalized.
     State(&'static str),
+    /// An argument that does not fit the call (a buffer too short for its layout, say).
+    InvalidArgument(String),
     /// A system call failed.
     Os { call: &'static str, errno: std::io::Error },
 }
@@ -47,6 +49,7 @@ impl fmt::Display for Error {
             Error::Bootstrap(why) => write!(f, "cannot start the job: {why}"),
             Error::SharedMemory(why) => write!(f, "shared memory: {why}"),
             Error::State(why) => f.write_str(why),
+            Error::InvalidArgument(why) => f.write_str(why),
             Error::Os { call, errno } => write!(f, "{call} failed: {errno}"),
         }
     }

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod bootstrap;
+pub mod coll;
 pub mod engine;
 mod error;
 pub(crate) mod sync;

@@ -207,17 +207,23 @@ impl Communicator {
         mode: SendMode,
     ) -> Result<Request<'a>> {
         Self::check_tag(tag)?;
+        self.isend_on(self.inner.context, buf, len, dest, tag, mode)
+    }
+
+    /// [`Communicator::isend_raw`] on any of this communicator's contexts.
+    pub(crate) unsafe fn isend_on<'a>(
+        &self,
+        context: u32,
+        buf: *const u8,
+        len: usize,
+        dest: usize,
+        tag: i32,
+        mode: SendMode,
+    ) -> Result<Request<'a>> {
         let peer = self.check_rank(dest)?;
         let synchronous = mode == SendMode::Synchronous;
-        let id = self.inner.engine.borrow_mut().isend(
-            peer,
-            self.inner.context,
-            self.inner.rank as u32,
-            tag,
-            buf,
-            len,
-            synchronous,
-        );
+        let rank = self.inner.rank as u32;
+        let id = self.inner.engine.borrow_mut().isend(peer, context, rank, tag, buf, len, synchronous);
         Ok(Request::new(self.inner.engine.clone(), id))
     }
 
@@ -226,7 +232,19 @@ impl Communicator {
     /// # Safety
     /// `buf..buf+cap` stays valid and is not otherwise accessed until the request completes.
     pub unsafe fn irecv_raw<'a>(&self, buf: *mut u8, cap: usize, src: Source, tag: TagMatch) -> Result<Request<'a>> {
-        let (pattern, hint) = self.pattern(self.inner.context, src, tag)?;
+        self.irecv_on(self.inner.context, buf, cap, src, tag)
+    }
+
+    /// [`Communicator::irecv_raw`] on any of this communicator's contexts.
+    pub(crate) unsafe fn irecv_on<'a>(
+        &self,
+        context: u32,
+        buf: *mut u8,
+        cap: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Request<'a>> {
+        let (pattern, hint) = self.pattern(context, src, tag)?;
         let id = self.inner.engine.borrow_mut().irecv(pattern, hint, buf, cap);
         Ok(Request::new(self.inner.engine.clone(), Some(id)))
     }
@@ -365,6 +383,11 @@ impl Communicator {
                 members: Some(world),
             }),
         }))
+    }
+
+    /// The context of the library's collective traffic on this communicator.
+    pub(crate) fn coll_context(&self) -> u32 {
+        self.inner.context + 1
     }
 
     /// Progress until nothing is left to push (finalize).

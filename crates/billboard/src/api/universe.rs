@@ -11,11 +11,12 @@ use crate::{transport, Error, Result};
 
 static INITIALIZED: AtomicBool = AtomicBool::new(false);
 
-/// The library, initialized in this process. Finalizes on drop.
+/// The library, initialized in this process. End it with [`Universe::finalize`]; dropping it
+/// without that (an early error return, a panic) leaves the job without waiting for the other
+/// ranks, which the launcher then reports, instead of hanging in a barrier they never reach.
 pub struct Universe {
     job: Job,
     world: Communicator,
-    finalized: bool,
 }
 
 /// Joins the job this process was started in (by `bbrun`, or Hydra's PMI-1), or makes a
@@ -28,7 +29,7 @@ pub fn init() -> Result<Universe> {
     let chan = transport::shm::connect(&mut job)?;
     let engine = Rc::new(RefCell::new(Engine::new(chan)));
     let world = Communicator::world(engine, job.rank, job.size);
-    Ok(Universe { job, world, finalized: false })
+    Ok(Universe { job, world })
 }
 
 impl Universe {
@@ -49,19 +50,8 @@ impl Universe {
     }
 
     fn shutdown(&mut self) -> Result<()> {
-        self.finalized = true;
         self.world.barrier()?;
         self.world.drain();
         self.job.finalize()
-    }
-}
-
-impl Drop for Universe {
-    fn drop(&mut self) {
-        if !self.finalized {
-            if let Err(e) = self.shutdown() {
-                eprintln!("billboard: finalize failed: {e}");
-            }
-        }
     }
 }

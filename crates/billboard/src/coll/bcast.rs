@@ -1,0 +1,23 @@
+//! Broadcast: binomial tree (each rank receives once, then forwards to its subtrees).
+
+use super::schedule::{binomial_children, binomial_parent};
+use super::TAG_BCAST;
+use crate::{Communicator, Error, Result, SendMode, Source, TagMatch};
+
+impl Communicator {
+    /// Copies `root`'s `buf` into every rank's `buf` (all ranks pass the same length).
+    pub fn bcast_bytes(&self, buf: &mut [u8], root: usize) -> Result<()> {
+        let n = self.size();
+        if root >= n {
+            return Err(Error::InvalidRank { rank: root, size: n });
+        }
+        let ctx = self.coll_context();
+        if let Some(parent) = binomial_parent(self.rank(), root, n) {
+            self.recv_on(ctx, buf, Source::Rank(parent), TagMatch::Tag(TAG_BCAST))?;
+        }
+        for child in binomial_children(self.rank(), root, n) {
+            self.send_on(ctx, buf, child, TAG_BCAST, SendMode::Standard)?;
+        }
+        Ok(())
+    }
+}

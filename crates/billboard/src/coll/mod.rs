@@ -1,0 +1,27 @@
+//! Collectives over a communicator, on its collective context (so they never match the
+//! user's point-to-point traffic). These are the simple, correct algorithms every later
+//! billboard algorithm is checked against: binomial trees for bcast and reduce, linear
+//! gather/scatter, pairwise all-to-all, a chain for scans. Index arithmetic of the schedules
+//! lives in `schedule.rs`, apart from the code that moves data.
+//!
+//! They work on bytes; a reduction is a callback with MPI's user-function contract:
+//! `op(invec, inoutvec)` leaves `invec ⊕ inoutvec` in `inoutvec`, for operators that may be
+//! non-commutative (the result is always `v0 ⊕ v1 ⊕ … ⊕ v(n-1)` in rank order).
+
+mod bcast;
+mod gather;
+mod reduce;
+mod scan;
+pub(crate) mod schedule;
+
+/// A reduction: `op(invec, inoutvec)` sets `inoutvec = invec ⊕ inoutvec`.
+pub type ReduceOp<'a> = &'a mut dyn FnMut(&[u8], &mut [u8]);
+
+/// Tags of the collectives on the collective context; one family each, so that a rank that
+/// runs ahead into the next collective can never match the current one's messages.
+pub(crate) const TAG_BCAST: i32 = 10;
+pub(crate) const TAG_REDUCE: i32 = 11;
+pub(crate) const TAG_GATHER: i32 = 12;
+pub(crate) const TAG_SCATTER: i32 = 13;
+pub(crate) const TAG_ALLTOALL: i32 = 14;
+pub(crate) const TAG_SCAN: i32 = 15;

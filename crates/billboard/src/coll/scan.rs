@@ -1,0 +1,30 @@
+//! Inclusive and exclusive prefix reductions along a chain of ranks (rank order, so
+//! non-commutative operators are right).
+
+use super::{ReduceOp, TAG_SCAN};
+use crate::{Communicator, Result, SendMode, Source, TagMatch};
+
+impl Communicator {
+    /// `recv` at rank r becomes v0 ⊕ … ⊕ vr (inclusive), or v0 ⊕ … ⊕ v(r-1) when `exclusive`
+    /// (rank 0's `recv` is then left unchanged).
+    pub fn scan_bytes(&self, send: &[u8], recv: &mut [u8], op: ReduceOp<'_>, exclusive: bool) -> Result<()> {
+        let (n, me) = (self.size(), self.rank());
+        let ctx = self.coll_context();
+        let mut acc = send.to_vec();
+        if me > 0 {
+            let mut prefix = vec![0u8; send.len()];
+            self.recv_on(ctx, &mut prefix, Source::Rank(me - 1), TagMatch::Tag(TAG_SCAN))?;
+            if exclusive {
+                recv.copy_from_slice(&prefix);
+            }
+            op(&prefix, &mut acc);
+        }
+        if me + 1 < n {
+            self.send_on(ctx, &acc, me + 1, TAG_SCAN, SendMode::Standard)?;
+        }
+        if !exclusive {
+            recv.copy_from_slice(&acc);
+        }
+        Ok(())
+    }
+}

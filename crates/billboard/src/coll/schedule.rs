@@ -1,0 +1,64 @@
+//! Pure index arithmetic of the tree schedules (no data moves here).
+
+/// Binomial tree rooted at `root` over `n` ranks: the rank `rank` receives from, if any.
+pub(crate) fn binomial_parent(rank: usize, root: usize, n: usize) -> Option<usize> {
+    let rel = (rank + n - root) % n;
+    if rel == 0 {
+        return None;
+    }
+    let mask = 1usize << rel.trailing_zeros();
+    Some((rel - mask + root) % n)
+}
+
+/// Binomial tree rooted at `root`: the ranks `rank` sends to, largest subtree first.
+pub(crate) fn binomial_children(rank: usize, root: usize, n: usize) -> Vec<usize> {
+    let rel = (rank + n - root) % n;
+    let limit = if rel == 0 { n.next_power_of_two() } else { 1 << rel.trailing_zeros() };
+    let mut children = Vec::new();
+    let mut mask = limit >> 1;
+    while mask > 0 {
+        if rel + mask < n {
+            children.push((rel + mask + root) % n);
+        }
+        mask >>= 1;
+    }
+    children
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rank_but_the_root_has_one_parent_that_lists_it() {
+        for n in 1..40 {
+            for root in 0..n {
+                assert_eq!(binomial_parent(root, root, n), None);
+                let mut reached = vec![false; n];
+                reached[root] = true;
+                for r in 0..n {
+                    for c in binomial_children(r, root, n) {
+                        assert_eq!(binomial_parent(c, root, n), Some(r), "n={n} root={root}");
+                        assert!(!reached[c], "rank {c} reached twice");
+                        reached[c] = true;
+                    }
+                }
+                assert!(reached.iter().all(|&x| x), "n={n} root={root}: some rank never reached");
+            }
+        }
+    }
+
+    #[test]
+    fn the_tree_is_logarithmically_deep() {
+        let n = 37;
+        for r in 0..n {
+            let mut depth = 0;
+            let mut x = r;
+            while let Some(p) = binomial_parent(x, 5, n) {
+                x = p;
+                depth += 1;
+            }
+            assert!(depth <= 6, "rank {r} is {depth} hops from the root");
+        }
+    }
+}

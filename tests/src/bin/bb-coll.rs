@@ -1,0 +1,116 @@
+//! Rank program for the collective tests: `bbrun -n N bb-coll`. Checks every collective
+//! against values each rank can compute alone; panics on a mismatch; rank 0 prints `ok coll`.
+
+use billboard::Communicator;
+
+type Res = Result<(), Box<dyn std::error::Error>>;
+
+/// Affine maps x -> a*x + b composed in order: associative but not commutative, so a result
+/// in the wrong rank order is caught.
+fn affine(r: usize) -> [u64; 2] {
+    [(r as u64 % 5) + 2, r as u64 * 3 + 1]
+}
+
+fn compose(invec: &[u8], inout: &mut [u8]) {
+    let words = |b: &[u8]| -> Vec<u64> { b.chunks(8).map(|c| u64::from_ne_bytes(c.try_into().unwrap())).collect() };
+    let (x, y) = (words(invec), words(inout));
+    // (x then y): y(x(t)) = ya*(xa*t + xb) + yb
+    let z = [y[0].wrapping_mul(x[0]), y[0].wrapping_mul(x[1]).wrapping_add(y[1])];
+    for (i, w) in z.iter().enumerate() {
+        inout[8 * i..8 * i + 8].copy_from_slice(&w.to_ne_bytes());
+    }
+}
+
+fn compose_ranks(range: std::ops::Range<usize>) -> [u64; 2] {
+    range.fold([1, 0], |acc, r| {
+        let f = affine(r);
+        [f[0].wrapping_mul(acc[0]), f[0].wrapping_mul(acc[1]).wrapping_add(f[1])]
+    })
+}
+
+fn bytes_of(w: [u64; 2]) -> Vec<u8> {
+    w.iter().flat_map(|x| x.to_ne_bytes()).collect()
+}
+
+fn run(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    for root in 0..n {
+        for len in [0usize, 1, 100, 10_000, 300_000] {
+            let mut buf: Vec<u8> = if me == root { (0..len).map(|i| (i + root) as u8).collect() } else { vec![0; len] };
+            w.bcast_bytes(&mut buf, root)?;
+            assert!(buf.iter().enumerate().all(|(i, &b)| b == (i + root) as u8), "bcast from {root}, {len} B");
+        }
+        let mine = bytes_of(affine(me));
+        let mut out = vec![0u8; 16];
+        w.reduce_bytes(&mine, (me == root).then_some(&mut out[..]), root, &mut compose)?;
+        if me == root {
+            assert_eq!(out, bytes_of(compose_ranks(0..n)), "reduce to {root} keeps rank order");
+        }
+    }
+    let mut all = vec![0u8; 16];
+    w.allreduce_bytes(&bytes_of(affine(me)), &mut all, &mut compose)?;
+    assert_eq!(all, bytes_of(compose_ranks(0..n)));
+
+    let mut prefix = vec![0u8; 16];
+    w.scan_bytes(&bytes_of(affine(me)), &mut prefix, &mut compose, false)?;
+    assert_eq!(prefix, bytes_of(compose_ranks(0..me + 1)), "scan at {me}");
+    let mut ex = bytes_of([7, 7]);
+    w.scan_bytes(&bytes_of(affine(me)), &mut ex, &mut compose, true)?;
+    if me > 0 {
+        assert_eq!(ex, bytes_of(compose_ranks(0..me)), "exscan at {me}");
+    }
+
+    // Rank r contributes r+1 bytes of value r; parts laid out back to back.
+    let layout: Vec<(usize, usize)> = (0..n)
+        .scan(0, |off, r| {
+            let p = (*off, r + 1);
+            *off += r + 1;
+            Some(p)
+        })
+        .collect();
+    let total = layout.iter().map(|p| p.1).sum::<usize>();
+    let expect: Vec<u8> = (0..n).flat_map(|r| std::iter::repeat_n(r as u8, r + 1)).collect();
+    let send = vec![me as u8; me + 1];
+    for root in [0, n - 1] {
+        let mut g = vec![0xffu8; total];
+        w.gatherv_bytes(&send, (me == root).then_some((&mut g[..], &layout[..])), root)?;
+        if me == root {
+            assert_eq!(g, expect, "gatherv at {root}");
+        }
+        let mut part = vec![0u8; me + 1];
+        w.scatterv_bytes((me == root).then_some((&expect[..], &layout[..])), &mut part, root)?;
+        assert_eq!(part, send, "scatterv from {root}");
+    }
+    let mut ag = vec![0u8; total];
+    w.allgatherv_bytes(&send, &mut ag, &layout)?;
+    assert_eq!(ag, expect);
+
+    // All-to-all: rank r sends byte (r*n + s) to rank s, 3 copies each.
+    let per = 3;
+    let blocks: Vec<(usize, usize)> = (0..n).map(|r| (r * per, per)).collect();
+    let out: Vec<u8> = (0..n).flat_map(|s| std::iter::repeat_n((me * n + s) as u8, per)).collect();
+    let mut inb = vec![0u8; n * per];
+    w.alltoallv_bytes(&out, &blocks, &mut inb, &blocks)?;
+    let want: Vec<u8> = (0..n).flat_map(|r| std::iter::repeat_n((r * n + me) as u8, per)).collect();
+    assert_eq!(inb, want, "alltoall at {me}");
+
+    // Arguments are checked, with messages that say what is wrong.
+    let e = w.bcast_bytes(&mut [0u8; 1], n).unwrap_err();
+    assert!(e.to_string().contains(&format!("rank {n}")), "{e}");
+    Ok(())
+}
+
+fn main() -> Res {
+    let universe = billboard::init()?;
+    let w = universe.world();
+    run(&w)?;
+    // Collectives on a split communicator stay inside it.
+    let half = w.split(Some((w.rank() % 2) as u32), 0)?.expect("colored");
+    run(&half)?;
+    w.barrier()?;
+    if w.rank() == 0 {
+        println!("ok coll on {} ranks", w.size());
+    }
+    universe.finalize()?;
+    Ok(())
+}
