@@ -78,8 +78,9 @@ typedef int MPI_Session; /* MPI 4.0; only MPI_SESSION_NULL uses it here */
  * user function taking an MPI_File the same way against either header. */
 typedef struct ADIOI_FileD *MPI_File;
 
-/* The status record: 20 bytes, fields in this order. The element count is split across
- * count_lo and the low 31 bits of count_hi_and_cancelled; the top bit is the cancelled flag. */
+/* The status record: 20 bytes, fields in this order. The first two fields are private to the
+ * library: they hold the received size in bytes, low 32 bits in count_lo and the bits above
+ * in count_hi_and_cancelled >> 1, whose bit 0 is the cancelled flag (MPICH's mpir_status.h). */
 typedef struct MPI_Status {
     int count_lo;
     int count_hi_and_cancelled;
