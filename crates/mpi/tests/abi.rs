@@ -10,6 +10,8 @@
 //!   preprocessing; every function we declare must be declared by MPICH with the identical
 //!   signature, and every function of MPICH's we leave out must fall under a stated reason.
 //! * `exported_objects_match_libmpich`: `abi::EXPORTED_OBJECTS` against `readelf --dyn-syms`.
+//! * `same_object_code_as_mpich`: `tests/c/abi/same_code.c` compiles to identical code and
+//!   relocations against both headers, as C and as C++.
 //! * `header_compiles_cleanly`: C99 `-pedantic` and C++11, warnings as errors.
 //!
 //! Nothing links against an MPI library; the MPICH checks skip, saying so, where MPICH's
@@ -334,6 +336,36 @@ fn exported_objects_match_libmpich() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n  "));
+}
+
+/// Disassembly with relocations of same_code.c built against `include`, as C or C++.
+fn object_code(include: &Path, tag: &str, cxx_mode: bool) -> String {
+    let obj = scratch(&format!("abi-same-code-{tag}.o"));
+    let mut cmd = Command::new(if cxx_mode { cxx() } else { cc() });
+    if cxx_mode {
+        // MPICH's mpi.h pulls in its C++ class bindings unless told not to; ours has none.
+        cmd.args(["-x", "c++", "-std=c++11", "-DMPICH_SKIP_MPICXX"]);
+    } else {
+        cmd.arg("-std=c99");
+    }
+    cmd.args(["-O2", "-I"]).arg(include).arg("-c").arg(abi_c_dir().join("same_code.c")).arg("-o").arg(&obj);
+    run(&mut cmd);
+    let dump = run(Command::new("objdump").args(["-d", "-r"]).arg(&obj));
+    // The first lines name the object file; the rest is code and relocations.
+    dump.lines().skip_while(|l| !l.starts_with("Disassembly")).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn same_object_code_as_mpich() {
+    let Some(mpich) = mpich_include("same_object_code_as_mpich") else { return };
+    for (lang, cxx_mode) in [("C", false), ("C++", true)] {
+        let ours = object_code(&our_include(), &format!("ours-{lang}"), cxx_mode);
+        let theirs = object_code(&mpich, &format!("mpich-{lang}"), cxx_mode);
+        if ours != theirs {
+            let first = ours.lines().zip(theirs.lines()).find(|(a, b)| a != b);
+            panic!("tests/c/abi/same_code.c compiles to different {lang} code; first difference: {first:?}");
+        }
+    }
 }
 
 #[test]
