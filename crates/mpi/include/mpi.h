@@ -396,8 +396,8 @@ extern struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES;
 #define MPI_WIN_MODEL         0x66000009
 
 /* ======================================================================================
- * Limits: sizes of the buffers programs pass in (each includes the terminating NUL except
- * the info lengths, which exclude it, as the standard says).
+ * Limits: programs size the string buffers they hand the library by these, so a string the
+ * library writes must fit them (MPICH's values; see the standard for NUL accounting per call).
  * ====================================================================================== */
 #define MPI_MAX_PROCESSOR_NAME         128
 #define MPI_MAX_LIBRARY_VERSION_STRING 8192
