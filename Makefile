@@ -1,5 +1,6 @@
 # Builds the release binaries and lays them out like an MPI installation under $(DIST).
-#   make                 -> dist/bin/bbrun, dist/bin/bb-bench
+#   make                 -> dist/bin/{bbrun,mpiexec,mpicc,mpicxx,bb-bench}, dist/lib/libmpi.so.12
+#                           (+ libmpich.so.12, libmpi.so, libmpich.so), dist/include/mpi.h
 #   make install PREFIX=/opt/billboard
 #   make test            -> the whole test suite (what .ci/run runs)
 DIST    ?= dist
@@ -9,12 +10,18 @@ BINS    := bbrun bb-bench
 
 .PHONY: all build install test clean
 all: build
-	@mkdir -p $(DIST)/bin
+	@mkdir -p $(DIST)/bin $(DIST)/lib $(DIST)/include
 	@for b in $(BINS); do install -m 0755 target/release/$$b $(DIST)/bin/$$b; done
+	@ln -sf bbrun $(DIST)/bin/mpiexec && ln -sf bbrun $(DIST)/bin/mpirun
+	@install -m 0755 crates/mpi/bin/mpicc $(DIST)/bin/mpicc
+	@ln -sf mpicc $(DIST)/bin/mpicxx
+	@install -m 0644 crates/mpi/include/mpi.h $(DIST)/include/mpi.h
+	@install -m 0755 target/release/libmpi.so $(DIST)/lib/libmpi.so.12
+	@for l in libmpich.so.12 libmpi.so libmpich.so; do ln -sf libmpi.so.12 $(DIST)/lib/$$l; done
 	@echo "installed into $(DIST)/: $$(cd $(DIST) && find . -type f | sort | tr '\n' ' ')"
 
 build:
-	$(CARGO) build --release --workspace --bins
+	$(CARGO) build --release --workspace --bins --lib
 
 install: all
 	@mkdir -p $(PREFIX)

@@ -24,6 +24,24 @@ pub struct Spawned {
     pub pmi: UnixStream,
 }
 
+/// `LD_LIBRARY_PATH` with our MPI library's folder first, when bbrun sits in an installation
+/// (`<prefix>/bin/bbrun` beside `<prefix>/lib/libmpich.so.12`): a program built against MPICH
+/// then loads Billboard's library instead, unchanged. Worked out once per job.
+fn library_path() -> Option<std::ffi::OsString> {
+    static PATH: std::sync::OnceLock<Option<std::ffi::OsString>> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let exe = std::env::current_exe().ok()?;
+        let lib = exe.parent()?.parent()?.join("lib");
+        if !lib.join("libmpich.so.12").exists() {
+            return None;
+        }
+        let mut dirs = vec![lib];
+        dirs.extend(std::env::var_os("LD_LIBRARY_PATH").iter().flat_map(std::env::split_paths));
+        std::env::join_paths(dirs).ok()
+    })
+    .clone()
+}
+
 /// Starts rank `rank`: its own process group (so a signal reaches everything it started),
 /// `PR_SET_PDEATHSIG(SIGKILL)` (so it dies if bbrun dies), stdin piped for rank 0 and
 /// `/dev/null` for the others, stdout and stderr piped, and the PMI environment.
@@ -49,10 +67,11 @@ pub fn spawn_rank(job: &JobInfo<'_>, rank: usize) -> io::Result<Spawned> {
         .env_remove("PMI_PORT")
         .env_remove("PMI_ID")
         .env_remove("PMI_SPAWNED")
-        .stdin(if rank == 0 { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .stdin(if rank == 0 { Stdio::piped() } else { Stdio::null() });
+    if let Some(path) = library_path() {
+        cmd.env("LD_LIBRARY_PATH", path);
+    }
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     // SAFETY: the closure runs in the child between fork and exec and only makes
     // async-signal-safe system calls (sigprocmask, prctl, getppid, fcntl); it allocates nothing.
     unsafe {

@@ -51,6 +51,11 @@ pub enum SendMode {
     Synchronous,
 }
 
+/// Context of [`Communicator::solo`] (and +1 for its collectives); the world has 0 and 1.
+const SOLO_CONTEXT: u32 = 2;
+/// First context `dup` and `split` may hand out.
+pub(crate) const FIRST_FREE_CONTEXT: u32 = 4;
+
 /// Tags the library uses on a communicator's collective context.
 const TAG_BARRIER: i32 = 1;
 const TAG_AGREE: i32 = 2;
@@ -74,6 +79,20 @@ struct Inner {
 impl Communicator {
     pub(crate) fn world(engine: Rc<RefCell<Engine>>, rank: usize, size: usize) -> Communicator {
         Communicator { inner: Rc::new(Inner { engine, context: 0, rank, size, members: None }) }
+    }
+
+    /// A communicator of this process alone (MPI_COMM_SELF). Local: its context is reserved
+    /// for it, so no agreement with other ranks is needed.
+    pub fn solo(&self) -> Communicator {
+        let me = self.world_rank(self.inner.rank);
+        let inner = Inner {
+            engine: self.inner.engine.clone(),
+            context: SOLO_CONTEXT,
+            rank: 0,
+            size: 1,
+            members: Some(vec![me]),
+        };
+        Communicator { inner: Rc::new(inner) }
     }
 
     /// This process's rank in the communicator.

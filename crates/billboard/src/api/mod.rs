@@ -5,6 +5,7 @@ mod datatype;
 mod request;
 mod universe;
 
+pub(crate) use comm::FIRST_FREE_CONTEXT;
 pub use comm::{Communicator, Message, SendMode, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use datatype::{Buffer, BufferMut, Equivalence};
 pub use request::{test_all, wait_all, wait_any, Request, Status};

@@ -70,7 +70,7 @@ impl Engine {
             verbose(format_args!("BB_SHM_SINGLE_COPY=0: large messages use the pipelined copy through shared memory"));
         }
         Engine {
-            next_context: 2,
+            next_context: crate::api::FIRST_FREE_CONTEXT,
             chan,
             thresholds,
             oversubscribed,

@@ -1,0 +1,115 @@
+//! Communicators: size, rank, dup, split, free, compare, names.
+
+use std::ffi::{c_char, c_int};
+
+use crate::abi::*;
+use crate::error::{bad_comm, call, copy_out, err};
+use crate::state::comm_index;
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
+    call("MPI_Comm_size", comm, |m| {
+        *size = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.size() as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_int {
+    call("MPI_Comm_rank", comm, |m| {
+        *rank = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.rank() as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
+    call("MPI_Comm_dup", comm, |m| {
+        let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        let (dup, errhandler) = (c.comm.dup()?, c.errhandler);
+        let h = m.add_comm(dup);
+        m.comm_mut(h).expect("just added").errhandler = errhandler;
+        *newcomm = h;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int {
+    call("MPI_Comm_split", comm, |m| {
+        let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        let color = match color {
+            MPI_UNDEFINED => None,
+            c if c >= 0 => Some(c as u32),
+            c => return Err(err(MPI_ERR_ARG, format!("invalid color {c}: colors are >= 0 or MPI_UNDEFINED"))),
+        };
+        *newcomm = match c.comm.split(color, key)? {
+            Some(new) => m.add_comm(new),
+            None => MPI_COMM_NULL,
+        };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
+    call("MPI_Comm_free", *comm, |m| {
+        let i = comm_index(*comm).filter(|&i| i >= 2 && m.comms.get(i).is_some_and(|c| c.is_some()));
+        let i = i.ok_or_else(|| err(MPI_ERR_COMM, format!("cannot free communicator {:#x}", *comm)))?;
+        m.comms[i] = None;
+        *comm = MPI_COMM_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_compare(a: MPI_Comm, b: MPI_Comm, result: *mut c_int) -> c_int {
+    call("MPI_Comm_compare", a, |m| {
+        let ca = &m.comm(a).ok_or_else(|| bad_comm(a))?.comm;
+        let cb = &m.comm(b).ok_or_else(|| bad_comm(b))?.comm;
+        let members = |c: &billboard::Communicator| (0..c.size()).map(|r| c.world_rank(r)).collect::<Vec<_>>();
+        let (ma, mb) = (members(ca), members(cb));
+        *result = if a == b {
+            MPI_IDENT
+        } else if ma == mb {
+            MPI_CONGRUENT
+        } else if {
+            let (mut x, mut y) = (ma.clone(), mb.clone());
+            x.sort();
+            y.sort();
+            x == y
+        } {
+            MPI_SIMILAR
+        } else {
+            MPI_UNEQUAL
+        };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int {
+    call("MPI_Comm_test_inter", comm, |m| {
+        m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        *flag = 0;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_name(comm: MPI_Comm, name: *const c_char) -> c_int {
+    call("MPI_Comm_set_name", comm, |m| {
+        let text = std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned();
+        m.comm_mut(comm).ok_or_else(|| bad_comm(comm))?.name = text;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_name(comm: MPI_Comm, name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    call("MPI_Comm_get_name", comm, |m| {
+        let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        copy_out(&c.name, name, resultlen, MPI_MAX_OBJECT_NAME);
+        Ok(())
+    })
+}

@@ -1,0 +1,187 @@
+//! The environment: init, finalize, thread levels, abort, names and clocks.
+
+use std::ffi::{c_char, c_int};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use crate::abi::*;
+use crate::error::{call, copy_out, err};
+use crate::state::{self, Comm, Mpi};
+
+unsafe fn init(required: c_int, provided: *mut c_int) -> c_int {
+    if state::phase() != state::NOT_STARTED {
+        eprintln!("billboard MPI: MPI_Init called twice (or after MPI_Finalize)");
+        return MPI_ERR_OTHER;
+    }
+    let universe = match billboard::init() {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("billboard MPI: MPI_Init failed: {e}");
+            return MPI_ERR_OTHER;
+        }
+    };
+    let world = universe.world();
+    let level = required.clamp(MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE);
+    let entry = |comm, name: &str| Some(Comm { comm, errhandler: MPI_ERRORS_ARE_FATAL, name: name.into() });
+    let mpi = Mpi {
+        comms: vec![entry(world.clone(), "MPI_COMM_WORLD"), entry(world.solo(), "MPI_COMM_SELF")],
+        world_rank: world.rank(),
+        universe,
+        requests: Vec::new(),
+        free_requests: Vec::new(),
+        detached: Vec::new(),
+        user_ops: Vec::new(),
+        thread_level: level,
+        main_thread: std::thread::current().id(),
+    };
+    state::install(mpi);
+    start_clock();
+    if !provided.is_null() {
+        *provided = level;
+    }
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
+    init(MPI_THREAD_SINGLE, std::ptr::null_mut())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Init_thread(
+    _argc: *mut c_int,
+    _argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    init(required, provided)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
+    let Some(mpi) = state::take() else {
+        eprintln!("billboard MPI: MPI_Finalize called without MPI_Init (or twice)");
+        return MPI_ERR_OTHER;
+    };
+    let Mpi { universe, comms, requests, detached, .. } = mpi;
+    // Requests and communicators hold the engine; release them before it shuts down
+    // (dropping a freed request waits for its operation, as finalize must).
+    drop(detached);
+    drop(requests);
+    drop(comms);
+    match universe.finalize() {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => {
+            eprintln!("billboard MPI: MPI_Finalize: {e}");
+            MPI_ERR_OTHER
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Initialized(flag: *mut c_int) -> c_int {
+    *flag = (state::phase() != state::NOT_STARTED) as c_int;
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Finalized(flag: *mut c_int) -> c_int {
+    *flag = (state::phase() == state::FINALIZED) as c_int;
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
+    call("MPI_Query_thread", MPI_COMM_WORLD, |m| {
+        *provided = m.thread_level;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
+    call("MPI_Is_thread_main", MPI_COMM_WORLD, |m| {
+        *flag = (m.main_thread == std::thread::current().id()) as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
+    let rank = state::with(|m| m.world_rank).unwrap_or(0);
+    eprintln!("billboard MPI: rank {rank} on {} called MPI_Abort({comm:#x}, {errorcode})", host_name());
+    state::with(|m| m.universe.abort(errorcode, "MPI_Abort"));
+    std::process::exit(errorcode)
+}
+
+/// This host's name (`MPI_Get_processor_name`, error reports).
+pub(crate) fn host_name() -> &'static str {
+    static NAME: OnceLock<String> = OnceLock::new();
+    NAME.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "localhost".into())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    copy_out(host_name(), name, resultlen, MPI_MAX_PROCESSOR_NAME);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
+    let text = concat!("Billboard MPI ", env!("CARGO_PKG_VERSION"), " (MPICH 4.0 ABI, MPI 3.1)");
+    copy_out(text, version, resultlen, MPI_MAX_LIBRARY_VERSION_STRING);
+    MPI_SUCCESS
+}
+
+static EPOCH: OnceLock<Instant> = OnceLock::new();
+
+fn start_clock() {
+    EPOCH.get_or_init(Instant::now);
+}
+
+#[no_mangle]
+pub extern "C" fn PMPI_Wtime() -> f64 {
+    EPOCH.get_or_init(Instant::now).elapsed().as_secs_f64()
+}
+
+#[no_mangle]
+pub extern "C" fn PMPI_Wtick() -> f64 {
+    1e-9
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pcontrol(_level: c_int) -> c_int {
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, _info: MPI_Info, baseptr: *mut std::ffi::c_void) -> c_int {
+    call("MPI_Alloc_mem", MPI_COMM_WORLD, |_| {
+        if size < 0 {
+            return Err(err(MPI_ERR_ARG, format!("MPI_Alloc_mem: negative size {size}")));
+        }
+        let p = libc::malloc(size.max(1) as usize);
+        if p.is_null() {
+            return Err(err(MPI_ERR_NO_MEM, format!("MPI_Alloc_mem: cannot allocate {size} bytes")));
+        }
+        *(baseptr as *mut *mut std::ffi::c_void) = p;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Free_mem(base: *mut std::ffi::c_void) -> c_int {
+    libc::free(base);
+    MPI_SUCCESS
+}

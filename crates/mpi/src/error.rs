@@ -1,0 +1,193 @@
+//! The one place errors become MPI error classes and error handlers run.
+//!
+//! Every exported function does its work in a closure returning `Result<(), MpiError>` and
+//! hands it to [`call`], which applies the communicator's error handler: with
+//! `MPI_ERRORS_RETURN` the class is returned; with `MPI_ERRORS_ARE_FATAL` (the default) the
+//! rank, host, function and reason are printed and the whole job is aborted.
+
+use std::ffi::{c_char, c_int};
+
+use crate::abi::*;
+use crate::state::{self, Mpi};
+
+/// An MPI error: its class and a message naming the bad value.
+#[derive(Debug)]
+pub(crate) struct MpiError {
+    pub class: c_int,
+    pub msg: String,
+}
+
+pub(crate) type Res<T = ()> = Result<T, MpiError>;
+
+pub(crate) fn err(class: c_int, msg: impl Into<String>) -> MpiError {
+    MpiError { class, msg: msg.into() }
+}
+
+impl From<billboard::Error> for MpiError {
+    fn from(e: billboard::Error) -> MpiError {
+        use billboard::Error as E;
+        let class = match &e {
+            E::InvalidRank { .. } => MPI_ERR_RANK,
+            E::InvalidTag { .. } => MPI_ERR_TAG,
+            E::Truncated { .. } => MPI_ERR_TRUNCATE,
+            E::ElementSize { .. } => MPI_ERR_TYPE,
+            E::InvalidArgument(_) => MPI_ERR_ARG,
+            _ => MPI_ERR_OTHER,
+        };
+        MpiError { class, msg: e.to_string() }
+    }
+}
+
+/// Runs an MPI call's body with the error handler of `comm` (`MPI_COMM_WORLD` for calls that
+/// have no communicator).
+pub(crate) fn call(function: &'static str, comm: MPI_Comm, body: impl FnOnce(&mut Mpi) -> Res) -> c_int {
+    let outcome = match state::with(body) {
+        Some(r) => r,
+        None => return not_running(function),
+    };
+    match outcome {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => handle(function, comm, e),
+    }
+}
+
+/// Like [`call`] for bodies that must not hold the state while they block (they take it
+/// themselves, e.g. waits at `MPI_THREAD_MULTIPLE`).
+pub(crate) fn call_unlocked(function: &'static str, comm: MPI_Comm, body: impl FnOnce() -> Res) -> c_int {
+    if state::phase() != state::RUNNING {
+        return not_running(function);
+    }
+    match body() {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => handle(function, comm, e),
+    }
+}
+
+fn not_running(function: &str) -> c_int {
+    let when = if state::phase() == state::FINALIZED { "after MPI_Finalize" } else { "before MPI_Init" };
+    eprintln!("billboard MPI: {function} called {when}");
+    std::process::abort();
+}
+
+/// Applies `comm`'s error handler to `e`.
+pub(crate) fn handle(function: &str, comm: MPI_Comm, e: MpiError) -> c_int {
+    let errhandler = state::with(|m| m.comm(comm).map(|c| c.errhandler)).flatten().unwrap_or(MPI_ERRORS_ARE_FATAL);
+    if errhandler == MPI_ERRORS_RETURN {
+        remember(e.class, &e.msg);
+        return e.class;
+    }
+    let rank = state::with(|m| m.world_rank.to_string()).unwrap_or_else(|| "?".into());
+    eprintln!(
+        "billboard MPI: rank {rank} on {}: {function}: {} ({})",
+        crate::env::host_name(),
+        e.msg,
+        class_name(e.class)
+    );
+    let code = if e.class == 0 { 1 } else { e.class };
+    state::with(|m| m.universe.abort(code, &e.msg));
+    std::process::exit(code)
+}
+
+thread_local! {
+    /// The last message of each class returned under MPI_ERRORS_RETURN, for MPI_Error_string.
+    static LAST: std::cell::RefCell<Vec<(c_int, String)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn remember(class: c_int, msg: &str) {
+    LAST.with(|l| {
+        let mut l = l.borrow_mut();
+        l.retain(|(c, _)| *c != class);
+        l.push((class, msg.to_string()));
+    });
+}
+
+fn class_name(class: c_int) -> &'static str {
+    match class {
+        MPI_SUCCESS => "MPI_SUCCESS: no error",
+        MPI_ERR_BUFFER => "MPI_ERR_BUFFER: invalid buffer pointer",
+        MPI_ERR_COUNT => "MPI_ERR_COUNT: invalid count argument",
+        MPI_ERR_TYPE => "MPI_ERR_TYPE: invalid datatype",
+        MPI_ERR_TAG => "MPI_ERR_TAG: invalid tag",
+        MPI_ERR_COMM => "MPI_ERR_COMM: invalid communicator",
+        MPI_ERR_RANK => "MPI_ERR_RANK: invalid rank",
+        MPI_ERR_ROOT => "MPI_ERR_ROOT: invalid root",
+        MPI_ERR_GROUP => "MPI_ERR_GROUP: invalid group",
+        MPI_ERR_OP => "MPI_ERR_OP: invalid reduce operation",
+        MPI_ERR_TOPOLOGY => "MPI_ERR_TOPOLOGY: invalid topology",
+        MPI_ERR_DIMS => "MPI_ERR_DIMS: invalid dimension argument",
+        MPI_ERR_ARG => "MPI_ERR_ARG: invalid argument",
+        MPI_ERR_TRUNCATE => "MPI_ERR_TRUNCATE: message truncated",
+        MPI_ERR_OTHER => "MPI_ERR_OTHER: other error",
+        MPI_ERR_INTERN => "MPI_ERR_INTERN: internal error",
+        MPI_ERR_IN_STATUS => "MPI_ERR_IN_STATUS: error code is in status",
+        MPI_ERR_PENDING => "MPI_ERR_PENDING: pending request",
+        MPI_ERR_REQUEST => "MPI_ERR_REQUEST: invalid request",
+        _ => "MPI_ERR_UNKNOWN: unknown error",
+    }
+}
+
+/// Copies `text` into a C buffer of `max` bytes (NUL-terminated, truncated) and sets `len`.
+pub(crate) unsafe fn copy_out(text: &str, buf: *mut c_char, len: *mut c_int, max: c_int) {
+    let n = text.len().min(max.max(1) as usize - 1);
+    if !buf.is_null() {
+        std::ptr::copy_nonoverlapping(text.as_ptr().cast(), buf, n);
+        *buf.add(n) = 0;
+    }
+    if !len.is_null() {
+        *len = n as c_int;
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Error_string(code: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
+    let detail = LAST.with(|l| l.borrow().iter().find(|(c, _)| *c == code).map(|(_, m)| m.clone()));
+    let text = match detail {
+        Some(d) => format!("{}: {d}", class_name(code)),
+        None => class_name(code).to_string(),
+    };
+    copy_out(&text, string, resultlen, MPI_MAX_ERROR_STRING);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Error_class(code: c_int, class: *mut c_int) -> c_int {
+    if class.is_null() {
+        return MPI_ERR_ARG;
+    }
+    *class = code;
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) -> c_int {
+    call("MPI_Comm_set_errhandler", comm, |m| {
+        if !matches!(errhandler, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN) {
+            return Err(err(MPI_ERR_ARG, format!("error handler {errhandler:#x} is not supported yet")));
+        }
+        let c = m.comm_mut(comm).ok_or_else(|| bad_comm(comm))?;
+        c.errhandler = errhandler;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> c_int {
+    call("MPI_Comm_get_errhandler", comm, |m| {
+        let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        *errhandler = c.errhandler;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_free(errhandler: *mut MPI_Errhandler) -> c_int {
+    if !errhandler.is_null() {
+        *errhandler = MPI_ERRHANDLER_NULL;
+    }
+    MPI_SUCCESS
+}
+
+/// The error for a handle that names no communicator.
+pub(crate) fn bad_comm(comm: MPI_Comm) -> MpiError {
+    err(MPI_ERR_COMM, format!("invalid communicator {comm:#x}"))
+}

@@ -1,0 +1,157 @@
+//! What the library exports besides the `PMPI_` functions: a weak `MPI_` alias of each (the
+//! profiling interface: a tool defines `MPI_Send`, calls `PMPI_Send`), and the data objects and
+//! helper functions MPICH programs link against (`abi::EXPORTED_OBJECTS`, `MPIR_Dup_fn`).
+//!
+//! The aliases are assembled here, in this crate's single object file (codegen-units = 1), and
+//! `exports.map` makes the linker export them. `tests/abi.rs` checks the built library: every
+//! `PMPI_` symbol has its weak `MPI_` twin.
+
+use std::ffi::{c_int, c_void};
+
+use crate::abi::*;
+
+macro_rules! weak_aliases {
+    ($($name:ident),* $(,)?) => { $(
+        std::arch::global_asm!(concat!(
+            ".weak MPI_", stringify!($name), "\n",
+            ".type MPI_", stringify!($name), ",@function\n",
+            ".set MPI_", stringify!($name), ", PMPI_", stringify!($name),
+        ));
+    )* };
+}
+
+weak_aliases!(
+    Abort,
+    Allgather,
+    Allgatherv,
+    Alloc_mem,
+    Allreduce,
+    Alltoall,
+    Alltoallv,
+    Barrier,
+    Bcast,
+    Cancel,
+    Comm_compare,
+    Comm_dup,
+    Comm_free,
+    Comm_get_errhandler,
+    Comm_get_name,
+    Comm_rank,
+    Comm_set_errhandler,
+    Comm_set_name,
+    Comm_size,
+    Comm_split,
+    Comm_test_inter,
+    Errhandler_free,
+    Error_class,
+    Error_string,
+    Exscan,
+    Finalize,
+    Finalized,
+    Free_mem,
+    Gather,
+    Gatherv,
+    Get_count,
+    Get_elements,
+    Get_elements_x,
+    Get_library_version,
+    Get_processor_name,
+    Get_version,
+    Init,
+    Init_thread,
+    Initialized,
+    Iprobe,
+    Irecv,
+    Irsend,
+    Is_thread_main,
+    Isend,
+    Issend,
+    Op_commutative,
+    Op_create,
+    Op_free,
+    Pcontrol,
+    Probe,
+    Query_thread,
+    Recv,
+    Reduce,
+    Reduce_local,
+    Reduce_scatter,
+    Reduce_scatter_block,
+    Request_free,
+    Rsend,
+    Scan,
+    Scatter,
+    Scatterv,
+    Send,
+    Sendrecv,
+    Sendrecv_replace,
+    Ssend,
+    Test,
+    Test_cancelled,
+    Testall,
+    Testany,
+    Testsome,
+    Type_commit,
+    Type_get_extent,
+    Type_size,
+    Type_size_x,
+    Wait,
+    Waitall,
+    Waitany,
+    Waitsome,
+    Wtick,
+    Wtime,
+);
+
+/// A pointer-valued exported object (`int *const MPI_UNWEIGHTED`, ...).
+#[repr(transparent)]
+pub struct Exported<T>(*const T);
+
+// SAFETY: the pointers are constants set at load time and never written.
+unsafe impl<T> Sync for Exported<T> {}
+
+/// A 20-byte status-sized object (Fortran's `MPI_F08_status`).
+#[repr(C)]
+pub struct StatusObject([i32; 5]);
+
+#[no_mangle]
+pub static MPIR_C_MPI_UNWEIGHTED: [i32; 2] = [0; 2];
+#[no_mangle]
+pub static MPIR_C_MPI_WEIGHTS_EMPTY: [i32; 2] = [0; 2];
+#[no_mangle]
+pub static MPI_UNWEIGHTED: Exported<[i32; 2]> = Exported(&MPIR_C_MPI_UNWEIGHTED);
+#[no_mangle]
+pub static MPI_WEIGHTS_EMPTY: Exported<[i32; 2]> = Exported(&MPIR_C_MPI_WEIGHTS_EMPTY);
+#[no_mangle]
+pub static MPIR_F08_MPI_STATUS_IGNORE_OBJ: StatusObject = StatusObject([0; 5]);
+#[no_mangle]
+pub static MPIR_F08_MPI_STATUSES_IGNORE_OBJ: StatusObject = StatusObject([0; 5]);
+#[no_mangle]
+pub static MPIR_F08_MPI_IN_PLACE: i32 = 0;
+#[no_mangle]
+pub static MPIR_F08_MPI_BOTTOM: i32 = 0;
+#[no_mangle]
+pub static MPI_F_STATUS_IGNORE: Exported<StatusObject> = Exported(&MPIR_F08_MPI_STATUS_IGNORE_OBJ);
+#[no_mangle]
+pub static MPI_F_STATUSES_IGNORE: Exported<StatusObject> = Exported(&MPIR_F08_MPI_STATUSES_IGNORE_OBJ);
+#[no_mangle]
+pub static MPI_F08_STATUS_IGNORE: Exported<StatusObject> = Exported(&MPIR_F08_MPI_STATUS_IGNORE_OBJ);
+#[no_mangle]
+pub static MPI_F08_STATUSES_IGNORE: Exported<StatusObject> = Exported(&MPIR_F08_MPI_STATUSES_IGNORE_OBJ);
+#[no_mangle]
+pub static MPI_T_PVAR_ALL_HANDLES: Exported<c_void> = Exported(std::ptr::null());
+
+/// `MPI_DUP_FN` and friends: the attribute copy callback that copies the value.
+#[no_mangle]
+pub unsafe extern "C" fn MPIR_Dup_fn(
+    _oldcomm: MPI_Comm,
+    _keyval: c_int,
+    _extra_state: *mut c_void,
+    attribute_val_in: *mut c_void,
+    attribute_val_out: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    *(attribute_val_out as *mut *mut c_void) = attribute_val_in;
+    *flag = 1;
+    MPI_SUCCESS
+}

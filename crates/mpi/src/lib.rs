@@ -1,0 +1,24 @@
+//! Billboard's MPI library: the C ABI of Debian's MPICH 4.0 (`libmpi.so.12`, also installed as
+//! `libmpich.so.12`) over the billboard engine, so a program compiled against MPICH runs
+//! unchanged. Every function is a strong `PMPI_` symbol with a weak `MPI_` alias (the
+//! profiling interface), unversioned, like MPICH.
+//!
+//! Layout: `abi.rs` holds MPICH's facts (handles, constants, `MPI_Status`); `state.rs` the
+//! process-wide tables behind the handles; `error.rs` the one place errors become MPI error
+//! classes and error handlers run; then one file per family of calls (`env`, `p2p`,
+//! `request`, `comm`, `coll`, `datatype`, `ops`); `exports.rs` the weak aliases and the data
+//! objects programs link against.
+
+#![allow(non_snake_case, non_camel_case_types, clippy::missing_safety_doc)]
+
+pub mod abi;
+mod coll;
+mod comm;
+mod datatype;
+mod env;
+mod error;
+mod exports;
+mod ops;
+mod p2p;
+mod request;
+mod state;

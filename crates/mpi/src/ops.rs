@@ -1,0 +1,236 @@
+//! Reduction operators: the predefined ones on the types MPI allows them on, and user
+//! operators from `MPI_Op_create`. Each becomes a byte-level combiner with MPI's contract
+//! `combine(invec, inoutvec)`: `inoutvec[i] = invec[i] op inoutvec[i]`.
+
+use std::ffi::{c_int, c_void};
+
+use crate::abi::*;
+use crate::error::{call, err, Res};
+use crate::state::Mpi;
+
+/// `typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *type)`.
+pub(crate) type UserFunction = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
+
+pub(crate) type Combiner = Box<dyn FnMut(&[u8], &mut [u8])>;
+
+/// Element types the predefined operators work on.
+#[derive(Clone, Copy)]
+enum Num {
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+}
+
+/// The numeric kind of a predefined datatype; `bitwise_only` for MPI_BYTE.
+fn num(t: MPI_Datatype) -> Option<(Num, bool)> {
+    use Num::*;
+    Some(match t {
+        MPI_CHAR | MPI_SIGNED_CHAR | MPI_INT8_T | MPI_INTEGER1 => (I8, false),
+        MPI_UNSIGNED_CHAR | MPI_UINT8_T | MPI_C_BOOL | MPI_CXX_BOOL => (U8, false),
+        MPI_BYTE => (U8, true),
+        MPI_SHORT | MPI_INT16_T | MPI_INTEGER2 => (I16, false),
+        MPI_UNSIGNED_SHORT | MPI_UINT16_T => (U16, false),
+        MPI_INT | MPI_INT32_T | MPI_INTEGER | MPI_INTEGER4 | MPI_LOGICAL => (I32, false),
+        MPI_UNSIGNED | MPI_UINT32_T | MPI_WCHAR => (U32, false),
+        MPI_LONG | MPI_LONG_LONG | MPI_INT64_T | MPI_INTEGER8 | MPI_AINT | MPI_OFFSET | MPI_COUNT => (I64, false),
+        MPI_UNSIGNED_LONG | MPI_UNSIGNED_LONG_LONG | MPI_UINT64_T => (U64, false),
+        MPI_FLOAT | MPI_REAL | MPI_REAL4 => (F32, false),
+        MPI_DOUBLE | MPI_DOUBLE_PRECISION | MPI_REAL8 => (F64, false),
+        _ => return None,
+    })
+}
+
+/// Applies `f(in, inout)` element-wise; buffers may be unaligned.
+fn zip<T: Copy>(inv: &[u8], inout: &mut [u8], f: impl Fn(T, T) -> T) {
+    let n = std::mem::size_of::<T>();
+    for (a, b) in inv.chunks_exact(n).zip(inout.chunks_exact_mut(n)) {
+        // SAFETY: each chunk holds exactly one T; read/write_unaligned allow any alignment.
+        unsafe {
+            let x = (a.as_ptr() as *const T).read_unaligned();
+            let y = (b.as_ptr() as *const T).read_unaligned();
+            (b.as_mut_ptr() as *mut T).write_unaligned(f(x, y));
+        }
+    }
+}
+
+macro_rules! int_op {
+    ($t:ty, $op:expr, $bitwise_only:expr) => {{
+        let f: fn($t, $t) -> $t = match ($op, $bitwise_only) {
+            (MPI_BAND, _) => |a, b| a & b,
+            (MPI_BOR, _) => |a, b| a | b,
+            (MPI_BXOR, _) => |a, b| a ^ b,
+            (_, true) => return None,
+            (MPI_MAX, _) => |a, b| a.max(b),
+            (MPI_MIN, _) => |a, b| a.min(b),
+            (MPI_SUM, _) => |a, b| a.wrapping_add(b),
+            (MPI_PROD, _) => |a, b| a.wrapping_mul(b),
+            (MPI_LAND, _) => |a, b| ((a != 0) && (b != 0)) as $t,
+            (MPI_LOR, _) => |a, b| ((a != 0) || (b != 0)) as $t,
+            (MPI_LXOR, _) => |a, b| ((a != 0) != (b != 0)) as $t,
+            _ => return None,
+        };
+        Some(Box::new(move |i: &[u8], io: &mut [u8]| zip::<$t>(i, io, f)) as Combiner)
+    }};
+}
+
+macro_rules! float_op {
+    ($t:ty, $op:expr) => {{
+        let f: fn($t, $t) -> $t = match $op {
+            MPI_MAX => |a, b| a.max(b),
+            MPI_MIN => |a, b| a.min(b),
+            MPI_SUM => |a, b| a + b,
+            MPI_PROD => |a, b| a * b,
+            _ => return None,
+        };
+        Some(Box::new(move |i: &[u8], io: &mut [u8]| zip::<$t>(i, io, f)) as Combiner)
+    }};
+}
+
+/// MINLOC / MAXLOC on `struct { V value; int index; }` pairs of `stride` bytes.
+fn loc<V: Copy + PartialOrd>(stride: usize, min: bool) -> Combiner {
+    // The int follows the value, aligned to 4 (short: 2 bytes of padding).
+    let off = std::mem::size_of::<V>().max(4);
+    Box::new(move |inv: &[u8], inout: &mut [u8]| {
+        for (a, b) in inv.chunks_exact(stride).zip(inout.chunks_exact_mut(stride)) {
+            // SAFETY: each chunk is one pair: V at 0, int at `off`.
+            unsafe {
+                let (va, ia) =
+                    ((a.as_ptr() as *const V).read_unaligned(), (a.as_ptr().add(off) as *const i32).read_unaligned());
+                let (vb, ib) =
+                    ((b.as_ptr() as *const V).read_unaligned(), (b.as_ptr().add(off) as *const i32).read_unaligned());
+                let a_wins = if min { va < vb } else { va > vb };
+                let (v, i) = if a_wins {
+                    (va, ia)
+                } else if va == vb {
+                    (va, ia.min(ib))
+                } else {
+                    (vb, ib)
+                };
+                (b.as_mut_ptr() as *mut V).write_unaligned(v);
+                (b.as_mut_ptr().add(off) as *mut i32).write_unaligned(i);
+            }
+        }
+    })
+}
+
+fn predefined(op: MPI_Op, t: MPI_Datatype) -> Option<Combiner> {
+    if matches!(op, MPI_MINLOC | MPI_MAXLOC) {
+        let min = op == MPI_MINLOC;
+        return Some(match t {
+            MPI_FLOAT_INT => loc::<f32>(8, min),
+            MPI_DOUBLE_INT => loc::<f64>(16, min),
+            MPI_LONG_INT => loc::<i64>(16, min),
+            MPI_SHORT_INT => loc::<i16>(8, min),
+            MPI_2INT | MPI_2INTEGER => loc::<i32>(8, min),
+            MPI_2REAL => loc::<f32>(8, min),
+            _ => return None,
+        });
+    }
+    let (kind, bitwise_only) = num(t)?;
+    match kind {
+        Num::I8 => int_op!(i8, op, bitwise_only),
+        Num::U8 => int_op!(u8, op, bitwise_only),
+        Num::I16 => int_op!(i16, op, bitwise_only),
+        Num::U16 => int_op!(u16, op, bitwise_only),
+        Num::I32 => int_op!(i32, op, bitwise_only),
+        Num::U32 => int_op!(u32, op, bitwise_only),
+        Num::I64 => int_op!(i64, op, bitwise_only),
+        Num::U64 => int_op!(u64, op, bitwise_only),
+        Num::F32 => float_op!(f32, op),
+        Num::F64 => float_op!(f64, op),
+    }
+}
+
+/// The combiner for `op` on `datatype`, or the MPI error naming what does not fit.
+pub(crate) fn combiner(m: &Mpi, op: MPI_Op, datatype: MPI_Datatype) -> Res<Combiner> {
+    let elem = crate::datatype::size_of(datatype)?;
+    if let Some((f, _)) = m.user_op(op) {
+        let mut t = datatype;
+        return Ok(Box::new(move |inv: &[u8], inout: &mut [u8]| {
+            let mut len = (inout.len() / elem.max(1)) as c_int;
+            // SAFETY: the user function reads `len` elements of `t` from `inv` and updates
+            // `inout` in place, as MPI specifies.
+            unsafe { f(inv.as_ptr() as *mut c_void, inout.as_mut_ptr().cast(), &mut len, &mut t) };
+        }));
+    }
+    if !(MPI_MAX..=MPI_NO_OP).contains(&op) {
+        return Err(err(MPI_ERR_OP, format!("invalid operator {op:#x}")));
+    }
+    predefined(op, datatype)
+        .ok_or_else(|| err(MPI_ERR_OP, format!("operator {op:#x} is not defined on datatype {datatype:#x}")))
+}
+
+/// Whether `op` is commutative (predefined ones all are).
+pub(crate) fn commutative(m: &Mpi, op: MPI_Op) -> bool {
+    m.user_op(op).is_none_or(|(_, commute)| commute)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_create(function: Option<UserFunction>, commute: c_int, op: *mut MPI_Op) -> c_int {
+    call("MPI_Op_create", MPI_COMM_WORLD, |m| {
+        let f = function.ok_or_else(|| err(MPI_ERR_ARG, "MPI_Op_create: NULL function"))?;
+        *op = m.add_user_op(f, commute != 0);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_free(op: *mut MPI_Op) -> c_int {
+    call("MPI_Op_free", MPI_COMM_WORLD, |m| {
+        if !m.free_user_op(*op) {
+            return Err(err(MPI_ERR_OP, format!("cannot free operator {:#x}", *op)));
+        }
+        *op = MPI_OP_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_commutative(op: MPI_Op, commute: *mut c_int) -> c_int {
+    call("MPI_Op_commutative", MPI_COMM_WORLD, |m| {
+        *commute = commutative(m, op) as c_int;
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(op: MPI_Op, t: MPI_Datatype, a: &[u8], b: &mut [u8]) {
+        predefined(op, t).expect("defined")(a, b);
+    }
+
+    #[test]
+    fn sums_and_extremes_on_ints_and_doubles() {
+        let (a, mut b) = ([1i32, -5].map(i32::to_ne_bytes).concat(), [2i32, 7].map(i32::to_ne_bytes).concat());
+        run(MPI_SUM, MPI_INT, &a, &mut b);
+        assert_eq!(b, [3i32, 2].map(i32::to_ne_bytes).concat());
+        let (a, mut b) = (2.5f64.to_ne_bytes(), 1.5f64.to_ne_bytes());
+        run(MPI_MAX, MPI_DOUBLE, &a, &mut b);
+        assert_eq!(f64::from_ne_bytes(b), 2.5);
+        assert!(predefined(MPI_BAND, MPI_DOUBLE).is_none(), "no bitwise ops on floats");
+        assert!(predefined(MPI_SUM, MPI_BYTE).is_none(), "MPI_BYTE takes bitwise ops only");
+    }
+
+    #[test]
+    fn minloc_keeps_the_lower_index_on_ties() {
+        let pair = |v: f64, i: i32| [v.to_ne_bytes().to_vec(), i.to_ne_bytes().to_vec(), vec![0; 4]].concat();
+        let mut b = pair(1.0, 5);
+        run(MPI_MINLOC, MPI_DOUBLE_INT, &pair(1.0, 3), &mut b);
+        assert_eq!(b, pair(1.0, 3));
+        run(MPI_MINLOC, MPI_DOUBLE_INT, &pair(2.0, 0), &mut b);
+        assert_eq!(b, pair(1.0, 3));
+        let mut s = [7i16.to_ne_bytes().to_vec(), vec![0; 2], 1i32.to_ne_bytes().to_vec()].concat();
+        let t = [9i16.to_ne_bytes().to_vec(), vec![0; 2], 4i32.to_ne_bytes().to_vec()].concat();
+        run(MPI_MAXLOC, MPI_SHORT_INT, &t, &mut s);
+        assert_eq!(s, t);
+    }
+}

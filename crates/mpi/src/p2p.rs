@@ -1,0 +1,305 @@
+//! Point-to-point: the send modes, receives, probes, and their non-blocking forms.
+
+use std::ffi::{c_int, c_void};
+
+use billboard::{SendMode, Source, TagMatch};
+
+use crate::abi::*;
+use crate::datatype;
+use crate::error::{bad_comm, call, call_unlocked, err, Res};
+use crate::request::{fill_status, finish, proc_null_status, status_of};
+use crate::state::{self, Mpi, Req};
+
+/// A user buffer as the engine takes it: never null (a zero-length buffer may be NULL in C).
+fn buffer(buf: *const c_void, len: usize) -> Res<*mut u8> {
+    if buf.is_null() {
+        if len > 0 {
+            return Err(err(MPI_ERR_BUFFER, format!("NULL buffer for {len} bytes")));
+        }
+        return Ok(std::ptr::NonNull::<u8>::dangling().as_ptr());
+    }
+    Ok(buf as *mut u8)
+}
+
+fn source(src: c_int) -> Res<Source> {
+    match src {
+        MPI_ANY_SOURCE => Ok(Source::Any),
+        s if s >= 0 => Ok(Source::Rank(s as usize)),
+        s => Err(err(MPI_ERR_RANK, format!("invalid source rank {s}"))),
+    }
+}
+
+fn tag_match(tag: c_int) -> Res<TagMatch> {
+    match tag {
+        MPI_ANY_TAG => Ok(TagMatch::Any),
+        t if t >= 0 => Ok(TagMatch::Tag(t)),
+        t => Err(err(MPI_ERR_TAG, format!("invalid tag {t}: tags are 0..=MPI_TAG_UB or MPI_ANY_TAG"))),
+    }
+}
+
+fn dest_rank(dest: c_int) -> Res<usize> {
+    usize::try_from(dest).map_err(|_| err(MPI_ERR_RANK, format!("invalid destination rank {dest}")))
+}
+
+/// Starts a send and returns its request (not yet in the table).
+pub(crate) unsafe fn start_send(
+    m: &mut Mpi,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> Res<Req> {
+    let len = datatype::bytes(count, datatype)?;
+    let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+    if dest == MPI_PROC_NULL {
+        return Ok(Req::Complete(proc_null_status()));
+    }
+    let req = c.comm.isend_raw(buffer(buf, len)?, len, dest_rank(dest)?, tag, mode)?;
+    Ok(Req::Active { req, comm })
+}
+
+/// Starts a receive and returns its request (not yet in the table).
+pub(crate) unsafe fn start_recv(
+    m: &mut Mpi,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    src: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> Res<Req> {
+    let len = datatype::bytes(count, datatype)?;
+    let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+    if src == MPI_PROC_NULL {
+        return Ok(Req::Complete(proc_null_status()));
+    }
+    let req = c.comm.irecv_raw(buffer(buf, len)?, len, source(src)?, tag_match(tag)?)?;
+    Ok(Req::Active { req, comm })
+}
+
+/// A blocking call: start under the state, complete it (without holding the state while
+/// waiting when several threads may call MPI), and fill `status`.
+unsafe fn blocking(
+    function: &'static str,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+    start: impl FnOnce(&mut Mpi) -> Res<Req>,
+) -> c_int {
+    if !state::multiple() {
+        return call(function, comm, |m| {
+            let st = finish(start(m)?)?;
+            fill_status(status, &st);
+            Ok(())
+        });
+    }
+    let mut handle = MPI_REQUEST_NULL;
+    let started = call(function, comm, |m| {
+        let req = start(m)?;
+        handle = m.add_request(req);
+        Ok(())
+    });
+    if started != MPI_SUCCESS {
+        return started;
+    }
+    call_unlocked(function, comm, || {
+        let st = crate::request::wait_unlocked(handle)?;
+        fill_status(status, &st);
+        Ok(())
+    })
+}
+
+macro_rules! send_fn {
+    ($name:ident, $label:literal, $mode:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            buf: *const c_void,
+            count: c_int,
+            datatype: MPI_Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+        ) -> c_int {
+            blocking($label, comm, MPI_STATUS_IGNORE as *mut MPI_Status, |m| {
+                start_send(m, buf, count, datatype, dest, tag, comm, $mode)
+            })
+        }
+    };
+}
+
+send_fn!(PMPI_Send, "MPI_Send", SendMode::Standard);
+send_fn!(PMPI_Ssend, "MPI_Ssend", SendMode::Synchronous);
+// A ready send may be sent as a standard one: the receive is already posted.
+send_fn!(PMPI_Rsend, "MPI_Rsend", SendMode::Standard);
+
+macro_rules! isend_fn {
+    ($name:ident, $label:literal, $mode:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            buf: *const c_void,
+            count: c_int,
+            datatype: MPI_Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            call($label, comm, |m| {
+                let req = start_send(m, buf, count, datatype, dest, tag, comm, $mode)?;
+                *request = m.add_request(req);
+                Ok(())
+            })
+        }
+    };
+}
+
+isend_fn!(PMPI_Isend, "MPI_Isend", SendMode::Standard);
+isend_fn!(PMPI_Issend, "MPI_Issend", SendMode::Synchronous);
+isend_fn!(PMPI_Irsend, "MPI_Irsend", SendMode::Standard);
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    blocking("MPI_Recv", comm, status, |m| start_recv(m, buf, count, datatype, source, tag, comm))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    call("MPI_Irecv", comm, |m| {
+        let req = start_recv(m, buf, count, datatype, source, tag, comm)?;
+        *request = m.add_request(req);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    let mut recv = MPI_REQUEST_NULL;
+    let rc = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &mut recv);
+    if rc != MPI_SUCCESS {
+        return rc;
+    }
+    let rc = PMPI_Send(sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    let rc2 = crate::request::PMPI_Wait(&mut recv, status);
+    if rc != MPI_SUCCESS {
+        rc
+    } else {
+        rc2
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    let len = match datatype::bytes(count, datatype) {
+        Ok(len) => len,
+        Err(e) => return crate::error::handle("MPI_Sendrecv_replace", comm, e),
+    };
+    let copy: Vec<u8> = if len == 0 { Vec::new() } else { std::slice::from_raw_parts(buf as *const u8, len).to_vec() };
+    PMPI_Sendrecv(
+        copy.as_ptr().cast(),
+        count,
+        datatype,
+        dest,
+        sendtag,
+        buf,
+        count,
+        datatype,
+        source,
+        recvtag,
+        comm,
+        status,
+    )
+}
+
+unsafe fn probe_status(st: billboard::Status, status: *mut MPI_Status) {
+    fill_status(status, &status_of(&st));
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iprobe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    call("MPI_Iprobe", comm, |m| {
+        let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        if source == MPI_PROC_NULL {
+            *flag = 1;
+            fill_status(status, &proc_null_status());
+            return Ok(());
+        }
+        match c.comm.iprobe(self::source(source)?, tag_match(tag)?)? {
+            Some(st) => {
+                *flag = 1;
+                probe_status(st, status);
+            }
+            None => *flag = 0,
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    if state::multiple() {
+        let mut flag = 0;
+        loop {
+            let rc = PMPI_Iprobe(source, tag, comm, &mut flag, status);
+            if rc != MPI_SUCCESS || flag != 0 {
+                return rc;
+            }
+            std::thread::yield_now();
+        }
+    }
+    call("MPI_Probe", comm, |m| {
+        let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        if source == MPI_PROC_NULL {
+            fill_status(status, &proc_null_status());
+            return Ok(());
+        }
+        probe_status(c.comm.probe(self::source(source)?, tag_match(tag)?)?, status);
+        Ok(())
+    })
+}

@@ -1,0 +1,327 @@
+//! Completion: wait and test in all their forms, cancel, free, statuses.
+
+use std::ffi::c_int;
+
+use crate::abi::*;
+use crate::error::{call, call_unlocked, err, Res};
+use crate::state::{self, Req};
+
+/// The status of an operation with `MPI_PROC_NULL`.
+pub(crate) fn proc_null_status() -> MPI_Status {
+    let mut st = MPI_Status { MPI_SOURCE: MPI_PROC_NULL, MPI_TAG: MPI_ANY_TAG, ..Default::default() };
+    st.set_byte_count(0);
+    st
+}
+
+pub(crate) fn status_of(s: &billboard::Status) -> MPI_Status {
+    let mut st = MPI_Status { MPI_SOURCE: s.source() as c_int, MPI_TAG: s.tag(), ..Default::default() };
+    st.set_byte_count(s.bytes() as i64);
+    st.set_cancelled(s.cancelled());
+    st
+}
+
+/// Copies `st` out unless the program passed `MPI_STATUS_IGNORE`. `MPI_ERROR` is left alone,
+/// as the standard asks of single completions.
+pub(crate) unsafe fn fill_status(status: *mut MPI_Status, st: &MPI_Status) {
+    if status as isize == MPI_STATUS_IGNORE || status.is_null() {
+        return;
+    }
+    let error = (*status).MPI_ERROR;
+    *status = MPI_Status { MPI_ERROR: error, ..*st };
+}
+
+/// Waits for a request taken out of the table.
+pub(crate) fn finish(req: Req) -> Res<MPI_Status> {
+    match req {
+        Req::Complete(st) => Ok(st),
+        Req::Active { req, .. } => Ok(status_of(&req.wait()?)),
+    }
+}
+
+/// Tests a request in the table once; on completion it leaves the table.
+fn test_handle(m: &mut state::Mpi, h: MPI_Request) -> Res<Option<MPI_Status>> {
+    let done = match m.request_mut(h) {
+        None => return Err(err(MPI_ERR_REQUEST, format!("invalid request {h:#x}"))),
+        Some(Req::Complete(st)) => Some(Ok(*st)),
+        Some(Req::Active { req, .. }) => match req.test() {
+            Ok(Some(s)) => Some(Ok(status_of(&s))),
+            Ok(None) => None,
+            Err(e) => Some(Err(e.into())),
+        },
+    };
+    match done {
+        Some(outcome) => {
+            m.take_request(h);
+            outcome.map(Some)
+        }
+        None => Ok(None),
+    }
+}
+
+/// Waits for request `h` without holding the state between polls (MPI_THREAD_MULTIPLE).
+pub(crate) fn wait_unlocked(h: MPI_Request) -> Res<MPI_Status> {
+    loop {
+        if let Some(st) = state::with(|m| test_handle(m, h)).expect("MPI is running")? {
+            return Ok(st);
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// Waits for one request, whatever the thread level.
+unsafe fn wait_one(h: MPI_Request) -> Res<MPI_Status> {
+    if state::multiple() {
+        return wait_unlocked(h);
+    }
+    let req = state::with(|m| m.take_request(h)).flatten();
+    finish(req.ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {h:#x}")))?)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    if *request == MPI_REQUEST_NULL {
+        fill_status(status, &empty_status());
+        return MPI_SUCCESS;
+    }
+    let comm = request_comm(*request);
+    call_unlocked("MPI_Wait", comm, || {
+        let st = wait_one(*request)?;
+        *request = MPI_REQUEST_NULL;
+        fill_status(status, &st);
+        Ok(())
+    })
+}
+
+/// The status of a null or inactive request: source ANY_SOURCE, tag ANY_TAG, count 0.
+fn empty_status() -> MPI_Status {
+    MPI_Status { MPI_SOURCE: MPI_ANY_SOURCE, MPI_TAG: MPI_ANY_TAG, ..Default::default() }
+}
+
+/// The communicator a request belongs to, for its error handler.
+fn request_comm(h: MPI_Request) -> MPI_Comm {
+    state::with(|m| match m.request_mut(h) {
+        Some(Req::Active { comm, .. }) => *comm,
+        _ => MPI_COMM_WORLD,
+    })
+    .unwrap_or(MPI_COMM_WORLD)
+}
+
+unsafe fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
+    if statuses as isize == MPI_STATUSES_IGNORE || statuses.is_null() {
+        MPI_STATUS_IGNORE as *mut MPI_Status
+    } else {
+        statuses.add(i)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, statuses: *mut MPI_Status) -> c_int {
+    let mut first = MPI_SUCCESS;
+    for i in 0..count.max(0) as usize {
+        let rc = PMPI_Wait(requests.add(i), status_at(statuses, i));
+        if rc != MPI_SUCCESS && first == MPI_SUCCESS {
+            first = rc;
+        }
+    }
+    first
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    if *request == MPI_REQUEST_NULL {
+        *flag = 1;
+        fill_status(status, &empty_status());
+        return MPI_SUCCESS;
+    }
+    let comm = request_comm(*request);
+    call("MPI_Test", comm, |m| {
+        match test_handle(m, *request)? {
+            Some(st) => {
+                *flag = 1;
+                *request = MPI_REQUEST_NULL;
+                fill_status(status, &st);
+            }
+            None => *flag = 0,
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    flag: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    // Test each; the standard lets completed ones finish even when not all have.
+    let mut all = true;
+    for i in 0..count.max(0) as usize {
+        let mut f = 0;
+        let rc = PMPI_Test(requests.add(i), &mut f, status_at(statuses, i));
+        if rc != MPI_SUCCESS {
+            return rc;
+        }
+        all &= f != 0;
+    }
+    *flag = all as c_int;
+    MPI_SUCCESS
+}
+
+/// One sweep of `Testany`: Some(index) when a request completed, or the UNDEFINED sentinel
+/// when no request is active.
+unsafe fn sweep_any(count: c_int, requests: *mut MPI_Request, status: *mut MPI_Status) -> Result<Option<c_int>, c_int> {
+    let mut active = false;
+    for i in 0..count.max(0) as usize {
+        if *requests.add(i) == MPI_REQUEST_NULL {
+            continue;
+        }
+        active = true;
+        let mut f = 0;
+        let rc = PMPI_Test(requests.add(i), &mut f, status);
+        if rc != MPI_SUCCESS {
+            return Err(rc);
+        }
+        if f != 0 {
+            return Ok(Some(i as c_int));
+        }
+    }
+    Ok(if active { None } else { Some(MPI_UNDEFINED) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testany(
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    match sweep_any(count, requests, status) {
+        Err(rc) => rc,
+        Ok(found) => {
+            *flag = found.is_some() as c_int;
+            *index = found.unwrap_or(MPI_UNDEFINED);
+            if found == Some(MPI_UNDEFINED) {
+                fill_status(status, &empty_status());
+            }
+            MPI_SUCCESS
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitany(
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    loop {
+        match sweep_any(count, requests, status) {
+            Err(rc) => return rc,
+            Ok(Some(i)) => {
+                *index = i;
+                if i == MPI_UNDEFINED {
+                    fill_status(status, &empty_status());
+                }
+                return MPI_SUCCESS;
+            }
+            Ok(None) => std::thread::yield_now(),
+        }
+    }
+}
+
+unsafe fn some(
+    count: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+    block: bool,
+) -> c_int {
+    loop {
+        let (mut done, mut active) = (0usize, false);
+        for i in 0..count.max(0) as usize {
+            if *requests.add(i) == MPI_REQUEST_NULL {
+                continue;
+            }
+            active = true;
+            let mut f = 0;
+            let rc = PMPI_Test(requests.add(i), &mut f, status_at(statuses, done));
+            if rc != MPI_SUCCESS {
+                return rc;
+            }
+            if f != 0 {
+                *indices.add(done) = i as c_int;
+                done += 1;
+            }
+        }
+        if !active {
+            *outcount = MPI_UNDEFINED;
+            return MPI_SUCCESS;
+        }
+        if done > 0 || !block {
+            *outcount = done as c_int;
+            return MPI_SUCCESS;
+        }
+        std::thread::yield_now();
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitsome(
+    incount: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    some(incount, requests, outcount, indices, statuses, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testsome(
+    incount: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    some(incount, requests, outcount, indices, statuses, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
+    call("MPI_Cancel", MPI_COMM_WORLD, |m| {
+        match m.request_mut(*request) {
+            Some(Req::Active { req, .. }) => {
+                req.cancel();
+            }
+            Some(Req::Complete(_)) => {}
+            None => return Err(err(MPI_ERR_REQUEST, format!("invalid request {:#x}", *request))),
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const MPI_Status, flag: *mut c_int) -> c_int {
+    *flag = (*status).cancelled() as c_int;
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
+    call("MPI_Request_free", MPI_COMM_WORLD, |m| {
+        let req =
+            m.take_request(*request).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {:#x}", *request)))?;
+        if let Req::Active { req, .. } = req {
+            // The operation still completes; only the handle goes. Dropping a billboard request
+            // would wait, so it is kept until finalize.
+            m.detached.push(req);
+        }
+        *request = MPI_REQUEST_NULL;
+        Ok(())
+    })
+}

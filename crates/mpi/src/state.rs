@@ -1,0 +1,204 @@
+//! The process-wide state behind MPI's integer handles, and how calls reach it.
+//!
+//! MPI is a C library of global functions, so the state lives in one static. Access goes
+//! through [`with`]. At `MPI_THREAD_MULTIPLE` it is serialized by a mutex (MPICH's global
+//! critical section does the same); at the lower levels the program promises that no two
+//! threads call MPI at once, and taking a lock on every call would only cost time (the level
+//! is fixed by `MPI_Init_thread`, so this choice is made once, at setup).
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::Mutex;
+
+use billboard::{Communicator, Request, Universe};
+
+use crate::abi::*;
+
+/// Where the library is in its life: MPI allows one init and one finalize per process.
+pub(crate) const NOT_STARTED: u8 = 0;
+pub(crate) const RUNNING: u8 = 1;
+pub(crate) const FINALIZED: u8 = 2;
+
+pub(crate) struct Comm {
+    pub comm: Communicator,
+    pub errhandler: MPI_Errhandler,
+    pub name: String,
+}
+
+/// What an `MPI_Request` handle stands for.
+pub(crate) enum Req {
+    /// An operation in the engine, on communicator `comm` (whose error handler applies).
+    Active { req: Request<'static>, comm: MPI_Comm },
+    /// Already complete with this status (e.g. a receive from `MPI_PROC_NULL`).
+    Complete(MPI_Status),
+}
+
+pub(crate) struct Mpi {
+    pub universe: Universe,
+    /// Communicators by table index: 0 is `MPI_COMM_WORLD`, 1 is `MPI_COMM_SELF`.
+    pub comms: Vec<Option<Comm>>,
+    pub requests: Vec<Option<Req>>,
+    pub free_requests: Vec<u32>,
+    /// Operations whose handle `MPI_Request_free` released; they complete on their own.
+    pub detached: Vec<Request<'static>>,
+    /// Operators from `MPI_Op_create`: function and commutativity.
+    pub user_ops: Vec<Option<(crate::ops::UserFunction, bool)>>,
+    pub thread_level: i32,
+    pub main_thread: std::thread::ThreadId,
+    pub world_rank: usize,
+}
+
+struct Global {
+    state: UnsafeCell<Option<Mpi>>,
+    lock: Mutex<()>,
+    multiple: AtomicBool,
+    phase: AtomicU8,
+}
+
+// SAFETY: every access to `state` goes through `with`, which holds `lock` whenever threads may
+// call concurrently (MPI_THREAD_MULTIPLE); below that level the MPI standard forbids
+// concurrent calls. The `Rc`s inside never leave the state.
+unsafe impl Sync for Global {}
+
+static GLOBAL: Global = Global {
+    state: UnsafeCell::new(None),
+    lock: Mutex::new(()),
+    multiple: AtomicBool::new(false),
+    phase: AtomicU8::new(NOT_STARTED),
+};
+
+pub(crate) fn phase() -> u8 {
+    GLOBAL.phase.load(Ordering::Acquire)
+}
+
+/// Runs `f` on the state; `None` before `MPI_Init` or after `MPI_Finalize`.
+pub(crate) fn with<R>(f: impl FnOnce(&mut Mpi) -> R) -> Option<R> {
+    let _guard = GLOBAL.multiple.load(Ordering::Relaxed).then(|| GLOBAL.lock.lock().unwrap_or_else(|e| e.into_inner()));
+    // SAFETY: see `Global`: exclusive access by lock or by the program's promise.
+    let state = unsafe { &mut *GLOBAL.state.get() };
+    state.as_mut().map(f)
+}
+
+/// Whether several threads may be inside MPI at once (then blocking calls must not hold the
+/// state while they wait).
+pub(crate) fn multiple() -> bool {
+    GLOBAL.multiple.load(Ordering::Relaxed)
+}
+
+pub(crate) fn install(mpi: Mpi) {
+    GLOBAL.multiple.store(mpi.thread_level == MPI_THREAD_MULTIPLE, Ordering::Relaxed);
+    let _guard = GLOBAL.lock.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: MPI_Init runs before any other MPI call, on one thread.
+    unsafe { *GLOBAL.state.get() = Some(mpi) };
+    GLOBAL.phase.store(RUNNING, Ordering::Release);
+}
+
+/// Takes the state out for `MPI_Finalize`.
+pub(crate) fn take() -> Option<Mpi> {
+    let _guard = GLOBAL.lock.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: as in `with`; finalize is called once, by the main thread.
+    let mpi = unsafe { (*GLOBAL.state.get()).take() };
+    GLOBAL.phase.store(FINALIZED, Ordering::Release);
+    mpi
+}
+
+/// Table index of a communicator handle.
+pub(crate) fn comm_index(h: MPI_Comm) -> Option<usize> {
+    match h {
+        MPI_COMM_WORLD => Some(0),
+        MPI_COMM_SELF => Some(1),
+        _ if handle_kind(h) == HandleKind::Direct && handle_object_type(h) == object_type::COMM => {
+            Some(handle_index(h) as usize)
+        }
+        _ => None,
+    }
+}
+
+/// Handle of the communicator at table index `i`.
+pub(crate) fn comm_handle(i: usize) -> MPI_Comm {
+    match i {
+        0 => MPI_COMM_WORLD,
+        1 => MPI_COMM_SELF,
+        _ => make_handle(HandleKind::Direct, object_type::COMM, i as u32),
+    }
+}
+
+impl Mpi {
+    pub fn comm(&self, h: MPI_Comm) -> Option<&Comm> {
+        self.comms.get(comm_index(h)?)?.as_ref()
+    }
+
+    pub fn comm_mut(&mut self, h: MPI_Comm) -> Option<&mut Comm> {
+        self.comms.get_mut(comm_index(h)?)?.as_mut()
+    }
+
+    /// Stores a new communicator and returns its handle.
+    pub fn add_comm(&mut self, comm: Communicator) -> MPI_Comm {
+        let entry = Comm { comm, errhandler: MPI_ERRORS_ARE_FATAL, name: String::new() };
+        let i = match self.comms.iter().skip(2).position(|c| c.is_none()) {
+            Some(free) => {
+                self.comms[free + 2] = Some(entry);
+                free + 2
+            }
+            None => {
+                self.comms.push(Some(entry));
+                self.comms.len() - 1
+            }
+        };
+        comm_handle(i)
+    }
+
+    /// Stores a request and returns its handle.
+    pub fn add_request(&mut self, req: Req) -> MPI_Request {
+        let i = match self.free_requests.pop() {
+            Some(i) => {
+                self.requests[i as usize] = Some(req);
+                i
+            }
+            None => {
+                self.requests.push(Some(req));
+                (self.requests.len() - 1) as u32
+            }
+        };
+        make_handle(HandleKind::Direct, object_type::REQUEST, i)
+    }
+
+    /// Takes a request out of the table (it is complete or being freed).
+    pub fn take_request(&mut self, h: MPI_Request) -> Option<Req> {
+        let i = request_index(h)?;
+        let req = self.requests.get_mut(i)?.take()?;
+        self.free_requests.push(i as u32);
+        Some(req)
+    }
+
+    pub fn request_mut(&mut self, h: MPI_Request) -> Option<&mut Req> {
+        self.requests.get_mut(request_index(h)?)?.as_mut()
+    }
+}
+
+impl Mpi {
+    pub fn add_user_op(&mut self, f: crate::ops::UserFunction, commute: bool) -> MPI_Op {
+        self.user_ops.push(Some((f, commute)));
+        make_handle(HandleKind::Direct, object_type::OP, (self.user_ops.len() - 1) as u32)
+    }
+
+    pub fn user_op(&self, op: MPI_Op) -> Option<(crate::ops::UserFunction, bool)> {
+        if handle_kind(op) != HandleKind::Direct || handle_object_type(op) != object_type::OP {
+            return None;
+        }
+        *self.user_ops.get(handle_index(op) as usize)?
+    }
+
+    pub fn free_user_op(&mut self, op: MPI_Op) -> bool {
+        if self.user_op(op).is_none() {
+            return false;
+        }
+        self.user_ops[handle_index(op) as usize] = None;
+        true
+    }
+}
+
+fn request_index(h: MPI_Request) -> Option<usize> {
+    (handle_kind(h) == HandleKind::Direct && handle_object_type(h) == object_type::REQUEST)
+        .then_some(handle_index(h) as usize)
+}
