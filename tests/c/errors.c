@@ -94,7 +94,7 @@ int main(int argc, char **argv)
     EXPECT_ERR(MPI_Allreduce(v, v + 4, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD), MPI_ERR_OP, NULL);
     EXPECT_ERR(MPI_Send(NULL, 4, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER, NULL);
     EXPECT_ERR(MPI_Allreduce(v, v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER, NULL); /* aliased */
-    EXPECT_ERR(MPI_Bsend(v, 4, MPI_INT, MPI_PROC_NULL == 0 ? 1 : t_rank, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER, NULL);
+    EXPECT_ERR(MPI_Bsend(v, 4, MPI_INT, t_rank, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER, NULL);
 
     /* Truncation: 10 ints into a 5-int buffer (to self). */
     {
