@@ -13,6 +13,7 @@ int main(int argc, char **argv)
         usleep(100000); /* let the others block first */
         printf("ABORTING abort: rank %d calls MPI_Abort(MPI_COMM_WORLD, 7)\n", t_rank);
         fflush(stdout);
+        usleep(200000); /* let the launcher forward the line before the job is torn down */
         MPI_Abort(MPI_COMM_WORLD, 7);
         FAIL("MPI_Abort returned");
     } else {

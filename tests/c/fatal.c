@@ -20,6 +20,7 @@ int main(int argc, char **argv)
     if (t_rank == 0) {
         printf("ABOUT TO FAIL fatal: rank 0 sends to invalid rank %d\n", t_size);
         fflush(stdout);
+        usleep(200000); /* let the launcher forward the line before the job is torn down */
         int v = 1;
         int rc = MPI_Send(&v, 1, MPI_INT, t_size, 0, MPI_COMM_WORLD);
         FAIL("MPI_Send to invalid rank %d returned %d under MPI_ERRORS_ARE_FATAL", t_size, rc);

