@@ -16,7 +16,7 @@ log=$(mktemp)
 grep -v '^#' "$HERE/suite.txt" | grep -v '^[[:space:]]*$' | while read -r prog ranks expect args; do
     for n in $(echo "$ranks" | tr ',' ' '); do
         t0=$(date +%s.%N)
-        timeout -k 5 90 "$@" -n "$n" "$OUT/$prog" $args >"$log" 2>&1
+        timeout -k 5 90 "$@" -n "$n" "$OUT/$prog" $args </dev/null >"$log" 2>&1
         rc=$?
         t1=$(date +%s.%N)
         secs=$(echo "$t1 - $t0" | bc)

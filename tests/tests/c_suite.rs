@@ -177,7 +177,9 @@ fn judge(case: &Case, o: &Outcome, l: &Launcher) -> Vec<String> {
                         why.push("the fatal error message does not name MPI_Send".into());
                     } else {
                         // Hydra sometimes kills the job before MPICH's message reaches stderr.
-                        eprintln!("    note: the fatal error message does not name MPI_Send (not enforced for this launcher)");
+                        eprintln!(
+                            "    note: the fatal error message does not name MPI_Send (not enforced for this launcher)"
+                        );
                     }
                 }
             }
