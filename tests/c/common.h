@@ -1,0 +1,163 @@
+/* Shared helpers for the Billboard C test suite (tests/c).
+ *
+ * Each program tests one feature. Rank 0 prints exactly one line at the end:
+ *     PASS <name>
+ * or any rank prints
+ *     FAIL <name>: <expected vs got> (rank R, file:line)
+ * and the job ends non-zero (MPI_Abort, or _exit when the failure is in MPI_Abort's way).
+ *
+ * A watchdog (alarm) turns a hang into a FAIL line and exit code 2, so that a broken library
+ * fails rather than hangs. Its period is BB_CTEST_TIMEOUT seconds (default 60).
+ *
+ * Everything here is plain MPI 3.1 and builds against MPICH's mpi.h and ours.
+ */
+#ifndef BB_CTEST_COMMON_H
+#define BB_CTEST_COMMON_H
+
+#include <mpi.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *t_name = "?";
+static int t_rank = -1;
+static int t_size = 0;
+static char t_alarm_msg[256];
+
+static void t_on_alarm(int sig)
+{
+    (void)sig;
+    /* async-signal-safe: write + _exit only */
+    ssize_t w = write(1, t_alarm_msg, strlen(t_alarm_msg));
+    (void)w;
+    _exit(2);
+}
+
+static void t_watchdog(void)
+{
+    int secs = 60;
+    const char *e = getenv("BB_CTEST_TIMEOUT");
+    if (e && atoi(e) > 0)
+        secs = atoi(e);
+    snprintf(t_alarm_msg, sizeof t_alarm_msg, "FAIL %s: timed out after %d s (rank %d, pid %d)\n", t_name, secs,
+             t_rank, (int)getpid());
+    signal(SIGALRM, t_on_alarm);
+    alarm((unsigned)secs);
+}
+
+/* Print a FAIL line and end the job. */
+static void t_fail_at(const char *file, int line, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    printf("FAIL %s: %s (rank %d, %s:%d)\n", t_name, msg, t_rank, file, line);
+    fflush(stdout);
+    fflush(stderr);
+    int init = 0, fini = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fini);
+    if (init && !fini)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    _exit(1);
+}
+
+#define FAIL(...) t_fail_at(__FILE__, __LINE__, __VA_ARGS__)
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond))                                                                                                   \
+            t_fail_at(__FILE__, __LINE__, __VA_ARGS__);                                                                \
+    } while (0)
+
+/* Integer equality with an automatic message. */
+#define CHECK_EQ(got, want, what)                                                                                      \
+    do {                                                                                                               \
+        long long g_ = (long long)(got), w_ = (long long)(want);                                                       \
+        if (g_ != w_)                                                                                                  \
+            t_fail_at(__FILE__, __LINE__, "%s: expected %lld, got %lld", (what), w_, g_);                              \
+    } while (0)
+
+static const char *t_errstr(int rc)
+{
+    static char s[MPI_MAX_ERROR_STRING + 1];
+    int len = 0;
+    s[0] = 0;
+    if (MPI_Error_string(rc, s, &len) != MPI_SUCCESS)
+        snprintf(s, sizeof s, "(no string for code %d)", rc);
+    return s;
+}
+
+/* Call an MPI function that must succeed (errors are returned: see t_init). */
+#define MPI_CHK(call)                                                                                                  \
+    do {                                                                                                               \
+        int rc_ = (call);                                                                                              \
+        if (rc_ != MPI_SUCCESS)                                                                                        \
+            t_fail_at(__FILE__, __LINE__, "%s returned %d (%s), expected MPI_SUCCESS", #call, rc_, t_errstr(rc_));     \
+    } while (0)
+
+static void t_setup(const char *name, int min_size)
+{
+    t_name = name;
+    MPI_Comm_rank(MPI_COMM_WORLD, &t_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &t_size);
+    t_watchdog();
+    /* Errors come back as codes so the test can name what failed. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    if (t_size < min_size)
+        FAIL("needs at least %d ranks, got %d", min_size, t_size);
+}
+
+/* MPI_Init + setup. */
+static void t_init(int *argc, char ***argv, const char *name, int min_size)
+{
+    t_name = name;
+    t_watchdog();
+    int rc = MPI_Init(argc, argv);
+    if (rc != MPI_SUCCESS) {
+        printf("FAIL %s: MPI_Init returned %d\n", name, rc);
+        fflush(stdout);
+        _exit(1);
+    }
+    t_setup(name, min_size);
+}
+
+/* All ranks reached the end: barrier, finalize, rank 0 prints PASS. */
+static int t_finish(void)
+{
+    MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
+    int rank = t_rank;
+    int rc = MPI_Finalize();
+    if (rc != MPI_SUCCESS) {
+        printf("FAIL %s: MPI_Finalize returned %d (rank %d)\n", t_name, rc, rank);
+        fflush(stdout);
+        _exit(1);
+    }
+    if (rank == 0) {
+        printf("PASS %s\n", t_name);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+/* Spin on MPI_Test for at most `secs` seconds; FAIL if the request does not complete. */
+static void t_wait_bounded(MPI_Request *req, MPI_Status *st, double secs, const char *what)
+{
+    double t0 = MPI_Wtime();
+    int flag = 0;
+    while (!flag) {
+        MPI_CHK(MPI_Test(req, &flag, st));
+        if (!flag && MPI_Wtime() - t0 > secs)
+            FAIL("%s did not complete within %.1f s", what, secs);
+    }
+}
+
+/* Deterministic test pattern. */
+static inline unsigned char t_byte(long i, int seed) { return (unsigned char)((i * 131 + seed * 7 + (i >> 8)) & 0xff); }
+
+#endif
