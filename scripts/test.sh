@@ -19,8 +19,9 @@ if ! command -v mpicc.mpich >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-g
     echo "could not install MPICH: its interop tests will be skipped"
 fi
 
-echo "== build (the multi-process tests launch these binaries)"
+echo "== build (the multi-process tests launch these binaries; the C suite uses dist/)"
 cargo build --workspace --bins --examples
+make --no-print-directory
 
 echo "== unit, property and multi-process tests"
 cargo test --workspace -- --test-threads=1

@@ -31,6 +31,8 @@ enum Expect {
     Pass,
     Abort,
     Fatal,
+    /// The feature is still being written (see the MPI issue's notes): reported, not judged.
+    Pending,
 }
 
 struct Case {
@@ -56,6 +58,7 @@ fn suite() -> Vec<Case> {
             "pass" => Expect::Pass,
             "abort" => Expect::Abort,
             "fatal" => Expect::Fatal,
+            "pending" => Expect::Pending,
             e => panic!("bad expectation {e} in suite.txt"),
         };
         if only.as_ref().is_some_and(|o| !o.iter().any(|p| p == f[0])) {
@@ -80,7 +83,11 @@ fn build(mpicc: &Path, out: &Path) {
         .arg(out)
         .status()
         .expect("run tests/c/build.sh");
-    assert!(status.success(), "building the C suite with {} failed", mpicc.display());
+    // Programs of features still being written ("pending") may fail to build; the others
+    // are checked one by one in run_suite.
+    if !status.success() {
+        eprintln!("note: some programs did not build with {}", mpicc.display());
+    }
 }
 
 /// How jobs are launched.
@@ -144,6 +151,7 @@ fn judge(case: &Case, o: &Outcome, l: &Launcher) -> Vec<String> {
         why.push(format!("printed `{f}`"));
     }
     match case.expect {
+        Expect::Pending => {}
         Expect::Pass => {
             if o.code != Some(0) {
                 why.push(format!("exit status {:?}, expected 0", o.code));
@@ -193,6 +201,17 @@ fn run_suite(label: &str, dir: &Path, l: &Launcher) {
     let total = Instant::now();
     for case in suite() {
         let exe = dir.join(&case.program);
+        if case.expect == Expect::Pending {
+            // A feature still being written: reported, never failed; it becomes "pass" in
+            // suite.txt once it passes.
+            let state = if exe.exists() { "builds; not yet required to pass" } else { "does not build yet" };
+            eprintln!("[{label}] PENDING {} ({state})", case.program);
+            continue;
+        }
+        if !exe.exists() {
+            failures.push(format!("{}: did not build", case.program));
+            continue;
+        }
         for &n in &case.ranks {
             let shm_before = shm_files();
             let o = launch(l, n, &exe, &case.args);
