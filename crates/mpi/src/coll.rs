@@ -7,9 +7,8 @@ use billboard::Communicator;
 
 use crate::abi::*;
 use crate::datatype;
-use crate::error::{bad_comm, call, err, Res};
+use crate::error::{bad_comm, call_unlocked, err, Res};
 use crate::ops;
-use crate::state::Mpi;
 
 fn in_place(p: *const c_void) -> bool {
     p as isize == MPI_IN_PLACE
@@ -36,8 +35,14 @@ unsafe fn slice_mut<'a>(p: *mut c_void, len: usize) -> Res<&'a mut [u8]> {
     Ok(std::slice::from_raw_parts_mut(p.cast(), len))
 }
 
-fn comm_of(m: &Mpi, comm: MPI_Comm) -> Res<Communicator> {
-    Ok(m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.clone())
+/// The communicator behind a handle, taken out of the tables so that the collective runs
+/// without holding them (other threads go on; the engine has its own lock).
+fn comm_ref(comm: MPI_Comm) -> Res<Communicator> {
+    crate::state::with(|m| m.comm(comm).map(|c| c.comm.clone())).flatten().ok_or_else(|| bad_comm(comm))
+}
+
+fn combiner(op: MPI_Op, t: MPI_Datatype) -> Res<ops::Combiner> {
+    crate::state::with(|m| ops::combiner(m, op, t)).expect("MPI is running")
 }
 
 fn check_root(c: &Communicator, root: c_int) -> Res<usize> {
@@ -70,7 +75,7 @@ fn span(layout: &[(usize, usize)]) -> usize {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Barrier(comm: MPI_Comm) -> c_int {
-    call("MPI_Barrier", comm, |m| Ok(comm_of(m, comm)?.barrier()?))
+    call_unlocked("MPI_Barrier", comm, || Ok(comm_ref(comm)?.barrier()?))
 }
 
 #[no_mangle]
@@ -81,8 +86,8 @@ pub unsafe extern "C" fn PMPI_Bcast(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call("MPI_Bcast", comm, |m| {
-        let c = comm_of(m, comm)?;
+    call_unlocked("MPI_Bcast", comm, || {
+        let c = comm_ref(comm)?;
         let root = check_root(&c, root)?;
         Ok(c.bcast_bytes(slice_mut(buf, datatype::bytes(count, t)?)?, root)?)
     })
@@ -98,11 +103,11 @@ pub unsafe extern "C" fn PMPI_Reduce(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call("MPI_Reduce", comm, |m| {
-        let c = comm_of(m, comm)?;
+    call_unlocked("MPI_Reduce", comm, || {
+        let c = comm_ref(comm)?;
         let root = check_root(&c, root)?;
         let len = datatype::bytes(count, t)?;
-        let mut combine = ops::combiner(m, op, t)?;
+        let mut combine = combiner(op, t)?;
         let is_root = c.rank() == root;
         let send =
             if in_place(sendbuf) && is_root { slice(recvbuf, len)?.to_vec() } else { slice(sendbuf, len)?.to_vec() };
@@ -120,10 +125,10 @@ pub unsafe extern "C" fn PMPI_Allreduce(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    call("MPI_Allreduce", comm, |m| {
-        let c = comm_of(m, comm)?;
+    call_unlocked("MPI_Allreduce", comm, || {
+        let c = comm_ref(comm)?;
         let len = datatype::bytes(count, t)?;
-        let mut combine = ops::combiner(m, op, t)?;
+        let mut combine = combiner(op, t)?;
         let send = if in_place(sendbuf) { slice(recvbuf, len)?.to_vec() } else { slice(sendbuf, len)?.to_vec() };
         Ok(c.allreduce_bytes(&send, slice_mut(recvbuf, len)?, &mut combine)?)
     })
@@ -137,9 +142,9 @@ pub unsafe extern "C" fn PMPI_Reduce_local(
     t: MPI_Datatype,
     op: MPI_Op,
 ) -> c_int {
-    call("MPI_Reduce_local", MPI_COMM_WORLD, |m| {
+    call_unlocked("MPI_Reduce_local", MPI_COMM_WORLD, || {
         let len = datatype::bytes(count, t)?;
-        let mut combine = ops::combiner(m, op, t)?;
+        let mut combine = combiner(op, t)?;
         combine(slice(inbuf, len)?, slice_mut(inoutbuf, len)?);
         Ok(())
     })
@@ -154,11 +159,11 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_block(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    call("MPI_Reduce_scatter_block", comm, |m| {
-        let c = comm_of(m, comm)?;
+    call_unlocked("MPI_Reduce_scatter_block", comm, || {
+        let c = comm_ref(comm)?;
         let part = datatype::bytes(recvcount, t)?;
         let total = part * c.size();
-        let mut combine = ops::combiner(m, op, t)?;
+        let mut combine = combiner(op, t)?;
         let send = if in_place(sendbuf) { slice(recvbuf, total)?.to_vec() } else { slice(sendbuf, total)?.to_vec() };
         let mut all = vec![0u8; total];
         c.allreduce_bytes(&send, &mut all, &mut combine)?;
@@ -177,8 +182,8 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    call("MPI_Reduce_scatter", comm, |m| {
-        let c = comm_of(m, comm)?;
+    call_unlocked("MPI_Reduce_scatter", comm, || {
+        let c = comm_ref(comm)?;
         let elem = datatype::size_of(t)?;
         let counts: Vec<c_int> = (0..c.size()).map(|r| *recvcounts.add(r)).collect();
         let displs: Vec<c_int> = counts
@@ -191,7 +196,7 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter(
             .collect();
         let parts = layout(c.size(), counts.as_ptr(), displs.as_ptr(), elem)?;
         let total = span(&parts);
-        let mut combine = ops::combiner(m, op, t)?;
+        let mut combine = combiner(op, t)?;
         let send = if in_place(sendbuf) { slice(recvbuf, total)?.to_vec() } else { slice(sendbuf, total)?.to_vec() };
         let mut all = vec![0u8; total];
         c.allreduce_bytes(&send, &mut all, &mut combine)?;
@@ -211,10 +216,10 @@ unsafe fn scan(
     exclusive: bool,
 ) -> c_int {
     let name = if exclusive { "MPI_Exscan" } else { "MPI_Scan" };
-    call(name, comm, |m| {
-        let c = comm_of(m, comm)?;
+    call_unlocked(name, comm, || {
+        let c = comm_ref(comm)?;
         let len = datatype::bytes(count, t)?;
-        let mut combine = ops::combiner(m, op, t)?;
+        let mut combine = combiner(op, t)?;
         let send = if in_place(sendbuf) { slice(recvbuf, len)?.to_vec() } else { slice(sendbuf, len)?.to_vec() };
         Ok(c.scan_bytes(&send, slice_mut(recvbuf, len)?, &mut combine, exclusive)?)
     })
@@ -246,7 +251,6 @@ pub unsafe extern "C" fn PMPI_Exscan(
 
 /// Gather with per-rank layouts in bytes at the root.
 unsafe fn gatherv(
-    m: &mut Mpi,
     sendbuf: *const c_void,
     sendlen: Res<usize>,
     recvbuf: *mut c_void,
@@ -254,7 +258,7 @@ unsafe fn gatherv(
     root: c_int,
     comm: MPI_Comm,
 ) -> Res {
-    let c = comm_of(m, comm)?;
+    let c = comm_ref(comm)?;
     let root = check_root(&c, root)?;
     if c.rank() != root {
         return Ok(c.gatherv_bytes(slice(sendbuf, sendlen?)?, None, root)?);
@@ -277,17 +281,9 @@ pub unsafe extern "C" fn PMPI_Gather(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call("MPI_Gather", comm, |m| {
+    call_unlocked("MPI_Gather", comm, || {
         let sendlen = datatype::bytes(sendcount, sendtype);
-        gatherv(
-            m,
-            sendbuf,
-            sendlen,
-            recvbuf,
-            |c| Ok(uniform(c.size(), datatype::bytes(recvcount, recvtype)?)),
-            root,
-            comm,
-        )
+        gatherv(sendbuf, sendlen, recvbuf, |c| Ok(uniform(c.size(), datatype::bytes(recvcount, recvtype)?)), root, comm)
     })
 }
 
@@ -303,15 +299,14 @@ pub unsafe extern "C" fn PMPI_Gatherv(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call("MPI_Gatherv", comm, |m| {
+    call_unlocked("MPI_Gatherv", comm, || {
         let sendlen = datatype::bytes(sendcount, sendtype);
         let parts = |c: &Communicator| layout(c.size(), recvcounts, displs, datatype::size_of(recvtype)?);
-        gatherv(m, sendbuf, sendlen, recvbuf, parts, root, comm)
+        gatherv(sendbuf, sendlen, recvbuf, parts, root, comm)
     })
 }
 
 unsafe fn scatterv(
-    m: &mut Mpi,
     sendbuf: *const c_void,
     parts: impl FnOnce(&Communicator) -> Res<Vec<(usize, usize)>>,
     recvbuf: *mut c_void,
@@ -319,7 +314,7 @@ unsafe fn scatterv(
     root: c_int,
     comm: MPI_Comm,
 ) -> Res {
-    let c = comm_of(m, comm)?;
+    let c = comm_ref(comm)?;
     let root = check_root(&c, root)?;
     if c.rank() != root {
         return Ok(c.scatterv_bytes(None, slice_mut(recvbuf, recvlen?)?, root)?);
@@ -345,10 +340,9 @@ pub unsafe extern "C" fn PMPI_Scatter(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call("MPI_Scatter", comm, |m| {
+    call_unlocked("MPI_Scatter", comm, || {
         let recvlen = datatype::bytes(recvcount, recvtype);
         scatterv(
-            m,
             sendbuf,
             |c| Ok(uniform(c.size(), datatype::bytes(sendcount, sendtype)?)),
             recvbuf,
@@ -371,22 +365,21 @@ pub unsafe extern "C" fn PMPI_Scatterv(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call("MPI_Scatterv", comm, |m| {
+    call_unlocked("MPI_Scatterv", comm, || {
         let recvlen = datatype::bytes(recvcount, recvtype);
         let parts = |c: &Communicator| layout(c.size(), sendcounts, displs, datatype::size_of(sendtype)?);
-        scatterv(m, sendbuf, parts, recvbuf, recvlen, root, comm)
+        scatterv(sendbuf, parts, recvbuf, recvlen, root, comm)
     })
 }
 
 unsafe fn allgatherv(
-    m: &mut Mpi,
     sendbuf: *const c_void,
     sendlen: Res<usize>,
     recvbuf: *mut c_void,
     parts: Vec<(usize, usize)>,
     comm: MPI_Comm,
 ) -> Res {
-    let c = comm_of(m, comm)?;
+    let c = comm_ref(comm)?;
     let recv = slice_mut(recvbuf, span(&parts))?;
     let (d, l) = parts[c.rank()];
     let mine = if in_place(sendbuf) { recv[d..d + l].to_vec() } else { slice(sendbuf, sendlen?)?.to_vec() };
@@ -403,10 +396,10 @@ pub unsafe extern "C" fn PMPI_Allgather(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    call("MPI_Allgather", comm, |m| {
-        let n = comm_of(m, comm)?.size();
+    call_unlocked("MPI_Allgather", comm, || {
+        let n = comm_ref(comm)?.size();
         let parts = uniform(n, datatype::bytes(recvcount, recvtype)?);
-        allgatherv(m, sendbuf, datatype::bytes(sendcount, sendtype), recvbuf, parts, comm)
+        allgatherv(sendbuf, datatype::bytes(sendcount, sendtype), recvbuf, parts, comm)
     })
 }
 
@@ -421,22 +414,21 @@ pub unsafe extern "C" fn PMPI_Allgatherv(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    call("MPI_Allgatherv", comm, |m| {
-        let n = comm_of(m, comm)?.size();
+    call_unlocked("MPI_Allgatherv", comm, || {
+        let n = comm_ref(comm)?.size();
         let parts = layout(n, recvcounts, displs, datatype::size_of(recvtype)?)?;
-        allgatherv(m, sendbuf, datatype::bytes(sendcount, sendtype), recvbuf, parts, comm)
+        allgatherv(sendbuf, datatype::bytes(sendcount, sendtype), recvbuf, parts, comm)
     })
 }
 
 unsafe fn alltoallv(
-    m: &mut Mpi,
     sendbuf: *const c_void,
     send_parts: Vec<(usize, usize)>,
     recvbuf: *mut c_void,
     recv_parts: Vec<(usize, usize)>,
     comm: MPI_Comm,
 ) -> Res {
-    let c = comm_of(m, comm)?;
+    let c = comm_ref(comm)?;
     let recv = slice_mut(recvbuf, span(&recv_parts))?;
     if in_place(sendbuf) {
         let send = recv.to_vec();
@@ -455,12 +447,12 @@ pub unsafe extern "C" fn PMPI_Alltoall(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    call("MPI_Alltoall", comm, |m| {
-        let n = comm_of(m, comm)?.size();
+    call_unlocked("MPI_Alltoall", comm, || {
+        let n = comm_ref(comm)?.size();
         let recv_parts = uniform(n, datatype::bytes(recvcount, recvtype)?);
         let send_parts =
             if in_place(sendbuf) { recv_parts.clone() } else { uniform(n, datatype::bytes(sendcount, sendtype)?) };
-        alltoallv(m, sendbuf, send_parts, recvbuf, recv_parts, comm)
+        alltoallv(sendbuf, send_parts, recvbuf, recv_parts, comm)
     })
 }
 
@@ -476,14 +468,14 @@ pub unsafe extern "C" fn PMPI_Alltoallv(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    call("MPI_Alltoallv", comm, |m| {
-        let n = comm_of(m, comm)?.size();
+    call_unlocked("MPI_Alltoallv", comm, || {
+        let n = comm_ref(comm)?.size();
         let recv_parts = layout(n, recvcounts, rdispls, datatype::size_of(recvtype)?)?;
         let send_parts = if in_place(sendbuf) {
             recv_parts.clone()
         } else {
             layout(n, sendcounts, sdispls, datatype::size_of(sendtype)?)?
         };
-        alltoallv(m, sendbuf, send_parts, recvbuf, recv_parts, comm)
+        alltoallv(sendbuf, send_parts, recvbuf, recv_parts, comm)
     })
 }

@@ -3,8 +3,8 @@
 use std::ffi::{c_char, c_int};
 
 use crate::abi::*;
-use crate::error::{bad_comm, call, copy_out, err};
-use crate::state::comm_index;
+use crate::error::{bad_comm, call, call_unlocked, copy_out, err};
+use crate::state::{self, comm_index};
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
@@ -24,27 +24,33 @@ pub unsafe extern "C" fn PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_i
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
-    call("MPI_Comm_dup", comm, |m| {
-        let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
-        let (dup, errhandler) = (c.comm.dup()?, c.errhandler);
-        let h = m.add_comm(dup);
-        m.comm_mut(h).expect("just added").errhandler = errhandler;
-        *newcomm = h;
+    // Collective: runs without holding the tables, then stores the result.
+    call_unlocked("MPI_Comm_dup", comm, || {
+        let (c, errhandler) = state::with(|m| m.comm(comm).map(|c| (c.comm.clone(), c.errhandler)))
+            .flatten()
+            .ok_or_else(|| bad_comm(comm))?;
+        let dup = c.dup()?;
+        *newcomm = state::with(|m| {
+            let h = m.add_comm(dup);
+            m.comm_mut(h).expect("just added").errhandler = errhandler;
+            h
+        })
+        .expect("MPI is running");
         Ok(())
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int {
-    call("MPI_Comm_split", comm, |m| {
-        let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+    call_unlocked("MPI_Comm_split", comm, || {
+        let c = state::with(|m| m.comm(comm).map(|c| c.comm.clone())).flatten().ok_or_else(|| bad_comm(comm))?;
         let color = match color {
             MPI_UNDEFINED => None,
             c if c >= 0 => Some(c as u32),
             c => return Err(err(MPI_ERR_ARG, format!("invalid color {c}: colors are >= 0 or MPI_UNDEFINED"))),
         };
-        *newcomm = match c.comm.split(color, key)? {
-            Some(new) => m.add_comm(new),
+        *newcomm = match c.split(color, key)? {
+            Some(new) => state::with(|m| m.add_comm(new)).expect("MPI is running"),
             None => MPI_COMM_NULL,
         };
         Ok(())
@@ -69,16 +75,15 @@ pub unsafe extern "C" fn PMPI_Comm_compare(a: MPI_Comm, b: MPI_Comm, result: *mu
         let cb = &m.comm(b).ok_or_else(|| bad_comm(b))?.comm;
         let members = |c: &billboard::Communicator| (0..c.size()).map(|r| c.world_rank(r)).collect::<Vec<_>>();
         let (ma, mb) = (members(ca), members(cb));
+        let sorted = |mut v: Vec<usize>| {
+            v.sort_unstable();
+            v
+        };
         *result = if a == b {
             MPI_IDENT
         } else if ma == mb {
             MPI_CONGRUENT
-        } else if {
-            let (mut x, mut y) = (ma.clone(), mb.clone());
-            x.sort();
-            y.sort();
-            x == y
-        } {
+        } else if sorted(ma) == sorted(mb) {
             MPI_SIMILAR
         } else {
             MPI_UNEQUAL

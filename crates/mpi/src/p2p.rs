@@ -80,32 +80,17 @@ pub(crate) unsafe fn start_recv(
     Ok(Req::Active { req, comm })
 }
 
-/// A blocking call: start under the state, complete it (without holding the state while
-/// waiting when several threads may call MPI), and fill `status`.
+/// A blocking call: start under the state, then complete it without holding the state (other
+/// threads go on; the engine has its own lock), and fill `status`.
 unsafe fn blocking(
     function: &'static str,
     comm: MPI_Comm,
     status: *mut MPI_Status,
     start: impl FnOnce(&mut Mpi) -> Res<Req>,
 ) -> c_int {
-    if !state::multiple() {
-        return call(function, comm, |m| {
-            let st = finish(start(m)?)?;
-            fill_status(status, &st);
-            Ok(())
-        });
-    }
-    let mut handle = MPI_REQUEST_NULL;
-    let started = call(function, comm, |m| {
-        let req = start(m)?;
-        handle = m.add_request(req);
-        Ok(())
-    });
-    if started != MPI_SUCCESS {
-        return started;
-    }
     call_unlocked(function, comm, || {
-        let st = crate::request::wait_unlocked(handle)?;
+        let req = state::with(start).expect("MPI is running")?;
+        let st = finish(req)?;
         fill_status(status, &st);
         Ok(())
     })
@@ -283,23 +268,13 @@ pub unsafe extern "C" fn PMPI_Iprobe(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
-    if state::multiple() {
-        let mut flag = 0;
-        loop {
-            let rc = PMPI_Iprobe(source, tag, comm, &mut flag, status);
-            if rc != MPI_SUCCESS || flag != 0 {
-                return rc;
-            }
-            std::thread::yield_now();
-        }
-    }
-    call("MPI_Probe", comm, |m| {
-        let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+    call_unlocked("MPI_Probe", comm, || {
+        let c = state::with(|m| m.comm(comm).map(|c| c.comm.clone())).flatten().ok_or_else(|| bad_comm(comm))?;
         if source == MPI_PROC_NULL {
             fill_status(status, &proc_null_status());
             return Ok(());
         }
-        probe_status(c.comm.probe(self::source(source)?, tag_match(tag)?)?, status);
+        probe_status(c.probe(self::source(source)?, tag_match(tag)?)?, status);
         Ok(())
     })
 }

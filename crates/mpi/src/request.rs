@@ -58,21 +58,8 @@ fn test_handle(m: &mut state::Mpi, h: MPI_Request) -> Res<Option<MPI_Status>> {
     }
 }
 
-/// Waits for request `h` without holding the state between polls (MPI_THREAD_MULTIPLE).
-pub(crate) fn wait_unlocked(h: MPI_Request) -> Res<MPI_Status> {
-    loop {
-        if let Some(st) = state::with(|m| test_handle(m, h)).expect("MPI is running")? {
-            return Ok(st);
-        }
-        std::thread::yield_now();
-    }
-}
-
-/// Waits for one request, whatever the thread level.
-unsafe fn wait_one(h: MPI_Request) -> Res<MPI_Status> {
-    if state::multiple() {
-        return wait_unlocked(h);
-    }
+/// Waits for one request: taken out of the table, then completed without holding the state.
+fn wait_one(h: MPI_Request) -> Res<MPI_Status> {
     let req = state::with(|m| m.take_request(h)).flatten();
     finish(req.ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {h:#x}")))?)
 }

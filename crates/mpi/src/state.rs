@@ -1,10 +1,12 @@
 //! The process-wide state behind MPI's integer handles, and how calls reach it.
 //!
-//! MPI is a C library of global functions, so the state lives in one static. Access goes
-//! through [`with`]. At `MPI_THREAD_MULTIPLE` it is serialized by a mutex (MPICH's global
-//! critical section does the same); at the lower levels the program promises that no two
-//! threads call MPI at once, and taking a lock on every call would only cost time (the level
-//! is fixed by `MPI_Init_thread`, so this choice is made once, at setup).
+//! MPI is a C library of global functions, so the tables live in one static. Access goes
+//! through [`with`]. At `MPI_THREAD_MULTIPLE` it is serialized by a mutex; at the lower levels
+//! the program promises that no two threads call MPI at once, and taking a lock on every call
+//! would only cost time (the level is fixed by `MPI_Init_thread`, so this choice is made once).
+//! The tables are never held while a call blocks: blocking calls take what they need (a
+//! communicator, a request) out under [`with`] and wait outside it, on the engine, which has
+//! its own lock and releases it while waiting. `with` is not re-entrant.
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -77,12 +79,6 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Mpi) -> R) -> Option<R> {
     // SAFETY: see `Global`: exclusive access by lock or by the program's promise.
     let state = unsafe { &mut *GLOBAL.state.get() };
     state.as_mut().map(f)
-}
-
-/// Whether several threads may be inside MPI at once (then blocking calls must not hold the
-/// state while they wait).
-pub(crate) fn multiple() -> bool {
-    GLOBAL.multiple.load(Ordering::Relaxed)
 }
 
 pub(crate) fn install(mpi: Mpi) {

@@ -1,13 +1,12 @@
 //! Communicators: a group of ranks and a context of their own; point-to-point and barrier.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use super::datatype::{Buffer, BufferMut};
 use super::request::{Request, Status};
 use crate::engine::matching::{Envelope, Pattern};
 use crate::engine::request::Completion;
-use crate::engine::{Engine, Pending};
+use crate::engine::{EngineRef, Pending};
 use crate::{Error, Result, TAG_UB};
 
 /// Which sender a receive accepts.
@@ -64,11 +63,11 @@ const TAG_AGREE: i32 = 2;
 /// collective traffic on `context + 1`, so neither can match the other.
 #[derive(Clone)]
 pub struct Communicator {
-    inner: Rc<Inner>,
+    inner: Arc<Inner>,
 }
 
 struct Inner {
-    engine: Rc<RefCell<Engine>>,
+    engine: EngineRef,
     context: u32,
     rank: usize,
     size: usize,
@@ -77,8 +76,8 @@ struct Inner {
 }
 
 impl Communicator {
-    pub(crate) fn world(engine: Rc<RefCell<Engine>>, rank: usize, size: usize) -> Communicator {
-        Communicator { inner: Rc::new(Inner { engine, context: 0, rank, size, members: None }) }
+    pub(crate) fn world(engine: EngineRef, rank: usize, size: usize) -> Communicator {
+        Communicator { inner: Arc::new(Inner { engine, context: 0, rank, size, members: None }) }
     }
 
     /// A communicator of this process alone (MPI_COMM_SELF). Local: its context is reserved
@@ -92,7 +91,7 @@ impl Communicator {
             size: 1,
             members: Some(vec![me]),
         };
-        Communicator { inner: Rc::new(inner) }
+        Communicator { inner: Arc::new(inner) }
     }
 
     /// This process's rank in the communicator.
@@ -156,14 +155,14 @@ impl Communicator {
 
     pub(crate) fn send_on(&self, context: u32, data: &[u8], dest: usize, tag: i32, mode: SendMode) -> Result<()> {
         let peer = self.check_rank(dest)?;
-        let mut engine = self.inner.engine.borrow_mut();
         let synchronous = mode == SendMode::Synchronous;
+        let rank = self.inner.rank as u32;
         // SAFETY: `data` is borrowed for the whole call, which waits for completion.
-        match unsafe {
-            engine.isend(peer, context, self.inner.rank as u32, tag, data.as_ptr(), data.len(), synchronous)
-        } {
+        let id =
+            unsafe { self.inner.engine.lock().isend(peer, context, rank, tag, data.as_ptr(), data.len(), synchronous) };
+        match id {
             None => Ok(()),
-            Some(id) => engine.wait(id).map(drop),
+            Some(id) => self.inner.engine.wait(id).map(drop),
         }
     }
 
@@ -179,10 +178,9 @@ impl Communicator {
 
     pub(crate) fn recv_on(&self, context: u32, data: &mut [u8], src: Source, tag: TagMatch) -> Result<Status> {
         let (pattern, hint) = self.pattern(context, src, tag)?;
-        let mut engine = self.inner.engine.borrow_mut();
         // SAFETY: `data` is borrowed mutably for the whole call, which waits for completion.
-        let id = unsafe { engine.irecv(pattern, hint, data.as_mut_ptr(), data.len()) };
-        engine.wait(id).map(Status::new)
+        let id = unsafe { self.inner.engine.lock().irecv(pattern, hint, data.as_mut_ptr(), data.len()) };
+        self.inner.engine.wait(id).map(Status::new)
     }
 
     /// Starts a send; the request borrows `buf` until it completes.
@@ -242,7 +240,7 @@ impl Communicator {
         let peer = self.check_rank(dest)?;
         let synchronous = mode == SendMode::Synchronous;
         let rank = self.inner.rank as u32;
-        let id = self.inner.engine.borrow_mut().isend(peer, context, rank, tag, buf, len, synchronous);
+        let id = self.inner.engine.lock().isend(peer, context, rank, tag, buf, len, synchronous);
         Ok(Request::new(self.inner.engine.clone(), id))
     }
 
@@ -264,7 +262,7 @@ impl Communicator {
         tag: TagMatch,
     ) -> Result<Request<'a>> {
         let (pattern, hint) = self.pattern(context, src, tag)?;
-        let id = self.inner.engine.borrow_mut().irecv(pattern, hint, buf, cap);
+        let id = self.inner.engine.lock().irecv(pattern, hint, buf, cap);
         Ok(Request::new(self.inner.engine.clone(), Some(id)))
     }
 
@@ -289,9 +287,8 @@ impl Communicator {
     /// Waits until a matching message is available; its status (without receiving it).
     pub fn probe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status> {
         let (pattern, hint) = self.pattern(self.inner.context, src.into(), tag.into())?;
-        let mut engine = self.inner.engine.borrow_mut();
         let mut found = None;
-        engine.wait_until(hint, |e| {
+        self.inner.engine.wait_until(hint, |e| {
             found = e.peek(&pattern);
             found.is_some()
         });
@@ -301,7 +298,7 @@ impl Communicator {
     /// A matching message's status if one is available now.
     pub fn iprobe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Option<Status>> {
         let (pattern, _) = self.pattern(self.inner.context, src.into(), tag.into())?;
-        let found = self.inner.engine.borrow_mut().iprobe(&pattern);
+        let found = self.inner.engine.lock().iprobe(&pattern);
         Ok(found.map(|(env, bytes)| probe_status(env.source, env.tag, bytes)))
     }
 
@@ -309,7 +306,7 @@ impl Communicator {
     /// returned [`Message`] can receive it (MPI_Improbe; safe with several threads probing).
     pub fn improbe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Option<Message>> {
         let (pattern, _) = self.pattern(self.inner.context, src.into(), tag.into())?;
-        let taken = self.inner.engine.borrow_mut().take(&pattern);
+        let taken = self.inner.engine.lock().take(&pattern);
         Ok(taken.map(|(env, msg)| Message { comm: self.clone(), env, msg }))
     }
 
@@ -317,7 +314,7 @@ impl Communicator {
     pub fn mprobe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Message> {
         let (src, tag) = (src.into(), tag.into());
         let (pattern, hint) = self.pattern(self.inner.context, src, tag)?;
-        self.inner.engine.borrow_mut().wait_until(hint, |e| e.peek(&pattern).is_some());
+        self.inner.engine.wait_until(hint, |e| e.peek(&pattern).is_some());
         Ok(self.improbe(src, tag)?.expect("a matching message was seen"))
     }
 
@@ -358,17 +355,17 @@ impl Communicator {
     /// A context no member uses yet: the highest next-free context of all members.
     fn new_context(&self, agreed: &[[u64; 3]]) -> u32 {
         let context = agreed.iter().map(|w| w[2] as u32).max().expect("a communicator has members");
-        self.inner.engine.borrow_mut().next_context = context + 2;
+        self.inner.engine.lock().next_context = context + 2;
         context
     }
 
     /// A communicator with the same members and a context of its own (collective).
     pub fn dup(&self) -> Result<Communicator> {
-        let next = self.inner.engine.borrow().next_context as u64;
+        let next = self.inner.engine.lock().next_context as u64;
         let agreed = self.allgather_words([0, 0, next])?;
         let context = self.new_context(&agreed);
         Ok(Communicator {
-            inner: Rc::new(Inner {
+            inner: Arc::new(Inner {
                 engine: self.inner.engine.clone(),
                 context,
                 rank: self.inner.rank,
@@ -381,7 +378,7 @@ impl Communicator {
     /// Splits into one communicator per `color`, ranked by `key` then by old rank
     /// (collective). `None` as color: this rank joins none and gets `None`.
     pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Communicator>> {
-        let next = self.inner.engine.borrow().next_context as u64;
+        let next = self.inner.engine.lock().next_context as u64;
         let encoded_color = color.map_or(u64::MAX, u64::from);
         let agreed = self.allgather_words([encoded_color, key as i64 as u64, next])?;
         let context = self.new_context(&agreed);
@@ -394,7 +391,7 @@ impl Communicator {
         let rank = members.iter().position(|&(_, r)| r == self.inner.rank).expect("this rank has the color");
         let world: Vec<usize> = members.iter().map(|&(_, r)| self.world_rank(r)).collect();
         Ok(Some(Communicator {
-            inner: Rc::new(Inner {
+            inner: Arc::new(Inner {
                 engine: self.inner.engine.clone(),
                 context,
                 rank,
@@ -411,7 +408,7 @@ impl Communicator {
 
     /// Progress until nothing is left to push (finalize).
     pub(crate) fn drain(&self) {
-        self.inner.engine.borrow_mut().wait_until(None, |e| e.idle());
+        self.inner.engine.wait_until(None, |e| e.idle());
     }
 }
 
@@ -431,9 +428,9 @@ impl Message {
     /// Receives this message into `buf`.
     pub fn recv<B: BufferMut + ?Sized>(self, buf: &mut B) -> Result<Status> {
         let data = buf.as_bytes_mut();
-        let mut engine = self.comm.inner.engine.borrow_mut();
+        let engine = &self.comm.inner.engine;
         // SAFETY: `data` is borrowed mutably for the whole call, which waits for completion.
-        let id = unsafe { engine.irecv_taken(self.env, self.msg, data.as_mut_ptr(), data.len()) };
+        let id = unsafe { engine.lock().irecv_taken(self.env, self.msg, data.as_mut_ptr(), data.len()) };
         engine.wait(id).map(Status::new)
     }
 }

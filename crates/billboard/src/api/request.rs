@@ -1,11 +1,9 @@
 //! Non-blocking requests that borrow their buffers, and what a completed receive reports.
 
-use std::cell::RefCell;
 use std::marker::PhantomData;
-use std::rc::Rc;
 
 use crate::engine::request::{Completion, ReqId};
-use crate::engine::Engine;
+use crate::engine::EngineRef;
 use crate::transport::shm::wait::{Backoff, Step};
 use crate::{Error, Result};
 
@@ -57,21 +55,21 @@ impl Status {
 /// that has not matched yet, and otherwise waits for it.
 #[must_use = "a request completes only through wait/test (or its drop, which blocks)"]
 pub struct Request<'a> {
-    engine: Rc<RefCell<Engine>>,
+    engine: EngineRef,
     /// None once finished, or for a send that completed as it was started.
     id: Option<ReqId>,
     _buffer: PhantomData<&'a mut [u8]>,
 }
 
 impl<'a> Request<'a> {
-    pub(crate) fn new(engine: Rc<RefCell<Engine>>, id: Option<ReqId>) -> Request<'a> {
+    pub(crate) fn new(engine: EngineRef, id: Option<ReqId>) -> Request<'a> {
         Request { engine, id, _buffer: PhantomData }
     }
 
     /// Waits for completion.
     pub fn wait(mut self) -> Result<Status> {
         match self.id.take() {
-            Some(id) => self.engine.borrow_mut().wait(id).map(Status::new),
+            Some(id) => self.engine.wait(id).map(Status::new),
             None => Ok(Status::new(Completion::default())),
         }
     }
@@ -79,7 +77,8 @@ impl<'a> Request<'a> {
     /// Makes progress once; `Some(status)` if the request has completed (it is then finished).
     pub fn test(&mut self) -> Result<Option<Status>> {
         let Some(id) = self.id else { return Ok(Some(Status::new(Completion::default()))) };
-        match self.engine.borrow_mut().test(id) {
+        let outcome = self.engine.lock().test(id);
+        match outcome {
             Some(outcome) => {
                 self.id = None;
                 outcome.map(|c| Some(Status::new(c)))
@@ -91,16 +90,15 @@ impl<'a> Request<'a> {
     /// Cancels a receive that has not matched yet; its status then says `cancelled()`.
     /// Returns whether it was cancelled (false: it matched, or it is a send).
     pub fn cancel(&mut self) -> bool {
-        self.id.is_some_and(|id| self.engine.borrow_mut().cancel(id))
+        self.id.is_some_and(|id| self.engine.lock().cancel(id))
     }
 }
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            let mut engine = self.engine.borrow_mut();
-            engine.cancel(id);
-            let _ = engine.wait(id);
+            self.engine.lock().cancel(id);
+            let _ = self.engine.wait(id);
         }
     }
 }
@@ -146,8 +144,11 @@ pub fn wait_any(requests: &mut Vec<Request<'_>>) -> Result<(usize, Status)> {
 /// If every request has completed, finishes them all and returns their statuses.
 pub fn test_all(requests: &mut Vec<Request<'_>>) -> Result<Option<Vec<Status>>> {
     let Some(first) = requests.first() else { return Ok(Some(Vec::new())) };
-    first.engine.borrow_mut().progress(None);
-    let all_done = requests.iter().all(|r| r.id.is_none_or(|id| first.engine.borrow().is_done(id)));
+    let all_done = {
+        let mut engine = first.engine.lock();
+        engine.progress(None);
+        requests.iter().all(|r| r.id.is_none_or(|id| engine.is_done(id)))
+    };
     if !all_done {
         return Ok(None);
     }

@@ -1,12 +1,10 @@
 //! Starting and ending the library in a process.
 
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::comm::Communicator;
 use crate::bootstrap::Job;
-use crate::engine::Engine;
+use crate::engine::{Engine, Shared};
 use crate::{transport, Error, Result};
 
 static INITIALIZED: AtomicBool = AtomicBool::new(false);
@@ -27,7 +25,7 @@ pub fn init() -> Result<Universe> {
     }
     let mut job = Job::from_env()?;
     let chan = transport::shm::connect(&mut job)?;
-    let engine = Rc::new(RefCell::new(Engine::new(chan)));
+    let engine = Shared::new(Engine::new(chan));
     let world = Communicator::world(engine, job.rank, job.size);
     Ok(Universe { job, world })
 }

@@ -11,7 +11,6 @@ use std::collections::VecDeque;
 use super::matching::{Envelope, Matcher, Pattern};
 use super::protocol::{Protocol, Rts, Thresholds, CTS, DATA, EAGER, FIN, RTS};
 use super::request::{Completion, ReqId, Slab, State};
-use crate::transport::shm::wait::{Backoff, Step};
 use crate::transport::shm::{ShmChannel, CMA_SEGMENT, SINGLE_COPY};
 use crate::transport::{Channel, Header};
 use crate::{verbose, Error, Result};
@@ -59,6 +58,10 @@ pub struct Engine {
     oversubscribed: bool,
     core: Core,
 }
+
+// SAFETY: the engine's raw pointers point into the shared-memory segment it owns, which is
+// mapped for its whole life and has no thread affinity; `Shared` serializes all access.
+unsafe impl Send for Engine {}
 
 impl Engine {
     pub(crate) fn new(chan: ShmChannel) -> Engine {
@@ -214,27 +217,17 @@ impl Engine {
         outcome
     }
 
-    /// Waits until `id` completes, then frees it.
-    pub(crate) fn wait(&mut self, id: ReqId) -> Result<Completion> {
-        let hint = self.core.reqs.get(id).hint;
-        self.wait_until(hint, |e| e.core.reqs.is_done(id));
-        self.finish(id)
+    /// The world rank request `id` waits on, to poll first.
+    pub(crate) fn hint(&self, id: ReqId) -> Option<usize> {
+        self.core.reqs.get(id).hint
     }
 
-    /// Drives progress until `done(self)` holds, backing off from spinning to sleeping.
-    pub(crate) fn wait_until(&mut self, hint: Option<usize>, mut done: impl FnMut(&Engine) -> bool) {
-        let mut backoff = Backoff::new(self.oversubscribed);
-        while !done(self) {
-            if self.progress(hint) {
-                backoff.reset();
-                continue;
-            }
-            match backoff.step() {
-                Step::Spin => std::hint::spin_loop(),
-                Step::Yield => rustix::thread::sched_yield(),
-                Step::Sleep(t) => self.chan.sleep(t),
-            }
-        }
+    pub(crate) fn oversubscribed(&self) -> bool {
+        self.oversubscribed
+    }
+
+    pub(crate) fn sleeper(&self) -> crate::transport::shm::Sleeper {
+        self.chan.sleeper()
     }
 
     /// One round of progress: poll the channel, then push what waits for room or copies.

@@ -101,6 +101,24 @@ fn ring_from(seg: &Segment, me: usize, peer: usize) -> ShmRing<'_> {
     }
 }
 
+/// Sleeps on this rank's futex word without a borrow of the channel.
+///
+/// It points into the mapped segment, which stays mapped until the engine is dropped at
+/// finalize, after every thread has left its waits.
+pub(crate) struct Sleeper {
+    word: *const std::sync::atomic::AtomicU32,
+    doorbells: *const crate::sync::AtomicU64,
+    seen: Vec<u64>,
+}
+
+impl Sleeper {
+    pub fn sleep(&self, timeout: std::time::Duration) {
+        // SAFETY: both point into the segment, mapped for as long as the engine lives (above).
+        let (word, doorbells) = unsafe { (&*self.word, std::slice::from_raw_parts(self.doorbells, self.seen.len())) };
+        wait::sleep(word, timeout, || doorbells.iter().zip(&self.seen).any(|(d, &c)| d.load(Ordering::Acquire) != c));
+    }
+}
+
 /// This rank's end of the billboard.
 pub struct ShmChannel {
     seg: Segment,
@@ -198,6 +216,16 @@ impl ShmChannel {
     /// Whether anything has arrived that `poll` would hand out.
     pub fn pending(&self) -> bool {
         (0..self.nranks()).any(|s| self.seg.doorbell(self.me, s).load(Ordering::Acquire) != self.consumed[s])
+    }
+
+    /// What a waiter needs to sleep without holding the channel (so other threads of this
+    /// process may use it meanwhile): our sleep word, our doorbells, and what we have seen.
+    pub(crate) fn sleeper(&self) -> Sleeper {
+        Sleeper {
+            word: &self.seg.control(self.me).sleep,
+            doorbells: self.seg.doorbell(self.me, 0),
+            seen: self.consumed.clone(),
+        }
     }
 
     /// Wakes `peer` if it has said it sleeps.
