@@ -7,6 +7,10 @@ use std::ffi::c_int;
 use crate::abi::*;
 use crate::error::{call, err, Res};
 
+/// Derived datatypes by handle (to be written).
+#[derive(Default)]
+pub(crate) struct Types {}
+
 /// Size (and extent) of the pair types: `struct { T value; int index; }` as x86-64 lays it out.
 const PAIR_SIZES: [usize; 5] = [8, 16, 16, 8, 32];
 

@@ -31,6 +31,12 @@ unsafe fn init(required: c_int, provided: *mut c_int) -> c_int {
         free_requests: Vec::new(),
         detached: Vec::new(),
         user_ops: Vec::new(),
+        types: Default::default(),
+        groups: Default::default(),
+        infos: Default::default(),
+        attrs: Default::default(),
+        topos: Default::default(),
+        errhandlers: Default::default(),
         thread_level: level,
         main_thread: std::thread::current().id(),
     };

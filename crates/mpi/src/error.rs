@@ -72,6 +72,10 @@ fn not_running(function: &str) -> c_int {
 /// Applies `comm`'s error handler to `e`.
 pub(crate) fn handle(function: &str, comm: MPI_Comm, e: MpiError) -> c_int {
     let errhandler = state::with(|m| m.comm(comm).map(|c| c.errhandler)).flatten().unwrap_or(MPI_ERRORS_ARE_FATAL);
+    if let Some(code) = crate::errhandler::invoke(errhandler, comm, e.class) {
+        remember(e.class, &e.msg);
+        return code;
+    }
     if errhandler == MPI_ERRORS_RETURN {
         remember(e.class, &e.msg);
         return e.class;

@@ -14,13 +14,18 @@
 #![allow(non_snake_case, non_camel_case_types, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 pub mod abi;
+mod attr;
 mod coll;
 mod comm;
 mod datatype;
 mod env;
+mod errhandler;
 mod error;
 mod exports;
+mod group;
+mod info;
 mod ops;
 mod p2p;
 mod request;
 mod state;
+mod topo;

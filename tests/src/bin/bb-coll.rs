@@ -94,6 +94,19 @@ fn run(w: &Communicator) -> Res {
     let want: Vec<u8> = (0..n).flat_map(|r| std::iter::repeat_n((r * n + me) as u8, per)).collect();
     assert_eq!(inb, want, "alltoall at {me}");
 
+    // A communicator made by two ranks alone (the others do not take part), in reverse order.
+    if n >= 2 {
+        match w.subset(&[n - 1, 0], 5)? {
+            Some(pair) => {
+                assert_eq!((pair.size(), pair.rank()), (2, if me == 0 { 1 } else { 0 }));
+                let mut b = if pair.rank() == 0 { [9u8; 4] } else { [0; 4] };
+                pair.bcast_bytes(&mut b, 0)?;
+                assert_eq!(b, [9; 4]);
+            }
+            None => assert!(me != 0 && me != n - 1, "rank {me} is in the subset"),
+        }
+    }
+
     // Arguments are checked, with messages that say what is wrong.
     let e = w.bcast_bytes(&mut [0u8; 1], n).unwrap_err();
     assert!(e.to_string().contains(&format!("rank {n}")), "{e}");

@@ -58,6 +58,8 @@ pub(crate) const FIRST_FREE_CONTEXT: u32 = 4;
 /// Tags the library uses on a communicator's collective context.
 const TAG_BARRIER: i32 = 1;
 const TAG_AGREE: i32 = 2;
+/// `subset` uses this plus the caller's tag (above every collective's tag).
+const TAG_SUBSET: i32 = 1 << 16;
 
 /// A group of ranks with its own contexts: point-to-point traffic on `context`, the library's
 /// collective traffic on `context + 1`, so neither can match the other.
@@ -399,6 +401,32 @@ impl Communicator {
                 members: Some(world),
             }),
         }))
+    }
+
+    /// A communicator of the ranks `ranks` (in that order), made by those ranks alone: only
+    /// they call it (MPI_Comm_create_group). `tag` tells apart concurrent creations by
+    /// overlapping groups. Returns `None` on a rank not in `ranks`.
+    pub fn subset(&self, ranks: &[usize], tag: i32) -> Result<Option<Communicator>> {
+        for &r in ranks {
+            self.check_rank(r)?;
+        }
+        let Some(rank) = ranks.iter().position(|&r| r == self.inner.rank) else { return Ok(None) };
+        let ctx = self.coll_context();
+        let tag = TAG_SUBSET.checked_add(tag.max(0)).filter(|t| *t <= TAG_UB).ok_or(Error::InvalidTag { tag })?;
+        let next = self.inner.engine.lock().next_context as u64;
+        for &r in ranks.iter().filter(|&&r| r != self.inner.rank) {
+            self.send_on(ctx, &next.to_ne_bytes(), r, tag, SendMode::Standard)?;
+        }
+        let mut agreed = vec![[0, 0, next]];
+        for &r in ranks.iter().filter(|&&r| r != self.inner.rank) {
+            let mut buf = [0u8; 8];
+            self.recv_on(ctx, &mut buf, Source::Rank(r), TagMatch::Tag(tag))?;
+            agreed.push([0, 0, u64::from_ne_bytes(buf)]);
+        }
+        let context = self.new_context(&agreed);
+        let world: Vec<usize> = ranks.iter().map(|&r| self.world_rank(r)).collect();
+        let inner = Inner { engine: self.inner.engine.clone(), context, rank, size: world.len(), members: Some(world) };
+        Ok(Some(Communicator { inner: Arc::new(inner) }))
     }
 
     /// The context of the library's collective traffic on this communicator.
