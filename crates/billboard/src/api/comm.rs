@@ -289,12 +289,9 @@ impl Communicator {
     /// Waits until a matching message is available; its status (without receiving it).
     pub fn probe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status> {
         let (pattern, hint) = self.pattern(self.inner.context, src.into(), tag.into())?;
-        let mut found = None;
-        self.inner.engine.wait_until(hint, |e| {
-            found = e.peek(&pattern);
-            found.is_some()
-        });
-        Ok(found.map(|(env, bytes)| probe_status(env.source, env.tag, bytes)).expect("wait_until returned"))
+        let engine = self.inner.engine.wait_until(hint, |e| e.peek(&pattern).is_some());
+        let (env, bytes) = engine.peek(&pattern).expect("wait_until saw it");
+        Ok(probe_status(env.source, env.tag, bytes))
     }
 
     /// A matching message's status if one is available now.
@@ -316,8 +313,9 @@ impl Communicator {
     pub fn mprobe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Message> {
         let (src, tag) = (src.into(), tag.into());
         let (pattern, hint) = self.pattern(self.inner.context, src, tag)?;
-        self.inner.engine.wait_until(hint, |e| e.peek(&pattern).is_some());
-        Ok(self.improbe(src, tag)?.expect("a matching message was seen"))
+        let (env, msg) =
+            self.inner.engine.wait_until(hint, |e| e.peek(&pattern).is_some()).take(&pattern).expect("seen");
+        Ok(Message { comm: self.clone(), env, msg })
     }
 
     /// Returns once every rank of the communicator has called it (dissemination barrier:
@@ -436,7 +434,7 @@ impl Communicator {
 
     /// Progress until nothing is left to push (finalize).
     pub(crate) fn drain(&self) {
-        self.inner.engine.wait_until(None, |e| e.idle());
+        drop(self.inner.engine.wait_until(None, |e| e.idle()));
     }
 }
 

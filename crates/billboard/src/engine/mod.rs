@@ -22,6 +22,10 @@ pub(crate) struct Shared {
 
 pub(crate) type EngineRef = Arc<Shared>;
 
+/// Empty polls a spinning waiter makes per lock hold (other threads wait that long at most,
+/// about a microsecond).
+const POLLS_PER_LOCK: usize = 16;
+
 impl Shared {
     pub fn new(engine: Engine) -> EngineRef {
         Arc::new(Shared { engine: Mutex::new(engine) })
@@ -34,34 +38,38 @@ impl Shared {
         self.engine.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Drives progress until `done(engine)` holds, backing off from spinning to sleeping.
-    pub fn wait_until(&self, hint: Option<usize>, mut done: impl FnMut(&mut Engine) -> bool) {
+    /// Drives progress until `done(engine)` holds, backing off from spinning to sleeping;
+    /// returns the engine still locked, so the caller finishes without locking again. While
+    /// spinning, the lock is released every [`POLLS_PER_LOCK`] polls only: taking it costs
+    /// two atomic operations, which a single-threaded waiter should not pay on every poll.
+    pub fn wait_until(&self, hint: Option<usize>, mut done: impl FnMut(&mut Engine) -> bool) -> MutexGuard<'_, Engine> {
         let mut backoff: Option<Backoff> = None;
         loop {
             let mut engine = self.lock();
-            if done(&mut engine) {
-                return;
-            }
-            if engine.progress(hint) {
-                if let Some(b) = backoff.as_mut() {
-                    b.reset();
+            for _ in 0..POLLS_PER_LOCK {
+                if done(&mut engine) {
+                    return engine;
                 }
-                continue;
-            }
-            let b = backoff.get_or_insert_with(|| Backoff::new(engine.oversubscribed()));
-            match b.step() {
-                Step::Spin => {
-                    drop(engine);
-                    std::hint::spin_loop();
+                if engine.progress(hint) {
+                    if let Some(b) = backoff.as_mut() {
+                        b.reset();
+                    }
+                    continue;
                 }
-                Step::Yield => {
-                    drop(engine);
-                    rustix::thread::sched_yield();
-                }
-                Step::Sleep(t) => {
-                    let sleeper = engine.sleeper();
-                    drop(engine);
-                    sleeper.sleep(t);
+                let b = backoff.get_or_insert_with(|| Backoff::new(engine.oversubscribed()));
+                match b.step() {
+                    Step::Spin => std::hint::spin_loop(),
+                    Step::Yield => {
+                        drop(engine);
+                        rustix::thread::sched_yield();
+                        break;
+                    }
+                    Step::Sleep(t) => {
+                        let sleeper = engine.sleeper();
+                        drop(engine);
+                        sleeper.sleep(t);
+                        break;
+                    }
                 }
             }
         }
@@ -70,7 +78,6 @@ impl Shared {
     /// Waits until request `id` completes, then frees it.
     pub fn wait(&self, id: request::ReqId) -> Result<request::Completion> {
         let hint = self.lock().hint(id);
-        self.wait_until(hint, |e| e.is_done(id));
-        self.lock().finish(id)
+        self.wait_until(hint, |e| e.is_done(id)).finish(id)
     }
 }
