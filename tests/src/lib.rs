@@ -46,6 +46,8 @@ pub fn processes_named(needle: &str) -> Vec<u32> {
 pub struct Job {
     pub output: Output,
     pub elapsed: Duration,
+    /// CPU seconds the job's processes used (user + system).
+    pub cpu_seconds: f64,
 }
 
 impl Job {
@@ -74,7 +76,12 @@ impl Job {
 /// Runs `bbrun -n <n> <program> <args>` with `env`, killing it after `timeout`, and checks
 /// that nothing of the job survives it: no rank process, no new `/dev/shm/bb-*` file.
 pub fn run(n: usize, program: &str, args: &[&str], env: &[(&str, &str)], timeout: Duration) -> Job {
+    // One job at a time: the leftover checks look at every process and segment of ours, and
+    // two jobs would see each other's (and share two cores besides).
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let shm_before = shm_files();
+    let cpu_before = children_cpu_seconds();
     let mut cmd = Command::new(binary("bbrun"));
     cmd.arg("-n").arg(n.to_string()).arg(binary(program)).args(args);
     cmd.envs(env.iter().copied()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -99,13 +106,26 @@ pub fn run(n: usize, program: &str, args: &[&str], env: &[(&str, &str)], timeout
     }
     let output = waiter.join().unwrap();
     let elapsed = start.elapsed();
+    let cpu_seconds = children_cpu_seconds() - cpu_before;
     let left = processes_named(&binary(program).to_string_lossy());
     kill_all(program);
     assert!(left.is_empty(), "rank processes {left:?} outlived the job");
     let shm_after = shm_files();
     let new: Vec<_> = shm_after.iter().filter(|f| !shm_before.contains(f)).collect();
     assert!(new.is_empty(), "the job left {new:?} in /dev/shm");
-    Job { output, elapsed }
+    Job { output, elapsed, cpu_seconds }
+}
+
+/// CPU seconds used by waited-for children so far (bbrun accumulates its ranks').
+fn children_cpu_seconds() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<[i64; 18]>::zeroed();
+    // SAFETY: getrusage(RUSAGE_CHILDREN) fills a struct rusage (18 longs on x86_64 Linux).
+    let usage = unsafe {
+        assert_eq!(getrusage(-1, usage.as_mut_ptr().cast()), 0);
+        usage.assume_init()
+    };
+    // ru_utime and ru_stime are (seconds, microseconds) pairs.
+    (usage[0] + usage[2]) as f64 + (usage[1] + usage[3]) as f64 * 1e-6
 }
 
 fn kill_all(program: &str) {
@@ -116,6 +136,7 @@ fn kill_all(program: &str) {
 }
 
 extern "C" {
+    fn getrusage(who: i32, usage: *mut i64) -> i32;
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }

@@ -83,28 +83,11 @@ fn exit_3_of_a_rank_ends_the_job_with_its_code() {
     fault("exit3", 3, &["rank 2", "code 3"]);
 }
 
-/// CPU seconds used by waited-for children so far (bbrun accumulates its ranks').
-fn children_cpu_seconds() -> f64 {
-    let mut usage = std::mem::MaybeUninit::<[i64; 18]>::zeroed();
-    // SAFETY: getrusage(RUSAGE_CHILDREN) fills a struct rusage (18 longs on x86_64 Linux).
-    let usage = unsafe {
-        assert_eq!(getrusage(-1, usage.as_mut_ptr().cast()), 0);
-        usage.assume_init()
-    };
-    // ru_utime and ru_stime are (seconds, microseconds) pairs.
-    (usage[0] + usage[2]) as f64 + (usage[1] + usage[3]) as f64 * 1e-6
-}
-
-extern "C" {
-    fn getrusage(who: i32, usage: *mut i64) -> i32;
-}
-
 #[test]
 fn a_waiting_rank_sleeps_instead_of_spinning() {
-    let before = children_cpu_seconds();
     let job = run(2, "bb-pt2pt", &["idle"], &[], T);
     job.assert_success();
-    let cpu = children_cpu_seconds() - before;
+    let cpu = job.cpu_seconds;
     // Spinning through the 2 s wait would cost about 2 CPU seconds; sleeping costs milliseconds.
     assert!(cpu < 0.5, "the job used {cpu:.2} CPU seconds over {:?} of waiting", job.elapsed);
 }
