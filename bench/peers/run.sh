@@ -6,6 +6,7 @@
 #   - Billboard (bbrun -n 2 bb-bench latency|bandwidth; their CSVs carry the floor measured
 #     in the same run, which then wins over the standalone floor),
 #   - MPICH and Open MPI (bench/peers/pingpong.c built with each one's mpicc),
+#   - the MPICH-built binary run unchanged on Billboard's MPI library ("bb MPI"),
 # writes every CSV into RESULTS_DIR (default target/bench-results/) and prints merged tables:
 # size, floor, billboard, MPICH, Open MPI, billboard/floor and billboard/best-MPI ratios.
 # For latency best-MPI = min(MPICH, Open MPI); for bandwidth it is the max (the better one).
@@ -96,6 +97,13 @@ for kind in latency bandwidth; do
         log "no bbrun found (set BBRUN): billboard columns left empty"
         : >"$RESULTS/billboard-$kind.csv"
     fi
+    # The very binary built with mpicc.mpich, run on Billboard's MPI library by our bbrun.
+    if [ -n "$BBRUN" ] && [ -x "$RESULTS/bin/pingpong-mpich" ] && [ -e "$(dirname "$BBRUN")/../lib/libmpich.so.12" ]; then
+        run "$RESULTS/bbmpi-$kind.csv" "$BBRUN" -n 2 "$RESULTS/bin/pingpong-mpich" "$kind" --csv "${COMMON[@]}"
+    else
+        log "no Billboard MPI library beside bbrun (make it with 'make'): the 'bb MPI' column is left empty"
+        : >"$RESULTS/bbmpi-$kind.csv"
+    fi
     for mpi in mpich openmpi; do
         exe="$RESULTS/bin/pingpong-$mpi"
         if [ ! -x "$exe" ]; then : >"$RESULTS/$mpi-$kind.csv"; continue; fi
@@ -114,7 +122,7 @@ merge() {
     local kind=$1 metric=$2 floor_col=$3 better=$4
     awk -F, -v OFS=, -v metric="$metric" -v floor_col="$floor_col" \
         -v ff="$RESULTS/floor.csv" -v bf="$RESULTS/billboard-$kind.csv" \
-        -v mf="$RESULTS/mpich-$kind.csv" -v of="$RESULTS/openmpi-$kind.csv" '
+        -v mf="$RESULTS/mpich-$kind.csv" -v of="$RESULTS/openmpi-$kind.csv" -v xf="$RESULTS/bbmpi-$kind.csv" '
         FNR == 1 { delete col; for (i = 1; i <= NF; i++) col[$i] = i; next }
         function get(name) { return (name in col && $col[name] != "") ? $col[name] : "" }
         {
@@ -123,13 +131,15 @@ merge() {
             if (FILENAME == bf) { bb[s] = get(metric "_median"); floor_run[s] = get("floor_" metric "_median") }
             if (FILENAME == mf) mp[s] = get(metric "_median")
             if (FILENAME == of) om[s] = get(metric "_median")
+            if (FILENAME == xf) bx[s] = get(metric "_median")
         }
         END {
             for (s in seen) {
                 f = (s in floor_run && floor_run[s] != "") ? floor_run[s] : floor_alone[s]
-                print s, f, bb[s], mp[s], om[s]
+                print s, f, bb[s], mp[s], om[s], bx[s]
             }
-        }' "$RESULTS/floor.csv" "$RESULTS/billboard-$kind.csv" "$RESULTS/mpich-$kind.csv" "$RESULTS/openmpi-$kind.csv" |
+        }' "$RESULTS/floor.csv" "$RESULTS/billboard-$kind.csv" "$RESULTS/mpich-$kind.csv" "$RESULTS/openmpi-$kind.csv" \
+           "$RESULTS/bbmpi-$kind.csv" |
     sort -t, -k1,1n |
     awk -F, -v OFS=, -v better="$better" -v out="$RESULTS/$kind.csv" -v metric="$metric" '
         function best(a, b) {
@@ -146,13 +156,16 @@ merge() {
         BEGIN {
             u = metric == "gbps" ? "GB/s" : "us"
             print "size_bytes", "floor_" metric, "billboard_" metric, "mpich_" metric, "openmpi_" metric,
-                "billboard_over_floor", "billboard_over_best_mpi" > out
-            printf "%9s %11s %11s %11s %11s %9s %11s\n", "size", "floor " u, "billboard", "MPICH", "Open MPI", "bb/floor", "bb/best-MPI"
+                "billboard_mpi_" metric, "billboard_over_floor", "billboard_over_best_mpi",
+                "billboard_mpi_over_best_mpi", "billboard_mpi_over_native" > out
+            printf "%9s %11s %11s %11s %11s %11s %9s %11s %11s %10s\n", "size", "floor " u, "billboard", "MPICH", "Open MPI",
+                "bb MPI", "bb/floor", "bb/best-MPI", "bbMPI/best", "MPI/native"
         }
         {
-            r1 = ratio($3, $2); r2 = ratio($3, best($4, $5))
-            print $1, $2, $3, $4, $5, r1, r2 > out
-            printf "%9s %11s %11s %11s %11s %9s %11s\n", hsize($1), show($2), show($3), show($4), show($5), show(r1), show(r2)
+            r1 = ratio($3, $2); r2 = ratio($3, best($4, $5)); r3 = ratio($6, best($4, $5)); r4 = ratio($6, $3)
+            print $1, $2, $3, $4, $5, $6, r1, r2, r3, r4 > out
+            printf "%9s %11s %11s %11s %11s %11s %9s %11s %11s %10s\n", hsize($1), show($2), show($3), show($4), show($5),
+                show($6), show(r1), show(r2), show(r3), show(r4)
         }'
 }
 
