@@ -115,7 +115,7 @@ type UnexpectedBin<M> = VecDeque<UnexpectedMsg<M>>;
 struct ContextQueues<M> {
     /// Receives that name a source, by source. Bins stay when empty: an arrival only looks its
     /// own source up, and keeping the bin keeps its capacity for the next receive.
-    posted_from: IntMap<u32, VecDeque<PostedRecv>>,
+    posted_from: DenseMap<VecDeque<PostedRecv>>,
     /// `MPI_ANY_SOURCE` receives, in posting order.
     posted_any_source: VecDeque<PostedRecv>,
     posted_len: usize,
@@ -128,7 +128,7 @@ struct ContextQueues<M> {
 impl<M> ContextQueues<M> {
     fn new() -> Self {
         Self {
-            posted_from: IntMap::default(),
+            posted_from: DenseMap::default(),
             posted_any_source: VecDeque::new(),
             posted_len: 0,
             unexpected_from: IntMap::default(),
@@ -138,7 +138,7 @@ impl<M> ContextQueues<M> {
 
     /// Removes the earliest-posted receive that accepts `env` (of this context) and returns its id.
     fn take_posted(&mut self, env: &Envelope) -> Option<RecvId> {
-        let mut bin = self.posted_from.get_mut(&env.source);
+        let mut bin = self.posted_from.get_mut(env.source);
         let named = bin.as_deref().and_then(|bin| {
             let pos = bin.iter().position(|r| accepts_tag(r.tag, env.tag))?;
             Some((pos, bin[pos].seq))
@@ -192,7 +192,7 @@ impl<M> ContextQueues<M> {
 /// communicators. `M` is what an unexpected message carries (eager data, a rendezvous handle...).
 #[derive(Debug)]
 pub struct Matcher<M> {
-    contexts: IntMap<u32, ContextQueues<M>>,
+    contexts: DenseMap<ContextQueues<M>>,
     /// Emptied unexpected bins, kept for their capacity (see the module's "no allocation").
     spare_bins: Vec<UnexpectedBin<M>>,
     /// Source of posting and arrival order. Never wraps: 2^64 events at 10^9 a second take
@@ -210,7 +210,7 @@ impl<M> Default for Matcher<M> {
 
 impl<M> Matcher<M> {
     pub fn new() -> Self {
-        Self { contexts: IntMap::default(), spare_bins: Vec::new(), next_seq: 0, posted_len: 0, unexpected_len: 0 }
+        Self { contexts: DenseMap::default(), spare_bins: Vec::new(), next_seq: 0, posted_len: 0, unexpected_len: 0 }
     }
 
     fn next_seq(&mut self) -> u64 {
@@ -228,9 +228,9 @@ impl<M> Matcher<M> {
             }
         }
         let recv = PostedRecv { seq: self.next_seq(), id, tag: pattern.tag };
-        let queues = self.contexts.entry(pattern.context).or_insert_with(ContextQueues::new);
+        let queues = self.contexts.get_or_insert_with(pattern.context, ContextQueues::new);
         match pattern.source {
-            Some(source) => queues.posted_from.entry(source).or_default().push_back(recv),
+            Some(source) => queues.posted_from.get_or_insert_with(source, VecDeque::new).push_back(recv),
             None => queues.posted_any_source.push_back(recv),
         }
         queues.posted_len += 1;
@@ -253,7 +253,7 @@ impl<M> Matcher<M> {
     /// no posted receive matches, so a matched message is delivered without an allocation.
     pub fn arrive_with(&mut self, env: Envelope, make: impl FnOnce() -> M) -> Option<RecvId> {
         let seq = self.next_seq();
-        let queues = self.contexts.entry(env.context).or_insert_with(ContextQueues::new);
+        let queues = self.contexts.get_or_insert_with(env.context, ContextQueues::new);
         if queues.posted_len > 0 {
             if let Some(id) = queues.take_posted(&env) {
                 self.posted_len -= 1;
@@ -270,7 +270,7 @@ impl<M> Matcher<M> {
 
     /// Probe (`MPI_Iprobe`): the oldest unexpected message matching, without removing it.
     pub fn probe(&self, pattern: &Pattern) -> Option<(&Envelope, &M)> {
-        let queues = self.contexts.get(&pattern.context)?;
+        let queues = self.contexts.get(pattern.context)?;
         let (source, pos) = queues.find_unexpected(pattern)?;
         let found = &queues.unexpected_from[&source][pos];
         Some((&found.env, &found.msg))
@@ -278,7 +278,7 @@ impl<M> Matcher<M> {
 
     /// Matched probe (`MPI_Mprobe`): removes and returns the oldest matching unexpected message.
     pub fn take(&mut self, pattern: &Pattern) -> Option<(Envelope, M)> {
-        let queues = self.contexts.get_mut(&pattern.context)?;
+        let queues = self.contexts.get_mut(pattern.context)?;
         if queues.unexpected_len == 0 {
             return None;
         }
@@ -302,8 +302,8 @@ impl<M> Matcher<M> {
                 }
             }
         };
-        for (&context, queues) in &self.contexts {
-            for (&source, bin) in &queues.posted_from {
+        for (context, queues) in self.contexts.iter() {
+            for (source, bin) in queues.posted_from.iter() {
                 consider(bin, context, Some(source));
             }
             consider(&queues.posted_any_source, context, None);
@@ -311,9 +311,9 @@ impl<M> Matcher<M> {
         let Some((_, context, source, pos)) = found else {
             return false;
         };
-        let queues = self.contexts.get_mut(&context).expect("context of a found receive");
+        let queues = self.contexts.get_mut(context).expect("context of a found receive");
         let bin = match source {
-            Some(source) => queues.posted_from.get_mut(&source).expect("bin of a found receive"),
+            Some(source) => queues.posted_from.get_mut(source).expect("bin of a found receive"),
             None => &mut queues.posted_any_source,
         };
         bin.remove(pos);
@@ -347,7 +347,7 @@ impl<M> Matcher<M> {
     #[cfg(test)]
     fn check_invariants(&self) {
         let (mut posted, mut unexpected) = (0, 0);
-        for (&context, queues) in &self.contexts {
+        for (context, queues) in self.contexts.iter() {
             let mut posted_here = queues.posted_any_source.len();
             let wildcard = queues.posted_any_source.iter();
             for r in queues.posted_from.values().flatten().chain(wildcard) {
@@ -378,7 +378,7 @@ impl<M> Matcher<M> {
     /// Drops everything of a context (communicator freed): the posted receives are forgotten
     /// (their requests are the caller's), the unexpected messages are returned in arrival order.
     pub fn clear_context(&mut self, context: u32) -> Vec<(Envelope, M)> {
-        let Some(mut queues) = self.contexts.remove(&context) else {
+        let Some(mut queues) = self.contexts.remove(context) else {
             return Vec::new();
         };
         self.posted_len -= queues.posted_len;
@@ -395,6 +395,57 @@ impl<M> Matcher<M> {
 
 /// A hash map keyed by context ids and ranks.
 type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
+
+/// A map from small dense integers (context ids, ranks: both handed out from 0 upwards) to
+/// values: a vector lookup instead of a hash on the message path.
+#[derive(Debug)]
+struct DenseMap<V> {
+    slots: Vec<Option<V>>,
+}
+
+impl<V> Default for DenseMap<V> {
+    fn default() -> Self {
+        DenseMap { slots: Vec::new() }
+    }
+}
+
+impl<V> DenseMap<V> {
+    #[inline]
+    fn get(&self, k: u32) -> Option<&V> {
+        self.slots.get(k as usize)?.as_ref()
+    }
+
+    #[inline]
+    fn get_mut(&mut self, k: u32) -> Option<&mut V> {
+        self.slots.get_mut(k as usize)?.as_mut()
+    }
+
+    #[inline]
+    fn get_or_insert_with(&mut self, k: u32, f: impl FnOnce() -> V) -> &mut V {
+        let i = k as usize;
+        if i >= self.slots.len() {
+            self.slots.resize_with(i + 1, || None);
+        }
+        self.slots[i].get_or_insert_with(f)
+    }
+
+    fn remove(&mut self, k: u32) -> Option<V> {
+        self.slots.get_mut(k as usize)?.take()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u32, &V)> {
+        self.slots.iter().enumerate().filter_map(|(k, v)| Some((k as u32, v.as_ref()?)))
+    }
+
+    #[cfg(test)]
+    fn values(&self) -> impl Iterator<Item = &V> {
+        self.slots.iter().flatten()
+    }
+
+    fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.slots.iter_mut().flatten()
+    }
+}
 
 /// FxHash's multiply-rotate (as in rustc): a few cycles per key instead of SipHash's tens.
 /// SipHash defends against keys chosen by an attacker; ours are context ids and ranks handed

@@ -55,13 +55,14 @@ const DRAIN_BUDGET: usize = 32;
 const DOORBELL_EVERY: u32 = 16;
 
 /// One ring of the segment, as the ring code sees it.
-struct ShmRing<'a> {
+#[derive(Clone, Copy)]
+struct ShmRing {
     cells: *mut u8,
     ncells: usize,
-    consumed: &'a crate::sync::AtomicU64,
+    consumed: *const crate::sync::AtomicU64,
 }
 
-impl RingMemory for ShmRing<'_> {
+impl RingMemory for ShmRing {
     fn ncells(&self) -> usize {
         self.ncells
     }
@@ -71,7 +72,8 @@ impl RingMemory for ShmRing<'_> {
         unsafe { &*(self.cells.add(i * CELL) as *const crate::sync::AtomicU64) }
     }
     fn consumed(&self) -> &crate::sync::AtomicU64 {
-        self.consumed
+        // SAFETY: points into the segment, mapped for as long as the channel that made it.
+        unsafe { &*self.consumed }
     }
     unsafe fn write(&self, offset: usize, src: &[u8]) {
         debug_assert!(offset + src.len() <= self.ncells * CELL);
@@ -83,21 +85,12 @@ impl RingMemory for ShmRing<'_> {
     }
 }
 
-/// The ring `me` writes into `peer`'s partition.
-fn ring_to(seg: &Segment, me: usize, peer: usize) -> ShmRing<'_> {
+/// The ring `sender` writes into `receiver`'s partition. Worked out once, at setup.
+fn ring(seg: &Segment, sender: usize, receiver: usize) -> ShmRing {
     ShmRing {
-        cells: seg.ring(peer, me),
+        cells: seg.ring(receiver, sender),
         ncells: seg.layout.ring_bytes / CELL,
-        consumed: &seg.returns(me, peer).consumed,
-    }
-}
-
-/// The ring `peer` writes into `me`'s partition.
-fn ring_from(seg: &Segment, me: usize, peer: usize) -> ShmRing<'_> {
-    ShmRing {
-        cells: seg.ring(me, peer),
-        ncells: seg.layout.ring_bytes / CELL,
-        consumed: &seg.returns(peer, me).consumed,
+        consumed: &seg.returns(sender, receiver).consumed,
     }
 }
 
@@ -123,11 +116,13 @@ impl Sleeper {
 pub struct ShmChannel {
     seg: Segment,
     me: usize,
-    /// Rings this rank writes, one per receiver.
+    /// Rings this rank writes, one per receiver: where they are, and our state in each.
+    tx_rings: Vec<ShmRing>,
     tx: Vec<RingTx>,
     /// Records posted to each receiver (the doorbell value).
     posted: Vec<u64>,
-    /// Rings this rank reads, one per sender.
+    /// Rings this rank reads, one per sender: where they are, and our state in each.
+    rx_rings: Vec<ShmRing>,
     rx: Vec<RingRx>,
     /// Records consumed from each sender (compared against its doorbell).
     consumed: Vec<u64>,
@@ -152,6 +147,8 @@ impl ShmChannel {
         let slots = SlotPool::new(seg.layout.slots, n);
         let max_inline = ring::max_inline(seg.layout.ring_bytes).min(EAGER_INLINE.get());
         ShmChannel {
+            tx_rings: (0..n).map(|r| ring(&seg, me, r)).collect(),
+            rx_rings: (0..n).map(|s| ring(&seg, s, me)).collect(),
             seg,
             me,
             tx: (0..n).map(|_| RingTx::default()).collect(),
@@ -186,7 +183,7 @@ impl ShmChannel {
     fn drain<F: FnMut(usize, &Header, &[u8])>(&mut self, s: usize, f: &mut F) -> usize {
         let mut handled = 0;
         while handled < DRAIN_BUDGET {
-            let ring = ring_from(&self.seg, self.me, s);
+            let ring = self.rx_rings[s];
             let Some(rec) = self.rx[s].next(&ring) else { break };
             if rec.form == FORM_SLOT {
                 let slot = u32::from_ne_bytes(rec.payload.try_into().unwrap()) as usize;
@@ -246,7 +243,7 @@ impl Channel for ShmChannel {
     /// Sends one record to `peer`: inline if it fits, else through a slot of the data part.
     fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
         if payload.len() <= self.max_inline {
-            let ring = ring_to(&self.seg, self.me, peer);
+            let ring = self.tx_rings[peer];
             if !self.tx[peer].try_push(&ring, FORM_INLINE, payload.len() as u32, header, payload) {
                 return Err(WouldBlock);
             }
@@ -262,7 +259,7 @@ impl Channel for ShmChannel {
     fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
         assert!(payload.len() <= self.seg.layout.slot_bytes, "record larger than a slot");
         for &p in peers {
-            let ring = ring_to(&self.seg, self.me, p);
+            let ring = self.tx_rings[p];
             if !self.tx[p].has_room(&ring, 4) {
                 return Err(WouldBlock);
             }
@@ -271,7 +268,7 @@ impl Channel for ShmChannel {
         // SAFETY: a free slot of our own data part: no receiver reads it until posted below.
         unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), self.seg.slot(self.me, slot), payload.len()) };
         for &p in peers {
-            let ring = ring_to(&self.seg, self.me, p);
+            let ring = self.tx_rings[p];
             let posted =
                 self.tx[p].try_push(&ring, FORM_SLOT, payload.len() as u32, header, &(slot as u32).to_ne_bytes());
             debug_assert!(posted, "room was checked above");
