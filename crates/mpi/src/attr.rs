@@ -162,7 +162,10 @@ fn set(object: u32, h: c_int, keyval: c_int, value: *mut c_void) -> Res {
 }
 
 fn predefined_key(keyval: c_int) -> bool {
-    matches!(keyval, MPI_TAG_UB | MPI_HOST | MPI_IO | MPI_WTIME_IS_GLOBAL | MPI_UNIVERSE_SIZE | MPI_LASTUSEDCODE | MPI_APPNUM)
+    matches!(
+        keyval,
+        MPI_TAG_UB | MPI_HOST | MPI_IO | MPI_WTIME_IS_GLOBAL | MPI_UNIVERSE_SIZE | MPI_LASTUSEDCODE | MPI_APPNUM
+    )
 }
 
 fn read_only(keyval: c_int) -> MpiError {
@@ -196,7 +199,8 @@ fn delete(object: u32, h: c_int, keyval: c_int) -> Res {
     let (k, value) = state::with(|m| -> Res<_> {
         check_object(m, object, h)?;
         let k = m.attrs.keyval(keyval, object)?;
-        let v = current(m, object, h, keyval).ok_or_else(|| err(MPI_ERR_KEYVAL, format!("no attribute for keyval {keyval:#x} on {h:#x}")))?;
+        let v = current(m, object, h, keyval)
+            .ok_or_else(|| err(MPI_ERR_KEYVAL, format!("no attribute for keyval {keyval:#x} on {h:#x}")))?;
         Ok((k, v))
     })
     .expect("MPI is running")?;
@@ -226,7 +230,14 @@ fn copy_all(object: u32, old: c_int, new: c_int) -> Res {
         let (mut out, mut flag) = (0usize, 0);
         // SAFETY: the program's callback (or MPIR_Dup_fn), with the arguments MPI specifies.
         let rc = unsafe {
-            f(old, keyval, k.extra as *mut c_void, value as *mut c_void, &mut out as *mut usize as *mut c_void, &mut flag)
+            f(
+                old,
+                keyval,
+                k.extra as *mut c_void,
+                value as *mut c_void,
+                &mut out as *mut usize as *mut c_void,
+                &mut flag,
+            )
         };
         if rc != MPI_SUCCESS {
             return Err(callback_failed("copy", keyval, rc));
@@ -374,7 +385,12 @@ pub unsafe extern "C" fn PMPI_Type_set_attr(t: MPI_Datatype, keyval: c_int, valu
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_get_attr(
+    comm: MPI_Comm,
+    keyval: c_int,
+    value: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
     call("MPI_Comm_get_attr", comm, |m| get(m, COMM, comm, keyval, value, flag))
 }
 
@@ -384,7 +400,12 @@ pub unsafe extern "C" fn PMPI_Attr_get(comm: MPI_Comm, keyval: c_int, value: *mu
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_attr(t: MPI_Datatype, keyval: c_int, value: *mut c_void, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Type_get_attr(
+    t: MPI_Datatype,
+    keyval: c_int,
+    value: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
     call("MPI_Type_get_attr", MPI_COMM_WORLD, |m| get(m, TYPE, t, keyval, value, flag))
 }
 

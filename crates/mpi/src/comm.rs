@@ -48,7 +48,8 @@ pub unsafe extern "C" fn PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_in
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
     call_unlocked("MPI_Comm_free", *comm, || {
-        let user = state::with(|m| comm_index(*comm).is_some_and(|i| i >= 2 && m.comms.get(i).is_some_and(|c| c.is_some())));
+        let user =
+            state::with(|m| comm_index(*comm).is_some_and(|i| i >= 2 && m.comms.get(i).is_some_and(|c| c.is_some())));
         if user != Some(true) {
             return Err(err(MPI_ERR_COMM, format!("cannot free communicator {:#x}", *comm)));
         }

@@ -70,9 +70,10 @@ fn ranks_in(c: &Communicator, group: &[usize]) -> Res<Vec<usize>> {
     group
         .iter()
         .map(|w| {
-            members.iter().position(|m| m == w).ok_or_else(|| {
-                err(MPI_ERR_GROUP, format!("world rank {w} of the group is not in the communicator"))
-            })
+            members
+                .iter()
+                .position(|m| m == w)
+                .ok_or_else(|| err(MPI_ERR_GROUP, format!("world rank {w} of the group is not in the communicator")))
         })
         .collect()
 }

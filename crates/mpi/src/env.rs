@@ -68,8 +68,9 @@ pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
     // MPI_COMM_SELF's attributes are deleted first, as if it were freed (MPI 3.1 section
     // 8.7.1); their delete callbacks may still call MPI. Then MPI_COMM_WORLD's.
     let attrs = match state::phase() {
-        state::RUNNING => crate::attr::delete_comm_attrs(MPI_COMM_SELF)
-            .and_then(|()| crate::attr::delete_comm_attrs(MPI_COMM_WORLD)),
+        state::RUNNING => {
+            crate::attr::delete_comm_attrs(MPI_COMM_SELF).and_then(|()| crate::attr::delete_comm_attrs(MPI_COMM_WORLD))
+        }
         _ => Ok(()),
     };
     let Some(mpi) = state::take() else {

@@ -138,7 +138,9 @@ pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
     call("MPI_Add_error_code", MPI_COMM_WORLD, |m| {
-        if m.errhandlers.class_of(errorclass) != Some(errorclass) && !(0..=MPI_T_ERR_NOT_SUPPORTED).contains(&errorclass) {
+        if m.errhandlers.class_of(errorclass) != Some(errorclass)
+            && !(0..=MPI_T_ERR_NOT_SUPPORTED).contains(&errorclass)
+        {
             return Err(err(MPI_ERR_ARG, format!("{errorclass} is not an error class")));
         }
         if errorcode.is_null() {
@@ -164,7 +166,10 @@ unsafe fn add_string(m: &mut Mpi, code: c_int, string: *const c_char) -> Res {
     // SAFETY: a NUL-terminated string from the caller, checked non-null.
     let s = CStr::from_ptr(string).to_string_lossy().into_owned();
     if s.len() >= MPI_MAX_ERROR_STRING as usize {
-        return Err(err(MPI_ERR_ARG, format!("error string of {} characters (MPI_MAX_ERROR_STRING is {MPI_MAX_ERROR_STRING})", s.len())));
+        return Err(err(
+            MPI_ERR_ARG,
+            format!("error string of {} characters (MPI_MAX_ERROR_STRING is {MPI_MAX_ERROR_STRING})", s.len()),
+        ));
     }
     m.errhandlers.strings.insert(code, s);
     Ok(())

@@ -203,12 +203,22 @@ unsafe fn derive(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_incl(group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
+pub unsafe extern "C" fn PMPI_Group_incl(
+    group: MPI_Group,
+    n: c_int,
+    ranks: *const c_int,
+    newgroup: *mut MPI_Group,
+) -> c_int {
     derive("MPI_Group_incl", group, newgroup, |g| incl(g, ints(n, ranks)?))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_excl(group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
+pub unsafe extern "C" fn PMPI_Group_excl(
+    group: MPI_Group,
+    n: c_int,
+    ranks: *const c_int,
+    newgroup: *mut MPI_Group,
+) -> c_int {
     derive("MPI_Group_excl", group, newgroup, |g| excl(g, ints(n, ranks)?))
 }
 

@@ -24,13 +24,16 @@ fn bad_info(h: MPI_Info) -> MpiError {
 }
 
 fn user_index(h: MPI_Info) -> Option<usize> {
-    (handle_kind(h) == HandleKind::Direct && handle_object_type(h) == object_type::INFO).then_some(handle_index(h) as usize)
+    (handle_kind(h) == HandleKind::Direct && handle_object_type(h) == object_type::INFO)
+        .then_some(handle_index(h) as usize)
 }
 
 /// The keys of MPI_INFO_ENV (MPI 3.1 section 9.4.1) this library can tell.
 fn env_entries(world_size: usize, thread_level: c_int) -> Entries {
     let args: Vec<String> = std::fs::read("/proc/self/cmdline")
-        .map(|b| b.split(|&c| c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect())
+        .map(|b| {
+            b.split(|&c| c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
+        })
         .unwrap_or_default();
     let level = ["MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"];
     let mut e: Entries = Vec::new();
@@ -103,7 +106,10 @@ unsafe fn key_arg(key: *const c_char) -> Res<String> {
         return Err(err(MPI_ERR_INFO_KEY, "empty info key"));
     }
     if k.len() > MPI_MAX_INFO_KEY as usize {
-        return Err(err(MPI_ERR_INFO_KEY, format!("info key of {} characters (MPI_MAX_INFO_KEY is {MPI_MAX_INFO_KEY})", k.len())));
+        return Err(err(
+            MPI_ERR_INFO_KEY,
+            format!("info key of {} characters (MPI_MAX_INFO_KEY is {MPI_MAX_INFO_KEY})", k.len()),
+        ));
     }
     Ok(trimmed.to_string())
 }
@@ -131,7 +137,10 @@ pub unsafe extern "C" fn PMPI_Info_set(info: MPI_Info, key: *const c_char, value
         let value = CStr::from_ptr(value).to_string_lossy().into_owned();
         if value.len() > MPI_MAX_INFO_VAL as usize {
             let n = value.len();
-            return Err(err(MPI_ERR_INFO_VALUE, format!("value of {n} characters for '{key}' (MPI_MAX_INFO_VAL is {MPI_MAX_INFO_VAL})")));
+            return Err(err(
+                MPI_ERR_INFO_VALUE,
+                format!("value of {n} characters for '{key}' (MPI_MAX_INFO_VAL is {MPI_MAX_INFO_VAL})"),
+            ));
         }
         match entries.iter_mut().find(|(k, _)| *k == key) {
             Some(e) => e.1 = value,

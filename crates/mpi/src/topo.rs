@@ -90,12 +90,19 @@ pub(crate) fn dims_create(nnodes: c_int, dims: &mut [c_int]) -> Res {
     }
     let fixed: i64 = dims.iter().filter(|&&d| d > 0).map(|&d| d as i64).product();
     if nnodes == 0 || nnodes as i64 % fixed != 0 {
-        return Err(err(MPI_ERR_DIMS, format!("{nnodes} nodes do not divide into the fixed dimensions (product {fixed})")));
+        return Err(err(
+            MPI_ERR_DIMS,
+            format!("{nnodes} nodes do not divide into the fixed dimensions (product {fixed})"),
+        ));
     }
     let free: Vec<usize> = (0..dims.len()).filter(|&i| dims[i] == 0).collect();
     let mut rest = nnodes / fixed as c_int;
     if free.is_empty() {
-        return if rest == 1 { Ok(()) } else { Err(err(MPI_ERR_DIMS, format!("dimensions multiply to {fixed}, not {nnodes}"))) };
+        return if rest == 1 {
+            Ok(())
+        } else {
+            Err(err(MPI_ERR_DIMS, format!("dimensions multiply to {fixed}, not {nnodes}")))
+        };
     }
     let mut factors = Vec::new();
     let mut p = 2;
@@ -134,7 +141,10 @@ impl Mpi {
     /// The grid of Cartesian communicator `comm`, and this process's rank in it.
     fn cart(&self, comm: MPI_Comm) -> Res<(&Cart, usize)> {
         let c = self.comm(comm).ok_or_else(|| bad_comm(comm))?;
-        let cart = self.topos.get(comm).ok_or_else(|| err(MPI_ERR_TOPOLOGY, format!("communicator {comm:#x} has no Cartesian topology")))?;
+        let cart = self
+            .topos
+            .get(comm)
+            .ok_or_else(|| err(MPI_ERR_TOPOLOGY, format!("communicator {comm:#x} has no Cartesian topology")))?;
         Ok((cart, c.comm.rank()))
     }
 }
@@ -175,7 +185,8 @@ pub unsafe extern "C" fn PMPI_Cart_create(
     comm_cart: *mut MPI_Comm,
 ) -> c_int {
     call_unlocked("MPI_Cart_create", comm_old, || {
-        let size = state::with(|m| m.comm(comm_old).map(|c| c.comm.size())).flatten().ok_or_else(|| bad_comm(comm_old))?;
+        let size =
+            state::with(|m| m.comm(comm_old).map(|c| c.comm.size())).flatten().ok_or_else(|| bad_comm(comm_old))?;
         if ndims < 0 {
             return Err(err(MPI_ERR_DIMS, format!("negative number of dimensions {ndims}")));
         }
@@ -183,11 +194,16 @@ pub unsafe extern "C" fn PMPI_Cart_create(
         if let Some(bad) = d.iter().find(|&&x| x <= 0) {
             return Err(err(MPI_ERR_DIMS, format!("dimension extent {bad} is not positive")));
         }
-        let cart = Cart { dims: d.to_vec(), periods: ints(ndims, periods, "periods")?.iter().map(|&p| p != 0).collect() };
+        let cart =
+            Cart { dims: d.to_vec(), periods: ints(ndims, periods, "periods")?.iter().map(|&p| p != 0).collect() };
         if cart.nnodes() > size {
-            return Err(err(MPI_ERR_DIMS, format!("grid of {} nodes is larger than the communicator ({size})", cart.nnodes())));
+            return Err(err(
+                MPI_ERR_DIMS,
+                format!("grid of {} nodes is larger than the communicator ({size})", cart.nnodes()),
+            ));
         }
-        let rank = state::with(|m| m.comm(comm_old).map(|c| c.comm.rank())).flatten().ok_or_else(|| bad_comm(comm_old))?;
+        let rank =
+            state::with(|m| m.comm(comm_old).map(|c| c.comm.rank())).flatten().ok_or_else(|| bad_comm(comm_old))?;
         let color = (rank < cart.nnodes()).then_some(0);
         *comm_cart = split_with(comm_old, color, cart)?;
         Ok(())
@@ -198,7 +214,8 @@ pub unsafe extern "C" fn PMPI_Cart_create(
 pub unsafe extern "C" fn PMPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int, newcomm: *mut MPI_Comm) -> c_int {
     call_unlocked("MPI_Cart_sub", comm, || {
         let (cart, rank) = state::with(|m| m.cart(comm).map(|(c, r)| (c.clone(), r))).expect("MPI is running")?;
-        let keep: Vec<bool> = ints(cart.dims.len() as c_int, remain_dims, "remain_dims")?.iter().map(|&k| k != 0).collect();
+        let keep: Vec<bool> =
+            ints(cart.dims.len() as c_int, remain_dims, "remain_dims")?.iter().map(|&k| k != 0).collect();
         let coords = cart.coords(rank);
         // The color is the position along the dropped dimensions; the key (parent rank) keeps
         // the row-major order of the kept ones.
@@ -243,12 +260,13 @@ pub unsafe extern "C" fn PMPI_Cart_get(
     call("MPI_Cart_get", comm, |m| {
         let (cart, rank) = m.cart(comm)?;
         let n = cart.dims.len().min(maxdims.max(0) as usize);
+        if n > 0 && (dims.is_null() || periods.is_null() || coords.is_null()) {
+            return Err(err(MPI_ERR_ARG, "null dims, periods or coords array"));
+        }
         let c = cart.coords(rank);
-        for i in 0..n {
-            // SAFETY: the caller's arrays hold maxdims ints each.
-            *dims.add(i) = cart.dims[i];
-            *periods.add(i) = cart.periods[i] as c_int;
-            *coords.add(i) = c[i];
+        for (i, ((&d, &p), c)) in cart.dims.iter().zip(&cart.periods).zip(c).take(n).enumerate() {
+            // SAFETY: the caller's arrays hold maxdims >= n ints each (checked non-null).
+            (*dims.add(i), *periods.add(i), *coords.add(i)) = (d, p as c_int, c);
         }
         Ok(())
     })
@@ -264,8 +282,11 @@ pub unsafe extern "C" fn PMPI_Cart_coords(comm: MPI_Comm, rank: c_int, maxdims: 
         if maxdims < cart.dims.len() as c_int {
             return Err(err(MPI_ERR_ARG, format!("maxdims {maxdims} is less than the {} dimensions", cart.dims.len())));
         }
+        if coords.is_null() && !cart.dims.is_empty() {
+            return Err(err(MPI_ERR_ARG, "null coords array"));
+        }
         for (i, c) in cart.coords(rank as usize).into_iter().enumerate() {
-            // SAFETY: the caller's array holds maxdims >= ndims ints.
+            // SAFETY: the caller's array holds maxdims >= ndims ints (checked non-null).
             *coords.add(i) = c;
         }
         Ok(())
@@ -277,7 +298,9 @@ pub unsafe extern "C" fn PMPI_Cart_rank(comm: MPI_Comm, coords: *const c_int, ra
     call("MPI_Cart_rank", comm, |m| {
         let (cart, _) = m.cart(comm)?;
         let c = ints(cart.dims.len() as c_int, coords, "coords")?;
-        let r = cart.rank(c).ok_or_else(|| err(MPI_ERR_ARG, format!("coordinates {c:?} are outside the grid {:?}", cart.dims)))?;
+        let r = cart
+            .rank(c)
+            .ok_or_else(|| err(MPI_ERR_ARG, format!("coordinates {c:?} are outside the grid {:?}", cart.dims)))?;
         *rank = r as c_int;
         Ok(())
     })
@@ -318,7 +341,9 @@ pub unsafe extern "C" fn PMPI_Cart_map(
 }
 
 fn no_graphs(function: &'static str, comm: MPI_Comm) -> c_int {
-    call(function, comm, |_| Err(err(MPI_ERR_OTHER, format!("{function}: graph topologies are not supported by Billboard MPI"))))
+    call(function, comm, |_| {
+        Err(err(MPI_ERR_OTHER, format!("{function}: graph topologies are not supported by Billboard MPI")))
+    })
 }
 
 #[no_mangle]
@@ -334,7 +359,13 @@ pub unsafe extern "C" fn PMPI_Graph_create(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_get(comm: MPI_Comm, _mi: c_int, _me: c_int, _index: *mut c_int, _edges: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Graph_get(
+    comm: MPI_Comm,
+    _mi: c_int,
+    _me: c_int,
+    _index: *mut c_int,
+    _edges: *mut c_int,
+) -> c_int {
     no_graphs("MPI_Graph_get", comm)
 }
 
