@@ -8,7 +8,7 @@ use std::ffi::c_int;
 use billboard::Communicator;
 
 use crate::abi::*;
-use crate::error::{bad_comm, call, call_unlocked, err, Res};
+use crate::error::{bad_comm, call, call_unlocked, err, out, Res};
 use crate::state::{self, comm_index, Req};
 
 /// The native communicator of `comm` and its error handler, taken out of the tables so that a
@@ -81,6 +81,7 @@ fn ranks_in(c: &Communicator, group: &[usize]) -> Res<Vec<usize>> {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) -> c_int {
     call_unlocked("MPI_Comm_create", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
         let (c, eh) = take(comm)?;
         let members = state::with(|m| m.group(group).map(<[usize]>::to_vec)).expect("MPI is running")?;
         let ranks = ranks_in(&c, &members)?;
@@ -100,6 +101,7 @@ pub unsafe extern "C" fn PMPI_Comm_create_group(
     newcomm: *mut MPI_Comm,
 ) -> c_int {
     call_unlocked("MPI_Comm_create_group", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
         let (c, eh) = take(comm)?;
         let members = state::with(|m| m.group(group).map(<[usize]>::to_vec)).expect("MPI is running")?;
         if tag < 0 {
@@ -135,6 +137,7 @@ pub unsafe extern "C" fn PMPI_Comm_split_type(
     newcomm: *mut MPI_Comm,
 ) -> c_int {
     call_unlocked("MPI_Comm_split_type", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
         let (c, eh) = take(comm)?;
         state::with(|m| m.check_info(info)).expect("MPI is running")?;
         if split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED {
@@ -152,6 +155,7 @@ pub unsafe extern "C" fn PMPI_Comm_split_type(
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
     call_unlocked("MPI_Comm_dup_with_info", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
         // No hint changes what this library does, so the info is checked and set aside.
         state::with(|m| m.check_info(info)).expect("MPI is running")?;
         *newcomm = dup(comm)?;
@@ -163,6 +167,7 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info,
 pub unsafe extern "C" fn PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
     // The context agreement is quick, so the dup completes here and the request is born done.
     call_unlocked("MPI_Comm_idup", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
         if request.is_null() {
             return Err(err(MPI_ERR_ARG, "null request pointer"));
         }
@@ -186,7 +191,7 @@ pub unsafe extern "C" fn PMPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_
     call("MPI_Comm_get_info", comm, |m| {
         m.comm(comm).ok_or_else(|| bad_comm(comm))?;
         // The hints in use: none (set_info hints are accepted and ignored).
-        *info_used = m.add_info(Vec::new());
+        *out(info_used, "info_used")? = m.add_info(Vec::new());
         Ok(())
     })
 }

@@ -214,6 +214,12 @@ pub unsafe extern "C" fn PMPI_Errhandler_free(errhandler: *mut MPI_Errhandler) -
     })
 }
 
+/// An output argument from C: MPI_ERR_ARG, naming it, if it is null.
+pub(crate) unsafe fn out<'a, T>(p: *mut T, name: &str) -> Res<&'a mut T> {
+    // SAFETY: checked non-null; MPI's contract makes a non-null output argument valid.
+    p.as_mut().ok_or_else(|| err(MPI_ERR_ARG, format!("null {name} pointer")))
+}
+
 /// The error for a handle that names no communicator.
 pub(crate) fn bad_comm(comm: MPI_Comm) -> MpiError {
     err(MPI_ERR_COMM, format!("invalid communicator {comm:#x}"))

@@ -5,7 +5,7 @@
 use std::ffi::c_int;
 
 use crate::abi::*;
-use crate::error::{bad_comm, call, err, Res};
+use crate::error::{bad_comm, call, err, out, Res};
 use crate::state::Mpi;
 
 /// Groups by handle: user groups are direct handles indexing `table`; `MPI_GROUP_EMPTY` is
@@ -166,7 +166,7 @@ unsafe fn ints<'a>(n: c_int, p: *const c_int) -> Res<&'a [c_int]> {
 pub unsafe extern "C" fn PMPI_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
     call("MPI_Comm_group", comm, |m| {
         let members = m.comm_members(comm)?;
-        *group = m.add_group(members);
+        *out(group, "group")? = m.add_group(members);
         Ok(())
     })
 }
@@ -174,7 +174,7 @@ pub unsafe extern "C" fn PMPI_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_size(group: MPI_Group, size: *mut c_int) -> c_int {
     call("MPI_Group_size", MPI_COMM_WORLD, |m| {
-        *size = m.group(group)?.len() as c_int;
+        *out(size, "size")? = m.group(group)?.len() as c_int;
         Ok(())
     })
 }
@@ -183,7 +183,7 @@ pub unsafe extern "C" fn PMPI_Group_size(group: MPI_Group, size: *mut c_int) -> 
 pub unsafe extern "C" fn PMPI_Group_rank(group: MPI_Group, rank: *mut c_int) -> c_int {
     call("MPI_Group_rank", MPI_COMM_WORLD, |m| {
         let me = m.world_rank;
-        *rank = m.group(group)?.iter().position(|&w| w == me).map_or(MPI_UNDEFINED, |p| p as c_int);
+        *out(rank, "rank")? = m.group(group)?.iter().position(|&w| w == me).map_or(MPI_UNDEFINED, |p| p as c_int);
         Ok(())
     })
 }
@@ -192,12 +192,12 @@ pub unsafe extern "C" fn PMPI_Group_rank(group: MPI_Group, rank: *mut c_int) -> 
 unsafe fn derive(
     function: &'static str,
     group: MPI_Group,
-    out: *mut MPI_Group,
+    newgroup: *mut MPI_Group,
     f: impl FnOnce(&[usize]) -> Res<Vec<usize>>,
 ) -> c_int {
     call(function, MPI_COMM_WORLD, |m| {
         let members = f(m.group(group)?)?;
-        *out = m.add_group(members);
+        *out(newgroup, "newgroup")? = m.add_group(members);
         Ok(())
     })
 }
@@ -258,12 +258,12 @@ unsafe fn combine(
     function: &'static str,
     a: MPI_Group,
     b: MPI_Group,
-    out: *mut MPI_Group,
+    newgroup: *mut MPI_Group,
     f: fn(&[usize], &[usize]) -> Vec<usize>,
 ) -> c_int {
     call(function, MPI_COMM_WORLD, |m| {
         let members = f(m.group(a)?, m.group(b)?);
-        *out = m.add_group(members);
+        *out(newgroup, "newgroup")? = m.add_group(members);
         Ok(())
     })
 }
@@ -307,7 +307,7 @@ pub unsafe extern "C" fn PMPI_Group_translate_ranks(
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_compare(a: MPI_Group, b: MPI_Group, result: *mut c_int) -> c_int {
     call("MPI_Group_compare", MPI_COMM_WORLD, |m| {
-        *result = compare(m.group(a)?, m.group(b)?);
+        *out(result, "result")? = compare(m.group(a)?, m.group(b)?);
         Ok(())
     })
 }

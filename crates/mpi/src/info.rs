@@ -4,7 +4,7 @@
 use std::ffi::{c_char, c_int, CStr};
 
 use crate::abi::*;
-use crate::error::{call, copy_out, err, MpiError, Res};
+use crate::error::{call, copy_out, err, out, MpiError, Res};
 use crate::state::Mpi;
 
 type Entries = Vec<(String, String)>;
@@ -171,6 +171,7 @@ pub unsafe extern "C" fn PMPI_Info_get(
     flag: *mut c_int,
 ) -> c_int {
     call("MPI_Info_get", MPI_COMM_WORLD, |m| {
+        let flag = out(flag, "flag")?;
         let entries = m.info(info)?;
         let key = key_arg(key)?;
         if valuelen < 0 {
@@ -196,11 +197,12 @@ pub unsafe extern "C" fn PMPI_Info_get_valuelen(
     flag: *mut c_int,
 ) -> c_int {
     call("MPI_Info_get_valuelen", MPI_COMM_WORLD, |m| {
+        let flag = out(flag, "flag")?;
         let entries = m.info(info)?;
         let key = key_arg(key)?;
         match entries.iter().find(|(k, _)| *k == key) {
             Some((_, v)) => {
-                *valuelen = v.len() as c_int;
+                *out(valuelen, "valuelen")? = v.len() as c_int;
                 *flag = 1;
             }
             None => *flag = 0,
@@ -212,7 +214,7 @@ pub unsafe extern "C" fn PMPI_Info_get_valuelen(
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: MPI_Info, nkeys: *mut c_int) -> c_int {
     call("MPI_Info_get_nkeys", MPI_COMM_WORLD, |m| {
-        *nkeys = m.info(info)?.len() as c_int;
+        *out(nkeys, "nkeys")? = m.info(info)?.len() as c_int;
         Ok(())
     })
 }
@@ -235,7 +237,7 @@ pub unsafe extern "C" fn PMPI_Info_get_nthkey(info: MPI_Info, n: c_int, key: *mu
 pub unsafe extern "C" fn PMPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) -> c_int {
     call("MPI_Info_dup", MPI_COMM_WORLD, |m| {
         let copy = m.info(info)?.clone();
-        *newinfo = m.add_info(copy);
+        *out(newinfo, "newinfo")? = m.add_info(copy);
         Ok(())
     })
 }

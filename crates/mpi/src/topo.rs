@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::ffi::c_int;
 
 use crate::abi::*;
-use crate::error::{bad_comm, call, call_unlocked, err, Res};
+use crate::error::{bad_comm, call, call_unlocked, err, out, Res};
 use crate::state::{self, Mpi};
 
 /// A Cartesian grid: extent and periodicity of each dimension.
@@ -185,6 +185,7 @@ pub unsafe extern "C" fn PMPI_Cart_create(
     comm_cart: *mut MPI_Comm,
 ) -> c_int {
     call_unlocked("MPI_Cart_create", comm_old, || {
+        let comm_cart = out(comm_cart, "comm_cart")?;
         let size =
             state::with(|m| m.comm(comm_old).map(|c| c.comm.size())).flatten().ok_or_else(|| bad_comm(comm_old))?;
         if ndims < 0 {
@@ -213,6 +214,7 @@ pub unsafe extern "C" fn PMPI_Cart_create(
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int, newcomm: *mut MPI_Comm) -> c_int {
     call_unlocked("MPI_Cart_sub", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
         let (cart, rank) = state::with(|m| m.cart(comm).map(|(c, r)| (c.clone(), r))).expect("MPI is running")?;
         let keep: Vec<bool> =
             ints(cart.dims.len() as c_int, remain_dims, "remain_dims")?.iter().map(|&k| k != 0).collect();
@@ -236,7 +238,7 @@ pub unsafe extern "C" fn PMPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int
 pub unsafe extern "C" fn PMPI_Topo_test(comm: MPI_Comm, status: *mut c_int) -> c_int {
     call("MPI_Topo_test", comm, |m| {
         m.comm(comm).ok_or_else(|| bad_comm(comm))?;
-        *status = if m.topos.get(comm).is_some() { MPI_CART } else { MPI_UNDEFINED };
+        *out(status, "status")? = if m.topos.get(comm).is_some() { MPI_CART } else { MPI_UNDEFINED };
         Ok(())
     })
 }
@@ -244,7 +246,7 @@ pub unsafe extern "C" fn PMPI_Topo_test(comm: MPI_Comm, status: *mut c_int) -> c
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cartdim_get(comm: MPI_Comm, ndims: *mut c_int) -> c_int {
     call("MPI_Cartdim_get", comm, |m| {
-        *ndims = m.cart(comm)?.0.dims.len() as c_int;
+        *out(ndims, "ndims")? = m.cart(comm)?.0.dims.len() as c_int;
         Ok(())
     })
 }
@@ -301,7 +303,7 @@ pub unsafe extern "C" fn PMPI_Cart_rank(comm: MPI_Comm, coords: *const c_int, ra
         let r = cart
             .rank(c)
             .ok_or_else(|| err(MPI_ERR_ARG, format!("coordinates {c:?} are outside the grid {:?}", cart.dims)))?;
-        *rank = r as c_int;
+        *out(rank, "rank")? = r as c_int;
         Ok(())
     })
 }
@@ -319,7 +321,7 @@ pub unsafe extern "C" fn PMPI_Cart_shift(
         if direction < 0 || direction as usize >= cart.dims.len() {
             return Err(err(MPI_ERR_ARG, format!("direction {direction} of a {}-dimensional grid", cart.dims.len())));
         }
-        (*source, *dest) = cart.shift(rank, direction as usize, disp);
+        (*out(source, "source")?, *out(dest, "dest")?) = cart.shift(rank, direction as usize, disp);
         Ok(())
     })
 }
@@ -335,7 +337,7 @@ pub unsafe extern "C" fn PMPI_Cart_map(
     call("MPI_Cart_map", comm, |m| {
         let rank = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.rank();
         let nnodes: usize = ints(ndims, dims, "dims")?.iter().map(|&d| d.max(0) as usize).product();
-        *newrank = if rank < nnodes { rank as c_int } else { MPI_UNDEFINED };
+        *out(newrank, "newrank")? = if rank < nnodes { rank as c_int } else { MPI_UNDEFINED };
         Ok(())
     })
 }
