@@ -174,3 +174,26 @@ unsafe fn add_string(m: &mut Mpi, code: c_int, string: *const c_char) -> Res {
     m.errhandlers.strings.insert(code, s);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_classes_and_codes() {
+        let mut e = Errhandlers::default();
+        let class = e.next_code(None);
+        let code = e.next_code(Some(class));
+        let other = e.next_code(Some(MPI_ERR_OTHER));
+        assert!(class >= FIRST_USER_CODE && code > class && other > code);
+        assert_eq!(e.class_of(class), Some(class));
+        assert_eq!(e.class_of(code), Some(class));
+        assert_eq!(e.class_of(other), Some(MPI_ERR_OTHER));
+        assert_eq!(e.class_of(MPI_ERR_RANK), None);
+        assert_eq!(e.string_of(code).as_deref(), Some(""));
+        e.strings.insert(code, "mine".into());
+        assert_eq!(e.string_of(code).as_deref(), Some("mine"));
+        assert_eq!(e.string_of(MPI_ERR_RANK), None);
+        assert!(LAST_USED_CODE.load(Ordering::Relaxed) >= other);
+    }
+}
