@@ -1,5 +1,425 @@
-//! Attributes and keyvals (to be written): MPI_Comm_get_attr and friends, type attributes.
+//! Attributes and keyvals: the predefined communicator attributes (MPI_TAG_UB ...), user
+//! keyvals with copy and delete callbacks on communicators and datatypes, and the MPI-1 names
+//! (MPI_Keyval_create, MPI_Attr_put ...).
+//!
+//! Callbacks are the program's C functions and may call MPI, so they always run with the MPI
+//! tables released: a call reads what it needs under `state::with`, runs the callbacks, then
+//! stores the outcome.
+
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use crate::abi::*;
+use crate::error::{bad_comm, call, call_unlocked, err, MpiError, Res};
+use crate::state::{self, Mpi};
+
+/// Copy callback (`MPI_Comm_copy_attr_function`, `MPI_Type_copy_attr_function`,
+/// `MPI_Copy_function`: the same C signature, with the object's handle first).
+pub(crate) type CopyFn = unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
+/// Delete callback (`MPI_Comm_delete_attr_function` and friends).
+pub(crate) type DeleteFn = unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_void) -> c_int;
+
+#[derive(Clone, Copy)]
+struct Keyval {
+    copy: Option<CopyFn>,
+    delete: Option<DeleteFn>,
+    extra: usize,
+    /// Freed by the program: no new attributes, existing ones live on (so the entry stays).
+    freed: bool,
+}
 
 /// Keyvals and the attributes set on communicators and datatypes.
 #[derive(Default)]
-pub(crate) struct Attrs {}
+pub(crate) struct Attrs {
+    keyvals: Vec<Keyval>,
+    /// Attributes by (object type, object handle): (keyval, value) in the order they were set.
+    values: HashMap<(u32, c_int), Vec<(c_int, usize)>>,
+}
+
+/// Bits of a user keyval's index that number it; bits 25..22 name its object type, as in
+/// MPICH's builtin keyvals.
+const KEYVAL_NUMBER_MASK: u32 = (1 << KEYVAL_OBJECT_SHIFT) - 1;
+
+fn object_name(object: u32) -> &'static str {
+    if object == object_type::COMM {
+        "communicator"
+    } else {
+        "datatype"
+    }
+}
+
+fn bad_keyval(keyval: c_int, object: u32) -> MpiError {
+    err(MPI_ERR_KEYVAL, format!("invalid {} keyval {keyval:#x}", object_name(object)))
+}
+
+impl Attrs {
+    fn keyval(&self, keyval: c_int, object: u32) -> Res<Keyval> {
+        let user = handle_kind(keyval) == HandleKind::Direct
+            && handle_object_type(keyval) == object_type::KEYVAL
+            && keyval_object_type(keyval) == object;
+        let found = user.then(|| self.keyvals.get((handle_index(keyval) & KEYVAL_NUMBER_MASK) as usize)).flatten();
+        found.copied().ok_or_else(|| bad_keyval(keyval, object))
+    }
+
+    fn add_keyval(&mut self, object: u32, copy: Option<CopyFn>, delete: Option<DeleteFn>, extra: *mut c_void) -> c_int {
+        self.keyvals.push(Keyval { copy, delete, extra: extra as usize, freed: false });
+        let index = (object << KEYVAL_OBJECT_SHIFT) | (self.keyvals.len() - 1) as u32;
+        make_handle(HandleKind::Direct, object_type::KEYVAL, index)
+    }
+}
+
+/// Predefined communicator attribute values. The program gets pointers to them, which must
+/// stay valid, so they are statics.
+static TAG_UB: AtomicI32 = AtomicI32::new(billboard::TAG_UB);
+static HOST: AtomicI32 = AtomicI32::new(MPI_PROC_NULL);
+static IO_RANK: AtomicI32 = AtomicI32::new(MPI_ANY_SOURCE);
+static IO_ANY: AtomicI32 = AtomicI32::new(MPI_ANY_SOURCE);
+static WTIME_IS_GLOBAL: AtomicI32 = AtomicI32::new(0);
+static UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(1);
+static APPNUM: AtomicI32 = AtomicI32::new(0);
+
+/// The value of predefined attribute `keyval` on `comm`, if it is one.
+fn predefined(m: &Mpi, comm: MPI_Comm, keyval: c_int) -> Option<&'static AtomicI32> {
+    Some(match keyval {
+        MPI_TAG_UB => &TAG_UB,
+        MPI_HOST => &HOST,
+        MPI_IO => {
+            // Every process can do I/O. On a communicator whose ranks are the world's, the
+            // process's own rank says so most plainly; elsewhere MPI_ANY_SOURCE does.
+            let c = &m.comm(comm)?.comm;
+            if c.world_rank(c.rank()) == c.rank() {
+                IO_RANK.store(c.rank() as c_int, Ordering::Relaxed);
+                return Some(&IO_RANK);
+            }
+            &IO_ANY
+        }
+        MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL,
+        MPI_UNIVERSE_SIZE => {
+            UNIVERSE_SIZE.store(m.comm(MPI_COMM_WORLD)?.comm.size() as c_int, Ordering::Relaxed);
+            &UNIVERSE_SIZE
+        }
+        MPI_LASTUSEDCODE => &crate::errhandler::LAST_USED_CODE,
+        MPI_APPNUM => &APPNUM,
+        _ => return None,
+    })
+}
+
+fn check_object(m: &Mpi, object: u32, h: c_int) -> Res {
+    if object == object_type::COMM {
+        m.comm(h).ok_or_else(|| bad_comm(h))?;
+    } else if !is_datatype_handle(h) {
+        return Err(err(MPI_ERR_TYPE, format!("invalid datatype {h:#x}")));
+    }
+    Ok(())
+}
+
+fn callback_failed(what: &str, keyval: c_int, rc: c_int) -> MpiError {
+    let class = if rc > 0 { rc } else { MPI_ERR_OTHER };
+    err(class, format!("the {what} callback of keyval {keyval:#x} returned {rc}"))
+}
+
+/// Runs the delete callback of `keyval` for `value` on object `h` (tables released).
+fn run_delete(k: &Keyval, h: c_int, keyval: c_int, value: usize) -> Res {
+    if let Some(f) = k.delete {
+        // SAFETY: the program's callback, called with the arguments MPI specifies.
+        let rc = unsafe { f(h, keyval, value as *mut c_void, k.extra as *mut c_void) };
+        if rc != MPI_SUCCESS {
+            return Err(callback_failed("delete", keyval, rc));
+        }
+    }
+    Ok(())
+}
+
+fn current(m: &Mpi, object: u32, h: c_int, keyval: c_int) -> Option<usize> {
+    m.attrs.values.get(&(object, h))?.iter().find(|(k, _)| *k == keyval).map(|&(_, v)| v)
+}
+
+fn set(object: u32, h: c_int, keyval: c_int, value: *mut c_void) -> Res {
+    if object == object_type::COMM && predefined_key(keyval) {
+        return Err(read_only(keyval));
+    }
+    let (k, old) = state::with(|m| -> Res<_> {
+        check_object(m, object, h)?;
+        let k = m.attrs.keyval(keyval, object)?;
+        if k.freed {
+            return Err(err(MPI_ERR_KEYVAL, format!("keyval {keyval:#x} was freed")));
+        }
+        Ok((k, current(m, object, h, keyval)))
+    })
+    .expect("MPI is running")?;
+    if let Some(old) = old {
+        run_delete(&k, h, keyval, old)?;
+    }
+    state::with(|m| {
+        let list = m.attrs.values.entry((object, h)).or_default();
+        match list.iter_mut().find(|(kv, _)| *kv == keyval) {
+            Some(e) => e.1 = value as usize,
+            None => list.push((keyval, value as usize)),
+        }
+    });
+    Ok(())
+}
+
+fn predefined_key(keyval: c_int) -> bool {
+    matches!(
+        keyval,
+        MPI_TAG_UB | MPI_HOST | MPI_IO | MPI_WTIME_IS_GLOBAL | MPI_UNIVERSE_SIZE | MPI_LASTUSEDCODE | MPI_APPNUM
+    )
+}
+
+fn read_only(keyval: c_int) -> MpiError {
+    err(MPI_ERR_KEYVAL, format!("predefined attribute {keyval:#x} cannot be set or deleted"))
+}
+
+unsafe fn get(m: &Mpi, object: u32, h: c_int, keyval: c_int, out: *mut c_void, flag: *mut c_int) -> Res {
+    check_object(m, object, h)?;
+    if out.is_null() || flag.is_null() {
+        return Err(err(MPI_ERR_ARG, "null attribute_val or flag pointer"));
+    }
+    let value = match (object == object_type::COMM).then(|| predefined(m, h, keyval)).flatten() {
+        Some(v) => Some(v.as_ptr() as usize),
+        None => {
+            m.attrs.keyval(keyval, object)?;
+            current(m, object, h, keyval)
+        }
+    };
+    *flag = value.is_some() as c_int;
+    if let Some(v) = value {
+        // SAFETY: MPI's contract: attribute_val points to a void* to fill.
+        *(out as *mut usize) = v;
+    }
+    Ok(())
+}
+
+fn delete(object: u32, h: c_int, keyval: c_int) -> Res {
+    if object == object_type::COMM && predefined_key(keyval) {
+        return Err(read_only(keyval));
+    }
+    let (k, value) = state::with(|m| -> Res<_> {
+        check_object(m, object, h)?;
+        let k = m.attrs.keyval(keyval, object)?;
+        let v = current(m, object, h, keyval)
+            .ok_or_else(|| err(MPI_ERR_KEYVAL, format!("no attribute for keyval {keyval:#x} on {h:#x}")))?;
+        Ok((k, v))
+    })
+    .expect("MPI is running")?;
+    run_delete(&k, h, keyval, value)?;
+    state::with(|m| {
+        if let Some(list) = m.attrs.values.get_mut(&(object, h)) {
+            list.retain(|(kv, _)| *kv != keyval);
+        }
+    });
+    Ok(())
+}
+
+/// The attributes of `h` with their keyvals, for copying or deleting them all.
+fn all(object: u32, h: c_int) -> Vec<(c_int, usize, Keyval)> {
+    state::with(|m| {
+        let list = m.attrs.values.get(&(object, h)).cloned().unwrap_or_default();
+        list.into_iter().filter_map(|(kv, v)| Some((kv, v, m.attrs.keyval(kv, object).ok()?))).collect()
+    })
+    .unwrap_or_default()
+}
+
+/// Copies the attributes of `old` to `new` through their copy callbacks (dup).
+fn copy_all(object: u32, old: c_int, new: c_int) -> Res {
+    let mut copied = Vec::new();
+    for (keyval, value, k) in all(object, old) {
+        let Some(f) = k.copy else { continue };
+        let (mut out, mut flag) = (0usize, 0);
+        // SAFETY: the program's callback (or MPIR_Dup_fn), with the arguments MPI specifies.
+        let rc = unsafe {
+            f(
+                old,
+                keyval,
+                k.extra as *mut c_void,
+                value as *mut c_void,
+                &mut out as *mut usize as *mut c_void,
+                &mut flag,
+            )
+        };
+        if rc != MPI_SUCCESS {
+            return Err(callback_failed("copy", keyval, rc));
+        }
+        if flag != 0 {
+            copied.push((keyval, out));
+        }
+    }
+    if !copied.is_empty() {
+        state::with(|m| m.attrs.values.insert((object, new), copied));
+    }
+    Ok(())
+}
+
+/// Deletes every attribute of `h` through its delete callback (free, finalize).
+fn delete_all(object: u32, h: c_int) -> Res {
+    for (keyval, value, k) in all(object, h) {
+        run_delete(&k, h, keyval, value)?;
+        state::with(|m| {
+            if let Some(list) = m.attrs.values.get_mut(&(object, h)) {
+                list.retain(|(kv, _)| *kv != keyval);
+            }
+        });
+    }
+    state::with(|m| m.attrs.values.remove(&(object, h)));
+    Ok(())
+}
+
+/// Hook for MPI_Comm_dup and friends: copies `old`'s attributes to `new`.
+pub(crate) fn copy_comm_attrs(old: MPI_Comm, new: MPI_Comm) -> Res {
+    copy_all(object_type::COMM, old, new)
+}
+
+/// Hook for MPI_Comm_free and MPI_Finalize: deletes `comm`'s attributes.
+pub(crate) fn delete_comm_attrs(comm: MPI_Comm) -> Res {
+    delete_all(object_type::COMM, comm)
+}
+
+/// Hook for MPI_Type_dup: copies `old`'s attributes to `new`.
+#[allow(dead_code)] // called from datatype.rs once MPI_Type_dup lands there
+pub(crate) fn copy_type_attrs(old: MPI_Datatype, new: MPI_Datatype) -> Res {
+    copy_all(object_type::DATATYPE, old, new)
+}
+
+/// Hook for MPI_Type_free: deletes `t`'s attributes.
+#[allow(dead_code)] // called from datatype.rs once MPI_Type_free of derived types lands there
+pub(crate) fn delete_type_attrs(t: MPI_Datatype) -> Res {
+    delete_all(object_type::DATATYPE, t)
+}
+
+unsafe fn create_keyval(
+    function: &'static str,
+    object: u32,
+    copy: Option<CopyFn>,
+    delete: Option<DeleteFn>,
+    keyval: *mut c_int,
+    extra: *mut c_void,
+) -> c_int {
+    call(function, MPI_COMM_WORLD, |m| {
+        if keyval.is_null() {
+            return Err(err(MPI_ERR_ARG, "null keyval pointer"));
+        }
+        *keyval = m.attrs.add_keyval(object, copy, delete, extra);
+        Ok(())
+    })
+}
+
+unsafe fn free_keyval(function: &'static str, object: u32, keyval: *mut c_int) -> c_int {
+    call(function, MPI_COMM_WORLD, |m| {
+        if keyval.is_null() {
+            return Err(err(MPI_ERR_ARG, "null keyval pointer"));
+        }
+        if object == object_type::COMM && predefined_key(*keyval) {
+            return Err(read_only(*keyval));
+        }
+        m.attrs.keyval(*keyval, object)?;
+        let i = (handle_index(*keyval) & KEYVAL_NUMBER_MASK) as usize;
+        m.attrs.keyvals[i].freed = true;
+        *keyval = MPI_KEYVAL_INVALID;
+        Ok(())
+    })
+}
+
+const COMM: u32 = object_type::COMM;
+const TYPE: u32 = object_type::DATATYPE;
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create_keyval(
+    copy: Option<CopyFn>,
+    delete: Option<DeleteFn>,
+    keyval: *mut c_int,
+    extra: *mut c_void,
+) -> c_int {
+    create_keyval("MPI_Comm_create_keyval", COMM, copy, delete, keyval, extra)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Keyval_create(
+    copy: Option<CopyFn>,
+    delete: Option<DeleteFn>,
+    keyval: *mut c_int,
+    extra: *mut c_void,
+) -> c_int {
+    create_keyval("MPI_Keyval_create", COMM, copy, delete, keyval, extra)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_keyval(
+    copy: Option<CopyFn>,
+    delete: Option<DeleteFn>,
+    keyval: *mut c_int,
+    extra: *mut c_void,
+) -> c_int {
+    create_keyval("MPI_Type_create_keyval", TYPE, copy, delete, keyval, extra)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_free_keyval(keyval: *mut c_int) -> c_int {
+    free_keyval("MPI_Comm_free_keyval", COMM, keyval)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Keyval_free(keyval: *mut c_int) -> c_int {
+    free_keyval("MPI_Keyval_free", COMM, keyval)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_free_keyval(keyval: *mut c_int) -> c_int {
+    free_keyval("MPI_Type_free_keyval", TYPE, keyval)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> c_int {
+    call_unlocked("MPI_Comm_set_attr", comm, || set(COMM, comm, keyval, value))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Attr_put(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> c_int {
+    call_unlocked("MPI_Attr_put", comm, || set(COMM, comm, keyval, value))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_set_attr(t: MPI_Datatype, keyval: c_int, value: *mut c_void) -> c_int {
+    call_unlocked("MPI_Type_set_attr", MPI_COMM_WORLD, || set(TYPE, t, keyval, value))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_attr(
+    comm: MPI_Comm,
+    keyval: c_int,
+    value: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    call("MPI_Comm_get_attr", comm, |m| get(m, COMM, comm, keyval, value, flag))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Attr_get(comm: MPI_Comm, keyval: c_int, value: *mut c_void, flag: *mut c_int) -> c_int {
+    call("MPI_Attr_get", comm, |m| get(m, COMM, comm, keyval, value, flag))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_attr(
+    t: MPI_Datatype,
+    keyval: c_int,
+    value: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    call("MPI_Type_get_attr", MPI_COMM_WORLD, |m| get(m, TYPE, t, keyval, value, flag))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_delete_attr(comm: MPI_Comm, keyval: c_int) -> c_int {
+    call_unlocked("MPI_Comm_delete_attr", comm, || delete(COMM, comm, keyval))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Attr_delete(comm: MPI_Comm, keyval: c_int) -> c_int {
+    call_unlocked("MPI_Attr_delete", comm, || delete(COMM, comm, keyval))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_delete_attr(t: MPI_Datatype, keyval: c_int) -> c_int {
+    call_unlocked("MPI_Type_delete_attr", MPI_COMM_WORLD, || delete(TYPE, t, keyval))
+}

@@ -26,16 +26,7 @@ pub unsafe extern "C" fn PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_i
 pub unsafe extern "C" fn PMPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     // Collective: runs without holding the tables, then stores the result.
     call_unlocked("MPI_Comm_dup", comm, || {
-        let (c, errhandler) = state::with(|m| m.comm(comm).map(|c| (c.comm.clone(), c.errhandler)))
-            .flatten()
-            .ok_or_else(|| bad_comm(comm))?;
-        let dup = c.dup()?;
-        *newcomm = state::with(|m| {
-            let h = m.add_comm(dup);
-            m.comm_mut(h).expect("just added").errhandler = errhandler;
-            h
-        })
-        .expect("MPI is running");
+        *newcomm = crate::comm_create::dup(comm)?;
         Ok(())
     })
 }
@@ -43,26 +34,26 @@ pub unsafe extern "C" fn PMPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int {
     call_unlocked("MPI_Comm_split", comm, || {
-        let c = state::with(|m| m.comm(comm).map(|c| c.comm.clone())).flatten().ok_or_else(|| bad_comm(comm))?;
+        let (c, errhandler) = crate::comm_create::take(comm)?;
         let color = match color {
             MPI_UNDEFINED => None,
             c if c >= 0 => Some(c as u32),
             c => return Err(err(MPI_ERR_ARG, format!("invalid color {c}: colors are >= 0 or MPI_UNDEFINED"))),
         };
-        *newcomm = match c.split(color, key)? {
-            Some(new) => state::with(|m| m.add_comm(new)).expect("MPI is running"),
-            None => MPI_COMM_NULL,
-        };
+        *newcomm = crate::comm_create::store_child(errhandler, c.split(color, key)?);
         Ok(())
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
-    call("MPI_Comm_free", *comm, |m| {
-        let i = comm_index(*comm).filter(|&i| i >= 2 && m.comms.get(i).is_some_and(|c| c.is_some()));
-        let i = i.ok_or_else(|| err(MPI_ERR_COMM, format!("cannot free communicator {:#x}", *comm)))?;
-        m.comms[i] = None;
+    call_unlocked("MPI_Comm_free", *comm, || {
+        let user =
+            state::with(|m| comm_index(*comm).is_some_and(|i| i >= 2 && m.comms.get(i).is_some_and(|c| c.is_some())));
+        if user != Some(true) {
+            return Err(err(MPI_ERR_COMM, format!("cannot free communicator {:#x}", *comm)));
+        }
+        crate::comm_create::free(*comm)?;
         *comm = MPI_COMM_NULL;
         Ok(())
     })

@@ -65,6 +65,14 @@ pub unsafe extern "C" fn PMPI_Init_thread(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
+    // MPI_COMM_SELF's attributes are deleted first, as if it were freed (MPI 3.1 section
+    // 8.7.1); their delete callbacks may still call MPI. Then MPI_COMM_WORLD's.
+    let attrs = match state::phase() {
+        state::RUNNING => {
+            crate::attr::delete_comm_attrs(MPI_COMM_SELF).and_then(|()| crate::attr::delete_comm_attrs(MPI_COMM_WORLD))
+        }
+        _ => Ok(()),
+    };
     let Some(mpi) = state::take() else {
         eprintln!("billboard MPI: MPI_Finalize called without MPI_Init (or twice)");
         return MPI_ERR_OTHER;
@@ -76,7 +84,13 @@ pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
     drop(requests);
     drop(comms);
     match universe.finalize() {
-        Ok(()) => MPI_SUCCESS,
+        Ok(()) => match attrs {
+            Ok(()) => MPI_SUCCESS,
+            Err(e) => {
+                eprintln!("billboard MPI: MPI_Finalize: {}", e.msg);
+                e.class
+            }
+        },
         Err(e) => {
             eprintln!("billboard MPI: MPI_Finalize: {e}");
             MPI_ERR_OTHER

@@ -1,16 +1,199 @@
-//! User error handlers and user error classes (to be written): MPI_Comm_create_errhandler,
-//! MPI_Comm_call_errhandler, MPI_Add_error_class/code/string.
+//! User error handlers and user error classes: MPI_Comm_create_errhandler,
+//! MPI_Comm_call_errhandler, MPI_Add_error_class/code/string (the predefined handlers and
+//! classes are in `error.rs`).
 
-use std::ffi::c_int;
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, CStr};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::abi::*;
+use crate::error::{bad_comm, call, call_unlocked, err, Res};
+use crate::state::{self, Mpi};
+
+/// `MPI_Comm_errhandler_function`: `void f(MPI_Comm *, int *, ...)`.
+pub(crate) type CommErrhandlerFn = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...);
+
+/// The first user error class or code: above every class MPICH 4.0 predefines (the MPI_T
+/// classes end at 78, MPICH's MPIX classes below 100).
+const FIRST_USER_CODE: c_int = 101;
+
+/// The largest error code in use (the value of the MPI_LASTUSEDCODE attribute).
+pub(crate) static LAST_USED_CODE: AtomicI32 = AtomicI32::new(MPI_T_ERR_NOT_SUPPORTED);
 
 /// User error handlers by handle, and user error classes and strings.
 #[derive(Default)]
-pub(crate) struct Errhandlers {}
+pub(crate) struct Errhandlers {
+    /// Handlers by direct-handle index. A freed handle's entry stays: communicators that have
+    /// it attached keep using it (MPI frees it when the last one goes; the entry is two words).
+    handlers: Vec<CommErrhandlerFn>,
+    /// User codes (and classes, mapped to themselves) to their class.
+    classes: HashMap<c_int, c_int>,
+    strings: HashMap<c_int, String>,
+    next: c_int,
+}
+
+impl Errhandlers {
+    /// The class of a user error class or code.
+    pub fn class_of(&self, code: c_int) -> Option<c_int> {
+        self.classes.get(&code).copied()
+    }
+
+    /// The string set by MPI_Add_error_string for a user code or class ("" if none).
+    pub fn string_of(&self, code: c_int) -> Option<String> {
+        self.classes.contains_key(&code).then(|| self.strings.get(&code).cloned().unwrap_or_default())
+    }
+
+    fn next_code(&mut self, class: Option<c_int>) -> c_int {
+        let code = self.next.max(FIRST_USER_CODE);
+        self.next = code + 1;
+        self.classes.insert(code, class.unwrap_or(code));
+        LAST_USED_CODE.store(code, Ordering::Relaxed);
+        code
+    }
+}
+
+fn user_index(h: MPI_Errhandler) -> Option<usize> {
+    (handle_kind(h) == HandleKind::Direct && handle_object_type(h) == object_type::ERRHANDLER)
+        .then_some(handle_index(h) as usize)
+}
+
+impl Mpi {
+    /// Whether `h` names an error handler (predefined or user).
+    pub fn is_errhandler(&self, h: MPI_Errhandler) -> bool {
+        matches!(h, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT)
+            || user_index(h).is_some_and(|i| i < self.errhandlers.handlers.len())
+    }
+}
 
 /// Runs a user error handler `errhandler` for `code` on `comm`; `None` if `errhandler` is not
 /// a user handler (then the predefined behaviour applies).
-pub(crate) fn invoke(_errhandler: MPI_Errhandler, _comm: MPI_Comm, _code: c_int) -> Option<c_int> {
-    None
+pub(crate) fn invoke(errhandler: MPI_Errhandler, comm: MPI_Comm, code: c_int) -> Option<c_int> {
+    let i = user_index(errhandler)?;
+    let f = state::with(|m| m.errhandlers.handlers.get(i).copied()).flatten()?;
+    let (mut c, mut e) = (comm, code);
+    // SAFETY: a function the program registered with MPI_Comm_create_errhandler, called the
+    // way MPI specifies, without the MPI tables held (it may call MPI).
+    unsafe { f(&mut c, &mut e) };
+    Some(code)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create_errhandler(
+    function: Option<CommErrhandlerFn>,
+    errhandler: *mut MPI_Errhandler,
+) -> c_int {
+    call("MPI_Comm_create_errhandler", MPI_COMM_WORLD, |m| {
+        let f = function.ok_or_else(|| err(MPI_ERR_ARG, "null error handler function"))?;
+        if errhandler.is_null() {
+            return Err(err(MPI_ERR_ARG, "null errhandler pointer"));
+        }
+        m.errhandlers.handlers.push(f);
+        let i = (m.errhandlers.handlers.len() - 1) as u32;
+        *errhandler = make_handle(HandleKind::Direct, object_type::ERRHANDLER, i);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_create(
+    function: Option<CommErrhandlerFn>,
+    errhandler: *mut MPI_Errhandler,
+) -> c_int {
+    PMPI_Comm_create_errhandler(function, errhandler)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_set(comm: MPI_Comm, errhandler: MPI_Errhandler) -> c_int {
+    crate::error::PMPI_Comm_set_errhandler(comm, errhandler)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_get(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> c_int {
+    crate::error::PMPI_Comm_get_errhandler(comm, errhandler)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_call_errhandler(comm: MPI_Comm, errorcode: c_int) -> c_int {
+    call_unlocked("MPI_Comm_call_errhandler", comm, || {
+        let eh = state::with(|m| m.comm(comm).map(|c| c.errhandler)).flatten().ok_or_else(|| bad_comm(comm))?;
+        if eh != MPI_ERRORS_RETURN && invoke(eh, comm, errorcode).is_none() {
+            // MPI_ERRORS_ARE_FATAL (or ABORT): the predefined handler ends the job.
+            crate::error::handle("MPI_Comm_call_errhandler", comm, err(errorcode, "called by the program"));
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
+    call("MPI_Add_error_class", MPI_COMM_WORLD, |m| {
+        if errorclass.is_null() {
+            return Err(err(MPI_ERR_ARG, "null errorclass pointer"));
+        }
+        *errorclass = m.errhandlers.next_code(None);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
+    call("MPI_Add_error_code", MPI_COMM_WORLD, |m| {
+        if m.errhandlers.class_of(errorclass) != Some(errorclass)
+            && !(0..=MPI_T_ERR_NOT_SUPPORTED).contains(&errorclass)
+        {
+            return Err(err(MPI_ERR_ARG, format!("{errorclass} is not an error class")));
+        }
+        if errorcode.is_null() {
+            return Err(err(MPI_ERR_ARG, "null errorcode pointer"));
+        }
+        *errorcode = m.errhandlers.next_code(Some(errorclass));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
+    call("MPI_Add_error_string", MPI_COMM_WORLD, |m| add_string(m, errorcode, string))
+}
+
+unsafe fn add_string(m: &mut Mpi, code: c_int, string: *const c_char) -> Res {
+    if m.errhandlers.class_of(code).is_none() {
+        return Err(err(MPI_ERR_ARG, format!("error code {code} was not added by MPI_Add_error_class/code")));
+    }
+    if string.is_null() {
+        return Err(err(MPI_ERR_ARG, "null error string"));
+    }
+    // SAFETY: a NUL-terminated string from the caller, checked non-null.
+    let s = CStr::from_ptr(string).to_string_lossy().into_owned();
+    if s.len() >= MPI_MAX_ERROR_STRING as usize {
+        return Err(err(
+            MPI_ERR_ARG,
+            format!("error string of {} characters (MPI_MAX_ERROR_STRING is {MPI_MAX_ERROR_STRING})", s.len()),
+        ));
+    }
+    m.errhandlers.strings.insert(code, s);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_classes_and_codes() {
+        let mut e = Errhandlers::default();
+        let class = e.next_code(None);
+        let code = e.next_code(Some(class));
+        let other = e.next_code(Some(MPI_ERR_OTHER));
+        assert!(class >= FIRST_USER_CODE && code > class && other > code);
+        assert_eq!(e.class_of(class), Some(class));
+        assert_eq!(e.class_of(code), Some(class));
+        assert_eq!(e.class_of(other), Some(MPI_ERR_OTHER));
+        assert_eq!(e.class_of(MPI_ERR_RANK), None);
+        assert_eq!(e.string_of(code).as_deref(), Some(""));
+        e.strings.insert(code, "mine".into());
+        assert_eq!(e.string_of(code).as_deref(), Some("mine"));
+        assert_eq!(e.string_of(MPI_ERR_RANK), None);
+        assert!(LAST_USED_CODE.load(Ordering::Relaxed) >= other);
+    }
 }

@@ -71,7 +71,10 @@ fn not_running(function: &str) -> c_int {
 
 /// Applies `comm`'s error handler to `e`.
 pub(crate) fn handle(function: &str, comm: MPI_Comm, e: MpiError) -> c_int {
-    let errhandler = state::with(|m| m.comm(comm).map(|c| c.errhandler)).flatten().unwrap_or(MPI_ERRORS_ARE_FATAL);
+    // An error on an invalid communicator is raised on MPI_COMM_WORLD (MPI 3.1 section 8.3).
+    let errhandler = state::with(|m| m.comm(comm).or_else(|| m.comm(MPI_COMM_WORLD)).map(|c| c.errhandler))
+        .flatten()
+        .unwrap_or(MPI_ERRORS_ARE_FATAL);
     if let Some(code) = crate::errhandler::invoke(errhandler, comm, e.class) {
         remember(e.class, &e.msg);
         return code;
@@ -126,6 +129,13 @@ fn class_name(class: c_int) -> &'static str {
         MPI_ERR_IN_STATUS => "MPI_ERR_IN_STATUS: error code is in status",
         MPI_ERR_PENDING => "MPI_ERR_PENDING: pending request",
         MPI_ERR_REQUEST => "MPI_ERR_REQUEST: invalid request",
+        MPI_ERR_UNKNOWN => "MPI_ERR_UNKNOWN: unknown error",
+        MPI_ERR_KEYVAL => "MPI_ERR_KEYVAL: invalid attribute key",
+        MPI_ERR_INFO => "MPI_ERR_INFO: invalid info object",
+        MPI_ERR_INFO_KEY => "MPI_ERR_INFO_KEY: invalid info key",
+        MPI_ERR_INFO_VALUE => "MPI_ERR_INFO_VALUE: invalid info value",
+        MPI_ERR_INFO_NOKEY => "MPI_ERR_INFO_NOKEY: info key not set",
+        MPI_ERR_NO_MEM => "MPI_ERR_NO_MEM: out of memory",
         _ => "MPI_ERR_UNKNOWN: unknown error",
     }
 }
@@ -144,6 +154,10 @@ pub(crate) unsafe fn copy_out(text: &str, buf: *mut c_char, len: *mut c_int, max
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Error_string(code: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
+    if let Some(user) = state::with(|m| m.errhandlers.string_of(code)).flatten() {
+        copy_out(&user, string, resultlen, MPI_MAX_ERROR_STRING);
+        return MPI_SUCCESS;
+    }
     let detail = LAST.with(|l| l.borrow().iter().find(|(c, _)| *c == code).map(|(_, m)| m.clone()));
     let text = match detail {
         Some(d) => format!("{}: {d}", class_name(code)),
@@ -158,6 +172,10 @@ pub unsafe extern "C" fn PMPI_Error_class(code: c_int, class: *mut c_int) -> c_i
     if class.is_null() {
         return MPI_ERR_ARG;
     }
+    if let Some(user) = state::with(|m| m.errhandlers.class_of(code)).flatten() {
+        *class = user;
+        return MPI_SUCCESS;
+    }
     *class = code;
     MPI_SUCCESS
 }
@@ -165,8 +183,8 @@ pub unsafe extern "C" fn PMPI_Error_class(code: c_int, class: *mut c_int) -> c_i
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) -> c_int {
     call("MPI_Comm_set_errhandler", comm, |m| {
-        if !matches!(errhandler, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN) {
-            return Err(err(MPI_ERR_ARG, format!("error handler {errhandler:#x} is not supported yet")));
+        if !m.is_errhandler(errhandler) {
+            return Err(err(MPI_ERR_ARG, format!("invalid error handler {errhandler:#x}")));
         }
         let c = m.comm_mut(comm).ok_or_else(|| bad_comm(comm))?;
         c.errhandler = errhandler;
@@ -185,10 +203,21 @@ pub unsafe extern "C" fn PMPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *m
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Errhandler_free(errhandler: *mut MPI_Errhandler) -> c_int {
-    if !errhandler.is_null() {
+    // A user handler stays usable by the communicators it is attached to (see errhandler.rs).
+    call("MPI_Errhandler_free", MPI_COMM_WORLD, |m| {
+        if errhandler.is_null() || !m.is_errhandler(*errhandler) {
+            let what = if errhandler.is_null() { "null pointer".into() } else { format!("{:#x}", *errhandler) };
+            return Err(err(MPI_ERR_ARG, format!("invalid error handler {what}")));
+        }
         *errhandler = MPI_ERRHANDLER_NULL;
-    }
-    MPI_SUCCESS
+        Ok(())
+    })
+}
+
+/// An output argument from C: MPI_ERR_ARG, naming it, if it is null.
+pub(crate) unsafe fn out<'a, T>(p: *mut T, name: &str) -> Res<&'a mut T> {
+    // SAFETY: checked non-null; MPI's contract makes a non-null output argument valid.
+    p.as_mut().ok_or_else(|| err(MPI_ERR_ARG, format!("null {name} pointer")))
 }
 
 /// The error for a handle that names no communicator.

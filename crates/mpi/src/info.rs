@@ -1,5 +1,258 @@
-//! Info objects (to be written): MPI_Info_*.
+//! Info objects: ordered (key, value) string lists behind `MPI_Info` handles, and the
+//! read-only `MPI_INFO_ENV` describing how this process was started.
 
-/// Info objects by handle.
+use std::ffi::{c_char, c_int, CStr};
+
+use crate::abi::*;
+use crate::error::{call, copy_out, err, out, MpiError, Res};
+use crate::state::Mpi;
+
+type Entries = Vec<(String, String)>;
+
+/// Info objects by handle (direct handles indexing `table`).
 #[derive(Default)]
-pub(crate) struct Infos {}
+pub(crate) struct Infos {
+    table: Vec<Option<Entries>>,
+    free: Vec<u32>,
+    /// MPI_INFO_ENV, built on first use.
+    env: Option<Entries>,
+}
+
+fn bad_info(h: MPI_Info) -> MpiError {
+    let what = if h == MPI_INFO_NULL { "MPI_INFO_NULL".to_string() } else { format!("{h:#x}") };
+    err(MPI_ERR_INFO, format!("invalid info object {what}"))
+}
+
+fn user_index(h: MPI_Info) -> Option<usize> {
+    (handle_kind(h) == HandleKind::Direct && handle_object_type(h) == object_type::INFO)
+        .then_some(handle_index(h) as usize)
+}
+
+/// The keys of MPI_INFO_ENV (MPI 3.1 section 9.4.1) this library can tell.
+fn env_entries(world_size: usize, thread_level: c_int) -> Entries {
+    let args: Vec<String> = std::fs::read("/proc/self/cmdline")
+        .map(|b| {
+            b.split(|&c| c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
+        })
+        .unwrap_or_default();
+    let level = ["MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"];
+    let mut e: Entries = Vec::new();
+    if let Some(cmd) = args.first() {
+        e.push(("command".into(), cmd.clone()));
+        e.push(("argv".into(), args[1..].join(" ")));
+    }
+    e.push(("maxprocs".into(), world_size.to_string()));
+    e.push(("host".into(), crate::env::host_name().to_string()));
+    if let Ok(dir) = std::env::current_dir() {
+        e.push(("wdir".into(), dir.display().to_string()));
+    }
+    e.push(("thread_level".into(), level[thread_level.clamp(0, 3) as usize].into()));
+    e
+}
+
+impl Mpi {
+    /// The entries of info `h` (`MPI_INFO_ENV` included).
+    pub fn info(&mut self, h: MPI_Info) -> Res<&Entries> {
+        if h == MPI_INFO_ENV {
+            let (size, level) = (self.comms[0].as_ref().map_or(1, |c| c.comm.size()), self.thread_level);
+            return Ok(self.infos.env.get_or_insert_with(|| env_entries(size, level)));
+        }
+        let i = user_index(h).ok_or_else(|| bad_info(h))?;
+        self.infos.table.get(i).and_then(|e| e.as_ref()).ok_or_else(|| bad_info(h))
+    }
+
+    /// The entries of a user info object, for changing (`MPI_INFO_ENV` is read-only).
+    fn info_mut(&mut self, h: MPI_Info) -> Res<&mut Entries> {
+        if h == MPI_INFO_ENV {
+            return Err(err(MPI_ERR_INFO, "MPI_INFO_ENV is read-only"));
+        }
+        let i = user_index(h).ok_or_else(|| bad_info(h))?;
+        self.infos.table.get_mut(i).and_then(|e| e.as_mut()).ok_or_else(|| bad_info(h))
+    }
+
+    pub fn add_info(&mut self, entries: Entries) -> MPI_Info {
+        let t = &mut self.infos;
+        let i = match t.free.pop() {
+            Some(i) => {
+                t.table[i as usize] = Some(entries);
+                i
+            }
+            None => {
+                t.table.push(Some(entries));
+                (t.table.len() - 1) as u32
+            }
+        };
+        make_handle(HandleKind::Direct, object_type::INFO, i)
+    }
+
+    /// Checks an info argument of a constructor (MPI_INFO_NULL allowed).
+    pub fn check_info(&mut self, h: MPI_Info) -> Res {
+        if h != MPI_INFO_NULL {
+            self.info(h)?;
+        }
+        Ok(())
+    }
+}
+
+/// A key from C: non-null, non-empty, at most MPI_MAX_INFO_KEY characters.
+unsafe fn key_arg(key: *const c_char) -> Res<String> {
+    if key.is_null() {
+        return Err(err(MPI_ERR_INFO_KEY, "null info key"));
+    }
+    // SAFETY: a NUL-terminated string from the caller, checked non-null.
+    let k = CStr::from_ptr(key).to_string_lossy().into_owned();
+    let trimmed = k.trim();
+    if trimmed.is_empty() {
+        return Err(err(MPI_ERR_INFO_KEY, "empty info key"));
+    }
+    if k.len() > MPI_MAX_INFO_KEY as usize {
+        return Err(err(
+            MPI_ERR_INFO_KEY,
+            format!("info key of {} characters (MPI_MAX_INFO_KEY is {MPI_MAX_INFO_KEY})", k.len()),
+        ));
+    }
+    Ok(trimmed.to_string())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_create(info: *mut MPI_Info) -> c_int {
+    call("MPI_Info_create", MPI_COMM_WORLD, |m| {
+        if info.is_null() {
+            return Err(err(MPI_ERR_ARG, "null info pointer"));
+        }
+        *info = m.add_info(Vec::new());
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_set(info: MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
+    call("MPI_Info_set", MPI_COMM_WORLD, |m| {
+        let entries = m.info_mut(info)?;
+        let key = key_arg(key)?;
+        if value.is_null() {
+            return Err(err(MPI_ERR_INFO_VALUE, format!("null value for info key '{key}'")));
+        }
+        // SAFETY: a NUL-terminated string from the caller, checked non-null.
+        let value = CStr::from_ptr(value).to_string_lossy().into_owned();
+        if value.len() > MPI_MAX_INFO_VAL as usize {
+            let n = value.len();
+            return Err(err(
+                MPI_ERR_INFO_VALUE,
+                format!("value of {n} characters for '{key}' (MPI_MAX_INFO_VAL is {MPI_MAX_INFO_VAL})"),
+            ));
+        }
+        match entries.iter_mut().find(|(k, _)| *k == key) {
+            Some(e) => e.1 = value,
+            None => entries.push((key, value)),
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_delete(info: MPI_Info, key: *const c_char) -> c_int {
+    call("MPI_Info_delete", MPI_COMM_WORLD, |m| {
+        let entries = m.info_mut(info)?;
+        let key = key_arg(key)?;
+        let i = entries.iter().position(|(k, _)| *k == key);
+        let i = i.ok_or_else(|| err(MPI_ERR_INFO_NOKEY, format!("info key '{key}' is not set")))?;
+        entries.remove(i);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get(
+    info: MPI_Info,
+    key: *const c_char,
+    valuelen: c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+) -> c_int {
+    call("MPI_Info_get", MPI_COMM_WORLD, |m| {
+        let flag = out(flag, "flag")?;
+        let entries = m.info(info)?;
+        let key = key_arg(key)?;
+        if valuelen < 0 {
+            return Err(err(MPI_ERR_ARG, format!("negative valuelen {valuelen}")));
+        }
+        match entries.iter().find(|(k, _)| *k == key) {
+            Some((_, v)) => {
+                // MPI 3.1: up to valuelen characters, then a NUL (the buffer holds valuelen + 1).
+                copy_out(v, value, std::ptr::null_mut(), valuelen + 1);
+                *flag = 1;
+            }
+            None => *flag = 0,
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_valuelen(
+    info: MPI_Info,
+    key: *const c_char,
+    valuelen: *mut c_int,
+    flag: *mut c_int,
+) -> c_int {
+    call("MPI_Info_get_valuelen", MPI_COMM_WORLD, |m| {
+        let flag = out(flag, "flag")?;
+        let entries = m.info(info)?;
+        let key = key_arg(key)?;
+        match entries.iter().find(|(k, _)| *k == key) {
+            Some((_, v)) => {
+                *out(valuelen, "valuelen")? = v.len() as c_int;
+                *flag = 1;
+            }
+            None => *flag = 0,
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: MPI_Info, nkeys: *mut c_int) -> c_int {
+    call("MPI_Info_get_nkeys", MPI_COMM_WORLD, |m| {
+        *out(nkeys, "nkeys")? = m.info(info)?.len() as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_nthkey(info: MPI_Info, n: c_int, key: *mut c_char) -> c_int {
+    call("MPI_Info_get_nthkey", MPI_COMM_WORLD, |m| {
+        let entries = m.info(info)?;
+        let len = entries.len();
+        let (k, _) = usize::try_from(n)
+            .ok()
+            .and_then(|i| entries.get(i))
+            .ok_or_else(|| err(MPI_ERR_ARG, format!("key number {n} of an info object with {len} keys")))?;
+        copy_out(k, key, std::ptr::null_mut(), MPI_MAX_INFO_KEY + 1);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) -> c_int {
+    call("MPI_Info_dup", MPI_COMM_WORLD, |m| {
+        let copy = m.info(info)?.clone();
+        *out(newinfo, "newinfo")? = m.add_info(copy);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_free(info: *mut MPI_Info) -> c_int {
+    call("MPI_Info_free", MPI_COMM_WORLD, |m| {
+        if info.is_null() {
+            return Err(err(MPI_ERR_ARG, "null info pointer"));
+        }
+        m.info_mut(*info)?;
+        let i = handle_index(*info);
+        m.infos.table[i as usize] = None;
+        m.infos.free.push(i);
+        *info = MPI_INFO_NULL;
+        Ok(())
+    })
+}

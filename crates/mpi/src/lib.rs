@@ -17,6 +17,7 @@ pub mod abi;
 mod attr;
 mod coll;
 mod comm;
+mod comm_create;
 mod datatype;
 mod env;
 mod errhandler;

@@ -48,15 +48,10 @@ pub(crate) struct Mpi {
     // Tables of the families still being written; each module fills its own.
     #[allow(dead_code)]
     pub types: crate::datatype::Types,
-    #[allow(dead_code)]
     pub groups: crate::group::Groups,
-    #[allow(dead_code)]
     pub infos: crate::info::Infos,
-    #[allow(dead_code)]
     pub attrs: crate::attr::Attrs,
-    #[allow(dead_code)]
     pub topos: crate::topo::Topos,
-    #[allow(dead_code)]
     pub errhandlers: crate::errhandler::Errhandlers,
     pub thread_level: i32,
     pub main_thread: std::thread::ThreadId,

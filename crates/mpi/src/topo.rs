@@ -1,5 +1,494 @@
-//! Cartesian topologies (to be written): MPI_Cart_*, MPI_Dims_create, MPI_Topo_test.
+//! Process topologies: Cartesian grids (MPI_Cart_*, MPI_Dims_create, MPI_Topo_test). A
+//! Cartesian communicator is an ordinary communicator plus a [`Cart`] kept here by handle;
+//! ranks are laid out row-major (the last dimension varies fastest) and `reorder` is not
+//! used, so a grid rank is the parent rank. Graph topologies are refused with MPI_ERR_OTHER.
 
-/// Topologies attached to communicators.
+use std::collections::HashMap;
+use std::ffi::c_int;
+
+use crate::abi::*;
+use crate::error::{bad_comm, call, call_unlocked, err, out, Res};
+use crate::state::{self, Mpi};
+
+/// A Cartesian grid: extent and periodicity of each dimension.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Cart {
+    pub dims: Vec<c_int>,
+    pub periods: Vec<bool>,
+}
+
+/// Topologies of communicators, by communicator handle.
 #[derive(Default)]
-pub(crate) struct Topos {}
+pub(crate) struct Topos {
+    carts: HashMap<MPI_Comm, Cart>,
+}
+
+impl Topos {
+    pub fn set(&mut self, comm: MPI_Comm, cart: Cart) {
+        self.carts.insert(comm, cart);
+    }
+
+    pub fn get(&self, comm: MPI_Comm) -> Option<&Cart> {
+        self.carts.get(&comm)
+    }
+
+    /// Forgets the topology of a communicator being freed.
+    pub fn remove(&mut self, comm: MPI_Comm) {
+        self.carts.remove(&comm);
+    }
+}
+
+impl Cart {
+    pub fn nnodes(&self) -> usize {
+        self.dims.iter().map(|&d| d as usize).product()
+    }
+
+    /// Coordinates of grid rank `rank` (row-major).
+    pub fn coords(&self, rank: usize) -> Vec<c_int> {
+        let mut rest = rank;
+        let mut c = vec![0; self.dims.len()];
+        for i in (0..self.dims.len()).rev() {
+            c[i] = (rest % self.dims[i] as usize) as c_int;
+            rest /= self.dims[i] as usize;
+        }
+        c
+    }
+
+    /// Grid rank at `coords`, wrapping periodic dimensions; `None` outside a non-periodic one.
+    pub fn rank(&self, coords: &[c_int]) -> Option<usize> {
+        let mut r = 0usize;
+        for ((&c, &d), &p) in coords.iter().zip(&self.dims).zip(&self.periods) {
+            let c = if p { c.rem_euclid(d) } else { c };
+            if !(0..d).contains(&c) {
+                return None;
+            }
+            r = r * d as usize + c as usize;
+        }
+        Some(r)
+    }
+
+    /// (source, dest) of a shift by `disp` along `dim` from `rank` (MPI_PROC_NULL off the edge).
+    pub fn shift(&self, rank: usize, dim: usize, disp: c_int) -> (c_int, c_int) {
+        let at = |delta: c_int| {
+            let mut c = self.coords(rank);
+            c[dim] += delta;
+            self.rank(&c).map_or(MPI_PROC_NULL, |r| r as c_int)
+        };
+        (at(-disp), at(disp))
+    }
+}
+
+/// Fills the zero entries of `dims` so that the product is `nnodes`, as balanced as possible
+/// and non-increasing (MPI_Dims_create). Prime factors, largest first, each go to the free
+/// dimension with the smallest extent so far.
+pub(crate) fn dims_create(nnodes: c_int, dims: &mut [c_int]) -> Res {
+    if nnodes < 0 {
+        return Err(err(MPI_ERR_ARG, format!("negative number of nodes {nnodes}")));
+    }
+    if let Some(bad) = dims.iter().find(|&&d| d < 0) {
+        return Err(err(MPI_ERR_DIMS, format!("negative dimension {bad}")));
+    }
+    let fixed: i64 = dims.iter().filter(|&&d| d > 0).map(|&d| d as i64).product();
+    if nnodes == 0 || nnodes as i64 % fixed != 0 {
+        return Err(err(
+            MPI_ERR_DIMS,
+            format!("{nnodes} nodes do not divide into the fixed dimensions (product {fixed})"),
+        ));
+    }
+    let free: Vec<usize> = (0..dims.len()).filter(|&i| dims[i] == 0).collect();
+    let mut rest = nnodes / fixed as c_int;
+    if free.is_empty() {
+        return if rest == 1 {
+            Ok(())
+        } else {
+            Err(err(MPI_ERR_DIMS, format!("dimensions multiply to {fixed}, not {nnodes}")))
+        };
+    }
+    let mut factors = Vec::new();
+    let mut p = 2;
+    while p * p <= rest {
+        while rest % p == 0 {
+            factors.push(p);
+            rest /= p;
+        }
+        p += 1;
+    }
+    if rest > 1 {
+        factors.push(rest);
+    }
+    let mut out = vec![1; free.len()];
+    for &f in factors.iter().rev() {
+        let smallest = (0..out.len()).min_by_key(|&i| out[i]).expect("at least one free dimension");
+        out[smallest] *= f;
+    }
+    out.sort_unstable_by(|a, b| b.cmp(a));
+    for (&i, &d) in free.iter().zip(&out) {
+        dims[i] = d;
+    }
+    Ok(())
+}
+
+/// Reads `n` ints from C.
+unsafe fn ints<'a>(n: c_int, p: *const c_int, what: &str) -> Res<&'a [c_int]> {
+    if n > 0 && p.is_null() {
+        return Err(err(MPI_ERR_ARG, format!("null {what} array")));
+    }
+    // SAFETY: an array of n ints (MPI's contract), checked non-null when n > 0.
+    Ok(if n <= 0 { &[] } else { std::slice::from_raw_parts(p, n as usize) })
+}
+
+impl Mpi {
+    /// The grid of Cartesian communicator `comm`, and this process's rank in it.
+    fn cart(&self, comm: MPI_Comm) -> Res<(&Cart, usize)> {
+        let c = self.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        let cart = self
+            .topos
+            .get(comm)
+            .ok_or_else(|| err(MPI_ERR_TOPOLOGY, format!("communicator {comm:#x} has no Cartesian topology")))?;
+        Ok((cart, c.comm.rank()))
+    }
+}
+
+/// Splits `comm` by `color` (None: MPI_COMM_NULL here) keeping rank order, and gives the new
+/// communicator the grid `cart` and the parent's error handler.
+fn split_with(comm: MPI_Comm, color: Option<u32>, cart: Cart) -> Res<MPI_Comm> {
+    let (c, eh) = crate::comm_create::take(comm)?;
+    let new = crate::comm_create::store_child(eh, c.split(color, c.rank() as c_int)?);
+    if new != MPI_COMM_NULL {
+        state::with(|m| m.topos.set(new, cart));
+    }
+    Ok(new)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
+    call("MPI_Dims_create", MPI_COMM_WORLD, |_| {
+        if ndims < 0 {
+            return Err(err(MPI_ERR_DIMS, format!("negative number of dimensions {ndims}")));
+        }
+        if ndims > 0 && dims.is_null() {
+            return Err(err(MPI_ERR_ARG, "null dims array"));
+        }
+        // SAFETY: the caller's array of ndims ints, checked non-null.
+        let d = if ndims == 0 { &mut [][..] } else { std::slice::from_raw_parts_mut(dims, ndims as usize) };
+        dims_create(nnodes, d)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cart_create(
+    comm_old: MPI_Comm,
+    ndims: c_int,
+    dims: *const c_int,
+    periods: *const c_int,
+    _reorder: c_int,
+    comm_cart: *mut MPI_Comm,
+) -> c_int {
+    call_unlocked("MPI_Cart_create", comm_old, || {
+        let comm_cart = out(comm_cart, "comm_cart")?;
+        let size =
+            state::with(|m| m.comm(comm_old).map(|c| c.comm.size())).flatten().ok_or_else(|| bad_comm(comm_old))?;
+        if ndims < 0 {
+            return Err(err(MPI_ERR_DIMS, format!("negative number of dimensions {ndims}")));
+        }
+        let d = ints(ndims, dims, "dims")?;
+        if let Some(bad) = d.iter().find(|&&x| x <= 0) {
+            return Err(err(MPI_ERR_DIMS, format!("dimension extent {bad} is not positive")));
+        }
+        let cart =
+            Cart { dims: d.to_vec(), periods: ints(ndims, periods, "periods")?.iter().map(|&p| p != 0).collect() };
+        if cart.nnodes() > size {
+            return Err(err(
+                MPI_ERR_DIMS,
+                format!("grid of {} nodes is larger than the communicator ({size})", cart.nnodes()),
+            ));
+        }
+        let rank =
+            state::with(|m| m.comm(comm_old).map(|c| c.comm.rank())).flatten().ok_or_else(|| bad_comm(comm_old))?;
+        let color = (rank < cart.nnodes()).then_some(0);
+        *comm_cart = split_with(comm_old, color, cart)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int, newcomm: *mut MPI_Comm) -> c_int {
+    call_unlocked("MPI_Cart_sub", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
+        let (cart, rank) = state::with(|m| m.cart(comm).map(|(c, r)| (c.clone(), r))).expect("MPI is running")?;
+        let keep: Vec<bool> =
+            ints(cart.dims.len() as c_int, remain_dims, "remain_dims")?.iter().map(|&k| k != 0).collect();
+        let coords = cart.coords(rank);
+        // The color is the position along the dropped dimensions; the key (parent rank) keeps
+        // the row-major order of the kept ones.
+        let mut color = 0u32;
+        for i in (0..cart.dims.len()).filter(|&i| !keep[i]) {
+            color = color * cart.dims[i] as u32 + coords[i] as u32;
+        }
+        let sub = Cart {
+            dims: (0..keep.len()).filter(|&i| keep[i]).map(|i| cart.dims[i]).collect(),
+            periods: (0..keep.len()).filter(|&i| keep[i]).map(|i| cart.periods[i]).collect(),
+        };
+        *newcomm = split_with(comm, Some(color), sub)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Topo_test(comm: MPI_Comm, status: *mut c_int) -> c_int {
+    call("MPI_Topo_test", comm, |m| {
+        m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        *out(status, "status")? = if m.topos.get(comm).is_some() { MPI_CART } else { MPI_UNDEFINED };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cartdim_get(comm: MPI_Comm, ndims: *mut c_int) -> c_int {
+    call("MPI_Cartdim_get", comm, |m| {
+        *out(ndims, "ndims")? = m.cart(comm)?.0.dims.len() as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cart_get(
+    comm: MPI_Comm,
+    maxdims: c_int,
+    dims: *mut c_int,
+    periods: *mut c_int,
+    coords: *mut c_int,
+) -> c_int {
+    call("MPI_Cart_get", comm, |m| {
+        let (cart, rank) = m.cart(comm)?;
+        let n = cart.dims.len().min(maxdims.max(0) as usize);
+        if n > 0 && (dims.is_null() || periods.is_null() || coords.is_null()) {
+            return Err(err(MPI_ERR_ARG, "null dims, periods or coords array"));
+        }
+        let c = cart.coords(rank);
+        for (i, ((&d, &p), c)) in cart.dims.iter().zip(&cart.periods).zip(c).take(n).enumerate() {
+            // SAFETY: the caller's arrays hold maxdims >= n ints each (checked non-null).
+            (*dims.add(i), *periods.add(i), *coords.add(i)) = (d, p as c_int, c);
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cart_coords(comm: MPI_Comm, rank: c_int, maxdims: c_int, coords: *mut c_int) -> c_int {
+    call("MPI_Cart_coords", comm, |m| {
+        let (cart, _) = m.cart(comm)?;
+        if rank < 0 || rank as usize >= cart.nnodes() {
+            return Err(err(MPI_ERR_RANK, format!("rank {rank} is not in a grid of {} nodes", cart.nnodes())));
+        }
+        if maxdims < cart.dims.len() as c_int {
+            return Err(err(MPI_ERR_ARG, format!("maxdims {maxdims} is less than the {} dimensions", cart.dims.len())));
+        }
+        if coords.is_null() && !cart.dims.is_empty() {
+            return Err(err(MPI_ERR_ARG, "null coords array"));
+        }
+        for (i, c) in cart.coords(rank as usize).into_iter().enumerate() {
+            // SAFETY: the caller's array holds maxdims >= ndims ints (checked non-null).
+            *coords.add(i) = c;
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cart_rank(comm: MPI_Comm, coords: *const c_int, rank: *mut c_int) -> c_int {
+    call("MPI_Cart_rank", comm, |m| {
+        let (cart, _) = m.cart(comm)?;
+        let c = ints(cart.dims.len() as c_int, coords, "coords")?;
+        let r = cart
+            .rank(c)
+            .ok_or_else(|| err(MPI_ERR_ARG, format!("coordinates {c:?} are outside the grid {:?}", cart.dims)))?;
+        *out(rank, "rank")? = r as c_int;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cart_shift(
+    comm: MPI_Comm,
+    direction: c_int,
+    disp: c_int,
+    source: *mut c_int,
+    dest: *mut c_int,
+) -> c_int {
+    call("MPI_Cart_shift", comm, |m| {
+        let (cart, rank) = m.cart(comm)?;
+        if direction < 0 || direction as usize >= cart.dims.len() {
+            return Err(err(MPI_ERR_ARG, format!("direction {direction} of a {}-dimensional grid", cart.dims.len())));
+        }
+        (*out(source, "source")?, *out(dest, "dest")?) = cart.shift(rank, direction as usize, disp);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cart_map(
+    comm: MPI_Comm,
+    ndims: c_int,
+    dims: *const c_int,
+    _periods: *const c_int,
+    newrank: *mut c_int,
+) -> c_int {
+    call("MPI_Cart_map", comm, |m| {
+        let rank = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.rank();
+        let nnodes: usize = ints(ndims, dims, "dims")?.iter().map(|&d| d.max(0) as usize).product();
+        *out(newrank, "newrank")? = if rank < nnodes { rank as c_int } else { MPI_UNDEFINED };
+        Ok(())
+    })
+}
+
+fn no_graphs(function: &'static str, comm: MPI_Comm) -> c_int {
+    call(function, comm, |_| {
+        Err(err(MPI_ERR_OTHER, format!("{function}: graph topologies are not supported by Billboard MPI")))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Graph_create(
+    comm: MPI_Comm,
+    _nnodes: c_int,
+    _index: *const c_int,
+    _edges: *const c_int,
+    _reorder: c_int,
+    _newcomm: *mut MPI_Comm,
+) -> c_int {
+    no_graphs("MPI_Graph_create", comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Graph_get(
+    comm: MPI_Comm,
+    _mi: c_int,
+    _me: c_int,
+    _index: *mut c_int,
+    _edges: *mut c_int,
+) -> c_int {
+    no_graphs("MPI_Graph_get", comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Graph_map(
+    comm: MPI_Comm,
+    _nnodes: c_int,
+    _index: *const c_int,
+    _edges: *const c_int,
+    _newrank: *mut c_int,
+) -> c_int {
+    no_graphs("MPI_Graph_map", comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Graph_neighbors(comm: MPI_Comm, _rank: c_int, _max: c_int, _n: *mut c_int) -> c_int {
+    no_graphs("MPI_Graph_neighbors", comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Graph_neighbors_count(comm: MPI_Comm, _rank: c_int, _n: *mut c_int) -> c_int {
+    no_graphs("MPI_Graph_neighbors_count", comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Graphdims_get(comm: MPI_Comm, _nnodes: *mut c_int, _nedges: *mut c_int) -> c_int {
+    no_graphs("MPI_Graphdims_get", comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Dist_graph_create(
+    comm: MPI_Comm,
+    _n: c_int,
+    _sources: *const c_int,
+    _degrees: *const c_int,
+    _destinations: *const c_int,
+    _weights: *const c_int,
+    _info: MPI_Info,
+    _reorder: c_int,
+    _newcomm: *mut MPI_Comm,
+) -> c_int {
+    no_graphs("MPI_Dist_graph_create", comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(
+    comm: MPI_Comm,
+    _indegree: c_int,
+    _sources: *const c_int,
+    _sourceweights: *const c_int,
+    _outdegree: c_int,
+    _destinations: *const c_int,
+    _destweights: *const c_int,
+    _info: MPI_Info,
+    _reorder: c_int,
+    _newcomm: *mut MPI_Comm,
+) -> c_int {
+    no_graphs("MPI_Dist_graph_create_adjacent", comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Dist_graph_neighbors(
+    comm: MPI_Comm,
+    _maxindegree: c_int,
+    _sources: *mut c_int,
+    _sourceweights: *mut c_int,
+    _maxoutdegree: c_int,
+    _destinations: *mut c_int,
+    _destweights: *mut c_int,
+) -> c_int {
+    no_graphs("MPI_Dist_graph_neighbors", comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Dist_graph_neighbors_count(
+    comm: MPI_Comm,
+    _indegree: *mut c_int,
+    _outdegree: *mut c_int,
+    _weighted: *mut c_int,
+) -> c_int {
+    no_graphs("MPI_Dist_graph_neighbors_count", comm)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dims(n: c_int, input: &[c_int]) -> Vec<c_int> {
+        let mut d = input.to_vec();
+        dims_create(n, &mut d).unwrap();
+        d
+    }
+
+    #[test]
+    fn dims_create_is_balanced_and_non_increasing() {
+        assert_eq!(dims(12, &[0, 0]), [4, 3]);
+        assert_eq!(dims(16, &[0, 0]), [4, 4]);
+        assert_eq!(dims(7, &[0, 0]), [7, 1]);
+        assert_eq!(dims(24, &[0, 0, 0]), [4, 3, 2]);
+        assert_eq!(dims(12, &[0, 3, 0]), [2, 3, 2]);
+        assert_eq!(dims(6, &[0, 6]), [1, 6]);
+        assert_eq!(dims(1, &[0, 0, 0]), [1, 1, 1]);
+        assert_eq!(dims(36, &[0, 0]), [6, 6]);
+        assert_eq!(dims(8, &[0]), [8]);
+        assert_eq!(dims_create(-1, &mut [0, 0]).unwrap_err().class, MPI_ERR_ARG);
+        assert_eq!(dims_create(10, &mut [0, 3]).unwrap_err().class, MPI_ERR_DIMS);
+        assert_eq!(dims_create(6, &mut [2, 2]).unwrap_err().class, MPI_ERR_DIMS);
+    }
+
+    #[test]
+    fn cart_coordinates_ranks_and_shifts() {
+        let c = Cart { dims: vec![3, 2], periods: vec![true, false] };
+        assert_eq!(c.coords(5), [2, 1]);
+        assert_eq!(c.rank(&[2, 1]), Some(5));
+        assert_eq!(c.rank(&[-1, 1]), Some(5)); // periodic wrap
+        assert_eq!(c.rank(&[0, 2]), None); // off a non-periodic edge
+        assert_eq!(c.shift(0, 0, 1), (4, 2));
+        assert_eq!(c.shift(0, 1, 1), (MPI_PROC_NULL, 1));
+        assert_eq!(c.shift(1, 1, 1), (0, MPI_PROC_NULL));
+        for r in 0..c.nnodes() {
+            assert_eq!(c.rank(&c.coords(r)), Some(r));
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Communicator constructors beyond dup and split: MPI_Comm_create (from a group),
+//! MPI_Comm_create_group, MPI_Comm_split_type, MPI_Comm_dup_with_info, MPI_Comm_idup,
+//! MPI_Comm_set_info/get_info; and what every new or freed communicator goes through (error
+//! handler inherited, attributes copied or deleted, topology kept or dropped).
+
+use std::ffi::c_int;
+
+use billboard::Communicator;
+
+use crate::abi::*;
+use crate::error::{bad_comm, call, call_unlocked, err, out, Res};
+use crate::state::{self, comm_index, Req};
+
+/// The native communicator of `comm` and its error handler, taken out of the tables so that a
+/// collective can run on it without holding them.
+pub(crate) fn take(comm: MPI_Comm) -> Res<(Communicator, MPI_Errhandler)> {
+    state::with(|m| m.comm(comm).map(|c| (c.comm.clone(), c.errhandler))).flatten().ok_or_else(|| bad_comm(comm))
+}
+
+/// Stores a communicator made from `parent`: it inherits the parent's error handler (MPI 3.1
+/// section 8.3).
+pub(crate) fn store_child(parent_errhandler: MPI_Errhandler, new: Option<Communicator>) -> MPI_Comm {
+    let Some(new) = new else { return MPI_COMM_NULL };
+    state::with(|m| {
+        let h = m.add_comm(new);
+        m.comm_mut(h).expect("just added").errhandler = parent_errhandler;
+        h
+    })
+    .expect("MPI is running")
+}
+
+/// MPI_Comm_dup: a new context, the same members, error handler, topology and (through their
+/// copy callbacks) attributes.
+pub(crate) fn dup(comm: MPI_Comm) -> Res<MPI_Comm> {
+    let (c, eh) = take(comm)?;
+    let new = store_child(eh, Some(c.dup()?));
+    state::with(|m| {
+        if let Some(cart) = m.topos.get(comm).cloned() {
+            m.topos.set(new, cart);
+        }
+    });
+    if let Err(e) = crate::attr::copy_comm_attrs(comm, new) {
+        forget(new);
+        return Err(e);
+    }
+    Ok(new)
+}
+
+/// Drops a communicator's table entry and topology.
+fn forget(comm: MPI_Comm) {
+    state::with(|m| {
+        m.topos.remove(comm);
+        if let Some(slot) = comm_index(comm).and_then(|i| m.comms.get_mut(i)) {
+            *slot = None;
+        }
+    });
+}
+
+/// MPI_Comm_free's work once the handle is known to be a user communicator: delete callbacks
+/// first (they may fail, and then the communicator stays), then the entry.
+pub(crate) fn free(comm: MPI_Comm) -> Res {
+    crate::attr::delete_comm_attrs(comm)?;
+    forget(comm);
+    Ok(())
+}
+
+/// The rank in `c` of each world rank of `group` (MPI_ERR_GROUP if one is not a member).
+fn ranks_in(c: &Communicator, group: &[usize]) -> Res<Vec<usize>> {
+    let members: Vec<usize> = (0..c.size()).map(|r| c.world_rank(r)).collect();
+    group
+        .iter()
+        .map(|w| {
+            members
+                .iter()
+                .position(|m| m == w)
+                .ok_or_else(|| err(MPI_ERR_GROUP, format!("world rank {w} of the group is not in the communicator")))
+        })
+        .collect()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) -> c_int {
+    call_unlocked("MPI_Comm_create", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
+        let (c, eh) = take(comm)?;
+        let members = state::with(|m| m.group(group).map(<[usize]>::to_vec)).expect("MPI is running")?;
+        let ranks = ranks_in(&c, &members)?;
+        // Collective over the parent: members take color 0 and their group position as key.
+        let position = ranks.iter().position(|&r| r == c.rank());
+        let new = c.split(position.map(|_| 0), position.unwrap_or(0) as c_int)?;
+        *newcomm = store_child(eh, new);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create_group(
+    comm: MPI_Comm,
+    group: MPI_Group,
+    tag: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    call_unlocked("MPI_Comm_create_group", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
+        let (c, eh) = take(comm)?;
+        let members = state::with(|m| m.group(group).map(<[usize]>::to_vec)).expect("MPI is running")?;
+        if tag < 0 {
+            return Err(err(MPI_ERR_TAG, format!("invalid tag {tag}")));
+        }
+        let ranks = ranks_in(&c, &members)?;
+        *newcomm = store_child(eh, c.subset(&ranks, tag)?);
+        Ok(())
+    })
+}
+
+/// For MPI_COMM_TYPE_SHARED: the lowest rank of `c` on this host (every rank sends its
+/// processor name to every other; collective).
+fn first_rank_on_my_host(c: &Communicator) -> Res<u32> {
+    const LEN: usize = MPI_MAX_PROCESSOR_NAME as usize;
+    let mut mine = [0u8; LEN];
+    let name = crate::env::host_name().as_bytes();
+    let n = name.len().min(LEN - 1);
+    mine[..n].copy_from_slice(&name[..n]);
+    let mut all = vec![0u8; LEN * c.size()];
+    let layout: Vec<(usize, usize)> = (0..c.size()).map(|r| (r * LEN, LEN)).collect();
+    c.allgatherv_bytes(&mine, &mut all, &layout)?;
+    let first = all.chunks(LEN).position(|name| *name == mine[..]).expect("this rank's own name is there");
+    Ok(first as u32)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_split_type(
+    comm: MPI_Comm,
+    split_type: c_int,
+    key: c_int,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    call_unlocked("MPI_Comm_split_type", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
+        let (c, eh) = take(comm)?;
+        state::with(|m| m.check_info(info)).expect("MPI is running")?;
+        if split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED {
+            let msg = format!("split type {split_type}: only MPI_COMM_TYPE_SHARED and MPI_UNDEFINED are supported");
+            return Err(err(MPI_ERR_ARG, msg));
+        }
+        // Every rank takes part in the exchange of names, MPI_UNDEFINED ones included.
+        let host = first_rank_on_my_host(&c)?;
+        let color = (split_type == MPI_COMM_TYPE_SHARED).then_some(host);
+        *newcomm = store_child(eh, c.split(color, key)?);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
+    call_unlocked("MPI_Comm_dup_with_info", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
+        // No hint changes what this library does, so the info is checked and set aside.
+        state::with(|m| m.check_info(info)).expect("MPI is running")?;
+        *newcomm = dup(comm)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+    // The context agreement is quick, so the dup completes here and the request is born done.
+    call_unlocked("MPI_Comm_idup", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
+        if request.is_null() {
+            return Err(err(MPI_ERR_ARG, "null request pointer"));
+        }
+        *newcomm = dup(comm)?;
+        let done = MPI_Status { MPI_SOURCE: MPI_ANY_SOURCE, MPI_TAG: MPI_ANY_TAG, ..Default::default() };
+        *request = state::with(|m| m.add_request(Req::Complete(done))).expect("MPI is running");
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_info(comm: MPI_Comm, info: MPI_Info) -> c_int {
+    call("MPI_Comm_set_info", comm, |m| {
+        m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        m.check_info(info)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_Info) -> c_int {
+    call("MPI_Comm_get_info", comm, |m| {
+        m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        // The hints in use: none (set_info hints are accepted and ignored).
+        *out(info_used, "info_used")? = m.add_info(Vec::new());
+        Ok(())
+    })
+}
