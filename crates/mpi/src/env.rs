@@ -31,6 +31,8 @@ unsafe fn init(required: c_int, provided: *mut c_int) -> c_int {
         free_requests: Vec::new(),
         detached: Vec::new(),
         user_ops: Vec::new(),
+        messages: Vec::new(),
+        bsend: Default::default(),
         types: Default::default(),
         groups: Default::default(),
         infos: Default::default(),

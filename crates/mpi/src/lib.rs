@@ -15,6 +15,7 @@
 
 pub mod abi;
 mod attr;
+mod bsend;
 mod coll;
 mod comm;
 mod comm_create;
@@ -25,6 +26,7 @@ mod error;
 mod exports;
 mod group;
 mod info;
+mod mprobe;
 mod ops;
 mod p2p;
 mod request;

@@ -11,7 +11,7 @@ use crate::request::{fill_status, finish, proc_null_status, status_of};
 use crate::state::{self, Mpi, Req};
 
 /// A user buffer as the engine takes it: never null (a zero-length buffer may be NULL in C).
-fn buffer(buf: *const c_void, len: usize) -> Res<*mut u8> {
+pub(crate) fn buffer(buf: *const c_void, len: usize) -> Res<*mut u8> {
     if buf.is_null() {
         if len > 0 {
             return Err(err(MPI_ERR_BUFFER, format!("NULL buffer for {len} bytes")));
@@ -21,7 +21,7 @@ fn buffer(buf: *const c_void, len: usize) -> Res<*mut u8> {
     Ok(buf as *mut u8)
 }
 
-fn source(src: c_int) -> Res<Source> {
+pub(crate) fn source(src: c_int) -> Res<Source> {
     match src {
         MPI_ANY_SOURCE => Ok(Source::Any),
         s if s >= 0 => Ok(Source::Rank(s as usize)),
@@ -29,7 +29,7 @@ fn source(src: c_int) -> Res<Source> {
     }
 }
 
-fn tag_match(tag: c_int) -> Res<TagMatch> {
+pub(crate) fn tag_match(tag: c_int) -> Res<TagMatch> {
     match tag {
         MPI_ANY_TAG => Ok(TagMatch::Any),
         t if t >= 0 => Ok(TagMatch::Tag(t)),

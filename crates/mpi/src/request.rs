@@ -66,6 +66,9 @@ fn wait_one(h: MPI_Request) -> Res<MPI_Status> {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    if request.is_null() {
+        return crate::error::handle("MPI_Wait", MPI_COMM_WORLD, err(MPI_ERR_ARG, "MPI_Wait: NULL request pointer"));
+    }
     if *request == MPI_REQUEST_NULL {
         fill_status(status, &empty_status());
         return MPI_SUCCESS;
@@ -103,14 +106,22 @@ unsafe fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, statuses: *mut MPI_Status) -> c_int {
-    let mut first = MPI_SUCCESS;
+    // Every request completes; if any failed, each status says how it ended and the call
+    // returns MPI_ERR_IN_STATUS, as the standard asks of multiple completions.
+    let mut failed = false;
     for i in 0..count.max(0) as usize {
-        let rc = PMPI_Wait(requests.add(i), status_at(statuses, i));
-        if rc != MPI_SUCCESS && first == MPI_SUCCESS {
-            first = rc;
+        let status = status_at(statuses, i);
+        let rc = PMPI_Wait(requests.add(i), status);
+        failed |= rc != MPI_SUCCESS;
+        if status as isize != MPI_STATUSES_IGNORE && !status.is_null() && status as isize != MPI_STATUS_IGNORE {
+            (*status).MPI_ERROR = rc;
         }
     }
-    first
+    if failed {
+        MPI_ERR_IN_STATUS
+    } else {
+        MPI_SUCCESS
+    }
 }
 
 #[no_mangle]
@@ -141,18 +152,42 @@ pub unsafe extern "C" fn PMPI_Testall(
     flag: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> c_int {
-    // Test each; the standard lets completed ones finish even when not all have.
-    let mut all = true;
-    for i in 0..count.max(0) as usize {
-        let mut f = 0;
-        let rc = PMPI_Test(requests.add(i), &mut f, status_at(statuses, i));
-        if rc != MPI_SUCCESS {
-            return rc;
+    call("MPI_Testall", MPI_COMM_WORLD, |m| {
+        // MPI: unless all have completed, no request is freed and no status is set, so a
+        // request that completes now keeps its status in the table for later.
+        let n = count.max(0) as usize;
+        let mut all = true;
+        for i in 0..n {
+            let h = *requests.add(i);
+            if h == MPI_REQUEST_NULL {
+                continue;
+            }
+            let req = m.request_mut(h).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {h:#x}")))?;
+            if let Req::Active { req: r, .. } = req {
+                match r.test()? {
+                    Some(s) => *req = Req::Complete(status_of(&s)),
+                    None => all = false,
+                }
+            }
         }
-        all &= f != 0;
-    }
-    *flag = all as c_int;
-    MPI_SUCCESS
+        *flag = all as c_int;
+        if all {
+            for i in 0..n {
+                let h = *requests.add(i);
+                let st = if h == MPI_REQUEST_NULL {
+                    empty_status()
+                } else {
+                    match m.take_request(h) {
+                        Some(Req::Complete(st)) => st,
+                        _ => unreachable!("every request was found complete above"),
+                    }
+                };
+                *requests.add(i) = MPI_REQUEST_NULL;
+                fill_status(status_at(statuses, i), &st);
+            }
+        }
+        Ok(())
+    })
 }
 
 /// One sweep of `Testany`: Some(index) when a request completed, or the UNDEFINED sentinel
@@ -309,6 +344,38 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
             m.detached.push(req);
         }
         *request = MPI_REQUEST_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Request_get_status(
+    request: MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    if request == MPI_REQUEST_NULL {
+        *flag = 1;
+        fill_status(status, &empty_status());
+        return MPI_SUCCESS;
+    }
+    call("MPI_Request_get_status", MPI_COMM_WORLD, |m| {
+        // Like MPI_Test, but the request stays: a completed one keeps its status for the wait
+        // or test that will free it.
+        let req =
+            m.request_mut(request).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {request:#x}")))?;
+        let done = match req {
+            Req::Complete(st) => Some(*st),
+            Req::Active { req: r, .. } => r.test()?.map(|s| status_of(&s)),
+        };
+        match done {
+            Some(st) => {
+                *req = Req::Complete(st);
+                *flag = 1;
+                fill_status(status, &st);
+            }
+            None => *flag = 0,
+        }
         Ok(())
     })
 }

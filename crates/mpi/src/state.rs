@@ -43,6 +43,10 @@ pub(crate) struct Mpi {
     pub free_requests: Vec<u32>,
     /// Operations whose handle `MPI_Request_free` released; they complete on their own.
     pub detached: Vec<Request<'static>>,
+    /// Messages taken out of matching by MPI_Mprobe / MPI_Improbe, waiting for MPI_Mrecv.
+    pub messages: Vec<Option<billboard::Message>>,
+    /// Buffered sends' attached buffer and the sends still using it.
+    pub bsend: crate::bsend::Bsend,
     /// Operators from `MPI_Op_create`: function and commutativity.
     pub user_ops: Vec<Option<(crate::ops::UserFunction, bool)>>,
     // Tables of the families still being written; each module fills its own.

@@ -454,10 +454,18 @@ impl Message {
     /// Receives this message into `buf`.
     pub fn recv<B: BufferMut + ?Sized>(self, buf: &mut B) -> Result<Status> {
         let data = buf.as_bytes_mut();
-        let engine = &self.comm.inner.engine;
         // SAFETY: `data` is borrowed mutably for the whole call, which waits for completion.
-        let id = unsafe { engine.lock().irecv_taken(self.env, self.msg, data.as_mut_ptr(), data.len()) };
-        engine.wait(id).map(Status::new)
+        unsafe { self.irecv_raw(data.as_mut_ptr(), data.len()) }?.wait()
+    }
+
+    /// Starts receiving this message into `cap` bytes at `buf` (MPI_Imrecv), for bindings.
+    ///
+    /// # Safety
+    /// As for [`Communicator::irecv_raw`].
+    pub unsafe fn irecv_raw<'a>(self, buf: *mut u8, cap: usize) -> Result<Request<'a>> {
+        let engine = self.comm.inner.engine.clone();
+        let id = engine.lock().irecv_taken(self.env, self.msg, buf, cap);
+        Ok(Request::new(engine, Some(id)))
     }
 }
 

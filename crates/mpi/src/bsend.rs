@@ -1,0 +1,149 @@
+//! Buffered sends: MPI_Buffer_attach / detach and MPI_Bsend / MPI_Ibsend.
+//!
+//! A buffered send completes at once: its data is copied and the copy is sent. The copy lives
+//! on our heap rather than in the attached buffer, but it is accounted against the attached
+//! size (with MPI_BSEND_OVERHEAD per message) exactly as MPI specifies, so a program that
+//! overruns its buffer gets MPI_ERR_BUFFER here as it would with MPICH.
+
+use std::ffi::{c_int, c_void};
+
+use billboard::{Request, SendMode};
+
+use crate::abi::*;
+use crate::datatype;
+use crate::error::{bad_comm, call, call_unlocked, err, Res};
+use crate::p2p::buffer;
+use crate::state::{self, Mpi, Req};
+
+const OVERHEAD: usize = 96; // MPI_BSEND_OVERHEAD in mpi.h
+
+#[derive(Default)]
+pub(crate) struct Bsend {
+    /// The attached buffer: address and size.
+    attached: Option<(usize, usize)>,
+    /// Copies still being sent, with the space each takes in the attached buffer.
+    in_flight: Vec<(Vec<u8>, Request<'static>, usize)>,
+    used: usize,
+}
+
+impl Bsend {
+    /// Forgets the copies whose sends have completed, freeing their space.
+    fn reap(&mut self) {
+        let mut freed = 0;
+        self.in_flight.retain_mut(|(_, req, space)| match req.test() {
+            Ok(None) => true,
+            _ => {
+                freed += *space;
+                false
+            }
+        });
+        self.used -= freed;
+    }
+}
+
+/// Copies the message and starts sending the copy.
+unsafe fn start(
+    m: &mut Mpi,
+    buf: *const c_void,
+    count: c_int,
+    t: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> Res {
+    let len = datatype::bytes(count, t)?;
+    let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.clone();
+    if dest == MPI_PROC_NULL {
+        return Ok(());
+    }
+    let b = &mut m.bsend;
+    b.reap();
+    let space = len + OVERHEAD;
+    let Some((_, size)) = b.attached else {
+        return Err(err(
+            MPI_ERR_BUFFER,
+            format!("buffered send of {len} bytes with no buffer attached (MPI_Buffer_attach)"),
+        ));
+    };
+    if b.used + space > size {
+        return Err(err(
+            MPI_ERR_BUFFER,
+            format!(
+                "buffered send of {len} bytes needs {space} bytes of the attached buffer (MPI_BSEND_OVERHEAD included); \
+                 {} of {size} are free",
+                size - b.used
+            ),
+        ));
+    }
+    let copy = std::slice::from_raw_parts(buffer(buf, len)?, len).to_vec();
+    let dest = usize::try_from(dest).map_err(|_| err(MPI_ERR_RANK, format!("invalid destination rank {dest}")))?;
+    // SAFETY: the copy's heap memory stays put while it is kept beside its request.
+    let req = c.isend_raw(copy.as_ptr(), len, dest, tag, SendMode::Standard)?;
+    b.in_flight.push((copy, req, space));
+    b.used += space;
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    call("MPI_Bsend", comm, |m| start(m, buf, count, datatype, dest, tag, comm))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    call("MPI_Ibsend", comm, |m| {
+        start(m, buf, count, datatype, dest, tag, comm)?;
+        *request = m.add_request(Req::Complete(MPI_Status::default()));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
+    call("MPI_Buffer_attach", MPI_COMM_WORLD, |m| {
+        if size < 0 {
+            return Err(err(MPI_ERR_ARG, format!("MPI_Buffer_attach: negative size {size}")));
+        }
+        if m.bsend.attached.is_some() {
+            return Err(err(MPI_ERR_BUFFER, "a buffer is already attached (MPI_Buffer_detach it first)"));
+        }
+        m.bsend.attached = Some((buffer as usize, size as usize));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    call_unlocked("MPI_Buffer_detach", MPI_COMM_WORLD, || {
+        // Detach waits until every buffered message has gone; wait without the tables.
+        let (attached, in_flight) =
+            state::with(|m| (m.bsend.attached.take(), std::mem::take(&mut m.bsend.in_flight))).expect("MPI is running");
+        state::with(|m| m.bsend.used = 0);
+        for (_copy, req, _) in in_flight {
+            req.wait()?;
+        }
+        let (addr, len) = attached.unwrap_or((0, 0));
+        if !buffer_addr.is_null() {
+            *(buffer_addr as *mut *mut c_void) = addr as *mut c_void;
+        }
+        if !size.is_null() {
+            *size = len as c_int;
+        }
+        Ok(())
+    })
+}
