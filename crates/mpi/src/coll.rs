@@ -504,12 +504,19 @@ pub unsafe extern "C" fn PMPI_Alltoallv(
     })
 }
 
+/// One rank's part in Alltoallw: count, byte displacement, type.
+type WPart = (c_int, i64, MPI_Datatype);
+
+/// Parts packed one after another, and their byte layout.
+type Packed = (Vec<u8>, Vec<(usize, usize)>);
+
 /// Alltoallw's per-rank parts `(count, byte displacement, type)` of a buffer, packed one
 /// after another: the bytes and their byte layout.
-unsafe fn pack_w(buf: *const c_void, parts: &[(c_int, i64, MPI_Datatype)]) -> Res<(Vec<u8>, Vec<(usize, usize)>)> {
+unsafe fn pack_w(buf: *const c_void, parts: &[WPart]) -> Res<Packed> {
     let (mut bytes, mut layout) = (Vec::new(), Vec::with_capacity(parts.len()));
     for &(count, disp, t) in parts {
-        let v = view(&datatype::layout(t)?, (buf as *const u8).wrapping_offset(disp as isize).cast(), count, Dir::Read)?;
+        let v =
+            view(&datatype::layout(t)?, (buf as *const u8).wrapping_offset(disp as isize).cast(), count, Dir::Read)?;
         layout.push((bytes.len(), v.len()));
         bytes.extend_from_slice(v.bytes());
     }
@@ -517,7 +524,7 @@ unsafe fn pack_w(buf: *const c_void, parts: &[(c_int, i64, MPI_Datatype)]) -> Re
 }
 
 /// `(count, byte displacement, type)` per rank from Alltoallw's C arrays.
-unsafe fn w_parts(n: usize, counts: *const c_int, displs: *const c_int, types: *const MPI_Datatype) -> Res<Vec<(c_int, i64, MPI_Datatype)>> {
+unsafe fn w_parts(n: usize, counts: *const c_int, displs: *const c_int, types: *const MPI_Datatype) -> Res<Vec<WPart>> {
     if n > 0 && (counts.is_null() || displs.is_null() || types.is_null()) {
         return Err(err(MPI_ERR_ARG, "NULL counts, displacements or types"));
     }

@@ -3,8 +3,8 @@
 use std::ffi::c_int;
 
 use crate::abi::*;
-use crate::error::{call, call_unlocked, err, Res};
 use crate::datatype::Staging;
+use crate::error::{call, call_unlocked, err, Res};
 use crate::state::{self, Req};
 
 /// The status of an operation with `MPI_PROC_NULL`.
@@ -333,7 +333,8 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
             // engine may still use (a freed receive of non-contiguous data is never unpacked).
             m.detached.push(req);
             if let Some(s) = staged {
-                m.types.keep_orphan(s);
+                // Moving it moves no byte the engine uses: those are in its Vec's heap block.
+                m.types.keep_orphan(*s);
             }
         }
         *request = MPI_REQUEST_NULL;

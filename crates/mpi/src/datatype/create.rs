@@ -270,8 +270,7 @@ unsafe fn structure(
         |maps| {
             let k = n as usize;
             let (l, d) = (array(blocklengths, k, "")?, array(displacements, k, "")?);
-            let entries =
-                (0..k).map(|i| Ok((arg(l[i], "blocklength")?, d[i], maps[i]))).collect::<Res<Vec<_>>>()?;
+            let entries = (0..k).map(|i| Ok((arg(l[i], "blocklength")?, d[i], maps[i]))).collect::<Res<Vec<_>>>()?;
             Ok(typemap::structure(&entries))
         },
     )
@@ -482,12 +481,12 @@ pub unsafe extern "C" fn PMPI_Type_get_contents(
     call("MPI_Type_get_contents", MPI_COMM_WORLD, |m| {
         let e = match m.types.get(datatype) {
             Some(e) => e.envelope.clone(),
-            None => {
-                return Err(err(MPI_ERR_TYPE, format!("datatype {datatype:#x} is predefined: it has no contents")))
-            }
+            None => return Err(err(MPI_ERR_TYPE, format!("datatype {datatype:#x} is predefined: it has no contents"))),
         };
         let fits = |have: usize, max: c_int| max >= 0 && have <= max as usize;
-        if !fits(e.ints.len(), max_integers) || !fits(e.aints.len(), max_addresses) || !fits(e.types.len(), max_datatypes)
+        if !fits(e.ints.len(), max_integers)
+            || !fits(e.aints.len(), max_addresses)
+            || !fits(e.types.len(), max_datatypes)
         {
             return Err(err(
                 MPI_ERR_ARG,

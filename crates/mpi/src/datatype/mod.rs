@@ -55,7 +55,7 @@ pub(crate) struct Types {
     free: Vec<usize>,
     /// Staging buffers of requests released by `MPI_Request_free` while still in flight: the
     /// engine may still read or write them, so they live until finalize.
-    orphans: Vec<Box<Staging>>,
+    orphans: Vec<Staging>,
 }
 
 /// Table index of the first derived type: after MPICH's five direct pair types.
@@ -116,7 +116,7 @@ impl Types {
         }
     }
 
-    pub fn keep_orphan(&mut self, s: Box<Staging>) {
+    pub fn keep_orphan(&mut self, s: Staging) {
         self.orphans.push(s);
     }
 }

@@ -50,9 +50,20 @@ pub(crate) fn external32(t: MPI_Datatype, native: usize) -> (usize, usize) {
     match t {
         MPI_LONG | MPI_UNSIGNED_LONG => (4, 4),
         MPI_WCHAR => (2, 2),
-        MPI_C_FLOAT_COMPLEX | MPI_C_DOUBLE_COMPLEX | MPI_C_LONG_DOUBLE_COMPLEX | MPI_COMPLEX
-        | MPI_DOUBLE_COMPLEX | MPI_COMPLEX8 | MPI_COMPLEX16 | MPI_COMPLEX32 | MPI_CXX_FLOAT_COMPLEX
-        | MPI_CXX_DOUBLE_COMPLEX | MPI_CXX_LONG_DOUBLE_COMPLEX | MPI_2INT | MPI_2INTEGER | MPI_2REAL
+        MPI_C_FLOAT_COMPLEX
+        | MPI_C_DOUBLE_COMPLEX
+        | MPI_C_LONG_DOUBLE_COMPLEX
+        | MPI_COMPLEX
+        | MPI_DOUBLE_COMPLEX
+        | MPI_COMPLEX8
+        | MPI_COMPLEX16
+        | MPI_COMPLEX32
+        | MPI_CXX_FLOAT_COMPLEX
+        | MPI_CXX_DOUBLE_COMPLEX
+        | MPI_CXX_LONG_DOUBLE_COMPLEX
+        | MPI_2INT
+        | MPI_2INTEGER
+        | MPI_2REAL
         | MPI_2DOUBLE_PRECISION => (native, native / 2),
         MPI_BYTE | MPI_PACKED | MPI_CHAR | MPI_UNSIGNED_CHAR | MPI_SIGNED_CHAR | MPI_CHARACTER => (native, 1),
         _ => (native, native),

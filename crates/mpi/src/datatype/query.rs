@@ -105,7 +105,10 @@ pub unsafe extern "C" fn PMPI_Type_set_name(datatype: MPI_Datatype, name: *const
         if name.is_null() {
             return Err(err(MPI_ERR_ARG, "NULL name"));
         }
-        let e = m.types.get_mut(datatype).ok_or_else(|| err(MPI_ERR_TYPE, format!("cannot name datatype {datatype:#x}")))?;
+        let e = m
+            .types
+            .get_mut(datatype)
+            .ok_or_else(|| err(MPI_ERR_TYPE, format!("cannot name datatype {datatype:#x}")))?;
         let name = CStr::from_ptr(name).to_string_lossy();
         e.name = name.chars().take(MPI_MAX_OBJECT_NAME as usize - 1).collect();
         Ok(())
@@ -183,7 +186,11 @@ pub unsafe extern "C" fn PMPI_Get_count(status: *const MPI_Status, datatype: MPI
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_elements(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Get_elements(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut c_int,
+) -> c_int {
     call("MPI_Get_elements", MPI_COMM_WORLD, |m| {
         let n = elements_in(m, status_ref(status)?, datatype)?;
         out(count, c_int::try_from(n).unwrap_or(MPI_UNDEFINED), "count")
@@ -211,7 +218,11 @@ unsafe fn set_elements(m: &Mpi, status: *mut MPI_Status, t: MPI_Datatype, n: MPI
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Status_set_elements(status: *mut MPI_Status, datatype: MPI_Datatype, count: c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Status_set_elements(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: c_int,
+) -> c_int {
     call("MPI_Status_set_elements", MPI_COMM_WORLD, |m| set_elements(m, status, datatype, count as MPI_Count))
 }
 
@@ -352,7 +363,12 @@ pub unsafe extern "C" fn PMPI_Unpack(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_size(incount: c_int, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Pack_size(
+    incount: c_int,
+    datatype: MPI_Datatype,
+    comm: MPI_Comm,
+    size: *mut c_int,
+) -> c_int {
     call("MPI_Pack_size", comm, |m| {
         let bytes = Layout::Map(map_of(m, datatype)?).bytes(incount)?;
         out(size, int(bytes as i64, "packed size")?, "size")

@@ -304,10 +304,9 @@ pub(crate) fn owned(gsize: usize, d: Distrib, psize: usize, coord: usize) -> Vec
             let start = (coord * b).min(gsize);
             vec![(start, (start + b).min(gsize) - start)]
         }
-        Distrib::Cyclic(k) => (coord * k..gsize)
-            .step_by((k * psize).max(1))
-            .map(|s| (s, (s + k).min(gsize) - s))
-            .collect(),
+        Distrib::Cyclic(k) => {
+            (coord * k..gsize).step_by((k * psize).max(1)).map(|s| (s, (s + k).min(gsize) - s)).collect()
+        }
     }
 }
 
