@@ -383,14 +383,15 @@ pub(crate) unsafe fn parted(l: &Layout, buf: *const c_void, counts: &[c_int], di
         places.push((d * extent, c as usize));
     }
     if let Layout::Dense(..) = l {
-        let mut parts = Vec::with_capacity(counts.len());
-        for (r, &(d, c)) in places.iter().enumerate() {
-            let d = usize::try_from(d).map_err(|_| err(MPI_ERR_ARG, format!("rank {r}: negative displacement")))?;
-            parts.push((d, c * size));
-        }
+        // Parts may lie before `buf` (negative displacements): the engine's byte layout starts
+        // at the lowest one.
+        let low = places.iter().filter(|p| p.1 > 0).map(|p| p.0).min().unwrap_or(0).min(0);
+        // Empty parts are put at 0: they may name any displacement.
+        let parts: Vec<_> =
+            places.iter().map(|&(d, c)| if c == 0 { (0, 0) } else { ((d - low) as usize, c * size) }).collect();
         let span = parts.iter().map(|&(d, l)| d + l).max().unwrap_or(0);
-        let base = buf as *mut u8;
-        if base.is_null() && span > 0 {
+        let base = (buf as *mut u8).wrapping_offset(low as isize);
+        if buf.is_null() && span > 0 {
             return Err(err(MPI_ERR_BUFFER, format!("NULL buffer for {span} bytes")));
         }
         let ptr = if base.is_null() { std::ptr::NonNull::dangling().as_ptr() } else { base };
