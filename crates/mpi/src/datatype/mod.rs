@@ -444,3 +444,49 @@ impl Parted {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(bytes: &[u8]) -> Vec<i32> {
+        bytes.chunks(4).map(|c| i32::from_ne_bytes(c.try_into().unwrap())).collect()
+    }
+
+    #[test]
+    fn contiguous_views_are_the_user_memory() {
+        let data = [1i32, 2, 3, 4];
+        let v = unsafe { view(&Layout::Dense(4), data.as_ptr().cast(), 4, Dir::Read) }.unwrap();
+        assert_eq!(v.ptr() as *const i32, data.as_ptr());
+        assert!(v.into_staging().is_none(), "no copy for contiguous data");
+        let null = unsafe { view(&Layout::Dense(4), std::ptr::null(), 1, Dir::Read) };
+        assert_eq!(null.err().map(|e| e.class), Some(MPI_ERR_BUFFER));
+    }
+
+    #[test]
+    fn strided_views_pack_and_unpack() {
+        let vector = Layout::Map(Arc::new(typemap::hvector(3, 1, 8, &TypeMap::basic(MPI_INT, 4, 4))));
+        let src = [0i32, 1, 2, 3, 4];
+        let v = unsafe { view(&vector, src.as_ptr().cast(), 1, Dir::Read) }.unwrap();
+        assert_eq!(ints(v.bytes()), [0, 2, 4]);
+        let mut dst = [-1i32; 5];
+        let mut w = unsafe { view(&vector, dst.as_mut_ptr().cast(), 1, Dir::Write) }.unwrap();
+        w.bytes_mut().copy_from_slice(&[7i32, 8, 9].map(i32::to_ne_bytes).concat());
+        unsafe { w.finish(8) };
+        assert_eq!(dst, [7, -1, 8, -1, -1], "only the bytes received are unpacked");
+    }
+
+    #[test]
+    fn parted_buffers_stage_each_rank_part() {
+        let pair = Layout::Map(Arc::new(typemap::resized(&TypeMap::basic(MPI_INT, 4, 4), 0, 8)));
+        let mut dst = [-1i32; 8];
+        let mut p = unsafe { parted(&pair, dst.as_mut_ptr().cast(), &[1, 2], &[3, 0], Dir::Write) }.unwrap();
+        assert_eq!(p.parts(), [(0, 4), (4, 8)]);
+        p.bytes_mut().copy_from_slice(&[5i32, 6, 7].map(i32::to_ne_bytes).concat());
+        unsafe { p.finish() };
+        assert_eq!(dst, [6, -1, 7, -1, -1, -1, 5, -1]);
+        // Dense parts may start before the buffer pointer.
+        let p = unsafe { parted(&Layout::Dense(4), dst.as_ptr().add(2).cast(), &[1, 1], &[-2, 1], Dir::Read) }.unwrap();
+        assert_eq!(p.parts(), [(0, 4), (12, 4)]);
+    }
+}
