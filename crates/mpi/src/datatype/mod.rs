@@ -181,6 +181,7 @@ pub(crate) fn map_of(m: &Mpi, t: MPI_Datatype) -> Res<Arc<TypeMap>> {
 }
 
 /// The layout of a datatype used to move data: it must be committed.
+#[inline]
 pub(crate) fn layout_in(m: &Mpi, t: MPI_Datatype) -> Res<Layout> {
     if !is_pair_type(t) && t != MPI_DATATYPE_NULL {
         if let Some(size) = builtin_datatype_size(t) {
@@ -238,9 +239,10 @@ impl Layout {
     }
 
     /// Packed bytes of `count` instances, the count checked.
+    #[inline]
     pub fn bytes(&self, count: c_int) -> Res<usize> {
         if count < 0 {
-            return Err(err(MPI_ERR_COUNT, format!("negative count {count}")));
+            return Err(negative_count(count));
         }
         Ok(count as usize * self.size())
     }
@@ -256,6 +258,11 @@ impl Layout {
         }
         Ok(count as usize * self.extent() as usize)
     }
+}
+
+#[cold]
+fn negative_count(count: c_int) -> crate::error::MpiError {
+    err(MPI_ERR_COUNT, format!("negative count {count}"))
 }
 
 /// Bytes from one element to the next (the extent) of `t`, as reduction operators see them.
@@ -305,26 +312,37 @@ pub(crate) struct View {
 ///
 /// # Safety
 /// `buf` must hold `count` instances of the layout, as MPI requires of the program.
+#[inline]
 pub(crate) unsafe fn view(l: &Layout, buf: *const c_void, count: c_int, dir: Dir) -> Res<View> {
     let len = l.bytes(count)?;
     let base = buf as *mut u8;
     if base.is_null() && len > 0 && l.true_lb() == 0 {
-        return Err(err(MPI_ERR_BUFFER, format!("NULL buffer for {count} elements ({len} bytes)")));
+        return Err(null_buffer(count, len));
     }
     if let Some(off) = l.contiguous(count as usize) {
         let ptr = base.wrapping_offset(off as isize);
         let ptr = if ptr.is_null() { std::ptr::NonNull::dangling().as_ptr() } else { ptr };
         return Ok(View { ptr, len, staging: None });
     }
+    Ok(staged_view(l, base, count as usize, len, dir))
+}
+
+#[cold]
+fn null_buffer(count: c_int, len: usize) -> crate::error::MpiError {
+    err(MPI_ERR_BUFFER, format!("NULL buffer for {count} elements ({len} bytes)"))
+}
+
+/// The slow path of [`view`]: a packed copy of non-contiguous data.
+#[inline(never)]
+unsafe fn staged_view(l: &Layout, base: *mut u8, count: usize, len: usize, dir: Dir) -> View {
     let Layout::Map(map) = l else { unreachable!("dense layouts are contiguous") };
     let mut staged = vec![0u8; len];
     if dir != Dir::Write {
-        // SAFETY: the caller vouches for the user buffer.
-        pack::pack(map, base, count as usize, &mut staged);
+        // SAFETY: the caller of `view` vouches for the user buffer.
+        pack::pack(map, base, count, &mut staged);
     }
-    let mut staging =
-        Box::new(Staging { buf: staged, base, count: count as usize, map: map.clone(), unpack: dir != Dir::Read });
-    Ok(View { ptr: staging.buf.as_mut_ptr(), len, staging: Some(staging) })
+    let mut staging = Box::new(Staging { buf: staged, base, count, map: map.clone(), unpack: dir != Dir::Read });
+    View { ptr: staging.buf.as_mut_ptr(), len, staging: Some(staging) }
 }
 
 impl View {
