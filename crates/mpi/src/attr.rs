@@ -277,13 +277,11 @@ pub(crate) fn delete_comm_attrs(comm: MPI_Comm) -> Res {
 }
 
 /// Hook for MPI_Type_dup: copies `old`'s attributes to `new`.
-#[allow(dead_code)] // called from datatype.rs once MPI_Type_dup lands there
 pub(crate) fn copy_type_attrs(old: MPI_Datatype, new: MPI_Datatype) -> Res {
     copy_all(object_type::DATATYPE, old, new)
 }
 
 /// Hook for MPI_Type_free: deletes `t`'s attributes.
-#[allow(dead_code)] // called from datatype.rs once MPI_Type_free of derived types lands there
 pub(crate) fn delete_type_attrs(t: MPI_Datatype) -> Res {
     delete_all(object_type::DATATYPE, t)
 }

@@ -10,9 +10,8 @@ use std::ffi::{c_int, c_void};
 use billboard::{Request, SendMode};
 
 use crate::abi::*;
-use crate::datatype;
+use crate::datatype::{self, Dir};
 use crate::error::{bad_comm, call, call_unlocked, err, Res};
-use crate::p2p::buffer;
 use crate::state::{self, Mpi, Req};
 
 const OVERHEAD: usize = 96; // MPI_BSEND_OVERHEAD in mpi.h
@@ -51,7 +50,8 @@ unsafe fn start(
     tag: c_int,
     comm: MPI_Comm,
 ) -> Res {
-    let len = datatype::bytes(count, t)?;
+    let layout = datatype::layout_in(m, t)?;
+    let len = layout.bytes(count)?;
     let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.clone();
     if dest == MPI_PROC_NULL {
         return Ok(());
@@ -75,7 +75,7 @@ unsafe fn start(
             ),
         ));
     }
-    let copy = std::slice::from_raw_parts(buffer(buf, len)?, len).to_vec();
+    let copy = datatype::view(&layout, buf, count, Dir::Read)?.bytes().to_vec();
     let dest = usize::try_from(dest).map_err(|_| err(MPI_ERR_RANK, format!("invalid destination rank {dest}")))?;
     // SAFETY: the copy's heap memory stays put while it is kept beside its request.
     let req = c.isend_raw(copy.as_ptr(), len, dest, tag, SendMode::Standard)?;

@@ -1,12 +1,16 @@
 //! Collectives: argument checks, MPI_IN_PLACE, counts and displacements in elements turned
 //! into byte layouts, then the engine's collectives (`billboard::coll`).
+//!
+//! Data goes through `datatype::View`/`Parted`: contiguous data is used in place, other data
+//! is packed before and unpacked after. Reductions keep data in the type's own layout (the
+//! operator reads elements one extent apart), so they take spans of `count * extent` bytes.
 
 use std::ffi::{c_int, c_void};
 
 use billboard::Communicator;
 
 use crate::abi::*;
-use crate::datatype;
+use crate::datatype::{self, parted, view, Dir};
 use crate::error::{bad_comm, call_unlocked, err, Res};
 use crate::ops;
 
@@ -52,25 +56,33 @@ fn check_root(c: &Communicator, root: c_int) -> Res<usize> {
         .ok_or_else(|| err(MPI_ERR_ROOT, format!("invalid root {root}: the communicator has {} ranks", c.size())))
 }
 
-/// Byte layout of per-rank parts given in elements of `elem` bytes.
-unsafe fn layout(n: usize, counts: *const c_int, displs: *const c_int, elem: usize) -> Res<Vec<(usize, usize)>> {
+/// Byte parts of a reduction result scattered by `counts` elements of `extent` bytes each.
+unsafe fn reduce_parts(n: usize, counts: *const c_int, extent: usize) -> Res<Vec<(usize, usize)>> {
+    let mut at = 0;
     (0..n)
         .map(|r| {
-            let (c, d) = (*counts.add(r), *displs.add(r));
-            if c < 0 || d < 0 {
-                return Err(err(MPI_ERR_COUNT, format!("rank {r}: count {c}, displacement {d}")));
+            let c = *counts.add(r);
+            if c < 0 {
+                return Err(err(MPI_ERR_COUNT, format!("rank {r}: count {c}")));
             }
-            Ok((d as usize * elem, c as usize * elem))
+            let part = (at, c as usize * extent);
+            at += part.1;
+            Ok(part)
         })
         .collect()
 }
 
-fn uniform(n: usize, part: usize) -> Vec<(usize, usize)> {
-    (0..n).map(|r| (r * part, part)).collect()
+/// Counts and displacements (in elements) of `n` equal parts of `count` elements.
+fn uniform(n: usize, count: c_int) -> (Vec<c_int>, Vec<i64>) {
+    (vec![count; n], (0..n).map(|r| r as i64 * count as i64).collect())
 }
 
-fn span(layout: &[(usize, usize)]) -> usize {
-    layout.iter().map(|&(d, l)| d + l).max().unwrap_or(0)
+/// Counts and displacements (in elements) from C arrays of `n` entries.
+unsafe fn varying(n: usize, counts: *const c_int, displs: *const c_int) -> Res<(Vec<c_int>, Vec<i64>)> {
+    if n > 0 && (counts.is_null() || displs.is_null()) {
+        return Err(err(MPI_ERR_ARG, "NULL counts or displacements"));
+    }
+    Ok(((0..n).map(|r| *counts.add(r)).collect(), (0..n).map(|r| *displs.add(r) as i64).collect()))
 }
 
 #[no_mangle]
@@ -89,7 +101,12 @@ pub unsafe extern "C" fn PMPI_Bcast(
     call_unlocked("MPI_Bcast", comm, || {
         let c = comm_ref(comm)?;
         let root = check_root(&c, root)?;
-        Ok(c.bcast_bytes(slice_mut(buf, datatype::bytes(count, t)?)?, root)?)
+        let dir = if c.rank() == root { Dir::Read } else { Dir::Write };
+        let mut v = view(&datatype::layout(t)?, buf, count, dir)?;
+        c.bcast_bytes(v.bytes_mut(), root)?;
+        let len = v.len();
+        v.finish(len);
+        Ok(())
     })
 }
 
@@ -106,7 +123,7 @@ pub unsafe extern "C" fn PMPI_Reduce(
     call_unlocked("MPI_Reduce", comm, || {
         let c = comm_ref(comm)?;
         let root = check_root(&c, root)?;
-        let len = datatype::bytes(count, t)?;
+        let len = datatype::layout(t)?.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
         let is_root = c.rank() == root;
         let send =
@@ -127,7 +144,7 @@ pub unsafe extern "C" fn PMPI_Allreduce(
 ) -> c_int {
     call_unlocked("MPI_Allreduce", comm, || {
         let c = comm_ref(comm)?;
-        let len = datatype::bytes(count, t)?;
+        let len = datatype::layout(t)?.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
         let send = if in_place(sendbuf) { slice(recvbuf, len)?.to_vec() } else { slice(sendbuf, len)?.to_vec() };
         Ok(c.allreduce_bytes(&send, slice_mut(recvbuf, len)?, &mut combine)?)
@@ -143,7 +160,7 @@ pub unsafe extern "C" fn PMPI_Reduce_local(
     op: MPI_Op,
 ) -> c_int {
     call_unlocked("MPI_Reduce_local", MPI_COMM_WORLD, || {
-        let len = datatype::bytes(count, t)?;
+        let len = datatype::layout(t)?.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
         combine(slice(inbuf, len)?, slice_mut(inoutbuf, len)?);
         Ok(())
@@ -161,7 +178,7 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_block(
 ) -> c_int {
     call_unlocked("MPI_Reduce_scatter_block", comm, || {
         let c = comm_ref(comm)?;
-        let part = datatype::bytes(recvcount, t)?;
+        let part = datatype::layout(t)?.reduce_bytes(recvcount)?;
         let total = part * c.size();
         let mut combine = combiner(op, t)?;
         let send = if in_place(sendbuf) { slice(recvbuf, total)?.to_vec() } else { slice(sendbuf, total)?.to_vec() };
@@ -184,18 +201,10 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter(
 ) -> c_int {
     call_unlocked("MPI_Reduce_scatter", comm, || {
         let c = comm_ref(comm)?;
-        let elem = datatype::size_of(t)?;
-        let counts: Vec<c_int> = (0..c.size()).map(|r| *recvcounts.add(r)).collect();
-        let displs: Vec<c_int> = counts
-            .iter()
-            .scan(0, |acc, &k| {
-                let d = *acc;
-                *acc += k;
-                Some(d)
-            })
-            .collect();
-        let parts = layout(c.size(), counts.as_ptr(), displs.as_ptr(), elem)?;
-        let total = span(&parts);
+        let layout = datatype::layout(t)?;
+        layout.reduce_bytes(0)?;
+        let parts = reduce_parts(c.size(), recvcounts, layout.extent() as usize)?;
+        let total = parts.last().map_or(0, |&(d, l)| d + l);
         let mut combine = combiner(op, t)?;
         let send = if in_place(sendbuf) { slice(recvbuf, total)?.to_vec() } else { slice(sendbuf, total)?.to_vec() };
         let mut all = vec![0u8; total];
@@ -218,7 +227,7 @@ unsafe fn scan(
     let name = if exclusive { "MPI_Exscan" } else { "MPI_Scan" };
     call_unlocked(name, comm, || {
         let c = comm_ref(comm)?;
-        let len = datatype::bytes(count, t)?;
+        let len = datatype::layout(t)?.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
         let send = if in_place(sendbuf) { slice(recvbuf, len)?.to_vec() } else { slice(sendbuf, len)?.to_vec() };
         Ok(c.scan_bytes(&send, slice_mut(recvbuf, len)?, &mut combine, exclusive)?)
@@ -249,25 +258,34 @@ pub unsafe extern "C" fn PMPI_Exscan(
     scan(sendbuf, recvbuf, count, t, op, comm, true)
 }
 
-/// Gather with per-rank layouts in bytes at the root.
+/// Gather with per-rank counts and displacements (in elements of `recvtype`) at the root.
 unsafe fn gatherv(
-    sendbuf: *const c_void,
-    sendlen: Res<usize>,
+    (sendbuf, sendcount, sendtype): (*const c_void, c_int, MPI_Datatype),
     recvbuf: *mut c_void,
-    parts: impl FnOnce(&Communicator) -> Res<Vec<(usize, usize)>>,
+    shape: impl FnOnce(&Communicator) -> Res<(Vec<c_int>, Vec<i64>)>,
+    recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
 ) -> Res {
     let c = comm_ref(comm)?;
     let root = check_root(&c, root)?;
+    let send = || view(&datatype::layout(sendtype)?, sendbuf, sendcount, Dir::Read);
     if c.rank() != root {
-        return Ok(c.gatherv_bytes(slice(sendbuf, sendlen?)?, None, root)?);
+        return Ok(c.gatherv_bytes(send()?.bytes(), None, root)?);
     }
-    let parts = parts(&c)?;
-    let recv = slice_mut(recvbuf, span(&parts))?;
-    let (d, l) = parts[root];
-    let mine = if in_place(sendbuf) { recv[d..d + l].to_vec() } else { slice(sendbuf, sendlen?)?.to_vec() };
-    Ok(c.gatherv_bytes(&mine, Some((recv, &parts)), root)?)
+    let (counts, displs) = shape(&c)?;
+    let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
+    let mut recv = parted(&datatype::layout(recvtype)?, recvbuf, &counts, &displs, dir)?;
+    let parts = recv.parts().to_vec();
+    if in_place(sendbuf) {
+        let (d, l) = parts[root];
+        let mine = recv.bytes()[d..d + l].to_vec();
+        c.gatherv_bytes(&mine, Some((recv.bytes_mut(), &parts)), root)?;
+    } else {
+        c.gatherv_bytes(send()?.bytes(), Some((recv.bytes_mut(), &parts)), root)?;
+    }
+    recv.finish();
+    Ok(())
 }
 
 #[no_mangle]
@@ -282,8 +300,8 @@ pub unsafe extern "C" fn PMPI_Gather(
     comm: MPI_Comm,
 ) -> c_int {
     call_unlocked("MPI_Gather", comm, || {
-        let sendlen = datatype::bytes(sendcount, sendtype);
-        gatherv(sendbuf, sendlen, recvbuf, |c| Ok(uniform(c.size(), datatype::bytes(recvcount, recvtype)?)), root, comm)
+        let shape = |c: &Communicator| Ok(uniform(c.size(), recvcount));
+        gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, comm)
     })
 }
 
@@ -300,33 +318,42 @@ pub unsafe extern "C" fn PMPI_Gatherv(
     comm: MPI_Comm,
 ) -> c_int {
     call_unlocked("MPI_Gatherv", comm, || {
-        let sendlen = datatype::bytes(sendcount, sendtype);
-        let parts = |c: &Communicator| layout(c.size(), recvcounts, displs, datatype::size_of(recvtype)?);
-        gatherv(sendbuf, sendlen, recvbuf, parts, root, comm)
+        let shape = |c: &Communicator| varying(c.size(), recvcounts, displs);
+        gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, comm)
     })
 }
 
+/// Scatter with per-rank counts and displacements (in elements of `sendtype`) at the root.
 unsafe fn scatterv(
     sendbuf: *const c_void,
-    parts: impl FnOnce(&Communicator) -> Res<Vec<(usize, usize)>>,
-    recvbuf: *mut c_void,
-    recvlen: Res<usize>,
+    shape: impl FnOnce(&Communicator) -> Res<(Vec<c_int>, Vec<i64>)>,
+    sendtype: MPI_Datatype,
+    (recvbuf, recvcount, recvtype): (*mut c_void, c_int, MPI_Datatype),
     root: c_int,
     comm: MPI_Comm,
 ) -> Res {
     let c = comm_ref(comm)?;
     let root = check_root(&c, root)?;
+    let recv = || view(&datatype::layout(recvtype)?, recvbuf, recvcount, Dir::Write);
     if c.rank() != root {
-        return Ok(c.scatterv_bytes(None, slice_mut(recvbuf, recvlen?)?, root)?);
+        let mut v = recv()?;
+        c.scatterv_bytes(None, v.bytes_mut(), root)?;
+        let len = v.len();
+        v.finish(len);
+        return Ok(());
     }
-    let parts = parts(&c)?;
-    let send = slice(sendbuf, span(&parts))?;
+    let (counts, displs) = shape(&c)?;
+    let send = parted(&datatype::layout(sendtype)?, sendbuf, &counts, &displs, Dir::Read)?;
     if in_place(recvbuf) {
         // The root's own part stays where it is.
-        let mut scratch = vec![0u8; parts[root].1];
-        return Ok(c.scatterv_bytes(Some((send, &parts)), &mut scratch, root)?);
+        let mut scratch = vec![0u8; send.parts()[root].1];
+        return Ok(c.scatterv_bytes(Some((send.bytes(), send.parts())), &mut scratch, root)?);
     }
-    Ok(c.scatterv_bytes(Some((send, &parts)), slice_mut(recvbuf, recvlen?)?, root)?)
+    let mut v = recv()?;
+    c.scatterv_bytes(Some((send.bytes(), send.parts())), v.bytes_mut(), root)?;
+    let len = v.len();
+    v.finish(len);
+    Ok(())
 }
 
 #[no_mangle]
@@ -341,15 +368,8 @@ pub unsafe extern "C" fn PMPI_Scatter(
     comm: MPI_Comm,
 ) -> c_int {
     call_unlocked("MPI_Scatter", comm, || {
-        let recvlen = datatype::bytes(recvcount, recvtype);
-        scatterv(
-            sendbuf,
-            |c| Ok(uniform(c.size(), datatype::bytes(sendcount, sendtype)?)),
-            recvbuf,
-            recvlen,
-            root,
-            comm,
-        )
+        let shape = |c: &Communicator| Ok(uniform(c.size(), sendcount));
+        scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, comm)
     })
 }
 
@@ -366,24 +386,31 @@ pub unsafe extern "C" fn PMPI_Scatterv(
     comm: MPI_Comm,
 ) -> c_int {
     call_unlocked("MPI_Scatterv", comm, || {
-        let recvlen = datatype::bytes(recvcount, recvtype);
-        let parts = |c: &Communicator| layout(c.size(), sendcounts, displs, datatype::size_of(sendtype)?);
-        scatterv(sendbuf, parts, recvbuf, recvlen, root, comm)
+        let shape = |c: &Communicator| varying(c.size(), sendcounts, displs);
+        scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, comm)
     })
 }
 
 unsafe fn allgatherv(
-    sendbuf: *const c_void,
-    sendlen: Res<usize>,
+    (sendbuf, sendcount, sendtype): (*const c_void, c_int, MPI_Datatype),
     recvbuf: *mut c_void,
-    parts: Vec<(usize, usize)>,
-    comm: MPI_Comm,
+    (counts, displs): (Vec<c_int>, Vec<i64>),
+    recvtype: MPI_Datatype,
+    c: &Communicator,
 ) -> Res {
-    let c = comm_ref(comm)?;
-    let recv = slice_mut(recvbuf, span(&parts))?;
-    let (d, l) = parts[c.rank()];
-    let mine = if in_place(sendbuf) { recv[d..d + l].to_vec() } else { slice(sendbuf, sendlen?)?.to_vec() };
-    Ok(c.allgatherv_bytes(&mine, recv, &parts)?)
+    let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
+    let mut recv = parted(&datatype::layout(recvtype)?, recvbuf, &counts, &displs, dir)?;
+    let parts = recv.parts().to_vec();
+    if in_place(sendbuf) {
+        let (d, l) = parts[c.rank()];
+        let mine = recv.bytes()[d..d + l].to_vec();
+        c.allgatherv_bytes(&mine, recv.bytes_mut(), &parts)?;
+    } else {
+        let send = view(&datatype::layout(sendtype)?, sendbuf, sendcount, Dir::Read)?;
+        c.allgatherv_bytes(send.bytes(), recv.bytes_mut(), &parts)?;
+    }
+    recv.finish();
+    Ok(())
 }
 
 #[no_mangle]
@@ -397,9 +424,8 @@ pub unsafe extern "C" fn PMPI_Allgather(
     comm: MPI_Comm,
 ) -> c_int {
     call_unlocked("MPI_Allgather", comm, || {
-        let n = comm_ref(comm)?.size();
-        let parts = uniform(n, datatype::bytes(recvcount, recvtype)?);
-        allgatherv(sendbuf, datatype::bytes(sendcount, sendtype), recvbuf, parts, comm)
+        let c = comm_ref(comm)?;
+        allgatherv((sendbuf, sendcount, sendtype), recvbuf, uniform(c.size(), recvcount), recvtype, &c)
     })
 }
 
@@ -415,26 +441,30 @@ pub unsafe extern "C" fn PMPI_Allgatherv(
     comm: MPI_Comm,
 ) -> c_int {
     call_unlocked("MPI_Allgatherv", comm, || {
-        let n = comm_ref(comm)?.size();
-        let parts = layout(n, recvcounts, displs, datatype::size_of(recvtype)?)?;
-        allgatherv(sendbuf, datatype::bytes(sendcount, sendtype), recvbuf, parts, comm)
+        let c = comm_ref(comm)?;
+        let shape = varying(c.size(), recvcounts, displs)?;
+        allgatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, &c)
     })
 }
 
 unsafe fn alltoallv(
-    sendbuf: *const c_void,
-    send_parts: Vec<(usize, usize)>,
-    recvbuf: *mut c_void,
-    recv_parts: Vec<(usize, usize)>,
-    comm: MPI_Comm,
+    (sendbuf, send_shape, sendtype): (*const c_void, (Vec<c_int>, Vec<i64>), MPI_Datatype),
+    (recvbuf, (counts, displs), recvtype): (*mut c_void, (Vec<c_int>, Vec<i64>), MPI_Datatype),
+    c: &Communicator,
 ) -> Res {
-    let c = comm_ref(comm)?;
-    let recv = slice_mut(recvbuf, span(&recv_parts))?;
+    let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
+    let mut recv = parted(&datatype::layout(recvtype)?, recvbuf, &counts, &displs, dir)?;
+    let parts = recv.parts().to_vec();
     if in_place(sendbuf) {
-        let send = recv.to_vec();
-        return Ok(c.alltoallv_bytes(&send, &recv_parts, recv, &recv_parts)?);
+        let send = recv.bytes().to_vec();
+        c.alltoallv_bytes(&send, &parts, recv.bytes_mut(), &parts)?;
+    } else {
+        let (sc, sd) = send_shape;
+        let send = parted(&datatype::layout(sendtype)?, sendbuf, &sc, &sd, Dir::Read)?;
+        c.alltoallv_bytes(send.bytes(), send.parts(), recv.bytes_mut(), &parts)?;
     }
-    Ok(c.alltoallv_bytes(slice(sendbuf, span(&send_parts))?, &send_parts, recv, &recv_parts)?)
+    recv.finish();
+    Ok(())
 }
 
 #[no_mangle]
@@ -448,11 +478,9 @@ pub unsafe extern "C" fn PMPI_Alltoall(
     comm: MPI_Comm,
 ) -> c_int {
     call_unlocked("MPI_Alltoall", comm, || {
-        let n = comm_ref(comm)?.size();
-        let recv_parts = uniform(n, datatype::bytes(recvcount, recvtype)?);
-        let send_parts =
-            if in_place(sendbuf) { recv_parts.clone() } else { uniform(n, datatype::bytes(sendcount, sendtype)?) };
-        alltoallv(sendbuf, send_parts, recvbuf, recv_parts, comm)
+        let c = comm_ref(comm)?;
+        let n = c.size();
+        alltoallv((sendbuf, uniform(n, sendcount), sendtype), (recvbuf, uniform(n, recvcount), recvtype), &c)
     })
 }
 
@@ -469,13 +497,76 @@ pub unsafe extern "C" fn PMPI_Alltoallv(
     comm: MPI_Comm,
 ) -> c_int {
     call_unlocked("MPI_Alltoallv", comm, || {
-        let n = comm_ref(comm)?.size();
-        let recv_parts = layout(n, recvcounts, rdispls, datatype::size_of(recvtype)?)?;
-        let send_parts = if in_place(sendbuf) {
-            recv_parts.clone()
+        let c = comm_ref(comm)?;
+        let n = c.size();
+        let send = if in_place(sendbuf) { (Vec::new(), Vec::new()) } else { varying(n, sendcounts, sdispls)? };
+        alltoallv((sendbuf, send, sendtype), (recvbuf, varying(n, recvcounts, rdispls)?, recvtype), &c)
+    })
+}
+
+/// One rank's part in Alltoallw: count, byte displacement, type.
+type WPart = (c_int, i64, MPI_Datatype);
+
+/// Parts packed one after another, and their byte layout.
+type Packed = (Vec<u8>, Vec<(usize, usize)>);
+
+/// Alltoallw's per-rank parts `(count, byte displacement, type)` of a buffer, packed one
+/// after another: the bytes and their byte layout.
+unsafe fn pack_w(buf: *const c_void, parts: &[WPart]) -> Res<Packed> {
+    let (mut bytes, mut layout) = (Vec::new(), Vec::with_capacity(parts.len()));
+    for &(count, disp, t) in parts {
+        let v =
+            view(&datatype::layout(t)?, (buf as *const u8).wrapping_offset(disp as isize).cast(), count, Dir::Read)?;
+        layout.push((bytes.len(), v.len()));
+        bytes.extend_from_slice(v.bytes());
+    }
+    Ok((bytes, layout))
+}
+
+/// `(count, byte displacement, type)` per rank from Alltoallw's C arrays.
+unsafe fn w_parts(n: usize, counts: *const c_int, displs: *const c_int, types: *const MPI_Datatype) -> Res<Vec<WPart>> {
+    if n > 0 && (counts.is_null() || displs.is_null() || types.is_null()) {
+        return Err(err(MPI_ERR_ARG, "NULL counts, displacements or types"));
+    }
+    Ok((0..n).map(|r| (*counts.add(r), *displs.add(r) as i64, *types.add(r))).collect())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    call_unlocked("MPI_Alltoallw", comm, || {
+        let c = comm_ref(comm)?;
+        let n = c.size();
+        let recv_parts = w_parts(n, recvcounts, rdispls, recvtypes)?;
+        let (send, send_layout) = if in_place(sendbuf) {
+            pack_w(recvbuf, &recv_parts)?
         } else {
-            layout(n, sendcounts, sdispls, datatype::size_of(sendtype)?)?
+            pack_w(sendbuf, &w_parts(n, sendcounts, sdispls, sendtypes)?)?
         };
-        alltoallv(sendbuf, send_parts, recvbuf, recv_parts, comm)
+        let mut recv_layout = Vec::with_capacity(n);
+        let mut total = 0;
+        for &(count, _, t) in &recv_parts {
+            let len = datatype::layout(t)?.bytes(count)?;
+            recv_layout.push((total, len));
+            total += len;
+        }
+        let mut recv = vec![0u8; total];
+        c.alltoallv_bytes(&send, &send_layout, &mut recv, &recv_layout)?;
+        for (&(count, disp, t), &(at, len)) in recv_parts.iter().zip(&recv_layout) {
+            let dst = (recvbuf as *mut u8).wrapping_offset(disp as isize);
+            let mut v = view(&datatype::layout(t)?, dst.cast(), count, Dir::Write)?;
+            v.bytes_mut().copy_from_slice(&recv[at..at + len]);
+            v.finish(len);
+        }
+        Ok(())
     })
 }

@@ -5,9 +5,9 @@
 use std::ffi::{c_int, c_void};
 
 use crate::abi::*;
-use crate::datatype;
+use crate::datatype::{self, Dir};
 use crate::error::{bad_comm, call, call_unlocked, err, Res};
-use crate::p2p::{buffer, source, tag_match};
+use crate::p2p::{source, tag_match};
 use crate::request::{fill_status, finish, proc_null_status, status_of};
 use crate::state::{self, Mpi, Req};
 
@@ -98,11 +98,12 @@ unsafe fn start(m: &mut Mpi, buf: *mut c_void, count: c_int, t: MPI_Datatype, me
         *message = MPI_MESSAGE_NULL;
         return Ok(Req::Complete(proc_null_status()));
     }
-    let len = datatype::bytes(count, t)?;
+    let layout = datatype::layout_in(m, t)?;
+    let data = datatype::view(&layout, buf, count, Dir::Write)?;
     let msg = m.take_message(*message)?;
     *message = MPI_MESSAGE_NULL;
-    let req = msg.irecv_raw(buffer(buf, len)?, len)?;
-    Ok(Req::Active { req, comm: MPI_COMM_WORLD })
+    let req = msg.irecv_raw(data.ptr(), data.len())?;
+    Ok(Req::Active { req, comm: MPI_COMM_WORLD, staged: data.into_staging() })
 }
 
 #[no_mangle]

@@ -150,7 +150,7 @@ fn predefined(op: MPI_Op, t: MPI_Datatype) -> Option<Combiner> {
 
 /// The combiner for `op` on `datatype`, or the MPI error naming what does not fit.
 pub(crate) fn combiner(m: &Mpi, op: MPI_Op, datatype: MPI_Datatype) -> Res<Combiner> {
-    let elem = crate::datatype::size_of(datatype)?;
+    let elem = crate::datatype::extent_in(m, datatype)?;
     if let Some((f, _)) = m.user_op(op) {
         let mut t = datatype;
         return Ok(Box::new(move |inv: &[u8], inout: &mut [u8]| {

@@ -5,21 +5,10 @@ use std::ffi::{c_int, c_void};
 use billboard::{SendMode, Source, TagMatch};
 
 use crate::abi::*;
-use crate::datatype;
+use crate::datatype::{self, Dir};
 use crate::error::{bad_comm, call, call_unlocked, err, Res};
 use crate::request::{fill_status, finish, proc_null_status, status_of};
 use crate::state::{self, Mpi, Req};
-
-/// A user buffer as the engine takes it: never null (a zero-length buffer may be NULL in C).
-pub(crate) fn buffer(buf: *const c_void, len: usize) -> Res<*mut u8> {
-    if buf.is_null() {
-        if len > 0 {
-            return Err(err(MPI_ERR_BUFFER, format!("NULL buffer for {len} bytes")));
-        }
-        return Ok(std::ptr::NonNull::<u8>::dangling().as_ptr());
-    }
-    Ok(buf as *mut u8)
-}
 
 pub(crate) fn source(src: c_int) -> Res<Source> {
     match src {
@@ -52,13 +41,15 @@ pub(crate) unsafe fn start_send(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> Res<Req> {
-    let len = datatype::bytes(count, datatype)?;
+    let layout = datatype::layout_in(m, datatype)?;
     let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
     if dest == MPI_PROC_NULL {
+        layout.bytes(count)?;
         return Ok(Req::Complete(proc_null_status()));
     }
-    let req = c.comm.isend_raw(buffer(buf, len)?, len, dest_rank(dest)?, tag, mode)?;
-    Ok(Req::Active { req, comm })
+    let data = datatype::view(&layout, buf, count, Dir::Read)?;
+    let req = c.comm.isend_raw(data.ptr(), data.len(), dest_rank(dest)?, tag, mode)?;
+    Ok(Req::Active { req, comm, staged: data.into_staging() })
 }
 
 /// Starts a receive and returns its request (not yet in the table).
@@ -71,13 +62,15 @@ pub(crate) unsafe fn start_recv(
     tag: c_int,
     comm: MPI_Comm,
 ) -> Res<Req> {
-    let len = datatype::bytes(count, datatype)?;
+    let layout = datatype::layout_in(m, datatype)?;
     let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
     if src == MPI_PROC_NULL {
+        layout.bytes(count)?;
         return Ok(Req::Complete(proc_null_status()));
     }
-    let req = c.comm.irecv_raw(buffer(buf, len)?, len, source(src)?, tag_match(tag)?)?;
-    Ok(Req::Active { req, comm })
+    let data = datatype::view(&layout, buf, count, Dir::Write)?;
+    let req = c.comm.irecv_raw(data.ptr(), data.len(), source(src)?, tag_match(tag)?)?;
+    Ok(Req::Active { req, comm, staged: data.into_staging() })
 }
 
 /// A blocking call: start under the state, then complete it without holding the state (other
@@ -215,15 +208,31 @@ pub unsafe extern "C" fn PMPI_Sendrecv_replace(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    let len = match datatype::bytes(count, datatype) {
-        Ok(len) => len,
-        Err(e) => return crate::error::handle("MPI_Sendrecv_replace", comm, e),
-    };
-    let copy: Vec<u8> = if len == 0 { Vec::new() } else { std::slice::from_raw_parts(buf as *const u8, len).to_vec() };
+    // The outgoing data is packed first (a copy even when contiguous: the receive overwrites
+    // the buffer), then sent as bytes while the receive uses the datatype.
+    let mut packed = Vec::new();
+    let mut len: c_int = 0;
+    let rc = call_unlocked("MPI_Sendrecv_replace", comm, || {
+        packed = state::with(|m| -> Res<Vec<u8>> {
+            let layout = datatype::layout_in(m, datatype)?;
+            if dest == MPI_PROC_NULL {
+                layout.bytes(count)?;
+                return Ok(Vec::new());
+            }
+            Ok(datatype::view(&layout, buf, count, Dir::Read)?.bytes().to_vec())
+        })
+        .expect("MPI is running")?;
+        len = c_int::try_from(packed.len())
+            .map_err(|_| err(MPI_ERR_COUNT, format!("{} bytes do not fit an int count", packed.len())))?;
+        Ok(())
+    });
+    if rc != MPI_SUCCESS {
+        return rc;
+    }
     PMPI_Sendrecv(
-        copy.as_ptr().cast(),
-        count,
-        datatype,
+        packed.as_ptr().cast(),
+        len,
+        MPI_BYTE,
         dest,
         sendtag,
         buf,

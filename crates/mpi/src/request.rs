@@ -3,6 +3,7 @@
 use std::ffi::c_int;
 
 use crate::abi::*;
+use crate::datatype::Staging;
 use crate::error::{call, call_unlocked, err, Res};
 use crate::state::{self, Req};
 
@@ -30,11 +31,24 @@ pub(crate) unsafe fn fill_status(status: *mut MPI_Status, st: &MPI_Status) {
     *status = MPI_Status { MPI_ERROR: error, ..*st };
 }
 
+/// Completes a staged operation: a non-contiguous receive is unpacked into the user's buffer,
+/// a non-contiguous send's packed copy is released.
+fn complete_staged(staged: Option<Box<Staging>>, s: &billboard::Status) {
+    if let Some(staged) = staged {
+        // SAFETY: MPI requires the user buffer to stay valid until the request completes.
+        unsafe { staged.complete(s.bytes()) };
+    }
+}
+
 /// Waits for a request taken out of the table.
 pub(crate) fn finish(req: Req) -> Res<MPI_Status> {
     match req {
         Req::Complete(st) => Ok(st),
-        Req::Active { req, .. } => Ok(status_of(&req.wait()?)),
+        Req::Active { req, staged, .. } => {
+            let s = req.wait()?;
+            complete_staged(staged, &s);
+            Ok(status_of(&s))
+        }
     }
 }
 
@@ -42,17 +56,27 @@ pub(crate) fn finish(req: Req) -> Res<MPI_Status> {
 fn test_handle(m: &mut state::Mpi, h: MPI_Request) -> Res<Option<MPI_Status>> {
     let done = match m.request_mut(h) {
         None => return Err(err(MPI_ERR_REQUEST, format!("invalid request {h:#x}"))),
-        Some(Req::Complete(st)) => Some(Ok(*st)),
+        Some(Req::Complete(st)) => {
+            let st = *st;
+            m.take_request(h);
+            return Ok(Some(st));
+        }
         Some(Req::Active { req, .. }) => match req.test() {
-            Ok(Some(s)) => Some(Ok(status_of(&s))),
+            Ok(Some(s)) => Some(Ok(s)),
             Ok(None) => None,
             Err(e) => Some(Err(e.into())),
         },
     };
     match done {
-        Some(outcome) => {
+        Some(Ok(s)) => {
+            if let Some(Req::Active { staged, .. }) = m.take_request(h) {
+                complete_staged(staged, &s);
+            }
+            Ok(Some(status_of(&s)))
+        }
+        Some(Err(e)) => {
             m.take_request(h);
-            outcome.map(Some)
+            Err(e)
         }
         None => Ok(None),
     }
@@ -338,10 +362,15 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
     call("MPI_Request_free", MPI_COMM_WORLD, |m| {
         let req =
             m.take_request(*request).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {:#x}", *request)))?;
-        if let Req::Active { req, .. } = req {
+        if let Req::Active { req, staged, .. } = req {
             // The operation still completes; only the handle goes. Dropping a billboard request
-            // would wait, so it is kept until finalize.
+            // would wait, so it is kept until finalize, and so is its staging buffer, which the
+            // engine may still use (a freed receive of non-contiguous data is never unpacked).
             m.detached.push(req);
+            if let Some(s) = staged {
+                // Moving it moves no byte the engine uses: those are in its Vec's heap block.
+                m.types.keep_orphan(*s);
+            }
         }
         *request = MPI_REQUEST_NULL;
         Ok(())

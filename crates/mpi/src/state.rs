@@ -29,8 +29,9 @@ pub(crate) struct Comm {
 
 /// What an `MPI_Request` handle stands for.
 pub(crate) enum Req {
-    /// An operation in the engine, on communicator `comm` (whose error handler applies).
-    Active { req: Request<'static>, comm: MPI_Comm },
+    /// An operation in the engine, on communicator `comm` (whose error handler applies), with
+    /// the packed copy of non-contiguous data it sends or receives into (unpacked at completion).
+    Active { req: Request<'static>, comm: MPI_Comm, staged: Option<Box<crate::datatype::Staging>> },
     /// Already complete with this status (e.g. a receive from `MPI_PROC_NULL`).
     Complete(MPI_Status),
 }
@@ -50,7 +51,6 @@ pub(crate) struct Mpi {
     /// Operators from `MPI_Op_create`: function and commutativity.
     pub user_ops: Vec<Option<(crate::ops::UserFunction, bool)>>,
     // Tables of the families still being written; each module fills its own.
-    #[allow(dead_code)]
     pub types: crate::datatype::Types,
     pub groups: crate::group::Groups,
     pub infos: crate::info::Infos,

@@ -1,0 +1,510 @@
+//! Datatypes: predefined and derived, and how data described by them moves.
+//!
+//! * `typemap`: the pure representation (flattened blocks, bounds) and every constructor's
+//!   index arithmetic, unit-tested on its own;
+//! * `pack`: user buffer <-> packed bytes, and external32;
+//! * `create`: the `MPI_Type_*` constructors, envelope and contents;
+//! * `query`: sizes, extents, commit/free, names, counts and elements, `MPI_Pack` and friends.
+//!
+//! A predefined type's size is in its handle (bits 15..8, see `abi`), so the common case never
+//! touches the table; the five pair types (`MPI_FLOAT_INT` ..) are small structs built once.
+//! Derived types live in [`Types`], indexed by handle from `abi::FIRST_USER_DATATYPE`.
+//!
+//! Point-to-point and collectives see data through a [`View`]: the user's memory itself when
+//! the data is one contiguous block (no copy, no allocation), else a packed staging buffer,
+//! filled before a send and unpacked into the user's memory when a receive completes.
+
+mod create;
+mod pack;
+mod query;
+mod typemap;
+
+use std::ffi::{c_int, c_void};
+use std::sync::{Arc, OnceLock};
+
+use crate::abi::*;
+use crate::error::{err, Res};
+use crate::state::Mpi;
+use typemap::TypeMap;
+
+/// What `MPI_Type_get_envelope`/`MPI_Type_get_contents` report: the constructor and its
+/// arguments.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Envelope {
+    pub combiner: c_int,
+    pub ints: Vec<c_int>,
+    pub aints: Vec<MPI_Aint>,
+    pub types: Vec<MPI_Datatype>,
+}
+
+/// A derived datatype.
+pub(crate) struct Entry {
+    pub map: Arc<TypeMap>,
+    pub envelope: Envelope,
+    pub committed: bool,
+    pub name: String,
+    /// The program's handle, plus one per derived type built from this one (its envelope
+    /// names it) and per handle `MPI_Type_get_contents` gave out: freed at zero.
+    refs: u32,
+}
+
+/// Derived datatypes by handle.
+#[derive(Default)]
+pub(crate) struct Types {
+    entries: Vec<Option<Entry>>,
+    free: Vec<usize>,
+    /// Staging buffers of requests released by `MPI_Request_free` while still in flight: the
+    /// engine may still read or write them, so they live until finalize.
+    orphans: Vec<Staging>,
+}
+
+/// Table index of the first derived type: after MPICH's five direct pair types.
+const FIRST_INDEX: u32 = handle_index(FIRST_USER_DATATYPE);
+
+fn entry_index(t: MPI_Datatype) -> Option<usize> {
+    (handle_kind(t) == HandleKind::Direct && handle_object_type(t) == object_type::DATATYPE)
+        .then(|| handle_index(t).checked_sub(FIRST_INDEX))
+        .flatten()
+        .map(|i| i as usize)
+}
+
+impl Types {
+    pub fn get(&self, t: MPI_Datatype) -> Option<&Entry> {
+        self.entries.get(entry_index(t)?)?.as_ref()
+    }
+
+    pub fn get_mut(&mut self, t: MPI_Datatype) -> Option<&mut Entry> {
+        self.entries.get_mut(entry_index(t)?)?.as_mut()
+    }
+
+    /// Stores a new type; the derived types its envelope names gain a reference.
+    pub fn add(&mut self, map: TypeMap, envelope: Envelope) -> MPI_Datatype {
+        for &t in &envelope.types {
+            self.retain(t);
+        }
+        let entry = Entry { map: Arc::new(map), envelope, committed: false, name: String::new(), refs: 1 };
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.entries[i] = Some(entry);
+                i
+            }
+            None => {
+                self.entries.push(Some(entry));
+                self.entries.len() - 1
+            }
+        };
+        make_handle(HandleKind::Direct, object_type::DATATYPE, FIRST_INDEX + i as u32)
+    }
+
+    pub fn retain(&mut self, t: MPI_Datatype) {
+        if let Some(e) = self.get_mut(t) {
+            e.refs += 1;
+        }
+    }
+
+    /// Drops one reference; at zero the type goes, and with it its references to others.
+    pub fn release(&mut self, t: MPI_Datatype) {
+        let Some(i) = entry_index(t) else { return };
+        let Some(Some(e)) = self.entries.get_mut(i) else { return };
+        e.refs -= 1;
+        if e.refs == 0 {
+            let e = self.entries[i].take().expect("present");
+            self.free.push(i);
+            for t in e.envelope.types {
+                self.release(t);
+            }
+        }
+    }
+
+    pub fn keep_orphan(&mut self, s: Staging) {
+        self.orphans.push(s);
+    }
+}
+
+/// A datatype resolved for moving data: a predefined contiguous type needs only its size.
+#[derive(Clone)]
+pub(crate) enum Layout {
+    Dense(usize),
+    Map(Arc<TypeMap>),
+}
+
+/// Alignment of a predefined type on x86-64: complex numbers and the `MPI_2*` types align
+/// like their halves.
+fn align_of(t: MPI_Datatype, size: usize) -> usize {
+    match pack::external32(t, size) {
+        (_, unit) if unit > 1 && unit < size && t != MPI_LONG && t != MPI_UNSIGNED_LONG => unit,
+        _ => size.max(1),
+    }
+}
+
+/// The type map of a predefined datatype, or None if `t` is not one.
+fn predefined_map(t: MPI_Datatype) -> Option<TypeMap> {
+    if is_pair_type(t) {
+        return Some((*pair_maps()[(t as u32 - MPI_FLOAT_INT as u32) as usize]).clone());
+    }
+    if t == MPI_DATATYPE_NULL {
+        return None;
+    }
+    match t {
+        MPI_LB => Some(TypeMap::marker(false)),
+        MPI_UB => Some(TypeMap::marker(true)),
+        _ => builtin_datatype_size(t).map(|size| TypeMap::basic(t, size, align_of(t, size))),
+    }
+}
+
+/// The pair types as MPICH builds them: `struct { T value; int index; }`.
+fn pair_maps() -> &'static [Arc<TypeMap>; 5] {
+    static MAPS: OnceLock<[Arc<TypeMap>; 5]> = OnceLock::new();
+    MAPS.get_or_init(|| {
+        let int = TypeMap::basic(MPI_INT, 4, 4);
+        [(MPI_FLOAT, 4), (MPI_DOUBLE, 8), (MPI_LONG, 8), (MPI_SHORT, 2), (MPI_LONG_DOUBLE, 16)].map(|(t, size)| {
+            let value = TypeMap::basic(t, size, size);
+            Arc::new(typemap::structure(&[(1, 0, &value), (1, size.max(4) as i64, &int)]))
+        })
+    })
+}
+
+fn bad_type(t: MPI_Datatype) -> crate::error::MpiError {
+    if t == MPI_DATATYPE_NULL {
+        err(MPI_ERR_TYPE, "MPI_DATATYPE_NULL is not a datatype")
+    } else {
+        err(MPI_ERR_TYPE, format!("invalid datatype {t:#x}"))
+    }
+}
+
+/// The type map of any valid datatype (committed or not).
+pub(crate) fn map_of(m: &Mpi, t: MPI_Datatype) -> Res<Arc<TypeMap>> {
+    match m.types.get(t) {
+        Some(e) => Ok(e.map.clone()),
+        None => predefined_map(t).map(Arc::new).ok_or_else(|| bad_type(t)),
+    }
+}
+
+/// The layout of a datatype used to move data: it must be committed.
+#[inline]
+pub(crate) fn layout_in(m: &Mpi, t: MPI_Datatype) -> Res<Layout> {
+    if !is_pair_type(t) && t != MPI_DATATYPE_NULL {
+        if let Some(size) = builtin_datatype_size(t) {
+            return Ok(Layout::Dense(size));
+        }
+    }
+    if is_pair_type(t) {
+        return Ok(Layout::Map(pair_maps()[(t as u32 - MPI_FLOAT_INT as u32) as usize].clone()));
+    }
+    match m.types.get(t) {
+        Some(e) if e.committed => Ok(Layout::Map(e.map.clone())),
+        Some(_) => Err(err(MPI_ERR_TYPE, format!("datatype {t:#x} is not committed (MPI_Type_commit)"))),
+        None => Err(bad_type(t)),
+    }
+}
+
+/// [`layout_in`] for callers that do not hold the state: predefined types need no lookup.
+pub(crate) fn layout(t: MPI_Datatype) -> Res<Layout> {
+    if !is_pair_type(t) && t != MPI_DATATYPE_NULL {
+        if let Some(size) = builtin_datatype_size(t) {
+            return Ok(Layout::Dense(size));
+        }
+    }
+    crate::state::with(|m| layout_in(m, t)).expect("MPI is running")
+}
+
+impl Layout {
+    pub fn size(&self) -> usize {
+        match self {
+            Layout::Dense(s) => *s,
+            Layout::Map(m) => m.size,
+        }
+    }
+
+    pub fn extent(&self) -> i64 {
+        match self {
+            Layout::Dense(s) => *s as i64,
+            Layout::Map(m) => m.extent(),
+        }
+    }
+
+    fn true_lb(&self) -> i64 {
+        match self {
+            Layout::Dense(..) => 0,
+            Layout::Map(m) => m.true_lb,
+        }
+    }
+
+    /// Byte offset of `count` instances when they are one block of memory.
+    fn contiguous(&self, count: usize) -> Option<i64> {
+        match self {
+            Layout::Dense(..) => Some(0),
+            Layout::Map(m) => m.contiguous(count),
+        }
+    }
+
+    /// Packed bytes of `count` instances, the count checked.
+    #[inline]
+    pub fn bytes(&self, count: c_int) -> Res<usize> {
+        if count < 0 {
+            return Err(negative_count(count));
+        }
+        Ok(count as usize * self.size())
+    }
+
+    /// Bytes `count` instances span in a reduction buffer, where data stays in the type's own
+    /// layout (the operator reads elements `extent` apart).
+    pub fn reduce_bytes(&self, count: c_int) -> Res<usize> {
+        self.bytes(count)?;
+        if let Layout::Map(m) = self {
+            if m.lb != 0 || m.true_lb < 0 {
+                return Err(err(MPI_ERR_TYPE, format!("reductions need a lower bound of 0, not {}", m.lb)));
+            }
+        }
+        Ok(count as usize * self.extent() as usize)
+    }
+}
+
+#[cold]
+fn negative_count(count: c_int) -> crate::error::MpiError {
+    err(MPI_ERR_COUNT, format!("negative count {count}"))
+}
+
+/// Bytes from one element to the next (the extent) of `t`, as reduction operators see them.
+pub(crate) fn extent_in(m: &Mpi, t: MPI_Datatype) -> Res<usize> {
+    Ok(layout_in(m, t)?.extent().max(0) as usize)
+}
+
+/// How a [`View`] is used: read (packed before a send), written (unpacked after a receive),
+/// or both.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dir {
+    Read,
+    Write,
+    Both,
+}
+
+/// A packed copy of non-contiguous user data, unpacked into the user's memory on completion
+/// of a receive. Boxed so that the staging bytes stay put while the engine uses them.
+pub(crate) struct Staging {
+    buf: Vec<u8>,
+    base: *mut u8,
+    count: usize,
+    map: Arc<TypeMap>,
+    unpack: bool,
+}
+
+impl Staging {
+    /// Completes the operation: a receive's first `bytes` bytes go into the user's buffer.
+    ///
+    /// # Safety
+    /// The user buffer given when the view was made must still be valid.
+    pub unsafe fn complete(self, bytes: usize) {
+        if self.unpack {
+            pack::unpack(&self.map, &self.buf[..bytes.min(self.buf.len())], self.base, self.count);
+        }
+    }
+}
+
+/// Data of `count` instances of a layout at a user buffer, as one run of bytes.
+pub(crate) struct View {
+    ptr: *mut u8,
+    len: usize,
+    staging: Option<Box<Staging>>,
+}
+
+/// A view of `count` instances of `l` at `buf` (`MPI_BOTTOM` = NULL with absolute addresses).
+///
+/// # Safety
+/// `buf` must hold `count` instances of the layout, as MPI requires of the program.
+#[inline]
+pub(crate) unsafe fn view(l: &Layout, buf: *const c_void, count: c_int, dir: Dir) -> Res<View> {
+    let len = l.bytes(count)?;
+    let base = buf as *mut u8;
+    if base.is_null() && len > 0 && l.true_lb() == 0 {
+        return Err(null_buffer(count, len));
+    }
+    if let Some(off) = l.contiguous(count as usize) {
+        let ptr = base.wrapping_offset(off as isize);
+        let ptr = if ptr.is_null() { std::ptr::NonNull::dangling().as_ptr() } else { ptr };
+        return Ok(View { ptr, len, staging: None });
+    }
+    Ok(staged_view(l, base, count as usize, len, dir))
+}
+
+#[cold]
+fn null_buffer(count: c_int, len: usize) -> crate::error::MpiError {
+    err(MPI_ERR_BUFFER, format!("NULL buffer for {count} elements ({len} bytes)"))
+}
+
+/// The slow path of [`view`]: a packed copy of non-contiguous data.
+#[inline(never)]
+unsafe fn staged_view(l: &Layout, base: *mut u8, count: usize, len: usize, dir: Dir) -> View {
+    let Layout::Map(map) = l else { unreachable!("dense layouts are contiguous") };
+    let mut staged = vec![0u8; len];
+    if dir != Dir::Write {
+        // SAFETY: the caller of `view` vouches for the user buffer.
+        pack::pack(map, base, count, &mut staged);
+    }
+    let mut staging = Box::new(Staging { buf: staged, base, count, map: map.clone(), unpack: dir != Dir::Read });
+    View { ptr: staging.buf.as_mut_ptr(), len, staging: Some(staging) }
+}
+
+impl View {
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` is the user's buffer or the staging one, `len` bytes either way.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `bytes`.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
+    /// What must outlive the operation: the staging buffer, if any.
+    pub fn into_staging(self) -> Option<Box<Staging>> {
+        self.staging
+    }
+
+    /// Ends the use of the view: `bytes` bytes received are unpacked if staged.
+    ///
+    /// # Safety
+    /// As for [`Staging::complete`].
+    pub unsafe fn finish(self, bytes: usize) {
+        if let Some(s) = self.staging {
+            s.complete(bytes);
+        }
+    }
+}
+
+/// A buffer holding one part per rank (the v-collectives): part r is `counts[r]` instances at
+/// `displs[r]` extents from `buf`. Dense layouts are used in place, others staged packed.
+pub(crate) struct Parted {
+    view: View,
+    parts: Vec<(usize, usize)>,
+    /// (byte displacement in the user buffer, count) per part, to pack and unpack staged data.
+    places: Vec<(i64, usize)>,
+}
+
+/// # Safety
+/// `buf` must hold the parts, as MPI requires of the program.
+pub(crate) unsafe fn parted(l: &Layout, buf: *const c_void, counts: &[c_int], displs: &[i64], dir: Dir) -> Res<Parted> {
+    let (size, extent) = (l.size(), l.extent());
+    let mut places = Vec::with_capacity(counts.len());
+    for (r, (&c, &d)) in counts.iter().zip(displs).enumerate() {
+        if c < 0 {
+            return Err(err(MPI_ERR_COUNT, format!("rank {r}: negative count {c}")));
+        }
+        places.push((d * extent, c as usize));
+    }
+    if let Layout::Dense(..) = l {
+        // Parts may lie before `buf` (negative displacements): the engine's byte layout starts
+        // at the lowest one.
+        let low = places.iter().filter(|p| p.1 > 0).map(|p| p.0).min().unwrap_or(0).min(0);
+        // Empty parts are put at 0: they may name any displacement.
+        let parts: Vec<_> =
+            places.iter().map(|&(d, c)| if c == 0 { (0, 0) } else { ((d - low) as usize, c * size) }).collect();
+        let span = parts.iter().map(|&(d, l)| d + l).max().unwrap_or(0);
+        let base = (buf as *mut u8).wrapping_offset(low as isize);
+        if buf.is_null() && span > 0 {
+            return Err(err(MPI_ERR_BUFFER, format!("NULL buffer for {span} bytes")));
+        }
+        let ptr = if base.is_null() { std::ptr::NonNull::dangling().as_ptr() } else { base };
+        return Ok(Parted { view: View { ptr, len: span, staging: None }, parts, places });
+    }
+    let Layout::Map(map) = l else { unreachable!() };
+    let mut parts = Vec::with_capacity(counts.len());
+    let mut total = 0;
+    for &(_, c) in &places {
+        parts.push((total, c * size));
+        total += c * size;
+    }
+    let mut staged = vec![0u8; total];
+    let base = buf as *mut u8;
+    if dir != Dir::Write {
+        for (&(d, c), &(at, len)) in places.iter().zip(&parts) {
+            // SAFETY: the caller vouches for the user buffer.
+            pack::pack(map, base.wrapping_offset(d as isize), c, &mut staged[at..at + len]);
+        }
+    }
+    let mut staging = Box::new(Staging { buf: staged, base, count: 0, map: map.clone(), unpack: dir != Dir::Read });
+    let view = View { ptr: staging.buf.as_mut_ptr(), len: total, staging: Some(staging) };
+    Ok(Parted { view, parts, places })
+}
+
+impl Parted {
+    pub fn parts(&self) -> &[(usize, usize)] {
+        &self.parts
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.view.bytes()
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.view.bytes_mut()
+    }
+
+    /// Unpacks every part into the user's buffer if staged for writing.
+    ///
+    /// # Safety
+    /// The user buffer must still be valid.
+    pub unsafe fn finish(self) {
+        let Some(s) = self.view.staging else { return };
+        if !s.unpack {
+            return;
+        }
+        for (&(d, c), &(at, len)) in self.places.iter().zip(&self.parts) {
+            pack::unpack(&s.map, &s.buf[at..at + len], s.base.wrapping_offset(d as isize), c);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(bytes: &[u8]) -> Vec<i32> {
+        bytes.chunks(4).map(|c| i32::from_ne_bytes(c.try_into().unwrap())).collect()
+    }
+
+    #[test]
+    fn contiguous_views_are_the_user_memory() {
+        let data = [1i32, 2, 3, 4];
+        let v = unsafe { view(&Layout::Dense(4), data.as_ptr().cast(), 4, Dir::Read) }.unwrap();
+        assert_eq!(v.ptr() as *const i32, data.as_ptr());
+        assert!(v.into_staging().is_none(), "no copy for contiguous data");
+        let null = unsafe { view(&Layout::Dense(4), std::ptr::null(), 1, Dir::Read) };
+        assert_eq!(null.err().map(|e| e.class), Some(MPI_ERR_BUFFER));
+    }
+
+    #[test]
+    fn strided_views_pack_and_unpack() {
+        let vector = Layout::Map(Arc::new(typemap::hvector(3, 1, 8, &TypeMap::basic(MPI_INT, 4, 4))));
+        let src = [0i32, 1, 2, 3, 4];
+        let v = unsafe { view(&vector, src.as_ptr().cast(), 1, Dir::Read) }.unwrap();
+        assert_eq!(ints(v.bytes()), [0, 2, 4]);
+        let mut dst = [-1i32; 5];
+        let mut w = unsafe { view(&vector, dst.as_mut_ptr().cast(), 1, Dir::Write) }.unwrap();
+        w.bytes_mut().copy_from_slice(&[7i32, 8, 9].map(i32::to_ne_bytes).concat());
+        unsafe { w.finish(8) };
+        assert_eq!(dst, [7, -1, 8, -1, -1], "only the bytes received are unpacked");
+    }
+
+    #[test]
+    fn parted_buffers_stage_each_rank_part() {
+        let pair = Layout::Map(Arc::new(typemap::resized(&TypeMap::basic(MPI_INT, 4, 4), 0, 8)));
+        let mut dst = [-1i32; 8];
+        let mut p = unsafe { parted(&pair, dst.as_mut_ptr().cast(), &[1, 2], &[3, 0], Dir::Write) }.unwrap();
+        assert_eq!(p.parts(), [(0, 4), (4, 8)]);
+        p.bytes_mut().copy_from_slice(&[5i32, 6, 7].map(i32::to_ne_bytes).concat());
+        unsafe { p.finish() };
+        assert_eq!(dst, [6, -1, 7, -1, -1, -1, 5, -1]);
+        // Dense parts may start before the buffer pointer.
+        let p = unsafe { parted(&Layout::Dense(4), dst.as_ptr().add(2).cast(), &[1, 1], &[-2, 1], Dir::Read) }.unwrap();
+        assert_eq!(p.parts(), [(0, 4), (12, 4)]);
+    }
+}

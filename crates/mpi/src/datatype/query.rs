@@ -1,0 +1,440 @@
+//! Questions about datatypes (size, bounds, names, counts in a status), their life (commit,
+//! free), addresses, and packing: `MPI_Pack`/`MPI_Unpack` in the native representation and
+//! the `_external` forms in "external32".
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+use super::{layout_in, map_of, pack, Layout};
+use crate::abi::*;
+use crate::error::{call, copy_out, err, Res};
+use crate::state::Mpi;
+
+/// Stores `v` through an out-pointer from C, refusing NULL.
+unsafe fn out<T>(p: *mut T, v: T, what: &str) -> Res {
+    if p.is_null() {
+        return Err(err(MPI_ERR_ARG, format!("NULL pointer for {what}")));
+    }
+    // SAFETY: checked non-null; the program passes a valid pointer, as MPI requires.
+    *p = v;
+    Ok(())
+}
+
+fn int(v: i64, what: &str) -> Res<c_int> {
+    c_int::try_from(v).map_err(|_| err(MPI_ERR_ARG, format!("{what} {v} does not fit in an int (use the _x form)")))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_size(datatype: MPI_Datatype, size: *mut c_int) -> c_int {
+    call("MPI_Type_size", MPI_COMM_WORLD, |m| out(size, int(map_of(m, datatype)?.size as i64, "size")?, "size"))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_size_x(datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int {
+    call("MPI_Type_size_x", MPI_COMM_WORLD, |m| out(size, map_of(m, datatype)?.size as MPI_Count, "size"))
+}
+
+macro_rules! bounds_fn {
+    ($name:ident, $label:literal, $ty:ty, $lb:ident, $ext:ident) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(datatype: MPI_Datatype, lb: *mut $ty, extent: *mut $ty) -> c_int {
+            call($label, MPI_COMM_WORLD, |m| {
+                let t = map_of(m, datatype)?;
+                out(lb, t.$lb as $ty, "lb")?;
+                out(extent, t.$ext() as $ty, "extent")
+            })
+        }
+    };
+}
+
+bounds_fn!(PMPI_Type_get_extent, "MPI_Type_get_extent", MPI_Aint, lb, extent);
+bounds_fn!(PMPI_Type_get_extent_x, "MPI_Type_get_extent_x", MPI_Count, lb, extent);
+bounds_fn!(PMPI_Type_get_true_extent, "MPI_Type_get_true_extent", MPI_Aint, true_lb, true_extent);
+bounds_fn!(PMPI_Type_get_true_extent_x, "MPI_Type_get_true_extent_x", MPI_Count, true_lb, true_extent);
+
+// The MPI-1 forms, removed in MPI 3.0 but still exported by MPICH 4.0.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_extent(datatype: MPI_Datatype, extent: *mut MPI_Aint) -> c_int {
+    call("MPI_Type_extent", MPI_COMM_WORLD, |m| out(extent, map_of(m, datatype)?.extent(), "extent"))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_lb(datatype: MPI_Datatype, lb: *mut MPI_Aint) -> c_int {
+    call("MPI_Type_lb", MPI_COMM_WORLD, |m| out(lb, map_of(m, datatype)?.lb, "lb"))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_ub(datatype: MPI_Datatype, ub: *mut MPI_Aint) -> c_int {
+    call("MPI_Type_ub", MPI_COMM_WORLD, |m| out(ub, map_of(m, datatype)?.ub, "ub"))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_commit(datatype: *mut MPI_Datatype) -> c_int {
+    call("MPI_Type_commit", MPI_COMM_WORLD, |m| {
+        if datatype.is_null() {
+            return Err(err(MPI_ERR_ARG, "NULL datatype pointer"));
+        }
+        let t = *datatype;
+        match m.types.get_mut(t) {
+            Some(e) => e.committed = true,
+            None => drop(map_of(m, t)?),
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
+    // Attribute delete callbacks may call MPI: run them first, without the tables held.
+    if !datatype.is_null() && crate::state::with(|m| m.types.get(*datatype).is_some()).unwrap_or(false) {
+        if let Err(e) = crate::attr::delete_type_attrs(*datatype) {
+            return crate::error::handle("MPI_Type_free", MPI_COMM_WORLD, e);
+        }
+    }
+    call("MPI_Type_free", MPI_COMM_WORLD, |m| {
+        if datatype.is_null() {
+            return Err(err(MPI_ERR_ARG, "NULL datatype pointer"));
+        }
+        let t = *datatype;
+        if m.types.get(t).is_none() {
+            map_of(m, t)?;
+            return Err(err(MPI_ERR_TYPE, format!("predefined datatype {t:#x} cannot be freed")));
+        }
+        m.types.release(t);
+        *datatype = MPI_DATATYPE_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_set_name(datatype: MPI_Datatype, name: *const c_char) -> c_int {
+    call("MPI_Type_set_name", MPI_COMM_WORLD, |m| {
+        if name.is_null() {
+            return Err(err(MPI_ERR_ARG, "NULL name"));
+        }
+        let e = m
+            .types
+            .get_mut(datatype)
+            .ok_or_else(|| err(MPI_ERR_TYPE, format!("cannot name datatype {datatype:#x}")))?;
+        let name = CStr::from_ptr(name).to_string_lossy();
+        e.name = name.chars().take(MPI_MAX_OBJECT_NAME as usize - 1).collect();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_name(datatype: MPI_Datatype, name: *mut c_char, len: *mut c_int) -> c_int {
+    call("MPI_Type_get_name", MPI_COMM_WORLD, |m| {
+        let text = match m.types.get(datatype) {
+            Some(e) => e.name.clone(),
+            None => {
+                map_of(m, datatype)?;
+                // A predefined type is named by its constant, the first of that value in mpi.h.
+                ABI_FACTS.iter().find(|(_, v)| *v == datatype as i64).map_or(String::new(), |(n, _)| n.to_string())
+            }
+        };
+        copy_out(&text, name, len, MPI_MAX_OBJECT_NAME);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, datatype: *mut MPI_Datatype) -> c_int {
+    call("MPI_Type_match_size", MPI_COMM_WORLD, |_| {
+        let t = match (typeclass, size) {
+            (MPI_TYPECLASS_REAL, 4) => MPI_REAL4,
+            (MPI_TYPECLASS_REAL, 8) => MPI_REAL8,
+            (MPI_TYPECLASS_REAL, 16) => MPI_REAL16,
+            (MPI_TYPECLASS_INTEGER, 1) => MPI_INTEGER1,
+            (MPI_TYPECLASS_INTEGER, 2) => MPI_INTEGER2,
+            (MPI_TYPECLASS_INTEGER, 4) => MPI_INTEGER4,
+            (MPI_TYPECLASS_INTEGER, 8) => MPI_INTEGER8,
+            (MPI_TYPECLASS_COMPLEX, 8) => MPI_COMPLEX8,
+            (MPI_TYPECLASS_COMPLEX, 16) => MPI_COMPLEX16,
+            (MPI_TYPECLASS_COMPLEX, 32) => MPI_COMPLEX32,
+            _ => return Err(err(MPI_ERR_ARG, format!("no predefined type of class {typeclass} and size {size}"))),
+        };
+        out(datatype, t, "datatype")
+    })
+}
+
+/// Whole elements of `t` in a status's byte count, or MPI_UNDEFINED.
+fn count_in(m: &Mpi, status: &MPI_Status, t: MPI_Datatype) -> Res<MPI_Count> {
+    let size = map_of(m, t)?.size as i64;
+    let bytes = status.byte_count();
+    Ok(match size {
+        0 if bytes == 0 => 0,
+        0 => MPI_UNDEFINED as MPI_Count,
+        s if bytes % s == 0 => bytes / s,
+        _ => MPI_UNDEFINED as MPI_Count,
+    })
+}
+
+/// Basic elements in a status's byte count, or MPI_UNDEFINED if one is cut.
+fn elements_in(m: &Mpi, status: &MPI_Status, t: MPI_Datatype) -> Res<MPI_Count> {
+    let map = map_of(m, t)?;
+    let n = map.elements_in(status.byte_count() as usize);
+    Ok(n.map_or(MPI_UNDEFINED as MPI_Count, |n| n as MPI_Count))
+}
+
+unsafe fn status_ref<'a>(status: *const MPI_Status) -> Res<&'a MPI_Status> {
+    if status.is_null() || status as isize == MPI_STATUS_IGNORE {
+        return Err(err(MPI_ERR_ARG, "a status is needed, not NULL or MPI_STATUS_IGNORE"));
+    }
+    Ok(&*status)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_count(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) -> c_int {
+    call("MPI_Get_count", MPI_COMM_WORLD, |m| {
+        let n = count_in(m, status_ref(status)?, datatype)?;
+        out(count, c_int::try_from(n).unwrap_or(MPI_UNDEFINED), "count")
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_elements(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut c_int,
+) -> c_int {
+    call("MPI_Get_elements", MPI_COMM_WORLD, |m| {
+        let n = elements_in(m, status_ref(status)?, datatype)?;
+        out(count, c_int::try_from(n).unwrap_or(MPI_UNDEFINED), "count")
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_elements_x(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut MPI_Count,
+) -> c_int {
+    call("MPI_Get_elements_x", MPI_COMM_WORLD, |m| out(count, elements_in(m, status_ref(status)?, datatype)?, "count"))
+}
+
+unsafe fn set_elements(m: &Mpi, status: *mut MPI_Status, t: MPI_Datatype, n: MPI_Count) -> Res {
+    if n < 0 {
+        return Err(err(MPI_ERR_COUNT, format!("negative count {n}")));
+    }
+    let bytes = map_of(m, t)?.bytes_of_elements(n as usize);
+    if !status.is_null() && status as isize != MPI_STATUS_IGNORE {
+        (*status).set_byte_count(bytes as i64);
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_elements(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: c_int,
+) -> c_int {
+    call("MPI_Status_set_elements", MPI_COMM_WORLD, |m| set_elements(m, status, datatype, count as MPI_Count))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_elements_x(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: MPI_Count,
+) -> c_int {
+    call("MPI_Status_set_elements_x", MPI_COMM_WORLD, |m| set_elements(m, status, datatype, count))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_address(location: *const c_void, address: *mut MPI_Aint) -> c_int {
+    call("MPI_Get_address", MPI_COMM_WORLD, |_| out(address, location as MPI_Aint, "address"))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Address(location: *mut c_void, address: *mut MPI_Aint) -> c_int {
+    PMPI_Get_address(location, address)
+}
+
+#[no_mangle]
+pub extern "C" fn PMPI_Aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint {
+    base.wrapping_add(disp)
+}
+
+#[no_mangle]
+pub extern "C" fn PMPI_Aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_Aint {
+    addr1.wrapping_sub(addr2)
+}
+
+/// Checks a pack position and room: `need` bytes at `*position` of a `size`-byte buffer.
+unsafe fn room(position: *const i64, need: usize, size: i64, what: &str) -> Res<usize> {
+    if position.is_null() {
+        return Err(err(MPI_ERR_ARG, "NULL position"));
+    }
+    let pos = *position;
+    if pos < 0 || pos > size || (size - pos) < need as i64 {
+        return Err(err(
+            MPI_ERR_TRUNCATE,
+            format!("{what}: {need} bytes at position {pos} do not fit in {size} bytes"),
+        ));
+    }
+    Ok(pos as usize)
+}
+
+/// Packs (or, with `external`, converts to external32) into `outbuf` at `*pos`.
+unsafe fn pack_into(
+    m: &Mpi,
+    inbuf: *const c_void,
+    count: c_int,
+    t: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: i64,
+    pos: *mut i64,
+    external: bool,
+) -> Res {
+    let l = layout_in(m, t)?;
+    let v = super::view(&l, inbuf, count, super::Dir::Read)?;
+    let map = map_of(m, t)?;
+    let need = if external { pack::external32_size(&map, count as usize) } else { v.len() };
+    let at = room(pos, need, outsize, "MPI_Pack")?;
+    if need > 0 {
+        let dst = std::slice::from_raw_parts_mut((outbuf as *mut u8).add(at), need);
+        if external {
+            pack::native_to_external(&map, count as usize, v.bytes(), dst);
+        } else {
+            dst.copy_from_slice(v.bytes());
+        }
+    }
+    *pos += need as i64;
+    Ok(())
+}
+
+/// The inverse of [`pack_into`].
+unsafe fn unpack_from(
+    m: &Mpi,
+    inbuf: *const c_void,
+    insize: i64,
+    pos: *mut i64,
+    outbuf: *mut c_void,
+    count: c_int,
+    t: MPI_Datatype,
+    external: bool,
+) -> Res {
+    let l = layout_in(m, t)?;
+    let mut v = super::view(&l, outbuf, count, super::Dir::Write)?;
+    let map = map_of(m, t)?;
+    let need = if external { pack::external32_size(&map, count as usize) } else { v.len() };
+    let at = room(pos, need, insize, "MPI_Unpack")?;
+    if need > 0 {
+        let src = std::slice::from_raw_parts((inbuf as *const u8).add(at), need);
+        if external {
+            pack::external_to_native(&map, count as usize, src, v.bytes_mut());
+        } else {
+            v.bytes_mut().copy_from_slice(src);
+        }
+    }
+    let len = v.len();
+    v.finish(len);
+    *pos += need as i64;
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack(
+    inbuf: *const c_void,
+    incount: c_int,
+    datatype: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: c_int,
+    position: *mut c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    call("MPI_Pack", comm, |m| {
+        let mut pos = if position.is_null() { 0 } else { *position as i64 };
+        pack_into(m, inbuf, incount, datatype, outbuf, outsize as i64, &mut pos, false)?;
+        out(position, pos as c_int, "position")
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Unpack(
+    inbuf: *const c_void,
+    insize: c_int,
+    position: *mut c_int,
+    outbuf: *mut c_void,
+    outcount: c_int,
+    datatype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    call("MPI_Unpack", comm, |m| {
+        let mut pos = if position.is_null() { 0 } else { *position as i64 };
+        unpack_from(m, inbuf, insize as i64, &mut pos, outbuf, outcount, datatype, false)?;
+        out(position, pos as c_int, "position")
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_size(
+    incount: c_int,
+    datatype: MPI_Datatype,
+    comm: MPI_Comm,
+    size: *mut c_int,
+) -> c_int {
+    call("MPI_Pack_size", comm, |m| {
+        let bytes = Layout::Map(map_of(m, datatype)?).bytes(incount)?;
+        out(size, int(bytes as i64, "packed size")?, "size")
+    })
+}
+
+fn check_datarep(datarep: *const c_char) -> Res {
+    // SAFETY: checked non-null; the program passes a C string.
+    let rep = (!datarep.is_null()).then(|| unsafe { CStr::from_ptr(datarep) }.to_string_lossy().into_owned());
+    match rep.as_deref() {
+        Some("external32") => Ok(()),
+        other => Err(err(MPI_ERR_ARG, format!("data representation {other:?}: only \"external32\" is supported"))),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_external(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    incount: c_int,
+    datatype: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: MPI_Aint,
+    position: *mut MPI_Aint,
+) -> c_int {
+    call("MPI_Pack_external", MPI_COMM_WORLD, |m| {
+        check_datarep(datarep)?;
+        pack_into(m, inbuf, incount, datatype, outbuf, outsize, position, true)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Unpack_external(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: MPI_Aint,
+    position: *mut MPI_Aint,
+    outbuf: *mut c_void,
+    outcount: c_int,
+    datatype: MPI_Datatype,
+) -> c_int {
+    call("MPI_Unpack_external", MPI_COMM_WORLD, |m| {
+        check_datarep(datarep)?;
+        unpack_from(m, inbuf, insize, position, outbuf, outcount, datatype, true)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_external_size(
+    datarep: *const c_char,
+    incount: c_int,
+    datatype: MPI_Datatype,
+    size: *mut MPI_Aint,
+) -> c_int {
+    call("MPI_Pack_external_size", MPI_COMM_WORLD, |m| {
+        check_datarep(datarep)?;
+        if incount < 0 {
+            return Err(err(MPI_ERR_COUNT, format!("negative count {incount}")));
+        }
+        let map = map_of(m, datatype)?;
+        out(size, pack::external32_size(&map, incount as usize) as MPI_Aint, "size")
+    })
+}
