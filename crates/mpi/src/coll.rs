@@ -18,6 +18,21 @@ fn in_place(p: *const c_void) -> bool {
     p as isize == MPI_IN_PLACE
 }
 
+/// The `len` bytes a reduction contributes: its send buffer, or with MPI_IN_PLACE its
+/// receive buffer. The same buffer passed as both is an error (MPI_IN_PLACE is the way).
+unsafe fn reduction_input(sendbuf: *const c_void, recvbuf: *mut c_void, len: usize) -> Res<Vec<u8>> {
+    if in_place(sendbuf) {
+        return Ok(slice(recvbuf, len)?.to_vec());
+    }
+    if len > 0 && std::ptr::eq(sendbuf, recvbuf) {
+        return Err(err(
+            MPI_ERR_BUFFER,
+            "the send and receive buffers are the same: pass MPI_IN_PLACE as the send buffer",
+        ));
+    }
+    Ok(slice(sendbuf, len)?.to_vec())
+}
+
 /// `len` bytes at `p` (NULL allowed when `len` is 0).
 unsafe fn slice<'a>(p: *const c_void, len: usize) -> Res<&'a [u8]> {
     if len == 0 {
@@ -126,8 +141,8 @@ pub unsafe extern "C" fn PMPI_Reduce(
         let len = datatype::layout(t)?.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
         let is_root = c.rank() == root;
-        let send =
-            if in_place(sendbuf) && is_root { slice(recvbuf, len)?.to_vec() } else { slice(sendbuf, len)?.to_vec() };
+        // Only the root's receive buffer matters (and may take MPI_IN_PLACE).
+        let send = if is_root { reduction_input(sendbuf, recvbuf, len)? } else { slice(sendbuf, len)?.to_vec() };
         let recv = if is_root { Some(slice_mut(recvbuf, len)?) } else { None };
         Ok(c.reduce_bytes(&send, recv, root, &mut combine)?)
     })
@@ -146,7 +161,7 @@ pub unsafe extern "C" fn PMPI_Allreduce(
         let c = comm_ref(comm)?;
         let len = datatype::layout(t)?.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
-        let send = if in_place(sendbuf) { slice(recvbuf, len)?.to_vec() } else { slice(sendbuf, len)?.to_vec() };
+        let send = reduction_input(sendbuf, recvbuf, len)?;
         Ok(c.allreduce_bytes(&send, slice_mut(recvbuf, len)?, &mut combine)?)
     })
 }
@@ -181,7 +196,7 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_block(
         let part = datatype::layout(t)?.reduce_bytes(recvcount)?;
         let total = part * c.size();
         let mut combine = combiner(op, t)?;
-        let send = if in_place(sendbuf) { slice(recvbuf, total)?.to_vec() } else { slice(sendbuf, total)?.to_vec() };
+        let send = reduction_input(sendbuf, recvbuf, total)?;
         let mut all = vec![0u8; total];
         c.allreduce_bytes(&send, &mut all, &mut combine)?;
         let me = c.rank();
@@ -206,7 +221,7 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter(
         let parts = reduce_parts(c.size(), recvcounts, layout.extent() as usize)?;
         let total = parts.last().map_or(0, |&(d, l)| d + l);
         let mut combine = combiner(op, t)?;
-        let send = if in_place(sendbuf) { slice(recvbuf, total)?.to_vec() } else { slice(sendbuf, total)?.to_vec() };
+        let send = reduction_input(sendbuf, recvbuf, total)?;
         let mut all = vec![0u8; total];
         c.allreduce_bytes(&send, &mut all, &mut combine)?;
         let (d, l) = parts[c.rank()];
@@ -229,7 +244,7 @@ unsafe fn scan(
         let c = comm_ref(comm)?;
         let len = datatype::layout(t)?.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
-        let send = if in_place(sendbuf) { slice(recvbuf, len)?.to_vec() } else { slice(sendbuf, len)?.to_vec() };
+        let send = reduction_input(sendbuf, recvbuf, len)?;
         Ok(c.scan_bytes(&send, slice_mut(recvbuf, len)?, &mut combine, exclusive)?)
     })
 }

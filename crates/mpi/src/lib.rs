@@ -32,3 +32,5 @@ mod p2p;
 mod request;
 mod state;
 mod topo;
+#[cfg(target_arch = "x86_64")]
+mod x87;

@@ -130,8 +130,14 @@ fn predefined(op: MPI_Op, t: MPI_Datatype) -> Option<Combiner> {
             MPI_SHORT_INT => loc::<i16>(8, min),
             MPI_2INT | MPI_2INTEGER => loc::<i32>(8, min),
             MPI_2REAL => loc::<f32>(8, min),
+            MPI_2DOUBLE_PRECISION => loc::<f64>(16, min),
+            #[cfg(target_arch = "x86_64")]
+            MPI_LONG_DOUBLE_INT => long_double_loc(min),
             _ => return None,
         });
+    }
+    if let Some(c) = complex_or_long_double(op, t) {
+        return Some(c);
     }
     let (kind, bitwise_only) = num(t)?;
     match kind {
@@ -146,6 +152,110 @@ fn predefined(op: MPI_Op, t: MPI_Datatype) -> Option<Combiner> {
         Num::F32 => float_op!(f32, op),
         Num::F64 => float_op!(f64, op),
     }
+}
+
+/// Complex sums and products: `(a + bi) op (c + di)` per element, parts of type `T`.
+fn complex<T: Copy + 'static + std::ops::Add<Output = T> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>>(
+    op: MPI_Op,
+) -> Option<Combiner> {
+    let f: fn([T; 2], [T; 2]) -> [T; 2] = match op {
+        MPI_SUM => |x, y| [x[0] + y[0], x[1] + y[1]],
+        MPI_PROD => |x, y| [x[0] * y[0] - x[1] * y[1], x[0] * y[1] + x[1] * y[0]],
+        _ => return None,
+    };
+    Some(Box::new(move |i: &[u8], io: &mut [u8]| zip::<[T; 2]>(i, io, f)))
+}
+
+/// Operators on `long double` (x87, 16-byte slots) and the complex types.
+fn complex_or_long_double(op: MPI_Op, t: MPI_Datatype) -> Option<Combiner> {
+    match t {
+        MPI_C_FLOAT_COMPLEX | MPI_COMPLEX | MPI_CXX_FLOAT_COMPLEX | MPI_COMPLEX8 => complex::<f32>(op),
+        MPI_C_DOUBLE_COMPLEX | MPI_DOUBLE_COMPLEX | MPI_CXX_DOUBLE_COMPLEX | MPI_COMPLEX16 => complex::<f64>(op),
+        #[cfg(target_arch = "x86_64")]
+        MPI_LONG_DOUBLE => long_double(op),
+        #[cfg(target_arch = "x86_64")]
+        MPI_C_LONG_DOUBLE_COMPLEX | MPI_CXX_LONG_DOUBLE_COMPLEX => long_double_complex(op),
+        _ => None,
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+unsafe fn ld_max(i: *const u8, io: *mut u8) {
+    if crate::x87::greater(i, io) {
+        std::ptr::copy_nonoverlapping(i, io, 16)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+unsafe fn ld_min(i: *const u8, io: *mut u8) {
+    if crate::x87::greater(io, i) {
+        std::ptr::copy_nonoverlapping(i, io, 16)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+unsafe fn ldc_sum(i: *const u8, io: *mut u8) {
+    crate::x87::add(i, io);
+    crate::x87::add(i.add(16), io.add(16));
+}
+
+#[cfg(target_arch = "x86_64")]
+fn long_double(op: MPI_Op) -> Option<Combiner> {
+    use crate::x87;
+    // SAFETY (all arms): each chunk is one 16-byte `long double` slot.
+    let f: unsafe fn(*const u8, *mut u8) = match op {
+        MPI_SUM => x87::add,
+        MPI_PROD => x87::mul,
+        MPI_MAX => ld_max,
+        MPI_MIN => ld_min,
+        _ => return None,
+    };
+    Some(Box::new(move |i: &[u8], io: &mut [u8]| {
+        for (a, b) in i.chunks_exact(16).zip(io.chunks_exact_mut(16)) {
+            // SAFETY: see above.
+            unsafe { f(a.as_ptr(), b.as_mut_ptr()) }
+        }
+    }))
+}
+
+#[cfg(target_arch = "x86_64")]
+fn long_double_complex(op: MPI_Op) -> Option<Combiner> {
+    use crate::x87;
+    let f: unsafe fn(*const u8, *mut u8) = match op {
+        MPI_SUM => ldc_sum,
+        MPI_PROD => x87::complex_mul,
+        _ => return None,
+    };
+    Some(Box::new(move |i: &[u8], io: &mut [u8]| {
+        for (a, b) in i.chunks_exact(32).zip(io.chunks_exact_mut(32)) {
+            // SAFETY: each chunk is one 32-byte `long double _Complex`.
+            unsafe { f(a.as_ptr(), b.as_mut_ptr()) }
+        }
+    }))
+}
+
+/// MINLOC / MAXLOC on `struct { long double value; int index; }` (32 bytes, int at 16).
+#[cfg(target_arch = "x86_64")]
+fn long_double_loc(min: bool) -> Combiner {
+    use crate::x87;
+    Box::new(move |inv: &[u8], inout: &mut [u8]| {
+        for (a, b) in inv.chunks_exact(32).zip(inout.chunks_exact_mut(32)) {
+            // SAFETY: each chunk is one pair; the value is 16 bytes, the index an int at 16.
+            unsafe {
+                let (pa, pb) = (a.as_ptr(), b.as_mut_ptr());
+                let a_wins = if min { x87::greater(pb, pa) } else { x87::greater(pa, pb) };
+                let tie = !x87::greater(pa, pb) && !x87::greater(pb, pa);
+                let (ia, ib) =
+                    ((pa.add(16) as *const i32).read_unaligned(), (pb.add(16) as *const i32).read_unaligned());
+                if a_wins {
+                    std::ptr::copy_nonoverlapping(pa, pb, 16);
+                    (pb.add(16) as *mut i32).write_unaligned(ia);
+                } else if tie {
+                    (pb.add(16) as *mut i32).write_unaligned(ia.min(ib));
+                }
+            }
+        }
+    })
 }
 
 /// The combiner for `op` on `datatype`, or the MPI error naming what does not fit.
