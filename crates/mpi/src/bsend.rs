@@ -41,7 +41,7 @@ impl Bsend {
 }
 
 /// Copies the message and starts sending the copy.
-unsafe fn start(
+pub(crate) unsafe fn start(
     m: &mut Mpi,
     buf: *const c_void,
     count: c_int,

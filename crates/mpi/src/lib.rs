@@ -29,6 +29,7 @@ mod info;
 mod mprobe;
 mod ops;
 mod p2p;
+mod persistent;
 mod request;
 mod state;
 mod topo;

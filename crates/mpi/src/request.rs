@@ -49,43 +49,66 @@ pub(crate) fn finish(req: Req) -> Res<MPI_Status> {
             complete_staged(staged, &s);
             Ok(status_of(&s))
         }
+        Req::Persistent { active, .. } => active.map_or(Ok(empty_status()), |a| finish(*a)),
     }
 }
 
-/// Tests a request in the table once; on completion it leaves the table.
-fn test_handle(m: &mut state::Mpi, h: MPI_Request) -> Res<Option<MPI_Status>> {
-    let done = match m.request_mut(h) {
-        None => return Err(err(MPI_ERR_REQUEST, format!("invalid request {h:#x}"))),
-        Some(Req::Complete(st)) => {
-            let st = *st;
-            m.take_request(h);
-            return Ok(Some(st));
-        }
-        Some(Req::Active { req, .. }) => match req.test() {
-            Ok(Some(s)) => Some(Ok(s)),
-            Ok(None) => None,
-            Err(e) => Some(Err(e.into())),
-        },
-    };
-    match done {
-        Some(Ok(s)) => {
-            if let Some(Req::Active { staged, .. }) = m.take_request(h) {
-                complete_staged(staged, &s);
+/// Tests a request in place: once complete it becomes `Req::Complete` with its status (a
+/// staged receive unpacked), so the status survives until the request is freed.
+fn poll_in_place(req: &mut Req) -> Res<Option<MPI_Status>> {
+    match req {
+        Req::Complete(st) => Ok(Some(*st)),
+        Req::Active { req: r, staged, .. } => match r.test()? {
+            Some(s) => {
+                complete_staged(staged.take(), &s);
+                let st = status_of(&s);
+                *req = Req::Complete(st);
+                Ok(Some(st))
             }
-            Ok(Some(status_of(&s)))
-        }
-        Some(Err(e)) => {
-            m.take_request(h);
+            None => Ok(None),
+        },
+        Req::Persistent { active: None, .. } => Ok(Some(empty_status())),
+        Req::Persistent { active: Some(a), .. } => poll_in_place(a),
+    }
+}
+
+/// Ends a completed request: a persistent one turns inactive and keeps its handle (true);
+/// any other leaves the table (false).
+fn retire(m: &mut state::Mpi, h: MPI_Request) -> bool {
+    if let Some(Req::Persistent { active, .. }) = m.request_mut(h) {
+        *active = None;
+        return true;
+    }
+    m.take_request(h);
+    false
+}
+
+/// Tests a request in the table once. On completion it is retired (see [`retire`]); the
+/// flag says whether its handle stays (persistent).
+fn test_handle(m: &mut state::Mpi, h: MPI_Request) -> Res<Option<(MPI_Status, bool)>> {
+    let req = m.request_mut(h).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {h:#x}")))?;
+    match poll_in_place(req) {
+        Ok(Some(st)) => Ok(Some((st, retire(m, h)))),
+        Ok(None) => Ok(None),
+        Err(e) => {
+            retire(m, h);
             Err(e)
         }
-        None => Ok(None),
     }
 }
 
-/// Waits for one request: taken out of the table, then completed without holding the state.
-fn wait_one(h: MPI_Request) -> Res<MPI_Status> {
-    let req = state::with(|m| m.take_request(h)).flatten();
-    finish(req.ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {h:#x}")))?)
+/// Waits for one request: taken out of the table (a persistent one's active operation only),
+/// then completed without holding the state. The flag says whether the handle stays.
+fn wait_one(h: MPI_Request) -> Res<(MPI_Status, bool)> {
+    let taken = state::with(|m| match m.request_mut(h) {
+        Some(Req::Persistent { active, .. }) => {
+            Some((active.take().map_or(Req::Complete(empty_status()), |a| *a), true))
+        }
+        _ => m.take_request(h).map(|r| (r, false)),
+    })
+    .flatten();
+    let (req, keep) = taken.ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {h:#x}")))?;
+    Ok((finish(req)?, keep))
 }
 
 #[no_mangle]
@@ -99,15 +122,17 @@ pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_S
     }
     let comm = request_comm(*request);
     call_unlocked("MPI_Wait", comm, || {
-        let st = wait_one(*request)?;
-        *request = MPI_REQUEST_NULL;
+        let (st, keep) = wait_one(*request)?;
+        if !keep {
+            *request = MPI_REQUEST_NULL;
+        }
         fill_status(status, &st);
         Ok(())
     })
 }
 
 /// The status of a null or inactive request: source ANY_SOURCE, tag ANY_TAG, count 0.
-fn empty_status() -> MPI_Status {
+pub(crate) fn empty_status() -> MPI_Status {
     MPI_Status { MPI_SOURCE: MPI_ANY_SOURCE, MPI_TAG: MPI_ANY_TAG, ..Default::default() }
 }
 
@@ -115,6 +140,7 @@ fn empty_status() -> MPI_Status {
 fn request_comm(h: MPI_Request) -> MPI_Comm {
     state::with(|m| match m.request_mut(h) {
         Some(Req::Active { comm, .. }) => *comm,
+        Some(Req::Persistent { op, .. }) => op.comm,
         _ => MPI_COMM_WORLD,
     })
     .unwrap_or(MPI_COMM_WORLD)
@@ -158,9 +184,11 @@ pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, 
     let comm = request_comm(*request);
     call("MPI_Test", comm, |m| {
         match test_handle(m, *request)? {
-            Some(st) => {
+            Some((st, keep)) => {
                 *flag = 1;
-                *request = MPI_REQUEST_NULL;
+                if !keep {
+                    *request = MPI_REQUEST_NULL;
+                }
                 fill_status(status, &st);
             }
             None => *flag = 0,
@@ -187,12 +215,7 @@ pub unsafe extern "C" fn PMPI_Testall(
                 continue;
             }
             let req = m.request_mut(h).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {h:#x}")))?;
-            if let Req::Active { req: r, .. } = req {
-                match r.test()? {
-                    Some(s) => *req = Req::Complete(status_of(&s)),
-                    None => all = false,
-                }
-            }
+            all &= poll_in_place(req)?.is_some();
         }
         *flag = all as c_int;
         if all {
@@ -201,12 +224,13 @@ pub unsafe extern "C" fn PMPI_Testall(
                 let st = if h == MPI_REQUEST_NULL {
                     empty_status()
                 } else {
-                    match m.take_request(h) {
-                        Some(Req::Complete(st)) => st,
-                        _ => unreachable!("every request was found complete above"),
+                    let req = m.request_mut(h).expect("found above");
+                    let st = poll_in_place(req)?.expect("every request was found complete above");
+                    if !retire(m, h) {
+                        *requests.add(i) = MPI_REQUEST_NULL;
                     }
+                    st
                 };
-                *requests.add(i) = MPI_REQUEST_NULL;
                 fill_status(status_at(statuses, i), &st);
             }
         }
@@ -340,12 +364,13 @@ pub unsafe extern "C" fn PMPI_Testsome(
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
     call("MPI_Cancel", MPI_COMM_WORLD, |m| {
-        match m.request_mut(*request) {
-            Some(Req::Active { req, .. }) => {
-                req.cancel();
-            }
-            Some(Req::Complete(_)) => {}
-            None => return Err(err(MPI_ERR_REQUEST, format!("invalid request {:#x}", *request))),
+        let mut req =
+            m.request_mut(*request).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {:#x}", *request)))?;
+        if let Req::Persistent { active: Some(a), .. } = req {
+            req = a;
+        }
+        if let Req::Active { req, .. } = req {
+            req.cancel();
         }
         Ok(())
     })
@@ -362,6 +387,10 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
     call("MPI_Request_free", MPI_COMM_WORLD, |m| {
         let req =
             m.take_request(*request).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {:#x}", *request)))?;
+        let req = match req {
+            Req::Persistent { active: Some(a), .. } => *a,
+            other => other,
+        };
         if let Req::Active { req, staged, .. } = req {
             // The operation still completes; only the handle goes. Dropping a billboard request
             // would wait, so it is kept until finalize, and so is its staging buffer, which the
@@ -393,13 +422,8 @@ pub unsafe extern "C" fn PMPI_Request_get_status(
         // or test that will free it.
         let req =
             m.request_mut(request).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {request:#x}")))?;
-        let done = match req {
-            Req::Complete(st) => Some(*st),
-            Req::Active { req: r, .. } => r.test()?.map(|s| status_of(&s)),
-        };
-        match done {
+        match poll_in_place(req)? {
             Some(st) => {
-                *req = Req::Complete(st);
                 *flag = 1;
                 fill_status(status, &st);
             }

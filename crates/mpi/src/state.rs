@@ -34,6 +34,9 @@ pub(crate) enum Req {
     Active { req: Request<'static>, comm: MPI_Comm, staged: Option<Box<crate::datatype::Staging>> },
     /// Already complete with this status (e.g. a receive from `MPI_PROC_NULL`).
     Complete(MPI_Status),
+    /// A persistent request (MPI_Send_init, ...): what MPI_Start starts, and the operation it
+    /// started last (`None`: inactive). Completing it leaves the handle for the next start.
+    Persistent { op: crate::persistent::Op, active: Option<Box<Req>> },
 }
 
 pub(crate) struct Mpi {

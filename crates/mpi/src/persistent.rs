@@ -1,0 +1,126 @@
+//! Persistent requests: MPI_Send_init / Bsend_init / Ssend_init / Rsend_init / Recv_init
+//! record an operation, MPI_Start / MPI_Startall start it, and completing it (wait, test)
+//! leaves the request inactive for the next start.
+
+use std::ffi::{c_int, c_void};
+
+use billboard::SendMode;
+
+use crate::abi::*;
+use crate::error::{bad_comm, call, err, Res};
+use crate::p2p::{start_recv, start_send};
+use crate::state::{Mpi, Req};
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Send(SendMode),
+    Bsend,
+    Recv,
+}
+
+/// The operation a persistent request starts.
+#[derive(Clone, Copy)]
+pub(crate) struct Op {
+    kind: Kind,
+    /// The buffer's address (kept as a number: the program owns it).
+    buf: usize,
+    count: c_int,
+    datatype: MPI_Datatype,
+    /// Destination or source.
+    peer: c_int,
+    tag: c_int,
+    pub comm: MPI_Comm,
+}
+
+impl Op {
+    /// Starts one instance of the operation.
+    unsafe fn start(&self, m: &mut Mpi) -> Res<Req> {
+        let buf = self.buf as *mut c_void;
+        match self.kind {
+            Kind::Send(mode) => start_send(m, buf, self.count, self.datatype, self.peer, self.tag, self.comm, mode),
+            Kind::Recv => start_recv(m, buf, self.count, self.datatype, self.peer, self.tag, self.comm),
+            Kind::Bsend => {
+                crate::bsend::start(m, buf, self.count, self.datatype, self.peer, self.tag, self.comm)?;
+                Ok(Req::Complete(MPI_Status::default()))
+            }
+        }
+    }
+}
+
+unsafe fn init(m: &mut Mpi, op: Op, request: *mut MPI_Request) -> Res {
+    m.comm(op.comm).ok_or_else(|| bad_comm(op.comm))?;
+    if op.count < 0 {
+        return Err(err(MPI_ERR_COUNT, format!("negative count {}", op.count)));
+    }
+    *request = m.add_request(Req::Persistent { op, active: None });
+    Ok(())
+}
+
+macro_rules! send_init {
+    ($name:ident, $label:literal, $kind:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            buf: *const c_void,
+            count: c_int,
+            datatype: MPI_Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            call($label, comm, |m| {
+                let op = Op { kind: $kind, buf: buf as usize, count, datatype, peer: dest, tag, comm };
+                init(m, op, request)
+            })
+        }
+    };
+}
+
+send_init!(PMPI_Send_init, "MPI_Send_init", Kind::Send(SendMode::Standard));
+send_init!(PMPI_Ssend_init, "MPI_Ssend_init", Kind::Send(SendMode::Synchronous));
+send_init!(PMPI_Rsend_init, "MPI_Rsend_init", Kind::Send(SendMode::Standard));
+send_init!(PMPI_Bsend_init, "MPI_Bsend_init", Kind::Bsend);
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv_init(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    call("MPI_Recv_init", comm, |m| {
+        let op = Op { kind: Kind::Recv, buf: buf as usize, count, datatype, peer: source, tag, comm };
+        init(m, op, request)
+    })
+}
+
+unsafe fn start(m: &mut Mpi, h: MPI_Request) -> Res {
+    let op = match m.request_mut(h) {
+        Some(Req::Persistent { active: None, op }) => *op,
+        Some(Req::Persistent { .. }) => return Err(err(MPI_ERR_REQUEST, format!("request {h:#x} is already active"))),
+        _ => return Err(err(MPI_ERR_REQUEST, format!("request {h:#x} is not a persistent request"))),
+    };
+    let started = op.start(m)?;
+    if let Some(Req::Persistent { active, .. }) = m.request_mut(h) {
+        *active = Some(Box::new(started));
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Start(request: *mut MPI_Request) -> c_int {
+    call("MPI_Start", MPI_COMM_WORLD, |m| start(m, *request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Startall(count: c_int, requests: *mut MPI_Request) -> c_int {
+    call("MPI_Startall", MPI_COMM_WORLD, |m| {
+        for i in 0..count.max(0) as usize {
+            start(m, *requests.add(i))?;
+        }
+        Ok(())
+    })
+}
