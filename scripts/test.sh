@@ -9,14 +9,17 @@ if ! command -v cargo >/dev/null; then
   exit 1
 fi
 
-# MPICH's compiler and Hydra let the interop tests (bbrun serving a C program built with
-# mpicc.mpich; our PMI client under mpiexec.hydra) run instead of skipping.
-if ! command -v mpicc.mpich >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "== installing MPICH for the interop tests"
+# MPICH (compiler, Hydra) and real programs built for it (NetPIPE, ScaLAPACK's tests) let
+# the interop and binary-compatibility tests run instead of skipping.
+PACKAGES="mpich libmpich-dev netpipe-mpich2 scalapack-mpi-test libscalapack-mpich2.2"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
+   { ! command -v mpicc.mpich >/dev/null || [ ! -x /usr/bin/NPmpich2 ] ||
+     [ ! -x /usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/xdlu ]; }; then
+  echo "== installing $PACKAGES"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -q mpich libmpich-dev >/dev/null 2>&1 ||
-    { apt-get update -q >/dev/null && apt-get install -y -q mpich libmpich-dev >/dev/null; } ||
-    echo "could not install MPICH: its interop tests will be skipped"
+  apt-get install -y -q $PACKAGES >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null && apt-get install -y -q $PACKAGES >/dev/null; } ||
+    echo "could not install them: the tests that need them will say SKIP"
 fi
 
 echo "== build (the multi-process tests launch these binaries; the C suite uses dist/)"
