@@ -93,3 +93,41 @@ fn scalapack_lu_tests_built_for_mpich_pass_on_billboard() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_program_built_for_mpich_runs_on_billboard_under_mpichs_own_hydra() {
+    let (Some(_), Ok(hydra), Ok(mpicc)) = (bbrun(), which("mpiexec.hydra"), which("mpicc.mpich")) else {
+        return skip("Hydra launch", "needs dist/ (make) and MPICH's mpiexec.hydra and mpicc.mpich");
+    };
+    let dir = std::env::temp_dir().join(format!("bb-hydra-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("p2p_basic");
+    let built = Command::new(mpicc)
+        .args(["-O1", "-Wno-stringop-overflow", "-o"])
+        .arg(&exe)
+        .arg(root().join("tests/c/p2p_basic.c"))
+        .status()
+        .expect("run mpicc.mpich");
+    assert!(built.success(), "mpicc.mpich could not build tests/c/p2p_basic.c");
+    let lib = root().join("dist/lib");
+    let out = Command::new("timeout")
+        .args(["-k", "5", "60"])
+        .arg(hydra)
+        .args(["-n", "2", "env"])
+        .arg(format!("LD_LIBRARY_PATH={}", lib.display()))
+        .arg(&exe)
+        .output()
+        .expect("run mpiexec.hydra");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success() && text.contains("PASS p2p_basic"), "under Hydra:\n{text}");
+}
+
+fn which(program: &str) -> Result<PathBuf, ()> {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join(program))
+        .find(|p| p.exists())
+        .ok_or(())
+}
