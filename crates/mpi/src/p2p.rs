@@ -107,7 +107,51 @@ macro_rules! send_fn {
     };
 }
 
-send_fn!(PMPI_Send, "MPI_Send", SendMode::Standard);
+/// Bytes of `count` elements of a predefined contiguous datatype, if `t` is one: the case
+/// that needs no datatype machinery at all.
+#[inline]
+fn dense_bytes(count: c_int, t: MPI_Datatype) -> Option<usize> {
+    if count < 0 || is_pair_type(t) || t == MPI_DATATYPE_NULL {
+        return None;
+    }
+    Some(count as usize * builtin_datatype_size(t)?)
+}
+
+/// A contiguous buffer as the engine takes it (NULL is fine for zero bytes).
+#[inline]
+fn raw(buf: *const c_void, len: usize) -> Option<*mut u8> {
+    match (buf.is_null(), len) {
+        (false, _) => Some(buf as *mut u8),
+        (true, 0) => Some(std::ptr::NonNull::dangling().as_ptr()),
+        (true, _) => None,
+    }
+}
+
+/// MPI_Send's common case (a predefined type to a real rank, calls from one thread at a time)
+/// goes straight to the engine: no request, no datatype view. Anything else takes the general
+/// path below.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Send(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    if let (Some(len), Ok(to), false) = (dense_bytes(count, datatype), usize::try_from(dest), state::multiple()) {
+        if let Some(data) = raw(buf, len) {
+            return call("MPI_Send", comm, |m| {
+                let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+                Ok(c.comm.send_raw(data, len, to, tag, SendMode::Standard)?)
+            });
+        }
+    }
+    blocking("MPI_Send", comm, MPI_STATUS_IGNORE as *mut MPI_Status, |m| {
+        start_send(m, buf, count, datatype, dest, tag, comm, SendMode::Standard)
+    })
+}
+
 send_fn!(PMPI_Ssend, "MPI_Ssend", SendMode::Synchronous);
 // A ready send may be sent as a standard one: the receive is already posted.
 send_fn!(PMPI_Rsend, "MPI_Rsend", SendMode::Standard);
@@ -137,6 +181,7 @@ isend_fn!(PMPI_Isend, "MPI_Isend", SendMode::Standard);
 isend_fn!(PMPI_Issend, "MPI_Issend", SendMode::Synchronous);
 isend_fn!(PMPI_Irsend, "MPI_Irsend", SendMode::Standard);
 
+/// MPI_Recv's common case goes straight to the engine, as MPI_Send's does.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Recv(
     buf: *mut c_void,
@@ -147,6 +192,16 @@ pub unsafe extern "C" fn PMPI_Recv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
+    if let (Some(len), true, false) = (dense_bytes(count, datatype), source != MPI_PROC_NULL, state::multiple()) {
+        if let Some(data) = raw(buf, len) {
+            return call("MPI_Recv", comm, |m| {
+                let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+                let st = c.comm.recv_raw(data, len, self::source(source)?, tag_match(tag)?)?;
+                fill_status(status, &status_of(&st));
+                Ok(())
+            });
+        }
+    }
     blocking("MPI_Recv", comm, status, |m| start_recv(m, buf, count, datatype, source, tag, comm))
 }
 

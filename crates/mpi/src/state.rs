@@ -96,6 +96,13 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Mpi) -> R) -> Option<R> {
     state.as_mut().map(f)
 }
 
+/// Whether several threads may call MPI at once (MPI_THREAD_MULTIPLE): then a call must not
+/// block while it holds the tables.
+#[inline]
+pub(crate) fn multiple() -> bool {
+    GLOBAL.multiple.load(Ordering::Relaxed)
+}
+
 pub(crate) fn install(mpi: Mpi) {
     GLOBAL.multiple.store(mpi.thread_level == MPI_THREAD_MULTIPLE, Ordering::Relaxed);
     let _guard = GLOBAL.lock.lock().unwrap_or_else(|e| e.into_inner());

@@ -89,5 +89,6 @@ pub fn run(options: &Options, window: usize) -> CmdResult {
         );
         print_series(options, &title, GBPS, &points, &extras);
     }
+    universe.finalize()?;
     Ok(())
 }

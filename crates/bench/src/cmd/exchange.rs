@@ -61,5 +61,6 @@ pub fn run(options: &Options) -> CmdResult {
             "exchange: billboard ranks 0<->1 isend+irecv+wait both, time per iteration / 2, vs bare shm exchange";
         print_series(options, title, ONEWAY_US, &points, &extras);
     }
+    universe.finalize()?;
     Ok(())
 }

@@ -67,6 +67,7 @@ pub fn run(options: &Options) -> CmdResult {
         let title = "latency: billboard one-way (round trip / 2), ranks 0<->1, vs bare shm ping-pong";
         print_series(options, title, ONEWAY_US, &points, &floor_extras(&floor));
     }
+    universe.finalize()?;
     Ok(())
 }
 

@@ -56,5 +56,6 @@ pub fn run(options: &Options) -> CmdResult {
             format!("ring: billboard per-hop latency (round time / {ranks}) over {ranks} ranks, vs bare shm one-way");
         print_series(options, &title, ONEWAY_US, &points, &floor_extras(&floor));
     }
+    universe.finalize()?;
     Ok(())
 }

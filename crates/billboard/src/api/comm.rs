@@ -212,6 +212,24 @@ impl Communicator {
         unsafe { self.irecv_raw(data.as_mut_ptr(), data.len(), src.into(), tag.into()) }
     }
 
+    /// Sends `len` bytes at `buf` and returns when the buffer may be reused: the blocking
+    /// form of [`Communicator::isend_raw`], with no request object on the way.
+    ///
+    /// # Safety
+    /// `buf..buf+len` is valid for reads for the duration of the call.
+    pub unsafe fn send_raw(&self, buf: *const u8, len: usize, dest: usize, tag: i32, mode: SendMode) -> Result<()> {
+        Self::check_tag(tag)?;
+        self.send_on(self.inner.context, std::slice::from_raw_parts(buf, len), dest, tag, mode)
+    }
+
+    /// Receives into `cap` bytes at `buf`: the blocking form of [`Communicator::irecv_raw`].
+    ///
+    /// # Safety
+    /// `buf..buf+cap` is valid for writes for the duration of the call.
+    pub unsafe fn recv_raw(&self, buf: *mut u8, cap: usize, src: Source, tag: TagMatch) -> Result<Status> {
+        self.recv_on(self.inner.context, std::slice::from_raw_parts_mut(buf, cap), src, tag)
+    }
+
     /// Starts a send of `len` bytes at `buf`, for language bindings that manage buffer
     /// lifetimes themselves (the MPI library).
     ///
@@ -243,7 +261,7 @@ impl Communicator {
         let synchronous = mode == SendMode::Synchronous;
         let rank = self.inner.rank as u32;
         let id = self.inner.engine.lock().isend(peer, context, rank, tag, buf, len, synchronous);
-        Ok(Request::new(self.inner.engine.clone(), id))
+        Ok(Request::new(&self.inner.engine, id))
     }
 
     /// Starts a receive into `cap` bytes at `buf`, for language bindings.
@@ -265,7 +283,7 @@ impl Communicator {
     ) -> Result<Request<'a>> {
         let (pattern, hint) = self.pattern(context, src, tag)?;
         let id = self.inner.engine.lock().irecv(pattern, hint, buf, cap);
-        Ok(Request::new(self.inner.engine.clone(), Some(id)))
+        Ok(Request::new(&self.inner.engine, Some(id)))
     }
 
     /// Sends and receives at once (no deadlock when two ranks exchange).
@@ -463,7 +481,7 @@ impl Message {
     /// # Safety
     /// As for [`Communicator::irecv_raw`].
     pub unsafe fn irecv_raw<'a>(self, buf: *mut u8, cap: usize) -> Result<Request<'a>> {
-        let engine = self.comm.inner.engine.clone();
+        let engine = &self.comm.inner.engine;
         let id = engine.lock().irecv_taken(self.env, self.msg, buf, cap);
         Ok(Request::new(engine, Some(id)))
     }

@@ -55,21 +55,23 @@ impl Status {
 /// that has not matched yet, and otherwise waits for it.
 #[must_use = "a request completes only through wait/test (or its drop, which blocks)"]
 pub struct Request<'a> {
-    engine: EngineRef,
+    /// The engine, held only while the operation is in flight (a send that completed as it
+    /// started holds nothing: no reference count to touch on the fast path).
+    engine: Option<EngineRef>,
     /// None once finished, or for a send that completed as it was started.
     id: Option<ReqId>,
     _buffer: PhantomData<&'a mut [u8]>,
 }
 
 impl<'a> Request<'a> {
-    pub(crate) fn new(engine: EngineRef, id: Option<ReqId>) -> Request<'a> {
-        Request { engine, id, _buffer: PhantomData }
+    pub(crate) fn new(engine: &EngineRef, id: Option<ReqId>) -> Request<'a> {
+        Request { engine: id.map(|_| engine.clone()), id, _buffer: PhantomData }
     }
 
     /// Waits for completion.
     pub fn wait(mut self) -> Result<Status> {
         match self.id.take() {
-            Some(id) => self.engine.wait(id).map(Status::new),
+            Some(id) => self.engine().wait(id).map(Status::new),
             None => Ok(Status::new(Completion::default())),
         }
     }
@@ -77,7 +79,7 @@ impl<'a> Request<'a> {
     /// Makes progress once; `Some(status)` if the request has completed (it is then finished).
     pub fn test(&mut self) -> Result<Option<Status>> {
         let Some(id) = self.id else { return Ok(Some(Status::new(Completion::default()))) };
-        let outcome = self.engine.lock().test(id);
+        let outcome = self.engine().lock().test(id);
         match outcome {
             Some(outcome) => {
                 self.id = None;
@@ -90,15 +92,21 @@ impl<'a> Request<'a> {
     /// Cancels a receive that has not matched yet; its status then says `cancelled()`.
     /// Returns whether it was cancelled (false: it matched, or it is a send).
     pub fn cancel(&mut self) -> bool {
-        self.id.is_some_and(|id| self.engine.lock().cancel(id))
+        self.id.is_some_and(|id| self.engine().lock().cancel(id))
+    }
+}
+
+impl Request<'_> {
+    fn engine(&self) -> &EngineRef {
+        self.engine.as_ref().expect("a request in flight holds its engine")
     }
 }
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            self.engine.lock().cancel(id);
-            let _ = self.engine.wait(id);
+            self.engine().lock().cancel(id);
+            let _ = self.engine().wait(id);
         }
     }
 }
@@ -143,9 +151,11 @@ pub fn wait_any(requests: &mut Vec<Request<'_>>) -> Result<(usize, Status)> {
 
 /// If every request has completed, finishes them all and returns their statuses.
 pub fn test_all(requests: &mut Vec<Request<'_>>) -> Result<Option<Vec<Status>>> {
-    let Some(first) = requests.first() else { return Ok(Some(Vec::new())) };
+    let Some(engine) = requests.iter().find_map(|r| r.engine.as_ref()) else {
+        return wait_all(std::mem::take(requests)).map(Some);
+    };
     let all_done = {
-        let mut engine = first.engine.lock();
+        let mut engine = engine.lock();
         engine.progress(None);
         requests.iter().all(|r| r.id.is_none_or(|id| engine.is_done(id)))
     };
