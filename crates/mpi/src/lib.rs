@@ -33,5 +33,6 @@ mod persistent;
 mod request;
 mod state;
 mod topo;
+mod unsupported;
 #[cfg(target_arch = "x86_64")]
 mod x87;

@@ -381,3 +381,40 @@ fn header_compiles_cleanly() {
         .arg(&inc)
         .arg(&src));
 }
+
+/// The library cargo built beside this test (target/<profile>/libmpi.so).
+fn our_library() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let lib = exe.parent()?.parent()?.join("libmpi.so");
+    lib.exists().then_some(lib)
+}
+
+#[test]
+fn every_declared_function_is_exported_with_its_weak_alias() {
+    let Some(lib) = our_library() else {
+        eprintln!("SKIP every_declared_function_is_exported_with_its_weak_alias: libmpi.so not built beside the test");
+        return;
+    };
+    let table = run(Command::new("readelf").args(["--dyn-syms", "-W"]).arg(&lib));
+    let mut symbols = BTreeMap::new();
+    for line in table.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() >= 8 && f[6] != "UND" && f[3] == "FUNC" {
+            symbols.insert(f[7].to_string(), f[4].to_string());
+        }
+    }
+    let mut problems = Vec::new();
+    for name in declared_functions(&our_include(), "ours-exports").keys().filter(|n| n.starts_with("MPI_")) {
+        let pmpi = format!("P{name}");
+        match (symbols.get(&pmpi).map(String::as_str), symbols.get(name.as_str()).map(String::as_str)) {
+            (Some("GLOBAL"), Some("WEAK")) => {}
+            found => problems.push(format!("{name}: (PMPI_, MPI_) bindings {found:?}, expected (GLOBAL, WEAK)")),
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} declared functions not exported right:\n  {}",
+        problems.len(),
+        problems.join("\n  ")
+    );
+}

@@ -1,0 +1,205 @@
+//! The MPI 3.1 functions our mpi.h declares that Billboard does not implement yet: one-sided
+//! communication (MPI_Win_*), non-blocking and neighbourhood collectives, inter-communicators,
+//! dynamic processes, generalized requests, the tools interface (MPI_T_*). Each is exported, so
+//! a program built for MPICH that references one still loads and runs; a call reports a clear
+//! MPI_ERR_OTHER through the error handler (MPI_T functions, which never invoke handlers,
+//! return it directly). A few small ones are real here: MPI_Comm_get_parent (no parent: this
+//! library spawns nothing), MPI_Status_set_cancelled, MPI_Status_c2f / f2c.
+
+use std::ffi::c_int;
+
+use crate::abi::*;
+use crate::error::{call, err};
+
+macro_rules! unsupported {
+    ($pmpi:ident, $name:literal) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi() -> c_int {
+            call($name, MPI_COMM_WORLD, |_| {
+                Err(err(MPI_ERR_OTHER, concat!($name, " is not supported by Billboard yet")))
+            })
+        }
+    };
+}
+
+macro_rules! unsupported_tool {
+    ($pmpi:ident) => {
+        /// MPI_T: no control or performance variables are exposed yet.
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi() -> c_int {
+            MPI_ERR_OTHER
+        }
+    };
+}
+
+unsupported!(PMPI_Accumulate, "MPI_Accumulate");
+unsupported!(PMPI_Close_port, "MPI_Close_port");
+unsupported!(PMPI_Comm_accept, "MPI_Comm_accept");
+unsupported!(PMPI_Comm_connect, "MPI_Comm_connect");
+unsupported!(PMPI_Comm_disconnect, "MPI_Comm_disconnect");
+unsupported!(PMPI_Comm_join, "MPI_Comm_join");
+unsupported!(PMPI_Comm_remote_group, "MPI_Comm_remote_group");
+unsupported!(PMPI_Comm_remote_size, "MPI_Comm_remote_size");
+unsupported!(PMPI_Comm_spawn, "MPI_Comm_spawn");
+unsupported!(PMPI_Comm_spawn_multiple, "MPI_Comm_spawn_multiple");
+unsupported!(PMPI_Compare_and_swap, "MPI_Compare_and_swap");
+unsupported!(PMPI_Fetch_and_op, "MPI_Fetch_and_op");
+unsupported!(PMPI_File_call_errhandler, "MPI_File_call_errhandler");
+unsupported!(PMPI_File_create_errhandler, "MPI_File_create_errhandler");
+unsupported!(PMPI_File_get_errhandler, "MPI_File_get_errhandler");
+unsupported!(PMPI_File_set_errhandler, "MPI_File_set_errhandler");
+unsupported!(PMPI_Get, "MPI_Get");
+unsupported!(PMPI_Get_accumulate, "MPI_Get_accumulate");
+unsupported!(PMPI_Grequest_complete, "MPI_Grequest_complete");
+unsupported!(PMPI_Grequest_start, "MPI_Grequest_start");
+unsupported!(PMPI_Iallgather, "MPI_Iallgather");
+unsupported!(PMPI_Iallgatherv, "MPI_Iallgatherv");
+unsupported!(PMPI_Iallreduce, "MPI_Iallreduce");
+unsupported!(PMPI_Ialltoall, "MPI_Ialltoall");
+unsupported!(PMPI_Ialltoallv, "MPI_Ialltoallv");
+unsupported!(PMPI_Ialltoallw, "MPI_Ialltoallw");
+unsupported!(PMPI_Ibarrier, "MPI_Ibarrier");
+unsupported!(PMPI_Ibcast, "MPI_Ibcast");
+unsupported!(PMPI_Iexscan, "MPI_Iexscan");
+unsupported!(PMPI_Igather, "MPI_Igather");
+unsupported!(PMPI_Igatherv, "MPI_Igatherv");
+unsupported!(PMPI_Ineighbor_allgather, "MPI_Ineighbor_allgather");
+unsupported!(PMPI_Ineighbor_allgatherv, "MPI_Ineighbor_allgatherv");
+unsupported!(PMPI_Ineighbor_alltoall, "MPI_Ineighbor_alltoall");
+unsupported!(PMPI_Ineighbor_alltoallv, "MPI_Ineighbor_alltoallv");
+unsupported!(PMPI_Ineighbor_alltoallw, "MPI_Ineighbor_alltoallw");
+unsupported!(PMPI_Intercomm_create, "MPI_Intercomm_create");
+unsupported!(PMPI_Intercomm_merge, "MPI_Intercomm_merge");
+unsupported!(PMPI_Ireduce, "MPI_Ireduce");
+unsupported!(PMPI_Ireduce_scatter, "MPI_Ireduce_scatter");
+unsupported!(PMPI_Ireduce_scatter_block, "MPI_Ireduce_scatter_block");
+unsupported!(PMPI_Iscan, "MPI_Iscan");
+unsupported!(PMPI_Iscatter, "MPI_Iscatter");
+unsupported!(PMPI_Iscatterv, "MPI_Iscatterv");
+unsupported!(PMPI_Lookup_name, "MPI_Lookup_name");
+unsupported!(PMPI_Neighbor_allgather, "MPI_Neighbor_allgather");
+unsupported!(PMPI_Neighbor_allgatherv, "MPI_Neighbor_allgatherv");
+unsupported!(PMPI_Neighbor_alltoall, "MPI_Neighbor_alltoall");
+unsupported!(PMPI_Neighbor_alltoallv, "MPI_Neighbor_alltoallv");
+unsupported!(PMPI_Neighbor_alltoallw, "MPI_Neighbor_alltoallw");
+unsupported!(PMPI_Open_port, "MPI_Open_port");
+unsupported!(PMPI_Publish_name, "MPI_Publish_name");
+unsupported!(PMPI_Put, "MPI_Put");
+unsupported!(PMPI_Raccumulate, "MPI_Raccumulate");
+unsupported!(PMPI_Rget, "MPI_Rget");
+unsupported!(PMPI_Rget_accumulate, "MPI_Rget_accumulate");
+unsupported!(PMPI_Rput, "MPI_Rput");
+unsupported!(PMPI_Type_create_f90_complex, "MPI_Type_create_f90_complex");
+unsupported!(PMPI_Type_create_f90_integer, "MPI_Type_create_f90_integer");
+unsupported!(PMPI_Type_create_f90_real, "MPI_Type_create_f90_real");
+unsupported!(PMPI_Unpublish_name, "MPI_Unpublish_name");
+unsupported!(PMPI_Win_allocate, "MPI_Win_allocate");
+unsupported!(PMPI_Win_allocate_shared, "MPI_Win_allocate_shared");
+unsupported!(PMPI_Win_attach, "MPI_Win_attach");
+unsupported!(PMPI_Win_call_errhandler, "MPI_Win_call_errhandler");
+unsupported!(PMPI_Win_complete, "MPI_Win_complete");
+unsupported!(PMPI_Win_create, "MPI_Win_create");
+unsupported!(PMPI_Win_create_dynamic, "MPI_Win_create_dynamic");
+unsupported!(PMPI_Win_create_errhandler, "MPI_Win_create_errhandler");
+unsupported!(PMPI_Win_create_keyval, "MPI_Win_create_keyval");
+unsupported!(PMPI_Win_delete_attr, "MPI_Win_delete_attr");
+unsupported!(PMPI_Win_detach, "MPI_Win_detach");
+unsupported!(PMPI_Win_fence, "MPI_Win_fence");
+unsupported!(PMPI_Win_flush, "MPI_Win_flush");
+unsupported!(PMPI_Win_flush_all, "MPI_Win_flush_all");
+unsupported!(PMPI_Win_flush_local, "MPI_Win_flush_local");
+unsupported!(PMPI_Win_flush_local_all, "MPI_Win_flush_local_all");
+unsupported!(PMPI_Win_free, "MPI_Win_free");
+unsupported!(PMPI_Win_free_keyval, "MPI_Win_free_keyval");
+unsupported!(PMPI_Win_get_attr, "MPI_Win_get_attr");
+unsupported!(PMPI_Win_get_errhandler, "MPI_Win_get_errhandler");
+unsupported!(PMPI_Win_get_group, "MPI_Win_get_group");
+unsupported!(PMPI_Win_get_info, "MPI_Win_get_info");
+unsupported!(PMPI_Win_get_name, "MPI_Win_get_name");
+unsupported!(PMPI_Win_lock, "MPI_Win_lock");
+unsupported!(PMPI_Win_lock_all, "MPI_Win_lock_all");
+unsupported!(PMPI_Win_post, "MPI_Win_post");
+unsupported!(PMPI_Win_set_attr, "MPI_Win_set_attr");
+unsupported!(PMPI_Win_set_errhandler, "MPI_Win_set_errhandler");
+unsupported!(PMPI_Win_set_info, "MPI_Win_set_info");
+unsupported!(PMPI_Win_set_name, "MPI_Win_set_name");
+unsupported!(PMPI_Win_shared_query, "MPI_Win_shared_query");
+unsupported!(PMPI_Win_start, "MPI_Win_start");
+unsupported!(PMPI_Win_sync, "MPI_Win_sync");
+unsupported!(PMPI_Win_test, "MPI_Win_test");
+unsupported!(PMPI_Win_unlock, "MPI_Win_unlock");
+unsupported!(PMPI_Win_unlock_all, "MPI_Win_unlock_all");
+unsupported!(PMPI_Win_wait, "MPI_Win_wait");
+
+unsupported_tool!(PMPI_T_category_changed);
+unsupported_tool!(PMPI_T_category_get_categories);
+unsupported_tool!(PMPI_T_category_get_cvars);
+unsupported_tool!(PMPI_T_category_get_index);
+unsupported_tool!(PMPI_T_category_get_info);
+unsupported_tool!(PMPI_T_category_get_num);
+unsupported_tool!(PMPI_T_category_get_pvars);
+unsupported_tool!(PMPI_T_cvar_get_index);
+unsupported_tool!(PMPI_T_cvar_get_info);
+unsupported_tool!(PMPI_T_cvar_get_num);
+unsupported_tool!(PMPI_T_cvar_handle_alloc);
+unsupported_tool!(PMPI_T_cvar_handle_free);
+unsupported_tool!(PMPI_T_cvar_read);
+unsupported_tool!(PMPI_T_cvar_write);
+unsupported_tool!(PMPI_T_enum_get_info);
+unsupported_tool!(PMPI_T_enum_get_item);
+unsupported_tool!(PMPI_T_finalize);
+unsupported_tool!(PMPI_T_init_thread);
+unsupported_tool!(PMPI_T_pvar_get_index);
+unsupported_tool!(PMPI_T_pvar_get_info);
+unsupported_tool!(PMPI_T_pvar_get_num);
+unsupported_tool!(PMPI_T_pvar_handle_alloc);
+unsupported_tool!(PMPI_T_pvar_handle_free);
+unsupported_tool!(PMPI_T_pvar_read);
+unsupported_tool!(PMPI_T_pvar_readreset);
+unsupported_tool!(PMPI_T_pvar_reset);
+unsupported_tool!(PMPI_T_pvar_session_create);
+unsupported_tool!(PMPI_T_pvar_session_free);
+unsupported_tool!(PMPI_T_pvar_start);
+unsupported_tool!(PMPI_T_pvar_stop);
+unsupported_tool!(PMPI_T_pvar_write);
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
+    call("MPI_Comm_get_parent", MPI_COMM_WORLD, |_| {
+        if parent.is_null() {
+            return Err(err(MPI_ERR_ARG, "MPI_Comm_get_parent: NULL parent pointer"));
+        }
+        *parent = MPI_COMM_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_cancelled(status: *mut MPI_Status, flag: c_int) -> c_int {
+    call("MPI_Status_set_cancelled", MPI_COMM_WORLD, |_| {
+        if status.is_null() {
+            return Err(err(MPI_ERR_ARG, "MPI_Status_set_cancelled: NULL status"));
+        }
+        (*status).set_cancelled(flag != 0);
+        Ok(())
+    })
+}
+
+/// The Fortran status is the same five integers in the same order.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_c2f(c_status: *const MPI_Status, f_status: *mut MPI_Fint) -> c_int {
+    if c_status.is_null() || f_status.is_null() {
+        return MPI_ERR_ARG;
+    }
+    std::ptr::copy_nonoverlapping(c_status as *const MPI_Fint, f_status, 5);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_f2c(f_status: *const MPI_Fint, c_status: *mut MPI_Status) -> c_int {
+    if c_status.is_null() || f_status.is_null() {
+        return MPI_ERR_ARG;
+    }
+    std::ptr::copy_nonoverlapping(f_status, c_status as *mut MPI_Fint, 5);
+    MPI_SUCCESS
+}
