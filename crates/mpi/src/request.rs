@@ -4,7 +4,7 @@ use std::ffi::c_int;
 
 use crate::abi::*;
 use crate::datatype::Staging;
-use crate::error::{call, call_unlocked, err, Res};
+use crate::error::{call, err, MpiError, Res};
 use crate::state::{self, Req};
 
 /// The status of an operation with `MPI_PROC_NULL`.
@@ -98,17 +98,26 @@ fn test_handle(m: &mut state::Mpi, h: MPI_Request) -> Res<Option<(MPI_Status, bo
 }
 
 /// Waits for one request: taken out of the table (a persistent one's active operation only),
-/// then completed without holding the state. The flag says whether the handle stays.
-fn wait_one(h: MPI_Request) -> Res<(MPI_Status, bool)> {
+/// then completed without holding the state. Returns the status and whether the handle
+/// stays; on failure, the error with the communicator whose handler applies.
+fn wait_one(h: MPI_Request) -> Result<(MPI_Status, bool), (MpiError, MPI_Comm)> {
+    if state::phase() != state::RUNNING {
+        return Err((err(MPI_ERR_OTHER, "MPI_Wait called outside MPI_Init..MPI_Finalize"), MPI_COMM_WORLD));
+    }
     let taken = state::with(|m| match m.request_mut(h) {
-        Some(Req::Persistent { active, .. }) => {
-            Some((active.take().map_or(Req::Complete(empty_status()), |a| *a), true))
+        Some(Req::Persistent { active, op }) => {
+            let comm = op.comm;
+            Some((active.take().map_or(Req::Complete(empty_status()), |a| *a), true, comm))
         }
-        _ => m.take_request(h).map(|r| (r, false)),
+        _ => m.take_request(h).map(|r| {
+            let comm = if let Req::Active { comm, .. } = &r { *comm } else { MPI_COMM_WORLD };
+            (r, false, comm)
+        }),
     })
     .flatten();
-    let (req, keep) = taken.ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {h:#x}")))?;
-    Ok((finish(req)?, keep))
+    let (req, keep, comm) =
+        taken.ok_or_else(|| (err(MPI_ERR_REQUEST, format!("invalid request {h:#x}")), MPI_COMM_WORLD))?;
+    finish(req).map(|st| (st, keep)).map_err(|e| (e, comm))
 }
 
 #[no_mangle]
@@ -120,15 +129,18 @@ pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_S
         fill_status(status, &empty_status());
         return MPI_SUCCESS;
     }
-    let comm = request_comm(*request);
-    call_unlocked("MPI_Wait", comm, || {
-        let (st, keep) = wait_one(*request)?;
-        if !keep {
-            *request = MPI_REQUEST_NULL;
+    // One table lookup: the request comes out, and with it the communicator whose error
+    // handler applies if it failed.
+    match wait_one(*request) {
+        Ok((st, keep)) => {
+            if !keep {
+                *request = MPI_REQUEST_NULL;
+            }
+            fill_status(status, &st);
+            MPI_SUCCESS
         }
-        fill_status(status, &st);
-        Ok(())
-    })
+        Err((e, comm)) => crate::error::handle("MPI_Wait", comm, e),
+    }
 }
 
 /// The status of a null or inactive request: source ANY_SOURCE, tag ANY_TAG, count 0.
