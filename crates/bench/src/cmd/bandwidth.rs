@@ -7,10 +7,10 @@
 //! aliasing mutable buffers, and distinct buffers are what an application would have), so at
 //! large sizes the receive side is not cache-resident. bench/peers/pingpong.c does the same.
 
-use super::engine::{check_bytes, floor_on_rank0, need_ranks, time_trials, ACK_TAG, DATA_TAG, PAYLOAD_BYTE};
+use super::engine::{check_bytes, floor_on_rank0, start, time_trials, Session, ACK_TAG, DATA_TAG, PAYLOAD_BYTE};
 use super::{print_series, CmdResult};
 use crate::floor::{self, CopyFloor};
-use crate::plan::{bandwidth_sizes, select_sizes, Trials};
+use crate::plan::bandwidth_sizes;
 use crate::stats::{rate_gbps, Summary};
 use crate::table::{Extra, Point, GBPS};
 use crate::Options;
@@ -19,14 +19,8 @@ pub fn run(options: &Options, window: usize) -> CmdResult {
     if window == 0 {
         return Err("--window must be at least 1".into());
     }
-    let universe = billboard::init()?;
-    let world = universe.world();
-    let (rank, ranks) = (world.rank(), world.size());
-    if ranks < 2 {
-        return Err(need_ranks("bandwidth", 2, ranks));
-    }
-    let sizes = select_sizes(bandwidth_sizes(options.max_size), options.sizes.as_deref(), options.max_size);
-    let trials = Trials::new(options.trials);
+    let Session { universe, world, rank, sizes, trials, .. } =
+        start("bandwidth", options, bandwidth_sizes(options.max_size))?;
     let missing = || vec![CopyFloor::MISSING; sizes.len()];
     let floor = floor_on_rank0(&world, options.no_floor, missing, || floor::copy_bandwidth(&sizes, trials))?;
 

@@ -5,8 +5,9 @@ use std::time::Instant;
 
 use billboard::Communicator;
 
-use crate::plan::Trials;
+use crate::plan::{select_sizes, Trials};
 use crate::stats::{trimmed, Summary};
+use crate::Options;
 
 /// Tag of measured messages; acknowledgements use [`ACK_TAG`] so they can never match one.
 pub const DATA_TAG: i32 = 1;
@@ -74,4 +75,26 @@ pub fn check_bytes(status: &billboard::Status, expected: usize) -> Result<(), Bo
 pub fn need_ranks(name: &str, needed: usize, got: usize) -> Box<dyn std::error::Error> {
     format!("`{name}` needs at least {needed} ranks (got {got}); start it as `bbrun -n {needed} bb-bench {name}`")
         .into()
+}
+
+/// What every engine benchmark starts with: the library, the world (at least two ranks), the
+/// sizes selected from `all_sizes` by the options, and the trial plan.
+pub struct Session {
+    pub universe: billboard::Universe,
+    pub world: Communicator,
+    pub rank: usize,
+    pub ranks: usize,
+    pub sizes: Vec<usize>,
+    pub trials: Trials,
+}
+
+pub fn start(name: &str, options: &Options, all_sizes: Vec<usize>) -> Result<Session, Box<dyn std::error::Error>> {
+    let universe = billboard::init()?;
+    let world = universe.world();
+    let (rank, ranks) = (world.rank(), world.size());
+    if ranks < 2 {
+        return Err(need_ranks(name, 2, ranks));
+    }
+    let sizes = select_sizes(all_sizes, options.sizes.as_deref(), options.max_size);
+    Ok(Session { universe, world, rank, ranks, sizes, trials: Trials::new(options.trials) })
 }

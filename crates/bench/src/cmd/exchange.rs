@@ -3,23 +3,17 @@
 //! as time per iteration / 2, comparable with one-way latency, beside the bare channel doing
 //! the same exchange.
 
-use super::engine::{check_bytes, floor_on_rank0, need_ranks, time_trials, DATA_TAG, PAYLOAD_BYTE};
+use super::engine::{check_bytes, floor_on_rank0, start, time_trials, Session, DATA_TAG, PAYLOAD_BYTE};
 use super::{print_series, CmdResult};
 use crate::floor;
-use crate::plan::{latency_iters, latency_sizes, select_sizes, Trials};
+use crate::plan::{latency_iters, latency_sizes};
 use crate::stats::Summary;
 use crate::table::{Extra, Point, ONEWAY_US};
 use crate::Options;
 
 pub fn run(options: &Options) -> CmdResult {
-    let universe = billboard::init()?;
-    let world = universe.world();
-    let (rank, ranks) = (world.rank(), world.size());
-    if ranks < 2 {
-        return Err(need_ranks("exchange", 2, ranks));
-    }
-    let sizes = select_sizes(latency_sizes(options.max_size), options.sizes.as_deref(), options.max_size);
-    let trials = Trials::new(options.trials);
+    let Session { universe, world, rank, sizes, trials, .. } =
+        start("exchange", options, latency_sizes(options.max_size))?;
     let missing = || vec![Summary::MISSING; sizes.len()];
     let floor = floor_on_rank0(&world, options.no_floor, missing, || floor::exchange(&sizes, trials))?;
 

@@ -1,23 +1,17 @@
 //! `bbrun -n 2 bb-bench latency`: ping-pong between ranks 0 and 1 with blocking send and recv;
 //! one-way latency = round trip / 2, beside the bare shared-memory ping-pong of the same run.
 
-use super::engine::{check_bytes, floor_on_rank0, need_ranks, time_trials, DATA_TAG, PAYLOAD_BYTE};
+use super::engine::{check_bytes, floor_on_rank0, start, time_trials, Session, DATA_TAG, PAYLOAD_BYTE};
 use super::{print_series, CmdResult};
 use crate::floor::{self, LatencyFloor};
-use crate::plan::{latency_iters, latency_sizes, select_sizes, Trials};
+use crate::plan::{latency_iters, latency_sizes};
 use crate::stats::Summary;
 use crate::table::{Extra, Point, ONEWAY_US};
 use crate::Options;
 
 pub fn run(options: &Options) -> CmdResult {
-    let universe = billboard::init()?;
-    let world = universe.world();
-    let (rank, ranks) = (world.rank(), world.size());
-    if ranks < 2 {
-        return Err(need_ranks("latency", 2, ranks));
-    }
-    let sizes = select_sizes(latency_sizes(options.max_size), options.sizes.as_deref(), options.max_size);
-    let trials = Trials::new(options.trials);
+    let Session { universe, world, rank, sizes, trials, .. } =
+        start("latency", options, latency_sizes(options.max_size))?;
     let missing = || vec![LatencyFloor::MISSING; sizes.len()];
     let floor = floor_on_rank0(&world, options.no_floor, missing, || floor::pingpong(&sizes, trials))?;
 

@@ -2,24 +2,18 @@
 //! to r+1 (rank 0 starts and ends the round). Per-hop latency = round time / N, beside the
 //! one-way time of the bare shared-memory ping-pong of the same run.
 
-use super::engine::{check_bytes, floor_on_rank0, need_ranks, time_trials, DATA_TAG, PAYLOAD_BYTE};
+use super::engine::{check_bytes, floor_on_rank0, start, time_trials, Session, DATA_TAG, PAYLOAD_BYTE};
 use super::latency::floor_extras;
 use super::{print_series, CmdResult};
 use crate::floor::{self, LatencyFloor};
-use crate::plan::{latency_iters, latency_sizes, select_sizes, Trials};
+use crate::plan::{latency_iters, latency_sizes};
 use crate::stats::Summary;
 use crate::table::{Point, ONEWAY_US};
 use crate::Options;
 
 pub fn run(options: &Options) -> CmdResult {
-    let universe = billboard::init()?;
-    let world = universe.world();
-    let (rank, ranks) = (world.rank(), world.size());
-    if ranks < 2 {
-        return Err(need_ranks("ring", 2, ranks));
-    }
-    let sizes = select_sizes(latency_sizes(options.max_size), options.sizes.as_deref(), options.max_size);
-    let trials = Trials::new(options.trials);
+    let Session { universe, world, rank, ranks, sizes, trials } =
+        start("ring", options, latency_sizes(options.max_size))?;
     let missing = || vec![LatencyFloor::MISSING; sizes.len()];
     let floor = floor_on_rank0(&world, options.no_floor, missing, || floor::pingpong(&sizes, trials))?;
 
