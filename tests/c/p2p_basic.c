@@ -117,6 +117,9 @@ int main(int argc, char **argv)
             free(seen);
         }
         MPI_CHK(MPI_Wait(&sr, MPI_STATUS_IGNORE));
+        /* Nobody may send rank 0 the next section's messages before it has received these:
+         * its ANY_SOURCE/ANY_TAG receives would rightly take them. */
+        MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
     }
 
     /* Non-overtaking: 200 messages same (source, tag), received with ANY_TAG in order; also

@@ -68,6 +68,12 @@ pub(crate) unsafe fn start_recv(
         layout.bytes(count)?;
         return Ok(Req::Complete(proc_null_status()));
     }
+    layout.bytes(count)?;
+    if let Some(blocks) = datatype::scatter_blocks(&layout, buf, count) {
+        // Non-contiguous with large enough pieces: the engine fills them directly.
+        let req = c.comm.irecv_blocks_raw(blocks, source(src)?, tag_match(tag)?)?;
+        return Ok(Req::Active { req, comm, staged: None });
+    }
     let data = datatype::view(&layout, buf, count, Dir::Write)?;
     let req = c.comm.irecv_raw(data.ptr(), data.len(), source(src)?, tag_match(tag)?)?;
     Ok(Req::Active { req, comm, staged: data.into_staging() })

@@ -272,6 +272,22 @@ impl Communicator {
         self.irecv_on(self.inner.context, buf, cap, src, tag)
     }
 
+    /// Starts a receive into several pieces of memory, filled in order (a non-contiguous
+    /// datatype): the message goes straight into them, with no intermediate buffer.
+    ///
+    /// # Safety
+    /// Every block stays valid and is not otherwise accessed until the request completes.
+    pub unsafe fn irecv_blocks_raw<'a>(
+        &self,
+        blocks: Box<[crate::engine::scatter::Block]>,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Request<'a>> {
+        let (pattern, hint) = self.pattern(self.inner.context, src, tag)?;
+        let id = self.inner.engine.lock().irecv_blocks(pattern, hint, blocks);
+        Ok(Request::new(&self.inner.engine, Some(id)))
+    }
+
     /// [`Communicator::irecv_raw`] on any of this communicator's contexts.
     pub(crate) unsafe fn irecv_on<'a>(
         &self,

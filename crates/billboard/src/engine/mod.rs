@@ -4,6 +4,7 @@ pub mod matching;
 mod progress;
 pub mod protocol;
 pub mod request;
+pub mod scatter;
 
 pub(crate) use progress::{Engine, Pending};
 

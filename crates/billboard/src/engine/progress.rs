@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use super::matching::{Envelope, Matcher, Pattern};
 use super::protocol::{Protocol, Rts, Thresholds, CTS, DATA, EAGER, FIN, RTS};
 use super::request::{Completion, ReqId, Slab, State};
+use super::scatter::{copy_into, iovecs, Block};
 use crate::transport::shm::{ShmChannel, CMA_SEGMENT, SINGLE_COPY};
 use crate::transport::{Channel, Header};
 use crate::{verbose, Error, Result};
@@ -147,7 +148,29 @@ impl Engine {
     /// # Safety
     /// `buf..buf+cap` stays valid and untouched by others until the request completes.
     pub(crate) unsafe fn irecv(&mut self, pattern: Pattern, hint: Option<usize>, buf: *mut u8, cap: usize) -> ReqId {
+        self.irecv_into(pattern, hint, buf, cap, None)
+    }
+
+    /// Posts a receive into `blocks` (their lengths add up to the capacity), filled in order.
+    ///
+    /// # Safety
+    /// Every block stays valid and untouched by others until the request completes.
+    pub(crate) unsafe fn irecv_blocks(&mut self, pattern: Pattern, hint: Option<usize>, blocks: Box<[Block]>) -> ReqId {
+        let cap = blocks.iter().map(|b| b.1).sum();
+        let first = blocks.first().map_or(std::ptr::NonNull::dangling().as_ptr(), |b| b.0);
+        self.irecv_into(pattern, hint, first, cap, Some(blocks))
+    }
+
+    unsafe fn irecv_into(
+        &mut self,
+        pattern: Pattern,
+        hint: Option<usize>,
+        buf: *mut u8,
+        cap: usize,
+        blocks: Option<Box<[Block]>>,
+    ) -> ReqId {
         let id = self.core.reqs.insert(State::RecvPosted { buf, cap }, hint);
+        self.core.reqs.get_mut(id).scatter = blocks;
         if let Some((env, msg)) = self.core.matcher.post(pattern, id) {
             self.core.deliver(id, env, msg);
         }
@@ -321,9 +344,15 @@ impl Engine {
             return false;
         };
         let n = self.core.cma_segment.min(len - done);
-        // SAFETY: the posted receive buffer holds at least `len` bytes (capped at match time).
-        let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(done), n) };
-        match self.chan.read_remote(peer, addr + done as u64, dst) {
+        let read = match &self.core.reqs.get(id).scatter {
+            Some(blocks) => self.chan.read_remote_vectored(peer, addr + done as u64, &mut iovecs(blocks, done, n)),
+            None => {
+                // SAFETY: the posted receive buffer holds at least `len` bytes (capped at match).
+                let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(done), n) };
+                self.chan.read_remote(peer, addr + done as u64, dst)
+            }
+        };
+        match read {
             Ok(()) => {
                 let done = done + n;
                 if done == len {
@@ -416,8 +445,12 @@ impl Core {
                     let offset = h.aux as usize;
                     if offset < *cap {
                         let n = payload.len().min(*cap - offset);
-                        // SAFETY: the posted buffer holds `cap` bytes; offset + n <= cap.
-                        unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf.add(offset), n) };
+                        match &req.scatter {
+                            // SAFETY: the blocks hold `cap` bytes; offset + n <= cap.
+                            Some(blocks) => unsafe { copy_into(blocks, offset, &payload[..n]) },
+                            // SAFETY: the posted buffer holds `cap` bytes; offset + n <= cap.
+                            None => unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf.add(offset), n) },
+                        }
                     }
                     *received += payload.len();
                     if *received >= *len {
@@ -443,8 +476,12 @@ impl Core {
         let req = self.reqs.get_mut(id);
         let State::RecvPosted { buf, cap } = req.state else { unreachable!("delivery to request {id} not posted") };
         let n = data.len().min(cap);
-        // SAFETY: the posted buffer holds `cap` bytes and n <= cap.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) };
+        match &req.scatter {
+            // SAFETY: the blocks hold `cap` bytes and n <= cap.
+            Some(blocks) => unsafe { copy_into(blocks, 0, &data[..n]) },
+            // SAFETY: the posted buffer holds `cap` bytes and n <= cap.
+            None => unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) },
+        }
         req.completion = Completion { source: env.source, tag: env.tag, bytes: n, cancelled: false };
         if data.len() > cap {
             req.error = Some(truncated(env, data.len(), cap));

@@ -72,6 +72,9 @@ pub(crate) struct Request {
     pub error: Option<Error>,
     /// The world rank this request waits on, polled first while waiting.
     pub hint: Option<usize>,
+    /// A receive into several blocks (a non-contiguous datatype): where the bytes go, in
+    /// order; `None` for one contiguous buffer (`buf`, `cap` of the state).
+    pub scatter: Option<Box<[super::scatter::Block]>>,
 }
 
 /// Requests by handle, with a free list so steady-state traffic allocates nothing.
@@ -83,7 +86,7 @@ pub(crate) struct Slab {
 
 impl Slab {
     pub fn insert(&mut self, state: State, hint: Option<usize>) -> ReqId {
-        let req = Request { state, completion: Completion::default(), error: None, hint };
+        let req = Request { state, completion: Completion::default(), error: None, hint, scatter: None };
         match self.free.pop() {
             Some(id) => {
                 self.reqs[id as usize] = req;
@@ -100,6 +103,7 @@ impl Slab {
         debug_assert!(!matches!(self.reqs[id as usize].state, State::Free), "request {id} freed twice");
         self.reqs[id as usize].state = State::Free;
         self.reqs[id as usize].error = None;
+        self.reqs[id as usize].scatter = None;
         self.free.push(id);
     }
 

@@ -308,6 +308,33 @@ pub(crate) struct View {
     staging: Option<Box<Staging>>,
 }
 
+/// Smallest average block (bytes) for which a non-contiguous receive goes straight into the
+/// user's pieces: below it, the list of pieces would cost more than the staging copy saves.
+const SCATTER_MIN_BLOCK: usize = 64;
+
+/// The pieces of `count` instances of a non-contiguous layout at `buf`, in packed order, when
+/// receiving straight into them pays (see [`SCATTER_MIN_BLOCK`]); `None` to stage instead.
+///
+/// # Safety
+/// `buf` must hold `count` instances of the layout, as MPI requires of the program.
+pub(crate) unsafe fn scatter_blocks(l: &Layout, buf: *mut c_void, count: c_int) -> Option<Box<[(*mut u8, usize)]>> {
+    let Layout::Map(map) = l else { return None };
+    let count = usize::try_from(count).ok()?;
+    if map.contiguous(count).is_some() || map.blocks.is_empty() || count == 0 {
+        return None;
+    }
+    let pieces = map.blocks.len().checked_mul(count)?;
+    if map.size * count / pieces < SCATTER_MIN_BLOCK {
+        return None;
+    }
+    let base = buf as *mut u8;
+    let extent = map.extent() as isize;
+    let blocks = (0..count as isize)
+        .flat_map(|i| map.blocks.iter().map(move |b| (base.wrapping_offset(i * extent + b.off as isize), b.len)))
+        .collect();
+    Some(blocks)
+}
+
 /// A view of `count` instances of `l` at `buf` (`MPI_BOTTOM` = NULL with absolute addresses).
 ///
 /// # Safety

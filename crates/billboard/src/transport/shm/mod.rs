@@ -215,6 +215,44 @@ impl ShmChannel {
         (0..self.nranks()).any(|s| self.seg.doorbell(self.me, s).load(Ordering::Acquire) != self.consumed[s])
     }
 
+    /// Like `read_remote`, into several local pieces (`iov`, consumed as it goes): one
+    /// `process_vm_readv` scatters a contiguous remote range into them.
+    pub(crate) fn read_remote_vectored(&self, peer: usize, addr: u64, mut iov: &mut [libc::iovec]) -> io::Result<()> {
+        let pid = self.seg.control(peer).pid.load(Ordering::Acquire) as libc::pid_t;
+        let mut addr = addr as usize;
+        while !iov.is_empty() {
+            let batch = iov.len().min(1024); // IOV_MAX
+            let want: usize = iov[..batch].iter().map(|v| v.iov_len).sum();
+            let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: want };
+            // SAFETY: the local iovecs cover memory the caller owns mutably; the kernel checks
+            // the remote range.
+            let n = unsafe { libc::process_vm_readv(pid, iov.as_ptr(), batch as libc::c_ulong, &remote, 1, 0) };
+            if n < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if n == 0 && want > 0 {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "process_vm_readv read nothing"));
+            }
+            addr += n as usize;
+            // Drop the iovecs filled, shorten a partly filled one.
+            let mut left = n as usize;
+            while let Some(first) = iov.first_mut() {
+                if left < first.iov_len {
+                    // SAFETY: advancing within the piece.
+                    first.iov_base = unsafe { first.iov_base.cast::<u8>().add(left) }.cast();
+                    first.iov_len -= left;
+                    break;
+                }
+                left -= first.iov_len;
+                iov = &mut iov[1..];
+                if iov.is_empty() {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// What a waiter needs to sleep without holding the channel (so other threads of this
     /// process may use it meanwhile): our sleep word, our doorbells, and what we have seen.
     pub(crate) fn sleeper(&self) -> Sleeper {
