@@ -57,7 +57,7 @@ impl Secret {
 
     pub fn from_hex(hex: &str) -> Result<Secret, HandshakeError> {
         let digit = |c: u8| (c as char).to_digit(16).ok_or(HandshakeError::BadSecret("the secret is not hex"));
-        if hex.len() % 2 != 0 {
+        if hex.len() & 1 != 0 {
             return Err(HandshakeError::BadSecret("the secret is not hex"));
         }
         let bytes = hex
