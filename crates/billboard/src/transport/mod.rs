@@ -7,6 +7,7 @@
 #[cfg(test)]
 mod conformance;
 pub mod shm;
+pub mod tcp;
 
 /// A channel: this rank's end of a route to its peers (ranks `0..nranks`).
 ///
