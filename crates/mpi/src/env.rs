@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::abi::*;
 use crate::error::{call, copy_out, err};
-use crate::state::{self, Comm, Mpi};
+use crate::state::{self, Comm, Mpi, Req};
 
 unsafe fn init(required: c_int, provided: *mut c_int) -> c_int {
     if state::phase() != state::NOT_STARTED {
@@ -28,6 +28,7 @@ unsafe fn init(required: c_int, provided: *mut c_int) -> c_int {
         world_rank: world.rank(),
         universe,
         requests: Vec::new(),
+        sent: Req::Complete(MPI_Status::default()),
         free_requests: Vec::new(),
         detached: Vec::new(),
         user_ops: Vec::new(),

@@ -175,6 +175,20 @@ macro_rules! isend_fn {
             request: *mut MPI_Request,
         ) -> c_int {
             call($label, comm, |m| {
+                // A predefined type to a real rank: straight to the engine, and an eager send
+                // that went out at once needs no table entry (see `state::SENT`).
+                if let (Some(len), Ok(to)) = (dense_bytes(count, datatype), usize::try_from(dest)) {
+                    if let Some(data) = raw(buf, len) {
+                        let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+                        let req = c.comm.isend_raw(data, len, to, tag, $mode)?;
+                        *request = if req.is_finished() {
+                            state::SENT
+                        } else {
+                            m.add_request(Req::Active { req, comm, staged: None })
+                        };
+                        return Ok(());
+                    }
+                }
                 let req = start_send(m, buf, count, datatype, dest, tag, comm, $mode)?;
                 *request = m.add_request(req);
                 Ok(())

@@ -68,6 +68,11 @@ impl<'a> Request<'a> {
         Request { engine: id.map(|_| engine.clone()), id, _buffer: PhantomData }
     }
 
+    /// Whether nothing is left to wait for (e.g. an eager send that went out as it started).
+    pub fn is_finished(&self) -> bool {
+        self.id.is_none()
+    }
+
     /// Waits for completion.
     pub fn wait(mut self) -> Result<Status> {
         match self.id.take() {
