@@ -41,6 +41,14 @@ pub(crate) unsafe fn start_send(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> Res<Req> {
+    // A predefined type to a real rank (the common case) needs no datatype machinery.
+    if let (Some(len), Ok(to)) = (dense_bytes(count, datatype), usize::try_from(dest)) {
+        if let Some(data) = raw(buf, len) {
+            let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+            let req = c.comm.isend_raw(data, len, to, tag, mode)?;
+            return Ok(Req::Active { req, comm, staged: None });
+        }
+    }
     let layout = datatype::layout_in(m, datatype)?;
     let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
     if dest == MPI_PROC_NULL {
@@ -62,6 +70,13 @@ pub(crate) unsafe fn start_recv(
     tag: c_int,
     comm: MPI_Comm,
 ) -> Res<Req> {
+    if let (Some(len), true) = (dense_bytes(count, datatype), src != MPI_PROC_NULL) {
+        if let Some(data) = raw(buf as *const c_void, len) {
+            let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+            let req = c.comm.irecv_raw(data, len, source(src)?, tag_match(tag)?)?;
+            return Ok(Req::Active { req, comm, staged: None });
+        }
+    }
     let layout = datatype::layout_in(m, datatype)?;
     let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
     if src == MPI_PROC_NULL {
@@ -175,22 +190,8 @@ macro_rules! isend_fn {
             request: *mut MPI_Request,
         ) -> c_int {
             call($label, comm, |m| {
-                // A predefined type to a real rank: straight to the engine, and an eager send
-                // that went out at once needs no table entry (see `state::SENT`).
-                if let (Some(len), Ok(to)) = (dense_bytes(count, datatype), usize::try_from(dest)) {
-                    if let Some(data) = raw(buf, len) {
-                        let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
-                        let req = c.comm.isend_raw(data, len, to, tag, $mode)?;
-                        *request = if req.is_finished() {
-                            state::SENT
-                        } else {
-                            m.add_request(Req::Active { req, comm, staged: None })
-                        };
-                        return Ok(());
-                    }
-                }
                 let req = start_send(m, buf, count, datatype, dest, tag, comm, $mode)?;
-                *request = m.add_request(req);
+                *request = m.add_send(req);
                 Ok(())
             })
         }

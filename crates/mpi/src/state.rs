@@ -183,6 +183,15 @@ impl Mpi {
         make_handle(HandleKind::Direct, object_type::REQUEST, i)
     }
 
+    /// Stores a send's request: one that completed as it started (an eager send of data that
+    /// needed no packing) takes the shared [`SENT`] handle instead of a table entry.
+    pub fn add_send(&mut self, req: Req) -> MPI_Request {
+        match &req {
+            Req::Active { req: r, staged: None, .. } if r.is_finished() => SENT,
+            _ => self.add_request(req),
+        }
+    }
+
     /// Takes a request out of the table (it is complete or being freed).
     pub fn take_request(&mut self, h: MPI_Request) -> Option<Req> {
         if h == SENT {
