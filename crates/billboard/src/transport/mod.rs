@@ -28,6 +28,12 @@ pub trait Channel {
     fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> std::io::Result<()>;
     /// Sleeps until a record may have arrived or `timeout` passes.
     fn sleep(&self, timeout: std::time::Duration);
+    /// Whether every record accepted has left this process. A channel may keep the tail of what
+    /// it accepted (a TCP socket that was full) until its owner's next poll, so an owner about
+    /// to stop polling (finalize) polls until this holds.
+    fn flushed(&self) -> bool {
+        true
+    }
 }
 
 /// The fixed header every record carries: match information and one word for the protocol.

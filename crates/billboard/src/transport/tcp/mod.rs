@@ -22,6 +22,15 @@
 //! The eager/rendezvous/credit state above the frames, and errors naming the peer on a broken
 //! connection, belong to the channel built on this.
 
+pub mod addr;
+mod channel;
+mod conn;
 pub mod handshake;
+pub mod setup;
 pub mod stream;
 pub mod wire;
+
+#[cfg(test)]
+pub(crate) use channel::endpoints;
+pub(crate) use channel::sleep_on;
+pub use channel::TcpChannel;

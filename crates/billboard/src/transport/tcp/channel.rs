@@ -1,0 +1,377 @@
+//! The TCP channel: this rank's end of its connections to ranks on other hosts.
+//!
+//! Each engine record travels as one frame (see `wire.rs`), so the engine's own protocol runs
+//! unchanged over TCP: eager records up to [`EAGER_MAX`], above that its rendezvous (RTS, then
+//! CTS, then DATA chunks of at most [`CHUNK`] bytes), so a receiver buffers only what it has asked
+//! for. Polling first reads the connection of the peer being waited on (one `recv`), and scans
+//! all sockets with a zero-timeout `epoll_wait` on every [`SCAN_EVERY`]th poll or when that found
+//! nothing; sleeping is `epoll_wait` with a timeout, after the engine's spin and yield phases (a
+//! polled socket answers in microseconds, a wake-up from sleep costs tens here).
+//!
+//! A connection that breaks (the peer died, a reset, a cut link noticed by keepalive or
+//! `TCP_USER_TIMEOUT`) is reported once through [`TcpChannel::take_failure`], naming the peer's
+//! rank and host; the engine fails what depended on it. Connections made to the listening socket
+//! after start are strangers: they are authenticated like any other and always dropped and logged.
+
+use std::collections::VecDeque;
+use std::net::TcpListener;
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustix::event::epoll;
+
+use super::conn::Conn;
+use super::handshake::Secret;
+use super::setup::{accept_all, log_dropped, tune, Handshaking, Progress};
+use crate::transport::{Caps, Channel, Header, WouldBlock};
+use crate::tunables::Tunable;
+use crate::{Error, Result};
+
+pub static EAGER_MAX: Tunable = Tunable::new(
+    "BB_TCP_EAGER_MAX",
+    64 << 10,
+    "largest eager message over TCP; above it rendezvous (a round trip costs tens of µs over TCP, so higher than on shared memory)",
+);
+pub static CHUNK: Tunable = Tunable::new(
+    "BB_TCP_CHUNK",
+    256 << 10,
+    "bytes of one rendezvous data frame over TCP: large enough that per-frame costs vanish",
+);
+
+/// While a poll names a peer, all sockets are scanned on every this many polls.
+const SCAN_EVERY: u32 = 16;
+
+const LISTENER: u64 = u64::MAX;
+/// Tokens of strangers' connections: this bit plus a serial number.
+const STRANGER: u64 = 1 << 62;
+
+pub struct TcpChannel {
+    me: usize,
+    nranks: usize,
+    /// Connections by peer rank; `None` for ranks reached another way.
+    conns: Vec<Option<Conn>>,
+    /// Where each rank lives, for messages.
+    hosts: Vec<String>,
+    epoll: Arc<OwnedFd>,
+    listener: TcpListener,
+    secret: Secret,
+    strangers: Vec<(u64, Handshaking)>,
+    next_stranger: u64,
+    /// Records sent to ourselves (only the conformance suite: the engine's self route is memory).
+    loopback: VecDeque<(Header, Vec<u8>)>,
+    /// Some connection may hold unsent bytes.
+    pending_out: bool,
+    /// Broken connections not yet reported, and which have been.
+    failures: VecDeque<(usize, String)>,
+    reported: Vec<bool>,
+    polls: u32,
+    events: Vec<epoll::Event>,
+}
+
+// SAFETY: `events` is the only field that is not Send: epoll events that may hold pointers, but
+// ours only ever carry u64 tokens, and the buffer is refilled before every read.
+unsafe impl Send for TcpChannel {}
+
+impl TcpChannel {
+    /// Takes over authenticated connections (peer, socket, bytes that followed the handshake).
+    pub(crate) fn new(
+        me: usize,
+        hosts: Vec<String>,
+        listener: TcpListener,
+        secret: Secret,
+        established: Vec<(usize, OwnedFd, Vec<u8>)>,
+    ) -> Result<TcpChannel> {
+        let nranks = hosts.len();
+        let os = |call| move |e: rustix::io::Errno| Error::Os { call, errno: e.into() };
+        let epoll = epoll::create(epoll::CreateFlags::CLOEXEC).map_err(os("epoll_create"))?;
+        epoll::add(&epoll, &listener, epoll::EventData::new_u64(LISTENER), epoll::EventFlags::IN)
+            .map_err(os("epoll_ctl"))?;
+        let mut conns: Vec<Option<Conn>> = (0..nranks).map(|_| None).collect();
+        for (peer, fd, early) in established {
+            tune(&fd)?;
+            epoll::add(&epoll, &fd, epoll::EventData::new_u64(peer as u64), epoll::EventFlags::IN)
+                .map_err(os("epoll_ctl"))?;
+            conns[peer] = Some(Conn::new(fd, &early));
+        }
+        Ok(TcpChannel {
+            me,
+            nranks,
+            conns,
+            hosts,
+            epoll: Arc::new(epoll),
+            listener,
+            secret,
+            strangers: Vec::new(),
+            next_stranger: 0,
+            loopback: VecDeque::new(),
+            pending_out: false,
+            failures: VecDeque::new(),
+            reported: vec![false; nranks],
+            polls: 0,
+            events: Vec::with_capacity(64),
+        })
+    }
+
+    /// Whether `peer` is reached through this channel.
+    pub fn reaches(&self, peer: usize) -> bool {
+        self.conns.get(peer).is_some_and(Option::is_some)
+    }
+
+    /// The next broken connection not yet reported: the peer and what happened.
+    pub fn take_failure(&mut self) -> Option<(usize, String)> {
+        self.failures.pop_front()
+    }
+
+    /// Whether a failure waits in [`take_failure`](Self::take_failure).
+    #[inline]
+    pub fn has_failure(&self) -> bool {
+        !self.failures.is_empty()
+    }
+
+    /// The epoll instance a sleeper waits on (readable sockets, and writable ones with bytes to send).
+    pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
+        if self.pending_out {
+            self.flush();
+        }
+        Arc::clone(&self.epoll)
+    }
+
+    /// Writes what connections hold back; keeps EPOLLOUT interest exactly on those still holding.
+    fn flush(&mut self) {
+        let mut any = false;
+        for (peer, c) in self.conns.iter_mut().enumerate() {
+            let Some(c) = c else { continue };
+            let had = c.pending() > 0;
+            if had {
+                c.flush();
+            }
+            let has = c.pending() > 0 && c.broken.is_none();
+            if has != c.wants_out {
+                let mut flags = epoll::EventFlags::IN;
+                if has {
+                    flags |= epoll::EventFlags::OUT;
+                }
+                let _ = epoll::modify(&*self.epoll, &c.fd, epoll::EventData::new_u64(peer as u64), flags);
+                c.wants_out = has;
+            }
+            any |= has;
+        }
+        self.pending_out = any;
+    }
+
+    fn receive<F: FnMut(usize, &Header, &[u8])>(&mut self, peer: usize, f: &mut F) -> usize {
+        let Some(c) = self.conns[peer].as_mut() else { return 0 };
+        let n = c.receive(&mut |h, p| f(peer, h, p));
+        if c.broken.is_some() && !self.reported[peer] {
+            self.report(peer);
+        }
+        n
+    }
+
+    fn report(&mut self, peer: usize) {
+        let c = self.conns[peer].as_ref().expect("a connection to report");
+        let why = c.broken.as_ref().map_or_else(String::new, |b| b.to_string());
+        let _ = epoll::delete(&*self.epoll, &c.fd);
+        self.reported[peer] = true;
+        self.failures.push_back((peer, format!("rank {peer} on host {}: {why}", self.hosts[peer])));
+    }
+
+    /// One zero-timeout look at every socket.
+    fn scan<F: FnMut(usize, &Header, &[u8])>(&mut self, f: &mut F) -> usize {
+        self.events.clear();
+        let zero = rustix::time::Timespec { tv_sec: 0, tv_nsec: 0 };
+        if epoll::wait(&*self.epoll, rustix::buffer::spare_capacity(&mut self.events), Some(&zero)).is_err() {
+            return 0;
+        }
+        let mut handled = 0;
+        let tokens: Vec<u64> = self.events.iter().map(|e| e.data.u64()).collect();
+        for token in tokens {
+            match token {
+                LISTENER => self.accept_strangers(),
+                t if t & STRANGER != 0 => self.step_stranger(t),
+                peer => {
+                    let peer = peer as usize;
+                    if self.conns[peer].as_ref().is_some_and(|c| c.pending() > 0) {
+                        self.pending_out = true;
+                    }
+                    handled += self.receive(peer, f);
+                }
+            }
+        }
+        if !self.strangers.is_empty() {
+            self.expire_strangers();
+        }
+        handled
+    }
+
+    fn accept_strangers(&mut self) {
+        let mut fresh = Vec::new();
+        if let Err(e) = accept_all(&self.listener, &self.secret, self.me, self.nranks, &mut fresh) {
+            eprintln!("billboard: rank {}: {e}", self.me);
+        }
+        for h in fresh {
+            let token = STRANGER | self.next_stranger;
+            self.next_stranger += 1;
+            if epoll::add(&*self.epoll, &h.fd, epoll::EventData::new_u64(token), epoll::EventFlags::IN).is_ok() {
+                self.strangers.push((token, h));
+            }
+        }
+    }
+
+    /// A connection after start can only be a stranger or a replay: it is dropped either way,
+    /// once its handshake tells which, so the log says why.
+    fn step_stranger(&mut self, token: u64) {
+        let Some(i) = self.strangers.iter().position(|(t, _)| *t == token) else { return };
+        let why = match self.strangers[i].1.step() {
+            Progress::Waiting => return,
+            Progress::Done { peer, .. } => format!("rank {peer} is already connected (a replay?)"),
+            Progress::Failed(why) => why,
+        };
+        let (_, h) = self.strangers.swap_remove(i);
+        let _ = epoll::delete(&*self.epoll, &h.fd);
+        log_dropped(self.me, &h, &why);
+    }
+
+    fn expire_strangers(&mut self) {
+        let now = Instant::now();
+        while let Some(i) = self.strangers.iter().position(|(_, h)| h.deadline < now) {
+            let (_, h) = self.strangers.swap_remove(i);
+            let _ = epoll::delete(&*self.epoll, &h.fd);
+            log_dropped(self.me, &h, "no handshake in time");
+        }
+    }
+}
+
+impl Drop for TcpChannel {
+    /// Sends what is still held back (for up to `BB_TCP_TIMEOUT_MS`: a peer that reads nothing
+    /// more cannot hold the process forever) and says goodbye on every connection, so peers see
+    /// an orderly end, not a failure.
+    fn drop(&mut self) {
+        let deadline = Instant::now() + Duration::from_millis(super::setup::TIMEOUT_MS.get() as u64);
+        for c in self.conns.iter_mut().flatten() {
+            c.close();
+        }
+        while !self.flushed() && Instant::now() < deadline {
+            self.flush();
+            sleep_on(&self.epoll, Duration::from_millis(10));
+        }
+    }
+}
+
+impl Channel for TcpChannel {
+    fn caps(&self) -> Caps {
+        let chunk = CHUNK.get().clamp(4096, super::wire::MAX_FRAME_PAYLOAD as usize);
+        Caps { max_inline: chunk, max_record: chunk, single_copy: false, multicast: false }
+    }
+
+    fn nranks(&self) -> usize {
+        self.nranks
+    }
+
+    #[inline]
+    fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
+        if peer == self.me {
+            self.loopback.push_back((*header, payload.to_vec()));
+            return Ok(());
+        }
+        let c = self.conns[peer].as_mut().unwrap_or_else(|| panic!("no TCP connection to rank {peer}"));
+        let sent = c.send(header, payload);
+        if c.pending() > 0 {
+            self.pending_out = true;
+        }
+        sent
+    }
+
+    fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
+        // No shared post over TCP: all or none, so check room first.
+        if peers
+            .iter()
+            .any(|&p| p != self.me && self.conns[p].as_ref().is_some_and(|c| c.pending() >= super::conn::OUT_LIMIT))
+        {
+            return Err(WouldBlock);
+        }
+        for &p in peers {
+            self.try_send(p, header, payload)?;
+        }
+        Ok(())
+    }
+
+    fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, mut f: F) -> usize {
+        let mut handled = 0;
+        while let Some((h, p)) = self.loopback.pop_front() {
+            f(self.me, &h, &p);
+            handled += 1;
+        }
+        if self.pending_out {
+            self.flush();
+        }
+        if let Some(peer) = hint.filter(|&p| self.reaches(p)) {
+            handled += self.receive(peer, &mut f);
+        }
+        self.polls = self.polls.wrapping_add(1);
+        if handled == 0 && (hint.is_none() || self.polls.is_multiple_of(SCAN_EVERY)) {
+            handled += self.scan(&mut f);
+        }
+        handled
+    }
+
+    fn read_remote(&self, peer: usize, _addr: u64, _dst: &mut [u8]) -> std::io::Result<()> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            format!("rank {peer} is on another host: no single copy over TCP"),
+        ))
+    }
+
+    fn sleep(&self, timeout: Duration) {
+        sleep_on(&self.epoll, timeout);
+    }
+
+    fn flushed(&self) -> bool {
+        self.conns.iter().flatten().all(|c| c.pending() == 0 || c.broken.is_some())
+    }
+}
+
+/// Waits until a socket of `epoll` is ready or `timeout` passes.
+pub(crate) fn sleep_on(epoll: &OwnedFd, timeout: Duration) {
+    let ts = rustix::time::Timespec { tv_sec: timeout.as_secs() as i64, tv_nsec: timeout.subsec_nanos() as i64 };
+    let mut events: Vec<epoll::Event> = Vec::with_capacity(1);
+    let _ = epoll::wait(epoll, rustix::buffer::spare_capacity(&mut events), Some(&ts));
+}
+
+/// `n` connected endpoints in this process over loopback, for the conformance suite.
+#[cfg(test)]
+pub(crate) fn endpoints(n: usize) -> Vec<TcpChannel> {
+    use super::setup::{establish, listen, Target};
+    use std::net::{Ipv4Addr, SocketAddr};
+    let secret = Secret::generate().unwrap();
+    let listeners: Vec<TcpListener> = (0..n).map(|_| listen().unwrap()).collect();
+    let targets: Vec<Target> = listeners
+        .iter()
+        .enumerate()
+        .map(|(rank, l)| Target {
+            rank,
+            host: "localhost".into(),
+            addrs: vec![SocketAddr::from((Ipv4Addr::LOCALHOST, l.local_addr().unwrap().port()))],
+        })
+        .collect();
+    let hosts = vec!["localhost".to_string(); n];
+    std::thread::scope(|s| {
+        let handles: Vec<_> = listeners
+            .into_iter()
+            .enumerate()
+            .map(|(me, l)| {
+                let (targets, secret, hosts) = (&targets, secret.clone(), hosts.clone());
+                s.spawn(move || {
+                    let est = establish(me, n, &l, targets, &secret).unwrap();
+                    TcpChannel::new(me, hosts, l, secret, est).unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[cfg(test)]
+#[path = "channel_tests.rs"]
+mod tests;

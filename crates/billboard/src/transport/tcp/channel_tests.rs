@@ -1,0 +1,134 @@
+use super::*;
+use crate::transport::tcp::handshake::{Initiator, Step};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::fd::AsRawFd;
+
+/// Records `to` has received, polling both ends (a sender may hold a tail until it polls).
+fn exchange(eps: &mut [TcpChannel], from: usize, to: usize, n: u64) {
+    let mut got = Vec::new();
+    for k in 0..n {
+        let h = Header { kind: 1, context: 2, source: from as u32, tag: 5, aux: k };
+        while eps[from].try_send(to, &h, &k.to_le_bytes()).is_err() {
+            eps[to].poll(None, |_, h, _| got.push(h.aux));
+        }
+    }
+    while (got.len() as u64) < n {
+        eps[to].poll(None, |s, h, p| {
+            assert_eq!((s, p), (from, &h.aux.to_le_bytes()[..]));
+            got.push(h.aux)
+        });
+        eps[from].poll(None, |_, _, _| {});
+    }
+    assert_eq!(got, (0..n).collect::<Vec<_>>());
+}
+
+/// Polls `ep` until the stranger's socket is closed by it; true if it was.
+fn dropped(ep: &mut TcpChannel, stranger: &mut TcpStream) -> bool {
+    stranger.set_read_timeout(Some(Duration::from_millis(5))).unwrap();
+    let mut buf = [0u8; 256];
+    for _ in 0..2000 {
+        ep.poll(None, |_, _, _| panic!("a stranger's bytes reached the engine"));
+        match stranger.read(&mut buf) {
+            Ok(0) => return true,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Reads `n` bytes from the stranger's socket while `ep` polls (one thread plays both).
+fn read_while_polling(ep: &mut TcpChannel, s: &mut TcpStream, n: usize) -> Vec<u8> {
+    s.set_read_timeout(Some(Duration::from_millis(5))).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 128];
+    for _ in 0..2000 {
+        ep.poll(None, |_, _, _| {});
+        if let Ok(k) = s.read(&mut buf[..n - got.len()]) {
+            got.extend_from_slice(&buf[..k]);
+        }
+        if got.len() == n {
+            return got;
+        }
+    }
+    panic!("only {} of {n} bytes came back", got.len());
+}
+
+fn port(ep: &TcpChannel) -> u16 {
+    ep.listener.local_addr().unwrap().port()
+}
+
+#[test]
+fn strangers_are_dropped_and_the_job_goes_on() {
+    let mut eps = endpoints(2);
+    exchange(&mut eps, 0, 1, 10);
+
+    // Garbage.
+    let mut s = TcpStream::connect(("127.0.0.1", port(&eps[1]))).unwrap();
+    s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+    assert!(dropped(&mut eps[1], &mut s), "garbage was not dropped");
+    exchange(&mut eps, 0, 1, 10);
+
+    // A well-formed hello, then a proof made without the secret.
+    let mut s = TcpStream::connect(("127.0.0.1", port(&eps[1]))).unwrap();
+    let mut i = Initiator::new(&Secret::generate().unwrap(), 0, 1).unwrap();
+    s.write_all(&i.take_transmit()).unwrap();
+    s.write_all(&[0x5a; 32]).unwrap();
+    assert!(dropped(&mut eps[1], &mut s), "a wrong proof was not dropped");
+
+    // Someone who knows the secret but claims a rank that is already connected (a replay).
+    let mut s = TcpStream::connect(("127.0.0.1", port(&eps[1]))).unwrap();
+    let mut i = Initiator::new(&eps[1].secret.clone(), 0, 1).unwrap();
+    s.write_all(&i.take_transmit()).unwrap();
+    let challenge = read_while_polling(&mut eps[1], &mut s, 76);
+    assert!(matches!(i.on_bytes(&challenge), Ok(Step::Done { .. })), "the acceptor answers a valid hello");
+    s.write_all(&i.take_transmit()).unwrap();
+    assert!(dropped(&mut eps[1], &mut s), "a second connection as rank 0 was not dropped");
+
+    // Silence: nothing is sent; the stranger is dropped at its deadline, and meanwhile the job runs.
+    let _quiet = TcpStream::connect(("127.0.0.1", port(&eps[1]))).unwrap();
+    exchange(&mut eps, 0, 1, 100);
+    exchange(&mut eps, 1, 0, 100);
+    assert!(!eps[0].has_failure() && !eps[1].has_failure());
+}
+
+#[test]
+fn a_broken_connection_is_reported_once_naming_the_peer() {
+    let mut eps = endpoints(3);
+    exchange(&mut eps, 0, 1, 5);
+    // Rank 0's end of its connection to rank 1 goes away without a goodbye.
+    let fd = eps[0].conns[1].as_ref().unwrap().fd.as_raw_fd();
+    // SAFETY: shuts down a socket we own; the fd itself stays open until the channel drops.
+    unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+    let mut failure = None;
+    for _ in 0..10_000 {
+        eps[1].poll(None, |_, _, _| {});
+        if let Some(f) = eps[1].take_failure() {
+            failure = Some(f);
+            break;
+        }
+    }
+    let (peer, why) = failure.expect("rank 1 never noticed rank 0's connection break");
+    assert_eq!(peer, 0);
+    assert!(why.contains("rank 0 on host localhost"), "{why}");
+    for _ in 0..100 {
+        eps[1].poll(None, |_, _, _| {});
+    }
+    assert!(eps[1].take_failure().is_none(), "reported twice");
+    // The other routes are intact.
+    exchange(&mut eps, 2, 1, 20);
+    exchange(&mut eps, 1, 2, 20);
+}
+
+#[test]
+fn an_orderly_close_is_no_failure() {
+    let mut eps = endpoints(2);
+    exchange(&mut eps, 0, 1, 5);
+    let gone = eps.remove(0);
+    drop(gone);
+    for _ in 0..1000 {
+        eps[0].poll(None, |_, _, _| {});
+    }
+    assert!(eps[0].take_failure().is_none());
+}
