@@ -63,8 +63,8 @@ fn a_singleton_starts_without_bbrun() {
 
 /// A rank that dies while the others wait on it: bbrun names it, stops the rest within a
 /// second or two, exits non-zero, and `run` checks nothing is left behind.
-fn fault(case: &str, expect_code: i32, expect_words: &[&str]) {
-    let job = run(4, "bb-pt2pt", &[case], &[], Duration::from_secs(30));
+fn fault(case: &str, env: &[(&str, &str)], expect_code: i32, expect_words: &[&str]) {
+    let job = run(4, "bb-pt2pt", &[case], env, Duration::from_secs(30));
     assert_eq!(job.code(), Some(expect_code), "stderr:\n{}", job.stderr());
     assert!(job.elapsed < Duration::from_secs(2), "took {:?}", job.elapsed);
     let report = job.stderr();
@@ -75,12 +75,12 @@ fn fault(case: &str, expect_code: i32, expect_words: &[&str]) {
 
 #[test]
 fn kill_9_of_a_rank_ends_the_job_and_names_it() {
-    fault("kill9", 137, &["rank 2", "signal 9"]);
+    fault("kill9", &[], 137, &["rank 2", "signal 9"]);
 }
 
 #[test]
 fn exit_3_of_a_rank_ends_the_job_with_its_code() {
-    fault("exit3", 3, &["rank 2", "code 3"]);
+    fault("exit3", &[], 3, &["rank 2", "code 3"]);
 }
 
 #[test]
@@ -99,4 +99,39 @@ fn collectives_on_1_to_5_ranks() {
         job.assert_success();
         assert!(job.stdout().contains(&format!("ok coll on {n} ranks")), "{}", job.stdout());
     }
+}
+
+/// Every route but a rank's own goes over TCP (loopback), as between hosts.
+const TCP: [(&str, &str); 2] = [("BB_ROUTES", "tcp"), ("BB_JOB_SECRET", "8e1f0c2d4b6a79583c2e1f0d4b6a7958")];
+
+#[test]
+fn every_case_over_tcp_on_2_and_4_ranks() {
+    for n in [2, 4] {
+        case(n, "all", &TCP);
+    }
+}
+
+#[test]
+fn sizes_up_to_16_mib_over_tcp() {
+    case(2, "sizes", &TCP);
+}
+
+#[test]
+fn collectives_over_tcp() {
+    let job = run(3, "bb-coll", &[], &TCP, T);
+    job.assert_success();
+    assert!(job.stdout().contains("ok coll on 3 ranks"), "{}", job.stdout());
+}
+
+#[test]
+fn kill_9_of_a_rank_over_tcp_ends_the_job_and_names_it() {
+    fault("kill9", &TCP, 137, &["rank 2", "signal 9"]);
+}
+
+#[test]
+fn a_rank_waiting_on_tcp_sleeps_instead_of_spinning() {
+    let job = run(2, "bb-pt2pt", &["idle"], &TCP, T);
+    job.assert_success();
+    let cpu = job.cpu_seconds;
+    assert!(cpu < 0.5, "the job used {cpu:.2} CPU seconds over {:?} of waiting", job.elapsed);
 }

@@ -262,6 +262,11 @@ impl Job {
             let why = format!("rank {i} (pid {pid}) killed by signal {sig} ({})", signals::name(sig));
             self.fail(&why, 128 + sig);
         } else if let Some(code) = status.code().filter(|c| *c != 0) {
+            // Peers of a rank that was killed may see its route break and give up before we
+            // hear of the death itself: reap the others first, so the report names the cause.
+            if !self.stopping() {
+                self.reap(now);
+            }
             self.fail(&format!("rank {i} (pid {pid}) exited with code {code}"), code);
         } else if self.server.mid_session(i) && self.ranks.iter().any(Rank::running) {
             // As Open MPI does: the others would wait for this rank in their next collective

@@ -60,6 +60,8 @@ pub fn spawn_rank(job: &JobInfo<'_>, rank: usize) -> io::Result<Spawned> {
         .env("PMI_SIZE", job.size.to_string())
         .env("PMI_JOBID", job.jobid)
         .env("BB_JOBID", job.jobid)
+        // Every rank of this job is on this host: the routes need no network exchange.
+        .env("BB_NNODES", "1")
         // Every rank runs on this host, so local rank and size equal the global ones.
         .env("BB_LOCAL_RANK", rank.to_string())
         .env("BB_LOCAL_SIZE", job.size.to_string())

@@ -113,21 +113,6 @@ pub unsafe extern "C" fn PMPI_Comm_create_group(
     })
 }
 
-/// For MPI_COMM_TYPE_SHARED: the lowest rank of `c` on this host (every rank sends its
-/// processor name to every other; collective).
-fn first_rank_on_my_host(c: &Communicator) -> Res<u32> {
-    const LEN: usize = MPI_MAX_PROCESSOR_NAME as usize;
-    let mut mine = [0u8; LEN];
-    let name = crate::env::host_name().as_bytes();
-    let n = name.len().min(LEN - 1);
-    mine[..n].copy_from_slice(&name[..n]);
-    let mut all = vec![0u8; LEN * c.size()];
-    let layout: Vec<(usize, usize)> = (0..c.size()).map(|r| (r * LEN, LEN)).collect();
-    c.allgatherv_bytes(&mine, &mut all, &layout)?;
-    let first = all.chunks(LEN).position(|name| *name == mine[..]).expect("this rank's own name is there");
-    Ok(first as u32)
-}
-
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_split_type(
     comm: MPI_Comm,
@@ -144,9 +129,9 @@ pub unsafe extern "C" fn PMPI_Comm_split_type(
             let msg = format!("split type {split_type}: only MPI_COMM_TYPE_SHARED and MPI_UNDEFINED are supported");
             return Err(err(MPI_ERR_ARG, msg));
         }
-        // Every rank takes part in the exchange of names, MPI_UNDEFINED ones included.
-        let host = first_rank_on_my_host(&c)?;
-        let color = (split_type == MPI_COMM_TYPE_SHARED).then_some(host);
+        // The engine knows which ranks share a host (and a billboard): no exchange needed.
+        let host = c.host_of(c.rank())?;
+        let color = (split_type == MPI_COMM_TYPE_SHARED).then_some(host as u32);
         *newcomm = store_child(eh, c.split(color, key)?);
         Ok(())
     })

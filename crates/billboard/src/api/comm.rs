@@ -114,6 +114,14 @@ impl Communicator {
         }
     }
 
+    /// The host member `rank` runs on, as an index: members with equal values share a host (and
+    /// its shared-memory billboard); the values mean nothing else. The engine learned them at
+    /// start, so this costs no communication (hierarchical algorithms, MPI_COMM_TYPE_SHARED).
+    pub fn host_of(&self, rank: usize) -> Result<usize> {
+        let world = self.world_rank(self.check_rank(rank)?);
+        Ok(self.inner.engine.lock().routes().nodes()[world])
+    }
+
     fn check_rank(&self, rank: usize) -> Result<usize> {
         if rank >= self.inner.size {
             return Err(Error::InvalidRank { rank, size: self.inner.size });

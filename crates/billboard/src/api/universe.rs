@@ -24,7 +24,7 @@ pub fn init() -> Result<Universe> {
         return Err(Error::State("billboard is already initialized in this process (init may be called once)"));
     }
     let mut job = Job::from_env()?;
-    let chan = transport::shm::connect(&mut job)?;
+    let chan = transport::routes::connect(&mut job)?;
     let engine = Shared::new(Engine::new(chan));
     let world = Communicator::world(engine, job.rank, job.size);
     Ok(Universe { job, world })

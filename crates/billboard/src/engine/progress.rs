@@ -12,7 +12,8 @@ use super::matching::{Envelope, Matcher, Pattern};
 use super::protocol::{Protocol, Rts, Thresholds, CTS, DATA, EAGER, FIN, RTS};
 use super::request::{Completion, ReqId, Slab, State};
 use super::scatter::{copy_into, iovecs, Block};
-use crate::transport::shm::{ShmChannel, CMA_SEGMENT, SINGLE_COPY};
+use crate::transport::routes::Routes;
+use crate::transport::shm::{CMA_SEGMENT, SINGLE_COPY};
 use crate::transport::{Channel, Header};
 use crate::{verbose, Error, Result};
 
@@ -47,15 +48,20 @@ struct Core {
     control: VecDeque<Control>,
     /// Requests that move data outside the poll: single copies and pipelined sends.
     active: Vec<ReqId>,
-    single_copy: bool,
+    /// Per peer: large messages are read straight from its memory (else pipelined through the channel).
+    single_copy: Vec<bool>,
     cma_segment: usize,
+    /// Per peer: why its route broke; requests that depend on it fail with that.
+    failed: Vec<Option<String>>,
+    any_failed: bool,
 }
 
 pub struct Engine {
     /// Lowest context id this process has not used (communicators take two each).
     pub(crate) next_context: u32,
-    chan: ShmChannel,
-    thresholds: Thresholds,
+    chan: Routes,
+    /// Per peer: protocol thresholds of the route that reaches it.
+    thresholds: Vec<Thresholds>,
     oversubscribed: bool,
     core: Core,
 }
@@ -65,14 +71,15 @@ pub struct Engine {
 unsafe impl Send for Engine {}
 
 impl Engine {
-    pub(crate) fn new(chan: ShmChannel) -> Engine {
-        let thresholds = Thresholds::from_caps(&chan.caps());
+    pub(crate) fn new(chan: Routes) -> Engine {
         let n = chan.nranks();
+        let thresholds = (0..n).map(|p| Thresholds::from_caps(&chan.caps_for(p))).collect();
         let oversubscribed = chan.oversubscribed();
-        let single_copy = SINGLE_COPY.get() != 0;
-        if !single_copy {
+        let cma = SINGLE_COPY.get() != 0;
+        if !cma {
             verbose(format_args!("BB_SHM_SINGLE_COPY=0: large messages use the pipelined copy through shared memory"));
         }
+        let single_copy = (0..n).map(|p| cma && chan.caps_for(p).single_copy).collect();
         Engine {
             next_context: crate::api::FIRST_FREE_CONTEXT,
             chan,
@@ -87,6 +94,8 @@ impl Engine {
                 active: Vec::new(),
                 single_copy,
                 cma_segment: CMA_SEGMENT.get().max(4096),
+                failed: vec![None; n],
+                any_failed: false,
             },
         }
     }
@@ -113,7 +122,10 @@ impl Engine {
         len: usize,
         synchronous: bool,
     ) -> Option<ReqId> {
-        let eager = !synchronous && self.thresholds.protocol(len) == Protocol::Eager;
+        if self.core.any_failed && self.core.failed[peer].is_some() {
+            return Some(self.core.failed_request(peer));
+        }
+        let eager = !synchronous && self.thresholds[peer].protocol(len) == Protocol::Eager;
         let header = Header { kind: if eager { EAGER } else { RTS }, context: ctx, source: src, tag, aux: 0 };
         if self.core.queued[peer].is_empty() {
             if eager {
@@ -169,6 +181,11 @@ impl Engine {
         cap: usize,
         blocks: Option<Box<[Block]>>,
     ) -> ReqId {
+        if self.core.any_failed {
+            if let Some(peer) = hint.filter(|&p| self.core.failed[p].is_some()) {
+                return self.core.failed_request(peer);
+            }
+        }
         let id = self.core.reqs.insert(State::RecvPosted { buf, cap }, hint);
         self.core.reqs.get_mut(id).scatter = blocks;
         if let Some((env, msg)) = self.core.matcher.post(pattern, id) {
@@ -249,8 +266,13 @@ impl Engine {
         self.oversubscribed
     }
 
-    pub(crate) fn sleeper(&self) -> crate::transport::shm::Sleeper {
+    pub(crate) fn sleeper(&mut self) -> crate::transport::routes::Sleeper {
         self.chan.sleeper()
+    }
+
+    /// How this rank reaches each rank, and which share a host.
+    pub(crate) fn routes(&self) -> &Routes {
+        &self.chan
     }
 
     /// One round of progress: poll the channel, then push what waits for room or copies.
@@ -258,6 +280,10 @@ impl Engine {
     pub(crate) fn progress(&mut self, hint: Option<usize>) -> bool {
         let core = &mut self.core;
         let mut busy = self.chan.poll(hint, |peer, h, payload| core.on_record(peer, h, payload)) > 0;
+        while let Some((peer, why)) = self.chan.take_failure() {
+            self.core.fail_peer(peer, why);
+            busy = true;
+        }
         if !self.core.control.is_empty() {
             busy |= self.flush_control();
         }
@@ -366,7 +392,7 @@ impl Engine {
                 verbose(format_args!(
                     "single copy from rank {peer} refused ({e}); using the pipelined copy through shared memory from now on"
                 ));
-                self.core.single_copy = false;
+                self.core.single_copy[peer] = false;
                 self.core.reqs.get_mut(id).state = State::RecvPipeline { buf, cap: len, len: total, received: 0 };
                 self.core.send_control(peer, CTS, send_req as u64, Some(id));
             }
@@ -381,7 +407,7 @@ impl Engine {
         };
         let start = offset;
         while offset < len {
-            let n = self.thresholds.chunk.min(len - offset);
+            let n = self.thresholds[peer].chunk.min(len - offset);
             let header = Header { kind: DATA, context: 0, source: 0, tag: recv_req as i32, aux: offset as u64 };
             // SAFETY: the send request keeps `buf` alive and unchanged until it completes.
             let chunk = unsafe { std::slice::from_raw_parts(buf.add(offset), n) };
@@ -400,7 +426,10 @@ impl Engine {
 
     /// Nothing left to push: no queued sends, control records or data movement (finalize).
     pub(crate) fn idle(&self) -> bool {
-        self.core.queued_total == 0 && self.core.control.is_empty() && self.core.active.is_empty()
+        self.core.queued_total == 0
+            && self.core.control.is_empty()
+            && self.core.active.is_empty()
+            && self.chan.flushed()
     }
 }
 
@@ -497,7 +526,11 @@ impl Core {
         if len > cap {
             req.error = Some(truncated(env, len, cap));
         }
-        if self.single_copy {
+        req.hint = Some(peer);
+        if let Some(why) = &self.failed[peer] {
+            req.error = Some(Error::PeerGone { rank: peer, reason: why.clone() });
+            req.state = State::Done;
+        } else if self.single_copy[peer] {
             req.state = State::RecvSingleCopy {
                 peer,
                 addr: rts.addr,
@@ -508,6 +541,10 @@ impl Core {
                 done: 0,
             };
             self.active.push(id);
+        } else if len == 0 {
+            // Nothing to pipeline (a synchronous send of no bytes): the match is all it waits for.
+            req.state = State::Done;
+            self.send_control(peer, FIN, rts.send_req as u64, None);
         } else {
             req.state = State::RecvPipeline { buf, cap, len, received: 0 };
             self.send_control(peer, CTS, rts.send_req as u64, Some(id));
@@ -518,6 +555,46 @@ impl Core {
         let header = Header { kind, context: 0, source: 0, tag: 0, aux };
         let payload = recv_req.unwrap_or(0).to_ne_bytes();
         self.control.push_back((peer, header, payload, if recv_req.is_some() { 4 } else { 0 }));
+    }
+}
+
+impl Core {
+    /// A request that has already failed because `peer`'s route broke.
+    fn failed_request(&mut self, peer: usize) -> ReqId {
+        let id = self.reqs.insert(State::Done, Some(peer));
+        let why = self.failed[peer].clone().unwrap_or_default();
+        self.reqs.get_mut(id).error = Some(Error::PeerGone { rank: peer, reason: why });
+        id
+    }
+
+    /// `peer`'s route broke: every request that depends on it fails now, naming it, and so will
+    /// later ones. Wildcard receives fail too (the message they wait for may have been the lost
+    /// peer's), as MPI's fault-tolerance proposal has it; nothing waits forever.
+    fn fail_peer(&mut self, peer: usize, why: String) {
+        crate::verbose(format_args!("route to {why}"));
+        self.failed[peer] = Some(why.clone());
+        self.any_failed = true;
+        let gone = |why: &str| Error::PeerGone { rank: peer, reason: why.to_string() };
+        for id in self.queued[peer].drain(..) {
+            self.queued_total -= 1;
+            let req = self.reqs.get_mut(id);
+            req.error = Some(gone(&why));
+            req.state = State::Done;
+        }
+        self.control.retain(|c| c.0 != peer);
+        for id in 0..self.reqs.len() as ReqId {
+            let req = self.reqs.get(id);
+            let depends = match req.state {
+                State::Free | State::Done => false,
+                State::RecvPosted { .. } => (req.hint == Some(peer) || req.hint.is_none()) && self.matcher.cancel(id),
+                _ => req.hint == Some(peer),
+            };
+            if depends {
+                let req = self.reqs.get_mut(id);
+                req.error = Some(gone(&why));
+                req.state = State::Done;
+            }
+        }
     }
 }
 

@@ -48,7 +48,10 @@ pub(crate) struct Thresholds {
 
 impl Thresholds {
     pub fn from_caps(caps: &Caps) -> Thresholds {
-        Thresholds { eager_max: EAGER_MAX.get().min(caps.max_record), chunk: caps.max_record }
+        Thresholds {
+            eager_max: caps.eager_max.unwrap_or_else(|| EAGER_MAX.get()).min(caps.max_record),
+            chunk: caps.max_record,
+        }
     }
 
     #[inline]
@@ -95,7 +98,7 @@ mod tests {
 
     #[test]
     fn protocol_switches_above_the_eager_limit() {
-        let caps = Caps { max_inline: 1000, max_record: 65536, single_copy: true, multicast: true };
+        let caps = Caps { max_inline: 1000, max_record: 65536, single_copy: true, multicast: true, eager_max: None };
         let t = Thresholds::from_caps(&caps);
         assert_eq!(t.protocol(0), Protocol::Eager);
         assert_eq!(t.protocol(t.eager_max), Protocol::Eager);
@@ -108,7 +111,7 @@ mod tests {
         /// Eager exactly up to the smaller of the tunable and one channel record, never above.
         #[test]
         fn eager_never_exceeds_one_record(max_record in 1usize..1 << 24, bytes in 0usize..1 << 25) {
-            let caps = Caps { max_inline: 0, max_record, single_copy: true, multicast: true };
+            let caps = Caps { max_inline: 0, max_record, single_copy: true, multicast: true, eager_max: None };
             let t = Thresholds::from_caps(&caps);
             let eager = t.protocol(bytes) == Protocol::Eager;
             proptest::prop_assert_eq!(eager, bytes <= EAGER_MAX.get().min(max_record));

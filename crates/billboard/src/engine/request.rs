@@ -122,6 +122,11 @@ impl Slab {
         self.reqs.get_mut(usize::try_from(id).ok()?).filter(|r| !matches!(r.state, State::Free))
     }
 
+    /// Handles in use or free: ids below this may be looked at.
+    pub fn len(&self) -> usize {
+        self.reqs.len()
+    }
+
     #[inline]
     pub fn is_done(&self, id: ReqId) -> bool {
         matches!(self.reqs[id as usize].state, State::Done)

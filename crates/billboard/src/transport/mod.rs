@@ -6,6 +6,7 @@
 
 #[cfg(test)]
 mod conformance;
+pub mod routes;
 pub mod shm;
 pub mod tcp;
 
@@ -84,6 +85,9 @@ pub struct Caps {
     pub single_copy: bool,
     /// One post can be read by several receivers.
     pub multicast: bool,
+    /// Largest message worth sending eagerly on this route, where the channel knows better than
+    /// the engine's default (`BB_EAGER_MAX`): a TCP round trip costs far more than a memory one.
+    pub eager_max: Option<usize>,
 }
 
 /// The operation cannot proceed now (no ring room, no free slot): retry after progress.

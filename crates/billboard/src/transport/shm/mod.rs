@@ -106,9 +106,16 @@ pub(crate) struct Sleeper {
 
 impl Sleeper {
     pub fn sleep(&self, timeout: std::time::Duration) {
-        // SAFETY: both point into the segment, mapped for as long as the engine lives (above).
-        let (word, doorbells) = unsafe { (&*self.word, std::slice::from_raw_parts(self.doorbells, self.seen.len())) };
-        wait::sleep(word, timeout, || doorbells.iter().zip(&self.seen).any(|(d, &c)| d.load(Ordering::Acquire) != c));
+        // SAFETY: points into the segment, mapped for as long as the engine lives (above).
+        let word = unsafe { &*self.word };
+        wait::sleep(word, timeout, || self.pending());
+    }
+
+    /// Whether a sender has rung since the sleeper was made.
+    pub fn pending(&self) -> bool {
+        // SAFETY: points into the segment, mapped for as long as the engine lives (above).
+        let doorbells = unsafe { std::slice::from_raw_parts(self.doorbells, self.seen.len()) };
+        doorbells.iter().zip(&self.seen).any(|(d, &c)| d.load(Ordering::Acquire) != c)
     }
 }
 
@@ -171,6 +178,11 @@ impl ShmChannel {
 
     pub fn oversubscribed(&self) -> bool {
         self.oversubscribed
+    }
+
+    /// This rank's index on the billboard.
+    pub fn me(&self) -> usize {
+        self.me
     }
 
     /// Rings `peer`'s doorbell for the record just posted, and wakes it if it sleeps.
@@ -275,7 +287,13 @@ impl Channel for ShmChannel {
     }
 
     fn caps(&self) -> Caps {
-        Caps { max_inline: self.max_inline, max_record: self.seg.layout.slot_bytes, single_copy: true, multicast: true }
+        Caps {
+            max_inline: self.max_inline,
+            max_record: self.seg.layout.slot_bytes,
+            single_copy: true,
+            multicast: true,
+            eager_max: None,
+        }
     }
 
     /// Sends one record to `peer`: inline if it fits, else through a slot of the data part.
@@ -369,29 +387,34 @@ impl Channel for ShmChannel {
     }
 }
 
-/// Sets up the billboard among the `job.size` ranks of this host: rank 0 creates the segment
-/// and publishes its name, the others map it, and once all have, rank 0 unlinks the name so
-/// nothing is left in `/dev/shm` whatever happens later.
-pub(crate) fn connect(job: &mut crate::bootstrap::Job) -> crate::Result<ShmChannel> {
-    let layout = Layout::new(job.size, RING_BYTES.get(), SLOT_BYTES.get(), SLOTS.get());
+/// Sets up the billboard among `ranks` (world ranks on this host, ascending, this one among
+/// them): the lowest creates the segment and publishes its name under `key`, the others map it,
+/// and once all have, the creator unlinks the name so nothing is left in `/dev/shm` whatever
+/// happens later. Every rank of the job calls this (it holds two job-wide barriers).
+pub(crate) fn connect(job: &mut crate::bootstrap::Job, ranks: &[usize], key: &str) -> crate::Result<ShmChannel> {
+    let me = ranks.iter().position(|&r| r == job.rank).expect("this rank is on its own billboard");
+    let layout = Layout::new(ranks.len(), RING_BYTES.get(), SLOT_BYTES.get(), SLOTS.get());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let oversubscribed = job.size > cores;
+    let oversubscribed = ranks.len() > cores;
     // Let peers read our buffers with process_vm_readv where Yama restricts ptrace.
     let _ = rustix::process::set_ptracer(rustix::process::PTracer::Any);
-    let seg = if job.rank == 0 {
+    let kvs_key = format!("bb-shm-segment-{key}");
+    let seg = if me == 0 {
         let name = segment_name(&job.id);
         let seg = Segment::create(&name, layout)?;
-        job.put("bb-shm-segment", &name)?;
+        if ranks.len() > 1 {
+            job.put(&kvs_key, &name)?;
+        }
         job.barrier()?;
         seg
     } else {
         job.barrier()?;
-        let name = job.get("bb-shm-segment")?;
+        let name = job.get(&kvs_key)?;
         Segment::open(&name, layout)?
     };
-    let mut chan = ShmChannel::new(seg, job.rank, oversubscribed);
+    let mut chan = ShmChannel::new(seg, me, oversubscribed);
     job.barrier()?;
-    if job.rank == 0 {
+    if me == 0 {
         chan.unlink();
     }
     Ok(chan)

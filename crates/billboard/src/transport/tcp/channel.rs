@@ -174,7 +174,7 @@ impl TcpChannel {
         let why = c.broken.as_ref().map_or_else(String::new, |b| b.to_string());
         let _ = epoll::delete(&*self.epoll, &c.fd);
         self.reported[peer] = true;
-        self.failures.push_back((peer, format!("rank {peer} on host {}: {why}", self.hosts[peer])));
+        self.failures.push_back((peer, format!("on host {}, {why}", self.hosts[peer])));
     }
 
     /// One zero-timeout look at every socket.
@@ -262,7 +262,13 @@ impl Drop for TcpChannel {
 impl Channel for TcpChannel {
     fn caps(&self) -> Caps {
         let chunk = CHUNK.get().clamp(4096, super::wire::MAX_FRAME_PAYLOAD as usize);
-        Caps { max_inline: chunk, max_record: chunk, single_copy: false, multicast: false }
+        Caps {
+            max_inline: chunk,
+            max_record: chunk,
+            single_copy: false,
+            multicast: false,
+            eager_max: Some(EAGER_MAX.get()),
+        }
     }
 
     fn nranks(&self) -> usize {

@@ -214,11 +214,6 @@ impl Conn {
             }
         }
     }
-
-    /// Whether the peer said goodbye (its end of stream is no failure).
-    pub fn peer_closed(&self) -> bool {
-        self.peer_closed
-    }
 }
 
 /// `sendmsg` without SIGPIPE, not blocking: the bytes taken, 0 when the socket is full.

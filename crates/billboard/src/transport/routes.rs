@@ -1,0 +1,340 @@
+//! Routes: which channel reaches each rank (CoR's routes, PVM's `PvmRoute`).
+//!
+//! Ranks on this host are reached through the shared-memory billboard, ranks on other hosts over
+//! TCP; the choice is made once, at start, from where each rank says it lives (`addr::host_key`).
+//! `BB_ROUTES=tcp` sends everything but a rank's messages to itself over TCP, even on one host
+//! (tests use it to run the engine's suite over TCP). The billboard always holds at least this
+//! rank (its route to itself).
+//!
+//! Start-up, through the launcher's key-value space: every rank publishes its host and TCP
+//! address (`bb-route-<rank>`), then per host the lowest rank creates the segment and publishes
+//! its name (`bb-shm-<node>`), the others map it, and once all have it is unlinked; meanwhile
+//! the TCP connections are made and authenticated. A one-host job under `bbrun` (which says so
+//! with `BB_NNODES=1`) skips the TCP part: two barriers, as before routes existed.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::shm::{self, ShmChannel};
+use super::tcp::addr::{self, IfChoice};
+use super::tcp::handshake::Secret;
+use super::tcp::setup::{self, Target};
+use super::tcp::{sleep_on, TcpChannel};
+use super::{Caps, Channel, Header, WouldBlock};
+use crate::bootstrap::Job;
+use crate::{Error, Result};
+
+/// `local[rank]` of a rank that is not on this host's billboard.
+const REMOTE: u32 = u32::MAX;
+
+/// While waiting on a billboard peer, TCP sockets are scanned on every this many polls.
+const TCP_EVERY: u32 = 16;
+
+/// Longest sleep in epoll when billboard peers may also wake us (they ring a futex, which
+/// epoll does not see).
+const MIXED_SLEEP: Duration = Duration::from_micros(250);
+
+/// How one rank is reached, for `bbrun --info` and verbose reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// This process.
+    SelfRoute,
+    SharedMemory,
+    Tcp,
+}
+
+impl std::fmt::Display for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Route::SelfRoute => "self",
+            Route::SharedMemory => "shm",
+            Route::Tcp => "tcp",
+        })
+    }
+}
+
+/// This rank's routes to every rank of the job.
+pub struct Routes {
+    /// Per world rank: its index on this host's billboard, or [`REMOTE`].
+    local: Vec<u32>,
+    /// World rank of each billboard index.
+    shm_world: Vec<usize>,
+    shm: ShmChannel,
+    tcp: Option<TcpChannel>,
+    /// Per world rank: the index of its host (ranks with equal indices share a host).
+    node: Vec<usize>,
+    polls: u32,
+}
+
+impl Routes {
+    /// How `peer` is reached.
+    pub fn route(&self, peer: usize) -> Route {
+        if peer == self.shm_world[self.shm.me()] {
+            Route::SelfRoute
+        } else if self.local[peer] == REMOTE {
+            Route::Tcp
+        } else {
+            Route::SharedMemory
+        }
+    }
+
+    /// What the channel reaching `peer` can do.
+    pub fn caps_for(&self, peer: usize) -> Caps {
+        match (self.local[peer], &self.tcp) {
+            (REMOTE, Some(tcp)) => tcp.caps(),
+            _ => self.shm.caps(),
+        }
+    }
+
+    /// The host index of every world rank (equal index: same host).
+    pub fn nodes(&self) -> &[usize] {
+        &self.node
+    }
+
+    pub fn oversubscribed(&self) -> bool {
+        self.shm.oversubscribed()
+    }
+
+    /// The next broken route not yet reported: the peer and what happened.
+    #[inline]
+    pub fn take_failure(&mut self) -> Option<(usize, String)> {
+        match &mut self.tcp {
+            Some(tcp) if tcp.has_failure() => tcp.take_failure(),
+            _ => None,
+        }
+    }
+
+    /// What a waiter needs to sleep without holding the routes.
+    pub(crate) fn sleeper(&mut self) -> Sleeper {
+        match &mut self.tcp {
+            None => Sleeper::Shm(self.shm.sleeper()),
+            Some(tcp) if self.shm_world.len() == 1 => Sleeper::Tcp(tcp.waker()),
+            Some(tcp) => Sleeper::Both(self.shm.sleeper(), tcp.waker()),
+        }
+    }
+
+    /// `read_remote` into several local pieces (billboard peers only).
+    pub(crate) fn read_remote_vectored(&self, peer: usize, addr: u64, iov: &mut [libc::iovec]) -> std::io::Result<()> {
+        self.shm.read_remote_vectored(self.local[peer] as usize, addr, iov)
+    }
+}
+
+impl Channel for Routes {
+    /// The billboard's: what the engine may assume of every route ([`Routes::caps_for`] per peer).
+    fn caps(&self) -> Caps {
+        self.shm.caps()
+    }
+
+    fn nranks(&self) -> usize {
+        self.local.len()
+    }
+
+    #[inline]
+    fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
+        match self.local[peer] {
+            REMOTE => self.tcp.as_mut().expect("a remote rank has a TCP route").try_send(peer, header, payload),
+            l => self.shm.try_send(l as usize, header, payload),
+        }
+    }
+
+    fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
+        if peers.iter().all(|&p| self.local[p] != REMOTE) {
+            let local: Vec<usize> = peers.iter().map(|&p| self.local[p] as usize).collect();
+            return self.shm.try_multicast(&local, header, payload);
+        }
+        for &p in peers {
+            self.try_send(p, header, payload)?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, mut f: F) -> usize {
+        let remote_hint = hint.filter(|&p| self.local[p] == REMOTE);
+        let local_hint = match hint {
+            Some(p) if remote_hint.is_none() => Some(self.local[p] as usize),
+            _ => None,
+        };
+        let shm_world = &self.shm_world;
+        let mut handled = self.shm.poll(local_hint, |s, h, p| f(shm_world[s], h, p));
+        if let Some(tcp) = &mut self.tcp {
+            self.polls = self.polls.wrapping_add(1);
+            if remote_hint.is_some() || self.polls.is_multiple_of(TCP_EVERY) {
+                handled += tcp.poll(remote_hint, f);
+            }
+        }
+        handled
+    }
+
+    fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> std::io::Result<()> {
+        match self.local[peer] {
+            REMOTE => self.tcp.as_ref().expect("a remote rank has a TCP route").read_remote(peer, addr, dst),
+            l => self.shm.read_remote(l as usize, addr, dst),
+        }
+    }
+
+    fn sleep(&self, timeout: Duration) {
+        match &self.tcp {
+            None => self.shm.sleep(timeout),
+            Some(tcp) => tcp.sleep(timeout.min(MIXED_SLEEP)),
+        }
+    }
+
+    fn flushed(&self) -> bool {
+        self.tcp.as_ref().is_none_or(|t| t.flushed())
+    }
+}
+
+/// Sleeps without a borrow of the routes (see [`shm::Sleeper`]).
+pub(crate) enum Sleeper {
+    Shm(shm::Sleeper),
+    Tcp(Arc<OwnedFd>),
+    /// Billboard peers ring a futex that epoll does not see: sleep in short epoll waits.
+    Both(shm::Sleeper, Arc<OwnedFd>),
+}
+
+impl Sleeper {
+    pub fn sleep(&self, timeout: Duration) {
+        match self {
+            Sleeper::Shm(s) => s.sleep(timeout),
+            Sleeper::Tcp(e) => sleep_on(e, timeout),
+            Sleeper::Both(s, e) => {
+                if !s.pending() {
+                    sleep_on(e, timeout.min(MIXED_SLEEP));
+                }
+            }
+        }
+    }
+}
+
+/// What `BB_ROUTES` says.
+fn forced_tcp() -> Result<bool> {
+    match std::env::var("BB_ROUTES").as_deref() {
+        Err(_) | Ok("") | Ok("auto") => Ok(false),
+        Ok("tcp") => Ok(true),
+        Ok(other) => Err(Error::InvalidArgument(format!(
+            "BB_ROUTES={other:?}: expected \"auto\" (shared memory within a host, TCP between hosts) or \"tcp\""
+        ))),
+    }
+}
+
+/// Where one rank said it lives and listens.
+#[derive(Clone)]
+struct Advert {
+    host: String,
+    port: u16,
+    addrs: Vec<Ipv4Addr>,
+}
+
+impl Advert {
+    fn encode(&self) -> String {
+        let addrs: Vec<String> = self.addrs.iter().map(|a| a.to_string()).collect();
+        format!("{}|{}|{}", self.host, self.port, addrs.join(","))
+    }
+
+    fn decode(rank: usize, text: &str) -> Result<Advert> {
+        let bad = || Error::Bootstrap(format!("rank {rank} published a malformed route: {text:?}"));
+        let mut parts = text.rsplitn(3, '|');
+        let (addrs, port, host) = (parts.next().ok_or_else(bad)?, parts.next().ok_or_else(bad)?, parts.next());
+        let addrs = addrs.split(',').filter(|a| !a.is_empty()).map(|a| a.parse().map_err(|_| bad()));
+        Ok(Advert {
+            host: host.ok_or_else(bad)?.to_string(),
+            port: port.parse().map_err(|_| bad())?,
+            addrs: addrs.collect::<Result<_>>()?,
+        })
+    }
+}
+
+/// Sets up this rank's routes to every rank of `job` (see the module documentation).
+pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
+    let tcp_forced = forced_tcp()?;
+    let one_host = std::env::var("BB_NNODES").is_ok_and(|n| n.trim() == "1");
+    if job.size == 1 || (one_host && !tcp_forced) {
+        let all: Vec<usize> = (0..job.size).collect();
+        let shm = shm::connect(job, &all, "0")?;
+        return Ok(Routes {
+            local: (0..job.size as u32).collect(),
+            shm_world: all,
+            shm,
+            tcp: None,
+            node: vec![0; job.size],
+            polls: 0,
+        });
+    }
+    let me = job.rank;
+    let choice = IfChoice::parse(&std::env::var("BB_TCP_IF").unwrap_or_default())?;
+    let listener = setup::listen()?;
+    let port = listener.local_addr().map_err(|e| Error::Os { call: "getsockname", errno: e })?.port();
+    let mine = Advert { host: addr::host_key(), port, addrs: addr::offered(&choice, &addr::interfaces()?)? };
+    job.put(&format!("bb-route-{me}"), &mine.encode())?;
+    job.barrier()?;
+    let mut adverts = Vec::with_capacity(job.size);
+    for r in 0..job.size {
+        adverts.push(if r == me { mine.clone() } else { Advert::decode(r, &job.get(&format!("bb-route-{r}"))?)? });
+    }
+
+    // Hosts in order of their lowest rank; the billboard holds this host's ranks.
+    let mut host_names: Vec<&str> = Vec::new();
+    let node: Vec<usize> = adverts
+        .iter()
+        .map(|a| {
+            host_names.iter().position(|h| *h == a.host).unwrap_or_else(|| {
+                host_names.push(&a.host);
+                host_names.len() - 1
+            })
+        })
+        .collect();
+    let billboard: Vec<usize> =
+        if tcp_forced { vec![me] } else { (0..job.size).filter(|&r| node[r] == node[me]).collect() };
+    let mut local = vec![REMOTE; job.size];
+    for (i, &r) in billboard.iter().enumerate() {
+        local[r] = i as u32;
+    }
+    let segment_key = if tcp_forced { format!("r{me}") } else { node[me].to_string() };
+    let shm = shm::connect(job, &billboard, &segment_key)?;
+
+    let targets: Vec<Target> = (0..job.size)
+        .filter(|&r| local[r] == REMOTE)
+        .map(|r| {
+            let a = &adverts[r];
+            let addrs = if node[r] == node[me] { vec![Ipv4Addr::LOCALHOST] } else { a.addrs.clone() };
+            let addrs = addrs.into_iter().map(|ip| SocketAddr::new(IpAddr::V4(ip), a.port)).collect();
+            Target { rank: r, host: host_label(&a.host), addrs }
+        })
+        .collect();
+    let tcp = if targets.is_empty() {
+        None // every rank shares this host (under a launcher that did not say so)
+    } else {
+        let secret = Secret::from_env().map_err(|e| {
+            Error::Bootstrap(format!("{e}: ranks on different hosts need the job secret bbrun gives them"))
+        })?;
+        let established = setup::establish(me, job.size, &listener, &targets, &secret)?;
+        let hosts = adverts.iter().map(|a| host_label(&a.host)).collect();
+        Some(TcpChannel::new(me, hosts, listener, secret, established)?)
+    };
+    Ok(Routes { local, shm_world: billboard, shm, tcp, node, polls: 0 })
+}
+
+/// A host key as people read it: the name, without the network namespace number.
+fn host_label(key: &str) -> String {
+    key.split('~').next().unwrap_or(key).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adverts_round_trip_and_bad_ones_are_named() {
+        let a = Advert { host: "node7~4026531833".into(), port: 40001, addrs: vec![Ipv4Addr::new(10, 0, 0, 1)] };
+        let b = Advert::decode(3, &a.encode()).unwrap();
+        assert_eq!((b.host.as_str(), b.port, b.addrs.as_slice()), ("node7~4026531833", 40001, a.addrs.as_slice()));
+        let none = Advert::decode(3, "h|5|").unwrap();
+        assert!(none.addrs.is_empty());
+        let e = Advert::decode(3, "h|x|1.2.3.4").err().unwrap().to_string();
+        assert!(e.contains("rank 3") && e.contains("h|x|1.2.3.4"), "{e}");
+        assert_eq!(host_label("node7~4026531833"), "node7");
+    }
+}
