@@ -1,41 +1,89 @@
-//! Running one job on this host: start the ranks, then one `poll` loop serves PMI, forwards
-//! output, stdin and signals, notices deaths, and tears the job down.
+//! Running one job: start the ranks on every host (this machine's ourselves, the others' through
+//! an agent each), then one `poll` loop serves PMI, forwards output, stdin and signals, notices
+//! deaths, and tears the job down. Ranks on every host report in the same [`Report`]s, so the
+//! policy below does not care where a rank runs.
 //!
 //! Tear-down policy (as `mpiexec` users expect): the first rank that fails (non-zero exit,
 //! killed by a signal, PMI abort, exit without PMI finalize while others run, or leaving a PMI
-//! barrier the others wait in) is named in one
-//! line on stderr; every rank's process group gets SIGTERM, then SIGKILL [`KILL_AFTER`] later,
-//! so the job is gone within a second. bbrun exits with that rank's code (128 + signal for a
-//! signal). When every rank has exited, whatever they left in their process groups is killed
-//! and the job's `/dev/shm` segments are removed, so nothing outlives the job.
+//! barrier the others wait in) is named in one line on stderr, with its host when the job has
+//! more than this machine; every rank's process group gets SIGTERM, then SIGKILL [`KILL_AFTER`]
+//! later, so the job is gone within a second. bbrun exits with that rank's code (128 + signal
+//! for a signal). An agent that dies, or a launcher command that fails, ends the job the same
+//! way, naming the host (exit code 1). When every rank has exited, whatever they left in their
+//! process groups is killed, agents are told to stop (and clean their hosts up), and the job's
+//! `/dev/shm` segments here are removed, so nothing outlives the job.
 
 use std::ffi::OsString;
 use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
+use crate::agent_link::{forwarded_env, AgentLink};
+use crate::hosts::{process_mapping, Placement};
+use crate::launcher::Launcher;
+use crate::local_ranks::{LocalRanks, Watch};
+use crate::output::LineSplitter;
 use crate::pmi_server::{Event, PmiServer};
-use crate::rank::{forward, PmiInput, Rank};
+use crate::rank::forward;
+use crate::relay::{Exit, Order, Report, Setup, Stream};
 use crate::signals::{self, SignalFd};
-use crate::spawn::{spawn_rank, JobInfo};
-use crate::stdin::StdinForward;
+use crate::spawn::JobInfo;
+use crate::stdin::StdinSource;
 
 /// Time between SIGTERM and SIGKILL when stopping a job: long enough for a rank to flush and
 /// exit on SIGTERM, short enough that the whole job is gone well within one second.
 const KILL_AFTER: Duration = Duration::from_millis(300);
 
+/// After SIGKILL went to every rank, how long an agent may take to report its ranks' exits
+/// before its connection is cut (which makes it, or its ranks, end anyway).
+const AGENT_GRACE: Duration = Duration::from_millis(1000);
+
 /// After the last rank exited, how long to wait for its pipes to reach end-of-file (a process
 /// that left the rank's process group may still hold them).
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
 
+/// After `Stop`, how long agents may take to clean up and exit before they are killed.
+const AGENT_STOP_WAIT: Duration = Duration::from_millis(1500);
+
 pub struct Options {
-    pub size: usize,
     pub tag_output: bool,
     pub program: PathBuf,
     pub args: Vec<OsString>,
+    pub placement: Placement,
+    /// Per host: started by bbrun itself (this machine) rather than by an agent.
+    pub local: Vec<bool>,
+    pub launcher: Launcher,
+}
+
+/// How bbrun reaches the ranks of one host.
+enum Host {
+    Local(LocalRanks),
+    Remote(AgentLink),
+    /// An agent that could not start or has ended.
+    Down,
+}
+
+/// One rank as the launcher sees it, wherever it runs.
+struct Member {
+    host: usize,
+    pid: Option<u32>,
+    exited: bool,
+    stdout: LineSplitter,
+    stderr: LineSplitter,
+}
+
+impl Member {
+    /// Writes what the line splitters hold, ending an unfinished tagged line.
+    fn finish_output(&mut self) {
+        for (splitter, to_stderr) in [(&mut self.stdout, false), (&mut self.stderr, true)] {
+            let mut out = Vec::new();
+            splitter.finish(&mut out);
+            forward(to_stderr, &out);
+        }
+    }
 }
 
 /// What one poll entry watches.
@@ -43,23 +91,29 @@ pub struct Options {
 enum Source {
     Signals,
     Stdin,
-    Rank0Stdin,
-    Pmi(usize),
-    Stdout(usize),
-    Stderr(usize),
+    Local(usize, Watch),
+    FromAgent(usize),
+    ToAgent(usize),
 }
 
 struct Job {
-    ranks: Vec<Rank>,
     server: PmiServer,
+    hosts: Vec<Host>,
+    names: Vec<String>,
+    members: Vec<Member>,
+    /// Name hosts in messages: the job is more than this machine.
+    name_hosts: bool,
     signals: SignalFd,
-    stdin: StdinForward,
+    stdin: StdinSource,
     /// The exit code of the first failure; `None` while all is well.
     failure: Option<i32>,
     /// A signal we received and forwarded; the job ends with 128 + it.
     caught: Option<i32>,
     kill_at: Option<Instant>,
+    give_up_at: Option<Instant>,
+    /// Once every rank has exited: until when local pipes may drain, and agents may clean up.
     drain_until: Option<Instant>,
+    agents_until: Option<Instant>,
     warned: Vec<String>,
 }
 
@@ -72,48 +126,116 @@ pub fn run(opts: &Options, jobid: &str) -> i32 {
             return 1;
         }
     };
-    let info = JobInfo { program: &opts.program, args: &opts.args, size: opts.size, jobid };
-    let mut ranks = Vec::with_capacity(opts.size);
-    let mut start_error = None;
-    for index in 0..opts.size {
-        let started = spawn_rank(&info, index).and_then(|s| {
-            let pid = s.child.id() as i32;
-            // A rank we cannot watch must not run unwatched.
-            Rank::new(index, s, opts.tag_output).inspect_err(|_| signals::kill_group(pid, libc::SIGKILL))
-        });
-        match started {
-            Ok(rank) => ranks.push(rank),
-            Err(e) => {
-                // As a shell would: 127 when the program is not there, 126 when it cannot run.
-                let code = if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
-                start_error = Some((format!("cannot start rank {index} ('{}'): {e}", opts.program.display()), code));
-                break;
-            }
+    let secret = match billboard::transport::tcp::handshake::Secret::generate() {
+        Ok(s) => s.to_hex(),
+        Err(e) => {
+            eprintln!("bbrun: cannot make the job secret: {e}");
+            return 1;
         }
-    }
-    let stdin = ranks.first_mut().and_then(Rank::take_stdin);
+    };
+    let placement = &opts.placement;
+    let size = placement.host_of.len();
+    let mut server = PmiServer::new(size, format!("kvs_{jobid}"));
+    server.set_process_mapping(process_mapping(&placement.host_of));
+    let members = placement
+        .host_of
+        .iter()
+        .enumerate()
+        .map(|(rank, &host)| {
+            let tag = opts.tag_output.then_some(rank);
+            Member { host, pid: None, exited: false, stdout: LineSplitter::new(tag), stderr: LineSplitter::new(tag) }
+        })
+        .collect();
     let mut job = Job {
-        ranks,
-        server: PmiServer::new(opts.size, format!("kvs_{jobid}")),
+        server,
+        hosts: placement.hosts.iter().map(|_| Host::Down).collect(),
+        names: placement.hosts.clone(),
+        members,
+        name_hosts: placement.hosts.len() > 1 || opts.local.iter().any(|l| !l),
         signals,
-        stdin: StdinForward::new(stdin),
+        stdin: StdinSource::new(),
         failure: None,
         caught: None,
         kill_at: None,
+        give_up_at: None,
         drain_until: None,
+        agents_until: None,
         warned: Vec::new(),
     };
-    if let Some((why, code)) = start_error {
-        eprintln!("bbrun: {why}; stopping the job");
-        job.failure = Some(code);
-        job.stop(libc::SIGTERM);
-    }
+    job.start_hosts(opts, jobid, &secret);
     job.event_loop();
+    job.finish();
     crate::shm::remove_job_segments(jobid);
     job.exit_code()
 }
 
 impl Job {
+    /// Starts agents first (their hosts then start ranks while we start ours), then the ranks
+    /// of this machine.
+    fn start_hosts(&mut self, opts: &Options, jobid: &str, secret: &str) {
+        let now = Instant::now();
+        let size = self.members.len();
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let order: Vec<usize> = (0..self.hosts.len())
+            .filter(|&h| !opts.local[h])
+            .chain((0..self.hosts.len()).filter(|&h| opts.local[h]))
+            .collect();
+        for h in order {
+            if self.stopping() {
+                break;
+            }
+            let ranks = opts.placement.ranks_on(h);
+            if ranks.is_empty() {
+                continue;
+            }
+            let mut reports = Vec::new();
+            if opts.local[h] {
+                let info = JobInfo {
+                    program: &opts.program,
+                    args: &opts.args,
+                    size,
+                    jobid,
+                    secret,
+                    host: &self.names[h],
+                    node_id: h,
+                    local_size: ranks.len(),
+                    env: &[],
+                    cwd: None,
+                };
+                self.hosts[h] = Host::Local(LocalRanks::start(&info, &ranks, &mut reports));
+            } else {
+                let setup = Setup {
+                    jobid: jobid.to_owned(),
+                    secret: secret.to_owned(),
+                    host: self.names[h].clone(),
+                    node_id: h as u32,
+                    size: size as u32,
+                    ranks: ranks.iter().map(|&r| r as u32).collect(),
+                    program: opts.program.as_os_str().as_bytes().to_vec(),
+                    args: opts.args.iter().map(|a| a.as_bytes().to_vec()).collect(),
+                    env: forwarded_env(),
+                    cwd: cwd.as_os_str().as_bytes().to_vec(),
+                };
+                match AgentLink::start(&opts.launcher, &self.names[h], &setup) {
+                    Ok(link) => self.hosts[h] = Host::Remote(link),
+                    Err(why) => {
+                        self.never_started(h);
+                        self.fail(&why, 1);
+                    }
+                }
+            }
+            for report in reports {
+                self.on_report(h, report, now);
+            }
+        }
+        // Ranks of hosts skipped above never start.
+        for h in 0..self.hosts.len() {
+            if matches!(self.hosts[h], Host::Down) {
+                self.never_started(h);
+            }
+        }
+    }
+
     fn exit_code(&self) -> i32 {
         match (self.caught, self.failure) {
             (Some(sig), _) => 128 + sig,
@@ -129,60 +251,117 @@ impl Job {
     fn event_loop(&mut self) {
         loop {
             let now = Instant::now();
-            if self.kill_at.is_some_and(|t| t <= now) {
-                self.kill_at = None;
-                self.signal_all(libc::SIGKILL);
-            }
+            self.on_timers(now);
             self.flush_partial_lines(now);
-            if self.ranks.iter().all(|r| !r.running()) {
-                if self.drain_until.is_none() {
-                    // Whatever the ranks started and left behind goes with them.
-                    self.signal_all(libc::SIGKILL);
-                    self.stdin.close();
-                    self.drain_until = Some(now + DRAIN_AFTER_EXIT);
-                }
-                let drained = self.ranks.iter().all(Rank::outputs_closed);
-                if drained || self.drain_until.is_some_and(|t| t <= now) {
-                    return;
-                }
+            if self.members.iter().all(|m| m.exited) && self.wound_up(now) {
+                return;
             }
             self.wait_and_dispatch(now);
         }
     }
 
+    fn on_timers(&mut self, now: Instant) {
+        if self.kill_at.is_some_and(|t| t <= now) {
+            self.kill_at = None;
+            self.signal_all(libc::SIGKILL);
+            self.give_up_at = Some(now + AGENT_GRACE);
+        }
+        if self.give_up_at.is_some_and(|t| t <= now) {
+            self.give_up_at = None;
+            // An agent that has not reported its ranks gone by now is cut off: its ranks then
+            // die with it (or with their host's agent, on stdin's end).
+            for h in 0..self.hosts.len() {
+                let waiting = self.members.iter().any(|m| m.host == h && !m.exited);
+                if let (Host::Remote(link), true) = (&self.hosts[h], waiting) {
+                    eprintln!(
+                        "bbrun: the agent on host {} did not report its ranks' end; cutting it off",
+                        self.names[h]
+                    );
+                    link.kill();
+                }
+            }
+        }
+        for h in 0..self.hosts.len() {
+            if let Host::Remote(link) = &self.hosts[h] {
+                if link.gone(now) {
+                    self.on_agent_gone(h);
+                }
+            }
+        }
+    }
+
+    /// Every rank has exited: kill leftovers, stop the agents, and say whether the job is over
+    /// (local pipes drained, agents gone, or their time is up).
+    fn wound_up(&mut self, now: Instant) -> bool {
+        if self.drain_until.is_none() {
+            for host in &mut self.hosts {
+                match host {
+                    // Whatever the ranks started and left behind goes with them.
+                    Host::Local(ranks) => ranks.signal_all(libc::SIGKILL),
+                    Host::Remote(link) => link.send(&Order::Stop),
+                    Host::Down => {}
+                }
+            }
+            self.stdin.close();
+            self.drain_until = Some(now + DRAIN_AFTER_EXIT);
+            self.agents_until = Some(now + AGENT_STOP_WAIT);
+        }
+        let drained = self.hosts.iter().all(|h| !matches!(h, Host::Local(r) if !r.outputs_closed()));
+        let agents_gone = self.hosts.iter().all(|h| !matches!(h, Host::Remote(_)));
+        let past = |t: Option<Instant>| t.is_some_and(|t| t <= now);
+        (drained || past(self.drain_until)) && (agents_gone || past(self.agents_until))
+    }
+
+    /// After the loop: ends what is still open, so every line is out and no agent is left.
+    fn finish(&mut self) {
+        for h in 0..self.hosts.len() {
+            let mut reports = Vec::new();
+            match &mut self.hosts[h] {
+                Host::Local(ranks) => ranks.close_outputs(&mut reports),
+                Host::Remote(link) => {
+                    link.kill_and_wait();
+                    self.hosts[h] = Host::Down;
+                }
+                Host::Down => {}
+            }
+            for report in reports {
+                self.on_report(h, report, Instant::now());
+            }
+        }
+        self.members.iter_mut().for_each(Member::finish_output);
+    }
+
     /// One `poll` over everything, then handles what became ready.
     fn wait_and_dispatch(&mut self, now: Instant) {
         let stdin = std::io::stdin();
-        let mut sources = Vec::new();
-        let mut fds = Vec::new();
-        let readable = PollFlags::IN;
-        fds.push(PollFd::from_borrowed_fd(self.signals.as_fd(), readable));
-        sources.push(Source::Signals);
+        let mut sources = vec![Source::Signals];
+        let mut fds = vec![PollFd::from_borrowed_fd(self.signals.as_fd(), PollFlags::IN)];
         if self.stdin.wants_read() {
-            fds.push(PollFd::from_borrowed_fd(stdin.as_fd(), readable));
+            fds.push(PollFd::from_borrowed_fd(stdin.as_fd(), PollFlags::IN));
             sources.push(Source::Stdin);
         }
-        if let Some(fd) = self.stdin.pipe_waiting() {
-            fds.push(PollFd::from_borrowed_fd(fd, PollFlags::OUT));
-            sources.push(Source::Rank0Stdin);
+        for (h, host) in self.hosts.iter().enumerate() {
+            match host {
+                Host::Local(ranks) => {
+                    let mut watches = Vec::new();
+                    ranks.watch(true, &mut fds, &mut watches);
+                    sources.extend(watches.into_iter().map(|w| Source::Local(h, w)));
+                }
+                Host::Remote(link) => {
+                    if let Some(fd) = link.output() {
+                        fds.push(PollFd::from_borrowed_fd(fd, PollFlags::IN));
+                        sources.push(Source::FromAgent(h));
+                    }
+                    if let Some(fd) = link.waiting_input() {
+                        fds.push(PollFd::from_borrowed_fd(fd, PollFlags::OUT));
+                        sources.push(Source::ToAgent(h));
+                    }
+                }
+                Host::Down => {}
+            }
         }
-        for (i, rank) in self.ranks.iter().enumerate() {
-            if let Some(pmi) = &rank.pmi {
-                let flags = if pmi.wants_write() { readable | PollFlags::OUT } else { readable };
-                fds.push(PollFd::from_borrowed_fd(pmi.fd(), flags));
-                sources.push(Source::Pmi(i));
-            }
-            if let Some(s) = &rank.stdout {
-                fds.push(PollFd::from_borrowed_fd(s.fd(), readable));
-                sources.push(Source::Stdout(i));
-            }
-            if let Some(s) = &rank.stderr {
-                fds.push(PollFd::from_borrowed_fd(s.fd(), readable));
-                sources.push(Source::Stderr(i));
-            }
-        }
-        let deadline = [self.kill_at, self.drain_until, self.next_partial_line_deadline()].into_iter().flatten().min();
-        let timeout = deadline.map(|d| Timespec::try_from(d.saturating_duration_since(now)).unwrap_or_default());
+        let timeout =
+            self.next_deadline().map(|d| Timespec::try_from(d.saturating_duration_since(now)).unwrap_or_default());
         match poll(&mut fds, timeout.as_ref()) {
             Ok(_) => {}
             Err(rustix::io::Errno::INTR) => return,
@@ -195,30 +374,60 @@ impl Job {
         }
         let ready: Vec<(Source, PollFlags)> = fds
             .iter()
-            .zip(&sources)
+            .zip(sources)
             .filter(|(fd, _)| !fd.revents().is_empty())
-            .map(|(fd, s)| (*s, fd.revents()))
+            .map(|(fd, s)| (s, fd.revents()))
             .collect();
         drop(fds);
         let now = Instant::now();
         for (source, events) in ready {
-            let hangup = events.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL);
-            match source {
-                Source::Signals => self.on_signals(now),
-                Source::Stdin => self.stdin.on_readable(events.contains(PollFlags::NVAL)),
-                Source::Rank0Stdin => self.stdin.on_writable(),
-                Source::Pmi(i) => {
-                    if events.contains(PollFlags::OUT) {
-                        self.flush_pmi(i);
-                    }
-                    if events.intersects(PollFlags::IN) || hangup {
-                        self.on_pmi_readable(i);
-                    }
+            let mut reports = Vec::new();
+            let host = match source {
+                Source::Signals => {
+                    self.on_signals(now);
+                    continue;
                 }
-                Source::Stdout(i) => self.pump_output(i, false, now, false),
-                Source::Stderr(i) => self.pump_output(i, true, now, false),
+                Source::Stdin => {
+                    self.on_stdin(events.contains(PollFlags::NVAL));
+                    continue;
+                }
+                Source::Local(h, watch) => {
+                    if let Host::Local(ranks) = &mut self.hosts[h] {
+                        ranks.on_ready(watch, events, &mut reports);
+                    }
+                    h
+                }
+                Source::FromAgent(h) => {
+                    if let Host::Remote(link) = &mut self.hosts[h] {
+                        link.on_readable(now, &mut reports);
+                    }
+                    h
+                }
+                Source::ToAgent(h) => {
+                    if let Host::Remote(link) = &mut self.hosts[h] {
+                        link.flush();
+                    }
+                    continue;
+                }
+            };
+            for report in reports {
+                self.on_report(host, report, now);
             }
         }
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        let splitters = self.members.iter().flat_map(|m| [&m.stdout, &m.stderr]);
+        let agents = self.hosts.iter().filter_map(|h| match h {
+            Host::Remote(link) => link.deadline(),
+            _ => None,
+        });
+        [self.kill_at, self.give_up_at, self.drain_until, self.agents_until]
+            .into_iter()
+            .flatten()
+            .chain(splitters.filter_map(LineSplitter::deadline))
+            .chain(agents)
+            .min()
     }
 
     fn on_signals(&mut self, now: Instant) {
@@ -239,87 +448,173 @@ impl Job {
     }
 
     fn reap(&mut self, now: Instant) {
-        for i in 0..self.ranks.len() {
-            if let Some(status) = self.ranks[i].try_reap() {
-                self.on_exit(i, status, now);
+        for h in 0..self.hosts.len() {
+            let mut reports = Vec::new();
+            match &mut self.hosts[h] {
+                Host::Local(ranks) => ranks.reap(&mut reports),
+                Host::Remote(link) => link.try_reap(now),
+                Host::Down => {}
+            }
+            for report in reports {
+                self.on_report(h, report, now);
             }
         }
     }
 
-    /// A rank's process ended. Its last output and PMI lines are taken first, so its own
-    /// words (and an abort it sent just before exiting) come before our verdict.
-    fn on_exit(&mut self, i: usize, status: ExitStatus, now: Instant) {
-        self.on_pmi_readable(i);
-        self.pump_output(i, false, now, true);
-        self.pump_output(i, true, now, true);
-        self.server.rank_exited(i);
-        if i == 0 {
+    fn on_stdin(&mut self, invalid: bool) {
+        let h = self.members[0].host;
+        let data = self.stdin.read(invalid);
+        let mut reports = Vec::new();
+        match (&mut self.hosts[h], data) {
+            (Host::Local(ranks), Some(data)) => ranks.stdin_data(&data, &mut reports),
+            (Host::Local(ranks), None) => ranks.stdin_end(),
+            (Host::Remote(link), Some(data)) => link.send(&Order::Stdin(data)),
+            (Host::Remote(link), None) => link.send(&Order::StdinEnd),
+            (Host::Down, _) => self.stdin.close(),
+        }
+        for report in reports {
+            self.on_report(h, report, Instant::now());
+        }
+    }
+
+    /// Handles what host `h` reports about its ranks.
+    fn on_report(&mut self, h: usize, report: Report, now: Instant) {
+        let rank = match &report {
+            Report::Started { rank, .. }
+            | Report::Pmi { rank, .. }
+            | Report::PmiBroken { rank }
+            | Report::Output { rank, .. }
+            | Report::OutputEnd { rank, .. }
+            | Report::Exited { rank, .. } => Some(*rank),
+            Report::StdinTaken | Report::Failed { .. } => None,
+        };
+        if let Some(r) = rank.filter(|&r| self.members.get(r).map_or(true, |m| m.host != h)) {
+            let why = format!("the agent on host {} spoke of rank {r}, which is not on that host", self.names[h]);
+            return self.cut_off(h, &why);
+        }
+        match report {
+            Report::Started { rank, pid } => self.members[rank].pid = Some(pid),
+            Report::Pmi { rank, line } => self.on_pmi_line(rank, &line),
+            Report::PmiBroken { rank } => self.fail(&format!("{} sent an overlong PMI line", self.who(rank)), 1),
+            Report::Output { rank, stream, data } => {
+                let m = &mut self.members[rank];
+                let splitter = if stream == Stream::Stdout { &mut m.stdout } else { &mut m.stderr };
+                let mut out = Vec::new();
+                splitter.push(&data, now, &mut out);
+                forward(stream == Stream::Stderr, &out);
+            }
+            Report::OutputEnd { rank, stream } => {
+                let m = &mut self.members[rank];
+                let splitter = if stream == Stream::Stdout { &mut m.stdout } else { &mut m.stderr };
+                let mut out = Vec::new();
+                splitter.finish(&mut out);
+                forward(stream == Stream::Stderr, &out);
+            }
+            Report::Exited { rank, exit } => self.on_exit(rank, exit),
+            Report::StdinTaken => self.stdin.taken(),
+            Report::Failed { code, message } => {
+                self.never_started(h);
+                let on = if self.name_hosts { format!("on host {}: ", self.names[h]) } else { String::new() };
+                self.fail(&format!("{on}{message}"), code);
+            }
+        }
+    }
+
+    /// Ranks of host `h` that never started count as gone.
+    fn never_started(&mut self, h: usize) {
+        for r in 0..self.members.len() {
+            let m = &self.members[r];
+            if m.host == h && m.pid.is_none() && !m.exited {
+                self.members[r].exited = true;
+                self.server.rank_exited(r);
+            }
+        }
+    }
+
+    /// A rank's process ended (its last output and PMI lines were reported before).
+    fn on_exit(&mut self, rank: usize, exit: Exit) {
+        if self.members[rank].exited {
+            return;
+        }
+        self.members[rank].exited = true;
+        self.server.rank_exited(rank);
+        if rank == 0 {
             self.stdin.close();
         }
-        use std::os::unix::process::ExitStatusExt;
-        let pid = self.ranks[i].pid;
-        if let Some(sig) = status.signal() {
-            let why = format!("rank {i} (pid {pid}) killed by signal {sig} ({})", signals::name(sig));
-            self.fail(&why, 128 + sig);
-        } else if let Some(code) = status.code().filter(|c| *c != 0) {
-            self.fail(&format!("rank {i} (pid {pid}) exited with code {code}"), code);
-        } else if self.server.mid_session(i) && self.ranks.iter().any(Rank::running) {
-            // As Open MPI does: the others would wait for this rank in their next collective
-            // forever. A rank that finalizes gets the ack before it can exit, so no race here.
-            self.fail(&format!("rank {i} (pid {pid}) exited with code 0 without calling PMI finalize"), 1);
-        } else {
-            self.check_barrier();
+        let who = self.who(rank);
+        match exit {
+            Exit::Signal(sig) => {
+                self.fail(&format!("{who} killed by signal {sig} ({})", signals::name(sig)), 128 + sig)
+            }
+            Exit::Code(code) if code != 0 => self.fail(&format!("{who} exited with code {code}"), code),
+            Exit::Code(_) if self.server.mid_session(rank) && self.members.iter().any(|m| !m.exited) => {
+                // As Open MPI does: the others would wait for this rank in their next collective
+                // forever. A rank that finalizes gets the ack before it can exit, so no race here.
+                self.fail(&format!("{who} exited with code 0 without calling PMI finalize"), 1);
+            }
+            Exit::Code(_) => self.check_barrier(),
         }
+    }
+
+    /// An agent's link ended (its stream, its process, or both).
+    fn on_agent_gone(&mut self, h: usize) {
+        let Host::Remote(mut link) = std::mem::replace(&mut self.hosts[h], Host::Down) else { return };
+        link.kill_and_wait();
+        let lost: Vec<usize> = (0..self.members.len()).filter(|&r| self.members[r].host == h).collect();
+        for &r in &lost {
+            self.members[r].finish_output();
+        }
+        let lost: Vec<usize> = lost.into_iter().filter(|&r| !self.members[r].exited).collect();
+        if lost.is_empty() {
+            return;
+        }
+        for &r in &lost {
+            self.members[r].exited = true;
+            self.server.rank_exited(r);
+        }
+        let host = &self.names[h];
+        let why = if let Some(broken) = &link.broken {
+            format!("the agent on host {host} (`{}`) sent garbage: {broken}", link.command)
+        } else if !link.greeted() {
+            format!("cannot start the agent on host {host}: `{}` {}", link.command, link.ending())
+        } else {
+            format!("lost the agent on host {host} (it {}) while {} ran there", link.ending(), rank_list(&lost))
+        };
+        self.fail(&why, 1);
+    }
+
+    /// Ends the job over an agent that broke the protocol.
+    fn cut_off(&mut self, h: usize, why: &str) {
+        if let Host::Remote(link) = &self.hosts[h] {
+            link.kill();
+        }
+        self.fail(why, 1);
     }
 
     /// A barrier that waits for a rank which has exited can never complete.
     fn check_barrier(&mut self) {
         if let Some(r) = self.server.barrier_blocked_by() {
-            let pid = self.ranks[r].pid;
-            let why = format!("rank {r} (pid {pid}) exited without joining the PMI barrier the other ranks wait in");
+            let why = format!("{} exited without joining the PMI barrier the other ranks wait in", self.who(r));
             self.fail(&why, 1);
         }
     }
 
-    fn on_pmi_readable(&mut self, i: usize) {
-        let Some(conn) = self.ranks[i].pmi.as_mut() else { return };
-        let lines = match conn.read_lines() {
-            Ok(Some(PmiInput::Lines(lines))) => lines,
-            Ok(Some(PmiInput::Overlong)) => {
-                self.ranks[i].pmi = None;
-                let pid = self.ranks[i].pid;
-                return self.fail(&format!("rank {i} (pid {pid}) sent an overlong PMI line"), 1);
-            }
-            Ok(None) | Err(_) => {
-                self.ranks[i].pmi = None;
-                return;
-            }
-        };
+    fn on_pmi_line(&mut self, rank: usize, line: &str) {
         let mut events = Vec::new();
-        for line in &lines {
-            self.server.handle_line(i, line, &mut events);
-        }
+        self.server.handle_line(rank, line, &mut events);
         for event in events {
             match event {
-                Event::Reply { rank, line } => {
-                    if let Some(conn) = self.ranks[rank].pmi.as_mut() {
-                        if conn.send(&line).is_err() {
-                            self.ranks[rank].pmi = None;
-                        }
-                    }
-                }
+                Event::Reply { rank, line } => self.send_pmi(rank, line),
                 Event::Abort { rank, code, msg } => {
-                    let pid = self.ranks[rank].pid;
                     let why = if msg.is_empty() { String::new() } else { format!(": {msg}") };
                     let exit = match code.rem_euclid(256) {
                         0 if code != 0 => 1,
                         c => c,
                     };
-                    self.fail(&format!("rank {rank} (pid {pid}) called PMI abort with code {code}{why}"), exit);
+                    self.fail(&format!("{} called PMI abort with code {code}{why}", self.who(rank)), exit);
                 }
                 Event::Malformed { rank, error } => {
-                    let pid = self.ranks[rank].pid;
-                    self.fail(&format!("rank {rank} (pid {pid}) broke the PMI protocol: {error}"), 1);
+                    self.fail(&format!("{} broke the PMI protocol: {error}", self.who(rank)), 1);
                 }
                 Event::Unsupported { rank, cmd } => {
                     if !self.warned.contains(&cmd) {
@@ -332,39 +627,35 @@ impl Job {
         self.check_barrier();
     }
 
-    fn flush_pmi(&mut self, i: usize) {
-        if let Some(conn) = self.ranks[i].pmi.as_mut() {
-            if conn.flush().is_err() {
-                self.ranks[i].pmi = None;
-            }
+    fn send_pmi(&mut self, rank: usize, line: String) {
+        match &mut self.hosts[self.members[rank].host] {
+            Host::Local(ranks) => ranks.send_pmi(rank, &line),
+            Host::Remote(link) => link.send(&Order::PmiReply { rank, line }),
+            Host::Down => {}
         }
-    }
-
-    fn pump_output(&mut self, i: usize, stderr: bool, now: Instant, until_empty: bool) {
-        let rank = &mut self.ranks[i];
-        let slot = if stderr { &mut rank.stderr } else { &mut rank.stdout };
-        let Some(stream) = slot.as_mut() else { return };
-        let mut out = Vec::new();
-        let open = stream.pump(now, &mut out, until_empty);
-        forward(stream.to_stderr, &out);
-        if !open {
-            *slot = None;
-        }
-    }
-
-    fn next_partial_line_deadline(&self) -> Option<Instant> {
-        let streams = self.ranks.iter().flat_map(|r| [&r.stdout, &r.stderr]).flatten();
-        streams.filter_map(|s| s.lines.deadline()).min()
     }
 
     fn flush_partial_lines(&mut self, now: Instant) {
-        for rank in &mut self.ranks {
-            for stream in [&mut rank.stdout, &mut rank.stderr].into_iter().flatten() {
+        for m in &mut self.members {
+            for (splitter, to_stderr) in [(&mut m.stdout, false), (&mut m.stderr, true)] {
                 let mut out = Vec::new();
-                stream.lines.flush_due(now, &mut out);
-                forward(stream.to_stderr, &out);
+                splitter.flush_due(now, &mut out);
+                forward(to_stderr, &out);
             }
         }
+    }
+
+    /// `rank 3 (pid 1234)`, and ` on host h2` when the job is more than this machine.
+    fn who(&self, rank: usize) -> String {
+        let m = &self.members[rank];
+        let mut who = match m.pid {
+            Some(pid) => format!("rank {rank} (pid {pid})"),
+            None => format!("rank {rank}"),
+        };
+        if self.name_hosts {
+            who.push_str(&format!(" on host {}", self.names[m.host]));
+        }
+        who
     }
 
     /// Records the first failure, says so once, and starts stopping the job.
@@ -373,7 +664,7 @@ impl Job {
             return;
         }
         self.failure = Some(code);
-        if self.ranks.iter().any(Rank::running) {
+        if self.members.iter().any(|m| !m.exited) {
             eprintln!("bbrun: {why}; stopping the job");
         } else {
             eprintln!("bbrun: {why}");
@@ -388,11 +679,21 @@ impl Job {
         }
     }
 
-    /// Signals every rank's process group, including ranks that exited (their children may
-    /// remain in the group).
-    fn signal_all(&self, sig: i32) {
-        for rank in &self.ranks {
-            signals::kill_group(rank.pid, sig);
+    /// Signals every rank's process group on every host.
+    fn signal_all(&mut self, sig: i32) {
+        for host in &mut self.hosts {
+            match host {
+                Host::Local(ranks) => ranks.signal_all(sig),
+                Host::Remote(link) => link.send(&Order::Signal(sig)),
+                Host::Down => {}
+            }
         }
     }
+}
+
+/// `rank 3` or `ranks 2, 3`.
+fn rank_list(ranks: &[usize]) -> String {
+    let list: Vec<String> = ranks.iter().map(usize::to_string).collect();
+    let s = if ranks.len() == 1 { "" } else { "s" };
+    format!("rank{s} {}", list.join(", "))
 }
