@@ -13,7 +13,7 @@
 //! - the agent itself killed: its ranks die with it (`PR_SET_PDEATHSIG` in `spawn.rs`).
 
 use std::ffi::OsString;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
 use crate::local_ranks::{LocalRanks, Watch};
-use crate::pipes::{read_some, set_nonblocking, write_pending, Chunk};
+use crate::pipes::{read_some, set_nonblocking, write_pending, Chunk, RawFd};
 use crate::relay::{self, Decoder, Order, Report, Setup};
 use crate::signals::SignalFd;
 use crate::spawn::{find_program_in, JobInfo};
@@ -177,7 +177,7 @@ impl Agent {
     }
 
     fn read_orders(&mut self, out: &mut Vec<Report>) {
-        match read_some(&mut io::stdin().lock()) {
+        match read_some(&mut RawFd(io::stdin().as_fd())) {
             Chunk::Data(bytes) => self.decoder.push(&bytes),
             Chunk::Empty => return,
             Chunk::End => return self.orphan(),
@@ -258,7 +258,7 @@ impl Agent {
     }
 
     fn flush(&mut self) {
-        if write_pending(&mut io::stdout().lock(), &mut self.outbox).is_err() {
+        if write_pending(&mut RawFd(io::stdout().as_fd()), &mut self.outbox).is_err() {
             self.orphan();
         }
     }
@@ -272,6 +272,5 @@ impl Agent {
             let mut fds = [PollFd::from_borrowed_fd(stdout.as_fd(), PollFlags::OUT)];
             let _ = poll(&mut fds, Some(&Timespec { tv_sec: 0, tv_nsec: 50_000_000 }));
         }
-        let _ = io::stdout().flush();
     }
 }

@@ -182,11 +182,11 @@ impl AgentLink {
         }
     }
 
-    /// How the agent ended, for messages: "exited with code 255", "killed by signal 9 (SIGKILL)".
+    /// How the agent ended, for messages: "exited with code 255", "was killed by signal 9 (SIGKILL)".
     pub fn ending(&self) -> String {
         match self.status {
             Some(s) => match s.signal() {
-                Some(sig) => format!("killed by signal {sig} ({})", signals::name(sig)),
+                Some(sig) => format!("was killed by signal {sig} ({})", signals::name(sig)),
                 None => format!("exited with code {}", s.code().unwrap_or(-1)),
             },
             None => "closed its connection".into(),

@@ -574,11 +574,11 @@ impl Job {
         }
         let host = &self.names[h];
         let why = if let Some(broken) = &link.broken {
-            format!("the agent on host {host} (`{}`) sent garbage: {broken}", link.command)
+            format!("the agent on host {host} (`{}`) broke the relay protocol: {broken}", link.command)
         } else if !link.greeted() {
             format!("cannot start the agent on host {host}: `{}` {}", link.command, link.ending())
         } else {
-            format!("lost the agent on host {host} (it {}) while {} ran there", link.ending(), rank_list(&lost))
+            format!("lost the agent on host {host}: it {} while {} ran there", link.ending(), rank_list(&lost))
         };
         self.fail(&why, 1);
     }

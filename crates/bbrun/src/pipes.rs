@@ -63,3 +63,24 @@ pub fn read_some(reader: &mut impl Read) -> Chunk {
         };
     }
 }
+
+/// Reads and writes a descriptor directly. The agent's stdin and stdout carry binary frames:
+/// `std::io::Stdout` is line-buffered (it would hold a frame back until a `\n` byte) and
+/// `Stdin` buffers reads where `poll` cannot see them.
+pub struct RawFd<'a>(pub BorrowedFd<'a>);
+
+impl Read for RawFd<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        rustix::io::read(self.0, buf).map_err(io::Error::from)
+    }
+}
+
+impl Write for RawFd<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        rustix::io::write(self.0, buf).map_err(io::Error::from)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

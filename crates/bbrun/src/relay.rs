@@ -130,7 +130,8 @@ impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DecodeError::BadMagic(got) => {
-                write!(f, "expected the relay protocol but got {:?}", String::from_utf8_lossy(got))
+                let got = String::from_utf8_lossy(got);
+                write!(f, "it printed {got:?} instead (a login script that writes to stdout?)")
             }
             DecodeError::TooLong(n) => write!(f, "a frame of {n} bytes (at most {MAX_FRAME} allowed)"),
             DecodeError::UnknownKind(k) => write!(f, "a frame of unknown kind {k}"),
