@@ -278,7 +278,7 @@ impl Netns {
             println!("SKIP: network namespaces need root");
             return None;
         }
-        if Command::new("ip").arg("-V").output().map_or(true, |o| !o.status.success()) {
+        if !Command::new("ip").arg("-V").output().is_ok_and(|o| o.status.success()) {
             println!("SKIP: the `ip` command (iproute2) is missing");
             return None;
         }

@@ -488,7 +488,7 @@ impl Job {
             | Report::Exited { rank, .. } => Some(*rank),
             Report::StdinTaken | Report::Failed { .. } => None,
         };
-        if let Some(r) = rank.filter(|&r| self.members.get(r).map_or(true, |m| m.host != h)) {
+        if let Some(r) = rank.filter(|&r| self.members.get(r).is_none_or(|m| m.host != h)) {
             let why = format!("the agent on host {} spoke of rank {r}, which is not on that host", self.names[h]);
             return self.cut_off(h, &why);
         }

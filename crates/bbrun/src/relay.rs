@@ -586,7 +586,7 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                bytes.push(if x % 3 == 0 { (x >> 8) as u8 % 12 } else { (x >> 16) as u8 & 3 });
+                bytes.push(if x.is_multiple_of(3) { (x >> 8) as u8 % 12 } else { (x >> 16) as u8 & 3 });
             }
             let mut d = Decoder::<Report>::default();
             d.push(&bytes);
