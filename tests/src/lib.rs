@@ -166,12 +166,17 @@ impl Running {
     /// Starts `bbrun args...` with `stdin` as its input. `watch`: command-line fragments of the
     /// ranks (agents are always watched).
     pub fn start(args: &[&str], stdin: &[u8], watch: &[&str]) -> Running {
+        Running::start_env(args, &[], stdin, watch)
+    }
+
+    /// [`Running::start`] with variables added to bbrun's environment.
+    pub fn start_env(args: &[&str], env: &[(&str, &str)], stdin: &[u8], watch: &[&str]) -> Running {
         let turn = one_job_at_a_time();
         let shm_before = shm_files();
         let mut watch: Vec<String> = watch.iter().map(|w| w.to_string()).collect();
         watch.push(agent_needle());
         let mut cmd = Command::new(binary("bbrun"));
-        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.args(args).envs(env.iter().copied()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let start = Instant::now();
         let mut child = cmd.spawn().expect("spawn bbrun");
         let mut input = child.stdin.take().unwrap();

@@ -299,6 +299,21 @@ fn a_launcher_that_prints_other_things_is_caught() {
 }
 
 #[test]
+fn a_host_that_never_answers_is_given_up_after_bb_agent_wait() {
+    let s = Scratch::new("silent");
+    let launcher = s.0.join("silent-launcher");
+    std::fs::write(&launcher, format!("#!/bin/sh\nexec {SLEEPER}\n")).unwrap();
+    std::fs::set_permissions(&launcher, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let template = format!("{} {{host}}", launcher.display());
+    let args = ["--launcher", &template, "--host", "far-away", "true"];
+    let job = Running::start_env(&args, &[("BB_AGENT_WAIT", "1")], b"", &[SLEEPER]).finish(T, SETTLE);
+    assert_eq!(job.code(), Some(1), "{}", job.stderr());
+    let want = format!("the agent on host far-away did not answer within 1 s (`{} far-away ", launcher.display());
+    assert!(job.stderr().contains(&want), "the report should say {want:?}:\n{}", job.stderr());
+    assert!(job.elapsed < Duration::from_secs(3), "took {:?}", job.elapsed);
+}
+
+#[test]
 fn a_program_missing_on_the_hosts_is_named_with_its_host() {
     let Some(ns) = Netns::create(2) else { return };
     let job = bbrun(&["--host", &hosts(&ns, &[1, 1]), "/no/such/program"], b"");

@@ -13,6 +13,8 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use billboard::tunables::Tunable;
+
 use crate::launcher::Launcher;
 use crate::pipes::{read_some, set_nonblocking, write_pending, Chunk};
 use crate::relay::{self, Decoder, Order, Report, Setup};
@@ -20,6 +22,15 @@ use crate::signals;
 
 /// After an agent's stdout ended (or its process exited), how long to wait for the other.
 pub const EXIT_WAIT: Duration = Duration::from_millis(500);
+
+/// How long an agent may take to answer at all. A launcher command can wait forever without
+/// it: ssh asking for a password (it runs in its own process group, away from the terminal), a
+/// host that drops packets. 30 s by default: a loaded host and a slow login still fit.
+pub static GREETING_WAIT: Tunable = Tunable::new(
+    "BB_AGENT_WAIT",
+    30,
+    "seconds bbrun waits for the agent on a remote host to answer before it gives up on the host",
+);
 
 /// Environment variables not passed to remote ranks: they describe this machine or this login
 /// session, not the job. Everything else goes, as with Hydra's default (`-genvall`).
@@ -39,6 +50,9 @@ pub struct AgentLink {
     lost_at: Option<Instant>,
     /// Why the stream from the agent was unusable, if it was.
     pub broken: Option<String>,
+    started_at: Instant,
+    /// We killed the launcher command; its end is on its way.
+    killed: bool,
 }
 
 impl AgentLink {
@@ -76,6 +90,8 @@ impl AgentLink {
             status: None,
             lost_at: None,
             broken: None,
+            started_at: Instant::now(),
+            killed: false,
         };
         relay::start_stream(&mut link.outbox);
         link.send(&Order::Setup(Box::new(setup.clone())));
@@ -160,6 +176,12 @@ impl AgentLink {
         self.lost_at.map(|t| t + EXIT_WAIT)
     }
 
+    /// Until when the agent may stay silent, while it has said nothing.
+    pub fn greeting_deadline(&self) -> Option<Instant> {
+        let silent = !self.greeted() && self.lost_at.is_none() && !self.killed;
+        silent.then(|| self.started_at + Duration::from_secs(GREETING_WAIT.get() as u64))
+    }
+
     /// Whether the agent is gone: both its output ended and its process exited, or one of them
     /// [`EXIT_WAIT`] ago.
     pub fn gone(&self, now: Instant) -> bool {
@@ -168,7 +190,8 @@ impl AgentLink {
     }
 
     /// Kills the launcher command's process group (and with it an agent started right here).
-    pub fn kill(&self) {
+    pub fn kill(&mut self) {
+        self.killed = true;
         if self.status.is_none() {
             signals::kill_group(self.pid(), libc::SIGKILL);
         }

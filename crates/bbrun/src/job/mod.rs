@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
-use crate::agent_link::{forwarded_env, AgentLink};
+use crate::agent_link::{forwarded_env, AgentLink, GREETING_WAIT};
 use crate::hosts::{process_mapping, Placement};
 use crate::launcher::Launcher;
 use crate::local_ranks::{LocalRanks, Watch};
@@ -32,6 +32,9 @@ use crate::relay::{Exit, Order, Report, Setup, Stream};
 use crate::signals::{self, SignalFd};
 use crate::spawn::JobInfo;
 use crate::stdin::StdinSource;
+
+mod reports;
+mod start;
 
 /// Time between SIGTERM and SIGKILL when stopping a job: long enough for a rank to flush and
 /// exit on SIGTERM, short enough that the whole job is gone well within one second.
@@ -170,72 +173,6 @@ pub fn run(opts: &Options, jobid: &str) -> i32 {
 }
 
 impl Job {
-    /// Starts agents first (their hosts then start ranks while we start ours), then the ranks
-    /// of this machine.
-    fn start_hosts(&mut self, opts: &Options, jobid: &str, secret: &str) {
-        let now = Instant::now();
-        let size = self.members.len();
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let order: Vec<usize> = (0..self.hosts.len())
-            .filter(|&h| !opts.local[h])
-            .chain((0..self.hosts.len()).filter(|&h| opts.local[h]))
-            .collect();
-        for h in order {
-            if self.stopping() {
-                break;
-            }
-            let ranks = opts.placement.ranks_on(h);
-            if ranks.is_empty() {
-                continue;
-            }
-            let mut reports = Vec::new();
-            if opts.local[h] {
-                let info = JobInfo {
-                    program: &opts.program,
-                    args: &opts.args,
-                    size,
-                    jobid,
-                    secret,
-                    host: &self.names[h],
-                    node_id: h,
-                    local_size: ranks.len(),
-                    env: &[],
-                    cwd: None,
-                };
-                self.hosts[h] = Host::Local(LocalRanks::start(&info, &ranks, &mut reports));
-            } else {
-                let setup = Setup {
-                    jobid: jobid.to_owned(),
-                    secret: secret.to_owned(),
-                    host: self.names[h].clone(),
-                    node_id: h as u32,
-                    size: size as u32,
-                    ranks: ranks.iter().map(|&r| r as u32).collect(),
-                    program: opts.program.as_os_str().as_bytes().to_vec(),
-                    args: opts.args.iter().map(|a| a.as_bytes().to_vec()).collect(),
-                    env: forwarded_env(),
-                    cwd: cwd.as_os_str().as_bytes().to_vec(),
-                };
-                match AgentLink::start(&opts.launcher, &self.names[h], &setup) {
-                    Ok(link) => self.hosts[h] = Host::Remote(link),
-                    Err(why) => {
-                        self.never_started(h);
-                        self.fail(&why, 1);
-                    }
-                }
-            }
-            for report in reports {
-                self.on_report(h, report, now);
-            }
-        }
-        // Ranks of hosts skipped above never start.
-        for h in 0..self.hosts.len() {
-            if matches!(self.hosts[h], Host::Down) {
-                self.never_started(h);
-            }
-        }
-    }
-
     fn exit_code(&self) -> i32 {
         match (self.caught, self.failure) {
             (Some(sig), _) => 128 + sig,
@@ -272,7 +209,7 @@ impl Job {
             // die with it (or with their host's agent, on stdin's end).
             for h in 0..self.hosts.len() {
                 let waiting = self.members.iter().any(|m| m.host == h && !m.exited);
-                if let (Host::Remote(link), true) = (&self.hosts[h], waiting) {
+                if let (Host::Remote(link), true) = (&mut self.hosts[h], waiting) {
                     eprintln!(
                         "bbrun: the agent on host {} did not report its ranks' end; cutting it off",
                         self.names[h]
@@ -282,10 +219,17 @@ impl Job {
             }
         }
         for h in 0..self.hosts.len() {
-            if let Host::Remote(link) = &self.hosts[h] {
-                if link.gone(now) {
-                    self.on_agent_gone(h);
-                }
+            let Host::Remote(link) = &self.hosts[h] else { continue };
+            if link.gone(now) {
+                self.on_agent_gone(h);
+            } else if link.greeting_deadline().is_some_and(|t| t <= now) {
+                let secs = GREETING_WAIT.get();
+                let why = format!(
+                    "the agent on host {} did not answer within {secs} s (`{}`): is the host reachable, and does it \
+                     let us in without a password?",
+                    self.names[h], link.command
+                );
+                self.cut_off(h, &why);
             }
         }
     }
@@ -418,15 +362,15 @@ impl Job {
 
     fn next_deadline(&self) -> Option<Instant> {
         let splitters = self.members.iter().flat_map(|m| [&m.stdout, &m.stderr]);
-        let agents = self.hosts.iter().filter_map(|h| match h {
-            Host::Remote(link) => link.deadline(),
-            _ => None,
+        let agents = self.hosts.iter().flat_map(|h| match h {
+            Host::Remote(link) => [link.deadline(), link.greeting_deadline()],
+            _ => [None, None],
         });
         [self.kill_at, self.give_up_at, self.drain_until, self.agents_until]
             .into_iter()
             .flatten()
             .chain(splitters.filter_map(LineSplitter::deadline))
-            .chain(agents)
+            .chain(agents.flatten())
             .min()
     }
 
@@ -477,156 +421,6 @@ impl Job {
         }
     }
 
-    /// Handles what host `h` reports about its ranks.
-    fn on_report(&mut self, h: usize, report: Report, now: Instant) {
-        let rank = match &report {
-            Report::Started { rank, .. }
-            | Report::Pmi { rank, .. }
-            | Report::PmiBroken { rank }
-            | Report::Output { rank, .. }
-            | Report::OutputEnd { rank, .. }
-            | Report::Exited { rank, .. } => Some(*rank),
-            Report::StdinTaken | Report::Failed { .. } => None,
-        };
-        if let Some(r) = rank.filter(|&r| self.members.get(r).is_none_or(|m| m.host != h)) {
-            let why = format!("the agent on host {} spoke of rank {r}, which is not on that host", self.names[h]);
-            return self.cut_off(h, &why);
-        }
-        match report {
-            Report::Started { rank, pid } => self.members[rank].pid = Some(pid),
-            Report::Pmi { rank, line } => self.on_pmi_line(rank, &line),
-            Report::PmiBroken { rank } => self.fail(&format!("{} sent an overlong PMI line", self.who(rank)), 1),
-            Report::Output { rank, stream, data } => {
-                let m = &mut self.members[rank];
-                let splitter = if stream == Stream::Stdout { &mut m.stdout } else { &mut m.stderr };
-                let mut out = Vec::new();
-                splitter.push(&data, now, &mut out);
-                forward(stream == Stream::Stderr, &out);
-            }
-            Report::OutputEnd { rank, stream } => {
-                let m = &mut self.members[rank];
-                let splitter = if stream == Stream::Stdout { &mut m.stdout } else { &mut m.stderr };
-                let mut out = Vec::new();
-                splitter.finish(&mut out);
-                forward(stream == Stream::Stderr, &out);
-            }
-            Report::Exited { rank, exit } => self.on_exit(rank, exit),
-            Report::StdinTaken => self.stdin.taken(),
-            Report::Failed { code, message } => {
-                self.never_started(h);
-                let on = if self.name_hosts { format!("on host {}: ", self.names[h]) } else { String::new() };
-                self.fail(&format!("{on}{message}"), code);
-            }
-        }
-    }
-
-    /// Ranks of host `h` that never started count as gone.
-    fn never_started(&mut self, h: usize) {
-        for r in 0..self.members.len() {
-            let m = &self.members[r];
-            if m.host == h && m.pid.is_none() && !m.exited {
-                self.members[r].exited = true;
-                self.server.rank_exited(r);
-            }
-        }
-    }
-
-    /// A rank's process ended (its last output and PMI lines were reported before).
-    fn on_exit(&mut self, rank: usize, exit: Exit) {
-        if self.members[rank].exited {
-            return;
-        }
-        self.members[rank].exited = true;
-        self.server.rank_exited(rank);
-        if rank == 0 {
-            self.stdin.close();
-        }
-        let who = self.who(rank);
-        match exit {
-            Exit::Signal(sig) => {
-                self.fail(&format!("{who} killed by signal {sig} ({})", signals::name(sig)), 128 + sig)
-            }
-            Exit::Code(code) if code != 0 => self.fail(&format!("{who} exited with code {code}"), code),
-            Exit::Code(_) if self.server.mid_session(rank) && self.members.iter().any(|m| !m.exited) => {
-                // As Open MPI does: the others would wait for this rank in their next collective
-                // forever. A rank that finalizes gets the ack before it can exit, so no race here.
-                self.fail(&format!("{who} exited with code 0 without calling PMI finalize"), 1);
-            }
-            Exit::Code(_) => self.check_barrier(),
-        }
-    }
-
-    /// An agent's link ended (its stream, its process, or both).
-    fn on_agent_gone(&mut self, h: usize) {
-        let Host::Remote(mut link) = std::mem::replace(&mut self.hosts[h], Host::Down) else { return };
-        link.kill_and_wait();
-        let lost: Vec<usize> = (0..self.members.len()).filter(|&r| self.members[r].host == h).collect();
-        for &r in &lost {
-            self.members[r].finish_output();
-        }
-        let lost: Vec<usize> = lost.into_iter().filter(|&r| !self.members[r].exited).collect();
-        if lost.is_empty() {
-            return;
-        }
-        for &r in &lost {
-            self.members[r].exited = true;
-            self.server.rank_exited(r);
-        }
-        let host = &self.names[h];
-        let why = if let Some(broken) = &link.broken {
-            format!("the agent on host {host} (`{}`) broke the relay protocol: {broken}", link.command)
-        } else if !link.greeted() {
-            format!("cannot start the agent on host {host}: `{}` {}", link.command, link.ending())
-        } else {
-            format!("lost the agent on host {host}: it {} while {} ran there", link.ending(), rank_list(&lost))
-        };
-        self.fail(&why, 1);
-    }
-
-    /// Ends the job over an agent that broke the protocol.
-    fn cut_off(&mut self, h: usize, why: &str) {
-        if let Host::Remote(link) = &self.hosts[h] {
-            link.kill();
-        }
-        self.fail(why, 1);
-    }
-
-    /// A barrier that waits for a rank which has exited can never complete.
-    fn check_barrier(&mut self) {
-        if let Some(r) = self.server.barrier_blocked_by() {
-            let why = format!("{} exited without joining the PMI barrier the other ranks wait in", self.who(r));
-            self.fail(&why, 1);
-        }
-    }
-
-    fn on_pmi_line(&mut self, rank: usize, line: &str) {
-        let mut events = Vec::new();
-        self.server.handle_line(rank, line, &mut events);
-        for event in events {
-            match event {
-                Event::Reply { rank, line } => self.send_pmi(rank, line),
-                Event::Abort { rank, code, msg } => {
-                    let why = if msg.is_empty() { String::new() } else { format!(": {msg}") };
-                    let exit = match code.rem_euclid(256) {
-                        0 if code != 0 => 1,
-                        c => c,
-                    };
-                    self.fail(&format!("{} called PMI abort with code {code}{why}", self.who(rank)), exit);
-                }
-                Event::Malformed { rank, error } => {
-                    self.fail(&format!("{} broke the PMI protocol: {error}", self.who(rank)), 1);
-                }
-                Event::Unsupported { rank, cmd } => {
-                    if !self.warned.contains(&cmd) {
-                        eprintln!("bbrun: warning: rank {rank} used PMI command '{cmd}', which bbrun does not support");
-                        self.warned.push(cmd);
-                    }
-                }
-            }
-        }
-        self.check_barrier();
-    }
-
     fn send_pmi(&mut self, rank: usize, line: String) {
         match &mut self.hosts[self.members[rank].host] {
             Host::Local(ranks) => ranks.send_pmi(rank, &line),
@@ -643,33 +437,6 @@ impl Job {
                 forward(to_stderr, &out);
             }
         }
-    }
-
-    /// `rank 3 (pid 1234)`, and ` on host h2` when the job is more than this machine.
-    fn who(&self, rank: usize) -> String {
-        let m = &self.members[rank];
-        let mut who = match m.pid {
-            Some(pid) => format!("rank {rank} (pid {pid})"),
-            None => format!("rank {rank}"),
-        };
-        if self.name_hosts {
-            who.push_str(&format!(" on host {}", self.names[m.host]));
-        }
-        who
-    }
-
-    /// Records the first failure, says so once, and starts stopping the job.
-    fn fail(&mut self, why: &str, code: i32) {
-        if self.stopping() {
-            return;
-        }
-        self.failure = Some(code);
-        if self.members.iter().any(|m| !m.exited) {
-            eprintln!("bbrun: {why}; stopping the job");
-        } else {
-            eprintln!("bbrun: {why}");
-        }
-        self.stop(libc::SIGTERM);
     }
 
     fn stop(&mut self, sig: i32) {
@@ -689,11 +456,4 @@ impl Job {
             }
         }
     }
-}
-
-/// `rank 3` or `ranks 2, 3`.
-fn rank_list(ranks: &[usize]) -> String {
-    let list: Vec<String> = ranks.iter().map(usize::to_string).collect();
-    let s = if ranks.len() == 1 { "" } else { "s" };
-    format!("rank{s} {}", list.join(", "))
 }
