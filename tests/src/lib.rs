@@ -265,19 +265,24 @@ impl Drop for Running {
     }
 }
 
-/// Network namespaces standing in for hosts: `bbt-<pid>-<i>` for i in 1..=n, each with `lo`
-/// up and an `eth0` at 10.231.<k>.<i>/24 (k from our pid), all joined by a bridge that lives
-/// in one more namespace (`bbt-<pid>-sw`), so the machine's own network is never touched.
-/// Dropping it deletes them all, also when the test panics. Use them with
-/// `bbrun --launcher 'ip netns exec {host}' --host <name>,...`.
+/// Network namespaces standing in for hosts: `bbt-<pid>-<i>`, each with `lo` up and an `eth0`
+/// at 10.231.<k>.<j>/24 (j = 1..=n within this set, k numbering the sets of this process), all
+/// joined by a bridge that lives in one more namespace (`bbt-<pid>-sw<k>`), so the machine's
+/// own network is never touched. `i` counts on across the sets of a process, so tests running
+/// in parallel never collide. Dropping it deletes them all, also when the test panics. Use
+/// them with `bbrun --launcher 'ip netns exec {host}' --host <name>,...`.
 pub struct Netns {
     pub names: Vec<String>,
     created: Vec<String>,
+    subnet: usize,
 }
 
 impl Netns {
     /// `None`, after printing a SKIP line, when we are not root or `ip` is missing.
     pub fn create(n: usize) -> Option<Netns> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static SETS: AtomicUsize = AtomicUsize::new(0);
+        static HOSTS: AtomicUsize = AtomicUsize::new(0);
         // SAFETY: geteuid has no preconditions.
         if unsafe { geteuid() } != 0 {
             println!("SKIP: network namespaces need root");
@@ -288,19 +293,21 @@ impl Netns {
             return None;
         }
         let pid = std::process::id();
-        let mut ns = Netns { names: Vec::new(), created: Vec::new() };
-        let switch = format!("bbt-{pid}-sw");
+        let subnet = SETS.fetch_add(1, Ordering::Relaxed) % 256;
+        let first = HOSTS.fetch_add(n, Ordering::Relaxed) + 1;
+        let mut ns = Netns { names: Vec::new(), created: Vec::new(), subnet };
+        let switch = format!("bbt-{pid}-sw{subnet}");
         ns.add(&switch);
         ip(&["-n", &switch, "link", "add", "br0", "type", "bridge"]);
         ip(&["-n", &switch, "link", "set", "br0", "up"]);
-        for i in 1..=n {
-            let name = format!("bbt-{pid}-{i}");
+        for j in 1..=n {
+            let name = format!("bbt-{pid}-{}", first + j - 1);
             ns.add(&name);
-            let port = format!("v{i}");
+            let port = format!("v{j}");
             ip(&["-n", &name, "link", "set", "lo", "up"]);
             ip(&["-n", &switch, "link", "add", &port, "type", "veth", "peer", "name", "eth0", "netns", &name]);
             ip(&["-n", &switch, "link", "set", &port, "master", "br0", "up"]);
-            ip(&["-n", &name, "addr", "add", &format!("10.231.{}.{i}/24", pid % 256), "dev", "eth0"]);
+            ip(&["-n", &name, "addr", "add", &format!("{}/24", ns.address(j)), "dev", "eth0"]);
             ip(&["-n", &name, "link", "set", "eth0", "up"]);
             ns.names.push(name);
         }
@@ -312,9 +319,9 @@ impl Netns {
         self.created.push(name.to_owned());
     }
 
-    /// The address of host `i` (1-based) on the bridge.
-    pub fn address(&self, i: usize) -> String {
-        format!("10.231.{}.{i}", std::process::id() % 256)
+    /// The address of host `j` (1-based) of this set on its bridge.
+    pub fn address(&self, j: usize) -> String {
+        format!("10.231.{}.{j}", self.subnet)
     }
 }
 
