@@ -76,10 +76,7 @@ impl Job {
 /// Runs `bbrun -n <n> <program> <args>` with `env`, killing it after `timeout`, and checks
 /// that nothing of the job survives it: no rank process, no new `/dev/shm/bb-*` file.
 pub fn run(n: usize, program: &str, args: &[&str], env: &[(&str, &str)], timeout: Duration) -> Job {
-    // One job at a time: the leftover checks look at every process and segment of ours, and
-    // two jobs would see each other's (and share two cores besides).
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = one_job_at_a_time();
     let shm_before = shm_files();
     let cpu_before = children_cpu_seconds();
     let mut cmd = Command::new(binary("bbrun"));
@@ -116,6 +113,13 @@ pub fn run(n: usize, program: &str, args: &[&str], env: &[(&str, &str)], timeout
     Job { output, elapsed, cpu_seconds }
 }
 
+/// One job at a time: the leftover checks look at every process and segment of ours, and two
+/// jobs would see each other's (and share two cores besides). Hold the guard for the job.
+pub fn one_job_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// CPU seconds used by waited-for children so far (bbrun accumulates its ranks').
 fn children_cpu_seconds() -> f64 {
     let mut usage = std::mem::MaybeUninit::<[i64; 18]>::zeroed();
@@ -137,6 +141,199 @@ fn kill_all(program: &str) {
 
 extern "C" {
     fn getrusage(who: i32, usage: *mut i64) -> i32;
+    fn geteuid() -> u32;
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+/// A `bbrun` job started with any arguments, to act on while it runs (kill one of its
+/// processes, say) before [`Running::finish`] waits for it and checks it left nothing.
+pub struct Running {
+    child: Option<std::process::Child>,
+    start: Instant,
+    shm_before: Vec<String>,
+    /// Command-line fragments of the job's processes: none may outlive it.
+    watch: Vec<String>,
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+/// The command line of bbrun's host agents, for leftover checks.
+pub fn agent_needle() -> String {
+    format!("{} --agent", binary("bbrun").display())
+}
+
+impl Running {
+    /// Starts `bbrun args...` with `stdin` as its input. `watch`: command-line fragments of the
+    /// ranks (agents are always watched).
+    pub fn start(args: &[&str], stdin: &[u8], watch: &[&str]) -> Running {
+        Running::start_env(args, &[], stdin, watch)
+    }
+
+    /// [`Running::start`] with variables added to bbrun's environment.
+    pub fn start_env(args: &[&str], env: &[(&str, &str)], stdin: &[u8], watch: &[&str]) -> Running {
+        let turn = one_job_at_a_time();
+        let shm_before = shm_files();
+        let mut watch: Vec<String> = watch.iter().map(|w| w.to_string()).collect();
+        watch.push(agent_needle());
+        let mut cmd = Command::new(binary("bbrun"));
+        cmd.args(args).envs(env.iter().copied()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let start = Instant::now();
+        let mut child = cmd.spawn().expect("spawn bbrun");
+        let mut input = child.stdin.take().unwrap();
+        let data = stdin.to_vec();
+        // A rank 0 that reads nothing must not block the test on a full pipe.
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = input.write_all(&data);
+        });
+        Running { child: Some(child), start, shm_before, watch, _turn: turn }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    /// Sends `sig` to bbrun itself.
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: plain kill(2) of our own child.
+        unsafe { libc_kill(self.pid() as i32, sig) };
+    }
+
+    /// Waits for the job (killing it after `timeout`), then checks that none of its processes
+    /// and no new `/dev/shm/bb-*` file is left, waiting up to `settle` for them to go (agents
+    /// clean up after bbrun itself is gone).
+    pub fn finish(mut self, timeout: Duration, settle: Duration) -> Job {
+        let child = self.child.take().unwrap();
+        let pid = child.id();
+        let waiter = std::thread::spawn(move || child.wait_with_output().expect("wait for bbrun"));
+        while !waiter.is_finished() {
+            if self.start.elapsed() > timeout {
+                // SAFETY: plain kill(2) of our own child.
+                unsafe { libc_kill(pid as i32, 9) };
+                let out = waiter.join().unwrap();
+                self.kill_leftovers();
+                panic!(
+                    "bbrun timed out after {timeout:?}\n--- stdout\n{}\n--- stderr\n{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let output = waiter.join().unwrap();
+        let elapsed = self.start.elapsed();
+        let job = Job { output, elapsed, cpu_seconds: 0.0 };
+        let deadline = Instant::now() + settle;
+        loop {
+            let (left, new_shm) = self.leftovers();
+            if left.is_empty() && new_shm.is_empty() {
+                return job;
+            }
+            if Instant::now() >= deadline {
+                self.kill_leftovers();
+                panic!("the job left processes {left:?} and /dev/shm files {new_shm:?}\n--- stderr\n{}", job.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn leftovers(&self) -> (Vec<u32>, Vec<String>) {
+        let left: Vec<u32> = self.watch.iter().flat_map(|w| processes_named(w)).collect();
+        let new_shm = shm_files().into_iter().filter(|f| !self.shm_before.contains(f)).collect();
+        (left, new_shm)
+    }
+
+    fn kill_leftovers(&self) {
+        for pid in self.watch.iter().flat_map(|w| processes_named(w)) {
+            // SAFETY: plain kill(2).
+            unsafe { libc_kill(pid as i32, 9) };
+        }
+        for f in self.leftovers().1 {
+            let _ = std::fs::remove_file(format!("/dev/shm/{f}"));
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // A test that panicked before finish(): leave nothing running.
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+            self.kill_leftovers();
+        }
+    }
+}
+
+/// Network namespaces standing in for hosts: `bbt-<pid>-<i>`, each with `lo` up and an `eth0`
+/// at 10.231.<k>.<j>/24 (j = 1..=n within this set, k numbering the sets of this process), all
+/// joined by a bridge that lives in one more namespace (`bbt-<pid>-sw<k>`), so the machine's
+/// own network is never touched. `i` counts on across the sets of a process, so tests running
+/// in parallel never collide. Dropping it deletes them all, also when the test panics. Use
+/// them with `bbrun --launcher 'ip netns exec {host}' --host <name>,...`.
+pub struct Netns {
+    pub names: Vec<String>,
+    created: Vec<String>,
+    subnet: usize,
+}
+
+impl Netns {
+    /// `None`, after printing a SKIP line, when we are not root or `ip` is missing.
+    pub fn create(n: usize) -> Option<Netns> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static SETS: AtomicUsize = AtomicUsize::new(0);
+        static HOSTS: AtomicUsize = AtomicUsize::new(0);
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { geteuid() } != 0 {
+            println!("SKIP: network namespaces need root");
+            return None;
+        }
+        if !Command::new("ip").arg("-V").output().is_ok_and(|o| o.status.success()) {
+            println!("SKIP: the `ip` command (iproute2) is missing");
+            return None;
+        }
+        let pid = std::process::id();
+        let subnet = SETS.fetch_add(1, Ordering::Relaxed) % 256;
+        let first = HOSTS.fetch_add(n, Ordering::Relaxed) + 1;
+        let mut ns = Netns { names: Vec::new(), created: Vec::new(), subnet };
+        let switch = format!("bbt-{pid}-sw{subnet}");
+        ns.add(&switch);
+        ip(&["-n", &switch, "link", "add", "br0", "type", "bridge"]);
+        ip(&["-n", &switch, "link", "set", "br0", "up"]);
+        for j in 1..=n {
+            let name = format!("bbt-{pid}-{}", first + j - 1);
+            ns.add(&name);
+            let port = format!("v{j}");
+            ip(&["-n", &name, "link", "set", "lo", "up"]);
+            ip(&["-n", &switch, "link", "add", &port, "type", "veth", "peer", "name", "eth0", "netns", &name]);
+            ip(&["-n", &switch, "link", "set", &port, "master", "br0", "up"]);
+            ip(&["-n", &name, "addr", "add", &format!("{}/24", ns.address(j)), "dev", "eth0"]);
+            ip(&["-n", &name, "link", "set", "eth0", "up"]);
+            ns.names.push(name);
+        }
+        Some(ns)
+    }
+
+    fn add(&mut self, name: &str) {
+        ip(&["netns", "add", name]);
+        self.created.push(name.to_owned());
+    }
+
+    /// The address of host `j` (1-based) of this set on its bridge.
+    pub fn address(&self, j: usize) -> String {
+        format!("10.231.{}.{j}", self.subnet)
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        for name in self.created.iter().rev() {
+            let _ = Command::new("ip").args(["netns", "del", name]).status();
+        }
+    }
+}
+
+fn ip(args: &[&str]) {
+    let out = Command::new("ip").args(args).output().expect("run ip");
+    assert!(out.status.success(), "ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
 }

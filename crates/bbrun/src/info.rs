@@ -1,10 +1,12 @@
-//! `bbrun --info`: every tunable of the library with its value and where the value came from,
+//! `bbrun --info`: every tunable of the library and of bbrun with its value and where the value came from,
 //! as an aligned table.
 
 use billboard::tunables::{self, Tunable};
 
 pub fn print() {
-    print!("{}", table(tunables::all()));
+    let ours: [&Tunable; 1] = [&crate::agent_link::GREETING_WAIT];
+    let all: Vec<&Tunable> = tunables::all().iter().copied().chain(ours).collect();
+    print!("{}", table(&all));
 }
 
 fn table(all: &[&Tunable]) -> String {

@@ -1,11 +1,19 @@
-//! `bbrun`: starts the ranks of a job on this host, serves them PMI-1, forwards their output,
-//! stdin and signals, and tears the job down when a rank fails. See `job.rs` for the policy.
+//! `bbrun`: starts the ranks of a job on this host and on remote hosts (through an agent per
+//! host, `agent.rs`), serves them PMI-1, forwards their output, stdin and signals, and tears
+//! the job down when a rank fails. See `job.rs` for the policy, `hosts.rs` for placement.
 
+mod agent;
+mod agent_link;
+mod hosts;
 mod info;
 mod job;
+mod launcher;
+mod local_ranks;
 mod output;
+mod pipes;
 mod pmi_server;
 mod rank;
+mod relay;
 mod shm;
 mod signals;
 mod spawn;
@@ -17,17 +25,40 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
+use hosts::Placement;
+use launcher::Launcher;
+
 #[derive(Parser)]
 #[command(
     name = "bbrun",
     version,
-    about = "Run a Billboard (or any PMI-1) parallel program on this host",
-    after_help = "Examples:\n  bbrun -n 4 ./ring\n  bbrun -np 2 --tag-output -- ./prog --its-own-flag\n  bbrun --info"
+    about = "Run a Billboard (or any PMI-1) parallel program on this host or on several",
+    after_help = "Hosts named localhost or this machine's name run here, without the launcher.\n\n\
+Examples:\n  bbrun -n 4 ./ring\n  bbrun -np 2 --tag-output -- ./prog --its-own-flag\n  \
+bbrun --host node1:4,node2:4 ./ring\n  bbrun --hostfile hosts -ppn 2 ./ring\n  \
+bbrun --launcher 'ip netns exec {host}' --host ns1,ns2 ./ring\n  bbrun --info"
 )]
 struct Cli {
-    /// Number of ranks to start (`-np` is accepted too)
-    #[arg(short = 'n', long = "np", value_name = "N", default_value_t = 1)]
-    ranks: usize,
+    /// Number of ranks to start (`-np` is accepted too); with hosts, all their slots by default
+    #[arg(short = 'n', long = "np", value_name = "N")]
+    ranks: Option<usize>,
+    /// Ranks per host, placed in blocks (overrides the hosts' slot counts; `-ppn` works too)
+    #[arg(long, value_name = "N")]
+    ppn: Option<usize>,
+    /// Hosts to run on, each with its slots (`host` alone is 1 slot); ranks fill each host's
+    /// slots in turn, wrapping around
+    #[arg(long = "host", visible_alias = "hosts", value_name = "HOST[:SLOTS],...", conflicts_with = "hostfile")]
+    hosts: Option<String>,
+    /// A file of hosts, one a line: `host:slots` (MPICH) or `host slots=N` (Open MPI)
+    #[arg(long, visible_alias = "machinefile", value_name = "FILE")]
+    hostfile: Option<PathBuf>,
+    /// Command that starts bbrun's agent on a remote host: `{host}` in it becomes the host's
+    /// name, else the name is appended; the agent's command comes last
+    #[arg(long, value_name = "TEMPLATE", default_value = launcher::DEFAULT)]
+    launcher: String,
+    /// Run as the host agent of a job (started by bbrun through the launcher, not by hand)
+    #[arg(long, hide = true)]
+    agent: bool,
     /// Prefix every output line with `[rank] `
     #[arg(long)]
     tag_output: bool,
@@ -40,7 +71,10 @@ struct Cli {
 }
 
 fn main() {
-    let cli = Cli::parse_from(single_dash_np(std::env::args_os()));
+    let cli = Cli::parse_from(single_dash_options(std::env::args_os()));
+    if cli.agent {
+        std::process::exit(agent::main());
+    }
     if cli.info {
         info::print();
         return;
@@ -49,25 +83,50 @@ fn main() {
         eprintln!("bbrun: no program given; try 'bbrun --help'");
         std::process::exit(2);
     };
-    if cli.ranks == 0 {
-        eprintln!("bbrun: -n must be at least 1");
-        std::process::exit(2);
-    }
-    let program = PathBuf::from(program);
-    if let Err((why, code)) = spawn::find_program(&program) {
+    let usage_error = |why: String| -> ! {
         eprintln!("bbrun: {why}");
-        std::process::exit(code);
+        std::process::exit(2);
+    };
+    let placement = placement(&cli).unwrap_or_else(|e| usage_error(e));
+    let launcher = Launcher::parse(&cli.launcher).unwrap_or_else(|e| usage_error(e));
+    let hostname = rustix::system::uname().nodename().to_string_lossy().into_owned();
+    let local: Vec<bool> = placement.hosts.iter().map(|h| hosts::is_this_machine(h, &hostname)).collect();
+    let program = PathBuf::from(program);
+    // Remote hosts look the program up themselves; an error there names the host.
+    if local.iter().any(|&l| l) {
+        if let Err((why, code)) = spawn::find_program(&program) {
+            eprintln!("bbrun: {why}");
+            std::process::exit(code);
+        }
     }
+    let here = placement.host_of.iter().filter(|&&h| local[h]).count();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cli.ranks > cores {
+    if here > cores {
         eprintln!(
-            "bbrun: warning: {} ranks on {cores} cores; ranks will take turns on the cores, expect slower progress",
-            cli.ranks
+            "bbrun: warning: {here} ranks on {cores} cores; ranks will take turns on the cores, expect slower progress"
         );
     }
-    let opts = job::Options { size: cli.ranks, tag_output: cli.tag_output, program, args: args.to_vec() };
+    let opts = job::Options { tag_output: cli.tag_output, program, args: args.to_vec(), placement, local, launcher };
     let code = job::run(&opts, &new_jobid());
     std::process::exit(code);
+}
+
+/// Where the ranks go: on the hosts of `--host` or `--hostfile`, else all on this machine,
+/// which the job then calls `localhost`.
+fn placement(cli: &Cli) -> Result<Placement, String> {
+    let hosts = if let Some(list) = &cli.hosts {
+        hosts::parse_host_list(list)?
+    } else if let Some(file) = &cli.hostfile {
+        let text =
+            std::fs::read_to_string(file).map_err(|e| format!("cannot read hostfile {}: {e}", file.display()))?;
+        hosts::parse_hostfile(&text, &file.display().to_string())?
+    } else {
+        return match cli.ranks.unwrap_or(1) {
+            0 => Err("-n must be at least 1".into()),
+            n => Ok(Placement::single("localhost", n)),
+        };
+    };
+    hosts::place(&hosts, cli.ppn, cli.ranks)
 }
 
 /// `{our pid}x{32 random bits}`: unique on this host while we live, and not guessable, so no
@@ -78,9 +137,25 @@ fn new_jobid() -> String {
     format!("{}x{random:08x}", std::process::id())
 }
 
-/// MPICH and Open MPI spell the rank count `-np`; clap reads that as `-n p`. Rewrites a
-/// `-np` that comes before the program into `-n`, leaving the program's own arguments alone.
-fn single_dash_np(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+/// MPICH and Open MPI spell options with one dash (`-np`, `-ppn`, `-hosts`, `-f`); clap reads
+/// `-np` as `-n p`. Rewrites those that come before the program into the forms clap knows,
+/// leaving the program's own arguments alone.
+const SINGLE_DASH: [(&str, &str); 8] = [
+    ("-np", "-n"),
+    ("-ppn", "--ppn"),
+    ("-host", "--host"),
+    ("-hosts", "--host"),
+    ("-hostfile", "--hostfile"),
+    ("-machinefile", "--hostfile"),
+    ("-f", "--hostfile"),
+    ("-launcher", "--launcher"),
+];
+
+/// Options followed by a value (which may start with `-` and must not be rewritten).
+const TAKES_VALUE: [&str; 8] =
+    ["-n", "--np", "--ppn", "--host", "--hosts", "--hostfile", "--machinefile", "--launcher"];
+
+fn single_dash_options(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
     let mut args = args.into_iter();
     let mut out: Vec<OsString> = args.next().into_iter().collect();
     while let Some(arg) = args.next() {
@@ -89,15 +164,18 @@ fn single_dash_np(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
             out.push(arg);
             break;
         }
-        if let Some(rest) = text.strip_prefix("-np") {
-            if rest.is_empty() || rest.starts_with('=') {
-                out.push(format!("-n{rest}").into());
-                continue;
-            }
-        }
-        let takes_value = text == "-n" || text == "--np";
-        out.push(arg);
-        if takes_value {
+        let (name, value) = match text.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (text, None),
+        };
+        let rewritten = SINGLE_DASH.iter().find(|(from, _)| *from == name).map(|(_, to)| *to);
+        let name = rewritten.unwrap_or(name);
+        out.push(match (rewritten, value) {
+            (None, _) => arg.clone(),
+            (Some(_), Some(v)) => format!("{name}={v}").into(),
+            (Some(_), None) => name.into(),
+        });
+        if value.is_none() && TAKES_VALUE.contains(&name) {
             out.extend(args.next());
         }
     }
@@ -111,7 +189,7 @@ mod tests {
 
     fn rewrite(args: &[&str]) -> Vec<String> {
         let args = args.iter().map(OsString::from);
-        single_dash_np(args).into_iter().map(|a| a.into_string().unwrap()).collect()
+        single_dash_options(args).into_iter().map(|a| a.into_string().unwrap()).collect()
     }
 
     #[test]
@@ -120,8 +198,35 @@ mod tests {
         assert_eq!(rewrite(&["bbrun", "-np=2", "--", "-np"]), ["bbrun", "-n=2", "--", "-np"]);
         assert_eq!(rewrite(&["bbrun", "-n", "-np", "p"]), ["bbrun", "-n", "-np", "p"]);
         let cli = Cli::parse_from(rewrite(&["bbrun", "-np", "3", "--tag-output", "prog", "-x"]));
-        assert_eq!((cli.ranks, cli.tag_output), (3, true));
+        assert_eq!((cli.ranks, cli.tag_output), (Some(3), true));
         assert_eq!(cli.command, ["prog", "-x"]);
+    }
+
+    #[test]
+    fn mpich_style_host_options() {
+        let args = ["bbrun", "-ppn", "2", "-hosts", "a,b", "-launcher", "ip netns exec {host}", "prog", "-f", "x"];
+        let cli = Cli::parse_from(rewrite(&args));
+        assert_eq!((cli.ppn, cli.hosts.as_deref()), (Some(2), Some("a,b")));
+        assert_eq!(cli.launcher, "ip netns exec {host}");
+        assert_eq!(cli.command, ["prog", "-f", "x"]);
+        let cli = Cli::parse_from(rewrite(&["bbrun", "-f", "hosts.txt", "prog"]));
+        assert_eq!(cli.hostfile, Some(PathBuf::from("hosts.txt")));
+        assert_eq!(
+            placement(&cli).unwrap_err(),
+            "cannot read hostfile hosts.txt: No such file or directory (os error 2)"
+        );
+    }
+
+    #[test]
+    fn placement_from_the_command_line() {
+        let cli = Cli::parse_from(["bbrun", "--host", "a:2,b", "prog"]);
+        let p = placement(&cli).unwrap();
+        assert_eq!((p.hosts, p.host_of), (vec!["a".to_string(), "b".to_string()], vec![0, 0, 1]));
+        let cli = Cli::parse_from(["bbrun", "prog"]);
+        assert_eq!(placement(&cli).unwrap(), Placement::single("localhost", 1));
+        let cli = Cli::parse_from(["bbrun", "-n", "0", "prog"]);
+        assert!(placement(&cli).is_err());
+        assert!(Cli::try_parse_from(["bbrun", "--host", "a", "--hostfile", "f", "prog"]).is_err());
     }
 
     #[test]

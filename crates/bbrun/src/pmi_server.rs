@@ -53,6 +53,11 @@ impl PmiServer {
         PmiServer { size, kvsname, kvs, ranks: vec![RankState::default(); size], barrier_count: 0 }
     }
 
+    /// Sets `PMI_process_mapping` (which ranks share a node) for a job on several hosts.
+    pub fn set_process_mapping(&mut self, value: String) {
+        self.kvs.insert("PMI_process_mapping".to_owned(), value);
+    }
+
     /// Whether the rank has done `cmd=init` and not yet `cmd=finalize`.
     pub fn mid_session(&self, rank: usize) -> bool {
         self.ranks[rank].inited && !self.ranks[rank].finalized

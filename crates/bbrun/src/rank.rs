@@ -2,21 +2,21 @@
 //! output streams. Reads never block: a rank's children may hold its pipes and socket open
 //! after the rank itself has gone, and the launcher must not wait on them.
 
+use crate::pipes::set_nonblocking;
+use crate::spawn::Spawned;
+use billboard::bootstrap::pmi::wire::MAX_LINE;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::process::{Child, ExitStatus};
-use std::time::Instant;
-
-use crate::output::LineSplitter;
-use crate::spawn::Spawned;
-use billboard::bootstrap::pmi::wire::MAX_LINE;
 
 /// Bytes taken from a pipe or socket per read.
 const READ_CHUNK: usize = 64 * 1024;
 
 pub struct Rank {
+    /// The rank's number in the job.
+    pub world: usize,
     pub pid: i32,
     child: Child,
     pub status: Option<ExitStatus>,
@@ -34,11 +34,10 @@ pub struct PmiConn {
     outgoing: Vec<u8>,
 }
 
-/// One of a rank's output pipes and the line splitter that forwards it.
+/// One of a rank's output pipes. Bytes go up as they come; the launcher splits them into
+/// lines for every host alike.
 pub struct OutputStream {
     pipe: File,
-    pub to_stderr: bool,
-    pub lines: LineSplitter,
 }
 
 /// What a read from a PMI connection produced.
@@ -49,17 +48,17 @@ pub enum PmiInput {
 }
 
 impl Rank {
-    /// Wraps a started rank; `tag` prefixes its output lines with `[index] `.
-    pub fn new(index: usize, mut spawned: Spawned, tag: bool) -> io::Result<Rank> {
-        let tag = tag.then_some(index);
-        let stream = |fd: OwnedFd, to_stderr| -> io::Result<OutputStream> {
+    /// Wraps started world rank `world`.
+    pub fn new(world: usize, mut spawned: Spawned) -> io::Result<Rank> {
+        let stream = |fd: OwnedFd| -> io::Result<OutputStream> {
             set_nonblocking(fd.as_fd())?;
-            Ok(OutputStream { pipe: File::from(fd), to_stderr, lines: LineSplitter::new(tag) })
+            Ok(OutputStream { pipe: File::from(fd) })
         };
         let child = &mut spawned.child;
-        let stdout = child.stdout.take().map(|p| stream(p.into(), false)).transpose()?;
-        let stderr = child.stderr.take().map(|p| stream(p.into(), true)).transpose()?;
+        let stdout = child.stdout.take().map(|p| stream(p.into())).transpose()?;
+        let stderr = child.stderr.take().map(|p| stream(p.into())).transpose()?;
         Ok(Rank {
+            world,
             pid: spawned.child.id() as i32,
             child: spawned.child,
             status: None,
@@ -180,23 +179,17 @@ impl OutputStream {
         self.pipe.as_fd()
     }
 
-    /// Reads what is there and appends forwardable bytes to `out`. Returns false at end of
-    /// stream (the stream has then been finished into `out`).
-    pub fn pump(&mut self, now: Instant, out: &mut Vec<u8>, until_empty: bool) -> bool {
+    /// Reads what is there (one read, or until the pipe is empty) and appends it to `out`.
+    /// Returns false at end of stream.
+    pub fn pump(&mut self, out: &mut Vec<u8>, until_empty: bool) -> bool {
         let mut chunk = vec![0u8; READ_CHUNK];
         loop {
             match self.pipe.read(&mut chunk) {
-                Ok(0) => {
-                    self.lines.finish(out);
-                    return false;
-                }
-                Ok(n) => self.lines.push(&chunk[..n], now, out),
+                Ok(0) => return false,
+                Ok(n) => out.extend_from_slice(&chunk[..n]),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
-                Err(_) => {
-                    self.lines.finish(out);
-                    return false;
-                }
+                Err(_) => return false,
             }
             if !until_empty {
                 return true;
@@ -217,17 +210,6 @@ pub fn forward(to_stderr: bool, bytes: &[u8]) {
         let mut out = io::stdout().lock();
         out.write_all(bytes).and_then(|()| out.flush())
     };
-}
-
-pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
-    // SAFETY: F_GETFL/F_SETFL on a descriptor we own; no memory is passed.
-    unsafe {
-        let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
-        if flags < 0 || libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
 }
 
 /// `recv(MSG_DONTWAIT)`: a non-blocking read that leaves the socket itself blocking.

@@ -1,7 +1,7 @@
 //! Starting one rank: its environment, its PMI socket, its pipes, and the ties that make sure
 //! it never outlives the job.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
@@ -9,12 +9,25 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-/// What every rank of the job shares.
+/// What the ranks of the job on one host share.
 pub struct JobInfo<'a> {
     pub program: &'a Path,
     pub args: &'a [OsString],
     pub size: usize,
     pub jobid: &'a str,
+    /// The job secret, hex (`BB_JOB_SECRET`): it authenticates the ranks' TCP connections.
+    pub secret: &'a str,
+    /// This host's name as given to bbrun (`BB_HOST`) and its index in the job (`BB_NODE_ID`).
+    pub host: &'a str,
+    pub node_id: usize,
+    /// Hosts the job spans (`BB_NNODES`).
+    pub nnodes: usize,
+    /// Ranks of the job on this host (`BB_LOCAL_SIZE`).
+    pub local_size: usize,
+    /// Variables passed by the launcher (to an agent's ranks), set over our own environment.
+    pub env: &'a [(OsString, OsString)],
+    /// Where the ranks start; `None`: where we are.
+    pub cwd: Option<&'a Path>,
 }
 
 /// A started rank as the event loop holds it.
@@ -42,10 +55,10 @@ fn library_path() -> Option<std::ffi::OsString> {
     .clone()
 }
 
-/// Starts rank `rank`: its own process group (so a signal reaches everything it started),
+/// Starts world rank `rank`, the `local_rank`th on this host: its own process group (so a signal reaches everything it started),
 /// `PR_SET_PDEATHSIG(SIGKILL)` (so it dies if bbrun dies), stdin piped for rank 0 and
 /// `/dev/null` for the others, stdout and stderr piped, and the PMI environment.
-pub fn spawn_rank(job: &JobInfo<'_>, rank: usize) -> io::Result<Spawned> {
+pub fn spawn_rank(job: &JobInfo<'_>, rank: usize, local_rank: usize) -> io::Result<Spawned> {
     let (ours, theirs) = UnixStream::pair()?;
     // The rank's end must not land on 0, 1 or 2, which the spawn overwrites with the pipes
     // (possible only when bbrun itself started with one of those closed): dup() gives >= 3.
@@ -54,17 +67,22 @@ pub fn spawn_rank(job: &JobInfo<'_>, rank: usize) -> io::Result<Spawned> {
     let parent = std::process::id() as libc::pid_t;
 
     let mut cmd = Command::new(job.program);
-    cmd.args(job.args)
-        .env("PMI_FD", pmi_fd.to_string())
+    cmd.args(job.args).envs(job.env.iter().map(|(k, v)| (k, v)));
+    if let Some(dir) = job.cwd {
+        cmd.current_dir(dir);
+    }
+    cmd.env("PMI_FD", pmi_fd.to_string())
         .env("PMI_RANK", rank.to_string())
         .env("PMI_SIZE", job.size.to_string())
         .env("PMI_JOBID", job.jobid)
         .env("BB_JOBID", job.jobid)
-        // Every rank of this job is on this host: the routes need no network exchange.
-        .env("BB_NNODES", "1")
-        // Every rank runs on this host, so local rank and size equal the global ones.
-        .env("BB_LOCAL_RANK", rank.to_string())
-        .env("BB_LOCAL_SIZE", job.size.to_string())
+        .env("BB_LOCAL_RANK", local_rank.to_string())
+        .env("BB_LOCAL_SIZE", job.local_size.to_string())
+        .env("BB_HOST", job.host)
+        .env("BB_NODE_ID", job.node_id.to_string())
+        // How many hosts the job spans: with one, the routes need no network exchange.
+        .env("BB_NNODES", job.nnodes.to_string())
+        .env(billboard::transport::tcp::handshake::SECRET_ENV, job.secret)
         // A bbrun started from inside another job must not pass that job's server on.
         .env_remove("PMI_PORT")
         .env_remove("PMI_ID")
@@ -109,6 +127,11 @@ pub fn spawn_rank(job: &JobInfo<'_>, rank: usize) -> io::Result<Spawned> {
 /// in `PATH`. Errors say what is wrong in words, with an exit code as a shell would give
 /// (127 not found, 126 not executable).
 pub fn find_program(program: &Path) -> Result<PathBuf, (String, i32)> {
+    find_program_in(program, std::env::var_os("PATH").as_deref())
+}
+
+/// [`find_program`] with the `PATH` the rank will have.
+pub fn find_program_in(program: &Path, path: Option<&OsStr>) -> Result<PathBuf, (String, i32)> {
     let name = program.display();
     if program.as_os_str().is_empty() {
         return Err(("no program given".into(), 2));
@@ -119,9 +142,9 @@ pub fn find_program(program: &Path) -> Result<PathBuf, (String, i32)> {
             (format!("cannot run '{name}': {why}"), code)
         });
     }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    let path = path.unwrap_or(OsStr::new("/usr/local/bin:/usr/bin:/bin"));
     let mut found_not_executable = false;
-    for dir in std::env::split_paths(&path) {
+    for dir in std::env::split_paths(path) {
         let candidate = dir.join(program);
         match check_executable(&candidate) {
             Ok(()) => return Ok(program.to_path_buf()),

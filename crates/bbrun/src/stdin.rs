@@ -1,89 +1,128 @@
-//! bbrun's stdin goes to rank 0 (the others read `/dev/null`), as with `mpiexec`.
+//! bbrun's stdin goes to rank 0 (the others read `/dev/null`), as with `mpiexec`, on whichever
+//! host rank 0 runs.
 //!
-//! It is copied through a pipe rather than inherited: rank 0 runs in its own process group, and
-//! a background process group reading the terminal would be stopped by SIGTTIN. The copy never
-//! blocks: data rank 0 has not taken yet waits here, and stdin is not read again until it has.
+//! Two halves: [`StdinSource`] reads the launcher's fd 0, [`Rank0Pipe`] writes rank 0's pipe
+//! (in the launcher, or in the agent of rank 0's host). One chunk is in flight at a time: the
+//! source reads the next only when the pipe reports the last one taken (`StdinTaken`), so a
+//! rank 0 that reads slowly holds bbrun's stdin back instead of filling memory on any host.
+//!
+//! Rank 0's stdin is a pipe rather than inherited: rank 0 runs in its own process group, and a
+//! background process group reading the terminal would be stopped by SIGTTIN.
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::process::ChildStdin;
 
-use crate::rank::set_nonblocking;
+use crate::pipes::set_nonblocking;
 
-pub struct StdinForward {
-    /// Rank 0's stdin; `None` once stdin ended or rank 0 stopped reading.
-    pipe: Option<ChildStdin>,
-    pending: Vec<u8>,
-    /// Our stdin has more to give.
-    source_open: bool,
+/// Bytes read from our stdin at a time.
+const CHUNK: usize = 16 * 1024;
+
+/// The launcher's stdin.
+pub struct StdinSource {
+    /// Our stdin has more to give and rank 0 still takes it.
+    open: bool,
+    /// A chunk was handed on and its `StdinTaken` has not come back.
+    in_flight: bool,
 }
 
-impl StdinForward {
-    pub fn new(pipe: Option<ChildStdin>) -> StdinForward {
-        // A pipe that cannot be made non-blocking could stall the launcher: rank 0 then gets
-        // end-of-file instead.
-        let pipe = pipe.filter(|p| set_nonblocking(p.as_fd()).is_ok());
-        StdinForward { source_open: pipe.is_some() && may_read_stdin(), pipe, pending: Vec::new() }
+impl StdinSource {
+    pub fn new() -> StdinSource {
+        StdinSource { open: may_read_stdin(), in_flight: false }
     }
 
     /// Poll our stdin (fd 0) for reading?
     pub fn wants_read(&self) -> bool {
-        self.source_open && self.pipe.is_some() && self.pending.is_empty()
+        self.open && !self.in_flight
     }
 
-    /// Rank 0's pipe, when data waits for it to drain.
-    pub fn pipe_waiting(&self) -> Option<BorrowedFd<'_>> {
-        self.pipe.as_ref().filter(|_| !self.pending.is_empty()).map(|p| p.as_fd())
-    }
-
-    /// Our stdin is readable (or at its end, or invalid: `closed`).
-    pub fn on_readable(&mut self, closed: bool) {
-        let mut chunk = [0u8; 16 * 1024];
-        let n = if closed {
+    /// Reads what stdin has (it polled readable, or `invalid`). `None`: stdin ended, and rank
+    /// 0's stdin must be closed.
+    pub fn read(&mut self, invalid: bool) -> Option<Vec<u8>> {
+        let mut chunk = vec![0u8; CHUNK];
+        let n = if invalid {
             0
         } else {
-            match io::stdin().lock().read(&mut chunk) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => return,
-                Err(_) => 0,
+            loop {
+                match io::stdin().lock().read(&mut chunk) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break 0,
+                }
             }
         };
         if n == 0 {
-            self.source_open = false;
-            // End of input reaches rank 0 as the pipe closing.
-            self.pipe = None;
-            return;
+            self.open = false;
+            return None;
         }
-        self.pending.extend_from_slice(&chunk[..n]);
-        self.on_writable();
+        chunk.truncate(n);
+        self.in_flight = true;
+        Some(chunk)
     }
 
-    /// Rank 0's pipe can take more.
-    pub fn on_writable(&mut self) {
-        let Some(pipe) = self.pipe.as_mut() else { return };
+    /// Rank 0's pipe took the last chunk.
+    pub fn taken(&mut self) {
+        self.in_flight = false;
+    }
+
+    /// Rank 0 is gone: nothing more to forward.
+    pub fn close(&mut self) {
+        self.open = false;
+    }
+}
+
+/// Rank 0's stdin pipe, written without blocking.
+pub struct Rank0Pipe {
+    /// `None` once closed, or once rank 0 stopped reading.
+    pipe: Option<ChildStdin>,
+    pending: Vec<u8>,
+}
+
+impl Rank0Pipe {
+    pub fn new(pipe: Option<ChildStdin>) -> Rank0Pipe {
+        // A pipe that cannot be made non-blocking could stall us: rank 0 then gets end-of-file.
+        let pipe = pipe.filter(|p| set_nonblocking(p.as_fd()).is_ok());
+        Rank0Pipe { pipe, pending: Vec::new() }
+    }
+
+    /// Queues `data`; true when the pipe took all of it at once.
+    pub fn push(&mut self, data: &[u8]) -> bool {
+        if self.pipe.is_none() {
+            return false;
+        }
+        self.pending.extend_from_slice(data);
+        self.on_writable()
+    }
+
+    /// The pipe, when data waits for it to drain.
+    pub fn waiting(&self) -> Option<BorrowedFd<'_>> {
+        self.pipe.as_ref().filter(|_| !self.pending.is_empty()).map(|p| p.as_fd())
+    }
+
+    /// Writes what the pipe takes; true when all pending data has gone. A rank 0 that closed
+    /// its stdin never reports the chunk taken, so the source stops reading.
+    pub fn on_writable(&mut self) -> bool {
+        let Some(pipe) = self.pipe.as_mut() else { return false };
         while !self.pending.is_empty() {
             match pipe.write(&self.pending) {
                 Ok(n) => {
                     self.pending.drain(..n);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
                 Err(_) => {
-                    // Rank 0 closed its stdin or exited: drop the rest, stop reading ours.
-                    self.pipe = None;
-                    self.pending.clear();
-                    self.source_open = false;
-                    return;
+                    self.close();
+                    return false;
                 }
             }
         }
+        true
     }
 
-    /// Rank 0 is gone: nothing more to forward.
+    /// End of input reaches rank 0 as the pipe closing.
     pub fn close(&mut self) {
         self.pipe = None;
         self.pending.clear();
-        self.source_open = false;
     }
 }
 

@@ -1,0 +1,604 @@
+//! The relay protocol between `bbrun` (the launcher) and `bbrun --agent` on each remote host,
+//! sans IO: encoders append bytes to a buffer, a [`Decoder`] takes bytes as they arrive and hands
+//! back whole messages. The agent speaks it over its own stdin and stdout, which is all `ssh`
+//! (or any launcher command) gives it.
+//!
+//! The PMI server stays in the launcher (one key-value space and one barrier for the job): the
+//! agent only relays a rank's PMI lines up and the server's replies down.
+//!
+//! Byte by byte (integers little-endian). Each direction starts with the 8-byte magic
+//! `BBrelay1` (the `1` is the protocol version), so output that is not ours (a login script
+//! printing on stdout, a launcher that ran something else) is caught at once. Then frames:
+//!
+//! ```text
+//! frame   = len u32 (bytes after this field, 1 ..= MAX_FRAME) | kind u8 | body
+//! int     = u32 or i32, 4 bytes
+//! bytes   = len u32 | that many bytes            (strings: UTF-8; paths, args, env: raw)
+//! list<T> = count u32 | count T
+//! ```
+//!
+//! Launcher -> agent ([`Order`]):
+//!
+//! ```text
+//! 1 Setup      jobid bytes | secret bytes (hex) | host bytes | node_id u32 | nnodes u32 | size u32
+//!              | ranks list<u32> (world ranks this agent starts) | program bytes
+//!              | args list<bytes> | env list<(name bytes, value bytes)> | cwd bytes
+//! 2 PmiReply   rank u32 | line bytes            (one or more whole PMI lines for that rank)
+//! 3 Stdin      data bytes                       (for rank 0; the next comes after StdinTaken)
+//! 4 StdinEnd                                    (close rank 0's stdin)
+//! 5 Signal     signal i32                       (to every rank's process group)
+//! 6 Stop                                        (the job is over: kill what is left, clean up, exit)
+//! ```
+//!
+//! Agent -> launcher ([`Report`]):
+//!
+//! ```text
+//! 1 Started    rank u32 | pid u32
+//! 2 Pmi        rank u32 | line bytes            (one whole PMI line)
+//! 3 PmiBroken  rank u32                         (the rank sent an overlong PMI line)
+//! 4 Output     rank u32 | stream u8 (1 stdout, 2 stderr) | data bytes
+//! 5 OutputEnd  rank u32 | stream u8
+//! 6 Exited     rank u32 | how u8 (0 exit code, 1 signal) | value i32
+//! 7 StdinTaken                                  (rank 0's pipe took the last Stdin; send more)
+//! 8 Failed     code i32 | message bytes         (the agent cannot go on, e.g. program not found)
+//! ```
+//!
+//! The secret travels only here, never on a command line, where `ps` would show it.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+/// The first bytes each side sends: protocol name and version.
+pub const MAGIC: &[u8; 8] = b"BBrelay1";
+
+/// The largest frame accepted: room for a large environment in `Setup`, while a broken peer
+/// cannot make us allocate without bound.
+pub const MAX_FRAME: usize = 8 << 20;
+
+/// How a rank ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+/// Which output stream of a rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Everything an agent needs to start its ranks.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Setup {
+    pub jobid: String,
+    /// The job secret, hex (`BB_JOB_SECRET`).
+    pub secret: String,
+    /// The host's name as given to bbrun (`BB_HOST`).
+    pub host: String,
+    /// The host's index in the job (`BB_NODE_ID`).
+    pub node_id: u32,
+    /// Hosts in the job (`BB_NNODES`).
+    pub nnodes: u32,
+    /// Ranks in the whole job.
+    pub size: u32,
+    /// The world ranks this agent starts.
+    pub ranks: Vec<u32>,
+    pub program: Vec<u8>,
+    pub args: Vec<Vec<u8>>,
+    /// Variables set for the ranks on top of the agent's own environment.
+    pub env: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The launcher's working directory; the ranks start there when it exists on the host.
+    pub cwd: Vec<u8>,
+}
+
+/// Launcher -> agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Order {
+    Setup(Box<Setup>),
+    PmiReply { rank: usize, line: String },
+    Stdin(Vec<u8>),
+    StdinEnd,
+    Signal(i32),
+    Stop,
+}
+
+/// Agent -> launcher; also what the launcher's own local ranks report, so the launcher handles
+/// ranks on every host the same way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Report {
+    Started { rank: usize, pid: u32 },
+    Pmi { rank: usize, line: String },
+    PmiBroken { rank: usize },
+    Output { rank: usize, stream: Stream, data: Vec<u8> },
+    OutputEnd { rank: usize, stream: Stream },
+    Exited { rank: usize, exit: Exit },
+    StdinTaken,
+    Failed { code: i32, message: String },
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The stream did not start with [`MAGIC`]; holds what came instead.
+    BadMagic(Vec<u8>),
+    TooLong(usize),
+    UnknownKind(u8),
+    /// A body shorter or longer than its kind says, or a bad enum value.
+    Malformed(u8, &'static str),
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::BadMagic(got) => {
+                let got = String::from_utf8_lossy(got);
+                write!(f, "it printed {got:?} instead (a login script that writes to stdout?)")
+            }
+            DecodeError::TooLong(n) => write!(f, "a frame of {n} bytes (at most {MAX_FRAME} allowed)"),
+            DecodeError::UnknownKind(k) => write!(f, "a frame of unknown kind {k}"),
+            DecodeError::Malformed(k, why) => write!(f, "a malformed frame of kind {k}: {why}"),
+        }
+    }
+}
+
+/// A message of one direction.
+pub trait Message: Sized {
+    fn kind(&self) -> u8;
+    fn encode_body(&self, out: &mut Writer<'_>);
+    fn decode_body(kind: u8, body: &mut Reader<'_>) -> Result<Self, DecodeError>;
+}
+
+/// Appends the magic that starts a stream.
+pub fn start_stream(out: &mut Vec<u8>) {
+    out.extend_from_slice(MAGIC);
+}
+
+/// Appends one frame holding `msg`.
+pub fn encode<M: Message>(msg: &M, out: &mut Vec<u8>) {
+    let start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    out.push(msg.kind());
+    msg.encode_body(&mut Writer(out));
+    let len = (out.len() - start - 4) as u32;
+    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+}
+
+/// Splits an incoming byte stream into messages.
+pub struct Decoder<M> {
+    buf: Vec<u8>,
+    /// Bytes of `buf` already consumed (compacted lazily).
+    pos: usize,
+    magic_seen: bool,
+    _message: PhantomData<M>,
+}
+
+impl<M: Message> Default for Decoder<M> {
+    fn default() -> Self {
+        Decoder { buf: Vec::new(), pos: 0, magic_seen: false, _message: PhantomData }
+    }
+}
+
+impl<M: Message> Decoder<M> {
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.pos > 0 && self.pos == self.buf.len() {
+            self.buf.clear();
+            self.pos = 0;
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Whether the peer sent anything of ours yet (the magic).
+    pub fn greeted(&self) -> bool {
+        self.magic_seen
+    }
+
+    /// The next whole message, if one has arrived. After an error the stream is unusable.
+    pub fn next(&mut self) -> Result<Option<M>, DecodeError> {
+        let avail = &self.buf[self.pos..];
+        if !self.magic_seen {
+            let n = avail.len().min(MAGIC.len());
+            if avail[..n] != MAGIC[..n] {
+                return Err(DecodeError::BadMagic(avail[..avail.len().min(64)].to_vec()));
+            }
+            if n < MAGIC.len() {
+                return Ok(None);
+            }
+            self.magic_seen = true;
+            self.pos += MAGIC.len();
+            return self.next();
+        }
+        let Some(len) = avail.get(..4) else { return Ok(None) };
+        let len = u32::from_le_bytes(len.try_into().unwrap()) as usize;
+        if len == 0 || len > MAX_FRAME {
+            return Err(DecodeError::TooLong(len));
+        }
+        let Some(frame) = avail.get(4..4 + len) else { return Ok(None) };
+        let kind = frame[0];
+        let mut reader = Reader { bytes: &frame[1..], kind };
+        let msg = M::decode_body(kind, &mut reader)?;
+        if !reader.bytes.is_empty() {
+            return Err(DecodeError::Malformed(kind, "bytes after the last field"));
+        }
+        self.pos += 4 + len;
+        if self.pos > 64 * 1024 && self.pos * 2 > self.buf.len() {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        Ok(Some(msg))
+    }
+}
+
+pub struct Writer<'a>(&'a mut Vec<u8>);
+
+impl Writer<'_> {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn i32(&mut self, v: i32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn rank(&mut self, rank: usize) {
+        self.u32(rank as u32);
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u32(b.len() as u32);
+        self.0.extend_from_slice(b);
+    }
+    fn list<T>(&mut self, items: &[T], mut each: impl FnMut(&mut Self, &T)) {
+        self.u32(items.len() as u32);
+        for item in items {
+            each(self, item);
+        }
+    }
+}
+
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+    kind: u8,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], DecodeError> {
+        if self.bytes.len() < n {
+            return Err(DecodeError::Malformed(self.kind, "the frame ends inside a field"));
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
+    }
+    fn i32(&mut self) -> Result<i32, DecodeError> {
+        Ok(i32::from_le_bytes(self.take(4)?.try_into().unwrap()))
+    }
+    fn rank(&mut self) -> Result<usize, DecodeError> {
+        Ok(self.u32()? as usize)
+    }
+    fn bytes(&mut self) -> Result<Vec<u8>, DecodeError> {
+        let n = self.u32()? as usize;
+        Ok(self.take(n)?.to_vec())
+    }
+    fn string(&mut self) -> Result<String, DecodeError> {
+        String::from_utf8(self.bytes()?).map_err(|_| DecodeError::Malformed(self.kind, "a string is not UTF-8"))
+    }
+    fn list<T>(&mut self, mut each: impl FnMut(&mut Self) -> Result<T, DecodeError>) -> Result<Vec<T>, DecodeError> {
+        let n = self.u32()? as usize;
+        // Every item takes at least 4 bytes: a count larger than that is a lie, not a reason
+        // to reserve memory.
+        let mut items = Vec::with_capacity(n.min(self.bytes.len() / 4));
+        for _ in 0..n {
+            items.push(each(self)?);
+        }
+        Ok(items)
+    }
+    fn stream(&mut self) -> Result<Stream, DecodeError> {
+        match self.u8()? {
+            1 => Ok(Stream::Stdout),
+            2 => Ok(Stream::Stderr),
+            _ => Err(DecodeError::Malformed(self.kind, "a stream is neither 1 (stdout) nor 2 (stderr)")),
+        }
+    }
+}
+
+impl Message for Order {
+    fn kind(&self) -> u8 {
+        match self {
+            Order::Setup(_) => 1,
+            Order::PmiReply { .. } => 2,
+            Order::Stdin(_) => 3,
+            Order::StdinEnd => 4,
+            Order::Signal(_) => 5,
+            Order::Stop => 6,
+        }
+    }
+
+    fn encode_body(&self, w: &mut Writer<'_>) {
+        match self {
+            Order::Setup(s) => {
+                w.bytes(s.jobid.as_bytes());
+                w.bytes(s.secret.as_bytes());
+                w.bytes(s.host.as_bytes());
+                w.u32(s.node_id);
+                w.u32(s.nnodes);
+                w.u32(s.size);
+                w.list(&s.ranks, |w, r| w.u32(*r));
+                w.bytes(&s.program);
+                w.list(&s.args, |w, a| w.bytes(a));
+                w.list(&s.env, |w, (k, v)| {
+                    w.bytes(k);
+                    w.bytes(v);
+                });
+                w.bytes(&s.cwd);
+            }
+            Order::PmiReply { rank, line } => {
+                w.rank(*rank);
+                w.bytes(line.as_bytes());
+            }
+            Order::Stdin(data) => w.bytes(data),
+            Order::Signal(sig) => w.i32(*sig),
+            Order::StdinEnd | Order::Stop => {}
+        }
+    }
+
+    fn decode_body(kind: u8, r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        Ok(match kind {
+            1 => Order::Setup(Box::new(Setup {
+                jobid: r.string()?,
+                secret: r.string()?,
+                host: r.string()?,
+                node_id: r.u32()?,
+                nnodes: r.u32()?,
+                size: r.u32()?,
+                ranks: r.list(|r| r.u32())?,
+                program: r.bytes()?,
+                args: r.list(|r| r.bytes())?,
+                env: r.list(|r| Ok((r.bytes()?, r.bytes()?)))?,
+                cwd: r.bytes()?,
+            })),
+            2 => Order::PmiReply { rank: r.rank()?, line: r.string()? },
+            3 => Order::Stdin(r.bytes()?),
+            4 => Order::StdinEnd,
+            5 => Order::Signal(r.i32()?),
+            6 => Order::Stop,
+            k => return Err(DecodeError::UnknownKind(k)),
+        })
+    }
+}
+
+impl Message for Report {
+    fn kind(&self) -> u8 {
+        match self {
+            Report::Started { .. } => 1,
+            Report::Pmi { .. } => 2,
+            Report::PmiBroken { .. } => 3,
+            Report::Output { .. } => 4,
+            Report::OutputEnd { .. } => 5,
+            Report::Exited { .. } => 6,
+            Report::StdinTaken => 7,
+            Report::Failed { .. } => 8,
+        }
+    }
+
+    fn encode_body(&self, w: &mut Writer<'_>) {
+        let stream_byte = |s: &Stream| if *s == Stream::Stdout { 1 } else { 2 };
+        match self {
+            Report::Started { rank, pid } => {
+                w.rank(*rank);
+                w.u32(*pid);
+            }
+            Report::Pmi { rank, line } => {
+                w.rank(*rank);
+                w.bytes(line.as_bytes());
+            }
+            Report::PmiBroken { rank } => w.rank(*rank),
+            Report::Output { rank, stream, data } => {
+                w.rank(*rank);
+                w.u8(stream_byte(stream));
+                w.bytes(data);
+            }
+            Report::OutputEnd { rank, stream } => {
+                w.rank(*rank);
+                w.u8(stream_byte(stream));
+            }
+            Report::Exited { rank, exit } => {
+                w.rank(*rank);
+                let (how, value) = match exit {
+                    Exit::Code(c) => (0, *c),
+                    Exit::Signal(s) => (1, *s),
+                };
+                w.u8(how);
+                w.i32(value);
+            }
+            Report::StdinTaken => {}
+            Report::Failed { code, message } => {
+                w.i32(*code);
+                w.bytes(message.as_bytes());
+            }
+        }
+    }
+
+    fn decode_body(kind: u8, r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        Ok(match kind {
+            1 => Report::Started { rank: r.rank()?, pid: r.u32()? },
+            2 => Report::Pmi { rank: r.rank()?, line: r.string()? },
+            3 => Report::PmiBroken { rank: r.rank()? },
+            4 => Report::Output { rank: r.rank()?, stream: r.stream()?, data: r.bytes()? },
+            5 => Report::OutputEnd { rank: r.rank()?, stream: r.stream()? },
+            6 => {
+                let rank = r.rank()?;
+                let exit = match (r.u8()?, r.i32()?) {
+                    (0, code) => Exit::Code(code),
+                    (1, sig) => Exit::Signal(sig),
+                    _ => return Err(DecodeError::Malformed(kind, "an exit is neither 0 (code) nor 1 (signal)")),
+                };
+                Report::Exited { rank, exit }
+            }
+            7 => Report::StdinTaken,
+            8 => Report::Failed { code: r.i32()?, message: r.string()? },
+            k => return Err(DecodeError::UnknownKind(k)),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> Setup {
+        Setup {
+            jobid: "12x34".into(),
+            secret: "00ff".repeat(16),
+            host: "node-2".into(),
+            node_id: 1,
+            nnodes: 2,
+            size: 4,
+            ranks: vec![2, 3],
+            program: b"/bin/prog".to_vec(),
+            args: vec![b"-x".to_vec(), vec![0xff, b' ']],
+            env: vec![(b"PATH".to_vec(), b"/bin".to_vec()), (b"EMPTY".to_vec(), vec![])],
+            cwd: b"/home/u".to_vec(),
+        }
+    }
+
+    fn orders() -> Vec<Order> {
+        vec![
+            Order::Setup(Box::new(setup())),
+            Order::PmiReply { rank: 3, line: "cmd=barrier_out rc=0\n".into() },
+            Order::Stdin(b"input\n".to_vec()),
+            Order::Stdin(vec![]),
+            Order::StdinEnd,
+            Order::Signal(15),
+            Order::Stop,
+        ]
+    }
+
+    fn reports() -> Vec<Report> {
+        vec![
+            Report::Started { rank: 2, pid: 4242 },
+            Report::Pmi { rank: 2, line: "cmd=barrier_in\n".into() },
+            Report::PmiBroken { rank: 3 },
+            Report::Output { rank: 3, stream: Stream::Stdout, data: b"hello\n".to_vec() },
+            Report::Output { rank: 3, stream: Stream::Stderr, data: vec![0, 1, 2] },
+            Report::OutputEnd { rank: 2, stream: Stream::Stderr },
+            Report::Exited { rank: 2, exit: Exit::Code(3) },
+            Report::Exited { rank: 3, exit: Exit::Signal(9) },
+            Report::StdinTaken,
+            Report::Failed { code: 127, message: "cannot run 'prog': not found in PATH".into() },
+        ]
+    }
+
+    fn stream_of<M: Message>(msgs: &[M]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        start_stream(&mut bytes);
+        for m in msgs {
+            encode(m, &mut bytes);
+        }
+        bytes
+    }
+
+    fn decode_in_pieces<M: Message>(bytes: &[u8], piece: usize) -> Vec<M> {
+        let mut d = Decoder::<M>::default();
+        let mut out = Vec::new();
+        for chunk in bytes.chunks(piece) {
+            d.push(chunk);
+            while let Some(m) = d.next().unwrap() {
+                out.push(m);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_message_round_trips_whatever_the_read_sizes() {
+        let (o, r) = (orders(), reports());
+        let (ob, rb) = (stream_of(&o), stream_of(&r));
+        for piece in [1, 2, 3, 7, 64, 4096] {
+            assert_eq!(decode_in_pieces::<Order>(&ob, piece), o, "pieces of {piece}");
+            assert_eq!(decode_in_pieces::<Report>(&rb, piece), r, "pieces of {piece}");
+        }
+    }
+
+    #[test]
+    fn the_frame_layout_is_as_documented() {
+        let mut bytes = Vec::new();
+        encode(&Report::Exited { rank: 3, exit: Exit::Signal(9) }, &mut bytes);
+        assert_eq!(bytes, [10, 0, 0, 0, 6, 3, 0, 0, 0, 1, 9, 0, 0, 0]);
+        bytes.clear();
+        encode(&Order::PmiReply { rank: 1, line: "ab".into() }, &mut bytes);
+        assert_eq!(bytes, [11, 0, 0, 0, 2, 1, 0, 0, 0, 2, 0, 0, 0, b'a', b'b']);
+    }
+
+    #[test]
+    fn a_stream_that_is_not_ours_is_refused_at_the_first_byte() {
+        let mut d = Decoder::<Report>::default();
+        d.push(b"Welcome to host");
+        assert!(matches!(d.next(), Err(DecodeError::BadMagic(got)) if got.starts_with(b"Welcome")));
+        let mut d = Decoder::<Report>::default();
+        d.push(b"BBre");
+        assert_eq!(d.next(), Ok(None), "a partial magic waits for more");
+        assert!(!d.greeted());
+        d.push(b"lay1");
+        assert_eq!(d.next(), Ok(None));
+        assert!(d.greeted());
+    }
+
+    #[test]
+    fn bad_frames_are_errors_not_panics() {
+        let with = |frame: &[u8]| {
+            let mut d = Decoder::<Report>::default();
+            d.push(MAGIC);
+            d.push(frame);
+            d.next()
+        };
+        assert_eq!(with(&[0, 0, 0, 0]), Err(DecodeError::TooLong(0)));
+        assert_eq!(with(&[0, 0, 0, 0x10]), Err(DecodeError::TooLong(0x1000_0000)));
+        assert_eq!(with(&[1, 0, 0, 0, 99]), Err(DecodeError::UnknownKind(99)));
+        assert!(matches!(with(&[2, 0, 0, 0, 1, 0]), Err(DecodeError::Malformed(1, _))), "truncated field");
+        assert!(matches!(with(&[2, 0, 0, 0, 7, 0]), Err(DecodeError::Malformed(7, _))), "trailing byte");
+        let bad_stream = [10, 0, 0, 0, 4, 0, 0, 0, 0, 3, 0, 0, 0, 0];
+        assert!(matches!(with(&bad_stream), Err(DecodeError::Malformed(4, _))));
+        // A list count far beyond the frame fails on the missing bytes, without reserving them.
+        let mut lie = vec![0; 4];
+        lie.push(1);
+        for _ in 0..3 {
+            lie.extend_from_slice(&0u32.to_le_bytes());
+        }
+        lie.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f]);
+        let len = (lie.len() - 4) as u32;
+        lie[..4].copy_from_slice(&len.to_le_bytes());
+        let mut d = Decoder::<Order>::default();
+        d.push(MAGIC);
+        d.push(&lie);
+        assert!(matches!(d.next(), Err(DecodeError::Malformed(1, _))));
+    }
+
+    #[test]
+    fn random_bytes_never_panic_the_decoder() {
+        // A small xorshift: deterministic, no dependency.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            let mut bytes = MAGIC.to_vec();
+            let n = (x % 40) as usize;
+            for _ in 0..n {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                bytes.push(if x.is_multiple_of(3) { (x >> 8) as u8 % 12 } else { (x >> 16) as u8 & 3 });
+            }
+            let mut d = Decoder::<Report>::default();
+            d.push(&bytes);
+            while let Ok(Some(_)) = d.next() {}
+            let mut d = Decoder::<Order>::default();
+            d.push(&bytes);
+            while let Ok(Some(_)) = d.next() {}
+        }
+    }
+}
