@@ -304,7 +304,14 @@ extern "C" {
     fn raise(sig: i32) -> i32;
 }
 
-fn main() -> Res {
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("bb-pt2pt: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Res {
     let case = std::env::args().nth(1).unwrap_or_else(|| "all".into());
     let universe = billboard::init()?;
     let w = universe.world();
@@ -312,6 +319,22 @@ fn main() -> Res {
         "order" => order(&w)?,
         "wildcards" => wildcards(&w)?,
         "sizes" => all_sizes(&w, 16 << 20)?,
+        "sizes64" => all_sizes(&w, 64 << 20)?,
+        // The first and last rank ping-pong for up to 30 s: a route cut meanwhile must end it.
+        "pingpong" => {
+            let last = w.size() - 1;
+            let start = std::time::Instant::now();
+            let mut b = [0u8; 64];
+            while start.elapsed() < std::time::Duration::from_secs(30) {
+                if w.rank() == 0 {
+                    w.send(&b[..], last, 1)?;
+                    w.recv(&mut b[..], last, 1)?;
+                } else if w.rank() == last {
+                    w.recv(&mut b[..], 0, 1)?;
+                    w.send(&b[..], 0, 1)?;
+                }
+            }
+        }
         "many" => many(&w)?,
         "truncate" => truncate(&w)?,
         "comms" => comms(&w)?,

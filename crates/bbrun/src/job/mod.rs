@@ -114,11 +114,18 @@ struct Job {
     caught: Option<i32>,
     kill_at: Option<Instant>,
     give_up_at: Option<Instant>,
+    /// A rank that exited with an error in a job across hosts, blamed once [`BLAME_GRACE`] has
+    /// passed without a likelier cause: (report, exit code, when).
+    suspect: Option<(String, i32, Instant)>,
     /// Once every rank has exited: until when local pipes may drain, and agents may clean up.
     drain_until: Option<Instant>,
     agents_until: Option<Instant>,
     warned: Vec<String>,
 }
+
+/// In a job across hosts, how long a rank's error exit waits for a likelier cause (another
+/// rank's death, whose report travels through its host's agent) before it is blamed.
+const BLAME_GRACE: Duration = Duration::from_millis(300);
 
 /// Runs the job and returns bbrun's exit code.
 pub fn run(opts: &Options, jobid: &str) -> i32 {
@@ -160,6 +167,7 @@ pub fn run(opts: &Options, jobid: &str) -> i32 {
         failure: None,
         caught: None,
         kill_at: None,
+        suspect: None,
         give_up_at: None,
         drain_until: None,
         agents_until: None,
@@ -198,6 +206,13 @@ impl Job {
     }
 
     fn on_timers(&mut self, now: Instant) {
+        if let Some((why, code, at)) = self.suspect.take() {
+            if at > now && !self.members.iter().all(|m| m.exited) {
+                self.suspect = Some((why, code, at));
+            } else {
+                self.fail(&why, code);
+            }
+        }
         if self.kill_at.is_some_and(|t| t <= now) {
             self.kill_at = None;
             self.signal_all(libc::SIGKILL);
@@ -366,7 +381,8 @@ impl Job {
             Host::Remote(link) => [link.deadline(), link.greeting_deadline()],
             _ => [None, None],
         });
-        [self.kill_at, self.give_up_at, self.drain_until, self.agents_until]
+        let suspect = self.suspect.as_ref().map(|s| s.2);
+        [self.kill_at, self.give_up_at, self.drain_until, self.agents_until, suspect]
             .into_iter()
             .flatten()
             .chain(splitters.filter_map(LineSplitter::deadline))

@@ -76,10 +76,17 @@ impl Job {
             Exit::Code(code) if code != 0 => {
                 // Peers of a rank that was killed may see its route break and give up before we
                 // hear of the death itself: reap the others first, so the report names the cause.
+                // Across hosts, a death's report may come later than its peers' errors: give it
+                // a moment to arrive before blaming this rank.
                 if !self.stopping() {
                     self.reap(Instant::now());
                 }
-                self.fail(&format!("{who} exited with code {code}"), code)
+                let why = format!("{who} exited with code {code}");
+                if self.name_hosts && !self.stopping() {
+                    self.suspect.get_or_insert((why, code, Instant::now() + BLAME_GRACE));
+                } else {
+                    self.fail(&why, code)
+                }
             }
             Exit::Code(_) if self.server.mid_session(rank) && self.members.iter().any(|m| !m.exited) => {
                 // As Open MPI does: the others would wait for this rank in their next collective

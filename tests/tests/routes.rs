@@ -1,0 +1,96 @@
+//! Billboard programs across hosts: network namespaces stand in for hosts (as in `hosts.rs`),
+//! ranks on one host talk through the shared-memory billboard and ranks on different hosts over
+//! TCP, in the same job. Every job runs under a timeout and must leave no process and no
+//! /dev/shm file behind; the namespaces are removed even when a test fails.
+//!
+//! Needs root and `ip`; each test prints a SKIP line and passes without them.
+
+use std::time::{Duration, Instant};
+
+use bb_tests::{binary, Job, Netns, Running};
+
+const T: Duration = Duration::from_secs(120);
+const SETTLE: Duration = Duration::from_secs(3);
+const LAUNCHER: &str = "ip netns exec {host}";
+
+/// `name:slots,...` of the namespaces.
+fn hosts(ns: &Netns, slots: &[usize]) -> String {
+    let list: Vec<String> = ns.names.iter().zip(slots).map(|(n, s)| format!("{n}:{s}")).collect();
+    list.join(",")
+}
+
+fn start(ns: &Netns, slots: &[usize], env: &[(&str, &str)], program: &str, args: &[&str]) -> Running {
+    let program = binary(program);
+    let program = program.to_str().unwrap();
+    let placement = hosts(ns, slots);
+    let mut all = vec!["--launcher", LAUNCHER, "--host", &placement, program];
+    all.extend_from_slice(args);
+    Running::start_env(&all, env, b"", &[program])
+}
+
+fn run(ns: &Netns, slots: &[usize], env: &[(&str, &str)], program: &str, args: &[&str]) -> Job {
+    start(ns, slots, env, program, args).finish(T, SETTLE)
+}
+
+fn expect_ok(job: &Job, what: &str) {
+    job.assert_success();
+    assert!(job.stdout().contains(what), "stdout: {}\nstderr: {}", job.stdout(), job.stderr());
+}
+
+#[test]
+fn two_hosts_two_ranks_each_use_both_routes() {
+    let Some(ns) = Netns::create(2) else { return };
+    // Ranks 0,1 on the first host, 2,3 on the second: every case crosses hosts and stays on one.
+    expect_ok(&run(&ns, &[2, 2], &[], "bb-pt2pt", &["all"]), "ok all on 4 ranks");
+    expect_ok(&run(&ns, &[2, 2], &[], "bb-coll", &[]), "ok coll on 4 ranks");
+}
+
+#[test]
+fn three_hosts_two_ranks_each() {
+    let Some(ns) = Netns::create(3) else { return };
+    expect_ok(&run(&ns, &[2, 2, 2], &[], "bb-pt2pt", &["all"]), "ok all on 6 ranks");
+    expect_ok(&run(&ns, &[2, 2, 2], &[], "bb-coll", &[]), "ok coll on 6 ranks");
+}
+
+#[test]
+fn sizes_up_to_64_mib_between_hosts() {
+    let Some(ns) = Netns::create(2) else { return };
+    expect_ok(&run(&ns, &[1, 1], &[], "bb-pt2pt", &["sizes64"]), "ok sizes64 on 2 ranks");
+}
+
+#[test]
+fn kill_9_of_a_rank_on_the_second_host_is_reported_and_ends_the_job() {
+    let Some(ns) = Netns::create(2) else { return };
+    let job = run(&ns, &[2, 2], &[], "bb-pt2pt", &["kill9"]);
+    assert_eq!(job.code(), Some(137), "stderr:\n{}", job.stderr());
+    let report = job.stderr();
+    assert!(report.contains("rank 2") && report.contains(&ns.names[1]), "names rank and host:\n{report}");
+}
+
+#[test]
+fn a_link_cut_mid_job_fails_the_ranks_naming_the_peer() {
+    let Some(ns) = Netns::create(2) else { return };
+    let env = [("BB_TCP_TIMEOUT_MS", "2000")];
+    let job = start(&ns, &[1, 1], &env, "bb-pt2pt", &["pingpong"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let cut = Instant::now();
+    let down = std::process::Command::new("ip")
+        .args(["-n", &ns.names[1], "link", "set", "eth0", "down"])
+        .status()
+        .expect("run ip");
+    assert!(down.success());
+    let job = job.finish(T, SETTLE);
+    let took = cut.elapsed();
+    let report = job.stderr();
+    assert_ne!(job.code(), Some(0), "the job cannot succeed without its link:\n{report}");
+    assert!(took < Duration::from_secs(15), "noticed after {took:?}:\n{report}");
+    assert!(report.contains("is gone") && report.contains("on host"), "the error names the peer:\n{report}");
+}
+
+#[test]
+fn an_interface_that_does_not_exist_is_named() {
+    let Some(ns) = Netns::create(2) else { return };
+    let job = run(&ns, &[1, 1], &[("BB_TCP_IF", "eth9")], "bb-pt2pt", &["init"]);
+    assert_ne!(job.code(), Some(0));
+    assert!(job.stderr().contains("BB_TCP_IF=eth9"), "stderr:\n{}", job.stderr());
+}
