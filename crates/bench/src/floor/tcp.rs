@@ -27,13 +27,13 @@ pub const SERVER_BYTE: u8 = 0xc5;
 /// How long the driver keeps retrying a refused connection (the listener may start later).
 pub const CONNECT_PATIENCE: Duration = Duration::from_secs(10);
 
-/// How a side waits for the socket.
+/// How a side waits for the socket. The value is its code on the wire and its column in tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wait {
     /// Non-blocking socket, busy-polling `recv(MSG_DONTWAIT)`.
-    Polled,
+    Polled = 0,
     /// Blocking socket: sleep in `recv`/`send` until the kernel wakes the thread.
-    Blocking,
+    Blocking = 1,
 }
 
 impl Wait {
