@@ -7,6 +7,8 @@
 //! bbrun -n 2 bb-bench bandwidth        # window of 64 sends, then one ack
 //! bbrun -n 2 bb-bench exchange         # both ranks send and receive at once
 //! bbrun -n 4 bb-bench ring             # per-hop latency = round time / ranks
+//! bb-bench tcp-floor --listen A:P      # raw TCP floor, one end; on the other end:
+//! bb-bench tcp-floor --connect A:P     #   ping-pong and streaming, polled and blocking sockets
 //! ```
 
 mod cmd;
@@ -47,6 +49,8 @@ enum Command {
     Exchange(Options),
     /// Ring: rank r sends to r+1 and receives from r-1; per-hop latency = round time / ranks.
     Ring(Options),
+    /// Raw TCP between two processes (no engine): ping-pong and streaming, polled and blocking.
+    TcpFloor(cmd::tcp_floor::TcpFloorArgs),
 }
 
 /// Options every subcommand takes.
@@ -69,7 +73,7 @@ pub struct Options {
     pub no_floor: bool,
 }
 
-fn parse_trials(text: &str) -> Result<usize, String> {
+pub(crate) fn parse_trials(text: &str) -> Result<usize, String> {
     let n: usize = text.parse().map_err(|_| format!("not a number: {text:?}"))?;
     if n < MIN_TRIALS {
         return Err(format!("at least {MIN_TRIALS} trials (the 10% trim needs them)"));
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
         Command::Bandwidth { options, window } => cmd::bandwidth(options, *window),
         Command::Exchange(o) => cmd::exchange(o),
         Command::Ring(o) => cmd::ring(o),
+        Command::TcpFloor(args) => cmd::tcp_floor::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
 //! One file per subcommand; `engine.rs` holds what the engine subcommands share.
 
 pub mod floor;
+pub mod tcp_floor;
 
 mod bandwidth;
 mod engine;

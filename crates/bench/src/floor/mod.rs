@@ -16,11 +16,15 @@
 //! - Bandwidth floor ([`copy_bandwidth`]): `memcpy` within one process (the cost of one copy,
 //!   cache-resident and not) and `process_vm_readv` from the forked peer's memory.
 //!
-//! Every function here forks its own peer and reaps it before returning; see [`crate::peer`].
+//! - TCP floor ([`tcp`]): raw TCP ping-pong and streaming between two processes that may be on
+//!   two hosts, the floor of the TCP route (`bb-bench tcp-floor`, started on both ends).
+//!
+//! Every function here but the TCP floor's forks its own peer and reaps it before returning; see [`crate::peer`].
 //! The figures assume two otherwise idle CPUs: [`warn_if_busy`] says when they are not.
 
 mod channel;
 mod copy;
+pub mod tcp;
 
 use std::io;
 

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# bench/hosts/floor.sh RESULTS_DIR: the raw TCP floor between two network namespaces.
+#
+# Creates two namespaces joined by a veth pair (10.232.0.1/24 and 10.232.0.2/24), then runs
+#   - bb-bench tcp-floor: ping-pong latency (0 B..64 KiB) and one-way streaming bandwidth
+#     (64 KiB, 1 MiB, 4 MiB), each with polled (busy-polling non-blocking) and blocking sockets,
+#     listener in the first namespace, driver in the second;
+#   - NetPIPE's NPtcp (Debian package netpipe-tcp) between the same two ends, as a reference:
+#     blocking sockets, and its times are the best of a few trials (ours are medians).
+# Writes into RESULTS_DIR: tcp-floor-latency.csv, tcp-floor-bandwidth.csv, nptcp.out (NetPIPE's
+# columns: bytes, Mbps, seconds one-way), nptcp.log and summary.txt. The namespaces and
+# everything started in them are removed on every exit path.
+#
+# Needs root and iproute2. Environment:
+#   BB_BENCH        bb-bench to run (default dist/bin/, then target/release/, else built)
+#   TRIALS          timed trials per size (default 200)
+#   SKIP_INSTALL=1  do not try to install netpipe-tcp (NPtcp is then skipped if missing)
+#   RUN_TIMEOUT     seconds each run may take (default 300)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+RESULTS=${1:?usage: bench/hosts/floor.sh RESULTS_DIR}
+mkdir -p "$RESULTS"
+RESULTS=$(cd "$RESULTS" && pwd)
+TRIALS=${TRIALS:-200}
+RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+NET=10.232.0
+PORT=7311
+# Names unique to this run (interface names have at most 15 characters).
+NS_A=bbfloor-$$-a NS_B=bbfloor-$$-b VETH_A=bbf$$a VETH_B=bbf$$b
+
+log() { printf 'floor.sh: %s\n' "$*" >&2; }
+
+[ "$(id -u)" = 0 ] || { log "needs root (network namespaces)"; exit 1; }
+command -v ip >/dev/null || { log "needs iproute2 (ip)"; exit 1; }
+
+cd "$ROOT"
+BB_BENCH=${BB_BENCH:-}
+for candidate in "$BB_BENCH" dist/bin/bb-bench target/release/bb-bench; do
+    [ -n "$candidate" ] && [ -x "$candidate" ] && { BB_BENCH=$candidate; break; }
+done
+if [ -z "$BB_BENCH" ] || [ ! -x "$BB_BENCH" ]; then
+    log "building bb-bench"
+    cargo build --release -q -p bench
+    BB_BENCH=target/release/bb-bench
+fi
+BB_BENCH=$(cd "$(dirname "$BB_BENCH")" && pwd)/$(basename "$BB_BENCH")
+
+if ! command -v NPtcp >/dev/null && [ "${SKIP_INSTALL:-0}" != 1 ]; then
+    log "installing netpipe-tcp"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q netpipe-tcp >"$RESULTS/apt.log" 2>&1 ||
+        { apt-get update -q >>"$RESULTS/apt.log" 2>&1 &&
+          DEBIAN_FRONTEND=noninteractive apt-get install -y -q netpipe-tcp >>"$RESULTS/apt.log" 2>&1; } ||
+        log "could not install netpipe-tcp (see $RESULTS/apt.log): NPtcp is skipped"
+fi
+
+# --- the namespaces, removed whatever happens -------------------------------------------
+PIDS=()
+cleanup() {
+    local pid
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    ip netns del "$NS_A" 2>/dev/null || true
+    ip netns del "$NS_B" 2>/dev/null || true   # takes the veth pair with it
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip netns add "$NS_A"
+ip netns add "$NS_B"
+ip link add "$VETH_A" type veth peer name "$VETH_B"
+ip link set "$VETH_A" netns "$NS_A"
+ip link set "$VETH_B" netns "$NS_B"
+ip -n "$NS_A" addr add "$NET.1/24" dev "$VETH_A"
+ip -n "$NS_B" addr add "$NET.2/24" dev "$VETH_B"
+for ns in "$NS_A" "$NS_B"; do ip -n "$ns" link set lo up; done
+ip -n "$NS_A" link set "$VETH_A" up
+ip -n "$NS_B" link set "$VETH_B" up
+# Starts a command in a namespace, in the background and under the run timeout. `ip netns exec`
+# and `timeout` exec in turn, so the pid in PIDS is the command's own timeout: killing it stops
+# the command. Waiting with `wait` rather than in the foreground lets a TERM or INT run the trap
+# at once (bash runs traps between commands, and `wait` is one it interrupts).
+start_in() { # namespace command...
+    local ns=$1
+    shift
+    ip netns exec "$ns" timeout "$RUN_TIMEOUT" "$@" &
+    PIDS+=($!)
+}
+
+# --- raw TCP floor: polled and blocking, listener in A, driver in B ----------------------
+tcp_floor() { # test csv
+    start_in "$NS_A" "$BB_BENCH" tcp-floor --listen "$NET.1:$PORT" 2>>"$RESULTS/tcp-floor.log"
+    local listener=$!
+    start_in "$NS_B" "$BB_BENCH" tcp-floor --connect "$NET.1:$PORT" --test "$1" --trials "$TRIALS" --csv \
+        >"$RESULTS/$2" 2>>"$RESULTS/tcp-floor.log"
+    wait $!
+    wait "$listener"
+}
+log "bb-bench tcp-floor latency, $NET.2 -> $NET.1"
+tcp_floor latency tcp-floor-latency.csv
+log "bb-bench tcp-floor bandwidth"
+tcp_floor bandwidth tcp-floor-bandwidth.csv
+
+# --- NetPIPE: same two ends, 1 B .. 4 MiB, no perturbed sizes -----------------------------
+NP_ARGS=(-p 0 -u 4194304)
+if command -v NPtcp >/dev/null; then
+    log "NPtcp $NET.2 -> $NET.1"
+    start_in "$NS_A" NPtcp "${NP_ARGS[@]}" >>"$RESULTS/nptcp.log" 2>&1
+    receiver=$!
+    sleep 1 # NPtcp's transmitter does not retry a refused connection
+    start_in "$NS_B" NPtcp -h "$NET.1" "${NP_ARGS[@]}" -o "$RESULTS/nptcp.out" >>"$RESULTS/nptcp.log" 2>&1
+    wait $!
+    wait "$receiver" || true
+fi
+
+# --- summary --------------------------------------------------------------------------------
+{
+    echo "# raw TCP floor between two network namespaces (veth), bb-bench tcp-floor, medians"
+    echo "# latency: one-way us = round trip / 2"
+    column -t -s, "$RESULTS/tcp-floor-latency.csv"
+    echo
+    echo "# bandwidth: GB/s (1e9 B/s)"
+    column -t -s, "$RESULTS/tcp-floor-bandwidth.csv"
+    if [ -s "$RESULTS/nptcp.out" ]; then
+        echo
+        echo "# NPtcp (blocking sockets; best of its trials): one-way us and GB/s"
+        awk 'BEGIN { printf "%-10s %12s %10s\n", "bytes", "oneway_us", "gbps" }
+             $1 ~ /^(1|8|64|512|4096|65536|1048576|4194304)$/ {
+                 printf "%-10d %12.2f %10.3f\n", $1, $3 * 1e6, $2 / 8000 }' "$RESULTS/nptcp.out"
+    fi
+} >"$RESULTS/summary.txt"
+cat "$RESULTS/summary.txt"

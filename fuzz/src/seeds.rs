@@ -1,0 +1,127 @@
+//! The seed corpus: a few valid inputs per target, so the fuzzer starts from frames and exchanges
+//! that get past the first checks. Generated (by `examples/seeds.rs`) rather than committed, so
+//! the seeds follow the wire format when it changes.
+
+use billboard::bootstrap::pmi::wire::format_line;
+use billboard::transport::tcp::handshake::Initiator;
+use billboard::transport::tcp::wire::{encode, FrameHeader, FrameKind};
+use billboard::transport::Header;
+
+use crate::handshake::{secret, ACCEPTOR};
+
+/// The fuzz targets, as named in Cargo.toml.
+pub const TARGETS: [&str; 5] = ["wire_decode", "frame_reader", "handshake_acceptor", "handshake_initiator", "pmi_line"];
+
+/// Seeds of `target`: (file name, bytes).
+pub fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
+    let named = |prefix: &str, all: Vec<Vec<u8>>| -> Vec<(String, Vec<u8>)> {
+        all.into_iter().enumerate().map(|(i, s)| (format!("{prefix}-{i}"), s)).collect()
+    };
+    match target {
+        "wire_decode" => named("header", FrameKind::ALL.iter().map(|&k| encode(&header(k, 0)).to_vec()).collect()),
+        "frame_reader" => named("frames", frame_reader()),
+        "handshake_acceptor" => named("handshake", handshake(true)),
+        "handshake_initiator" => named("handshake", handshake(false)),
+        "pmi_line" => named("line", pmi_lines()),
+        _ => panic!("unknown fuzz target {target}"),
+    }
+}
+
+fn header(kind: FrameKind, len: u32) -> FrameHeader {
+    let header = Header { kind: 1, context: 2, source: 3, tag: -4, aux: 5 };
+    FrameHeader { kind, len: if kind.carries_payload() { len } else { 0 }, seq: 0, transfer: 7, arg: 64, header }
+}
+
+/// Streams of valid frames, raw (mode 0) and described (mode 1), in various chunkings.
+fn frame_reader() -> Vec<Vec<u8>> {
+    let mut raw = Vec::new();
+    for (seq, kind) in FrameKind::ALL.iter().enumerate() {
+        let h = FrameHeader { seq: seq as u64, ..header(*kind, 5) };
+        raw.extend_from_slice(&encode(&h));
+        raw.extend(std::iter::repeat_n(0xa5, h.len as usize));
+    }
+    // A description of one frame: kind byte, u16 length, transfer, arg, the engine header
+    // (4 + 4 + 4 + 4 + 8 bytes), payload seed: see `frames::describe`.
+    let describe = |kind: u8, len: u16| [&[kind][..], &len.to_le_bytes(), &[9; 8], &[1; 8], &[2; 24], &[0x5a]].concat();
+    let small: Vec<u8> = (1..=7).flat_map(|k| describe(k - 1, 16)).collect();
+    let large = [describe(0x80, 0x1fff), describe(0x83, 0xffff), describe(6, 0)].concat();
+    vec![
+        [&[0, 0][..], &raw].concat(),
+        [&[2, 3, 1, 7, 60][..], &raw].concat(),
+        [&[1, 0][..], &small].concat(),
+        [&[3, 2, 0, 55][..], &small].concat(),
+        [&[1, 1, 0xF2][..], &large].concat(),
+    ]
+}
+
+/// A real first message (mode 0), and honest relays (mode 2) in whole and byte-sized chunks.
+fn handshake(acceptor: bool) -> Vec<Vec<u8>> {
+    let first = if acceptor {
+        Initiator::new(&secret(), 0, ACCEPTOR).expect("getrandom").take_transmit()
+    } else {
+        // A CHALLENGE's layout with a made-up nonce and MAC.
+        [&b"BBhs"[..], &1u32.to_le_bytes(), &ACCEPTOR.to_le_bytes(), &[0x11; 32], &[0x22; 32]].concat()
+    };
+    let trailing = encode(&header(FrameKind::Credit, 0));
+    vec![
+        [&[0, 0][..], &first].concat(),
+        [&[1, 1, 4][..], &[0; 80]].concat(),
+        // Mode 2, chunks whole, rank 0, no tampering of either message, then a frame.
+        [&[2, 0, 0, 0][..], &[0; 7], &trailing].concat(),
+        // The same in 1-byte chunks, rank 2.
+        [&[2, 1, 0, 2, 0][..], &[0; 7], &trailing].concat(),
+        // One flipped byte in the second message.
+        [&[2, 0, 3, 0][..], &[1, 40, 1, 0, 0, 0, 0]].concat(),
+    ]
+}
+
+fn pmi_lines() -> Vec<Vec<u8>> {
+    let lines = [
+        format_line("init", &[("pmi_version", "1"), ("pmi_subversion", "1")]),
+        format_line("put", &[("kvsname", "kvs_1"), ("key", "bb-tcp-0"), ("value", "10.0.0.1:4000")]),
+        format_line("get_result", &[("rc", "0"), ("msg", "success"), ("value", "abc")]),
+        "cmd=get_result rc=-1 msg=key foo not found\n".to_string(),
+        "cmd=abort exitcode=3 error_msg=rank 1: x=y failed\r\n".to_string(),
+        "mcmd=spawn\n".to_string(),
+        "  cmd=put\tkvsname=k   key=a  value=\n".to_string(),
+    ];
+    lines.into_iter().map(String::into_bytes).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every seed passes its target's checks (the honest relays must finish, the rest must not).
+    #[test]
+    fn seeds_pass_their_checks() {
+        for target in TARGETS {
+            let check: fn(&[u8]) = match target {
+                "wire_decode" => crate::wire::check,
+                "frame_reader" => crate::frames::check,
+                "handshake_acceptor" => crate::handshake::check_acceptor,
+                "handshake_initiator" => crate::handshake::check_initiator,
+                _ => crate::pmi::check,
+            };
+            for (name, bytes) in seeds(target) {
+                eprintln!("{target}/{name}");
+                check(&bytes);
+            }
+        }
+    }
+
+    #[test]
+    fn valid_streams_come_out_frame_for_frame() {
+        use crate::input::{Chunker, Input};
+        for seed in frame_reader() {
+            let mut input = Input::new(&seed);
+            let mode = input.byte();
+            let _ = Chunker::read(&mut input);
+            if mode & 1 == 0 {
+                let (frames, err, left) =
+                    crate::frames::drive(input.rest(), &mut Chunker::read(&mut Input::new(&[])), false);
+                assert_eq!((frames.len(), err, left), (7, None, 0));
+            }
+        }
+    }
+}
