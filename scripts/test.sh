@@ -11,9 +11,11 @@ fi
 
 # MPICH (compiler, Hydra) and real programs built for it (NetPIPE, ScaLAPACK's tests) let
 # the interop and binary-compatibility tests run instead of skipping.
-PACKAGES="mpich libmpich-dev netpipe-mpich2 scalapack-mpi-test libscalapack-mpich2.2"
+# g++ builds libFuzzer for the fuzz targets; iproute2 (`ip`) makes the network namespaces that
+# stand in for hosts.
+PACKAGES="mpich libmpich-dev netpipe-mpich2 scalapack-mpi-test libscalapack-mpich2.2 g++ iproute2"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
-   { ! command -v mpicc.mpich >/dev/null || [ ! -x /usr/bin/NPmpich2 ] ||
+   { ! command -v mpicc.mpich >/dev/null || ! command -v g++ >/dev/null || ! command -v ip >/dev/null || [ ! -x /usr/bin/NPmpich2 ] ||
      [ ! -x /usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/xdlu ]; }; then
   echo "== installing $PACKAGES"
   export DEBIAN_FRONTEND=noninteractive
@@ -28,6 +30,10 @@ make --no-print-directory
 
 echo "== unit, property and multi-process tests"
 cargo test --workspace -- --test-threads=1
+
+echo "== fuzz targets of the network decoders: their checks over the seeds, then a short fuzz run"
+cargo test -q --manifest-path fuzz/Cargo.toml --no-default-features
+scripts/fuzz.sh "${FUZZ_SECONDS:-5}"
 
 echo "== loom model of the fast-box ring (bounded preemptions keep it to about a minute)"
 LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:-2} RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
