@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# bench/hosts/floor.sh RESULTS_DIR: the raw TCP floor between two network namespaces.
+# bench/hosts/run.sh RESULTS_DIR: Billboard's TCP route between two "hosts" (network namespaces)
+# beside the raw TCP floor between the same two, in one run.
 #
 # Creates two namespaces joined by a veth pair (10.232.0.1/24 and 10.232.0.2/24), then runs
+#   - Billboard: bbrun --launcher 'ip netns exec {host}' --host A:1,B:1 bb-bench
+#     latency|bandwidth|exchange (rank 0 in A, rank 1 in B: the TCP route);
 #   - bb-bench tcp-floor: ping-pong latency (0 B..64 KiB) and one-way streaming bandwidth
 #     (64 KiB, 1 MiB, 4 MiB), each with polled (busy-polling non-blocking) and blocking sockets,
 #     listener in the first namespace, driver in the second;
 #   - NetPIPE's NPtcp (Debian package netpipe-tcp) between the same two ends, as a reference:
 #     blocking sockets, and its times are the best of a few trials (ours are medians).
 # Writes into RESULTS_DIR: tcp-floor-latency.csv, tcp-floor-bandwidth.csv, nptcp.out (NetPIPE's
-# columns: bytes, Mbps, seconds one-way), nptcp.log and summary.txt. The namespaces and
+# columns: bytes, Mbps, seconds one-way), nptcp.log, billboard-{latency,bandwidth,exchange}.csv
+# and summary.txt (with Billboard / polled-floor ratios). The namespaces and
 # everything started in them are removed on every exit path.
 #
 # Needs root and iproute2. Environment:
@@ -19,7 +23,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-RESULTS=${1:?usage: bench/hosts/floor.sh RESULTS_DIR}
+RESULTS=${1:?usage: bench/hosts/run.sh RESULTS_DIR}
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
 TRIALS=${TRIALS:-200}
@@ -29,7 +33,7 @@ PORT=7311
 # Names unique to this run (interface names have at most 15 characters).
 NS_A=bbfloor-$$-a NS_B=bbfloor-$$-b VETH_A=bbf$$a VETH_B=bbf$$b
 
-log() { printf 'floor.sh: %s\n' "$*" >&2; }
+log() { printf 'hosts/run.sh: %s\n' "$*" >&2; }
 
 [ "$(id -u)" = 0 ] || { log "needs root (network namespaces)"; exit 1; }
 command -v ip >/dev/null || { log "needs iproute2 (ip)"; exit 1; }
@@ -101,6 +105,17 @@ tcp_floor latency tcp-floor-latency.csv
 log "bb-bench tcp-floor bandwidth"
 tcp_floor bandwidth tcp-floor-bandwidth.csv
 
+# --- Billboard's TCP route between the same two ends ---------------------------------------
+BBRUN=$(dirname "$BB_BENCH")/bbrun
+[ -x "$BBRUN" ] || BBRUN=$ROOT/dist/bin/bbrun
+for kind in latency bandwidth exchange; do
+    log "Billboard $kind over TCP, $NS_A:1,$NS_B:1"
+    timeout "$RUN_TIMEOUT" "$BBRUN" --launcher 'ip netns exec {host}' --host "$NS_A:1,$NS_B:1" \
+        "$BB_BENCH" "$kind" --csv --no-floor --trials "$TRIALS" --sizes 0,1,8,64,512,4K,64K,1M,4M \
+        >"$RESULTS/billboard-$kind.csv" 2>>"$RESULTS/billboard.log" ||
+        log "  failed: $(tail -n 1 "$RESULTS/billboard.log")"
+done
+
 # --- NetPIPE: same two ends, 1 B .. 4 MiB, no perturbed sizes -----------------------------
 NP_ARGS=(-p 0 -u 4194304)
 if command -v NPtcp >/dev/null; then
@@ -127,6 +142,23 @@ fi
         awk 'BEGIN { printf "%-10s %12s %10s\n", "bytes", "oneway_us", "gbps" }
              $1 ~ /^(1|8|64|512|4096|65536|1048576|4194304)$/ {
                  printf "%-10d %12.2f %10.3f\n", $1, $3 * 1e6, $2 / 8000 }' "$RESULTS/nptcp.out"
+    fi
+    echo
+    echo "# Billboard over TCP between the same namespaces (medians) and its ratio to the polled floor"
+    for kind in latency bandwidth; do
+        [ -s "$RESULTS/billboard-$kind.csv" ] || continue
+        echo "## $kind"
+        awk -F, '
+            FNR == 1 { file++ }
+            file == 1 && FNR > 1 { floor[$1] = $2 }
+            file == 2 && FNR == 1 { print "size_bytes,billboard,polled_floor,bb/floor"; next }
+            file == 2 { r = (floor[$1] > 0 ? sprintf("%.2f", $2 / floor[$1]) : "-")
+                        printf "%s,%s,%s,%s\n", $1, $2, ($1 in floor ? floor[$1] : "-"), r }
+        ' "$RESULTS/tcp-floor-$kind.csv" "$RESULTS/billboard-$kind.csv" | column -t -s,
+    done
+    if [ -s "$RESULTS/billboard-exchange.csv" ]; then
+        echo "## exchange (both ranks send and receive at once; us per message)"
+        cut -d, -f1,2 "$RESULTS/billboard-exchange.csv" | column -t -s,
     fi
 } >"$RESULTS/summary.txt"
 cat "$RESULTS/summary.txt"
