@@ -9,6 +9,49 @@ pub fn print() {
     print!("{}", table(&all));
 }
 
+/// The route between every pair of ranks of `placement`, as the library will choose it
+/// (`BB_ROUTES`, `BB_TCP_IF` as set here): a matrix for small jobs, host pairs for large ones.
+pub fn print_routes(placement: &crate::hosts::Placement) {
+    print!("\n{}", routes_text(placement, &std::env::var("BB_ROUTES").unwrap_or_default()));
+}
+
+fn routes_text(placement: &crate::hosts::Placement, bb_routes: &str) -> String {
+    use billboard::transport::routes::{route_between, Route};
+    let tcp_forced = bb_routes == "tcp";
+    let host_of = &placement.host_of;
+    let n = host_of.len();
+    let tcp_if =
+        std::env::var("BB_TCP_IF").unwrap_or_else(|_| "(default: every interface but loopback and bridges)".into());
+    let mut text = format!(
+        "ROUTES for {n} ranks on {} hosts (BB_ROUTES={}, BB_TCP_IF={tcp_if}): shm = shared-memory billboard, tcp = TCP\n",
+        placement.hosts.len(),
+        if tcp_forced { "tcp" } else { "auto" }
+    );
+    let mark = |r: Route| match r {
+        Route::SelfRoute => "-",
+        Route::SharedMemory => "shm",
+        Route::Tcp => "tcp",
+    };
+    if n <= 16 {
+        text.push_str("rank host                  ");
+        text.extend((0..n).map(|b| format!("{b:>4}")));
+        text.push('\n');
+        for a in 0..n {
+            text.push_str(&format!("{a:>4} {:<21} ", placement.hosts[host_of[a]]));
+            text.extend((0..n).map(|b| format!("{:>4}", mark(route_between(a, b, host_of, tcp_forced)))));
+            text.push('\n');
+        }
+    } else {
+        for (h, name) in placement.hosts.iter().enumerate() {
+            let ranks = placement.ranks_on(h);
+            let inside =
+                if ranks.len() > 1 { mark(route_between(ranks[0], ranks[1], host_of, tcp_forced)) } else { "-" };
+            text.push_str(&format!("host {name}: ranks {:?}, {inside} among them, tcp to other hosts\n", ranks));
+        }
+    }
+    text
+}
+
 fn table(all: &[&Tunable]) -> String {
     let rows: Vec<[String; 4]> = all
         .iter()
@@ -35,6 +78,16 @@ fn table(all: &[&Tunable]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn routes_follow_the_hosts_and_bb_routes() {
+        let p = crate::hosts::Placement { hosts: vec!["a".into(), "b".into()], host_of: vec![0, 0, 1] };
+        let auto = routes_text(&p, "");
+        let rows: Vec<&str> = auto.lines().skip(2).collect();
+        assert!(rows[0].ends_with("   - shm tcp") && rows[2].ends_with(" tcp tcp   -"), "{auto}");
+        let tcp = routes_text(&p, "tcp");
+        assert!(tcp.lines().nth(2).unwrap().ends_with("   - tcp tcp"), "{tcp}");
+    }
 
     #[test]
     fn columns_line_up() {

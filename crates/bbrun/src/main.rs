@@ -77,6 +77,16 @@ fn main() {
     }
     if cli.info {
         info::print();
+        // With a placement (-n, --host, --hostfile), also the route each pair of ranks will take.
+        if cli.ranks.is_some() || cli.hosts.is_some() || cli.hostfile.is_some() {
+            match placement(&cli) {
+                Ok(p) => info::print_routes(&p),
+                Err(e) => {
+                    eprintln!("bbrun: {e}");
+                    std::process::exit(2);
+                }
+            }
+        }
         return;
     }
     let Some((program, args)) = cli.command.split_first() else {

@@ -91,6 +91,10 @@ pub fn all() -> &'static [&'static Tunable] {
         &transport::shm::wait::SLEEP_US,
         &transport::shm::EAGER_INLINE,
         &engine::protocol::EAGER_MAX,
+        &transport::tcp::EAGER_MAX,
+        &transport::tcp::CHUNK,
+        &transport::tcp::setup::CONNECT_TIMEOUT_MS,
+        &transport::tcp::setup::TIMEOUT_MS,
         &crate::VERBOSE,
     ];
     ALL

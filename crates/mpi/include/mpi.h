@@ -375,6 +375,11 @@ extern struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES;
 #define MPI_ERR_PROC_ABORTED         76
 #define MPI_ERR_VALUE_TOO_LARGE      77
 #define MPI_T_ERR_NOT_SUPPORTED      78
+/* MPICH's fault-tolerance classes (its MPICH_ERR_FIRST_MPIX + 1..3): a peer's process died or
+ * the route to it broke; a request that may have depended on it; a revoked communicator. */
+#define MPIX_ERR_PROC_FAILED         101
+#define MPIX_ERR_PROC_FAILED_PENDING 102
+#define MPIX_ERR_REVOKED             103
 /* Largest predefined error code; user classes and codes come from MPI_Add_error_*. */
 #define MPI_ERR_LASTCODE             0x3fffffff
 

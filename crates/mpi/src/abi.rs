@@ -351,6 +351,9 @@ pub const MPI_ERR_SESSION: i32 = 75;
 pub const MPI_ERR_PROC_ABORTED: i32 = 76;
 pub const MPI_ERR_VALUE_TOO_LARGE: i32 = 77;
 pub const MPI_T_ERR_NOT_SUPPORTED: i32 = 78;
+pub const MPIX_ERR_PROC_FAILED: i32 = 101;
+pub const MPIX_ERR_PROC_FAILED_PENDING: i32 = 102;
+pub const MPIX_ERR_REVOKED: i32 = 103;
 pub const MPI_ERR_LASTCODE: i32 = 0x3fff_ffff;
 
 // ---- Predefined attribute keys. Builtin keyvals (object type 9); bits 25-22 say which object
@@ -839,6 +842,9 @@ pub const ABI_FACTS: &[(&str, i64)] = &[
     fact!(MPI_T_ERR_INVALID),
     fact!(MPI_ERR_SESSION),
     fact!(MPI_ERR_PROC_ABORTED),
+    fact!(MPIX_ERR_PROC_FAILED),
+    fact!(MPIX_ERR_PROC_FAILED_PENDING),
+    fact!(MPIX_ERR_REVOKED),
     fact!(MPI_ERR_VALUE_TOO_LARGE),
     fact!(MPI_T_ERR_NOT_SUPPORTED),
     fact!(MPI_ERR_LASTCODE),

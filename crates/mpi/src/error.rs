@@ -32,6 +32,7 @@ impl From<billboard::Error> for MpiError {
             E::Truncated { .. } => MPI_ERR_TRUNCATE,
             E::ElementSize { .. } => MPI_ERR_TYPE,
             E::InvalidArgument(_) => MPI_ERR_ARG,
+            E::PeerGone { .. } => MPIX_ERR_PROC_FAILED,
             _ => MPI_ERR_OTHER,
         };
         MpiError { class, msg: e.to_string() }
@@ -125,6 +126,9 @@ fn class_name(class: c_int) -> &'static str {
         MPI_ERR_ARG => "MPI_ERR_ARG: invalid argument",
         MPI_ERR_TRUNCATE => "MPI_ERR_TRUNCATE: message truncated",
         MPI_ERR_OTHER => "MPI_ERR_OTHER: other error",
+        MPIX_ERR_PROC_FAILED => "MPIX_ERR_PROC_FAILED: a process failed or the route to it broke",
+        MPIX_ERR_PROC_FAILED_PENDING => "MPIX_ERR_PROC_FAILED_PENDING: a process this request may depend on failed",
+        MPIX_ERR_REVOKED => "MPIX_ERR_REVOKED: the communicator was revoked",
         MPI_ERR_INTERN => "MPI_ERR_INTERN: internal error",
         MPI_ERR_IN_STATUS => "MPI_ERR_IN_STATUS: error code is in status",
         MPI_ERR_PENDING => "MPI_ERR_PENDING: pending request",

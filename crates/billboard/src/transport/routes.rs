@@ -209,8 +209,20 @@ impl Sleeper {
     }
 }
 
-/// What `BB_ROUTES` says.
-fn forced_tcp() -> Result<bool> {
+/// The route between ranks `a` and `b` when rank `r` lives on host `host_of[r]`: the one rule,
+/// used by the library at start and by `bbrun --info` to show a placement's routes.
+pub fn route_between(a: usize, b: usize, host_of: &[usize], tcp_forced: bool) -> Route {
+    if a == b {
+        Route::SelfRoute
+    } else if host_of[a] == host_of[b] && !tcp_forced {
+        Route::SharedMemory
+    } else {
+        Route::Tcp
+    }
+}
+
+/// What `BB_ROUTES` says: whether TCP is forced even between ranks of one host.
+pub fn forced_tcp() -> Result<bool> {
     match std::env::var("BB_ROUTES").as_deref() {
         Err(_) | Ok("") | Ok("auto") => Ok(false),
         Ok("tcp") => Ok(true),
@@ -287,7 +299,7 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
         })
         .collect();
     let billboard: Vec<usize> =
-        if tcp_forced { vec![me] } else { (0..job.size).filter(|&r| node[r] == node[me]).collect() };
+        (0..job.size).filter(|&r| route_between(me, r, &node, tcp_forced) != Route::Tcp).collect();
     let mut local = vec![REMOTE; job.size];
     for (i, &r) in billboard.iter().enumerate() {
         local[r] = i as u32;

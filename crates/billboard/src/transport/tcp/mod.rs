@@ -33,4 +33,4 @@ pub mod wire;
 #[cfg(test)]
 pub(crate) use channel::endpoints;
 pub(crate) use channel::sleep_on;
-pub use channel::TcpChannel;
+pub use channel::{TcpChannel, CHUNK, EAGER_MAX};
