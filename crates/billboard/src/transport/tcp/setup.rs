@@ -305,7 +305,8 @@ pub(crate) fn establish(
                 }
                 Some(why) => {
                     return Err(Error::Bootstrap(format!(
-                        "rank {me} cannot reach rank {} on host {} over TCP ({}): {why}",
+                        "rank {me} cannot reach rank {} on host {} over TCP ({}): {why} \
+                         (BB_TCP_IF picks the interface whose addresses ranks offer)",
                         t.rank,
                         t.host,
                         addrs_text(&t.addrs)
