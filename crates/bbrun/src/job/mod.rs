@@ -114,8 +114,8 @@ struct Job {
     caught: Option<i32>,
     kill_at: Option<Instant>,
     give_up_at: Option<Instant>,
-    /// A rank that exited with an error in a job across hosts, blamed once [`BLAME_GRACE`] has
-    /// passed without a likelier cause: (report, exit code, when).
+    /// A rank that exited with an error, blamed once [`BLAME_GRACE`] has passed without a
+    /// likelier cause: (report, exit code, when).
     suspect: Option<(String, i32, Instant)>,
     /// Once every rank has exited: until when local pipes may drain, and agents may clean up.
     drain_until: Option<Instant>,
@@ -123,8 +123,8 @@ struct Job {
     warned: Vec<String>,
 }
 
-/// In a job across hosts, how long a rank's error exit waits for a likelier cause (another
-/// rank's death, whose report travels through its host's agent) before it is blamed.
+/// How long a rank's error exit waits for a likelier cause (another rank's death, reported a
+/// little later) before it is blamed and the job stopped.
 const BLAME_GRACE: Duration = Duration::from_millis(300);
 
 /// Runs the job and returns bbrun's exit code.

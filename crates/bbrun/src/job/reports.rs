@@ -76,13 +76,15 @@ impl Job {
             Exit::Code(code) if code != 0 => {
                 // Peers of a rank that was killed may see its route break and give up before we
                 // hear of the death itself: reap the others first, so the report names the cause.
-                // Across hosts, a death's report may come later than its peers' errors: give it
-                // a moment to arrive before blaming this rank.
+                // A death may be reported later than its peers' errors (through another host's
+                // agent; or, on one busy host, the killed process is not yet reapable when the
+                // peer that saw its connection close has already exited): give it a moment
+                // before blaming this rank.
                 if !self.stopping() {
                     self.reap(Instant::now());
                 }
                 let why = format!("{who} exited with code {code}");
-                if self.name_hosts && !self.stopping() {
+                if !self.stopping() {
                     self.suspect.get_or_insert((why, code, Instant::now() + BLAME_GRACE));
                 } else {
                     self.fail(&why, code)

@@ -280,8 +280,10 @@ impl Engine {
     pub(crate) fn progress(&mut self, hint: Option<usize>) -> bool {
         let core = &mut self.core;
         let mut busy = self.chan.poll(hint, |peer, h, payload| core.on_record(peer, h, payload)) > 0;
-        while let Some((peer, why)) = self.chan.take_failure() {
-            self.core.fail_peer(peer, why);
+        if self.chan.has_failure() {
+            while let Some((peer, why)) = self.chan.take_failure() {
+                self.core.fail_peer(peer, why);
+            }
             busy = true;
         }
         if !self.core.control.is_empty() {

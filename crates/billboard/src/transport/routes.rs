@@ -57,7 +57,8 @@ impl std::fmt::Display for Route {
 
 /// This rank's routes to every rank of the job.
 pub struct Routes {
-    /// Per world rank: its index on this host's billboard, or [`REMOTE`].
+    /// Per world rank: its index on this host's billboard, or [`REMOTE`]. Without TCP (one
+    /// host) the identity: the fast paths rely on that.
     local: Vec<u32>,
     /// World rank of each billboard index.
     shm_world: Vec<usize>,
@@ -97,13 +98,15 @@ impl Routes {
         self.shm.oversubscribed()
     }
 
-    /// The next broken route not yet reported: the peer and what happened.
+    /// Whether a broken route waits in [`take_failure`](Self::take_failure).
     #[inline]
+    pub fn has_failure(&self) -> bool {
+        self.tcp.as_ref().is_some_and(TcpChannel::has_failure)
+    }
+
+    /// The next broken route not yet reported: the peer and what happened.
     pub fn take_failure(&mut self) -> Option<(usize, String)> {
-        match &mut self.tcp {
-            Some(tcp) if tcp.has_failure() => tcp.take_failure(),
-            _ => None,
-        }
+        self.tcp.as_mut().and_then(TcpChannel::take_failure)
     }
 
     /// What a waiter needs to sleep without holding the routes.
@@ -133,8 +136,12 @@ impl Channel for Routes {
 
     #[inline]
     fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
+        let Some(tcp) = &mut self.tcp else {
+            // One host: the billboard holds every rank, in world order.
+            return self.shm.try_send(peer, header, payload);
+        };
         match self.local[peer] {
-            REMOTE => self.tcp.as_mut().expect("a remote rank has a TCP route").try_send(peer, header, payload),
+            REMOTE => tcp.try_send(peer, header, payload),
             l => self.shm.try_send(l as usize, header, payload),
         }
     }
@@ -152,6 +159,10 @@ impl Channel for Routes {
 
     #[inline]
     fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, mut f: F) -> usize {
+        if self.tcp.is_none() {
+            // One host: the billboard holds every rank, in world order.
+            return self.shm.poll(hint, f);
+        }
         let remote_hint = hint.filter(|&p| self.local[p] == REMOTE);
         let local_hint = match hint {
             Some(p) if remote_hint.is_none() => Some(self.local[p] as usize),
