@@ -94,3 +94,30 @@ fn an_interface_that_does_not_exist_is_named() {
     assert_ne!(job.code(), Some(0));
     assert!(job.stderr().contains("BB_TCP_IF=eth9"), "stderr:\n{}", job.stderr());
 }
+
+/// C programs built with our `mpicc` (MPICH's ABI), across two hosts: the MPI library over both
+/// routes. Skipped when `make` has not filled `dist/`.
+#[test]
+fn mpi_programs_across_two_hosts() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mpicc = root.join("dist/bin/mpicc");
+    if !mpicc.exists() {
+        println!("SKIP: no dist/bin/mpicc (run make first)");
+        return;
+    }
+    let Some(ns) = Netns::create(2) else { return };
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("routes-mpi");
+    std::fs::create_dir_all(&out).unwrap();
+    for name in ["p2p_basic", "coll_basic", "datatypes_large"] {
+        let exe = out.join(name);
+        let src = root.join(format!("tests/c/{name}.c"));
+        let built = std::process::Command::new(&mpicc).arg("-O1").arg("-o").arg(&exe).arg(&src).arg("-lm").status();
+        assert!(built.is_ok_and(|s| s.success()), "mpicc {name}.c");
+        let exe = exe.to_str().unwrap();
+        let placement = hosts(&ns, &[2, 2]);
+        let job = Running::start(&["--launcher", LAUNCHER, "--host", &placement, exe], b"", &[exe]).finish(T, SETTLE);
+        job.assert_success();
+        assert!(!job.stdout().contains("FAIL"), "{name}: {}", job.stdout());
+        assert!(job.stdout().contains(&format!("PASS {name}")), "{name} printed no PASS line: {}", job.stdout());
+    }
+}
