@@ -146,12 +146,7 @@ impl Agent {
                 return self.orphan();
             }
         }
-        let ready: Vec<(Source, PollFlags)> = fds
-            .iter()
-            .zip(sources)
-            .filter(|(fd, _)| !fd.revents().is_empty())
-            .map(|(fd, s)| (s, fd.revents()))
-            .collect();
+        let ready = crate::pipes::ready(&fds, sources);
         drop(fds);
         let mut out = Vec::new();
         for (source, events) in ready {

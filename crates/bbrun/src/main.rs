@@ -99,7 +99,7 @@ fn main() {
     };
     let placement = placement(&cli).unwrap_or_else(|e| usage_error(e));
     let launcher = Launcher::parse(&cli.launcher).unwrap_or_else(|e| usage_error(e));
-    let hostname = rustix::system::uname().nodename().to_string_lossy().into_owned();
+    let hostname = billboard::transport::tcp::addr::host_name();
     let local: Vec<bool> = placement.hosts.iter().map(|h| hosts::is_this_machine(h, &hostname)).collect();
     let program = PathBuf::from(program);
     // Remote hosts look the program up themselves; an error there names the host.

@@ -84,3 +84,12 @@ impl Write for RawFd<'_> {
         Ok(())
     }
 }
+
+/// The sources whose poll entries reported events, with those events (one `poll` loop's
+/// dispatch list; the entries' borrows end here, so handlers may use what they watched).
+pub fn ready<S>(
+    fds: &[rustix::event::PollFd<'_>],
+    sources: impl IntoIterator<Item = S>,
+) -> Vec<(S, rustix::event::PollFlags)> {
+    fds.iter().zip(sources).filter(|(fd, _)| !fd.revents().is_empty()).map(|(fd, s)| (s, fd.revents())).collect()
+}

@@ -140,11 +140,7 @@ pub unsafe extern "C" fn PMPI_Abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
 /// This host's name (`MPI_Get_processor_name`, error reports).
 pub(crate) fn host_name() -> &'static str {
     static NAME: OnceLock<String> = OnceLock::new();
-    NAME.get_or_init(|| {
-        std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "localhost".into())
-    })
+    NAME.get_or_init(billboard::transport::tcp::addr::host_name)
 }
 
 #[no_mangle]

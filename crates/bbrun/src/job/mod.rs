@@ -331,12 +331,7 @@ impl Job {
                 return;
             }
         }
-        let ready: Vec<(Source, PollFlags)> = fds
-            .iter()
-            .zip(sources)
-            .filter(|(fd, _)| !fd.revents().is_empty())
-            .map(|(fd, s)| (s, fd.revents()))
-            .collect();
+        let ready = crate::pipes::ready(&fds, sources);
         drop(fds);
         let now = Instant::now();
         for (source, events) in ready {

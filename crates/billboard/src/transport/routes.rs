@@ -70,17 +70,6 @@ pub struct Routes {
 }
 
 impl Routes {
-    /// How `peer` is reached.
-    pub fn route(&self, peer: usize) -> Route {
-        if peer == self.shm_world[self.shm.me()] {
-            Route::SelfRoute
-        } else if self.local[peer] == REMOTE {
-            Route::Tcp
-        } else {
-            Route::SharedMemory
-        }
-    }
-
     /// What the channel reaching `peer` can do.
     pub fn caps_for(&self, peer: usize) -> Caps {
         match (self.local[peer], &self.tcp) {

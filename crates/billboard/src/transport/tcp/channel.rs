@@ -185,9 +185,10 @@ impl TcpChannel {
             return 0;
         }
         let mut handled = 0;
-        let tokens: Vec<u64> = self.events.iter().map(|e| e.data.u64()).collect();
-        for token in tokens {
-            match token {
+        // By index, not by iterator: handling an event needs `self`, and copying the tokens out
+        // would allocate on every scan.
+        for i in 0..self.events.len() {
+            match self.events[i].data.u64() {
                 LISTENER => self.accept_strangers(),
                 t if t & STRANGER != 0 => self.step_stranger(t),
                 peer => {
