@@ -165,6 +165,73 @@ fn truncate(w: &Communicator) -> Res {
     Ok(())
 }
 
+/// Blocking receives take a shorter way when no other receive could match first; matching must
+/// stay exactly MPI's around it: an earlier posted receive wins, unexpected messages are taken
+/// oldest first, large messages and several threads still work.
+fn blocking(w: &Communicator) -> Res {
+    if w.size() < 2 || w.rank() > 1 {
+        return Ok(());
+    }
+    let big = pattern(0, 9, 300_000);
+    if w.rank() == 0 {
+        // (1) Two messages for an Irecv posted before a blocking receive that accepts both.
+        w.send(&[1u8][..], 1, 5)?;
+        w.send(&[2u8][..], 1, 6)?;
+        // (2) Two messages the receiver takes in reverse order, one of them unexpected.
+        w.send(&[3u8][..], 1, 1)?;
+        w.send(&[4u8][..], 1, 2)?;
+        // (3) A rendezvous message into a blocking receive, then a small one.
+        w.send(&big[..], 1, 7)?;
+        w.send(&[5u8][..], 1, 8)?;
+        // (4) Two threads on the receiver, each with its own tag, interleaved.
+        for k in 0..200u32 {
+            w.send(&k.to_ne_bytes()[..], 1, 20 + (k % 2) as i32)?;
+        }
+        let mut done = 0u8;
+        w.recv(&mut done, 1, 99)?;
+    } else {
+        let mut first = [0u8];
+        let req = w.irecv(&mut first[..], 0, 5)?;
+        let mut second = [0u8];
+        let st = w.recv(&mut second[..], 0, ANY_TAG)?;
+        assert_eq!((st.tag(), second[0]), (6, 2), "the posted Irecv takes tag 5 first");
+        req.wait()?;
+        assert_eq!(first[0], 1);
+        let mut b = [0u8];
+        w.recv(&mut b[..], 0, 2)?;
+        assert_eq!(b[0], 4, "tag 2 skips the unexpected tag 1");
+        w.recv(&mut b[..], 0, ANY_TAG)?;
+        assert_eq!(b[0], 3, "the unexpected tag 1 is received next");
+        let mut got = vec![0u8; big.len()];
+        let st = w.recv(&mut got[..], 0, 7)?;
+        assert_eq!(st.bytes(), big.len());
+        assert!(got == big, "rendezvous content");
+        w.recv(&mut b[..], 0, 8)?;
+        assert_eq!(b[0], 5);
+        std::thread::scope(|s| -> Res {
+            let threads: Vec<_> = (0..2)
+                .map(|t| {
+                    s.spawn(move || -> Result<(), Error> {
+                        for k in 0..100u32 {
+                            let mut v = [0u8; 4];
+                            let st = w.recv(&mut v[..], 0, 20 + t)?;
+                            assert_eq!(st.tag(), 20 + t);
+                            assert_eq!(u32::from_ne_bytes(v), 2 * k + t as u32, "thread {t}, message {k}");
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            for t in threads {
+                t.join().expect("receiver thread")?;
+            }
+            Ok(())
+        })?;
+        w.send(&1u8, 0, 99)?;
+    }
+    Ok(())
+}
+
 /// dup and split make communicators whose traffic never matches another's.
 fn comms(w: &Communicator) -> Res {
     let (n, me) = (w.size(), w.rank());
@@ -337,6 +404,7 @@ fn run() -> Res {
         }
         "many" => many(&w)?,
         "truncate" => truncate(&w)?,
+        "blocking" => blocking(&w)?,
         "comms" => comms(&w)?,
         "probe" => probe(&w)?,
         "ssend" => ssend(&w)?,
@@ -371,6 +439,7 @@ fn run() -> Res {
             all_sizes(&w, 4 << 20)?;
             many(&w)?;
             truncate(&w)?;
+            blocking(&w)?;
             comms(&w)?;
             probe(&w)?;
             ssend(&w)?;

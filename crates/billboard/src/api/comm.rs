@@ -189,8 +189,7 @@ impl Communicator {
     pub(crate) fn recv_on(&self, context: u32, data: &mut [u8], src: Source, tag: TagMatch) -> Result<Status> {
         let (pattern, hint) = self.pattern(context, src, tag)?;
         // SAFETY: `data` is borrowed mutably for the whole call, which waits for completion.
-        let id = unsafe { self.inner.engine.lock().irecv(pattern, hint, data.as_mut_ptr(), data.len()) };
-        self.inner.engine.wait(id).map(Status::new)
+        unsafe { self.inner.engine.recv(pattern, hint, data.as_mut_ptr(), data.len()) }.map(Status::new)
     }
 
     /// Starts a send; the request borrows `buf` until it completes.

@@ -338,6 +338,12 @@ impl<M> Matcher<M> {
         self.posted_len
     }
 
+    /// Number of posted receives waiting in `context`.
+    #[inline]
+    pub fn posted_in(&self, context: u32) -> usize {
+        self.contexts.get(context).map_or(0, |queues| queues.posted_len)
+    }
+
     /// Number of unexpected messages waiting for a receive.
     pub fn unexpected_len(&self) -> usize {
         self.unexpected_len

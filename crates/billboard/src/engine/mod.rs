@@ -6,7 +6,7 @@ pub mod protocol;
 pub mod request;
 pub mod scatter;
 
-pub(crate) use progress::{Engine, Pending};
+pub(crate) use progress::{Engine, Pending, Started};
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -43,10 +43,19 @@ impl Shared {
     /// returns the engine still locked, so the caller finishes without locking again. While
     /// spinning, the lock is released every [`POLLS_PER_LOCK`] polls only: taking it costs
     /// two atomic operations, which a single-threaded waiter should not pay on every poll.
-    pub fn wait_until(&self, hint: Option<usize>, mut done: impl FnMut(&mut Engine) -> bool) -> MutexGuard<'_, Engine> {
+    pub fn wait_until(&self, hint: Option<usize>, done: impl FnMut(&mut Engine) -> bool) -> MutexGuard<'_, Engine> {
+        self.wait_locked(self.lock(), hint, done)
+    }
+
+    /// [`Shared::wait_until`] starting with the engine already locked.
+    fn wait_locked<'a>(
+        &'a self,
+        mut engine: MutexGuard<'a, Engine>,
+        hint: Option<usize>,
+        mut done: impl FnMut(&mut Engine) -> bool,
+    ) -> MutexGuard<'a, Engine> {
         let mut backoff: Option<Backoff> = None;
-        loop {
-            let mut engine = self.lock();
+        'rounds: loop {
             for _ in 0..POLLS_PER_LOCK {
                 if done(&mut engine) {
                     return engine;
@@ -63,22 +72,54 @@ impl Shared {
                     Step::Yield => {
                         drop(engine);
                         rustix::thread::sched_yield();
-                        break;
+                        engine = self.lock();
+                        continue 'rounds;
                     }
                     Step::Sleep(t) => {
                         let sleeper = engine.sleeper();
                         drop(engine);
                         sleeper.sleep(t);
-                        break;
+                        engine = self.lock();
+                        continue 'rounds;
                     }
                 }
             }
+            // Let other threads in between rounds of polls.
+            drop(engine);
+            engine = self.lock();
         }
     }
 
     /// Waits until request `id` completes, then frees it.
     pub fn wait(&self, id: request::ReqId) -> Result<request::Completion> {
-        let hint = self.lock().hint(id);
-        self.wait_until(hint, |e| e.is_done(id)).finish(id)
+        let engine = self.lock();
+        self.wait_on(engine, id)
+    }
+
+    fn wait_on<'a>(&'a self, engine: MutexGuard<'a, Engine>, id: request::ReqId) -> Result<request::Completion> {
+        if engine.is_done(id) {
+            let mut engine = engine;
+            return engine.finish(id);
+        }
+        let hint = engine.hint(id);
+        self.wait_locked(engine, hint, |e| e.is_done(id)).finish(id)
+    }
+
+    /// A blocking receive into `cap` bytes at `buf` (see [`Engine::recv_direct`]).
+    ///
+    /// # Safety
+    /// `buf..buf+cap` is valid for writes, and untouched by others, for the whole call.
+    pub unsafe fn recv(
+        &self,
+        pattern: matching::Pattern,
+        hint: Option<usize>,
+        buf: *mut u8,
+        cap: usize,
+    ) -> Result<request::Completion> {
+        let mut engine = self.lock();
+        match engine.recv_direct(pattern, hint, buf, cap) {
+            Started::Request(id) => self.wait_on(engine, id),
+            Started::Direct => self.wait_locked(engine, hint, |e| e.direct_done()).direct_finish(),
+        }
     }
 }

@@ -34,6 +34,30 @@ impl Pending {
     }
 }
 
+/// A blocking receive waiting outside the matcher (see [`Engine::recv_direct`]): the one
+/// receive of its context, so the first record that matches it is its message.
+struct Direct {
+    pattern: Pattern,
+    hint: Option<usize>,
+    buf: *mut u8,
+    cap: usize,
+    outcome: Option<Outcome>,
+}
+
+/// What became of a direct receive.
+enum Outcome {
+    /// An eager message landed in the buffer (or the receive failed).
+    Done(Result<Completion>),
+    /// A rendezvous matched: the receive goes on as request `.0`.
+    Rendezvous(ReqId),
+}
+
+/// How a blocking receive goes on: directly (no request, no matcher entry) or as a request.
+pub(crate) enum Started {
+    Direct,
+    Request(ReqId),
+}
+
 /// A control record waiting for room: (peer, header, payload).
 type Control = (usize, Header, [u8; 4], usize);
 
@@ -54,6 +78,8 @@ struct Core {
     /// Per peer: why its route broke; requests that depend on it fail with that.
     failed: Vec<Option<String>>,
     any_failed: bool,
+    /// The blocking receive waiting directly, if any (one at a time).
+    direct: Option<Direct>,
 }
 
 pub struct Engine {
@@ -96,6 +122,7 @@ impl Engine {
                 cma_segment: CMA_SEGMENT.get().max(4096),
                 failed: vec![None; n],
                 any_failed: false,
+                direct: None,
             },
         }
     }
@@ -192,6 +219,53 @@ impl Engine {
             self.core.deliver(id, env, msg);
         }
         id
+    }
+
+    /// Starts a blocking receive. When nothing could match it sooner (no unexpected message
+    /// matches, no receive is posted in its context, no other direct receive waits) it waits
+    /// outside the matcher and the request table: the first arriving record that matches is
+    /// its message, copied straight into `buf` (the small-message path's shortest way).
+    /// Otherwise it is an ordinary posted receive. Finish with [`Engine::direct_finish`] or
+    /// [`Engine::finish`].
+    ///
+    /// # Safety
+    /// As for [`Engine::irecv`], until the receive is finished.
+    pub(crate) unsafe fn recv_direct(
+        &mut self,
+        pattern: Pattern,
+        hint: Option<usize>,
+        buf: *mut u8,
+        cap: usize,
+    ) -> Started {
+        let core = &mut self.core;
+        if core.direct.is_some()
+            || core.any_failed
+            || core.matcher.unexpected_len() > 0
+            || core.matcher.posted_in(pattern.context) > 0
+        {
+            return Started::Request(self.irecv(pattern, hint, buf, cap));
+        }
+        core.direct = Some(Direct { pattern, hint, buf, cap, outcome: None });
+        Started::Direct
+    }
+
+    /// Whether the direct receive has completed.
+    #[inline]
+    pub(crate) fn direct_done(&self) -> bool {
+        match &self.core.direct {
+            Some(Direct { outcome: Some(Outcome::Done(_)), .. }) => true,
+            Some(Direct { outcome: Some(Outcome::Rendezvous(id)), .. }) => self.core.reqs.is_done(*id),
+            _ => false,
+        }
+    }
+
+    /// Ends the completed direct receive and hands over its outcome.
+    pub(crate) fn direct_finish(&mut self) -> Result<Completion> {
+        match self.core.direct.take().and_then(|d| d.outcome) {
+            Some(Outcome::Done(outcome)) => outcome,
+            Some(Outcome::Rendezvous(id)) => self.finish(id),
+            None => unreachable!("direct receive finished before it completed"),
+        }
     }
 
     /// Receives the message a matched probe took out of the matcher (MPI_Mrecv).
@@ -441,6 +515,16 @@ impl Core {
         match h.kind {
             EAGER => {
                 let env = Envelope { context: h.context, source: h.source, tag: h.tag };
+                if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && d.pattern.matches(&env)) {
+                    let n = payload.len().min(d.cap);
+                    // SAFETY: the direct receive's buffer holds `cap` bytes and n <= cap.
+                    unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), d.buf, n) };
+                    let done = Completion { source: env.source, tag: env.tag, bytes: n, cancelled: false };
+                    let outcome =
+                        if payload.len() > d.cap { Err(truncated(env, payload.len(), d.cap)) } else { Ok(done) };
+                    d.outcome = Some(Outcome::Done(outcome));
+                    return;
+                }
                 if let Some(id) = self.matcher.arrive_with(env, || Pending::Eager(payload.to_vec())) {
                     self.deliver_bytes(id, env, payload);
                 }
@@ -450,6 +534,12 @@ impl Core {
                     panic!("malformed RTS record from rank {peer}: {} payload bytes", payload.len())
                 };
                 let env = Envelope { context: h.context, source: h.source, tag: h.tag };
+                if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && d.pattern.matches(&env)) {
+                    let id = self.reqs.insert(State::RecvPosted { buf: d.buf, cap: d.cap }, d.hint);
+                    d.outcome = Some(Outcome::Rendezvous(id));
+                    self.start_rendezvous(id, env, peer, rts, h.aux as usize);
+                    return;
+                }
                 let pending = || Pending::Rts { peer, addr: rts.addr, len: h.aux as usize, send_req: rts.send_req };
                 if let Some(id) = self.matcher.arrive_with(env, pending) {
                     self.start_rendezvous(id, env, peer, rts, h.aux as usize);
@@ -584,6 +674,11 @@ impl Core {
             req.state = State::Done;
         }
         self.control.retain(|c| c.0 != peer);
+        if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none()) {
+            if d.hint.is_none() || d.hint == Some(peer) {
+                d.outcome = Some(Outcome::Done(Err(gone(&why))));
+            }
+        }
         for id in 0..self.reqs.len() as ReqId {
             let req = self.reqs.get(id);
             let depends = match req.state {
