@@ -22,6 +22,11 @@ unsafe fn init(required: c_int, provided: *mut c_int) -> c_int {
     };
     let world = universe.world();
     let level = required.clamp(MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE);
+    if level < MPI_THREAD_MULTIPLE {
+        // SAFETY: below MPI_THREAD_MULTIPLE the program promises what the engine needs: calls
+        // never overlap, and at SERIALIZED it orders them itself. No other thread runs MPI yet.
+        unsafe { world.assume_serialized() };
+    }
     let entry = |comm, name: &str| Some(Comm { comm, errhandler: MPI_ERRORS_ARE_FATAL, name: name.into() });
     let mpi = Mpi {
         comms: vec![entry(world.clone(), "MPI_COMM_WORLD"), entry(world.solo(), "MPI_COMM_SELF")],

@@ -91,6 +91,8 @@ pub struct Session {
 pub fn start(name: &str, options: &Options, all_sizes: Vec<usize>) -> Result<Session, Box<dyn std::error::Error>> {
     let universe = billboard::init()?;
     let world = universe.world();
+    // SAFETY: the benchmarks call the library from their main thread only.
+    unsafe { world.assume_serialized() };
     let (rank, ranks) = (world.rank(), world.size());
     if ranks < 2 {
         return Err(need_ranks(name, 2, ranks));

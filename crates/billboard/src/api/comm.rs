@@ -114,6 +114,17 @@ impl Communicator {
         }
     }
 
+    /// Tells the library that this process never calls into it from two threads at once from
+    /// now on (MPI_THREAD_SERIALIZED or below), so the engine skips its lock on every call.
+    ///
+    /// # Safety
+    /// No two threads use any communicator or request of this process at the same time from
+    /// now on, and each thread's calls happen-before the next thread's (e.g. through a mutex of
+    /// the program's own). Call it while no other thread uses the library.
+    pub unsafe fn assume_serialized(&self) {
+        self.inner.engine.assume_serialized();
+    }
+
     /// The host member `rank` runs on, as an index: members with equal values share a host (and
     /// its shared-memory billboard); the values mean nothing else. The engine learned them at
     /// start, so this costs no communication (hierarchical algorithms, MPI_COMM_TYPE_SHARED).

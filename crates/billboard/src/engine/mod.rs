@@ -8,6 +8,8 @@ pub mod scatter;
 
 pub(crate) use progress::{Engine, Pending, Started};
 
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::transport::shm::wait::{Backoff, Step};
@@ -17,8 +19,38 @@ use crate::Result;
 ///
 /// One lock serializes the engine (MPI_THREAD_MULTIPLE); a waiting thread holds it only
 /// while it polls, never while it spins, yields or sleeps, so other threads' operations go on.
+/// A process that promises never to call in from two threads at once (MPI below
+/// MPI_THREAD_MULTIPLE, see [`Shared::assume_serialized`]) skips the lock: its two atomic
+/// operations per call are a fair share of a small message's cost.
 pub(crate) struct Shared {
-    engine: Mutex<Engine>,
+    engine: UnsafeCell<Engine>,
+    lock: Mutex<()>,
+    serialized: AtomicBool,
+}
+
+// SAFETY: the engine is only reached through `lock`, which holds the mutex unless the process
+// promised (unsafely) that calls never overlap; `Engine` itself is `Send`.
+unsafe impl Sync for Shared {}
+
+/// The engine, held for one step (the mutex guard, when there is one, is released on drop).
+pub(crate) struct EngineGuard<'a> {
+    engine: &'a mut Engine,
+    _held: Option<MutexGuard<'a, ()>>,
+}
+
+impl std::ops::Deref for EngineGuard<'_> {
+    type Target = Engine;
+    #[inline]
+    fn deref(&self) -> &Engine {
+        self.engine
+    }
+}
+
+impl std::ops::DerefMut for EngineGuard<'_> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Engine {
+        self.engine
+    }
 }
 
 pub(crate) type EngineRef = Arc<Shared>;
@@ -29,31 +61,48 @@ const POLLS_PER_LOCK: usize = 16;
 
 impl Shared {
     pub fn new(engine: Engine) -> EngineRef {
-        Arc::new(Shared { engine: Mutex::new(engine) })
+        Arc::new(Shared { engine: UnsafeCell::new(engine), lock: Mutex::new(()), serialized: AtomicBool::new(false) })
     }
 
     /// The engine, for one short step. A thread that panicked inside leaves it usable: the
     /// engine's own state is never left half-updated by a panic in user code.
     #[inline]
-    pub fn lock(&self) -> MutexGuard<'_, Engine> {
-        self.engine.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    pub fn lock(&self) -> EngineGuard<'_> {
+        let held = if self.serialized.load(Ordering::Relaxed) {
+            None
+        } else {
+            Some(self.lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+        };
+        // SAFETY: exclusive: the mutex is held, or the process promised calls never overlap
+        // (`assume_serialized`); no code path takes the engine twice in one thread.
+        EngineGuard { engine: unsafe { &mut *self.engine.get() }, _held: held }
+    }
+
+    /// From now on the engine skips its lock.
+    ///
+    /// # Safety
+    /// No two threads of this process call into the library at once from now on, and one
+    /// thread's calls happen-before another's (MPI_THREAD_SERIALIZED's rule). Call it while no
+    /// other thread uses the library.
+    pub unsafe fn assume_serialized(&self) {
+        self.serialized.store(true, Ordering::Relaxed);
     }
 
     /// Drives progress until `done(engine)` holds, backing off from spinning to sleeping;
     /// returns the engine still locked, so the caller finishes without locking again. While
     /// spinning, the lock is released every [`POLLS_PER_LOCK`] polls only: taking it costs
     /// two atomic operations, which a single-threaded waiter should not pay on every poll.
-    pub fn wait_until(&self, hint: Option<usize>, done: impl FnMut(&mut Engine) -> bool) -> MutexGuard<'_, Engine> {
+    pub fn wait_until(&self, hint: Option<usize>, done: impl FnMut(&mut Engine) -> bool) -> EngineGuard<'_> {
         self.wait_locked(self.lock(), hint, done)
     }
 
     /// [`Shared::wait_until`] starting with the engine already locked.
     fn wait_locked<'a>(
         &'a self,
-        mut engine: MutexGuard<'a, Engine>,
+        mut engine: EngineGuard<'a>,
         hint: Option<usize>,
         mut done: impl FnMut(&mut Engine) -> bool,
-    ) -> MutexGuard<'a, Engine> {
+    ) -> EngineGuard<'a> {
         let mut backoff: Option<Backoff> = None;
         'rounds: loop {
             for _ in 0..POLLS_PER_LOCK {
@@ -96,7 +145,7 @@ impl Shared {
         self.wait_on(engine, id)
     }
 
-    fn wait_on<'a>(&'a self, engine: MutexGuard<'a, Engine>, id: request::ReqId) -> Result<request::Completion> {
+    fn wait_on<'a>(&'a self, engine: EngineGuard<'a>, id: request::ReqId) -> Result<request::Completion> {
         if engine.is_done(id) {
             let mut engine = engine;
             return engine.finish(id);

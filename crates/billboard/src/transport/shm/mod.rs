@@ -29,7 +29,7 @@ use slots::SlotPool;
 pub static RING_BYTES: Tunable = Tunable::new(
     "BB_SHM_RING_BYTES",
     32 << 10,
-    "bytes of fast-box ring per (sender, receiver) pair; 32 KiB holds four 8 KiB inline messages",
+    "bytes of fast-box ring per (sender, receiver) pair, rounded up to a power of two; 32 KiB holds four 8 KiB inline messages",
 );
 pub static SLOT_BYTES: Tunable = Tunable::new(
     "BB_SHM_SLOT_BYTES",

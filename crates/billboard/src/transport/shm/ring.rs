@@ -29,6 +29,7 @@ const FORM_SKIP: u32 = 3;
 
 /// Where a ring's cells and its credit word live: the shared segment, or a model under loom.
 pub(crate) trait RingMemory {
+    /// Cells in the ring: a power of two, so positions map to cells with a mask.
     fn ncells(&self) -> usize;
     /// The publish word of cell `i` (its first 8 bytes).
     fn seq(&self, i: usize) -> &AtomicU64;
@@ -68,7 +69,8 @@ impl RingTx {
         let n = mem.ncells() as u64;
         let need = cells_for(payload.len());
         debug_assert!(need * 4 <= n, "record of {} bytes is too large for the ring", payload.len());
-        let idx = self.tail % n;
+        debug_assert!(n.is_power_of_two());
+        let idx = self.tail & (n - 1);
         let skip = if idx + need > n { n - idx } else { 0 };
         if self.tail + skip + need - self.credit > n {
             self.credit = mem.consumed().load(Ordering::Acquire);
@@ -89,7 +91,7 @@ impl RingTx {
     pub fn has_room<M: RingMemory>(&mut self, mem: &M, payload: usize) -> bool {
         let n = mem.ncells() as u64;
         let need = cells_for(payload);
-        let idx = self.tail % n;
+        let idx = self.tail & (n - 1);
         let skip = if idx + need > n { n - idx } else { 0 };
         if self.tail + skip + need - self.credit <= n {
             return true;
@@ -100,7 +102,7 @@ impl RingTx {
 
     fn publish<M: RingMemory>(&self, mem: &M, form: u32, len: u32, header: &Header, payload: &[u8]) {
         let n = mem.ncells() as u64;
-        let idx = (self.tail % n) as usize;
+        let idx = (self.tail & (n - 1)) as usize;
         let at = idx * CELL;
         let mut head = [0u8; RECORD_HEAD - 8];
         head[0..4].copy_from_slice(&form.to_ne_bytes());
@@ -138,7 +140,7 @@ impl RingRx {
     pub fn next<'m, M: RingMemory>(&mut self, mem: &'m M) -> Option<Record<'m>> {
         let n = mem.ncells() as u64;
         loop {
-            let idx = (self.head % n) as usize;
+            let idx = (self.head & (n - 1)) as usize;
             if mem.seq(idx).load(Ordering::Acquire) != self.head + 1 {
                 return None;
             }

@@ -96,7 +96,8 @@ fn round_up(x: usize, to: usize) -> usize {
 
 impl Layout {
     pub fn new(nranks: usize, ring_bytes: usize, slot_bytes: usize, slots: usize) -> Layout {
-        let ring_bytes = round_up(ring_bytes.max(1024), LINE);
+        // A power of two, so ring positions map to cells with a mask instead of a division.
+        let ring_bytes = ring_bytes.max(1024).next_power_of_two();
         let slot_bytes = round_up(slot_bytes.max(PAGE), PAGE);
         let doorbell_off = CONTROL_BYTES;
         let returns_off = round_up(doorbell_off + 8 * nranks, LINE);
