@@ -147,9 +147,13 @@ impl<M> ContextQueues<M> {
         let bound = named.map_or(u64::MAX, |(_, seq)| seq);
         let wildcard =
             self.posted_any_source.iter().take_while(|r| r.seq < bound).position(|r| accepts_tag(r.tag, env.tag));
+        // The match is nearly always the first in its bin: pop it without VecDeque::remove's
+        // general shuffle.
+        let take =
+            |bin: &mut VecDeque<PostedRecv>, pos: usize| if pos == 0 { bin.pop_front() } else { bin.remove(pos) };
         let recv = match (wildcard, named) {
-            (Some(pos), _) => self.posted_any_source.remove(pos),
-            (None, Some((pos, _))) => bin.as_mut().and_then(|bin| bin.remove(pos)),
+            (Some(pos), _) => take(&mut self.posted_any_source, pos),
+            (None, Some((pos, _))) => bin.as_mut().and_then(|bin| take(bin, pos)),
             (None, None) => None,
         }?;
         self.posted_len -= 1;

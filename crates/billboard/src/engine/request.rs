@@ -86,14 +86,18 @@ pub(crate) struct Slab {
 
 impl Slab {
     pub fn insert(&mut self, state: State, hint: Option<usize>) -> ReqId {
-        let req = Request { state, completion: Completion::default(), error: None, hint, scatter: None };
         match self.free.pop() {
             Some(id) => {
-                self.reqs[id as usize] = req;
+                // A freed entry already has no error and no blocks (see `remove`): set the
+                // rest field by field instead of moving a whole request in.
+                let req = &mut self.reqs[id as usize];
+                req.state = state;
+                req.completion = Completion::default();
+                req.hint = hint;
                 id
             }
             None => {
-                self.reqs.push(req);
+                self.reqs.push(Request { state, completion: Completion::default(), error: None, hint, scatter: None });
                 (self.reqs.len() - 1) as ReqId
             }
         }
