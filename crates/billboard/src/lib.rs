@@ -20,6 +20,7 @@
 
 pub mod bootstrap;
 pub mod coll;
+mod copy;
 pub mod engine;
 mod error;
 pub(crate) mod sync;

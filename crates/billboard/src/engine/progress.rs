@@ -518,7 +518,7 @@ impl Core {
                 if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && d.pattern.matches(&env)) {
                     let n = payload.len().min(d.cap);
                     // SAFETY: the direct receive's buffer holds `cap` bytes and n <= cap.
-                    unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), d.buf, n) };
+                    unsafe { crate::copy::copy(payload.as_ptr(), d.buf, n) };
                     let done = Completion { source: env.source, tag: env.tag, bytes: n, cancelled: false };
                     let outcome =
                         if payload.len() > d.cap { Err(truncated(env, payload.len(), d.cap)) } else { Ok(done) };
@@ -601,7 +601,7 @@ impl Core {
             // SAFETY: the blocks hold `cap` bytes and n <= cap.
             Some(blocks) => unsafe { copy_into(blocks, 0, &data[..n]) },
             // SAFETY: the posted buffer holds `cap` bytes and n <= cap.
-            None => unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) },
+            None => unsafe { crate::copy::copy(data.as_ptr(), buf, n) },
         }
         req.completion = Completion { source: env.source, tag: env.tag, bytes: n, cancelled: false };
         if data.len() > cap {

@@ -75,9 +75,10 @@ impl RingMemory for ShmRing {
         // SAFETY: points into the segment, mapped for as long as the channel that made it.
         unsafe { &*self.consumed }
     }
+    #[inline]
     unsafe fn write(&self, offset: usize, src: &[u8]) {
         debug_assert!(offset + src.len() <= self.ncells * CELL);
-        std::ptr::copy_nonoverlapping(src.as_ptr(), self.cells.add(offset), src.len());
+        crate::copy::copy(src.as_ptr(), self.cells.add(offset), src.len());
     }
     unsafe fn read(&self, offset: usize, len: usize) -> &[u8] {
         debug_assert!(offset + len <= self.ncells * CELL);
