@@ -139,6 +139,16 @@ impl<M> ContextQueues<M> {
     /// Removes the earliest-posted receive that accepts `env` (of this context) and returns its id.
     fn take_posted(&mut self, env: &Envelope) -> Option<RecvId> {
         let mut bin = self.posted_from.get_mut(env.source);
+        // The common case, receives posted in the order their messages come: the first receive
+        // of the source's bin matches and no wildcard receive is posted.
+        if self.posted_any_source.is_empty() {
+            if let Some(bin) = bin.as_deref_mut() {
+                if bin.front().is_some_and(|r| accepts_tag(r.tag, env.tag)) {
+                    self.posted_len -= 1;
+                    return bin.pop_front().map(|r| r.id);
+                }
+            }
+        }
         let named = bin.as_deref().and_then(|bin| {
             let pos = bin.iter().position(|r| accepts_tag(r.tag, env.tag))?;
             Some((pos, bin[pos].seq))
