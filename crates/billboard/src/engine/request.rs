@@ -47,10 +47,12 @@ pub(crate) enum State {
         cap: usize,
     },
     /// Matched an RTS: copying from the sender's memory, `done` bytes so far.
-    /// `len` bytes are copied (the buffer may be shorter than the `total` sent).
+    /// `len` bytes are copied (the buffer may be shorter than the `total` sent). With `blocks`
+    /// > 0, `addr` is the sender's block list, read into the request's `gather` first.
     RecvSingleCopy {
         peer: usize,
         addr: u64,
+        blocks: u32,
         send_req: u32,
         buf: *mut u8,
         len: usize,
@@ -75,6 +77,10 @@ pub(crate) struct Request {
     /// A receive into several blocks (a non-contiguous datatype): where the bytes go, in
     /// order; `None` for one contiguous buffer (`buf`, `cap` of the state).
     pub scatter: Option<Box<[super::scatter::Block]>>,
+    /// Where the bytes come from when not one contiguous buffer: a send's own blocks (kept
+    /// alive here until it completes: the receiver may read the list), or, for a single-copy
+    /// receive, the sender's blocks (addresses in its memory).
+    pub gather: Option<Box<[super::scatter::Block]>>,
 }
 
 /// Requests by handle, with a free list so steady-state traffic allocates nothing.
@@ -86,7 +92,7 @@ pub(crate) struct Slab {
 
 impl Slab {
     pub fn insert(&mut self, state: State, hint: Option<usize>) -> ReqId {
-        let req = Request { state, completion: Completion::default(), error: None, hint, scatter: None };
+        let req = Request { state, completion: Completion::default(), error: None, hint, scatter: None, gather: None };
         match self.free.pop() {
             Some(id) => {
                 self.reqs[id as usize] = req;
@@ -104,6 +110,7 @@ impl Slab {
         self.reqs[id as usize].state = State::Free;
         self.reqs[id as usize].error = None;
         self.reqs[id as usize].scatter = None;
+        self.reqs[id as usize].gather = None;
         self.free.push(id);
     }
 
