@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use super::matching::{Envelope, Matcher, Pattern};
 use super::protocol::{Protocol, Rts, Thresholds, CTS, DATA, EAGER, FIN, RTS};
 use super::request::{Completion, ReqId, Slab, State};
-use super::scatter::{copy_into, iovecs, Block, Pieces};
+use super::scatter::{copy_into, iovecs, Block, Cursor, Pieces};
 use crate::transport::routes::Routes;
 use crate::transport::shm::{CMA_SEGMENT, SINGLE_COPY};
 use crate::transport::{Channel, Header};
@@ -514,13 +514,14 @@ impl Engine {
         self.core.single_copy[peer] = false;
         let req = self.core.reqs.get_mut(id);
         req.gather = None;
-        req.state = State::RecvPipeline { buf, cap: len, len: total, received: 0 };
+        req.state = State::RecvPipeline { buf, cap: len, len: total, received: 0, cursor: Cursor::default() };
         self.core.send_control(peer, CTS, send_req as u64, Some(id));
     }
 
     /// Pushes as many DATA chunks as the sender's free slots allow.
     fn advance_pipeline(&mut self, id: ReqId) -> bool {
-        let State::SendPipeline { peer, buf, len, mut offset, recv_req } = self.core.reqs.get(id).state else {
+        let State::SendPipeline { peer, buf, len, mut offset, recv_req, mut cursor } = self.core.reqs.get(id).state
+        else {
             return false;
         };
         let start = offset;
@@ -530,8 +531,9 @@ impl Engine {
             let sent = match &self.core.reqs.get(id).gather {
                 Some(blocks) => {
                     let chan = &mut self.chan;
+                    let (from, at) = cursor.seek(blocks, offset);
                     // SAFETY: the send request keeps its blocks alive and unchanged until it completes.
-                    unsafe { self.pieces.with(blocks, offset, n, |p| chan.try_send_gather(peer, &header, p)) }
+                    unsafe { self.pieces.with(from, at, n, |p| chan.try_send_gather(peer, &header, p)) }
                 }
                 None => {
                     // SAFETY: the send request keeps `buf` alive and unchanged until it completes.
@@ -546,8 +548,9 @@ impl Engine {
         }
         if offset == len {
             self.core.reqs.complete(id);
-        } else if let State::SendPipeline { offset: o, .. } = &mut self.core.reqs.get_mut(id).state {
+        } else if let State::SendPipeline { offset: o, cursor: c, .. } = &mut self.core.reqs.get_mut(id).state {
             *o = offset;
+            *c = cursor;
         }
         offset > start
     }
@@ -596,7 +599,8 @@ impl Core {
                 let recv_req = u32::from_ne_bytes(payload.try_into().expect("CTS carries a request id"));
                 if let Some(req) = self.reqs.lookup_mut(h.aux) {
                     if let State::SendRendezvous { buf, len } = req.state {
-                        req.state = State::SendPipeline { peer, buf, len, offset: 0, recv_req };
+                        req.state =
+                            State::SendPipeline { peer, buf, len, offset: 0, recv_req, cursor: Cursor::default() };
                         self.active.push(h.aux as ReqId);
                     }
                 }
@@ -604,13 +608,16 @@ impl Core {
             DATA => {
                 let id = h.tag as u32;
                 let Some(req) = self.reqs.lookup_mut(id as u64) else { return };
-                if let State::RecvPipeline { buf, cap, len, received } = &mut req.state {
+                if let State::RecvPipeline { buf, cap, len, received, cursor } = &mut req.state {
                     let offset = h.aux as usize;
                     if offset < *cap {
                         let n = payload.len().min(*cap - offset);
                         match &req.scatter {
-                            // SAFETY: the blocks hold `cap` bytes; offset + n <= cap.
-                            Some(blocks) => unsafe { copy_into(blocks, offset, &payload[..n]) },
+                            Some(blocks) => {
+                                let (from, at) = cursor.seek(blocks, offset);
+                                // SAFETY: the blocks hold `cap` bytes; offset + n <= cap.
+                                unsafe { copy_into(from, at, &payload[..n]) }
+                            }
                             // SAFETY: the posted buffer holds `cap` bytes; offset + n <= cap.
                             None => unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf.add(offset), n) },
                         }
@@ -681,7 +688,7 @@ impl Core {
             req.state = State::Done;
             self.send_control(peer, FIN, rts.send_req as u64, None);
         } else {
-            req.state = State::RecvPipeline { buf, cap, len, received: 0 };
+            req.state = State::RecvPipeline { buf, cap, len, received: 0, cursor: Cursor::default() };
             self.send_control(peer, CTS, rts.send_req as u64, Some(id));
         }
     }

@@ -33,13 +33,15 @@ pub(crate) enum State {
         buf: *const u8,
         len: usize,
     },
-    /// Pushing DATA chunks to `recv_req` at `peer`.
+    /// Pushing DATA chunks to `recv_req` at `peer`; `cursor` follows `offset` in the
+    /// request's `gather` blocks, if any.
     SendPipeline {
         peer: usize,
         buf: *const u8,
         len: usize,
         offset: usize,
         recv_req: u32,
+        cursor: super::scatter::Cursor,
     },
     /// Posted in the matcher.
     RecvPosted {
@@ -59,12 +61,14 @@ pub(crate) enum State {
         total: usize,
         done: usize,
     },
-    /// Matched an RTS without single copy: DATA chunks arriving.
+    /// Matched an RTS without single copy: DATA chunks arriving (`cursor` follows them in
+    /// the request's `scatter` blocks, if any).
     RecvPipeline {
         buf: *mut u8,
         cap: usize,
         len: usize,
         received: usize,
+        cursor: super::scatter::Cursor,
     },
 }
 
