@@ -38,6 +38,15 @@ fn sizes_up_to_16_mib_with_the_pipelined_fallback() {
 }
 
 #[test]
+fn non_contiguous_sends_by_every_protocol() {
+    // Gathered eager records, the gathered single copy (block list read first), and with
+    // single copy off the gathered pipeline; tiny rings and slots force queued gathered sends.
+    case(2, "blocks", &[]);
+    case(2, "blocks", &[("BB_SHM_SINGLE_COPY", "0")]);
+    case(2, "blocks", &[("BB_SHM_RING_BYTES", "4096"), ("BB_SHM_SLOTS", "2"), ("BB_SHM_SLOT_BYTES", "8192")]);
+}
+
+#[test]
 fn the_fallback_is_announced_once_in_verbose_mode() {
     let job = run(2, "bb-pt2pt", &["sizes"], &[("BB_SHM_SINGLE_COPY", "0"), ("BB_VERBOSE", "1")], T);
     job.assert_success();
@@ -114,6 +123,11 @@ fn every_case_over_tcp_on_2_and_4_ranks() {
 #[test]
 fn sizes_up_to_16_mib_over_tcp() {
     case(2, "sizes", &TCP);
+}
+
+#[test]
+fn non_contiguous_sends_over_tcp() {
+    case(2, "blocks", &TCP);
 }
 
 #[test]

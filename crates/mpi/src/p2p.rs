@@ -55,6 +55,11 @@ pub(crate) unsafe fn start_send(
         layout.bytes(count)?;
         return Ok(Req::Complete(proc_null_status()));
     }
+    if let Some(blocks) = datatype::gather_blocks(&layout, buf, count)? {
+        // Non-contiguous with large enough pieces: the engine sends them without packing.
+        let req = c.comm.isend_blocks_raw(blocks, dest_rank(dest)?, tag, mode)?;
+        return Ok(Req::Active { req, comm, staged: None });
+    }
     let data = datatype::view(&layout, buf, count, Dir::Read)?;
     let req = c.comm.isend_raw(data.ptr(), data.len(), dest_rank(dest)?, tag, mode)?;
     Ok(Req::Active { req, comm, staged: data.into_staging() })

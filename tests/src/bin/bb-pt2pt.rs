@@ -323,6 +323,93 @@ fn probe(w: &Communicator) -> Res {
     Ok(())
 }
 
+/// Content that never repeats at a power-of-two period (a chunk or segment sent from the wrong
+/// offset shows up), for message `seq` of `len` bytes from `src`.
+fn aperiodic(src: usize, seq: usize, len: usize) -> Vec<u8> {
+    (0..len as u64).map(|i| ((i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize ^ seq ^ (src << 4)) as u8).collect()
+}
+
+/// Memory holding a message in pieces, and where each piece is (offset, length).
+type Spread = (Vec<u8>, Vec<(usize, usize)>);
+
+/// `msg` spread over pieces of `piece` bytes with `gap` bytes (0xEE) between them: the memory
+/// and the blocks of the message in it.
+fn spread(msg: &[u8], piece: usize, gap: usize) -> Spread {
+    let mut mem = Vec::new();
+    let mut places = Vec::new();
+    for chunk in msg.chunks(piece) {
+        places.push((mem.len(), chunk.len()));
+        mem.extend_from_slice(chunk);
+        mem.extend(std::iter::repeat_n(0xEE, gap));
+    }
+    (mem, places)
+}
+
+fn blocks_in(mem: &mut [u8], places: &[(usize, usize)]) -> Box<[(*mut u8, usize)]> {
+    places.iter().map(|&(at, len)| (mem[at..].as_mut_ptr(), len)).collect()
+}
+
+/// Non-contiguous sends (`isend_blocks_raw`) of every size and piece size, standard and
+/// synchronous, into contiguous and into non-contiguous receives: the receiver gets the pieces
+/// joined, and gaps on either side stay untouched. Then a burst of gathered sends nobody
+/// receives yet, so they queue behind a full ring, received afterwards in order.
+fn blocks(w: &Communicator, max: usize) -> Res {
+    use billboard::SendMode;
+    let me = w.rank();
+    let peer = me ^ 1;
+    if peer >= w.size() {
+        return Ok(());
+    }
+    for (k, &len) in sizes(max).iter().enumerate() {
+        let msg = aperiodic(me, k, len);
+        let (send_piece, recv_piece) = [(64, 100), (1000, 777), (4099, 65536), (1 << 20, 64)][k % 4];
+        let mode = if k % 3 == 2 { SendMode::Synchronous } else { SendMode::Standard };
+        let (mut src, src_places) = spread(&msg, send_piece, 8);
+        let into_blocks = k % 2 == 1;
+        let (mut dst, dst_places) = spread(&vec![0; len + 5], recv_piece, 16);
+        let mut flat = vec![0u8; len + 5];
+        // SAFETY: the buffers outlive the requests, which are waited for below.
+        let r = unsafe {
+            if into_blocks {
+                w.irecv_blocks_raw(blocks_in(&mut dst, &dst_places), peer.into(), 11.into())?
+            } else {
+                w.irecv_raw(flat.as_mut_ptr(), flat.len(), peer.into(), 11.into())?
+            }
+        };
+        // SAFETY: as above.
+        let s = unsafe { w.isend_blocks_raw(blocks_in(&mut src, &src_places), peer, 11, mode)? };
+        let st = r.wait()?;
+        s.wait()?;
+        assert_eq!(st.bytes(), len, "size {len}");
+        let want = aperiodic(peer, k, len);
+        let got: Vec<u8> = if into_blocks {
+            let inside: Vec<u8> = dst_places.iter().flat_map(|&(at, n)| dst[at..at + n].to_vec()).collect();
+            assert!(inside[len..].iter().all(|&b| b == 0), "size {len}: bytes past the message");
+            let gaps_kept = dst_places.iter().all(|&(at, n)| dst[at + n..at + n + 16].iter().all(|&b| b == 0xEE));
+            assert!(gaps_kept, "size {len}: a gap between receive blocks was written");
+            inside[..len].to_vec()
+        } else {
+            flat[..len].to_vec()
+        };
+        assert!(got == want, "content mismatch at size {len} (send pieces {send_piece}, into blocks: {into_blocks})");
+    }
+    // The burst: 60 eager gathered sends of 3000 bytes, then the receives.
+    let msgs: Vec<Vec<u8>> = (0..60).map(|i| aperiodic(me, 1000 + i, 3000)).collect();
+    let mut mems: Vec<Spread> = msgs.iter().map(|m| spread(m, 300, 4)).collect();
+    let mut sends = Vec::new();
+    for (mem, places) in mems.iter_mut() {
+        // SAFETY: `mems` outlives the requests, waited for below.
+        sends.push(unsafe { w.isend_blocks_raw(blocks_in(mem, places), peer, 12, SendMode::Standard)? });
+    }
+    for i in 0..60 {
+        let mut b = vec![0u8; 3000];
+        w.recv(&mut b[..], peer, 12)?;
+        assert!(b == aperiodic(peer, 1000 + i, 3000), "burst message {i} out of order or damaged");
+    }
+    wait_all(sends)?;
+    Ok(())
+}
+
 /// Small helpers for tests that need an owned receive buffer.
 trait Owned {
     fn irecv_owned(&self, from: usize) -> Result<OwnedRecv, Error>;
@@ -408,6 +495,7 @@ fn run() -> Res {
         "comms" => comms(&w)?,
         "probe" => probe(&w)?,
         "ssend" => ssend(&w)?,
+        "blocks" => blocks(&w, 16 << 20)?,
         "init" => {}
         // Rank 1 waits two seconds for rank 0: it must sleep, not burn its core.
         "idle" => {
@@ -443,6 +531,7 @@ fn run() -> Res {
             comms(&w)?;
             probe(&w)?;
             ssend(&w)?;
+            blocks(&w, 1 << 20)?;
         }
         other => panic!("unknown case {other:?}"),
     }

@@ -265,6 +265,30 @@ impl Communicator {
         self.isend_on(self.inner.context, buf, len, dest, tag, mode)
     }
 
+    /// Starts a send of several pieces of memory, in order, as one message (a non-contiguous
+    /// datatype): they go out without being packed into an intermediate buffer. The receiver
+    /// sees the message their concatenation makes, however it receives it.
+    ///
+    /// # Safety
+    /// Every block stays valid and unchanged until the request completes (blocks are only read).
+    pub unsafe fn isend_blocks_raw<'a>(
+        &self,
+        blocks: Box<[crate::engine::scatter::Block]>,
+        dest: usize,
+        tag: i32,
+        mode: SendMode,
+    ) -> Result<Request<'a>> {
+        Self::check_tag(tag)?;
+        let peer = self.check_rank(dest)?;
+        if u32::try_from(blocks.len()).is_err() {
+            return Err(Error::InvalidArgument(format!("{} blocks in one message: at most 2^32 - 1", blocks.len())));
+        }
+        let synchronous = mode == SendMode::Synchronous;
+        let rank = self.inner.rank as u32;
+        let id = self.inner.engine.lock().isend_blocks(peer, self.inner.context, rank, tag, blocks, synchronous);
+        Ok(Request::new(&self.inner.engine, id))
+    }
+
     /// [`Communicator::isend_raw`] on any of this communicator's contexts.
     pub(crate) unsafe fn isend_on<'a>(
         &self,

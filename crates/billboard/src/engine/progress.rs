@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use super::matching::{Envelope, Matcher, Pattern};
 use super::protocol::{Protocol, Rts, Thresholds, CTS, DATA, EAGER, FIN, RTS};
 use super::request::{Completion, ReqId, Slab, State};
-use super::scatter::{copy_into, iovecs, Block};
+use super::scatter::{copy_into, iovecs, Block, Cursor, Pieces};
 use crate::transport::routes::Routes;
 use crate::transport::shm::{CMA_SEGMENT, SINGLE_COPY};
 use crate::transport::{Channel, Header};
@@ -21,8 +21,9 @@ use crate::{verbose, Error, Result};
 pub(crate) enum Pending {
     /// The whole message, copied out of the channel so the sender's ring and slots move on.
     Eager(Vec<u8>),
-    /// A rendezvous offer: the data stays in the sender's memory until matched.
-    Rts { peer: usize, addr: u64, len: usize, send_req: u32 },
+    /// A rendezvous offer: the data stays in the sender's memory until matched (`blocks` > 0:
+    /// `addr` is the sender's block list, see [`Rts`]).
+    Rts { peer: usize, addr: u64, len: usize, send_req: u32, blocks: u32 },
 }
 
 impl Pending {
@@ -90,6 +91,8 @@ pub struct Engine {
     thresholds: Vec<Thresholds>,
     oversubscribed: bool,
     core: Core,
+    /// The slices of a gathered send, reused.
+    pieces: Pieces,
 }
 
 // SAFETY: the engine's raw pointers point into the shared-memory segment it owns, which is
@@ -124,6 +127,7 @@ impl Engine {
                 any_failed: false,
                 direct: None,
             },
+            pieces: Pieces::default(),
         }
     }
 
@@ -174,11 +178,71 @@ impl Engine {
         Some(id)
     }
 
-    /// Offers a rendezvous: `matching` carries the envelope.
+    /// Starts a send of the concatenation of `blocks` (a non-contiguous datatype's pieces, in
+    /// order), as [`Engine::isend`] does one buffer, without packing it: eager records are
+    /// gathered from the blocks, a rendezvous offers the block list itself (the receiver reads
+    /// the list, then the data, with `process_vm_readv`), the pipeline gathers each chunk.
+    ///
+    /// # Safety
+    /// Every block stays valid and unchanged until the request completes.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn isend_blocks(
+        &mut self,
+        peer: usize,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        blocks: Box<[Block]>,
+        synchronous: bool,
+    ) -> Option<ReqId> {
+        let len: usize = blocks.iter().map(|b| b.1).sum();
+        if blocks.len() <= 1 {
+            let buf = blocks.first().map_or(std::ptr::NonNull::dangling().as_ptr(), |b| b.0);
+            return self.isend(peer, ctx, src, tag, buf, len, synchronous);
+        }
+        assert!(u32::try_from(blocks.len()).is_ok(), "{} blocks: the RTS counts them in 32 bits", blocks.len());
+        if self.core.any_failed && self.core.failed[peer].is_some() {
+            return Some(self.core.failed_request(peer));
+        }
+        let eager = !synchronous && self.thresholds[peer].protocol(len) == Protocol::Eager;
+        let header = Header { kind: if eager { EAGER } else { RTS }, context: ctx, source: src, tag, aux: 0 };
+        let buf = blocks[0].0 as *const u8;
+        let mut blocks = Some(blocks);
+        if self.core.queued[peer].is_empty() {
+            if eager {
+                let chan = &mut self.chan;
+                let all = blocks.as_deref().expect("blocks are still ours");
+                // The caller vouches for the blocks (this function's contract).
+                if self.pieces.with(all, 0, len, |p| chan.try_send_gather(peer, &header, p)).is_ok() {
+                    return None;
+                }
+            } else {
+                let id = self.core.reqs.insert(State::SendRendezvous { buf, len }, Some(peer));
+                self.core.reqs.get_mut(id).gather = blocks.take();
+                if self.send_rts(peer, id, &header, buf, len) {
+                    return Some(id);
+                }
+                blocks = self.core.reqs.get_mut(id).gather.take();
+                self.core.reqs.remove(id);
+            }
+        }
+        let id = self.core.reqs.insert(State::SendQueued { header, buf, len }, Some(peer));
+        self.core.reqs.get_mut(id).gather = blocks;
+        self.core.queued[peer].push_back(id);
+        self.core.queued_total += 1;
+        Some(id)
+    }
+
+    /// Offers a rendezvous: `matching` carries the envelope. A gathered send offers its block
+    /// list (kept in the request until it completes) instead of `buf`.
     fn send_rts(&mut self, peer: usize, id: ReqId, matching: &Header, buf: *const u8, len: usize) -> bool {
         let header = Header { kind: RTS, aux: len as u64, ..*matching };
-        let rts = Rts { addr: buf as u64, send_req: id };
-        self.chan.try_send(peer, &header, &rts.encode()).is_ok()
+        let rts = match &self.core.reqs.get(id).gather {
+            Some(blocks) => Rts { addr: blocks.as_ptr() as u64, send_req: id, blocks: blocks.len() as u32 },
+            None => Rts { addr: buf as u64, send_req: id, blocks: 0 },
+        };
+        let (payload, n) = rts.encode();
+        self.chan.try_send(peer, &header, &payload[..n]).is_ok()
     }
 
     /// Posts a receive into `buf` (capacity `cap`) for `pattern`; `hint` is the world rank of
@@ -393,9 +457,21 @@ impl Engine {
                 };
                 let ok = match header.kind {
                     EAGER => {
-                        // SAFETY: the request keeps `buf` alive until it completes.
-                        let data = unsafe { std::slice::from_raw_parts(buf, len) };
-                        let ok = self.chan.try_send(peer, &header, data).is_ok();
+                        let ok = match &self.core.reqs.get(id).gather {
+                            Some(blocks) => {
+                                let chan = &mut self.chan;
+                                // SAFETY: the request keeps its blocks alive until it completes.
+                                let sent = unsafe {
+                                    self.pieces.with(blocks, 0, len, |p| chan.try_send_gather(peer, &header, p))
+                                };
+                                sent.is_ok()
+                            }
+                            None => {
+                                // SAFETY: the request keeps `buf` alive until it completes.
+                                let data = unsafe { std::slice::from_raw_parts(buf, len) };
+                                self.chan.try_send(peer, &header, data).is_ok()
+                            }
+                        };
                         if ok {
                             self.core.reqs.complete(id);
                         }
@@ -442,16 +518,37 @@ impl Engine {
     /// Copies one segment of a rendezvous message straight from the sender's memory, so a huge
     /// copy never stalls other traffic for long. Falls back to the pipeline if the kernel refuses.
     fn advance_single_copy(&mut self, id: ReqId) -> bool {
-        let State::RecvSingleCopy { peer, addr, send_req, buf, len, total, done } = self.core.reqs.get(id).state else {
+        let State::RecvSingleCopy { peer, addr, blocks, send_req, buf, len, done, .. } = self.core.reqs.get(id).state
+        else {
             return false;
         };
+        if blocks > 0 && self.core.reqs.get(id).gather.is_none() {
+            // A gathered send: its block list first (where each piece lies in its memory).
+            match self.read_block_list(peer, addr, blocks) {
+                Ok(list) => self.core.reqs.get_mut(id).gather = Some(list),
+                Err(e) => {
+                    self.single_copy_refused(id, peer, e);
+                    return true;
+                }
+            }
+        }
         let n = self.core.cma_segment.min(len - done);
-        let read = match &self.core.reqs.get(id).scatter {
-            Some(blocks) => self.chan.read_remote_vectored(peer, addr + done as u64, &mut iovecs(blocks, done, n)),
-            None => {
-                // SAFETY: the posted receive buffer holds at least `len` bytes (capped at match).
-                let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(done), n) };
-                self.chan.read_remote(peer, addr + done as u64, dst)
+        let req = self.core.reqs.get(id);
+        let read = if let Some(remote) = &req.gather {
+            let mut remote = iovecs(remote, done, n);
+            let mut local = match &req.scatter {
+                Some(blocks) => iovecs(blocks, done, n),
+                None => vec![libc::iovec { iov_base: buf.wrapping_add(done).cast(), iov_len: n }],
+            };
+            self.chan.read_remote_iov(peer, &mut local, &mut remote)
+        } else {
+            match &req.scatter {
+                Some(blocks) => self.chan.read_remote_vectored(peer, addr + done as u64, &mut iovecs(blocks, done, n)),
+                None => {
+                    // SAFETY: the posted receive buffer holds at least `len` bytes (capped at match).
+                    let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(done), n) };
+                    self.chan.read_remote(peer, addr + done as u64, dst)
+                }
             }
         };
         match read {
@@ -464,38 +561,70 @@ impl Engine {
                     *d = done;
                 }
             }
-            Err(e) => {
-                verbose(format_args!(
-                    "single copy from rank {peer} refused ({e}); using the pipelined copy through shared memory from now on"
-                ));
-                self.core.single_copy[peer] = false;
-                self.core.reqs.get_mut(id).state = State::RecvPipeline { buf, cap: len, len: total, received: 0 };
-                self.core.send_control(peer, CTS, send_req as u64, Some(id));
-            }
+            Err(e) => self.single_copy_refused(id, peer, e),
         }
         true
     }
 
+    /// The sender's block list (`count` entries at `addr` in its memory), for a gathered copy.
+    fn read_block_list(&self, peer: usize, addr: u64, count: u32) -> std::io::Result<Box<[Block]>> {
+        let mut list: Box<[Block]> = vec![(std::ptr::null_mut(), 0); count as usize].into_boxed_slice();
+        let bytes = std::mem::size_of_val(&*list);
+        // SAFETY: a Block is two plain words (layout pinned in scatter.rs): any bytes make one.
+        let dst = unsafe { std::slice::from_raw_parts_mut(list.as_mut_ptr().cast::<u8>(), bytes) };
+        self.chan.read_remote(peer, addr, dst)?;
+        Ok(list)
+    }
+
+    /// The kernel refused the single copy of receive `id`: it goes on (from the start) by the
+    /// pipeline, and so will later messages from `peer`.
+    fn single_copy_refused(&mut self, id: ReqId, peer: usize, e: std::io::Error) {
+        let State::RecvSingleCopy { send_req, buf, len, total, .. } = self.core.reqs.get(id).state else {
+            unreachable!("request {id} is not a single copy")
+        };
+        verbose(format_args!(
+            "single copy from rank {peer} refused ({e}); using the pipelined copy through shared memory from now on"
+        ));
+        self.core.single_copy[peer] = false;
+        let req = self.core.reqs.get_mut(id);
+        req.gather = None;
+        req.state = State::RecvPipeline { buf, cap: len, len: total, received: 0, cursor: Cursor::default() };
+        self.core.send_control(peer, CTS, send_req as u64, Some(id));
+    }
+
     /// Pushes as many DATA chunks as the sender's free slots allow.
     fn advance_pipeline(&mut self, id: ReqId) -> bool {
-        let State::SendPipeline { peer, buf, len, mut offset, recv_req } = self.core.reqs.get(id).state else {
+        let State::SendPipeline { peer, buf, len, mut offset, recv_req, mut cursor } = self.core.reqs.get(id).state
+        else {
             return false;
         };
         let start = offset;
         while offset < len {
             let n = self.thresholds[peer].chunk.min(len - offset);
             let header = Header { kind: DATA, context: 0, source: 0, tag: recv_req as i32, aux: offset as u64 };
-            // SAFETY: the send request keeps `buf` alive and unchanged until it completes.
-            let chunk = unsafe { std::slice::from_raw_parts(buf.add(offset), n) };
-            if self.chan.try_send(peer, &header, chunk).is_err() {
+            let sent = match &self.core.reqs.get(id).gather {
+                Some(blocks) => {
+                    let chan = &mut self.chan;
+                    let (from, at) = cursor.seek(blocks, offset);
+                    // SAFETY: the send request keeps its blocks alive and unchanged until it completes.
+                    unsafe { self.pieces.with(from, at, n, |p| chan.try_send_gather(peer, &header, p)) }
+                }
+                None => {
+                    // SAFETY: the send request keeps `buf` alive and unchanged until it completes.
+                    let chunk = unsafe { std::slice::from_raw_parts(buf.add(offset), n) };
+                    self.chan.try_send(peer, &header, chunk)
+                }
+            };
+            if sent.is_err() {
                 break;
             }
             offset += n;
         }
         if offset == len {
             self.core.reqs.complete(id);
-        } else if let State::SendPipeline { offset: o, .. } = &mut self.core.reqs.get_mut(id).state {
+        } else if let State::SendPipeline { offset: o, cursor: c, .. } = &mut self.core.reqs.get_mut(id).state {
             *o = offset;
+            *c = cursor;
         }
         offset > start
     }
@@ -540,7 +669,13 @@ impl Core {
                     self.start_rendezvous(id, env, peer, rts, h.aux as usize);
                     return;
                 }
-                let pending = || Pending::Rts { peer, addr: rts.addr, len: h.aux as usize, send_req: rts.send_req };
+                let pending = || Pending::Rts {
+                    peer,
+                    addr: rts.addr,
+                    len: h.aux as usize,
+                    send_req: rts.send_req,
+                    blocks: rts.blocks,
+                };
                 if let Some(id) = self.matcher.arrive_with(env, pending) {
                     self.start_rendezvous(id, env, peer, rts, h.aux as usize);
                 }
@@ -554,7 +689,8 @@ impl Core {
                 let recv_req = u32::from_ne_bytes(payload.try_into().expect("CTS carries a request id"));
                 if let Some(req) = self.reqs.lookup_mut(h.aux) {
                     if let State::SendRendezvous { buf, len } = req.state {
-                        req.state = State::SendPipeline { peer, buf, len, offset: 0, recv_req };
+                        req.state =
+                            State::SendPipeline { peer, buf, len, offset: 0, recv_req, cursor: Cursor::default() };
                         self.active.push(h.aux as ReqId);
                     }
                 }
@@ -562,13 +698,16 @@ impl Core {
             DATA => {
                 let id = h.tag as u32;
                 let Some(req) = self.reqs.lookup_mut(id as u64) else { return };
-                if let State::RecvPipeline { buf, cap, len, received } = &mut req.state {
+                if let State::RecvPipeline { buf, cap, len, received, cursor } = &mut req.state {
                     let offset = h.aux as usize;
                     if offset < *cap {
                         let n = payload.len().min(*cap - offset);
                         match &req.scatter {
-                            // SAFETY: the blocks hold `cap` bytes; offset + n <= cap.
-                            Some(blocks) => unsafe { copy_into(blocks, offset, &payload[..n]) },
+                            Some(blocks) => {
+                                let (from, at) = cursor.seek(blocks, offset);
+                                // SAFETY: the blocks hold `cap` bytes; offset + n <= cap.
+                                unsafe { copy_into(from, at, &payload[..n]) }
+                            }
                             // SAFETY: the posted buffer holds `cap` bytes; offset + n <= cap.
                             None => unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf.add(offset), n) },
                         }
@@ -587,8 +726,8 @@ impl Core {
     fn deliver(&mut self, id: ReqId, env: Envelope, msg: Pending) {
         match msg {
             Pending::Eager(data) => self.deliver_bytes(id, env, &data),
-            Pending::Rts { peer, addr, len, send_req } => {
-                self.start_rendezvous(id, env, peer, Rts { addr, send_req }, len)
+            Pending::Rts { peer, addr, len, send_req, blocks } => {
+                self.start_rendezvous(id, env, peer, Rts { addr, send_req, blocks }, len)
             }
         }
     }
@@ -626,6 +765,7 @@ impl Core {
             req.state = State::RecvSingleCopy {
                 peer,
                 addr: rts.addr,
+                blocks: rts.blocks,
                 send_req: rts.send_req,
                 buf,
                 len: n,
@@ -638,7 +778,7 @@ impl Core {
             req.state = State::Done;
             self.send_control(peer, FIN, rts.send_req as u64, None);
         } else {
-            req.state = State::RecvPipeline { buf, cap, len, received: 0 };
+            req.state = State::RecvPipeline { buf, cap, len, received: 0, cursor: Cursor::default() };
             self.send_control(peer, CTS, rts.send_req as u64, Some(id));
         }
     }

@@ -5,7 +5,7 @@
 //! | kind  | direction | context / source / tag        | aux             | payload                       |
 //! |-------|-----------|-------------------------------|-----------------|-------------------------------|
 //! | EAGER | s → r     | match info                    | 0               | the message                   |
-//! | RTS   | s → r     | match info                    | message bytes   | [`Rts`]: address, send request |
+//! | RTS   | s → r     | match info                    | message bytes   | [`Rts`]: address, send request[, blocks] |
 //! | FIN   | r → s     | -                             | send request    | - (receiver has read it all)  |
 //! | CTS   | r → s     | -                             | send request    | receive request u32 (pipeline) |
 //! | DATA  | s → r     | tag = receive request         | byte offset     | a chunk of the message        |
@@ -13,7 +13,10 @@
 //! EAGER goes inline in the ring or through one data-part slot, whichever the channel picks.
 //! RTS leads to a single copy by the receiver (`process_vm_readv`) and a FIN; where the kernel
 //! refuses cross-memory attach, the receiver answers CTS and the sender pipelines DATA chunks
-//! through its slots instead.
+//! through its slots instead. A message sent from several blocks (a non-contiguous datatype)
+//! travels without being packed: EAGER and DATA records are gathered from the blocks, and its
+//! RTS names the sender's block list, which the receiver reads first, then the data with
+//! remote I/O vectors.
 
 use crate::transport::Caps;
 use crate::tunables::Tunable;
@@ -65,29 +68,47 @@ impl Thresholds {
 }
 
 /// The payload of an RTS: where the receiver may read the message from.
+///
+/// ```text
+/// 0   addr      u64  the message (blocks = 0), or the sender's block list: `blocks` entries of
+///                    (address u64, length u64) in the sender's memory, the message in order
+/// 8   send_req  u32  the sender's request, named by FIN and CTS
+/// 12  blocks    u32  only in the 16-byte form (a gathered send); absent = 0
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Rts {
     pub addr: u64,
     pub send_req: u32,
+    pub blocks: u32,
 }
 
 impl Rts {
     pub const BYTES: usize = 12;
+    /// The form of a gathered send, with the block count.
+    pub const GATHER_BYTES: usize = 16;
 
-    pub fn encode(&self) -> [u8; Self::BYTES] {
-        let mut b = [0u8; Self::BYTES];
+    /// The record's payload: the first `n` bytes of the array (12, or 16 with blocks).
+    pub fn encode(&self) -> ([u8; Self::GATHER_BYTES], usize) {
+        let mut b = [0u8; Self::GATHER_BYTES];
         b[..8].copy_from_slice(&self.addr.to_ne_bytes());
-        b[8..].copy_from_slice(&self.send_req.to_ne_bytes());
-        b
+        b[8..12].copy_from_slice(&self.send_req.to_ne_bytes());
+        if self.blocks == 0 {
+            return (b, Self::BYTES);
+        }
+        b[12..].copy_from_slice(&self.blocks.to_ne_bytes());
+        (b, Self::GATHER_BYTES)
     }
 
     pub fn decode(b: &[u8]) -> Option<Rts> {
-        if b.len() != Self::BYTES {
-            return None;
-        }
+        let blocks = match b.len() {
+            Self::BYTES => 0,
+            Self::GATHER_BYTES => u32::from_ne_bytes(b[12..16].try_into().ok()?),
+            _ => return None,
+        };
         Some(Rts {
             addr: u64::from_ne_bytes(b[..8].try_into().ok()?),
-            send_req: u32::from_ne_bytes(b[8..].try_into().ok()?),
+            send_req: u32::from_ne_bytes(b[8..12].try_into().ok()?),
+            blocks,
         })
     }
 }
@@ -121,8 +142,17 @@ mod tests {
 
     #[test]
     fn rts_round_trips_and_rejects_wrong_lengths() {
-        let r = Rts { addr: 0xdead_beef_0000, send_req: 17 };
-        assert_eq!(Rts::decode(&r.encode()), Some(r));
+        let r = Rts { addr: 0xdead_beef_0000, send_req: 17, blocks: 0 };
+        let (b, n) = r.encode();
+        assert_eq!(n, Rts::BYTES, "a contiguous message keeps the 12-byte form");
+        assert_eq!(Rts::decode(&b[..n]), Some(r));
+        let g = Rts { blocks: 5000, ..r };
+        let (b, n) = g.encode();
+        assert_eq!(n, Rts::GATHER_BYTES);
+        assert_eq!(Rts::decode(&b[..n]), Some(g));
+        assert_eq!(Rts::decode(&b[..12]), Some(r), "the 12-byte form reads as no blocks");
         assert_eq!(Rts::decode(&[0; 11]), None);
+        assert_eq!(Rts::decode(&[0; 13]), None);
+        assert_eq!(Rts::decode(&[0; 17]), None);
     }
 }

@@ -33,13 +33,15 @@ pub(crate) enum State {
         buf: *const u8,
         len: usize,
     },
-    /// Pushing DATA chunks to `recv_req` at `peer`.
+    /// Pushing DATA chunks to `recv_req` at `peer`; `cursor` follows `offset` in the
+    /// request's `gather` blocks, if any.
     SendPipeline {
         peer: usize,
         buf: *const u8,
         len: usize,
         offset: usize,
         recv_req: u32,
+        cursor: super::scatter::Cursor,
     },
     /// Posted in the matcher.
     RecvPosted {
@@ -47,22 +49,26 @@ pub(crate) enum State {
         cap: usize,
     },
     /// Matched an RTS: copying from the sender's memory, `done` bytes so far.
-    /// `len` bytes are copied (the buffer may be shorter than the `total` sent).
+    /// `len` bytes are copied (the buffer may be shorter than the `total` sent). With `blocks`
+    /// > 0, `addr` is the sender's block list, read into the request's `gather` first.
     RecvSingleCopy {
         peer: usize,
         addr: u64,
+        blocks: u32,
         send_req: u32,
         buf: *mut u8,
         len: usize,
         total: usize,
         done: usize,
     },
-    /// Matched an RTS without single copy: DATA chunks arriving.
+    /// Matched an RTS without single copy: DATA chunks arriving (`cursor` follows them in
+    /// the request's `scatter` blocks, if any).
     RecvPipeline {
         buf: *mut u8,
         cap: usize,
         len: usize,
         received: usize,
+        cursor: super::scatter::Cursor,
     },
 }
 
@@ -75,6 +81,10 @@ pub(crate) struct Request {
     /// A receive into several blocks (a non-contiguous datatype): where the bytes go, in
     /// order; `None` for one contiguous buffer (`buf`, `cap` of the state).
     pub scatter: Option<Box<[super::scatter::Block]>>,
+    /// Where the bytes come from when not one contiguous buffer: a send's own blocks (kept
+    /// alive here until it completes: the receiver may read the list), or, for a single-copy
+    /// receive, the sender's blocks (addresses in its memory).
+    pub gather: Option<Box<[super::scatter::Block]>>,
 }
 
 /// Requests by handle, with a free list so steady-state traffic allocates nothing.
@@ -97,7 +107,15 @@ impl Slab {
                 id
             }
             None => {
-                self.reqs.push(Request { state, completion: Completion::default(), error: None, hint, scatter: None });
+                let req = Request {
+                    state,
+                    completion: Completion::default(),
+                    error: None,
+                    hint,
+                    scatter: None,
+                    gather: None,
+                };
+                self.reqs.push(req);
                 (self.reqs.len() - 1) as ReqId
             }
         }
@@ -108,6 +126,7 @@ impl Slab {
         self.reqs[id as usize].state = State::Free;
         self.reqs[id as usize].error = None;
         self.reqs[id as usize].scatter = None;
+        self.reqs[id as usize].gather = None;
         self.free.push(id);
     }
 

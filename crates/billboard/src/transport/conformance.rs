@@ -159,6 +159,109 @@ pub(super) fn single_copy_reads_peer_memory<C: Channel>(eps: &mut [C]) {
     assert!(dst == src);
 }
 
+/// Fails a test whose records stop arriving (a lost or torn record would otherwise hang it).
+struct Deadline(std::time::Instant);
+
+impl Deadline {
+    fn new() -> Deadline {
+        Deadline(std::time::Instant::now() + std::time::Duration::from_secs(60))
+    }
+
+    fn check(&self, got: usize, want: usize) {
+        assert!(std::time::Instant::now() < self.0, "stalled: {got} of {want} records arrived");
+    }
+}
+
+/// `pieces` ways to cut `data`: whole, in two, in pieces of `step` bytes with empty ones
+/// between (a gathered send must not care where the cuts are).
+fn cuts(data: &[u8], step: usize) -> Vec<Vec<&[u8]>> {
+    let half = data.len() / 2;
+    let mut fine = Vec::new();
+    for chunk in data.chunks(step.max(1)) {
+        fine.push(chunk);
+        fine.push(&chunk[..0]);
+    }
+    vec![vec![data], vec![&data[..half], &data[half..]], fine]
+}
+
+/// A gathered record is the record of its pieces joined, whatever the cuts, at every size up
+/// to `max_record` (inline, slot, several `sendmsg` batches), in order with plain records.
+pub(super) fn gathered_sends_equal_joined_ones<C: Channel>(eps: &mut [C]) {
+    let caps = eps[0].caps();
+    let max = caps.max_record;
+    let mut sizes: Vec<usize> = vec![0, 1, 63, 64, 65, 1000, 4096, 8191, 8192, 20_000, max - 1, max];
+    sizes.extend([caps.max_inline - 1, caps.max_inline, caps.max_inline + 1]);
+    sizes.retain(|&s| s <= max);
+    let mut sent = Vec::new();
+    let mut got = Vec::new();
+    let deadline = Deadline::new();
+    for &len in &sizes {
+        let seq = sent.len() as u64;
+        let data = bytes(seq, len);
+        // Steps that give 2 pieces, dozens, and (for large records) more than 1024.
+        for (k, pieces) in [cuts(&data, len / 2 + 1), cuts(&data, 97), cuts(&data, 7)].concat().into_iter().enumerate()
+        {
+            let h = header(seq, k as i32);
+            loop {
+                match eps[0].try_send_gather(1, &h, &pieces) {
+                    Ok(()) => break,
+                    Err(WouldBlock) => {
+                        deadline.check(got.len(), sent.len());
+                        eps[1].poll(None, |s, h, p| got.push((s, *h, p.to_vec())));
+                    }
+                }
+            }
+            sent.push((h, data.clone()));
+            // A plain record between gathered ones keeps its place.
+            let plain = header(seq, -1 - k as i32);
+            send_or_drain(eps, 0, 1, &plain, &data[..len.min(40)], &mut got);
+            sent.push((plain, data[..len.min(40)].to_vec()));
+        }
+    }
+    while got.len() < sent.len() {
+        deadline.check(got.len(), sent.len());
+        eps[1].poll(Some(0), |s, h, p| got.push((s, *h, p.to_vec())));
+        eps[0].poll(None, |_, _, _| panic!("nothing is sent to rank 0"));
+    }
+    for (i, ((s, h, p), (wh, wp))) in got.iter().zip(&sent).enumerate() {
+        assert_eq!((*s, h), (0, wh), "record {i} out of order");
+        assert!(p == wp, "payload of record {i} ({} bytes, tag {})", wp.len(), wh.tag);
+    }
+}
+
+/// Gathered records of many pieces from a sender that outruns its receiver: WouldBlock, never
+/// a lost, torn or reordered record (over TCP: the tail of a partly taken `sendmsg` is kept).
+pub(super) fn gathered_backpressure_loses_nothing<C: Channel>(eps: &mut [C]) {
+    let mut refused = 0;
+    let mut sent = 0u64;
+    let mut got = Vec::new();
+    let total = 3000u64;
+    let deadline = Deadline::new();
+    while sent < total {
+        let len = [100usize, 3000, 20_000, 60_000][sent as usize % 4].min(eps[0].caps().max_record);
+        let data = bytes(sent, len);
+        let pieces: Vec<&[u8]> = data.chunks(150).collect();
+        match eps[0].try_send_gather(1, &header(sent, 0), &pieces) {
+            Ok(()) => sent += 1,
+            Err(WouldBlock) => {
+                refused += 1;
+                deadline.check(got.len(), total as usize);
+                eps[1].poll(None, |_, h, p| got.push((h.aux, p.to_vec())));
+            }
+        }
+    }
+    while (got.len() as u64) < total {
+        deadline.check(got.len(), total as usize);
+        eps[1].poll(None, |_, h, p| got.push((h.aux, p.to_vec())));
+        eps[0].poll(None, |_, _, _| panic!("nothing is sent to rank 0"));
+    }
+    assert!(refused > 0, "the receiver never fell behind: the test did not exercise backpressure");
+    for (k, (seq, p)) in got.iter().enumerate() {
+        assert_eq!(*seq, k as u64);
+        assert!(*p == bytes(k as u64, p.len()), "record {k}");
+    }
+}
+
 #[cfg(test)]
 mod shm {
     use crate::transport::shm::endpoints;
@@ -192,6 +295,43 @@ mod shm {
     fn single_copy_reads_peer_memory() {
         super::single_copy_reads_peer_memory(&mut endpoints(2, 4096, 8192, 2));
     }
+
+    #[test]
+    fn gathered_sends_equal_joined_ones() {
+        super::gathered_sends_equal_joined_ones(&mut endpoints(2, 32 << 10, 64 << 10, 4));
+    }
+
+    #[test]
+    fn gathered_backpressure_loses_nothing() {
+        super::gathered_backpressure_loses_nothing(&mut endpoints(2, 4096, 65536, 2));
+    }
+
+    /// Remote pieces into local pieces, more than IOV_MAX on each side, cut at different places.
+    #[test]
+    fn single_copy_between_piece_lists() {
+        let eps = endpoints(2, 4096, 8192, 2);
+        let src = super::bytes(5, 3 << 20);
+        let iov = |ptr: *mut u8, len| libc::iovec { iov_base: ptr.cast(), iov_len: len };
+        // Remote: every other 700-byte block of `src` (plus an empty one); local: 300-byte
+        // blocks of `dst` with 100-byte gaps.
+        let mut remote: Vec<libc::iovec> =
+            (0..src.len() / 1400).map(|i| iov(src.as_ptr().wrapping_add(i * 1400) as *mut u8, 700)).collect();
+        remote.insert(3, iov(src.as_ptr() as *mut u8, 0));
+        let want: Vec<u8> = src.chunks(1400).filter(|c| c.len() == 1400).flat_map(|c| c[..700].to_vec()).collect();
+        let mut dst = vec![0u8; want.len() / 300 * 400 + 400];
+        let mut local: Vec<libc::iovec> = (0..want.len().div_ceil(300))
+            .map(|i| iov(dst.as_mut_ptr().wrapping_add(i * 400), 300.min(want.len() - i * 300)))
+            .collect();
+        assert!(local.len() > 1024 && remote.len() > 1024);
+        eps[1].read_remote_iov(0, &mut local, &mut remote).expect("process_vm_readv of our own pid");
+        let got: Vec<u8> = dst.chunks(400).flat_map(|c| c[..300.min(c.len())].to_vec()).take(want.len()).collect();
+        assert!(got == want);
+        assert!(dst.chunks(400).all(|c| c.len() < 400 || c[300..].iter().all(|&b| b == 0)), "gaps untouched");
+        // Lists of different lengths are an error, not a hang.
+        let mut one = [iov(dst.as_mut_ptr(), 10)];
+        let mut two = [iov(src.as_ptr() as *mut u8, 20)];
+        assert!(eps[1].read_remote_iov(0, &mut one, &mut two).is_err());
+    }
 }
 
 #[cfg(test)]
@@ -221,5 +361,15 @@ mod tcp {
     #[test]
     fn hinted_polls_do_not_starve_others() {
         super::hinted_polls_do_not_starve_others(&mut endpoints(3));
+    }
+
+    #[test]
+    fn gathered_sends_equal_joined_ones() {
+        super::gathered_sends_equal_joined_ones(&mut endpoints(2));
+    }
+
+    #[test]
+    fn gathered_backpressure_loses_nothing() {
+        super::gathered_backpressure_loses_nothing(&mut endpoints(2));
     }
 }

@@ -12,8 +12,8 @@ pub mod tcp;
 
 /// A channel: this rank's end of a route to its peers (ranks `0..nranks`).
 ///
-/// The mandatory core is `try_send` + `poll`; `try_multicast` and `read_remote` are the
-/// optional fast paths, declared in [`Caps`]. Nothing here blocks except `sleep`.
+/// The mandatory core is `try_send` (and its gathering form `try_send_gather`) + `poll`;
+/// `try_multicast` and `read_remote` are the optional fast paths, declared in [`Caps`]. Nothing here blocks except `sleep`.
 pub trait Channel {
     /// What this channel can do, fixed at setup.
     fn caps(&self) -> Caps;
@@ -21,6 +21,9 @@ pub trait Channel {
     fn nranks(&self) -> usize;
     /// Posts one record to `peer`, or says it cannot now (no room: poll, then retry).
     fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock>;
+    /// Posts one record whose payload is the concatenation of `pieces` (a non-contiguous
+    /// buffer), copied straight from them: the same record as `try_send` of the joined bytes.
+    fn try_send_gather(&mut self, peer: usize, header: &Header, pieces: &[&[u8]]) -> Result<(), WouldBlock>;
     /// Posts one record to every peer in `peers`, written once (all or none).
     fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock>;
     /// Hands arrived records to `f(sender, header, payload)`, `hint`'s first; returns how many.

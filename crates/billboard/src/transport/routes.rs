@@ -111,6 +111,17 @@ impl Routes {
     pub(crate) fn read_remote_vectored(&self, peer: usize, addr: u64, iov: &mut [libc::iovec]) -> std::io::Result<()> {
         self.shm.read_remote_vectored(self.local[peer] as usize, addr, iov)
     }
+
+    /// Copies from several pieces of `peer`'s memory into several local ones (billboard peers
+    /// only; see [`ShmChannel::read_remote_iov`]).
+    pub(crate) fn read_remote_iov(
+        &self,
+        peer: usize,
+        local: &mut [libc::iovec],
+        remote: &mut [libc::iovec],
+    ) -> std::io::Result<()> {
+        self.shm.read_remote_iov(self.local[peer] as usize, local, remote)
+    }
 }
 
 impl Channel for Routes {
@@ -132,6 +143,16 @@ impl Channel for Routes {
         match self.local[peer] {
             REMOTE => tcp.try_send(peer, header, payload),
             l => self.shm.try_send(l as usize, header, payload),
+        }
+    }
+
+    fn try_send_gather(&mut self, peer: usize, header: &Header, pieces: &[&[u8]]) -> Result<(), WouldBlock> {
+        let Some(tcp) = &mut self.tcp else {
+            return self.shm.try_send_gather(peer, header, pieces);
+        };
+        match self.local[peer] {
+            REMOTE => tcp.try_send_gather(peer, header, pieces),
+            l => self.shm.try_send_gather(l as usize, header, pieces),
         }
     }
 

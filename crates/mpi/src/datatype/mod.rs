@@ -309,7 +309,8 @@ pub(crate) struct View {
 }
 
 /// Smallest average block (bytes) for which a non-contiguous receive goes straight into the
-/// user's pieces: below it, the list of pieces would cost more than the staging copy saves.
+/// user's pieces, and a send straight out of them: below it, the list of pieces would cost more
+/// than the staging copy saves.
 const SCATTER_MIN_BLOCK: usize = 64;
 
 /// The pieces of `count` instances of a non-contiguous layout at `buf`, in packed order, when
@@ -333,6 +334,24 @@ pub(crate) unsafe fn scatter_blocks(l: &Layout, buf: *mut c_void, count: c_int) 
         .flat_map(|i| map.blocks.iter().map(move |b| (base.wrapping_offset(i * extent + b.off as isize), b.len)))
         .collect();
     Some(blocks)
+}
+
+/// Pieces of user memory, in the order of the packed data, as the engine takes them.
+pub(crate) type Blocks = Box<[billboard::engine::scatter::Block]>;
+
+/// The pieces of `count` instances of a non-contiguous layout at `buf` to send without packing
+/// them, by the rule of [`scatter_blocks`]; `None` to pack instead. Checks the count and the
+/// buffer as [`view`] does.
+///
+/// # Safety
+/// `buf` must hold `count` instances of the layout, as MPI requires of the program.
+pub(crate) unsafe fn gather_blocks(l: &Layout, buf: *const c_void, count: c_int) -> Res<Option<Blocks>> {
+    let len = l.bytes(count)?;
+    if buf.is_null() && len > 0 && l.true_lb() == 0 {
+        return Err(null_buffer(count, len));
+    }
+    // The engine counts a message's blocks in 32 bits; more is packed.
+    Ok(scatter_blocks(l, buf as *mut c_void, count).filter(|b| u32::try_from(b.len()).is_ok()))
 }
 
 /// A view of `count` instances of `l` at `buf` (`MPI_BOTTOM` = NULL with absolute addresses).
@@ -519,6 +538,26 @@ mod tests {
         w.bytes_mut().copy_from_slice(&[7i32, 8, 9].map(i32::to_ne_bytes).concat());
         unsafe { w.finish(8) };
         assert_eq!(dst, [7, -1, 8, -1, -1], "only the bytes received are unpacked");
+    }
+
+    #[test]
+    fn large_pieces_are_sent_from_where_they_are() {
+        let int = TypeMap::basic(MPI_INT, 4, 4);
+        // 3 blocks of 20 ints (80 bytes) every 30 ints: sent in place.
+        let big = Layout::Map(Arc::new(typemap::hvector(3, 20, 120, &int)));
+        let src = [0i32; 80];
+        let blocks =
+            unsafe { gather_blocks(&big, src.as_ptr().cast(), 1) }.unwrap().expect("80-byte pieces go in place");
+        let base = src.as_ptr() as usize;
+        let got: Vec<(usize, usize)> = blocks.iter().map(|&(p, n)| (p as usize - base, n)).collect();
+        assert_eq!(got, [(0, 80), (120, 80), (240, 80)]);
+        // 4-byte pieces are packed; contiguous data needs no blocks; errors as for a view.
+        let small = Layout::Map(Arc::new(typemap::hvector(3, 1, 8, &int)));
+        assert!(unsafe { gather_blocks(&small, src.as_ptr().cast(), 4) }.unwrap().is_none());
+        assert!(unsafe { gather_blocks(&Layout::Dense(4), src.as_ptr().cast(), 4) }.unwrap().is_none());
+        let null = unsafe { gather_blocks(&big, std::ptr::null(), 1) };
+        assert_eq!(null.err().map(|e| e.class), Some(MPI_ERR_BUFFER));
+        assert!(unsafe { gather_blocks(&big, src.as_ptr().cast(), -1) }.is_err());
     }
 
     #[test]

@@ -95,6 +95,24 @@ fn ring(seg: &Segment, sender: usize, receiver: usize) -> ShmRing {
     }
 }
 
+/// Most I/O vectors one `process_vm_readv` takes on each side (Linux's UIO_MAXIOV).
+const IOV_MAX: usize = 1024;
+
+/// `iov` without its first `n` bytes: the vectors filled are dropped, a partly filled one
+/// shortened.
+fn advance_iovecs(mut iov: &mut [libc::iovec], mut n: usize) -> &mut [libc::iovec] {
+    while let Some(first) = iov.first_mut() {
+        if n < first.iov_len {
+            first.iov_base = first.iov_base.cast::<u8>().wrapping_add(n).cast();
+            first.iov_len -= n;
+            break;
+        }
+        n -= first.iov_len;
+        iov = &mut iov[1..];
+    }
+    iov
+}
+
 /// Sleeps on this rank's futex word without a borrow of the channel.
 ///
 /// It points into the mapped segment, which stays mapped until the engine is dropped at
@@ -266,6 +284,45 @@ impl ShmChannel {
         Ok(())
     }
 
+    /// Copies from several pieces of `peer`'s memory (`remote`) into several local pieces
+    /// (`local`), both consumed as it goes, in `process_vm_readv` calls of at most IOV_MAX
+    /// vectors a side. The two lists must cover the same number of bytes.
+    pub(crate) fn read_remote_iov(
+        &self,
+        peer: usize,
+        mut local: &mut [libc::iovec],
+        mut remote: &mut [libc::iovec],
+    ) -> io::Result<()> {
+        let pid = self.seg.control(peer).pid.load(Ordering::Acquire) as libc::pid_t;
+        while !local.is_empty() && !remote.is_empty() {
+            let (lb, rb) = (local.len().min(IOV_MAX), remote.len().min(IOV_MAX));
+            // SAFETY: the local iovecs cover memory the caller owns mutably; the kernel checks
+            // the remote ones.
+            let n = unsafe {
+                libc::process_vm_readv(
+                    pid,
+                    local.as_ptr(),
+                    lb as libc::c_ulong,
+                    remote.as_ptr(),
+                    rb as libc::c_ulong,
+                    0,
+                )
+            };
+            if n < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if n == 0 {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "process_vm_readv read nothing"));
+            }
+            local = advance_iovecs(local, n as usize);
+            remote = advance_iovecs(remote, n as usize);
+        }
+        if local.iter().chain(remote.iter()).any(|v| v.iov_len > 0) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "local and remote pieces differ in length"));
+        }
+        Ok(())
+    }
+
     /// What a waiter needs to sleep without holding the channel (so other threads of this
     /// process may use it meanwhile): our sleep word, our doorbells, and what we have seen.
     pub(crate) fn sleeper(&self) -> Sleeper {
@@ -309,6 +366,39 @@ impl Channel for ShmChannel {
         } else {
             self.try_multicast(&[peer], header, payload)
         }
+    }
+
+    /// Sends one record made of `pieces`, copied straight into the ring's cells (inline) or
+    /// into a slot of the data part: no intermediate buffer.
+    fn try_send_gather(&mut self, peer: usize, header: &Header, pieces: &[&[u8]]) -> Result<(), WouldBlock> {
+        let total: usize = pieces.iter().map(|p| p.len()).sum();
+        if total <= self.max_inline {
+            let ring = self.tx_rings[peer];
+            if !self.tx[peer].try_push_gather(&ring, header, pieces, total) {
+                return Err(WouldBlock);
+            }
+        } else {
+            assert!(total <= self.seg.layout.slot_bytes, "record larger than a slot");
+            let ring = self.tx_rings[peer];
+            if !self.tx[peer].has_room(&ring, 4) {
+                return Err(WouldBlock);
+            }
+            let Some(slot) = self.slots.alloc(&self.seg, self.me) else { return Err(WouldBlock) };
+            let mut at = self.seg.slot(self.me, slot);
+            for piece in pieces {
+                // SAFETY: a free slot of our own data part, `total` <= its size: no receiver
+                // reads it until posted below.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(piece.as_ptr(), at, piece.len());
+                    at = at.add(piece.len());
+                }
+            }
+            let posted = self.tx[peer].try_push(&ring, FORM_SLOT, total as u32, header, &(slot as u32).to_ne_bytes());
+            debug_assert!(posted, "room was checked above");
+            self.slots.posted(slot, peer);
+        }
+        self.rang(peer);
+        Ok(())
     }
 
     /// Writes `payload` once into a slot and posts its descriptor to every peer in `peers`.

@@ -290,6 +290,19 @@ impl Channel for TcpChannel {
         sent
     }
 
+    fn try_send_gather(&mut self, peer: usize, header: &Header, pieces: &[&[u8]]) -> Result<(), WouldBlock> {
+        if peer == self.me {
+            self.loopback.push_back((*header, pieces.concat()));
+            return Ok(());
+        }
+        let c = self.conns[peer].as_mut().unwrap_or_else(|| panic!("no TCP connection to rank {peer}"));
+        let sent = c.send_gather(header, pieces);
+        if c.pending() > 0 {
+            self.pending_out = true;
+        }
+        sent
+    }
+
     fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
         // No shared post over TCP: all or none, so check room first.
         if peers

@@ -19,6 +19,10 @@ use crate::transport::{Header, WouldBlock};
 /// Bytes of accepted-but-unsent records past which sends are refused (one record may exceed it).
 pub(crate) const OUT_LIMIT: usize = 256 << 10;
 
+/// Slices one gathered `sendmsg` passes at most (a frame of more pieces takes several calls;
+/// the kernel's limit is 1024).
+const GATHER_BATCH: usize = 64;
+
 /// `recv` calls per connection per poll, so one busy peer cannot starve the others.
 const READS_PER_POLL: usize = 4;
 
@@ -113,6 +117,77 @@ impl Conn {
             let h = frame.header_bytes();
             self.out.extend_from_slice(&h[sent.min(FRAME_HEADER_BYTES)..]);
             self.out.extend_from_slice(&payload[sent.saturating_sub(FRAME_HEADER_BYTES)..]);
+        }
+        Ok(())
+    }
+
+    /// Sends one engine record whose payload is `pieces` joined, as `send` does: the socket
+    /// takes the frame header and the pieces as one gathered `sendmsg` (in batches of
+    /// [`GATHER_BATCH`] slices), and what it refuses is kept in `out` (at most one record).
+    pub fn send_gather(&mut self, header: &Header, pieces: &[&[u8]]) -> Result<(), WouldBlock> {
+        if self.broken.is_some() {
+            return Ok(());
+        }
+        let total: usize = pieces.iter().map(|p| p.len()).sum();
+        if self.pending() > 0 {
+            self.flush();
+            if self.pending() > 0 {
+                if self.pending() >= OUT_LIMIT {
+                    return Err(WouldBlock);
+                }
+                let frame = self.frame(FrameKind::Eager, header, total);
+                self.out.extend_from_slice(frame.header_bytes());
+                for p in pieces {
+                    self.out.extend_from_slice(p);
+                }
+                return Ok(());
+            }
+        }
+        let frame = self.frame(FrameKind::Eager, header, total);
+        let head: &[u8] = frame.header_bytes();
+        // The frame as a list of slices: the header, then the pieces; (slice, bytes taken of it).
+        let mut next = 0; // index into [head, pieces...] of the first slice not wholly taken
+        let mut skip = 0; // bytes of that slice already taken
+        let slice = |i: usize| if i == 0 { head } else { pieces[i - 1] };
+        let count = pieces.len() + 1;
+        while next < count {
+            let mut iov = [IoSlice::new(&[]); GATHER_BATCH];
+            let mut k = 0;
+            let mut want = 0;
+            while k < GATHER_BATCH && next + k < count {
+                let s = &slice(next + k)[if k == 0 { skip } else { 0 }..];
+                iov[k] = IoSlice::new(s);
+                want += s.len();
+                k += 1;
+            }
+            let mut taken = self.send_slices(&iov[..k]);
+            let full = taken < want;
+            // Advance past what was taken.
+            while taken > 0 {
+                let left = slice(next).len() - skip;
+                if taken < left {
+                    skip += taken;
+                    break;
+                }
+                taken -= left;
+                next += 1;
+                skip = 0;
+            }
+            if full {
+                // The socket is full: keep the tail (at most one record) for flush.
+                self.out.clear();
+                self.out_start = 0;
+                self.out.extend_from_slice(&slice(next)[skip..]);
+                for i in next + 1..count {
+                    self.out.extend_from_slice(slice(i));
+                }
+                break;
+            }
+            // Skip empty slices so the loop ends.
+            while next < count && slice(next).len() == skip {
+                next += 1;
+                skip = 0;
+            }
         }
         Ok(())
     }
