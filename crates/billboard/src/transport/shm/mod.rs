@@ -241,6 +241,42 @@ impl ShmChannel {
         handled
     }
 
+    /// Writes `pieces` (`total` bytes) once into a slot and posts its descriptor to every peer
+    /// in `peers`: every peer gets it, or none does and the call says `WouldBlock`.
+    fn post_in_slot(
+        &mut self,
+        peers: &[usize],
+        header: &Header,
+        pieces: &[&[u8]],
+        total: usize,
+    ) -> Result<(), WouldBlock> {
+        assert!(total <= self.seg.layout.slot_bytes, "record larger than a slot");
+        for &p in peers {
+            let ring = self.tx_rings[p];
+            if !self.tx[p].has_room(&ring, 4) {
+                return Err(WouldBlock);
+            }
+        }
+        let Some(slot) = self.slots.alloc(&self.seg, self.me) else { return Err(WouldBlock) };
+        let mut at = self.seg.slot(self.me, slot);
+        for piece in pieces {
+            // SAFETY: a free slot of our own data part and `total` fits it: no receiver reads
+            // it until posted below.
+            unsafe {
+                std::ptr::copy_nonoverlapping(piece.as_ptr(), at, piece.len());
+                at = at.add(piece.len());
+            }
+        }
+        for &p in peers {
+            let ring = self.tx_rings[p];
+            let posted = self.tx[p].try_push(&ring, FORM_SLOT, total as u32, header, &(slot as u32).to_ne_bytes());
+            debug_assert!(posted, "room was checked above");
+            self.slots.posted(slot, p);
+            self.rang(p);
+        }
+        Ok(())
+    }
+
     /// Whether anything has arrived that `poll` would hand out.
     pub fn pending(&self) -> bool {
         (0..self.nranks()).any(|s| self.seg.doorbell(self.me, s).load(Ordering::Acquire) != self.consumed[s])
@@ -372,30 +408,12 @@ impl Channel for ShmChannel {
     /// into a slot of the data part: no intermediate buffer.
     fn try_send_gather(&mut self, peer: usize, header: &Header, pieces: &[&[u8]]) -> Result<(), WouldBlock> {
         let total: usize = pieces.iter().map(|p| p.len()).sum();
-        if total <= self.max_inline {
-            let ring = self.tx_rings[peer];
-            if !self.tx[peer].try_push_gather(&ring, header, pieces, total) {
-                return Err(WouldBlock);
-            }
-        } else {
-            assert!(total <= self.seg.layout.slot_bytes, "record larger than a slot");
-            let ring = self.tx_rings[peer];
-            if !self.tx[peer].has_room(&ring, 4) {
-                return Err(WouldBlock);
-            }
-            let Some(slot) = self.slots.alloc(&self.seg, self.me) else { return Err(WouldBlock) };
-            let mut at = self.seg.slot(self.me, slot);
-            for piece in pieces {
-                // SAFETY: a free slot of our own data part, `total` <= its size: no receiver
-                // reads it until posted below.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(piece.as_ptr(), at, piece.len());
-                    at = at.add(piece.len());
-                }
-            }
-            let posted = self.tx[peer].try_push(&ring, FORM_SLOT, total as u32, header, &(slot as u32).to_ne_bytes());
-            debug_assert!(posted, "room was checked above");
-            self.slots.posted(slot, peer);
+        if total > self.max_inline {
+            return self.post_in_slot(&[peer], header, pieces, total);
+        }
+        let ring = self.tx_rings[peer];
+        if !self.tx[peer].try_push_gather(&ring, header, pieces, total) {
+            return Err(WouldBlock);
         }
         self.rang(peer);
         Ok(())
@@ -404,25 +422,7 @@ impl Channel for ShmChannel {
     /// Writes `payload` once into a slot and posts its descriptor to every peer in `peers`.
     /// Either every peer gets it, or none does and the call says `WouldBlock`.
     fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
-        assert!(payload.len() <= self.seg.layout.slot_bytes, "record larger than a slot");
-        for &p in peers {
-            let ring = self.tx_rings[p];
-            if !self.tx[p].has_room(&ring, 4) {
-                return Err(WouldBlock);
-            }
-        }
-        let Some(slot) = self.slots.alloc(&self.seg, self.me) else { return Err(WouldBlock) };
-        // SAFETY: a free slot of our own data part: no receiver reads it until posted below.
-        unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), self.seg.slot(self.me, slot), payload.len()) };
-        for &p in peers {
-            let ring = self.tx_rings[p];
-            let posted =
-                self.tx[p].try_push(&ring, FORM_SLOT, payload.len() as u32, header, &(slot as u32).to_ne_bytes());
-            debug_assert!(posted, "room was checked above");
-            self.slots.posted(slot, p);
-            self.rang(p);
-        }
-        Ok(())
+        self.post_in_slot(peers, header, &[payload], payload.len())
     }
 
     /// Hands records that have arrived to `f(sender, header, payload)`. The sender in `hint`

@@ -64,13 +64,34 @@ pub(crate) struct RingTx {
 
 impl RingTx {
     /// Posts one record, or returns false when the ring has no room for it now.
-    /// `payload` is what lands in the ring; `len` is the record's length field. Inlined: it is
-    /// most of the small-message send.
+    /// `payload` is what lands in the ring; `len` is the record's length field.
     #[inline(always)]
     pub fn try_push<M: RingMemory>(&mut self, mem: &M, form: u32, len: u32, header: &Header, payload: &[u8]) -> bool {
+        self.try_push_pieces(mem, form, len, header, &[payload], payload.len())
+    }
+
+    /// Posts one INLINE record whose payload is `pieces` joined (`total` bytes in all), copied
+    /// straight into the cells; false when the ring has no room for it now.
+    pub fn try_push_gather<M: RingMemory>(&mut self, mem: &M, header: &Header, pieces: &[&[u8]], total: usize) -> bool {
+        debug_assert_eq!(pieces.iter().map(|p| p.len()).sum::<usize>(), total);
+        self.try_push_pieces(mem, FORM_INLINE, total as u32, header, pieces, total)
+    }
+
+    /// Both of the above: the payload is `pieces` joined, `bytes` in all. Inlined: it is most
+    /// of the small-message send.
+    #[inline(always)]
+    fn try_push_pieces<M: RingMemory>(
+        &mut self,
+        mem: &M,
+        form: u32,
+        len: u32,
+        header: &Header,
+        pieces: &[&[u8]],
+        bytes: usize,
+    ) -> bool {
         let n = mem.ncells() as u64;
-        let need = cells_for(payload.len());
-        debug_assert!(need * 4 <= n, "record of {} bytes is too large for the ring", payload.len());
+        let need = cells_for(bytes);
+        debug_assert!(need * 4 <= n, "record of {bytes} bytes is too large for the ring");
         debug_assert!(n.is_power_of_two());
         let idx = self.tail & (n - 1);
         let skip = if idx + need > n { n - idx } else { 0 };
@@ -84,7 +105,7 @@ impl RingTx {
             self.publish(mem, FORM_SKIP, 0, &Header::default(), &[]);
             self.tail += skip;
         }
-        self.publish(mem, form, len, header, payload);
+        self.publish(mem, form, len, header, pieces);
         self.tail += need;
         true
     }
@@ -102,43 +123,8 @@ impl RingTx {
         self.tail + skip + need - self.credit <= n
     }
 
-    /// Posts one INLINE record whose payload is `pieces` joined (`total` bytes in all), copied
-    /// straight into the cells; false when the ring has no room for it now.
-    pub fn try_push_gather<M: RingMemory>(&mut self, mem: &M, header: &Header, pieces: &[&[u8]], total: usize) -> bool {
-        debug_assert_eq!(pieces.iter().map(|p| p.len()).sum::<usize>(), total);
-        debug_assert!(cells_for(total) * 4 <= mem.ncells() as u64, "record of {total} bytes is too large for the ring");
-        if !self.has_room(mem, total) {
-            return false;
-        }
-        let n = mem.ncells() as u64;
-        let need = cells_for(total);
-        let idx = self.tail % n;
-        if idx + need > n {
-            self.publish(mem, FORM_SKIP, 0, &Header::default(), &[]);
-            self.tail += n - idx;
-        }
-        let at = (self.tail % n) as usize * CELL;
-        let mut head = [0u8; RECORD_HEAD - 8];
-        head[0..4].copy_from_slice(&FORM_INLINE.to_ne_bytes());
-        head[4..8].copy_from_slice(&(total as u32).to_ne_bytes());
-        head[8..].copy_from_slice(&header.to_bytes());
-        let mut offset = at + RECORD_HEAD;
-        // SAFETY: `has_room` proved these cells consumed by the receiver; the record does not
-        // run past the ring's end (a SKIP was posted above if it would).
-        unsafe {
-            mem.write(at + 8, &head);
-            for piece in pieces {
-                mem.write(offset, piece);
-                offset += piece.len();
-            }
-        }
-        mem.seq((self.tail % n) as usize).store(self.tail + 1, Ordering::Release);
-        self.tail += need;
-        true
-    }
-
     #[inline(always)]
-    fn publish<M: RingMemory>(&self, mem: &M, form: u32, len: u32, header: &Header, payload: &[u8]) {
+    fn publish<M: RingMemory>(&self, mem: &M, form: u32, len: u32, header: &Header, pieces: &[&[u8]]) {
         let n = mem.ncells() as u64;
         let idx = (self.tail & (n - 1)) as usize;
         let at = idx * CELL;
@@ -146,10 +132,15 @@ impl RingTx {
         head[0..4].copy_from_slice(&form.to_ne_bytes());
         head[4..8].copy_from_slice(&len.to_ne_bytes());
         head[8..].copy_from_slice(&header.to_bytes());
-        // SAFETY: the credit check above proved these cells consumed by the receiver.
+        let mut offset = at + RECORD_HEAD;
+        // SAFETY: the credit check above proved these cells consumed by the receiver; the record
+        // does not run past the ring's end (a SKIP record was posted if it would).
         unsafe {
             mem.write(at + 8, &head);
-            mem.write(at + RECORD_HEAD, payload);
+            for piece in pieces {
+                mem.write(offset, piece);
+                offset += piece.len();
+            }
         }
         mem.seq(idx).store(self.tail + 1, Ordering::Release);
     }
