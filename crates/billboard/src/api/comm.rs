@@ -174,6 +174,7 @@ impl Communicator {
         self.send_on(self.inner.context, buf.as_bytes(), dest, tag, SendMode::Synchronous)
     }
 
+    #[inline]
     pub(crate) fn send_on(&self, context: u32, data: &[u8], dest: usize, tag: i32, mode: SendMode) -> Result<()> {
         let peer = self.check_rank(dest)?;
         let synchronous = mode == SendMode::Synchronous;
@@ -197,6 +198,7 @@ impl Communicator {
         self.recv_on(self.inner.context, buf.as_bytes_mut(), src.into(), tag.into())
     }
 
+    #[inline]
     pub(crate) fn recv_on(&self, context: u32, data: &mut [u8], src: Source, tag: TagMatch) -> Result<Status> {
         let (pattern, hint) = self.pattern(context, src, tag)?;
         // SAFETY: `data` is borrowed mutably for the whole call, which waits for completion.
@@ -235,6 +237,7 @@ impl Communicator {
     ///
     /// # Safety
     /// `buf..buf+len` is valid for reads for the duration of the call.
+    #[inline]
     pub unsafe fn send_raw(&self, buf: *const u8, len: usize, dest: usize, tag: i32, mode: SendMode) -> Result<()> {
         Self::check_tag(tag)?;
         self.send_on(self.inner.context, std::slice::from_raw_parts(buf, len), dest, tag, mode)
@@ -244,6 +247,7 @@ impl Communicator {
     ///
     /// # Safety
     /// `buf..buf+cap` is valid for writes for the duration of the call.
+    #[inline]
     pub unsafe fn recv_raw(&self, buf: *mut u8, cap: usize, src: Source, tag: TagMatch) -> Result<Status> {
         self.recv_on(self.inner.context, std::slice::from_raw_parts_mut(buf, cap), src, tag)
     }

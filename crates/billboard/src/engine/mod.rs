@@ -158,6 +158,7 @@ impl Shared {
     ///
     /// # Safety
     /// `buf..buf+cap` is valid for writes, and untouched by others, for the whole call.
+    #[inline]
     pub unsafe fn recv(
         &self,
         pattern: matching::Pattern,
