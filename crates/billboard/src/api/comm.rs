@@ -107,6 +107,7 @@ impl Communicator {
     }
 
     /// The job-wide (world) rank of member `rank`.
+    #[inline]
     pub fn world_rank(&self, rank: usize) -> usize {
         match &self.inner.members {
             Some(m) => m[rank],
@@ -133,6 +134,7 @@ impl Communicator {
         Ok(self.inner.engine.lock().routes().nodes()[world])
     }
 
+    #[inline]
     fn check_rank(&self, rank: usize) -> Result<usize> {
         if rank >= self.inner.size {
             return Err(Error::InvalidRank { rank, size: self.inner.size });
@@ -140,6 +142,7 @@ impl Communicator {
         Ok(self.world_rank(rank))
     }
 
+    #[inline]
     fn check_tag(tag: i32) -> Result<()> {
         if !(0..=TAG_UB).contains(&tag) {
             return Err(Error::InvalidTag { tag });
@@ -147,6 +150,7 @@ impl Communicator {
         Ok(())
     }
 
+    #[inline]
     fn pattern(&self, context: u32, src: Source, tag: TagMatch) -> Result<(Pattern, Option<usize>)> {
         let (source, hint) = match src {
             Source::Any => (None, None),
