@@ -1,10 +1,11 @@
 /* One-sided communication with MPI_Win_fence, contents checked after every epoch: MPI_Put and
- * MPI_Get around a ring (windows from MPI_Win_create and MPI_Win_allocate, displacement units
- * 1 and 4), MPI_Accumulate from every rank with MPI_SUM, MPI_MAX, MPI_BXOR, MPI_REPLACE and
- * MPI_MINLOC (MPI_DOUBLE_INT), derived datatypes on the origin and the target side (a strided
- * vector, a resized struct-free indexed type), MPI_Get_accumulate, MPI_Fetch_and_op (a shared
- * counter), MPI_Compare_and_swap, operations on the own window and on MPI_PROC_NULL, several
- * epochs, MPI_MODE_NOPRECEDE / NOSUCCEED. Any N >= 1. */
+ * MPI_Get around a ring (windows from MPI_Win_create with displacement unit 4 and from
+ * MPI_Win_allocate with unit 1), MPI_Accumulate from every rank with MPI_SUM, MPI_MAX,
+ * MPI_BXOR, MPI_REPLACE, and MPI_MINLOC / MPI_MAXLOC on MPI_DOUBLE_INT and MPI_SHORT_INT (a
+ * pair with a gap), derived datatypes (strided vectors) on the origin side, the target side
+ * and both, MPI_Get_accumulate, MPI_Fetch_and_op (a shared counter, and MPI_NO_OP),
+ * MPI_Compare_and_swap, operations on the own window and on MPI_PROC_NULL, several epochs,
+ * MPI_MODE_NOPRECEDE / NOSUCCEED. Any N >= 1. */
 #include "common.h"
 
 enum { N = 64 };
@@ -159,7 +160,11 @@ int main(int argc, char **argv)
     /* ---- MPI_Win_allocate with unit 1: doubles and MINLOC pairs. */
     double *dmem = NULL;
     MPI_Win dwin;
-    MPI_Aint bytes = sizeof(double) * 8 + 2 * sizeof(struct { double v; int i; });
+    struct short_int {
+        short v;
+        int i;
+    } sloc;
+    MPI_Aint bytes = sizeof(double) * 8 + 2 * sizeof(struct { double v; int i; }) + sizeof sloc;
     MPI_CHK(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &dmem, &dwin));
     CHECK(dmem != NULL, "MPI_Win_allocate gave no memory");
     struct {
@@ -172,6 +177,10 @@ int main(int argc, char **argv)
     pairs[0].i = -1;
     pairs[1].v = -1e9;
     pairs[1].i = -1;
+    /* A { short; int } pair after them: MAXLOC on a type with a gap inside. */
+    struct short_int *spair = (void *)(pairs + 2);
+    spair->v = -1;
+    spair->i = -1;
     MPI_CHK(MPI_Win_fence(0, dwin));
     double d[8];
     for (int i = 0; i < 8; i++)
@@ -184,6 +193,10 @@ int main(int argc, char **argv)
     MPI_CHK(MPI_Accumulate(&minloc[0], 1, MPI_DOUBLE_INT, 0, sizeof(double) * 8, 1, MPI_DOUBLE_INT, MPI_MINLOC, dwin));
     MPI_CHK(MPI_Accumulate(&minloc[1], 1, MPI_DOUBLE_INT, 0, sizeof(double) * 8 + sizeof minloc[0], 1, MPI_DOUBLE_INT,
                            MPI_MAXLOC, dwin));
+    sloc.v = (short)(me % 2 ? 7 : 3);
+    sloc.i = 100 + me;
+    MPI_CHK(MPI_Accumulate(&sloc, 1, MPI_SHORT_INT, 0, (char *)spair - (char *)dmem, 1, MPI_SHORT_INT, MPI_MAXLOC,
+                           dwin));
     MPI_CHK(MPI_Win_fence(0, dwin));
     if (me == 0) {
         for (int i = 0; i < 8; i++) {
@@ -196,6 +209,10 @@ int main(int argc, char **argv)
         CHECK(pairs[0].v == lo && pairs[0].i == lo_at, "MINLOC: (%g, %d), expected (%g, %d)", pairs[0].v, pairs[0].i,
               lo, lo_at);
         CHECK(pairs[1].v == 10.0 && pairs[1].i == 0, "MAXLOC: (%g, %d), expected (10, 0)", pairs[1].v, pairs[1].i);
+        short smax = n > 1 ? 7 : 3;
+        int sat = n > 1 ? 101 : 100;
+        CHECK(spair->v == smax && spair->i == sat, "MAXLOC on MPI_SHORT_INT: (%d, %d), expected (%d, %d)", spair->v,
+              spair->i, smax, sat);
     }
     MPI_CHK(MPI_Win_fence(MPI_MODE_NOSUCCEED, dwin));
     MPI_CHK(MPI_Win_free(&dwin));
