@@ -1,5 +1,6 @@
-//! Attributes and keyvals: the predefined communicator attributes (MPI_TAG_UB ...), user
-//! keyvals with copy and delete callbacks on communicators and datatypes, and the MPI-1 names
+//! Attributes and keyvals: the predefined communicator attributes (MPI_TAG_UB ...) and window
+//! attributes (MPI_WIN_BASE ..., their values kept by `win/`), user keyvals with copy and
+//! delete callbacks on communicators, datatypes and windows, and the MPI-1 names
 //! (MPI_Keyval_create, MPI_Attr_put ...).
 //!
 //! Callbacks are the program's C functions and may call MPI, so they always run with the MPI
@@ -42,10 +43,10 @@ pub(crate) struct Attrs {
 const KEYVAL_NUMBER_MASK: u32 = (1 << KEYVAL_OBJECT_SHIFT) - 1;
 
 fn object_name(object: u32) -> &'static str {
-    if object == object_type::COMM {
-        "communicator"
-    } else {
-        "datatype"
+    match object {
+        object_type::COMM => "communicator",
+        object_type::WIN => "window",
+        _ => "datatype",
     }
 }
 
@@ -108,6 +109,8 @@ fn predefined(m: &Mpi, comm: MPI_Comm, keyval: c_int) -> Option<&'static AtomicI
 fn check_object(m: &Mpi, object: u32, h: c_int) -> Res {
     if object == object_type::COMM {
         m.comm(h).ok_or_else(|| bad_comm(h))?;
+    } else if object == object_type::WIN {
+        m.win(h)?;
     } else if !is_datatype_handle(h) {
         return Err(err(MPI_ERR_TYPE, format!("invalid datatype {h:#x}")));
     }
@@ -136,7 +139,7 @@ fn current(m: &Mpi, object: u32, h: c_int, keyval: c_int) -> Option<usize> {
 }
 
 fn set(object: u32, h: c_int, keyval: c_int, value: *mut c_void) -> Res {
-    if object == object_type::COMM && predefined_key(keyval) {
+    if predefined_for(object, keyval) {
         return Err(read_only(keyval));
     }
     let (k, old) = state::with(|m| -> Res<_> {
@@ -161,6 +164,15 @@ fn set(object: u32, h: c_int, keyval: c_int, value: *mut c_void) -> Res {
     Ok(())
 }
 
+/// Whether `keyval` is a predefined (read-only) attribute of objects of type `object`.
+fn predefined_for(object: u32, keyval: c_int) -> bool {
+    match object {
+        object_type::COMM => predefined_key(keyval),
+        object_type::WIN => crate::win::predefined_key(keyval),
+        _ => false,
+    }
+}
+
 fn predefined_key(keyval: c_int) -> bool {
     matches!(
         keyval,
@@ -177,8 +189,13 @@ unsafe fn get(m: &Mpi, object: u32, h: c_int, keyval: c_int, out: *mut c_void, f
     if out.is_null() || flag.is_null() {
         return Err(err(MPI_ERR_ARG, "null attribute_val or flag pointer"));
     }
-    let value = match (object == object_type::COMM).then(|| predefined(m, h, keyval)).flatten() {
-        Some(v) => Some(v.as_ptr() as usize),
+    let builtin = match object {
+        object_type::COMM => predefined(m, h, keyval).map(|v| v.as_ptr() as usize),
+        object_type::WIN => crate::win::predefined_attr(m, h, keyval),
+        _ => None,
+    };
+    let value = match builtin {
+        Some(v) => Some(v),
         None => {
             m.attrs.keyval(keyval, object)?;
             current(m, object, h, keyval)
@@ -193,7 +210,7 @@ unsafe fn get(m: &Mpi, object: u32, h: c_int, keyval: c_int, out: *mut c_void, f
 }
 
 fn delete(object: u32, h: c_int, keyval: c_int) -> Res {
-    if object == object_type::COMM && predefined_key(keyval) {
+    if predefined_for(object, keyval) {
         return Err(read_only(keyval));
     }
     let (k, value) = state::with(|m| -> Res<_> {
@@ -276,6 +293,11 @@ pub(crate) fn delete_comm_attrs(comm: MPI_Comm) -> Res {
     delete_all(object_type::COMM, comm)
 }
 
+/// Hook for MPI_Win_free: deletes `win`'s attributes.
+pub(crate) fn delete_win_attrs(win: MPI_Win) -> Res {
+    delete_all(object_type::WIN, win)
+}
+
 /// Hook for MPI_Type_dup: copies `old`'s attributes to `new`.
 pub(crate) fn copy_type_attrs(old: MPI_Datatype, new: MPI_Datatype) -> Res {
     copy_all(object_type::DATATYPE, old, new)
@@ -308,7 +330,7 @@ unsafe fn free_keyval(function: &'static str, object: u32, keyval: *mut c_int) -
         if keyval.is_null() {
             return Err(err(MPI_ERR_ARG, "null keyval pointer"));
         }
-        if object == object_type::COMM && predefined_key(*keyval) {
+        if predefined_for(object, *keyval) {
             return Err(read_only(*keyval));
         }
         m.attrs.keyval(*keyval, object)?;
@@ -321,6 +343,7 @@ unsafe fn free_keyval(function: &'static str, object: u32, keyval: *mut c_int) -
 
 const COMM: u32 = object_type::COMM;
 const TYPE: u32 = object_type::DATATYPE;
+const WIN: u32 = object_type::WIN;
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_create_keyval(
@@ -420,4 +443,34 @@ pub unsafe extern "C" fn PMPI_Attr_delete(comm: MPI_Comm, keyval: c_int) -> c_in
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_delete_attr(t: MPI_Datatype, keyval: c_int) -> c_int {
     call_unlocked("MPI_Type_delete_attr", MPI_COMM_WORLD, || delete(TYPE, t, keyval))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_create_keyval(
+    copy: Option<CopyFn>,
+    delete: Option<DeleteFn>,
+    keyval: *mut c_int,
+    extra: *mut c_void,
+) -> c_int {
+    create_keyval("MPI_Win_create_keyval", WIN, copy, delete, keyval, extra)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_free_keyval(keyval: *mut c_int) -> c_int {
+    free_keyval("MPI_Win_free_keyval", WIN, keyval)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_set_attr(win: MPI_Win, keyval: c_int, value: *mut c_void) -> c_int {
+    crate::win::win_call_unlocked("MPI_Win_set_attr", win, || set(WIN, win, keyval, value))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_get_attr(win: MPI_Win, keyval: c_int, value: *mut c_void, flag: *mut c_int) -> c_int {
+    crate::win::win_call("MPI_Win_get_attr", win, |m| get(m, WIN, win, keyval, value, flag))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_delete_attr(win: MPI_Win, keyval: c_int) -> c_int {
+    crate::win::win_call_unlocked("MPI_Win_delete_attr", win, || delete(WIN, win, keyval))
 }

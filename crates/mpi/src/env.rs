@@ -45,6 +45,7 @@ unsafe fn init(required: c_int, provided: *mut c_int) -> c_int {
         attrs: Default::default(),
         topos: Default::default(),
         errhandlers: Default::default(),
+        wins: Default::default(),
         thread_level: level,
         main_thread: std::thread::current().id(),
     };

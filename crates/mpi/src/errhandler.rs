@@ -1,6 +1,6 @@
 //! User error handlers and user error classes: MPI_Comm_create_errhandler,
 //! MPI_Comm_call_errhandler, MPI_Add_error_class/code/string (the predefined handlers and
-//! classes are in `error.rs`).
+//! classes are in `error.rs`; the window ones in `win/`).
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, CStr};
@@ -10,7 +10,8 @@ use crate::abi::*;
 use crate::error::{bad_comm, call, call_unlocked, err, Res};
 use crate::state::{self, Mpi};
 
-/// `MPI_Comm_errhandler_function`: `void f(MPI_Comm *, int *, ...)`.
+/// `MPI_Comm_errhandler_function`: `void f(MPI_Comm *, int *, ...)`; also
+/// `MPI_Win_errhandler_function` (`MPI_Win` is an `int` too).
 pub(crate) type CommErrhandlerFn = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...);
 
 /// The first user error class or code: above every class MPICH 4.0 predefines (the MPI_T
@@ -23,9 +24,10 @@ pub(crate) static LAST_USED_CODE: AtomicI32 = AtomicI32::new(MPI_T_ERR_NOT_SUPPO
 /// User error handlers by handle, and user error classes and strings.
 #[derive(Default)]
 pub(crate) struct Errhandlers {
-    /// Handlers by direct-handle index. A freed handle's entry stays: communicators that have
-    /// it attached keep using it (MPI frees it when the last one goes; the entry is two words).
-    handlers: Vec<CommErrhandlerFn>,
+    /// Handlers by direct-handle index, with the object type they were made for
+    /// ([`object_type::COMM`] or [`object_type::WIN`]). A freed handle's entry stays: objects
+    /// that have it attached keep using it (MPI frees it when the last one goes).
+    handlers: Vec<(CommErrhandlerFn, u32)>,
     /// User codes (and classes, mapped to themselves) to their class.
     classes: HashMap<c_int, c_int>,
     strings: HashMap<c_int, String>,
@@ -63,16 +65,47 @@ impl Mpi {
         matches!(h, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT)
             || user_index(h).is_some_and(|i| i < self.errhandlers.handlers.len())
     }
+
+    /// Checks that `h` is an error handler that may be attached to an object of type `object`
+    /// (the predefined ones fit every object; a user one, the object it was made for).
+    pub fn check_errhandler_for(&self, h: MPI_Errhandler, object: u32) -> Res {
+        if !self.is_errhandler(h) {
+            return Err(err(MPI_ERR_ARG, format!("invalid error handler {h:#x}")));
+        }
+        match user_index(h).map(|i| self.errhandlers.handlers[i].1) {
+            Some(made_for) if made_for != object => Err(err(
+                MPI_ERR_ARG,
+                format!("error handler {h:#x} was made for {}s, not {}s", kind_name(made_for), kind_name(object)),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Registers a user error handler for objects of type `object`.
+    pub fn add_errhandler(&mut self, f: CommErrhandlerFn, object: u32) -> MPI_Errhandler {
+        self.errhandlers.handlers.push((f, object));
+        let i = (self.errhandlers.handlers.len() - 1) as u32;
+        make_handle(HandleKind::Direct, object_type::ERRHANDLER, i)
+    }
 }
 
-/// Runs a user error handler `errhandler` for `code` on `comm`; `None` if `errhandler` is not
-/// a user handler (then the predefined behaviour applies).
-pub(crate) fn invoke(errhandler: MPI_Errhandler, comm: MPI_Comm, code: c_int) -> Option<c_int> {
+fn kind_name(object: u32) -> &'static str {
+    if object == object_type::WIN {
+        "window"
+    } else {
+        "communicator"
+    }
+}
+
+/// Runs a user error handler `errhandler` for `code` on `object` (a communicator or window);
+/// `None` if `errhandler` is not a user handler (then the predefined behaviour applies).
+pub(crate) fn invoke(errhandler: MPI_Errhandler, object: c_int, code: c_int) -> Option<c_int> {
     let i = user_index(errhandler)?;
-    let f = state::with(|m| m.errhandlers.handlers.get(i).copied()).flatten()?;
-    let (mut c, mut e) = (comm, code);
-    // SAFETY: a function the program registered with MPI_Comm_create_errhandler, called the
-    // way MPI specifies, without the MPI tables held (it may call MPI).
+    let (f, _) = state::with(|m| m.errhandlers.handlers.get(i).copied()).flatten()?;
+    let (mut c, mut e) = (object, code);
+    // SAFETY: a function the program registered with MPI_Comm_create_errhandler or
+    // MPI_Win_create_errhandler, called the way MPI specifies, without the MPI tables held (it
+    // may call MPI).
     unsafe { f(&mut c, &mut e) };
     Some(code)
 }
@@ -87,9 +120,7 @@ pub unsafe extern "C" fn PMPI_Comm_create_errhandler(
         if errhandler.is_null() {
             return Err(err(MPI_ERR_ARG, "null errhandler pointer"));
         }
-        m.errhandlers.handlers.push(f);
-        let i = (m.errhandlers.handlers.len() - 1) as u32;
-        *errhandler = make_handle(HandleKind::Direct, object_type::ERRHANDLER, i);
+        *errhandler = m.add_errhandler(f, object_type::COMM);
         Ok(())
     })
 }

@@ -64,7 +64,7 @@ pub(crate) fn call_unlocked(function: &'static str, comm: MPI_Comm, body: impl F
     }
 }
 
-fn not_running(function: &str) -> c_int {
+pub(crate) fn not_running(function: &str) -> c_int {
     let when = if state::phase() == state::FINALIZED { "after MPI_Finalize" } else { "before MPI_Init" };
     eprintln!("billboard MPI: {function} called {when}");
     std::process::abort();
@@ -76,7 +76,12 @@ pub(crate) fn handle(function: &str, comm: MPI_Comm, e: MpiError) -> c_int {
     let errhandler = state::with(|m| m.comm(comm).or_else(|| m.comm(MPI_COMM_WORLD)).map(|c| c.errhandler))
         .flatten()
         .unwrap_or(MPI_ERRORS_ARE_FATAL);
-    if let Some(code) = crate::errhandler::invoke(errhandler, comm, e.class) {
+    raise(function, errhandler, comm, e)
+}
+
+/// Applies `errhandler`, attached to `object` (a communicator or window), to `e`.
+pub(crate) fn raise(function: &str, errhandler: MPI_Errhandler, object: c_int, e: MpiError) -> c_int {
+    if let Some(code) = crate::errhandler::invoke(errhandler, object, e.class) {
         remember(e.class, &e.msg);
         return code;
     }
@@ -140,6 +145,18 @@ fn class_name(class: c_int) -> &'static str {
         MPI_ERR_INFO_VALUE => "MPI_ERR_INFO_VALUE: invalid info value",
         MPI_ERR_INFO_NOKEY => "MPI_ERR_INFO_NOKEY: info key not set",
         MPI_ERR_NO_MEM => "MPI_ERR_NO_MEM: out of memory",
+        MPI_ERR_WIN => "MPI_ERR_WIN: invalid window",
+        MPI_ERR_BASE => "MPI_ERR_BASE: invalid base address",
+        MPI_ERR_SIZE => "MPI_ERR_SIZE: invalid size",
+        MPI_ERR_DISP => "MPI_ERR_DISP: invalid displacement",
+        MPI_ERR_ASSERT => "MPI_ERR_ASSERT: invalid assert argument",
+        MPI_ERR_LOCKTYPE => "MPI_ERR_LOCKTYPE: invalid lock type",
+        MPI_ERR_RMA_CONFLICT => "MPI_ERR_RMA_CONFLICT: conflicting accesses to a window",
+        MPI_ERR_RMA_SYNC => "MPI_ERR_RMA_SYNC: wrong synchronization of RMA calls",
+        MPI_ERR_RMA_RANGE => "MPI_ERR_RMA_RANGE: target memory is outside the window",
+        MPI_ERR_RMA_ATTACH => "MPI_ERR_RMA_ATTACH: memory cannot be attached",
+        MPI_ERR_RMA_SHARED => "MPI_ERR_RMA_SHARED: memory cannot be shared",
+        MPI_ERR_RMA_FLAVOR => "MPI_ERR_RMA_FLAVOR: wrong window flavor",
         _ => "MPI_ERR_UNKNOWN: unknown error",
     }
 }
@@ -187,9 +204,7 @@ pub unsafe extern "C" fn PMPI_Error_class(code: c_int, class: *mut c_int) -> c_i
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) -> c_int {
     call("MPI_Comm_set_errhandler", comm, |m| {
-        if !m.is_errhandler(errhandler) {
-            return Err(err(MPI_ERR_ARG, format!("invalid error handler {errhandler:#x}")));
-        }
+        m.check_errhandler_for(errhandler, object_type::COMM)?;
         let c = m.comm_mut(comm).ok_or_else(|| bad_comm(comm))?;
         c.errhandler = errhandler;
         Ok(())

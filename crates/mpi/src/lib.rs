@@ -6,8 +6,8 @@
 //! Layout: `abi.rs` holds MPICH's facts (handles, constants, `MPI_Status`); `state.rs` the
 //! process-wide tables behind the handles; `error.rs` the one place errors become MPI error
 //! classes and error handlers run; then one file per family of calls (`env`, `p2p`,
-//! `request`, `comm`, `coll`, `datatype`, `ops`); `exports.rs` the weak aliases and the data
-//! objects programs link against.
+//! `request`, `comm`, `coll`, `datatype`, `ops`, `win` for one-sided communication);
+//! `exports.rs` the weak aliases and the data objects programs link against.
 
 // MPI's names and argument lists are the C ABI's; the exported functions' safety contract is
 // the MPI standard's.
@@ -34,5 +34,6 @@ mod request;
 mod state;
 mod topo;
 mod unsupported;
+mod win;
 #[cfg(target_arch = "x86_64")]
 mod x87;

@@ -62,6 +62,7 @@ pub(crate) struct Mpi {
     pub attrs: crate::attr::Attrs,
     pub topos: crate::topo::Topos,
     pub errhandlers: crate::errhandler::Errhandlers,
+    pub wins: crate::win::Wins,
     pub thread_level: i32,
     pub main_thread: std::thread::ThreadId,
     pub world_rank: usize,

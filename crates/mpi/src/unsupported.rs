@@ -1,5 +1,6 @@
-//! The MPI 3.1 functions our mpi.h declares that Billboard does not implement yet: one-sided
-//! communication (MPI_Win_*), non-blocking and neighbourhood collectives, inter-communicators,
+//! The MPI 3.1 functions our mpi.h declares that Billboard does not implement yet: dynamic and
+//! shared-memory windows (the rest of one-sided communication is in `win/`, with its own
+//! unsupported calls), non-blocking and neighbourhood collectives, inter-communicators,
 //! dynamic processes, generalized requests, the tools interface (MPI_T_*). Each is exported, so
 //! a program built for MPICH that references one still loads and runs; a call reports a clear
 //! MPI_ERR_OTHER through the error handler (MPI_T functions, which never invoke handlers,
@@ -32,7 +33,6 @@ macro_rules! unsupported_tool {
     };
 }
 
-unsupported!(PMPI_Accumulate, "MPI_Accumulate");
 unsupported!(PMPI_Close_port, "MPI_Close_port");
 unsupported!(PMPI_Comm_accept, "MPI_Comm_accept");
 unsupported!(PMPI_Comm_connect, "MPI_Comm_connect");
@@ -42,14 +42,10 @@ unsupported!(PMPI_Comm_remote_group, "MPI_Comm_remote_group");
 unsupported!(PMPI_Comm_remote_size, "MPI_Comm_remote_size");
 unsupported!(PMPI_Comm_spawn, "MPI_Comm_spawn");
 unsupported!(PMPI_Comm_spawn_multiple, "MPI_Comm_spawn_multiple");
-unsupported!(PMPI_Compare_and_swap, "MPI_Compare_and_swap");
-unsupported!(PMPI_Fetch_and_op, "MPI_Fetch_and_op");
 unsupported!(PMPI_File_call_errhandler, "MPI_File_call_errhandler");
 unsupported!(PMPI_File_create_errhandler, "MPI_File_create_errhandler");
 unsupported!(PMPI_File_get_errhandler, "MPI_File_get_errhandler");
 unsupported!(PMPI_File_set_errhandler, "MPI_File_set_errhandler");
-unsupported!(PMPI_Get, "MPI_Get");
-unsupported!(PMPI_Get_accumulate, "MPI_Get_accumulate");
 unsupported!(PMPI_Grequest_complete, "MPI_Grequest_complete");
 unsupported!(PMPI_Grequest_start, "MPI_Grequest_start");
 unsupported!(PMPI_Iallgather, "MPI_Iallgather");
@@ -84,52 +80,12 @@ unsupported!(PMPI_Neighbor_alltoallv, "MPI_Neighbor_alltoallv");
 unsupported!(PMPI_Neighbor_alltoallw, "MPI_Neighbor_alltoallw");
 unsupported!(PMPI_Open_port, "MPI_Open_port");
 unsupported!(PMPI_Publish_name, "MPI_Publish_name");
-unsupported!(PMPI_Put, "MPI_Put");
-unsupported!(PMPI_Raccumulate, "MPI_Raccumulate");
-unsupported!(PMPI_Rget, "MPI_Rget");
-unsupported!(PMPI_Rget_accumulate, "MPI_Rget_accumulate");
-unsupported!(PMPI_Rput, "MPI_Rput");
 unsupported!(PMPI_Type_create_f90_complex, "MPI_Type_create_f90_complex");
 unsupported!(PMPI_Type_create_f90_integer, "MPI_Type_create_f90_integer");
 unsupported!(PMPI_Type_create_f90_real, "MPI_Type_create_f90_real");
 unsupported!(PMPI_Unpublish_name, "MPI_Unpublish_name");
-unsupported!(PMPI_Win_allocate, "MPI_Win_allocate");
 unsupported!(PMPI_Win_allocate_shared, "MPI_Win_allocate_shared");
-unsupported!(PMPI_Win_attach, "MPI_Win_attach");
-unsupported!(PMPI_Win_call_errhandler, "MPI_Win_call_errhandler");
-unsupported!(PMPI_Win_complete, "MPI_Win_complete");
-unsupported!(PMPI_Win_create, "MPI_Win_create");
 unsupported!(PMPI_Win_create_dynamic, "MPI_Win_create_dynamic");
-unsupported!(PMPI_Win_create_errhandler, "MPI_Win_create_errhandler");
-unsupported!(PMPI_Win_create_keyval, "MPI_Win_create_keyval");
-unsupported!(PMPI_Win_delete_attr, "MPI_Win_delete_attr");
-unsupported!(PMPI_Win_detach, "MPI_Win_detach");
-unsupported!(PMPI_Win_fence, "MPI_Win_fence");
-unsupported!(PMPI_Win_flush, "MPI_Win_flush");
-unsupported!(PMPI_Win_flush_all, "MPI_Win_flush_all");
-unsupported!(PMPI_Win_flush_local, "MPI_Win_flush_local");
-unsupported!(PMPI_Win_flush_local_all, "MPI_Win_flush_local_all");
-unsupported!(PMPI_Win_free, "MPI_Win_free");
-unsupported!(PMPI_Win_free_keyval, "MPI_Win_free_keyval");
-unsupported!(PMPI_Win_get_attr, "MPI_Win_get_attr");
-unsupported!(PMPI_Win_get_errhandler, "MPI_Win_get_errhandler");
-unsupported!(PMPI_Win_get_group, "MPI_Win_get_group");
-unsupported!(PMPI_Win_get_info, "MPI_Win_get_info");
-unsupported!(PMPI_Win_get_name, "MPI_Win_get_name");
-unsupported!(PMPI_Win_lock, "MPI_Win_lock");
-unsupported!(PMPI_Win_lock_all, "MPI_Win_lock_all");
-unsupported!(PMPI_Win_post, "MPI_Win_post");
-unsupported!(PMPI_Win_set_attr, "MPI_Win_set_attr");
-unsupported!(PMPI_Win_set_errhandler, "MPI_Win_set_errhandler");
-unsupported!(PMPI_Win_set_info, "MPI_Win_set_info");
-unsupported!(PMPI_Win_set_name, "MPI_Win_set_name");
-unsupported!(PMPI_Win_shared_query, "MPI_Win_shared_query");
-unsupported!(PMPI_Win_start, "MPI_Win_start");
-unsupported!(PMPI_Win_sync, "MPI_Win_sync");
-unsupported!(PMPI_Win_test, "MPI_Win_test");
-unsupported!(PMPI_Win_unlock, "MPI_Win_unlock");
-unsupported!(PMPI_Win_unlock_all, "MPI_Win_unlock_all");
-unsupported!(PMPI_Win_wait, "MPI_Win_wait");
 
 unsupported_tool!(PMPI_T_category_changed);
 unsupported_tool!(PMPI_T_category_get_categories);

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::context::{self, ContextPool};
 use super::datatype::{Buffer, BufferMut};
 use super::request::{Request, Status};
 use crate::engine::matching::{Envelope, Pattern};
@@ -58,6 +59,8 @@ pub(crate) const FIRST_FREE_CONTEXT: u32 = 4;
 /// Tags the library uses on a communicator's collective context.
 const TAG_BARRIER: i32 = 1;
 const TAG_AGREE: i32 = 2;
+/// The rounds of a context agreement by `dup` and `split` (see `context.rs`).
+const TAG_CONTEXT: i32 = 3;
 /// `subset` uses this plus the caller's tag (above every collective's tag).
 const TAG_SUBSET: i32 = 1 << 16;
 
@@ -70,6 +73,8 @@ pub struct Communicator {
 
 struct Inner {
     engine: EngineRef,
+    /// This process's free context ids, shared by all its communicators.
+    contexts: Arc<ContextPool>,
     context: u32,
     rank: usize,
     size: usize,
@@ -77,9 +82,20 @@ struct Inner {
     members: Option<Vec<usize>>,
 }
 
+impl Drop for Inner {
+    /// The last handle of a communicator is gone (MPI_Comm_free, or the end of a Rust scope):
+    /// its context id goes back to the pool (once no receive is posted on it any more).
+    fn drop(&mut self) {
+        if self.context >= FIRST_FREE_CONTEXT {
+            self.contexts.retire(self.context);
+        }
+    }
+}
+
 impl Communicator {
     pub(crate) fn world(engine: EngineRef, rank: usize, size: usize) -> Communicator {
-        Communicator { inner: Arc::new(Inner { engine, context: 0, rank, size, members: None }) }
+        let contexts = Arc::new(ContextPool::new());
+        Communicator { inner: Arc::new(Inner { engine, contexts, context: 0, rank, size, members: None }) }
     }
 
     /// A communicator of this process alone (MPI_COMM_SELF). Local: its context is reserved
@@ -88,12 +104,19 @@ impl Communicator {
         let me = self.world_rank(self.inner.rank);
         let inner = Inner {
             engine: self.inner.engine.clone(),
+            contexts: self.inner.contexts.clone(),
             context: SOLO_CONTEXT,
             rank: 0,
             size: 1,
             members: Some(vec![me]),
         };
         Communicator { inner: Arc::new(inner) }
+    }
+
+    /// The context id of this communicator's point-to-point traffic (its collective traffic
+    /// uses the next one). Ids of freed communicators are used again.
+    pub fn context_id(&self) -> u32 {
+        self.inner.context
     }
 
     /// This process's rank in the communicator.
@@ -417,17 +440,17 @@ impl Communicator {
         Ok(())
     }
 
-    /// Every rank's three words, in rank order (for communicator management; small n).
-    fn allgather_words(&self, mine: [u64; 3]) -> Result<Vec<[u64; 3]>> {
+    /// Every rank's two words, in rank order (for `split`; small n).
+    fn allgather_words(&self, mine: [u64; 2]) -> Result<Vec<[u64; 2]>> {
         let ctx = self.inner.context + 1;
         let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_ne_bytes()).collect();
         for r in (0..self.inner.size).filter(|&r| r != self.inner.rank) {
             self.send_on(ctx, &bytes, r, TAG_AGREE, SendMode::Standard)?;
         }
-        let mut all = vec![[0u64; 3]; self.inner.size];
+        let mut all = vec![[0u64; 2]; self.inner.size];
         all[self.inner.rank] = mine;
         for r in (0..self.inner.size).filter(|&r| r != self.inner.rank) {
-            let mut buf = [0u8; 24];
+            let mut buf = [0u8; 16];
             self.recv_on(ctx, &mut buf, Source::Rank(r), TagMatch::Tag(TAG_AGREE))?;
             for (i, w) in all[r].iter_mut().enumerate() {
                 *w = u64::from_ne_bytes(buf[8 * i..8 * i + 8].try_into().unwrap());
@@ -436,37 +459,43 @@ impl Communicator {
         Ok(all)
     }
 
-    /// A context no member uses yet: the highest next-free context of all members.
-    fn new_context(&self, agreed: &[[u64; 3]]) -> u32 {
-        let context = agreed.iter().map(|w| w[2] as u32).max().expect("a communicator has members");
-        self.inner.engine.lock().next_context = context + 2;
-        context
+    /// A context id free in every member (collective; see `context.rs`).
+    fn new_context(&self) -> Result<u32> {
+        let everyone: Vec<usize> = (0..self.inner.size).collect();
+        context::agree(self, &everyone, self.inner.rank, TAG_CONTEXT)
+    }
+
+    /// A communicator of this process's engine and pool.
+    fn child(&self, context: u32, rank: usize, members: Option<Vec<usize>>) -> Communicator {
+        let size = members.as_ref().map_or(self.inner.size, Vec::len);
+        let inner = Inner {
+            engine: self.inner.engine.clone(),
+            contexts: self.inner.contexts.clone(),
+            context,
+            rank,
+            size,
+            members,
+        };
+        Communicator { inner: Arc::new(inner) }
     }
 
     /// A communicator with the same members and a context of its own (collective).
     pub fn dup(&self) -> Result<Communicator> {
-        let next = self.inner.engine.lock().next_context as u64;
-        let agreed = self.allgather_words([0, 0, next])?;
-        let context = self.new_context(&agreed);
-        Ok(Communicator {
-            inner: Arc::new(Inner {
-                engine: self.inner.engine.clone(),
-                context,
-                rank: self.inner.rank,
-                size: self.inner.size,
-                members: self.inner.members.clone(),
-            }),
-        })
+        let context = self.new_context()?;
+        Ok(self.child(context, self.inner.rank, self.inner.members.clone()))
     }
 
     /// Splits into one communicator per `color`, ranked by `key` then by old rank
     /// (collective). `None` as color: this rank joins none and gets `None`.
     pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Communicator>> {
-        let next = self.inner.engine.lock().next_context as u64;
         let encoded_color = color.map_or(u64::MAX, u64::from);
-        let agreed = self.allgather_words([encoded_color, key as i64 as u64, next])?;
-        let context = self.new_context(&agreed);
-        let Some(color) = color else { return Ok(None) };
+        let agreed = self.allgather_words([encoded_color, key as i64 as u64])?;
+        // One id for all colors: the new communicators are disjoint, so they may share it.
+        let context = self.new_context()?;
+        let Some(color) = color else {
+            context::release(self, context);
+            return Ok(None);
+        };
         let mut members: Vec<(i64, usize)> = (0..self.inner.size)
             .filter(|&r| agreed[r][0] == u64::from(color))
             .map(|r| (agreed[r][1] as i64, r))
@@ -474,41 +503,34 @@ impl Communicator {
         members.sort();
         let rank = members.iter().position(|&(_, r)| r == self.inner.rank).expect("this rank has the color");
         let world: Vec<usize> = members.iter().map(|&(_, r)| self.world_rank(r)).collect();
-        Ok(Some(Communicator {
-            inner: Arc::new(Inner {
-                engine: self.inner.engine.clone(),
-                context,
-                rank,
-                size: world.len(),
-                members: Some(world),
-            }),
-        }))
+        Ok(Some(self.child(context, rank, Some(world))))
     }
 
     /// A communicator of the ranks `ranks` (in that order), made by those ranks alone: only
     /// they call it (MPI_Comm_create_group). `tag` tells apart concurrent creations by
     /// overlapping groups. Returns `None` on a rank not in `ranks`.
     pub fn subset(&self, ranks: &[usize], tag: i32) -> Result<Option<Communicator>> {
-        for &r in ranks {
+        for (i, &r) in ranks.iter().enumerate() {
             self.check_rank(r)?;
+            if ranks[..i].contains(&r) {
+                return Err(Error::InvalidArgument(format!("rank {r} appears twice in the subset")));
+            }
         }
         let Some(rank) = ranks.iter().position(|&r| r == self.inner.rank) else { return Ok(None) };
-        let ctx = self.coll_context();
         let tag = TAG_SUBSET.checked_add(tag.max(0)).filter(|t| *t <= TAG_UB).ok_or(Error::InvalidTag { tag })?;
-        let next = self.inner.engine.lock().next_context as u64;
-        for &r in ranks.iter().filter(|&&r| r != self.inner.rank) {
-            self.send_on(ctx, &next.to_ne_bytes(), r, tag, SendMode::Standard)?;
-        }
-        let mut agreed = vec![[0, 0, next]];
-        for &r in ranks.iter().filter(|&&r| r != self.inner.rank) {
-            let mut buf = [0u8; 8];
-            self.recv_on(ctx, &mut buf, Source::Rank(r), TagMatch::Tag(tag))?;
-            agreed.push([0, 0, u64::from_ne_bytes(buf)]);
-        }
-        let context = self.new_context(&agreed);
+        let context = context::agree(self, ranks, rank, tag)?;
         let world: Vec<usize> = ranks.iter().map(|&r| self.world_rank(r)).collect();
-        let inner = Inner { engine: self.inner.engine.clone(), context, rank, size: world.len(), members: Some(world) };
-        Ok(Some(Communicator { inner: Arc::new(inner) }))
+        Ok(Some(self.child(context, rank, Some(world))))
+    }
+
+    /// The engine this communicator's traffic goes through.
+    pub(crate) fn engine(&self) -> &EngineRef {
+        &self.inner.engine
+    }
+
+    /// This process's context ids.
+    pub(crate) fn pool(&self) -> &ContextPool {
+        &self.inner.contexts
     }
 
     /// The context of the library's collective traffic on this communicator.

@@ -1,11 +1,11 @@
 //! The native Rust API: a universe, communicators, typed buffers, requests.
 
 mod comm;
+mod context;
 mod datatype;
 mod request;
 mod universe;
 
-pub(crate) use comm::FIRST_FREE_CONTEXT;
 pub use comm::{Communicator, Message, SendMode, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use datatype::{Buffer, BufferMut, Equivalence};
 pub use request::{test_all, wait_all, wait_any, Request, Status};

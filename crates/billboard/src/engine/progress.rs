@@ -84,8 +84,6 @@ struct Core {
 }
 
 pub struct Engine {
-    /// Lowest context id this process has not used (communicators take two each).
-    pub(crate) next_context: u32,
     chan: Routes,
     /// Per peer: protocol thresholds of the route that reaches it.
     thresholds: Vec<Thresholds>,
@@ -110,7 +108,6 @@ impl Engine {
         }
         let single_copy = (0..n).map(|p| cma && chan.caps_for(p).single_copy).collect();
         Engine {
-            next_context: crate::api::FIRST_FREE_CONTEXT,
             chan,
             thresholds,
             oversubscribed,
@@ -129,6 +126,12 @@ impl Engine {
             },
             pieces: Pieces::default(),
         }
+    }
+
+    /// Whether a receive is posted on `context` (a freed communicator's id is reused only once
+    /// none is).
+    pub(crate) fn receives_posted_on(&self, context: u32) -> bool {
+        self.core.matcher.posted_in(context) > 0
     }
 
     /// The oldest unexpected message matching `pattern`, without progress.

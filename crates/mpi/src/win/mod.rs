@@ -1,0 +1,439 @@
+//! Windows (MPI 3.1 chapter 11, one-sided communication) with active-target synchronisation by
+//! MPI_Win_fence: creation (MPI_Win_create, MPI_Win_allocate), MPI_Win_free, names, group,
+//! info, the predefined attributes, and window error handlers. The RMA calls are in `rma.rs`,
+//! the fence that carries them out in `fence.rs`, the target's side in `target.rs`.
+//!
+//! Each window holds a private duplicate of its communicator, so its traffic never meets the
+//! program's. RMA calls only queue their operation (origin data packed at once); at the fence
+//! each process sends every other one batch of the operations it targets there, applies the
+//! batches it receives to its own window memory in arrival order and answers the gets. So
+//! window memory changes only inside MPI calls of its owner: no thread and no shared memory act
+//! behind the program's back, which is also why passive target (MPI_Win_lock, flush) and
+//! generalized active target (post/start/complete/wait) are not offered: they would need the
+//! target to make progress without calling MPI.
+//!
+//! Errors of window calls go through the window's error handler (MPI_ERRORS_ARE_FATAL unless
+//! the program sets another; windows do not inherit their communicator's); errors of the
+//! creating calls, before there is a window, through the communicator's.
+
+mod fence;
+mod rma;
+mod target;
+
+use std::ffi::{c_char, c_int, c_void};
+
+use billboard::Communicator;
+
+use crate::abi::*;
+use crate::error::{call_unlocked, copy_out, err, out, MpiError, Res};
+use crate::state::{self, Mpi};
+
+/// Windows by handle (direct handles of object type [`object_type::WIN`]).
+#[derive(Default)]
+pub(crate) struct Wins {
+    table: Vec<Option<Win>>,
+    free: Vec<u32>,
+}
+
+/// Memory a window allocated itself (MPI_Win_allocate): zeroed, 64-byte aligned.
+struct Memory {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl Memory {
+    fn new(bytes: usize) -> Res<Memory> {
+        let layout = std::alloc::Layout::from_size_align(bytes.max(1), 64)
+            .map_err(|_| err(MPI_ERR_SIZE, format!("cannot allocate a window of {bytes} bytes")))?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(err(MPI_ERR_NO_MEM, format!("cannot allocate a window of {bytes} bytes")));
+        }
+        Ok(Memory { ptr, layout })
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `Memory::new` with this layout, freed once.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// Values of the predefined attributes: the program gets pointers to them, so they live in a
+/// box that does not move when the table grows.
+struct Predefined {
+    size: MPI_Aint,
+    disp_unit: c_int,
+    flavor: c_int,
+    model: c_int,
+}
+
+/// Where a window is in its synchronisation.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Epoch {
+    /// Before the first fence, or after one with MPI_MODE_NOSUCCEED: no RMA calls allowed.
+    Closed,
+    /// Between fences: RMA calls queue their operations.
+    Fence,
+}
+
+pub(crate) struct Win {
+    comm: Communicator,
+    base: *mut u8,
+    size: usize,
+    /// Every member's window: (size in bytes, displacement unit), by rank.
+    peers: Vec<(usize, i64)>,
+    attrs: Box<Predefined>,
+    pub errhandler: MPI_Errhandler,
+    name: String,
+    epoch: Epoch,
+    pending: Vec<rma::Pending>,
+    _memory: Option<Memory>,
+}
+
+fn win_index(h: MPI_Win) -> Option<usize> {
+    (handle_kind(h) == HandleKind::Direct && handle_object_type(h) == object_type::WIN)
+        .then_some(handle_index(h) as usize)
+}
+
+pub(crate) fn bad_win(h: MPI_Win) -> MpiError {
+    let what = if h == MPI_WIN_NULL { "MPI_WIN_NULL".to_string() } else { format!("{h:#x}") };
+    err(MPI_ERR_WIN, format!("invalid window {what}"))
+}
+
+impl Mpi {
+    pub fn win(&self, h: MPI_Win) -> Res<&Win> {
+        self.wins.table.get(win_index(h).ok_or_else(|| bad_win(h))?).and_then(Option::as_ref).ok_or_else(|| bad_win(h))
+    }
+
+    pub fn win_mut(&mut self, h: MPI_Win) -> Res<&mut Win> {
+        let i = win_index(h).ok_or_else(|| bad_win(h))?;
+        self.wins.table.get_mut(i).and_then(Option::as_mut).ok_or_else(|| bad_win(h))
+    }
+
+    fn add_win(&mut self, w: Win) -> MPI_Win {
+        let t = &mut self.wins;
+        let i = match t.free.pop() {
+            Some(i) => {
+                t.table[i as usize] = Some(w);
+                i
+            }
+            None => {
+                t.table.push(Some(w));
+                (t.table.len() - 1) as u32
+            }
+        };
+        make_handle(HandleKind::Direct, object_type::WIN, i)
+    }
+
+    fn take_win(&mut self, h: MPI_Win) -> Option<Win> {
+        let i = win_index(h)?;
+        let w = self.wins.table.get_mut(i)?.take()?;
+        self.wins.free.push(i as u32);
+        Some(w)
+    }
+}
+
+/// Runs a window call's body on the tables with the window's error handler.
+pub(crate) fn win_call(function: &'static str, win: MPI_Win, body: impl FnOnce(&mut Mpi) -> Res) -> c_int {
+    match state::with(body) {
+        None => crate::error::not_running(function),
+        Some(Ok(())) => MPI_SUCCESS,
+        Some(Err(e)) => raise(function, win, e),
+    }
+}
+
+/// Like [`win_call`] for bodies that block (they take the tables themselves).
+pub(crate) fn win_call_unlocked(function: &'static str, win: MPI_Win, body: impl FnOnce() -> Res) -> c_int {
+    if state::phase() != state::RUNNING {
+        return crate::error::not_running(function);
+    }
+    match body() {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => raise(function, win, e),
+    }
+}
+
+/// Applies `win`'s error handler to `e`; an invalid window raises it on MPI_COMM_WORLD (as
+/// an invalid communicator does, MPI 3.1 section 8.3).
+fn raise(function: &str, win: MPI_Win, e: MpiError) -> c_int {
+    match state::with(|m| m.win(win).map(|w| w.errhandler).ok()).flatten() {
+        Some(eh) => crate::error::raise(function, eh, win, e),
+        None => crate::error::handle(function, MPI_COMM_WORLD, e),
+    }
+}
+
+/// The value of predefined attribute `keyval` of `win` (as `MPI_Win_get_attr` returns it), if
+/// `keyval` is one: the base address itself, the others by address.
+pub(crate) fn predefined_attr(m: &Mpi, win: MPI_Win, keyval: c_int) -> Option<usize> {
+    let w = m.win(win).ok()?;
+    let a = &*w.attrs;
+    Some(match keyval {
+        MPI_WIN_BASE => w.base as usize,
+        MPI_WIN_SIZE => &a.size as *const MPI_Aint as usize,
+        MPI_WIN_DISP_UNIT => &a.disp_unit as *const c_int as usize,
+        MPI_WIN_CREATE_FLAVOR => &a.flavor as *const c_int as usize,
+        MPI_WIN_MODEL => &a.model as *const c_int as usize,
+        _ => return None,
+    })
+}
+
+pub(crate) fn predefined_key(keyval: c_int) -> bool {
+    matches!(keyval, MPI_WIN_BASE | MPI_WIN_SIZE | MPI_WIN_DISP_UNIT | MPI_WIN_CREATE_FLAVOR | MPI_WIN_MODEL)
+}
+
+/// The collective part of window creation: a private communicator and every member's size
+/// and displacement unit.
+fn create(
+    base: *mut u8,
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    flavor: c_int,
+    memory: Option<Memory>,
+) -> Res<MPI_Win> {
+    let (parent, _) = crate::comm_create::take(comm)?;
+    state::with(|m| m.check_info(info)).expect("MPI is running")?;
+    let private = parent.dup()?;
+    let n = private.size();
+    let mine: Vec<u8> = [size, disp_unit as i64].iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let mut all = vec![0u8; 16 * n];
+    let layout: Vec<(usize, usize)> = (0..n).map(|r| (16 * r, 16)).collect();
+    private.allgatherv_bytes(&mine, &mut all, &layout)?;
+    let word = |i: usize| i64::from_ne_bytes(all[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+    let peers = (0..n).map(|r| (word(2 * r) as usize, word(2 * r + 1))).collect();
+    let attrs = Box::new(Predefined { size, disp_unit, flavor, model: MPI_WIN_UNIFIED });
+    let w = Win {
+        comm: private,
+        base,
+        size: size as usize,
+        peers,
+        attrs,
+        errhandler: MPI_ERRORS_ARE_FATAL,
+        name: String::new(),
+        epoch: Epoch::Closed,
+        pending: Vec::new(),
+        _memory: memory,
+    };
+    Ok(state::with(|m| m.add_win(w)).expect("MPI is running"))
+}
+
+fn check_shape(size: MPI_Aint, disp_unit: c_int) -> Res {
+    if size < 0 {
+        return Err(err(MPI_ERR_SIZE, format!("negative window size {size}")));
+    }
+    if disp_unit <= 0 {
+        return Err(err(MPI_ERR_DISP, format!("displacement unit {disp_unit}: it must be positive")));
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_create(
+    base: *mut c_void,
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    win: *mut MPI_Win,
+) -> c_int {
+    call_unlocked("MPI_Win_create", comm, || {
+        let win = out(win, "win")?;
+        check_shape(size, disp_unit)?;
+        if base.is_null() && size > 0 {
+            return Err(err(MPI_ERR_BASE, format!("NULL base for a window of {size} bytes")));
+        }
+        *win = create(base.cast(), size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, None)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_allocate(
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    baseptr: *mut c_void,
+    win: *mut MPI_Win,
+) -> c_int {
+    call_unlocked("MPI_Win_allocate", comm, || {
+        let win = out(win, "win")?;
+        let baseptr = out(baseptr as *mut *mut c_void, "baseptr")?;
+        check_shape(size, disp_unit)?;
+        let memory = Memory::new(size as usize)?;
+        let base = if size == 0 { std::ptr::null_mut() } else { memory.ptr };
+        *win = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, Some(memory))?;
+        *baseptr = base.cast();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_free(win: *mut MPI_Win) -> c_int {
+    let h = if win.is_null() { MPI_WIN_NULL } else { *win };
+    win_call_unlocked("MPI_Win_free", h, || {
+        let win = out(win, "win")?;
+        let comm = state::with(|m| -> Res<Communicator> {
+            let w = m.win(h)?;
+            if !w.pending.is_empty() {
+                let n = w.pending.len();
+                return Err(err(
+                    MPI_ERR_RMA_SYNC,
+                    format!(
+                        "{n} RMA operations are still queued: complete them with MPI_Win_fence before MPI_Win_free"
+                    ),
+                ));
+            }
+            Ok(w.comm.clone())
+        })
+        .expect("MPI is running")?;
+        crate::attr::delete_win_attrs(h)?;
+        // Collective: every member is done with the window before any frees its memory.
+        comm.barrier()?;
+        state::with(|m| m.take_win(h));
+        *win = MPI_WIN_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
+    win_call_unlocked("MPI_Win_fence", win, || fence::fence(assert, win))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_get_group(win: MPI_Win, group: *mut MPI_Group) -> c_int {
+    win_call("MPI_Win_get_group", win, |m| {
+        let group = out(group, "group")?;
+        let c = &m.win(win)?.comm;
+        let members = (0..c.size()).map(|r| c.world_rank(r)).collect();
+        *group = m.add_group(members);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_set_name(win: MPI_Win, name: *const c_char) -> c_int {
+    win_call("MPI_Win_set_name", win, |m| {
+        if name.is_null() {
+            return Err(err(MPI_ERR_ARG, "null window name"));
+        }
+        // SAFETY: a NUL-terminated string from the caller, checked non-null.
+        let text = std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned();
+        if text.len() >= MPI_MAX_OBJECT_NAME as usize {
+            let msg =
+                format!("window name of {} characters (MPI_MAX_OBJECT_NAME is {MPI_MAX_OBJECT_NAME})", text.len());
+            return Err(err(MPI_ERR_ARG, msg));
+        }
+        m.win_mut(win)?.name = text;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_get_name(win: MPI_Win, name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    win_call("MPI_Win_get_name", win, |m| {
+        if name.is_null() || resultlen.is_null() {
+            return Err(err(MPI_ERR_ARG, "null win_name or resultlen pointer"));
+        }
+        copy_out(&m.win(win)?.name, name, resultlen, MPI_MAX_OBJECT_NAME);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_set_info(win: MPI_Win, info: MPI_Info) -> c_int {
+    // No hint changes what this library does: checked and set aside.
+    win_call("MPI_Win_set_info", win, |m| {
+        m.win(win)?;
+        m.check_info(info)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_get_info(win: MPI_Win, info_used: *mut MPI_Info) -> c_int {
+    win_call("MPI_Win_get_info", win, |m| {
+        m.win(win)?;
+        *out(info_used, "info_used")? = m.add_info(Vec::new());
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_create_errhandler(
+    function: Option<crate::errhandler::CommErrhandlerFn>,
+    errhandler: *mut MPI_Errhandler,
+) -> c_int {
+    crate::error::call("MPI_Win_create_errhandler", MPI_COMM_WORLD, |m| {
+        let f = function.ok_or_else(|| err(MPI_ERR_ARG, "null error handler function"))?;
+        *out(errhandler, "errhandler")? = m.add_errhandler(f, object_type::WIN);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_set_errhandler(win: MPI_Win, errhandler: MPI_Errhandler) -> c_int {
+    win_call("MPI_Win_set_errhandler", win, |m| {
+        m.win(win)?;
+        m.check_errhandler_for(errhandler, object_type::WIN)?;
+        m.win_mut(win)?.errhandler = errhandler;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_get_errhandler(win: MPI_Win, errhandler: *mut MPI_Errhandler) -> c_int {
+    win_call("MPI_Win_get_errhandler", win, |m| {
+        *out(errhandler, "errhandler")? = m.win(win)?.errhandler;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_call_errhandler(win: MPI_Win, errorcode: c_int) -> c_int {
+    win_call_unlocked("MPI_Win_call_errhandler", win, || {
+        let eh = state::with(|m| m.win(win).map(|w| w.errhandler)).expect("MPI is running")?;
+        if eh != MPI_ERRORS_RETURN && crate::errhandler::invoke(eh, win, errorcode).is_none() {
+            // MPI_ERRORS_ARE_FATAL (or ABORT): the predefined handler ends the job.
+            crate::error::raise("MPI_Win_call_errhandler", eh, win, err(errorcode, "called by the program"));
+        }
+        Ok(())
+    })
+}
+
+/// Calls that need the target to act without calling MPI, or memory this library does not
+/// share: each reports which call is not supported, through the window's handler.
+macro_rules! not_yet {
+    ($pmpi:ident, $name:literal, $why:literal, ($($arg:ident: $t:ty),*), $win:ident) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi($($arg: $t),*) -> c_int {
+            $(let _ = $arg;)*
+            win_call($name, $win, |m| {
+                m.win($win)?;
+                Err(err(MPI_ERR_OTHER, concat!($name, " is not supported by Billboard yet: ", $why)))
+            })
+        }
+    };
+}
+
+not_yet!(PMPI_Win_lock, "MPI_Win_lock", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win), win);
+not_yet!(PMPI_Win_unlock, "MPI_Win_unlock", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (rank: c_int, win: MPI_Win), win);
+not_yet!(PMPI_Win_lock_all, "MPI_Win_lock_all", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (assert: c_int, win: MPI_Win), win);
+not_yet!(PMPI_Win_unlock_all, "MPI_Win_unlock_all", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (win: MPI_Win), win);
+not_yet!(PMPI_Win_flush, "MPI_Win_flush", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (rank: c_int, win: MPI_Win), win);
+not_yet!(PMPI_Win_flush_all, "MPI_Win_flush_all", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (win: MPI_Win), win);
+not_yet!(PMPI_Win_flush_local, "MPI_Win_flush_local", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (rank: c_int, win: MPI_Win), win);
+not_yet!(PMPI_Win_flush_local_all, "MPI_Win_flush_local_all", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (win: MPI_Win), win);
+not_yet!(PMPI_Win_sync, "MPI_Win_sync", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (win: MPI_Win), win);
+not_yet!(PMPI_Win_post, "MPI_Win_post", "post/start/complete/wait synchronisation is not implemented; use MPI_Win_fence", (group: MPI_Group, assert: c_int, win: MPI_Win), win);
+not_yet!(PMPI_Win_start, "MPI_Win_start", "post/start/complete/wait synchronisation is not implemented; use MPI_Win_fence", (group: MPI_Group, assert: c_int, win: MPI_Win), win);
+not_yet!(PMPI_Win_complete, "MPI_Win_complete", "post/start/complete/wait synchronisation is not implemented; use MPI_Win_fence", (win: MPI_Win), win);
+not_yet!(PMPI_Win_wait, "MPI_Win_wait", "post/start/complete/wait synchronisation is not implemented; use MPI_Win_fence", (win: MPI_Win), win);
+not_yet!(PMPI_Win_test, "MPI_Win_test", "post/start/complete/wait synchronisation is not implemented; use MPI_Win_fence", (win: MPI_Win, flag: *mut c_int), win);
+not_yet!(PMPI_Win_attach, "MPI_Win_attach", "dynamic windows (MPI_Win_create_dynamic) are not implemented", (win: MPI_Win, base: *mut c_void, size: MPI_Aint), win);
+not_yet!(PMPI_Win_detach, "MPI_Win_detach", "dynamic windows (MPI_Win_create_dynamic) are not implemented", (win: MPI_Win, base: *const c_void), win);
+not_yet!(PMPI_Win_shared_query, "MPI_Win_shared_query", "shared-memory windows (MPI_Win_allocate_shared) are not implemented", (win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void), win);

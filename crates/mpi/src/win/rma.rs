@@ -1,0 +1,464 @@
+//! The RMA calls at the origin: MPI_Put, MPI_Get, MPI_Accumulate, MPI_Get_accumulate,
+//! MPI_Fetch_and_op, MPI_Compare_and_swap. Each checks everything the origin can know (the
+//! epoch, the target rank, datatypes and sizes, the target range against the window sizes
+//! learned at creation), packs the origin data, and queues the operation for the next fence.
+
+use std::ffi::{c_int, c_void};
+
+use super::target::{op_name, Access, Kind, Shape};
+use super::{win_call, Epoch};
+use crate::abi::*;
+use crate::datatype::{layout_in, map_of, view, Dir, Layout};
+use crate::error::{err, Res};
+use crate::state::Mpi;
+
+/// A queued operation.
+pub(crate) struct Pending {
+    pub target: usize,
+    pub access: Access,
+    /// Where a get-type operation's answer goes.
+    pub result: Option<Landing>,
+}
+
+/// A buffer of the origin process that receives target data at the fence.
+pub(crate) struct Landing {
+    addr: usize,
+    count: c_int,
+    layout: Layout,
+}
+
+impl Landing {
+    /// Writes the packed target data `bytes` into the buffer.
+    ///
+    /// # Safety
+    /// The buffer given to the RMA call is still valid (MPI: until the epoch completes).
+    pub unsafe fn deliver(&self, bytes: &[u8]) -> Res {
+        let mut v = view(&self.layout, self.addr as *const c_void, self.count, Dir::Write)?;
+        v.bytes_mut().copy_from_slice(bytes);
+        v.finish(bytes.len());
+        Ok(())
+    }
+}
+
+/// A buffer argument: address, count, datatype.
+#[derive(Clone, Copy)]
+struct Buf {
+    addr: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+}
+
+/// One RMA call's arguments.
+struct Call {
+    kind: Kind,
+    origin: Option<Buf>,
+    compare: Option<Buf>,
+    result: Option<Buf>,
+    rank: c_int,
+    disp: MPI_Aint,
+    target_count: c_int,
+    target_type: MPI_Datatype,
+    op: MPI_Op,
+}
+
+fn layout_and_bytes(m: &Mpi, b: &Buf, what: &str) -> Res<(Layout, usize)> {
+    if b.count < 0 {
+        return Err(err(MPI_ERR_COUNT, format!("negative {what} count {}", b.count)));
+    }
+    let l = layout_in(m, b.datatype)?;
+    let bytes = l.bytes(b.count)?;
+    Ok((l, bytes))
+}
+
+/// The predefined type the data of `t` is made of, for accumulate (`None`: `t` has no data).
+fn element(m: &Mpi, t: MPI_Datatype) -> Res<Option<MPI_Datatype>> {
+    if is_pair_type(t) || builtin_datatype_size(t).is_some_and(|s| s > 0) {
+        return Ok(Some(t));
+    }
+    let map = map_of(m, t)?;
+    let mut basics = map.runs.iter().map(|r| r.basic);
+    let Some(first) = basics.next() else { return Ok(None) };
+    if basics.any(|b| b != first) {
+        return Err(err(
+            MPI_ERR_TYPE,
+            format!("datatype {t:#x} mixes predefined types: accumulate needs one predefined type throughout"),
+        ));
+    }
+    Ok(Some(first))
+}
+
+/// The target data of `count` instances of `l` at byte `offset` of the window.
+fn shape_of(l: &Layout, offset: i64, count: c_int) -> Shape {
+    let (extent, blocks) = match l {
+        Layout::Dense(size) => (*size as i64, vec![(0, *size)]),
+        Layout::Map(map) => (map.extent(), map.blocks.iter().map(|b| (b.off, b.len)).collect()),
+    };
+    Shape { offset, count: count as usize, extent, blocks }
+}
+
+fn mismatch(what: &str, bytes: usize, target: usize) -> crate::error::MpiError {
+    err(
+        MPI_ERR_TYPE,
+        format!("the {what} buffer holds {bytes} bytes but the target datatype and count describe {target}"),
+    )
+}
+
+/// Checks an accumulate's operator on elements of `elem`.
+fn check_op(m: &Mpi, kind: Kind, op: MPI_Op, elem: Option<MPI_Datatype>) -> Res {
+    if m.user_op(op).is_some() {
+        return Err(err(
+            MPI_ERR_OP,
+            format!("user-defined operator {op:#x}: RMA accumulates take predefined operators only"),
+        ));
+    }
+    if op == MPI_REPLACE || (op == MPI_NO_OP && kind == Kind::GetAccumulate) {
+        return Ok(());
+    }
+    if op == MPI_NO_OP {
+        return Err(err(MPI_ERR_OP, "MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op only"));
+    }
+    match elem {
+        Some(t) => crate::ops::combiner(m, op, t)
+            .map(drop)
+            .map_err(|_| err(MPI_ERR_OP, format!("operator {} is not defined on datatype {t:#x}", op_name(op)))),
+        None => crate::ops::combiner(m, op, MPI_INT).map(drop),
+    }
+}
+
+/// Checks `c` on window `win` and queues it.
+unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call) -> Res {
+    let w = m.win(win)?;
+    if w.epoch != Epoch::Fence {
+        return Err(err(
+            MPI_ERR_RMA_SYNC,
+            "no access epoch is open on this window: call MPI_Win_fence first (passive target and \
+             post/start/complete/wait are not supported)",
+        ));
+    }
+    if c.rank == MPI_PROC_NULL {
+        return Ok(());
+    }
+    let n = w.peers.len();
+    if c.rank < 0 || c.rank as usize >= n {
+        return Err(err(MPI_ERR_RANK, format!("target rank {}: the window's group has {n} ranks", c.rank)));
+    }
+    let target = c.rank as usize;
+    let (window, unit) = w.peers[target];
+    if c.disp < 0 {
+        return Err(err(MPI_ERR_DISP, format!("negative target displacement {} (rank {target})", c.disp)));
+    }
+    let tbuf = Buf { addr: std::ptr::null(), count: c.target_count, datatype: c.target_type };
+    let (tl, tbytes) = layout_and_bytes(m, &tbuf, "target")?;
+    let offset = c.disp.checked_mul(unit).ok_or_else(|| {
+        err(MPI_ERR_DISP, format!("target displacement {} × displacement unit {unit} overflows", c.disp))
+    })?;
+    let shape = shape_of(&tl, offset, c.target_count);
+    if let Some((lo, hi)) = shape.span() {
+        if lo < 0 || hi > window as i64 {
+            return Err(err(
+                MPI_ERR_RMA_RANGE,
+                format!(
+                    "target rank {target}, displacement {} (× unit {unit}): bytes [{lo}, {hi}) are outside its \
+                     window of {window} bytes",
+                    c.disp
+                ),
+            ));
+        }
+    }
+    let accumulates = matches!(c.kind, Kind::Accumulate | Kind::GetAccumulate | Kind::CompareAndSwap);
+    let elem = if accumulates { element(m, c.target_type)? } else { None };
+    if matches!(c.kind, Kind::Accumulate | Kind::GetAccumulate) {
+        check_op(m, c.kind, c.op, elem)?;
+    }
+    if c.kind == Kind::CompareAndSwap && builtin_datatype_size(c.target_type).is_none() {
+        return Err(err(
+            MPI_ERR_TYPE,
+            format!("MPI_Compare_and_swap needs a predefined datatype, not {:#x}", c.target_type),
+        ));
+    }
+    let same_element = |b: &Buf, what: &str| -> Res {
+        if accumulates && element(m, b.datatype)? != elem && tbytes > 0 {
+            return Err(err(
+                MPI_ERR_TYPE,
+                format!("the {what} datatype {:#x} is not made of the target's predefined type", b.datatype),
+            ));
+        }
+        Ok(())
+    };
+    let mut data = Vec::new();
+    let sends_origin = c.kind != Kind::Get && !(c.kind == Kind::GetAccumulate && c.op == MPI_NO_OP);
+    for (b, what) in [(c.origin, "origin"), (c.compare, "compare")] {
+        let Some(b) = b.filter(|_| sends_origin) else { continue };
+        let (l, bytes) = layout_and_bytes(m, &b, what)?;
+        if bytes != tbytes {
+            return Err(mismatch(what, bytes, tbytes));
+        }
+        same_element(&b, what)?;
+        // SAFETY: MPI's contract: the buffer holds `count` instances of its datatype.
+        data.extend_from_slice(view(&l, b.addr, b.count, Dir::Read)?.bytes());
+    }
+    let result = match c.result {
+        Some(b) => {
+            let (layout, bytes) = layout_and_bytes(m, &b, "result")?;
+            if bytes != tbytes {
+                return Err(mismatch("result", bytes, tbytes));
+            }
+            same_element(&b, "result")?;
+            if b.addr.is_null() && bytes > 0 {
+                return Err(err(MPI_ERR_BUFFER, format!("NULL result buffer for {bytes} bytes")));
+            }
+            Some(Landing { addr: b.addr as usize, count: b.count, layout })
+        }
+        None => None,
+    };
+    let access = Access { kind: c.kind, op: c.op, elem: elem.unwrap_or(MPI_DATATYPE_NULL), target: shape, data };
+    m.win_mut(win)?.pending.push(Pending { target, access, result });
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Put(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+) -> c_int {
+    win_call("MPI_Put", win, |m| {
+        let origin = Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype };
+        let call = Call {
+            kind: Kind::Put,
+            origin: Some(origin),
+            compare: None,
+            result: None,
+            rank: target_rank,
+            disp: target_disp,
+            target_count,
+            target_type: target_datatype,
+            op: MPI_REPLACE,
+        };
+        issue(m, win, call)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get(
+    origin_addr: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+) -> c_int {
+    win_call("MPI_Get", win, |m| {
+        let result = Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype };
+        let call = Call {
+            kind: Kind::Get,
+            origin: None,
+            compare: None,
+            result: Some(result),
+            rank: target_rank,
+            disp: target_disp,
+            target_count,
+            target_type: target_datatype,
+            op: MPI_NO_OP,
+        };
+        issue(m, win, call)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    win_call("MPI_Accumulate", win, |m| {
+        let origin = Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype };
+        let call = Call {
+            kind: Kind::Accumulate,
+            origin: Some(origin),
+            compare: None,
+            result: None,
+            rank: target_rank,
+            disp: target_disp,
+            target_count,
+            target_type: target_datatype,
+            op,
+        };
+        issue(m, win, call)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    result_addr: *mut c_void,
+    result_count: c_int,
+    result_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    win_call("MPI_Get_accumulate", win, |m| {
+        let call = Call {
+            kind: Kind::GetAccumulate,
+            origin: Some(Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype }),
+            compare: None,
+            result: Some(Buf { addr: result_addr, count: result_count, datatype: result_datatype }),
+            rank: target_rank,
+            disp: target_disp,
+            target_count,
+            target_type: target_datatype,
+            op,
+        };
+        issue(m, win, call)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Fetch_and_op(
+    origin_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    win_call("MPI_Fetch_and_op", win, |m| {
+        let call = Call {
+            kind: Kind::GetAccumulate,
+            origin: Some(Buf { addr: origin_addr, count: 1, datatype }),
+            compare: None,
+            result: Some(Buf { addr: result_addr, count: 1, datatype }),
+            rank: target_rank,
+            disp: target_disp,
+            target_count: 1,
+            target_type: datatype,
+            op,
+        };
+        issue(m, win, call)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Compare_and_swap(
+    origin_addr: *const c_void,
+    compare_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    win: MPI_Win,
+) -> c_int {
+    win_call("MPI_Compare_and_swap", win, |m| {
+        let call = Call {
+            kind: Kind::CompareAndSwap,
+            origin: Some(Buf { addr: origin_addr, count: 1, datatype }),
+            compare: Some(Buf { addr: compare_addr, count: 1, datatype }),
+            result: Some(Buf { addr: result_addr, count: 1, datatype }),
+            rank: target_rank,
+            disp: target_disp,
+            target_count: 1,
+            target_type: datatype,
+            op: MPI_REPLACE,
+        };
+        issue(m, win, call)
+    })
+}
+
+/// Request-based RMA is valid only in passive-target epochs, which this library does not offer.
+fn request_based(function: &'static str, win: MPI_Win) -> c_int {
+    win_call(function, win, |m| {
+        m.win(win)?;
+        Err(err(
+            MPI_ERR_RMA_SYNC,
+            format!(
+                "{function} is not supported by Billboard yet: request-based RMA needs a passive-target epoch \
+                 (MPI_Win_lock), which is not implemented; use the plain call between MPI_Win_fence calls"
+            ),
+        ))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rput(
+    _origin_addr: *const c_void,
+    _origin_count: c_int,
+    _origin_datatype: MPI_Datatype,
+    _target_rank: c_int,
+    _target_disp: MPI_Aint,
+    _target_count: c_int,
+    _target_datatype: MPI_Datatype,
+    win: MPI_Win,
+    _request: *mut MPI_Request,
+) -> c_int {
+    request_based("MPI_Rput", win)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rget(
+    _origin_addr: *mut c_void,
+    _origin_count: c_int,
+    _origin_datatype: MPI_Datatype,
+    _target_rank: c_int,
+    _target_disp: MPI_Aint,
+    _target_count: c_int,
+    _target_datatype: MPI_Datatype,
+    win: MPI_Win,
+    _request: *mut MPI_Request,
+) -> c_int {
+    request_based("MPI_Rget", win)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Raccumulate(
+    _origin_addr: *const c_void,
+    _origin_count: c_int,
+    _origin_datatype: MPI_Datatype,
+    _target_rank: c_int,
+    _target_disp: MPI_Aint,
+    _target_count: c_int,
+    _target_datatype: MPI_Datatype,
+    _op: MPI_Op,
+    win: MPI_Win,
+    _request: *mut MPI_Request,
+) -> c_int {
+    request_based("MPI_Raccumulate", win)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rget_accumulate(
+    _origin_addr: *const c_void,
+    _origin_count: c_int,
+    _origin_datatype: MPI_Datatype,
+    _result_addr: *mut c_void,
+    _result_count: c_int,
+    _result_datatype: MPI_Datatype,
+    _target_rank: c_int,
+    _target_disp: MPI_Aint,
+    _target_count: c_int,
+    _target_datatype: MPI_Datatype,
+    _op: MPI_Op,
+    win: MPI_Win,
+    _request: *mut MPI_Request,
+) -> c_int {
+    request_based("MPI_Rget_accumulate", win)
+}
