@@ -347,11 +347,6 @@ impl<M> Matcher<M> {
             .map(|u| (&u.env, &mut u.msg))
     }
 
-    /// Receives posted on `context`, waiting for a message.
-    pub fn posted_in(&self, context: u32) -> usize {
-        self.contexts.get(context).map_or(0, |q| q.posted_len)
-    }
-
     /// Number of posted receives waiting for a message.
     pub fn posted_len(&self) -> usize {
         self.posted_len
