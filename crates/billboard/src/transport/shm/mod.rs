@@ -212,11 +212,12 @@ impl ShmChannel {
     }
 
     fn drain<F: FnMut(usize, &Header, &[u8])>(&mut self, s: usize, f: &mut F) -> usize {
+        let ring = self.rx_rings[s];
         let mut handled = 0;
         while handled < DRAIN_BUDGET {
-            let ring = self.rx_rings[s];
             let Some(rec) = self.rx[s].next(&ring) else { break };
-            if rec.form == FORM_SLOT {
+            let slot_acked = rec.form == FORM_SLOT;
+            if slot_acked {
                 let slot = u32::from_ne_bytes(rec.payload.try_into().unwrap()) as usize;
                 assert!(slot < self.seg.layout.slots, "corrupt slot descriptor from rank {s}");
                 let len = (rec.len as usize).min(self.seg.layout.slot_bytes);
@@ -229,15 +230,14 @@ impl ShmChannel {
             } else {
                 f(s, &rec.header, rec.payload);
             }
-            let slot_acked = rec.form == FORM_SLOT;
             let credited = self.rx[s].release(&ring, rec);
-            self.consumed[s] += 1;
             handled += 1;
             if credited || slot_acked {
                 // The sender may be waiting for ring room or a slot.
                 wait::wake(&self.seg.control(s).sleep, self.oversubscribed);
             }
         }
+        self.consumed[s] += handled as u64;
         handled
     }
 
