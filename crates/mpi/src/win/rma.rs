@@ -61,6 +61,24 @@ struct Call {
     op: MPI_Op,
 }
 
+impl Call {
+    /// A call of `kind` on `count` elements of `datatype` at `disp` in `rank`'s window, with no
+    /// local buffers yet (each entry point sets the ones it has).
+    fn to(kind: Kind, rank: c_int, disp: MPI_Aint, count: c_int, datatype: MPI_Datatype, op: MPI_Op) -> Call {
+        Call {
+            kind,
+            origin: None,
+            compare: None,
+            result: None,
+            rank,
+            disp,
+            target_count: count,
+            target_type: datatype,
+            op,
+        }
+    }
+}
+
 fn layout_and_bytes(m: &Mpi, b: &Buf, what: &str) -> Res<(Layout, usize)> {
     if b.count < 0 {
         return Err(err(MPI_ERR_COUNT, format!("negative {what} count {}", b.count)));
@@ -230,15 +248,8 @@ pub unsafe extern "C" fn PMPI_Put(
     win_call("MPI_Put", win, |m| {
         let origin = Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype };
         let call = Call {
-            kind: Kind::Put,
             origin: Some(origin),
-            compare: None,
-            result: None,
-            rank: target_rank,
-            disp: target_disp,
-            target_count,
-            target_type: target_datatype,
-            op: MPI_REPLACE,
+            ..Call::to(Kind::Put, target_rank, target_disp, target_count, target_datatype, MPI_REPLACE)
         };
         issue(m, win, call)
     })
@@ -258,15 +269,8 @@ pub unsafe extern "C" fn PMPI_Get(
     win_call("MPI_Get", win, |m| {
         let result = Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype };
         let call = Call {
-            kind: Kind::Get,
-            origin: None,
-            compare: None,
             result: Some(result),
-            rank: target_rank,
-            disp: target_disp,
-            target_count,
-            target_type: target_datatype,
-            op: MPI_NO_OP,
+            ..Call::to(Kind::Get, target_rank, target_disp, target_count, target_datatype, MPI_NO_OP)
         };
         issue(m, win, call)
     })
@@ -287,15 +291,8 @@ pub unsafe extern "C" fn PMPI_Accumulate(
     win_call("MPI_Accumulate", win, |m| {
         let origin = Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype };
         let call = Call {
-            kind: Kind::Accumulate,
             origin: Some(origin),
-            compare: None,
-            result: None,
-            rank: target_rank,
-            disp: target_disp,
-            target_count,
-            target_type: target_datatype,
-            op,
+            ..Call::to(Kind::Accumulate, target_rank, target_disp, target_count, target_datatype, op)
         };
         issue(m, win, call)
     })
@@ -318,15 +315,9 @@ pub unsafe extern "C" fn PMPI_Get_accumulate(
 ) -> c_int {
     win_call("MPI_Get_accumulate", win, |m| {
         let call = Call {
-            kind: Kind::GetAccumulate,
             origin: Some(Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype }),
-            compare: None,
             result: Some(Buf { addr: result_addr, count: result_count, datatype: result_datatype }),
-            rank: target_rank,
-            disp: target_disp,
-            target_count,
-            target_type: target_datatype,
-            op,
+            ..Call::to(Kind::GetAccumulate, target_rank, target_disp, target_count, target_datatype, op)
         };
         issue(m, win, call)
     })
@@ -344,15 +335,9 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(
 ) -> c_int {
     win_call("MPI_Fetch_and_op", win, |m| {
         let call = Call {
-            kind: Kind::GetAccumulate,
             origin: Some(Buf { addr: origin_addr, count: 1, datatype }),
-            compare: None,
             result: Some(Buf { addr: result_addr, count: 1, datatype }),
-            rank: target_rank,
-            disp: target_disp,
-            target_count: 1,
-            target_type: datatype,
-            op,
+            ..Call::to(Kind::GetAccumulate, target_rank, target_disp, 1, datatype, op)
         };
         issue(m, win, call)
     })
@@ -370,15 +355,10 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(
 ) -> c_int {
     win_call("MPI_Compare_and_swap", win, |m| {
         let call = Call {
-            kind: Kind::CompareAndSwap,
             origin: Some(Buf { addr: origin_addr, count: 1, datatype }),
             compare: Some(Buf { addr: compare_addr, count: 1, datatype }),
             result: Some(Buf { addr: result_addr, count: 1, datatype }),
-            rank: target_rank,
-            disp: target_disp,
-            target_count: 1,
-            target_type: datatype,
-            op: MPI_REPLACE,
+            ..Call::to(Kind::CompareAndSwap, target_rank, target_disp, 1, datatype, MPI_REPLACE)
         };
         issue(m, win, call)
     })
