@@ -156,29 +156,7 @@ impl Engine {
         len: usize,
         synchronous: bool,
     ) -> Option<ReqId> {
-        if self.core.any_failed && self.core.failed[peer].is_some() {
-            return Some(self.core.failed_request(peer));
-        }
-        let eager = !synchronous && self.thresholds[peer].protocol(len) == Protocol::Eager;
-        let header = Header { kind: if eager { EAGER } else { RTS }, context: ctx, source: src, tag, aux: 0 };
-        if self.core.queued[peer].is_empty() {
-            if eager {
-                let data = std::slice::from_raw_parts(buf, len);
-                if self.chan.try_send(peer, &header, data).is_ok() {
-                    return None;
-                }
-            } else {
-                let id = self.core.reqs.insert(State::SendRendezvous { buf, len }, Some(peer));
-                if self.send_rts(peer, id, &header, buf, len) {
-                    return Some(id);
-                }
-                self.core.reqs.remove(id);
-            }
-        }
-        let id = self.core.reqs.insert(State::SendQueued { header, buf, len }, Some(peer));
-        self.core.queued[peer].push_back(id);
-        self.core.queued_total += 1;
-        Some(id)
+        self.start_send(peer, ctx, src, tag, buf, len, None, synchronous)
     }
 
     /// Starts a send of the concatenation of `blocks` (a non-contiguous datatype's pieces, in
@@ -204,33 +182,55 @@ impl Engine {
             return self.isend(peer, ctx, src, tag, buf, len, synchronous);
         }
         assert!(u32::try_from(blocks.len()).is_ok(), "{} blocks: the RTS counts them in 32 bits", blocks.len());
+        let buf = blocks[0].0 as *const u8;
+        self.start_send(peer, ctx, src, tag, buf, len, Some(blocks), synchronous)
+    }
+
+    /// Both sends: `len` bytes at `buf`, or gathered from `gather` (then `buf` is its first
+    /// block). Inlined, so the contiguous send carries no trace of the gathered one.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn start_send(
+        &mut self,
+        peer: usize,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        buf: *const u8,
+        len: usize,
+        mut gather: Option<Box<[Block]>>,
+        synchronous: bool,
+    ) -> Option<ReqId> {
         if self.core.any_failed && self.core.failed[peer].is_some() {
             return Some(self.core.failed_request(peer));
         }
         let eager = !synchronous && self.thresholds[peer].protocol(len) == Protocol::Eager;
         let header = Header { kind: if eager { EAGER } else { RTS }, context: ctx, source: src, tag, aux: 0 };
-        let buf = blocks[0].0 as *const u8;
-        let mut blocks = Some(blocks);
         if self.core.queued[peer].is_empty() {
             if eager {
-                let chan = &mut self.chan;
-                let all = blocks.as_deref().expect("blocks are still ours");
-                // The caller vouches for the blocks (this function's contract).
-                if self.pieces.with(all, 0, len, |p| chan.try_send_gather(peer, &header, p)).is_ok() {
+                let sent = match gather.as_deref() {
+                    None => self.chan.try_send(peer, &header, std::slice::from_raw_parts(buf, len)),
+                    Some(all) => {
+                        let chan = &mut self.chan;
+                        // The caller vouches for the blocks (isend_blocks' contract).
+                        self.pieces.with(all, 0, len, |p| chan.try_send_gather(peer, &header, p))
+                    }
+                };
+                if sent.is_ok() {
                     return None;
                 }
             } else {
                 let id = self.core.reqs.insert(State::SendRendezvous { buf, len }, Some(peer));
-                self.core.reqs.get_mut(id).gather = blocks.take();
+                self.core.reqs.get_mut(id).gather = gather.take();
                 if self.send_rts(peer, id, &header, buf, len) {
                     return Some(id);
                 }
-                blocks = self.core.reqs.get_mut(id).gather.take();
+                gather = self.core.reqs.get_mut(id).gather.take();
                 self.core.reqs.remove(id);
             }
         }
         let id = self.core.reqs.insert(State::SendQueued { header, buf, len }, Some(peer));
-        self.core.reqs.get_mut(id).gather = blocks;
+        self.core.reqs.get_mut(id).gather = gather;
         self.core.queued[peer].push_back(id);
         self.core.queued_total += 1;
         Some(id)
@@ -648,13 +648,9 @@ impl Core {
             EAGER => {
                 let env = Envelope { context: h.context, source: h.source, tag: h.tag };
                 if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && d.pattern.matches(&env)) {
-                    let n = payload.len().min(d.cap);
-                    // SAFETY: the direct receive's buffer holds `cap` bytes and n <= cap.
-                    unsafe { crate::copy::copy(payload.as_ptr(), d.buf, n) };
-                    let done = Completion { source: env.source, tag: env.tag, bytes: n, cancelled: false };
-                    let outcome =
-                        if payload.len() > d.cap { Err(truncated(env, payload.len(), d.cap)) } else { Ok(done) };
-                    d.outcome = Some(Outcome::Done(outcome));
+                    // SAFETY: the direct receive's buffer holds `cap` bytes until it finishes.
+                    let (done, error) = unsafe { land(env, payload, d.buf, d.cap, None) };
+                    d.outcome = Some(Outcome::Done(error.map_or(Ok(done), Err)));
                     return;
                 }
                 if let Some(id) = self.matcher.arrive_with(env, || Pending::Eager(payload.to_vec())) {
@@ -738,17 +734,8 @@ impl Core {
     fn deliver_bytes(&mut self, id: ReqId, env: Envelope, data: &[u8]) {
         let req = self.reqs.get_mut(id);
         let State::RecvPosted { buf, cap } = req.state else { unreachable!("delivery to request {id} not posted") };
-        let n = data.len().min(cap);
-        match &req.scatter {
-            // SAFETY: the blocks hold `cap` bytes and n <= cap.
-            Some(blocks) => unsafe { copy_into(blocks, 0, &data[..n]) },
-            // SAFETY: the posted buffer holds `cap` bytes and n <= cap.
-            None => unsafe { crate::copy::copy(data.as_ptr(), buf, n) },
-        }
-        req.completion = Completion { source: env.source, tag: env.tag, bytes: n, cancelled: false };
-        if data.len() > cap {
-            req.error = Some(truncated(env, data.len(), cap));
-        }
+        // SAFETY: a posted receive's buffer (or blocks) holds `cap` bytes until it completes.
+        (req.completion, req.error) = unsafe { land(env, data, buf, cap, req.scatter.as_deref()) };
         req.state = State::Done;
     }
 
@@ -836,6 +823,28 @@ impl Core {
             }
         }
     }
+}
+
+/// Copies an eager message into a receive's `cap` bytes at `buf` (or its `blocks`): what the
+/// receive then reports, and the truncation error if the message was longer.
+///
+/// # Safety
+/// `buf..buf+cap` (or the blocks, whose lengths add up to `cap`) is valid for writes.
+#[inline(always)]
+unsafe fn land(
+    env: Envelope,
+    data: &[u8],
+    buf: *mut u8,
+    cap: usize,
+    blocks: Option<&[Block]>,
+) -> (Completion, Option<Error>) {
+    let n = data.len().min(cap);
+    match blocks {
+        Some(blocks) => copy_into(blocks, 0, &data[..n]),
+        None => crate::copy::copy(data.as_ptr(), buf, n),
+    }
+    let done = Completion { source: env.source, tag: env.tag, bytes: n, cancelled: false };
+    (done, (data.len() > cap).then(|| truncated(env, data.len(), cap)))
 }
 
 fn truncated(env: Envelope, message_bytes: usize, buffer_bytes: usize) -> Error {
