@@ -632,6 +632,19 @@ impl Engine {
         offset > start
     }
 
+    /// Waits for an arrival from `peer` with a tight spin of at most `spins` pauses, when
+    /// nothing but an arrival can move this engine on (nothing queued, no control record, no
+    /// data movement); otherwise pauses once. Returns the pauses spent.
+    #[inline]
+    pub(crate) fn spin_for(&self, peer: usize, spins: u32) -> u32 {
+        if self.core.queued_total == 0 && self.core.control.is_empty() && self.core.active.is_empty() {
+            self.chan.spin_for(peer, spins)
+        } else {
+            std::hint::spin_loop();
+            1
+        }
+    }
+
     /// Nothing left to push: no queued sends, control records or data movement (finalize).
     pub(crate) fn idle(&self) -> bool {
         self.core.queued_total == 0

@@ -98,6 +98,20 @@ impl Routes {
         self.tcp.as_mut().and_then(TcpChannel::take_failure)
     }
 
+    /// Spins for at most `spins` pauses until a record from `peer` waits (see
+    /// [`ShmChannel::spin_for`]); returns the pauses spent. A peer over TCP gets one pause:
+    /// its arrivals are found by polling.
+    #[inline]
+    pub(crate) fn spin_for(&self, peer: usize, spins: u32) -> u32 {
+        match self.local[peer] {
+            REMOTE => {
+                std::hint::spin_loop();
+                1
+            }
+            l => self.shm.spin_for(l as usize, spins),
+        }
+    }
+
     /// What a waiter needs to sleep without holding the routes.
     pub(crate) fn sleeper(&mut self) -> Sleeper {
         match &mut self.tcp {

@@ -192,6 +192,13 @@ impl RingRx {
 
     /// Frees the record's cells; publishes credits every eighth of the ring.
     /// Returns true when credits were published (the sender may want waking).
+    /// Whether a record waits at the head (a cheap check: one load, no copy).
+    #[inline(always)]
+    pub fn ready<M: RingMemory>(&self, mem: &M) -> bool {
+        let idx = (self.head & (mem.ncells() as u64 - 1)) as usize;
+        mem.seq(idx).load(Ordering::Acquire) == self.head + 1
+    }
+
     pub fn release<M: RingMemory>(&mut self, mem: &M, rec: Record<'_>) -> bool {
         self.head += rec.cells;
         if self.head - self.published >= mem.ncells() as u64 / 8 {

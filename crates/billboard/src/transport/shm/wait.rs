@@ -83,6 +83,12 @@ impl Backoff {
         }
     }
 
+    /// Counts `pauses` more spins than the one [`Backoff::step`] counted (a burst).
+    #[inline]
+    pub fn spent(&mut self, pauses: u32) {
+        self.rounds += (pauses as usize).saturating_sub(1);
+    }
+
     /// Called after a poll that made progress.
     #[inline]
     pub fn reset(&mut self) {
