@@ -71,6 +71,8 @@ pub(crate) fn not_running(function: &str) -> c_int {
 }
 
 /// Applies `comm`'s error handler to `e`.
+#[cold]
+#[inline(never)]
 pub(crate) fn handle(function: &str, comm: MPI_Comm, e: MpiError) -> c_int {
     // An error on an invalid communicator is raised on MPI_COMM_WORLD (MPI 3.1 section 8.3).
     let errhandler = state::with(|m| m.comm(comm).or_else(|| m.comm(MPI_COMM_WORLD)).map(|c| c.errhandler))

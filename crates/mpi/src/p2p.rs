@@ -173,6 +173,21 @@ pub unsafe extern "C" fn PMPI_Send(
             });
         }
     }
+    send_general(buf, count, datatype, dest, tag, comm)
+}
+
+/// MPI_Send's general path, kept out of line so the fast path above carries none of its
+/// registers or stack frame.
+#[cold]
+#[inline(never)]
+unsafe fn send_general(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
     blocking("MPI_Send", comm, MPI_STATUS_IGNORE as *mut MPI_Status, |m| {
         start_send(m, buf, count, datatype, dest, tag, comm, SendMode::Standard)
     })
@@ -228,6 +243,21 @@ pub unsafe extern "C" fn PMPI_Recv(
             });
         }
     }
+    recv_general(buf, count, datatype, source, tag, comm, status)
+}
+
+/// MPI_Recv's general path, out of line as MPI_Send's is.
+#[cold]
+#[inline(never)]
+unsafe fn recv_general(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
     blocking("MPI_Recv", comm, status, |m| start_recv(m, buf, count, datatype, source, tag, comm))
 }
 
