@@ -41,3 +41,10 @@ fn a_posted_receive_keeps_its_dropped_communicators_id() {
         case(n, "retire");
     }
 }
+
+#[test]
+fn idup_runs_in_the_background_and_makes_distinct_communicators() {
+    for n in [1, 2, 3, 4] {
+        case(n, "idup");
+    }
+}

@@ -241,6 +241,30 @@ fn all(object: u32, h: c_int) -> Vec<(c_int, usize, Keyval)> {
 
 /// Copies the attributes of `old` to `new` through their copy callbacks (dup).
 fn copy_all(object: u32, old: c_int, new: c_int) -> Res {
+    let copied = copy_values(object, old)?;
+    if !copied.is_empty() {
+        state::with(|m| m.attrs.values.insert((object, new), copied));
+    }
+    Ok(())
+}
+
+/// The attributes a copy of `old` gets, through their copy callbacks (which run now): what
+/// [`install_comm_attrs`] gives to the copy once it exists.
+pub(crate) type Copied = Vec<(c_int, usize)>;
+
+/// Runs the copy callbacks of `old`'s attributes for a copy made later (MPI_Comm_idup).
+pub(crate) fn copy_comm_values(old: MPI_Comm) -> Res<Copied> {
+    copy_values(object_type::COMM, old)
+}
+
+/// Gives communicator `new` the attributes [`copy_comm_values`] produced.
+pub(crate) fn install_comm_attrs(m: &mut state::Mpi, new: MPI_Comm, copied: Copied) {
+    if !copied.is_empty() {
+        m.attrs.values.insert((object_type::COMM, new), copied);
+    }
+}
+
+fn copy_values(object: u32, old: c_int) -> Res<Copied> {
     let mut copied = Vec::new();
     for (keyval, value, k) in all(object, old) {
         let Some(f) = k.copy else { continue };
@@ -263,10 +287,7 @@ fn copy_all(object: u32, old: c_int, new: c_int) -> Res {
             copied.push((keyval, out));
         }
     }
-    if !copied.is_empty() {
-        state::with(|m| m.attrs.values.insert((object, new), copied));
-    }
-    Ok(())
+    Ok(copied)
 }
 
 /// Deletes every attribute of `h` through its delete callback (free, finalize).

@@ -148,17 +148,67 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info,
     })
 }
 
+/// An MPI_Comm_idup in flight: the engine makes the communicator in the background; its
+/// handle is reserved from the start (`*newcomm` is set at once, as MPICH does), and filled
+/// when a wait or test finds the creation done. Attribute copy callbacks ran at the call.
+pub(crate) struct Idup {
+    pending: billboard::PendingComm,
+    pub parent: MPI_Comm,
+    errhandler: MPI_Errhandler,
+    handle: MPI_Comm,
+    topo: Option<crate::topo::Cart>,
+    attrs: crate::attr::Copied,
+}
+
+impl Idup {
+    pub fn is_done(&self) -> bool {
+        self.pending.is_done()
+    }
+
+    /// Waits for the creation (at once if [`Idup::is_done`]), then fills the reserved handle
+    /// in `m`, the tables (held by the caller, or taken here when `None`).
+    pub fn complete(self, m: Option<&mut state::Mpi>) -> Res<MPI_Status> {
+        let Idup { pending, errhandler, handle, topo, attrs, .. } = self;
+        let made = pending.wait();
+        let fill = |m: &mut state::Mpi| match made {
+            Ok(c) => {
+                m.fill_reserved(handle, Some((c, errhandler)));
+                if let Some(cart) = topo {
+                    m.topos.set(handle, cart);
+                }
+                crate::attr::install_comm_attrs(m, handle, attrs);
+                Ok(crate::request::empty_status())
+            }
+            Err(e) => {
+                m.fill_reserved(handle, None);
+                Err(e.into())
+            }
+        };
+        match m {
+            Some(m) => fill(m),
+            None => state::with(fill).expect("MPI is running"),
+        }
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
-    // The context agreement is quick, so the dup completes here and the request is born done.
     call_unlocked("MPI_Comm_idup", comm, || {
         let newcomm = out(newcomm, "newcomm")?;
         if request.is_null() {
             return Err(err(MPI_ERR_ARG, "null request pointer"));
         }
-        *newcomm = dup(comm)?;
-        let done = MPI_Status { MPI_SOURCE: MPI_ANY_SOURCE, MPI_TAG: MPI_ANY_TAG, ..Default::default() };
-        *request = state::with(|m| m.add_request(Req::Complete(done))).expect("MPI is running");
+        let (c, errhandler) = take(comm)?;
+        let attrs = crate::attr::copy_comm_values(comm)?;
+        let pending = c.idup()?;
+        *request = state::with(|m| {
+            let topo = m.topos.get(comm).cloned();
+            let handle = m.reserve_comm();
+            *newcomm = handle;
+            let idup = Idup { pending, parent: comm, errhandler, handle, topo, attrs };
+            m.add_request(Req::Idup(Box::new(idup)))
+        })
+        .expect("MPI is running");
         Ok(())
     })
 }

@@ -35,6 +35,7 @@ unsafe fn init(required: c_int, provided: *mut c_int) -> c_int {
         requests: Vec::new(),
         sent: Req::Complete(MPI_Status::default()),
         free_requests: Vec::new(),
+        reserved_comms: Vec::new(),
         detached: Vec::new(),
         user_ops: Vec::new(),
         messages: Vec::new(),

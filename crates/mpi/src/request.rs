@@ -50,6 +50,20 @@ pub(crate) fn finish(req: Req) -> Res<MPI_Status> {
             Ok(status_of(&s))
         }
         Req::Persistent { active, .. } => active.map_or(Ok(empty_status()), |a| finish(*a)),
+        Req::Idup(idup) => idup.complete(None),
+    }
+}
+
+/// Tests request `h` in place (see [`poll_in_place`]); an idup found done fills its
+/// communicator's handle here, which needs the tables.
+fn poll_handle(m: &mut state::Mpi, h: MPI_Request) -> Res<Option<MPI_Status>> {
+    let req = m.request_mut(h).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {h:#x}")))?;
+    match req {
+        Req::Idup(idup) if idup.is_done() => {
+            let Req::Idup(idup) = std::mem::replace(req, Req::Complete(empty_status())) else { unreachable!() };
+            idup.complete(Some(m)).map(Some)
+        }
+        _ => poll_in_place(req),
     }
 }
 
@@ -57,6 +71,7 @@ pub(crate) fn finish(req: Req) -> Res<MPI_Status> {
 /// staged receive unpacked), so the status survives until the request is freed.
 fn poll_in_place(req: &mut Req) -> Res<Option<MPI_Status>> {
     match req {
+        Req::Idup(_) => Ok(None),
         Req::Complete(st) => Ok(Some(*st)),
         Req::Active { req: r, staged, .. } => match r.test()? {
             Some(s) => {
@@ -86,8 +101,7 @@ fn retire(m: &mut state::Mpi, h: MPI_Request) -> bool {
 /// Tests a request in the table once. On completion it is retired (see [`retire`]); the
 /// flag says whether its handle stays (persistent).
 fn test_handle(m: &mut state::Mpi, h: MPI_Request) -> Res<Option<(MPI_Status, bool)>> {
-    let req = m.request_mut(h).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {h:#x}")))?;
-    match poll_in_place(req) {
+    match poll_handle(m, h) {
         Ok(Some(st)) => Ok(Some((st, retire(m, h)))),
         Ok(None) => Ok(None),
         Err(e) => {
@@ -110,7 +124,11 @@ fn wait_one(h: MPI_Request) -> Result<(MPI_Status, bool), (MpiError, MPI_Comm)> 
             Some((active.take().map_or(Req::Complete(empty_status()), |a| *a), true, comm))
         }
         _ => m.take_request(h).map(|r| {
-            let comm = if let Req::Active { comm, .. } = &r { *comm } else { MPI_COMM_WORLD };
+            let comm = match &r {
+                Req::Active { comm, .. } => *comm,
+                Req::Idup(idup) => idup.parent,
+                _ => MPI_COMM_WORLD,
+            };
             (r, false, comm)
         }),
     })
@@ -159,6 +177,7 @@ fn request_comm(h: MPI_Request) -> MPI_Comm {
     state::with(|m| match m.request_mut(h) {
         Some(Req::Active { comm, .. }) => *comm,
         Some(Req::Persistent { op, .. }) => op.comm,
+        Some(Req::Idup(idup)) => idup.parent,
         _ => MPI_COMM_WORLD,
     })
     .unwrap_or(MPI_COMM_WORLD)
@@ -232,8 +251,7 @@ pub unsafe extern "C" fn PMPI_Testall(
             if h == MPI_REQUEST_NULL {
                 continue;
             }
-            let req = m.request_mut(h).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {h:#x}")))?;
-            all &= poll_in_place(req)?.is_some();
+            all &= poll_handle(m, h)?.is_some();
         }
         *flag = all as c_int;
         if all {
@@ -387,11 +405,26 @@ pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
         if let Req::Persistent { active: Some(a), .. } = req {
             req = a;
         }
-        if let Req::Active { req, .. } = req {
-            req.cancel();
+        match req {
+            Req::Active { req, .. } => {
+                req.cancel();
+            }
+            Req::Idup(_) => return Err(collective_request("MPI_Cancel")),
+            _ => {}
         }
         Ok(())
     })
+}
+
+/// MPI 3.1 section 5.12: a nonblocking collective's request may not be cancelled or freed.
+fn collective_request(function: &str) -> MpiError {
+    err(
+        MPI_ERR_REQUEST,
+        format!(
+            "{function}: the request belongs to a nonblocking collective (MPI_Comm_idup), which cannot \
+             be cancelled or freed; complete it with a wait or test"
+        ),
+    )
 }
 
 #[no_mangle]
@@ -403,6 +436,9 @@ pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const MPI_Status, flag: *m
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
     call("MPI_Request_free", MPI_COMM_WORLD, |m| {
+        if let Some(Req::Idup(_)) = m.request_mut(*request) {
+            return Err(collective_request("MPI_Request_free"));
+        }
         let req =
             m.take_request(*request).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {:#x}", *request)))?;
         let req = match req {
@@ -438,9 +474,7 @@ pub unsafe extern "C" fn PMPI_Request_get_status(
     call("MPI_Request_get_status", MPI_COMM_WORLD, |m| {
         // Like MPI_Test, but the request stays: a completed one keeps its status for the wait
         // or test that will free it.
-        let req =
-            m.request_mut(request).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {request:#x}")))?;
-        match poll_in_place(req)? {
+        match poll_handle(m, request)? {
             Some(st) => {
                 *flag = 1;
                 fill_status(status, &st);

@@ -37,12 +37,16 @@ pub(crate) enum Req {
     /// A persistent request (MPI_Send_init, ...): what MPI_Start starts, and the operation it
     /// started last (`None`: inactive). Completing it leaves the handle for the next start.
     Persistent { op: crate::persistent::Op, active: Option<Box<Req>> },
+    /// MPI_Comm_idup: the communicator being made in the background, and its reserved handle.
+    Idup(Box<crate::comm_create::Idup>),
 }
 
 pub(crate) struct Mpi {
     pub universe: Universe,
     /// Communicators by table index: 0 is `MPI_COMM_WORLD`, 1 is `MPI_COMM_SELF`.
     pub comms: Vec<Option<Comm>>,
+    /// Table indices held for communicators an MPI_Comm_idup is still making.
+    pub reserved_comms: Vec<usize>,
     pub requests: Vec<Option<Req>>,
     /// What `SENT` stands for when a call asks for it by reference.
     pub sent: Req,
@@ -155,18 +159,37 @@ impl Mpi {
 
     /// Stores a new communicator and returns its handle.
     pub fn add_comm(&mut self, comm: Communicator) -> MPI_Comm {
-        let entry = Comm { comm, errhandler: MPI_ERRORS_ARE_FATAL, name: String::new() };
-        let i = match self.comms.iter().skip(2).position(|c| c.is_none()) {
-            Some(free) => {
-                self.comms[free + 2] = Some(entry);
-                free + 2
-            }
+        let i = self.free_comm_index();
+        self.comms[i] = Some(Comm { comm, errhandler: MPI_ERRORS_ARE_FATAL, name: String::new() });
+        comm_handle(i)
+    }
+
+    /// An empty table index that no idup holds (the table grows by one if there is none).
+    fn free_comm_index(&mut self) -> usize {
+        let reserved = &self.reserved_comms;
+        match (2..self.comms.len()).find(|&i| self.comms[i].is_none() && !reserved.contains(&i)) {
+            Some(i) => i,
             None => {
-                self.comms.push(Some(entry));
+                self.comms.push(None);
                 self.comms.len() - 1
             }
-        };
+        }
+    }
+
+    /// Holds a handle for a communicator still being made: until [`Mpi::fill_reserved`], the
+    /// handle is an invalid communicator to every call.
+    pub fn reserve_comm(&mut self) -> MPI_Comm {
+        let i = self.free_comm_index();
+        self.reserved_comms.push(i);
         comm_handle(i)
+    }
+
+    /// Ends a reservation: with the communicator made (then it takes its parent's error
+    /// handler), or with none (the creation failed).
+    pub fn fill_reserved(&mut self, h: MPI_Comm, made: Option<(Communicator, MPI_Errhandler)>) {
+        let i = comm_index(h).expect("a reserved handle");
+        self.reserved_comms.retain(|&r| r != i);
+        self.comms[i] = made.map(|(comm, errhandler)| Comm { comm, errhandler, name: String::new() });
     }
 
     /// Stores a request and returns its handle.

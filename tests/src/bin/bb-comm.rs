@@ -9,6 +9,11 @@
 //!   makes creation work again.
 //! - `retire`: a communicator dropped with a receive still posted keeps its id until the
 //!   receive is gone.
+//! - `idup`: a background dup does not block its caller: rank 0 starts one and then waits for a
+//!   synchronous send that rank 1 makes before starting its own (a blocking dup would deadlock
+//!   here). Several idups in flight, a blocking dup on the same parent while they run, and
+//!   the communicators they make are distinct and carry their own traffic. Run with the
+//!   engine lock elided (`assume_serialized`), as MPI programs below THREAD_MULTIPLE do.
 
 use std::thread;
 
@@ -127,6 +132,47 @@ fn retire(w: &Communicator) -> Res {
     Ok(())
 }
 
+fn idup(w: &Communicator) -> Res {
+    // SAFETY: this case calls the library from the main thread only.
+    unsafe { w.assume_serialized() };
+    let (n, me) = (w.size(), w.rank());
+    let mut token = [0u8; 1];
+    let first = if me == 0 {
+        let pending = w.idup()?;
+        if n > 1 {
+            // Rank 1 is in its synchronous send, not in its idup, until this receive matches.
+            w.recv(&mut token[..], 1, 7)?;
+        }
+        pending
+    } else {
+        if me == 1 {
+            w.ssend(&[1u8][..], 0, 7)?;
+        }
+        w.idup()?
+    };
+    let more: Vec<_> = (0..3).map(|_| w.idup()).collect::<Result<_, _>>()?;
+    let blocking = w.dup()?;
+    let mut made = vec![first.wait()?];
+    for p in more {
+        made.push(p.wait()?);
+    }
+    made.push(blocking);
+    let mut ids: Vec<u32> = made.iter().map(Communicator::context_id).collect();
+    ids.push(w.context_id());
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), made.len() + 1, "two communicators share a context id");
+    for (k, c) in made.iter().enumerate() {
+        assert_eq!((c.size(), c.rank()), (n, me));
+        exchange(c, 0, k, 4)?;
+    }
+    // Started and finished with nobody else busy, and dropped unfinished: both wait properly.
+    let done = w.idup()?.wait()?;
+    exchange(&done, 1, 0, 4)?;
+    drop(w.idup()?);
+    Ok(())
+}
+
 fn main() -> Res {
     let universe = billboard::init()?;
     let w = universe.world();
@@ -136,6 +182,7 @@ fn main() -> Res {
         "churn" => churn(&w)?,
         "exhaust" => exhaust(&w)?,
         "retire" => retire(&w)?,
+        "idup" => idup(&w)?,
         other => panic!("unknown case {other:?}"),
     }
     w.barrier()?;

@@ -1,5 +1,6 @@
 //! Communicators: a group of ranks and a context of their own; point-to-point and barrier.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use super::context::{self, ContextPool};
@@ -7,7 +8,7 @@ use super::datatype::{Buffer, BufferMut};
 use super::request::{Request, Status};
 use crate::engine::matching::{Envelope, Pattern};
 use crate::engine::request::Completion;
-use crate::engine::{EngineRef, Pending};
+use crate::engine::{EngineRef, Helper, Pending};
 use crate::{Error, Result, TAG_UB};
 
 /// Which sender a receive accepts.
@@ -63,6 +64,27 @@ const TAG_AGREE: i32 = 2;
 const TAG_CONTEXT: i32 = 3;
 /// `subset` uses this plus the caller's tag (above every collective's tag).
 const TAG_SUBSET: i32 = 1 << 16;
+/// `idup` number `n` of a communicator agrees with tag `TAG_IDUP + n % IDUPS_IN_FLIGHT`, so that
+/// it never mistakes another creation's messages for its own while it runs in the background
+/// (up to that many at once from one communicator).
+const TAG_IDUP: i32 = 1 << 15;
+const IDUPS_IN_FLIGHT: u32 = 1 << 15;
+
+/// A communicator still being made in the background ([`Communicator::idup`]). Dropping it
+/// waits for the creation to end (its members are waiting for this one).
+pub struct PendingComm(Helper<Result<Communicator>>);
+
+impl PendingComm {
+    /// Whether the creation has ended: [`PendingComm::wait`] then returns at once.
+    pub fn is_done(&self) -> bool {
+        self.0.is_finished()
+    }
+
+    /// Waits for the new communicator.
+    pub fn wait(self) -> Result<Communicator> {
+        self.0.join()
+    }
+}
 
 /// A group of ranks with its own contexts: point-to-point traffic on `context`, the library's
 /// collective traffic on `context + 1`, so neither can match the other.
@@ -80,6 +102,8 @@ struct Inner {
     size: usize,
     /// World rank of each member; `None` for the world itself.
     members: Option<Vec<usize>>,
+    /// `idup`s started on this communicator (every member starts them in the same order).
+    idups: AtomicU32,
 }
 
 impl Drop for Inner {
@@ -95,7 +119,17 @@ impl Drop for Inner {
 impl Communicator {
     pub(crate) fn world(engine: EngineRef, rank: usize, size: usize) -> Communicator {
         let contexts = Arc::new(ContextPool::new());
-        Communicator { inner: Arc::new(Inner { engine, contexts, context: 0, rank, size, members: None }) }
+        Communicator {
+            inner: Arc::new(Inner {
+                engine,
+                contexts,
+                context: 0,
+                rank,
+                size,
+                members: None,
+                idups: AtomicU32::new(0),
+            }),
+        }
     }
 
     /// A communicator of this process alone (MPI_COMM_SELF). Local: its context is reserved
@@ -109,6 +143,7 @@ impl Communicator {
             rank: 0,
             size: 1,
             members: Some(vec![me]),
+            idups: AtomicU32::new(0),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -475,6 +510,7 @@ impl Communicator {
             rank,
             size,
             members,
+            idups: AtomicU32::new(0),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -483,6 +519,23 @@ impl Communicator {
     pub fn dup(&self) -> Result<Communicator> {
         let context = self.new_context()?;
         Ok(self.child(context, self.inner.rank, self.inner.members.clone()))
+    }
+
+    /// Starts a [`Communicator::dup`] that goes on in the background (MPI_Comm_idup): the
+    /// caller may communicate meanwhile, even with members that have not started theirs yet.
+    /// Collective: every member starts its `idup`s of this communicator in the same order.
+    /// The agreement runs on a thread of the library's own; while it runs, the engine takes
+    /// its lock on every call (see [`Communicator::assume_serialized`]).
+    pub fn idup(&self) -> Result<PendingComm> {
+        let n = self.inner.idups.fetch_add(1, Ordering::Relaxed);
+        let tag = TAG_IDUP + (n % IDUPS_IN_FLIGHT) as i32;
+        let parent = self.clone();
+        let work = move || {
+            let everyone: Vec<usize> = (0..parent.inner.size).collect();
+            let context = context::agree(&parent, &everyone, parent.inner.rank, tag)?;
+            Ok(parent.child(context, parent.inner.rank, parent.inner.members.clone()))
+        };
+        Ok(PendingComm(self.inner.engine.spawn_helper("billboard-idup", work)?))
     }
 
     /// Splits into one communicator per `color`, ranked by `key` then by old rank

@@ -26,6 +26,9 @@ pub(crate) struct Shared {
     engine: UnsafeCell<Engine>,
     lock: Mutex<()>,
     serialized: AtomicBool,
+    /// The library's own threads now running ([`Shared::spawn_helper`]), and whether calls
+    /// were serialized before the first of them started (then they are again after the last).
+    helpers: Mutex<(usize, bool)>,
 }
 
 // SAFETY: the engine is only reached through `lock`, which holds the mutex unless the process
@@ -65,7 +68,12 @@ const SPIN_BURST: u32 = 16;
 
 impl Shared {
     pub fn new(engine: Engine) -> EngineRef {
-        Arc::new(Shared { engine: UnsafeCell::new(engine), lock: Mutex::new(()), serialized: AtomicBool::new(false) })
+        Arc::new(Shared {
+            engine: UnsafeCell::new(engine),
+            lock: Mutex::new(()),
+            serialized: AtomicBool::new(false),
+            helpers: Mutex::new((0, false)),
+        })
     }
 
     /// The engine, for one short step. A thread that panicked inside leaves it usable: the
@@ -90,6 +98,41 @@ impl Shared {
     /// other thread uses the library.
     pub unsafe fn assume_serialized(&self) {
         self.serialized.store(true, Ordering::Relaxed);
+    }
+
+    /// Runs `work` on a thread of the library's own (a nonblocking operation that is a
+    /// sequence of blocking steps, like a communicator's creation), which ends when `work`
+    /// does. While such a thread runs, every call takes the engine's lock, even in a process
+    /// that promised serialized calls: the promise covers the program's threads, not ours.
+    pub(crate) fn spawn_helper<T: Send + 'static>(
+        self: &Arc<Self>,
+        name: &str,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<Helper<T>> {
+        {
+            let mut h = self.helpers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if h.0 == 0 {
+                // Our caller is the only thread in the library (or the lock is already on).
+                h.1 = self.serialized.swap(false, Ordering::Relaxed);
+            }
+            h.0 += 1;
+        }
+        match std::thread::Builder::new().name(name.into()).spawn(work) {
+            Ok(thread) => Ok(Helper { thread: Some(thread), shared: self.clone() }),
+            Err(e) => {
+                self.helper_ended();
+                Err(crate::Error::Os { call: "spawning a library thread", errno: e })
+            }
+        }
+    }
+
+    fn helper_ended(&self) {
+        let mut h = self.helpers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        h.0 -= 1;
+        if h.0 == 0 && h.1 {
+            // Joined by a call of the program's, the only one in the library at this moment.
+            self.serialized.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Drives progress until `done(engine)` holds, backing off from spinning to sleeping;
@@ -177,6 +220,36 @@ impl Shared {
         match engine.recv_direct(pattern, hint, buf, cap) {
             Started::Request(id) => self.wait_on(engine, id),
             Started::Direct => self.wait_locked(engine, hint, |e| e.direct_done()).direct_finish(),
+        }
+    }
+}
+
+/// A thread of the library's own ([`Shared::spawn_helper`]). Dropping it waits for it.
+pub(crate) struct Helper<T> {
+    thread: Option<std::thread::JoinHandle<T>>,
+    shared: EngineRef,
+}
+
+impl<T> Helper<T> {
+    /// Whether the work has ended ([`Helper::join`] then returns at once).
+    pub(crate) fn is_finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
+    }
+
+    /// Waits for the work to end and hands over its result.
+    pub(crate) fn join(mut self) -> T {
+        let thread = self.thread.take().expect("a helper is joined once");
+        let outcome = thread.join();
+        self.shared.helper_ended();
+        outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
+}
+
+impl<T> Drop for Helper<T> {
+    fn drop(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+            self.shared.helper_ended();
         }
     }
 }
