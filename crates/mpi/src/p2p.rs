@@ -126,9 +126,7 @@ macro_rules! send_fn {
             tag: c_int,
             comm: MPI_Comm,
         ) -> c_int {
-            blocking($label, comm, MPI_STATUS_IGNORE as *mut MPI_Status, |m| {
-                start_send(m, buf, count, datatype, dest, tag, comm, $mode)
-            })
+            send_blocking($label, $mode, buf, count, datatype, dest, tag, comm)
         }
     };
 }
@@ -173,14 +171,16 @@ pub unsafe extern "C" fn PMPI_Send(
             });
         }
     }
-    send_general(buf, count, datatype, dest, tag, comm)
+    send_blocking("MPI_Send", SendMode::Standard, buf, count, datatype, dest, tag, comm)
 }
 
-/// MPI_Send's general path, kept out of line so the fast path above carries none of its
-/// registers or stack frame.
-#[cold]
+/// A blocking send through a request: MPI_Send's general path, MPI_Ssend and MPI_Rsend. Out of
+/// line, so MPI_Send's fast path carries none of its registers or stack frame.
 #[inline(never)]
-unsafe fn send_general(
+#[allow(clippy::too_many_arguments)]
+unsafe fn send_blocking(
+    function: &'static str,
+    mode: SendMode,
     buf: *const c_void,
     count: c_int,
     datatype: MPI_Datatype,
@@ -188,8 +188,8 @@ unsafe fn send_general(
     tag: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    blocking("MPI_Send", comm, MPI_STATUS_IGNORE as *mut MPI_Status, |m| {
-        start_send(m, buf, count, datatype, dest, tag, comm, SendMode::Standard)
+    blocking(function, comm, MPI_STATUS_IGNORE as *mut MPI_Status, |m| {
+        start_send(m, buf, count, datatype, dest, tag, comm, mode)
     })
 }
 
