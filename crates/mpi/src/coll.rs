@@ -13,6 +13,7 @@ use crate::abi::*;
 use crate::datatype::{self, parted, view, Dir};
 use crate::error::{bad_comm, call_unlocked, err, Res};
 use crate::ops;
+use crate::state;
 
 fn in_place(p: *const c_void) -> bool {
     p as isize == MPI_IN_PLACE
@@ -103,6 +104,17 @@ unsafe fn varying(n: usize, counts: *const c_int, displs: *const c_int) -> Res<(
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Barrier(comm: MPI_Comm) -> c_int {
     call_unlocked("MPI_Barrier", comm, || Ok(comm_ref(comm)?.barrier()?))
+}
+
+/// The barrier runs in the background (a library thread); the request completes with it.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    call_unlocked("MPI_Ibarrier", comm, || {
+        let request = crate::error::out(request, "request")?;
+        let op = comm_ref(comm)?.ibarrier()?;
+        *request = state::with(|m| m.add_request(state::Req::Background { op, comm })).expect("MPI is running");
+        Ok(())
+    })
 }
 
 #[no_mangle]

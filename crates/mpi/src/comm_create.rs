@@ -152,7 +152,7 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info,
 /// handle is reserved from the start (`*newcomm` is set at once, as MPICH does), and filled
 /// when a wait or test finds the creation done. Attribute copy callbacks ran at the call.
 pub(crate) struct Idup {
-    pending: billboard::PendingComm,
+    pending: billboard::Background<billboard::Communicator>,
     pub parent: MPI_Comm,
     errhandler: MPI_Errhandler,
     handle: MPI_Comm,

@@ -51,6 +51,7 @@ pub(crate) fn finish(req: Req) -> Res<MPI_Status> {
         }
         Req::Persistent { active, .. } => active.map_or(Ok(empty_status()), |a| finish(*a)),
         Req::Idup(idup) => idup.complete(None),
+        Req::Background { op, .. } => op.wait().map(|()| empty_status()).map_err(Into::into),
     }
 }
 
@@ -72,6 +73,16 @@ fn poll_handle(m: &mut state::Mpi, h: MPI_Request) -> Res<Option<MPI_Status>> {
 fn poll_in_place(req: &mut Req) -> Res<Option<MPI_Status>> {
     match req {
         Req::Idup(_) => Ok(None),
+        Req::Background { op, .. } => {
+            if !op.is_done() {
+                return Ok(None);
+            }
+            let Req::Background { op, .. } = std::mem::replace(req, Req::Complete(empty_status())) else {
+                unreachable!()
+            };
+            op.wait()?;
+            Ok(Some(empty_status()))
+        }
         Req::Complete(st) => Ok(Some(*st)),
         Req::Active { req: r, staged, .. } => match r.test()? {
             Some(s) => {
@@ -127,6 +138,7 @@ fn wait_one(h: MPI_Request) -> Result<(MPI_Status, bool), (MpiError, MPI_Comm)> 
             let comm = match &r {
                 Req::Active { comm, .. } => *comm,
                 Req::Idup(idup) => idup.parent,
+                Req::Background { comm, .. } => *comm,
                 _ => MPI_COMM_WORLD,
             };
             (r, false, comm)
@@ -178,6 +190,7 @@ fn request_comm(h: MPI_Request) -> MPI_Comm {
         Some(Req::Active { comm, .. }) => *comm,
         Some(Req::Persistent { op, .. }) => op.comm,
         Some(Req::Idup(idup)) => idup.parent,
+        Some(Req::Background { comm, .. }) => *comm,
         _ => MPI_COMM_WORLD,
     })
     .unwrap_or(MPI_COMM_WORLD)
@@ -409,7 +422,7 @@ pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
             Req::Active { req, .. } => {
                 req.cancel();
             }
-            Req::Idup(_) => return Err(collective_request("MPI_Cancel")),
+            Req::Idup(_) | Req::Background { .. } => return Err(collective_request("MPI_Cancel")),
             _ => {}
         }
         Ok(())
@@ -421,7 +434,7 @@ fn collective_request(function: &str) -> MpiError {
     err(
         MPI_ERR_REQUEST,
         format!(
-            "{function}: the request belongs to a nonblocking collective (MPI_Comm_idup), which cannot \
+            "{function}: the request belongs to a nonblocking collective (MPI_Comm_idup, MPI_Ibarrier), which cannot \
              be cancelled or freed; complete it with a wait or test"
         ),
     )
@@ -436,7 +449,7 @@ pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const MPI_Status, flag: *m
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
     call("MPI_Request_free", MPI_COMM_WORLD, |m| {
-        if let Some(Req::Idup(_)) = m.request_mut(*request) {
+        if let Some(Req::Idup(_) | Req::Background { .. }) = m.request_mut(*request) {
             return Err(collective_request("MPI_Request_free"));
         }
         let req =

@@ -39,6 +39,9 @@ pub(crate) enum Req {
     Persistent { op: crate::persistent::Op, active: Option<Box<Req>> },
     /// MPI_Comm_idup: the communicator being made in the background, and its reserved handle.
     Idup(Box<crate::comm_create::Idup>),
+    /// A nonblocking collective with no result but its completion (MPI_Ibarrier), running in
+    /// the background, on communicator `comm`.
+    Background { op: billboard::Background<()>, comm: MPI_Comm },
 }
 
 pub(crate) struct Mpi {

@@ -54,7 +54,6 @@ unsupported!(PMPI_Iallreduce, "MPI_Iallreduce");
 unsupported!(PMPI_Ialltoall, "MPI_Ialltoall");
 unsupported!(PMPI_Ialltoallv, "MPI_Ialltoallv");
 unsupported!(PMPI_Ialltoallw, "MPI_Ialltoallw");
-unsupported!(PMPI_Ibarrier, "MPI_Ibarrier");
 unsupported!(PMPI_Ibcast, "MPI_Ibcast");
 unsupported!(PMPI_Iexscan, "MPI_Iexscan");
 unsupported!(PMPI_Igather, "MPI_Igather");

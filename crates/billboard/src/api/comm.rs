@@ -64,24 +64,27 @@ const TAG_AGREE: i32 = 2;
 const TAG_CONTEXT: i32 = 3;
 /// `subset` uses this plus the caller's tag (above every collective's tag).
 const TAG_SUBSET: i32 = 1 << 16;
-/// `idup` number `n` of a communicator agrees with tag `TAG_IDUP + n % IDUPS_IN_FLIGHT`, so that
-/// it never mistakes another creation's messages for its own while it runs in the background
-/// (up to that many at once from one communicator).
-const TAG_IDUP: i32 = 1 << 15;
-const IDUPS_IN_FLIGHT: u32 = 1 << 15;
+/// Operations that run in the background ([`Communicator::idup`], [`Communicator::ibarrier`])
+/// each get a tag of their own: number `n` of a kind on a communicator uses `base + n % SPAN`,
+/// so it never takes the messages of a blocking collective or of another background operation
+/// running at the same time (up to `SPAN` of a kind in flight on one communicator).
+const TAG_IDUP: i32 = 1 << 14;
+const TAG_IBARRIER: i32 = 2 << 14;
+const BACKGROUND_SPAN: u32 = 1 << 14;
 
-/// A communicator still being made in the background ([`Communicator::idup`]). Dropping it
-/// waits for the creation to end (its members are waiting for this one).
-pub struct PendingComm(Helper<Result<Communicator>>);
+/// A collective operation going on in the background ([`Communicator::idup`],
+/// [`Communicator::ibarrier`]). Dropping it waits for it to end (the other members are
+/// counting on this one).
+pub struct Background<T>(Helper<Result<T>>);
 
-impl PendingComm {
-    /// Whether the creation has ended: [`PendingComm::wait`] then returns at once.
+impl<T> Background<T> {
+    /// Whether the operation has ended: [`Background::wait`] then returns at once.
     pub fn is_done(&self) -> bool {
         self.0.is_finished()
     }
 
-    /// Waits for the new communicator.
-    pub fn wait(self) -> Result<Communicator> {
+    /// Waits for the operation's result.
+    pub fn wait(self) -> Result<T> {
         self.0.join()
     }
 }
@@ -102,8 +105,9 @@ struct Inner {
     size: usize,
     /// World rank of each member; `None` for the world itself.
     members: Option<Vec<usize>>,
-    /// `idup`s started on this communicator (every member starts them in the same order).
-    idups: AtomicU32,
+    /// Background operations started on this communicator, by kind: `idup`, `ibarrier`
+    /// (every member starts them in the same order).
+    started: [AtomicU32; 2],
 }
 
 impl Drop for Inner {
@@ -127,7 +131,7 @@ impl Communicator {
                 rank,
                 size,
                 members: None,
-                idups: AtomicU32::new(0),
+                started: Default::default(),
             }),
         }
     }
@@ -143,7 +147,7 @@ impl Communicator {
             rank: 0,
             size: 1,
             members: Some(vec![me]),
-            idups: AtomicU32::new(0),
+            started: Default::default(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -463,13 +467,17 @@ impl Communicator {
     /// Returns once every rank of the communicator has called it (dissemination barrier:
     /// ceil(log2 n) rounds of zero-byte messages, Hensgen, Finkel and Manber 1988).
     pub fn barrier(&self) -> Result<()> {
+        self.barrier_tagged(TAG_BARRIER)
+    }
+
+    fn barrier_tagged(&self, tag: i32) -> Result<()> {
         let (n, me) = (self.inner.size, self.inner.rank);
         let mut dist = 1;
         while dist < n {
             let to = (me + dist) % n;
             let from = (me + n - dist) % n;
-            self.send_on(self.inner.context + 1, &[], to, TAG_BARRIER, SendMode::Standard)?;
-            self.recv_on(self.inner.context + 1, &mut [], Source::Rank(from), TagMatch::Tag(TAG_BARRIER))?;
+            self.send_on(self.inner.context + 1, &[], to, tag, SendMode::Standard)?;
+            self.recv_on(self.inner.context + 1, &mut [], Source::Rank(from), TagMatch::Tag(tag))?;
             dist *= 2;
         }
         Ok(())
@@ -510,7 +518,7 @@ impl Communicator {
             rank,
             size,
             members,
-            idups: AtomicU32::new(0),
+            started: Default::default(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -526,16 +534,33 @@ impl Communicator {
     /// Collective: every member starts its `idup`s of this communicator in the same order.
     /// The agreement runs on a thread of the library's own; while it runs, the engine takes
     /// its lock on every call (see [`Communicator::assume_serialized`]).
-    pub fn idup(&self) -> Result<PendingComm> {
-        let n = self.inner.idups.fetch_add(1, Ordering::Relaxed);
-        let tag = TAG_IDUP + (n % IDUPS_IN_FLIGHT) as i32;
-        let parent = self.clone();
-        let work = move || {
+    pub fn idup(&self) -> Result<Background<Communicator>> {
+        self.background(0, TAG_IDUP, "billboard-idup", |parent, tag| {
             let everyone: Vec<usize> = (0..parent.inner.size).collect();
-            let context = context::agree(&parent, &everyone, parent.inner.rank, tag)?;
+            let context = context::agree(parent, &everyone, parent.inner.rank, tag)?;
             Ok(parent.child(context, parent.inner.rank, parent.inner.members.clone()))
-        };
-        Ok(PendingComm(self.inner.engine.spawn_helper("billboard-idup", work)?))
+        })
+    }
+
+    /// Starts a [`Communicator::barrier`] that completes in the background (MPI_Ibarrier).
+    /// Collective, like `idup`, and run the same way.
+    pub fn ibarrier(&self) -> Result<Background<()>> {
+        self.background(1, TAG_IBARRIER, "billboard-ibarrier", |c, tag| c.barrier_tagged(tag))
+    }
+
+    /// Runs `work(self, tag)` on a library thread, with the tag of its turn among the
+    /// background operations of `kind` on this communicator.
+    fn background<T: Send + 'static>(
+        &self,
+        kind: usize,
+        base: i32,
+        name: &str,
+        work: impl FnOnce(&Communicator, i32) -> Result<T> + Send + 'static,
+    ) -> Result<Background<T>> {
+        let n = self.inner.started[kind].fetch_add(1, Ordering::Relaxed);
+        let tag = base + (n % BACKGROUND_SPAN) as i32;
+        let c = self.clone();
+        Ok(Background(self.inner.engine.spawn_helper(name, move || work(&c, tag))?))
     }
 
     /// Splits into one communicator per `color`, ranked by `key` then by old rank

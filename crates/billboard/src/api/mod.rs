@@ -6,7 +6,7 @@ mod datatype;
 mod request;
 mod universe;
 
-pub use comm::{Communicator, Message, PendingComm, SendMode, Source, TagMatch, ANY_SOURCE, ANY_TAG};
+pub use comm::{Background, Communicator, Message, SendMode, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use datatype::{Buffer, BufferMut, Equivalence};
 pub use request::{test_all, wait_all, wait_any, Request, Status};
 pub use universe::{init, Universe};
