@@ -111,7 +111,7 @@ pub unsafe extern "C" fn PMPI_Barrier(comm: MPI_Comm) -> c_int {
 pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     call_unlocked("MPI_Ibarrier", comm, || {
         let request = crate::error::out(request, "request")?;
-        let op = comm_ref(comm)?.ibarrier()?;
+        let op = Box::new(comm_ref(comm)?.ibarrier()?);
         *request = state::with(|m| m.add_request(state::Req::Background { op, comm })).expect("MPI is running");
         Ok(())
     })

@@ -25,6 +25,7 @@ mod errhandler;
 mod error;
 mod exports;
 mod group;
+mod icoll;
 mod info;
 mod mprobe;
 mod ops;

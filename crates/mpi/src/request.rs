@@ -51,7 +51,7 @@ pub(crate) fn finish(req: Req) -> Res<MPI_Status> {
         }
         Req::Persistent { active, .. } => active.map_or(Ok(empty_status()), |a| finish(*a)),
         Req::Idup(idup) => idup.complete(None),
-        Req::Background { op, .. } => op.wait().map(|()| empty_status()).map_err(Into::into),
+        Req::Background { op, .. } => op.wait().map(|()| empty_status()),
     }
 }
 

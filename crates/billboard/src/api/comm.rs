@@ -535,10 +535,22 @@ impl Communicator {
     /// The agreement runs on a thread of the library's own; while it runs, the engine takes
     /// its lock on every call (see [`Communicator::assume_serialized`]).
     pub fn idup(&self) -> Result<Background<Communicator>> {
-        self.background(0, TAG_IDUP, "billboard-idup", |parent, tag| {
+        self.with_background_dup("billboard-idup", |c| c)
+    }
+
+    /// Runs `work` in the background on a duplicate of this communicator made there too (see
+    /// [`Communicator::idup`]): a nonblocking collective built from blocking steps, which then
+    /// can take no message of a blocking collective, or of another such operation, running on
+    /// this communicator at the same time. Collective, in the same order in every member.
+    pub fn with_background_dup<T: Send + 'static>(
+        &self,
+        name: &str,
+        work: impl FnOnce(Communicator) -> T + Send + 'static,
+    ) -> Result<Background<T>> {
+        self.background(0, TAG_IDUP, name, |parent, tag| {
             let everyone: Vec<usize> = (0..parent.inner.size).collect();
             let context = context::agree(parent, &everyone, parent.inner.rank, tag)?;
-            Ok(parent.child(context, parent.inner.rank, parent.inner.members.clone()))
+            Ok(work(parent.child(context, parent.inner.rank, parent.inner.members.clone())))
         })
     }
 

@@ -1,0 +1,180 @@
+//! Nonblocking collectives (MPI_Ibcast, MPI_Iallreduce, ...). Each runs its blocking form in
+//! the background, on a library thread, over a duplicate of the communicator that the thread
+//! makes first ([`billboard::Communicator::with_background_dup`]). So the call returns at once,
+//! even before the other members have made theirs; the operation cannot take the messages of
+//! a blocking collective, or of another nonblocking one, on the same communicator; and its
+//! errors come back through the request, to the communicator's error handler. While such a
+//! thread runs, every call takes the tables' lock ([`state::begin_background`]), since the
+//! thread uses them too. MPI_Ibarrier needs no tables and no duplicate: it has its own path
+//! (`coll.rs`).
+//!
+//! A duplicate costs a context agreement per operation: correct and overlapping, not fast. The
+//! billboard collectives issue will give these their own algorithms.
+
+use std::ffi::{c_int, c_void};
+
+use billboard::Background;
+
+use crate::abi::*;
+use crate::error::{call_unlocked, out, returned, Res};
+use crate::state::{self, Req};
+
+/// A nonblocking collective in flight, as the request table holds it.
+pub(crate) trait BackgroundOp {
+    fn is_done(&self) -> bool;
+    /// Waits for the operation (at once if [`BackgroundOp::is_done`]).
+    fn wait(self: Box<Self>) -> Res<()>;
+}
+
+impl BackgroundOp for Background<()> {
+    fn is_done(&self) -> bool {
+        Background::is_done(self)
+    }
+    fn wait(self: Box<Self>) -> Res<()> {
+        Ok((*self).wait()?)
+    }
+}
+
+/// A blocking collective running on a library thread that uses the tables; ends the tables'
+/// lock-for-everyone once the thread is joined, however that happens.
+struct OnThread(Option<Background<Res<()>>>);
+
+impl BackgroundOp for OnThread {
+    fn is_done(&self) -> bool {
+        self.0.as_ref().is_none_or(Background::is_done)
+    }
+    fn wait(mut self: Box<Self>) -> Res<()> {
+        self.0.take().expect("waited once").wait()?
+    }
+}
+
+impl Drop for OnThread {
+    fn drop(&mut self) {
+        drop(self.0.take()); // joins the thread, if no wait did
+        state::end_background();
+    }
+}
+
+/// The arguments of a call, handed to the library thread. MPI forbids the program to touch
+/// the buffers and arrays they point to until the request completes.
+struct Args<T>(T);
+// SAFETY: see above; the pointers are only used by the thread, while the operation runs.
+unsafe impl<T> Send for Args<T> {}
+
+impl<T> Args<T> {
+    /// Unwraps them on the thread (a method, so that the closure moves `Args` whole).
+    fn take(self) -> T {
+        self.0
+    }
+}
+
+/// Starts `blocking(duplicate of comm)` in the background and stores its request.
+unsafe fn start(
+    function: &'static str,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+    blocking: impl FnOnce(MPI_Comm) -> c_int + Send + 'static,
+) -> c_int {
+    call_unlocked(function, comm, || {
+        let request = out(request, "request")?;
+        let (c, _) = crate::comm_create::take(comm)?;
+        state::begin_background();
+        let run = move |dup: billboard::Communicator| -> Res<()> {
+            let h = state::with(|m| {
+                let h = m.add_comm(dup);
+                m.comm_mut(h).expect("just added").errhandler = MPI_ERRORS_RETURN;
+                h
+            })
+            .expect("MPI is running");
+            let rc = blocking(h);
+            state::with(|m| m.remove_comm(h));
+            if rc == MPI_SUCCESS {
+                Ok(())
+            } else {
+                Err(returned(rc))
+            }
+        };
+        let op = match c.with_background_dup("billboard-icoll", run) {
+            Ok(op) => OnThread(Some(op)),
+            Err(e) => {
+                state::end_background();
+                return Err(e.into());
+            }
+        };
+        let req = Req::Background { op: Box::new(op), comm };
+        *request = state::with(|m| m.add_request(req)).expect("MPI is running");
+        Ok(())
+    })
+}
+
+/// `$iname(args..., comm, request)` runs `$blocking(args..., comm)` in the background.
+macro_rules! nonblocking {
+    ($iname:ident, $label:literal, $blocking:path, ($($arg:ident: $ty:ty),*)) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $iname($($arg: $ty,)* comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+            let args = Args(($($arg,)*));
+            start($label, comm, request, move |dup| {
+                let ($($arg,)*) = args.take();
+                $blocking($($arg,)* dup)
+            })
+        }
+    };
+}
+
+use crate::coll::*;
+
+nonblocking!(PMPI_Ibcast, "MPI_Ibcast", PMPI_Bcast, (buf: *mut c_void, count: c_int, t: MPI_Datatype, root: c_int));
+nonblocking!(PMPI_Ireduce, "MPI_Ireduce", PMPI_Reduce, (
+    sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: MPI_Datatype, op: MPI_Op, root: c_int
+));
+nonblocking!(PMPI_Iallreduce, "MPI_Iallreduce", PMPI_Allreduce, (
+    sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: MPI_Datatype, op: MPI_Op
+));
+nonblocking!(PMPI_Ireduce_scatter_block, "MPI_Ireduce_scatter_block", PMPI_Reduce_scatter_block, (
+    sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, t: MPI_Datatype, op: MPI_Op
+));
+nonblocking!(PMPI_Ireduce_scatter, "MPI_Ireduce_scatter", PMPI_Reduce_scatter, (
+    sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, t: MPI_Datatype, op: MPI_Op
+));
+nonblocking!(PMPI_Iscan, "MPI_Iscan", PMPI_Scan, (
+    sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: MPI_Datatype, op: MPI_Op
+));
+nonblocking!(PMPI_Iexscan, "MPI_Iexscan", PMPI_Exscan, (
+    sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: MPI_Datatype, op: MPI_Op
+));
+nonblocking!(PMPI_Igather, "MPI_Igather", PMPI_Gather, (
+    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
+));
+nonblocking!(PMPI_Igatherv, "MPI_Igatherv", PMPI_Gatherv, (
+    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int
+));
+nonblocking!(PMPI_Iscatter, "MPI_Iscatter", PMPI_Scatter, (
+    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
+));
+nonblocking!(PMPI_Iscatterv, "MPI_Iscatterv", PMPI_Scatterv, (
+    sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
+));
+nonblocking!(PMPI_Iallgather, "MPI_Iallgather", PMPI_Allgather, (
+    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype
+));
+nonblocking!(PMPI_Iallgatherv, "MPI_Iallgatherv", PMPI_Allgatherv, (
+    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype
+));
+nonblocking!(PMPI_Ialltoall, "MPI_Ialltoall", PMPI_Alltoall, (
+    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype
+));
+nonblocking!(PMPI_Ialltoallv, "MPI_Ialltoallv", PMPI_Alltoallv, (
+    sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype
+));
+nonblocking!(PMPI_Ialltoallw, "MPI_Ialltoallw", PMPI_Alltoallw, (
+    sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype
+));
