@@ -135,12 +135,7 @@ fn wait_one(h: MPI_Request) -> Result<(MPI_Status, bool), (MpiError, MPI_Comm)> 
             Some((active.take().map_or(Req::Complete(empty_status()), |a| *a), true, comm))
         }
         _ => m.take_request(h).map(|r| {
-            let comm = match &r {
-                Req::Active { comm, .. } => *comm,
-                Req::Idup(idup) => idup.parent,
-                Req::Background { comm, .. } => *comm,
-                _ => MPI_COMM_WORLD,
-            };
+            let comm = r.comm();
             (r, false, comm)
         }),
     })
@@ -186,14 +181,7 @@ pub(crate) fn empty_status() -> MPI_Status {
 
 /// The communicator a request belongs to, for its error handler.
 fn request_comm(h: MPI_Request) -> MPI_Comm {
-    state::with(|m| match m.request_mut(h) {
-        Some(Req::Active { comm, .. }) => *comm,
-        Some(Req::Persistent { op, .. }) => op.comm,
-        Some(Req::Idup(idup)) => idup.parent,
-        Some(Req::Background { comm, .. }) => *comm,
-        _ => MPI_COMM_WORLD,
-    })
-    .unwrap_or(MPI_COMM_WORLD)
+    state::with(|m| m.request_mut(h).map_or(MPI_COMM_WORLD, |r| r.comm())).unwrap_or(MPI_COMM_WORLD)
 }
 
 unsafe fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
@@ -434,7 +422,7 @@ fn collective_request(function: &str) -> MpiError {
     err(
         MPI_ERR_REQUEST,
         format!(
-            "{function}: the request belongs to a nonblocking collective (MPI_Comm_idup, MPI_Ibarrier), which cannot \
+            "{function}: the request belongs to a nonblocking collective (MPI_Comm_idup, MPI_Ibarrier, MPI_Ibcast...), which cannot \
              be cancelled or freed; complete it with a wait or test"
         ),
     )

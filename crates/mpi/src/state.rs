@@ -44,6 +44,18 @@ pub(crate) enum Req {
     Background { op: Box<dyn crate::icoll::BackgroundOp>, comm: MPI_Comm },
 }
 
+impl Req {
+    /// The communicator whose error handler applies to the request.
+    pub fn comm(&self) -> MPI_Comm {
+        match self {
+            Req::Active { comm, .. } | Req::Background { comm, .. } => *comm,
+            Req::Persistent { op, .. } => op.comm,
+            Req::Idup(idup) => idup.parent,
+            Req::Complete(_) => MPI_COMM_WORLD,
+        }
+    }
+}
+
 pub(crate) struct Mpi {
     pub universe: Universe,
     /// Communicators by table index: 0 is `MPI_COMM_WORLD`, 1 is `MPI_COMM_SELF`.

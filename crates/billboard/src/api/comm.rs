@@ -71,9 +71,13 @@ const TAG_SUBSET: i32 = 1 << 16;
 const TAG_IDUP: i32 = 1 << 14;
 const TAG_IBARRIER: i32 = 2 << 14;
 const BACKGROUND_SPAN: u32 = 1 << 14;
+/// The kinds of background operation, as indices of `Inner::started`: duplicates (idup and
+/// `with_background_dup`) and barriers.
+const DUPS: usize = 0;
+const BARRIERS: usize = 1;
 
 /// A collective operation going on in the background ([`Communicator::idup`],
-/// [`Communicator::ibarrier`]). Dropping it waits for it to end (the other members are
+/// [`Communicator::ibarrier`], [`Communicator::with_background_dup`]). Dropping it waits for it to end (the other members are
 /// counting on this one).
 pub struct Background<T>(Helper<Result<T>>);
 
@@ -105,8 +109,8 @@ struct Inner {
     size: usize,
     /// World rank of each member; `None` for the world itself.
     members: Option<Vec<usize>>,
-    /// Background operations started on this communicator, by kind: `idup`, `ibarrier`
-    /// (every member starts them in the same order).
+    /// Background operations started on this communicator, by kind ([`DUPS`], [`BARRIERS`];
+    /// every member starts them in the same order).
     started: [AtomicU32; 2],
 }
 
@@ -547,7 +551,7 @@ impl Communicator {
         name: &str,
         work: impl FnOnce(Communicator) -> T + Send + 'static,
     ) -> Result<Background<T>> {
-        self.background(0, TAG_IDUP, name, |parent, tag| {
+        self.background(DUPS, TAG_IDUP, name, |parent, tag| {
             let everyone: Vec<usize> = (0..parent.inner.size).collect();
             let context = context::agree(parent, &everyone, parent.inner.rank, tag)?;
             Ok(work(parent.child(context, parent.inner.rank, parent.inner.members.clone())))
@@ -557,7 +561,7 @@ impl Communicator {
     /// Starts a [`Communicator::barrier`] that completes in the background (MPI_Ibarrier).
     /// Collective, like `idup`, and run the same way.
     pub fn ibarrier(&self) -> Result<Background<()>> {
-        self.background(1, TAG_IBARRIER, "billboard-ibarrier", |c, tag| c.barrier_tagged(tag))
+        self.background(BARRIERS, TAG_IBARRIER, "billboard-ibarrier", |c, tag| c.barrier_tagged(tag))
     }
 
     /// Runs `work(self, tag)` on a library thread, with the tag of its turn among the

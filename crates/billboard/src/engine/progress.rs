@@ -637,7 +637,7 @@ impl Engine {
     /// data movement); otherwise pauses once. Returns the pauses spent.
     #[inline]
     pub(crate) fn spin_for(&self, peer: usize, spins: u32) -> u32 {
-        if self.core.queued_total == 0 && self.core.control.is_empty() && self.core.active.is_empty() {
+        if self.core.nothing_to_push() {
             self.chan.spin_for(peer, spins)
         } else {
             std::hint::spin_loop();
@@ -647,14 +647,17 @@ impl Engine {
 
     /// Nothing left to push: no queued sends, control records or data movement (finalize).
     pub(crate) fn idle(&self) -> bool {
-        self.core.queued_total == 0
-            && self.core.control.is_empty()
-            && self.core.active.is_empty()
-            && self.chan.flushed()
+        self.core.nothing_to_push() && self.chan.flushed()
     }
 }
 
 impl Core {
+    /// No queued send, control record or data movement: only an arrival can make progress.
+    #[inline]
+    fn nothing_to_push(&self) -> bool {
+        self.queued_total == 0 && self.control.is_empty() && self.active.is_empty()
+    }
+
     /// Handles one record from world rank `peer`. `payload` lives in shared memory.
     fn on_record(&mut self, peer: usize, h: &Header, payload: &[u8]) {
         match h.kind {

@@ -170,11 +170,11 @@ impl RingRx {
         let n = mem.ncells() as u64;
         loop {
             let idx = (self.head & (n - 1)) as usize;
-            if mem.seq(idx).load(Ordering::Acquire) != self.head + 1 {
+            if !self.published(mem, idx) {
                 return None;
             }
             let at = idx * CELL;
-            // SAFETY: the Acquire load above saw this record's publish word.
+            // SAFETY: the Acquire load in `published` saw this record's publish word.
             let head = unsafe { mem.read(at + 8, RECORD_HEAD - 8) };
             let form = u32::from_ne_bytes(head[0..4].try_into().unwrap());
             let len = u32::from_ne_bytes(head[4..8].try_into().unwrap());
@@ -190,15 +190,20 @@ impl RingRx {
         }
     }
 
-    /// Frees the record's cells; publishes credits every eighth of the ring.
-    /// Returns true when credits were published (the sender may want waking).
     /// Whether a record waits at the head (a cheap check: one load, no copy).
     #[inline(always)]
     pub fn ready<M: RingMemory>(&self, mem: &M) -> bool {
-        let idx = (self.head & (mem.ncells() as u64 - 1)) as usize;
+        self.published(mem, (self.head & (mem.ncells() as u64 - 1)) as usize)
+    }
+
+    /// Whether cell `idx` (the head's) holds the head's record (Acquire: its bytes are ours).
+    #[inline(always)]
+    fn published<M: RingMemory>(&self, mem: &M, idx: usize) -> bool {
         mem.seq(idx).load(Ordering::Acquire) == self.head + 1
     }
 
+    /// Frees the record's cells; publishes credits every eighth of the ring.
+    /// Returns true when credits were published (the sender may want waking).
     pub fn release<M: RingMemory>(&mut self, mem: &M, rec: Record<'_>) -> bool {
         self.head += rec.cells;
         if self.head - self.published >= mem.ncells() as u64 / 8 {
