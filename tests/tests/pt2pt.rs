@@ -47,6 +47,13 @@ fn non_contiguous_sends_by_every_protocol() {
 }
 
 #[test]
+fn a_large_send_returns_while_its_receiver_computes() {
+    // The receiver sleeps 3 s after its receive: the send must not wait for its next call.
+    case(2, "prompt", &[]);
+    case(2, "prompt", &[("BB_SHM_SINGLE_COPY", "0")]);
+}
+
+#[test]
 fn the_fallback_is_announced_once_in_verbose_mode() {
     let job = run(2, "bb-pt2pt", &["sizes"], &[("BB_SHM_SINGLE_COPY", "0"), ("BB_VERBOSE", "1")], T);
     job.assert_success();

@@ -290,6 +290,30 @@ fn ssend(w: &Communicator) -> Res {
     Ok(())
 }
 
+/// A blocking send of a large message returns once its receive has the data, even if the
+/// receiver then computes for a long time without calling the library: the receiver's last
+/// word on it (the FIN of a single copy) goes out before its receive returns.
+fn prompt(w: &Communicator) -> Res {
+    const QUIET: std::time::Duration = std::time::Duration::from_secs(3);
+    if w.size() < 2 || w.rank() > 1 {
+        return Ok(w.barrier()?);
+    }
+    let len = 4 << 20;
+    if w.rank() == 0 {
+        let data = vec![7u8; len];
+        let start = std::time::Instant::now();
+        w.send(&data[..], 1, 3)?;
+        let took = start.elapsed();
+        assert!(took < QUIET / 2, "a {len}-byte send waited {took:?}, until its receiver called in again");
+    } else {
+        let mut b = vec![0u8; len];
+        assert_eq!(w.recv(&mut b[..], 0, 3)?.bytes(), len);
+        assert!(b.iter().all(|&x| x == 7));
+        std::thread::sleep(QUIET);
+    }
+    Ok(w.barrier()?)
+}
+
 /// Probe, iprobe and cancel.
 fn probe(w: &Communicator) -> Res {
     let me = w.rank();
@@ -495,6 +519,7 @@ fn run() -> Res {
         "comms" => comms(&w)?,
         "probe" => probe(&w)?,
         "ssend" => ssend(&w)?,
+        "prompt" => prompt(&w)?,
         "blocks" => blocks(&w, 16 << 20)?,
         "init" => {}
         // Rank 1 waits two seconds for rank 0: it must sleep, not burn its core.

@@ -427,14 +427,16 @@ impl Engine {
             }
             busy = true;
         }
+        if !self.core.active.is_empty() {
+            busy |= self.advance_active();
+        }
+        // After the copies: the FIN of a copy that just ended goes out in this round, not when
+        // this rank next calls in (its sender waits for it).
         if !self.core.control.is_empty() {
             busy |= self.flush_control();
         }
         if self.core.queued_total > 0 {
             busy |= self.flush_queued();
-        }
-        if !self.core.active.is_empty() {
-            busy |= self.advance_active();
         }
         busy
     }
