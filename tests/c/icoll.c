@@ -3,6 +3,9 @@
  *
  *  - Overlap: rank 1 starts an Iallreduce, then sends (synchronously) the message rank 0 waits
  *    for before starting its own; a blocking Iallreduce would deadlock (the watchdog says so).
+ *  - Progress while blocked elsewhere: the last rank waits for its Iallreduce and only then
+ *    sends rank 0 the message rank 0 is blocked on; rank 0 (the reduction's root) must move
+ *    its share of the Iallreduce on inside that MPI_Recv, or both wait forever.
  *  - All sixteen I-collectives in flight together, a blocking MPI_Allreduce on the same
  *    communicator between their starts and one MPI_Waitall: each result is checked element by
  *    element, so one collective taking another's messages shows as wrong data.
@@ -32,6 +35,20 @@ int main(int argc, char **argv)
         }
         MPI_CHK(MPI_Wait(&r, MPI_STATUS_IGNORE));
         CHECK_EQ(sum, n * (n + 1) / 2, "Iallreduce sum");
+    }
+
+    /* Moves on inside another blocking call. */
+    if (n > 1) {
+        int token = 7, in = me + 1, sum = 0;
+        MPI_Request r;
+        MPI_CHK(MPI_Iallreduce(&in, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r));
+        if (me == 0)
+            MPI_CHK(MPI_Recv(&token, 1, MPI_INT, n - 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MPI_CHK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        if (me == n - 1)
+            MPI_CHK(MPI_Send(&token, 1, MPI_INT, 0, 5, MPI_COMM_WORLD));
+        CHECK_EQ(sum, n * (n + 1) / 2, "Iallreduce sum, completed during a receive");
+        CHECK_EQ(token, 7, "token");
     }
 
     /* Everything in flight at once. */

@@ -10,8 +10,9 @@ use std::ffi::{c_int, c_void};
 use billboard::Communicator;
 
 use crate::abi::*;
-use crate::datatype::{self, parted, view, Dir};
+use crate::datatype::{self, parted, view, Dir, View};
 use crate::error::{bad_comm, call_unlocked, err, Res};
+use crate::icoll::Scheduled;
 use crate::ops;
 use crate::state;
 
@@ -19,11 +20,11 @@ fn in_place(p: *const c_void) -> bool {
     p as isize == MPI_IN_PLACE
 }
 
-/// The `len` bytes a reduction contributes: its send buffer, or with MPI_IN_PLACE its
-/// receive buffer. The same buffer passed as both is an error (MPI_IN_PLACE is the way).
-unsafe fn reduction_input(sendbuf: *const c_void, recvbuf: *mut c_void, len: usize) -> Res<Vec<u8>> {
+/// Where the `len` bytes a reduction contributes lie: its send buffer, or with MPI_IN_PLACE
+/// its receive buffer. The same buffer passed as both is an error (MPI_IN_PLACE is the way).
+unsafe fn reduction_source(sendbuf: *const c_void, recvbuf: *mut c_void, len: usize) -> Res<*const u8> {
     if in_place(sendbuf) {
-        return Ok(slice(recvbuf, len)?.to_vec());
+        return Ok(slice(recvbuf, len)?.as_ptr());
     }
     if len > 0 && std::ptr::eq(sendbuf, recvbuf) {
         return Err(err(
@@ -31,7 +32,12 @@ unsafe fn reduction_input(sendbuf: *const c_void, recvbuf: *mut c_void, len: usi
             "the send and receive buffers are the same: pass MPI_IN_PLACE as the send buffer",
         ));
     }
-    Ok(slice(sendbuf, len)?.to_vec())
+    Ok(slice(sendbuf, len)?.as_ptr())
+}
+
+/// A copy of the `len` bytes a reduction contributes (see [`reduction_source`]).
+unsafe fn reduction_input(sendbuf: *const c_void, recvbuf: *mut c_void, len: usize) -> Res<Vec<u8>> {
+    Ok(std::slice::from_raw_parts(reduction_source(sendbuf, recvbuf, len)?, len).to_vec())
 }
 
 /// `len` bytes at `p` (NULL allowed when `len` is 0).
@@ -106,14 +112,86 @@ pub unsafe extern "C" fn PMPI_Barrier(comm: MPI_Comm) -> c_int {
     call_unlocked("MPI_Barrier", comm, || Ok(comm_ref(comm)?.barrier()?))
 }
 
-/// The barrier runs in the background (a library thread); the request completes with it.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    call_unlocked("MPI_Ibarrier", comm, || {
+/// Starts a nonblocking collective written as a schedule (`start` returns it, with the view
+/// of a staged buffer to finish when it ends) and stores its request.
+unsafe fn scheduled(
+    function: &'static str,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+    start: impl FnOnce(&Communicator) -> Res<(billboard::Collective, Option<View>)>,
+) -> c_int {
+    call_unlocked(function, comm, || {
         let request = crate::error::out(request, "request")?;
-        let op = Box::new(comm_ref(comm)?.ibarrier()?);
+        let (coll, unpack) = start(&comm_ref(comm)?)?;
+        let op = Scheduled::new(coll, unpack);
         *request = state::with(|m| m.add_request(state::Req::Background { op, comm })).expect("MPI is running");
         Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    scheduled("MPI_Ibarrier", comm, request, |c| Ok((c.ibarrier()?, None)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibcast(
+    buf: *mut c_void,
+    count: c_int,
+    t: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Ibcast", comm, request, |c| {
+        let root = check_root(c, root)?;
+        let dir = if c.rank() == root { Dir::Read } else { Dir::Write };
+        // A staged view lives until the end: the root's packed copy is what goes out.
+        let v = view(&datatype::layout(t)?, buf, count, dir)?;
+        Ok((c.ibcast_raw(v.ptr(), v.len(), root)?, Some(v)))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    t: MPI_Datatype,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Ireduce", comm, request, |c| {
+        let root = check_root(c, root)?;
+        let len = datatype::layout(t)?.reduce_bytes(count)?;
+        let combine = combiner(op, t)?;
+        let coll = if c.rank() == root {
+            let send = reduction_source(sendbuf, recvbuf, len)?;
+            c.ireduce_raw(send, slice_mut(recvbuf, len)?.as_mut_ptr(), len, root, combine)?
+        } else {
+            c.ireduce_raw(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, combine)?
+        };
+        Ok((coll, None))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iallreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    t: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Iallreduce", comm, request, |c| {
+        let len = datatype::layout(t)?.reduce_bytes(count)?;
+        let combine = combiner(op, t)?;
+        let send = reduction_source(sendbuf, recvbuf, len)?;
+        Ok((c.iallreduce_raw(send, slice_mut(recvbuf, len)?.as_mut_ptr(), len, combine)?, None))
     })
 }
 

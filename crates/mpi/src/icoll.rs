@@ -1,21 +1,28 @@
-//! Nonblocking collectives (MPI_Ibcast, MPI_Iallreduce, ...). Each runs its blocking form in
-//! the background, on a library thread, over a duplicate of the communicator that the thread
-//! makes first ([`billboard::Communicator::with_background_dup`]). So the call returns at once,
-//! even before the other members have made theirs; the operation cannot take the messages of
-//! a blocking collective, or of another nonblocking one, on the same communicator; and its
-//! errors come back through the request, to the communicator's error handler. While such a
-//! thread runs, every call takes the tables' lock ([`state::begin_background`]), since the
-//! thread uses them too. MPI_Ibarrier needs no tables and no duplicate: it has its own path
-//! (`coll.rs`).
+//! Nonblocking collectives (MPI_Ibcast, MPI_Iallreduce, ...).
 //!
-//! A duplicate costs a context agreement per operation: correct and overlapping, not fast. The
-//! billboard collectives issue will give these their own algorithms.
+//! MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce and MPI_Iallreduce are schedules the engine moves on
+//! in every call of the process ([`billboard::Collective`]): no thread, no new communicator,
+//! about the cost of the blocking form.
+//!
+//! The others run their blocking form in the background, on a library thread, over a
+//! duplicate of the communicator that the thread makes first
+//! ([`billboard::Communicator::with_background_dup`]). So the call returns at once, even before
+//! the other members have made theirs; the operation cannot take the messages of a blocking
+//! collective, or of another nonblocking one, on the same communicator; and its errors come
+//! back through the request, to the communicator's error handler. While such a thread runs,
+//! every call takes the tables' lock ([`state::begin_background`]), since the thread uses them
+//! too. That costs a thread and a context agreement per operation: correct and overlapping,
+//! not fast.
+//!
+//! Which way a function goes depends on the function alone, never on its arguments: every
+//! member must take the same way, since the two use different tags.
 
 use std::ffi::{c_int, c_void};
 
-use billboard::Background;
+use billboard::{Background, Collective};
 
 use crate::abi::*;
+use crate::datatype::View;
 use crate::error::{call_unlocked, out, returned, Res};
 use crate::state::{self, Req};
 
@@ -26,12 +33,32 @@ pub(crate) trait BackgroundOp {
     fn wait(self: Box<Self>) -> Res<()>;
 }
 
-impl BackgroundOp for Background<()> {
+/// A schedule in flight, and the staged copy of a non-contiguous receive buffer to unpack
+/// when it ends.
+pub(crate) struct Scheduled {
+    coll: Collective,
+    unpack: Option<View>,
+}
+
+impl Scheduled {
+    pub(crate) fn new(coll: Collective, unpack: Option<View>) -> Box<Scheduled> {
+        Box::new(Scheduled { coll, unpack })
+    }
+}
+
+impl BackgroundOp for Scheduled {
     fn is_done(&self) -> bool {
-        Background::is_done(self)
+        self.coll.test()
     }
     fn wait(self: Box<Self>) -> Res<()> {
-        Ok((*self).wait()?)
+        let Scheduled { coll, unpack } = *self;
+        coll.wait()?;
+        if let Some(v) = unpack {
+            let len = v.len();
+            // SAFETY: the operation has ended: the staged bytes are all there.
+            unsafe { v.finish(len) };
+        }
+        Ok(())
     }
 }
 
@@ -123,13 +150,6 @@ macro_rules! nonblocking {
 
 use crate::coll::*;
 
-nonblocking!(PMPI_Ibcast, "MPI_Ibcast", PMPI_Bcast, (buf: *mut c_void, count: c_int, t: MPI_Datatype, root: c_int));
-nonblocking!(PMPI_Ireduce, "MPI_Ireduce", PMPI_Reduce, (
-    sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: MPI_Datatype, op: MPI_Op, root: c_int
-));
-nonblocking!(PMPI_Iallreduce, "MPI_Iallreduce", PMPI_Allreduce, (
-    sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: MPI_Datatype, op: MPI_Op
-));
 nonblocking!(PMPI_Ireduce_scatter_block, "MPI_Ireduce_scatter_block", PMPI_Reduce_scatter_block, (
     sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, t: MPI_Datatype, op: MPI_Op
 ));

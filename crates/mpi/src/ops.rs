@@ -11,7 +11,7 @@ use crate::state::Mpi;
 /// `typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *type)`.
 pub(crate) type UserFunction = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
 
-pub(crate) type Combiner = Box<dyn FnMut(&[u8], &mut [u8])>;
+pub(crate) type Combiner = Box<dyn FnMut(&[u8], &mut [u8]) + Send>;
 
 /// Element types the predefined operators work on.
 #[derive(Clone, Copy)]

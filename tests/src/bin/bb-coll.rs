@@ -107,9 +107,48 @@ fn run(w: &Communicator) -> Res {
         }
     }
 
+    nonblocking(w)?;
+
     // Arguments are checked, with messages that say what is wrong.
     let e = w.bcast_bytes(&mut [0u8; 1], n).unwrap_err();
     assert!(e.to_string().contains(&format!("rank {n}")), "{e}");
+    Ok(())
+}
+
+/// The nonblocking collectives, several in flight at once with a blocking one among their
+/// starts, completed in reverse order: each result checked as for the blocking forms.
+fn nonblocking(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    let root = n - 1;
+    let len = 300_000; // a rendezvous message, moved on in rounds like the small ones
+    let mut big: Vec<u8> = if me == root { (0..len).map(|i| (i % 251) as u8).collect() } else { vec![0; len] };
+    let mine = bytes_of(affine(me));
+    let (mut reduced, mut all, mut blocking) = (vec![0u8; 16], vec![0u8; 16], vec![0u8; 16]);
+    // SAFETY: every buffer outlives the wait below and is not touched before it.
+    let ops = unsafe {
+        [
+            w.ibarrier()?,
+            w.ibcast_raw(big.as_mut_ptr(), len, root)?,
+            w.ireduce_raw(mine.as_ptr(), reduced.as_mut_ptr(), 16, root, Box::new(compose))?,
+            w.iallreduce_raw(mine.as_ptr(), all.as_mut_ptr(), 16, Box::new(compose))?,
+        ]
+    };
+    w.allreduce_bytes(&mine, &mut blocking, &mut compose)?;
+    for op in ops.into_iter().rev() {
+        op.wait()?;
+    }
+    assert!(big.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8), "ibcast from {root}");
+    if me == root {
+        assert_eq!(reduced, bytes_of(compose_ranks(0..n)), "ireduce to {root} keeps rank order");
+    }
+    assert_eq!(all, bytes_of(compose_ranks(0..n)), "iallreduce");
+    assert_eq!(blocking, all, "the blocking allreduce among them");
+    let e = w.ibarrier().and_then(|b| {
+        b.wait()?;
+        // SAFETY: nothing is sent: the root is refused first.
+        unsafe { w.ibcast_raw(big.as_mut_ptr(), 1, n) }.map(drop)
+    });
+    assert!(e.unwrap_err().to_string().contains(&format!("rank {n}")), "a bad root is named");
     Ok(())
 }
 

@@ -64,20 +64,21 @@ const TAG_AGREE: i32 = 2;
 const TAG_CONTEXT: i32 = 3;
 /// `subset` uses this plus the caller's tag (above every collective's tag).
 const TAG_SUBSET: i32 = 1 << 16;
-/// Operations that run in the background ([`Communicator::idup`], [`Communicator::ibarrier`])
-/// each get a tag of their own: number `n` of a kind on a communicator uses `base + n % SPAN`,
-/// so it never takes the messages of a blocking collective or of another background operation
-/// running at the same time (up to `SPAN` of a kind in flight on one communicator).
+/// Operations that run in the background or as schedules ([`Communicator::idup`],
+/// [`Communicator::ibarrier`], ...) each get a tag of their own: number `n` of a kind on a
+/// communicator uses `base + n % SPAN`, so it never takes the messages of a blocking
+/// collective or of another such operation running at the same time (up to `SPAN` of a kind
+/// in flight on one communicator).
 const TAG_IDUP: i32 = 1 << 14;
-const TAG_IBARRIER: i32 = 2 << 14;
+const TAG_NONBLOCKING: i32 = 2 << 14;
 const BACKGROUND_SPAN: u32 = 1 << 14;
-/// The kinds of background operation, as indices of `Inner::started`: duplicates (idup and
-/// `with_background_dup`) and barriers.
+/// The kinds of such operation, as indices of `Inner::started`: duplicates (idup and
+/// `with_background_dup`) and the nonblocking collectives written as schedules.
 const DUPS: usize = 0;
-const BARRIERS: usize = 1;
+const NONBLOCKING: usize = 1;
 
 /// A collective operation going on in the background ([`Communicator::idup`],
-/// [`Communicator::ibarrier`], [`Communicator::with_background_dup`]). Dropping it waits for it to end (the other members are
+/// [`Communicator::with_background_dup`]). Dropping it waits for it to end (the other members are
 /// counting on this one).
 pub struct Background<T>(Helper<Result<T>>);
 
@@ -109,7 +110,7 @@ struct Inner {
     size: usize,
     /// World rank of each member; `None` for the world itself.
     members: Option<Vec<usize>>,
-    /// Background operations started on this communicator, by kind ([`DUPS`], [`BARRIERS`];
+    /// Background operations started on this communicator, by kind ([`DUPS`], [`NONBLOCKING`];
     /// every member starts them in the same order).
     started: [AtomicU32; 2],
 }
@@ -217,7 +218,7 @@ impl Communicator {
     }
 
     #[inline]
-    fn pattern(&self, context: u32, src: Source, tag: TagMatch) -> Result<(Pattern, Option<usize>)> {
+    pub(crate) fn pattern(&self, context: u32, src: Source, tag: TagMatch) -> Result<(Pattern, Option<usize>)> {
         let (source, hint) = match src {
             Source::Any => (None, None),
             Source::Rank(r) => (Some(r as u32), Some(self.check_rank(r)?)),
@@ -471,17 +472,13 @@ impl Communicator {
     /// Returns once every rank of the communicator has called it (dissemination barrier:
     /// ceil(log2 n) rounds of zero-byte messages, Hensgen, Finkel and Manber 1988).
     pub fn barrier(&self) -> Result<()> {
-        self.barrier_tagged(TAG_BARRIER)
-    }
-
-    fn barrier_tagged(&self, tag: i32) -> Result<()> {
         let (n, me) = (self.inner.size, self.inner.rank);
         let mut dist = 1;
         while dist < n {
             let to = (me + dist) % n;
             let from = (me + n - dist) % n;
-            self.send_on(self.inner.context + 1, &[], to, tag, SendMode::Standard)?;
-            self.recv_on(self.inner.context + 1, &mut [], Source::Rank(from), TagMatch::Tag(tag))?;
+            self.send_on(self.inner.context + 1, &[], to, TAG_BARRIER, SendMode::Standard)?;
+            self.recv_on(self.inner.context + 1, &mut [], Source::Rank(from), TagMatch::Tag(TAG_BARRIER))?;
             dist *= 2;
         }
         Ok(())
@@ -558,12 +555,6 @@ impl Communicator {
         })
     }
 
-    /// Starts a [`Communicator::barrier`] that completes in the background (MPI_Ibarrier).
-    /// Collective, like `idup`, and run the same way.
-    pub fn ibarrier(&self) -> Result<Background<()>> {
-        self.background(BARRIERS, TAG_IBARRIER, "billboard-ibarrier", |c, tag| c.barrier_tagged(tag))
-    }
-
     /// Runs `work(self, tag)` on a library thread, with the tag of its turn among the
     /// background operations of `kind` on this communicator.
     fn background<T: Send + 'static>(
@@ -573,10 +564,20 @@ impl Communicator {
         name: &str,
         work: impl FnOnce(&Communicator, i32) -> Result<T> + Send + 'static,
     ) -> Result<Background<T>> {
-        let n = self.inner.started[kind].fetch_add(1, Ordering::Relaxed);
-        let tag = base + (n % BACKGROUND_SPAN) as i32;
+        let tag = self.next_tag(kind, base);
         let c = self.clone();
         Ok(Background(self.inner.engine.spawn_helper(name, move || work(&c, tag))?))
+    }
+
+    /// The tag of the next operation of `kind` on this communicator (see [`TAG_IDUP`]).
+    fn next_tag(&self, kind: usize, base: i32) -> i32 {
+        let n = self.inner.started[kind].fetch_add(1, Ordering::Relaxed);
+        base + (n % BACKGROUND_SPAN) as i32
+    }
+
+    /// The tag of the next nonblocking collective written as a schedule.
+    pub(crate) fn next_nonblocking_tag(&self) -> i32 {
+        self.next_tag(NONBLOCKING, TAG_NONBLOCKING)
     }
 
     /// Splits into one communicator per `color`, ranked by `key` then by old rank

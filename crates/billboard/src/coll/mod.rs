@@ -10,9 +10,13 @@
 
 mod bcast;
 mod gather;
+mod nonblocking;
 mod reduce;
 mod scan;
 pub(crate) mod schedule;
+
+pub use crate::engine::sched::ReduceFn;
+pub use nonblocking::Collective;
 
 /// A reduction: `op(invec, inoutvec)` sets `inoutvec = invec ⊕ inoutvec`.
 pub type ReduceOp<'a> = &'a mut dyn FnMut(&[u8], &mut [u8]);

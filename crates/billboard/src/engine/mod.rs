@@ -5,6 +5,7 @@ mod progress;
 pub mod protocol;
 pub mod request;
 pub mod scatter;
+pub(crate) mod sched;
 
 pub(crate) use progress::{Engine, Pending, Started};
 

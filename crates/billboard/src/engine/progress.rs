@@ -91,6 +91,8 @@ pub struct Engine {
     core: Core,
     /// The slices of a gathered send, reused.
     pieces: Pieces,
+    /// Nonblocking collectives in flight.
+    pub(super) scheds: super::sched::Scheds,
 }
 
 // SAFETY: the engine's raw pointers point into the shared-memory segment it owns, which is
@@ -125,6 +127,7 @@ impl Engine {
                 direct: None,
             },
             pieces: Pieces::default(),
+            scheds: Default::default(),
         }
     }
 
@@ -430,8 +433,9 @@ impl Engine {
         if !self.core.active.is_empty() {
             busy |= self.advance_active();
         }
-        // After the copies: the FIN of a copy that just ended goes out in this round, not when
-        // this rank next calls in (its sender waits for it).
+        busy |= self.advance_scheds();
+        // After the copies and schedules: the FIN of a copy that just ended goes out in this
+        // round, not when this rank next calls in (its sender waits for it).
         if !self.core.control.is_empty() {
             busy |= self.flush_control();
         }

@@ -1,0 +1,224 @@
+//! Nonblocking collectives (MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce): the
+//! algorithms of the blocking forms, written as schedules (`engine/sched.rs`) that the engine
+//! moves on in every progress round. A call returns once the first round has gone out; the
+//! operation goes on in any later call of the process and ends in [`Collective::wait`].
+//!
+//! Each operation has a tag of its own on the collective context (its turn among the
+//! nonblocking collectives of the communicator, which every member starts in the same order),
+//! so it never takes the messages of a blocking collective or of another one in flight.
+
+use super::schedule::{binomial_children, binomial_parent};
+use crate::engine::sched::{Local, Msg, ReduceFn, Round, Sched, SchedId};
+use crate::engine::EngineRef;
+use crate::{Communicator, Error, Result, Source, TagMatch};
+
+/// A nonblocking collective in flight. It goes on whenever this process drives the engine
+/// (any wait or test); dropping it waits for it to end, since the other members count on it
+/// and it may still write the buffers it was given.
+#[must_use = "a collective completes only through wait/test (or its drop, which blocks)"]
+pub struct Collective {
+    engine: EngineRef,
+    id: Option<SchedId>,
+}
+
+impl Collective {
+    /// Makes progress once; true if the operation has ended (then [`Collective::wait`]
+    /// returns at once).
+    pub fn test(&self) -> bool {
+        let Some(id) = self.id else { return true };
+        let mut engine = self.engine.lock();
+        engine.sched_done(id) || {
+            engine.progress(None);
+            engine.sched_done(id)
+        }
+    }
+
+    /// Waits for the operation to end; its error, if a message of it failed.
+    pub fn wait(mut self) -> Result<()> {
+        let id = self.id.take().expect("waited once");
+        self.engine.wait_until(None, |e| e.sched_done(id)).finish_sched(id)
+    }
+}
+
+impl Drop for Collective {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let _ = self.engine.wait_until(None, |e| e.sched_done(id)).finish_sched(id);
+        }
+    }
+}
+
+/// A schedule being written for one rank of one operation.
+struct Plan<'c> {
+    comm: &'c Communicator,
+    context: u32,
+    tag: i32,
+    rounds: Vec<Round>,
+    scratch: Vec<Box<[u8]>>,
+}
+
+impl Plan<'_> {
+    fn send(&self, to: usize, buf: *const u8, len: usize) -> Result<Msg> {
+        let peer = self.comm.world_rank_checked(to)?;
+        let source = self.comm.rank() as u32;
+        Ok(Msg::Send { peer, context: self.context, source, tag: self.tag, buf, len })
+    }
+
+    fn recv(&self, from: usize, buf: *mut u8, cap: usize) -> Result<Msg> {
+        let (pattern, hint) = self.comm.pattern(self.context, Source::Rank(from), TagMatch::Tag(self.tag))?;
+        Ok(Msg::Recv { pattern, hint, buf, cap })
+    }
+
+    fn round(&mut self, msgs: Vec<Msg>, then: Vec<Local>) {
+        self.rounds.push(Round { msgs, then });
+    }
+
+    /// Scratch memory of `len` bytes holding `init` (or zeros), owned by the schedule.
+    fn scratch(&mut self, len: usize, init: Option<*const u8>) -> *mut u8 {
+        let mut b = vec![0u8; len].into_boxed_slice();
+        if let Some(src) = init {
+            // SAFETY: the caller lends `len` readable bytes at `src`.
+            unsafe { std::ptr::copy_nonoverlapping(src, b.as_mut_ptr(), len) };
+        }
+        let p = b.as_mut_ptr();
+        self.scratch.push(b); // the heap block does not move with the box
+        p
+    }
+
+    /// Binomial broadcast of `len` bytes at `buf` from `root` (as [`Communicator::bcast_bytes`]).
+    fn bcast(&mut self, buf: *mut u8, len: usize, root: usize) -> Result<()> {
+        let (me, n) = (self.comm.rank(), self.comm.size());
+        if let Some(parent) = binomial_parent(me, root, n) {
+            let msg = self.recv(parent, buf, len)?;
+            self.round(vec![msg], Vec::new());
+        }
+        let sends =
+            binomial_children(me, root, n).into_iter().map(|c| self.send(c, buf, len)).collect::<Result<_>>()?;
+        self.round(sends, Vec::new());
+        Ok(())
+    }
+
+    /// Reduction of `len` bytes at every rank's `send` into `recv` at `root` (as
+    /// [`Communicator::reduce_bytes`]: a binomial tree into rank 0 that keeps rank order,
+    /// then a hop to the root). `send` is copied at once, so it may be `recv` itself.
+    fn reduce(&mut self, send: *const u8, recv: *mut u8, len: usize, root: usize) -> Result<()> {
+        let (me, n) = (self.comm.rank(), self.comm.size());
+        // acc holds v[me] ⊕ … ⊕ v[me + 2^k - 1] after round k; the next part lands in `other`.
+        let mut acc = self.scratch(len, Some(send));
+        let mut other = self.scratch(len, None);
+        let mut mask = 1;
+        while mask < n {
+            if me & mask != 0 {
+                let msg = self.send(me - mask, acc, len)?;
+                self.round(vec![msg], Vec::new());
+                break;
+            }
+            if me + mask < n {
+                let msg = self.recv(me + mask, other, len)?;
+                self.round(vec![msg], vec![Local::Combine { from: acc, into: other, len }]);
+                std::mem::swap(&mut acc, &mut other);
+            }
+            mask <<= 1;
+        }
+        match (me, root) {
+            (0, 0) => self.round(Vec::new(), vec![Local::Copy { from: acc, to: recv, len }]),
+            (0, _) => {
+                let msg = self.send(root, acc, len)?;
+                self.round(vec![msg], Vec::new());
+            }
+            (r, _) if r == root => {
+                let msg = self.recv(0, recv, len)?;
+                self.round(vec![msg], Vec::new());
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl Communicator {
+    /// World rank of member `rank`, or the error naming it.
+    fn world_rank_checked(&self, rank: usize) -> Result<usize> {
+        if rank >= self.size() {
+            return Err(Error::InvalidRank { rank, size: self.size() });
+        }
+        Ok(self.world_rank(rank))
+    }
+
+    /// Writes one operation's schedule with `write`, then starts it.
+    fn nonblocking(&self, op: Option<ReduceFn>, write: impl FnOnce(&mut Plan) -> Result<()>) -> Result<Collective> {
+        let mut plan = Plan {
+            comm: self,
+            context: self.coll_context(),
+            tag: self.next_nonblocking_tag(),
+            rounds: Vec::new(),
+            scratch: Vec::new(),
+        };
+        write(&mut plan)?;
+        let sched = Sched::new(plan.rounds, op, plan.scratch);
+        let id = self.engine().lock().start_sched(sched);
+        Ok(Collective { engine: self.engine().clone(), id: Some(id) })
+    }
+
+    /// Starts a [`Communicator::barrier`] that completes later (MPI_Ibarrier): the same
+    /// dissemination rounds, moved on by the engine.
+    pub fn ibarrier(&self) -> Result<Collective> {
+        let (n, me) = (self.size(), self.rank());
+        self.nonblocking(None, |plan| {
+            let none = std::ptr::NonNull::<u8>::dangling().as_ptr();
+            let mut dist = 1;
+            while dist < n {
+                let msgs = vec![plan.send((me + dist) % n, none, 0)?, plan.recv((me + n - dist) % n, none, 0)?];
+                plan.round(msgs, Vec::new());
+                dist *= 2;
+            }
+            Ok(())
+        })
+    }
+
+    /// Starts a [`Communicator::bcast_bytes`] of the `len` bytes at `buf` (MPI_Ibcast).
+    ///
+    /// # Safety
+    /// `buf..buf+len` stays valid, and untouched by the caller, until the operation ends.
+    pub unsafe fn ibcast_raw(&self, buf: *mut u8, len: usize, root: usize) -> Result<Collective> {
+        self.world_rank_checked(root)?;
+        self.nonblocking(None, |plan| plan.bcast(buf, len, root))
+    }
+
+    /// Starts a [`Communicator::reduce_bytes`] of the `len` bytes at `send` into `recv` at
+    /// `root` (MPI_Ireduce). `send` is read during the call only, so it may be `recv`
+    /// (MPI_IN_PLACE); other ranks' `recv` is not used.
+    ///
+    /// # Safety
+    /// `send..send+len` is readable; at the root `recv..recv+len` stays valid, and untouched
+    /// by the caller, until the operation ends.
+    pub unsafe fn ireduce_raw(
+        &self,
+        send: *const u8,
+        recv: *mut u8,
+        len: usize,
+        root: usize,
+        op: ReduceFn,
+    ) -> Result<Collective> {
+        self.world_rank_checked(root)?;
+        self.nonblocking(Some(op), |plan| plan.reduce(send, recv, len, root))
+    }
+
+    /// Starts a [`Communicator::allreduce_bytes`] (MPI_Iallreduce): the reduction into rank
+    /// 0, then its broadcast, in one schedule. `send` is read during the call only.
+    ///
+    /// # Safety
+    /// As for [`Communicator::ireduce_raw`], with `recv` lent on every rank.
+    pub unsafe fn iallreduce_raw(
+        &self,
+        send: *const u8,
+        recv: *mut u8,
+        len: usize,
+        op: ReduceFn,
+    ) -> Result<Collective> {
+        self.nonblocking(Some(op), |plan| {
+            plan.reduce(send, recv, len, 0)?;
+            plan.bcast(recv, len, 0)
+        })
+    }
+}
