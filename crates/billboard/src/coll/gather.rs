@@ -1,14 +1,16 @@
 //! Gather, scatter, allgather and all-to-all, with per-rank byte counts and displacements
 //! (the `v` forms; the plain forms are equal counts). Linear at the root, pairwise for
 //! all-to-all: correct, simple, and the reference for the billboard algorithms.
+//!
+//! Each is written once, as a schedule (`nonblocking.rs`): the `_raw` forms start it
+//! (MPI_Igatherv, ...), the blocking forms start it and wait.
 
-use super::{TAG_ALLTOALL, TAG_GATHER, TAG_SCATTER};
-use crate::{wait_all, Communicator, Error, Result, SendMode, Source, TagMatch};
+use crate::{Collective, Communicator, Error, Result};
 
 /// Where each rank's part lies in a root's buffer: `(displacement, length)` in bytes.
 pub type Layout<'a> = &'a [(usize, usize)];
 
-fn check_layout(what: &str, buf_len: usize, layout: Layout<'_>, n: usize) -> Result<()> {
+pub(super) fn check_layout(what: &str, buf_len: usize, layout: Layout<'_>, n: usize) -> Result<()> {
     if layout.len() != n {
         return Err(Error::InvalidArgument(format!("{what}: {} parts given for {n} ranks", layout.len())));
     }
@@ -24,60 +26,22 @@ fn check_layout(what: &str, buf_len: usize, layout: Layout<'_>, n: usize) -> Res
 impl Communicator {
     /// Gathers every rank's `send` into the root's `recv`, rank r's at `layout[r]`.
     pub fn gatherv_bytes(&self, send: &[u8], recv: Option<(&mut [u8], Layout<'_>)>, root: usize) -> Result<()> {
-        let (n, me) = (self.size(), self.rank());
-        if root >= n {
-            return Err(Error::InvalidRank { rank: root, size: n });
-        }
-        let ctx = self.coll_context();
-        if me != root {
-            return self.send_on(ctx, send, root, TAG_GATHER, SendMode::Standard);
-        }
-        let (buf, layout) = recv.ok_or(Error::InvalidArgument("gather: the root must pass a receive buffer".into()))?;
-        check_layout("gather", buf.len(), layout, n)?;
-        let base = buf.as_mut_ptr();
-        let mut reqs = Vec::with_capacity(n);
-        for (r, &(d, l)) in layout.iter().enumerate() {
-            if r == me {
-                buf[d..d + send.len().min(l)].copy_from_slice(&send[..send.len().min(l)]);
-                continue;
-            }
-            // SAFETY: parts lie inside `buf` (checked); each request completes before return.
-            reqs.push(unsafe { self.irecv_on(ctx, base.add(d), l, Source::Rank(r), TagMatch::Tag(TAG_GATHER))? });
-        }
-        wait_all(reqs).map(drop)
+        let recv = recv.map(|(b, l)| (b.as_mut_ptr(), b.len(), l));
+        // SAFETY: the buffers are borrowed until the wait returns.
+        unsafe { self.igatherv_raw(send.as_ptr(), send.len(), recv, root) }?.wait()
     }
 
     /// Scatters the root's `send` parts (`layout[r]` to rank r) into each rank's `recv`.
     pub fn scatterv_bytes(&self, send: Option<(&[u8], Layout<'_>)>, recv: &mut [u8], root: usize) -> Result<()> {
-        let (n, me) = (self.size(), self.rank());
-        if root >= n {
-            return Err(Error::InvalidRank { rank: root, size: n });
-        }
-        let ctx = self.coll_context();
-        if me != root {
-            return self.recv_on(ctx, recv, Source::Rank(root), TagMatch::Tag(TAG_SCATTER)).map(drop);
-        }
-        let (buf, layout) = send.ok_or(Error::InvalidArgument("scatter: the root must pass a send buffer".into()))?;
-        check_layout("scatter", buf.len(), layout, n)?;
-        let mut reqs = Vec::with_capacity(n);
-        for (r, &(d, l)) in layout.iter().enumerate() {
-            if r == me {
-                let k = l.min(recv.len());
-                recv[..k].copy_from_slice(&buf[d..d + k]);
-                continue;
-            }
-            // SAFETY: the part lies inside `buf`, borrowed until the requests complete below.
-            reqs.push(unsafe { self.isend_on(ctx, buf.as_ptr().add(d), l, r, TAG_SCATTER, SendMode::Standard)? });
-        }
-        wait_all(reqs).map(drop)
+        let send = send.map(|(b, l)| (b.as_ptr(), b.len(), l));
+        // SAFETY: as above.
+        unsafe { self.iscatterv_raw(send, recv.as_mut_ptr(), recv.len(), root) }?.wait()
     }
 
     /// Every rank's `send` into every rank's `recv` at `layout[r]`: gather to 0, then bcast.
     pub fn allgatherv_bytes(&self, send: &[u8], recv: &mut [u8], layout: Layout<'_>) -> Result<()> {
-        check_layout("allgather", recv.len(), layout, self.size())?;
-        let mine = (self.rank() == 0).then_some((&mut *recv, layout));
-        self.gatherv_bytes(send, mine, 0)?;
-        self.bcast_bytes(recv, 0)
+        // SAFETY: as above.
+        unsafe { self.iallgatherv_raw(send.as_ptr(), send.len(), recv.as_mut_ptr(), recv.len(), layout) }?.wait()
     }
 
     /// Rank r's `send[send_layout[s]]` goes to rank s's `recv[recv_layout[r]]`, for all r, s.
@@ -88,26 +52,85 @@ impl Communicator {
         recv: &mut [u8],
         recv_layout: Layout<'_>,
     ) -> Result<()> {
-        let (n, me) = (self.size(), self.rank());
-        check_layout("alltoall (send)", send.len(), send_layout, n)?;
-        check_layout("alltoall (recv)", recv.len(), recv_layout, n)?;
-        let ctx = self.coll_context();
-        let base = recv.as_mut_ptr();
-        let mut reqs = Vec::with_capacity(2 * n);
-        for (r, &(d, l)) in recv_layout.iter().enumerate().filter(|&(r, _)| r != me) {
-            // SAFETY: parts lie inside `recv` (checked), borrowed until the requests complete.
-            reqs.push(unsafe { self.irecv_on(ctx, base.add(d), l, Source::Rank(r), TagMatch::Tag(TAG_ALLTOALL))? });
+        let send = (send.as_ptr(), send.len(), send_layout);
+        let recv = (recv.as_mut_ptr(), recv.len(), recv_layout);
+        // SAFETY: as above.
+        unsafe { self.ialltoallv_raw(send, recv) }?.wait()
+    }
+
+    /// Starts a [`Communicator::gatherv_bytes`] (MPI_Igatherv): `recv` is the root's buffer,
+    /// its length and layout. The root's own part is copied at once (so `send` may lie in
+    /// `recv`, MPI_IN_PLACE).
+    ///
+    /// # Safety
+    /// The buffers stay valid, and untouched by the caller, until the operation ends.
+    pub unsafe fn igatherv_raw(
+        &self,
+        send: *const u8,
+        send_len: usize,
+        recv: Option<(*mut u8, usize, Layout<'_>)>,
+        root: usize,
+    ) -> Result<Collective> {
+        self.check_root(root)?;
+        self.nonblocking(None, |plan| plan.gather(send, send_len, recv, root))
+    }
+
+    /// Starts a [`Communicator::scatterv_bytes`] (MPI_Iscatterv): `send` is the root's
+    /// buffer, its length and layout. The root's own part is copied at once.
+    ///
+    /// # Safety
+    /// As for [`Communicator::igatherv_raw`].
+    pub unsafe fn iscatterv_raw(
+        &self,
+        send: Option<(*const u8, usize, Layout<'_>)>,
+        recv: *mut u8,
+        recv_len: usize,
+        root: usize,
+    ) -> Result<Collective> {
+        self.check_root(root)?;
+        self.nonblocking(None, |plan| plan.scatter(send, recv, recv_len, root))
+    }
+
+    /// Starts a [`Communicator::allgatherv_bytes`] (MPI_Iallgatherv) into the `recv_len`
+    /// bytes at `recv`.
+    ///
+    /// # Safety
+    /// As for [`Communicator::igatherv_raw`].
+    pub unsafe fn iallgatherv_raw(
+        &self,
+        send: *const u8,
+        send_len: usize,
+        recv: *mut u8,
+        recv_len: usize,
+        layout: Layout<'_>,
+    ) -> Result<Collective> {
+        check_layout("allgather", recv_len, layout, self.size())?;
+        self.nonblocking(None, |plan| {
+            plan.gather(send, send_len, (self.rank() == 0).then_some((recv, recv_len, layout)), 0)?;
+            plan.bcast(recv, recv_len, 0)
+        })
+    }
+
+    /// Starts a [`Communicator::alltoallv_bytes`] (MPI_Ialltoallv): each side is a buffer,
+    /// its length and layout. This rank's own part is copied at once.
+    ///
+    /// # Safety
+    /// As for [`Communicator::igatherv_raw`].
+    pub unsafe fn ialltoallv_raw(
+        &self,
+        send: (*const u8, usize, Layout<'_>),
+        recv: (*mut u8, usize, Layout<'_>),
+    ) -> Result<Collective> {
+        let n = self.size();
+        check_layout("alltoall (send)", send.1, send.2, n)?;
+        check_layout("alltoall (recv)", recv.1, recv.2, n)?;
+        self.nonblocking(None, |plan| plan.alltoall(send, recv))
+    }
+
+    pub(super) fn check_root(&self, root: usize) -> Result<()> {
+        if root >= self.size() {
+            return Err(Error::InvalidRank { rank: root, size: self.size() });
         }
-        for k in 1..n {
-            // Staggered partners spread the load instead of all ranks hitting rank 0 first.
-            let s = (me + k) % n;
-            let (d, l) = send_layout[s];
-            // SAFETY: the part lies inside `send`, borrowed until the requests complete below.
-            reqs.push(unsafe { self.isend_on(ctx, send.as_ptr().add(d), l, s, TAG_ALLTOALL, SendMode::Standard)? });
-        }
-        let ((sd, sl), (rd, rl)) = (send_layout[me], recv_layout[me]);
-        let k = sl.min(rl);
-        recv[rd..rd + k].copy_from_slice(&send[sd..sd + k]);
-        wait_all(reqs).map(drop)
+        Ok(())
     }
 }

@@ -25,7 +25,4 @@ pub type ReduceOp<'a> = &'a mut dyn FnMut(&[u8], &mut [u8]);
 /// runs ahead into the next collective can never match the current one's messages.
 pub(crate) const TAG_BCAST: i32 = 10;
 pub(crate) const TAG_REDUCE: i32 = 11;
-pub(crate) const TAG_GATHER: i32 = 12;
-pub(crate) const TAG_SCATTER: i32 = 13;
-pub(crate) const TAG_ALLTOALL: i32 = 14;
 pub(crate) const TAG_SCAN: i32 = 15;

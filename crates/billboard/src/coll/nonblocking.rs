@@ -7,6 +7,7 @@
 //! nonblocking collectives of the communicator, which every member starts in the same order),
 //! so it never takes the messages of a blocking collective or of another one in flight.
 
+use super::gather::{check_layout, Layout};
 use super::schedule::{binomial_children, binomial_parent};
 use crate::engine::sched::{Local, Msg, ReduceFn, Round, Sched, SchedId};
 use crate::engine::EngineRef;
@@ -49,7 +50,7 @@ impl Drop for Collective {
 }
 
 /// A schedule being written for one rank of one operation.
-struct Plan<'c> {
+pub(super) struct Plan<'c> {
     comm: &'c Communicator,
     context: u32,
     tag: i32,
@@ -86,7 +87,7 @@ impl Plan<'_> {
     }
 
     /// Binomial broadcast of `len` bytes at `buf` from `root` (as [`Communicator::bcast_bytes`]).
-    fn bcast(&mut self, buf: *mut u8, len: usize, root: usize) -> Result<()> {
+    pub(super) fn bcast(&mut self, buf: *mut u8, len: usize, root: usize) -> Result<()> {
         let (me, n) = (self.comm.rank(), self.comm.size());
         if let Some(parent) = binomial_parent(me, root, n) {
             let msg = self.recv(parent, buf, len)?;
@@ -136,6 +137,98 @@ impl Plan<'_> {
     }
 }
 
+impl Plan<'_> {
+    /// Linear gather into the root's `recv` (buffer, length, layout).
+    pub(super) fn gather(
+        &mut self,
+        send: *const u8,
+        send_len: usize,
+        recv: Option<(*mut u8, usize, Layout)>,
+        root: usize,
+    ) -> Result<()> {
+        let (me, n) = (self.comm.rank(), self.comm.size());
+        if me != root {
+            let msg = self.send(root, send, send_len)?;
+            self.round(vec![msg], Vec::new());
+            return Ok(());
+        }
+        let (buf, len, layout) =
+            recv.ok_or(Error::InvalidArgument("gather: the root must pass a receive buffer".into()))?;
+        check_layout("gather", len, layout, n)?;
+        let mut msgs = Vec::with_capacity(n);
+        for (r, &(d, l)) in layout.iter().enumerate() {
+            // SAFETY: parts lie inside the lent buffer (checked above).
+            let at = unsafe { buf.add(d) };
+            if r == me {
+                // SAFETY: `send` holds `send_len` bytes; it may be this very part (in place).
+                unsafe { std::ptr::copy(send, at, send_len.min(l)) };
+            } else {
+                msgs.push(self.recv(r, at, l)?);
+            }
+        }
+        self.round(msgs, Vec::new());
+        Ok(())
+    }
+
+    /// Linear scatter of the root's `send` parts (buffer, length, layout).
+    pub(super) fn scatter(
+        &mut self,
+        send: Option<(*const u8, usize, Layout)>,
+        recv: *mut u8,
+        recv_len: usize,
+        root: usize,
+    ) -> Result<()> {
+        let (me, n) = (self.comm.rank(), self.comm.size());
+        if me != root {
+            let msg = self.recv(root, recv, recv_len)?;
+            self.round(vec![msg], Vec::new());
+            return Ok(());
+        }
+        let (buf, len, layout) =
+            send.ok_or(Error::InvalidArgument("scatter: the root must pass a send buffer".into()))?;
+        check_layout("scatter", len, layout, n)?;
+        let mut msgs = Vec::with_capacity(n);
+        for (r, &(d, l)) in layout.iter().enumerate() {
+            // SAFETY: parts lie inside the lent buffer (checked above).
+            let at = unsafe { buf.add(d) };
+            if r == me {
+                // SAFETY: `recv` holds `recv_len` bytes.
+                unsafe { std::ptr::copy(at, recv, l.min(recv_len)) };
+            } else {
+                msgs.push(self.send(r, at, l)?);
+            }
+        }
+        self.round(msgs, Vec::new());
+        Ok(())
+    }
+
+    /// Pairwise all-to-all in one round (layouts checked by the caller).
+    pub(super) fn alltoall(
+        &mut self,
+        (send, _, out): (*const u8, usize, Layout),
+        (recv, _, into): (*mut u8, usize, Layout),
+    ) -> Result<()> {
+        let (me, n) = (self.comm.rank(), self.comm.size());
+        let mut msgs = Vec::with_capacity(2 * n);
+        for (r, &(d, l)) in into.iter().enumerate().filter(|&(r, _)| r != me) {
+            // SAFETY: parts lie inside the lent buffers (checked by the caller).
+            msgs.push(self.recv(r, unsafe { recv.add(d) }, l)?);
+        }
+        for k in 1..n {
+            // Staggered partners spread the load instead of all ranks hitting rank 0 first.
+            let s = (me + k) % n;
+            let (d, l) = out[s];
+            // SAFETY: as above.
+            msgs.push(self.send(s, unsafe { send.add(d) }, l)?);
+        }
+        let ((sd, sl), (rd, rl)) = (out[me], into[me]);
+        // SAFETY: as above; the parts may overlap only in place, where they are the same.
+        unsafe { std::ptr::copy(send.add(sd), recv.add(rd), sl.min(rl)) };
+        self.round(msgs, Vec::new());
+        Ok(())
+    }
+}
+
 impl Communicator {
     /// World rank of member `rank`, or the error naming it.
     fn world_rank_checked(&self, rank: usize) -> Result<usize> {
@@ -146,7 +239,11 @@ impl Communicator {
     }
 
     /// Writes one operation's schedule with `write`, then starts it.
-    fn nonblocking(&self, op: Option<ReduceFn>, write: impl FnOnce(&mut Plan) -> Result<()>) -> Result<Collective> {
+    pub(super) fn nonblocking(
+        &self,
+        op: Option<ReduceFn>,
+        write: impl FnOnce(&mut Plan) -> Result<()>,
+    ) -> Result<Collective> {
         let mut plan = Plan {
             comm: self,
             context: self.coll_context(),
@@ -181,7 +278,7 @@ impl Communicator {
     /// # Safety
     /// `buf..buf+len` stays valid, and untouched by the caller, until the operation ends.
     pub unsafe fn ibcast_raw(&self, buf: *mut u8, len: usize, root: usize) -> Result<Collective> {
-        self.world_rank_checked(root)?;
+        self.check_root(root)?;
         self.nonblocking(None, |plan| plan.bcast(buf, len, root))
     }
 
@@ -200,7 +297,7 @@ impl Communicator {
         root: usize,
         op: ReduceFn,
     ) -> Result<Collective> {
-        self.world_rank_checked(root)?;
+        self.check_root(root)?;
         self.nonblocking(Some(op), |plan| plan.reduce(send, recv, len, root))
     }
 
