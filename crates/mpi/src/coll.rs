@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_void};
 use billboard::Communicator;
 
 use crate::abi::*;
-use crate::datatype::{self, parted, view, Dir, View};
+use crate::datatype::{self, parted, view, Dir, Parted, View};
 use crate::error::{bad_comm, call_unlocked, err, Res};
 use crate::icoll::Scheduled;
 use crate::ops;
@@ -112,19 +112,34 @@ pub unsafe extern "C" fn PMPI_Barrier(comm: MPI_Comm) -> c_int {
     call_unlocked("MPI_Barrier", comm, || Ok(comm_ref(comm)?.barrier()?))
 }
 
-/// Starts a nonblocking collective written as a schedule (`start` returns it, with the view
-/// of a staged buffer to finish when it ends) and stores its request.
+/// A collective started as a schedule, and what is left to do when it ends (unpack staged
+/// data, free the copies it reads).
+pub(crate) type Started = (billboard::Collective, Option<Box<dyn FnOnce()>>);
+
+/// Starts a collective written as a schedule and stores its request (the I-forms).
 unsafe fn scheduled(
     function: &'static str,
     comm: MPI_Comm,
     request: *mut MPI_Request,
-    start: impl FnOnce(&Communicator) -> Res<(billboard::Collective, Option<View>)>,
+    start: impl FnOnce(&Communicator) -> Res<Started>,
 ) -> c_int {
     call_unlocked(function, comm, || {
         let request = crate::error::out(request, "request")?;
-        let (coll, unpack) = start(&comm_ref(comm)?)?;
-        let op = Scheduled::new(coll, unpack);
+        let (coll, done) = start(&comm_ref(comm)?)?;
+        let op = Scheduled::new(coll, done);
         *request = state::with(|m| m.add_request(state::Req::Background { op, comm })).expect("MPI is running");
+        Ok(())
+    })
+}
+
+/// Starts a collective written as a schedule and waits for it (the blocking forms).
+unsafe fn blocking(function: &'static str, comm: MPI_Comm, start: impl FnOnce(&Communicator) -> Res<Started>) -> c_int {
+    call_unlocked(function, comm, || {
+        let (coll, done) = start(&comm_ref(comm)?)?;
+        coll.wait()?;
+        if let Some(done) = done {
+            done();
+        }
         Ok(())
     })
 }
@@ -148,7 +163,7 @@ pub unsafe extern "C" fn PMPI_Ibcast(
         let dir = if c.rank() == root { Dir::Read } else { Dir::Write };
         // A staged view lives until the end: the root's packed copy is what goes out.
         let v = view(&datatype::layout(t)?, buf, count, dir)?;
-        Ok((c.ibcast_raw(v.ptr(), v.len(), root)?, Some(v)))
+        Ok((c.ibcast_raw(v.ptr(), v.len(), root)?, Some(finish_view(v))))
     })
 }
 
@@ -363,6 +378,18 @@ pub unsafe extern "C" fn PMPI_Exscan(
     scan(sendbuf, recvbuf, count, t, op, comm, true)
 }
 
+/// Where a rank's contribution lies: its send view, or in place its part of the receive
+/// buffer (`part` of `recv`).
+unsafe fn contribution(send: &Option<View>, recv: &Parted, part: usize) -> (*const u8, usize) {
+    match send {
+        Some(v) => (v.ptr(), v.len()),
+        None => {
+            let (d, l) = recv.parts()[part];
+            (recv.ptr().add(d), l)
+        }
+    }
+}
+
 /// Gather with per-rank counts and displacements (in elements of `recvtype`) at the root.
 unsafe fn gatherv(
     (sendbuf, sendcount, sendtype): (*const c_void, c_int, MPI_Datatype),
@@ -370,27 +397,39 @@ unsafe fn gatherv(
     shape: impl FnOnce(&Communicator) -> Res<(Vec<c_int>, Vec<i64>)>,
     recvtype: MPI_Datatype,
     root: c_int,
-    comm: MPI_Comm,
-) -> Res {
-    let c = comm_ref(comm)?;
-    let root = check_root(&c, root)?;
+    c: &Communicator,
+) -> Res<Started> {
+    let root = check_root(c, root)?;
     let send = || view(&datatype::layout(sendtype)?, sendbuf, sendcount, Dir::Read);
     if c.rank() != root {
-        return Ok(c.gatherv_bytes(send()?.bytes(), None, root)?);
+        let send = send()?;
+        let coll = c.igatherv_raw(send.ptr(), send.len(), None, root)?;
+        return Ok((coll, Some(Box::new(move || drop(send)))));
     }
-    let (counts, displs) = shape(&c)?;
+    let (counts, displs) = shape(c)?;
     let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
-    let mut recv = parted(&datatype::layout(recvtype)?, recvbuf, &counts, &displs, dir)?;
-    let parts = recv.parts().to_vec();
-    if in_place(sendbuf) {
-        let (d, l) = parts[root];
-        let mine = recv.bytes()[d..d + l].to_vec();
-        c.gatherv_bytes(&mine, Some((recv.bytes_mut(), &parts)), root)?;
-    } else {
-        c.gatherv_bytes(send()?.bytes(), Some((recv.bytes_mut(), &parts)), root)?;
-    }
-    recv.finish();
-    Ok(())
+    let recv = parted(&datatype::layout(recvtype)?, recvbuf, &counts, &displs, dir)?;
+    // In place, the root's part is already where it goes.
+    let send = if in_place(sendbuf) { None } else { Some(send()?) };
+    let (from, len) = contribution(&send, &recv, root);
+    let coll = c.igatherv_raw(from, len, Some((recv.ptr(), recv.len(), recv.parts())), root)?;
+    Ok((coll, Some(Box::new(move || finish_parted(recv, send)))))
+}
+
+/// Ends the use of a parted receive buffer (unpacking it if staged) and of a send view.
+fn finish_parted(recv: Parted, send: Option<View>) {
+    drop(send);
+    // SAFETY: the collective has ended; MPI keeps the user's buffer valid until then.
+    unsafe { recv.finish() }
+}
+
+/// Ends the use of a receive view: what it staged is unpacked.
+fn finish_view(v: View) -> Box<dyn FnOnce()> {
+    Box::new(move || {
+        let len = v.len();
+        // SAFETY: as in `finish_parted`.
+        unsafe { v.finish(len) }
+    })
 }
 
 #[no_mangle]
@@ -404,9 +443,27 @@ pub unsafe extern "C" fn PMPI_Gather(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call_unlocked("MPI_Gather", comm, || {
+    blocking("MPI_Gather", comm, |c| {
         let shape = |c: &Communicator| Ok(uniform(c.size(), recvcount));
-        gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, comm)
+        gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Igather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Igather", comm, request, |c| {
+        let shape = |c: &Communicator| Ok(uniform(c.size(), recvcount));
+        gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
     })
 }
 
@@ -422,9 +479,28 @@ pub unsafe extern "C" fn PMPI_Gatherv(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call_unlocked("MPI_Gatherv", comm, || {
+    blocking("MPI_Gatherv", comm, |c| {
         let shape = |c: &Communicator| varying(c.size(), recvcounts, displs);
-        gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, comm)
+        gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Igatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Igatherv", comm, request, |c| {
+        let shape = |c: &Communicator| varying(c.size(), recvcounts, displs);
+        gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
     })
 }
 
@@ -435,30 +511,33 @@ unsafe fn scatterv(
     sendtype: MPI_Datatype,
     (recvbuf, recvcount, recvtype): (*mut c_void, c_int, MPI_Datatype),
     root: c_int,
-    comm: MPI_Comm,
-) -> Res {
-    let c = comm_ref(comm)?;
-    let root = check_root(&c, root)?;
+    c: &Communicator,
+) -> Res<Started> {
+    let root = check_root(c, root)?;
     let recv = || view(&datatype::layout(recvtype)?, recvbuf, recvcount, Dir::Write);
     if c.rank() != root {
-        let mut v = recv()?;
-        c.scatterv_bytes(None, v.bytes_mut(), root)?;
-        let len = v.len();
-        v.finish(len);
-        return Ok(());
+        let v = recv()?;
+        let coll = c.iscatterv_raw(None, v.ptr(), v.len(), root)?;
+        return Ok((coll, Some(finish_view(v))));
     }
-    let (counts, displs) = shape(&c)?;
+    let (counts, displs) = shape(c)?;
     let send = parted(&datatype::layout(sendtype)?, sendbuf, &counts, &displs, Dir::Read)?;
+    let whole = Some((send.ptr() as *const u8, send.len(), send.parts()));
     if in_place(recvbuf) {
         // The root's own part stays where it is.
-        let mut scratch = vec![0u8; send.parts()[root].1];
-        return Ok(c.scatterv_bytes(Some((send.bytes(), send.parts())), &mut scratch, root)?);
+        let coll = c.iscatterv_raw(whole, std::ptr::NonNull::dangling().as_ptr(), 0, root)?;
+        return Ok((coll, Some(Box::new(move || drop(send)))));
     }
-    let mut v = recv()?;
-    c.scatterv_bytes(Some((send.bytes(), send.parts())), v.bytes_mut(), root)?;
-    let len = v.len();
-    v.finish(len);
-    Ok(())
+    let v = recv()?;
+    let coll = c.iscatterv_raw(whole, v.ptr(), v.len(), root)?;
+    let unpack = finish_view(v);
+    Ok((
+        coll,
+        Some(Box::new(move || {
+            drop(send);
+            unpack()
+        })),
+    ))
 }
 
 #[no_mangle]
@@ -472,9 +551,27 @@ pub unsafe extern "C" fn PMPI_Scatter(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call_unlocked("MPI_Scatter", comm, || {
+    blocking("MPI_Scatter", comm, |c| {
         let shape = |c: &Communicator| Ok(uniform(c.size(), sendcount));
-        scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, comm)
+        scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscatter(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Iscatter", comm, request, |c| {
+        let shape = |c: &Communicator| Ok(uniform(c.size(), sendcount));
+        scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
     })
 }
 
@@ -490,9 +587,28 @@ pub unsafe extern "C" fn PMPI_Scatterv(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    call_unlocked("MPI_Scatterv", comm, || {
+    blocking("MPI_Scatterv", comm, |c| {
         let shape = |c: &Communicator| varying(c.size(), sendcounts, displs);
-        scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, comm)
+        scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscatterv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Iscatterv", comm, request, |c| {
+        let shape = |c: &Communicator| varying(c.size(), sendcounts, displs);
+        scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
     })
 }
 
@@ -502,20 +618,14 @@ unsafe fn allgatherv(
     (counts, displs): (Vec<c_int>, Vec<i64>),
     recvtype: MPI_Datatype,
     c: &Communicator,
-) -> Res {
+) -> Res<Started> {
     let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
-    let mut recv = parted(&datatype::layout(recvtype)?, recvbuf, &counts, &displs, dir)?;
-    let parts = recv.parts().to_vec();
-    if in_place(sendbuf) {
-        let (d, l) = parts[c.rank()];
-        let mine = recv.bytes()[d..d + l].to_vec();
-        c.allgatherv_bytes(&mine, recv.bytes_mut(), &parts)?;
-    } else {
-        let send = view(&datatype::layout(sendtype)?, sendbuf, sendcount, Dir::Read)?;
-        c.allgatherv_bytes(send.bytes(), recv.bytes_mut(), &parts)?;
-    }
-    recv.finish();
-    Ok(())
+    let recv = parted(&datatype::layout(recvtype)?, recvbuf, &counts, &displs, dir)?;
+    let send =
+        if in_place(sendbuf) { None } else { Some(view(&datatype::layout(sendtype)?, sendbuf, sendcount, Dir::Read)?) };
+    let (from, len) = contribution(&send, &recv, c.rank());
+    let coll = c.iallgatherv_raw(from, len, recv.ptr(), recv.len(), recv.parts())?;
+    Ok((coll, Some(Box::new(move || finish_parted(recv, send)))))
 }
 
 #[no_mangle]
@@ -528,9 +638,24 @@ pub unsafe extern "C" fn PMPI_Allgather(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    call_unlocked("MPI_Allgather", comm, || {
-        let c = comm_ref(comm)?;
-        allgatherv((sendbuf, sendcount, sendtype), recvbuf, uniform(c.size(), recvcount), recvtype, &c)
+    blocking("MPI_Allgather", comm, |c| {
+        allgatherv((sendbuf, sendcount, sendtype), recvbuf, uniform(c.size(), recvcount), recvtype, c)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iallgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Iallgather", comm, request, |c| {
+        allgatherv((sendbuf, sendcount, sendtype), recvbuf, uniform(c.size(), recvcount), recvtype, c)
     })
 }
 
@@ -545,10 +670,25 @@ pub unsafe extern "C" fn PMPI_Allgatherv(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    call_unlocked("MPI_Allgatherv", comm, || {
-        let c = comm_ref(comm)?;
-        let shape = varying(c.size(), recvcounts, displs)?;
-        allgatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, &c)
+    blocking("MPI_Allgatherv", comm, |c| {
+        allgatherv((sendbuf, sendcount, sendtype), recvbuf, varying(c.size(), recvcounts, displs)?, recvtype, c)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iallgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Iallgatherv", comm, request, |c| {
+        allgatherv((sendbuf, sendcount, sendtype), recvbuf, varying(c.size(), recvcounts, displs)?, recvtype, c)
     })
 }
 
@@ -556,20 +696,47 @@ unsafe fn alltoallv(
     (sendbuf, send_shape, sendtype): (*const c_void, (Vec<c_int>, Vec<i64>), MPI_Datatype),
     (recvbuf, (counts, displs), recvtype): (*mut c_void, (Vec<c_int>, Vec<i64>), MPI_Datatype),
     c: &Communicator,
-) -> Res {
+) -> Res<Started> {
     let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
-    let mut recv = parted(&datatype::layout(recvtype)?, recvbuf, &counts, &displs, dir)?;
-    let parts = recv.parts().to_vec();
+    let recv = parted(&datatype::layout(recvtype)?, recvbuf, &counts, &displs, dir)?;
+    let into = (recv.ptr(), recv.len(), recv.parts());
     if in_place(sendbuf) {
+        // A copy to send from: the receives overwrite the buffer.
         let send = recv.bytes().to_vec();
-        c.alltoallv_bytes(&send, &parts, recv.bytes_mut(), &parts)?;
-    } else {
-        let (sc, sd) = send_shape;
-        let send = parted(&datatype::layout(sendtype)?, sendbuf, &sc, &sd, Dir::Read)?;
-        c.alltoallv_bytes(send.bytes(), send.parts(), recv.bytes_mut(), &parts)?;
+        let coll = c.ialltoallv_raw((send.as_ptr(), send.len(), recv.parts()), into)?;
+        return Ok((
+            coll,
+            Some(Box::new(move || {
+                drop(send);
+                finish_parted(recv, None)
+            })),
+        ));
     }
-    recv.finish();
-    Ok(())
+    let (sc, sd) = send_shape;
+    let send = parted(&datatype::layout(sendtype)?, sendbuf, &sc, &sd, Dir::Read)?;
+    let coll = c.ialltoallv_raw((send.ptr(), send.len(), send.parts()), into)?;
+    Ok((
+        coll,
+        Some(Box::new(move || {
+            drop(send);
+            finish_parted(recv, None)
+        })),
+    ))
+}
+
+/// Counts and displacements, in elements, per rank.
+type Shape = (Vec<c_int>, Vec<i64>);
+
+/// Alltoallv's counts and displacements: the send side's (none in place), the receive side's.
+unsafe fn alltoall_shapes(
+    c: &Communicator,
+    sendbuf: *const c_void,
+    send: impl FnOnce(usize) -> Res<Shape>,
+    recv: impl FnOnce(usize) -> Res<Shape>,
+) -> Res<(Shape, Shape)> {
+    let n = c.size();
+    let send = if in_place(sendbuf) { (Vec::new(), Vec::new()) } else { send(n)? };
+    Ok((send, recv(n)?))
 }
 
 #[no_mangle]
@@ -582,10 +749,26 @@ pub unsafe extern "C" fn PMPI_Alltoall(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    call_unlocked("MPI_Alltoall", comm, || {
-        let c = comm_ref(comm)?;
+    blocking("MPI_Alltoall", comm, |c| {
         let n = c.size();
-        alltoallv((sendbuf, uniform(n, sendcount), sendtype), (recvbuf, uniform(n, recvcount), recvtype), &c)
+        alltoallv((sendbuf, uniform(n, sendcount), sendtype), (recvbuf, uniform(n, recvcount), recvtype), c)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ialltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Ialltoall", comm, request, |c| {
+        let n = c.size();
+        alltoallv((sendbuf, uniform(n, sendcount), sendtype), (recvbuf, uniform(n, recvcount), recvtype), c)
     })
 }
 
@@ -601,11 +784,30 @@ pub unsafe extern "C" fn PMPI_Alltoallv(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    call_unlocked("MPI_Alltoallv", comm, || {
-        let c = comm_ref(comm)?;
-        let n = c.size();
-        let send = if in_place(sendbuf) { (Vec::new(), Vec::new()) } else { varying(n, sendcounts, sdispls)? };
-        alltoallv((sendbuf, send, sendtype), (recvbuf, varying(n, recvcounts, rdispls)?, recvtype), &c)
+    blocking("MPI_Alltoallv", comm, |c| {
+        let (send, recv) =
+            alltoall_shapes(c, sendbuf, |n| varying(n, sendcounts, sdispls), |n| varying(n, recvcounts, rdispls))?;
+        alltoallv((sendbuf, send, sendtype), (recvbuf, recv, recvtype), c)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ialltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Ialltoallv", comm, request, |c| {
+        let (send, recv) =
+            alltoall_shapes(c, sendbuf, |n| varying(n, sendcounts, sdispls), |n| varying(n, recvcounts, rdispls))?;
+        alltoallv((sendbuf, send, sendtype), (recvbuf, recv, recvtype), c)
     })
 }
 

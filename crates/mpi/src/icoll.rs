@@ -22,7 +22,6 @@ use std::ffi::{c_int, c_void};
 use billboard::{Background, Collective};
 
 use crate::abi::*;
-use crate::datatype::View;
 use crate::error::{call_unlocked, out, returned, Res};
 use crate::state::{self, Req};
 
@@ -33,16 +32,15 @@ pub(crate) trait BackgroundOp {
     fn wait(self: Box<Self>) -> Res<()>;
 }
 
-/// A schedule in flight, and the staged copy of a non-contiguous receive buffer to unpack
-/// when it ends.
+/// A schedule in flight, and what is left to do when it ends (see [`crate::coll::Started`]).
 pub(crate) struct Scheduled {
     coll: Collective,
-    unpack: Option<View>,
+    done: Option<Box<dyn FnOnce()>>,
 }
 
 impl Scheduled {
-    pub(crate) fn new(coll: Collective, unpack: Option<View>) -> Box<Scheduled> {
-        Box::new(Scheduled { coll, unpack })
+    pub(crate) fn new(coll: Collective, done: Option<Box<dyn FnOnce()>>) -> Box<Scheduled> {
+        Box::new(Scheduled { coll, done })
     }
 }
 
@@ -51,12 +49,10 @@ impl BackgroundOp for Scheduled {
         self.coll.test()
     }
     fn wait(self: Box<Self>) -> Res<()> {
-        let Scheduled { coll, unpack } = *self;
+        let Scheduled { coll, done } = *self;
         coll.wait()?;
-        if let Some(v) = unpack {
-            let len = v.len();
-            // SAFETY: the operation has ended: the staged bytes are all there.
-            unsafe { v.finish(len) };
+        if let Some(done) = done {
+            done();
         }
         Ok(())
     }
@@ -161,38 +157,6 @@ nonblocking!(PMPI_Iscan, "MPI_Iscan", PMPI_Scan, (
 ));
 nonblocking!(PMPI_Iexscan, "MPI_Iexscan", PMPI_Exscan, (
     sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: MPI_Datatype, op: MPI_Op
-));
-nonblocking!(PMPI_Igather, "MPI_Igather", PMPI_Gather, (
-    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
-));
-nonblocking!(PMPI_Igatherv, "MPI_Igatherv", PMPI_Gatherv, (
-    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int
-));
-nonblocking!(PMPI_Iscatter, "MPI_Iscatter", PMPI_Scatter, (
-    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
-));
-nonblocking!(PMPI_Iscatterv, "MPI_Iscatterv", PMPI_Scatterv, (
-    sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
-));
-nonblocking!(PMPI_Iallgather, "MPI_Iallgather", PMPI_Allgather, (
-    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype
-));
-nonblocking!(PMPI_Iallgatherv, "MPI_Iallgatherv", PMPI_Allgatherv, (
-    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype
-));
-nonblocking!(PMPI_Ialltoall, "MPI_Ialltoall", PMPI_Alltoall, (
-    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype
-));
-nonblocking!(PMPI_Ialltoallv, "MPI_Ialltoallv", PMPI_Alltoallv, (
-    sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype
 ));
 nonblocking!(PMPI_Ialltoallw, "MPI_Ialltoallw", PMPI_Alltoallw, (
     sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype,

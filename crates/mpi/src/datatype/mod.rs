@@ -482,6 +482,14 @@ pub(crate) unsafe fn parted(l: &Layout, buf: *const c_void, counts: &[c_int], di
 }
 
 impl Parted {
+    pub fn ptr(&self) -> *mut u8 {
+        self.view.ptr()
+    }
+
+    pub fn len(&self) -> usize {
+        self.view.len()
+    }
+
     pub fn parts(&self) -> &[(usize, usize)] {
         &self.parts
     }
@@ -490,6 +498,7 @@ impl Parted {
         self.view.bytes()
     }
 
+    #[cfg(test)]
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         self.view.bytes_mut()
     }
