@@ -311,6 +311,49 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_block(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    t: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Ireduce_scatter_block", comm, request, |c| {
+        let part = datatype::layout(t)?.reduce_bytes(recvcount)?;
+        let total = part * c.size();
+        let combine = combiner(op, t)?;
+        let send = reduction_source(sendbuf, recvbuf, total)?;
+        let recv = slice_mut(recvbuf, part)?.as_mut_ptr();
+        Ok((c.ireduce_scatter_raw(send, total, recv, (c.rank() * part, part), combine)?, None))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    t: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Ireduce_scatter", comm, request, |c| {
+        let layout = datatype::layout(t)?;
+        layout.reduce_bytes(0)?;
+        let parts = reduce_parts(c.size(), recvcounts, layout.extent() as usize)?;
+        let total = parts.last().map_or(0, |&(d, l)| d + l);
+        let combine = combiner(op, t)?;
+        let send = reduction_source(sendbuf, recvbuf, total)?;
+        let (d, l) = parts[c.rank()];
+        let recv = slice_mut(recvbuf, l)?.as_mut_ptr();
+        Ok((c.ireduce_scatter_raw(send, total, recv, (d, l), combine)?, None))
+    })
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -352,6 +395,48 @@ unsafe fn scan(
         let send = reduction_input(sendbuf, recvbuf, len)?;
         Ok(c.scan_bytes(&send, slice_mut(recvbuf, len)?, &mut combine, exclusive)?)
     })
+}
+
+/// MPI_Iscan and MPI_Iexscan.
+unsafe fn iscan(
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, c_int, MPI_Datatype, MPI_Op),
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+    exclusive: bool,
+) -> c_int {
+    let name = if exclusive { "MPI_Iexscan" } else { "MPI_Iscan" };
+    scheduled(name, comm, request, |c| {
+        let len = datatype::layout(t)?.reduce_bytes(count)?;
+        let combine = combiner(op, t)?;
+        let send = reduction_source(sendbuf, recvbuf, len)?;
+        Ok((c.iscan_raw(send, slice_mut(recvbuf, len)?.as_mut_ptr(), len, combine, exclusive)?, None))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    t: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    iscan((sendbuf, recvbuf, count, t, op), comm, request, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iexscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    t: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    iscan((sendbuf, recvbuf, count, t, op), comm, request, true)
 }
 
 #[no_mangle]

@@ -146,18 +146,6 @@ macro_rules! nonblocking {
 
 use crate::coll::*;
 
-nonblocking!(PMPI_Ireduce_scatter_block, "MPI_Ireduce_scatter_block", PMPI_Reduce_scatter_block, (
-    sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, t: MPI_Datatype, op: MPI_Op
-));
-nonblocking!(PMPI_Ireduce_scatter, "MPI_Ireduce_scatter", PMPI_Reduce_scatter, (
-    sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, t: MPI_Datatype, op: MPI_Op
-));
-nonblocking!(PMPI_Iscan, "MPI_Iscan", PMPI_Scan, (
-    sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: MPI_Datatype, op: MPI_Op
-));
-nonblocking!(PMPI_Iexscan, "MPI_Iexscan", PMPI_Exscan, (
-    sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: MPI_Datatype, op: MPI_Op
-));
 nonblocking!(PMPI_Ialltoallw, "MPI_Ialltoallw", PMPI_Alltoallw, (
     sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype

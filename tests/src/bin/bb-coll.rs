@@ -124,6 +124,7 @@ fn nonblocking(w: &Communicator) -> Res {
     let mut big: Vec<u8> = if me == root { (0..len).map(|i| (i % 251) as u8).collect() } else { vec![0; len] };
     let mine = bytes_of(affine(me));
     let (mut reduced, mut all, mut blocking) = (vec![0u8; 16], vec![0u8; 16], vec![0u8; 16]);
+    let (mut prefix, mut ex) = (vec![0u8; 16], bytes_of([7, 7]));
     // SAFETY: every buffer outlives the wait below and is not touched before it.
     let ops = unsafe {
         [
@@ -131,6 +132,8 @@ fn nonblocking(w: &Communicator) -> Res {
             w.ibcast_raw(big.as_mut_ptr(), len, root)?,
             w.ireduce_raw(mine.as_ptr(), reduced.as_mut_ptr(), 16, root, Box::new(compose))?,
             w.iallreduce_raw(mine.as_ptr(), all.as_mut_ptr(), 16, Box::new(compose))?,
+            w.iscan_raw(mine.as_ptr(), prefix.as_mut_ptr(), 16, Box::new(compose), false)?,
+            w.iscan_raw(mine.as_ptr(), ex.as_mut_ptr(), 16, Box::new(compose), true)?,
         ]
     };
     w.allreduce_bytes(&mine, &mut blocking, &mut compose)?;
@@ -143,6 +146,9 @@ fn nonblocking(w: &Communicator) -> Res {
     }
     assert_eq!(all, bytes_of(compose_ranks(0..n)), "iallreduce");
     assert_eq!(blocking, all, "the blocking allreduce among them");
+    assert_eq!(prefix, bytes_of(compose_ranks(0..me + 1)), "iscan at {me}");
+    let want = if me == 0 { bytes_of([7, 7]) } else { bytes_of(compose_ranks(0..me)) };
+    assert_eq!(ex, want, "iexscan at {me} (rank 0's is left as it was)");
     let e = w.ibarrier().and_then(|b| {
         b.wait()?;
         // SAFETY: nothing is sent: the root is refused first.

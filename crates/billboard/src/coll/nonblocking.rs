@@ -138,6 +138,31 @@ impl Plan<'_> {
 }
 
 impl Plan<'_> {
+    /// Prefix reduction along the chain of ranks (as [`Communicator::scan_bytes`]). `send`
+    /// is copied at once, so it may be `recv`.
+    fn scan(&mut self, send: *const u8, recv: *mut u8, len: usize, exclusive: bool) -> Result<()> {
+        let (me, n) = (self.comm.rank(), self.comm.size());
+        let acc = self.scratch(len, Some(send));
+        if me > 0 {
+            let prefix = self.scratch(len, None);
+            let msg = self.recv(me - 1, prefix, len)?;
+            let mut then = Vec::new();
+            if exclusive {
+                then.push(Local::Copy { from: prefix, to: recv, len });
+            }
+            then.push(Local::Combine { from: prefix, into: acc, len });
+            self.round(vec![msg], then);
+        }
+        if me + 1 < n {
+            let msg = self.send(me + 1, acc, len)?;
+            self.round(vec![msg], Vec::new());
+        }
+        if !exclusive {
+            self.round(Vec::new(), vec![Local::Copy { from: acc, to: recv, len }]);
+        }
+        Ok(())
+    }
+
     /// Linear gather into the root's `recv` (buffer, length, layout).
     pub(super) fn gather(
         &mut self,
@@ -230,6 +255,54 @@ impl Plan<'_> {
 }
 
 impl Communicator {
+    /// Starts a [`Communicator::scan_bytes`] (MPI_Iscan, MPI_Iexscan). `send` is read during
+    /// the call only, so it may be `recv`.
+    ///
+    /// # Safety
+    /// `send..send+len` is readable; `recv..recv+len` stays valid, and untouched by the
+    /// caller, until the operation ends.
+    pub unsafe fn iscan_raw(
+        &self,
+        send: *const u8,
+        recv: *mut u8,
+        len: usize,
+        op: ReduceFn,
+        exclusive: bool,
+    ) -> Result<Collective> {
+        self.nonblocking(Some(op), |plan| plan.scan(send, recv, len, exclusive))
+    }
+
+    /// Starts a reduce-scatter (MPI_Ireduce_scatter): every rank's `len` bytes at `send`
+    /// reduced with `op`, and this rank's `part` (offset, length) of the result into `recv`.
+    /// `send` is read during the call only.
+    ///
+    /// # Safety
+    /// As for [`Communicator::iscan_raw`], with `part.1` bytes at `recv`.
+    pub unsafe fn ireduce_scatter_raw(
+        &self,
+        send: *const u8,
+        len: usize,
+        recv: *mut u8,
+        (at, part): (usize, usize),
+        op: ReduceFn,
+    ) -> Result<Collective> {
+        if at + part > len {
+            return Err(Error::InvalidArgument(format!(
+                "reduce_scatter: this rank's part [{at}, {}) lies beyond the {len}-byte result",
+                at + part
+            )));
+        }
+        self.nonblocking(Some(op), |plan| {
+            let all = plan.scratch(len, None);
+            plan.reduce(send, all, len, 0)?;
+            plan.bcast(all, len, 0)?;
+            // SAFETY: `at + part <= len`, checked above.
+            let from = unsafe { all.add(at) };
+            plan.round(Vec::new(), vec![Local::Copy { from, to: recv, len: part }]);
+            Ok(())
+        })
+    }
+
     /// World rank of member `rank`, or the error naming it.
     fn world_rank_checked(&self, rank: usize) -> Result<usize> {
         if rank >= self.size() {
