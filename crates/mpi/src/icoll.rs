@@ -1,10 +1,10 @@
-//! Nonblocking collectives (MPI_Ibcast, MPI_Iallreduce, ...).
+//! Nonblocking collectives: how their requests complete.
 //!
-//! MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce and MPI_Iallreduce are schedules the engine moves on
-//! in every call of the process ([`billboard::Collective`]): no thread, no new communicator,
-//! about the cost of the blocking form.
+//! All but MPI_Ialltoallw are schedules the engine moves on in every call of the process
+//! ([`billboard::Collective`], started in `coll.rs`): no thread, no new communicator, about the
+//! cost of the blocking form.
 //!
-//! The others run their blocking form in the background, on a library thread, over a
+//! MPI_Ialltoallw runs its blocking form in the background, on a library thread, over a
 //! duplicate of the communicator that the thread makes first
 //! ([`billboard::Communicator::with_background_dup`]). So the call returns at once, even before
 //! the other members have made theirs; the operation cannot take the messages of a blocking
