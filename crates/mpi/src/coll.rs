@@ -923,6 +923,47 @@ unsafe fn w_parts(n: usize, counts: *const c_int, displs: *const c_int, types: *
     Ok((0..n).map(|r| (*counts.add(r), *displs.add(r) as i64, *types.add(r))).collect())
 }
 
+/// Alltoallw's C arrays: counts, displacements (in bytes) and types, per rank.
+type WArrays = (*const c_int, *const c_int, *const MPI_Datatype);
+
+/// Alltoallw as a schedule: each side packed into one buffer, part after part, and the
+/// received parts unpacked into their places when it ends.
+unsafe fn alltoallw(
+    (sendbuf, send): (*const c_void, WArrays),
+    (recvbuf, (counts, displs, types)): (*mut c_void, WArrays),
+    c: &Communicator,
+) -> Res<Started> {
+    let n = c.size();
+    let recv_parts = w_parts(n, counts, displs, types)?;
+    let (send, send_layout) = if in_place(sendbuf) {
+        pack_w(recvbuf, &recv_parts)?
+    } else {
+        pack_w(sendbuf, &w_parts(n, send.0, send.1, send.2)?)?
+    };
+    // Where each received part goes, made now so that a bad part is an error of the call.
+    let mut places = Vec::with_capacity(n);
+    let mut recv_layout = Vec::with_capacity(n);
+    let mut total = 0;
+    for &(count, disp, t) in &recv_parts {
+        let dst = (recvbuf as *mut u8).wrapping_offset(disp as isize);
+        let v = view(&datatype::layout(t)?, dst.cast(), count, Dir::Write)?;
+        recv_layout.push((total, v.len()));
+        total += v.len();
+        places.push(v);
+    }
+    let mut recv = vec![0u8; total];
+    let coll = c.ialltoallv_raw((send.as_ptr(), send.len(), &send_layout), (recv.as_mut_ptr(), total, &recv_layout))?;
+    let done = move || {
+        drop(send);
+        for (mut v, &(at, len)) in places.into_iter().zip(&recv_layout) {
+            v.bytes_mut().copy_from_slice(&recv[at..at + len]);
+            // SAFETY: the collective has ended; MPI keeps the user's buffer valid until then.
+            unsafe { v.finish(len) };
+        }
+    };
+    Ok((coll, Some(Box::new(done))))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallw(
     sendbuf: *const c_void,
@@ -935,30 +976,27 @@ pub unsafe extern "C" fn PMPI_Alltoallw(
     recvtypes: *const MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    call_unlocked("MPI_Alltoallw", comm, || {
-        let c = comm_ref(comm)?;
-        let n = c.size();
-        let recv_parts = w_parts(n, recvcounts, rdispls, recvtypes)?;
-        let (send, send_layout) = if in_place(sendbuf) {
-            pack_w(recvbuf, &recv_parts)?
-        } else {
-            pack_w(sendbuf, &w_parts(n, sendcounts, sdispls, sendtypes)?)?
-        };
-        let mut recv_layout = Vec::with_capacity(n);
-        let mut total = 0;
-        for &(count, _, t) in &recv_parts {
-            let len = datatype::layout(t)?.bytes(count)?;
-            recv_layout.push((total, len));
-            total += len;
-        }
-        let mut recv = vec![0u8; total];
-        c.alltoallv_bytes(&send, &send_layout, &mut recv, &recv_layout)?;
-        for (&(count, disp, t), &(at, len)) in recv_parts.iter().zip(&recv_layout) {
-            let dst = (recvbuf as *mut u8).wrapping_offset(disp as isize);
-            let mut v = view(&datatype::layout(t)?, dst.cast(), count, Dir::Write)?;
-            v.bytes_mut().copy_from_slice(&recv[at..at + len]);
-            v.finish(len);
-        }
-        Ok(())
+    blocking("MPI_Alltoallw", comm, |c| {
+        let send = (sendbuf, (sendcounts, sdispls, sendtypes));
+        alltoallw(send, (recvbuf, (recvcounts, rdispls, recvtypes)), c)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ialltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Ialltoallw", comm, request, |c| {
+        let send = (sendbuf, (sendcounts, sdispls, sendtypes));
+        alltoallw(send, (recvbuf, (recvcounts, rdispls, recvtypes)), c)
     })
 }

@@ -108,13 +108,6 @@ thread_local! {
     static LAST: std::cell::RefCell<Vec<(c_int, String)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// The error an MPI call of this thread returned as `code` under MPI_ERRORS_RETURN, with the
-/// message it was returned with.
-pub(crate) fn returned(code: c_int) -> MpiError {
-    let msg = LAST.with(|l| l.borrow().iter().find(|(c, _)| *c == code).map(|(_, m)| m.clone()));
-    MpiError { class: code, msg: msg.unwrap_or_else(|| format!("error code {code}")) }
-}
-
 fn remember(class: c_int, msg: &str) {
     LAST.with(|l| {
         let mut l = l.borrow_mut();

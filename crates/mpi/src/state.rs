@@ -39,9 +39,9 @@ pub(crate) enum Req {
     Persistent { op: crate::persistent::Op, active: Option<Box<Req>> },
     /// MPI_Comm_idup: the communicator being made in the background, and its reserved handle.
     Idup(Box<crate::comm_create::Idup>),
-    /// A nonblocking collective running in the background (MPI_Ibarrier, MPI_Ibcast, ...), on
-    /// communicator `comm`.
-    Background { op: Box<dyn crate::icoll::BackgroundOp>, comm: MPI_Comm },
+    /// A nonblocking collective in flight (MPI_Ibarrier, MPI_Ibcast, ...), on communicator
+    /// `comm`.
+    Background { op: Box<crate::icoll::Scheduled>, comm: MPI_Comm },
 }
 
 impl Req {
@@ -118,31 +118,6 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Mpi) -> R) -> Option<R> {
     state.as_mut().map(f)
 }
 
-/// Library threads that use the tables now ([`begin_background`]), and whether they turned
-/// the tables' lock on (it was off: the program's level is below MPI_THREAD_MULTIPLE).
-static BACKGROUND: Mutex<(usize, bool)> = Mutex::new((0, false));
-
-/// A library thread is about to use the tables: from now on every call takes their lock, as
-/// at MPI_THREAD_MULTIPLE. Called by a call of the program's, when none holds the tables.
-pub(crate) fn begin_background() {
-    let mut b = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
-    if b.0 == 0 {
-        b.1 = !GLOBAL.multiple.swap(true, Ordering::Relaxed);
-    }
-    b.0 += 1;
-}
-
-/// A library thread is done with the tables (it has been joined): the last one turns the lock
-/// off again if it turned it on. Called by a call of the program's; that it may hold the tables
-/// (with their lock) at the moment is fine: its guard stays valid.
-pub(crate) fn end_background() {
-    let mut b = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
-    b.0 -= 1;
-    if b.0 == 0 && b.1 {
-        GLOBAL.multiple.store(false, Ordering::Relaxed);
-    }
-}
-
 /// Whether several threads may call MPI at once (MPI_THREAD_MULTIPLE): then a call must not
 /// block while it holds the tables.
 #[inline]
@@ -214,11 +189,6 @@ impl Mpi {
                 self.comms.len() - 1
             }
         }
-    }
-
-    /// Takes a communicator out of the table (its handle is free again).
-    pub fn remove_comm(&mut self, h: MPI_Comm) -> Option<Comm> {
-        self.comms.get_mut(comm_index(h)?)?.take()
     }
 
     /// Holds a handle for a communicator still being made: until [`Mpi::fill_reserved`], the
