@@ -12,7 +12,6 @@ use billboard::Communicator;
 use crate::abi::*;
 use crate::datatype::{self, parted, view, Dir, Parted, View};
 use crate::error::{bad_comm, call_unlocked, err, Res};
-use crate::icoll::Scheduled;
 use crate::ops;
 use crate::state;
 
@@ -116,6 +115,29 @@ pub unsafe extern "C" fn PMPI_Barrier(comm: MPI_Comm) -> c_int {
 /// data, free the copies it reads).
 pub(crate) type Started = (billboard::Collective, Option<Box<dyn FnOnce()>>);
 
+/// A collective in flight: what a nonblocking collective's request holds, and what a blocking
+/// one waits for. No collective needs a thread or a new communicator.
+pub(crate) struct Scheduled {
+    coll: billboard::Collective,
+    done: Option<Box<dyn FnOnce()>>,
+}
+
+impl Scheduled {
+    /// Makes progress once; whether the operation has ended.
+    pub(crate) fn is_done(&self) -> bool {
+        self.coll.test()
+    }
+
+    /// Waits for the operation (at once if [`Scheduled::is_done`]) and finishes it.
+    pub(crate) fn wait(self) -> Res<()> {
+        self.coll.wait()?;
+        if let Some(done) = self.done {
+            done();
+        }
+        Ok(())
+    }
+}
+
 /// Starts a collective written as a schedule and stores its request (the I-forms).
 unsafe fn scheduled(
     function: &'static str,
@@ -126,7 +148,7 @@ unsafe fn scheduled(
     call_unlocked(function, comm, || {
         let request = crate::error::out(request, "request")?;
         let (coll, done) = start(&comm_ref(comm)?)?;
-        let op = Scheduled::new(coll, done);
+        let op = Box::new(Scheduled { coll, done });
         *request = state::with(|m| m.add_request(state::Req::Background { op, comm })).expect("MPI is running");
         Ok(())
     })
@@ -136,12 +158,25 @@ unsafe fn scheduled(
 unsafe fn blocking(function: &'static str, comm: MPI_Comm, start: impl FnOnce(&Communicator) -> Res<Started>) -> c_int {
     call_unlocked(function, comm, || {
         let (coll, done) = start(&comm_ref(comm)?)?;
-        coll.wait()?;
-        if let Some(done) = done {
-            done();
-        }
-        Ok(())
+        Scheduled { coll, done }.wait()
     })
+}
+
+/// `$name(args..., comm)` and `$iname(args..., comm, request)`: one collective written once,
+/// as `|c| start` (a schedule on communicator `c`), that the blocking form waits for and the
+/// I-form hands back as a request.
+macro_rules! collective {
+    ($name:ident, $iname:ident, ($($arg:ident: $ty:ty),* $(,)?), |$c:ident| $start:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty,)* comm: MPI_Comm) -> c_int {
+            blocking(&stringify!($name)[1..], comm, |$c| $start)
+        }
+
+        #[no_mangle]
+        pub unsafe extern "C" fn $iname($($arg: $ty,)* comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+            scheduled(&stringify!($iname)[1..], comm, request, |$c| $start)
+        }
+    };
 }
 
 #[no_mangle]
@@ -287,181 +322,57 @@ pub unsafe extern "C" fn PMPI_Reduce_local(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter_block(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    call_unlocked("MPI_Reduce_scatter_block", comm, || {
-        let c = comm_ref(comm)?;
-        let part = datatype::layout(t)?.reduce_bytes(recvcount)?;
-        let total = part * c.size();
-        let mut combine = combiner(op, t)?;
-        let send = reduction_input(sendbuf, recvbuf, total)?;
-        let mut all = vec![0u8; total];
-        c.allreduce_bytes(&send, &mut all, &mut combine)?;
-        let me = c.rank();
-        slice_mut(recvbuf, part)?.copy_from_slice(&all[me * part..(me + 1) * part]);
-        Ok(())
-    })
+/// Reduce-scatter as a schedule: this rank's `part` (byte offset, length) of the reduction of
+/// every rank's `total` bytes.
+unsafe fn reduce_scatter(
+    (sendbuf, recvbuf): (*const c_void, *mut c_void),
+    total: usize,
+    part: (usize, usize),
+    (t, op): (MPI_Datatype, MPI_Op),
+    c: &Communicator,
+) -> Res<Started> {
+    let combine = combiner(op, t)?;
+    let send = reduction_source(sendbuf, recvbuf, total)?;
+    let recv = slice_mut(recvbuf, part.1)?.as_mut_ptr();
+    Ok((c.ireduce_scatter_raw(send, total, recv, part, combine)?, None))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Ireduce_scatter_block", comm, request, |c| {
-        let part = datatype::layout(t)?.reduce_bytes(recvcount)?;
-        let total = part * c.size();
-        let combine = combiner(op, t)?;
-        let send = reduction_source(sendbuf, recvbuf, total)?;
-        let recv = slice_mut(recvbuf, part)?.as_mut_ptr();
-        Ok((c.ireduce_scatter_raw(send, total, recv, (c.rank() * part, part), combine)?, None))
-    })
-}
+collective!(PMPI_Reduce_scatter_block, PMPI_Ireduce_scatter_block, (
+    sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, t: MPI_Datatype, op: MPI_Op
+), |c| {
+    let part = datatype::layout(t)?.reduce_bytes(recvcount)?;
+    reduce_scatter((sendbuf, recvbuf), part * c.size(), (c.rank() * part, part), (t, op), c)
+});
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce_scatter(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Ireduce_scatter", comm, request, |c| {
-        let layout = datatype::layout(t)?;
-        layout.reduce_bytes(0)?;
-        let parts = reduce_parts(c.size(), recvcounts, layout.extent() as usize)?;
-        let total = parts.last().map_or(0, |&(d, l)| d + l);
-        let combine = combiner(op, t)?;
-        let send = reduction_source(sendbuf, recvbuf, total)?;
-        let (d, l) = parts[c.rank()];
-        let recv = slice_mut(recvbuf, l)?.as_mut_ptr();
-        Ok((c.ireduce_scatter_raw(send, total, recv, (d, l), combine)?, None))
-    })
-}
+collective!(PMPI_Reduce_scatter, PMPI_Ireduce_scatter, (
+    sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, t: MPI_Datatype, op: MPI_Op
+), |c| {
+    let layout = datatype::layout(t)?;
+    layout.reduce_bytes(0)?;
+    let parts = reduce_parts(c.size(), recvcounts, layout.extent() as usize)?;
+    let total = parts.last().map_or(0, |&(d, l)| d + l);
+    reduce_scatter((sendbuf, recvbuf), total, parts[c.rank()], (t, op), c)
+});
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    call_unlocked("MPI_Reduce_scatter", comm, || {
-        let c = comm_ref(comm)?;
-        let layout = datatype::layout(t)?;
-        layout.reduce_bytes(0)?;
-        let parts = reduce_parts(c.size(), recvcounts, layout.extent() as usize)?;
-        let total = parts.last().map_or(0, |&(d, l)| d + l);
-        let mut combine = combiner(op, t)?;
-        let send = reduction_input(sendbuf, recvbuf, total)?;
-        let mut all = vec![0u8; total];
-        c.allreduce_bytes(&send, &mut all, &mut combine)?;
-        let (d, l) = parts[c.rank()];
-        slice_mut(recvbuf, l)?.copy_from_slice(&all[d..d + l]);
-        Ok(())
-    })
-}
-
+/// Scan and exscan as a schedule.
 unsafe fn scan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    exclusive: bool,
-) -> c_int {
-    let name = if exclusive { "MPI_Exscan" } else { "MPI_Scan" };
-    call_unlocked(name, comm, || {
-        let c = comm_ref(comm)?;
-        let len = datatype::layout(t)?.reduce_bytes(count)?;
-        let mut combine = combiner(op, t)?;
-        let send = reduction_input(sendbuf, recvbuf, len)?;
-        Ok(c.scan_bytes(&send, slice_mut(recvbuf, len)?, &mut combine, exclusive)?)
-    })
-}
-
-/// MPI_Iscan and MPI_Iexscan.
-unsafe fn iscan(
     (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, c_int, MPI_Datatype, MPI_Op),
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
+    c: &Communicator,
     exclusive: bool,
-) -> c_int {
-    let name = if exclusive { "MPI_Iexscan" } else { "MPI_Iscan" };
-    scheduled(name, comm, request, |c| {
-        let len = datatype::layout(t)?.reduce_bytes(count)?;
-        let combine = combiner(op, t)?;
-        let send = reduction_source(sendbuf, recvbuf, len)?;
-        Ok((c.iscan_raw(send, slice_mut(recvbuf, len)?.as_mut_ptr(), len, combine, exclusive)?, None))
-    })
+) -> Res<Started> {
+    let len = datatype::layout(t)?.reduce_bytes(count)?;
+    let combine = combiner(op, t)?;
+    let send = reduction_source(sendbuf, recvbuf, len)?;
+    Ok((c.iscan_raw(send, slice_mut(recvbuf, len)?.as_mut_ptr(), len, combine, exclusive)?, None))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    iscan((sendbuf, recvbuf, count, t, op), comm, request, false)
-}
+collective!(PMPI_Scan, PMPI_Iscan, (
+    sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: MPI_Datatype, op: MPI_Op
+), |c| scan((sendbuf, recvbuf, count, t, op), c, false));
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iexscan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    iscan((sendbuf, recvbuf, count, t, op), comm, request, true)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    scan(sendbuf, recvbuf, count, t, op, comm, false)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Exscan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    scan(sendbuf, recvbuf, count, t, op, comm, true)
-}
+collective!(PMPI_Exscan, PMPI_Iexscan, (
+    sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: MPI_Datatype, op: MPI_Op
+), |c| scan((sendbuf, recvbuf, count, t, op), c, true));
 
 /// Where a rank's contribution lies: its send view, or in place its part of the receive
 /// buffer (`part` of `recv`).
@@ -517,77 +428,21 @@ fn finish_view(v: View) -> Box<dyn FnOnce()> {
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Gather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    blocking("MPI_Gather", comm, |c| {
-        let shape = |c: &Communicator| Ok(uniform(c.size(), recvcount));
-        gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
-    })
-}
+collective!(PMPI_Gather, PMPI_Igather, (
+    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
+), |c| {
+    let shape = |c: &Communicator| Ok(uniform(c.size(), recvcount));
+    gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
+});
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Igather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Igather", comm, request, |c| {
-        let shape = |c: &Communicator| Ok(uniform(c.size(), recvcount));
-        gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Gatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    blocking("MPI_Gatherv", comm, |c| {
-        let shape = |c: &Communicator| varying(c.size(), recvcounts, displs);
-        gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Igatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Igatherv", comm, request, |c| {
-        let shape = |c: &Communicator| varying(c.size(), recvcounts, displs);
-        gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
-    })
-}
+collective!(PMPI_Gatherv, PMPI_Igatherv, (
+    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int
+), |c| {
+    let shape = |c: &Communicator| varying(c.size(), recvcounts, displs);
+    gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
+});
 
 /// Scatter with per-rank counts and displacements (in elements of `sendtype`) at the root.
 unsafe fn scatterv(
@@ -625,77 +480,21 @@ unsafe fn scatterv(
     ))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scatter(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    blocking("MPI_Scatter", comm, |c| {
-        let shape = |c: &Communicator| Ok(uniform(c.size(), sendcount));
-        scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
-    })
-}
+collective!(PMPI_Scatter, PMPI_Iscatter, (
+    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
+), |c| {
+    let shape = |c: &Communicator| Ok(uniform(c.size(), sendcount));
+    scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
+});
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscatter(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Iscatter", comm, request, |c| {
-        let shape = |c: &Communicator| Ok(uniform(c.size(), sendcount));
-        scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scatterv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    blocking("MPI_Scatterv", comm, |c| {
-        let shape = |c: &Communicator| varying(c.size(), sendcounts, displs);
-        scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscatterv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Iscatterv", comm, request, |c| {
-        let shape = |c: &Communicator| varying(c.size(), sendcounts, displs);
-        scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
-    })
-}
+collective!(PMPI_Scatterv, PMPI_Iscatterv, (
+    sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
+), |c| {
+    let shape = |c: &Communicator| varying(c.size(), sendcounts, displs);
+    scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
+});
 
 unsafe fn allgatherv(
     (sendbuf, sendcount, sendtype): (*const c_void, c_int, MPI_Datatype),
@@ -713,69 +512,19 @@ unsafe fn allgatherv(
     Ok((coll, Some(Box::new(move || finish_parted(recv, send)))))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allgather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    blocking("MPI_Allgather", comm, |c| {
-        allgatherv((sendbuf, sendcount, sendtype), recvbuf, uniform(c.size(), recvcount), recvtype, c)
-    })
-}
+collective!(PMPI_Allgather, PMPI_Iallgather, (
+    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype
+), |c| {
+    allgatherv((sendbuf, sendcount, sendtype), recvbuf, uniform(c.size(), recvcount), recvtype, c)
+});
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallgather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Iallgather", comm, request, |c| {
-        allgatherv((sendbuf, sendcount, sendtype), recvbuf, uniform(c.size(), recvcount), recvtype, c)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allgatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    blocking("MPI_Allgatherv", comm, |c| {
-        allgatherv((sendbuf, sendcount, sendtype), recvbuf, varying(c.size(), recvcounts, displs)?, recvtype, c)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallgatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Iallgatherv", comm, request, |c| {
-        allgatherv((sendbuf, sendcount, sendtype), recvbuf, varying(c.size(), recvcounts, displs)?, recvtype, c)
-    })
-}
+collective!(PMPI_Allgatherv, PMPI_Iallgatherv, (
+    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype
+), |c| {
+    allgatherv((sendbuf, sendcount, sendtype), recvbuf, varying(c.size(), recvcounts, displs)?, recvtype, c)
+});
 
 unsafe fn alltoallv(
     (sendbuf, send_shape, sendtype): (*const c_void, (Vec<c_int>, Vec<i64>), MPI_Datatype),
@@ -824,77 +573,22 @@ unsafe fn alltoall_shapes(
     Ok((send, recv(n)?))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoall(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    blocking("MPI_Alltoall", comm, |c| {
-        let n = c.size();
-        alltoallv((sendbuf, uniform(n, sendcount), sendtype), (recvbuf, uniform(n, recvcount), recvtype), c)
-    })
-}
+collective!(PMPI_Alltoall, PMPI_Ialltoall, (
+    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype
+), |c| {
+    let n = c.size();
+    alltoallv((sendbuf, uniform(n, sendcount), sendtype), (recvbuf, uniform(n, recvcount), recvtype), c)
+});
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoall(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Ialltoall", comm, request, |c| {
-        let n = c.size();
-        alltoallv((sendbuf, uniform(n, sendcount), sendtype), (recvbuf, uniform(n, recvcount), recvtype), c)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    blocking("MPI_Alltoallv", comm, |c| {
-        let (send, recv) =
-            alltoall_shapes(c, sendbuf, |n| varying(n, sendcounts, sdispls), |n| varying(n, recvcounts, rdispls))?;
-        alltoallv((sendbuf, send, sendtype), (recvbuf, recv, recvtype), c)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoallv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Ialltoallv", comm, request, |c| {
-        let (send, recv) =
-            alltoall_shapes(c, sendbuf, |n| varying(n, sendcounts, sdispls), |n| varying(n, recvcounts, rdispls))?;
-        alltoallv((sendbuf, send, sendtype), (recvbuf, recv, recvtype), c)
-    })
-}
+collective!(PMPI_Alltoallv, PMPI_Ialltoallv, (
+    sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype
+), |c| {
+    let (send, recv) =
+        alltoall_shapes(c, sendbuf, |n| varying(n, sendcounts, sdispls), |n| varying(n, recvcounts, rdispls))?;
+    alltoallv((sendbuf, send, sendtype), (recvbuf, recv, recvtype), c)
+});
 
 /// One rank's part in Alltoallw: count, byte displacement, type.
 type WPart = (c_int, i64, MPI_Datatype);
@@ -964,39 +658,10 @@ unsafe fn alltoallw(
     Ok((coll, Some(Box::new(done))))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallw(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtypes: *const MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtypes: *const MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    blocking("MPI_Alltoallw", comm, |c| {
-        let send = (sendbuf, (sendcounts, sdispls, sendtypes));
-        alltoallw(send, (recvbuf, (recvcounts, rdispls, recvtypes)), c)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoallw(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtypes: *const MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtypes: *const MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Ialltoallw", comm, request, |c| {
-        let send = (sendbuf, (sendcounts, sdispls, sendtypes));
-        alltoallw(send, (recvbuf, (recvcounts, rdispls, recvtypes)), c)
-    })
-}
+collective!(PMPI_Alltoallw, PMPI_Ialltoallw, (
+    sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype
+), |c| {
+    let send = (sendbuf, (sendcounts, sdispls, sendtypes));
+    alltoallw(send, (recvbuf, (recvcounts, rdispls, recvtypes)), c)
+});

@@ -25,7 +25,6 @@ mod errhandler;
 mod error;
 mod exports;
 mod group;
-mod icoll;
 mod info;
 mod mprobe;
 mod ops;

@@ -41,7 +41,7 @@ pub(crate) enum Req {
     Idup(Box<crate::comm_create::Idup>),
     /// A nonblocking collective in flight (MPI_Ibarrier, MPI_Ibcast, ...), on communicator
     /// `comm`.
-    Background { op: Box<crate::icoll::Scheduled>, comm: MPI_Comm },
+    Background { op: Box<crate::coll::Scheduled>, comm: MPI_Comm },
 }
 
 impl Req {

@@ -202,7 +202,7 @@ impl Communicator {
     }
 
     #[inline]
-    fn check_rank(&self, rank: usize) -> Result<usize> {
+    pub(crate) fn check_rank(&self, rank: usize) -> Result<usize> {
         if rank >= self.inner.size {
             return Err(Error::InvalidRank { rank, size: self.inner.size });
         }

@@ -71,7 +71,7 @@ impl Communicator {
         recv: Option<(*mut u8, usize, Layout<'_>)>,
         root: usize,
     ) -> Result<Collective> {
-        self.check_root(root)?;
+        self.check_rank(root)?;
         self.nonblocking(None, |plan| plan.gather(send, send_len, recv, root))
     }
 
@@ -87,7 +87,7 @@ impl Communicator {
         recv_len: usize,
         root: usize,
     ) -> Result<Collective> {
-        self.check_root(root)?;
+        self.check_rank(root)?;
         self.nonblocking(None, |plan| plan.scatter(send, recv, recv_len, root))
     }
 
@@ -125,12 +125,5 @@ impl Communicator {
         check_layout("alltoall (send)", send.1, send.2, n)?;
         check_layout("alltoall (recv)", recv.1, recv.2, n)?;
         self.nonblocking(None, |plan| plan.alltoall(send, recv))
-    }
-
-    pub(super) fn check_root(&self, root: usize) -> Result<()> {
-        if root >= self.size() {
-            return Err(Error::InvalidRank { rank: root, size: self.size() });
-        }
-        Ok(())
     }
 }

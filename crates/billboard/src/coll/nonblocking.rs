@@ -36,16 +36,18 @@ impl Collective {
 
     /// Waits for the operation to end; its error, if a message of it failed.
     pub fn wait(mut self) -> Result<()> {
-        let id = self.id.take().expect("waited once");
+        self.end()
+    }
+
+    fn end(&mut self) -> Result<()> {
+        let Some(id) = self.id.take() else { return Ok(()) };
         self.engine.wait_until(None, |e| e.sched_done(id)).finish_sched(id)
     }
 }
 
 impl Drop for Collective {
     fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            let _ = self.engine.wait_until(None, |e| e.sched_done(id)).finish_sched(id);
-        }
+        let _ = self.end();
     }
 }
 
@@ -60,7 +62,7 @@ pub(super) struct Plan<'c> {
 
 impl Plan<'_> {
     fn send(&self, to: usize, buf: *const u8, len: usize) -> Result<Msg> {
-        let peer = self.comm.world_rank_checked(to)?;
+        let peer = self.comm.check_rank(to)?;
         let source = self.comm.rank() as u32;
         Ok(Msg::Send { peer, context: self.context, source, tag: self.tag, buf, len })
     }
@@ -303,14 +305,6 @@ impl Communicator {
         })
     }
 
-    /// World rank of member `rank`, or the error naming it.
-    fn world_rank_checked(&self, rank: usize) -> Result<usize> {
-        if rank >= self.size() {
-            return Err(Error::InvalidRank { rank, size: self.size() });
-        }
-        Ok(self.world_rank(rank))
-    }
-
     /// Writes one operation's schedule with `write`, then starts it.
     pub(super) fn nonblocking(
         &self,
@@ -351,7 +345,7 @@ impl Communicator {
     /// # Safety
     /// `buf..buf+len` stays valid, and untouched by the caller, until the operation ends.
     pub unsafe fn ibcast_raw(&self, buf: *mut u8, len: usize, root: usize) -> Result<Collective> {
-        self.check_root(root)?;
+        self.check_rank(root)?;
         self.nonblocking(None, |plan| plan.bcast(buf, len, root))
     }
 
@@ -370,7 +364,7 @@ impl Communicator {
         root: usize,
         op: ReduceFn,
     ) -> Result<Collective> {
-        self.check_root(root)?;
+        self.check_rank(root)?;
         self.nonblocking(Some(op), |plan| plan.reduce(send, recv, len, root))
     }
 
