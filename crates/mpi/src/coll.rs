@@ -337,22 +337,97 @@ unsafe fn reduce_scatter(
     Ok((c.ireduce_scatter_raw(send, total, recv, part, combine)?, None))
 }
 
-collective!(PMPI_Reduce_scatter_block, PMPI_Ireduce_scatter_block, (
-    sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, t: MPI_Datatype, op: MPI_Op
-), |c| {
+/// This rank's part of MPI_Reduce_scatter_block's result, and the result's length.
+fn block_part(c: &Communicator, recvcount: c_int, t: MPI_Datatype) -> Res<((usize, usize), usize)> {
     let part = datatype::layout(t)?.reduce_bytes(recvcount)?;
-    reduce_scatter((sendbuf, recvbuf), part * c.size(), (c.rank() * part, part), (t, op), c)
-});
+    Ok(((c.rank() * part, part), part * c.size()))
+}
 
-collective!(PMPI_Reduce_scatter, PMPI_Ireduce_scatter, (
-    sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, t: MPI_Datatype, op: MPI_Op
-), |c| {
+/// This rank's part of MPI_Reduce_scatter's result, and the result's length.
+unsafe fn varying_part(c: &Communicator, recvcounts: *const c_int, t: MPI_Datatype) -> Res<((usize, usize), usize)> {
     let layout = datatype::layout(t)?;
     layout.reduce_bytes(0)?;
     let parts = reduce_parts(c.size(), recvcounts, layout.extent() as usize)?;
-    let total = parts.last().map_or(0, |&(d, l)| d + l);
-    reduce_scatter((sendbuf, recvbuf), total, parts[c.rank()], (t, op), c)
-});
+    Ok((parts[c.rank()], parts.last().map_or(0, |&(d, l)| d + l)))
+}
+
+/// Reduce-scatter, blocking: the reduction's `total` bytes everywhere, this rank's `part` kept.
+/// (A direct form: the schedule's allocations cost more than the whole operation here.)
+unsafe fn reduce_scatter_now(
+    (sendbuf, recvbuf): (*const c_void, *mut c_void),
+    ((d, l), total): ((usize, usize), usize),
+    (t, op): (MPI_Datatype, MPI_Op),
+    c: &Communicator,
+) -> Res {
+    let mut combine = combiner(op, t)?;
+    let send = reduction_input(sendbuf, recvbuf, total)?;
+    let mut all = vec![0u8; total];
+    c.allreduce_bytes(&send, &mut all, &mut combine)?;
+    slice_mut(recvbuf, l)?.copy_from_slice(&all[d..d + l]);
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    t: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    call_unlocked("MPI_Reduce_scatter_block", comm, || {
+        let c = comm_ref(comm)?;
+        reduce_scatter_now((sendbuf, recvbuf), block_part(&c, recvcount, t)?, (t, op), &c)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    t: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Ireduce_scatter_block", comm, request, |c| {
+        let (part, total) = block_part(c, recvcount, t)?;
+        reduce_scatter((sendbuf, recvbuf), total, part, (t, op), c)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    t: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    call_unlocked("MPI_Reduce_scatter", comm, || {
+        let c = comm_ref(comm)?;
+        reduce_scatter_now((sendbuf, recvbuf), varying_part(&c, recvcounts, t)?, (t, op), &c)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    t: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    scheduled("MPI_Ireduce_scatter", comm, request, |c| {
+        let (part, total) = varying_part(c, recvcounts, t)?;
+        reduce_scatter((sendbuf, recvbuf), total, part, (t, op), c)
+    })
+}
 
 /// Scan and exscan as a schedule.
 unsafe fn scan(
@@ -366,13 +441,57 @@ unsafe fn scan(
     Ok((c.iscan_raw(send, slice_mut(recvbuf, len)?.as_mut_ptr(), len, combine, exclusive)?, None))
 }
 
-collective!(PMPI_Scan, PMPI_Iscan, (
-    sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: MPI_Datatype, op: MPI_Op
-), |c| scan((sendbuf, recvbuf, count, t, op), c, false));
+/// Scan and exscan, blocking (a direct form, as for reduce-scatter).
+unsafe fn scan_now(
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, c_int, MPI_Datatype, MPI_Op),
+    comm: MPI_Comm,
+    exclusive: bool,
+) -> c_int {
+    let name = if exclusive { "MPI_Exscan" } else { "MPI_Scan" };
+    call_unlocked(name, comm, || {
+        let c = comm_ref(comm)?;
+        let len = datatype::layout(t)?.reduce_bytes(count)?;
+        let mut combine = combiner(op, t)?;
+        let send = reduction_input(sendbuf, recvbuf, len)?;
+        Ok(c.scan_bytes(&send, slice_mut(recvbuf, len)?, &mut combine, exclusive)?)
+    })
+}
 
-collective!(PMPI_Exscan, PMPI_Iexscan, (
-    sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: MPI_Datatype, op: MPI_Op
-), |c| scan((sendbuf, recvbuf, count, t, op), c, true));
+/// `$name(sendbuf, recvbuf, count, t, op, comm)` and its I-form, for scan (`false`) or
+/// exscan (`true`).
+macro_rules! scans {
+    ($name:ident, $iname:ident, $exclusive:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            sendbuf: *const c_void,
+            recvbuf: *mut c_void,
+            count: c_int,
+            t: MPI_Datatype,
+            op: MPI_Op,
+            comm: MPI_Comm,
+        ) -> c_int {
+            scan_now((sendbuf, recvbuf, count, t, op), comm, $exclusive)
+        }
+
+        #[no_mangle]
+        pub unsafe extern "C" fn $iname(
+            sendbuf: *const c_void,
+            recvbuf: *mut c_void,
+            count: c_int,
+            t: MPI_Datatype,
+            op: MPI_Op,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            scheduled(&stringify!($iname)[1..], comm, request, |c| {
+                scan((sendbuf, recvbuf, count, t, op), c, $exclusive)
+            })
+        }
+    };
+}
+
+scans!(PMPI_Scan, PMPI_Iscan, false);
+scans!(PMPI_Exscan, PMPI_Iexscan, true);
 
 /// Where a rank's contribution lies: its send view, or in place its part of the receive
 /// buffer (`part` of `recv`).
