@@ -93,17 +93,42 @@ unsafe fn reduce_parts(n: usize, counts: *const c_int, extent: usize) -> Res<Vec
         .collect()
 }
 
-/// Counts and displacements (in elements) of `n` equal parts of `count` elements.
-fn uniform(n: usize, count: c_int) -> (Vec<c_int>, Vec<i64>) {
-    (vec![count; n], (0..n).map(|r| r as i64 * count as i64).collect())
+/// Counts and displacements (in elements) of a buffer's parts, one per rank, read where
+/// they lie (nothing is copied per call).
+#[derive(Clone, Copy)]
+enum Shape {
+    /// `n` parts of `count` elements, one after another.
+    Uniform(usize, c_int),
+    /// The C arrays of a v-collective, `n` entries each (not NULL).
+    Varying(usize, *const c_int, *const c_int),
 }
 
-/// Counts and displacements (in elements) from C arrays of `n` entries.
-unsafe fn varying(n: usize, counts: *const c_int, displs: *const c_int) -> Res<(Vec<c_int>, Vec<i64>)> {
-    if n > 0 && (counts.is_null() || displs.is_null()) {
-        return Err(err(MPI_ERR_ARG, "NULL counts or displacements"));
+impl Shape {
+    fn uniform(n: usize, count: c_int) -> Shape {
+        Shape::Uniform(n, count)
     }
-    Ok(((0..n).map(|r| *counts.add(r)).collect(), (0..n).map(|r| *displs.add(r) as i64).collect()))
+
+    /// # Safety
+    /// Unless NULL, `counts` and `displs` hold `n` entries each and stay valid while the
+    /// shape is used (the call's arguments).
+    unsafe fn varying(n: usize, counts: *const c_int, displs: *const c_int) -> Res<Shape> {
+        if n > 0 && (counts.is_null() || displs.is_null()) {
+            return Err(err(MPI_ERR_ARG, "NULL counts or displacements"));
+        }
+        Ok(Shape::Varying(n, counts, displs))
+    }
+
+    /// `(count, displacement)` per rank.
+    fn parts(self) -> impl ExactSizeIterator<Item = (c_int, i64)> + Clone {
+        let n = match self {
+            Shape::Uniform(n, _) | Shape::Varying(n, ..) => n,
+        };
+        (0..n).map(move |r| match self {
+            Shape::Uniform(_, count) => (count, r as i64 * count as i64),
+            // SAFETY: `varying` checked the arrays, which hold `n` entries.
+            Shape::Varying(_, counts, displs) => unsafe { (*counts.add(r), *displs.add(r) as i64) },
+        })
+    }
 }
 
 #[no_mangle]
@@ -509,7 +534,7 @@ unsafe fn contribution(send: &Option<View>, recv: &Parted, part: usize) -> (*con
 unsafe fn gatherv(
     (sendbuf, sendcount, sendtype): (*const c_void, c_int, MPI_Datatype),
     recvbuf: *mut c_void,
-    shape: impl FnOnce(&Communicator) -> Res<(Vec<c_int>, Vec<i64>)>,
+    shape: impl FnOnce(&Communicator) -> Res<Shape>,
     recvtype: MPI_Datatype,
     root: c_int,
     c: &Communicator,
@@ -521,9 +546,8 @@ unsafe fn gatherv(
         let coll = c.igatherv_raw(send.ptr(), send.len(), None, root)?;
         return Ok((coll, Some(Box::new(move || drop(send)))));
     }
-    let (counts, displs) = shape(c)?;
     let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
-    let recv = parted(&datatype::layout(recvtype)?, recvbuf, &counts, &displs, dir)?;
+    let recv = parted(&datatype::layout(recvtype)?, recvbuf, shape(c)?.parts(), dir)?;
     // In place, the root's part is already where it goes.
     let send = if in_place(sendbuf) { None } else { Some(send()?) };
     let (from, len) = contribution(&send, &recv, root);
@@ -551,7 +575,7 @@ collective!(PMPI_Gather, PMPI_Igather, (
     sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| Ok(uniform(c.size(), recvcount));
+    let shape = |c: &Communicator| Ok(Shape::uniform(c.size(), recvcount));
     gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
 });
 
@@ -559,14 +583,14 @@ collective!(PMPI_Gatherv, PMPI_Igatherv, (
     sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| varying(c.size(), recvcounts, displs);
+    let shape = |c: &Communicator| Shape::varying(c.size(), recvcounts, displs);
     gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
 });
 
 /// Scatter with per-rank counts and displacements (in elements of `sendtype`) at the root.
 unsafe fn scatterv(
     sendbuf: *const c_void,
-    shape: impl FnOnce(&Communicator) -> Res<(Vec<c_int>, Vec<i64>)>,
+    shape: impl FnOnce(&Communicator) -> Res<Shape>,
     sendtype: MPI_Datatype,
     (recvbuf, recvcount, recvtype): (*mut c_void, c_int, MPI_Datatype),
     root: c_int,
@@ -579,8 +603,7 @@ unsafe fn scatterv(
         let coll = c.iscatterv_raw(None, v.ptr(), v.len(), root)?;
         return Ok((coll, Some(finish_view(v))));
     }
-    let (counts, displs) = shape(c)?;
-    let send = parted(&datatype::layout(sendtype)?, sendbuf, &counts, &displs, Dir::Read)?;
+    let send = parted(&datatype::layout(sendtype)?, sendbuf, shape(c)?.parts(), Dir::Read)?;
     let whole = Some((send.ptr() as *const u8, send.len(), send.parts()));
     if in_place(recvbuf) {
         // The root's own part stays where it is.
@@ -603,7 +626,7 @@ collective!(PMPI_Scatter, PMPI_Iscatter, (
     sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| Ok(uniform(c.size(), sendcount));
+    let shape = |c: &Communicator| Ok(Shape::uniform(c.size(), sendcount));
     scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
 });
 
@@ -611,19 +634,19 @@ collective!(PMPI_Scatterv, PMPI_Iscatterv, (
     sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| varying(c.size(), sendcounts, displs);
+    let shape = |c: &Communicator| Shape::varying(c.size(), sendcounts, displs);
     scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
 });
 
 unsafe fn allgatherv(
     (sendbuf, sendcount, sendtype): (*const c_void, c_int, MPI_Datatype),
     recvbuf: *mut c_void,
-    (counts, displs): (Vec<c_int>, Vec<i64>),
+    shape: Shape,
     recvtype: MPI_Datatype,
     c: &Communicator,
 ) -> Res<Started> {
     let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
-    let recv = parted(&datatype::layout(recvtype)?, recvbuf, &counts, &displs, dir)?;
+    let recv = parted(&datatype::layout(recvtype)?, recvbuf, shape.parts(), dir)?;
     let send =
         if in_place(sendbuf) { None } else { Some(view(&datatype::layout(sendtype)?, sendbuf, sendcount, Dir::Read)?) };
     let (from, len) = contribution(&send, &recv, c.rank());
@@ -635,23 +658,23 @@ collective!(PMPI_Allgather, PMPI_Iallgather, (
     sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype
 ), |c| {
-    allgatherv((sendbuf, sendcount, sendtype), recvbuf, uniform(c.size(), recvcount), recvtype, c)
+    allgatherv((sendbuf, sendcount, sendtype), recvbuf, Shape::uniform(c.size(), recvcount), recvtype, c)
 });
 
 collective!(PMPI_Allgatherv, PMPI_Iallgatherv, (
     sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype
 ), |c| {
-    allgatherv((sendbuf, sendcount, sendtype), recvbuf, varying(c.size(), recvcounts, displs)?, recvtype, c)
+    allgatherv((sendbuf, sendcount, sendtype), recvbuf, Shape::varying(c.size(), recvcounts, displs)?, recvtype, c)
 });
 
 unsafe fn alltoallv(
-    (sendbuf, send_shape, sendtype): (*const c_void, (Vec<c_int>, Vec<i64>), MPI_Datatype),
-    (recvbuf, (counts, displs), recvtype): (*mut c_void, (Vec<c_int>, Vec<i64>), MPI_Datatype),
+    (sendbuf, send_shape, sendtype): (*const c_void, Shape, MPI_Datatype),
+    (recvbuf, recv_shape, recvtype): (*mut c_void, Shape, MPI_Datatype),
     c: &Communicator,
 ) -> Res<Started> {
     let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
-    let recv = parted(&datatype::layout(recvtype)?, recvbuf, &counts, &displs, dir)?;
+    let recv = parted(&datatype::layout(recvtype)?, recvbuf, recv_shape.parts(), dir)?;
     let into = (recv.ptr(), recv.len(), recv.parts());
     if in_place(sendbuf) {
         // A copy to send from: the receives overwrite the buffer.
@@ -665,8 +688,7 @@ unsafe fn alltoallv(
             })),
         ));
     }
-    let (sc, sd) = send_shape;
-    let send = parted(&datatype::layout(sendtype)?, sendbuf, &sc, &sd, Dir::Read)?;
+    let send = parted(&datatype::layout(sendtype)?, sendbuf, send_shape.parts(), Dir::Read)?;
     let coll = c.ialltoallv_raw((send.ptr(), send.len(), send.parts()), into)?;
     Ok((
         coll,
@@ -677,9 +699,6 @@ unsafe fn alltoallv(
     ))
 }
 
-/// Counts and displacements, in elements, per rank.
-type Shape = (Vec<c_int>, Vec<i64>);
-
 /// Alltoallv's counts and displacements: the send side's (none in place), the receive side's.
 unsafe fn alltoall_shapes(
     c: &Communicator,
@@ -688,7 +707,7 @@ unsafe fn alltoall_shapes(
     recv: impl FnOnce(usize) -> Res<Shape>,
 ) -> Res<(Shape, Shape)> {
     let n = c.size();
-    let send = if in_place(sendbuf) { (Vec::new(), Vec::new()) } else { send(n)? };
+    let send = if in_place(sendbuf) { Shape::uniform(0, 0) } else { send(n)? };
     Ok((send, recv(n)?))
 }
 
@@ -697,7 +716,7 @@ collective!(PMPI_Alltoall, PMPI_Ialltoall, (
     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype
 ), |c| {
     let n = c.size();
-    alltoallv((sendbuf, uniform(n, sendcount), sendtype), (recvbuf, uniform(n, recvcount), recvtype), c)
+    alltoallv((sendbuf, Shape::uniform(n, sendcount), sendtype), (recvbuf, Shape::uniform(n, recvcount), recvtype), c)
 });
 
 collective!(PMPI_Alltoallv, PMPI_Ialltoallv, (
@@ -705,7 +724,7 @@ collective!(PMPI_Alltoallv, PMPI_Ialltoallv, (
     recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype
 ), |c| {
     let (send, recv) =
-        alltoall_shapes(c, sendbuf, |n| varying(n, sendcounts, sdispls), |n| varying(n, recvcounts, rdispls))?;
+        alltoall_shapes(c, sendbuf, |n| Shape::varying(n, sendcounts, sdispls), |n| Shape::varying(n, recvcounts, rdispls))?;
     alltoallv((sendbuf, send, sendtype), (recvbuf, recv, recvtype), c)
 });
 

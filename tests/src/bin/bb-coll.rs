@@ -155,7 +155,29 @@ fn nonblocking(w: &Communicator) -> Res {
         unsafe { w.ibcast_raw(big.as_mut_ptr(), 1, n) }.map(drop)
     });
     assert!(e.unwrap_err().to_string().contains(&format!("rank {n}")), "a bad root is named");
+
+    // Schedules reuse their slots and scratch blocks: sizes go up and down across the bound
+    // above which a block is not kept (64 KiB).
+    for words in [1u64, 20_000, 3, 5_000, 1] {
+        let mine: Vec<u8> = (0..words).flat_map(|i| (i * n as u64 + me as u64).to_le_bytes()).collect();
+        let mut sum = vec![0u8; mine.len()];
+        // SAFETY: both buffers outlive the wait.
+        unsafe { w.iallreduce_raw(mine.as_ptr(), sum.as_mut_ptr(), mine.len(), Box::new(add_words))? }.wait()?;
+        let n = n as u64;
+        for (i, word) in sum.chunks_exact(8).enumerate() {
+            let want = i as u64 * n * n + n * (n - 1) / 2;
+            assert_eq!(u64::from_le_bytes(word.try_into().unwrap()), want, "iallreduce of {words} words, word {i}");
+        }
+    }
     Ok(())
+}
+
+/// `inout[i] += in[i]` over little-endian u64 words.
+fn add_words(inv: &[u8], inout: &mut [u8]) {
+    for (a, b) in inv.chunks_exact(8).zip(inout.chunks_exact_mut(8)) {
+        let s = u64::from_le_bytes(a.try_into().unwrap()).wrapping_add(u64::from_le_bytes(b.try_into().unwrap()));
+        b.copy_from_slice(&s.to_le_bytes());
+    }
 }
 
 fn main() -> Res {

@@ -9,7 +9,7 @@
 
 use super::gather::{check_layout, Layout};
 use super::schedule::{binomial_children, binomial_parent};
-use crate::engine::sched::{Local, Msg, ReduceFn, Round, Sched, SchedId};
+use crate::engine::sched::{Local, Msg, ReduceFn, SchedId, Scheds};
 use crate::engine::EngineRef;
 use crate::{Communicator, Error, Result, Source, TagMatch};
 
@@ -41,7 +41,7 @@ impl Collective {
 
     fn end(&mut self) -> Result<()> {
         let Some(id) = self.id.take() else { return Ok(()) };
-        self.engine.wait_until(None, |e| e.sched_done(id)).finish_sched(id)
+        self.engine.wait_sched(id)
     }
 }
 
@@ -51,53 +51,58 @@ impl Drop for Collective {
     }
 }
 
-/// A schedule being written for one rank of one operation.
-pub(super) struct Plan<'c> {
+/// A schedule being written for one rank of one operation, straight into its engine slot.
+pub(super) struct Plan<'c, 'e> {
     comm: &'c Communicator,
     context: u32,
     tag: i32,
-    rounds: Vec<Round>,
-    scratch: Vec<Box<[u8]>>,
+    scheds: &'e mut Scheds,
+    id: SchedId,
 }
 
-impl Plan<'_> {
-    fn send(&self, to: usize, buf: *const u8, len: usize) -> Result<Msg> {
+impl Plan<'_, '_> {
+    /// Adds a send of `len` bytes at `buf` to rank `to` to the round being written.
+    fn send(&mut self, to: usize, buf: *const u8, len: usize) -> Result<()> {
         let peer = self.comm.check_rank(to)?;
         let source = self.comm.rank() as u32;
-        Ok(Msg::Send { peer, context: self.context, source, tag: self.tag, buf, len })
+        self.scheds.get(self.id).push(Msg::Send { peer, context: self.context, source, tag: self.tag, buf, len });
+        Ok(())
     }
 
-    fn recv(&self, from: usize, buf: *mut u8, cap: usize) -> Result<Msg> {
+    /// Adds a receive of up to `cap` bytes from rank `from` into `buf` to the round being written.
+    fn recv(&mut self, from: usize, buf: *mut u8, cap: usize) -> Result<()> {
         let (pattern, hint) = self.comm.pattern(self.context, Source::Rank(from), TagMatch::Tag(self.tag))?;
-        Ok(Msg::Recv { pattern, hint, buf, cap })
+        self.scheds.get(self.id).push(Msg::Recv { pattern, hint, buf, cap });
+        Ok(())
     }
 
-    fn round(&mut self, msgs: Vec<Msg>, then: Vec<Local>) {
-        self.rounds.push(Round { msgs, then });
+    /// Adds a step that runs once the round being written has completed.
+    fn then(&mut self, step: Local) {
+        self.scheds.get(self.id).then(step);
+    }
+
+    fn end_round(&mut self) {
+        self.scheds.get(self.id).end_round();
     }
 
     /// Scratch memory of `len` bytes holding `init` (or zeros), owned by the schedule.
     fn scratch(&mut self, len: usize, init: Option<*const u8>) -> *mut u8 {
-        let mut b = vec![0u8; len].into_boxed_slice();
-        if let Some(src) = init {
-            // SAFETY: the caller lends `len` readable bytes at `src`.
-            unsafe { std::ptr::copy_nonoverlapping(src, b.as_mut_ptr(), len) };
-        }
-        let p = b.as_mut_ptr();
-        self.scratch.push(b); // the heap block does not move with the box
-        p
+        // SAFETY: the caller lends `len` readable bytes at `init`.
+        let init = init.map(|src| unsafe { std::slice::from_raw_parts(src, len) });
+        self.scheds.scratch(self.id, len, init)
     }
 
     /// Binomial broadcast of `len` bytes at `buf` from `root` (as [`Communicator::bcast_bytes`]).
     pub(super) fn bcast(&mut self, buf: *mut u8, len: usize, root: usize) -> Result<()> {
         let (me, n) = (self.comm.rank(), self.comm.size());
         if let Some(parent) = binomial_parent(me, root, n) {
-            let msg = self.recv(parent, buf, len)?;
-            self.round(vec![msg], Vec::new());
+            self.recv(parent, buf, len)?;
+            self.end_round();
         }
-        let sends =
-            binomial_children(me, root, n).into_iter().map(|c| self.send(c, buf, len)).collect::<Result<_>>()?;
-        self.round(sends, Vec::new());
+        for child in binomial_children(me, root, n) {
+            self.send(child, buf, len)?;
+        }
+        self.end_round();
         Ok(())
     }
 
@@ -112,34 +117,30 @@ impl Plan<'_> {
         let mut mask = 1;
         while mask < n {
             if me & mask != 0 {
-                let msg = self.send(me - mask, acc, len)?;
-                self.round(vec![msg], Vec::new());
+                self.send(me - mask, acc, len)?;
+                self.end_round();
                 break;
             }
             if me + mask < n {
-                let msg = self.recv(me + mask, other, len)?;
-                self.round(vec![msg], vec![Local::Combine { from: acc, into: other, len }]);
+                self.recv(me + mask, other, len)?;
+                self.then(Local::Combine { from: acc, into: other, len });
+                self.end_round();
                 std::mem::swap(&mut acc, &mut other);
             }
             mask <<= 1;
         }
         match (me, root) {
-            (0, 0) => self.round(Vec::new(), vec![Local::Copy { from: acc, to: recv, len }]),
-            (0, _) => {
-                let msg = self.send(root, acc, len)?;
-                self.round(vec![msg], Vec::new());
-            }
-            (r, _) if r == root => {
-                let msg = self.recv(0, recv, len)?;
-                self.round(vec![msg], Vec::new());
-            }
+            (0, 0) => self.then(Local::Copy { from: acc, to: recv, len }),
+            (0, _) => self.send(root, acc, len)?,
+            (r, _) if r == root => self.recv(0, recv, len)?,
             _ => {}
         }
+        self.end_round();
         Ok(())
     }
 }
 
-impl Plan<'_> {
+impl Plan<'_, '_> {
     /// Prefix reduction along the chain of ranks (as [`Communicator::scan_bytes`]). `send`
     /// is copied at once, so it may be `recv`.
     fn scan(&mut self, send: *const u8, recv: *mut u8, len: usize, exclusive: bool) -> Result<()> {
@@ -147,21 +148,20 @@ impl Plan<'_> {
         let acc = self.scratch(len, Some(send));
         if me > 0 {
             let prefix = self.scratch(len, None);
-            let msg = self.recv(me - 1, prefix, len)?;
-            let mut then = Vec::new();
+            self.recv(me - 1, prefix, len)?;
             if exclusive {
-                then.push(Local::Copy { from: prefix, to: recv, len });
+                self.then(Local::Copy { from: prefix, to: recv, len });
             }
-            then.push(Local::Combine { from: prefix, into: acc, len });
-            self.round(vec![msg], then);
+            self.then(Local::Combine { from: prefix, into: acc, len });
+            self.end_round();
         }
         if me + 1 < n {
-            let msg = self.send(me + 1, acc, len)?;
-            self.round(vec![msg], Vec::new());
+            self.send(me + 1, acc, len)?;
         }
         if !exclusive {
-            self.round(Vec::new(), vec![Local::Copy { from: acc, to: recv, len }]);
+            self.then(Local::Copy { from: acc, to: recv, len });
         }
+        self.end_round();
         Ok(())
     }
 
@@ -175,14 +175,13 @@ impl Plan<'_> {
     ) -> Result<()> {
         let (me, n) = (self.comm.rank(), self.comm.size());
         if me != root {
-            let msg = self.send(root, send, send_len)?;
-            self.round(vec![msg], Vec::new());
+            self.send(root, send, send_len)?;
+            self.end_round();
             return Ok(());
         }
         let (buf, len, layout) =
-            recv.ok_or(Error::InvalidArgument("gather: the root must pass a receive buffer".into()))?;
+            recv.ok_or_else(|| Error::InvalidArgument("gather: the root must pass a receive buffer".into()))?;
         check_layout("gather", len, layout, n)?;
-        let mut msgs = Vec::with_capacity(n);
         for (r, &(d, l)) in layout.iter().enumerate() {
             // SAFETY: parts lie inside the lent buffer (checked above).
             let at = unsafe { buf.add(d) };
@@ -190,10 +189,10 @@ impl Plan<'_> {
                 // SAFETY: `send` holds `send_len` bytes; it may be this very part (in place).
                 unsafe { std::ptr::copy(send, at, send_len.min(l)) };
             } else {
-                msgs.push(self.recv(r, at, l)?);
+                self.recv(r, at, l)?;
             }
         }
-        self.round(msgs, Vec::new());
+        self.end_round();
         Ok(())
     }
 
@@ -207,14 +206,13 @@ impl Plan<'_> {
     ) -> Result<()> {
         let (me, n) = (self.comm.rank(), self.comm.size());
         if me != root {
-            let msg = self.recv(root, recv, recv_len)?;
-            self.round(vec![msg], Vec::new());
+            self.recv(root, recv, recv_len)?;
+            self.end_round();
             return Ok(());
         }
         let (buf, len, layout) =
-            send.ok_or(Error::InvalidArgument("scatter: the root must pass a send buffer".into()))?;
+            send.ok_or_else(|| Error::InvalidArgument("scatter: the root must pass a send buffer".into()))?;
         check_layout("scatter", len, layout, n)?;
-        let mut msgs = Vec::with_capacity(n);
         for (r, &(d, l)) in layout.iter().enumerate() {
             // SAFETY: parts lie inside the lent buffer (checked above).
             let at = unsafe { buf.add(d) };
@@ -222,10 +220,10 @@ impl Plan<'_> {
                 // SAFETY: `recv` holds `recv_len` bytes.
                 unsafe { std::ptr::copy(at, recv, l.min(recv_len)) };
             } else {
-                msgs.push(self.send(r, at, l)?);
+                self.send(r, at, l)?;
             }
         }
-        self.round(msgs, Vec::new());
+        self.end_round();
         Ok(())
     }
 
@@ -236,22 +234,21 @@ impl Plan<'_> {
         (recv, _, into): (*mut u8, usize, Layout),
     ) -> Result<()> {
         let (me, n) = (self.comm.rank(), self.comm.size());
-        let mut msgs = Vec::with_capacity(2 * n);
         for (r, &(d, l)) in into.iter().enumerate().filter(|&(r, _)| r != me) {
             // SAFETY: parts lie inside the lent buffers (checked by the caller).
-            msgs.push(self.recv(r, unsafe { recv.add(d) }, l)?);
+            self.recv(r, unsafe { recv.add(d) }, l)?;
         }
         for k in 1..n {
             // Staggered partners spread the load instead of all ranks hitting rank 0 first.
             let s = (me + k) % n;
             let (d, l) = out[s];
             // SAFETY: as above.
-            msgs.push(self.send(s, unsafe { send.add(d) }, l)?);
+            self.send(s, unsafe { send.add(d) }, l)?;
         }
         let ((sd, sl), (rd, rl)) = (out[me], into[me]);
         // SAFETY: as above; the parts may overlap only in place, where they are the same.
         unsafe { std::ptr::copy(send.add(sd), recv.add(rd), sl.min(rl)) };
-        self.round(msgs, Vec::new());
+        self.end_round();
         Ok(())
     }
 }
@@ -300,7 +297,8 @@ impl Communicator {
             plan.bcast(all, len, 0)?;
             // SAFETY: `at + part <= len`, checked above.
             let from = unsafe { all.add(at) };
-            plan.round(Vec::new(), vec![Local::Copy { from, to: recv, len: part }]);
+            plan.then(Local::Copy { from, to: recv, len: part });
+            plan.end_round();
             Ok(())
         })
     }
@@ -311,16 +309,16 @@ impl Communicator {
         op: Option<ReduceFn>,
         write: impl FnOnce(&mut Plan) -> Result<()>,
     ) -> Result<Collective> {
-        let mut plan = Plan {
-            comm: self,
-            context: self.coll_context(),
-            tag: self.next_nonblocking_tag(),
-            rounds: Vec::new(),
-            scratch: Vec::new(),
-        };
-        write(&mut plan)?;
-        let sched = Sched::new(plan.rounds, op, plan.scratch);
-        let id = self.engine().lock().start_sched(sched);
+        let (context, tag) = (self.coll_context(), self.next_nonblocking_tag());
+        let mut engine = self.engine().lock();
+        let id = engine.scheds().reserve();
+        let mut plan = Plan { comm: self, context, tag, scheds: engine.scheds(), id };
+        if let Err(e) = write(&mut plan) {
+            engine.scheds().release(id);
+            return Err(e);
+        }
+        engine.start_sched(id, op);
+        drop(engine);
         Ok(Collective { engine: self.engine().clone(), id: Some(id) })
     }
 
@@ -332,8 +330,9 @@ impl Communicator {
             let none = std::ptr::NonNull::<u8>::dangling().as_ptr();
             let mut dist = 1;
             while dist < n {
-                let msgs = vec![plan.send((me + dist) % n, none, 0)?, plan.recv((me + n - dist) % n, none, 0)?];
-                plan.round(msgs, Vec::new());
+                plan.send((me + dist) % n, none, 0)?;
+                plan.recv((me + n - dist) % n, none, 0)?;
+                plan.end_round();
                 dist *= 2;
             }
             Ok(())

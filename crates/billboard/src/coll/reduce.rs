@@ -37,7 +37,7 @@ impl Communicator {
             }
             _ => return Ok(()),
         }
-        let recv = recv.ok_or(Error::InvalidArgument("reduce: the root must pass a receive buffer".into()))?;
+        let recv = recv.ok_or_else(|| Error::InvalidArgument("reduce: the root must pass a receive buffer".into()))?;
         recv.copy_from_slice(&acc);
         Ok(())
     }

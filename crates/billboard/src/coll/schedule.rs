@@ -11,18 +11,11 @@ pub(crate) fn binomial_parent(rank: usize, root: usize, n: usize) -> Option<usiz
 }
 
 /// Binomial tree rooted at `root`: the ranks `rank` sends to, largest subtree first.
-pub(crate) fn binomial_children(rank: usize, root: usize, n: usize) -> Vec<usize> {
+pub(crate) fn binomial_children(rank: usize, root: usize, n: usize) -> impl Iterator<Item = usize> {
     let rel = (rank + n - root) % n;
     let limit = if rel == 0 { n.next_power_of_two() } else { 1 << rel.trailing_zeros() };
-    let mut children = Vec::new();
-    let mut mask = limit >> 1;
-    while mask > 0 {
-        if rel + mask < n {
-            children.push((rel + mask + root) % n);
-        }
-        mask >>= 1;
-    }
-    children
+    let masks = std::iter::successors(Some(limit >> 1), |m| Some(m >> 1)).take_while(|&m| m > 0);
+    masks.filter(move |&m| rel + m < n).map(move |m| (rel + m + root) % n)
 }
 
 #[cfg(test)]

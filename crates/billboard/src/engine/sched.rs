@@ -5,20 +5,23 @@
 //!
 //! A round's messages all start together. When every one has completed, the round's local
 //! steps run (combine what came in, copy), then the next round starts. Every buffer address
-//! is fixed when the schedule is built (`coll/nonblocking.rs`); scratch memory belongs to the
-//! schedule.
-
-use std::collections::VecDeque;
+//! is fixed when the schedule is written (`coll/nonblocking.rs`); scratch memory belongs to
+//! the schedule.
+//!
+//! A schedule is written straight into a slot of the engine, and the slot keeps its vectors
+//! and scratch blocks for the next one, so a collective in steady use allocates nothing.
 
 use super::matching::Pattern;
 use super::progress::Engine;
 use super::request::ReqId;
+use super::Shared;
 use crate::Result;
 
 /// A reduction owned by a schedule: `op(invec, inoutvec)` sets `inoutvec = invec ⊕ inoutvec`.
 pub type ReduceFn = Box<dyn FnMut(&[u8], &mut [u8]) + Send>;
 
 /// One message of a round.
+#[derive(Clone, Copy)]
 pub(crate) enum Msg {
     /// `len` bytes at `buf` to world rank `peer`, with this envelope.
     Send {
@@ -38,6 +41,7 @@ pub(crate) enum Msg {
 }
 
 /// A step a rank takes alone once a round's messages are done.
+#[derive(Clone, Copy)]
 pub(crate) enum Local {
     /// `into = from ⊕ into`, with the schedule's reduction.
     Combine {
@@ -52,22 +56,23 @@ pub(crate) enum Local {
     },
 }
 
-#[derive(Default)]
-pub(crate) struct Round {
-    pub msgs: Vec<Msg>,
-    pub then: Vec<Local>,
-}
+/// Scratch blocks larger than this go back to the allocator, not to the spare pool.
+const KEEP_SCRATCH: usize = 64 << 10;
 
+#[derive(Default)]
 pub(crate) struct Sched {
-    /// Rounds not started yet.
-    rounds: VecDeque<Round>,
-    /// The round in flight: its requests (sends that completed as they started are not
-    /// here) and the local steps that follow it.
+    msgs: Vec<Msg>,
+    locals: Vec<Local>,
+    /// Where each round ends in `msgs` and `locals` (it begins where the one before ends).
+    ends: Vec<(usize, usize)>,
+    /// Rounds whose messages have started; the last of them is in flight.
+    started: usize,
+    /// The requests of the round in flight (sends that completed as they started are not here).
     waiting: Vec<ReqId>,
-    then: Vec<Local>,
     op: Option<ReduceFn>,
     /// Memory the rounds point into, kept until the schedule is finished.
-    _scratch: Vec<Box<[u8]>>,
+    scratch: Vec<Vec<u8>>,
+    in_use: bool,
     outcome: Option<Result<()>>,
 }
 
@@ -76,48 +81,119 @@ pub(crate) struct Sched {
 unsafe impl Send for Sched {}
 
 impl Sched {
-    pub(crate) fn new(rounds: Vec<Round>, op: Option<ReduceFn>, scratch: Vec<Box<[u8]>>) -> Sched {
-        Sched { rounds: rounds.into(), waiting: Vec::new(), then: Vec::new(), op, _scratch: scratch, outcome: None }
+    /// Adds a message to the round being written.
+    pub(crate) fn push(&mut self, msg: Msg) {
+        self.msgs.push(msg);
+    }
+
+    /// Adds a local step that runs when the round being written has completed.
+    pub(crate) fn then(&mut self, step: Local) {
+        self.locals.push(step);
+    }
+
+    /// Closes the round being written.
+    pub(crate) fn end_round(&mut self) {
+        self.ends.push((self.msgs.len(), self.locals.len()));
+    }
+
+    /// Where round `i` begins in `msgs` and `locals`.
+    fn begin(&self, i: usize) -> (usize, usize) {
+        if i == 0 {
+            (0, 0)
+        } else {
+            self.ends[i - 1]
+        }
     }
 }
 
 pub type SchedId = usize;
 
-/// The engine's schedules in flight, by id (slots are reused).
+/// The engine's schedules, by id: slots are reused with their memory.
 #[derive(Default)]
 pub(crate) struct Scheds {
-    slots: Vec<Option<Sched>>,
+    slots: Vec<Sched>,
+    /// Spare scratch blocks of finished schedules.
+    spare: Vec<Vec<u8>>,
+    /// Schedules started and not yet finished.
     live: usize,
 }
 
-impl Engine {
-    /// Starts a schedule: its first round goes out now.
-    pub(crate) fn start_sched(&mut self, s: Sched) -> SchedId {
-        let scheds = &mut self.scheds;
-        let id = match scheds.slots.iter().position(Option::is_none) {
+impl Scheds {
+    /// A free slot to write a schedule into.
+    pub(crate) fn reserve(&mut self) -> SchedId {
+        let id = match self.slots.iter().position(|s| !s.in_use) {
             Some(i) => i,
             None => {
-                scheds.slots.push(None);
-                scheds.slots.len() - 1
+                self.slots.push(Sched::default());
+                self.slots.len() - 1
             }
         };
-        scheds.slots[id] = Some(s);
-        scheds.live += 1;
-        self.advance_sched(id);
+        self.slots[id].in_use = true;
         id
+    }
+
+    pub(crate) fn get(&mut self, id: SchedId) -> &mut Sched {
+        &mut self.slots[id]
+    }
+
+    /// `len` bytes of scratch for schedule `id`, holding `init` if given (else zeros). The
+    /// memory stays put until the schedule is released.
+    pub(crate) fn scratch(&mut self, id: SchedId, len: usize, init: Option<&[u8]>) -> *mut u8 {
+        let mut block = self.spare.pop().unwrap_or_default();
+        block.clear();
+        match init {
+            Some(src) => block.extend_from_slice(&src[..len]),
+            None => block.resize(len, 0),
+        }
+        let p = block.as_mut_ptr();
+        self.slots[id].scratch.push(block); // the heap block does not move with the Vec
+        p
+    }
+
+    /// Empties slot `id` for the next schedule, keeping its memory.
+    pub(crate) fn release(&mut self, id: SchedId) {
+        let s = &mut self.slots[id];
+        s.msgs.clear();
+        s.locals.clear();
+        s.ends.clear();
+        s.started = 0;
+        s.waiting.clear();
+        s.op = None;
+        s.in_use = false;
+        s.outcome = None;
+        self.spare.extend(s.scratch.drain(..).filter(|b| b.capacity() <= KEEP_SCRATCH));
+    }
+}
+
+impl Engine {
+    pub(crate) fn scheds(&mut self) -> &mut Scheds {
+        &mut self.scheds
+    }
+
+    /// Starts the schedule written into slot `id`: its first round goes out now.
+    pub(crate) fn start_sched(&mut self, id: SchedId, op: Option<ReduceFn>) {
+        self.scheds.slots[id].op = op;
+        self.scheds.live += 1;
+        self.advance_sched(id);
     }
 
     /// Whether schedule `id` has ended (its outcome waits for [`Engine::finish_sched`]).
     pub(crate) fn sched_done(&self, id: SchedId) -> bool {
-        self.scheds.slots[id].as_ref().is_some_and(|s| s.outcome.is_some())
+        self.scheds.slots[id].outcome.is_some()
+    }
+
+    /// The peer the round in flight of schedule `id` waits on first, to spin on while waiting.
+    fn sched_hint(&self, id: SchedId) -> Option<usize> {
+        let s = &self.scheds.slots[id];
+        s.waiting.iter().find(|&&r| !self.is_done(r)).and_then(|&r| self.hint(r))
     }
 
     /// Frees an ended schedule and hands over its outcome.
     pub(crate) fn finish_sched(&mut self, id: SchedId) -> Result<()> {
-        let scheds = &mut self.scheds;
-        let s = scheds.slots[id].take().expect("a schedule is finished once");
-        scheds.live -= 1;
-        s.outcome.expect("the schedule has ended")
+        let outcome = self.scheds.slots[id].outcome.take().expect("the schedule has ended");
+        self.scheds.release(id);
+        self.scheds.live -= 1;
+        outcome
     }
 
     /// Moves every live schedule on as far as it goes now; true if any did.
@@ -129,19 +205,25 @@ impl Engine {
     fn advance_every_sched(&mut self) -> bool {
         let mut moved = false;
         for id in 0..self.scheds.slots.len() {
-            moved |= self.advance_sched(id);
+            let s = &self.scheds.slots[id];
+            if s.in_use && s.outcome.is_none() {
+                moved |= self.advance_sched(id);
+            }
         }
         moved
     }
 
     /// Ends rounds of schedule `id` whose messages are done and starts the next ones.
     fn advance_sched(&mut self, id: SchedId) -> bool {
-        let Some(mut s) = self.scheds.slots[id].take() else { return false };
-        let mut moved = false;
-        while s.outcome.is_none() && s.waiting.iter().all(|&r| self.is_done(r)) {
-            moved = true;
+        let round_done = |s: &Sched, e: &Engine| s.outcome.is_none() && s.waiting.iter().all(|&r| e.is_done(r));
+        if !round_done(&self.scheds.slots[id], self) {
+            return false;
+        }
+        // Out of its slot while it runs (no memory moves), so the engine is free to use.
+        let mut s = std::mem::take(&mut self.scheds.slots[id]);
+        while round_done(&s, self) {
             let mut failed = None;
-            for r in std::mem::take(&mut s.waiting) {
+            for r in s.waiting.drain(..) {
                 if let Err(e) = self.finish(r) {
                     failed.get_or_insert(e);
                 }
@@ -150,24 +232,29 @@ impl Engine {
                 s.outcome = Some(Err(e));
                 break;
             }
-            for step in std::mem::take(&mut s.then) {
-                // SAFETY: the builder points steps at scratch or lent buffers of `len` bytes,
-                // and the messages writing them have completed.
-                unsafe {
-                    match step {
-                        Local::Combine { from, into, len } => {
-                            let op = s.op.as_mut().expect("a schedule that combines has a reduction");
-                            op(std::slice::from_raw_parts(from, len), std::slice::from_raw_parts_mut(into, len));
+            if s.started > 0 {
+                let (from, to) = (s.begin(s.started - 1).1, s.ends[s.started - 1].1);
+                for &step in &s.locals[from..to] {
+                    // SAFETY: the writer points steps at scratch or lent buffers of `len`
+                    // bytes, and the messages writing them have completed.
+                    unsafe {
+                        match step {
+                            Local::Combine { from, into, len } => {
+                                let op = s.op.as_mut().expect("a schedule that combines has a reduction");
+                                op(std::slice::from_raw_parts(from, len), std::slice::from_raw_parts_mut(into, len));
+                            }
+                            Local::Copy { from, to, len } => std::ptr::copy(from, to, len),
                         }
-                        Local::Copy { from, to, len } => std::ptr::copy(from, to, len),
                     }
                 }
             }
-            let Some(round) = s.rounds.pop_front() else {
+            if s.started == s.ends.len() {
                 s.outcome = Some(Ok(()));
                 break;
-            };
-            for msg in round.msgs {
+            }
+            let (from, to) = (s.begin(s.started).0, s.ends[s.started].0);
+            s.started += 1;
+            for &msg in &s.msgs[from..to] {
                 // SAFETY: as above: the buffers stay valid until the schedule is finished.
                 let started = unsafe {
                     match msg {
@@ -179,9 +266,21 @@ impl Engine {
                 };
                 s.waiting.extend(started);
             }
-            s.then = round.then;
         }
-        self.scheds.slots[id] = Some(s);
-        moved
+        self.scheds.slots[id] = s;
+        true
+    }
+}
+
+impl Shared {
+    /// Waits for schedule `id` to end, then frees it and hands over its outcome. While a
+    /// round waits on one peer, the wait spins on that peer, as a blocking receive does.
+    pub(crate) fn wait_sched(&self, id: SchedId) -> Result<()> {
+        let mut engine = self.lock();
+        while !engine.sched_done(id) {
+            let hint = engine.sched_hint(id);
+            engine = self.wait_locked(engine, hint, |e| e.sched_done(id) || e.sched_hint(id) != hint);
+        }
+        engine.finish_sched(id)
     }
 }

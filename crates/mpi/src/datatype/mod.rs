@@ -437,32 +437,35 @@ pub(crate) struct Parted {
 
 /// # Safety
 /// `buf` must hold the parts, as MPI requires of the program.
-pub(crate) unsafe fn parted(l: &Layout, buf: *const c_void, counts: &[c_int], displs: &[i64], dir: Dir) -> Res<Parted> {
+pub(crate) unsafe fn parted(
+    l: &Layout,
+    buf: *const c_void,
+    shape: impl ExactSizeIterator<Item = (c_int, i64)> + Clone,
+    dir: Dir,
+) -> Res<Parted> {
     let (size, extent) = (l.size(), l.extent());
-    let mut places = Vec::with_capacity(counts.len());
-    for (r, (&c, &d)) in counts.iter().zip(displs).enumerate() {
-        if c < 0 {
-            return Err(err(MPI_ERR_COUNT, format!("rank {r}: negative count {c}")));
-        }
-        places.push((d * extent, c as usize));
+    if let Some((r, (c, _))) = shape.clone().enumerate().find(|&(_, (c, _))| c < 0) {
+        return Err(err(MPI_ERR_COUNT, format!("rank {r}: negative count {c}")));
     }
+    let places = shape.map(|(c, d)| (d * extent, c as usize));
     if let Layout::Dense(..) = l {
         // Parts may lie before `buf` (negative displacements): the engine's byte layout starts
         // at the lowest one.
-        let low = places.iter().filter(|p| p.1 > 0).map(|p| p.0).min().unwrap_or(0).min(0);
+        let low = places.clone().filter(|p| p.1 > 0).map(|p| p.0).min().unwrap_or(0).min(0);
         // Empty parts are put at 0: they may name any displacement.
-        let parts: Vec<_> =
-            places.iter().map(|&(d, c)| if c == 0 { (0, 0) } else { ((d - low) as usize, c * size) }).collect();
+        let parts: Vec<_> = places.map(|(d, c)| if c == 0 { (0, 0) } else { ((d - low) as usize, c * size) }).collect();
         let span = parts.iter().map(|&(d, l)| d + l).max().unwrap_or(0);
         let base = (buf as *mut u8).wrapping_offset(low as isize);
         if buf.is_null() && span > 0 {
             return Err(err(MPI_ERR_BUFFER, format!("NULL buffer for {span} bytes")));
         }
         let ptr = if base.is_null() { std::ptr::NonNull::dangling().as_ptr() } else { base };
-        return Ok(Parted { view: View { ptr, len: span, staging: None }, parts, places });
+        // Dense parts are used where they lie: nothing to unpack, so no places.
+        return Ok(Parted { view: View { ptr, len: span, staging: None }, parts, places: Vec::new() });
     }
+    let places: Vec<_> = places.collect();
     let Layout::Map(map) = l else { unreachable!() };
-    let mut parts = Vec::with_capacity(counts.len());
+    let mut parts = Vec::with_capacity(places.len());
     let mut total = 0;
     for &(_, c) in &places {
         parts.push((total, c * size));
@@ -573,13 +576,16 @@ mod tests {
     fn parted_buffers_stage_each_rank_part() {
         let pair = Layout::Map(Arc::new(typemap::resized(&TypeMap::basic(MPI_INT, 4, 4), 0, 8)));
         let mut dst = [-1i32; 8];
-        let mut p = unsafe { parted(&pair, dst.as_mut_ptr().cast(), &[1, 2], &[3, 0], Dir::Write) }.unwrap();
+        let mut p =
+            unsafe { parted(&pair, dst.as_mut_ptr().cast(), [(1, 3), (2, 0)].into_iter(), Dir::Write) }.unwrap();
         assert_eq!(p.parts(), [(0, 4), (4, 8)]);
         p.bytes_mut().copy_from_slice(&[5i32, 6, 7].map(i32::to_ne_bytes).concat());
         unsafe { p.finish() };
         assert_eq!(dst, [6, -1, 7, -1, -1, -1, 5, -1]);
         // Dense parts may start before the buffer pointer.
-        let p = unsafe { parted(&Layout::Dense(4), dst.as_ptr().add(2).cast(), &[1, 1], &[-2, 1], Dir::Read) }.unwrap();
+        let p =
+            unsafe { parted(&Layout::Dense(4), dst.as_ptr().add(2).cast(), [(1, -2), (1, 1)].into_iter(), Dir::Read) }
+                .unwrap();
         assert_eq!(p.parts(), [(0, 4), (12, 4)]);
     }
 }
