@@ -27,6 +27,9 @@ unsafe fn init(required: c_int, provided: *mut c_int) -> c_int {
         // never overlap, and at SERIALIZED it orders them itself. No other thread runs MPI yet.
         unsafe { world.assume_serialized() };
     }
+    // SAFETY: MPI_Finalize drops every request (those of the table, freed ones, buffered
+    // sends) before it finalizes the universe, and MPI calls end before it.
+    unsafe { world.assume_operations_end_first() };
     let entry = |comm, name: &str| Some(Comm { comm, errhandler: MPI_ERRORS_ARE_FATAL, name: name.into() });
     let mpi = Mpi {
         comms: vec![entry(world.clone(), "MPI_COMM_WORLD"), entry(world.solo(), "MPI_COMM_SELF")],
@@ -87,11 +90,13 @@ pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
         eprintln!("billboard MPI: MPI_Finalize called without MPI_Init (or twice)");
         return MPI_ERR_OTHER;
     };
-    let Mpi { universe, comms, requests, detached, .. } = mpi;
+    let Mpi { universe, comms, requests, detached, bsend, .. } = mpi;
     // Requests and communicators hold the engine; release them before it shuts down
-    // (dropping a freed request waits for its operation, as finalize must).
+    // (dropping a freed request waits for its operation, as finalize must). Requests hold it
+    // by a plain pointer (`assume_operations_end_first`), so none may be left for later.
     drop(detached);
     drop(requests);
+    drop(bsend);
     drop(comms);
     match universe.finalize() {
         Ok(()) => match attrs {

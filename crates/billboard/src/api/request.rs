@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 
 use crate::engine::request::{Completion, ReqId};
-use crate::engine::EngineRef;
+use crate::engine::{EngineLink, EngineRef};
 use crate::transport::shm::wait::{Backoff, Step};
 use crate::{Error, Result};
 
@@ -57,7 +57,7 @@ impl Status {
 pub struct Request<'a> {
     /// The engine, held only while the operation is in flight (a send that completed as it
     /// started holds nothing: no reference count to touch on the fast path).
-    engine: Option<EngineRef>,
+    engine: Option<EngineLink>,
     /// None once finished, or for a send that completed as it was started.
     id: Option<ReqId>,
     _buffer: PhantomData<&'a mut [u8]>,
@@ -65,7 +65,7 @@ pub struct Request<'a> {
 
 impl<'a> Request<'a> {
     pub(crate) fn new(engine: &EngineRef, id: Option<ReqId>) -> Request<'a> {
-        Request { engine: id.map(|_| engine.clone()), id, _buffer: PhantomData }
+        Request { engine: id.map(|_| EngineLink::new(engine)), id, _buffer: PhantomData }
     }
 
     /// Whether nothing is left to wait for (e.g. an eager send that went out as it started).
@@ -102,7 +102,7 @@ impl<'a> Request<'a> {
 }
 
 impl Request<'_> {
-    fn engine(&self) -> &EngineRef {
+    fn engine(&self) -> &EngineLink {
         self.engine.as_ref().expect("a request in flight holds its engine")
     }
 }

@@ -10,7 +10,7 @@
 use super::gather::{check_layout, Layout};
 use super::schedule::{binomial_children, binomial_parent};
 use crate::engine::sched::{Local, Msg, ReduceFn, SchedId, Scheds};
-use crate::engine::EngineRef;
+use crate::engine::EngineLink;
 use crate::{Communicator, Error, Result, Source, TagMatch};
 
 /// A nonblocking collective in flight. It goes on whenever this process drives the engine
@@ -18,7 +18,7 @@ use crate::{Communicator, Error, Result, Source, TagMatch};
 /// and it may still write the buffers it was given.
 #[must_use = "a collective completes only through wait/test (or its drop, which blocks)"]
 pub struct Collective {
-    engine: EngineRef,
+    engine: EngineLink,
     id: Option<SchedId>,
 }
 
@@ -319,7 +319,7 @@ impl Communicator {
         }
         engine.start_sched(id, op);
         drop(engine);
-        Ok(Collective { engine: self.engine().clone(), id: Some(id) })
+        Ok(Collective { engine: EngineLink::new(self.engine()), id: Some(id) })
     }
 
     /// Starts a [`Communicator::barrier`] that completes later (MPI_Ibarrier): the same

@@ -10,6 +10,7 @@ pub(crate) mod sched;
 pub(crate) use progress::{Engine, Pending, Started};
 
 use std::cell::UnsafeCell;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -27,6 +28,9 @@ pub(crate) struct Shared {
     engine: UnsafeCell<Engine>,
     lock: Mutex<()>,
     serialized: AtomicBool,
+    /// Operations in flight hold the engine by a plain pointer, not a counted reference
+    /// ([`Shared::assume_operations_end_first`]).
+    uncounted: AtomicBool,
     /// The library's own threads now running ([`Shared::spawn_helper`]), and whether calls
     /// were serialized before the first of them started (then they are again after the last).
     helpers: Mutex<(usize, bool)>,
@@ -73,6 +77,7 @@ impl Shared {
             engine: UnsafeCell::new(engine),
             lock: Mutex::new(()),
             serialized: AtomicBool::new(false),
+            uncounted: AtomicBool::new(false),
             helpers: Mutex::new((0, false)),
         })
     }
@@ -99,6 +104,17 @@ impl Shared {
     /// other thread uses the library.
     pub unsafe fn assume_serialized(&self) {
         self.serialized.store(true, Ordering::Relaxed);
+    }
+
+    /// From now on requests and collectives hold the engine by a plain pointer instead of a
+    /// counted reference: starting and finishing one then costs no atomic operation (each
+    /// drains the store buffer, and so waits for the stores of the message just posted).
+    ///
+    /// # Safety
+    /// Every request and collective started from now on is dropped before the last handle of
+    /// the engine (universe or communicator) is.
+    pub unsafe fn assume_operations_end_first(&self) {
+        self.uncounted.store(true, Ordering::Relaxed);
     }
 
     /// Runs `work` on a thread of the library's own (a nonblocking operation that is a
@@ -221,6 +237,48 @@ impl Shared {
         match engine.recv_direct(pattern, hint, buf, cap) {
             Started::Request(id) => self.wait_on(engine, id),
             Started::Direct => self.wait_locked(engine, hint, |e| e.direct_done()).direct_finish(),
+        }
+    }
+}
+
+/// The engine as an operation in flight (a request, a collective) holds it: a counted
+/// reference, or a plain pointer where the process promised that operations end first
+/// ([`Shared::assume_operations_end_first`]).
+pub(crate) struct EngineLink {
+    shared: NonNull<Shared>,
+    counted: bool,
+}
+
+// SAFETY: it stands for an `Arc<Shared>` (or a borrow the process vouches for), and `Shared`
+// is `Sync`.
+unsafe impl Send for EngineLink {}
+unsafe impl Sync for EngineLink {}
+
+impl EngineLink {
+    pub(crate) fn new(engine: &EngineRef) -> EngineLink {
+        let counted = !engine.uncounted.load(Ordering::Relaxed);
+        if counted {
+            // SAFETY: `engine` is a live Arc; `drop` gives the count back.
+            unsafe { Arc::increment_strong_count(Arc::as_ptr(engine)) };
+        }
+        EngineLink { shared: NonNull::from(&**engine), counted }
+    }
+}
+
+impl std::ops::Deref for EngineLink {
+    type Target = Shared;
+    #[inline]
+    fn deref(&self) -> &Shared {
+        // SAFETY: alive: this link holds a count, or the process promised the engine outlives it.
+        unsafe { self.shared.as_ref() }
+    }
+}
+
+impl Drop for EngineLink {
+    fn drop(&mut self) {
+        if self.counted {
+            // SAFETY: the count taken in `new`.
+            unsafe { Arc::decrement_strong_count(self.shared.as_ptr()) };
         }
     }
 }
