@@ -62,8 +62,41 @@ unsafe fn slice_mut<'a>(p: *mut c_void, len: usize) -> Res<&'a mut [u8]> {
 
 /// The communicator behind a handle, taken out of the tables so that the collective runs
 /// without holding them (other threads go on; the engine has its own lock).
-fn comm_ref(comm: MPI_Comm) -> Res<Communicator> {
-    crate::state::with(|m| m.comm(comm).map(|c| c.comm.clone())).flatten().ok_or_else(|| bad_comm(comm))
+/// Communicator `comm` of the table, for a collective that runs without holding the table.
+fn comm_ref(comm: MPI_Comm) -> Res<CommRef> {
+    let multiple = crate::state::multiple();
+    crate::state::with(|m| {
+        m.comm(comm).map(|c| {
+            if multiple {
+                CommRef::Counted(c.comm.clone())
+            } else {
+                // SAFETY: a copy of the table's handle that is never dropped, so it needs no
+                // count of its own. Below MPI_THREAD_MULTIPLE no other call runs while this one
+                // does, so nothing frees the communicator before the copy's last use.
+                CommRef::Borrowed(std::mem::ManuallyDrop::new(unsafe { std::ptr::read(&c.comm) }))
+            }
+        })
+    })
+    .flatten()
+    .ok_or_else(|| bad_comm(comm))
+}
+
+/// A communicator for one call: the table's handle itself where calls never overlap, else a
+/// clone. Cloning touches the reference count, a locked instruction that waits for the stores
+/// of messages just posted.
+enum CommRef {
+    Borrowed(std::mem::ManuallyDrop<Communicator>),
+    Counted(Communicator),
+}
+
+impl std::ops::Deref for CommRef {
+    type Target = Communicator;
+    fn deref(&self) -> &Communicator {
+        match self {
+            CommRef::Borrowed(c) => c,
+            CommRef::Counted(c) => c,
+        }
+    }
 }
 
 fn combiner(op: MPI_Op, t: MPI_Datatype) -> Res<ops::Combiner> {
@@ -172,7 +205,7 @@ unsafe fn scheduled(
 ) -> c_int {
     call_unlocked(function, comm, || {
         let request = crate::error::out(request, "request")?;
-        let (coll, done) = start(&comm_ref(comm)?)?;
+        let (coll, done) = start(&*comm_ref(comm)?)?;
         let op = Box::new(Scheduled { coll, done });
         *request = state::with(|m| m.add_request(state::Req::Background { op, comm })).expect("MPI is running");
         Ok(())
@@ -182,7 +215,7 @@ unsafe fn scheduled(
 /// Starts a collective written as a schedule and waits for it (the blocking forms).
 unsafe fn blocking(function: &'static str, comm: MPI_Comm, start: impl FnOnce(&Communicator) -> Res<Started>) -> c_int {
     call_unlocked(function, comm, || {
-        let (coll, done) = start(&comm_ref(comm)?)?;
+        let (coll, done) = start(&*comm_ref(comm)?)?;
         Scheduled { coll, done }.wait()
     })
 }

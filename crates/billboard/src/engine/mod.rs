@@ -106,6 +106,12 @@ impl Shared {
         self.serialized.store(true, Ordering::Relaxed);
     }
 
+    /// Whether calls never overlap ([`Shared::assume_serialized`], no library thread running).
+    #[inline]
+    pub(crate) fn serialized(&self) -> bool {
+        self.serialized.load(Ordering::Relaxed)
+    }
+
     /// From now on requests and collectives hold the engine by a plain pointer instead of a
     /// counted reference: starting and finishing one then costs no atomic operation (each
     /// drains the store buffer, and so waits for the stores of the message just posted).
