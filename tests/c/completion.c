@@ -111,6 +111,31 @@ int main(int argc, char **argv)
     }
     MPI_CHK(MPI_Waitall(K, sr, MPI_STATUSES_IGNORE));
 
+    /* ---- Waitall on a mixed list: a null handle and a receive from MPI_PROC_NULL before the
+     * receives (which the library waits for together): each status lands at its own index. */
+    {
+        MPI_Request mix[K + 2];
+        MPI_Status mst[K + 2];
+        int nothing = -1;
+        post(rbuf, rr, left);
+        mix[0] = MPI_REQUEST_NULL;
+        MPI_CHK(MPI_Irecv(&nothing, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &mix[1]));
+        for (int i = 0; i < K; i++)
+            mix[i + 2] = rr[i];
+        MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
+        send_all(sbuf, sr, right, 5);
+        MPI_CHK(MPI_Waitall(K + 2, mix, mst));
+        CHECK_EQ(mst[0].MPI_SOURCE, MPI_ANY_SOURCE, "Waitall: source in a null request's status");
+        CHECK_EQ(mst[1].MPI_SOURCE, MPI_PROC_NULL, "Waitall: source in a PROC_NULL receive's status");
+        for (int i = 0; i < K; i++) {
+            CHECK_EQ(mst[i + 2].MPI_TAG, i, "Waitall: tag in a receive's status");
+            CHECK_EQ(mst[i + 2].MPI_SOURCE, left, "Waitall: source in a receive's status");
+            CHECK(mix[i + 2] == MPI_REQUEST_NULL, "Waitall left receive request %d", i);
+        }
+        check_recvd(rbuf, 5, "Waitall (mixed)");
+        MPI_CHK(MPI_Waitall(K, sr, MPI_STATUSES_IGNORE));
+    }
+
     /* ---- Testany / Testsome: bounded polling. */
     post(rbuf, rr, left);
     {

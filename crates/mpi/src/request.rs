@@ -194,15 +194,56 @@ unsafe fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, statuses: *mut MPI_Status) -> c_int {
+    let n = count.max(0) as usize;
+    if n > 0 && requests.is_null() {
+        return crate::error::handle("MPI_Waitall", MPI_COMM_WORLD, err(MPI_ERR_ARG, "MPI_Waitall: NULL requests"));
+    }
     // Every request completes; if any failed, each status says how it ended and the call
     // returns MPI_ERR_IN_STATUS, as the standard asks of multiple completions.
     let mut failed = false;
-    for i in 0..count.max(0) as usize {
-        let status = status_at(statuses, i);
-        let rc = PMPI_Wait(requests.add(i), status);
+    let mut report = |i: usize, rc: c_int| {
         failed |= rc != MPI_SUCCESS;
+        let status = status_at(statuses, i);
         if status as isize != MPI_STATUSES_IGNORE && !status.is_null() && status as isize != MPI_STATUS_IGNORE {
             (*status).MPI_ERROR = rc;
+        }
+    };
+    // Operations in the engine are taken out of the table in one pass and waited for together;
+    // the others (persistent, collectives, idup; null and sent handles cost nothing) go
+    // through MPI_Wait one at a time.
+    let (mut reqs, mut taken) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    if state::phase() == state::RUNNING {
+        state::with(|m| {
+            for i in 0..n {
+                let h = *requests.add(i);
+                if h == MPI_REQUEST_NULL || h == state::SENT {
+                    continue;
+                }
+                if let Some(Req::Active { .. }) = m.request_mut(h) {
+                    let Some(Req::Active { req, comm, staged }) = m.take_request(h) else { unreachable!() };
+                    *requests.add(i) = MPI_REQUEST_NULL;
+                    reqs.push(req);
+                    taken.push((i, comm, staged));
+                }
+            }
+        });
+    }
+    billboard::wait_each(&mut reqs, |k, outcome| {
+        let (i, comm, ref mut staged) = taken[k];
+        let rc = match outcome {
+            Ok(s) => {
+                complete_staged(staged.take(), &s);
+                fill_status(status_at(statuses, i), &status_of(&s));
+                MPI_SUCCESS
+            }
+            Err(e) => crate::error::handle("MPI_Waitall", comm, e.into()),
+        };
+        report(i, rc);
+    });
+    let mut batched = taken.iter().map(|t| t.0).peekable();
+    for i in 0..n {
+        if batched.next_if_eq(&i).is_none() {
+            report(i, PMPI_Wait(requests.add(i), status_at(statuses, i)));
         }
     }
     if failed {

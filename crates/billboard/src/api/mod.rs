@@ -8,5 +8,5 @@ mod universe;
 
 pub use comm::{Background, Communicator, Message, SendMode, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use datatype::{Buffer, BufferMut, Equivalence};
-pub use request::{test_all, wait_all, wait_any, Request, Status};
+pub use request::{test_all, wait_all, wait_any, wait_each, Request, Status};
 pub use universe::{init, Universe};

@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 
 use crate::engine::request::{Completion, ReqId};
-use crate::engine::{EngineLink, EngineRef};
+use crate::engine::{EngineLink, EngineRef, Shared};
 use crate::transport::shm::wait::{Backoff, Step};
 use crate::{Error, Result};
 
@@ -118,21 +118,62 @@ impl Drop for Request<'_> {
 
 /// Waits for every request; the statuses come in the requests' order. On error, every request
 /// has still completed and the first error is returned.
-pub fn wait_all(requests: Vec<Request<'_>>) -> Result<Vec<Status>> {
+pub fn wait_all(mut requests: Vec<Request<'_>>) -> Result<Vec<Status>> {
     let mut statuses = Vec::with_capacity(requests.len());
     let mut first_error = None;
-    for r in requests {
-        match r.wait() {
-            Ok(s) => statuses.push(s),
-            Err(e) => {
-                statuses.push(Status::new(Completion::default()));
-                first_error.get_or_insert(e);
-            }
+    wait_each(&mut requests, |_, outcome| match outcome {
+        Ok(s) => statuses.push(s),
+        Err(e) => {
+            statuses.push(Status::new(Completion::default()));
+            first_error.get_or_insert(e);
         }
-    }
+    });
     match first_error {
         Some(e) => Err(e),
         None => Ok(statuses),
+    }
+}
+
+/// Waits until every request has completed, then finishes each (in order) and hands its
+/// outcome to `each(index, outcome)`. The requests are waited for together: one wait drives
+/// progress for all of them, where waiting for each in turn pays a wait's setup per request.
+/// Every request is finished afterwards (dropping it costs nothing).
+pub fn wait_each(requests: &mut [Request<'_>], mut each: impl FnMut(usize, Result<Status>)) {
+    let Some(link) = requests.iter().find_map(|r| r.engine.as_ref()) else {
+        // Nothing in flight: every request ended as it started.
+        for i in 0..requests.len() {
+            each(i, Ok(Status::new(Completion::default())));
+        }
+        return;
+    };
+    let shared: *const Shared = &**link;
+    if requests.iter().any(|r| r.engine.as_ref().is_some_and(|e| !std::ptr::eq(&**e, shared))) {
+        // Requests of several engines (several universes in one process): one at a time.
+        for (i, r) in requests.iter_mut().enumerate() {
+            each(i, std::mem::replace(r, Request { engine: None, id: None, _buffer: PhantomData }).wait());
+        }
+        return;
+    }
+    // SAFETY: the requests hold the engine (counted, or vouched for) and outlive this call.
+    let shared = unsafe { &*shared };
+    let mut next = 0; // requests before `next` have completed (completion is final)
+    let hint = {
+        let engine = shared.lock();
+        requests.iter().find_map(|r| r.id).and_then(|id| engine.hint(id))
+    };
+    drop(shared.wait_until(hint, |e| {
+        while next < requests.len() && requests[next].id.is_none_or(|id| e.is_done(id)) {
+            next += 1;
+        }
+        next == requests.len()
+    }));
+    // `each` runs without the engine held: it may call the library.
+    for (i, r) in requests.iter_mut().enumerate() {
+        let outcome = match r.id.take() {
+            Some(id) => shared.lock().finish(id).map(Status::new),
+            None => Ok(Status::new(Completion::default())),
+        };
+        each(i, outcome);
     }
 }
 
