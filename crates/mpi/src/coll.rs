@@ -137,10 +137,6 @@ enum Shape {
 }
 
 impl Shape {
-    fn uniform(n: usize, count: c_int) -> Shape {
-        Shape::Uniform(n, count)
-    }
-
     /// # Safety
     /// Unless NULL, `counts` and `displs` hold `n` entries each and stay valid while the
     /// shape is used (the call's arguments).
@@ -608,7 +604,7 @@ collective!(PMPI_Gather, PMPI_Igather, (
     sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| Ok(Shape::uniform(c.size(), recvcount));
+    let shape = |c: &Communicator| Ok(Shape::Uniform(c.size(), recvcount));
     gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
 });
 
@@ -659,7 +655,7 @@ collective!(PMPI_Scatter, PMPI_Iscatter, (
     sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| Ok(Shape::uniform(c.size(), sendcount));
+    let shape = |c: &Communicator| Ok(Shape::Uniform(c.size(), sendcount));
     scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
 });
 
@@ -691,7 +687,7 @@ collective!(PMPI_Allgather, PMPI_Iallgather, (
     sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype
 ), |c| {
-    allgatherv((sendbuf, sendcount, sendtype), recvbuf, Shape::uniform(c.size(), recvcount), recvtype, c)
+    allgatherv((sendbuf, sendcount, sendtype), recvbuf, Shape::Uniform(c.size(), recvcount), recvtype, c)
 });
 
 collective!(PMPI_Allgatherv, PMPI_Iallgatherv, (
@@ -740,7 +736,7 @@ unsafe fn alltoall_shapes(
     recv: impl FnOnce(usize) -> Res<Shape>,
 ) -> Res<(Shape, Shape)> {
     let n = c.size();
-    let send = if in_place(sendbuf) { Shape::uniform(0, 0) } else { send(n)? };
+    let send = if in_place(sendbuf) { Shape::Uniform(0, 0) } else { send(n)? };
     Ok((send, recv(n)?))
 }
 
@@ -749,7 +745,7 @@ collective!(PMPI_Alltoall, PMPI_Ialltoall, (
     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype
 ), |c| {
     let n = c.size();
-    alltoallv((sendbuf, Shape::uniform(n, sendcount), sendtype), (recvbuf, Shape::uniform(n, recvcount), recvtype), c)
+    alltoallv((sendbuf, Shape::Uniform(n, sendcount), sendtype), (recvbuf, Shape::Uniform(n, recvcount), recvtype), c)
 });
 
 collective!(PMPI_Alltoallv, PMPI_Ialltoallv, (

@@ -31,17 +31,7 @@ impl Mpi {
 
     /// Stores a group and returns its handle.
     pub fn add_group(&mut self, members: Vec<usize>) -> MPI_Group {
-        let g = &mut self.groups;
-        let i = match g.free.pop() {
-            Some(i) => {
-                g.table[i as usize] = Some(members);
-                i
-            }
-            None => {
-                g.table.push(Some(members));
-                (g.table.len() - 1) as u32
-            }
-        };
+        let i = crate::state::store(&mut self.groups.table, &mut self.groups.free, members);
         make_handle(HandleKind::Direct, object_type::GROUP, i)
     }
 

@@ -71,17 +71,7 @@ impl Mpi {
     }
 
     pub fn add_info(&mut self, entries: Entries) -> MPI_Info {
-        let t = &mut self.infos;
-        let i = match t.free.pop() {
-            Some(i) => {
-                t.table[i as usize] = Some(entries);
-                i
-            }
-            None => {
-                t.table.push(Some(entries));
-                (t.table.len() - 1) as u32
-            }
-        };
+        let i = crate::state::store(&mut self.infos.table, &mut self.infos.free, entries);
         make_handle(HandleKind::Direct, object_type::INFO, i)
     }
 

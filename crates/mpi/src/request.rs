@@ -211,7 +211,7 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, 
     // Operations in the engine are taken out of the table in one pass and waited for together;
     // the others (persistent, collectives, idup; null and sent handles cost nothing) go
     // through MPI_Wait one at a time.
-    let (mut reqs, mut taken) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut reqs, mut taken) = (Vec::new(), Vec::new());
     if state::phase() == state::RUNNING {
         state::with(|m| {
             for i in 0..n {
@@ -222,6 +222,11 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, 
                 if let Some(Req::Active { .. }) = m.request_mut(h) {
                     let Some(Req::Active { req, comm, staged }) = m.take_request(h) else { unreachable!() };
                     *requests.add(i) = MPI_REQUEST_NULL;
+                    if reqs.is_empty() {
+                        // Allocated only when something waits: a list of sent sends needs none.
+                        reqs.reserve(n - i);
+                        taken.reserve(n - i);
+                    }
                     reqs.push(req);
                     taken.push((i, comm, staged));
                 }

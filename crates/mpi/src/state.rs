@@ -106,6 +106,21 @@ static GLOBAL: Global = Global {
     phase: AtomicU8::new(NOT_STARTED),
 };
 
+/// Puts `value` into a slot of a handle table, one that `free` lists if any, and returns its
+/// index (each object family's table is a `Vec<Option<T>>` with such a free list).
+pub(crate) fn store<T>(table: &mut Vec<Option<T>>, free: &mut Vec<u32>, value: T) -> u32 {
+    match free.pop() {
+        Some(i) => {
+            table[i as usize] = Some(value);
+            i
+        }
+        None => {
+            table.push(Some(value));
+            (table.len() - 1) as u32
+        }
+    }
+}
+
 pub(crate) fn phase() -> u8 {
     GLOBAL.phase.load(Ordering::Acquire)
 }
@@ -209,16 +224,7 @@ impl Mpi {
 
     /// Stores a request and returns its handle.
     pub fn add_request(&mut self, req: Req) -> MPI_Request {
-        let i = match self.free_requests.pop() {
-            Some(i) => {
-                self.requests[i as usize] = Some(req);
-                i
-            }
-            None => {
-                self.requests.push(Some(req));
-                (self.requests.len() - 1) as u32
-            }
-        };
+        let i = store(&mut self.requests, &mut self.free_requests, req);
         make_handle(HandleKind::Direct, object_type::REQUEST, i)
     }
 

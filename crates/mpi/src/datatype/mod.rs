@@ -52,7 +52,7 @@ pub(crate) struct Entry {
 #[derive(Default)]
 pub(crate) struct Types {
     entries: Vec<Option<Entry>>,
-    free: Vec<usize>,
+    free: Vec<u32>,
     /// Staging buffers of requests released by `MPI_Request_free` while still in flight: the
     /// engine may still read or write them, so they live until finalize.
     orphans: Vec<Staging>,
@@ -83,17 +83,8 @@ impl Types {
             self.retain(t);
         }
         let entry = Entry { map: Arc::new(map), envelope, committed: false, name: String::new(), refs: 1 };
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.entries[i] = Some(entry);
-                i
-            }
-            None => {
-                self.entries.push(Some(entry));
-                self.entries.len() - 1
-            }
-        };
-        make_handle(HandleKind::Direct, object_type::DATATYPE, FIRST_INDEX + i as u32)
+        let i = crate::state::store(&mut self.entries, &mut self.free, entry);
+        make_handle(HandleKind::Direct, object_type::DATATYPE, FIRST_INDEX + i)
     }
 
     pub fn retain(&mut self, t: MPI_Datatype) {
@@ -109,7 +100,7 @@ impl Types {
         e.refs -= 1;
         if e.refs == 0 {
             let e = self.entries[i].take().expect("present");
-            self.free.push(i);
+            self.free.push(i as u32);
             for t in e.envelope.types {
                 self.release(t);
             }

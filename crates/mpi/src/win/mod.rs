@@ -114,17 +114,7 @@ impl Mpi {
     }
 
     fn add_win(&mut self, w: Win) -> MPI_Win {
-        let t = &mut self.wins;
-        let i = match t.free.pop() {
-            Some(i) => {
-                t.table[i as usize] = Some(w);
-                i
-            }
-            None => {
-                t.table.push(Some(w));
-                (t.table.len() - 1) as u32
-            }
-        };
+        let i = crate::state::store(&mut self.wins.table, &mut self.wins.free, w);
         make_handle(HandleKind::Direct, object_type::WIN, i)
     }
 
