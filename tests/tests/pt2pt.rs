@@ -38,6 +38,24 @@ fn sizes_up_to_16_mib_with_the_pipelined_fallback() {
 }
 
 #[test]
+fn shared_copies_divide_large_messages_between_both_ends() {
+    case(2, "shared", &[]);
+    case(4, "shared", &[]);
+    // Chunks of one page and every message shared: the most claims and the most turns.
+    case(2, "shared", &[("BB_SHM_SHARED_CHUNK", "4096"), ("BB_SHM_SHARED_COPY", "1")]);
+}
+
+#[test]
+fn shared_copies_the_kernel_refuses_still_deliver() {
+    let job = run(2, "bb-pt2pt", &["refused"], &[("BB_VERBOSE", "1")], T);
+    job.assert_success();
+    let err = job.stderr();
+    assert!(err.contains("shared copy to rank 1 refused"), "the sender's write was refused:\n{err}");
+    assert!(err.contains("shared copy from rank 1: read refused"), "the receiver's read was refused:\n{err}");
+    assert!(err.contains("single copy from rank 1 refused"), "and it went on by the pipeline:\n{err}");
+}
+
+#[test]
 fn non_contiguous_sends_by_every_protocol() {
     // Gathered eager records, the gathered single copy (block list read first), and with
     // single copy off the gathered pipeline; tiny rings and slots force queued gathered sends.

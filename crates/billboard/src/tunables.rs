@@ -86,6 +86,8 @@ pub fn all() -> &'static [&'static Tunable] {
         &transport::shm::SLOTS,
         &transport::shm::SINGLE_COPY,
         &transport::shm::CMA_SEGMENT,
+        &transport::shm::SHARED_COPY,
+        &transport::shm::SHARED_CHUNK,
         &transport::shm::wait::SPIN,
         &transport::shm::wait::YIELD,
         &transport::shm::wait::SLEEP_US,

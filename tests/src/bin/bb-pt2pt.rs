@@ -314,6 +314,96 @@ fn prompt(w: &Communicator) -> Res {
     Ok(w.barrier()?)
 }
 
+/// Large contiguous messages, which both ends copy at once (shared copies): every rank sends
+/// more to every other rank at once than a pair has claim words, at lengths off page
+/// boundaries, in both directions at the same time. Then a sender that computes after posting:
+/// its receiver must copy alone, not wait for it.
+fn shared(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    let lens: Vec<usize> = (0..24).map(|k| (64 << 10) + k * 20_011).collect();
+    let peers: Vec<usize> = (0..n).filter(|&p| p != me).collect();
+    let mut inbox: Vec<Vec<u8>> = peers.iter().flat_map(|_| lens.iter().map(|&l| vec![0u8; l])).collect();
+    let outbox: Vec<Vec<u8>> =
+        peers.iter().flat_map(|&p| lens.iter().enumerate().map(move |(k, &l)| pattern(me, p * 100 + k, l))).collect();
+    let mut recvs = Vec::new();
+    for (i, b) in inbox.iter_mut().enumerate() {
+        recvs.push(w.irecv(&mut b[..], peers[i / lens.len()], (i % lens.len()) as i32)?);
+    }
+    let mut sends = Vec::new();
+    for (i, b) in outbox.iter().enumerate() {
+        sends.push(w.isend(&b[..], peers[i / lens.len()], (i % lens.len()) as i32)?);
+    }
+    wait_all(recvs)?;
+    wait_all(sends)?;
+    for (i, b) in inbox.iter().enumerate() {
+        let (from, k) = (peers[i / lens.len()], i % lens.len());
+        assert!(b[..] == pattern(from, me * 100 + k, lens[k])[..], "message {k} from rank {from} differs");
+    }
+
+    const BUSY: std::time::Duration = std::time::Duration::from_millis(1500);
+    w.barrier()?;
+    let len = 8 << 20;
+    if me == 0 && n > 1 {
+        let data = pattern(0, 1, len);
+        let req = w.isend(&data[..], 1, 5)?;
+        std::thread::sleep(BUSY);
+        req.wait()?;
+    } else if me == 1 {
+        let mut b = vec![0u8; len];
+        let start = std::time::Instant::now();
+        w.recv(&mut b[..], 0, 5)?;
+        let took = start.elapsed();
+        assert!(took < BUSY / 2, "an {len}-byte receive waited {took:?} for its busy sender");
+        assert!(b == pattern(0, 1, len), "the busy sender's message differs");
+    }
+    Ok(())
+}
+
+extern "C" {
+    fn prctl(option: i32, arg: u64, ...) -> i32;
+    fn capget(header: *mut [u32; 2], data: *mut [u32; 6]) -> i32;
+    fn capset(header: *mut [u32; 2], data: *const [u32; 6]) -> i32;
+}
+
+/// Shared copies the kernel refuses half-way. Rank 1 makes itself undumpable and rank 0 gives
+/// up CAP_SYS_PTRACE, so rank 0 may neither write into rank 1's memory (the sender's half of a
+/// shared copy: its pages go back to the receiver) nor read from it (the receiver's half: the
+/// message starts over by the pipeline). Everything must still arrive intact, both ways.
+fn refused(w: &Communicator) -> Res {
+    const PR_SET_DUMPABLE: i32 = 4;
+    const CAP_SYS_PTRACE: u32 = 19;
+    const VERSION_3: u32 = 0x2008_0522;
+    match w.rank() {
+        // SAFETY: prctl(PR_SET_DUMPABLE, 0) changes only this process's dumpable flag.
+        1 => assert_eq!(unsafe { prctl(PR_SET_DUMPABLE, 0) }, 0, "PR_SET_DUMPABLE"),
+        0 => {
+            let mut header = [VERSION_3, 0];
+            let mut caps = [0u32; 6];
+            // SAFETY: version-3 capability header and two 3-word data structs, as capget(2) has them.
+            unsafe {
+                assert_eq!(capget(&mut header, &mut caps), 0, "capget");
+                caps[0] &= !(1 << CAP_SYS_PTRACE); // effective
+                caps[1] &= !(1 << CAP_SYS_PTRACE); // permitted
+                assert_eq!(capset(&mut header, &caps), 0, "capset");
+            }
+        }
+        _ => {}
+    }
+    w.barrier()?;
+    if w.rank() > 1 {
+        return Ok(());
+    }
+    let peer = 1 - w.rank();
+    let mut b = vec![0u8; 4 << 20];
+    for (k, len) in [4 << 20, 3 << 20, 1 << 20, (1 << 20) + 5].into_iter().enumerate() {
+        let out = pattern(w.rank(), k, len);
+        let st = w.sendrecv(&out[..], peer, 7, &mut b[..], peer, 7)?;
+        assert_eq!(st.bytes(), len);
+        assert!(b[..len] == pattern(peer, k, len)[..], "message {k} ({len} bytes) from rank {peer} differs");
+    }
+    Ok(())
+}
+
 /// Probe, iprobe and cancel.
 fn probe(w: &Communicator) -> Res {
     let me = w.rank();
@@ -521,6 +611,8 @@ fn run() -> Res {
         "ssend" => ssend(&w)?,
         "prompt" => prompt(&w)?,
         "blocks" => blocks(&w, 16 << 20)?,
+        "shared" => shared(&w)?,
+        "refused" => refused(&w)?,
         "init" => {}
         // Rank 1 waits two seconds for rank 0: it must sleep, not burn its core.
         "idle" => {

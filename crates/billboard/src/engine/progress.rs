@@ -9,11 +9,12 @@
 use std::collections::VecDeque;
 
 use super::matching::{Envelope, Matcher, Pattern};
-use super::protocol::{Protocol, Rts, Thresholds, CTS, DATA, EAGER, FIN, RTS};
-use super::request::{Completion, ReqId, Slab, State};
+use super::protocol::{Protocol, Rts, Share, Thresholds, CTS, DATA, EAGER, FIN, PUSHED, RTS, SHARE};
+use super::request::{Completion, ReqId, Slab, State, NO_SLOT};
 use super::scatter::{copy_into, iovecs, Block, Cursor, Pieces};
 use crate::transport::routes::Routes;
-use crate::transport::shm::{CMA_SEGMENT, SINGLE_COPY};
+use crate::transport::shm::claims::{self, End};
+use crate::transport::shm::{CLAIM_WORDS, CMA_SEGMENT, SHARED_CHUNK, SHARED_COPY, SINGLE_COPY};
 use crate::transport::{Channel, Header};
 use crate::{verbose, Error, Result};
 
@@ -59,8 +60,8 @@ pub(crate) enum Started {
     Request(ReqId),
 }
 
-/// A control record waiting for room: (peer, header, payload).
-type Control = (usize, Header, [u8; 4], usize);
+/// A control record waiting for room: (peer, header, payload, payload bytes used).
+type Control = (usize, Header, [u8; Share::BYTES], usize);
 
 /// Everything but the channel, so the poll callback can borrow it while the channel is polled.
 struct Core {
@@ -76,6 +77,13 @@ struct Core {
     /// Per peer: large messages are read straight from its memory (else pipelined through the channel).
     single_copy: Vec<bool>,
     cma_segment: usize,
+    /// Smallest message copied by both ends at once (0: never), and the bytes each end claims.
+    shared_min: usize,
+    shared_chunk: usize,
+    /// Per peer: claim words in use by our shared copies of its messages (bit k: word k).
+    claims_busy: Vec<u16>,
+    /// Per peer: the kernel refused our writes into its memory; we no longer help it copy.
+    push_refused: Vec<bool>,
     /// Per peer: why its route broke; requests that depend on it fail with that.
     failed: Vec<Option<String>>,
     any_failed: bool,
@@ -122,6 +130,10 @@ impl Engine {
                 active: Vec::new(),
                 single_copy,
                 cma_segment: CMA_SEGMENT.get().max(4096),
+                shared_min: SHARED_COPY.get(),
+                shared_chunk: SHARED_CHUNK.get().max(claims::PAGE) / claims::PAGE * claims::PAGE,
+                claims_busy: vec![0; n],
+                push_refused: vec![false; n],
                 failed: vec![None; n],
                 any_failed: false,
                 direct: None,
@@ -512,10 +524,18 @@ impl Engine {
             let id = self.core.active[i];
             busy |= match self.core.reqs.get(id).state {
                 State::RecvSingleCopy { .. } => self.advance_single_copy(id),
+                State::RecvShared { .. } => self.advance_shared_recv(id),
+                State::SendShared { .. } => self.advance_shared_send(id),
                 State::SendPipeline { .. } => self.advance_pipeline(id),
                 _ => false,
             };
-            if matches!(self.core.reqs.get(id).state, State::RecvSingleCopy { .. } | State::SendPipeline { .. }) {
+            if matches!(
+                self.core.reqs.get(id).state,
+                State::RecvSingleCopy { .. }
+                    | State::RecvShared { .. }
+                    | State::SendShared { .. }
+                    | State::SendPipeline { .. }
+            ) {
                 i += 1;
             } else {
                 self.core.active.swap_remove(i);
@@ -564,7 +584,7 @@ impl Engine {
             Ok(()) => {
                 let done = done + n;
                 if done == len {
-                    self.core.send_control(peer, FIN, send_req as u64, None);
+                    self.core.send_control(peer, FIN, send_req as u64, &[]);
                     self.core.reqs.complete(id);
                 } else if let State::RecvSingleCopy { done: d, .. } = &mut self.core.reqs.get_mut(id).state {
                     *d = done;
@@ -591,14 +611,158 @@ impl Engine {
         let State::RecvSingleCopy { send_req, buf, len, total, .. } = self.core.reqs.get(id).state else {
             unreachable!("request {id} is not a single copy")
         };
+        self.restart_by_pipeline(id, peer, send_req, buf, len, total, e);
+    }
+
+    /// Receive `id` (`cap` bytes at `buf` of a `total`-byte message) starts over by the
+    /// pipeline because the kernel refused to read `peer`'s memory; so will later messages.
+    #[allow(clippy::too_many_arguments)]
+    fn restart_by_pipeline(
+        &mut self,
+        id: ReqId,
+        peer: usize,
+        send_req: u32,
+        buf: *mut u8,
+        cap: usize,
+        total: usize,
+        e: std::io::Error,
+    ) {
         verbose(format_args!(
             "single copy from rank {peer} refused ({e}); using the pipelined copy through shared memory from now on"
         ));
         self.core.single_copy[peer] = false;
         let req = self.core.reqs.get_mut(id);
         req.gather = None;
-        req.state = State::RecvPipeline { buf, cap: len, len: total, received: 0, cursor: Cursor::default() };
-        self.core.send_control(peer, CTS, send_req as u64, Some(id));
+        req.state = State::RecvPipeline { buf, cap, len: total, received: 0, cursor: Cursor::default() };
+        self.core.send_control(peer, CTS, send_req as u64, &id.to_ne_bytes());
+    }
+
+    /// The receiver's end of a shared copy, one chunk per call: reads alone from the front
+    /// until one of the peer's claim words is free, then opens it and asks the sender (SHARE),
+    /// and reads what it claims from the front; once nothing is free and the sender has
+    /// written what it took, FIN.
+    fn advance_shared_recv(&mut self, id: ReqId) -> bool {
+        let State::RecvShared {
+            peer,
+            addr,
+            buf,
+            len,
+            send_req,
+            mut alone,
+            mut slot,
+            mut seq,
+            mut front_done,
+            pushed,
+            mut refused,
+            mut redo,
+        } = self.core.reqs.get(id).state
+        else {
+            return false;
+        };
+        let chunk = self.core.shared_chunk(len);
+        let busy = self.core.claims_busy[peer];
+        if slot == NO_SLOT && (busy as u32).count_ones() < CLAIM_WORDS as u32 {
+            slot = (!busy).trailing_zeros() as u16;
+            self.core.claims_busy[peer] |= 1 << slot;
+            let copied = alone as usize * claims::PAGE;
+            seq = claims::open(self.chan.claim_word(peer, true, slot as usize), len, copied);
+            let share = Share { addr: buf as u64, recv_req: id, slot, seq };
+            self.core.send_control(peer, SHARE, send_req as u64, &share.encode());
+        } else if slot == NO_SLOT {
+            let at = alone as usize * claims::PAGE;
+            let n = chunk.min(len - at);
+            // SAFETY: the posted buffer holds `len` bytes; nobody else writes it yet.
+            let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(at), n) };
+            if let Err(e) = self.chan.read_remote(peer, addr + at as u64, dst) {
+                self.restart_by_pipeline(id, peer, send_req, buf, len, len, e);
+                return true;
+            }
+            if at + n == len {
+                self.core.send_control(peer, FIN, send_req as u64, &[]);
+                self.core.reqs.complete(id);
+                return true;
+            }
+            alone += (n / claims::PAGE) as u32;
+        } else if !front_done {
+            let word = self.chan.claim_word(peer, true, slot as usize);
+            match claims::take(word, seq, len, End::Front, chunk) {
+                Some(range) => {
+                    // SAFETY: the posted buffer holds `len` bytes; the range lies inside it and
+                    // is ours alone (claimed).
+                    let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(range.start), range.len()) };
+                    if let Err(e) = self.chan.read_remote(peer, addr + range.start as u64, dst) {
+                        // Take what is left, so only the sender's pages are in flight, then
+                        // start over by the pipeline once it has written them.
+                        while claims::take(word, seq, len, End::Front, claims::MAX_BYTES).is_some() {}
+                        verbose(format_args!("shared copy from rank {peer}: read refused ({e})"));
+                        (front_done, refused) = (true, true);
+                    }
+                }
+                None => front_done = true,
+            }
+        } else if claims::sender_took(self.chan.claim_word(peer, true, slot as usize), len) && !pushed {
+            return false;
+        } else if redo.0 < redo.1 && !refused {
+            let range = claims::byte_range(redo.0, redo.1, len);
+            // SAFETY: as above; the sender has given these pages back (PUSHED).
+            let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(range.start), range.len()) };
+            refused = self.chan.read_remote(peer, addr + range.start as u64, dst).is_err();
+            redo = (0, 0);
+        } else {
+            self.core.claims_busy[peer] &= !(1 << slot);
+            if refused {
+                let e = std::io::Error::other("process_vm_readv failed during a shared copy");
+                self.restart_by_pipeline(id, peer, send_req, buf, len, len, e);
+            } else {
+                self.core.send_control(peer, FIN, send_req as u64, &[]);
+                self.core.reqs.complete(id);
+            }
+            return true;
+        }
+        if let State::RecvShared { alone: a, slot: k, seq: s, front_done: f, refused: r, redo: d, .. } =
+            &mut self.core.reqs.get_mut(id).state
+        {
+            (*a, *k, *s, *f, *r, *d) = (alone, slot, seq, front_done, refused, redo);
+        }
+        true
+    }
+
+    /// The sender's end of a shared copy: writes one chunk claimed from the back per call into
+    /// the receiver's buffer; once nothing is free, PUSHED (if it took any) and back to waiting
+    /// for FIN. A refused write gives its pages back in PUSHED, and this rank stops helping `peer`.
+    fn advance_shared_send(&mut self, id: ReqId) -> bool {
+        let State::SendShared { peer, buf, len, raddr, recv_req, slot, seq, took } = self.core.reqs.get(id).state
+        else {
+            return false;
+        };
+        let word = self.chan.claim_word(peer, false, slot as usize);
+        let Some(range) = claims::take(word, seq, len, End::Back, self.core.shared_chunk(len)) else {
+            if took {
+                self.core.send_control(peer, PUSHED, recv_req as u64, &[]);
+            }
+            self.core.reqs.get_mut(id).state = State::SendRendezvous { buf, len };
+            return took;
+        };
+        // SAFETY: the send request keeps `buf` (`len` bytes) alive and unchanged until it completes.
+        let src = unsafe { std::slice::from_raw_parts(buf.add(range.start), range.len()) };
+        match self.chan.write_remote(peer, raddr + range.start as u64, src) {
+            Ok(()) => {
+                if let State::SendShared { took, .. } = &mut self.core.reqs.get_mut(id).state {
+                    *took = true;
+                }
+            }
+            Err(e) => {
+                verbose(format_args!("shared copy to rank {peer} refused ({e}); it copies alone from now on"));
+                self.core.push_refused[peer] = true;
+                let (a, b) = claims::page_range(&range);
+                let mut redo = [0u8; 8];
+                redo[..4].copy_from_slice(&a.to_ne_bytes());
+                redo[4..].copy_from_slice(&b.to_ne_bytes());
+                self.core.send_control(peer, PUSHED, recv_req as u64, &redo);
+                self.core.reqs.get_mut(id).state = State::SendRendezvous { buf, len };
+            }
+        }
+        true
     }
 
     /// Pushes as many DATA chunks as the sender's free slots allow.
@@ -709,10 +873,38 @@ impl Core {
             CTS => {
                 let recv_req = u32::from_ne_bytes(payload.try_into().expect("CTS carries a request id"));
                 if let Some(req) = self.reqs.lookup_mut(h.aux) {
-                    if let State::SendRendezvous { buf, len } = req.state {
-                        req.state =
-                            State::SendPipeline { peer, buf, len, offset: 0, recv_req, cursor: Cursor::default() };
+                    // A receiver whose shared copy failed may answer CTS before this rank has
+                    // looked at the SHARE before it (and so took nothing): that send is active already.
+                    let (buf, len, listed) = match req.state {
+                        State::SendRendezvous { buf, len } => (buf, len, false),
+                        State::SendShared { buf, len, .. } => (buf, len, true),
+                        _ => return,
+                    };
+                    req.state = State::SendPipeline { peer, buf, len, offset: 0, recv_req, cursor: Cursor::default() };
+                    if !listed {
                         self.active.push(h.aux as ReqId);
+                    }
+                }
+            }
+            SHARE => {
+                let Some(share) = Share::decode(payload) else {
+                    panic!("malformed SHARE record from rank {peer}: {} payload bytes", payload.len())
+                };
+                let Some(req) = self.reqs.lookup_mut(h.aux) else { return };
+                // A sender whose writes the kernel refused leaves the copy to the receiver.
+                if let (State::SendRendezvous { buf, len }, false) = (&req.state, self.push_refused[peer]) {
+                    let Share { addr: raddr, recv_req, slot, seq } = share;
+                    req.state =
+                        State::SendShared { peer, buf: *buf, len: *len, raddr, recv_req, slot, seq, took: false };
+                    self.active.push(h.aux as ReqId);
+                }
+            }
+            PUSHED => {
+                let Some(req) = self.reqs.lookup_mut(h.aux) else { return };
+                if let State::RecvShared { pushed, redo, .. } = &mut req.state {
+                    *pushed = true;
+                    if let (Some(a), Some(b)) = (payload.get(..4), payload.get(4..8)) {
+                        *redo = (u32::from_ne_bytes(a.try_into().unwrap()), u32::from_ne_bytes(b.try_into().unwrap()));
                     }
                 }
             }
@@ -762,8 +954,16 @@ impl Core {
     }
 
     fn start_rendezvous(&mut self, id: ReqId, env: Envelope, peer: usize, rts: Rts, len: usize) {
+        let State::RecvPosted { buf, cap } = self.reqs.get(id).state else {
+            unreachable!("rendezvous for request {id} not posted")
+        };
+        let shared = self.single_copy[peer]
+            && self.shared_min > 0
+            && (self.shared_min..=claims::MAX_BYTES).contains(&len)
+            && len <= cap
+            && rts.blocks == 0
+            && self.reqs.get(id).scatter.is_none();
         let req = self.reqs.get_mut(id);
-        let State::RecvPosted { buf, cap } = req.state else { unreachable!("rendezvous for request {id} not posted") };
         let n = len.min(cap);
         req.completion = Completion { source: env.source, tag: env.tag, bytes: n, cancelled: false };
         if len > cap {
@@ -773,6 +973,22 @@ impl Core {
         if let Some(why) = &self.failed[peer] {
             req.error = Some(Error::PeerGone { rank: peer, reason: why.clone() });
             req.state = State::Done;
+        } else if shared {
+            req.state = State::RecvShared {
+                peer,
+                addr: rts.addr,
+                buf,
+                len,
+                send_req: rts.send_req,
+                alone: 0,
+                slot: NO_SLOT,
+                seq: 0,
+                front_done: false,
+                pushed: false,
+                refused: false,
+                redo: (0, 0),
+            };
+            self.active.push(id);
         } else if self.single_copy[peer] {
             req.state = State::RecvSingleCopy {
                 peer,
@@ -788,17 +1004,25 @@ impl Core {
         } else if len == 0 {
             // Nothing to pipeline (a synchronous send of no bytes): the match is all it waits for.
             req.state = State::Done;
-            self.send_control(peer, FIN, rts.send_req as u64, None);
+            self.send_control(peer, FIN, rts.send_req as u64, &[]);
         } else {
             req.state = State::RecvPipeline { buf, cap, len, received: 0, cursor: Cursor::default() };
-            self.send_control(peer, CTS, rts.send_req as u64, Some(id));
+            self.send_control(peer, CTS, rts.send_req as u64, &id.to_ne_bytes());
         }
     }
 
-    fn send_control(&mut self, peer: usize, kind: u32, aux: u64, recv_req: Option<ReqId>) {
+    /// Bytes one end of a shared copy of `len` bytes claims at a time: the tunable, or half the
+    /// message if that is less (whole pages), so both ends start at once on a small one.
+    fn shared_chunk(&self, len: usize) -> usize {
+        self.shared_chunk.min((len / 2).next_multiple_of(claims::PAGE)).max(claims::PAGE)
+    }
+
+    /// Queues a control record for `peer` (sent at the end of this progress round).
+    fn send_control(&mut self, peer: usize, kind: u32, aux: u64, payload: &[u8]) {
         let header = Header { kind, context: 0, source: 0, tag: 0, aux };
-        let payload = recv_req.unwrap_or(0).to_ne_bytes();
-        self.control.push_back((peer, header, payload, if recv_req.is_some() { 4 } else { 0 }));
+        let mut bytes = [0u8; Share::BYTES];
+        bytes[..payload.len()].copy_from_slice(payload);
+        self.control.push_back((peer, header, bytes, payload.len()));
     }
 }
 

@@ -9,11 +9,16 @@
 //! | FIN   | r → s     | -                             | send request    | - (receiver has read it all)  |
 //! | CTS   | r → s     | -                             | send request    | receive request u32 (pipeline) |
 //! | DATA  | s → r     | tag = receive request         | byte offset     | a chunk of the message        |
+//! | SHARE | r → s     | -                             | send request    | [`Share`]: help copy from the back |
+//! | PUSHED| s → r     | -                             | receive request | - , or pages (from, to) u32 × 2 it could not write |
 //!
 //! EAGER goes inline in the ring or through one data-part slot, whichever the channel picks.
 //! RTS leads to a single copy by the receiver (`process_vm_readv`) and a FIN; where the kernel
 //! refuses cross-memory attach, the receiver answers CTS and the sender pipelines DATA chunks
-//! through its slots instead. A message sent from several blocks (a non-contiguous datatype)
+//! through its slots instead. A large contiguous message is a shared copy: the receiver asks
+//! the sender with SHARE to copy from the back (`process_vm_writev`) while it reads from the
+//! front, pages divided by a claim word (`transport::shm::claims`); a sender that took any pages
+//! says PUSHED when it has written them, and the receiver's FIN ends the send as before. A message sent from several blocks (a non-contiguous datatype)
 //! travels without being packed: EAGER and DATA records are gathered from the blocks, and its
 //! RTS names the sender's block list, which the receiver reads first, then the data with
 //! remote I/O vectors.
@@ -32,6 +37,8 @@ pub(crate) const RTS: u32 = 2;
 pub(crate) const FIN: u32 = 3;
 pub(crate) const CTS: u32 = 4;
 pub(crate) const DATA: u32 = 5;
+pub(crate) const SHARE: u32 = 6;
+pub(crate) const PUSHED: u32 = 7;
 
 /// How a message of a given size travels; decided from the channel's capabilities at setup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,6 +120,45 @@ impl Rts {
     }
 }
 
+/// The payload of a SHARE: where the sender may write, and which claim word divides the pages.
+///
+/// ```text
+/// 0   addr      u64  the receive buffer, in the receiver's memory
+/// 8   recv_req  u32  the receiver's request, named by PUSHED
+/// 12  slot      u16  the claim word (of the pair's `CLAIM_WORDS`)
+/// 14  seq       u16  the message's sequence number in that word
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Share {
+    pub addr: u64,
+    pub recv_req: u32,
+    pub slot: u16,
+    pub seq: u16,
+}
+
+impl Share {
+    pub const BYTES: usize = 16;
+
+    pub fn encode(&self) -> [u8; Self::BYTES] {
+        let mut b = [0u8; Self::BYTES];
+        b[..8].copy_from_slice(&self.addr.to_ne_bytes());
+        b[8..12].copy_from_slice(&self.recv_req.to_ne_bytes());
+        b[12..14].copy_from_slice(&self.slot.to_ne_bytes());
+        b[14..].copy_from_slice(&self.seq.to_ne_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8]) -> Option<Share> {
+        let b: &[u8; Self::BYTES] = b.try_into().ok()?;
+        Some(Share {
+            addr: u64::from_ne_bytes(b[..8].try_into().ok()?),
+            recv_req: u32::from_ne_bytes(b[8..12].try_into().ok()?),
+            slot: u16::from_ne_bytes(b[12..14].try_into().ok()?),
+            seq: u16::from_ne_bytes(b[14..].try_into().ok()?),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +184,14 @@ mod tests {
             proptest::prop_assert_eq!(eager, bytes <= EAGER_MAX.get().min(max_record));
             proptest::prop_assert!(t.chunk <= max_record);
         }
+    }
+
+    #[test]
+    fn share_round_trips_and_rejects_wrong_lengths() {
+        let s = Share { addr: 0x7f00_1234_5000, recv_req: 9, slot: 15, seq: 65535 };
+        assert_eq!(Share::decode(&s.encode()), Some(s));
+        assert_eq!(Share::decode(&[0; 15]), None);
+        assert_eq!(Share::decode(&[0; 17]), None);
     }
 
     #[test]

@@ -18,6 +18,9 @@ pub struct Completion {
     pub cancelled: bool,
 }
 
+/// `RecvShared::slot` before a claim word is free.
+pub(crate) const NO_SLOT: u16 = u16::MAX;
+
 pub(crate) enum State {
     Free,
     Done,
@@ -43,6 +46,19 @@ pub(crate) enum State {
         recv_req: u32,
         cursor: super::scatter::Cursor,
     },
+    /// Asked by the receiver's SHARE: writing pages from the back of claim word `slot` (message
+    /// `seq` there) into its buffer at `raddr`; `took` once any. Then PUSHED, and back to
+    /// waiting for FIN as `SendRendezvous`.
+    SendShared {
+        peer: usize,
+        buf: *const u8,
+        len: usize,
+        raddr: u64,
+        recv_req: u32,
+        slot: u16,
+        seq: u16,
+        took: bool,
+    },
     /// Posted in the matcher.
     RecvPosted {
         buf: *mut u8,
@@ -60,6 +76,27 @@ pub(crate) enum State {
         len: usize,
         total: usize,
         done: usize,
+    },
+    /// Matched an RTS of a large contiguous message: a shared copy. Until a claim word is free
+    /// (`slot` = [`NO_SLOT`]) it reads alone from the front (`alone` pages so far). Then it opens
+    /// claim word `slot` (message `seq` there), asks the sender with SHARE to write from the
+    /// back, and reads what it claims from the front. Done when nothing is free (`front_done`)
+    /// and, if the sender took pages, its PUSHED has come (`pushed`), with the pages it could
+    /// not write (`redo`) read too. A refused read (`refused`) starts the message over by the
+    /// pipeline once the sender is done.
+    RecvShared {
+        peer: usize,
+        addr: u64,
+        buf: *mut u8,
+        len: usize,
+        send_req: u32,
+        alone: u32,
+        slot: u16,
+        seq: u16,
+        front_done: bool,
+        pushed: bool,
+        refused: bool,
+        redo: (u32, u32),
     },
     /// Matched an RTS without single copy: DATA chunks arriving (`cursor` follows them in
     /// the request's `scatter` blocks, if any).

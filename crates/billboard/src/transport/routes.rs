@@ -126,6 +126,23 @@ impl Routes {
         self.shm.read_remote_vectored(self.local[peer] as usize, addr, iov)
     }
 
+    /// Copies `src` into `peer`'s memory at `addr` (billboard peers only; see
+    /// [`ShmChannel::write_remote`]).
+    pub(crate) fn write_remote(&self, peer: usize, addr: u64, src: &[u8]) -> std::io::Result<()> {
+        self.shm.write_remote(self.local[peer] as usize, addr, src)
+    }
+
+    /// Claim word `k` of the copies shared with billboard peer `peer`: the one of messages it
+    /// sends us (`from_peer`), or of ours to it.
+    pub(crate) fn claim_word(&self, peer: usize, from_peer: bool, k: usize) -> &crate::sync::AtomicU64 {
+        let (me, peer) = (self.shm.me(), self.local[peer] as usize);
+        if from_peer {
+            self.shm.claim_word(me, peer, k)
+        } else {
+            self.shm.claim_word(peer, me, k)
+        }
+    }
+
     /// Copies from several pieces of `peer`'s memory into several local ones (billboard peers
     /// only; see [`ShmChannel::read_remote_iov`]).
     pub(crate) fn read_remote_iov(

@@ -6,10 +6,12 @@
 //! slot descriptor, which can go to several receivers at once (multicast); each receiver counts
 //! the descriptors it has finished in the sender's partition (ACKs), and the sender reuses a
 //! slot once every addressed receiver has counted past it. Very large messages are the engine's
-//! business: it reads them straight from the sender's memory with [`ShmChannel::read_remote`].
+//! business: it reads them straight from the sender's memory with [`ShmChannel::read_remote`],
+//! and the sender helps with [`ShmChannel::write_remote`], the two dividing the pages through a
+//! claim word (`claims.rs`).
 //!
 //! Files: `segment.rs` sets up and tears down, `ring.rs` sends and receives records,
-//! `slots.rs` manages the data part, `wait.rs` waits.
+//! `slots.rs` manages the data part, `claims.rs` divides shared copies, `wait.rs` waits.
 
 use std::io;
 
@@ -17,13 +19,14 @@ use crate::sync::Ordering;
 use crate::transport::{Caps, Channel, Header, WouldBlock};
 use crate::tunables::Tunable;
 
+pub(crate) mod claims;
 mod ring;
 mod segment;
 mod slots;
 pub mod wait;
 
 use ring::{RingMemory, RingRx, RingTx, CELL, FORM_INLINE, FORM_SLOT};
-pub(crate) use segment::{segment_name, Layout, Segment};
+pub(crate) use segment::{segment_name, Layout, Segment, CLAIM_WORDS};
 use slots::SlotPool;
 
 pub static RING_BYTES: Tunable = Tunable::new(
@@ -46,6 +49,13 @@ pub static SINGLE_COPY: Tunable =
     Tunable::new("BB_SHM_SINGLE_COPY", 1, "0 forces the pipelined copy instead of process_vm_readv");
 pub static CMA_SEGMENT: Tunable =
     Tunable::new("BB_SHM_CMA_SEGMENT", 1 << 20, "bytes copied by one process_vm_readv before other traffic is polled");
+pub static SHARED_COPY: Tunable = Tunable::new(
+    "BB_SHM_SHARED_COPY",
+    64 << 10,
+    "smallest single-copy message the sender helps copy (process_vm_writev from the back while the receiver reads from the front; measured 64 KiB one-way 3.35 -> 2.7 us, 1 MiB 60 -> 35 us); 0: never",
+);
+pub static SHARED_CHUNK: Tunable =
+    Tunable::new("BB_SHM_SHARED_CHUNK", 64 << 10, "bytes one end of a shared copy claims and copies at a time");
 
 /// Records drained from one peer per poll before others get a turn.
 const DRAIN_BUDGET: usize = 32;
@@ -290,6 +300,33 @@ impl ShmChannel {
             self.rang(p);
         }
         Ok(())
+    }
+
+    /// Copies `src` to address `addr` of `peer`'s memory (`process_vm_writev`), looping over
+    /// partial writes: the sender's half of a shared copy.
+    pub(crate) fn write_remote(&self, peer: usize, addr: u64, src: &[u8]) -> io::Result<()> {
+        let pid = self.seg.control(peer).pid.load(Ordering::Acquire) as libc::pid_t;
+        let mut done = 0;
+        while done < src.len() {
+            let local = libc::iovec { iov_base: src[done..].as_ptr() as *mut libc::c_void, iov_len: src.len() - done };
+            let remote =
+                libc::iovec { iov_base: (addr as usize + done) as *mut libc::c_void, iov_len: src.len() - done };
+            // SAFETY: `local` is only read; the kernel checks `remote` against the peer's mappings.
+            let n = unsafe { libc::process_vm_writev(pid, &local, 1, &remote, 1, 0) };
+            if n < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if n == 0 {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "process_vm_writev wrote nothing"));
+            }
+            done += n as usize;
+        }
+        Ok(())
+    }
+
+    /// Claim word `k` of the copies `sender` and `receiver` share (in `receiver`'s partition).
+    pub(crate) fn claim_word(&self, receiver: usize, sender: usize, k: usize) -> &crate::sync::AtomicU64 {
+        self.seg.claim(receiver, sender, k)
     }
 
     /// Whether anything has arrived that `poll` would hand out.

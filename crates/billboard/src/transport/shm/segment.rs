@@ -13,6 +13,8 @@
 //!                                                            ceil(n/16) lines, not n rings
 //!   +door_end         Returns[r], 128 B each                 [r] r's consumed position in ring
 //!                                                            p->r, and r's count of p's slots read
+//!   +claims           claims[s], 128 B each: 16 claim words  [p and s, compare-and-swap] pages
+//!                     of messages from s that both copy      of a shared copy (see claims.rs)
 //!   +rings            ring[s], ring_bytes each: cells from s to p  [s]
 //!   +data             slots x slot_bytes: p's data part      [p]
 //! ```
@@ -28,10 +30,12 @@ use crate::sync::{AtomicU64, Ordering};
 use crate::{Error, Result};
 
 const MAGIC: u64 = u64::from_le_bytes(*b"BBOARD01");
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER_BYTES: usize = 4096;
 const CONTROL_BYTES: usize = 256;
 pub(crate) const LINE: usize = 128;
+/// Claim words per (sender, receiver) pair: shared copies in flight between them at once.
+pub(crate) const CLAIM_WORDS: usize = LINE / 8;
 const PAGE: usize = 4096;
 
 /// The segment header, written once by the creator before any other rank maps.
@@ -84,6 +88,7 @@ pub(crate) struct Layout {
     pub slots: usize,
     pub doorbell_off: usize,
     pub returns_off: usize,
+    pub claims_off: usize,
     pub rings_off: usize,
     pub data_off: usize,
     pub part_bytes: usize,
@@ -101,7 +106,8 @@ impl Layout {
         let slot_bytes = round_up(slot_bytes.max(PAGE), PAGE);
         let doorbell_off = CONTROL_BYTES;
         let returns_off = round_up(doorbell_off + 8 * nranks, LINE);
-        let rings_off = returns_off + LINE * nranks;
+        let claims_off = returns_off + LINE * nranks;
+        let rings_off = claims_off + LINE * nranks;
         let data_off = round_up(rings_off + ring_bytes * nranks, PAGE);
         let part_bytes = round_up(data_off + slot_bytes * slots, PAGE);
         let total_bytes = HEADER_BYTES + part_bytes * nranks;
@@ -112,6 +118,7 @@ impl Layout {
             slots,
             doorbell_off,
             returns_off,
+            claims_off,
             rings_off,
             data_off,
             part_bytes,
@@ -250,6 +257,14 @@ impl Segment {
         unsafe { &*(self.partition(p).add(self.layout.returns_off + LINE * r) as *const Returns) }
     }
 
+    /// Claim word `k` (of [`CLAIM_WORDS`]) of the copies shared by sender `s` and receiver
+    /// `r`, in `r`'s partition.
+    pub fn claim(&self, r: usize, s: usize, k: usize) -> &AtomicU64 {
+        assert!(s < self.layout.nranks && k < CLAIM_WORDS);
+        // SAFETY: within the claims array of partition r; u64-aligned.
+        unsafe { &*(self.partition(r).add(self.layout.claims_off + LINE * s + 8 * k) as *const AtomicU64) }
+    }
+
     /// First byte of the ring from sender `s` into receiver `r`.
     pub fn ring(&self, r: usize, s: usize) -> *mut u8 {
         assert!(s < self.layout.nranks);
@@ -320,7 +335,8 @@ mod tests {
         assert_eq!(l.ring_bytes % LINE, 0);
         assert_eq!(l.slot_bytes % PAGE, 0);
         assert_eq!(l.returns_off % LINE, 0);
-        assert_eq!(l.rings_off % LINE, 0);
+        assert_eq!(l.claims_off, l.returns_off + 5 * LINE);
+        assert_eq!(l.rings_off, l.claims_off + 5 * LINE);
         assert_eq!(l.data_off % PAGE, 0);
         assert_eq!(l.part_bytes % PAGE, 0);
         assert!(l.doorbell_off + 8 * 5 <= l.returns_off);
