@@ -35,6 +35,6 @@ echo "== fuzz targets of the network decoders: their checks over the seeds, then
 cargo test -q --manifest-path fuzz/Cargo.toml --no-default-features
 scripts/fuzz.sh "${FUZZ_SECONDS:-5}"
 
-echo "== loom model of the fast-box ring (bounded preemptions keep it to about a minute)"
+echo "== loom models of the fast-box ring and the shared-copy claim word (bounded preemptions)"
 LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:-2} RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
   cargo test -p billboard --release --lib loom
