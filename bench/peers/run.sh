@@ -174,7 +174,7 @@ merge() {
     echo "== latency: one-way us (round trip / 2), median of trimmed trials; bb/best-MPI = billboard / min(MPICH, Open MPI)"
     merge latency oneway_us oneway_us_median lower
     echo
-    echo "== bandwidth: GB/s (1e9 B/s), window of 64; floor = max(memcpy, process_vm_readv); bb/best-MPI = billboard / max(MPICH, Open MPI)"
+    echo "== bandwidth: GB/s (1e9 B/s), window of 64; floor = max(memcpy, process_vm_readv, shared copy); bb/best-MPI = billboard / max(MPICH, Open MPI)"
     merge bandwidth gbps floor_gbps_median higher
 } | tee "$RESULTS/summary.txt"
 log "CSVs and summary.txt in $RESULTS"

@@ -9,17 +9,19 @@ use crate::Options;
 
 /// Columns: (human header, CSV header). The CSV starts with `size_bytes,oneway_us_median` (the
 /// latency floor: the faster bare ping-pong) like the `latency` CSV, so scripts read both alike.
-const COLUMNS: [(&str, &str); 11] = [
+const COLUMNS: [(&str, &str); 13] = [
     ("size", "size_bytes"),
     ("floor us", "oneway_us_median"),
     ("copy us", "copy_oneway_us_median"),
     ("copy min", "copy_oneway_us_min"),
     ("copy mean", "copy_oneway_us_mean"),
     ("1-copy us", "single_copy_oneway_us_median"),
+    ("shared us", "shared_copy_oneway_us_median"),
     ("exchange us", "exchange_us_median"),
     ("memcpy GB/s", "memcpy_gbps_median"),
     ("cold GB/s", "memcpy_cold_gbps_median"),
     ("vm_readv GB/s", "vm_readv_gbps_median"),
+    ("shared GB/s", "vm_shared_gbps_median"),
     ("floor GB/s", "floor_gbps_median"),
 ];
 
@@ -36,7 +38,7 @@ pub fn run(options: &Options) -> CmdResult {
     } else {
         println!(
             "# floor: bare shared-memory ping-pong, one-way us = round trip / 2 (copy: through shared \
-             memory; 1-copy: process_vm_readv), exchange us = iteration / 2, copy bandwidth in GB/s (1e9 B/s)"
+             memory; 1-copy: process_vm_readv; shared: readv of the front half while the sender writes the back), exchange us = iteration / 2, copy bandwidth in GB/s (1e9 B/s)"
         );
         print!("{}", table.render_aligned());
     }
@@ -60,10 +62,12 @@ fn floor_table(
             p.copy.min,
             p.copy.mean,
             p.single_copy.median,
+            p.shared_copy.median,
             exchange[i].median,
             c.memcpy.median,
             c.memcpy_cold.median,
             c.vm_readv.median,
+            c.vm_shared.median,
             c.best_median(),
         ];
         table.push(std::iter::once(Cell::Bytes(size)).chain(values.map(Cell::Num)).collect());
@@ -81,11 +85,14 @@ mod tests {
 
     #[test]
     fn csv_leads_with_size_and_oneway_median_and_picks_the_best_copy() {
-        let copy = CopyFloor { memcpy: s(10.0), memcpy_cold: s(4.0), vm_readv: s(12.0) };
-        let latency = LatencyFloor { copy: s(0.25), single_copy: s(0.75) };
+        let copy = CopyFloor { memcpy: s(10.0), memcpy_cold: s(4.0), vm_readv: s(12.0), vm_shared: s(20.0) };
+        let latency = LatencyFloor { copy: s(0.25), single_copy: s(0.75), shared_copy: s(0.5) };
         let csv = floor_table(&[8], &[latency], &[s(0.5)], &[copy], true).render_csv();
         let mut lines = csv.lines();
         assert!(lines.next().unwrap().starts_with("size_bytes,oneway_us_median,"));
-        assert_eq!(lines.next().unwrap(), "8,0.2500,0.2500,0.2500,0.2500,0.7500,0.5000,10.00,4.000,12.00,12.00");
+        assert_eq!(
+            lines.next().unwrap(),
+            "8,0.2500,0.2500,0.2500,0.2500,0.7500,0.5000,0.5000,10.00,4.000,12.00,20.00,20.00"
+        );
     }
 }

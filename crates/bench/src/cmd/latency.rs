@@ -65,8 +65,8 @@ pub fn run(options: &Options) -> CmdResult {
     Ok(())
 }
 
-/// The two bare ping-pongs the latency floor is the faster of, shown beside it.
-pub fn floor_extras(floor: &[LatencyFloor]) -> [Extra; 2] {
+/// The bare ping-pongs the latency floor is the fastest of, shown beside it.
+pub fn floor_extras(floor: &[LatencyFloor]) -> [Extra; 3] {
     [
         Extra {
             human: "copy floor us",
@@ -77,6 +77,11 @@ pub fn floor_extras(floor: &[LatencyFloor]) -> [Extra; 2] {
             human: "1-copy floor us",
             csv: "single_copy_floor_oneway_us_median",
             values: floor.iter().map(|f| f.single_copy.median).collect(),
+        },
+        Extra {
+            human: "shared floor us",
+            csv: "shared_copy_floor_oneway_us_median",
+            values: floor.iter().map(|f| f.shared_copy.median).collect(),
         },
     ]
 }

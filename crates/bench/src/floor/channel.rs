@@ -8,7 +8,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use super::copy::read_remote;
+use super::copy::{read_remote, write_remote};
 use super::{CHILD_BYTE, PARENT_BYTE};
 use crate::peer::{parent_gone, wait_at_least, PaddedSeq, Peer, SharedRegion};
 use crate::plan::{latency_iters, Trials};
@@ -207,9 +207,12 @@ fn child_loop(
 /// Single-copy ping-pong: each side publishes a sequence number while its payload stays in its
 /// own private buffer; the other side waits for it and reads the payload with
 /// `process_vm_readv`, then replies the same way. One copy per direction, plus a system call.
-/// The buffers were allocated before the fork, so they sit at the same address in both
-/// processes. Returns one-way microseconds per size.
-pub(super) fn single_copy_pingpong(sizes: &[usize], trials: Trials) -> io::Result<Vec<Summary>> {
+/// With `shared`, the two ends copy each message at once, as the engine's shared copies do:
+/// the receiver reads the front half while the sender writes the back half straight into the
+/// receiver's buffer with `process_vm_writev`, then publishes a second number. The buffers were
+/// allocated before the fork, so they sit at the same address in both processes. Returns
+/// one-way microseconds per size.
+pub(super) fn single_copy_pingpong(sizes: &[usize], trials: Trials, shared: bool) -> io::Result<Vec<Summary>> {
     let max = sizes.iter().copied().max().unwrap_or(0);
     let channel = Channel::new(0)?;
     let parent_src = vec![PARENT_BYTE; max];
@@ -217,20 +220,36 @@ pub(super) fn single_copy_pingpong(sizes: &[usize], trials: Trials) -> io::Resul
     let child_src = vec![CHILD_BYTE; max];
     let mut child_dst = vec![0u8; max];
     let (parent_addr, child_addr) = (parent_src.as_ptr() as usize, child_src.as_ptr() as usize);
+    let (parent_dst_addr, child_dst_addr) = (parent_dst.as_ptr() as usize, child_dst.as_ptr() as usize);
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
+    if shared {
+        // The child writes into us: allow it where Yama restricts ptrace to ancestors.
+        // SAFETY: prctl(PR_SET_PTRACER) only changes who may attach to this process.
+        unsafe { libc::prctl(libc::PR_SET_PTRACER, libc::PR_SET_PTRACER_ANY, 0, 0, 0) };
+    }
+    // Bytes the receiver reads; the sender writes the rest (none without `shared`).
+    let front = |size: usize| if shared { (size / 2).next_multiple_of(4096).min(size) } else { size };
+    // Sequence numbers per message: published, and (shared) the sender's half written.
+    let step = if shared { 2 } else { 1 };
     let control = channel.control();
 
     let mut peer = Peer::spawn(|| {
         let mut seq = 0;
         for &size in sizes {
-            let rounds = trials.total() * latency_iters(size);
+            let (to, rounds) = (front(size), trials.total() * latency_iters(size));
             for round in 0..rounds {
-                seq += 1;
-                let waited = wait_at_least(&control.parent_seq.0, seq, parent_gone(parent));
-                let read = waited.is_ok() && read_remote(parent, parent_addr, &mut child_dst[..size]).is_ok();
+                seq += step;
+                let mut ok = wait_at_least(&control.parent_seq.0, seq + 1 - step, parent_gone(parent)).is_ok()
+                    && read_remote(parent, parent_addr, &mut child_dst[..to]).is_ok()
+                    && wait_at_least(&control.parent_seq.0, seq, parent_gone(parent)).is_ok();
                 let last = round + 1 == rounds;
-                if !read || (last && child_dst[..size].iter().any(|&b| b != PARENT_BYTE)) {
+                ok &= !(last && child_dst[..size].iter().any(|&b| b != PARENT_BYTE));
+                if shared && ok {
+                    control.child_seq.0.store(seq - 1, Ordering::Release);
+                    ok = write_remote(parent, &child_src[to..size], parent_dst_addr + to).is_ok();
+                }
+                if !ok {
                     // SAFETY: async-signal-safe exit of the forked child.
                     unsafe { libc::_exit(2) };
                 }
@@ -247,20 +266,25 @@ pub(super) fn single_copy_pingpong(sizes: &[usize], trials: Trials) -> io::Resul
         }
     })?;
 
+    let gone = |_| io::Error::other("single-copy floor peer died");
     let mut seq = 0;
     let mut results = Vec::with_capacity(sizes.len());
     for &size in sizes {
-        let iters = latency_iters(size);
+        let (to, iters) = (front(size), latency_iters(size));
         let mut samples = Vec::with_capacity(trials.timed);
         parent_dst[..size].fill(0);
         for trial in 0..trials.total() {
             let start = Instant::now();
             for _ in 0..iters {
-                seq += 1;
+                seq += step;
+                if shared {
+                    control.parent_seq.0.store(seq - 1, Ordering::Release);
+                    write_remote(peer.pid(), &parent_src[to..size], child_dst_addr + to)?;
+                }
                 control.parent_seq.0.store(seq, Ordering::Release);
-                wait_at_least(&control.child_seq.0, seq, || !peer.alive())
-                    .map_err(|_| io::Error::other("single-copy floor peer died"))?;
-                read_remote(peer.pid(), child_addr, &mut parent_dst[..size])?;
+                wait_at_least(&control.child_seq.0, seq + 1 - step, || !peer.alive()).map_err(gone)?;
+                read_remote(peer.pid(), child_addr, &mut parent_dst[..to])?;
+                wait_at_least(&control.child_seq.0, seq, || !peer.alive()).map_err(gone)?;
             }
             let elapsed = start.elapsed().as_secs_f64();
             if trial >= trials.warmup {
@@ -301,7 +325,9 @@ mod tests {
             assert_eq!(results.len(), sizes.len());
             assert!(results.iter().all(|s| s.median > 0.0));
         }
-        let single = single_copy_pingpong(&sizes, trials).unwrap();
-        assert!(single.iter().all(|s| s.median > 0.0));
+        for shared in [false, true] {
+            let single = single_copy_pingpong(&sizes, trials, shared).unwrap();
+            assert!(single.iter().all(|s| s.median > 0.0));
+        }
     }
 }

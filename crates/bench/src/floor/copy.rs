@@ -1,4 +1,5 @@
-//! Copy bandwidth: `memcpy` in one process, `process_vm_readv` from a forked peer.
+//! Copy bandwidth: `memcpy` in one process, `process_vm_readv` from a forked peer, and both
+//! processes copying halves at once (`process_vm_readv` here, `process_vm_writev` there).
 
 use std::hint::black_box;
 use std::io;
@@ -8,7 +9,7 @@ use std::time::Instant;
 
 use super::channel::Channel;
 use super::{CHILD_BYTE, PARENT_BYTE};
-use crate::peer::{wait_at_least, Peer};
+use crate::peer::{parent_gone, wait_at_least, Peer};
 use crate::plan::Trials;
 use crate::stats::{rate_gbps, trimmed, Summary};
 
@@ -142,6 +143,96 @@ pub(super) fn vm_readv(sizes: &[usize], max: usize, trials: Trials) -> io::Resul
     control.parent_seq.0.store(1, Ordering::Release);
     child.join()?;
     Ok(results)
+}
+
+/// Both ends copy at once, as the engine's shared copies do. For each copy we read the front
+/// half of the forked child's buffer with `process_vm_readv` while the child writes the back
+/// half into ours with `process_vm_writev`; a copy ends when both halves are in. The go word
+/// carries the copy's number and size (`n << 40 | size`), the child answers with `n`.
+pub(super) fn vm_shared(sizes: &[usize], max: usize, trials: Trials) -> io::Result<Vec<Summary>> {
+    const SIZE_BITS: u32 = 40;
+    const STOP: u64 = u64::MAX;
+    let channel = Channel::new(0)?;
+    let mut remote = vec![0u8; max];
+    let mut local = vec![0u8; max];
+    let (remote_addr, local_addr) = (remote.as_ptr() as usize, local.as_mut_ptr() as usize);
+    // The child writes into us: allow it where Yama restricts ptrace to ancestors.
+    // SAFETY: prctl(PR_SET_PTRACER) only changes who may attach to this process.
+    unsafe { libc::prctl(libc::PR_SET_PTRACER, libc::PR_SET_PTRACER_ANY, 0, 0, 0) };
+    let parent = std::process::id() as libc::pid_t;
+    let half = |size: usize| (size / 2).next_multiple_of(4096).min(size);
+    let mut child = Peer::spawn(|| {
+        remote.fill(CHILD_BYTE);
+        let c = channel.control();
+        c.child_seq.0.store(1, Ordering::Release);
+        let mut done = 1;
+        loop {
+            if wait_at_least(&c.parent_seq.0, (done + 1) << SIZE_BITS, parent_gone(parent)).is_err() {
+                return;
+            }
+            let go = c.parent_seq.0.load(Ordering::Acquire);
+            if go == STOP {
+                return;
+            }
+            let size = (go & ((1 << SIZE_BITS) - 1)) as usize;
+            let from = half(size);
+            if write_remote(parent, &remote[from..size], local_addr + from).is_err() {
+                return;
+            }
+            done = go >> SIZE_BITS;
+            c.child_seq.0.store(done, Ordering::Release);
+        }
+    })?;
+    let control = channel.control();
+    wait_at_least(&control.child_seq.0, 1, || !child.alive()).map_err(|_| io::Error::other("vm_shared peer died"))?;
+    let pid = child.pid();
+
+    let mut n: u64 = 1;
+    let mut results = Vec::with_capacity(sizes.len());
+    for &size in sizes {
+        let copies = copies_per_trial(size, VM_READV_MAX_COPIES);
+        let to = half(size);
+        let rate = time_rate(size, copies, trials, |_| {
+            n += 1;
+            control.parent_seq.0.store(n << SIZE_BITS | size as u64, Ordering::Release);
+            read_remote(pid, remote_addr, &mut local[..to])?;
+            wait_at_least(&control.child_seq.0, n, || !child.alive())
+                .map_err(|_| io::Error::other("vm_shared peer died (its process_vm_writev refused?)"))
+        });
+        match rate {
+            Ok(summary) => results.push(summary),
+            Err(e) => {
+                eprintln!("bb-bench: shared copy floor not measured ({e})");
+                results.resize(sizes.len(), Summary::MISSING);
+                break;
+            }
+        }
+        if size > 0 && local[..size].iter().any(|&b| b != CHILD_BYTE) {
+            return Err(io::Error::other(format!("shared copy moved wrong bytes at {size} B")));
+        }
+        local[..size].fill(0);
+    }
+    control.parent_seq.0.store(STOP, Ordering::Release);
+    child.join()?;
+    Ok(results)
+}
+
+/// Writes `local` to `remote_addr` in process `pid`, looping on partial writes.
+pub(super) fn write_remote(pid: libc::pid_t, local: &[u8], remote_addr: usize) -> io::Result<()> {
+    let mut done = 0;
+    while done < local.len() {
+        let rest = local.len() - done;
+        let local_iov = libc::iovec { iov_base: local[done..].as_ptr() as *mut libc::c_void, iov_len: rest };
+        let remote_iov = libc::iovec { iov_base: (remote_addr + done) as *mut libc::c_void, iov_len: rest };
+        // SAFETY: the local iovec is only read; the kernel checks the remote one.
+        let n = unsafe { libc::process_vm_writev(pid, &local_iov, 1, &remote_iov, 1, 0) };
+        match n {
+            -1 => return Err(io::Error::last_os_error()),
+            0 => return Err(io::Error::other("process_vm_writev made no progress")),
+            n => done += n as usize,
+        }
+    }
+    Ok(())
 }
 
 /// Reads `local.len()` bytes at `remote_addr` in process `pid`, looping on partial reads (the

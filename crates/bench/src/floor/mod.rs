@@ -14,7 +14,8 @@
 //!     limits. One copy instead of two wins from a few KiB on.
 //! - Exchange floor ([`exchange`]): the copy channel with both sides sending at once.
 //! - Bandwidth floor ([`copy_bandwidth`]): `memcpy` within one process (the cost of one copy,
-//!   cache-resident and not) and `process_vm_readv` from the forked peer's memory.
+//!   cache-resident and not), `process_vm_readv` from the forked peer's memory, and both
+//!   processes copying halves of each message at once (the engine's shared copy, bare).
 //!
 //! - TCP floor ([`tcp`]): raw TCP ping-pong and streaming between two processes that may be on
 //!   two hosts, the floor of the TCP route (`bb-bench tcp-floor`, started on both ends).
@@ -72,24 +73,31 @@ pub struct LatencyFloor {
     pub copy: Summary,
     /// Ping-pong where the receiver reads the sender's buffer with `process_vm_readv`.
     pub single_copy: Summary,
+    /// The same, with the sender writing the back half into the receiver's buffer
+    /// (`process_vm_writev`) while the receiver reads the front half: two cores per message.
+    pub shared_copy: Summary,
 }
 
 impl LatencyFloor {
     /// Not measured (on ranks other than 0, or when the floor failed).
-    pub const MISSING: LatencyFloor = LatencyFloor { copy: Summary::MISSING, single_copy: Summary::MISSING };
+    pub const MISSING: LatencyFloor =
+        LatencyFloor { copy: Summary::MISSING, single_copy: Summary::MISSING, shared_copy: Summary::MISSING };
 
-    /// The floor figure of the latency tables: the faster of the two bare protocols (a message
-    /// layer may choose either at each size, so it can beat neither).
+    /// The floor figure of the latency tables: the fastest of the bare protocols (a message
+    /// layer may choose any at each size, so it can beat none).
     pub fn best_median(&self) -> f64 {
-        self.copy.median.min(self.single_copy.median)
+        self.copy.median.min(self.single_copy.median).min(self.shared_copy.median)
     }
 }
 
-/// Latency floor per size: both bare ping-pongs (trimmed statistics over `trials.timed` trials).
+/// Latency floor per size: the bare ping-pongs (trimmed statistics over `trials.timed` trials).
 pub fn pingpong(sizes: &[usize], trials: Trials) -> io::Result<Vec<LatencyFloor>> {
     let copy = channel::run(sizes, trials, channel::Pattern::PingPong)?;
-    let single_copy = channel::single_copy_pingpong(sizes, trials)?;
-    Ok(copy.into_iter().zip(single_copy).map(|(copy, single_copy)| LatencyFloor { copy, single_copy }).collect())
+    let single_copy = channel::single_copy_pingpong(sizes, trials, false)?;
+    let shared_copy = channel::single_copy_pingpong(sizes, trials, true)?;
+    Ok((0..sizes.len())
+        .map(|i| LatencyFloor { copy: copy[i], single_copy: single_copy[i], shared_copy: shared_copy[i] })
+        .collect())
 }
 
 /// Exchange floor: both sides send and receive through the copy channel at once; time per
@@ -108,18 +116,25 @@ pub struct CopyFloor {
     pub memcpy_cold: Summary,
     /// `process_vm_readv` from the forked peer's buffer (looping on partial reads).
     pub vm_readv: Summary,
+    /// We read the front half with `process_vm_readv` while the peer writes the back half with
+    /// `process_vm_writev`: two cores on one message.
+    pub vm_shared: Summary,
 }
 
 impl CopyFloor {
     /// Not measured (on ranks other than 0, or when the floor failed).
-    pub const MISSING: CopyFloor =
-        CopyFloor { memcpy: Summary::MISSING, memcpy_cold: Summary::MISSING, vm_readv: Summary::MISSING };
+    pub const MISSING: CopyFloor = CopyFloor {
+        memcpy: Summary::MISSING,
+        memcpy_cold: Summary::MISSING,
+        vm_readv: Summary::MISSING,
+        vm_shared: Summary::MISSING,
+    };
 
-    /// The floor figure of the bandwidth tables: the faster of one `memcpy` and one
-    /// `process_vm_readv`. A transport moves each byte at least once, so neither a copy-through
-    /// nor a single-copy protocol can sustain more than this.
+    /// The floor figure of the bandwidth tables: the fastest of one `memcpy`, one
+    /// `process_vm_readv`, and the two halves copied at once. A transport moves each byte at
+    /// least once, with at most two cores, so no protocol can sustain more than this.
     pub fn best_median(&self) -> f64 {
-        self.memcpy.median.max(self.vm_readv.median)
+        self.memcpy.median.max(self.vm_readv.median).max(self.vm_shared.median)
     }
 }
 
@@ -129,7 +144,13 @@ pub fn copy_bandwidth(sizes: &[usize], trials: Trials) -> io::Result<Vec<CopyFlo
     let memcpy: Vec<Summary> = sizes.iter().map(|&s| copy::memcpy_hot(s, max, trials)).collect();
     let memcpy_cold = copy::memcpy_cold(sizes, trials);
     let vm_readv = copy::vm_readv(sizes, max, trials)?;
+    let vm_shared = copy::vm_shared(sizes, max, trials)?;
     Ok((0..sizes.len())
-        .map(|i| CopyFloor { memcpy: memcpy[i], memcpy_cold: memcpy_cold[i], vm_readv: vm_readv[i] })
+        .map(|i| CopyFloor {
+            memcpy: memcpy[i],
+            memcpy_cold: memcpy_cold[i],
+            vm_readv: vm_readv[i],
+            vm_shared: vm_shared[i],
+        })
         .collect())
 }
