@@ -217,40 +217,42 @@ pub(super) fn vm_shared(sizes: &[usize], max: usize, trials: Trials) -> io::Resu
     Ok(results)
 }
 
-/// Writes `local` to `remote_addr` in process `pid`, looping on partial writes.
+/// Writes `local` to `remote_addr` in process `pid` (`process_vm_writev`).
 pub(super) fn write_remote(pid: libc::pid_t, local: &[u8], remote_addr: usize) -> io::Result<()> {
-    let mut done = 0;
-    while done < local.len() {
-        let rest = local.len() - done;
-        let local_iov = libc::iovec { iov_base: local[done..].as_ptr() as *mut libc::c_void, iov_len: rest };
-        let remote_iov = libc::iovec { iov_base: (remote_addr + done) as *mut libc::c_void, iov_len: rest };
-        // SAFETY: the local iovec is only read; the kernel checks the remote one.
-        let n = unsafe { libc::process_vm_writev(pid, &local_iov, 1, &remote_iov, 1, 0) };
-        match n {
-            -1 => return Err(io::Error::last_os_error()),
-            0 => return Err(io::Error::other("process_vm_writev made no progress")),
-            n => done += n as usize,
-        }
-    }
+    // SAFETY: `local` is readable for its length, and a write only reads the local side.
+    unsafe { cross_copy(pid, local.as_ptr().cast_mut(), remote_addr, local.len(), true) }
+}
+
+/// Reads `local.len()` bytes at `remote_addr` in process `pid` (`process_vm_readv`).
+pub(super) fn read_remote(pid: libc::pid_t, remote_addr: usize, local: &mut [u8]) -> io::Result<()> {
+    // SAFETY: `local` is ours to write for its length.
+    unsafe { cross_copy(pid, local.as_mut_ptr(), remote_addr, local.len(), false)? };
+    black_box(local.as_ptr());
     Ok(())
 }
 
-/// Reads `local.len()` bytes at `remote_addr` in process `pid`, looping on partial reads (the
+/// Moves `len` bytes between `local` and `remote_addr` in process `pid`, with
+/// `process_vm_writev` (`write`) or `process_vm_readv`, looping on partial transfers (the
 /// kernel may stop at a page it cannot pin, or split very large requests).
-pub(super) fn read_remote(pid: libc::pid_t, remote_addr: usize, local: &mut [u8]) -> io::Result<()> {
+///
+/// # Safety
+/// `local..local+len` is readable (`write`) or writable; the kernel checks the remote range.
+unsafe fn cross_copy(pid: libc::pid_t, local: *mut u8, remote_addr: usize, len: usize, write: bool) -> io::Result<()> {
     let mut done = 0;
-    while done < local.len() {
-        let rest = local.len() - done;
-        let local_iov = libc::iovec { iov_base: local[done..].as_mut_ptr().cast(), iov_len: rest };
+    while done < len {
+        let rest = len - done;
+        let local_iov = libc::iovec { iov_base: local.wrapping_add(done).cast(), iov_len: rest };
         let remote_iov = libc::iovec { iov_base: (remote_addr + done) as *mut libc::c_void, iov_len: rest };
-        // SAFETY: the local iovec covers memory we own mutably; the kernel checks the remote one.
-        let n = unsafe { libc::process_vm_readv(pid, &local_iov, 1, &remote_iov, 1, 0) };
+        let n = if write {
+            libc::process_vm_writev(pid, &local_iov, 1, &remote_iov, 1, 0)
+        } else {
+            libc::process_vm_readv(pid, &local_iov, 1, &remote_iov, 1, 0)
+        };
         match n {
             -1 => return Err(io::Error::last_os_error()),
-            0 => return Err(io::Error::other("process_vm_readv made no progress")),
+            0 => return Err(io::Error::other("process_vm_readv/writev made no progress")),
             n => done += n as usize,
         }
     }
-    black_box(local.as_ptr());
     Ok(())
 }

@@ -123,6 +123,41 @@ fn advance_iovecs(mut iov: &mut [libc::iovec], mut n: usize) -> &mut [libc::iove
     iov
 }
 
+/// Which way [`cross_copy`] moves bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    /// From the other process into ours (`process_vm_readv`).
+    Read,
+    /// From ours into the other process (`process_vm_writev`).
+    Write,
+}
+
+/// Moves `len` bytes between `local` (ours) and address `remote` of process `pid`, looping
+/// over partial transfers.
+///
+/// # Safety
+/// `local..local+len` is writable (`Read`) or readable (`Write`); the kernel checks `remote`.
+unsafe fn cross_copy(pid: libc::pid_t, local: *mut u8, remote: u64, len: usize, dir: Direction) -> io::Result<()> {
+    let mut done = 0;
+    while done < len {
+        let mine = libc::iovec { iov_base: local.wrapping_add(done).cast(), iov_len: len - done };
+        let theirs = libc::iovec { iov_base: (remote as usize + done) as *mut libc::c_void, iov_len: len - done };
+        let n = match dir {
+            Direction::Read => libc::process_vm_readv(pid, &mine, 1, &theirs, 1, 0),
+            Direction::Write => libc::process_vm_writev(pid, &mine, 1, &theirs, 1, 0),
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if n == 0 {
+            let call = if dir == Direction::Read { "process_vm_readv" } else { "process_vm_writev" };
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("{call} moved nothing")));
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
 /// Sleeps on this rank's futex word without a borrow of the channel.
 ///
 /// It points into the mapped segment, which stays mapped until the engine is dropped at
@@ -302,26 +337,16 @@ impl ShmChannel {
         Ok(())
     }
 
-    /// Copies `src` to address `addr` of `peer`'s memory (`process_vm_writev`), looping over
-    /// partial writes: the sender's half of a shared copy.
+    /// Copies `src` to address `addr` of `peer`'s memory (`process_vm_writev`): the sender's
+    /// half of a shared copy.
     pub(crate) fn write_remote(&self, peer: usize, addr: u64, src: &[u8]) -> io::Result<()> {
-        let pid = self.seg.control(peer).pid.load(Ordering::Acquire) as libc::pid_t;
-        let mut done = 0;
-        while done < src.len() {
-            let local = libc::iovec { iov_base: src[done..].as_ptr() as *mut libc::c_void, iov_len: src.len() - done };
-            let remote =
-                libc::iovec { iov_base: (addr as usize + done) as *mut libc::c_void, iov_len: src.len() - done };
-            // SAFETY: `local` is only read; the kernel checks `remote` against the peer's mappings.
-            let n = unsafe { libc::process_vm_writev(pid, &local, 1, &remote, 1, 0) };
-            if n < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if n == 0 {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "process_vm_writev wrote nothing"));
-            }
-            done += n as usize;
-        }
-        Ok(())
+        // SAFETY: `src` is readable for its length, and a write only reads the local side.
+        unsafe { cross_copy(self.pid(peer), src.as_ptr().cast_mut(), addr, src.len(), Direction::Write) }
+    }
+
+    /// The process id `peer` published for cross-memory copies.
+    fn pid(&self, peer: usize) -> libc::pid_t {
+        self.seg.control(peer).pid.load(Ordering::Acquire) as libc::pid_t
     }
 
     /// Claim word `k` of the copies `sender` and `receiver` share (in `receiver`'s partition).
@@ -337,7 +362,7 @@ impl ShmChannel {
     /// Like `read_remote`, into several local pieces (`iov`, consumed as it goes): one
     /// `process_vm_readv` scatters a contiguous remote range into them.
     pub(crate) fn read_remote_vectored(&self, peer: usize, addr: u64, mut iov: &mut [libc::iovec]) -> io::Result<()> {
-        let pid = self.seg.control(peer).pid.load(Ordering::Acquire) as libc::pid_t;
+        let pid = self.pid(peer);
         let mut addr = addr as usize;
         while !iov.is_empty() {
             let batch = iov.len().min(1024); // IOV_MAX
@@ -381,7 +406,7 @@ impl ShmChannel {
         mut local: &mut [libc::iovec],
         mut remote: &mut [libc::iovec],
     ) -> io::Result<()> {
-        let pid = self.seg.control(peer).pid.load(Ordering::Acquire) as libc::pid_t;
+        let pid = self.pid(peer);
         while !local.is_empty() && !remote.is_empty() {
             let (lb, rb) = (local.len().min(IOV_MAX), remote.len().min(IOV_MAX));
             // SAFETY: the local iovecs cover memory the caller owns mutably; the kernel checks
@@ -502,25 +527,10 @@ impl Channel for ShmChannel {
     }
 
     /// Copies `dst.len()` bytes at address `addr` of `peer`'s memory straight into `dst`
-    /// (`process_vm_readv`), looping over partial reads.
+    /// (`process_vm_readv`).
     fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> io::Result<()> {
-        let pid = self.seg.control(peer).pid.load(Ordering::Acquire) as libc::pid_t;
-        let mut done = 0;
-        while done < dst.len() {
-            let local = libc::iovec { iov_base: dst[done..].as_mut_ptr().cast(), iov_len: dst.len() - done };
-            let remote =
-                libc::iovec { iov_base: (addr as usize + done) as *mut libc::c_void, iov_len: dst.len() - done };
-            // SAFETY: `local` covers memory we own mutably; the kernel checks `remote`.
-            let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
-            if n < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if n == 0 {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "process_vm_readv read nothing"));
-            }
-            done += n as usize;
-        }
-        Ok(())
+        // SAFETY: `dst` is ours to write for its length.
+        unsafe { cross_copy(self.pid(peer), dst.as_mut_ptr(), addr, dst.len(), Direction::Read) }
     }
 
     /// Sleeps until a sender rings, or `timeout` passes. Returns at once if something is
