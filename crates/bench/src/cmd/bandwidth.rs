@@ -76,10 +76,11 @@ pub fn run(options: &Options, window: usize) -> CmdResult {
             column("memcpy GB/s", "memcpy_gbps_median", |f| f.memcpy.median),
             column("memcpy cold GB/s", "memcpy_cold_gbps_median", |f| f.memcpy_cold.median),
             column("vm_readv GB/s", "vm_readv_gbps_median", |f| f.vm_readv.median),
+            column("shared GB/s", "vm_shared_gbps_median", |f| f.vm_shared.median),
         ];
         let title = format!(
             "bandwidth: billboard rank 0 -> 1, windows of {window} isends + 1 ack (GB/s = 1e9 B/s); \
-             floor = max(memcpy, process_vm_readv)"
+             floor = max(memcpy, process_vm_readv, shared copy)"
         );
         print_series(options, &title, GBPS, &points, &extras);
     }
