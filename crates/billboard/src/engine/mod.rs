@@ -242,7 +242,7 @@ impl Shared {
         let mut engine = self.lock();
         match engine.recv_direct(pattern, hint, buf, cap) {
             Started::Request(id) => self.wait_on(engine, id),
-            Started::Direct => self.wait_locked(engine, hint, |e| e.direct_done()).direct_finish(),
+            Started::Direct => self.wait_locked(engine, hint, |e| e.direct_taken()).direct_finish(),
         }
     }
 }

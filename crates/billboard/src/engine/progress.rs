@@ -341,6 +341,21 @@ impl Engine {
         }
     }
 
+    /// Whether the direct receive has completed, taking its message first if it waits at the
+    /// head of the awaited peer's ring: the short cut of a blocking receive past a whole
+    /// progress round (any other record there is left to the next one).
+    #[inline]
+    pub(crate) fn direct_taken(&mut self) -> bool {
+        let (core, chan) = (&mut self.core, &mut self.chan);
+        match &core.direct {
+            Some(Direct { outcome: None, hint: Some(peer), .. }) => chan.take_head(*peer, |h, payload| {
+                h.kind == EAGER
+                    && core.land_direct(Envelope { context: h.context, source: h.source, tag: h.tag }, payload)
+            }),
+            _ => self.direct_done(),
+        }
+    }
+
     /// Ends the completed direct receive and hands over its outcome.
     pub(crate) fn direct_finish(&mut self) -> Result<Completion> {
         match self.core.direct.take().and_then(|d| d.outcome) {
@@ -822,6 +837,18 @@ impl Engine {
 }
 
 impl Core {
+    /// Lands an eager message in the direct receive if it is waiting for one that matches.
+    #[inline(always)]
+    fn land_direct(&mut self, env: Envelope, payload: &[u8]) -> bool {
+        let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && d.pattern.matches(&env)) else {
+            return false;
+        };
+        // SAFETY: the direct receive's buffer holds `cap` bytes until it finishes.
+        let (done, error) = unsafe { land(env, payload, d.buf, d.cap, None) };
+        d.outcome = Some(Outcome::Done(error.map_or(Ok(done), Err)));
+        true
+    }
+
     /// No queued send, control record or data movement: only an arrival can make progress.
     #[inline]
     fn nothing_to_push(&self) -> bool {
@@ -833,10 +860,7 @@ impl Core {
         match h.kind {
             EAGER => {
                 let env = Envelope { context: h.context, source: h.source, tag: h.tag };
-                if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && d.pattern.matches(&env)) {
-                    // SAFETY: the direct receive's buffer holds `cap` bytes until it finishes.
-                    let (done, error) = unsafe { land(env, payload, d.buf, d.cap, None) };
-                    d.outcome = Some(Outcome::Done(error.map_or(Ok(done), Err)));
+                if self.land_direct(env, payload) {
                     return;
                 }
                 if let Some(id) = self.matcher.arrive_with(env, || Pending::Eager(payload.to_vec())) {

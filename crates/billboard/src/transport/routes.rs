@@ -112,6 +112,15 @@ impl Routes {
         }
     }
 
+    /// [`ShmChannel::take_head`] for a billboard peer; false for any other.
+    #[inline]
+    pub(crate) fn take_head(&mut self, peer: usize, take: impl FnOnce(&Header, &[u8]) -> bool) -> bool {
+        match self.local[peer] {
+            REMOTE => false,
+            l => self.shm.take_head(l as usize, take),
+        }
+    }
+
     /// What a waiter needs to sleep without holding the routes.
     pub(crate) fn sleeper(&mut self) -> Sleeper {
         match &mut self.tcp {

@@ -286,6 +286,23 @@ impl ShmChannel {
         handled
     }
 
+    /// Hands the record waiting at the head of `s`'s ring to `take(header, payload)` if it
+    /// carries its payload inline, and consumes it if `take` returns true. False when nothing
+    /// waits, the record is of another form, or `take` declined it (a poll handles it later).
+    #[inline]
+    pub(crate) fn take_head(&mut self, s: usize, take: impl FnOnce(&Header, &[u8]) -> bool) -> bool {
+        let ring = self.rx_rings[s];
+        let Some(rec) = self.rx[s].next(&ring) else { return false };
+        if rec.form != FORM_INLINE || !take(&rec.header, rec.payload) {
+            return false;
+        }
+        if self.rx[s].release(&ring, rec) {
+            wait::wake(&self.seg.control(s).sleep, self.oversubscribed);
+        }
+        self.consumed[s] += 1;
+        true
+    }
+
     /// Spins until a record from `s` waits, for at most `spins` pauses; returns the pauses
     /// spent. The tight loop of a call blocked on one peer: a load and a pause per turn, as
     /// in the floor, so an arrival is seen within a pause instead of a whole progress round.
