@@ -357,6 +357,7 @@ impl Engine {
     }
 
     /// Ends the completed direct receive and hands over its outcome.
+    #[inline]
     pub(crate) fn direct_finish(&mut self) -> Result<Completion> {
         match self.core.direct.take().and_then(|d| d.outcome) {
             Some(Outcome::Done(outcome)) => outcome,

@@ -55,6 +55,7 @@ pub struct Header {
 impl Header {
     pub const BYTES: usize = 24;
 
+    #[inline]
     pub fn to_bytes(&self) -> [u8; Self::BYTES] {
         let mut b = [0u8; Self::BYTES];
         b[0..4].copy_from_slice(&self.kind.to_ne_bytes());
@@ -65,6 +66,7 @@ impl Header {
         b
     }
 
+    #[inline]
     pub fn from_bytes(b: &[u8; Self::BYTES]) -> Header {
         let w = |i: usize| u32::from_ne_bytes(b[i..i + 4].try_into().unwrap());
         Header {
