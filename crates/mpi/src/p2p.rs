@@ -30,7 +30,10 @@ fn dest_rank(dest: c_int) -> Res<usize> {
     usize::try_from(dest).map_err(|_| err(MPI_ERR_RANK, format!("invalid destination rank {dest}")))
 }
 
-/// Starts a send and returns its request (not yet in the table).
+/// Starts a send and returns its request (not yet in the table). The common case, a
+/// predefined type to a real rank, needs no datatype machinery; it is inlined into the callers
+/// (MPI_Isend, MPI_Start) and the rest is out of line.
+#[inline(always)]
 pub(crate) unsafe fn start_send(
     m: &mut Mpi,
     buf: *const c_void,
@@ -41,7 +44,6 @@ pub(crate) unsafe fn start_send(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> Res<Req> {
-    // A predefined type to a real rank (the common case) needs no datatype machinery.
     if let (Some(len), Ok(to)) = (dense_bytes(count, datatype), usize::try_from(dest)) {
         if let Some(data) = raw(buf, len) {
             let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
@@ -49,6 +51,21 @@ pub(crate) unsafe fn start_send(
             return Ok(Req::Active { req, comm, staged: None });
         }
     }
+    start_send_general(m, buf, count, datatype, dest, tag, comm, mode)
+}
+
+/// [`start_send`] for derived datatypes, `MPI_PROC_NULL` and bad arguments.
+#[inline(never)]
+unsafe fn start_send_general(
+    m: &mut Mpi,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> Res<Req> {
     let layout = datatype::layout_in(m, datatype)?;
     let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
     if dest == MPI_PROC_NULL {
@@ -65,7 +82,9 @@ pub(crate) unsafe fn start_send(
     Ok(Req::Active { req, comm, staged: data.into_staging() })
 }
 
-/// Starts a receive and returns its request (not yet in the table).
+/// Starts a receive and returns its request (not yet in the table); like [`start_send`], the
+/// common case is inlined and the rest is out of line.
+#[inline(always)]
 pub(crate) unsafe fn start_recv(
     m: &mut Mpi,
     buf: *mut c_void,
@@ -82,6 +101,20 @@ pub(crate) unsafe fn start_recv(
             return Ok(Req::Active { req, comm, staged: None });
         }
     }
+    start_recv_general(m, buf, count, datatype, src, tag, comm)
+}
+
+/// [`start_recv`] for derived datatypes, `MPI_PROC_NULL` and bad arguments.
+#[inline(never)]
+unsafe fn start_recv_general(
+    m: &mut Mpi,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    src: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> Res<Req> {
     let layout = datatype::layout_in(m, datatype)?;
     let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
     if src == MPI_PROC_NULL {
@@ -177,7 +210,6 @@ pub unsafe extern "C" fn PMPI_Send(
 /// A blocking send through a request: MPI_Send's general path, MPI_Ssend and MPI_Rsend. Out of
 /// line, so MPI_Send's fast path carries none of its registers or stack frame.
 #[inline(never)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn send_blocking(
     function: &'static str,
     mode: SendMode,

@@ -33,6 +33,7 @@ pub(crate) unsafe fn fill_status(status: *mut MPI_Status, st: &MPI_Status) {
 
 /// Completes a staged operation: a non-contiguous receive is unpacked into the user's buffer,
 /// a non-contiguous send's packed copy is released.
+#[inline]
 fn complete_staged(staged: Option<Box<Staging>>, s: &billboard::Status) {
     if let Some(staged) = staged {
         // SAFETY: MPI requires the user buffer to stay valid until the request completes.
@@ -208,31 +209,39 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, 
             (*status).MPI_ERROR = rc;
         }
     };
-    // Operations in the engine are taken out of the table in one pass and waited for together;
-    // the others (persistent, collectives, idup; null and sent handles cost nothing) go
-    // through MPI_Wait one at a time.
-    let (mut reqs, mut taken) = (Vec::new(), Vec::new());
-    if state::phase() == state::RUNNING {
-        state::with(|m| {
+    // One pass under the state settles null and sent handles, and takes the operations in the
+    // engine out of the table to be waited for together; the others (persistent, collectives,
+    // idup) go through MPI_Wait one at a time afterwards.
+    let (mut reqs, mut taken, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+    let passed = state::phase() == state::RUNNING
+        && state::with(|m| {
             for i in 0..n {
                 let h = *requests.add(i);
-                if h == MPI_REQUEST_NULL || h == state::SENT {
-                    continue;
-                }
-                if let Some(Req::Active { .. }) = m.request_mut(h) {
-                    let Some(Req::Active { req, comm, staged }) = m.take_request(h) else { unreachable!() };
-                    *requests.add(i) = MPI_REQUEST_NULL;
-                    if reqs.is_empty() {
-                        // Allocated only when something waits: a list of sent sends needs none.
-                        reqs.reserve(n - i);
-                        taken.reserve(n - i);
+                let st = match h {
+                    MPI_REQUEST_NULL => empty_status(),
+                    state::SENT => MPI_Status::default(),
+                    _ => {
+                        match m.take_active(h) {
+                            Some((req, comm, staged)) => {
+                                if reqs.is_empty() {
+                                    // Allocated only when something waits.
+                                    reqs.reserve(n - i);
+                                    taken.reserve(n - i);
+                                }
+                                reqs.push(req);
+                                taken.push((i, comm, staged));
+                            }
+                            None => rest.push(i),
+                        }
+                        continue;
                     }
-                    reqs.push(req);
-                    taken.push((i, comm, staged));
-                }
+                };
+                *requests.add(i) = MPI_REQUEST_NULL;
+                fill_status(status_at(statuses, i), &st);
+                report(i, MPI_SUCCESS);
             }
-        });
-    }
+        })
+        .is_some();
     billboard::wait_each(&mut reqs, |k, outcome| {
         let (i, comm, ref mut staged) = taken[k];
         let rc = match outcome {
@@ -245,11 +254,11 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, 
         };
         report(i, rc);
     });
-    let mut batched = taken.iter().map(|t| t.0).peekable();
-    for i in 0..n {
-        if batched.next_if_eq(&i).is_none() {
-            report(i, PMPI_Wait(requests.add(i), status_at(statuses, i)));
-        }
+    let wait_one_by_one = |i: usize| report(i, PMPI_Wait(requests.add(i), status_at(statuses, i)));
+    if passed {
+        rest.into_iter().for_each(wait_one_by_one);
+    } else {
+        (0..n).for_each(wait_one_by_one);
     }
     if failed {
         MPI_ERR_IN_STATUS

@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use billboard::{Communicator, Request, Universe};
 
 use crate::abi::*;
+use crate::datatype::Staging;
 
 /// Where the library is in its life: MPI allows one init and one finalize per process.
 pub(crate) const NOT_STARTED: u8 = 0;
@@ -31,7 +32,7 @@ pub(crate) struct Comm {
 pub(crate) enum Req {
     /// An operation in the engine, on communicator `comm` (whose error handler applies), with
     /// the packed copy of non-contiguous data it sends or receives into (unpacked at completion).
-    Active { req: Request<'static>, comm: MPI_Comm, staged: Option<Box<crate::datatype::Staging>> },
+    Active { req: Request<'static>, comm: MPI_Comm, staged: Option<Box<Staging>> },
     /// Already complete with this status (e.g. a receive from `MPI_PROC_NULL`).
     Complete(MPI_Status),
     /// A persistent request (MPI_Send_init, ...): what MPI_Start starts, and the operation it
@@ -223,6 +224,7 @@ impl Mpi {
     }
 
     /// Stores a request and returns its handle.
+    #[inline]
     pub fn add_request(&mut self, req: Req) -> MPI_Request {
         let i = store(&mut self.requests, &mut self.free_requests, req);
         make_handle(HandleKind::Direct, object_type::REQUEST, i)
@@ -230,6 +232,7 @@ impl Mpi {
 
     /// Stores a send's request: one that completed as it started (an eager send of data that
     /// needed no packing) takes the shared [`SENT`] handle instead of a table entry.
+    #[inline]
     pub fn add_send(&mut self, req: Req) -> MPI_Request {
         match &req {
             Req::Active { req: r, staged: None, .. } if r.is_finished() => SENT,
@@ -246,6 +249,19 @@ impl Mpi {
         let req = self.requests.get_mut(i)?.take()?;
         self.free_requests.push(i as u32);
         Some(req)
+    }
+
+    /// Takes an operation in the engine (`Req::Active`) out of the table, with its
+    /// communicator and staging; `None`, leaving the table as it was, for any other handle.
+    pub fn take_active(&mut self, h: MPI_Request) -> Option<(Request<'static>, MPI_Comm, Option<Box<Staging>>)> {
+        let i = request_index(h)?;
+        let slot = self.requests.get_mut(i)?;
+        if !matches!(slot, Some(Req::Active { .. })) {
+            return None;
+        }
+        let Some(Req::Active { req, comm, staged }) = slot.take() else { unreachable!() };
+        self.free_requests.push(i as u32);
+        Some((req, comm, staged))
     }
 
     pub fn request_mut(&mut self, h: MPI_Request) -> Option<&mut Req> {
