@@ -10,20 +10,33 @@ use std::ffi::{c_char, c_int};
 use crate::abi::*;
 use crate::state::{self, Mpi};
 
-/// An MPI error: its class and a message naming the bad value.
+/// An MPI error: its class and a message naming the bad value. Boxed, so that a `Res<()>` is
+/// one word and every call on the message path returns it in a register.
 #[derive(Debug)]
-pub(crate) struct MpiError {
+pub(crate) struct MpiError(Box<ErrorInfo>);
+
+#[derive(Debug)]
+pub(crate) struct ErrorInfo {
     pub class: c_int,
     pub msg: String,
 }
 
+impl std::ops::Deref for MpiError {
+    type Target = ErrorInfo;
+    fn deref(&self) -> &ErrorInfo {
+        &self.0
+    }
+}
+
 pub(crate) type Res<T = ()> = Result<T, MpiError>;
 
+#[cold]
 pub(crate) fn err(class: c_int, msg: impl Into<String>) -> MpiError {
-    MpiError { class, msg: msg.into() }
+    MpiError(Box::new(ErrorInfo { class, msg: msg.into() }))
 }
 
 impl From<billboard::Error> for MpiError {
+    #[cold]
     fn from(e: billboard::Error) -> MpiError {
         use billboard::Error as E;
         let class = match &e {
@@ -35,7 +48,7 @@ impl From<billboard::Error> for MpiError {
             E::PeerGone { .. } => MPIX_ERR_PROC_FAILED,
             _ => MPI_ERR_OTHER,
         };
-        MpiError { class, msg: e.to_string() }
+        err(class, e.to_string())
     }
 }
 

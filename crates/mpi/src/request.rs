@@ -228,6 +228,7 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, 
                                     reqs.reserve(n - i);
                                     taken.reserve(n - i);
                                 }
+                                *requests.add(i) = MPI_REQUEST_NULL;
                                 reqs.push(req);
                                 taken.push((i, comm, staged));
                             }
