@@ -109,6 +109,7 @@ static GLOBAL: Global = Global {
 
 /// Puts `value` into a slot of a handle table, one that `free` lists if any, and returns its
 /// index (each object family's table is a `Vec<Option<T>>` with such a free list).
+#[inline]
 pub(crate) fn store<T>(table: &mut Vec<Option<T>>, free: &mut Vec<u32>, value: T) -> u32 {
     match free.pop() {
         Some(i) => {
@@ -224,7 +225,7 @@ impl Mpi {
     }
 
     /// Stores a request and returns its handle.
-    #[inline]
+    #[inline(always)]
     pub fn add_request(&mut self, req: Req) -> MPI_Request {
         let i = store(&mut self.requests, &mut self.free_requests, req);
         make_handle(HandleKind::Direct, object_type::REQUEST, i)
@@ -232,11 +233,16 @@ impl Mpi {
 
     /// Stores a send's request: one that completed as it started (an eager send of data that
     /// needed no packing) takes the shared [`SENT`] handle instead of a table entry.
-    #[inline]
+    #[inline(always)]
     pub fn add_send(&mut self, req: Req) -> MPI_Request {
-        match &req {
-            Req::Active { req: r, staged: None, .. } if r.is_finished() => SENT,
-            _ => self.add_request(req),
+        match req {
+            // Taken apart here, so that only the finished request is dropped (inline, nothing
+            // to do), not a whole `Req`.
+            Req::Active { req: r, staged: None, .. } if r.is_finished() => {
+                drop(r);
+                SENT
+            }
+            other => self.add_request(other),
         }
     }
 

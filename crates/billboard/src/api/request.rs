@@ -108,11 +108,22 @@ impl Request<'_> {
 }
 
 impl Drop for Request<'_> {
+    /// Inlined: a finished request (the common case) has nothing to drop but its engine link.
+    #[inline]
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            self.engine().lock().cancel(id);
-            let _ = self.engine().wait(id);
+            self.abandon(id);
         }
+    }
+}
+
+impl Request<'_> {
+    /// Dropped unfinished: cancel the receive if it has not matched, then wait for the end.
+    #[cold]
+    #[inline(never)]
+    fn abandon(&mut self, id: ReqId) {
+        self.engine().lock().cancel(id);
+        let _ = self.engine().wait(id);
     }
 }
 

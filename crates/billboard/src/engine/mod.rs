@@ -281,6 +281,7 @@ impl std::ops::Deref for EngineLink {
 }
 
 impl Drop for EngineLink {
+    #[inline]
     fn drop(&mut self) {
         if self.counted {
             // SAFETY: the count taken in `new`.
