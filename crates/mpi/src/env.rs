@@ -33,9 +33,11 @@ unsafe fn init(required: c_int, provided: *mut c_int) -> c_int {
     let entry = |comm, name: &str| Some(Comm { comm, errhandler: MPI_ERRORS_ARE_FATAL, name: name.into() });
     let mpi = Mpi {
         comms: vec![entry(world.clone(), "MPI_COMM_WORLD"), entry(world.solo(), "MPI_COMM_SELF")],
+        engine: world.clone(),
         world_rank: world.rank(),
         universe,
         requests: Vec::new(),
+        promoted: Default::default(),
         sent: Req::Complete(MPI_Status::default()),
         free_requests: Vec::new(),
         reserved_comms: Vec::new(),
@@ -90,14 +92,16 @@ pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
         eprintln!("billboard MPI: MPI_Finalize called without MPI_Init (or twice)");
         return MPI_ERR_OTHER;
     };
-    let Mpi { universe, comms, requests, detached, bsend, .. } = mpi;
+    let Mpi { universe, comms, engine, requests, promoted, detached, bsend, .. } = mpi;
     // Requests and communicators hold the engine; release them before it shuts down
     // (dropping a freed request waits for its operation, as finalize must). Requests hold it
     // by a plain pointer (`assume_operations_end_first`), so none may be left for later.
     drop(detached);
     drop(requests);
+    drop(promoted);
     drop(bsend);
     drop(comms);
+    drop(engine);
     match universe.finalize() {
         Ok(()) => match attrs {
             Ok(()) => MPI_SUCCESS,

@@ -2,7 +2,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use billboard::{SendMode, Source, TagMatch};
+use billboard::{Request, SendMode, Source, TagMatch};
 
 use crate::abi::*;
 use crate::datatype::{self, Dir};
@@ -30,10 +30,11 @@ fn dest_rank(dest: c_int) -> Res<usize> {
     usize::try_from(dest).map_err(|_| err(MPI_ERR_RANK, format!("invalid destination rank {dest}")))
 }
 
-/// Starts a send and returns its request (not yet in the table). The common case, a
-/// predefined type to a real rank, needs no datatype machinery; it is inlined into the callers
-/// (MPI_Isend, MPI_Start) and the rest is out of line.
+/// Starts a send and returns its request (not yet in the table). The common case
+/// ([`dense_send`]) is inlined into the callers (MPI_Isend, MPI_Start) and the rest is out of
+/// line.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn start_send(
     m: &mut Mpi,
     buf: *const c_void,
@@ -44,14 +45,32 @@ pub(crate) unsafe fn start_send(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> Res<Req> {
-    if let (Some(len), Ok(to)) = (dense_bytes(count, datatype), usize::try_from(dest)) {
-        if let Some(data) = raw(buf, len) {
-            let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
-            let req = c.comm.isend_raw(data, len, to, tag, mode)?;
-            return Ok(Req::Active { req, comm, staged: None });
-        }
+    match dense_send(m, buf, count, datatype, dest, tag, comm, mode) {
+        Some(started) => started.map(|req| Req::Active { req, comm, staged: None }),
+        None => start_send_general(m, buf, count, datatype, dest, tag, comm, mode),
     }
-    start_send_general(m, buf, count, datatype, dest, tag, comm, mode)
+}
+
+/// The common send, a predefined type to a real rank: it needs no datatype machinery and goes
+/// straight to the engine. `None` for any other.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn dense_send(
+    m: &mut Mpi,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> Option<Res<Request<'static>>> {
+    let (Some(len), Ok(to)) = (dense_bytes(count, datatype), usize::try_from(dest)) else { return None };
+    let data = raw(buf, len)?;
+    Some(match m.comm(comm) {
+        Some(c) => c.comm.isend_raw(data, len, to, tag, mode).map_err(Into::into),
+        None => Err(bad_comm(comm)),
+    })
 }
 
 /// [`start_send`] for derived datatypes, `MPI_PROC_NULL` and bad arguments.
@@ -83,7 +102,7 @@ unsafe fn start_send_general(
 }
 
 /// Starts a receive and returns its request (not yet in the table); like [`start_send`], the
-/// common case is inlined and the rest is out of line.
+/// common case ([`dense_recv`]) inline, the rest out of line.
 #[inline(always)]
 pub(crate) unsafe fn start_recv(
     m: &mut Mpi,
@@ -94,14 +113,30 @@ pub(crate) unsafe fn start_recv(
     tag: c_int,
     comm: MPI_Comm,
 ) -> Res<Req> {
-    if let (Some(len), true) = (dense_bytes(count, datatype), src != MPI_PROC_NULL) {
-        if let Some(data) = raw(buf as *const c_void, len) {
-            let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
-            let req = c.comm.irecv_raw(data, len, source(src)?, tag_match(tag)?)?;
-            return Ok(Req::Active { req, comm, staged: None });
-        }
+    match dense_recv(m, buf, count, datatype, src, tag, comm) {
+        Some(started) => started.map(|req| Req::Active { req, comm, staged: None }),
+        None => start_recv_general(m, buf, count, datatype, src, tag, comm),
     }
-    start_recv_general(m, buf, count, datatype, src, tag, comm)
+}
+
+/// The common receive, of a predefined type from a real rank; `None` for any other.
+#[inline(always)]
+unsafe fn dense_recv(
+    m: &mut Mpi,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    src: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> Option<Res<Request<'static>>> {
+    let (Some(len), true) = (dense_bytes(count, datatype), src != MPI_PROC_NULL) else { return None };
+    let data = raw(buf as *const c_void, len)?;
+    Some(match (m.comm(comm), source(src), tag_match(tag)) {
+        (Some(c), Ok(src), Ok(tag)) => c.comm.irecv_raw(data, len, src, tag).map_err(Into::into),
+        (None, ..) => Err(bad_comm(comm)),
+        (_, Err(e), _) | (_, _, Err(e)) => Err(e),
+    })
 }
 
 /// [`start_recv`] for derived datatypes, `MPI_PROC_NULL` and bad arguments.
@@ -242,8 +277,13 @@ macro_rules! isend_fn {
             request: *mut MPI_Request,
         ) -> c_int {
             call($label, comm, |m| {
-                let req = start_send(m, buf, count, datatype, dest, tag, comm, $mode)?;
-                *request = m.add_send(req);
+                *request = match dense_send(m, buf, count, datatype, dest, tag, comm, $mode) {
+                    Some(started) => m.add_engine(started?, comm),
+                    None => {
+                        let req = start_send_general(m, buf, count, datatype, dest, tag, comm, $mode)?;
+                        m.add_request(req)
+                    }
+                };
                 Ok(())
             })
         }
@@ -304,8 +344,13 @@ pub unsafe extern "C" fn PMPI_Irecv(
     request: *mut MPI_Request,
 ) -> c_int {
     call("MPI_Irecv", comm, |m| {
-        let req = start_recv(m, buf, count, datatype, source, tag, comm)?;
-        *request = m.add_request(req);
+        *request = match dense_recv(m, buf, count, datatype, source, tag, comm) {
+            Some(started) => m.add_engine(started?, comm),
+            None => {
+                let req = start_recv_general(m, buf, count, datatype, source, tag, comm)?;
+                m.add_request(req)
+            }
+        };
         Ok(())
     })
 }

@@ -59,7 +59,7 @@ pub(crate) fn finish(req: Req) -> Res<MPI_Status> {
 /// Tests request `h` in place (see [`poll_in_place`]); an idup found done fills its
 /// communicator's handle here, which needs the tables.
 fn poll_handle(m: &mut state::Mpi, h: MPI_Request) -> Res<Option<MPI_Status>> {
-    let req = m.request_mut(h).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {h:#x}")))?;
+    let req = m.request_mut(h).ok_or_else(|| invalid_request(h))?;
     match req {
         Req::Idup(idup) if idup.is_done() => {
             let Req::Idup(idup) = std::mem::replace(req, Req::Complete(empty_status())) else { unreachable!() };
@@ -113,6 +113,17 @@ fn retire(m: &mut state::Mpi, h: MPI_Request) -> bool {
 /// Tests a request in the table once. On completion it is retired (see [`retire`]); the
 /// flag says whether its handle stays (persistent).
 fn test_handle(m: &mut state::Mpi, h: MPI_Request) -> Res<Option<(MPI_Status, bool)>> {
+    if let Some(req) = m.engine_request(h) {
+        // An engine handle: tested without a table entry; handed back if still in flight.
+        let mut req = req.ok_or_else(|| invalid_request(h))?;
+        return match req.test()? {
+            Some(s) => Ok(Some((status_of(&s), false))),
+            None => {
+                let _ = req.into_raw();
+                Ok(None)
+            }
+        };
+    }
     match poll_handle(m, h) {
         Ok(Some(st)) => Ok(Some((st, retire(m, h)))),
         Ok(None) => Ok(None),
@@ -130,19 +141,21 @@ fn wait_one(h: MPI_Request) -> Result<(MPI_Status, bool), (MpiError, MPI_Comm)> 
     if state::phase() != state::RUNNING {
         return Err((err(MPI_ERR_OTHER, "MPI_Wait called outside MPI_Init..MPI_Finalize"), MPI_COMM_WORLD));
     }
-    let taken = state::with(|m| match m.request_mut(h) {
-        Some(Req::Persistent { active, op }) => {
-            let comm = op.comm;
-            Some((active.take().map_or(Req::Complete(empty_status()), |a| *a), true, comm))
+    let taken = state::with(|m| {
+        // An engine handle is never persistent: no need to look at it in place.
+        if state::engine_parts(h).is_none() {
+            if let Some(Req::Persistent { active, op }) = m.request_mut(h) {
+                let comm = op.comm;
+                return Some((active.take().map_or(Req::Complete(empty_status()), |a| *a), true, comm));
+            }
         }
-        _ => m.take_request(h).map(|r| {
+        m.take_request(h).map(|r| {
             let comm = r.comm();
             (r, false, comm)
-        }),
+        })
     })
     .flatten();
-    let (req, keep, comm) =
-        taken.ok_or_else(|| (err(MPI_ERR_REQUEST, format!("invalid request {h:#x}")), MPI_COMM_WORLD))?;
+    let (req, keep, comm) = taken.ok_or_else(|| (invalid_request(h), MPI_COMM_WORLD))?;
     finish(req).map(|st| (st, keep)).map_err(|e| (e, comm))
 }
 
@@ -180,8 +193,15 @@ pub(crate) fn empty_status() -> MPI_Status {
     MPI_Status { MPI_SOURCE: MPI_ANY_SOURCE, MPI_TAG: MPI_ANY_TAG, ..Default::default() }
 }
 
+fn invalid_request(h: MPI_Request) -> MpiError {
+    err(MPI_ERR_REQUEST, format!("invalid request {h:#x} (not an active request: already completed or freed?)"))
+}
+
 /// The communicator a request belongs to, for its error handler.
 fn request_comm(h: MPI_Request) -> MPI_Comm {
+    if let Some((_, comm)) = state::engine_parts(h) {
+        return comm;
+    }
     state::with(|m| m.request_mut(h).map_or(MPI_COMM_WORLD, |r| r.comm())).unwrap_or(MPI_COMM_WORLD)
 }
 
@@ -212,24 +232,31 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, 
     // One pass under the state settles null and sent handles, and takes the operations in the
     // engine out of the table to be waited for together; the others (persistent, collectives,
     // idup) go through MPI_Wait one at a time afterwards.
-    let (mut reqs, mut taken, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ids, mut taken, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+    let mut engine: *const billboard::Communicator = std::ptr::null();
     let passed = state::phase() == state::RUNNING
         && state::with(|m| {
+            engine = &m.engine;
             for i in 0..n {
                 let h = *requests.add(i);
                 let st = match h {
                     MPI_REQUEST_NULL => empty_status(),
                     state::SENT => MPI_Status::default(),
                     _ => {
-                        match m.take_active(h) {
-                            Some((req, comm, staged)) => {
-                                if reqs.is_empty() {
+                        let op = match m.engine_op(h) {
+                            Some((id, comm, true)) => Some((Some(id), comm, None)),
+                            Some((_, _, false)) => None, // stale: MPI_Wait reports it
+                            None => m.take_active(h).map(|(req, comm, staged)| (req.into_raw(), comm, staged)),
+                        };
+                        match op {
+                            Some((id, comm, staged)) => {
+                                if ids.is_empty() {
                                     // Allocated only when something waits.
-                                    reqs.reserve(n - i);
+                                    ids.reserve(n - i);
                                     taken.reserve(n - i);
                                 }
                                 *requests.add(i) = MPI_REQUEST_NULL;
-                                reqs.push(req);
+                                ids.push(id);
                                 taken.push((i, comm, staged));
                             }
                             None => rest.push(i),
@@ -243,18 +270,26 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, 
             }
         })
         .is_some();
-    billboard::wait_each(&mut reqs, |k, outcome| {
-        let (i, comm, ref mut staged) = taken[k];
-        let rc = match outcome {
-            Ok(s) => {
-                complete_staged(staged.take(), &s);
-                fill_status(status_at(statuses, i), &status_of(&s));
-                MPI_SUCCESS
-            }
-            Err(e) => crate::error::handle("MPI_Waitall", comm, e.into()),
+    if !ids.is_empty() {
+        // SAFETY: `engine` is MPI_COMM_WORLD's, in the state until MPI_Finalize, which comes
+        // after every other call; the ids were taken out of their handles (nulled above), so
+        // each is finished here once.
+        let engine = unsafe { &*engine };
+        unsafe {
+            engine.wait_each_raw(&ids, |k, outcome| {
+                let (i, comm, ref mut staged) = taken[k];
+                let rc = match outcome {
+                    Ok(s) => {
+                        complete_staged(staged.take(), &s);
+                        fill_status(status_at(statuses, i), &status_of(&s));
+                        MPI_SUCCESS
+                    }
+                    Err(e) => crate::error::handle("MPI_Waitall", comm, e.into()),
+                };
+                report(i, rc);
+            })
         };
-        report(i, rc);
-    });
+    }
     let wait_one_by_one = |i: usize| report(i, PMPI_Wait(requests.add(i), status_at(statuses, i)));
     if passed {
         rest.into_iter().for_each(wait_one_by_one);
@@ -457,8 +492,7 @@ pub unsafe extern "C" fn PMPI_Testsome(
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
     call("MPI_Cancel", MPI_COMM_WORLD, |m| {
-        let mut req =
-            m.request_mut(*request).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {:#x}", *request)))?;
+        let mut req = m.request_mut(*request).ok_or_else(|| invalid_request(*request))?;
         if let Req::Persistent { active: Some(a), .. } = req {
             req = a;
         }
@@ -496,8 +530,7 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
         if let Some(Req::Idup(_) | Req::Background { .. }) = m.request_mut(*request) {
             return Err(collective_request("MPI_Request_free"));
         }
-        let req =
-            m.take_request(*request).ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid request {:#x}", *request)))?;
+        let req = m.take_request(*request).ok_or_else(|| invalid_request(*request))?;
         let req = match req {
             Req::Persistent { active: Some(a), .. } => *a,
             other => other,

@@ -61,9 +61,15 @@ pub(crate) struct Mpi {
     pub universe: Universe,
     /// Communicators by table index: 0 is `MPI_COMM_WORLD`, 1 is `MPI_COMM_SELF`.
     pub comms: Vec<Option<Comm>>,
+    /// MPI_COMM_WORLD's communicator, kept apart from the table for what any communicator of
+    /// the engine can do (engine handles), and at a fixed address until MPI_Finalize.
+    pub engine: Communicator,
     /// Table indices held for communicators an MPI_Comm_idup is still making.
     pub reserved_comms: Vec<usize>,
     pub requests: Vec<Option<Req>>,
+    /// Engine handles (see [`engine_handle`]) that a call needed as a `Req` in place (a test
+    /// that must not free, a cancel): they stay here, by handle, until taken.
+    pub promoted: std::collections::HashMap<MPI_Request, Req>,
     /// What `SENT` stands for when a call asks for it by reference.
     pub sent: Req,
     pub free_requests: Vec<u32>,
@@ -224,32 +230,52 @@ impl Mpi {
         self.comms[i] = made.map(|(comm, errhandler)| Comm { comm, errhandler, name: String::new() });
     }
 
-    /// Stores a request and returns its handle.
+    /// Stores a request and returns its handle. An operation in the engine with nothing
+    /// staged gets an engine handle, which needs no table entry, and a send that completed as
+    /// it started (an eager send of data that needed no packing) the shared [`SENT`] handle.
     #[inline(always)]
     pub fn add_request(&mut self, req: Req) -> MPI_Request {
+        match req {
+            Req::Active { req, comm, staged: None } => self.add_engine(req, comm),
+            other => self.add_table(other),
+        }
+    }
+
+    fn add_table(&mut self, req: Req) -> MPI_Request {
         let i = store(&mut self.requests, &mut self.free_requests, req);
         make_handle(HandleKind::Direct, object_type::REQUEST, i)
     }
 
-    /// Stores a send's request: one that completed as it started (an eager send of data that
-    /// needed no packing) takes the shared [`SENT`] handle instead of a table entry.
+    /// The handle of operation `req` on `comm`: an engine handle where its id and the
+    /// communicator fit one and no promoted handle has that value (its operation finished
+    /// while the handle stays), a table entry otherwise.
     #[inline(always)]
-    pub fn add_send(&mut self, req: Req) -> MPI_Request {
-        match req {
-            // Taken apart here, so that only the finished request is dropped (inline, nothing
-            // to do), not a whole `Req`.
-            Req::Active { req: r, staged: None, .. } if r.is_finished() => {
-                drop(r);
-                SENT
-            }
-            other => self.add_request(other),
+    pub fn add_engine(&mut self, req: Request<'static>, comm: MPI_Comm) -> MPI_Request {
+        // Only a send can be finished as it starts.
+        let Some(id) = req.into_raw() else { return SENT };
+        match engine_handle(id, comm) {
+            Some(h) if self.promoted.is_empty() || !self.promoted.contains_key(&h) => h,
+            _ => self.add_engine_in_table(id, comm),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn add_engine_in_table(&mut self, id: u32, comm: MPI_Comm) -> MPI_Request {
+        let req = adopt(&self.engine, id).expect("an operation just started is in flight");
+        self.add_table(Req::Active { req, comm, staged: None })
     }
 
     /// Takes a request out of the table (it is complete or being freed).
     pub fn take_request(&mut self, h: MPI_Request) -> Option<Req> {
         if h == SENT {
             return Some(Req::Complete(MPI_Status::default()));
+        }
+        if let Some((id, comm)) = engine_parts(h) {
+            if let Some(req) = self.promoted.remove(&h) {
+                return Some(req);
+            }
+            return adopt(&self.engine, id).map(|req| Req::Active { req, comm, staged: None });
         }
         let i = request_index(h)?;
         let req = self.requests.get_mut(i)?.take()?;
@@ -258,7 +284,9 @@ impl Mpi {
     }
 
     /// Takes an operation in the engine (`Req::Active`) out of the table, with its
-    /// communicator and staging; `None`, leaving the table as it was, for any other handle.
+    /// communicator and staging; `None`, leaving the table as it was, for any other handle
+    /// (an engine handle included).
+    #[inline]
     pub fn take_active(&mut self, h: MPI_Request) -> Option<(Request<'static>, MPI_Comm, Option<Box<Staging>>)> {
         let i = request_index(h)?;
         let slot = self.requests.get_mut(i)?;
@@ -270,10 +298,44 @@ impl Mpi {
         Some((req, comm, staged))
     }
 
+    /// The engine id and communicator of `h` if it is an engine handle and not promoted, with
+    /// whether its operation is in flight (false: a stale or garbage handle). The operation
+    /// stays with the handle.
+    #[inline]
+    pub fn engine_op(&self, h: MPI_Request) -> Option<(u32, MPI_Comm, bool)> {
+        let (id, comm) = engine_parts(h)?;
+        if !self.promoted.is_empty() && self.promoted.contains_key(&h) {
+            return None;
+        }
+        Some((id, comm, self.engine.request_in_flight(id)))
+    }
+
+    /// The operation of engine handle `h` unless it is promoted: `None` for any other handle,
+    /// `Some(None)` for one whose operation is not in flight (a stale or garbage handle).
+    /// Hand it back with `into_raw` if it does not finish.
+    #[inline]
+    pub fn engine_request(&self, h: MPI_Request) -> Option<Option<Request<'static>>> {
+        let (id, _) = engine_parts(h)?;
+        if !self.promoted.is_empty() && self.promoted.contains_key(&h) {
+            return None;
+        }
+        Some(adopt(&self.engine, id))
+    }
+
+    /// The request behind `h`, in place; an engine handle is promoted for it.
     pub fn request_mut(&mut self, h: MPI_Request) -> Option<&mut Req> {
         if h == SENT {
             self.sent = Req::Complete(MPI_Status::default());
             return Some(&mut self.sent);
+        }
+        if let Some((id, comm)) = engine_parts(h) {
+            return match self.promoted.entry(h) {
+                std::collections::hash_map::Entry::Occupied(e) => Some(e.into_mut()),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    let req = adopt(&self.engine, id)?;
+                    Some(v.insert(Req::Active { req, comm, staged: None }))
+                }
+            };
         }
         self.requests.get_mut(request_index(h)?)?.as_mut()
     }
@@ -306,7 +368,66 @@ impl Mpi {
 /// index of the direct request space, which the table never reaches.
 pub(crate) const SENT: MPI_Request = make_handle(HandleKind::Direct, object_type::REQUEST, (1 << 26) - 1);
 
+/// Engine handles: an operation in the engine with nothing staged (the common MPI_Isend and
+/// MPI_Irecv) needs no table entry; its handle carries the engine's request id (bits 15..0)
+/// and its communicator's table index (bits 24..16, for the error handler). Indirect kind
+/// with bit 25 set: MPI_Message handles, indirect requests too, stay below it.
+const ENGINE_BIT: u32 = 1 << 25;
+const ENGINE_ID_BITS: u32 = 16;
+const ENGINE_COMM_LIMIT: usize = 1 << (25 - ENGINE_ID_BITS);
+
+#[inline(always)]
+fn engine_handle(id: u32, comm: MPI_Comm) -> Option<MPI_Request> {
+    let c = comm_index(comm).filter(|&c| c < ENGINE_COMM_LIMIT)?;
+    (id < 1 << ENGINE_ID_BITS).then(|| {
+        make_handle(HandleKind::Indirect, object_type::REQUEST, ENGINE_BIT | (c as u32) << ENGINE_ID_BITS | id)
+    })
+}
+
+/// The engine id and communicator an engine handle carries.
+#[inline(always)]
+pub(crate) fn engine_parts(h: MPI_Request) -> Option<(u32, MPI_Comm)> {
+    let index = handle_index(h);
+    (handle_kind(h) == HandleKind::Indirect && handle_object_type(h) == object_type::REQUEST && index & ENGINE_BIT != 0)
+        .then(|| (index & ((1 << ENGINE_ID_BITS) - 1), comm_handle(((index & !ENGINE_BIT) >> ENGINE_ID_BITS) as usize)))
+}
+
+/// Takes back the operation of an engine handle; `None` if it is not in flight.
+#[inline]
+fn adopt(engine: &Communicator, id: u32) -> Option<Request<'static>> {
+    // SAFETY: engine handles are made only from `into_raw` of this library's operations,
+    // whose buffers MPI keeps valid until completion; the handle held the id alone, and it is
+    // taken back once (a promoted handle is looked up first).
+    unsafe { engine.adopt_request(id) }
+}
+
 fn request_index(h: MPI_Request) -> Option<usize> {
     (handle_kind(h) == HandleKind::Direct && handle_object_type(h) == object_type::REQUEST)
         .then_some(handle_index(h) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_handles_round_trip_and_stay_apart_from_other_requests() {
+        let last_comm = comm_handle(ENGINE_COMM_LIMIT - 1);
+        for (id, comm) in [(0, MPI_COMM_WORLD), (7, MPI_COMM_SELF), ((1 << ENGINE_ID_BITS) - 1, last_comm)] {
+            let h = engine_handle(id, comm).expect("fits");
+            assert_eq!(engine_parts(h), Some((id, comm)));
+            assert_ne!(h, MPI_REQUEST_NULL);
+            assert_ne!(h, SENT);
+            assert_eq!(request_index(h), None, "{h:#x} read as a table handle");
+            assert_eq!(handle_object_type(h), object_type::REQUEST);
+        }
+        // Too large an id or communicator index: no engine handle (the table takes it).
+        assert_eq!(engine_handle(1 << ENGINE_ID_BITS, MPI_COMM_WORLD), None);
+        assert_eq!(engine_handle(0, comm_handle(ENGINE_COMM_LIMIT)), None);
+        // Table handles, SENT, null and MPI_Message handles (indirect, below bit 25) are not.
+        let message = make_handle(HandleKind::Indirect, object_type::REQUEST, 3);
+        for h in [MPI_REQUEST_NULL, SENT, make_handle(HandleKind::Direct, object_type::REQUEST, 5), message] {
+            assert_eq!(engine_parts(h), None, "{h:#x} read as an engine handle");
+        }
+    }
 }

@@ -132,6 +132,56 @@ fn many(w: &Communicator) -> Res {
     Ok(())
 }
 
+/// Requests let go as raw ids (as the MPI library's handles hold them) and taken back: waited
+/// for together, with a stale id among them reported, not waited on; a receive nobody sends to
+/// and a large send never taken back are finished by finalize (the caller's).
+fn raw(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+    let k = 64;
+    let mut inbox = vec![0u64; k];
+    let outbox: Vec<u64> = (0..k as u64).map(|i| i * 1000 + me as u64).collect();
+    let mut ids = Vec::new();
+    for (i, slot) in inbox.iter_mut().enumerate() {
+        ids.push(w.irecv(slot, left, i as i32)?.into_raw());
+    }
+    for (i, m) in outbox.iter().enumerate() {
+        ids.push(w.isend(m, right, i as i32)?.into_raw());
+    }
+    assert!(ids[..k].iter().all(Option::is_some), "a receive is never finished as it starts");
+    // Taken back and let go again: still the same operation.
+    let first = ids[0].unwrap();
+    // SAFETY: `first` was let go above and nothing else holds it; the buffers outlive it.
+    let again = unsafe { w.adopt_request(first) }.expect("in flight");
+    assert_eq!(again.into_raw(), Some(first));
+    let mut statuses = vec![None; 2 * k];
+    // SAFETY: each id was let go above and is finished here once; the buffers outlive the call.
+    unsafe { w.wait_each_raw(&ids, |i, outcome| statuses[i] = Some(outcome.map(|s| (s.source(), s.tag())).ok())) };
+    for i in 0..k {
+        assert_eq!(statuses[i], Some(Some((left, i as i32))), "receive {i}");
+        assert_eq!(inbox[i], i as u64 * 1000 + left as u64, "payload {i}");
+        assert!(matches!(statuses[k + i], Some(Some(_))), "send {i} failed");
+    }
+    // Finished now: the id is stale, and taking it back or waiting on it says so at once.
+    assert!(!w.request_in_flight(first));
+    // SAFETY: a stale id is refused, not adopted.
+    assert!(unsafe { w.adopt_request(first) }.is_none());
+    let mut stale = None;
+    // SAFETY: as above; `first` is not in flight, so nothing is finished twice.
+    unsafe { w.wait_each_raw(&[Some(first)], |_, outcome| stale = Some(outcome)) };
+    assert!(matches!(stale, Some(Err(Error::InvalidArgument(ref m))) if m.contains("not in flight")), "{stale:?}");
+    // Let go and never taken back: finalize cancels the receive and waits for the send, whose
+    // receiver takes it with a blocking receive.
+    let never: &'static mut [u8] = Box::leak(vec![0u8; 8].into_boxed_slice());
+    let _ = w.irecv(never, left, 77)?.into_raw();
+    let big: &'static [u8] = Box::leak(pattern(me, 0, 1 << 20).into_boxed_slice());
+    let _ = w.isend(big, right, 78)?.into_raw();
+    let mut got = vec![0u8; 1 << 20];
+    w.recv(&mut got[..], left, 78)?;
+    assert!(got == pattern(left, 0, 1 << 20), "large message from {left} differs");
+    Ok(())
+}
+
 /// A message longer than the buffer is an error that names source, tag and sizes; traffic
 /// afterwards is unharmed. Both for an eager and for a rendezvous message.
 fn truncate(w: &Communicator) -> Res {
@@ -604,6 +654,7 @@ fn run() -> Res {
             }
         }
         "many" => many(&w)?,
+        "raw" => raw(&w)?,
         "truncate" => truncate(&w)?,
         "blocking" => blocking(&w)?,
         "comms" => comms(&w)?,
@@ -643,6 +694,7 @@ fn run() -> Res {
             wildcards(&w)?;
             all_sizes(&w, 4 << 20)?;
             many(&w)?;
+            raw(&w)?;
             truncate(&w)?;
             blocking(&w)?;
             comms(&w)?;

@@ -400,6 +400,17 @@ impl Communicator {
         self.irecv_on(self.inner.context, buf, cap, src, tag)
     }
 
+    /// Takes back an operation let go by [`Request::into_raw`]; `None` if `id` is no operation
+    /// in flight (finished, or never issued).
+    ///
+    /// # Safety
+    /// `id` came from `into_raw` on a request of this communicator's universe, no other
+    /// request holds it, and the buffers it was started on stay valid until it completes.
+    #[inline]
+    pub unsafe fn adopt_request(&self, id: u32) -> Option<Request<'static>> {
+        self.request_in_flight(id).then(|| Request::new(&self.inner.engine, Some(id)))
+    }
+
     /// Starts a receive into several pieces of memory, filled in order (a non-contiguous
     /// datatype): the message goes straight into them, with no intermediate buffer.
     ///
@@ -651,6 +662,34 @@ impl Communicator {
     /// The context of the library's collective traffic on this communicator.
     pub(crate) fn coll_context(&self) -> u32 {
         self.inner.context + 1
+    }
+
+    /// Whether `id`, let go by [`Request::into_raw`], is an operation not yet finished.
+    #[inline]
+    pub fn request_in_flight(&self, id: u32) -> bool {
+        self.inner.engine.lock().in_flight(id)
+    }
+
+    /// [`wait_each`](crate::wait_each) over operations let go by [`Request::into_raw`]: waits
+    /// until every one of `ids` (`None`: nothing to wait for) has completed, then finishes
+    /// each, in order, and hands its outcome to `each(index, outcome)`. An id that is not in
+    /// flight (a stale handle) comes out as an error.
+    ///
+    /// # Safety
+    /// As for [`Communicator::adopt_request`]: each id is finished here, once.
+    #[inline]
+    pub unsafe fn wait_each_raw(&self, ids: &[Option<u32>], each: impl FnMut(usize, Result<Status>)) {
+        crate::api::request::wait_ids(&self.inner.engine, ids.len(), |i| ids[i], each);
+    }
+
+    /// Finishes the operations let go by [`Request::into_raw`] and never taken back, as
+    /// dropping their requests would have: an unmatched receive is cancelled, the rest are
+    /// waited for (finalize).
+    pub(crate) fn finish_orphans(&self) {
+        let orphans = self.inner.engine.lock().cancel_orphans();
+        for id in orphans {
+            let _ = self.inner.engine.wait(id);
+        }
     }
 
     /// Progress until nothing is left to push (finalize).

@@ -94,6 +94,15 @@ impl<'a> Request<'a> {
         }
     }
 
+    /// Lets go of the request without finishing it, for bindings whose handles carry the
+    /// engine's id (the MPI library): the operation goes on, and
+    /// [`Communicator::adopt_request`](crate::Communicator::adopt_request) takes it back.
+    /// `None` if nothing is left to finish. An id never taken back is finished at finalize.
+    #[inline]
+    pub fn into_raw(mut self) -> Option<u32> {
+        self.id.take()
+    }
+
     /// Cancels a receive that has not matched yet; its status then says `cancelled()`.
     /// Returns whether it was cancelled (false: it matched, or it is a send).
     pub fn cancel(&mut self) -> bool {
@@ -167,21 +176,44 @@ pub fn wait_each(requests: &mut [Request<'_>], mut each: impl FnMut(usize, Resul
     }
     // SAFETY: the requests hold the engine (counted, or vouched for) and outlive this call.
     let shared = unsafe { &*shared };
-    let mut next = 0; // requests before `next` have completed (completion is final)
+    wait_ids(shared, requests.len(), |i| requests[i].id, each);
+    // Every id was finished above.
+    for r in requests.iter_mut() {
+        r.id = None;
+    }
+}
+
+/// The core of [`wait_each`], over the ids of `n` operations (`None`: nothing to wait for):
+/// waits until every one has completed, then finishes each in order and hands its outcome to
+/// `each`. An id that is not in flight is reported as an error and left alone.
+pub(crate) fn wait_ids(
+    shared: &Shared,
+    n: usize,
+    id_of: impl Fn(usize) -> Option<ReqId>,
+    mut each: impl FnMut(usize, Result<Status>),
+) {
+    let mut next = 0; // ids before `next` have settled (completion is final)
     let hint = {
         let engine = shared.lock();
-        requests.iter().find_map(|r| r.id).and_then(|id| engine.hint(id))
+        (0..n).find_map(&id_of).filter(|&id| engine.in_flight(id)).and_then(|id| engine.hint(id))
     };
     drop(shared.wait_until(hint, |e| {
-        while next < requests.len() && requests[next].id.is_none_or(|id| e.is_done(id)) {
+        while next < n && id_of(next).is_none_or(|id| e.settled(id)) {
             next += 1;
         }
-        next == requests.len()
+        next == n
     }));
     // `each` runs without the engine held: it may call the library.
-    for (i, r) in requests.iter_mut().enumerate() {
-        let outcome = match r.id.take() {
-            Some(id) => shared.lock().finish(id).map(Status::new),
+    for i in 0..n {
+        let outcome = match id_of(i) {
+            Some(id) => {
+                let mut engine = shared.lock();
+                if engine.in_flight(id) {
+                    engine.finish(id).map(Status::new)
+                } else {
+                    Err(Error::InvalidArgument(format!("request {id} is not in flight (finished already?)")))
+                }
+            }
             None => Ok(Status::new(Completion::default())),
         };
         each(i, outcome);

@@ -48,6 +48,7 @@ impl Universe {
     }
 
     fn shutdown(&mut self) -> Result<()> {
+        self.world.finish_orphans();
         self.world.barrier()?;
         self.world.drain();
         self.job.finalize()

@@ -407,6 +407,28 @@ impl Engine {
         self.core.reqs.is_done(id)
     }
 
+    /// Whether `id` is an operation in flight, or done and not yet finished.
+    #[inline]
+    pub(crate) fn in_flight(&self, id: ReqId) -> bool {
+        self.core.reqs.in_use(id)
+    }
+
+    /// Whether `id` has nothing left to wait for: done, or not in flight at all.
+    #[inline]
+    pub(crate) fn settled(&self, id: ReqId) -> bool {
+        self.core.reqs.settled(id)
+    }
+
+    /// Every request still in use at finalize (let go by `Request::into_raw` and never taken
+    /// back), its receive cancelled if it has not matched: what is left to wait for.
+    pub(crate) fn cancel_orphans(&mut self) -> Vec<ReqId> {
+        let ids: Vec<ReqId> = self.core.reqs.in_use_ids().collect();
+        for &id in &ids {
+            self.cancel(id);
+        }
+        ids
+    }
+
     /// Completes `id` if it is done, freeing it; `None` if still in flight.
     pub(crate) fn test(&mut self, id: ReqId) -> Option<Result<Completion>> {
         if !self.core.reqs.is_done(id) {

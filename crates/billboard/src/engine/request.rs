@@ -158,8 +158,12 @@ impl Slab {
         }
     }
 
+    /// Frees `id`; freeing it again does nothing (a program may name one MPI request twice
+    /// in a list), so the free list never holds an id twice.
     pub fn remove(&mut self, id: ReqId) {
-        debug_assert!(!matches!(self.reqs[id as usize].state, State::Free), "request {id} freed twice");
+        if matches!(self.reqs[id as usize].state, State::Free) {
+            return;
+        }
         self.reqs[id as usize].state = State::Free;
         self.reqs[id as usize].error = None;
         self.reqs[id as usize].scatter = None;
@@ -180,6 +184,23 @@ impl Slab {
     /// A request id that came over the wire, checked before use.
     pub fn lookup_mut(&mut self, id: u64) -> Option<&mut Request> {
         self.reqs.get_mut(usize::try_from(id).ok()?).filter(|r| !matches!(r.state, State::Free))
+    }
+
+    /// Whether `id` is an operation in flight or done but not yet finished.
+    #[inline]
+    pub fn in_use(&self, id: ReqId) -> bool {
+        self.reqs.get(id as usize).is_some_and(|r| !matches!(r.state, State::Free))
+    }
+
+    /// Done, or not in use at all: nothing to wait for.
+    #[inline]
+    pub fn settled(&self, id: ReqId) -> bool {
+        self.reqs.get(id as usize).is_none_or(|r| matches!(r.state, State::Done | State::Free))
+    }
+
+    /// Ids of every request in use.
+    pub fn in_use_ids(&self) -> impl Iterator<Item = ReqId> + '_ {
+        (0..self.reqs.len() as ReqId).filter(|&id| self.in_use(id))
     }
 
     /// Handles in use or free: ids below this may be looked at.
