@@ -41,6 +41,18 @@ int main(int argc, char **argv)
         CHECK_EQ(rc, MPI_ERR_IN_STATUS, "MPI_Waitall with a stale handle: return code");
         CHECK_EQ(sts[0].MPI_ERROR, MPI_SUCCESS, "MPI_Waitall: status of the null handle");
         CHECK_EQ(error_class(sts[1].MPI_ERROR), MPI_ERR_REQUEST, "MPI_Waitall: status of the stale handle");
+
+        /* The same handle twice in one list: it completes once, the second is invalid. */
+        w = -1;
+        MPI_CHK(MPI_Irecv(&w, 1, MPI_INT, left, 2, MPI_COMM_WORLD, &r));
+        list[0] = list[1] = r;
+        MPI_CHK(MPI_Send(&v, 1, MPI_INT, right, 2, MPI_COMM_WORLD));
+        rc = MPI_Waitall(2, list, sts);
+        CHECK_EQ(rc, MPI_ERR_IN_STATUS, "MPI_Waitall with one handle twice: return code");
+        CHECK_EQ(sts[0].MPI_ERROR, MPI_SUCCESS, "MPI_Waitall with one handle twice: first status");
+        CHECK_EQ(sts[0].MPI_SOURCE, left, "MPI_Waitall with one handle twice: source");
+        CHECK_EQ(error_class(sts[1].MPI_ERROR), MPI_ERR_REQUEST, "MPI_Waitall with one handle twice: second status");
+        CHECK_EQ(w, left, "payload of the receive named twice");
     }
 
     /* ---- Requests on the last of MANY_COMMS communicators: results and error handler are its. */

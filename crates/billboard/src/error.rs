@@ -26,6 +26,9 @@ pub enum Error {
     State(&'static str),
     /// An argument that does not fit the call (a buffer too short for its layout, say).
     InvalidArgument(String),
+    /// A raw request id ([`Request::into_raw`](crate::Request::into_raw)) that is no
+    /// operation in flight: finished already, or never issued.
+    StaleRequest { id: u32 },
     /// A system call failed.
     Os { call: &'static str, errno: std::io::Error },
 }
@@ -50,6 +53,9 @@ impl fmt::Display for Error {
             Error::SharedMemory(why) => write!(f, "shared memory: {why}"),
             Error::State(why) => f.write_str(why),
             Error::InvalidArgument(why) => f.write_str(why),
+            Error::StaleRequest { id } => {
+                write!(f, "request {id} is not in flight (finished already, or never issued)")
+            }
             Error::Os { call, errno } => write!(f, "{call} failed: {errno}"),
         }
     }

@@ -45,6 +45,7 @@ impl From<billboard::Error> for MpiError {
             E::Truncated { .. } => MPI_ERR_TRUNCATE,
             E::ElementSize { .. } => MPI_ERR_TYPE,
             E::InvalidArgument(_) => MPI_ERR_ARG,
+            E::StaleRequest { .. } => MPI_ERR_REQUEST,
             E::PeerGone { .. } => MPIX_ERR_PROC_FAILED,
             _ => MPI_ERR_OTHER,
         };

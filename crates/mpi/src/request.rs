@@ -284,7 +284,7 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, 
                         fill_status(status_at(statuses, i), &status_of(&s));
                         MPI_SUCCESS
                     }
-                    Err(e) => crate::error::handle("MPI_Waitall", comm, e.into()),
+                    Err(e) => waitall_error(comm, e),
                 };
                 report(i, rc);
             })
@@ -301,6 +301,21 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, 
     } else {
         MPI_SUCCESS
     }
+}
+
+/// An operation of MPI_Waitall failed: its error, through `comm`'s handler.
+#[cold]
+#[inline(never)]
+fn waitall_error(comm: MPI_Comm, e: billboard::Error) -> c_int {
+    let e = match e {
+        // The same handle twice in the list: the second finds it finished. (Only an engine
+        // handle can be stale here: a table entry owns its operation.)
+        billboard::Error::StaleRequest { id } => {
+            invalid_request(state::engine_handle(id, comm).unwrap_or(MPI_REQUEST_NULL))
+        }
+        e => e.into(),
+    };
+    crate::error::handle("MPI_Waitall", comm, e)
 }
 
 #[no_mangle]

@@ -377,7 +377,7 @@ const ENGINE_ID_BITS: u32 = 16;
 const ENGINE_COMM_LIMIT: usize = 1 << (25 - ENGINE_ID_BITS);
 
 #[inline(always)]
-fn engine_handle(id: u32, comm: MPI_Comm) -> Option<MPI_Request> {
+pub(crate) fn engine_handle(id: u32, comm: MPI_Comm) -> Option<MPI_Request> {
     let c = comm_index(comm).filter(|&c| c < ENGINE_COMM_LIMIT)?;
     (id < 1 << ENGINE_ID_BITS).then(|| {
         make_handle(HandleKind::Indirect, object_type::REQUEST, ENGINE_BIT | (c as u32) << ENGINE_ID_BITS | id)

@@ -211,7 +211,7 @@ pub(crate) fn wait_ids(
                 if engine.in_flight(id) {
                     engine.finish(id).map(Status::new)
                 } else {
-                    Err(Error::InvalidArgument(format!("request {id} is not in flight (finished already?)")))
+                    Err(Error::StaleRequest { id })
                 }
             }
             None => Ok(Status::new(Completion::default())),

@@ -158,12 +158,8 @@ impl Slab {
         }
     }
 
-    /// Frees `id`; freeing it again does nothing (a program may name one MPI request twice
-    /// in a list), so the free list never holds an id twice.
     pub fn remove(&mut self, id: ReqId) {
-        if matches!(self.reqs[id as usize].state, State::Free) {
-            return;
-        }
+        debug_assert!(!matches!(self.reqs[id as usize].state, State::Free), "request {id} freed twice");
         self.reqs[id as usize].state = State::Free;
         self.reqs[id as usize].error = None;
         self.reqs[id as usize].scatter = None;
