@@ -254,7 +254,7 @@ impl Mpi {
         // Only a send can be finished as it starts.
         let Some(id) = req.into_raw() else { return SENT };
         match engine_handle(id, comm) {
-            Some(h) if self.promoted.is_empty() || !self.promoted.contains_key(&h) => h,
+            Some(h) if !self.is_promoted(h) => h,
             _ => self.add_engine_in_table(id, comm),
         }
     }
@@ -298,15 +298,18 @@ impl Mpi {
         Some((req, comm, staged))
     }
 
+    /// Whether engine handle `h` is promoted (checked only when some handle is).
+    #[inline(always)]
+    fn is_promoted(&self, h: MPI_Request) -> bool {
+        !self.promoted.is_empty() && self.promoted.contains_key(&h)
+    }
+
     /// The engine id and communicator of `h` if it is an engine handle and not promoted, with
     /// whether its operation is in flight (false: a stale or garbage handle). The operation
     /// stays with the handle.
     #[inline]
     pub fn engine_op(&self, h: MPI_Request) -> Option<(u32, MPI_Comm, bool)> {
-        let (id, comm) = engine_parts(h)?;
-        if !self.promoted.is_empty() && self.promoted.contains_key(&h) {
-            return None;
-        }
+        let (id, comm) = engine_parts(h).filter(|_| !self.is_promoted(h))?;
         Some((id, comm, self.engine.request_in_flight(id)))
     }
 
@@ -315,10 +318,7 @@ impl Mpi {
     /// Hand it back with `into_raw` if it does not finish.
     #[inline]
     pub fn engine_request(&self, h: MPI_Request) -> Option<Option<Request<'static>>> {
-        let (id, _) = engine_parts(h)?;
-        if !self.promoted.is_empty() && self.promoted.contains_key(&h) {
-            return None;
-        }
+        let (id, _) = engine_parts(h).filter(|_| !self.is_promoted(h))?;
         Some(adopt(&self.engine, id))
     }
 
