@@ -12,10 +12,10 @@ use crate::state::{self, Mpi};
 
 /// An MPI error: its class and a message naming the bad value. Boxed, so that a `Res<()>` is
 /// one word and every call on the message path returns it in a register.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct MpiError(Box<ErrorInfo>);
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct ErrorInfo {
     pub class: c_int,
     pub msg: String,
@@ -53,29 +53,83 @@ impl From<billboard::Error> for MpiError {
     }
 }
 
+/// An error raised on the communicator it belongs to, found by the call (a failed request's),
+/// rather than on the one the call was given; a plain [`MpiError`] goes to `MPI_COMM_WORLD`.
+pub(crate) struct Raised(pub MpiError, pub MPI_Comm);
+
+impl From<MpiError> for Raised {
+    fn from(e: MpiError) -> Raised {
+        Raised(e, MPI_COMM_WORLD)
+    }
+}
+
 /// Runs an MPI call's body with the error handler of `comm` (`MPI_COMM_WORLD` for calls that
 /// have no communicator).
+#[inline(always)]
 pub(crate) fn call(function: &'static str, comm: MPI_Comm, body: impl FnOnce(&mut Mpi) -> Res) -> c_int {
-    let outcome = match state::with(body) {
-        Some(r) => r,
-        None => return not_running(function),
-    };
-    match outcome {
-        Ok(()) => MPI_SUCCESS,
-        Err(e) => handle(function, comm, e),
-    }
+    call_on(function, |m| body(m).map_err(|e| Raised(e, comm)))
+}
+
+/// Like [`call`] for bodies that find the communicator whose handler applies themselves.
+#[inline(always)]
+pub(crate) fn call_on(function: &'static str, body: impl FnOnce(&mut Mpi) -> Result<(), Raised>) -> c_int {
+    guard(function, || match state::with(body) {
+        Some(Ok(())) => MPI_SUCCESS,
+        Some(Err(Raised(e, comm))) => handle(function, comm, e),
+        None => not_running(function),
+    })
 }
 
 /// Like [`call`] for bodies that must not hold the state while they block (they take it
 /// themselves, e.g. waits at `MPI_THREAD_MULTIPLE`).
+#[inline(always)]
 pub(crate) fn call_unlocked(function: &'static str, comm: MPI_Comm, body: impl FnOnce() -> Res) -> c_int {
-    if state::phase() != state::RUNNING {
-        return not_running(function);
+    call_unlocked_on(function, || body().map_err(|e| Raised(e, comm)))
+}
+
+/// [`call_unlocked`] for bodies that find the communicator whose handler applies themselves.
+#[inline(always)]
+pub(crate) fn call_unlocked_on(function: &'static str, body: impl FnOnce() -> Result<(), Raised>) -> c_int {
+    guard(function, || {
+        if state::phase() != state::RUNNING {
+            return not_running(function);
+        }
+        match body() {
+            Ok(()) => MPI_SUCCESS,
+            Err(Raised(e, comm)) => handle(function, comm, e),
+        }
+    })
+}
+
+/// Runs an exported function's body so that no Rust panic unwinds into C: a panic (a bug of
+/// this library) aborts the job with a message naming the call. Every exported function that
+/// does not go through [`call`] and its kin wraps its body in this.
+#[inline(always)]
+pub(crate) fn guard<R>(function: &'static str, body: impl FnOnce() -> R) -> R {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(r) => r,
+        Err(payload) => panicked(function, payload),
     }
-    match body() {
-        Ok(()) => MPI_SUCCESS,
-        Err(e) => handle(function, comm, e),
-    }
+}
+
+#[cold]
+#[inline(never)]
+fn panicked(function: &str, payload: Box<dyn std::any::Any + Send>) -> ! {
+    let why = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into());
+    let msg = format!("internal error in {function}: {why}");
+    eprintln!("billboard MPI: rank {} on {}: {msg}", world_rank(), crate::env::host_name());
+    // Unwinding released the state (and its lock), so the job can be told; should that panic
+    // too, this process ends anyway.
+    let _ = std::panic::catch_unwind(|| state::with(|m| m.universe.abort(MPI_ERR_INTERN, &msg)));
+    std::process::abort()
+}
+
+fn world_rank() -> String {
+    std::panic::catch_unwind(|| state::with(|m| m.world_rank.to_string())).ok().flatten().unwrap_or_else(|| "?".into())
 }
 
 pub(crate) fn not_running(function: &str) -> c_int {
@@ -257,5 +311,26 @@ pub(crate) unsafe fn out<'a, T>(p: *mut T, name: &str) -> Res<&'a mut T> {
 
 /// The error for a handle that names no communicator.
 pub(crate) fn bad_comm(comm: MPI_Comm) -> MpiError {
-    err(MPI_ERR_COMM, format!("invalid communicator {comm:#x}"))
+    err(MPI_ERR_COMM, format!("invalid communicator {}", handle_name(comm)))
+}
+
+/// A handle as a program writes it: the name of a null or predefined handle
+/// (`MPI_COMM_NULL`, `MPI_REQUEST_NULL`, `MPI_COMM_WORLD`...), the number otherwise.
+pub(crate) fn handle_name(h: c_int) -> String {
+    let name = match h {
+        MPI_COMM_NULL => "MPI_COMM_NULL",
+        MPI_COMM_WORLD => "MPI_COMM_WORLD",
+        MPI_COMM_SELF => "MPI_COMM_SELF",
+        MPI_DATATYPE_NULL => "MPI_DATATYPE_NULL",
+        MPI_REQUEST_NULL => "MPI_REQUEST_NULL",
+        MPI_OP_NULL => "MPI_OP_NULL",
+        MPI_GROUP_NULL => "MPI_GROUP_NULL",
+        MPI_GROUP_EMPTY => "MPI_GROUP_EMPTY",
+        MPI_INFO_NULL => "MPI_INFO_NULL",
+        MPI_WIN_NULL => "MPI_WIN_NULL",
+        MPI_ERRHANDLER_NULL => "MPI_ERRHANDLER_NULL",
+        MPI_MESSAGE_NO_PROC => "MPI_MESSAGE_NO_PROC",
+        _ => return format!("{h:#x}"),
+    };
+    name.to_string()
 }

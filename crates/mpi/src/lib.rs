@@ -6,7 +6,7 @@
 //! Layout: `abi.rs` holds MPICH's facts (handles, constants, `MPI_Status`); `state.rs` the
 //! process-wide tables behind the handles; `error.rs` the one place errors become MPI error
 //! classes and error handlers run; then one file per family of calls (`env`, `p2p`,
-//! `request`, `comm`, `coll`, `datatype`, `ops`, `win` for one-sided communication);
+//! `request` and `request_list`, `comm`, `coll`, `datatype`, `ops`, `win` for one-sided communication);
 //! `exports.rs` the weak aliases and the data objects programs link against.
 
 // MPI's names and argument lists are the C ABI's; the exported functions' safety contract is
@@ -31,6 +31,7 @@ mod ops;
 mod p2p;
 mod persistent;
 mod request;
+mod request_list;
 mod state;
 mod topo;
 mod unsupported;

@@ -6,8 +6,8 @@ use billboard::{Request, SendMode, Source, TagMatch};
 
 use crate::abi::*;
 use crate::datatype::{self, Dir};
-use crate::error::{bad_comm, call, call_unlocked, err, Res};
-use crate::request::{fill_status, finish, proc_null_status, status_of};
+use crate::error::{bad_comm, call, call_unlocked, call_unlocked_on, err, Raised, Res};
+use crate::request::{end, fill_status, proc_null_status, status_arg, status_of};
 use crate::state::{self, Mpi, Req};
 
 pub(crate) fn source(src: c_int) -> Res<Source> {
@@ -175,11 +175,13 @@ unsafe fn blocking(
     status: *mut MPI_Status,
     start: impl FnOnce(&mut Mpi) -> Res<Req>,
 ) -> c_int {
-    call_unlocked(function, comm, || {
-        let req = state::with(start).expect("MPI is running")?;
-        let st = finish(req)?;
-        fill_status(status, &st);
-        Ok(())
+    call_unlocked_on(function, || {
+        status_arg(status).map_err(|e| Raised(e, comm))?;
+        let req = state::with(start).expect("MPI is running").map_err(|e| Raised(e, comm))?;
+        // A receive that failed still says what it matched (a truncated one: source, tag).
+        let ended = end(req);
+        fill_status(status, &ended.status);
+        ended.raised().map(drop)
     })
 }
 

@@ -7,7 +7,7 @@ use std::ffi::{c_int, c_void};
 use billboard::SendMode;
 
 use crate::abi::*;
-use crate::error::{bad_comm, call, err, Res};
+use crate::error::{bad_comm, call, err, out, Res};
 use crate::p2p::{start_recv, start_send};
 use crate::state::{Mpi, Req};
 
@@ -52,6 +52,7 @@ unsafe fn init(m: &mut Mpi, op: Op, request: *mut MPI_Request) -> Res {
     if op.count < 0 {
         return Err(err(MPI_ERR_COUNT, format!("negative count {}", op.count)));
     }
+    let request = out(request, "request")?;
     *request = m.add_request(Req::Persistent { op, active: None });
     Ok(())
 }
@@ -100,8 +101,16 @@ pub unsafe extern "C" fn PMPI_Recv_init(
 unsafe fn start(m: &mut Mpi, h: MPI_Request) -> Res {
     let op = match m.request_mut(h) {
         Some(Req::Persistent { active: None, op }) => *op,
-        Some(Req::Persistent { .. }) => return Err(err(MPI_ERR_REQUEST, format!("request {h:#x} is already active"))),
-        _ => return Err(err(MPI_ERR_REQUEST, format!("request {h:#x} is not a persistent request"))),
+        Some(Req::Persistent { .. }) => {
+            return Err(err(
+                MPI_ERR_REQUEST,
+                format!("persistent request {h:#x} is already active (started, not completed)"),
+            ))
+        }
+        _ => {
+            let h = crate::error::handle_name(h);
+            return Err(err(MPI_ERR_REQUEST, format!("request {h} is not a persistent request")));
+        }
     };
     let started = op.start(m)?;
     if let Some(Req::Persistent { active, .. }) = m.request_mut(h) {
@@ -112,13 +121,19 @@ unsafe fn start(m: &mut Mpi, h: MPI_Request) -> Res {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Start(request: *mut MPI_Request) -> c_int {
-    call("MPI_Start", MPI_COMM_WORLD, |m| start(m, *request))
+    call("MPI_Start", MPI_COMM_WORLD, |m| start(m, *out(request, "request")?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Startall(count: c_int, requests: *mut MPI_Request) -> c_int {
     call("MPI_Startall", MPI_COMM_WORLD, |m| {
-        for i in 0..count.max(0) as usize {
+        if count < 0 {
+            return Err(err(MPI_ERR_COUNT, format!("negative count {count}")));
+        }
+        if count > 0 && requests.is_null() {
+            return Err(err(MPI_ERR_ARG, "null array_of_requests pointer"));
+        }
+        for i in 0..count as usize {
             start(m, *requests.add(i))?;
         }
         Ok(())

@@ -1,11 +1,20 @@
-//! Completion: wait and test in all their forms, cancel, free, statuses.
+//! Completion of one request: how a request ends (its status, and its error if it failed),
+//! MPI_Wait, MPI_Test, MPI_Request_get_status, cancel, free, and the statuses they fill. The
+//! calls on lists of requests are in `request_list.rs`.
+//!
+//! What a completion leaves (MPI 4.0 section 3.7.3, as MPICH 4.0.2 does): a request that
+//! completed, in error or not, is freed and its handle becomes `MPI_REQUEST_NULL`; a persistent
+//! one turns inactive and keeps its handle. A null or inactive request completes at once with
+//! an empty status. A failed request's status says what is known (a truncated receive's
+//! source, tag and count) and the call returns its error; single completions leave the
+//! status's `MPI_ERROR` alone.
 
 use std::ffi::c_int;
 
 use crate::abi::*;
 use crate::datatype::Staging;
-use crate::error::{call, err, MpiError, Res};
-use crate::state::{self, Req};
+use crate::error::{call, call_on, err, guard, handle, not_running, out, MpiError, Raised, Res};
+use crate::state::{self, Mpi, Req};
 
 /// The status of an operation with `MPI_PROC_NULL`.
 pub(crate) fn proc_null_status() -> MPI_Status {
@@ -14,11 +23,37 @@ pub(crate) fn proc_null_status() -> MPI_Status {
     st
 }
 
+/// The status of a null or inactive request: source ANY_SOURCE, tag ANY_TAG, count 0.
+pub(crate) fn empty_status() -> MPI_Status {
+    MPI_Status { MPI_SOURCE: MPI_ANY_SOURCE, MPI_TAG: MPI_ANY_TAG, ..Default::default() }
+}
+
 pub(crate) fn status_of(s: &billboard::Status) -> MPI_Status {
     let mut st = MPI_Status { MPI_SOURCE: s.source() as c_int, MPI_TAG: s.tag(), ..Default::default() };
     st.set_byte_count(s.bytes() as i64);
     st.set_cancelled(s.cancelled());
     st
+}
+
+/// The status of an operation that failed, as far as the error tells: a truncated receive
+/// matched a message from `source` with `tag` and filled its buffer.
+fn failed_status(e: &billboard::Error) -> MPI_Status {
+    match *e {
+        billboard::Error::Truncated { source, tag, buffer_bytes, .. } => {
+            let mut st = MPI_Status { MPI_SOURCE: source as c_int, MPI_TAG: tag, ..Default::default() };
+            st.set_byte_count(buffer_bytes as i64);
+            st
+        }
+        _ => empty_status(),
+    }
+}
+
+/// A status argument: `MPI_STATUS_IGNORE` or a pointer; null is an error (MPI_ERR_ARG).
+pub(crate) fn status_arg(status: *const MPI_Status) -> Res {
+    if status.is_null() {
+        return Err(err(MPI_ERR_ARG, "null status pointer (MPI_STATUS_IGNORE ignores the status)"));
+    }
+    Ok(())
 }
 
 /// Copies `st` out unless the program passed `MPI_STATUS_IGNORE`. `MPI_ERROR` is left alone,
@@ -31,485 +66,355 @@ pub(crate) unsafe fn fill_status(status: *mut MPI_Status, st: &MPI_Status) {
     *status = MPI_Status { MPI_ERROR: error, ..*st };
 }
 
+/// How a request ended: its status and, if it failed, its error and the communicator whose
+/// error handler applies.
+#[derive(Clone, Debug)]
+pub(crate) struct Ended {
+    pub status: MPI_Status,
+    pub error: Option<MpiError>,
+    pub comm: MPI_Comm,
+}
+
+impl Ended {
+    #[inline]
+    pub fn ok(status: MPI_Status, comm: MPI_Comm) -> Ended {
+        Ended { status, error: None, comm }
+    }
+
+    fn from_result(r: Res<MPI_Status>, comm: MPI_Comm) -> Ended {
+        match r {
+            Ok(status) => Ended::ok(status, comm),
+            Err(e) => Ended { status: empty_status(), error: Some(e), comm },
+        }
+    }
+
+    /// The value of a status's `MPI_ERROR` field for this request in a multiple completion.
+    pub fn code(&self) -> c_int {
+        self.error.as_ref().map_or(MPI_SUCCESS, |e| e.class)
+    }
+
+    /// The call's outcome: the error raised on the request's communicator.
+    pub fn raised(self) -> Result<MPI_Status, Raised> {
+        match self.error {
+            None => Ok(self.status),
+            Some(e) => Err(Raised(e, self.comm)),
+        }
+    }
+}
+
+/// The end of an operation in the engine; a staged receive is unpacked (as much as arrived).
+#[inline]
+fn engine_ended(outcome: billboard::Result<billboard::Status>, staged: Option<Box<Staging>>, comm: MPI_Comm) -> Ended {
+    match outcome {
+        Ok(s) => {
+            complete_staged(staged, s.bytes());
+            Ended::ok(status_of(&s), comm)
+        }
+        Err(e) => engine_failed(e, staged, comm),
+    }
+}
+
+#[cold]
+#[inline(never)]
+pub(crate) fn engine_failed(e: billboard::Error, staged: Option<Box<Staging>>, comm: MPI_Comm) -> Ended {
+    let status = failed_status(&e);
+    complete_staged(staged, status.byte_count() as usize);
+    Ended { status, error: Some(e.into()), comm }
+}
+
 /// Completes a staged operation: a non-contiguous receive is unpacked into the user's buffer,
 /// a non-contiguous send's packed copy is released.
 #[inline]
-fn complete_staged(staged: Option<Box<Staging>>, s: &billboard::Status) {
+pub(crate) fn complete_staged(staged: Option<Box<Staging>>, bytes: usize) {
     if let Some(staged) = staged {
         // SAFETY: MPI requires the user buffer to stay valid until the request completes.
-        unsafe { staged.complete(s.bytes()) };
+        unsafe { staged.complete(bytes) };
     }
 }
 
 /// Waits for a request taken out of the table.
-pub(crate) fn finish(req: Req) -> Res<MPI_Status> {
+pub(crate) fn end(req: Req) -> Ended {
     match req {
-        Req::Complete(st) => Ok(st),
-        Req::Active { req, staged, .. } => {
-            let s = req.wait()?;
-            complete_staged(staged, &s);
-            Ok(status_of(&s))
+        Req::Complete(st) => Ended::ok(st, MPI_COMM_WORLD),
+        Req::Failed(ended) => *ended,
+        Req::Active { req, staged, comm } => engine_ended(req.wait(), staged, comm),
+        Req::Persistent { active: Some(a), .. } => end(*a),
+        Req::Persistent { op, .. } => Ended::ok(empty_status(), op.comm),
+        Req::Idup(idup) => {
+            let comm = idup.parent;
+            Ended::from_result(idup.complete(None), comm)
         }
-        Req::Persistent { active, .. } => active.map_or(Ok(empty_status()), |a| finish(*a)),
-        Req::Idup(idup) => idup.complete(None),
-        Req::Background { op, .. } => op.wait().map(|()| empty_status()),
+        Req::Background { op, comm } => Ended::from_result(op.wait().map(|()| empty_status()), comm),
+    }
+}
+
+/// Waits for a request taken out of the table; its error, if it failed.
+pub(crate) fn finish(req: Req) -> Res<MPI_Status> {
+    end(req).raised().map_err(|Raised(e, _)| e)
+}
+
+/// Records `ended` as the request's state in place, for the call that will free it.
+fn settle(req: &mut Req, ended: Ended) {
+    *req = match ended.error {
+        None => Req::Complete(ended.status),
+        Some(_) => Req::Failed(Box::new(ended)),
+    };
+}
+
+/// Tests a request in place: once complete it becomes `Req::Complete` or `Req::Failed`, so its
+/// outcome survives until the request is freed. True when it is complete (or inactive).
+fn poll_in_place(req: &mut Req) -> bool {
+    match req {
+        Req::Complete(_) | Req::Failed(_) | Req::Persistent { active: None, .. } => true,
+        Req::Persistent { active: Some(a), .. } => poll_in_place(a),
+        // Needs the tables: see `poll`.
+        Req::Idup(_) => false,
+        Req::Background { op, comm } => {
+            if !op.is_done() {
+                return false;
+            }
+            let comm = *comm;
+            let Req::Background { op, .. } = std::mem::replace(req, Req::Complete(empty_status())) else {
+                unreachable!()
+            };
+            settle(req, Ended::from_result(op.wait().map(|()| empty_status()), comm));
+            true
+        }
+        Req::Active { req: r, staged, comm } => {
+            let outcome = match r.test() {
+                Ok(None) => return false,
+                Ok(Some(s)) => Ok(s),
+                Err(e) => Err(e),
+            };
+            let ended = engine_ended(outcome, staged.take(), *comm);
+            settle(req, ended);
+            true
+        }
     }
 }
 
 /// Tests request `h` in place (see [`poll_in_place`]); an idup found done fills its
 /// communicator's handle here, which needs the tables.
-fn poll_handle(m: &mut state::Mpi, h: MPI_Request) -> Res<Option<MPI_Status>> {
+pub(crate) fn poll(m: &mut Mpi, h: MPI_Request) -> Res<bool> {
     let req = m.request_mut(h).ok_or_else(|| invalid_request(h))?;
-    match req {
-        Req::Idup(idup) if idup.is_done() => {
-            let Req::Idup(idup) = std::mem::replace(req, Req::Complete(empty_status())) else { unreachable!() };
-            idup.complete(Some(m)).map(Some)
+    if let Req::Idup(idup) = req {
+        if !idup.is_done() {
+            return Ok(false);
         }
-        _ => poll_in_place(req),
+        let Req::Idup(idup) = std::mem::replace(req, Req::Complete(empty_status())) else { unreachable!() };
+        let comm = idup.parent;
+        let ended = Ended::from_result(idup.complete(Some(m)), comm);
+        if let Some(req) = m.request_mut(h) {
+            settle(req, ended);
+        }
+        return Ok(true);
+    }
+    Ok(poll_in_place(req))
+}
+
+/// The outcome of a request that [`poll`] found complete, which stays in place.
+fn peek(req: &Req) -> Ended {
+    match req {
+        Req::Complete(st) => Ended::ok(*st, MPI_COMM_WORLD),
+        Req::Failed(ended) => (**ended).clone(),
+        Req::Persistent { active: Some(a), .. } => peek(a),
+        // Inactive (and, never reached, a request still in flight): the empty status.
+        other => Ended::ok(empty_status(), other.comm()),
     }
 }
 
-/// Tests a request in place: once complete it becomes `Req::Complete` with its status (a
-/// staged receive unpacked), so the status survives until the request is freed.
-fn poll_in_place(req: &mut Req) -> Res<Option<MPI_Status>> {
-    match req {
-        Req::Idup(_) => Ok(None),
-        Req::Background { op, .. } => {
-            if !op.is_done() {
+/// Frees a request that [`poll`] found complete and returns its outcome: a persistent one
+/// turns inactive and keeps its handle, any other leaves the table and `*h` becomes null.
+pub(crate) fn retire(m: &mut Mpi, h: &mut MPI_Request) -> Ended {
+    if let Some(Req::Persistent { active, op }) = m.table_request(*h) {
+        let comm = op.comm;
+        return active.take().map_or_else(|| Ended::ok(empty_status(), comm), |a| end(*a));
+    }
+    let req = m.take_request(*h);
+    *h = MPI_REQUEST_NULL;
+    // Complete in place, so `end` does not wait.
+    req.map_or_else(|| Ended::ok(empty_status(), MPI_COMM_WORLD), end)
+}
+
+/// Tests request `*h` once; if it completed (or is inactive), frees it as [`retire`] does and
+/// returns its outcome.
+pub(crate) fn test_take(m: &mut Mpi, h: &mut MPI_Request) -> Res<Option<Ended>> {
+    if let Some(req) = m.engine_request(*h) {
+        // An engine handle: tested without a table entry; handed back if still in flight.
+        let mut req = req.ok_or_else(|| invalid_request(*h))?;
+        let outcome = match req.test() {
+            Ok(None) => {
+                let _ = req.into_raw();
                 return Ok(None);
             }
-            let Req::Background { op, .. } = std::mem::replace(req, Req::Complete(empty_status())) else {
-                unreachable!()
-            };
-            op.wait()?;
-            Ok(Some(empty_status()))
-        }
-        Req::Complete(st) => Ok(Some(*st)),
-        Req::Active { req: r, staged, .. } => match r.test()? {
-            Some(s) => {
-                complete_staged(staged.take(), &s);
-                let st = status_of(&s);
-                *req = Req::Complete(st);
-                Ok(Some(st))
-            }
-            None => Ok(None),
-        },
-        Req::Persistent { active: None, .. } => Ok(Some(empty_status())),
-        Req::Persistent { active: Some(a), .. } => poll_in_place(a),
-    }
-}
-
-/// Ends a completed request: a persistent one turns inactive and keeps its handle (true);
-/// any other leaves the table (false).
-fn retire(m: &mut state::Mpi, h: MPI_Request) -> bool {
-    if let Some(Req::Persistent { active, .. }) = m.request_mut(h) {
-        *active = None;
-        return true;
-    }
-    m.take_request(h);
-    false
-}
-
-/// Tests a request in the table once. On completion it is retired (see [`retire`]); the
-/// flag says whether its handle stays (persistent).
-fn test_handle(m: &mut state::Mpi, h: MPI_Request) -> Res<Option<(MPI_Status, bool)>> {
-    if let Some(req) = m.engine_request(h) {
-        // An engine handle: tested without a table entry; handed back if still in flight.
-        let mut req = req.ok_or_else(|| invalid_request(h))?;
-        return match req.test()? {
-            Some(s) => Ok(Some((status_of(&s), false))),
-            None => {
-                let _ = req.into_raw();
-                Ok(None)
-            }
+            Ok(Some(s)) => Ok(s),
+            Err(e) => Err(e),
         };
+        let comm = state::engine_parts(*h).map_or(MPI_COMM_WORLD, |(_, c)| c);
+        *h = MPI_REQUEST_NULL;
+        return Ok(Some(engine_ended(outcome, None, comm)));
     }
-    match poll_handle(m, h) {
-        Ok(Some(st)) => Ok(Some((st, retire(m, h)))),
-        Ok(None) => Ok(None),
-        Err(e) => {
-            retire(m, h);
-            Err(e)
-        }
+    if !poll(m, *h)? {
+        return Ok(None);
     }
+    Ok(Some(retire(m, h)))
 }
 
-/// Waits for one request: taken out of the table (a persistent one's active operation only),
-/// then completed without holding the state. Returns the status and whether the handle
-/// stays; on failure, the error with the communicator whose handler applies.
-fn wait_one(h: MPI_Request) -> Result<(MPI_Status, bool), (MpiError, MPI_Comm)> {
-    if state::phase() != state::RUNNING {
-        return Err((err(MPI_ERR_OTHER, "MPI_Wait called outside MPI_Init..MPI_Finalize"), MPI_COMM_WORLD));
-    }
+/// Waits for request `*h`: taken out of the table (a persistent one's active operation only,
+/// so it turns inactive; any other's handle becomes null), then completed without holding the
+/// state.
+pub(crate) fn wait_take(h: &mut MPI_Request) -> Res<Ended> {
     let taken = state::with(|m| {
-        // An engine handle is never persistent: no need to look at it in place.
-        if state::engine_parts(h).is_none() {
-            if let Some(Req::Persistent { active, op }) = m.request_mut(h) {
-                let comm = op.comm;
-                return Some((active.take().map_or(Req::Complete(empty_status()), |a| *a), true, comm));
-            }
+        if let Some(Req::Persistent { active, .. }) = m.table_request(*h) {
+            return Some(active.take().map_or(Req::Complete(empty_status()), |a| *a));
         }
-        m.take_request(h).map(|r| {
-            let comm = r.comm();
-            (r, false, comm)
-        })
+        let req = m.take_request(*h)?;
+        *h = MPI_REQUEST_NULL;
+        Some(req)
     })
     .flatten();
-    let (req, keep, comm) = taken.ok_or_else(|| (invalid_request(h), MPI_COMM_WORLD))?;
-    finish(req).map(|st| (st, keep)).map_err(|e| (e, comm))
+    taken.map(end).ok_or_else(|| invalid_request(*h))
+}
+
+/// Whether `h` names a request (null and inactive ones included): the list calls check every
+/// handle before they complete any.
+pub(crate) fn check_handle(m: &mut Mpi, h: MPI_Request) -> Res {
+    let known = match h {
+        MPI_REQUEST_NULL | state::SENT => true,
+        _ => match m.engine_op(h) {
+            Some((_, _, in_flight)) => in_flight,
+            None => m.promoted.contains_key(&h) || m.table_request(h).is_some(),
+        },
+    };
+    if known {
+        Ok(())
+    } else {
+        Err(invalid_request(h))
+    }
+}
+
+/// Whether a request [`poll`] looked at is complete (or inactive), in error or not.
+pub(crate) fn settled(req: &Req) -> bool {
+    match req {
+        Req::Complete(_) | Req::Failed(_) | Req::Persistent { active: None, .. } => true,
+        Req::Persistent { active: Some(a), .. } => settled(a),
+        _ => false,
+    }
+}
+
+/// Whether a request [`poll`] found complete ended in error.
+pub(crate) fn failed(req: &Req) -> bool {
+    match req {
+        Req::Failed(_) => true,
+        Req::Persistent { active: Some(a), .. } => failed(a),
+        _ => false,
+    }
+}
+
+/// Ends a single completion: the status filled, and the request's error raised.
+pub(crate) unsafe fn report_one(status: *mut MPI_Status, ended: Ended) -> Result<(), Raised> {
+    fill_status(status, &ended.status);
+    ended.raised().map(drop)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
-    if request.is_null() {
-        return crate::error::handle("MPI_Wait", MPI_COMM_WORLD, err(MPI_ERR_ARG, "MPI_Wait: NULL request pointer"));
-    }
-    if *request == MPI_REQUEST_NULL {
-        fill_status(status, &empty_status());
-        return MPI_SUCCESS;
-    }
-    if *request == state::SENT && state::phase() == state::RUNNING {
-        // A send that completed as it started (the common eager send): nothing to look up.
-        *request = MPI_REQUEST_NULL;
-        fill_status(status, &MPI_Status::default());
-        return MPI_SUCCESS;
-    }
-    // One table lookup: the request comes out, and with it the communicator whose error
-    // handler applies if it failed.
-    match wait_one(*request) {
-        Ok((st, keep)) => {
-            if !keep {
-                *request = MPI_REQUEST_NULL;
-            }
-            fill_status(status, &st);
-            MPI_SUCCESS
+    guard("MPI_Wait", || {
+        if state::phase() != state::RUNNING {
+            return not_running("MPI_Wait");
         }
-        Err((e, comm)) => crate::error::handle("MPI_Wait", comm, e),
-    }
-}
-
-/// The status of a null or inactive request: source ANY_SOURCE, tag ANY_TAG, count 0.
-pub(crate) fn empty_status() -> MPI_Status {
-    MPI_Status { MPI_SOURCE: MPI_ANY_SOURCE, MPI_TAG: MPI_ANY_TAG, ..Default::default() }
-}
-
-fn invalid_request(h: MPI_Request) -> MpiError {
-    err(MPI_ERR_REQUEST, format!("invalid request {h:#x} (not an active request: already completed or freed?)"))
-}
-
-/// The communicator a request belongs to, for its error handler.
-fn request_comm(h: MPI_Request) -> MPI_Comm {
-    if let Some((_, comm)) = state::engine_parts(h) {
-        return comm;
-    }
-    state::with(|m| m.request_mut(h).map_or(MPI_COMM_WORLD, |r| r.comm())).unwrap_or(MPI_COMM_WORLD)
-}
-
-unsafe fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
-    if statuses as isize == MPI_STATUSES_IGNORE || statuses.is_null() {
-        MPI_STATUS_IGNORE as *mut MPI_Status
-    } else {
-        statuses.add(i)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, statuses: *mut MPI_Status) -> c_int {
-    let n = count.max(0) as usize;
-    if n > 0 && requests.is_null() {
-        return crate::error::handle("MPI_Waitall", MPI_COMM_WORLD, err(MPI_ERR_ARG, "MPI_Waitall: NULL requests"));
-    }
-    // Every request completes; if any failed, each status says how it ended and the call
-    // returns MPI_ERR_IN_STATUS, as the standard asks of multiple completions.
-    let mut failed = false;
-    let mut report = |i: usize, rc: c_int| {
-        failed |= rc != MPI_SUCCESS;
-        let status = status_at(statuses, i);
-        if status as isize != MPI_STATUSES_IGNORE && !status.is_null() && status as isize != MPI_STATUS_IGNORE {
-            (*status).MPI_ERROR = rc;
-        }
-    };
-    // One pass under the state settles null and sent handles, and takes the operations in the
-    // engine out of the table to be waited for together; the others (persistent, collectives,
-    // idup) go through MPI_Wait one at a time afterwards.
-    let (mut ids, mut taken, mut rest) = (Vec::new(), Vec::new(), Vec::new());
-    let mut engine: *const billboard::Communicator = std::ptr::null();
-    let passed = state::phase() == state::RUNNING
-        && state::with(|m| {
-            engine = &m.engine;
-            for i in 0..n {
-                let h = *requests.add(i);
-                let st = match h {
-                    MPI_REQUEST_NULL => empty_status(),
-                    state::SENT => MPI_Status::default(),
-                    _ => {
-                        let op = match m.engine_op(h) {
-                            Some((id, comm, true)) => Some((Some(id), comm, None)),
-                            Some((_, _, false)) => None, // stale: MPI_Wait reports it
-                            None => m.take_active(h).map(|(req, comm, staged)| (req.into_raw(), comm, staged)),
-                        };
-                        match op {
-                            Some((id, comm, staged)) => {
-                                if ids.is_empty() {
-                                    // Allocated only when something waits.
-                                    ids.reserve(n - i);
-                                    taken.reserve(n - i);
-                                }
-                                *requests.add(i) = MPI_REQUEST_NULL;
-                                ids.push(id);
-                                taken.push((i, comm, staged));
-                            }
-                            None => rest.push(i),
-                        }
-                        continue;
-                    }
-                };
-                *requests.add(i) = MPI_REQUEST_NULL;
-                fill_status(status_at(statuses, i), &st);
-                report(i, MPI_SUCCESS);
-            }
-        })
-        .is_some();
-    if !ids.is_empty() {
-        // SAFETY: `engine` is MPI_COMM_WORLD's, in the state until MPI_Finalize, which comes
-        // after every other call; the ids were taken out of their handles (nulled above), so
-        // each is finished here once.
-        let engine = unsafe { &*engine };
-        unsafe {
-            engine.wait_each_raw(&ids, |k, outcome| {
-                let (i, comm, ref mut staged) = taken[k];
-                let rc = match outcome {
-                    Ok(s) => {
-                        complete_staged(staged.take(), &s);
-                        fill_status(status_at(statuses, i), &status_of(&s));
-                        MPI_SUCCESS
-                    }
-                    Err(e) => waitall_error(comm, e),
-                };
-                report(i, rc);
-            })
+        let h = match out(request, "request").and_then(|h| status_arg(status).map(|()| h)) {
+            Ok(h) => h,
+            Err(e) => return handle("MPI_Wait", MPI_COMM_WORLD, e),
         };
-    }
-    let wait_one_by_one = |i: usize| report(i, PMPI_Wait(requests.add(i), status_at(statuses, i)));
-    if passed {
-        rest.into_iter().for_each(wait_one_by_one);
-    } else {
-        (0..n).for_each(wait_one_by_one);
-    }
-    if failed {
-        MPI_ERR_IN_STATUS
-    } else {
-        MPI_SUCCESS
-    }
-}
-
-/// An operation of MPI_Waitall failed: its error, through `comm`'s handler.
-#[cold]
-#[inline(never)]
-fn waitall_error(comm: MPI_Comm, e: billboard::Error) -> c_int {
-    let e = match e {
-        // The same handle twice in the list: the second finds it finished. (Only an engine
-        // handle can be stale here: a table entry owns its operation.)
-        billboard::Error::StaleRequest { id } => {
-            invalid_request(state::engine_handle(id, comm).unwrap_or(MPI_REQUEST_NULL))
+        if *h == MPI_REQUEST_NULL {
+            fill_status(status, &empty_status());
+            return MPI_SUCCESS;
         }
-        e => e.into(),
-    };
-    crate::error::handle("MPI_Waitall", comm, e)
+        if *h == state::SENT {
+            // A send that completed as it started (the common eager send): nothing to look up.
+            *h = MPI_REQUEST_NULL;
+            fill_status(status, &MPI_Status::default());
+            return MPI_SUCCESS;
+        }
+        match wait_take(h).map_err(Raised::from).and_then(|ended| report_one(status, ended)) {
+            Ok(()) => MPI_SUCCESS,
+            Err(Raised(e, comm)) => handle("MPI_Wait", comm, e),
+        }
+    })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
-    if *request == MPI_REQUEST_NULL {
-        *flag = 1;
-        fill_status(status, &empty_status());
-        return MPI_SUCCESS;
-    }
-    let comm = request_comm(*request);
-    call("MPI_Test", comm, |m| {
-        match test_handle(m, *request)? {
-            Some((st, keep)) => {
+    call_on("MPI_Test", |m| {
+        let h = out(request, "request")?;
+        let flag = out(flag, "flag")?;
+        status_arg(status)?;
+        if *h == MPI_REQUEST_NULL {
+            *flag = 1;
+            fill_status(status, &empty_status());
+            return Ok(());
+        }
+        match test_take(m, h)? {
+            Some(ended) => {
                 *flag = 1;
-                if !keep {
-                    *request = MPI_REQUEST_NULL;
-                }
-                fill_status(status, &st);
+                report_one(status, ended)
             }
-            None => *flag = 0,
+            None => {
+                *flag = 0;
+                Ok(())
+            }
         }
-        Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Testall(
-    count: c_int,
-    requests: *mut MPI_Request,
+pub unsafe extern "C" fn PMPI_Request_get_status(
+    request: MPI_Request,
     flag: *mut c_int,
-    statuses: *mut MPI_Status,
+    status: *mut MPI_Status,
 ) -> c_int {
-    call("MPI_Testall", MPI_COMM_WORLD, |m| {
-        // MPI: unless all have completed, no request is freed and no status is set, so a
-        // request that completes now keeps its status in the table for later.
-        let n = count.max(0) as usize;
-        let mut all = true;
-        for i in 0..n {
-            let h = *requests.add(i);
-            if h == MPI_REQUEST_NULL {
-                continue;
-            }
-            all &= poll_handle(m, h)?.is_some();
+    call_on("MPI_Request_get_status", |m| {
+        let flag = out(flag, "flag")?;
+        status_arg(status)?;
+        if request == MPI_REQUEST_NULL {
+            *flag = 1;
+            fill_status(status, &empty_status());
+            return Ok(());
         }
-        *flag = all as c_int;
-        if all {
-            for i in 0..n {
-                let h = *requests.add(i);
-                let st = if h == MPI_REQUEST_NULL {
-                    empty_status()
-                } else {
-                    let req = m.request_mut(h).expect("found above");
-                    let st = poll_in_place(req)?.expect("every request was found complete above");
-                    if !retire(m, h) {
-                        *requests.add(i) = MPI_REQUEST_NULL;
-                    }
-                    st
-                };
-                fill_status(status_at(statuses, i), &st);
-            }
+        // Like MPI_Test, but the request stays: a completed one keeps its outcome for the
+        // wait or test that will free it.
+        if !poll(m, request)? {
+            *flag = 0;
+            return Ok(());
         }
-        Ok(())
+        *flag = 1;
+        let req = m.request_mut(request).ok_or_else(|| invalid_request(request))?;
+        report_one(status, peek(req))
     })
 }
 
-/// One sweep of `Testany`: Some(index) when a request completed, or the UNDEFINED sentinel
-/// when no request is active.
-unsafe fn sweep_any(count: c_int, requests: *mut MPI_Request, status: *mut MPI_Status) -> Result<Option<c_int>, c_int> {
-    let mut active = false;
-    for i in 0..count.max(0) as usize {
-        if *requests.add(i) == MPI_REQUEST_NULL {
-            continue;
-        }
-        active = true;
-        let mut f = 0;
-        let rc = PMPI_Test(requests.add(i), &mut f, status);
-        if rc != MPI_SUCCESS {
-            return Err(rc);
-        }
-        if f != 0 {
-            return Ok(Some(i as c_int));
-        }
+pub(crate) fn invalid_request(h: MPI_Request) -> MpiError {
+    if h == MPI_REQUEST_NULL {
+        return err(MPI_ERR_REQUEST, "invalid request MPI_REQUEST_NULL");
     }
-    Ok(if active { None } else { Some(MPI_UNDEFINED) })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Testany(
-    count: c_int,
-    requests: *mut MPI_Request,
-    index: *mut c_int,
-    flag: *mut c_int,
-    status: *mut MPI_Status,
-) -> c_int {
-    match sweep_any(count, requests, status) {
-        Err(rc) => rc,
-        Ok(found) => {
-            *flag = found.is_some() as c_int;
-            *index = found.unwrap_or(MPI_UNDEFINED);
-            if found == Some(MPI_UNDEFINED) {
-                fill_status(status, &empty_status());
-            }
-            MPI_SUCCESS
-        }
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Waitany(
-    count: c_int,
-    requests: *mut MPI_Request,
-    index: *mut c_int,
-    status: *mut MPI_Status,
-) -> c_int {
-    loop {
-        match sweep_any(count, requests, status) {
-            Err(rc) => return rc,
-            Ok(Some(i)) => {
-                *index = i;
-                if i == MPI_UNDEFINED {
-                    fill_status(status, &empty_status());
-                }
-                return MPI_SUCCESS;
-            }
-            Ok(None) => std::thread::yield_now(),
-        }
-    }
-}
-
-unsafe fn some(
-    count: c_int,
-    requests: *mut MPI_Request,
-    outcount: *mut c_int,
-    indices: *mut c_int,
-    statuses: *mut MPI_Status,
-    block: bool,
-) -> c_int {
-    loop {
-        let (mut done, mut active) = (0usize, false);
-        for i in 0..count.max(0) as usize {
-            if *requests.add(i) == MPI_REQUEST_NULL {
-                continue;
-            }
-            active = true;
-            let mut f = 0;
-            let rc = PMPI_Test(requests.add(i), &mut f, status_at(statuses, done));
-            if rc != MPI_SUCCESS {
-                return rc;
-            }
-            if f != 0 {
-                *indices.add(done) = i as c_int;
-                done += 1;
-            }
-        }
-        if !active {
-            *outcount = MPI_UNDEFINED;
-            return MPI_SUCCESS;
-        }
-        if done > 0 || !block {
-            *outcount = done as c_int;
-            return MPI_SUCCESS;
-        }
-        std::thread::yield_now();
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Waitsome(
-    incount: c_int,
-    requests: *mut MPI_Request,
-    outcount: *mut c_int,
-    indices: *mut c_int,
-    statuses: *mut MPI_Status,
-) -> c_int {
-    some(incount, requests, outcount, indices, statuses, true)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Testsome(
-    incount: c_int,
-    requests: *mut MPI_Request,
-    outcount: *mut c_int,
-    indices: *mut c_int,
-    statuses: *mut MPI_Status,
-) -> c_int {
-    some(incount, requests, outcount, indices, statuses, false)
+    err(MPI_ERR_REQUEST, format!("invalid request {h:#x} (not an active request: already completed or freed?)"))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
     call("MPI_Cancel", MPI_COMM_WORLD, |m| {
-        let mut req = m.request_mut(*request).ok_or_else(|| invalid_request(*request))?;
-        if let Req::Persistent { active: Some(a), .. } = req {
-            req = a;
+        let h = *out(request, "request")?;
+        let mut req = m.request_mut(h).ok_or_else(|| invalid_request(h))?;
+        match req {
+            Req::Persistent { active: Some(a), .. } => req = a,
+            Req::Persistent { active: None, .. } => {
+                return Err(err(
+                    MPI_ERR_REQUEST,
+                    format!("MPI_Cancel: persistent request {h:#x} is inactive (not started)"),
+                ))
+            }
+            _ => {}
         }
         match req {
             Req::Active { req, .. } => {
@@ -535,17 +440,21 @@ fn collective_request(function: &str) -> MpiError {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const MPI_Status, flag: *mut c_int) -> c_int {
-    *flag = (*status).cancelled() as c_int;
-    MPI_SUCCESS
+    call("MPI_Test_cancelled", MPI_COMM_WORLD, |_| {
+        let status = status.as_ref().ok_or_else(|| err(MPI_ERR_ARG, "null status pointer"))?;
+        *out(flag, "flag")? = status.cancelled() as c_int;
+        Ok(())
+    })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
     call("MPI_Request_free", MPI_COMM_WORLD, |m| {
-        if let Some(Req::Idup(_) | Req::Background { .. }) = m.request_mut(*request) {
+        let h = out(request, "request")?;
+        if let Some(Req::Idup(_) | Req::Background { .. }) = m.request_mut(*h) {
             return Err(collective_request("MPI_Request_free"));
         }
-        let req = m.take_request(*request).ok_or_else(|| invalid_request(*request))?;
+        let req = m.take_request(*h).ok_or_else(|| invalid_request(*h))?;
         let req = match req {
             Req::Persistent { active: Some(a), .. } => *a,
             other => other,
@@ -560,32 +469,7 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
                 m.types.keep_orphan(*s);
             }
         }
-        *request = MPI_REQUEST_NULL;
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Request_get_status(
-    request: MPI_Request,
-    flag: *mut c_int,
-    status: *mut MPI_Status,
-) -> c_int {
-    if request == MPI_REQUEST_NULL {
-        *flag = 1;
-        fill_status(status, &empty_status());
-        return MPI_SUCCESS;
-    }
-    call("MPI_Request_get_status", MPI_COMM_WORLD, |m| {
-        // Like MPI_Test, but the request stays: a completed one keeps its status for the wait
-        // or test that will free it.
-        match poll_handle(m, request)? {
-            Some(st) => {
-                *flag = 1;
-                fill_status(status, &st);
-            }
-            None => *flag = 0,
-        }
+        *h = MPI_REQUEST_NULL;
         Ok(())
     })
 }

@@ -35,6 +35,9 @@ pub(crate) enum Req {
     Active { req: Request<'static>, comm: MPI_Comm, staged: Option<Box<Staging>> },
     /// Already complete with this status (e.g. a receive from `MPI_PROC_NULL`).
     Complete(MPI_Status),
+    /// Ended in error (found by a test that must not free it): what the wait or test that
+    /// frees it reports.
+    Failed(Box<crate::request::Ended>),
     /// A persistent request (MPI_Send_init, ...): what MPI_Start starts, and the operation it
     /// started last (`None`: inactive). Completing it leaves the handle for the next start.
     Persistent { op: crate::persistent::Op, active: Option<Box<Req>> },
@@ -52,6 +55,7 @@ impl Req {
             Req::Active { comm, .. } | Req::Background { comm, .. } => *comm,
             Req::Persistent { op, .. } => op.comm,
             Req::Idup(idup) => idup.parent,
+            Req::Failed(ended) => ended.comm,
             Req::Complete(_) => MPI_COMM_WORLD,
         }
     }
@@ -307,7 +311,7 @@ impl Mpi {
     /// The engine id and communicator of `h` if it is an engine handle and not promoted, with
     /// whether its operation is in flight (false: a stale or garbage handle). The operation
     /// stays with the handle.
-    #[inline]
+    #[inline(always)]
     pub fn engine_op(&self, h: MPI_Request) -> Option<(u32, MPI_Comm, bool)> {
         let (id, comm) = engine_parts(h).filter(|_| !self.is_promoted(h))?;
         Some((id, comm, self.engine.request_in_flight(id)))
@@ -320,6 +324,19 @@ impl Mpi {
     pub fn engine_request(&self, h: MPI_Request) -> Option<Option<Request<'static>>> {
         let (id, _) = engine_parts(h).filter(|_| !self.is_promoted(h))?;
         Some(adopt(&self.engine, id))
+    }
+
+    /// The request behind a table handle, in place; `None` for any other handle (an engine
+    /// handle is not promoted for it).
+    #[inline]
+    pub fn table_request(&mut self, h: MPI_Request) -> Option<&mut Req> {
+        self.requests.get_mut(request_index(h)?)?.as_mut()
+    }
+
+    /// Whether `h` is an inactive persistent request, which completion calls treat as null.
+    #[inline]
+    pub fn is_inactive(&mut self, h: MPI_Request) -> bool {
+        matches!(self.table_request(h), Some(Req::Persistent { active: None, .. }))
     }
 
     /// The request behind `h`, in place; an engine handle is promoted for it.
