@@ -11,7 +11,7 @@ use billboard::{Request, SendMode};
 
 use crate::abi::*;
 use crate::datatype::{self, Dir};
-use crate::error::{bad_comm, call, call_unlocked, err, Res};
+use crate::error::{bad_comm, call, call_unlocked, err, out, Res};
 use crate::state::{self, Mpi};
 
 const OVERHEAD: usize = 96; // MPI_BSEND_OVERHEAD in mpi.h
@@ -107,6 +107,7 @@ pub unsafe extern "C" fn PMPI_Ibsend(
     request: *mut MPI_Request,
 ) -> c_int {
     call("MPI_Ibsend", comm, |m| {
+        let request = out(request, "request")?;
         start(m, buf, count, datatype, dest, tag, comm)?;
         *request = state::SENT; // complete at once: the data is copied
         Ok(())

@@ -19,6 +19,16 @@ fn in_place(p: *const c_void) -> bool {
     p as isize == MPI_IN_PLACE
 }
 
+/// A buffer that must be memory: MPI_IN_PLACE stands only for the one argument the standard
+/// names (a reduction's, gather's or all-to-all's send buffer, a scatter root's receive
+/// buffer), never for both, and never for a broadcast's buffer.
+fn not_in_place(p: *const c_void, what: &str) -> Res {
+    if in_place(p) {
+        return Err(err(MPI_ERR_BUFFER, format!("{what} is MPI_IN_PLACE, which this argument cannot take")));
+    }
+    Ok(())
+}
+
 /// Where the `len` bytes a reduction contributes lie: its send buffer, or with MPI_IN_PLACE
 /// its receive buffer. The same buffer passed as both is an error (MPI_IN_PLACE is the way).
 unsafe fn reduction_source(sendbuf: *const c_void, recvbuf: *mut c_void, len: usize) -> Res<*const u8> {
@@ -41,6 +51,7 @@ unsafe fn reduction_input(sendbuf: *const c_void, recvbuf: *mut c_void, len: usi
 
 /// `len` bytes at `p` (NULL allowed when `len` is 0).
 unsafe fn slice<'a>(p: *const c_void, len: usize) -> Res<&'a [u8]> {
+    not_in_place(p, "the buffer")?;
     if len == 0 {
         return Ok(&[]);
     }
@@ -51,6 +62,7 @@ unsafe fn slice<'a>(p: *const c_void, len: usize) -> Res<&'a [u8]> {
 }
 
 unsafe fn slice_mut<'a>(p: *mut c_void, len: usize) -> Res<&'a mut [u8]> {
+    not_in_place(p, "the receive buffer")?;
     if len == 0 {
         return Ok(&mut []);
     }
@@ -107,7 +119,7 @@ fn check_root(c: &Communicator, root: c_int) -> Res<usize> {
     usize::try_from(root)
         .ok()
         .filter(|&r| r < c.size())
-        .ok_or_else(|| err(MPI_ERR_ROOT, format!("invalid root {root}: the communicator has {} ranks", c.size())))
+        .ok_or_else(|| err(MPI_ERR_ROOT, format!("invalid root {root} ({})", crate::error::rank_range(c.size()))))
 }
 
 /// Byte parts of a reduction result scattered by `counts` elements of `extent` bytes each.
@@ -310,6 +322,7 @@ pub unsafe extern "C" fn PMPI_Bcast(
     call_unlocked("MPI_Bcast", comm, || {
         let c = comm_ref(comm)?;
         let root = check_root(&c, root)?;
+        not_in_place(buf, "the buffer")?;
         let dir = if c.rank() == root { Dir::Read } else { Dir::Write };
         let mut v = view(&datatype::layout(t)?, buf, count, dir)?;
         c.bcast_bytes(v.bytes_mut(), root)?;
@@ -575,6 +588,7 @@ unsafe fn gatherv(
         let coll = c.igatherv_raw(send.ptr(), send.len(), None, root)?;
         return Ok((coll, Some(Box::new(move || drop(send)))));
     }
+    not_in_place(recvbuf, "recvbuf")?;
     let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
     let recv = parted(&datatype::layout(recvtype)?, recvbuf, shape(c)?.parts(), dir)?;
     // In place, the root's part is already where it goes.
@@ -626,12 +640,16 @@ unsafe fn scatterv(
     c: &Communicator,
 ) -> Res<Started> {
     let root = check_root(c, root)?;
-    let recv = || view(&datatype::layout(recvtype)?, recvbuf, recvcount, Dir::Write);
+    let recv = || {
+        not_in_place(recvbuf, "recvbuf (in place only at the root)")?;
+        view(&datatype::layout(recvtype)?, recvbuf, recvcount, Dir::Write)
+    };
     if c.rank() != root {
         let v = recv()?;
         let coll = c.iscatterv_raw(None, v.ptr(), v.len(), root)?;
         return Ok((coll, Some(finish_view(v))));
     }
+    not_in_place(sendbuf, "sendbuf")?;
     let send = parted(&datatype::layout(sendtype)?, sendbuf, shape(c)?.parts(), Dir::Read)?;
     let whole = Some((send.ptr() as *const u8, send.len(), send.parts()));
     if in_place(recvbuf) {
@@ -674,6 +692,7 @@ unsafe fn allgatherv(
     recvtype: MPI_Datatype,
     c: &Communicator,
 ) -> Res<Started> {
+    not_in_place(recvbuf, "recvbuf")?;
     let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
     let recv = parted(&datatype::layout(recvtype)?, recvbuf, shape.parts(), dir)?;
     let send =
@@ -702,6 +721,7 @@ unsafe fn alltoallv(
     (recvbuf, recv_shape, recvtype): (*mut c_void, Shape, MPI_Datatype),
     c: &Communicator,
 ) -> Res<Started> {
+    not_in_place(recvbuf, "recvbuf")?;
     let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
     let recv = parted(&datatype::layout(recvtype)?, recvbuf, recv_shape.parts(), dir)?;
     let into = (recv.ptr(), recv.len(), recv.parts());
@@ -795,6 +815,7 @@ unsafe fn alltoallw(
     c: &Communicator,
 ) -> Res<Started> {
     let n = c.size();
+    not_in_place(recvbuf, "recvbuf")?;
     let recv_parts = w_parts(n, counts, displs, types)?;
     let (send, send_layout) = if in_place(sendbuf) {
         pack_w(recvbuf, &recv_parts)?

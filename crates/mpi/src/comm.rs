@@ -3,13 +3,13 @@
 use std::ffi::{c_char, c_int};
 
 use crate::abi::*;
-use crate::error::{bad_comm, call, call_unlocked, copy_out, err};
+use crate::error::{bad_comm, call, call_unlocked, copy_out, err, handle_name, out};
 use crate::state::{self, comm_index};
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
     call("MPI_Comm_size", comm, |m| {
-        *size = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.size() as c_int;
+        *out(size, "size")? = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.size() as c_int;
         Ok(())
     })
 }
@@ -17,7 +17,7 @@ pub unsafe extern "C" fn PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_i
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_int {
     call("MPI_Comm_rank", comm, |m| {
-        *rank = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.rank() as c_int;
+        *out(rank, "rank")? = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.rank() as c_int;
         Ok(())
     })
 }
@@ -26,6 +26,7 @@ pub unsafe extern "C" fn PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_i
 pub unsafe extern "C" fn PMPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     // Collective: runs without holding the tables, then stores the result.
     call_unlocked("MPI_Comm_dup", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
         *newcomm = crate::comm_create::dup(comm)?;
         Ok(())
     })
@@ -34,6 +35,7 @@ pub unsafe extern "C" fn PMPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int {
     call_unlocked("MPI_Comm_split", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
         let (c, errhandler) = crate::comm_create::take(comm)?;
         let color = match color {
             MPI_UNDEFINED => None,
@@ -47,11 +49,13 @@ pub unsafe extern "C" fn PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_in
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
-    call_unlocked("MPI_Comm_free", *comm, || {
+    let handle = comm.as_ref().map_or(MPI_COMM_WORLD, |c| *c);
+    call_unlocked("MPI_Comm_free", handle, || {
+        let comm = out(comm, "comm")?;
         let user =
             state::with(|m| comm_index(*comm).is_some_and(|i| i >= 2 && m.comms.get(i).is_some_and(|c| c.is_some())));
         if user != Some(true) {
-            return Err(err(MPI_ERR_COMM, format!("cannot free communicator {:#x}", *comm)));
+            return Err(err(MPI_ERR_COMM, format!("cannot free communicator {}", handle_name(*comm))));
         }
         crate::comm_create::free(*comm)?;
         *comm = MPI_COMM_NULL;
@@ -70,6 +74,7 @@ pub unsafe extern "C" fn PMPI_Comm_compare(a: MPI_Comm, b: MPI_Comm, result: *mu
             v.sort_unstable();
             v
         };
+        let result = out(result, "result")?;
         *result = if a == b {
             MPI_IDENT
         } else if ma == mb {
@@ -87,7 +92,7 @@ pub unsafe extern "C" fn PMPI_Comm_compare(a: MPI_Comm, b: MPI_Comm, result: *mu
 pub unsafe extern "C" fn PMPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int {
     call("MPI_Comm_test_inter", comm, |m| {
         m.comm(comm).ok_or_else(|| bad_comm(comm))?;
-        *flag = 0;
+        *out(flag, "flag")? = 0;
         Ok(())
     })
 }
@@ -95,6 +100,9 @@ pub unsafe extern "C" fn PMPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_set_name(comm: MPI_Comm, name: *const c_char) -> c_int {
     call("MPI_Comm_set_name", comm, |m| {
+        if name.is_null() {
+            return Err(err(MPI_ERR_ARG, "null name pointer"));
+        }
         let text = std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned();
         m.comm_mut(comm).ok_or_else(|| bad_comm(comm))?.name = text;
         Ok(())

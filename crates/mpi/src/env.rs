@@ -5,19 +5,23 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use crate::abi::*;
-use crate::error::{call, copy_out, err};
+use crate::error::{call, copy_out, err, guard, handle, not_running, out, Res};
 use crate::state::{self, Comm, Mpi, Req};
 
-unsafe fn init(required: c_int, provided: *mut c_int) -> c_int {
-    if state::phase() != state::NOT_STARTED {
-        eprintln!("billboard MPI: MPI_Init called twice (or after MPI_Finalize)");
-        return MPI_ERR_OTHER;
+unsafe fn init(function: &'static str, required: c_int, provided: *mut c_int) -> c_int {
+    match state::phase() {
+        state::RUNNING => {
+            return handle(function, MPI_COMM_WORLD, err(MPI_ERR_OTHER, format!("{function} called twice")));
+        }
+        state::FINALIZED => return not_running(function),
+        _ => {}
     }
     let universe = match billboard::init() {
         Ok(u) => u,
+        // No communicator exists yet, so the default handler applies: MPI_ERRORS_ARE_FATAL.
         Err(e) => {
-            eprintln!("billboard MPI: MPI_Init failed: {e}");
-            return MPI_ERR_OTHER;
+            eprintln!("billboard MPI: {function} failed: {e} (MPI_ERR_OTHER); aborting");
+            std::process::exit(1)
         }
     };
     let world = universe.world();
@@ -65,7 +69,7 @@ unsafe fn init(required: c_int, provided: *mut c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
-    init(MPI_THREAD_SINGLE, std::ptr::null_mut())
+    guard("MPI_Init", || init("MPI_Init", MPI_THREAD_SINGLE, std::ptr::null_mut()))
 }
 
 #[no_mangle]
@@ -75,11 +79,15 @@ pub unsafe extern "C" fn PMPI_Init_thread(
     required: c_int,
     provided: *mut c_int,
 ) -> c_int {
-    init(required, provided)
+    guard("MPI_Init_thread", || init("MPI_Init_thread", required, provided))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
+    guard("MPI_Finalize", || finalize())
+}
+
+unsafe fn finalize() -> c_int {
     // MPI_COMM_SELF's attributes are deleted first, as if it were freed (MPI 3.1 section
     // 8.7.1); their delete callbacks may still call MPI. Then MPI_COMM_WORLD's.
     let attrs = match state::phase() {
@@ -119,20 +127,37 @@ pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Initialized(flag: *mut c_int) -> c_int {
-    *flag = (state::phase() != state::NOT_STARTED) as c_int;
-    MPI_SUCCESS
+    anytime("MPI_Initialized", || {
+        *out(flag, "flag")? = (state::phase() != state::NOT_STARTED) as c_int;
+        Ok(())
+    })
+}
+
+/// Runs the body of a call allowed before MPI_Init and after MPI_Finalize: an error goes
+/// through MPI_COMM_WORLD's handler while MPI runs, and is returned otherwise.
+fn anytime(function: &'static str, body: impl FnOnce() -> Res) -> c_int {
+    guard(function, || match body() {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) if state::phase() == state::RUNNING => handle(function, MPI_COMM_WORLD, e),
+        Err(e) => {
+            eprintln!("billboard MPI: {function}: {}", e.msg);
+            e.class
+        }
+    })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Finalized(flag: *mut c_int) -> c_int {
-    *flag = (state::phase() == state::FINALIZED) as c_int;
-    MPI_SUCCESS
+    anytime("MPI_Finalized", || {
+        *out(flag, "flag")? = (state::phase() == state::FINALIZED) as c_int;
+        Ok(())
+    })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
     call("MPI_Query_thread", MPI_COMM_WORLD, |m| {
-        *provided = m.thread_level;
+        *out(provided, "provided")? = m.thread_level;
         Ok(())
     })
 }
@@ -140,7 +165,7 @@ pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
     call("MPI_Is_thread_main", MPI_COMM_WORLD, |m| {
-        *flag = (m.main_thread == std::thread::current().id()) as c_int;
+        *out(flag, "flag")? = (m.main_thread == std::thread::current().id()) as c_int;
         Ok(())
     })
 }
@@ -148,7 +173,8 @@ pub unsafe extern "C" fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
     let rank = state::with(|m| m.world_rank).unwrap_or(0);
-    eprintln!("billboard MPI: rank {rank} on {} called MPI_Abort({comm:#x}, {errorcode})", host_name());
+    let comm = crate::error::handle_name(comm);
+    eprintln!("billboard MPI: rank {rank} on {} called MPI_Abort({comm}, {errorcode})", host_name());
     state::with(|m| m.universe.abort(errorcode, "MPI_Abort"));
     std::process::exit(errorcode)
 }
@@ -167,9 +193,11 @@ pub unsafe extern "C" fn PMPI_Get_processor_name(name: *mut c_char, resultlen: *
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
-    *version = MPI_VERSION;
-    *subversion = MPI_SUBVERSION;
-    MPI_SUCCESS
+    anytime("MPI_Get_version", || {
+        *out(version, "version")? = MPI_VERSION;
+        *out(subversion, "subversion")? = MPI_SUBVERSION;
+        Ok(())
+    })
 }
 
 #[no_mangle]
@@ -206,11 +234,12 @@ pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, _info: MPI_Info, baseptr
         if size < 0 {
             return Err(err(MPI_ERR_ARG, format!("MPI_Alloc_mem: negative size {size}")));
         }
+        let baseptr = out(baseptr as *mut *mut std::ffi::c_void, "baseptr")?;
         let p = libc::malloc(size.max(1) as usize);
         if p.is_null() {
             return Err(err(MPI_ERR_NO_MEM, format!("MPI_Alloc_mem: cannot allocate {size} bytes")));
         }
-        *(baseptr as *mut *mut std::ffi::c_void) = p;
+        *baseptr = p;
         Ok(())
     })
 }

@@ -70,7 +70,7 @@ impl Mpi {
     /// (the predefined ones fit every object; a user one, the object it was made for).
     pub fn check_errhandler_for(&self, h: MPI_Errhandler, object: u32) -> Res {
         if !self.is_errhandler(h) {
-            return Err(err(MPI_ERR_ARG, format!("invalid error handler {h:#x}")));
+            return Err(err(MPI_ERR_ARG, format!("invalid error handler {}", crate::error::handle_name(h))));
         }
         match user_index(h).map(|i| self.errhandlers.handlers[i].1) {
             Some(made_for) if made_for != object => Err(err(

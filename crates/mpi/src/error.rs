@@ -35,10 +35,32 @@ pub(crate) fn err(class: c_int, msg: impl Into<String>) -> MpiError {
     MpiError(Box::new(ErrorInfo { class, msg: msg.into() }))
 }
 
+/// The ranks of a communicator of `size`, as a program would write them.
+pub(crate) fn rank_range(size: usize) -> String {
+    match size {
+        0 => "communicator of size 0: no valid rank".into(),
+        1 => "communicator of size 1: the only valid rank is 0".into(),
+        n => format!("communicator of size {n}: valid ranks 0 to {}", n - 1),
+    }
+}
+
 impl From<billboard::Error> for MpiError {
     #[cold]
     fn from(e: billboard::Error) -> MpiError {
         use billboard::Error as E;
+        // The engine's messages in MPI's words: ranges as a C programmer writes them.
+        match e {
+            E::InvalidRank { rank, size } => {
+                return err(MPI_ERR_RANK, format!("invalid rank {rank} ({})", rank_range(size)))
+            }
+            E::InvalidTag { tag } => {
+                return err(
+                    MPI_ERR_TAG,
+                    format!("invalid tag {tag}: valid tags are 0 to MPI_TAG_UB ({})", billboard::TAG_UB),
+                )
+            }
+            _ => {}
+        }
         let class = match &e {
             E::InvalidRank { .. } => MPI_ERR_RANK,
             E::InvalidTag { .. } => MPI_ERR_TAG,
@@ -245,30 +267,30 @@ pub(crate) unsafe fn copy_out(text: &str, buf: *mut c_char, len: *mut c_int, max
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Error_string(code: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
-    if let Some(user) = state::with(|m| m.errhandlers.string_of(code)).flatten() {
-        copy_out(&user, string, resultlen, MPI_MAX_ERROR_STRING);
-        return MPI_SUCCESS;
-    }
-    let detail = LAST.with(|l| l.borrow().iter().find(|(c, _)| *c == code).map(|(_, m)| m.clone()));
-    let text = match detail {
-        Some(d) => format!("{}: {d}", class_name(code)),
-        None => class_name(code).to_string(),
-    };
-    copy_out(&text, string, resultlen, MPI_MAX_ERROR_STRING);
-    MPI_SUCCESS
+    guard("MPI_Error_string", || {
+        if let Some(user) = state::with(|m| m.errhandlers.string_of(code)).flatten() {
+            copy_out(&user, string, resultlen, MPI_MAX_ERROR_STRING);
+            return MPI_SUCCESS;
+        }
+        let detail = LAST.with(|l| l.borrow().iter().find(|(c, _)| *c == code).map(|(_, m)| m.clone()));
+        let text = match detail {
+            Some(d) => format!("{}: {d}", class_name(code)),
+            None => class_name(code).to_string(),
+        };
+        copy_out(&text, string, resultlen, MPI_MAX_ERROR_STRING);
+        MPI_SUCCESS
+    })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Error_class(code: c_int, class: *mut c_int) -> c_int {
-    if class.is_null() {
-        return MPI_ERR_ARG;
-    }
-    if let Some(user) = state::with(|m| m.errhandlers.class_of(code)).flatten() {
-        *class = user;
-        return MPI_SUCCESS;
-    }
-    *class = code;
-    MPI_SUCCESS
+    guard("MPI_Error_class", || {
+        if class.is_null() {
+            return MPI_ERR_ARG;
+        }
+        *class = state::with(|m| m.errhandlers.class_of(code)).flatten().unwrap_or(code);
+        MPI_SUCCESS
+    })
 }
 
 #[no_mangle]
@@ -285,7 +307,7 @@ pub unsafe extern "C" fn PMPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MP
 pub unsafe extern "C" fn PMPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> c_int {
     call("MPI_Comm_get_errhandler", comm, |m| {
         let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
-        *errhandler = c.errhandler;
+        *out(errhandler, "errhandler")? = c.errhandler;
         Ok(())
     })
 }
@@ -295,12 +317,21 @@ pub unsafe extern "C" fn PMPI_Errhandler_free(errhandler: *mut MPI_Errhandler) -
     // A user handler stays usable by the communicators it is attached to (see errhandler.rs).
     call("MPI_Errhandler_free", MPI_COMM_WORLD, |m| {
         if errhandler.is_null() || !m.is_errhandler(*errhandler) {
-            let what = if errhandler.is_null() { "null pointer".into() } else { format!("{:#x}", *errhandler) };
+            let what = if errhandler.is_null() { "null pointer".into() } else { handle_name(*errhandler) };
             return Err(err(MPI_ERR_ARG, format!("invalid error handler {what}")));
         }
         *errhandler = MPI_ERRHANDLER_NULL;
         Ok(())
     })
+}
+
+/// The error of a call whose argument `name` is a null pointer, through `comm`'s handler: for
+/// the message path, which checks the pointer before its body (out of line, so the check is
+/// one compare there).
+#[cold]
+#[inline(never)]
+pub(crate) fn null_arg(function: &'static str, comm: MPI_Comm, name: &str) -> c_int {
+    call(function, comm, |_| Err(err(MPI_ERR_ARG, format!("null {name} pointer"))))
 }
 
 /// An output argument from C: MPI_ERR_ARG, naming it, if it is null.

@@ -6,9 +6,9 @@ use std::ffi::{c_int, c_void};
 
 use crate::abi::*;
 use crate::datatype::{self, Dir};
-use crate::error::{bad_comm, call, call_unlocked, err, Res};
+use crate::error::{bad_comm, call, call_unlocked, err, out, Res};
 use crate::p2p::{source, tag_match};
-use crate::request::{fill_status, finish, proc_null_status, status_of};
+use crate::request::{fill_status, finish, proc_null_status, status_arg, status_of};
 use crate::state::{self, Mpi, Req};
 
 /// Message handles: indirect kind, request object type (MPI_MESSAGE_NULL is MPI_REQUEST_NULL).
@@ -39,7 +39,7 @@ impl Mpi {
     fn take_message(&mut self, h: MPI_Message) -> Res<billboard::Message> {
         message_index(h)
             .and_then(|i| self.messages.get_mut(i)?.take())
-            .ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid message handle {h:#x}")))
+            .ok_or_else(|| err(MPI_ERR_REQUEST, format!("invalid message handle {}", crate::error::handle_name(h))))
     }
 }
 
@@ -53,6 +53,8 @@ pub unsafe extern "C" fn PMPI_Improbe(
     status: *mut MPI_Status,
 ) -> c_int {
     call("MPI_Improbe", comm, |m| {
+        let (flag, message) = (out(flag, "flag")?, out(message, "message")?);
+        status_arg(status)?;
         if src == MPI_PROC_NULL {
             (*flag, *message) = (1, MPI_MESSAGE_NO_PROC);
             fill_status(status, &proc_null_status());
@@ -79,6 +81,8 @@ pub unsafe extern "C" fn PMPI_Mprobe(
     status: *mut MPI_Status,
 ) -> c_int {
     call_unlocked("MPI_Mprobe", comm, || {
+        let message = out(message, "message")?;
+        status_arg(status)?;
         if src == MPI_PROC_NULL {
             *message = MPI_MESSAGE_NO_PROC;
             fill_status(status, &proc_null_status());
@@ -94,6 +98,7 @@ pub unsafe extern "C" fn PMPI_Mprobe(
 
 /// Starts receiving a probed message; NO_PROC gives a completed empty receive.
 unsafe fn start(m: &mut Mpi, buf: *mut c_void, count: c_int, t: MPI_Datatype, message: *mut MPI_Message) -> Res<Req> {
+    let message = out(message, "message")?;
     if *message == MPI_MESSAGE_NO_PROC {
         *message = MPI_MESSAGE_NULL;
         return Ok(Req::Complete(proc_null_status()));
@@ -115,6 +120,7 @@ pub unsafe extern "C" fn PMPI_Imrecv(
     request: *mut MPI_Request,
 ) -> c_int {
     call("MPI_Imrecv", MPI_COMM_WORLD, |m| {
+        let request = out(request, "request")?;
         let req = start(m, buf, count, datatype, message)?;
         *request = m.add_request(req);
         Ok(())
@@ -130,6 +136,7 @@ pub unsafe extern "C" fn PMPI_Mrecv(
     status: *mut MPI_Status,
 ) -> c_int {
     call_unlocked("MPI_Mrecv", MPI_COMM_WORLD, || {
+        status_arg(status)?;
         let req = state::with(|m| start(m, buf, count, datatype, message)).expect("MPI is running")?;
         fill_status(status, &finish(req)?);
         Ok(())

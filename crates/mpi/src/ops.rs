@@ -5,7 +5,7 @@
 use std::ffi::{c_int, c_void};
 
 use crate::abi::*;
-use crate::error::{call, err, Res};
+use crate::error::{call, err, out, Res};
 use crate::state::Mpi;
 
 /// `typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *type)`.
@@ -271,10 +271,18 @@ pub(crate) fn combiner(m: &Mpi, op: MPI_Op, datatype: MPI_Datatype) -> Res<Combi
         }));
     }
     if !(MPI_MAX..=MPI_NO_OP).contains(&op) {
-        return Err(err(MPI_ERR_OP, format!("invalid operator {op:#x}")));
+        return Err(err(MPI_ERR_OP, format!("invalid operator {}", crate::error::handle_name(op))));
     }
-    predefined(op, datatype)
-        .ok_or_else(|| err(MPI_ERR_OP, format!("operator {op:#x} is not defined on datatype {datatype:#x}")))
+    predefined(op, datatype).ok_or_else(|| {
+        err(
+            MPI_ERR_OP,
+            format!(
+                "operator {} is not defined on datatype {}",
+                crate::error::handle_name(op),
+                crate::error::handle_name(datatype)
+            ),
+        )
+    })
 }
 
 /// Whether `op` is commutative (predefined ones all are).
@@ -286,7 +294,7 @@ pub(crate) fn commutative(m: &Mpi, op: MPI_Op) -> bool {
 pub unsafe extern "C" fn PMPI_Op_create(function: Option<UserFunction>, commute: c_int, op: *mut MPI_Op) -> c_int {
     call("MPI_Op_create", MPI_COMM_WORLD, |m| {
         let f = function.ok_or_else(|| err(MPI_ERR_ARG, "MPI_Op_create: NULL function"))?;
-        *op = m.add_user_op(f, commute != 0);
+        *out(op, "op")? = m.add_user_op(f, commute != 0);
         Ok(())
     })
 }
@@ -294,8 +302,9 @@ pub unsafe extern "C" fn PMPI_Op_create(function: Option<UserFunction>, commute:
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Op_free(op: *mut MPI_Op) -> c_int {
     call("MPI_Op_free", MPI_COMM_WORLD, |m| {
+        let op = out(op, "op")?;
         if !m.free_user_op(*op) {
-            return Err(err(MPI_ERR_OP, format!("cannot free operator {:#x}", *op)));
+            return Err(err(MPI_ERR_OP, format!("cannot free operator {}", crate::error::handle_name(*op))));
         }
         *op = MPI_OP_NULL;
         Ok(())
@@ -305,7 +314,7 @@ pub unsafe extern "C" fn PMPI_Op_free(op: *mut MPI_Op) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Op_commutative(op: MPI_Op, commute: *mut c_int) -> c_int {
     call("MPI_Op_commutative", MPI_COMM_WORLD, |m| {
-        *commute = commutative(m, op) as c_int;
+        *out(commute, "commute")? = commutative(m, op) as c_int;
         Ok(())
     })
 }

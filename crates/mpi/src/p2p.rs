@@ -6,7 +6,7 @@ use billboard::{Request, SendMode, Source, TagMatch};
 
 use crate::abi::*;
 use crate::datatype::{self, Dir};
-use crate::error::{bad_comm, call, call_unlocked, call_unlocked_on, err, Raised, Res};
+use crate::error::{bad_comm, call, call_unlocked, call_unlocked_on, err, null_arg, out, Raised, Res};
 use crate::request::{end, fill_status, proc_null_status, status_arg, status_of};
 use crate::state::{self, Mpi, Req};
 
@@ -14,7 +14,10 @@ pub(crate) fn source(src: c_int) -> Res<Source> {
     match src {
         MPI_ANY_SOURCE => Ok(Source::Any),
         s if s >= 0 => Ok(Source::Rank(s as usize)),
-        s => Err(err(MPI_ERR_RANK, format!("invalid source rank {s}"))),
+        s => Err(err(
+            MPI_ERR_RANK,
+            format!("invalid source rank {s}: a rank of the communicator, MPI_ANY_SOURCE or MPI_PROC_NULL"),
+        )),
     }
 }
 
@@ -22,7 +25,10 @@ pub(crate) fn tag_match(tag: c_int) -> Res<TagMatch> {
     match tag {
         MPI_ANY_TAG => Ok(TagMatch::Any),
         t if t >= 0 => Ok(TagMatch::Tag(t)),
-        t => Err(err(MPI_ERR_TAG, format!("invalid tag {t}: tags are 0..=MPI_TAG_UB or MPI_ANY_TAG"))),
+        t => Err(err(
+            MPI_ERR_TAG,
+            format!("invalid tag {t}: valid tags are 0 to MPI_TAG_UB ({}), or MPI_ANY_TAG", billboard::TAG_UB),
+        )),
     }
 }
 
@@ -278,6 +284,9 @@ macro_rules! isend_fn {
             comm: MPI_Comm,
             request: *mut MPI_Request,
         ) -> c_int {
+            if request.is_null() {
+                return null_arg($label, comm, "request");
+            }
             call($label, comm, |m| {
                 *request = match dense_send(m, buf, count, datatype, dest, tag, comm, $mode) {
                     Some(started) => m.add_engine(started?, comm),
@@ -309,6 +318,9 @@ pub unsafe extern "C" fn PMPI_Recv(
 ) -> c_int {
     if let (Some(len), true, false) = (dense_bytes(count, datatype), source != MPI_PROC_NULL, state::multiple()) {
         if let Some(data) = raw(buf, len) {
+            if status.is_null() {
+                return null_arg("MPI_Recv", comm, "status");
+            }
             return call("MPI_Recv", comm, |m| {
                 let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
                 let st = c.comm.recv_raw(data, len, self::source(source)?, tag_match(tag)?)?;
@@ -345,6 +357,9 @@ pub unsafe extern "C" fn PMPI_Irecv(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
+    if request.is_null() {
+        return null_arg("MPI_Irecv", comm, "request");
+    }
     call("MPI_Irecv", comm, |m| {
         *request = match dense_recv(m, buf, count, datatype, source, tag, comm) {
             Some(started) => m.add_engine(started?, comm),
@@ -372,6 +387,9 @@ pub unsafe extern "C" fn PMPI_Sendrecv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
+    if status.is_null() {
+        return call("MPI_Sendrecv", comm, |_| status_arg(status));
+    }
     let mut recv = MPI_REQUEST_NULL;
     let rc = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &mut recv);
     if rc != MPI_SUCCESS {
@@ -448,6 +466,8 @@ pub unsafe extern "C" fn PMPI_Iprobe(
     status: *mut MPI_Status,
 ) -> c_int {
     call("MPI_Iprobe", comm, |m| {
+        let flag = out(flag, "flag")?;
+        status_arg(status)?;
         let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
         if source == MPI_PROC_NULL {
             *flag = 1;
@@ -468,6 +488,7 @@ pub unsafe extern "C" fn PMPI_Iprobe(
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
     call_unlocked("MPI_Probe", comm, || {
+        status_arg(status)?;
         let c = state::with(|m| m.comm(comm).map(|c| c.comm.clone())).flatten().ok_or_else(|| bad_comm(comm))?;
         if source == MPI_PROC_NULL {
             fill_status(status, &proc_null_status());

@@ -159,7 +159,7 @@ fn bad_type(t: MPI_Datatype) -> crate::error::MpiError {
     if t == MPI_DATATYPE_NULL {
         err(MPI_ERR_TYPE, "MPI_DATATYPE_NULL is not a datatype")
     } else {
-        err(MPI_ERR_TYPE, format!("invalid datatype {t:#x}"))
+        err(MPI_ERR_TYPE, format!("invalid datatype {}", crate::error::handle_name(t)))
     }
 }
 

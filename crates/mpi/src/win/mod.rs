@@ -128,22 +128,24 @@ impl Mpi {
 
 /// Runs a window call's body on the tables with the window's error handler.
 pub(crate) fn win_call(function: &'static str, win: MPI_Win, body: impl FnOnce(&mut Mpi) -> Res) -> c_int {
-    match state::with(body) {
+    crate::error::guard(function, || match state::with(body) {
         None => crate::error::not_running(function),
         Some(Ok(())) => MPI_SUCCESS,
         Some(Err(e)) => raise(function, win, e),
-    }
+    })
 }
 
 /// Like [`win_call`] for bodies that block (they take the tables themselves).
 pub(crate) fn win_call_unlocked(function: &'static str, win: MPI_Win, body: impl FnOnce() -> Res) -> c_int {
-    if state::phase() != state::RUNNING {
-        return crate::error::not_running(function);
-    }
-    match body() {
-        Ok(()) => MPI_SUCCESS,
-        Err(e) => raise(function, win, e),
-    }
+    crate::error::guard(function, || {
+        if state::phase() != state::RUNNING {
+            return crate::error::not_running(function);
+        }
+        match body() {
+            Ok(()) => MPI_SUCCESS,
+            Err(e) => raise(function, win, e),
+        }
+    })
 }
 
 /// Applies `win`'s error handler to `e`; an invalid window raises it on MPI_COMM_WORLD (as
