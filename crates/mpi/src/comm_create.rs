@@ -85,9 +85,12 @@ pub unsafe extern "C" fn PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newc
         let (c, eh) = take(comm)?;
         let members = state::with(|m| m.group(group).map(<[usize]>::to_vec)).expect("MPI is running")?;
         let ranks = ranks_in(&c, &members)?;
-        // Collective over the parent: members take color 0 and their group position as key.
+        // Collective over the parent. Each process may pass a group of its own, the groups
+        // disjoint (MPI 2.2), so a group is told apart by its lowest member: members take that
+        // as color and their group position as key.
         let position = ranks.iter().position(|&r| r == c.rank());
-        let new = c.split(position.map(|_| 0), position.unwrap_or(0) as c_int)?;
+        let color = ranks.iter().min().map(|&lowest| lowest as u32);
+        let new = c.split(position.and(color), position.unwrap_or(0) as c_int)?;
         *newcomm = store_child(eh, new);
         Ok(())
     })
