@@ -91,7 +91,7 @@ fn predefined(m: &Mpi, comm: MPI_Comm, keyval: c_int) -> Option<&'static AtomicI
         MPI_IO => {
             // Every process can do I/O. On a communicator whose ranks are the world's, the
             // process's own rank says so most plainly; elsewhere MPI_ANY_SOURCE does.
-            let c = &m.comm(comm)?.comm;
+            let c = &m.comm_local(comm)?.comm;
             if c.world_rank(c.rank()) == c.rank() {
                 IO_RANK.store(c.rank() as c_int, Ordering::Relaxed);
                 return Some(&IO_RANK);
@@ -111,7 +111,7 @@ fn predefined(m: &Mpi, comm: MPI_Comm, keyval: c_int) -> Option<&'static AtomicI
 
 fn check_object(m: &Mpi, object: u32, h: c_int) -> Res {
     if object == object_type::COMM {
-        m.comm(h).ok_or_else(|| bad_comm(h))?;
+        m.comm_local(h).ok_or_else(|| bad_comm(h))?;
     } else if object == object_type::WIN {
         m.win(h)?;
     } else if !is_datatype_handle(h) {
@@ -266,6 +266,12 @@ pub(crate) fn install_comm_attrs(m: &mut state::Mpi, new: MPI_Comm, copied: Copi
     if !copied.is_empty() {
         m.attrs.values.insert((object_type::COMM, new), copied);
     }
+}
+
+/// Drops the attributes of communicator `comm` without their delete callbacks (an idup that
+/// failed: the communicator never was).
+pub(crate) fn drop_comm_attrs(m: &mut state::Mpi, comm: MPI_Comm) {
+    m.attrs.values.remove(&(object_type::COMM, comm));
 }
 
 fn copy_values(object: u32, old: c_int) -> Res<Copied> {

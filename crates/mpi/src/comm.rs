@@ -9,7 +9,7 @@ use crate::state::{self, comm_index};
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
     call("MPI_Comm_size", comm, |m| {
-        *size = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.size() as c_int;
+        *size = m.comm_local(comm).ok_or_else(|| bad_comm(comm))?.comm.size() as c_int;
         Ok(())
     })
 }
@@ -17,7 +17,7 @@ pub unsafe extern "C" fn PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_i
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_int {
     call("MPI_Comm_rank", comm, |m| {
-        *rank = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.rank() as c_int;
+        *rank = m.comm_local(comm).ok_or_else(|| bad_comm(comm))?.comm.rank() as c_int;
         Ok(())
     })
 }
@@ -48,10 +48,13 @@ pub unsafe extern "C" fn PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_in
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
     call_unlocked("MPI_Comm_free", *comm, || {
-        let user =
-            state::with(|m| comm_index(*comm).is_some_and(|i| i >= 2 && m.comms.get(i).is_some_and(|c| c.is_some())));
+        let user = state::with(|m| comm_index(*comm).is_some_and(|i| i >= 2) && m.comm_local(*comm).is_some());
         if user != Some(true) {
             return Err(err(MPI_ERR_COMM, format!("cannot free communicator {:#x}", *comm)));
+        }
+        if state::with(|m| m.comm(*comm).is_none()) == Some(true) {
+            let msg = format!("communicator {:#x} is still being made: complete its MPI_Comm_idup first", *comm);
+            return Err(err(MPI_ERR_COMM, msg));
         }
         crate::comm_create::free(*comm)?;
         *comm = MPI_COMM_NULL;
@@ -62,8 +65,8 @@ pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_compare(a: MPI_Comm, b: MPI_Comm, result: *mut c_int) -> c_int {
     call("MPI_Comm_compare", a, |m| {
-        let ca = &m.comm(a).ok_or_else(|| bad_comm(a))?.comm;
-        let cb = &m.comm(b).ok_or_else(|| bad_comm(b))?.comm;
+        let ca = &m.comm_local(a).ok_or_else(|| bad_comm(a))?.comm;
+        let cb = &m.comm_local(b).ok_or_else(|| bad_comm(b))?.comm;
         let members = |c: &billboard::Communicator| (0..c.size()).map(|r| c.world_rank(r)).collect::<Vec<_>>();
         let (ma, mb) = (members(ca), members(cb));
         let sorted = |mut v: Vec<usize>| {
@@ -86,7 +89,7 @@ pub unsafe extern "C" fn PMPI_Comm_compare(a: MPI_Comm, b: MPI_Comm, result: *mu
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int {
     call("MPI_Comm_test_inter", comm, |m| {
-        m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         *flag = 0;
         Ok(())
     })
@@ -96,7 +99,7 @@ pub unsafe extern "C" fn PMPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) 
 pub unsafe extern "C" fn PMPI_Comm_set_name(comm: MPI_Comm, name: *const c_char) -> c_int {
     call("MPI_Comm_set_name", comm, |m| {
         let text = std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned();
-        m.comm_mut(comm).ok_or_else(|| bad_comm(comm))?.name = text;
+        m.comm_local_mut(comm).ok_or_else(|| bad_comm(comm))?.name = text;
         Ok(())
     })
 }
@@ -104,7 +107,7 @@ pub unsafe extern "C" fn PMPI_Comm_set_name(comm: MPI_Comm, name: *const c_char)
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_get_name(comm: MPI_Comm, name: *mut c_char, resultlen: *mut c_int) -> c_int {
     call("MPI_Comm_get_name", comm, |m| {
-        let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        let c = m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         copy_out(&c.name, name, resultlen, MPI_MAX_OBJECT_NAME);
         Ok(())
     })

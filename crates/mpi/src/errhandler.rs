@@ -169,7 +169,7 @@ pub unsafe extern "C" fn PMPI_Errhandler_get(comm: MPI_Comm, errhandler: *mut MP
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_call_errhandler(comm: MPI_Comm, errorcode: c_int) -> c_int {
     call_unlocked("MPI_Comm_call_errhandler", comm, || {
-        let eh = state::with(|m| m.comm(comm).map(|c| c.errhandler)).flatten().ok_or_else(|| bad_comm(comm))?;
+        let eh = state::with(|m| m.comm_local(comm).map(|c| c.errhandler)).flatten().ok_or_else(|| bad_comm(comm))?;
         if eh != MPI_ERRORS_RETURN && invoke(eh, comm, errorcode).is_none() {
             // MPI_ERRORS_ARE_FATAL (or ABORT): the predefined handler ends the job.
             crate::error::handle("MPI_Comm_call_errhandler", comm, err(errorcode, "called by the program"));

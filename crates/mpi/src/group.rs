@@ -42,7 +42,7 @@ impl Mpi {
 
     /// World ranks of the members of communicator `comm`, in rank order.
     pub fn comm_members(&self, comm: MPI_Comm) -> Res<Vec<usize>> {
-        let c = &self.comm(comm).ok_or_else(|| bad_comm(comm))?.comm;
+        let c = &self.comm_local(comm).ok_or_else(|| bad_comm(comm))?.comm;
         Ok((0..c.size()).map(|r| c.world_rank(r)).collect())
     }
 }

@@ -175,7 +175,7 @@ unsafe fn ints<'a>(n: c_int, p: *const c_int, what: &str) -> Res<&'a [c_int]> {
 impl Mpi {
     /// The grid of Cartesian communicator `comm`, and this process's rank in it.
     fn cart(&self, comm: MPI_Comm) -> Res<(&Cart, usize)> {
-        let c = self.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        let c = self.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         let cart = self
             .topos
             .get(comm)
@@ -272,7 +272,7 @@ pub unsafe extern "C" fn PMPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Topo_test(comm: MPI_Comm, status: *mut c_int) -> c_int {
     call("MPI_Topo_test", comm, |m| {
-        m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         *out(status, "status")? = if m.topos.get(comm).is_some() { MPI_CART } else { MPI_UNDEFINED };
         Ok(())
     })
@@ -370,7 +370,7 @@ pub unsafe extern "C" fn PMPI_Cart_map(
     newrank: *mut c_int,
 ) -> c_int {
     call("MPI_Cart_map", comm, |m| {
-        let rank = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.rank();
+        let rank = m.comm_local(comm).ok_or_else(|| bad_comm(comm))?.comm.rank();
         let nnodes: usize = ints(ndims, dims, "dims")?.iter().map(|&d| d.max(0) as usize).product();
         *out(newrank, "newrank")? = if rank < nnodes { rank as c_int } else { MPI_UNDEFINED };
         Ok(())
