@@ -142,11 +142,12 @@ fn current(m: &Mpi, object: u32, h: c_int, keyval: c_int) -> Option<usize> {
 }
 
 fn set(object: u32, h: c_int, keyval: c_int, value: *mut c_void) -> Res {
-    if predefined_for(object, keyval) {
-        return Err(read_only(keyval));
-    }
     let (k, old) = state::with(|m| -> Res<_> {
+        // The object first: an invalid one is its class (MPI_ERR_COMM ...), as in MPICH.
         check_object(m, object, h)?;
+        if predefined_for(object, keyval) {
+            return Err(read_only(keyval));
+        }
         let k = m.attrs.keyval(keyval, object)?;
         if k.freed {
             return Err(err(MPI_ERR_KEYVAL, format!("keyval {keyval:#x} was freed")));
@@ -214,11 +215,11 @@ unsafe fn get(m: &Mpi, object: u32, h: c_int, keyval: c_int, out: *mut c_void, f
 }
 
 fn delete(object: u32, h: c_int, keyval: c_int) -> Res {
-    if predefined_for(object, keyval) {
-        return Err(read_only(keyval));
-    }
     let (k, value) = state::with(|m| -> Res<_> {
         check_object(m, object, h)?;
+        if predefined_for(object, keyval) {
+            return Err(read_only(keyval));
+        }
         let k = m.attrs.keyval(keyval, object)?;
         let v = current(m, object, h, keyval)
             .ok_or_else(|| err(MPI_ERR_KEYVAL, format!("no attribute for keyval {keyval:#x} on {h:#x}")))?;

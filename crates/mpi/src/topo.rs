@@ -378,7 +378,9 @@ pub unsafe extern "C" fn PMPI_Cart_map(
 }
 
 fn no_graphs(function: &'static str, comm: MPI_Comm) -> c_int {
-    call(function, comm, |_| {
+    call(function, comm, |m| {
+        // An invalid communicator is MPI_ERR_COMM first, as in MPICH.
+        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         Err(err(MPI_ERR_OTHER, format!("{function}: graph topologies are not supported by Billboard MPI")))
     })
 }

@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 
 use super::{layout_in, map_of, pack, Layout};
 use crate::abi::*;
-use crate::error::{call, err, Res};
+use crate::error::{bad_comm, call, err, Res};
 use crate::state::Mpi;
 
 /// Stores `v` through an out-pointer from C, refusing NULL.
@@ -313,6 +313,7 @@ pub unsafe extern "C" fn PMPI_Pack(
     comm: MPI_Comm,
 ) -> c_int {
     call("MPI_Pack", comm, |m| {
+        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         let mut pos = if position.is_null() { 0 } else { *position as i64 };
         pack_into(m, inbuf, incount, datatype, outbuf, outsize as i64, &mut pos, false)?;
         out(position, pos as c_int, "position")
@@ -330,6 +331,7 @@ pub unsafe extern "C" fn PMPI_Unpack(
     comm: MPI_Comm,
 ) -> c_int {
     call("MPI_Unpack", comm, |m| {
+        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         let mut pos = if position.is_null() { 0 } else { *position as i64 };
         unpack_from(m, inbuf, insize as i64, &mut pos, outbuf, outcount, datatype, false)?;
         out(position, pos as c_int, "position")
@@ -344,6 +346,7 @@ pub unsafe extern "C" fn PMPI_Pack_size(
     size: *mut c_int,
 ) -> c_int {
     call("MPI_Pack_size", comm, |m| {
+        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         let bytes = Layout::Map(map_of(m, datatype)?).bytes(incount)?;
         out(size, int(bytes as i64, "packed size")?, "size")
     })
