@@ -115,8 +115,10 @@ pub(crate) fn dims_create(nnodes: c_int, dims: &mut [c_int]) -> Res {
 /// without fixed dimensions, and 600 random ones up to 200000 nodes): 72 in two is 9 x 8 where
 /// handing out prime factors largest first to the smallest extent gives 12 x 6.
 fn balanced(n: c_int, k: usize) -> Vec<c_int> {
-    let mut divisors: Vec<c_int> = (1..).take_while(|d| d * d <= n).filter(|d| n % d == 0).collect();
-    let above: Vec<c_int> = divisors.iter().rev().map(|d| n / d).filter(|&d| d * d != n).collect();
+    // Squares in i64: a divisor's square may not fit in an int.
+    let square = |d: c_int| d as i64 * d as i64;
+    let mut divisors: Vec<c_int> = (1..).take_while(|&d| square(d) <= n as i64).filter(|d| n % d == 0).collect();
+    let above: Vec<c_int> = divisors.iter().rev().map(|d| n / d).filter(|&d| square(d) != n as i64).collect();
     divisors.extend(above);
     let mut best = None;
     let mut tuple = Vec::with_capacity(k);
@@ -520,6 +522,7 @@ mod tests {
         assert_eq!(dims(720720, &[0, 0]), [858, 840]);
         assert_eq!(dims(1000000, &[0; 7]), [10, 10, 10, 8, 5, 5, 5]);
         assert_eq!(dims(362880, &[0; 4]), [28, 27, 24, 20]);
+        assert_eq!(dims(c_int::MAX, &[0, 0]), [c_int::MAX, 1]); // a prime near the top of int
         assert_eq!(dims_create(-1, &mut [0, 0]).unwrap_err().class, MPI_ERR_ARG);
         assert_eq!(dims_create(10, &mut [0, 3]).unwrap_err().class, MPI_ERR_DIMS);
         assert_eq!(dims_create(6, &mut [2, 2]).unwrap_err().class, MPI_ERR_DIMS);
