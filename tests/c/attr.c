@@ -1,7 +1,10 @@
 /* Attributes: predefined communicator attributes (MPI_TAG_UB, MPI_HOST, MPI_IO,
  * MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, MPI_APPNUM); communicator keyvals with copy/delete
  * callbacks and extra_state on dup/free/delete/overwrite; MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN;
- * type keyvals on Type_dup/Type_free; COMM_SELF attributes deleted first in MPI_Finalize. */
+ * type keyvals on Type_dup/Type_free; COMM_SELF attributes deleted first in MPI_Finalize; the order
+ * of callbacks (MPICH's): on communicators the most recently set first, for copies and deletes (MPI
+ * asks for last-in-first-out on MPI_COMM_SELF at MPI_Finalize), on datatypes and windows the first
+ * set first. */
 #include "common.h"
 
 static int copies, deletes, self_deleted;
@@ -40,6 +43,44 @@ static int self_delete_fn(MPI_Comm c, int key, void *val, void *extra_state)
         self_deleted++;
     return MPI_SUCCESS;
 }
+/* Callbacks that log the value they see, to check their order. */
+static long order[16];
+static int norder;
+static void log_value(void *val)
+{
+    if (norder < 16)
+        order[norder++] = (long)val;
+}
+static int order_copy_fn(MPI_Comm c, int key, void *es, void *in, void *out, int *flag)
+{
+    (void)c, (void)key, (void)es;
+    log_value(in);
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+static int order_delete_fn(MPI_Comm c, int key, void *val, void *es)
+{
+    (void)c, (void)key, (void)es;
+    log_value(val);
+    return MPI_SUCCESS;
+}
+static int order_type_delete_fn(MPI_Datatype t, int key, void *val, void *es)
+{
+    return order_delete_fn((MPI_Comm)t, key, val, es);
+}
+static int order_win_delete_fn(MPI_Win w, int key, void *val, void *es)
+{
+    return order_delete_fn((MPI_Comm)w, key, val, es);
+}
+static void expect_order(const long *want, int n, const char *what)
+{
+    CHECK(norder == n, "%s: %d callbacks, expected %d", what, norder, n);
+    for (int i = 0; i < n; i++)
+        CHECK(order[i] == want[i], "%s: callback %d saw value %ld, expected %ld", what, i, order[i], want[i]);
+    norder = 0;
+}
+
 static int tcopies, tdeletes;
 static int type_copy_fn(MPI_Datatype t, int key, void *es, void *in, void *out, int *flag)
 {
@@ -209,6 +250,59 @@ int main(int argc, char **argv)
         CHECK(tk == MPI_KEYVAL_INVALID, "Type_free_keyval did not set MPI_KEYVAL_INVALID");
     }
 
+    /* ---- Order of callbacks: on a communicator the attribute set last comes first, on a datatype
+     * or window the first set; setting a value again keeps the attribute's place (its old value is
+     * deleted at once). */
+    int ok[3];
+    for (int i = 0; i < 3; i++)
+        MPI_CHK(MPI_Comm_create_keyval(order_copy_fn, order_delete_fn, &ok[i], NULL));
+    {
+        MPI_Comm a, b;
+        MPI_CHK(MPI_Comm_dup(MPI_COMM_SELF, &a));
+        MPI_CHK(MPI_Comm_set_attr(a, ok[1], (void *)1));
+        MPI_CHK(MPI_Comm_set_attr(a, ok[0], (void *)2));
+        MPI_CHK(MPI_Comm_set_attr(a, ok[2], (void *)3));
+        MPI_CHK(MPI_Comm_set_attr(a, ok[1], (void *)4));
+        const long reset[] = {1};
+        expect_order(reset, 1, "delete callback of a value set again");
+        MPI_CHK(MPI_Comm_dup(a, &b));
+        const long lifo[] = {3, 2, 4};
+        expect_order(lifo, 3, "copy callbacks of Comm_dup");
+        MPI_CHK(MPI_Comm_free(&b));
+        expect_order(lifo, 3, "delete callbacks of Comm_free of the dup");
+        MPI_CHK(MPI_Comm_free(&a));
+        expect_order(lifo, 3, "delete callbacks of Comm_free");
+    }
+    {
+        int tk[2];
+        for (int i = 0; i < 2; i++)
+            MPI_CHK(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, order_type_delete_fn, &tk[i], NULL));
+        MPI_Datatype t;
+        MPI_CHK(MPI_Type_contiguous(2, MPI_INT, &t));
+        MPI_CHK(MPI_Type_set_attr(t, tk[1], (void *)1));
+        MPI_CHK(MPI_Type_set_attr(t, tk[0], (void *)2));
+        MPI_CHK(MPI_Type_set_attr(t, tk[1], (void *)3));
+        const long reset[] = {1};
+        expect_order(reset, 1, "type delete callback of a value set again");
+        MPI_CHK(MPI_Type_free(&t));
+        const long fifo[] = {3, 2};
+        expect_order(fifo, 2, "delete callbacks of Type_free");
+        int wk[2];
+        for (int i = 0; i < 2; i++)
+            MPI_CHK(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, order_win_delete_fn, &wk[i], NULL));
+        MPI_Win w;
+        MPI_CHK(MPI_Win_create(NULL, 0, 1, MPI_INFO_NULL, MPI_COMM_SELF, &w));
+        MPI_CHK(MPI_Win_set_attr(w, wk[1], (void *)1));
+        MPI_CHK(MPI_Win_set_attr(w, wk[0], (void *)2));
+        MPI_CHK(MPI_Win_free(&w));
+        const long wfifo[] = {1, 2};
+        expect_order(wfifo, 2, "delete callbacks of Win_free");
+    }
+    /* On MPI_COMM_SELF at MPI_Finalize (checked after it, below). */
+    MPI_CHK(MPI_Comm_set_attr(MPI_COMM_SELF, ok[1], (void *)1));
+    MPI_CHK(MPI_Comm_set_attr(MPI_COMM_SELF, ok[0], (void *)2));
+    MPI_CHK(MPI_Comm_set_attr(MPI_COMM_SELF, ok[2], (void *)3));
+
     /* ---- An attribute on MPI_COMM_SELF is deleted (callback run) inside MPI_Finalize. */
     int sk;
     MPI_CHK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &sk, NULL));
@@ -225,6 +319,13 @@ int main(int argc, char **argv)
                self_deleted, rank);
         return 1;
     }
+    const long self_lifo[] = {3, 2, 1};
+    for (int i = 0; i < 3; i++)
+        if (norder != 3 || order[i] != self_lifo[i]) {
+            printf("FAIL attr: COMM_SELF delete callback %d at MPI_Finalize saw %ld of %d, expected %ld (rank %d)\n", i,
+                   i < norder ? order[i] : -1L, norder, self_lifo[i], rank);
+            return 1;
+        }
     if (rank == 0)
         printf("PASS attr\n");
     return 0;

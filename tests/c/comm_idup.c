@@ -9,6 +9,10 @@
  *    with their parent, pairwise distinct (a message sent on each is received on that one only),
  *    with the parent's error handler, Cartesian topology and (through MPI_COMM_DUP_FN) attribute.
  *  - An idup completed by polling MPI_Test.
+ *  - The new handle serves local calls at once, before the idup completes (MPICH allows them;
+ *    mpi4py relies on it): size, rank, group, compare, test_inter, topo_test, error handler,
+ *    attributes (copied at the call), name, info; what they set is kept at completion. Rank 0
+ *    makes them while rank 1 has not even started its idup (it waits for rank 0's message).
  */
 #include "common.h"
 
@@ -111,6 +115,73 @@ int main(int argc, char **argv)
         }
         MPI_CHK(MPI_Comm_free(&comms[IN_FLIGHT]));
         MPI_CHK(MPI_Comm_free(&cart));
+        MPI_CHK(MPI_Comm_free_keyval(&keyval));
+    }
+
+    /* Local calls on the handle before the idup completes. */
+    {
+        int keyval, value = 99, other = 7;
+        MPI_CHK(MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &keyval, NULL));
+        MPI_CHK(MPI_Comm_set_attr(MPI_COMM_WORLD, keyval, &value));
+        MPI_Comm made;
+        MPI_Request r;
+        int go = 0;
+        if (t_rank == 1)
+            MPI_CHK(MPI_Recv(&go, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MPI_CHK(MPI_Comm_idup(MPI_COMM_WORLD, &made, &r));
+        if (t_rank == 0) {
+            int v = -1, flag = 0, len = -1;
+            MPI_CHK(MPI_Comm_size(made, &v));
+            CHECK_EQ(v, t_size, "Comm_size of a pending idup");
+            MPI_CHK(MPI_Comm_rank(made, &v));
+            CHECK_EQ(v, 0, "Comm_rank of a pending idup");
+            MPI_Group g;
+            MPI_CHK(MPI_Comm_group(made, &g));
+            MPI_CHK(MPI_Group_size(g, &v));
+            CHECK_EQ(v, t_size, "size of the group of a pending idup");
+            MPI_CHK(MPI_Group_free(&g));
+            MPI_CHK(MPI_Comm_compare(made, MPI_COMM_WORLD, &v));
+            CHECK_EQ(v, MPI_CONGRUENT, "compare(pending idup, world)");
+            MPI_CHK(MPI_Comm_test_inter(made, &v));
+            CHECK_EQ(v, 0, "Comm_test_inter of a pending idup");
+            MPI_CHK(MPI_Topo_test(made, &v));
+            CHECK_EQ(v, MPI_UNDEFINED, "Topo_test of a pending idup");
+            MPI_Errhandler eh;
+            MPI_CHK(MPI_Comm_get_errhandler(made, &eh));
+            CHECK(eh == MPI_ERRORS_RETURN, "a pending idup does not have its parent's error handler");
+            MPI_CHK(MPI_Comm_set_errhandler(made, MPI_ERRORS_ARE_FATAL));
+            MPI_CHK(MPI_Comm_set_errhandler(made, MPI_ERRORS_RETURN));
+            int *got = NULL;
+            MPI_CHK(MPI_Comm_get_attr(made, keyval, &got, &flag));
+            CHECK(flag && got == &value, "attribute of a pending idup: flag %d", flag);
+            MPI_CHK(MPI_Comm_set_attr(made, keyval, &other));
+            MPI_CHK(MPI_Comm_get_attr(made, MPI_TAG_UB, &got, &flag));
+            CHECK(flag, "MPI_TAG_UB missing on a pending idup");
+            char name[MPI_MAX_OBJECT_NAME];
+            MPI_CHK(MPI_Comm_get_name(made, name, &len));
+            CHECK(len == 0, "name of a pending idup: '%s'", name);
+            MPI_CHK(MPI_Comm_set_name(made, "made by idup"));
+            MPI_Info info;
+            MPI_CHK(MPI_Comm_get_info(made, &info));
+            MPI_CHK(MPI_Info_free(&info));
+            if (t_size > 1)
+                MPI_CHK(MPI_Send(&go, 1, MPI_INT, 1, 9, MPI_COMM_WORLD));
+        }
+        MPI_CHK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        if (t_rank == 0) {
+            int *got = NULL, flag = 0, len;
+            MPI_CHK(MPI_Comm_get_attr(made, keyval, &got, &flag));
+            CHECK(flag && got == &other, "attribute set on the pending idup lost at completion");
+            char name[MPI_MAX_OBJECT_NAME];
+            MPI_CHK(MPI_Comm_get_name(made, name, &len));
+            CHECK(!strcmp(name, "made by idup"), "name set on the pending idup lost at completion: '%s'", name);
+        }
+        MPI_Errhandler eh;
+        MPI_CHK(MPI_Comm_get_errhandler(made, &eh));
+        CHECK(eh == MPI_ERRORS_RETURN, "error handler of the idup after completion");
+        distinct(&made, 1, "used at once");
+        MPI_CHK(MPI_Comm_free(&made));
+        MPI_CHK(MPI_Comm_delete_attr(MPI_COMM_WORLD, keyval));
         MPI_CHK(MPI_Comm_free_keyval(&keyval));
     }
 

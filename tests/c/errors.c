@@ -185,13 +185,26 @@ int main(int argc, char **argv)
 
     /* ---- User-defined classes, codes, strings. */
     {
-        int cls = -1, code = -1, code2 = -1;
+        int cls = -1, code = -1, code2 = -1, *last, flag = 0;
+        /* Before any class is added, MPI_LASTUSEDCODE is MPI_ERR_LASTCODE (MPICH); then the last
+         * class added (MPICH moves it for classes only). */
+        MPI_CHK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+        CHECK(flag && *last == MPI_ERR_LASTCODE, "MPI_LASTUSEDCODE %d before any class is added, expected %d",
+              flag ? *last : -1, MPI_ERR_LASTCODE);
         MPI_CHK(MPI_Add_error_class(&cls));
-        CHECK(cls > MPI_ERR_LASTCODE || cls > MPI_ERR_RMA_FLAVOR, "new class %d is not beyond the predefined ones",
-              cls);
+        CHECK(cls > MPI_ERR_LASTCODE, "new class %d is not above MPI_ERR_LASTCODE %d", cls, MPI_ERR_LASTCODE);
+        MPI_CHK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+        CHECK(flag && *last == cls, "MPI_LASTUSEDCODE %d after adding class %d", flag ? *last : -1, cls);
         MPI_CHK(MPI_Add_error_code(cls, &code));
         MPI_CHK(MPI_Add_error_code(cls, &code2));
         CHECK(code != code2 && code != cls, "codes %d %d for class %d", code, code2, cls);
+        CHECK(code > MPI_ERR_LASTCODE && code2 > MPI_ERR_LASTCODE, "codes %d %d of class %d not above %d", code,
+              code2, cls, MPI_ERR_LASTCODE);
+        /* A code of a predefined class. */
+        int code3 = -1;
+        MPI_CHK(MPI_Add_error_code(MPI_ERR_ARG, &code3));
+        CHECK(code3 != MPI_ERR_ARG && code3 != code && code3 != code2, "code %d for MPI_ERR_ARG", code3);
+        CHECK_EQ(eclass(code3), MPI_ERR_ARG, "Error_class of a user code of MPI_ERR_ARG");
         CHECK_EQ(eclass(code), cls, "Error_class of a user code");
         CHECK_EQ(eclass(code2), cls, "Error_class of a second user code");
         CHECK_EQ(eclass(cls), cls, "Error_class of a user class");
@@ -203,7 +216,6 @@ int main(int argc, char **argv)
         CHECK(!strcmp(s, "billboard test error") && len == 20, "Error_string(user code) = '%s' (%d)", s, len);
         MPI_CHK(MPI_Error_string(cls, s, &len));
         CHECK(!strcmp(s, "billboard test class"), "Error_string(user class) = '%s'", s);
-        int *last, flag = 0;
         MPI_CHK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
         /* MPI: LASTUSEDCODE >= every code; MPICH 4.0.2 encodes codes as class | index << 8 and
          * reports the last class, so only >= the class is checked. */

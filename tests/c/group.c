@@ -186,6 +186,28 @@ int main(int argc, char **argv)
         MPI_CHK(MPI_Comm_free(&c));
     }
 
+    /* Every constructor that yields no member returns MPI_GROUP_EMPTY itself (MPICH does;
+     * programs compare against it), and freeing it is allowed. */
+    {
+        int rall[1][3] = {{0, n - 1, 1}};
+        MPI_Group e[7];
+        const char *what[7] = {"excl(all)", "incl(0 ranks)", "range_excl(all)", "range_incl(0 ranges)",
+                               "difference(world, world)", "intersection(world, EMPTY)", "union(EMPTY, EMPTY)"};
+        MPI_CHK(MPI_Group_excl(world, n, all, &e[0]));
+        MPI_CHK(MPI_Group_incl(world, 0, all, &e[1]));
+        MPI_CHK(MPI_Group_range_excl(world, 1, rall, &e[2]));
+        MPI_CHK(MPI_Group_range_incl(world, 0, rall, &e[3]));
+        MPI_CHK(MPI_Group_difference(world, world, &e[4]));
+        MPI_CHK(MPI_Group_intersection(world, MPI_GROUP_EMPTY, &e[5]));
+        MPI_CHK(MPI_Group_union(MPI_GROUP_EMPTY, MPI_GROUP_EMPTY, &e[6]));
+        for (int i = 0; i < 7; i++) {
+            CHECK(e[i] == MPI_GROUP_EMPTY, "%s is %#x, expected MPI_GROUP_EMPTY %#x", what[i], (unsigned)e[i],
+                  (unsigned)MPI_GROUP_EMPTY);
+            MPI_CHK(MPI_Group_free(&e[i]));
+            CHECK(e[i] == MPI_GROUP_NULL, "Group_free(%s) did not set MPI_GROUP_NULL", what[i]);
+        }
+    }
+
     MPI_Group *gs[] = {&rev, &none, &no0, &evens, &odds_up, &un, &un2, &is, &is0, &df, &df0};
     for (unsigned i = 0; i < sizeof gs / sizeof *gs; i++) {
         MPI_CHK(MPI_Group_free(gs[i]));

@@ -1,6 +1,8 @@
 /* Persistent requests: Send_init, Bsend_init, Ssend_init, Rsend_init, Recv_init, Start, Startall;
  * reuse over many rounds with fresh data; inactive requests (Wait/Test return at once with an
- * empty status); Request_free of an inactive persistent request. Ring, any N >= 1. */
+ * empty status); Request_free of an inactive persistent request; requests whose derived datatype
+ * the program freed after the init (the request keeps it: MPI_Start still works, as in MPICH).
+ * Ring, any N >= 1. */
 #include "common.h"
 
 enum { ROUNDS = 20, N = 1000 };
@@ -121,6 +123,32 @@ int main(int argc, char **argv)
             MPI_CHK(MPI_Get_count(&st[1], MPI_INT, &c));
             CHECK_EQ(c, 0, "persistent recv from PROC_NULL: count");
             CHECK_EQ(w, 4, "persistent recv from PROC_NULL changed the buffer");
+        }
+        MPI_CHK(MPI_Request_free(&p[0]));
+        MPI_CHK(MPI_Request_free(&p[1]));
+    }
+
+    /* The derived datatype is freed right after the init; the requests still start. */
+    {
+        MPI_Datatype every2;
+        MPI_CHK(MPI_Type_vector(N / 2, 1, 2, MPI_INT, &every2));
+        MPI_CHK(MPI_Type_commit(&every2));
+        MPI_Request p[2];
+        MPI_CHK(MPI_Recv_init(rbuf[0], 1, every2, left, 9, MPI_COMM_WORLD, &p[0]));
+        MPI_CHK(MPI_Send_init(sbuf[0], 1, every2, right, 9, MPI_COMM_WORLD, &p[1]));
+        MPI_CHK(MPI_Type_free(&every2));
+        for (int r = 0; r < 3; r++) {
+            for (int i = 0; i < N; i++) {
+                sbuf[0][i] = t_rank * 100000 + r * 1000 + i;
+                rbuf[0][i] = -1;
+            }
+            MPI_CHK(MPI_Startall(2, p));
+            MPI_CHK(MPI_Waitall(2, p, MPI_STATUSES_IGNORE));
+            for (int i = 0; i < N; i++) {
+                int want = i % 2 ? -1 : left * 100000 + r * 1000 + i;
+                CHECK(rbuf[0][i] == want, "round %d with a freed datatype: [%d] = %d, expected %d", r, i, rbuf[0][i],
+                      want);
+            }
         }
         MPI_CHK(MPI_Request_free(&p[0]));
         MPI_CHK(MPI_Request_free(&p[1]));

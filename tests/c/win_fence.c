@@ -5,7 +5,9 @@
  * pair with a gap), derived datatypes (strided vectors) on the origin side, the target side
  * and both, MPI_Get_accumulate, MPI_Fetch_and_op (a shared counter, and MPI_NO_OP),
  * MPI_Compare_and_swap, operations on the own window and on MPI_PROC_NULL, several epochs,
- * MPI_MODE_NOPRECEDE / NOSUCCEED. Any N >= 1. */
+ * MPI_MODE_NOPRECEDE / NOSUCCEED; operations that move no data (count 0, or a datatype of size 0:
+ * accepted and harmless, the target's fence included, as in MPICH) and MPI_SUM on MPI_BYTE (MPICH
+ * adds bytes as unsigned chars). Any N >= 1. */
 #include "common.h"
 
 enum { N = 64 };
@@ -216,6 +218,40 @@ int main(int argc, char **argv)
     }
     MPI_CHK(MPI_Win_fence(MPI_MODE_NOSUCCEED, dwin));
     MPI_CHK(MPI_Win_free(&dwin));
+
+    /* Operations that move no data, from every rank to its right neighbour. */
+    {
+        int zmem[4] = {5, 5, 5, 5}, res[4] = {-1, -1, -1, -1}, one[4] = {1, 1, 1, 1};
+        unsigned char add = 3;
+        MPI_Win zwin;
+        MPI_CHK(MPI_Win_create(zmem, sizeof zmem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &zwin));
+        MPI_CHK(MPI_Win_set_errhandler(zwin, MPI_ERRORS_RETURN));
+        MPI_Datatype none;
+        MPI_CHK(MPI_Type_contiguous(0, MPI_INT, &none));
+        MPI_CHK(MPI_Type_commit(&none));
+        int right = (me + 1) % n;
+        MPI_CHK(MPI_Win_fence(0, zwin));
+        MPI_CHK(MPI_Put(one, 0, MPI_INT, right, 0, 0, MPI_INT, zwin));
+        MPI_CHK(MPI_Get(res, 0, MPI_INT, right, 1, 0, MPI_INT, zwin));
+        MPI_CHK(MPI_Accumulate(one, 0, MPI_INT, right, 2, 0, MPI_INT, MPI_SUM, zwin));
+        MPI_CHK(MPI_Accumulate(one, 0, MPI_BYTE, right, 0, 0, MPI_BYTE, MPI_SUM, zwin));
+        MPI_CHK(MPI_Get_accumulate(one, 0, MPI_BYTE, res, 0, MPI_BYTE, right, 0, 0, MPI_BYTE, MPI_SUM, zwin));
+        MPI_CHK(MPI_Get_accumulate(one, 0, MPI_INT, res, 0, MPI_INT, right, 3, 0, MPI_INT, MPI_NO_OP, zwin));
+        MPI_CHK(MPI_Put(one, 1, none, right, 0, 1, none, zwin));
+        MPI_CHK(MPI_Accumulate(one, 1, none, right, 0, 1, none, MPI_SUM, zwin));
+        MPI_CHK(MPI_Get_accumulate(one, 1, none, res, 1, none, right, 0, 1, none, MPI_MAX, zwin));
+        MPI_CHK(MPI_Win_fence(0, zwin));
+        for (int i = 0; i < 4; i++) {
+            CHECK(zmem[i] == 5, "window after operations of no data: [%d] = %d, expected 5", i, zmem[i]);
+            CHECK(res[i] == -1, "result buffer of operations of no data: [%d] = %d, expected -1", i, res[i]);
+        }
+        /* Bytes: every rank adds 3 to the first byte of its neighbour's window. */
+        MPI_CHK(MPI_Accumulate(&add, 1, MPI_BYTE, right, 0, 1, MPI_BYTE, MPI_SUM, zwin));
+        MPI_CHK(MPI_Win_fence(0, zwin));
+        CHECK(((unsigned char *)zmem)[0] == 8, "MPI_SUM on MPI_BYTE: %d, expected 8", ((unsigned char *)zmem)[0]);
+        MPI_CHK(MPI_Type_free(&none));
+        MPI_CHK(MPI_Win_free(&zwin));
+    }
 
     MPI_CHK(MPI_Type_free(&every2));
     MPI_CHK(MPI_Type_free(&blocks));

@@ -34,7 +34,10 @@ struct Keyval {
 #[derive(Default)]
 pub(crate) struct Attrs {
     keyvals: Vec<Keyval>,
-    /// Attributes by (object type, object handle): (keyval, value) in the order they were set.
+    /// Attributes by (object type, object handle): (keyval, value) in MPICH's order, which copy
+    /// and delete callbacks follow: on a communicator the most recently added first (so deletes
+    /// are last-in-first-out, as MPI asks for on MPI_COMM_SELF at MPI_Finalize, MPI 3.1 section
+    /// 8.7.1), on a datatype or window the first added first. A value set again keeps its place.
     values: HashMap<(u32, c_int), Vec<(c_int, usize)>>,
 }
 
@@ -88,7 +91,7 @@ fn predefined(m: &Mpi, comm: MPI_Comm, keyval: c_int) -> Option<&'static AtomicI
         MPI_IO => {
             // Every process can do I/O. On a communicator whose ranks are the world's, the
             // process's own rank says so most plainly; elsewhere MPI_ANY_SOURCE does.
-            let c = &m.comm(comm)?.comm;
+            let c = &m.comm_local(comm)?.comm;
             if c.world_rank(c.rank()) == c.rank() {
                 IO_RANK.store(c.rank() as c_int, Ordering::Relaxed);
                 return Some(&IO_RANK);
@@ -108,7 +111,7 @@ fn predefined(m: &Mpi, comm: MPI_Comm, keyval: c_int) -> Option<&'static AtomicI
 
 fn check_object(m: &Mpi, object: u32, h: c_int) -> Res {
     if object == object_type::COMM {
-        m.comm(h).ok_or_else(|| bad_comm(h))?;
+        m.comm_local(h).ok_or_else(|| bad_comm(h))?;
     } else if object == object_type::WIN {
         m.win(h)?;
     } else if !is_datatype_handle(h) {
@@ -139,11 +142,12 @@ fn current(m: &Mpi, object: u32, h: c_int, keyval: c_int) -> Option<usize> {
 }
 
 fn set(object: u32, h: c_int, keyval: c_int, value: *mut c_void) -> Res {
-    if predefined_for(object, keyval) {
-        return Err(read_only(keyval));
-    }
     let (k, old) = state::with(|m| -> Res<_> {
+        // The object first: an invalid one is its class (MPI_ERR_COMM ...), as in MPICH.
         check_object(m, object, h)?;
+        if predefined_for(object, keyval) {
+            return Err(read_only(keyval));
+        }
         let k = m.attrs.keyval(keyval, object)?;
         if k.freed {
             return Err(err(MPI_ERR_KEYVAL, format!("keyval {keyval:#x} was freed")));
@@ -158,6 +162,7 @@ fn set(object: u32, h: c_int, keyval: c_int, value: *mut c_void) -> Res {
         let list = m.attrs.values.entry((object, h)).or_default();
         match list.iter_mut().find(|(kv, _)| *kv == keyval) {
             Some(e) => e.1 = value as usize,
+            None if object == object_type::COMM => list.insert(0, (keyval, value as usize)),
             None => list.push((keyval, value as usize)),
         }
     });
@@ -210,11 +215,11 @@ unsafe fn get(m: &Mpi, object: u32, h: c_int, keyval: c_int, out: *mut c_void, f
 }
 
 fn delete(object: u32, h: c_int, keyval: c_int) -> Res {
-    if predefined_for(object, keyval) {
-        return Err(read_only(keyval));
-    }
     let (k, value) = state::with(|m| -> Res<_> {
         check_object(m, object, h)?;
+        if predefined_for(object, keyval) {
+            return Err(read_only(keyval));
+        }
         let k = m.attrs.keyval(keyval, object)?;
         let v = current(m, object, h, keyval)
             .ok_or_else(|| err(MPI_ERR_KEYVAL, format!("no attribute for keyval {keyval:#x} on {h:#x}")))?;
@@ -262,6 +267,12 @@ pub(crate) fn install_comm_attrs(m: &mut state::Mpi, new: MPI_Comm, copied: Copi
     if !copied.is_empty() {
         m.attrs.values.insert((object_type::COMM, new), copied);
     }
+}
+
+/// Drops the attributes of communicator `comm` without their delete callbacks (an idup that
+/// failed: the communicator never was).
+pub(crate) fn drop_comm_attrs(m: &mut state::Mpi, comm: MPI_Comm) {
+    m.attrs.values.remove(&(object_type::COMM, comm));
 }
 
 fn copy_values(object: u32, old: c_int) -> Res<Copied> {

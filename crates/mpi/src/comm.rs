@@ -9,7 +9,7 @@ use crate::state::{self, comm_index};
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
     call("MPI_Comm_size", comm, |m| {
-        *out(size, "size")? = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.size() as c_int;
+        *out(size, "size")? = m.comm_local(comm).ok_or_else(|| bad_comm(comm))?.comm.size() as c_int;
         Ok(())
     })
 }
@@ -17,7 +17,7 @@ pub unsafe extern "C" fn PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_i
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_int {
     call("MPI_Comm_rank", comm, |m| {
-        *out(rank, "rank")? = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.rank() as c_int;
+        *out(rank, "rank")? = m.comm_local(comm).ok_or_else(|| bad_comm(comm))?.comm.rank() as c_int;
         Ok(())
     })
 }
@@ -52,10 +52,13 @@ pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
     let handle = comm.as_ref().map_or(MPI_COMM_WORLD, |c| *c);
     call_unlocked("MPI_Comm_free", handle, || {
         let comm = out(comm, "comm")?;
-        let user =
-            state::with(|m| comm_index(*comm).is_some_and(|i| i >= 2 && m.comms.get(i).is_some_and(|c| c.is_some())));
+        let user = state::with(|m| comm_index(*comm).is_some_and(|i| i >= 2) && m.comm_local(*comm).is_some());
         if user != Some(true) {
             return Err(err(MPI_ERR_COMM, format!("cannot free communicator {}", handle_name(*comm))));
+        }
+        if state::with(|m| m.comm(*comm).is_none()) == Some(true) {
+            let msg = format!("communicator {} is still being made: complete its MPI_Comm_idup first", handle_name(*comm));
+            return Err(err(MPI_ERR_COMM, msg));
         }
         crate::comm_create::free(*comm)?;
         *comm = MPI_COMM_NULL;
@@ -66,8 +69,8 @@ pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_compare(a: MPI_Comm, b: MPI_Comm, result: *mut c_int) -> c_int {
     call("MPI_Comm_compare", a, |m| {
-        let ca = &m.comm(a).ok_or_else(|| bad_comm(a))?.comm;
-        let cb = &m.comm(b).ok_or_else(|| bad_comm(b))?.comm;
+        let ca = &m.comm_local(a).ok_or_else(|| bad_comm(a))?.comm;
+        let cb = &m.comm_local(b).ok_or_else(|| bad_comm(b))?.comm;
         let members = |c: &billboard::Communicator| (0..c.size()).map(|r| c.world_rank(r)).collect::<Vec<_>>();
         let (ma, mb) = (members(ca), members(cb));
         let sorted = |mut v: Vec<usize>| {
@@ -91,7 +94,7 @@ pub unsafe extern "C" fn PMPI_Comm_compare(a: MPI_Comm, b: MPI_Comm, result: *mu
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int {
     call("MPI_Comm_test_inter", comm, |m| {
-        m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         *out(flag, "flag")? = 0;
         Ok(())
     })
@@ -104,7 +107,7 @@ pub unsafe extern "C" fn PMPI_Comm_set_name(comm: MPI_Comm, name: *const c_char)
             return Err(err(MPI_ERR_ARG, "null name pointer"));
         }
         let text = std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned();
-        m.comm_mut(comm).ok_or_else(|| bad_comm(comm))?.name = text;
+        m.comm_local_mut(comm).ok_or_else(|| bad_comm(comm))?.name = text;
         Ok(())
     })
 }
@@ -112,7 +115,7 @@ pub unsafe extern "C" fn PMPI_Comm_set_name(comm: MPI_Comm, name: *const c_char)
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_get_name(comm: MPI_Comm, name: *mut c_char, resultlen: *mut c_int) -> c_int {
     call("MPI_Comm_get_name", comm, |m| {
-        let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        let c = m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         copy_out(&c.name, name, resultlen, MPI_MAX_OBJECT_NAME);
         Ok(())
     })

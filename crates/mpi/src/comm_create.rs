@@ -23,7 +23,7 @@ pub(crate) fn store_child(parent_errhandler: MPI_Errhandler, new: Option<Communi
     let Some(new) = new else { return MPI_COMM_NULL };
     state::with(|m| {
         let h = m.add_comm(new);
-        m.comm_mut(h).expect("just added").errhandler = parent_errhandler;
+        m.comm_local_mut(h).expect("just added").errhandler = parent_errhandler;
         h
     })
     .expect("MPI is running")
@@ -85,9 +85,12 @@ pub unsafe extern "C" fn PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newc
         let (c, eh) = take(comm)?;
         let members = state::with(|m| m.group(group).map(<[usize]>::to_vec)).expect("MPI is running")?;
         let ranks = ranks_in(&c, &members)?;
-        // Collective over the parent: members take color 0 and their group position as key.
+        // Collective over the parent. Each process may pass a group of its own, the groups
+        // disjoint (MPI 2.2), so a group is told apart by its lowest member: members take that
+        // as color and their group position as key.
         let position = ranks.iter().position(|&r| r == c.rank());
-        let new = c.split(position.map(|_| 0), position.unwrap_or(0) as c_int)?;
+        let color = ranks.iter().min().map(|&lowest| lowest as u32);
+        let new = c.split(position.and(color), position.unwrap_or(0) as c_int)?;
         *newcomm = store_child(eh, new);
         Ok(())
     })
@@ -148,16 +151,15 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info,
     })
 }
 
-/// An MPI_Comm_idup in flight: the engine makes the communicator in the background; its
-/// handle is reserved from the start (`*newcomm` is set at once, as MPICH does), and filled
-/// when a wait or test finds the creation done. Attribute copy callbacks ran at the call.
+/// An MPI_Comm_idup in flight: the engine makes the communicator in the background. Its
+/// handle is set at once (`*newcomm`, as MPICH does) and is a pending communicator (see
+/// [`state::Comm::pending`]) with the parent's error handler, topology and attributes (copy
+/// callbacks ran at the call), which local calls may use and change meanwhile; a wait or test
+/// that finds the creation done makes it a communicator.
 pub(crate) struct Idup {
     pending: billboard::Background<billboard::Communicator>,
     pub parent: MPI_Comm,
-    errhandler: MPI_Errhandler,
     handle: MPI_Comm,
-    topo: Option<crate::topo::Cart>,
-    attrs: crate::attr::Copied,
 }
 
 impl Idup {
@@ -165,22 +167,20 @@ impl Idup {
         self.pending.is_done()
     }
 
-    /// Waits for the creation (at once if [`Idup::is_done`]), then fills the reserved handle
+    /// Waits for the creation (at once if [`Idup::is_done`]), then fills the pending handle
     /// in `m`, the tables (held by the caller, or taken here when `None`).
     pub fn complete(self, m: Option<&mut state::Mpi>) -> Res<MPI_Status> {
-        let Idup { pending, errhandler, handle, topo, attrs, .. } = self;
+        let Idup { pending, handle, .. } = self;
         let made = pending.wait();
         let fill = |m: &mut state::Mpi| match made {
             Ok(c) => {
-                m.fill_reserved(handle, Some((c, errhandler)));
-                if let Some(cart) = topo {
-                    m.topos.set(handle, cart);
-                }
-                crate::attr::install_comm_attrs(m, handle, attrs);
+                m.fill_pending(handle, Some(c));
                 Ok(crate::request::empty_status())
             }
             Err(e) => {
-                m.fill_reserved(handle, None);
+                m.fill_pending(handle, None);
+                m.topos.remove(handle);
+                crate::attr::drop_comm_attrs(m, handle);
                 Err(e.into())
             }
         };
@@ -202,11 +202,13 @@ pub unsafe extern "C" fn PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, 
         let attrs = crate::attr::copy_comm_values(comm)?;
         let pending = c.idup()?;
         *request = state::with(|m| {
-            let topo = m.topos.get(comm).cloned();
-            let handle = m.reserve_comm();
+            let handle = m.add_pending_comm(c, errhandler);
+            if let Some(cart) = m.topos.get(comm).cloned() {
+                m.topos.set(handle, cart);
+            }
+            crate::attr::install_comm_attrs(m, handle, attrs);
             *newcomm = handle;
-            let idup = Idup { pending, parent: comm, errhandler, handle, topo, attrs };
-            m.add_request(Req::Idup(Box::new(idup)))
+            m.add_request(Req::Idup(Box::new(Idup { pending, parent: comm, handle })))
         })
         .expect("MPI is running");
         Ok(())
@@ -216,15 +218,16 @@ pub unsafe extern "C" fn PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_set_info(comm: MPI_Comm, info: MPI_Info) -> c_int {
     call("MPI_Comm_set_info", comm, |m| {
-        m.comm(comm).ok_or_else(|| bad_comm(comm))?;
-        m.check_info(info)
+        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
+        // The hints must be an info object (MPI_INFO_NULL is MPI_ERR_ARG, as in MPICH).
+        m.info(info).map(drop)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_Info) -> c_int {
     call("MPI_Comm_get_info", comm, |m| {
-        m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         // The hints in use: none (set_info hints are accepted and ignored).
         *out(info_used, "info_used")? = m.add_info(Vec::new());
         Ok(())

@@ -34,7 +34,7 @@ unsafe fn init(function: &'static str, required: c_int, provided: *mut c_int) ->
     // SAFETY: MPI_Finalize drops every request (those of the table, freed ones, buffered
     // sends) before it finalizes the universe, and MPI calls end before it.
     unsafe { world.assume_operations_end_first() };
-    let entry = |comm, name: &str| Some(Comm { comm, errhandler: MPI_ERRORS_ARE_FATAL, name: name.into() });
+    let entry = |comm, name: &str| Some(Comm::new(comm, MPI_ERRORS_ARE_FATAL, name));
     let mpi = Mpi {
         comms: vec![entry(world.clone(), "MPI_COMM_WORLD"), entry(world.solo(), "MPI_COMM_SELF")],
         engine: world.clone(),
@@ -44,7 +44,6 @@ unsafe fn init(function: &'static str, required: c_int, provided: *mut c_int) ->
         promoted: Default::default(),
         sent: Req::Complete(MPI_Status::default()),
         free_requests: Vec::new(),
-        reserved_comms: Vec::new(),
         detached: Vec::new(),
         user_ops: Vec::new(),
         messages: Vec::new(),

@@ -14,12 +14,15 @@ use crate::state::{self, Mpi};
 /// `MPI_Win_errhandler_function` (`MPI_Win` is an `int` too).
 pub(crate) type CommErrhandlerFn = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...);
 
-/// The first user error class or code: above every class MPICH 4.0 predefines (the MPI_T
-/// classes end at 78, MPICH's MPIX classes below 100).
-const FIRST_USER_CODE: c_int = 101;
+/// User error classes and codes are numbered as MPICH 4.0 numbers them, so that they lie above
+/// `MPI_ERR_LASTCODE` as MPI asks: the k-th class (k from 1) is `DYNAMIC_CLASS | k`, and the
+/// k-th code (counted over all classes) is `k << CODE_SHIFT | class`.
+const DYNAMIC_CLASS: c_int = 0x4000_0000;
+const CODE_SHIFT: u32 = 8;
 
-/// The largest error code in use (the value of the MPI_LASTUSEDCODE attribute).
-pub(crate) static LAST_USED_CODE: AtomicI32 = AtomicI32::new(MPI_T_ERR_NOT_SUPPORTED);
+/// The value of the MPI_LASTUSEDCODE attribute: `MPI_ERR_LASTCODE` until a class is added, then
+/// the last class added (MPICH moves it for classes only, not for codes).
+pub(crate) static LAST_USED_CODE: AtomicI32 = AtomicI32::new(MPI_ERR_LASTCODE);
 
 /// User error handlers by handle, and user error classes and strings.
 #[derive(Default)]
@@ -31,7 +34,9 @@ pub(crate) struct Errhandlers {
     /// User codes (and classes, mapped to themselves) to their class.
     classes: HashMap<c_int, c_int>,
     strings: HashMap<c_int, String>,
-    next: c_int,
+    /// How many classes and codes were added.
+    added_classes: c_int,
+    added_codes: c_int,
 }
 
 impl Errhandlers {
@@ -45,14 +50,32 @@ impl Errhandlers {
         self.classes.contains_key(&code).then(|| self.strings.get(&code).cloned().unwrap_or_default())
     }
 
-    fn next_code(&mut self, class: Option<c_int>) -> c_int {
-        let code = self.next.max(FIRST_USER_CODE);
-        self.next = code + 1;
-        self.classes.insert(code, class.unwrap_or(code));
-        LAST_USED_CODE.store(code, Ordering::Relaxed);
-        code
+    fn add_class(&mut self) -> Res<c_int> {
+        if self.added_classes >= MAX_CLASSES {
+            return Err(err(MPI_ERR_OTHER, format!("no more than {MAX_CLASSES} error classes can be added")));
+        }
+        self.added_classes += 1;
+        let class = DYNAMIC_CLASS | self.added_classes;
+        self.classes.insert(class, class);
+        LAST_USED_CODE.store(class, Ordering::Relaxed);
+        Ok(class)
+    }
+
+    fn add_code(&mut self, class: c_int) -> Res<c_int> {
+        if self.added_codes >= MAX_CODES {
+            return Err(err(MPI_ERR_OTHER, format!("no more than {MAX_CODES} error codes can be added")));
+        }
+        self.added_codes += 1;
+        let code = self.added_codes << CODE_SHIFT | class;
+        self.classes.insert(code, class);
+        Ok(code)
     }
 }
+
+/// How many classes a program can add (as many as fit the bits below `CODE_SHIFT`), and how
+/// many codes (MPICH's limit; the bits between `CODE_SHIFT` and `DYNAMIC_CLASS` hold more).
+const MAX_CLASSES: c_int = (1 << CODE_SHIFT) - 1;
+const MAX_CODES: c_int = 8192;
 
 fn user_index(h: MPI_Errhandler) -> Option<usize> {
     (handle_kind(h) == HandleKind::Direct && handle_object_type(h) == object_type::ERRHANDLER)
@@ -146,7 +169,7 @@ pub unsafe extern "C" fn PMPI_Errhandler_get(comm: MPI_Comm, errhandler: *mut MP
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_call_errhandler(comm: MPI_Comm, errorcode: c_int) -> c_int {
     call_unlocked("MPI_Comm_call_errhandler", comm, || {
-        let eh = state::with(|m| m.comm(comm).map(|c| c.errhandler)).flatten().ok_or_else(|| bad_comm(comm))?;
+        let eh = state::with(|m| m.comm_local(comm).map(|c| c.errhandler)).flatten().ok_or_else(|| bad_comm(comm))?;
         if eh != MPI_ERRORS_RETURN && invoke(eh, comm, errorcode).is_none() {
             // MPI_ERRORS_ARE_FATAL (or ABORT): the predefined handler ends the job.
             crate::error::handle("MPI_Comm_call_errhandler", comm, err(errorcode, "called by the program"));
@@ -161,7 +184,7 @@ pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
         if errorclass.is_null() {
             return Err(err(MPI_ERR_ARG, "null errorclass pointer"));
         }
-        *errorclass = m.errhandlers.next_code(None);
+        *errorclass = m.errhandlers.add_class()?;
         Ok(())
     })
 }
@@ -177,7 +200,7 @@ pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut 
         if errorcode.is_null() {
             return Err(err(MPI_ERR_ARG, "null errorcode pointer"));
         }
-        *errorcode = m.errhandlers.next_code(Some(errorclass));
+        *errorcode = m.errhandlers.add_code(errorclass)?;
         Ok(())
     })
 }
@@ -211,12 +234,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn user_classes_and_codes() {
+    fn user_classes_and_codes_are_numbered_as_mpich_numbers_them() {
         let mut e = Errhandlers::default();
-        let class = e.next_code(None);
-        let code = e.next_code(Some(class));
-        let other = e.next_code(Some(MPI_ERR_OTHER));
-        assert!(class >= FIRST_USER_CODE && code > class && other > code);
+        let class = e.add_class().unwrap();
+        let code = e.add_code(class).unwrap();
+        let other = e.add_code(MPI_ERR_OTHER).unwrap();
+        let class2 = e.add_class().unwrap();
+        // The values MPICH 4.0.2 gives for the same calls.
+        assert_eq!((class, code, other, class2), (0x4000_0001, 0x4000_0101, 0x20f, 0x4000_0002));
+        assert!(class > MPI_ERR_LASTCODE && code > MPI_ERR_LASTCODE);
         assert_eq!(e.class_of(class), Some(class));
         assert_eq!(e.class_of(code), Some(class));
         assert_eq!(e.class_of(other), Some(MPI_ERR_OTHER));
@@ -225,6 +251,18 @@ mod tests {
         e.strings.insert(code, "mine".into());
         assert_eq!(e.string_of(code).as_deref(), Some("mine"));
         assert_eq!(e.string_of(MPI_ERR_RANK), None);
-        assert!(LAST_USED_CODE.load(Ordering::Relaxed) >= other);
+    }
+
+    #[test]
+    fn user_classes_and_codes_run_out_with_an_error() {
+        let mut e = Errhandlers::default();
+        for _ in 0..MAX_CLASSES {
+            e.add_class().unwrap();
+        }
+        for _ in 0..MAX_CODES {
+            e.add_code(MPI_ERR_OTHER).unwrap();
+        }
+        assert_eq!(e.add_class().unwrap_err().class, MPI_ERR_OTHER);
+        assert_eq!(e.add_code(MPI_ERR_OTHER).unwrap_err().class, MPI_ERR_OTHER);
     }
 }

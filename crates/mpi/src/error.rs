@@ -165,7 +165,7 @@ pub(crate) fn not_running(function: &str) -> c_int {
 #[inline(never)]
 pub(crate) fn handle(function: &str, comm: MPI_Comm, e: MpiError) -> c_int {
     // An error on an invalid communicator is raised on MPI_COMM_WORLD (MPI 3.1 section 8.3).
-    let errhandler = state::with(|m| m.comm(comm).or_else(|| m.comm(MPI_COMM_WORLD)).map(|c| c.errhandler))
+    let errhandler = state::with(|m| m.comm_local(comm).or_else(|| m.comm(MPI_COMM_WORLD)).map(|c| c.errhandler))
         .flatten()
         .unwrap_or(MPI_ERRORS_ARE_FATAL);
     raise(function, errhandler, comm, e)
@@ -297,7 +297,7 @@ pub unsafe extern "C" fn PMPI_Error_class(code: c_int, class: *mut c_int) -> c_i
 pub unsafe extern "C" fn PMPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) -> c_int {
     call("MPI_Comm_set_errhandler", comm, |m| {
         m.check_errhandler_for(errhandler, object_type::COMM)?;
-        let c = m.comm_mut(comm).ok_or_else(|| bad_comm(comm))?;
+        let c = m.comm_local_mut(comm).ok_or_else(|| bad_comm(comm))?;
         c.errhandler = errhandler;
         Ok(())
     })
@@ -306,7 +306,7 @@ pub unsafe extern "C" fn PMPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MP
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> c_int {
     call("MPI_Comm_get_errhandler", comm, |m| {
-        let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        let c = m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         *out(errhandler, "errhandler")? = c.errhandler;
         Ok(())
     })

@@ -29,15 +29,20 @@ impl Mpi {
         found.ok_or_else(|| bad_group(h))
     }
 
-    /// Stores a group and returns its handle.
+    /// Stores a group and returns its handle. Every constructor that yields no member
+    /// (MPI_Group_incl of none, MPI_Group_excl of all, an empty intersection ...) returns
+    /// `MPI_GROUP_EMPTY` itself, as MPICH does, so programs may compare against it.
     pub fn add_group(&mut self, members: Vec<usize>) -> MPI_Group {
+        if members.is_empty() {
+            return MPI_GROUP_EMPTY;
+        }
         let i = crate::state::store(&mut self.groups.table, &mut self.groups.free, members);
         make_handle(HandleKind::Direct, object_type::GROUP, i)
     }
 
     /// World ranks of the members of communicator `comm`, in rank order.
     pub fn comm_members(&self, comm: MPI_Comm) -> Res<Vec<usize>> {
-        let c = &self.comm(comm).ok_or_else(|| bad_comm(comm))?.comm;
+        let c = &self.comm_local(comm).ok_or_else(|| bad_comm(comm))?.comm;
         Ok((0..c.size()).map(|r| c.world_rank(r)).collect())
     }
 }

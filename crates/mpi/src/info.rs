@@ -18,9 +18,13 @@ pub(crate) struct Infos {
     env: Option<Entries>,
 }
 
+/// MPI_INFO_NULL where an info object is needed is MPI_ERR_ARG, as MPICH says; any other
+/// handle that names no info object, MPI_ERR_INFO.
 fn bad_info(h: MPI_Info) -> MpiError {
-    let what = if h == MPI_INFO_NULL { "MPI_INFO_NULL".to_string() } else { format!("{h:#x}") };
-    err(MPI_ERR_INFO, format!("invalid info object {what}"))
+    if h == MPI_INFO_NULL {
+        return err(MPI_ERR_ARG, "MPI_INFO_NULL is not an info object");
+    }
+    err(MPI_ERR_INFO, format!("invalid info object {h:#x}"))
 }
 
 fn user_index(h: MPI_Info) -> Option<usize> {

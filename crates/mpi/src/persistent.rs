@@ -47,12 +47,22 @@ impl Op {
     }
 }
 
+impl Op {
+    /// Lets go of the datatype the request held (MPI_Request_free of the request).
+    pub(crate) fn release(&self, m: &mut Mpi) {
+        m.types.release(self.datatype);
+    }
+}
+
 unsafe fn init(m: &mut Mpi, op: Op, request: *mut MPI_Request) -> Res {
     m.comm(op.comm).ok_or_else(|| bad_comm(op.comm))?;
     if op.count < 0 {
         return Err(err(MPI_ERR_COUNT, format!("negative count {}", op.count)));
     }
     let request = out(request, "request")?;
+    // The request holds its datatype: the program may free it and still start the request
+    // (MPI 3.1 section 4.1.9; MPICH counts the reference too). Released by MPI_Request_free.
+    m.types.retain(op.datatype);
     *request = m.add_request(Req::Persistent { op, active: None });
     Ok(())
 }

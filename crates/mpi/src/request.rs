@@ -458,7 +458,10 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
         }
         let req = m.take_request(*h).ok_or_else(|| invalid_request(*h))?;
         let req = match req {
-            Req::Persistent { active: Some(a), .. } => *a,
+            Req::Persistent { op, active } => {
+                op.release(m);
+                active.map_or(Req::Complete(empty_status()), |a| *a)
+            }
             other => other,
         };
         if let Req::Active { req, staged, .. } = req {

@@ -26,6 +26,16 @@ pub(crate) struct Comm {
     pub comm: Communicator,
     pub errhandler: MPI_Errhandler,
     pub name: String,
+    /// Made by an MPI_Comm_idup still in flight: `comm` is then the parent's communicator
+    /// (the same members and ranks), which answers local calls (size, rank, group, error
+    /// handler, attributes, name: MPICH allows them at once) but must carry no traffic.
+    pub pending: bool,
+}
+
+impl Comm {
+    pub fn new(comm: Communicator, errhandler: MPI_Errhandler, name: &str) -> Comm {
+        Comm { comm, errhandler, name: name.into(), pending: false }
+    }
 }
 
 /// What an `MPI_Request` handle stands for.
@@ -68,8 +78,6 @@ pub(crate) struct Mpi {
     /// MPI_COMM_WORLD's communicator, kept apart from the table for what any communicator of
     /// the engine can do (engine handles), and at a fixed address until MPI_Finalize.
     pub engine: Communicator,
-    /// Table indices held for communicators an MPI_Comm_idup is still making.
-    pub reserved_comms: Vec<usize>,
     pub requests: Vec<Option<Req>>,
     /// Engine handles (see [`engine_handle`]) that a call needed as a `Req` in place (a test
     /// that must not free, a cancel): they stay here, by handle, until taken.
@@ -191,25 +199,33 @@ pub(crate) fn comm_handle(i: usize) -> MPI_Comm {
 }
 
 impl Mpi {
+    /// The communicator `h` names, for a call that communicates on it: one an MPI_Comm_idup
+    /// is still making is not yet one (see [`Mpi::comm_local`]).
+    #[inline]
     pub fn comm(&self, h: MPI_Comm) -> Option<&Comm> {
+        self.comms.get(comm_index(h)?)?.as_ref().filter(|c| !c.pending)
+    }
+
+    /// The communicator `h` names, for a local call (size, rank, group, error handler,
+    /// attributes, name, topology): also one an MPI_Comm_idup is still making.
+    pub fn comm_local(&self, h: MPI_Comm) -> Option<&Comm> {
         self.comms.get(comm_index(h)?)?.as_ref()
     }
 
-    pub fn comm_mut(&mut self, h: MPI_Comm) -> Option<&mut Comm> {
+    pub fn comm_local_mut(&mut self, h: MPI_Comm) -> Option<&mut Comm> {
         self.comms.get_mut(comm_index(h)?)?.as_mut()
     }
 
     /// Stores a new communicator and returns its handle.
     pub fn add_comm(&mut self, comm: Communicator) -> MPI_Comm {
         let i = self.free_comm_index();
-        self.comms[i] = Some(Comm { comm, errhandler: MPI_ERRORS_ARE_FATAL, name: String::new() });
+        self.comms[i] = Some(Comm::new(comm, MPI_ERRORS_ARE_FATAL, ""));
         comm_handle(i)
     }
 
-    /// An empty table index that no idup holds (the table grows by one if there is none).
+    /// An empty table index (the table grows by one if there is none).
     fn free_comm_index(&mut self) -> usize {
-        let reserved = &self.reserved_comms;
-        match (2..self.comms.len()).find(|&i| self.comms[i].is_none() && !reserved.contains(&i)) {
+        match (2..self.comms.len()).find(|&i| self.comms[i].is_none()) {
             Some(i) => i,
             None => {
                 self.comms.push(None);
@@ -218,20 +234,26 @@ impl Mpi {
         }
     }
 
-    /// Holds a handle for a communicator still being made: until [`Mpi::fill_reserved`], the
-    /// handle is an invalid communicator to every call.
-    pub fn reserve_comm(&mut self) -> MPI_Comm {
+    /// Stores a communicator an MPI_Comm_idup of `parent` is making: until
+    /// [`Mpi::fill_pending`], local calls may use its handle, communication may not.
+    pub fn add_pending_comm(&mut self, parent: Communicator, errhandler: MPI_Errhandler) -> MPI_Comm {
         let i = self.free_comm_index();
-        self.reserved_comms.push(i);
+        self.comms[i] = Some(Comm { pending: true, ..Comm::new(parent, errhandler, "") });
         comm_handle(i)
     }
 
-    /// Ends a reservation: with the communicator made (then it takes its parent's error
-    /// handler), or with none (the creation failed).
-    pub fn fill_reserved(&mut self, h: MPI_Comm, made: Option<(Communicator, MPI_Errhandler)>) {
-        let i = comm_index(h).expect("a reserved handle");
-        self.reserved_comms.retain(|&r| r != i);
-        self.comms[i] = made.map(|(comm, errhandler)| Comm { comm, errhandler, name: String::new() });
+    /// Ends the wait of a pending communicator: with the communicator made (keeping the
+    /// error handler and name the program gave it meanwhile), or with none (the creation
+    /// failed: the handle names nothing any more).
+    pub fn fill_pending(&mut self, h: MPI_Comm, made: Option<Communicator>) {
+        let i = comm_index(h).expect("a communicator handle");
+        match (made, self.comms[i].as_mut()) {
+            (Some(comm), Some(entry)) => {
+                entry.comm = comm;
+                entry.pending = false;
+            }
+            _ => self.comms[i] = None,
+        }
     }
 
     /// Stores a request and returns its handle. An operation in the engine with nothing

@@ -79,8 +79,7 @@ impl Cart {
 }
 
 /// Fills the zero entries of `dims` so that the product is `nnodes`, as balanced as possible
-/// and non-increasing (MPI_Dims_create). Prime factors, largest first, each go to the free
-/// dimension with the smallest extent so far.
+/// and non-increasing (MPI_Dims_create), choosing as MPICH 4.0 does (see [`balanced`]).
 pub(crate) fn dims_create(nnodes: c_int, dims: &mut [c_int]) -> Res {
     if nnodes < 0 {
         return Err(err(MPI_ERR_ARG, format!("negative number of nodes {nnodes}")));
@@ -96,7 +95,7 @@ pub(crate) fn dims_create(nnodes: c_int, dims: &mut [c_int]) -> Res {
         ));
     }
     let free: Vec<usize> = (0..dims.len()).filter(|&i| dims[i] == 0).collect();
-    let mut rest = nnodes / fixed as c_int;
+    let rest = nnodes / fixed as c_int;
     if free.is_empty() {
         return if rest == 1 {
             Ok(())
@@ -104,28 +103,66 @@ pub(crate) fn dims_create(nnodes: c_int, dims: &mut [c_int]) -> Res {
             Err(err(MPI_ERR_DIMS, format!("dimensions multiply to {fixed}, not {nnodes}")))
         };
     }
-    let mut factors = Vec::new();
-    let mut p = 2;
-    while p * p <= rest {
-        while rest % p == 0 {
-            factors.push(p);
-            rest /= p;
-        }
-        p += 1;
-    }
-    if rest > 1 {
-        factors.push(rest);
-    }
-    let mut out = vec![1; free.len()];
-    for &f in factors.iter().rev() {
-        let smallest = (0..out.len()).min_by_key(|&i| out[i]).expect("at least one free dimension");
-        out[smallest] *= f;
-    }
-    out.sort_unstable_by(|a, b| b.cmp(a));
-    for (&i, &d) in free.iter().zip(&out) {
+    for (&i, d) in free.iter().zip(balanced(rest, free.len())) {
         dims[i] = d;
     }
     Ok(())
+}
+
+/// The `k` extents, non-increasing, whose product is `n` and whose largest minus smallest is
+/// least; among those, the least sum, then the one largest first in lexicographic order. This is
+/// what MPICH 4.0.2 gives (checked on every case up to 400 nodes and 1 to 5 dimensions, with and
+/// without fixed dimensions, and 600 random ones up to 200000 nodes): 72 in two is 9 x 8 where
+/// handing out prime factors largest first to the smallest extent gives 12 x 6.
+fn balanced(n: c_int, k: usize) -> Vec<c_int> {
+    // Squares in i64: a divisor's square may not fit in an int.
+    let square = |d: c_int| d as i64 * d as i64;
+    let mut divisors: Vec<c_int> = (1..).take_while(|&d| square(d) <= n as i64).filter(|d| n % d == 0).collect();
+    let above: Vec<c_int> = divisors.iter().rev().map(|d| n / d).filter(|&d| square(d) != n as i64).collect();
+    divisors.extend(above);
+    let mut best = None;
+    let mut tuple = Vec::with_capacity(k);
+    search(&divisors, n, k, &mut tuple, &mut best);
+    best.expect("n, 1, 1, ... always qualifies").2
+}
+
+type Choice = (c_int, i64, Vec<c_int>);
+
+/// Tries every non-increasing completion of `tuple` by `k` divisors multiplying to `n`, each at
+/// most the last one chosen; keeps the best in `best` as (spread, sum, extents).
+fn search(divisors: &[c_int], n: c_int, k: usize, tuple: &mut Vec<c_int>, best: &mut Option<Choice>) {
+    let cap = tuple.last().copied().unwrap_or(n);
+    if k == 1 {
+        if n > cap {
+            return;
+        }
+        tuple.push(n);
+        let spread = tuple[0] - n;
+        let sum = tuple.iter().map(|&d| d as i64).sum();
+        let better = match best {
+            None => true,
+            Some((s, t, e)) => (spread, sum).cmp(&(*s, *t)).then_with(|| e.as_slice().cmp(tuple)).is_lt(),
+        };
+        if better {
+            *best = Some((spread, sum, tuple.clone()));
+        }
+        tuple.pop();
+        return;
+    }
+    for &d in divisors.iter().rev().filter(|&&d| d <= cap && n % d == 0) {
+        // The rest are at most d, so d^k must reach n; and a spread already beaten need not go on.
+        if (d as f64).powi(k as i32) < n as f64 - 0.5 {
+            break;
+        }
+        if let (Some(&first), Some((s, ..))) = (tuple.first(), best.as_ref()) {
+            if first - d > *s {
+                break;
+            }
+        }
+        tuple.push(d);
+        search(divisors, n / d, k - 1, tuple, best);
+        tuple.pop();
+    }
 }
 
 /// Reads `n` ints from C.
@@ -140,7 +177,7 @@ unsafe fn ints<'a>(n: c_int, p: *const c_int, what: &str) -> Res<&'a [c_int]> {
 impl Mpi {
     /// The grid of Cartesian communicator `comm`, and this process's rank in it.
     fn cart(&self, comm: MPI_Comm) -> Res<(&Cart, usize)> {
-        let c = self.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        let c = self.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         let cart = self
             .topos
             .get(comm)
@@ -237,7 +274,7 @@ pub unsafe extern "C" fn PMPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Topo_test(comm: MPI_Comm, status: *mut c_int) -> c_int {
     call("MPI_Topo_test", comm, |m| {
-        m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         *out(status, "status")? = if m.topos.get(comm).is_some() { MPI_CART } else { MPI_UNDEFINED };
         Ok(())
     })
@@ -335,7 +372,7 @@ pub unsafe extern "C" fn PMPI_Cart_map(
     newrank: *mut c_int,
 ) -> c_int {
     call("MPI_Cart_map", comm, |m| {
-        let rank = m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.rank();
+        let rank = m.comm_local(comm).ok_or_else(|| bad_comm(comm))?.comm.rank();
         let nnodes: usize = ints(ndims, dims, "dims")?.iter().map(|&d| d.max(0) as usize).product();
         *out(newrank, "newrank")? = if rank < nnodes { rank as c_int } else { MPI_UNDEFINED };
         Ok(())
@@ -343,7 +380,9 @@ pub unsafe extern "C" fn PMPI_Cart_map(
 }
 
 fn no_graphs(function: &'static str, comm: MPI_Comm) -> c_int {
-    call(function, comm, |_| {
+    call(function, comm, |m| {
+        // An invalid communicator is MPI_ERR_COMM first, as in MPICH.
+        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         Err(err(MPI_ERR_OTHER, format!("{function}: graph topologies are not supported by Billboard MPI")))
     })
 }
@@ -472,6 +511,18 @@ mod tests {
         assert_eq!(dims(1, &[0, 0, 0]), [1, 1, 1]);
         assert_eq!(dims(36, &[0, 0]), [6, 6]);
         assert_eq!(dims(8, &[0]), [8]);
+        // MPICH 4.0.2's answers where the most balanced is not the greedy one, or ties.
+        assert_eq!(dims(72, &[0, 0]), [9, 8]);
+        assert_eq!(dims(336, &[0, 0]), [21, 16]);
+        assert_eq!(dims(216, &[0, 3, 0]), [9, 3, 8]);
+        assert_eq!(dims(144, &[0, 0, 2]), [9, 8, 2]);
+        assert_eq!(dims(72, &[0, 0, 0]), [6, 4, 3]);
+        assert_eq!(dims(20, &[0, 0, 0, 0]), [5, 2, 2, 1]);
+        assert_eq!(dims(360, &[0, 0, 0]), [10, 6, 6]);
+        assert_eq!(dims(720720, &[0, 0]), [858, 840]);
+        assert_eq!(dims(1000000, &[0; 7]), [10, 10, 10, 8, 5, 5, 5]);
+        assert_eq!(dims(362880, &[0; 4]), [28, 27, 24, 20]);
+        assert_eq!(dims(c_int::MAX, &[0, 0]), [c_int::MAX, 1]); // a prime near the top of int
         assert_eq!(dims_create(-1, &mut [0, 0]).unwrap_err().class, MPI_ERR_ARG);
         assert_eq!(dims_create(10, &mut [0, 3]).unwrap_err().class, MPI_ERR_DIMS);
         assert_eq!(dims_create(6, &mut [2, 2]).unwrap_err().class, MPI_ERR_DIMS);

@@ -10,7 +10,7 @@
 use std::ffi::c_int;
 
 use crate::abi::*;
-use crate::error::{call, err};
+use crate::error::{bad_comm, call, err};
 
 macro_rules! unsupported {
     ($pmpi:ident, $name:literal) => {
@@ -22,6 +22,50 @@ macro_rules! unsupported {
         }
     };
 }
+
+/// An unsupported call that takes a communicator: an invalid one is reported first, as
+/// MPI_ERR_COMM (what MPICH says), before the call's own MPI_ERR_OTHER.
+macro_rules! unsupported_on_comm {
+    ($pmpi:ident, $name:literal, ($($arg:ident: $t:ty),*), $comm:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi($($arg: $t),*) -> c_int {
+            $(let _ = $arg;)*
+            let comm: MPI_Comm = $comm;
+            call($name, comm, |m| {
+                m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
+                Err(err(MPI_ERR_OTHER, concat!($name, " is not supported by Billboard yet")))
+            })
+        }
+    };
+}
+
+unsupported_on_comm!(PMPI_Comm_remote_size, "MPI_Comm_remote_size", (comm: MPI_Comm, size: *mut c_int), comm);
+unsupported_on_comm!(PMPI_Comm_remote_group, "MPI_Comm_remote_group", (comm: MPI_Comm, group: *mut MPI_Group), comm);
+unsupported_on_comm!(
+    PMPI_Intercomm_create,
+    "MPI_Intercomm_create",
+    (local: MPI_Comm, leader: c_int, peer: MPI_Comm, remote: c_int, tag: c_int, newcomm: *mut MPI_Comm),
+    local
+);
+unsupported_on_comm!(
+    PMPI_Intercomm_merge,
+    "MPI_Intercomm_merge",
+    (intercomm: MPI_Comm, high: c_int, newcomm: *mut MPI_Comm),
+    intercomm
+);
+unsupported_on_comm!(
+    PMPI_Win_create_dynamic,
+    "MPI_Win_create_dynamic",
+    (info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win),
+    comm
+);
+unsupported_on_comm!(
+    PMPI_Comm_disconnect,
+    "MPI_Comm_disconnect",
+    (comm: *mut MPI_Comm),
+    // SAFETY: MPI's contract: a pointer to the handle, checked non-null.
+    if comm.is_null() { MPI_COMM_NULL } else { *comm }
+);
 
 macro_rules! unsupported_tool {
     ($pmpi:ident) => {
@@ -36,10 +80,7 @@ macro_rules! unsupported_tool {
 unsupported!(PMPI_Close_port, "MPI_Close_port");
 unsupported!(PMPI_Comm_accept, "MPI_Comm_accept");
 unsupported!(PMPI_Comm_connect, "MPI_Comm_connect");
-unsupported!(PMPI_Comm_disconnect, "MPI_Comm_disconnect");
 unsupported!(PMPI_Comm_join, "MPI_Comm_join");
-unsupported!(PMPI_Comm_remote_group, "MPI_Comm_remote_group");
-unsupported!(PMPI_Comm_remote_size, "MPI_Comm_remote_size");
 unsupported!(PMPI_Comm_spawn, "MPI_Comm_spawn");
 unsupported!(PMPI_Comm_spawn_multiple, "MPI_Comm_spawn_multiple");
 unsupported!(PMPI_File_call_errhandler, "MPI_File_call_errhandler");
@@ -53,8 +94,6 @@ unsupported!(PMPI_Ineighbor_allgatherv, "MPI_Ineighbor_allgatherv");
 unsupported!(PMPI_Ineighbor_alltoall, "MPI_Ineighbor_alltoall");
 unsupported!(PMPI_Ineighbor_alltoallv, "MPI_Ineighbor_alltoallv");
 unsupported!(PMPI_Ineighbor_alltoallw, "MPI_Ineighbor_alltoallw");
-unsupported!(PMPI_Intercomm_create, "MPI_Intercomm_create");
-unsupported!(PMPI_Intercomm_merge, "MPI_Intercomm_merge");
 unsupported!(PMPI_Lookup_name, "MPI_Lookup_name");
 unsupported!(PMPI_Neighbor_allgather, "MPI_Neighbor_allgather");
 unsupported!(PMPI_Neighbor_allgatherv, "MPI_Neighbor_allgatherv");
@@ -68,7 +107,6 @@ unsupported!(PMPI_Type_create_f90_integer, "MPI_Type_create_f90_integer");
 unsupported!(PMPI_Type_create_f90_real, "MPI_Type_create_f90_real");
 unsupported!(PMPI_Unpublish_name, "MPI_Unpublish_name");
 unsupported!(PMPI_Win_allocate_shared, "MPI_Win_allocate_shared");
-unsupported!(PMPI_Win_create_dynamic, "MPI_Win_create_dynamic");
 
 unsupported_tool!(PMPI_T_category_changed);
 unsupported_tool!(PMPI_T_category_get_categories);

@@ -208,12 +208,14 @@ impl Communicator {
     /// its shared-memory billboard); the values mean nothing else. The engine learned them at
     /// start, so this costs no communication (hierarchical algorithms, MPI_COMM_TYPE_SHARED).
     pub fn host_of(&self, rank: usize) -> Result<usize> {
-        let world = self.world_rank(self.check_rank(rank)?);
+        let world = self.checked_world_rank(rank)?;
         Ok(self.inner.engine.lock().routes().nodes()[world])
     }
 
+    /// The world rank of member `rank`, checked (the name says which rank comes out: taking it
+    /// for a member's rank, and translating it again, indexed past the end on MPI_COMM_SELF).
     #[inline]
-    pub(crate) fn check_rank(&self, rank: usize) -> Result<usize> {
+    pub(crate) fn checked_world_rank(&self, rank: usize) -> Result<usize> {
         if rank >= self.inner.size {
             return Err(Error::InvalidRank { rank, size: self.inner.size });
         }
@@ -232,7 +234,7 @@ impl Communicator {
     pub(crate) fn pattern(&self, context: u32, src: Source, tag: TagMatch) -> Result<(Pattern, Option<usize>)> {
         let (source, hint) = match src {
             Source::Any => (None, None),
-            Source::Rank(r) => (Some(r as u32), Some(self.check_rank(r)?)),
+            Source::Rank(r) => (Some(r as u32), Some(self.checked_world_rank(r)?)),
         };
         let tag = match tag {
             TagMatch::Any => None,
@@ -258,7 +260,7 @@ impl Communicator {
 
     #[inline]
     pub(crate) fn send_on(&self, context: u32, data: &[u8], dest: usize, tag: i32, mode: SendMode) -> Result<()> {
-        let peer = self.check_rank(dest)?;
+        let peer = self.checked_world_rank(dest)?;
         let synchronous = mode == SendMode::Synchronous;
         let rank = self.inner.rank as u32;
         // SAFETY: `data` is borrowed for the whole call, which waits for completion.
@@ -365,7 +367,7 @@ impl Communicator {
         mode: SendMode,
     ) -> Result<Request<'a>> {
         Self::check_tag(tag)?;
-        let peer = self.check_rank(dest)?;
+        let peer = self.checked_world_rank(dest)?;
         if u32::try_from(blocks.len()).is_err() {
             return Err(Error::InvalidArgument(format!("{} blocks in one message: at most 2^32 - 1", blocks.len())));
         }
@@ -385,7 +387,7 @@ impl Communicator {
         tag: i32,
         mode: SendMode,
     ) -> Result<Request<'a>> {
-        let peer = self.check_rank(dest)?;
+        let peer = self.checked_world_rank(dest)?;
         let synchronous = mode == SendMode::Synchronous;
         let rank = self.inner.rank as u32;
         let id = self.inner.engine.lock().isend(peer, context, rank, tag, buf, len, synchronous);
@@ -637,7 +639,7 @@ impl Communicator {
     /// overlapping groups. Returns `None` on a rank not in `ranks`.
     pub fn subset(&self, ranks: &[usize], tag: i32) -> Result<Option<Communicator>> {
         for (i, &r) in ranks.iter().enumerate() {
-            self.check_rank(r)?;
+            self.checked_world_rank(r)?;
             if ranks[..i].contains(&r) {
                 return Err(Error::InvalidArgument(format!("rank {r} appears twice in the subset")));
             }

@@ -71,7 +71,7 @@ impl Communicator {
         recv: Option<(*mut u8, usize, Layout<'_>)>,
         root: usize,
     ) -> Result<Collective> {
-        self.check_rank(root)?;
+        self.checked_world_rank(root)?;
         self.nonblocking(None, |plan| plan.gather(send, send_len, recv, root))
     }
 
@@ -87,7 +87,7 @@ impl Communicator {
         recv_len: usize,
         root: usize,
     ) -> Result<Collective> {
-        self.check_rank(root)?;
+        self.checked_world_rank(root)?;
         self.nonblocking(None, |plan| plan.scatter(send, recv, recv_len, root))
     }
 

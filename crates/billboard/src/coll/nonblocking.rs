@@ -63,7 +63,7 @@ pub(super) struct Plan<'c, 'e> {
 impl Plan<'_, '_> {
     /// Adds a send of `len` bytes at `buf` to rank `to` to the round being written.
     fn send(&mut self, to: usize, buf: *const u8, len: usize) -> Result<()> {
-        let peer = self.comm.check_rank(to)?;
+        let peer = self.comm.checked_world_rank(to)?;
         let source = self.comm.rank() as u32;
         self.scheds.get(self.id).push(Msg::Send { peer, context: self.context, source, tag: self.tag, buf, len });
         Ok(())
@@ -344,7 +344,7 @@ impl Communicator {
     /// # Safety
     /// `buf..buf+len` stays valid, and untouched by the caller, until the operation ends.
     pub unsafe fn ibcast_raw(&self, buf: *mut u8, len: usize, root: usize) -> Result<Collective> {
-        self.check_rank(root)?;
+        self.checked_world_rank(root)?;
         self.nonblocking(None, |plan| plan.bcast(buf, len, root))
     }
 
@@ -363,7 +363,7 @@ impl Communicator {
         root: usize,
         op: ReduceFn,
     ) -> Result<Collective> {
-        self.check_rank(root)?;
+        self.checked_world_rank(root)?;
         self.nonblocking(Some(op), |plan| plan.reduce(send, recv, len, root))
     }
 

@@ -4,7 +4,8 @@
 //!   index arithmetic, unit-tested on its own;
 //! * `pack`: user buffer <-> packed bytes, and external32;
 //! * `create`: the `MPI_Type_*` constructors, envelope and contents;
-//! * `query`: sizes, extents, commit/free, names, counts and elements, `MPI_Pack` and friends.
+//! * `query`: sizes, extents, commit/free, counts and elements, `MPI_Pack` and friends;
+//! * `names`: MPI_Type_set_name / MPI_Type_get_name, and MPICH's names of predefined types.
 //!
 //! A predefined type's size is in its handle (bits 15..8, see `abi`), so the common case never
 //! touches the table; the five pair types (`MPI_FLOAT_INT` ..) are small structs built once.
@@ -15,6 +16,7 @@
 //! filled before a send and unpacked into the user's memory when a receive completes.
 
 mod create;
+mod names;
 mod pack;
 mod query;
 mod typemap;
@@ -56,6 +58,8 @@ pub(crate) struct Types {
     /// Staging buffers of requests released by `MPI_Request_free` while still in flight: the
     /// engine may still read or write them, so they live until finalize.
     orphans: Vec<Staging>,
+    /// Names the program gave predefined types (MPI_Type_set_name).
+    predefined_names: std::collections::HashMap<MPI_Datatype, String>,
 }
 
 /// Table index of the first derived type: after MPICH's five direct pair types.

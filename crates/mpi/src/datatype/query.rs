@@ -1,4 +1,4 @@
-//! Questions about datatypes (size, bounds, names, counts in a status), their life (commit,
+//! Questions about datatypes (size, bounds, counts in a status), their life (commit,
 //! free), addresses, and packing: `MPI_Pack`/`MPI_Unpack` in the native representation and
 //! the `_external` forms in "external32".
 
@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 
 use super::{layout_in, map_of, pack, Layout};
 use crate::abi::*;
-use crate::error::{call, copy_out, err, Res};
+use crate::error::{bad_comm, call, err, Res};
 use crate::state::Mpi;
 
 /// Stores `v` through an out-pointer from C, refusing NULL.
@@ -101,38 +101,6 @@ pub unsafe extern "C" fn PMPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
         }
         m.types.release(t);
         *datatype = MPI_DATATYPE_NULL;
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_set_name(datatype: MPI_Datatype, name: *const c_char) -> c_int {
-    call("MPI_Type_set_name", MPI_COMM_WORLD, |m| {
-        if name.is_null() {
-            return Err(err(MPI_ERR_ARG, "NULL name"));
-        }
-        let e = m
-            .types
-            .get_mut(datatype)
-            .ok_or_else(|| err(MPI_ERR_TYPE, format!("cannot name datatype {datatype:#x}")))?;
-        let name = CStr::from_ptr(name).to_string_lossy();
-        e.name = name.chars().take(MPI_MAX_OBJECT_NAME as usize - 1).collect();
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_name(datatype: MPI_Datatype, name: *mut c_char, len: *mut c_int) -> c_int {
-    call("MPI_Type_get_name", MPI_COMM_WORLD, |m| {
-        let text = match m.types.get(datatype) {
-            Some(e) => e.name.clone(),
-            None => {
-                map_of(m, datatype)?;
-                // A predefined type is named by its constant, the first of that value in mpi.h.
-                ABI_FACTS.iter().find(|(_, v)| *v == datatype as i64).map_or(String::new(), |(n, _)| n.to_string())
-            }
-        };
-        copy_out(&text, name, len, MPI_MAX_OBJECT_NAME);
         Ok(())
     })
 }
@@ -345,6 +313,7 @@ pub unsafe extern "C" fn PMPI_Pack(
     comm: MPI_Comm,
 ) -> c_int {
     call("MPI_Pack", comm, |m| {
+        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         let mut pos = if position.is_null() { 0 } else { *position as i64 };
         pack_into(m, inbuf, incount, datatype, outbuf, outsize as i64, &mut pos, false)?;
         out(position, pos as c_int, "position")
@@ -362,6 +331,7 @@ pub unsafe extern "C" fn PMPI_Unpack(
     comm: MPI_Comm,
 ) -> c_int {
     call("MPI_Unpack", comm, |m| {
+        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         let mut pos = if position.is_null() { 0 } else { *position as i64 };
         unpack_from(m, inbuf, insize as i64, &mut pos, outbuf, outcount, datatype, false)?;
         out(position, pos as c_int, "position")
@@ -376,6 +346,7 @@ pub unsafe extern "C" fn PMPI_Pack_size(
     size: *mut c_int,
 ) -> c_int {
     call("MPI_Pack_size", comm, |m| {
+        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
         let bytes = Layout::Map(map_of(m, datatype)?).bytes(incount)?;
         out(size, int(bytes as i64, "packed size")?, "size")
     })

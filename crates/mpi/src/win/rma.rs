@@ -89,9 +89,12 @@ fn layout_and_bytes(m: &Mpi, b: &Buf, what: &str) -> Res<(Layout, usize)> {
 }
 
 /// The predefined type the data of `t` is made of, for accumulate (`None`: `t` has no data).
+/// MPICH computes on MPI_BYTE as on MPI_UNSIGNED_CHAR (MPI_SUM of bytes is accepted), so
+/// this does too.
 fn element(m: &Mpi, t: MPI_Datatype) -> Res<Option<MPI_Datatype>> {
+    let arithmetic = |t| if t == MPI_BYTE { MPI_UNSIGNED_CHAR } else { t };
     if is_pair_type(t) || builtin_datatype_size(t).is_some_and(|s| s > 0) {
-        return Ok(Some(t));
+        return Ok(Some(arithmetic(t)));
     }
     let map = map_of(m, t)?;
     let mut basics = map.runs.iter().map(|r| r.basic);
@@ -102,7 +105,7 @@ fn element(m: &Mpi, t: MPI_Datatype) -> Res<Option<MPI_Datatype>> {
             format!("datatype {t:#x} mixes predefined types: accumulate needs one predefined type throughout"),
         ));
     }
-    Ok(Some(first))
+    Ok(Some(arithmetic(first)))
 }
 
 /// The target data of `count` instances of `l` at byte `offset` of the window.
@@ -229,6 +232,11 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call) -> Res {
         }
         None => None,
     };
+    if tbytes == 0 {
+        // Nothing moves and the target has nothing to do (its element type may not even
+        // exist): the call is checked, and done.
+        return Ok(());
+    }
     let access = Access { kind: c.kind, op: c.op, elem: elem.unwrap_or(MPI_DATATYPE_NULL), target: shape, data };
     m.win_mut(win)?.pending.push(Pending { target, access, result });
     Ok(())
