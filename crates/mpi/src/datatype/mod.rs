@@ -238,7 +238,17 @@ impl Layout {
         if count < 0 {
             return Err(negative_count(count));
         }
-        (count as usize).checked_mul(self.size()).filter(|&b| b <= isize::MAX as usize).ok_or_else(|| too_big(count))
+        match self {
+            // A predefined type is at most 32 bytes: no overflow.
+            Layout::Dense(s) => Ok(count as usize * s),
+            Layout::Map(m) => {
+                let bytes = count as u128 * m.size as u128;
+                if bytes > isize::MAX as u128 {
+                    return Err(too_big(count));
+                }
+                Ok(bytes as usize)
+            }
+        }
     }
 
     /// Bytes `count` instances span in a reduction buffer, where data stays in the type's own
@@ -362,7 +372,7 @@ pub(crate) unsafe fn gather_blocks(l: &Layout, buf: *const c_void, count: c_int)
 ///
 /// # Safety
 /// `buf` must hold `count` instances of the layout, as MPI requires of the program.
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn view(l: &Layout, buf: *const c_void, count: c_int, dir: Dir) -> Res<View> {
     let len = l.bytes(count)?;
     let base = buf as *mut u8;

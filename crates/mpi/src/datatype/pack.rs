@@ -29,6 +29,19 @@ pub(crate) fn for_each_piece(t: &TypeMap, count: usize, mut f: impl FnMut(i64, u
 /// # Safety
 /// Every block of every instance must be readable memory.
 pub(crate) unsafe fn pack(t: &TypeMap, base: *const u8, count: usize, out: &mut [u8]) {
+    if let Some(flat) = t.flat() {
+        // Small types (the message path's common case): a plain loop over their pieces.
+        let (extent, mut dst) = (t.extent() as isize, out.as_mut_ptr());
+        for i in 0..count as isize {
+            let at = base.wrapping_offset(i.wrapping_mul(extent));
+            for &(off, len) in flat {
+                // SAFETY: the caller vouches for the user memory; `out` has room for every piece.
+                std::ptr::copy_nonoverlapping(at.wrapping_offset(off as isize), dst, len);
+                dst = dst.add(len);
+            }
+        }
+        return;
+    }
     let mut pos = 0;
     for_each_piece(t, count, |off, len| {
         // SAFETY: the caller vouches for the user memory; `out` has room for every piece.
@@ -44,6 +57,22 @@ pub(crate) unsafe fn pack(t: &TypeMap, base: *const u8, count: usize, out: &mut 
 /// # Safety
 /// Every block of every instance must be writable memory.
 pub(crate) unsafe fn unpack(t: &TypeMap, src: &[u8], base: *mut u8, count: usize) {
+    if let Some(flat) = t.flat() {
+        let (extent, mut pos) = (t.extent() as isize, 0);
+        for i in 0..count as isize {
+            let at = base.wrapping_offset(i.wrapping_mul(extent));
+            for &(off, len) in flat {
+                let n = len.min(src.len() - pos);
+                // SAFETY: as for `pack`, in the other direction.
+                std::ptr::copy_nonoverlapping(src.as_ptr().add(pos), at.wrapping_offset(off as isize), n);
+                pos += n;
+                if pos == src.len() {
+                    return;
+                }
+            }
+        }
+        return;
+    }
     let mut pos = 0;
     for_each_piece(t, count, |off, len| {
         let n = len.min(src.len() - pos);

@@ -83,9 +83,18 @@ pub(crate) struct TypeMap {
     pieces: usize,
     /// The data is one block, `true_lb .. true_ub`, in packed order.
     dense: bool,
+    /// The pieces of one instance, `(offset, length)`, merged, when there are few (at most
+    /// [`FLAT_MAX`]) and more than one: small types, the common case on the message path, move
+    /// by a plain loop over them.
+    flat: Option<Arc<[(i64, usize)]>>,
     basics: Basics,
     pub node: Node,
 }
+
+/// Most pieces a type lists flat beside its shape: 16 KiB per type at most, and the cost of
+/// building the list is bounded by it. A type of more pieces moves by walking its shape, which
+/// costs a few instructions more per piece, negligible beside the copy at that size.
+const FLAT_MAX: usize = 1024;
 
 impl TypeMap {
     /// One basic element of `size` bytes aligned to `align`.
@@ -106,6 +115,7 @@ impl TypeMap {
             ext32: super::pack::external32(t, size).0,
             pieces: 1,
             dense: true,
+            flat: None,
             basics: Basics::One(t),
             node: Node::Basic { t, size, count: 1 },
         }
@@ -126,6 +136,7 @@ impl TypeMap {
             ext32: 0,
             pieces: 0,
             dense: true,
+            flat: None,
             basics: Basics::None,
             node: Node::Empty,
         }
@@ -154,11 +165,18 @@ impl TypeMap {
         self.pieces
     }
 
+    /// The pieces of one instance, when the type lists them flat.
+    #[inline]
+    pub fn flat(&self) -> Option<&[(i64, usize)]> {
+        self.flat.as_deref()
+    }
+
     pub fn basics(&self) -> Basics {
         self.basics
     }
 
     /// Whether `count` instances are one block of memory: then they need no packing.
+    #[inline]
     pub fn contiguous(&self, count: usize) -> Option<i64> {
         if self.size == 0 {
             return Some(0);
@@ -257,6 +275,9 @@ impl TypeMap {
         if self.dense {
             return f(at.wrapping_add(self.true_lb), self.size);
         }
+        if let Some(flat) = &self.flat {
+            return flat.iter().all(|&(off, len)| f(at.wrapping_add(off), len));
+        }
         match &self.node {
             Node::Empty | Node::Basic { .. } => unreachable!("basic data is dense"),
             Node::Repeat { count, stride, child } if child.dense => {
@@ -282,6 +303,29 @@ impl TypeMap {
             }
             Node::Seq(parts) => parts.iter().all(|(d, c)| c.for_each_piece(at.wrapping_add(*d), f)),
         }
+    }
+
+    /// Lists the pieces flat if they are few (see [`FLAT_MAX`]): the last step of building.
+    fn flatten(mut self) -> TypeMap {
+        if !self.dense && self.pieces <= FLAT_MAX {
+            let blocks = self.blocks();
+            self.pieces = blocks.len();
+            self.flat = Some(blocks.into());
+        }
+        self
+    }
+
+    /// The same type without its flat lists, at every level: only its shape moves the data.
+    #[cfg(test)]
+    pub fn shape_only(&self) -> TypeMap {
+        let node = match &self.node {
+            Node::Repeat { count, stride, child } => {
+                Node::Repeat { count: *count, stride: *stride, child: Arc::new(child.shape_only()) }
+            }
+            Node::Seq(parts) => Node::Seq(parts.iter().map(|(d, t)| (*d, Arc::new(t.shape_only()))).collect()),
+            other => other.clone(),
+        };
+        TypeMap { flat: None, node, ..self.clone() }
     }
 
     /// The pieces of one instance as `(offset, length)`, adjacent ones merged.
@@ -391,7 +435,7 @@ pub(crate) fn repeat(count: usize, step: i64, t: &Arc<TypeMap>) -> Built {
         ..TypeMap::empty()
     };
     b.apply(&mut r, false)?;
-    Ok(r)
+    Ok(r.flatten())
 }
 
 /// Types at byte displacements, in order; `pad` as for a struct.
@@ -426,7 +470,7 @@ pub(crate) fn seq(parts: &[(i64, Arc<TypeMap>)], pad: bool) -> Built {
         _ => Node::Seq(data.into()),
     };
     b.apply(&mut r, pad)?;
-    Ok(r)
+    Ok(r.flatten())
 }
 
 pub(crate) fn contiguous(count: usize, old: &Arc<TypeMap>) -> Built {
