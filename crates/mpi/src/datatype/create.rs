@@ -3,7 +3,10 @@
 
 use std::ffi::c_int;
 
-use super::typemap::{self, Distrib, TypeMap};
+use std::sync::Arc;
+
+use super::array::{self, Distrib};
+use super::typemap::{self, Overflow, TypeMap};
 use super::{map_of, Envelope};
 use crate::abi::*;
 use crate::error::{call, err, Res};
@@ -29,12 +32,15 @@ unsafe fn array<'a, T>(p: *const T, n: usize, what: &str) -> Res<&'a [T]> {
     Ok(std::slice::from_raw_parts(p, n))
 }
 
+/// What a constructor builds: a type, a bad argument, or a type too big for 64 bits.
+type Built = Res<Result<TypeMap, Overflow>>;
+
 /// Stores a new type built by `build` from the type maps of `envelope.types`.
 unsafe fn create(
     name: &'static str,
     newtype: *mut MPI_Datatype,
     envelope: impl FnOnce() -> Res<Envelope>,
-    build: impl FnOnce(&[&TypeMap]) -> Res<TypeMap>,
+    build: impl FnOnce(&[Arc<TypeMap>]) -> Built,
 ) -> c_int {
     call(name, MPI_COMM_WORLD, |m: &mut Mpi| {
         if newtype.is_null() {
@@ -42,8 +48,15 @@ unsafe fn create(
         }
         let env = envelope()?;
         let maps = env.types.iter().map(|&t| map_of(m, t)).collect::<Res<Vec<_>>>()?;
-        let refs: Vec<&TypeMap> = maps.iter().map(|a| &**a).collect();
-        let map = build(&refs)?;
+        let map = build(&maps)?.map_err(|Overflow| {
+            err(
+                MPI_ERR_ARG,
+                format!(
+                    "{name} with integers {:?} and addresses {:?}: the type's size or bounds overflow 64 bits",
+                    env.ints, env.aints
+                ),
+            )
+        })?;
         *newtype = m.types.add(map, env);
         Ok(())
     })
@@ -72,7 +85,7 @@ pub unsafe extern "C" fn PMPI_Type_contiguous(n: c_int, oldtype: MPI_Datatype, n
         "MPI_Type_contiguous",
         newtype,
         || env(MPI_COMBINER_CONTIGUOUS, vec![n], vec![], vec![oldtype]),
-        |old| Ok(typemap::contiguous(count(n, "count")?, old[0])),
+        |old| Ok(typemap::contiguous(count(n, "count")?, &old[0])),
     )
 }
 
@@ -89,8 +102,11 @@ pub unsafe extern "C" fn PMPI_Type_vector(
         newtype,
         || env(MPI_COMBINER_VECTOR, vec![n, blocklength, stride], vec![], vec![oldtype]),
         |old| {
-            let bytes = stride as i64 * old[0].extent();
-            Ok(typemap::hvector(count(n, "count")?, arg(blocklength, "blocklength")?, bytes, old[0]))
+            let (n, blocklength) = (count(n, "count")?, arg(blocklength, "blocklength")?);
+            Ok((stride as i64)
+                .checked_mul(old[0].extent())
+                .ok_or(Overflow)
+                .and_then(|bytes| typemap::hvector(n, blocklength, bytes, &old[0])))
         },
     )
 }
@@ -107,7 +123,7 @@ unsafe fn hvector(
         name,
         newtype,
         || env(MPI_COMBINER_HVECTOR, vec![n, blocklength], vec![stride], vec![oldtype]),
-        |old| Ok(typemap::hvector(count(n, "count")?, arg(blocklength, "blocklength")?, stride, old[0])),
+        |old| Ok(typemap::hvector(count(n, "count")?, arg(blocklength, "blocklength")?, stride, &old[0])),
     )
 }
 
@@ -134,9 +150,13 @@ pub unsafe extern "C" fn PMPI_Type_hvector(
 }
 
 /// Blocks `(length, displacement in units of `unit` bytes, or of the old extent if None)`.
-fn blocks(lens: &[c_int], displs: &[i64], unit: Option<i64>, old: &TypeMap) -> Res<TypeMap> {
+fn blocks(lens: &[c_int], displs: &[i64], unit: Option<i64>, old: &Arc<TypeMap>) -> Built {
     let unit = unit.unwrap_or_else(|| old.extent());
-    let b = lens.iter().zip(displs).map(|(&l, &d)| Ok((arg(l, "blocklength")?, d * unit))).collect::<Res<Vec<_>>>()?;
+    let mut b = Vec::with_capacity(lens.len());
+    for (&l, &d) in lens.iter().zip(displs) {
+        let Some(disp) = d.checked_mul(unit) else { return Ok(Err(Overflow)) };
+        b.push((arg(l, "blocklength")?, disp));
+    }
     Ok(typemap::hindexed(&b, old))
 }
 
@@ -159,7 +179,7 @@ pub unsafe extern "C" fn PMPI_Type_indexed(
         |old| {
             let k = n as usize;
             let (l, d) = (array(blocklengths, k, "blocklengths")?, array(displacements, k, "displacements")?);
-            blocks(l, &d.iter().map(|&d| d as i64).collect::<Vec<_>>(), None, old[0])
+            blocks(l, &d.iter().map(|&d| d as i64).collect::<Vec<_>>(), None, &old[0])
         },
     )
 }
@@ -182,7 +202,7 @@ unsafe fn hindexed(
         },
         |old| {
             let k = n as usize;
-            blocks(array(blocklengths, k, "")?, array(displacements, k, "")?, Some(1), old[0])
+            blocks(array(blocklengths, k, "")?, array(displacements, k, "")?, Some(1), &old[0])
         },
     )
 }
@@ -226,7 +246,7 @@ pub unsafe extern "C" fn PMPI_Type_create_indexed_block(
         },
         |old| {
             let d: Vec<i64> = array(displacements, n as usize, "")?.iter().map(|&d| d as i64).collect();
-            blocks(&vec![blocklength; d.len()], &d, None, old[0])
+            blocks(&vec![blocklength; d.len()], &d, None, &old[0])
         },
     )
 }
@@ -246,7 +266,7 @@ pub unsafe extern "C" fn PMPI_Type_create_hindexed_block(
             let d = array(displacements, count(n, "count")?, "displacements")?;
             env(MPI_COMBINER_HINDEXED_BLOCK, vec![n, blocklength], d.to_vec(), vec![oldtype])
         },
-        |old| blocks(&vec![blocklength; n as usize], array(displacements, n as usize, "")?, Some(1), old[0]),
+        |old| blocks(&vec![blocklength; n as usize], array(displacements, n as usize, "")?, Some(1), &old[0]),
     )
 }
 
@@ -270,7 +290,7 @@ unsafe fn structure(
         |maps| {
             let k = n as usize;
             let (l, d) = (array(blocklengths, k, "")?, array(displacements, k, "")?);
-            let entries = (0..k).map(|i| Ok((arg(l[i], "blocklength")?, d[i], maps[i]))).collect::<Res<Vec<_>>>()?;
+            let entries = (0..k).map(|i| Ok((arg(l[i], "blocklength")?, d[i], &maps[i]))).collect::<Res<Vec<_>>>()?;
             Ok(typemap::structure(&entries))
         },
     )
@@ -341,7 +361,7 @@ pub unsafe extern "C" fn PMPI_Type_create_subarray(
                 }
             }
             let v = |a: &[c_int]| a.iter().map(|&x| x as usize).collect::<Vec<_>>();
-            Ok(typemap::subarray(&v(s), &v(u), &v(t), order(array_order)?, old[0]))
+            Ok(array::subarray(&v(s), &v(u), &v(t), order(array_order)?, &old[0]))
         },
     )
 }
@@ -401,7 +421,7 @@ pub unsafe extern "C" fn PMPI_Type_create_darray(
             }
             let g: Vec<usize> = g.iter().map(|&x| x.max(0) as usize).collect();
             let p: Vec<usize> = p.iter().map(|&x| x as usize).collect();
-            Ok(typemap::darray(rank as usize, &g, &dist, &p, order(array_order)?, old[0]))
+            Ok(array::darray(rank as usize, &g, &dist, &p, order(array_order)?, &old[0]))
         },
     )
 }
@@ -417,7 +437,7 @@ pub unsafe extern "C" fn PMPI_Type_create_resized(
         "MPI_Type_create_resized",
         newtype,
         || env(MPI_COMBINER_RESIZED, vec![], vec![lb, extent], vec![oldtype]),
-        |old| Ok(typemap::resized(old[0], lb, extent)),
+        |old| Ok(typemap::resized(&old[0], lb, extent)),
     )
 }
 
@@ -427,7 +447,7 @@ pub unsafe extern "C" fn PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_
         "MPI_Type_dup",
         newtype,
         || env(MPI_COMBINER_DUP, vec![], vec![], vec![oldtype]),
-        |old| Ok(old[0].clone()),
+        |old| Ok(Ok((*old[0]).clone())),
     );
     if rc == MPI_SUCCESS {
         // A duplicate of a committed type is committed (MPI 3.1 section 4.1.10).

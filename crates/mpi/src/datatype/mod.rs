@@ -1,8 +1,9 @@
 //! Datatypes: predefined and derived, and how data described by them moves.
 //!
-//! * `typemap`: the pure representation (flattened blocks, bounds) and every constructor's
-//!   index arithmetic, unit-tested on its own;
-//! * `pack`: user buffer <-> packed bytes, and external32;
+//! * `typemap`: the pure representation (a shape: a small tree of regular repetitions, and the
+//!   bounds) and every constructor's index arithmetic, unit-tested on its own; `array`: the
+//!   subarray and darray constructors over it;
+//! * `pack`: user buffer <-> packed bytes (walking the shape), and external32;
 //! * `create`: the `MPI_Type_*` constructors, envelope and contents;
 //! * `query`: sizes, extents, commit/free, counts and elements, `MPI_Pack` and friends;
 //! * `names`: MPI_Type_set_name / MPI_Type_get_name, and MPICH's names of predefined types.
@@ -15,6 +16,7 @@
 //! the data is one contiguous block (no copy, no allocation), else a packed staging buffer,
 //! filled before a send and unpacked into the user's memory when a receive completes.
 
+mod array;
 mod create;
 mod names;
 mod pack;
@@ -27,6 +29,7 @@ use std::sync::{Arc, OnceLock};
 use crate::abi::*;
 use crate::error::{err, Res};
 use crate::state::Mpi;
+pub(crate) use typemap::Basics;
 use typemap::TypeMap;
 
 /// What `MPI_Type_get_envelope`/`MPI_Type_get_contents` report: the constructor and its
@@ -151,10 +154,10 @@ fn predefined_map(t: MPI_Datatype) -> Option<TypeMap> {
 fn pair_maps() -> &'static [Arc<TypeMap>; 5] {
     static MAPS: OnceLock<[Arc<TypeMap>; 5]> = OnceLock::new();
     MAPS.get_or_init(|| {
-        let int = TypeMap::basic(MPI_INT, 4, 4);
+        let int = Arc::new(TypeMap::basic(MPI_INT, 4, 4));
         [(MPI_FLOAT, 4), (MPI_DOUBLE, 8), (MPI_LONG, 8), (MPI_SHORT, 2), (MPI_LONG_DOUBLE, 16)].map(|(t, size)| {
-            let value = TypeMap::basic(t, size, size);
-            Arc::new(typemap::structure(&[(1, 0, &value), (1, size.max(4) as i64, &int)]))
+            let value = Arc::new(TypeMap::basic(t, size, size));
+            Arc::new(typemap::structure(&[(1, 0, &value), (1, size.max(4) as i64, &int)]).expect("small"))
         })
     })
 }
@@ -239,7 +242,17 @@ impl Layout {
         if count < 0 {
             return Err(negative_count(count));
         }
-        Ok(count as usize * self.size())
+        match self {
+            // A predefined type is at most 32 bytes: no overflow.
+            Layout::Dense(s) => Ok(count as usize * s),
+            Layout::Map(m) => {
+                let bytes = count as u128 * m.size as u128;
+                if bytes > isize::MAX as u128 {
+                    return Err(too_big(count));
+                }
+                Ok(bytes as usize)
+            }
+        }
     }
 
     /// Bytes `count` instances span in a reduction buffer, where data stays in the type's own
@@ -251,13 +264,18 @@ impl Layout {
                 return Err(err(MPI_ERR_TYPE, format!("reductions need a lower bound of 0, not {}", m.lb)));
             }
         }
-        Ok(count as usize * self.extent() as usize)
+        (count as usize).checked_mul(self.extent() as usize).ok_or_else(|| too_big(count))
     }
 }
 
 #[cold]
 fn negative_count(count: c_int) -> crate::error::MpiError {
     err(MPI_ERR_COUNT, format!("negative count {count}"))
+}
+
+#[cold]
+fn too_big(count: c_int) -> crate::error::MpiError {
+    err(MPI_ERR_COUNT, format!("count {count}: the data would be more bytes than memory holds"))
 }
 
 /// Bytes from one element to the next (the extent) of `t`, as reduction operators see them.
@@ -316,19 +334,25 @@ const SCATTER_MIN_BLOCK: usize = 64;
 pub(crate) unsafe fn scatter_blocks(l: &Layout, buf: *mut c_void, count: c_int) -> Option<Box<[(*mut u8, usize)]>> {
     let Layout::Map(map) = l else { return None };
     let count = usize::try_from(count).ok()?;
-    if map.contiguous(count).is_some() || map.blocks.is_empty() || count == 0 {
+    if map.contiguous(count).is_some() || map.size == 0 || count == 0 {
         return None;
     }
-    let pieces = map.blocks.len().checked_mul(count)?;
+    // The engine counts a message's blocks in 32 bits; more is staged.
+    let pieces = map.pieces().checked_mul(count).filter(|&p| u32::try_from(p).is_ok())?;
     if map.size * count / pieces < SCATTER_MIN_BLOCK {
         return None;
     }
     let base = buf as *mut u8;
-    let extent = map.extent() as isize;
-    let blocks = (0..count as isize)
-        .flat_map(|i| map.blocks.iter().map(move |b| (base.wrapping_offset(i * extent + b.off as isize), b.len)))
-        .collect();
-    Some(blocks)
+    let mut blocks: Vec<(*mut u8, usize)> = Vec::with_capacity(pieces);
+    pack::for_each_piece(map, count, |off, len| {
+        let at = base.wrapping_offset(off as isize);
+        match blocks.last_mut() {
+            Some(last) if last.0.wrapping_add(last.1) == at => last.1 += len,
+            _ => blocks.push((at, len)),
+        }
+        true
+    });
+    Some(blocks.into_boxed_slice())
 }
 
 /// Pieces of user memory, in the order of the packed data, as the engine takes them.
@@ -345,15 +369,14 @@ pub(crate) unsafe fn gather_blocks(l: &Layout, buf: *const c_void, count: c_int)
     if buf.is_null() && len > 0 && l.true_lb() == 0 {
         return Err(null_buffer(count, len));
     }
-    // The engine counts a message's blocks in 32 bits; more is packed.
-    Ok(scatter_blocks(l, buf as *mut c_void, count).filter(|b| u32::try_from(b.len()).is_ok()))
+    Ok(scatter_blocks(l, buf as *mut c_void, count))
 }
 
 /// A view of `count` instances of `l` at `buf` (`MPI_BOTTOM` = NULL with absolute addresses).
 ///
 /// # Safety
 /// `buf` must hold `count` instances of the layout, as MPI requires of the program.
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn view(l: &Layout, buf: *const c_void, count: c_int, dir: Dir) -> Res<View> {
     let len = l.bytes(count)?;
     let base = buf as *mut u8;
@@ -377,6 +400,8 @@ fn null_buffer(count: c_int, len: usize) -> crate::error::MpiError {
 #[inline(never)]
 unsafe fn staged_view(l: &Layout, base: *mut u8, count: usize, len: usize, dir: Dir) -> View {
     let Layout::Map(map) = l else { unreachable!("dense layouts are contiguous") };
+    // Zeroed memory comes from the kernel untouched: a receive into a huge type of which the
+    // message fills little costs the pages it fills.
     let mut staged = vec![0u8; len];
     if dir != Dir::Write {
         // SAFETY: the caller of `view` vouches for the user buffer.
@@ -442,7 +467,7 @@ pub(crate) unsafe fn parted(
     if let Some((r, (c, _))) = shape.clone().enumerate().find(|&(_, (c, _))| c < 0) {
         return Err(err(MPI_ERR_COUNT, format!("rank {r}: negative count {c}")));
     }
-    let places = shape.map(|(c, d)| (d * extent, c as usize));
+    let places = shape.map(|(c, d)| (d.wrapping_mul(extent), c as usize));
     if let Layout::Dense(..) = l {
         // Parts may lie before `buf` (negative displacements): the engine's byte layout starts
         // at the lowest one.
@@ -461,10 +486,11 @@ pub(crate) unsafe fn parted(
     let places: Vec<_> = places.collect();
     let Layout::Map(map) = l else { unreachable!() };
     let mut parts = Vec::with_capacity(places.len());
-    let mut total = 0;
+    let mut total: usize = 0;
     for &(_, c) in &places {
-        parts.push((total, c * size));
-        total += c * size;
+        let len = l.bytes(c as c_int)?;
+        parts.push((total, len));
+        total = total.checked_add(len).ok_or_else(|| too_big(c as c_int))?;
     }
     let mut staged = vec![0u8; total];
     let base = buf as *mut u8;
@@ -520,6 +546,10 @@ impl Parted {
 mod tests {
     use super::*;
 
+    fn int() -> Arc<TypeMap> {
+        Arc::new(TypeMap::basic(MPI_INT, 4, 4))
+    }
+
     fn ints(bytes: &[u8]) -> Vec<i32> {
         bytes.chunks(4).map(|c| i32::from_ne_bytes(c.try_into().unwrap())).collect()
     }
@@ -536,7 +566,7 @@ mod tests {
 
     #[test]
     fn strided_views_pack_and_unpack() {
-        let vector = Layout::Map(Arc::new(typemap::hvector(3, 1, 8, &TypeMap::basic(MPI_INT, 4, 4))));
+        let vector = Layout::Map(Arc::new(typemap::hvector(3, 1, 8, &int()).unwrap()));
         let src = [0i32, 1, 2, 3, 4];
         let v = unsafe { view(&vector, src.as_ptr().cast(), 1, Dir::Read) }.unwrap();
         assert_eq!(ints(v.bytes()), [0, 2, 4]);
@@ -549,9 +579,9 @@ mod tests {
 
     #[test]
     fn large_pieces_are_sent_from_where_they_are() {
-        let int = TypeMap::basic(MPI_INT, 4, 4);
+        let int = int();
         // 3 blocks of 20 ints (80 bytes) every 30 ints: sent in place.
-        let big = Layout::Map(Arc::new(typemap::hvector(3, 20, 120, &int)));
+        let big = Layout::Map(Arc::new(typemap::hvector(3, 20, 120, &int).unwrap()));
         let src = [0i32; 80];
         let blocks =
             unsafe { gather_blocks(&big, src.as_ptr().cast(), 1) }.unwrap().expect("80-byte pieces go in place");
@@ -559,7 +589,7 @@ mod tests {
         let got: Vec<(usize, usize)> = blocks.iter().map(|&(p, n)| (p as usize - base, n)).collect();
         assert_eq!(got, [(0, 80), (120, 80), (240, 80)]);
         // 4-byte pieces are packed; contiguous data needs no blocks; errors as for a view.
-        let small = Layout::Map(Arc::new(typemap::hvector(3, 1, 8, &int)));
+        let small = Layout::Map(Arc::new(typemap::hvector(3, 1, 8, &int).unwrap()));
         assert!(unsafe { gather_blocks(&small, src.as_ptr().cast(), 4) }.unwrap().is_none());
         assert!(unsafe { gather_blocks(&Layout::Dense(4), src.as_ptr().cast(), 4) }.unwrap().is_none());
         let null = unsafe { gather_blocks(&big, std::ptr::null(), 1) };
@@ -569,7 +599,7 @@ mod tests {
 
     #[test]
     fn parted_buffers_stage_each_rank_part() {
-        let pair = Layout::Map(Arc::new(typemap::resized(&TypeMap::basic(MPI_INT, 4, 4), 0, 8)));
+        let pair = Layout::Map(Arc::new(typemap::resized(&int(), 0, 8).unwrap()));
         let mut dst = [-1i32; 8];
         let mut p =
             unsafe { parted(&pair, dst.as_mut_ptr().cast(), [(1, 3), (2, 0)].into_iter(), Dir::Write) }.unwrap();

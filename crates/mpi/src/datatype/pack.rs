@@ -4,21 +4,51 @@
 use super::typemap::TypeMap;
 use crate::abi::*;
 
+/// Calls `f(offset, len)` for each piece of memory of `count` instances of `t` (the k-th at
+/// `k * extent`), in packed order, until `f` returns false. Contiguous instances are one piece.
+#[inline]
+pub(crate) fn for_each_piece(t: &TypeMap, count: usize, mut f: impl FnMut(i64, usize) -> bool) {
+    if let Some(off) = t.contiguous(count) {
+        if t.size > 0 && count > 0 {
+            f(off, count * t.size);
+        }
+        return;
+    }
+    let extent = t.extent();
+    let mut at = 0i64;
+    for _ in 0..count {
+        if !t.for_each_piece(at, &mut f) {
+            return;
+        }
+        at = at.wrapping_add(extent);
+    }
+}
+
 /// Copies `count` instances of `t` at `base` into `out` (which holds `count * t.size` bytes).
 ///
 /// # Safety
 /// Every block of every instance must be readable memory.
 pub(crate) unsafe fn pack(t: &TypeMap, base: *const u8, count: usize, out: &mut [u8]) {
-    let mut pos = 0;
-    let extent = t.extent() as isize;
-    for i in 0..count as isize {
-        for b in &t.blocks {
-            // SAFETY: the caller vouches for the user memory; `out` has room for every block.
-            let src = base.wrapping_offset(i * extent + b.off as isize);
-            std::ptr::copy_nonoverlapping(src, out.as_mut_ptr().add(pos), b.len);
-            pos += b.len;
+    if let Some(flat) = t.flat() {
+        // Small types (the message path's common case): a plain loop over their pieces.
+        let (extent, mut dst) = (t.extent() as isize, out.as_mut_ptr());
+        for i in 0..count as isize {
+            let at = base.wrapping_offset(i.wrapping_mul(extent));
+            for &(off, len) in flat {
+                // SAFETY: the caller vouches for the user memory; `out` has room for every piece.
+                std::ptr::copy_nonoverlapping(at.wrapping_offset(off as isize), dst, len);
+                dst = dst.add(len);
+            }
         }
+        return;
     }
+    let mut pos = 0;
+    for_each_piece(t, count, |off, len| {
+        // SAFETY: the caller vouches for the user memory; `out` has room for every piece.
+        std::ptr::copy_nonoverlapping(base.wrapping_offset(off as isize), out.as_mut_ptr().add(pos), len);
+        pos += len;
+        true
+    });
 }
 
 /// Copies packed bytes back into `count` instances of `t` at `base`; stops early when `src`
@@ -27,20 +57,30 @@ pub(crate) unsafe fn pack(t: &TypeMap, base: *const u8, count: usize, out: &mut 
 /// # Safety
 /// Every block of every instance must be writable memory.
 pub(crate) unsafe fn unpack(t: &TypeMap, src: &[u8], base: *mut u8, count: usize) {
-    let mut pos = 0;
-    let extent = t.extent() as isize;
-    for i in 0..count as isize {
-        for b in &t.blocks {
-            let n = b.len.min(src.len() - pos);
-            // SAFETY: as for `pack`, in the other direction.
-            let dst = base.wrapping_offset(i * extent + b.off as isize);
-            std::ptr::copy_nonoverlapping(src.as_ptr().add(pos), dst, n);
-            pos += n;
-            if pos == src.len() {
-                return;
+    if let Some(flat) = t.flat() {
+        let (extent, mut pos) = (t.extent() as isize, 0);
+        for i in 0..count as isize {
+            let at = base.wrapping_offset(i.wrapping_mul(extent));
+            for &(off, len) in flat {
+                let n = len.min(src.len() - pos);
+                // SAFETY: as for `pack`, in the other direction.
+                std::ptr::copy_nonoverlapping(src.as_ptr().add(pos), at.wrapping_offset(off as isize), n);
+                pos += n;
+                if pos == src.len() {
+                    return;
+                }
             }
         }
+        return;
     }
+    let mut pos = 0;
+    for_each_piece(t, count, |off, len| {
+        let n = len.min(src.len() - pos);
+        // SAFETY: as for `pack`, in the other direction.
+        std::ptr::copy_nonoverlapping(src.as_ptr().add(pos), base.wrapping_offset(off as isize), n);
+        pos += n;
+        pos < src.len()
+    });
 }
 
 /// Size of a predefined type in external32 and the size of the units it is byte-swapped in
@@ -70,9 +110,9 @@ pub(crate) fn external32(t: MPI_Datatype, native: usize) -> (usize, usize) {
     }
 }
 
-/// Bytes of `count` instances of `t` in external32.
-pub(crate) fn external32_size(t: &TypeMap, count: usize) -> usize {
-    count * t.runs.iter().map(|r| r.count * external32(r.basic, r.size).0).sum::<usize>()
+/// Bytes of `count` instances of `t` in external32, if that fits in memory.
+pub(crate) fn external32_size(t: &TypeMap, count: usize) -> Option<usize> {
+    count.checked_mul(t.external32_size())
 }
 
 /// One native element (`native.len()` bytes) to external32 (`ext.len()` bytes): big-endian,
@@ -110,33 +150,31 @@ fn from_external(ext: &[u8], native: &mut [u8], unit: usize, signed: bool) {
 
 /// Converts packed native bytes (`count` instances of `t`, type-map order) to external32.
 pub(crate) fn native_to_external(t: &TypeMap, count: usize, native: &[u8], ext: &mut [u8]) {
-    let (mut n, mut e) = (0, 0);
-    for _ in 0..count {
-        for r in &t.runs {
-            let (es, unit) = external32(r.basic, r.size);
-            let signed = r.basic == MPI_LONG;
-            for _ in 0..r.count {
-                to_external(&native[n..n + r.size], &mut ext[e..e + es], unit, signed);
-                n += r.size;
-                e += es;
-            }
-        }
-    }
+    convert(t, count, native, ext, true);
 }
 
 /// The inverse of [`native_to_external`].
 pub(crate) fn external_to_native(t: &TypeMap, count: usize, ext: &[u8], native: &mut [u8]) {
-    let (mut n, mut e) = (0, 0);
+    convert(t, count, ext, native, false);
+}
+
+/// Element by element from `src` to `dst`: native to external32 (`to_external`) or back.
+fn convert(t: &TypeMap, count: usize, src: &[u8], dst: &mut [u8], to_external32: bool) {
+    let (mut s, mut d) = (0, 0);
     for _ in 0..count {
-        for r in &t.runs {
-            let (es, unit) = external32(r.basic, r.size);
-            let signed = r.basic == MPI_LONG;
-            for _ in 0..r.count {
-                from_external(&ext[e..e + es], &mut native[n..n + r.size], unit, signed);
-                n += r.size;
-                e += es;
+        t.for_each_run(&mut |basic, size, n| {
+            let (es, unit) = external32(basic, size);
+            let signed = basic == MPI_LONG;
+            for _ in 0..n {
+                if to_external32 {
+                    to_external(&src[s..s + size], &mut dst[d..d + es], unit, signed);
+                    (s, d) = (s + size, d + es);
+                } else {
+                    from_external(&src[s..s + es], &mut dst[d..d + size], unit, signed);
+                    (s, d) = (s + es, d + size);
+                }
             }
-        }
+        });
     }
 }
 
@@ -144,10 +182,15 @@ pub(crate) fn external_to_native(t: &TypeMap, count: usize, ext: &[u8], native: 
 mod tests {
     use super::super::typemap::{hvector, structure};
     use super::*;
+    use std::sync::Arc;
+
+    fn basic(t: MPI_Datatype, size: usize) -> Arc<TypeMap> {
+        Arc::new(TypeMap::basic(t, size, size))
+    }
 
     #[test]
     fn pack_and_unpack_a_vector() {
-        let t = hvector(3, 1, 8, &TypeMap::basic(MPI_INT, 4, 4));
+        let t = hvector(3, 1, 8, &basic(MPI_INT, 4)).unwrap();
         let src: Vec<i32> = (0..8).collect();
         let mut packed = vec![0u8; 2 * t.size];
         // Two instances of extent 20 bytes: ints 0, 2, 4 and 5, 7, 9 (only 8 present: use 1).
@@ -161,8 +204,8 @@ mod tests {
 
     #[test]
     fn external32_is_big_endian_with_fixed_sizes() {
-        let s = structure(&[(1, 0, &TypeMap::basic(MPI_INT, 4, 4)), (1, 8, &TypeMap::basic(MPI_LONG, 8, 8))]);
-        assert_eq!(external32_size(&s, 2), 16);
+        let s = structure(&[(1, 0, &basic(MPI_INT, 4)), (1, 8, &basic(MPI_LONG, 8))]).unwrap();
+        assert_eq!(external32_size(&s, 2), Some(16));
         let native = [0x01020304i32.to_ne_bytes().to_vec(), (-2i64).to_ne_bytes().to_vec()].concat();
         let mut ext = [0u8; 8];
         native_to_external(&s, 1, &native, &mut ext);

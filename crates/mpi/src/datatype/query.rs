@@ -23,9 +23,15 @@ fn int(v: i64, what: &str) -> Res<c_int> {
     c_int::try_from(v).map_err(|_| err(MPI_ERR_ARG, format!("{what} {v} does not fit in an int (use the _x form)")))
 }
 
+/// A size for an `int` result: `MPI_UNDEFINED` when it does not fit (MPI 3.1 section 4.1.5;
+/// the `_x` form gives it).
+fn int_or_undefined(v: usize) -> c_int {
+    c_int::try_from(v).unwrap_or(MPI_UNDEFINED)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_size(datatype: MPI_Datatype, size: *mut c_int) -> c_int {
-    call("MPI_Type_size", MPI_COMM_WORLD, |m| out(size, int(map_of(m, datatype)?.size as i64, "size")?, "size"))
+    call("MPI_Type_size", MPI_COMM_WORLD, |m| out(size, int_or_undefined(map_of(m, datatype)?.size), "size"))
 }
 
 #[no_mangle]
@@ -140,7 +146,7 @@ fn count_in(m: &Mpi, status: &MPI_Status, t: MPI_Datatype) -> Res<MPI_Count> {
 /// Basic elements in a status's byte count, or MPI_UNDEFINED if one is cut.
 fn elements_in(m: &Mpi, status: &MPI_Status, t: MPI_Datatype) -> Res<MPI_Count> {
     let map = map_of(m, t)?;
-    let n = map.elements_in(status.byte_count() as usize);
+    let n = usize::try_from(status.byte_count()).ok().and_then(|b| map.elements_in(b));
     Ok(n.map_or(MPI_UNDEFINED as MPI_Count, |n| n as MPI_Count))
 }
 
@@ -184,7 +190,9 @@ unsafe fn set_elements(m: &Mpi, status: *mut MPI_Status, t: MPI_Datatype, n: MPI
     if n < 0 {
         return Err(err(MPI_ERR_COUNT, format!("negative count {n}")));
     }
-    let bytes = map_of(m, t)?.bytes_of_elements(n as usize);
+    let bytes = map_of(m, t)?.bytes_of_elements(n as usize).ok_or_else(|| {
+        err(MPI_ERR_COUNT, format!("{n} elements of datatype {t:#x} are more bytes than 64 bits count"))
+    })?;
     if !status.is_null() && status as isize != MPI_STATUS_IGNORE {
         (*status).set_byte_count(bytes as i64);
     }
@@ -229,6 +237,13 @@ pub extern "C" fn PMPI_Aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_Aint {
     addr1.wrapping_sub(addr2)
 }
 
+/// Bytes of `count` (not negative) instances of `map` in external32.
+fn external32_bytes(map: &super::typemap::TypeMap, count: c_int) -> Res<usize> {
+    pack::external32_size(map, count as usize)
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| err(MPI_ERR_COUNT, format!("count {count}: more external32 bytes than memory holds")))
+}
+
 /// Checks a pack position and room: `need` bytes at `*position` of a `size`-byte buffer.
 unsafe fn room(position: *const i64, need: usize, size: i64, what: &str) -> Res<usize> {
     if position.is_null() {
@@ -258,7 +273,7 @@ unsafe fn pack_into(
     let l = layout_in(m, t)?;
     let v = super::view(&l, inbuf, count, super::Dir::Read)?;
     let map = map_of(m, t)?;
-    let need = if external { pack::external32_size(&map, count as usize) } else { v.len() };
+    let need = if external { external32_bytes(&map, count)? } else { v.len() };
     let at = room(pos, need, outsize, "MPI_Pack")?;
     if need > 0 {
         let dst = std::slice::from_raw_parts_mut((outbuf as *mut u8).add(at), need);
@@ -286,7 +301,7 @@ unsafe fn unpack_from(
     let l = layout_in(m, t)?;
     let mut v = super::view(&l, outbuf, count, super::Dir::Write)?;
     let map = map_of(m, t)?;
-    let need = if external { pack::external32_size(&map, count as usize) } else { v.len() };
+    let need = if external { external32_bytes(&map, count)? } else { v.len() };
     let at = room(pos, need, insize, "MPI_Unpack")?;
     if need > 0 {
         let src = std::slice::from_raw_parts((inbuf as *const u8).add(at), need);
@@ -405,7 +420,6 @@ pub unsafe extern "C" fn PMPI_Pack_external_size(
         if incount < 0 {
             return Err(err(MPI_ERR_COUNT, format!("negative count {incount}")));
         }
-        let map = map_of(m, datatype)?;
-        out(size, pack::external32_size(&map, incount as usize) as MPI_Aint, "size")
+        out(size, external32_bytes(&*map_of(m, datatype)?, incount)? as MPI_Aint, "size")
     })
 }

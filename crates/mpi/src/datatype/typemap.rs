@@ -1,33 +1,69 @@
-//! The pure representation of a datatype: a type map flattened into byte blocks, with MPI's
-//! bounds. No handles, no state: every constructor of MPI 3.1 section 4.1 is a function from
-//! type maps to a type map, so the index arithmetic is tested here on its own.
+//! The pure representation of a datatype: its shape, a small tree of regular repetitions, with
+//! MPI's bounds. No handles, no state: every constructor of MPI 3.1 section 4.1 is a function
+//! from type maps to a type map, so the index arithmetic is tested here on its own.
 //!
-//! A type map is kept as
-//! * `blocks`: the data of one instance as `(byte offset, length)` in type-map order (the order
-//!   `MPI_Pack` writes), adjacent blocks merged, so a contiguous type is a single block;
-//! * `runs`: the basic elements in the same order, run-length coded (`MPI_Get_elements`,
-//!   external32 conversion);
+//! A type costs what it describes, not what it repeats: `MPI_Type_contiguous(INT_MAX,
+//! MPI_CHAR)` is one node (`Basic` of INT_MAX chars), a vector one `Repeat` over its block, so
+//! every constructor is O(depth) in time and memory whatever its counts (the index and struct
+//! forms are O(their argument arrays)). Moving the data walks the tree (`pack.rs`), one piece
+//! of memory at a time, and a node whose data is one block of memory in packed order (`dense`)
+//! is a single piece however many elements it holds.
+//!
+//! Next to the tree, each type keeps what the queries need in O(1):
 //! * the bounds: `lb`/`ub` (extent = ub - lb) with MPI-1's sticky `MPI_LB`/`MPI_UB` markers
 //!   (`lb_marked`/`ub_marked`; `MPI_Type_create_resized` sets both), and the true bounds of the
-//!   data alone.
+//!   data alone;
+//! * the size, basic elements and external32 size of one instance.
+//!
+//! Sizes and bounds are checked 64-bit arithmetic: a type whose bytes or bounds do not fit in
+//! an `i64` is refused ([`Overflow`]) rather than wrapped.
+
+use std::sync::Arc;
 
 use crate::abi::MPI_Datatype;
 
+/// A type whose size or bounds do not fit in 64 bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Block {
-    pub off: i64,
-    pub len: usize,
+pub(crate) struct Overflow;
+
+type Built = Result<TypeMap, Overflow>;
+
+fn ck<T>(v: Option<T>) -> Result<T, Overflow> {
+    v.ok_or(Overflow)
 }
 
-/// `count` consecutive basic elements of predefined type `basic` (of `size` bytes each).
+/// Which predefined types the data is made of (RMA accumulates need one throughout).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Run {
-    pub basic: MPI_Datatype,
-    pub size: usize,
-    pub count: usize,
+pub(crate) enum Basics {
+    None,
+    One(MPI_Datatype),
+    Mixed,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+impl Basics {
+    fn and(self, other: Basics) -> Basics {
+        match (self, other) {
+            (Basics::None, b) | (b, Basics::None) => b,
+            (Basics::One(a), Basics::One(b)) if a == b => Basics::One(a),
+            _ => Basics::Mixed,
+        }
+    }
+}
+
+/// The data of one instance, relative to the type's origin.
+#[derive(Clone, Debug)]
+pub(crate) enum Node {
+    /// No data.
+    Empty,
+    /// `count` consecutive elements of predefined type `t` (`size` bytes each) at offset 0.
+    Basic { t: MPI_Datatype, size: usize, count: usize },
+    /// `count` copies of `child`, the k-th at `k * stride` bytes.
+    Repeat { count: usize, stride: i64, child: Arc<TypeMap> },
+    /// Types at byte displacements, in type-map order (each with data).
+    Seq(Arc<[(i64, Arc<TypeMap>)]>),
+}
+
+#[derive(Clone, Debug)]
 pub(crate) struct TypeMap {
     pub size: usize,
     pub lb: i64,
@@ -39,15 +75,33 @@ pub(crate) struct TypeMap {
     /// Strictest alignment of the basic elements: a struct's extent is padded to it (MPI 3.1
     /// section 4.1.6, as MPICH does), unless an upper bound was set explicitly.
     pub align: usize,
-    pub blocks: Vec<Block>,
-    pub runs: Vec<Run>,
+    /// Basic elements in one instance.
+    elements: usize,
+    /// Bytes of one instance in external32.
+    ext32: usize,
+    /// Pieces of memory one instance is moved in, at most (saturating).
+    pieces: usize,
+    /// The data is one block, `true_lb .. true_ub`, in packed order.
+    dense: bool,
+    /// The pieces of one instance, `(offset, length)`, merged, when there are few (at most
+    /// [`FLAT_MAX`]) and more than one: small types, the common case on the message path, move
+    /// by a plain loop over them.
+    flat: Option<Arc<[(i64, usize)]>>,
+    basics: Basics,
+    pub node: Node,
 }
+
+/// Most pieces a type lists flat beside its shape: 16 KiB per type at most, and the cost of
+/// building the list is bounded by it. A type of more pieces moves by walking its shape, which
+/// costs a few instructions more per piece, negligible beside the copy at that size.
+const FLAT_MAX: usize = 1024;
 
 impl TypeMap {
     /// One basic element of `size` bytes aligned to `align`.
     pub fn basic(t: MPI_Datatype, size: usize, align: usize) -> TypeMap {
-        let blocks = if size > 0 { vec![Block { off: 0, len: size }] } else { Vec::new() };
-        let runs = if size > 0 { vec![Run { basic: t, size, count: 1 }] } else { Vec::new() };
+        if size == 0 {
+            return TypeMap { align: align.max(1), ..TypeMap::empty() };
+        }
         TypeMap {
             size,
             lb: 0,
@@ -57,14 +111,40 @@ impl TypeMap {
             lb_marked: false,
             ub_marked: false,
             align: align.max(1),
-            blocks,
-            runs,
+            elements: 1,
+            ext32: super::pack::external32(t, size).0,
+            pieces: 1,
+            dense: true,
+            flat: None,
+            basics: Basics::One(t),
+            node: Node::Basic { t, size, count: 1 },
+        }
+    }
+
+    /// No data, bounds at 0 (what a count of 0 builds).
+    pub fn empty() -> TypeMap {
+        TypeMap {
+            size: 0,
+            lb: 0,
+            ub: 0,
+            true_lb: 0,
+            true_ub: 0,
+            lb_marked: false,
+            ub_marked: false,
+            align: 1,
+            elements: 0,
+            ext32: 0,
+            pieces: 0,
+            dense: true,
+            flat: None,
+            basics: Basics::None,
+            node: Node::Empty,
         }
     }
 
     /// The `MPI_LB` (`upper = false`) or `MPI_UB` marker: no data, a sticky bound at 0.
     pub fn marker(upper: bool) -> TypeMap {
-        TypeMap { lb_marked: !upper, ub_marked: upper, ..TypeMap::basic(0, 0, 1) }
+        TypeMap { lb_marked: !upper, ub_marked: upper, ..TypeMap::empty() }
     }
 
     pub fn extent(&self) -> i64 {
@@ -75,18 +155,33 @@ impl TypeMap {
         self.true_ub - self.true_lb
     }
 
-    /// Basic elements in one instance.
-    pub fn elements(&self) -> usize {
-        self.runs.iter().map(|r| r.count).sum()
+    /// Bytes of one instance in external32.
+    pub fn external32_size(&self) -> usize {
+        self.ext32
+    }
+
+    /// Pieces of memory one instance is moved in, at most.
+    pub fn pieces(&self) -> usize {
+        self.pieces
+    }
+
+    /// The pieces of one instance, when the type lists them flat.
+    #[inline]
+    pub fn flat(&self) -> Option<&[(i64, usize)]> {
+        self.flat.as_deref()
+    }
+
+    pub fn basics(&self) -> Basics {
+        self.basics
     }
 
     /// Whether `count` instances are one block of memory: then they need no packing.
+    #[inline]
     pub fn contiguous(&self, count: usize) -> Option<i64> {
-        match self.blocks.as_slice() {
-            [] => Some(0),
-            [b] if count <= 1 || b.len as i64 == self.extent() => Some(b.off),
-            _ => None,
+        if self.size == 0 {
+            return Some(0);
         }
+        (self.dense && (count <= 1 || self.size as i64 == self.extent())).then_some(self.true_lb)
     }
 
     /// Basic elements in the first `bytes` bytes of packed data (MPI_Get_elements): whole
@@ -95,332 +190,341 @@ impl TypeMap {
         if self.size == 0 {
             return Some(0);
         }
-        let (whole, mut rest) = (bytes / self.size, bytes % self.size);
-        let mut n = whole * self.elements();
-        for r in &self.runs {
-            if rest == 0 {
-                break;
-            }
-            let k = (rest / r.size).min(r.count);
-            n += k;
-            rest -= k * r.size;
-            if k < r.count {
-                break;
-            }
-        }
-        (rest == 0).then_some(n)
+        Some(bytes / self.size * self.elements + self.prefix_elements(bytes % self.size)?)
     }
 
-    /// Packed bytes of the first `n` basic elements (MPI_Status_set_elements).
-    pub fn bytes_of_elements(&self, n: usize) -> usize {
-        let per = self.elements();
-        if per == 0 {
+    /// Elements in the first `bytes` (< size) packed bytes of one instance.
+    fn prefix_elements(&self, mut bytes: usize) -> Option<usize> {
+        if bytes == 0 {
+            return Some(0);
+        }
+        match &self.node {
+            Node::Empty => Some(0),
+            Node::Basic { size, .. } => bytes.is_multiple_of(*size).then_some(bytes / size),
+            Node::Repeat { child, .. } => {
+                Some(bytes / child.size * child.elements + child.prefix_elements(bytes % child.size)?)
+            }
+            Node::Seq(parts) => {
+                let mut n = 0;
+                for (_, c) in parts.iter() {
+                    if bytes < c.size {
+                        return Some(n + c.prefix_elements(bytes)?);
+                    }
+                    n += c.elements;
+                    bytes -= c.size;
+                }
+                Some(n)
+            }
+        }
+    }
+
+    /// Packed bytes of the first `n` basic elements (MPI_Status_set_elements); `None` if that
+    /// is more than 64 bits count.
+    pub fn bytes_of_elements(&self, n: usize) -> Option<usize> {
+        if self.elements == 0 {
+            return Some(0);
+        }
+        let whole = (n / self.elements).checked_mul(self.size)?;
+        whole.checked_add(self.prefix_bytes(n % self.elements)).filter(|&b| b <= i64::MAX as usize)
+    }
+
+    /// Packed bytes of the first `n` (< elements) elements of one instance.
+    fn prefix_bytes(&self, mut n: usize) -> usize {
+        if n == 0 {
             return 0;
         }
-        let mut bytes = n / per * self.size;
-        let mut left = n % per;
-        for r in &self.runs {
-            let k = left.min(r.count);
-            bytes += k * r.size;
-            left -= k;
+        match &self.node {
+            Node::Empty => 0,
+            Node::Basic { size, .. } => n * size,
+            Node::Repeat { child, .. } => n / child.elements * child.size + child.prefix_bytes(n % child.elements),
+            Node::Seq(parts) => {
+                let mut bytes = 0;
+                for (_, c) in parts.iter() {
+                    if n < c.elements {
+                        return bytes + c.prefix_bytes(n);
+                    }
+                    bytes += c.size;
+                    n -= c.elements;
+                }
+                bytes
+            }
         }
-        bytes
+    }
+
+    /// Calls `f(basic, size, count)` for each run of `count` elements of one predefined type
+    /// in one instance, in type-map order.
+    pub fn for_each_run(&self, f: &mut impl FnMut(MPI_Datatype, usize, usize)) {
+        match &self.node {
+            Node::Empty => {}
+            Node::Basic { t, size, count } => f(*t, *size, *count),
+            Node::Repeat { count, child, .. } => match child.node {
+                Node::Basic { t, size, count: n } => f(t, size, n * count),
+                _ => (0..*count).for_each(|_| child.for_each_run(f)),
+            },
+            Node::Seq(parts) => parts.iter().for_each(|(_, c)| c.for_each_run(f)),
+        }
+    }
+
+    /// Calls `f(offset, len)` for each piece of memory of one instance placed at `at`, in
+    /// packed order, until `f` returns false; returns false if it did.
+    #[inline]
+    pub fn for_each_piece(&self, at: i64, f: &mut impl FnMut(i64, usize) -> bool) -> bool {
+        if self.size == 0 {
+            return true;
+        }
+        if self.dense {
+            return f(at.wrapping_add(self.true_lb), self.size);
+        }
+        if let Some(flat) = &self.flat {
+            return flat.iter().all(|&(off, len)| f(at.wrapping_add(off), len));
+        }
+        match &self.node {
+            Node::Empty | Node::Basic { .. } => unreachable!("basic data is dense"),
+            Node::Repeat { count, stride, child } if child.dense => {
+                // The common inner loop (a vector's blocks): no recursion per piece.
+                let (mut off, len) = (at.wrapping_add(child.true_lb), child.size);
+                for _ in 0..*count {
+                    if !f(off, len) {
+                        return false;
+                    }
+                    off = off.wrapping_add(*stride);
+                }
+                true
+            }
+            Node::Repeat { count, stride, child } => {
+                let mut off = at;
+                for _ in 0..*count {
+                    if !child.for_each_piece(off, f) {
+                        return false;
+                    }
+                    off = off.wrapping_add(*stride);
+                }
+                true
+            }
+            Node::Seq(parts) => parts.iter().all(|(d, c)| c.for_each_piece(at.wrapping_add(*d), f)),
+        }
+    }
+
+    /// Lists the pieces flat if they are few (see [`FLAT_MAX`]): the last step of building.
+    fn flatten(mut self) -> TypeMap {
+        if !self.dense && self.pieces <= FLAT_MAX {
+            let blocks = self.blocks();
+            self.pieces = blocks.len();
+            self.flat = Some(blocks.into());
+        }
+        self
+    }
+
+    /// The same type without its flat lists, at every level: only its shape moves the data.
+    #[cfg(test)]
+    pub fn shape_only(&self) -> TypeMap {
+        let node = match &self.node {
+            Node::Repeat { count, stride, child } => {
+                Node::Repeat { count: *count, stride: *stride, child: Arc::new(child.shape_only()) }
+            }
+            Node::Seq(parts) => Node::Seq(parts.iter().map(|(d, t)| (*d, Arc::new(t.shape_only()))).collect()),
+            other => other.clone(),
+        };
+        TypeMap { flat: None, node, ..self.clone() }
+    }
+
+    /// The pieces of one instance as `(offset, length)`, adjacent ones merged.
+    pub fn blocks(&self) -> Vec<(i64, usize)> {
+        let mut blocks: Vec<(i64, usize)> = Vec::new();
+        self.for_each_piece(0, &mut |off, len| {
+            match blocks.last_mut() {
+                Some(last) if last.0 + last.1 as i64 == off => last.1 += len,
+                _ => blocks.push((off, len)),
+            }
+            true
+        });
+        blocks
     }
 }
 
-/// Accumulates copies of type maps at displacements, applying MPI's bound rules.
+/// The bounds a piece contributes to a type built of pieces (MPI 3.1 section 4.1.6, with
+/// MPI-1's markers): lowest and highest over all pieces, and over the marked ones.
 #[derive(Default)]
-pub(crate) struct Builder {
-    blocks: Vec<Block>,
-    runs: Vec<Run>,
-    size: usize,
-    /// (min lb, max ub) over all pieces, and over the marked ones.
+struct Bounds {
     lb: Option<i64>,
     ub: Option<i64>,
     marked_lb: Option<i64>,
     marked_ub: Option<i64>,
-    align: usize,
+    true_lb: Option<i64>,
+    true_ub: Option<i64>,
 }
 
-fn min_opt(a: Option<i64>, b: i64) -> Option<i64> {
+fn lower(a: Option<i64>, b: i64) -> Option<i64> {
     Some(a.map_or(b, |a| a.min(b)))
 }
 
-fn max_opt(a: Option<i64>, b: i64) -> Option<i64> {
+fn upper(a: Option<i64>, b: i64) -> Option<i64> {
     Some(a.map_or(b, |a| a.max(b)))
 }
 
-impl Builder {
-    /// Appends `count` copies of `t`, the k-th at `disp + k * step` bytes.
-    pub fn add(&mut self, t: &TypeMap, disp: i64, count: usize, step: i64) {
-        for k in 0..count as i64 {
-            let d = disp + k * step;
-            for b in &t.blocks {
-                self.push_block(d + b.off, b.len);
-            }
-            for r in &t.runs {
-                match self.runs.last_mut() {
-                    Some(last) if last.basic == r.basic => last.count += r.count,
-                    _ => self.runs.push(*r),
-                }
-            }
-            self.size += t.size;
-            let (lb, ub) = (t.lb + d, t.ub + d);
-            if t.lb_marked {
-                self.marked_lb = min_opt(self.marked_lb, lb);
-            }
-            if t.ub_marked {
-                self.marked_ub = max_opt(self.marked_ub, ub);
-            }
-            self.lb = min_opt(self.lb, lb);
-            self.ub = max_opt(self.ub, ub);
+impl Bounds {
+    /// Copies of `t` spanning displacements `lo ..= hi`.
+    fn add(&mut self, t: &TypeMap, lo: i64, hi: i64) -> Result<(), Overflow> {
+        let (lb, ub) = (ck(t.lb.checked_add(lo))?, ck(t.ub.checked_add(hi))?);
+        if t.lb_marked {
+            self.marked_lb = lower(self.marked_lb, lb);
         }
-        if count > 0 {
-            self.align = self.align.max(t.align);
+        if t.ub_marked {
+            self.marked_ub = upper(self.marked_ub, ub);
         }
+        self.lb = lower(self.lb, lb);
+        self.ub = upper(self.ub, ub);
+        if t.size > 0 {
+            self.true_lb = lower(self.true_lb, ck(t.true_lb.checked_add(lo))?);
+            self.true_ub = upper(self.true_ub, ck(t.true_ub.checked_add(hi))?);
+        }
+        Ok(())
     }
 
-    fn push_block(&mut self, off: i64, len: usize) {
-        if len == 0 {
-            return;
+    /// Puts the bounds on `t` (which has the data); `pad` rounds an unmarked extent up to the
+    /// alignment (structs only).
+    fn apply(self, t: &mut TypeMap, pad: bool) -> Result<(), Overflow> {
+        t.true_lb = self.true_lb.unwrap_or(0);
+        t.true_ub = self.true_ub.unwrap_or(0);
+        t.lb = self.marked_lb.or(self.lb).unwrap_or(0);
+        t.ub = self.marked_ub.or(self.ub).unwrap_or(0);
+        t.lb_marked = self.marked_lb.is_some();
+        t.ub_marked = self.marked_ub.is_some();
+        let extent = ck(t.ub.checked_sub(t.lb))?;
+        ck(t.true_ub.checked_sub(t.true_lb))?;
+        let align = t.align as i64;
+        if pad && !t.ub_marked && extent % align != 0 {
+            t.ub = ck(t.ub.checked_add(align - extent.rem_euclid(align)))?;
+            ck(t.ub.checked_sub(t.lb))?;
         }
-        match self.blocks.last_mut() {
-            Some(last) if last.off + last.len as i64 == off => last.len += len,
-            _ => self.blocks.push(Block { off, len }),
-        }
-    }
-
-    /// The type map; `pad` rounds an unmarked extent up to the alignment (structs only).
-    pub fn build(self, pad: bool) -> TypeMap {
-        let true_lb = self.blocks.iter().map(|b| b.off).min().unwrap_or(0);
-        let true_ub = self.blocks.iter().map(|b| b.off + b.len as i64).max().unwrap_or(0);
-        let lb = self.marked_lb.or(self.lb).unwrap_or(0);
-        let mut ub = self.marked_ub.or(self.ub).unwrap_or(0);
-        let align = self.align.max(1) as i64;
-        if pad && self.marked_ub.is_none() && (ub - lb) % align != 0 {
-            ub += align - (ub - lb).rem_euclid(align);
-        }
-        TypeMap {
-            size: self.size,
-            lb,
-            ub,
-            true_lb,
-            true_ub,
-            lb_marked: self.marked_lb.is_some(),
-            ub_marked: self.marked_ub.is_some(),
-            align: self.align.max(1),
-            blocks: self.blocks,
-            runs: self.runs,
-        }
+        Ok(())
     }
 }
 
-pub(crate) fn contiguous(count: usize, old: &TypeMap) -> TypeMap {
-    let mut b = Builder::default();
-    b.add(old, 0, count, old.extent());
-    b.build(false)
+fn checked_size(n: Option<usize>) -> Result<usize, Overflow> {
+    ck(n.filter(|&s| s <= i64::MAX as usize))
+}
+
+/// `count` copies of `t`, the k-th at `k * step` bytes (no copies: the empty type).
+pub(crate) fn repeat(count: usize, step: i64, t: &Arc<TypeMap>) -> Built {
+    if count == 0 {
+        return Ok(TypeMap::empty());
+    }
+    let span = ck(i64::try_from(count - 1).ok().and_then(|n| n.checked_mul(step)))?;
+    let mut b = Bounds::default();
+    b.add(t, span.min(0), span.max(0))?;
+    let size = checked_size(count.checked_mul(t.size))?;
+    let dense = t.size == 0 || (t.dense && (count == 1 || step == t.size as i64));
+    let node = match t.node {
+        _ if t.size == 0 => Node::Empty,
+        _ if count == 1 => t.node.clone(),
+        Node::Basic { t: basic, size: s, count: n } if step == (s * n) as i64 => {
+            Node::Basic { t: basic, size: s, count: n * count }
+        }
+        _ => Node::Repeat { count, stride: step, child: t.clone() },
+    };
+    let mut r = TypeMap {
+        size,
+        elements: t.elements * count,
+        ext32: t.ext32 * count,
+        pieces: if dense { t.pieces.min(1) } else { t.pieces.saturating_mul(count) },
+        dense,
+        basics: t.basics,
+        align: t.align,
+        node,
+        ..TypeMap::empty()
+    };
+    b.apply(&mut r, false)?;
+    Ok(r.flatten())
+}
+
+/// Types at byte displacements, in order; `pad` as for a struct.
+pub(crate) fn seq(parts: &[(i64, Arc<TypeMap>)], pad: bool) -> Built {
+    let mut b = Bounds::default();
+    let mut r = TypeMap::empty();
+    let mut data: Vec<(i64, Arc<TypeMap>)> = Vec::new();
+    // Where the next byte must be for the data so far to be one block in packed order.
+    let mut next: Option<i64> = None;
+    for (d, t) in parts {
+        b.add(t, *d, *d)?;
+        r.align = r.align.max(t.align);
+        if t.size == 0 {
+            continue;
+        }
+        let start = ck(d.checked_add(t.true_lb))?;
+        r.dense = r.dense && t.dense && next.is_none_or(|n| n == start);
+        next = Some(start.wrapping_add(t.size as i64));
+        r.size = checked_size(r.size.checked_add(t.size))?;
+        r.elements += t.elements;
+        r.ext32 += t.ext32;
+        r.pieces = r.pieces.saturating_add(t.pieces);
+        r.basics = r.basics.and(t.basics);
+        data.push((*d, t.clone()));
+    }
+    if r.dense {
+        r.pieces = r.pieces.min(1);
+    }
+    r.node = match data.as_slice() {
+        [] => Node::Empty,
+        [(0, t)] => t.node.clone(),
+        _ => Node::Seq(data.into()),
+    };
+    b.apply(&mut r, pad)?;
+    Ok(r.flatten())
+}
+
+pub(crate) fn contiguous(count: usize, old: &Arc<TypeMap>) -> Built {
+    repeat(count, old.extent(), old)
 }
 
 /// `count` blocks of `blocklen` elements, block starts `stride` bytes apart (hvector; vector
 /// passes `stride * extent`).
-pub(crate) fn hvector(count: usize, blocklen: usize, stride: i64, old: &TypeMap) -> TypeMap {
-    let mut b = Builder::default();
-    for i in 0..count as i64 {
-        b.add(old, i * stride, blocklen, old.extent());
+pub(crate) fn hvector(count: usize, blocklen: usize, stride: i64, old: &Arc<TypeMap>) -> Built {
+    if blocklen == 0 {
+        return Ok(TypeMap::empty());
     }
-    b.build(false)
+    repeat(count, stride, &Arc::new(contiguous(blocklen, old)?))
 }
 
 /// Blocks of `(length, byte displacement)` (hindexed; indexed passes displacements times the
-/// extent; the block forms pass one length).
-pub(crate) fn hindexed(blocks: &[(usize, i64)], old: &TypeMap) -> TypeMap {
-    let mut b = Builder::default();
-    for &(len, disp) in blocks {
-        b.add(old, disp, len, old.extent());
+/// extent; the block forms pass one length). Evenly spaced blocks of one length are a vector.
+pub(crate) fn hindexed(blocks: &[(usize, i64)], old: &Arc<TypeMap>) -> Built {
+    let blocks: Vec<_> = blocks.iter().copied().filter(|b| b.0 > 0).collect();
+    if let [(len, first), (_, second), ..] = blocks[..] {
+        let step = second.wrapping_sub(first);
+        if blocks.windows(2).all(|w| w[1].0 == len && w[1].1.checked_sub(w[0].1) == Some(step)) {
+            let vector = Arc::new(hvector(blocks.len(), len, step, old)?);
+            return if first == 0 { Ok((*vector).clone()) } else { seq(&[(first, vector)], false) };
+        }
     }
-    b.build(false)
+    let mut parts: Vec<(i64, Arc<TypeMap>)> = Vec::with_capacity(blocks.len());
+    let mut last: Option<(usize, Arc<TypeMap>)> = None;
+    for (len, disp) in blocks {
+        // Consecutive blocks of one length share their node.
+        let t = match &last {
+            Some((n, t)) if *n == len => t.clone(),
+            _ => Arc::new(contiguous(len, old)?),
+        };
+        last = Some((len, t.clone()));
+        parts.push((disp, t));
+    }
+    seq(&parts, false)
 }
 
 /// `MPI_Type_create_struct`: `(blocklength, displacement, type)` per entry.
-pub(crate) fn structure(entries: &[(usize, i64, &TypeMap)]) -> TypeMap {
-    let mut b = Builder::default();
-    for &(len, disp, t) in entries {
-        b.add(t, disp, len, t.extent());
-    }
-    b.build(true)
+pub(crate) fn structure(entries: &[(usize, i64, &Arc<TypeMap>)]) -> Built {
+    let parts = entries
+        .iter()
+        .filter(|e| e.0 > 0)
+        .map(|&(len, disp, t)| Ok((disp, if len == 1 { t.clone() } else { Arc::new(contiguous(len, t)?) })))
+        .collect::<Result<Vec<_>, Overflow>>()?;
+    seq(&parts, true)
 }
 
-pub(crate) fn resized(old: &TypeMap, lb: i64, extent: i64) -> TypeMap {
-    TypeMap { lb, ub: lb + extent, lb_marked: true, ub_marked: true, ..old.clone() }
-}
-
-/// Dimensions from the fastest-varying one: C order stores the last dimension contiguously.
-fn fastest_first(n: usize, c_order: bool) -> Vec<usize> {
-    if c_order {
-        (0..n).rev().collect()
-    } else {
-        (0..n).collect()
-    }
-}
-
-/// Builds an array type from the index ranges `(start, len)` selected in each dimension of an
-/// array of `sizes` elements of `old`: nested hindexed types from the fastest dimension out,
-/// resized to the whole array (lb 0), as MPI 3.1 section 4.1.3 defines subarray and darray.
-fn array_of(sizes: &[usize], ranges: &[Vec<(usize, usize)>], c_order: bool, old: &TypeMap) -> TypeMap {
-    let mut t = old.clone();
-    let mut stride = old.extent();
-    for d in fastest_first(sizes.len(), c_order) {
-        let mut b = Builder::default();
-        for &(start, len) in &ranges[d] {
-            b.add(&t, start as i64 * stride, len, stride);
-        }
-        t = b.build(false);
-        stride *= sizes[d] as i64;
-    }
-    resized(&t, 0, stride)
-}
-
-/// `MPI_Type_create_subarray`: the block `starts .. starts + subsizes` of an array of `sizes`.
-pub(crate) fn subarray(sizes: &[usize], subsizes: &[usize], starts: &[usize], c_order: bool, old: &TypeMap) -> TypeMap {
-    let ranges: Vec<_> = subsizes.iter().zip(starts).map(|(&n, &s)| vec![(s, n)]).collect();
-    array_of(sizes, &ranges, c_order, old)
-}
-
-/// How one dimension of a darray is distributed.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Distrib {
-    /// Blocks of this many elements (MPI_DISTRIBUTE_BLOCK; default ceil(gsize / psize)).
-    Block(usize),
-    /// Blocks of this many elements dealt round-robin (MPI_DISTRIBUTE_CYCLIC; default 1).
-    Cyclic(usize),
-    None,
-}
-
-/// Index ranges of a dimension of `gsize` owned by process coordinate `coord` of `psize`.
-pub(crate) fn owned(gsize: usize, d: Distrib, psize: usize, coord: usize) -> Vec<(usize, usize)> {
-    match d {
-        Distrib::None => vec![(0, gsize)],
-        Distrib::Block(b) => {
-            let start = (coord * b).min(gsize);
-            vec![(start, (start + b).min(gsize) - start)]
-        }
-        Distrib::Cyclic(k) => {
-            (coord * k..gsize).step_by((k * psize).max(1)).map(|s| (s, (s + k).min(gsize) - s)).collect()
-        }
-    }
-}
-
-/// `MPI_Type_create_darray` for process `rank` of a process grid `psizes` (row-major, as the
-/// standard says, whatever the array order).
-pub(crate) fn darray(
-    rank: usize,
-    gsizes: &[usize],
-    distribs: &[Distrib],
-    psizes: &[usize],
-    c_order: bool,
-    old: &TypeMap,
-) -> TypeMap {
-    let mut coords = vec![0; gsizes.len()];
-    let mut r = rank;
-    for d in (0..gsizes.len()).rev() {
-        coords[d] = r % psizes[d];
-        r /= psizes[d];
-    }
-    let ranges: Vec<_> = (0..gsizes.len()).map(|d| owned(gsizes[d], distribs[d], psizes[d], coords[d])).collect();
-    array_of(gsizes, &ranges, c_order, old)
+pub(crate) fn resized(old: &TypeMap, lb: i64, extent: i64) -> Built {
+    Ok(TypeMap { lb, ub: ck(lb.checked_add(extent))?, lb_marked: true, ub_marked: true, ..old.clone() })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::abi::{MPI_CHAR, MPI_DOUBLE, MPI_INT};
-
-    fn int() -> TypeMap {
-        TypeMap::basic(MPI_INT, 4, 4)
-    }
-
-    fn blocks(t: &TypeMap) -> Vec<(i64, usize)> {
-        t.blocks.iter().map(|b| (b.off, b.len)).collect()
-    }
-
-    #[test]
-    fn contiguous_merges_into_one_block() {
-        let t = contiguous(5, &int());
-        assert_eq!(blocks(&t), [(0, 20)]);
-        assert_eq!((t.size, t.lb, t.extent(), t.elements()), (20, 0, 20, 5));
-        assert_eq!(t.contiguous(3), Some(0));
-    }
-
-    #[test]
-    fn vector_blocks_and_extent() {
-        let t = hvector(3, 2, 5 * 4, &int());
-        assert_eq!(blocks(&t), [(0, 8), (20, 8), (40, 8)]);
-        assert_eq!((t.lb, t.extent(), t.size), (0, 48, 24));
-        assert_eq!(t.contiguous(1), None);
-    }
-
-    #[test]
-    fn negative_stride_vector() {
-        let t = hvector(3, 1, -5 * 4, &int());
-        assert_eq!(blocks(&t), [(0, 4), (-20, 4), (-40, 4)]);
-        assert_eq!((t.lb, t.extent(), t.true_lb, t.true_extent()), (-40, 44, -40, 44));
-    }
-
-    #[test]
-    fn vector_of_struct_with_padding() {
-        // struct { char c; double d; } : size 9, extent 16 (padded to the double).
-        let s = structure(&[(1, 0, &TypeMap::basic(MPI_CHAR, 1, 1)), (1, 8, &TypeMap::basic(MPI_DOUBLE, 8, 8))]);
-        assert_eq!((s.size, s.extent(), s.true_extent()), (9, 16, 16));
-        let v = hvector(2, 2, 48, &s);
-        assert_eq!(blocks(&v), [(0, 1), (8, 9), (24, 8), (48, 1), (56, 9), (72, 8)]);
-        assert_eq!((v.size, v.extent(), v.elements()), (36, 80, 8));
-        assert_eq!(v.runs.len(), 8);
-    }
-
-    #[test]
-    fn resized_sets_sticky_bounds() {
-        let r = resized(&int(), 0, 12);
-        let c = contiguous(4, &r);
-        assert_eq!(blocks(&c), [(0, 4), (12, 4), (24, 4), (36, 4)]);
-        assert_eq!((c.lb, c.extent(), c.true_extent()), (0, 48, 40));
-        // A marker in a struct wins over the data bounds.
-        let s = structure(&[(1, -8, &TypeMap::marker(false)), (1, 0, &int()), (1, 32, &TypeMap::marker(true))]);
-        assert_eq!((s.lb, s.ub, s.true_lb, s.true_ub), (-8, 32, 0, 4));
-    }
-
-    #[test]
-    fn subarray_c_and_fortran_orders() {
-        let c = subarray(&[4, 6], &[2, 3], &[1, 2], true, &int());
-        assert_eq!(blocks(&c), [(32, 12), (56, 12)]);
-        assert_eq!((c.lb, c.extent(), c.true_lb, c.true_extent()), (0, 96, 32, 36));
-        let f = subarray(&[4, 6], &[2, 3], &[1, 2], false, &int());
-        let ints: Vec<i64> = blocks(&f).iter().map(|&(o, _)| o / 4).collect();
-        assert_eq!(ints, [9, 13, 17]);
-        assert!(blocks(&f).iter().all(|&(_, l)| l == 8));
-    }
-
-    #[test]
-    fn darray_block_and_cyclic() {
-        let b = darray(1, &[8], &[Distrib::Block(4)], &[2], true, &int());
-        assert_eq!(blocks(&b), [(16, 16)]);
-        assert_eq!((b.lb, b.extent(), b.true_lb, b.true_extent()), (0, 32, 16, 16));
-        let c = darray(0, &[8], &[Distrib::Cyclic(1)], &[2], true, &int());
-        assert_eq!(blocks(&c), [(0, 4), (8, 4), (16, 4), (24, 4)]);
-        assert_eq!(owned(10, Distrib::Cyclic(2), 3, 1), [(2, 2), (8, 2)]);
-        assert_eq!(owned(7, Distrib::Block(3), 3, 2), [(6, 1)]);
-        // 2-D: 4x4 over a 2x2 grid, rank 3 = coords (1, 1): rows 2..4, columns 2..4.
-        let g = darray(3, &[4, 4], &[Distrib::Block(2), Distrib::Block(2)], &[2, 2], true, &int());
-        assert_eq!(blocks(&g), [(40, 8), (56, 8)]);
-    }
-
-    #[test]
-    fn elements_of_partial_data() {
-        let pair = contiguous(2, &int());
-        assert_eq!(pair.elements_in(20), Some(5));
-        assert_eq!(pair.elements_in(6), None);
-        let s = structure(&[(1, 0, &TypeMap::basic(MPI_CHAR, 1, 1)), (1, 8, &TypeMap::basic(MPI_DOUBLE, 8, 8))]);
-        assert_eq!(s.elements_in(9 * 4), Some(8));
-        assert_eq!(s.elements_in(9 + 1), Some(3));
-        assert_eq!(s.bytes_of_elements(3), 10);
-    }
-}
+#[path = "typemap_tests.rs"]
+mod tests;

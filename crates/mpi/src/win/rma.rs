@@ -8,7 +8,7 @@ use std::ffi::{c_int, c_void};
 use super::target::{op_name, Access, Kind, Shape};
 use super::{win_call, Epoch};
 use crate::abi::*;
-use crate::datatype::{layout_in, map_of, view, Dir, Layout};
+use crate::datatype::{layout_in, map_of, view, Basics, Dir, Layout};
 use crate::error::{err, Res};
 use crate::state::Mpi;
 
@@ -96,23 +96,21 @@ fn element(m: &Mpi, t: MPI_Datatype) -> Res<Option<MPI_Datatype>> {
     if is_pair_type(t) || builtin_datatype_size(t).is_some_and(|s| s > 0) {
         return Ok(Some(arithmetic(t)));
     }
-    let map = map_of(m, t)?;
-    let mut basics = map.runs.iter().map(|r| r.basic);
-    let Some(first) = basics.next() else { return Ok(None) };
-    if basics.any(|b| b != first) {
-        return Err(err(
+    match map_of(m, t)?.basics() {
+        Basics::None => Ok(None),
+        Basics::One(b) => Ok(Some(arithmetic(b))),
+        Basics::Mixed => Err(err(
             MPI_ERR_TYPE,
             format!("datatype {t:#x} mixes predefined types: accumulate needs one predefined type throughout"),
-        ));
+        )),
     }
-    Ok(Some(arithmetic(first)))
 }
 
 /// The target data of `count` instances of `l` at byte `offset` of the window.
 fn shape_of(l: &Layout, offset: i64, count: c_int) -> Shape {
     let (extent, blocks) = match l {
         Layout::Dense(size) => (*size as i64, vec![(0, *size)]),
-        Layout::Map(map) => (map.extent(), map.blocks.iter().map(|b| (b.off, b.len)).collect()),
+        Layout::Map(map) => (map.extent(), map.blocks()),
     };
     Shape { offset, count: count as usize, extent, blocks }
 }
