@@ -10,8 +10,12 @@
  *   - bandwidth: rank 0 starts a window of 64 MPI_Isend and waits for them, rank 1 has posted
  *     64 MPI_Irecv into 64 distinct buffers (as bb-bench must in Rust) and answers with one
  *     empty ack; GB/s = window x size / trial time / 1e9; sizes 1 B..4 MiB.
+ *   - threads (MPI_THREAD_MULTIPLE): rank 0 pings from one thread, two threads of rank 1 each
+ *     receive their own tag and answer; one-way = round trip / 2, reported like latency. Three
+ *     threads wait on two engines: this measures whether waiting threads hand over the core
+ *     and the engine, or spin against each other.
  *
- * Usage: pingpong latency|bandwidth [--trials N] [--max-size BYTES] [--sizes a,b,c]
+ * Usage: pingpong latency|bandwidth|threads [--trials N] [--max-size BYTES] [--sizes a,b,c]
  *                                   [--window W] [--csv]
  * CSV: size_bytes,oneway_us_median,oneway_us_min,oneway_us_mean
  *   or size_bytes,gbps_median,gbps_best,gbps_mean
@@ -19,6 +23,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +34,7 @@ static const unsigned char PAYLOAD_BYTE = 0xa5;
 
 struct options {
     int bandwidth; /* 0: latency, 1: bandwidth */
+    int threads;   /* latency with two answering threads on rank 1 */
     int trials;
     long max_size;
     long sizes[MAX_SIZES];
@@ -95,9 +101,11 @@ static void parse(int argc, char **argv, struct options *o) {
     o->trials = 200;
     o->max_size = 4L << 20;
     o->window = 64;
-    if (argc < 2) die("usage: pingpong latency|bandwidth [--trials N] [--max-size B] [--sizes a,b] [--window W] [--csv]");
+    if (argc < 2)
+        die("usage: pingpong latency|bandwidth|threads [--trials N] [--max-size B] [--sizes a,b] [--window W] [--csv]");
     if (strcmp(argv[1], "bandwidth") == 0) o->bandwidth = 1;
-    else if (strcmp(argv[1], "latency") != 0) die("first argument must be latency or bandwidth");
+    else if (strcmp(argv[1], "threads") == 0) o->threads = 1;
+    else if (strcmp(argv[1], "latency") != 0) die("first argument must be latency, bandwidth or threads");
     for (int i = 2; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--csv") == 0) o->csv = 1;
@@ -162,6 +170,54 @@ static struct summary latency_size(int rank, long size, int trials, int warmup, 
     return trimmed(samples, trials);
 }
 
+/* threads: rank 1's answering thread for tag `arg` (0 or 1); it answers `rounds` pings. */
+struct answerer {
+    int tag;
+    long size, rounds;
+    unsigned char *buf;
+};
+
+static void *answer(void *arg) {
+    struct answerer *a = arg;
+    for (long r = 0; r < a->rounds; r++) {
+        MPI_Recv(a->buf, (int)a->size, MPI_BYTE, 0, a->tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(a->buf, (int)a->size, MPI_BYTE, 0, a->tag, MPI_COMM_WORLD);
+    }
+    return NULL;
+}
+
+/* One threads size: rank 0 pings tags 0 and 1 in turn from one thread; rank 1 answers each
+ * tag from a thread of its own. Returns one-way microseconds. */
+static struct summary threads_size(int rank, long size, int trials, int warmup, unsigned char *sbuf,
+                                   unsigned char *rbuf, double *samples) {
+    int iters = latency_iters(size);
+    long rounds = (long)(warmup + trials) * iters; /* pings per tag */
+    if (rank == 1) {
+        struct answerer a[2];
+        pthread_t t[2];
+        for (int i = 0; i < 2; i++) {
+            a[i] = (struct answerer){i, size, rounds, malloc((size_t)(size > 0 ? size : 1))};
+            if (!a[i].buf || pthread_create(&t[i], NULL, answer, &a[i])) die("cannot start answering threads");
+        }
+        for (int i = 0; i < 2; i++) pthread_join(t[i], NULL), free(a[i].buf);
+        struct summary none = {0, 0, 0};
+        return none;
+    }
+    for (int t = 0; t < warmup + trials; t++) {
+        double start = now_s();
+        for (int i = 0; i < iters; i++) {
+            for (int tag = 0; tag < 2; tag++) {
+                MPI_Send(sbuf, (int)size, MPI_BYTE, 1, tag, MPI_COMM_WORLD);
+                MPI_Recv(rbuf, (int)size, MPI_BYTE, 1, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+        }
+        double elapsed = now_s() - start;
+        if (t >= warmup) samples[t - warmup] = elapsed / iters / 4 * 1e6;
+    }
+    check_payload(rbuf, size, size);
+    return trimmed(samples, trials);
+}
+
 /* One bandwidth size; returns GB/s computed from the trimmed trial times. */
 static struct summary bandwidth_size(int rank, long size, int trials, int warmup, int window, unsigned char *sbuf,
                                      unsigned char *rbufs, MPI_Request *reqs, double *samples) {
@@ -192,7 +248,9 @@ static struct summary bandwidth_size(int rank, long size, int trials, int warmup
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
+    int provided, threads = argc > 1 && strcmp(argv[1], "threads") == 0;
+    MPI_Init_thread(&argc, &argv, threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+    if (threads && provided < MPI_THREAD_MULTIPLE) die("threads needs MPI_THREAD_MULTIPLE");
     int rank, ranks;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
@@ -218,9 +276,9 @@ int main(int argc, char **argv) {
                     o.bandwidth ? "best GB/s" : "min us", o.bandwidth ? "mean GB/s" : "mean us");
     }
     for (int i = 0; i < nsizes && rank < 2; i++) {
-        struct summary s = o.bandwidth
-            ? bandwidth_size(rank, sizes[i], o.trials, warmup, o.window, sbuf, rbuf, reqs, samples)
-            : latency_size(rank, sizes[i], o.trials, warmup, sbuf, rbuf, samples);
+        struct summary s = o.bandwidth ? bandwidth_size(rank, sizes[i], o.trials, warmup, o.window, sbuf, rbuf, reqs, samples)
+                            : o.threads ? threads_size(rank, sizes[i], o.trials, warmup, sbuf, rbuf, samples)
+                                        : latency_size(rank, sizes[i], o.trials, warmup, sbuf, rbuf, samples);
         if (rank != 0) continue;
         if (o.csv) {
             printf("%ld,", sizes[i]);

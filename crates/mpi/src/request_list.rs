@@ -326,14 +326,24 @@ pub unsafe extern "C" fn PMPI_Waitany(
         let index = out(index, "index")?;
         status_arg(status)?;
         running(|m| check_list(m, reqs))?;
-        loop {
-            if let Some((i, ended)) = running(|m| sweep_any(m, reqs))? {
-                *index = i;
-                return report_one(status, ended);
-            }
-            std::thread::yield_now();
-        }
+        let mut found = None;
+        wait_for(|| {
+            found = running(|m| sweep_any(m, reqs)).transpose();
+            found.is_some()
+        })?;
+        let (i, ended) = found.expect("wait_for returns once a sweep found one")?;
+        *index = i;
+        report_one(status, ended)
     })
+}
+
+/// Waits until `ready()` says so, on the engine's one waiting ladder (spin, yield, sleep), so
+/// a rank blocked in MPI_Waitany or MPI_Waitsome does not burn its core.
+fn wait_for(ready: impl FnMut() -> bool) -> Res {
+    let world = running(|m| Ok(m.comm(MPI_COMM_WORLD).map(|c| c.comm.clone())))?
+        .ok_or_else(|| err(MPI_ERR_OTHER, "MPI_COMM_WORLD is gone"))?;
+    world.wait_for(ready);
+    Ok(())
 }
 
 /// Runs `f` on the state (the calls here have checked that MPI is running).
@@ -383,16 +393,15 @@ unsafe fn some(
         let sts = Statuses::new(statuses, incount)?;
         running(|m| check_list(m, reqs))?;
         let mut failures = Failures::default();
-        loop {
-            let done = running(|m| sweep_some(m, reqs, indices, sts, &mut failures))?;
-            match done {
-                Some(0) if block => std::thread::yield_now(),
-                done => {
-                    *outcount = done.unwrap_or(MPI_UNDEFINED);
-                    return failures.outcome();
-                }
-            }
+        let mut swept = running(|m| sweep_some(m, reqs, indices, sts, &mut failures));
+        if block && matches!(swept, Ok(Some(0))) {
+            wait_for(|| {
+                swept = running(|m| sweep_some(m, reqs, indices, sts, &mut failures));
+                !matches!(swept, Ok(Some(0)))
+            })?;
         }
+        *outcount = swept?.unwrap_or(MPI_UNDEFINED);
+        failures.outcome()
     })
 }
 

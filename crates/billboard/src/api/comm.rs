@@ -684,6 +684,13 @@ impl Communicator {
         crate::api::request::wait_ids(&self.inner.engine, ids.len(), |i| ids[i], each);
     }
 
+    /// Waits until `ready()` holds, driving this communicator's engine between looks through
+    /// the library's one waiting ladder (spin, yield, sleep), as every blocking call does.
+    /// `ready` runs without the engine held, so it may test requests (MPI_Waitany's sweep).
+    pub fn wait_for(&self, ready: impl FnMut() -> bool) {
+        self.inner.engine.wait_for(ready);
+    }
+
     /// Finishes the operations let go by [`Request::into_raw`] and never taken back, as
     /// dropping their requests would have: an unmatched receive is cancelled, the rest are
     /// waited for (finalize).

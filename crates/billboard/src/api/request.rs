@@ -4,7 +4,6 @@ use std::marker::PhantomData;
 
 use crate::engine::request::{Completion, ReqId};
 use crate::engine::{EngineLink, EngineRef, Shared};
-use crate::transport::shm::wait::{Backoff, Step};
 use crate::{Error, Result};
 
 /// What a completed receive (or probe) reports.
@@ -221,21 +220,24 @@ pub(crate) fn wait_ids(
 }
 
 /// Waits until one request completes; removes it and returns its former index and status.
+/// Waits on the library's one ladder (spin, yield, sleep), so a rank blocked here does not
+/// burn its core.
 pub fn wait_any(requests: &mut Vec<Request<'_>>) -> Result<(usize, Status)> {
     assert!(!requests.is_empty(), "wait_any on no requests would wait forever");
-    let mut backoff = Backoff::new(false);
-    loop {
-        for i in 0..requests.len() {
-            if let Some(status) = requests[i].test()? {
-                drop(requests.remove(i));
-                return Ok((i, status));
-            }
-        }
-        match backoff.step() {
-            Step::Spin => std::hint::spin_loop(),
-            Step::Yield | Step::Sleep(_) => rustix::thread::sched_yield(),
-        }
-    }
+    let Some(link) = requests.iter().find_map(|r| r.engine.as_ref()) else {
+        // Nothing in flight: the first ended as it started.
+        return requests.remove(0).wait().map(|status| (0, status));
+    };
+    // SAFETY: the requests hold the engine (counted, or vouched for) and outlive this call.
+    let shared = unsafe { &*(&**link as *const Shared) };
+    let mut found: Option<(usize, Result<Status>)> = None;
+    shared.wait_for(|| {
+        found = requests.iter_mut().enumerate().find_map(|(i, r)| r.test().transpose().map(|outcome| (i, outcome)));
+        found.is_some()
+    });
+    let (i, outcome) = found.expect("wait_for returns once a request is done");
+    drop(requests.remove(i));
+    outcome.map(|status| (i, status))
 }
 
 /// If every request has completed, finishes them all and returns their statuses.

@@ -6,6 +6,7 @@ pub mod protocol;
 pub mod request;
 pub mod scatter;
 pub(crate) mod sched;
+mod wait;
 
 pub(crate) use progress::{Engine, Pending, Started};
 
@@ -14,7 +15,6 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::transport::shm::wait::{Backoff, Step};
 use crate::Result;
 
 /// The engine of this process, shared by its communicators and requests (and threads).
@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     /// The library's own threads now running ([`Shared::spawn_helper`]), and whether calls
     /// were serialized before the first of them started (then they are again after the last).
     helpers: Mutex<(usize, bool)>,
+    /// Threads waiting at once (MPI_THREAD_MULTIPLE): which one polls, where the others sleep.
+    waiters: wait::Waiters,
 }
 
 // SAFETY: the engine is only reached through `lock`, which holds the mutex unless the process
@@ -63,14 +65,6 @@ impl std::ops::DerefMut for EngineGuard<'_> {
 
 pub(crate) type EngineRef = Arc<Shared>;
 
-/// Empty polls a spinning waiter makes per lock hold (other threads wait that long at most,
-/// about a microsecond).
-const POLLS_PER_LOCK: usize = 16;
-
-/// Longest tight spin on the awaited peer's ring between two progress rounds (pauses, ~11 ns
-/// each here): an arrival is seen one pause after it lands rather than one round after.
-const SPIN_BURST: u32 = 16;
-
 impl Shared {
     pub fn new(engine: Engine) -> EngineRef {
         Arc::new(Shared {
@@ -79,6 +73,7 @@ impl Shared {
             serialized: AtomicBool::new(false),
             uncounted: AtomicBool::new(false),
             helpers: Mutex::new((0, false)),
+            waiters: wait::Waiters::default(),
         })
     }
 
@@ -155,60 +150,6 @@ impl Shared {
         if h.0 == 0 && h.1 {
             // Joined by a call of the program's, the only one in the library at this moment.
             self.serialized.store(true, Ordering::Relaxed);
-        }
-    }
-
-    /// Drives progress until `done(engine)` holds, backing off from spinning to sleeping;
-    /// returns the engine still locked, so the caller finishes without locking again. While
-    /// spinning, the lock is released every [`POLLS_PER_LOCK`] polls only: taking it costs
-    /// two atomic operations, which a single-threaded waiter should not pay on every poll.
-    pub fn wait_until(&self, hint: Option<usize>, done: impl FnMut(&mut Engine) -> bool) -> EngineGuard<'_> {
-        self.wait_locked(self.lock(), hint, done)
-    }
-
-    /// [`Shared::wait_until`] starting with the engine already locked.
-    fn wait_locked<'a>(
-        &'a self,
-        mut engine: EngineGuard<'a>,
-        hint: Option<usize>,
-        mut done: impl FnMut(&mut Engine) -> bool,
-    ) -> EngineGuard<'a> {
-        let mut backoff: Option<Backoff> = None;
-        'rounds: loop {
-            for _ in 0..POLLS_PER_LOCK {
-                if done(&mut engine) {
-                    return engine;
-                }
-                if engine.progress(hint) {
-                    if let Some(b) = backoff.as_mut() {
-                        b.reset();
-                    }
-                    continue;
-                }
-                let b = backoff.get_or_insert_with(|| Backoff::new(engine.oversubscribed()));
-                match b.step() {
-                    Step::Spin => match hint {
-                        Some(peer) => b.spent(engine.spin_for(peer, SPIN_BURST)),
-                        None => std::hint::spin_loop(),
-                    },
-                    Step::Yield => {
-                        drop(engine);
-                        rustix::thread::sched_yield();
-                        engine = self.lock();
-                        continue 'rounds;
-                    }
-                    Step::Sleep(t) => {
-                        let sleeper = engine.sleeper();
-                        drop(engine);
-                        sleeper.sleep(t);
-                        engine = self.lock();
-                        continue 'rounds;
-                    }
-                }
-            }
-            // Let other threads in between rounds of polls.
-            drop(engine);
-            engine = self.lock();
         }
     }
 

@@ -1,0 +1,175 @@
+//! The one waiting loop: every blocking call of the library (a receive, a send's completion,
+//! a schedule, a probe, MPI_Waitany's sweep) waits here, polling the engine and stepping down
+//! the ladder spin → yield → sleep when polls find nothing (`transport::shm::wait::Backoff`).
+//!
+//! Threads (MPI_THREAD_MULTIPLE): several threads may wait on one engine at once. Only one of
+//! them polls, the one holding the *baton*; the others sleep on a private futex word
+//! ([`Waiters::event`]) that the poller bumps after every round that moved something, and when
+//! it leaves (so another takes over). Without the baton, three waiting threads on two cores
+//! spun against each other for the cores and for the engine's lock, and a message took a
+//! scheduler tick (1 to 2 ms) where one wake-up costs microseconds.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
+
+use rustix::thread::futex;
+
+use super::{Engine, EngineGuard, Shared};
+use crate::transport::shm::wait::{Backoff, Step, SLEEP_US};
+
+/// Empty polls a spinning waiter makes per lock hold (other threads wait that long at most,
+/// about a microsecond).
+const POLLS_PER_LOCK: usize = 16;
+
+/// Longest tight spin on the awaited peer's ring between two progress rounds (pauses, ~11 ns
+/// each here): an arrival is seen one pause after it lands rather than one round after.
+const SPIN_BURST: u32 = 16;
+
+/// The threads of this process waiting on the engine.
+#[derive(Default)]
+pub(crate) struct Waiters {
+    /// Some thread polls for everyone.
+    baton: AtomicBool,
+    /// Threads asleep on `event` (the poller wakes them only if there are any).
+    sleeping: AtomicU32,
+    /// Bumped after a poll that moved something and when the baton comes free.
+    event: AtomicU32,
+}
+
+impl Waiters {
+    fn take_baton(&self) -> Option<Baton<'_>> {
+        self.baton.compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed).ok().map(|_| Baton(self))
+    }
+
+    /// Tells the sleepers to look again.
+    fn announce(&self) {
+        self.event.fetch_add(1, Ordering::SeqCst);
+        if self.sleeping.load(Ordering::SeqCst) > 0 {
+            let _ = futex::wake(&self.event, futex::Flags::PRIVATE, u32::MAX);
+        }
+    }
+}
+
+/// The right to poll for every waiting thread; returned (and the sleepers told) on drop.
+struct Baton<'a>(&'a Waiters);
+
+impl Drop for Baton<'_> {
+    fn drop(&mut self) {
+        self.0.baton.store(false, Ordering::SeqCst);
+        self.0.announce();
+    }
+}
+
+/// Where one wait is on the ladder, and whether it holds the baton.
+#[derive(Default)]
+pub(crate) struct Waiting<'a> {
+    backoff: Option<Backoff>,
+    baton: Option<Baton<'a>>,
+}
+
+impl Shared {
+    /// Drives progress until `done(engine)` holds, backing off from spinning to sleeping;
+    /// returns the engine still locked, so the caller finishes without locking again. While
+    /// spinning, the lock is released every [`POLLS_PER_LOCK`] polls only: taking it costs
+    /// two atomic operations, which a single-threaded waiter should not pay on every poll.
+    pub fn wait_until(&self, hint: Option<usize>, done: impl FnMut(&mut Engine) -> bool) -> EngineGuard<'_> {
+        self.wait_locked(self.lock(), hint, done)
+    }
+
+    /// [`Shared::wait_until`] starting with the engine already locked.
+    pub(super) fn wait_locked<'a>(
+        &'a self,
+        engine: EngineGuard<'a>,
+        hint: Option<usize>,
+        done: impl FnMut(&mut Engine) -> bool,
+    ) -> EngineGuard<'a> {
+        self.wait_with(&mut Waiting::default(), engine, hint, done)
+    }
+
+    /// Waits until `ready()` holds, looking between rounds of progress and ladder steps. For
+    /// conditions that are not the engine's alone (MPI_Waitany over requests of every kind):
+    /// `ready` runs without the engine held and may call the library.
+    pub fn wait_for(&self, mut ready: impl FnMut() -> bool) {
+        let mut waiting = Waiting::default();
+        while !ready() {
+            let mut looked = false;
+            // One round: a poll, and a ladder step if it found nothing.
+            drop(self.wait_with(&mut waiting, self.lock(), None, |_| std::mem::replace(&mut looked, true)));
+        }
+    }
+
+    /// The loop behind every wait, resuming `waiting`'s place on the ladder.
+    fn wait_with<'a>(
+        &'a self,
+        waiting: &mut Waiting<'a>,
+        mut engine: EngineGuard<'a>,
+        hint: Option<usize>,
+        mut done: impl FnMut(&mut Engine) -> bool,
+    ) -> EngineGuard<'a> {
+        'rounds: loop {
+            for _ in 0..POLLS_PER_LOCK {
+                if done(&mut engine) {
+                    return engine;
+                }
+                if waiting.baton.is_none() && !self.serialized() {
+                    match self.waiters.take_baton() {
+                        Some(baton) => waiting.baton = Some(baton),
+                        None => {
+                            engine = self.sleep_for_event(engine);
+                            continue 'rounds;
+                        }
+                    }
+                }
+                if engine.progress(hint) {
+                    if let Some(b) = waiting.backoff.as_mut() {
+                        b.reset();
+                    }
+                    if waiting.baton.is_some() {
+                        self.waiters.announce();
+                    }
+                    continue;
+                }
+                let b = waiting.backoff.get_or_insert_with(|| Backoff::new(engine.oversubscribed()));
+                match b.step() {
+                    Step::Spin => match hint {
+                        Some(peer) => b.spent(engine.spin_for(peer, SPIN_BURST)),
+                        None => std::hint::spin_loop(),
+                    },
+                    Step::Yield => {
+                        drop(engine);
+                        rustix::thread::sched_yield();
+                        engine = self.lock();
+                        continue 'rounds;
+                    }
+                    Step::Sleep(t) => {
+                        let sleeper = engine.sleeper();
+                        drop(engine);
+                        sleeper.sleep(t);
+                        engine = self.lock();
+                        continue 'rounds;
+                    }
+                }
+            }
+            // Let other threads in between rounds of polls.
+            drop(engine);
+            engine = self.lock();
+        }
+    }
+
+    /// Another thread polls: sleep until it moves something or leaves (bounded by the ladder's
+    /// longest sleep, should a wake-up be missed), then look again.
+    fn sleep_for_event<'a>(&'a self, engine: EngineGuard<'a>) -> EngineGuard<'a> {
+        let w = &self.waiters;
+        let seen = w.event.load(Ordering::SeqCst);
+        w.sleeping.fetch_add(1, Ordering::SeqCst);
+        drop(engine);
+        if w.baton.load(Ordering::SeqCst) {
+            let longest = Duration::from_micros(SLEEP_US.get() as u64);
+            let ts = rustix::time::Timespec { tv_sec: 0, tv_nsec: longest.as_nanos().min(999_999_999) as i64 };
+            // EAGAIN (it moved already), EINTR and ETIMEDOUT all mean: look again.
+            let _ = futex::wait(&w.event, futex::Flags::PRIVATE, seen, Some(&ts));
+        }
+        w.sleeping.fetch_sub(1, Ordering::SeqCst);
+        self.lock()
+    }
+}
