@@ -40,9 +40,10 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 declare -A KNOWN_BAD_UNDER_MPICH=(
   # The ranks part ways in PSPORFS (iterative refinement): two stay in PSLACON's loop (in
   # PSASUM's and PSAMAX's collectives) while the others have left it for PSPOTRS, so the job
-  # waits forever. With LLT.dat reduced to its first 2x2-grid case (N=4, NB=2, NRHS=1) it hung
-  # in 2 of 3 runs under mpirun.mpich; upstream: Reference-ScaLAPACK/scalapack issue 121 ("LU,
-  # LLT tests deadlocks", xsllt stuck in psamax_ under Open MPI 5).
+  # waits forever. Under mpirun.mpich it hangs at the same place as under bbrun: after the same
+  # 109 PASSED rows, on the first case of the 2x2 grid; with LLT.dat reduced to that case (N=4,
+  # NB=2, NRHS=1, P=Q=2) it hung in 2 of 3 runs. Upstream: Reference-ScaLAPACK/scalapack issue
+  # 121 ("LU, LLT tests deadlocks", xsllt stuck in psamax_ under Open MPI 5).
   [xsllt]="hangs in PSPORFS under MPICH too (Reference-ScaLAPACK/scalapack#121)"
 )
 
