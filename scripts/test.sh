@@ -38,3 +38,6 @@ scripts/fuzz.sh "${FUZZ_SECONDS:-5}"
 echo "== loom models of the fast-box ring and the shared-copy claim word (bounded preemptions)"
 LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:-2} RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
   cargo test -p billboard --release --lib loom
+
+echo "== ScaLAPACK's test programs built for MPICH, on our library (every one CTest lists but BLACS')"
+scripts/scalapack.sh --timeout 60

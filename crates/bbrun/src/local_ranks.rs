@@ -51,7 +51,11 @@ impl LocalRanks {
                 }
                 Err(e) => {
                     let code = if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
-                    let message = format!("cannot start rank {rank} ('{}'): {e}", job.program.display());
+                    let message = format!(
+                        "cannot start rank {rank} ('{}'): {e}{}",
+                        job.program.display(),
+                        out_of_descriptors(&e)
+                    );
                     out.push(Report::Failed { code, message });
                     break;
                 }
@@ -217,6 +221,27 @@ impl LocalRanks {
             *slot = None;
             out.push(Report::OutputEnd { rank: r.world, stream });
         }
+    }
+}
+
+/// Descriptors this process holds per running rank: its PMI socket and its stdout and
+/// stderr pipes (and rank 0's stdin).
+const DESCRIPTORS_PER_RANK: usize = 3;
+
+/// What to do when starting a rank ran out of file descriptors: ours (EMFILE, the limit
+/// `ulimit -n` sets) or the system's (ENFILE).
+fn out_of_descriptors(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EMFILE) => {
+            let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+            let limit = limit.map_or_else(|| "unlimited".to_string(), |l| l.to_string());
+            format!(
+                "; this process holds {DESCRIPTORS_PER_RANK} descriptors per rank it starts and may open {limit} \
+                 (ulimit -n): raise that limit or start fewer ranks per host"
+            )
+        }
+        Some(libc::ENFILE) => "; the system's table of open files is full".to_string(),
+        _ => String::new(),
     }
 }
 

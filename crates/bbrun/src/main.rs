@@ -33,7 +33,9 @@ use launcher::Launcher;
     name = "bbrun",
     version,
     about = "Run a Billboard (or any PMI-1) parallel program on this host or on several",
-    after_help = "Hosts named localhost or this machine's name run here, without the launcher.\n\n\
+    after_help = "Hosts named localhost or this machine's name run here, without the launcher.\n\
+MPIEXEC_TIMEOUT=S in the environment limits the job to S seconds: then every rank is killed and \
+bbrun exits with 255, as MPICH's mpiexec does.\n\n\
 Examples:\n  bbrun -n 4 ./ring\n  bbrun -np 2 --tag-output -- ./prog --its-own-flag\n  \
 bbrun --host node1:4,node2:4 ./ring\n  bbrun --hostfile hosts -ppn 2 ./ring\n  \
 bbrun --launcher 'ip netns exec {host}' --host ns1,ns2 ./ring\n  bbrun --info"
@@ -99,6 +101,7 @@ fn main() {
     };
     let placement = placement(&cli).unwrap_or_else(|e| usage_error(e));
     let launcher = Launcher::parse(&cli.launcher).unwrap_or_else(|e| usage_error(e));
+    let time_limit = job::time_limit::from_env().unwrap_or_else(|e| usage_error(e));
     let hostname = billboard::transport::tcp::addr::host_name();
     let local: Vec<bool> = placement.hosts.iter().map(|h| hosts::is_this_machine(h, &hostname)).collect();
     let program = PathBuf::from(program);
@@ -116,7 +119,15 @@ fn main() {
             "bbrun: warning: {here} ranks on {cores} cores; ranks will take turns on the cores, expect slower progress"
         );
     }
-    let opts = job::Options { tag_output: cli.tag_output, program, args: args.to_vec(), placement, local, launcher };
+    let opts = job::Options {
+        tag_output: cli.tag_output,
+        program,
+        args: args.to_vec(),
+        placement,
+        local,
+        launcher,
+        time_limit,
+    };
     let code = job::run(&opts, &new_jobid());
     std::process::exit(code);
 }

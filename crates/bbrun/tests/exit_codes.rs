@@ -121,3 +121,32 @@ fn ranks_die_when_bbrun_is_killed() {
     // PR_SET_PDEATHSIG(SIGKILL) takes them down with bbrun.
     assert_gone(&ranks);
 }
+
+#[test]
+fn running_out_of_descriptors_is_reported_once_with_the_limit() {
+    use std::os::unix::process::CommandExt;
+    const LIMIT: u64 = 24;
+    let mut cmd = std::process::Command::new("timeout");
+    cmd.args(["20", BBRUN, "-n", "16", "sh", "-c", "echo pid=$$; sleep 30"]);
+    // SAFETY: setrlimit is async-signal-safe and the closure allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit { rlim_cur: LIMIT, rlim_max: LIMIT };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let start = std::time::Instant::now();
+    let out = cmd.output().expect("run bbrun under a descriptor limit");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(126), "{stderr}");
+    assert!(start.elapsed() < Duration::from_secs(3), "took {:?}", start.elapsed());
+    let reports: Vec<&str> = stderr.lines().filter(|l| l.contains("Too many open files")).collect();
+    assert_eq!(reports.len(), 1, "{stderr}");
+    assert!(reports[0].contains("cannot start rank "), "{}", reports[0]);
+    assert!(reports[0].contains(&format!("may open {LIMIT} (ulimit -n)")), "{}", reports[0]);
+    // The ranks that did start are stopped.
+    assert_gone(&numbers_after(&stdout, "pid="));
+}

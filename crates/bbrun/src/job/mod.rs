@@ -11,7 +11,8 @@
 //! for a signal). An agent that dies, or a launcher command that fails, ends the job the same
 //! way, naming the host (exit code 1). When every rank has exited, whatever they left in their
 //! process groups is killed, agents are told to stop (and clean their hosts up), and the job's
-//! `/dev/shm` segments here are removed, so nothing outlives the job.
+//! `/dev/shm` segments here are removed, so nothing outlives the job. A job that runs past
+//! `MPIEXEC_TIMEOUT` is stopped the same way (`time_limit.rs`), with exit code 255 as Hydra.
 
 use std::ffi::OsString;
 use std::os::fd::AsFd;
@@ -35,6 +36,7 @@ use crate::stdin::StdinSource;
 
 mod reports;
 mod start;
+pub mod time_limit;
 
 /// Time between SIGTERM and SIGKILL when stopping a job: long enough for a rank to flush and
 /// exit on SIGTERM, short enough that the whole job is gone well within one second.
@@ -59,6 +61,8 @@ pub struct Options {
     /// Per host: started by bbrun itself (this machine) rather than by an agent.
     pub local: Vec<bool>,
     pub launcher: Launcher,
+    /// How long the job may run (`MPIEXEC_TIMEOUT`, [`time_limit`]).
+    pub time_limit: Option<Duration>,
 }
 
 /// How bbrun reaches the ranks of one host.
@@ -121,6 +125,8 @@ struct Job {
     drain_until: Option<Instant>,
     agents_until: Option<Instant>,
     warned: Vec<String>,
+    /// The job's time limit and when it runs out; `None` once it has been enforced.
+    time_limit: Option<(Duration, Instant)>,
 }
 
 /// How long a rank's error exit waits for a likelier cause (another rank's death, reported a
@@ -172,6 +178,7 @@ pub fn run(opts: &Options, jobid: &str) -> i32 {
         drain_until: None,
         agents_until: None,
         warned: Vec::new(),
+        time_limit: opts.time_limit.map(|limit| (limit, Instant::now() + limit)),
     };
     job.start_hosts(opts, jobid, &secret);
     job.event_loop();
@@ -206,6 +213,7 @@ impl Job {
     }
 
     fn on_timers(&mut self, now: Instant) {
+        self.check_time_limit(now);
         if let Some((why, code, at)) = self.suspect.take() {
             if at > now && !self.members.iter().all(|m| m.exited) {
                 self.suspect = Some((why, code, at));
@@ -377,7 +385,8 @@ impl Job {
             _ => [None, None],
         });
         let suspect = self.suspect.as_ref().map(|s| s.2);
-        [self.kill_at, self.give_up_at, self.drain_until, self.agents_until, suspect]
+        let limit = self.time_limit.map(|(_, at)| at);
+        [self.kill_at, self.give_up_at, self.drain_until, self.agents_until, suspect, limit]
             .into_iter()
             .flatten()
             .chain(splitters.filter_map(LineSplitter::deadline))

@@ -199,7 +199,7 @@ impl Job {
 }
 
 /// `rank 3` or `ranks 2, 3`.
-fn rank_list(ranks: &[usize]) -> String {
+pub(super) fn rank_list(ranks: &[usize]) -> String {
     let list: Vec<String> = ranks.iter().map(usize::to_string).collect();
     let s = if ranks.len() == 1 { "" } else { "s" };
     format!("rank{s} {}", list.join(", "))

@@ -27,9 +27,15 @@ pub fn bbrun(args: &[&str], stdin: Option<&str>) -> Outcome {
 
 /// Like [`bbrun`], and calls `meanwhile(pid)` once bbrun has started.
 pub fn bbrun_with(args: &[&str], stdin: Option<&str>, meanwhile: impl FnOnce(u32)) -> Outcome {
+    bbrun_env(args, &[], stdin, meanwhile)
+}
+
+/// Like [`bbrun_with`], with `env` set for bbrun.
+pub fn bbrun_env(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>, meanwhile: impl FnOnce(u32)) -> Outcome {
     let start = Instant::now();
     let mut child = Command::new(BBRUN)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
