@@ -96,6 +96,9 @@ pub struct Engine {
     /// Per peer: protocol thresholds of the route that reaches it.
     thresholds: Vec<Thresholds>,
     oversubscribed: bool,
+    /// Records polled so far (wrapping): a waiting thread that saw some arrive while others
+    /// sleep hands them the engine (`engine/wait.rs`).
+    arrivals: u32,
     core: Core,
     /// The slices of a gathered send, reused.
     pieces: Pieces,
@@ -121,6 +124,7 @@ impl Engine {
             chan,
             thresholds,
             oversubscribed,
+            arrivals: 0,
             core: Core {
                 matcher: Matcher::new(),
                 reqs: Slab::default(),
@@ -460,6 +464,12 @@ impl Engine {
         self.oversubscribed
     }
 
+    /// Records polled so far (wrapping).
+    #[inline]
+    pub(crate) fn arrivals(&self) -> u32 {
+        self.arrivals
+    }
+
     pub(crate) fn sleeper(&mut self) -> crate::transport::routes::Sleeper {
         self.chan.sleeper()
     }
@@ -473,7 +483,9 @@ impl Engine {
     /// Returns whether anything happened.
     pub(crate) fn progress(&mut self, hint: Option<usize>) -> bool {
         let core = &mut self.core;
-        let mut busy = self.chan.poll(hint, |peer, h, payload| core.on_record(peer, h, payload)) > 0;
+        let records = self.chan.poll(hint, |peer, h, payload| core.on_record(peer, h, payload));
+        self.arrivals = self.arrivals.wrapping_add(records as u32);
+        let mut busy = records > 0;
         if self.chan.has_failure() {
             while let Some((peer, why)) = self.chan.take_failure() {
                 self.core.fail_peer(peer, why);

@@ -41,6 +41,13 @@ impl Waiters {
         self.baton.compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed).ok().map(|_| Baton(self))
     }
 
+    /// Wakes the sleepers if none of them polls (a thread leaving a wait without the baton).
+    fn wake_if_unattended(&self) {
+        if self.sleeping.load(Ordering::SeqCst) > 0 && !self.baton.load(Ordering::SeqCst) {
+            self.announce();
+        }
+    }
+
     /// Tells the sleepers to look again.
     fn announce(&self) {
         self.event.fetch_add(1, Ordering::SeqCst);
@@ -109,6 +116,10 @@ impl Shared {
         'rounds: loop {
             for _ in 0..POLLS_PER_LOCK {
                 if done(&mut engine) {
+                    if waiting.baton.is_none() {
+                        // Whoever handed us the message may sleep: make sure someone polls.
+                        self.waiters.wake_if_unattended();
+                    }
                     return engine;
                 }
                 if waiting.baton.is_none() && !self.serialized() {
@@ -120,9 +131,20 @@ impl Shared {
                         }
                     }
                 }
+                let arrived = engine.arrivals();
                 if engine.progress(hint) {
                     if let Some(b) = waiting.backoff.as_mut() {
                         b.reset();
+                    }
+                    if engine.arrivals() != arrived && self.waiters.sleeping.load(Ordering::SeqCst) > 0 {
+                        if done(&mut engine) {
+                            return engine; // the baton goes back (and the sleepers look) on drop
+                        }
+                        // A message for another thread, most likely: hand it the baton and this
+                        // core, rather than make it wait for a core while this thread spins.
+                        waiting.baton = None;
+                        engine = self.sleep_for_event(engine);
+                        continue 'rounds;
                     }
                     if waiting.baton.is_some() {
                         self.waiters.announce();
