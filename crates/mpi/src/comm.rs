@@ -57,7 +57,8 @@ pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
             return Err(err(MPI_ERR_COMM, format!("cannot free communicator {}", handle_name(*comm))));
         }
         if state::with(|m| m.comm(*comm).is_none()) == Some(true) {
-            let msg = format!("communicator {} is still being made: complete its MPI_Comm_idup first", handle_name(*comm));
+            let msg =
+                format!("communicator {} is still being made: complete its MPI_Comm_idup first", handle_name(*comm));
             return Err(err(MPI_ERR_COMM, msg));
         }
         crate::comm_create::free(*comm)?;
