@@ -34,19 +34,25 @@ fn payload(thread: usize, round: usize, kind: usize, rank: usize) -> [u32; 4] {
 fn exchange(c: &Communicator, thread: usize, round: usize, kind: usize) -> Res {
     let n = c.size();
     let mine = payload(thread, round, kind, c.rank());
-    let sends: Vec<_> = (0..n).map(|to| c.isend(&mine[..], to, c.rank() as i32)).collect::<Result<_, _>>()?;
-    let mut seen = vec![false; n];
-    for _ in 0..n {
-        let mut got = [0u32; 4];
-        let st = c.recv(&mut got[..], ANY_SOURCE, ANY_TAG)?;
-        let from = st.source();
-        assert_eq!(got, payload(thread, round, kind, from), "thread {thread} round {round} kind {kind}: cross-talk");
-        assert_eq!(st.tag() as usize, from);
-        assert!(!seen[from], "two messages from {from}");
-        seen[from] = true;
-    }
-    billboard::wait_all(sends)?;
-    Ok(())
+    c.scope(|s| -> Res {
+        let sends: Vec<_> = (0..n).map(|to| s.isend(&mine[..], to, c.rank() as i32)).collect::<Result<_, _>>()?;
+        let mut seen = vec![false; n];
+        for _ in 0..n {
+            let mut got = [0u32; 4];
+            let st = c.recv(&mut got[..], ANY_SOURCE, ANY_TAG)?;
+            let from = st.source();
+            assert_eq!(
+                got,
+                payload(thread, round, kind, from),
+                "thread {thread} round {round} kind {kind}: cross-talk"
+            );
+            assert_eq!(st.tag() as usize, from);
+            assert!(!seen[from], "two messages from {from}");
+            seen[from] = true;
+        }
+        billboard::wait_all(sends)?;
+        Ok(())
+    })
 }
 
 fn threads(w: &Communicator) -> Res {
@@ -121,7 +127,9 @@ fn retire(w: &Communicator) -> Res {
     let c = w.dup()?;
     let old = c.context_id();
     let mut buf = [0u8; 4];
-    let mut pending = c.irecv(&mut buf[..], ANY_SOURCE, ANY_TAG)?;
+    // SAFETY: the request is finished (dropped) below, before `buf` goes; not in a scope,
+    // whose borrow of `c` would keep `c` from being dropped first.
+    let mut pending = unsafe { c.irecv(&mut buf[..], ANY_SOURCE, ANY_TAG) }?;
     drop(c);
     let c2 = w.dup()?;
     assert_ne!(c2.context_id(), old, "a posted receive keeps the id of its dropped communicator");

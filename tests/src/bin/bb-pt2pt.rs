@@ -2,7 +2,7 @@
 //! Each case checks its own results and panics (non-zero exit) on any mismatch; rank 0 prints
 //! one `ok <case>` line at the end.
 
-use billboard::{wait_all, Communicator, Error, ANY_SOURCE, ANY_TAG};
+use billboard::{wait_all, Communicator, Error, SendMode, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 
 type Res = Result<(), Box<dyn std::error::Error>>;
 
@@ -33,21 +33,23 @@ fn order(w: &Communicator) -> Res {
     let lens = [0usize, 5, 40, 3000, 20_000, 200_000, 17];
     let count = 300;
     let outgoing: Vec<Vec<u8>> = (0..count).map(|k| pattern(me, k, lens[k % lens.len()])).collect();
-    let mut sends = Vec::new();
-    for (k, m) in outgoing.iter().enumerate() {
-        sends.push(w.isend(&m[..], to, (k % 5) as i32)?);
-    }
-    let mut buf = vec![0u8; 200_000];
-    for k in 0..count {
-        // ANY_TAG: order must follow posting, not tags.
-        let st = w.recv(&mut buf[..], from, ANY_TAG)?;
-        let want = pattern(from, k, lens[k % lens.len()]);
-        assert_eq!(st.tag(), (k % 5) as i32, "message {k} from {from} overtaken");
-        assert_eq!(st.bytes(), want.len());
-        assert!(buf[..st.bytes()] == want[..], "content of message {k} from {from}");
-    }
-    wait_all(sends)?;
-    Ok(())
+    w.scope(|s| -> Res {
+        let mut sends = Vec::new();
+        for (k, m) in outgoing.iter().enumerate() {
+            sends.push(s.isend(&m[..], to, (k % 5) as i32)?);
+        }
+        let mut buf = vec![0u8; 200_000];
+        for k in 0..count {
+            // ANY_TAG: order must follow posting, not tags.
+            let st = w.recv(&mut buf[..], from, ANY_TAG)?;
+            let want = pattern(from, k, lens[k % lens.len()]);
+            assert_eq!(st.tag(), (k % 5) as i32, "message {k} from {from} overtaken");
+            assert_eq!(st.bytes(), want.len());
+            assert!(buf[..st.bytes()] == want[..], "content of message {k} from {from}");
+        }
+        wait_all(sends)?;
+        Ok(())
+    })
 }
 
 /// Rank 0 receives from ANY_SOURCE with specific and wildcard tags; per sender the order holds.
@@ -114,16 +116,19 @@ fn many(w: &Communicator) -> Res {
     let k = 200;
     let mut inbox = vec![[0u64; 4]; k * n];
     let outbox: Vec<[u64; 4]> = (0..k * n).map(|i| [me as u64, i as u64, 7, 9]).collect();
-    let mut recvs = Vec::new();
-    for (i, slot) in inbox.iter_mut().enumerate() {
-        recvs.push(w.irecv(slot, i % n, (i / n) as i32)?);
-    }
-    let mut sends = Vec::new();
-    for (i, m) in outbox.iter().enumerate() {
-        sends.push(w.isend(m, i % n, (i / n) as i32)?);
-    }
-    let statuses = wait_all(recvs)?;
-    wait_all(sends)?;
+    let statuses = w.scope(|s| -> Result<_, Error> {
+        let mut recvs = Vec::new();
+        for (i, slot) in inbox.iter_mut().enumerate() {
+            recvs.push(s.irecv(slot, i % n, (i / n) as i32)?);
+        }
+        let mut sends = Vec::new();
+        for (i, m) in outbox.iter().enumerate() {
+            sends.push(s.isend(m, i % n, (i / n) as i32)?);
+        }
+        let statuses = wait_all(recvs)?;
+        wait_all(sends)?;
+        Ok(statuses)
+    })?;
     for (i, (m, st)) in inbox.iter().zip(statuses).enumerate() {
         assert_eq!(st.source(), i % n);
         assert_eq!(m[0] as usize, i % n);
@@ -142,11 +147,14 @@ fn raw(w: &Communicator) -> Res {
     let mut inbox = vec![0u64; k];
     let outbox: Vec<u64> = (0..k as u64).map(|i| i * 1000 + me as u64).collect();
     let mut ids = Vec::new();
+    let (tag, from) = (|i: usize| TagMatch::Tag(i as i32), Source::Rank(left));
     for (i, slot) in inbox.iter_mut().enumerate() {
-        ids.push(w.irecv(slot, left, i as i32)?.into_raw());
+        // SAFETY: `inbox` outlives every request: all are finished by `wait_each_raw` below.
+        ids.push(unsafe { w.irecv_raw((slot as *mut u64).cast(), 8, from, tag(i)) }?.into_raw());
     }
     for (i, m) in outbox.iter().enumerate() {
-        ids.push(w.isend(m, right, i as i32)?.into_raw());
+        // SAFETY: as above, for `outbox`.
+        ids.push(unsafe { w.isend_raw((m as *const u64).cast(), 8, right, i as i32, SendMode::Standard) }?.into_raw());
     }
     assert!(ids[..k].iter().all(Option::is_some), "a receive is never finished as it starts");
     // Taken back and let go again: still the same operation.
@@ -173,9 +181,11 @@ fn raw(w: &Communicator) -> Res {
     // Let go and never taken back: finalize cancels the receive and waits for the send, whose
     // receiver takes it with a blocking receive.
     let never: &'static mut [u8] = Box::leak(vec![0u8; 8].into_boxed_slice());
-    let _ = w.irecv(never, left, 77)?.into_raw();
+    // SAFETY: leaked buffers live for ever.
+    let _ = unsafe { w.irecv(never, left, 77) }?.into_raw();
     let big: &'static [u8] = Box::leak(pattern(me, 0, 1 << 20).into_boxed_slice());
-    let _ = w.isend(big, right, 78)?.into_raw();
+    // SAFETY: as above.
+    let _ = unsafe { w.isend(big, right, 78) }?.into_raw();
     let mut got = vec![0u8; 1 << 20];
     w.recv(&mut got[..], left, 78)?;
     assert!(got == pattern(left, 0, 1 << 20), "large message from {left} differs");
@@ -241,11 +251,14 @@ fn blocking(w: &Communicator) -> Res {
         w.recv(&mut done, 1, 99)?;
     } else {
         let mut first = [0u8];
-        let req = w.irecv(&mut first[..], 0, 5)?;
-        let mut second = [0u8];
-        let st = w.recv(&mut second[..], 0, ANY_TAG)?;
-        assert_eq!((st.tag(), second[0]), (6, 2), "the posted Irecv takes tag 5 first");
-        req.wait()?;
+        w.scope(|s| -> Res {
+            let req = s.irecv(&mut first[..], 0, 5)?;
+            let mut second = [0u8];
+            let st = w.recv(&mut second[..], 0, ANY_TAG)?;
+            assert_eq!((st.tag(), second[0]), (6, 2), "the posted Irecv takes tag 5 first");
+            req.wait()?;
+            Ok(())
+        })?;
         assert_eq!(first[0], 1);
         let mut b = [0u8];
         w.recv(&mut b[..], 0, 2)?;
@@ -321,12 +334,15 @@ fn ssend(w: &Communicator) -> Res {
     for len in [0usize, 8, 100_000] {
         if w.rank() == 0 {
             let data = vec![3u8; len];
-            let mut r = w.issend(&data[..], 1, 5)?;
-            for _ in 0..2000 {
-                assert!(r.test()?.is_none(), "a {len}-byte ssend completed before its receive was posted");
-            }
-            w.send(&0u8, 1, 6)?;
-            r.wait()?;
+            w.scope(|s| -> Res {
+                let mut r = s.issend(&data[..], 1, 5)?;
+                for _ in 0..2000 {
+                    assert!(r.test()?.is_none(), "a {len}-byte ssend completed before its receive was posted");
+                }
+                w.send(&0u8, 1, 6)?;
+                r.wait()?;
+                Ok(())
+            })?;
             w.ssend(&data[..], 1, 7)?;
         } else {
             let mut go = 0u8;
@@ -375,16 +391,19 @@ fn shared(w: &Communicator) -> Res {
     let mut inbox: Vec<Vec<u8>> = peers.iter().flat_map(|_| lens.iter().map(|&l| vec![0u8; l])).collect();
     let outbox: Vec<Vec<u8>> =
         peers.iter().flat_map(|&p| lens.iter().enumerate().map(move |(k, &l)| pattern(me, p * 100 + k, l))).collect();
-    let mut recvs = Vec::new();
-    for (i, b) in inbox.iter_mut().enumerate() {
-        recvs.push(w.irecv(&mut b[..], peers[i / lens.len()], (i % lens.len()) as i32)?);
-    }
-    let mut sends = Vec::new();
-    for (i, b) in outbox.iter().enumerate() {
-        sends.push(w.isend(&b[..], peers[i / lens.len()], (i % lens.len()) as i32)?);
-    }
-    wait_all(recvs)?;
-    wait_all(sends)?;
+    w.scope(|s| -> Res {
+        let mut recvs = Vec::new();
+        for (i, b) in inbox.iter_mut().enumerate() {
+            recvs.push(s.irecv(&mut b[..], peers[i / lens.len()], (i % lens.len()) as i32)?);
+        }
+        let mut sends = Vec::new();
+        for (i, b) in outbox.iter().enumerate() {
+            sends.push(s.isend(&b[..], peers[i / lens.len()], (i % lens.len()) as i32)?);
+        }
+        wait_all(recvs)?;
+        wait_all(sends)?;
+        Ok(())
+    })?;
     for (i, b) in inbox.iter().enumerate() {
         let (from, k) = (peers[i / lens.len()], i % lens.len());
         assert!(b[..] == pattern(from, me * 100 + k, lens[k])[..], "message {k} from rank {from} differs");
@@ -395,9 +414,12 @@ fn shared(w: &Communicator) -> Res {
     let len = 8 << 20;
     if me == 0 && n > 1 {
         let data = pattern(0, 1, len);
-        let req = w.isend(&data[..], 1, 5)?;
-        std::thread::sleep(BUSY);
-        req.wait()?;
+        w.scope(|s| -> Res {
+            let req = s.isend(&data[..], 1, 5)?;
+            std::thread::sleep(BUSY);
+            req.wait()?;
+            Ok(())
+        })?;
     } else if me == 1 {
         let mut b = vec![0u8; len];
         let start = std::time::Instant::now();
@@ -582,8 +604,9 @@ trait Owned {
 }
 
 struct OwnedRecv {
-    buf: Box<u32>,
+    // Dropped before the buffer it writes into (fields drop in order).
     req: Option<billboard::Request<'static>>,
+    buf: Box<u32>,
 }
 
 impl OwnedRecv {
@@ -608,7 +631,8 @@ impl Owned for Communicator {
         let mut buf = Box::new(0u32);
         // SAFETY (test helper): the box outlives the request, which OwnedRecv drops first.
         let slot: &'static mut u32 = unsafe { &mut *(&mut *buf as *mut u32) };
-        let req = self.irecv(slot, from, tag)?;
+        // SAFETY: as above; the request is never leaked.
+        let req = unsafe { self.irecv(slot, from, tag) }?;
         Ok(OwnedRecv { buf, req: Some(req) })
     }
     fn sendrecv_u32(&self, v: u32, to: usize, from: usize) -> Result<u32, Error> {

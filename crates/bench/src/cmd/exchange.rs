@@ -27,8 +27,11 @@ pub fn run(options: &Options) -> CmdResult {
             let peer = 1 - rank;
             let exchange_op = || -> CmdResult {
                 for _ in 0..iters {
-                    let recv = world.irecv(&mut recv_buf[..size], peer, DATA_TAG)?;
-                    let send = world.isend(&send_buf[..size], peer, DATA_TAG)?;
+                    // SAFETY: both requests are waited for right below (neither is leaked); the
+                    // unsafe forms rather than a scope per iteration keep the timing the engine's.
+                    let recv = unsafe { world.irecv(&mut recv_buf[..size], peer, DATA_TAG) }?;
+                    // SAFETY: as above.
+                    let send = unsafe { world.isend(&send_buf[..size], peer, DATA_TAG) }?;
                     let statuses = billboard::wait_all(vec![recv, send])?;
                     check_bytes(&statuses[0], size)?;
                 }

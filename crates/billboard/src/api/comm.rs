@@ -223,7 +223,7 @@ impl Communicator {
     }
 
     #[inline]
-    fn check_tag(tag: i32) -> Result<()> {
+    pub(crate) fn check_tag(tag: i32) -> Result<()> {
         if !(0..=TAG_UB).contains(&tag) {
             return Err(Error::InvalidTag { tag });
         }
@@ -289,30 +289,44 @@ impl Communicator {
         unsafe { self.inner.engine.recv(pattern, hint, data.as_mut_ptr(), data.len()) }.map(Status::new)
     }
 
-    /// Starts a send; the request borrows `buf` until it completes.
-    pub fn isend<'a, B: Buffer + ?Sized>(&self, buf: &'a B, dest: usize, tag: i32) -> Result<Request<'a>> {
+    /// Starts a send; the request borrows `buf`. [`Scope::isend`](crate::Scope::isend) is
+    /// the safe form.
+    ///
+    /// # Safety
+    /// The request is finished (waited for, tested to completion, or dropped) before the
+    /// borrow of `buf` ends: never leaked (`mem::forget`, a reference cycle), which would end
+    /// the borrow while the engine still reads `buf` (see the `scope` module).
+    pub unsafe fn isend<'a, B: Buffer + ?Sized>(&self, buf: &'a B, dest: usize, tag: i32) -> Result<Request<'a>> {
         let data = buf.as_bytes();
-        // SAFETY: the returned request borrows `buf` for 'a and completes before releasing it.
+        // SAFETY: the request borrows `buf` for 'a and the caller finishes it within 'a.
         unsafe { self.isend_raw(data.as_ptr(), data.len(), dest, tag, SendMode::Standard) }
     }
 
     /// Starts a synchronous send: it completes once the receiver has matched it (MPI_Issend).
-    pub fn issend<'a, B: Buffer + ?Sized>(&self, buf: &'a B, dest: usize, tag: i32) -> Result<Request<'a>> {
+    /// [`Scope::issend`](crate::Scope::issend) is the safe form.
+    ///
+    /// # Safety
+    /// As for [`Communicator::isend`].
+    pub unsafe fn issend<'a, B: Buffer + ?Sized>(&self, buf: &'a B, dest: usize, tag: i32) -> Result<Request<'a>> {
         let data = buf.as_bytes();
         // SAFETY: as for `isend`.
         unsafe { self.isend_raw(data.as_ptr(), data.len(), dest, tag, SendMode::Synchronous) }
     }
 
-    /// Starts a receive; the request borrows `buf` until it completes.
-    pub fn irecv<'a, B: BufferMut + ?Sized>(
+    /// Starts a receive; the request borrows `buf`. [`Scope::irecv`](crate::Scope::irecv) is
+    /// the safe form.
+    ///
+    /// # Safety
+    /// As for [`Communicator::isend`]: a leaked request would let the engine write into `buf`
+    /// after its borrow ended.
+    pub unsafe fn irecv<'a, B: BufferMut + ?Sized>(
         &self,
         buf: &'a mut B,
         src: impl Into<Source>,
         tag: impl Into<TagMatch>,
     ) -> Result<Request<'a>> {
         let data = buf.as_bytes_mut();
-        // SAFETY: the returned request borrows `buf` mutably for 'a and completes (or is
-        // cancelled) before releasing it.
+        // SAFETY: the request borrows `buf` mutably for 'a and the caller finishes it within 'a.
         unsafe { self.irecv_raw(data.as_mut_ptr(), data.len(), src.into(), tag.into()) }
     }
 
@@ -350,7 +364,7 @@ impl Communicator {
         mode: SendMode,
     ) -> Result<Request<'a>> {
         Self::check_tag(tag)?;
-        self.isend_on(self.inner.context, buf, len, dest, tag, mode)
+        self.isend_on(self.inner.context, buf, len, dest, tag, mode, 0)
     }
 
     /// Starts a send of several pieces of memory, in order, as one message (a non-contiguous
@@ -377,7 +391,10 @@ impl Communicator {
         Ok(Request::new(&self.inner.engine, id))
     }
 
-    /// [`Communicator::isend_raw`] on any of this communicator's contexts.
+    /// [`Communicator::isend_raw`] on any of this communicator's contexts, started by `scope`
+    /// (0: by none; see `scope.rs`).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(crate) unsafe fn isend_on<'a>(
         &self,
         context: u32,
@@ -386,11 +403,17 @@ impl Communicator {
         dest: usize,
         tag: i32,
         mode: SendMode,
+        scope: u32,
     ) -> Result<Request<'a>> {
         let peer = self.checked_world_rank(dest)?;
         let synchronous = mode == SendMode::Synchronous;
         let rank = self.inner.rank as u32;
-        let id = self.inner.engine.lock().isend(peer, context, rank, tag, buf, len, synchronous);
+        let mut engine = self.inner.engine.lock();
+        let id = engine.isend(peer, context, rank, tag, buf, len, synchronous);
+        if let (Some(id), true) = (id, scope != 0) {
+            engine.set_scope(id, scope);
+        }
+        drop(engine);
         Ok(Request::new(&self.inner.engine, id))
     }
 
@@ -399,7 +422,7 @@ impl Communicator {
     /// # Safety
     /// `buf..buf+cap` stays valid and is not otherwise accessed until the request completes.
     pub unsafe fn irecv_raw<'a>(&self, buf: *mut u8, cap: usize, src: Source, tag: TagMatch) -> Result<Request<'a>> {
-        self.irecv_on(self.inner.context, buf, cap, src, tag)
+        self.irecv_on(self.inner.context, buf, cap, src, tag, 0)
     }
 
     /// Takes back an operation let go by [`Request::into_raw`]; `None` if `id` is no operation
@@ -429,7 +452,9 @@ impl Communicator {
         Ok(Request::new(&self.inner.engine, Some(id)))
     }
 
-    /// [`Communicator::irecv_raw`] on any of this communicator's contexts.
+    /// [`Communicator::irecv_raw`] on any of this communicator's contexts, started by `scope`
+    /// (0: by none).
+    #[inline(always)]
     pub(crate) unsafe fn irecv_on<'a>(
         &self,
         context: u32,
@@ -437,9 +462,15 @@ impl Communicator {
         cap: usize,
         src: Source,
         tag: TagMatch,
+        scope: u32,
     ) -> Result<Request<'a>> {
         let (pattern, hint) = self.pattern(context, src, tag)?;
-        let id = self.inner.engine.lock().irecv(pattern, hint, buf, cap);
+        let mut engine = self.inner.engine.lock();
+        let id = engine.irecv(pattern, hint, buf, cap);
+        if scope != 0 {
+            engine.set_scope(id, scope);
+        }
+        drop(engine);
         Ok(Request::new(&self.inner.engine, Some(id)))
     }
 
@@ -454,7 +485,8 @@ impl Communicator {
         src: impl Into<Source>,
         recv_tag: impl Into<TagMatch>,
     ) -> Result<Status> {
-        let r = self.irecv(recv, src, recv_tag)?;
+        // SAFETY: the request is waited for below, or dropped (which waits) if the send panics.
+        let r = unsafe { self.irecv(recv, src, recv_tag) }?;
         let sent = self.send(send, dest, send_tag);
         let received = r.wait();
         sent?;

@@ -62,6 +62,10 @@ use crate::{Error, Result};
 /// a job must use the same value.
 pub(crate) const SLOTS: usize = 4096;
 const WORDS: usize = SLOTS / 64;
+const _: () = assert!(
+    FIRST_FREE_CONTEXT as usize + 2 * SLOTS <= crate::engine::matching::MAX_CONTEXTS as usize,
+    "every context a communicator can have must be one a message may arrive on"
+);
 /// Words of the eager segment (the first 128 slots; MPICH's default is 64): a creation that
 /// finds one of them free in all members takes one round, of 24-byte messages.
 const EAGER: Range<usize> = 0..2;

@@ -4,9 +4,11 @@ mod comm;
 mod context;
 mod datatype;
 mod request;
+mod scope;
 mod universe;
 
 pub use comm::{Background, Communicator, Message, SendMode, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use datatype::{Buffer, BufferMut, Equivalence};
 pub use request::{test_all, wait_all, wait_any, wait_each, Request, Status};
+pub use scope::Scope;
 pub use universe::{init, Universe};

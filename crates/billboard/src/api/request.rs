@@ -51,7 +51,8 @@ impl Status {
 
 /// An operation in flight. It borrows its buffer, so the buffer cannot be touched or freed
 /// before the request completes. Dropping an unfinished request cancels it if it is a receive
-/// that has not matched yet, and otherwise waits for it.
+/// that has not matched yet, and otherwise waits for it. (A leaked one is waited for by its
+/// [`Scope`](crate::Scope): see the `scope` module.)
 #[must_use = "a request completes only through wait/test (or its drop, which blocks)"]
 pub struct Request<'a> {
     /// The engine, held only while the operation is in flight (a send that completed as it
@@ -93,19 +94,25 @@ impl<'a> Request<'a> {
         }
     }
 
-    /// Lets go of the request without finishing it, for bindings whose handles carry the
-    /// engine's id (the MPI library): the operation goes on, and
-    /// [`Communicator::adopt_request`](crate::Communicator::adopt_request) takes it back.
-    /// `None` if nothing is left to finish. An id never taken back is finished at finalize.
-    #[inline]
-    pub fn into_raw(mut self) -> Option<u32> {
-        self.id.take()
-    }
-
     /// Cancels a receive that has not matched yet; its status then says `cancelled()`.
     /// Returns whether it was cancelled (false: it matched, or it is a send).
     pub fn cancel(&mut self) -> bool {
         self.id.is_some_and(|id| self.engine().lock().cancel(id))
+    }
+}
+
+impl Request<'static> {
+    /// Lets go of the request without finishing it, for bindings whose handles carry the
+    /// engine's id (the MPI library): the operation goes on, and
+    /// [`Communicator::adopt_request`](crate::Communicator::adopt_request) takes it back.
+    /// `None` if nothing is left to finish. An id never taken back is finished at finalize.
+    ///
+    /// Only a request that borrows nothing can be let go (one from the `_raw` forms, whose
+    /// caller vouches for the buffers until the operation ends): letting go of a borrowing one
+    /// would end the borrow while the operation goes on (see the `scope` module).
+    #[inline]
+    pub fn into_raw(mut self) -> Option<u32> {
+        self.id.take()
     }
 }
 

@@ -90,6 +90,22 @@ fn accepts_tag(pattern: Option<i32>, tag: i32) -> bool {
 /// Identifies a posted receive (the engine's request id).
 pub type RecvId = u32;
 
+/// Contexts a message may arrive on: `0..MAX_CONTEXTS`. The communicator layer hands out fewer
+/// (its pool is checked against this at compile time); a peer naming one past it is refused
+/// instead of growing the context table to its number.
+pub const MAX_CONTEXTS: u32 = 1 << 14;
+
+/// What became of an arriving message ([`Matcher::arrive_with`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// The earliest posted receive that matches takes it: deliver it there.
+    Matched(RecvId),
+    /// No receive matches: it waits as unexpected.
+    Queued,
+    /// Its context is past [`MAX_CONTEXTS`]: no communicator can receive it; it was dropped.
+    Refused,
+}
+
 /// A queued receive. Context and source are implied by the bin it sits in.
 #[derive(Clone, Copy, Debug)]
 struct PostedRecv {
@@ -257,21 +273,26 @@ impl<M> Matcher<M> {
     /// as unexpected and returns `None`.
     ///
     /// Call this in the order one sender's messages arrive: that order is the non-overtaking order.
+    #[cfg(test)]
     pub fn arrive(&mut self, env: Envelope, msg: M) -> Option<(RecvId, M)> {
         let mut msg = Some(msg);
-        let id = self.arrive_with(env, || msg.take().expect("taken once"))?;
-        Some((id, msg.take().expect("not taken when matched")))
+        match self.arrive_with(env, || msg.take().expect("taken once")) {
+            Arrival::Matched(id) => Some((id, msg.take().expect("not taken when matched"))),
+            Arrival::Queued | Arrival::Refused => None,
+        }
     }
 
     /// [`Matcher::arrive`] for a message that is only built (copied out of the channel) when
     /// no posted receive matches, so a matched message is delivered without an allocation.
-    pub fn arrive_with(&mut self, env: Envelope, make: impl FnOnce() -> M) -> Option<RecvId> {
+    pub fn arrive_with(&mut self, env: Envelope, make: impl FnOnce() -> M) -> Arrival {
         let seq = self.next_seq();
-        let queues = self.contexts.get_or_insert_with(env.context, ContextQueues::new);
+        let Some(queues) = self.contexts.get_or_insert_below(env.context, MAX_CONTEXTS, ContextQueues::new) else {
+            return Arrival::Refused;
+        };
         if queues.posted_len > 0 {
             if let Some(id) = queues.take_posted(&env) {
                 self.posted_len -= 1;
-                return Some(id);
+                return Arrival::Matched(id);
             }
         }
         let spare = &mut self.spare_bins;
@@ -279,7 +300,7 @@ impl<M> Matcher<M> {
         bin.push_back(UnexpectedMsg { seq, env, msg: make() });
         queues.unexpected_len += 1;
         self.unexpected_len += 1;
-        None
+        Arrival::Queued
     }
 
     /// Probe (`MPI_Iprobe`): the oldest unexpected message matching, without removing it.
@@ -447,6 +468,16 @@ impl<V> DenseMap<V> {
             self.slots.resize_with(i + 1, || None);
         }
         self.slots[i].get_or_insert_with(f)
+    }
+
+    /// [`DenseMap::get_or_insert_with`] for a key below `limit` only (`None` above: the table
+    /// never grows to a key a peer chose).
+    #[inline]
+    fn get_or_insert_below(&mut self, k: u32, limit: u32, f: impl FnOnce() -> V) -> Option<&mut V> {
+        if k as usize >= self.slots.len() && k >= limit {
+            return None;
+        }
+        Some(self.get_or_insert_with(k, f))
     }
 
     fn remove(&mut self, k: u32) -> Option<V> {

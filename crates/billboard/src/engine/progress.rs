@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use super::matching::{Envelope, Matcher, Pattern};
+use super::matching::{Arrival, Envelope, Matcher, Pattern};
 use super::protocol::{Protocol, Rts, Share, Thresholds, CTS, DATA, EAGER, FIN, PUSHED, RTS, SHARE};
 use super::request::{Completion, ReqId, Slab, State, NO_SLOT};
 use super::scatter::{copy_into, iovecs, Block, Cursor, Pieces};
@@ -17,6 +17,12 @@ use crate::transport::shm::claims::{self, End};
 use crate::transport::shm::{CLAIM_WORDS, CMA_SEGMENT, SHARED_CHUNK, SHARED_COPY, SINGLE_COPY};
 use crate::transport::{Channel, Header};
 use crate::{verbose, Error, Result};
+
+#[path = "failure.rs"]
+mod failure;
+#[cfg(test)]
+#[path = "progress_tests.rs"]
+mod tests;
 
 /// An unexpected message, kept until a receive matches it.
 pub(crate) enum Pending {
@@ -87,6 +93,8 @@ struct Core {
     /// Per peer: why its route broke; requests that depend on it fail with that.
     failed: Vec<Option<String>>,
     any_failed: bool,
+    /// Peers failed for what they sent, whose routes are to be closed after this poll.
+    to_close: Vec<usize>,
     /// The blocking receive waiting directly, if any (one at a time).
     direct: Option<Direct>,
 }
@@ -104,6 +112,8 @@ pub struct Engine {
     pieces: Pieces,
     /// Nonblocking collectives in flight.
     pub(super) scheds: super::sched::Scheds,
+    /// The last scope number handed out ([`Engine::open_scope`]).
+    scopes: u32,
 }
 
 // SAFETY: the engine's raw pointers point into the shared-memory segment it owns, which is
@@ -140,10 +150,12 @@ impl Engine {
                 push_refused: vec![false; n],
                 failed: vec![None; n],
                 any_failed: false,
+                to_close: Vec::new(),
                 direct: None,
             },
             pieces: Pieces::default(),
             scheds: Default::default(),
+            scopes: 0,
         }
     }
 
@@ -196,6 +208,12 @@ impl Engine {
         synchronous: bool,
     ) -> Option<ReqId> {
         let len: usize = blocks.iter().map(|b| b.1).sum();
+        let blocks = if blocks.iter().any(|b| b.1 == 0) {
+            // Only blocks that hold bytes are listed: a receiver refuses more blocks than bytes.
+            blocks.into_vec().into_iter().filter(|b| b.1 > 0).collect()
+        } else {
+            blocks
+        };
         if blocks.len() <= 1 {
             let buf = blocks.first().map_or(std::ptr::NonNull::dangling().as_ptr(), |b| b.0);
             return self.isend(peer, ctx, src, tag, buf, len, synchronous);
@@ -423,6 +441,24 @@ impl Engine {
         self.core.reqs.settled(id)
     }
 
+    /// A number for a new scope of the native API, never 0 (wrapping after 2^32 - 1 scopes:
+    /// one still open by then is a program of its own kind).
+    pub(crate) fn open_scope(&mut self) -> u32 {
+        self.scopes = self.scopes.wrapping_add(1).max(1);
+        self.scopes
+    }
+
+    /// Marks request `id` as started by scope `scope`.
+    pub(crate) fn set_scope(&mut self, id: ReqId, scope: u32) {
+        self.core.reqs.get_mut(id).scope = scope;
+    }
+
+    /// The requests scope `scope` started that are still in use: at its end, the ones whose
+    /// handles the program leaked.
+    pub(crate) fn scope_orphans(&self, scope: u32) -> Vec<ReqId> {
+        self.core.reqs.in_scope(scope)
+    }
+
     /// Every request still in use at finalize (let go by `Request::into_raw` and never taken
     /// back), its receive cancelled if it has not matched: what is left to wait for.
     pub(crate) fn cancel_orphans(&mut self) -> Vec<ReqId> {
@@ -486,10 +522,10 @@ impl Engine {
         let records = self.chan.poll(hint, |peer, h, payload| core.on_record(peer, h, payload));
         self.arrivals = self.arrivals.wrapping_add(records as u32);
         let mut busy = records > 0;
-        if self.chan.has_failure() {
-            while let Some((peer, why)) = self.chan.take_failure() {
-                self.core.fail_peer(peer, why);
-            }
+        // A peer failed for what it sent did so in a poll that handled records (`to_close` is
+        // looked at only then: off the path of a wait that found its message at once).
+        if self.chan.has_failure() || (busy && !self.core.to_close.is_empty()) {
+            self.take_failures();
             busy = true;
         }
         if !self.core.active.is_empty() {
@@ -505,6 +541,20 @@ impl Engine {
             busy |= self.flush_queued();
         }
         busy
+    }
+
+    /// Fails the peers whose routes the channel found broken, and closes the routes of those
+    /// failed for what they sent.
+    #[cold]
+    #[inline(never)]
+    fn take_failures(&mut self) {
+        while let Some((peer, why)) = self.chan.take_failure() {
+            self.core.fail_peer(peer, why);
+        }
+        for peer in std::mem::take(&mut self.core.to_close) {
+            let why = self.core.failed[peer].as_deref().unwrap_or_default();
+            self.chan.close(peer, why);
+        }
     }
 
     fn flush_control(&mut self) -> bool {
@@ -603,8 +653,19 @@ impl Engine {
         };
         if blocks > 0 && self.core.reqs.get(id).gather.is_none() {
             // A gathered send: its block list first (where each piece lies in its memory).
+            let total = match self.core.reqs.get(id).state {
+                State::RecvSingleCopy { total, .. } => total,
+                _ => unreachable!("request {id} is not a single copy"),
+            };
             match self.read_block_list(peer, addr, blocks) {
-                Ok(list) => self.core.reqs.get_mut(id).gather = Some(list),
+                Ok(list) if list.iter().try_fold(0usize, |sum, b| sum.checked_add(b.1)) == Some(total) => {
+                    self.core.reqs.get_mut(id).gather = Some(list)
+                }
+                Ok(_) => {
+                    self.core
+                        .malformed(peer, format_args!("an RTS whose {blocks} blocks do not hold its {total} bytes"));
+                    return true;
+                }
                 Err(e) => {
                     self.single_copy_refused(id, peer, e);
                     return true;
@@ -622,11 +683,13 @@ impl Engine {
             self.chan.read_remote_iov(peer, &mut local, &mut remote)
         } else {
             match &req.scatter {
-                Some(blocks) => self.chan.read_remote_vectored(peer, addr + done as u64, &mut iovecs(blocks, done, n)),
+                Some(blocks) => {
+                    self.chan.read_remote_vectored(peer, addr.wrapping_add(done as u64), &mut iovecs(blocks, done, n))
+                }
                 None => {
                     // SAFETY: the posted receive buffer holds at least `len` bytes (capped at match).
                     let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(done), n) };
-                    self.chan.read_remote(peer, addr + done as u64, dst)
+                    self.chan.read_remote(peer, addr.wrapping_add(done as u64), dst)
                 }
             }
         };
@@ -647,7 +710,12 @@ impl Engine {
 
     /// The sender's block list (`count` entries at `addr` in its memory), for a gathered copy.
     fn read_block_list(&self, peer: usize, addr: u64, count: u32) -> std::io::Result<Box<[Block]>> {
-        let mut list: Box<[Block]> = vec![(std::ptr::null_mut(), 0); count as usize].into_boxed_slice();
+        // At most one block per byte of the message (checked at the RTS), which the sender
+        // holds itself; still, memory this process lacks is a refusal, not an abort.
+        let mut list = Vec::new();
+        list.try_reserve_exact(count as usize).map_err(std::io::Error::other)?;
+        list.resize(count as usize, (std::ptr::null_mut(), 0));
+        let mut list: Box<[Block]> = list.into_boxed_slice();
         let bytes = std::mem::size_of_val(&*list);
         // SAFETY: a Block is two plain words (layout pinned in scatter.rs): any bytes make one.
         let dst = unsafe { std::slice::from_raw_parts_mut(list.as_mut_ptr().cast::<u8>(), bytes) };
@@ -723,7 +791,7 @@ impl Engine {
             let n = chunk.min(len - at);
             // SAFETY: the posted buffer holds `len` bytes; nobody else writes it yet.
             let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(at), n) };
-            if let Err(e) = self.chan.read_remote(peer, addr + at as u64, dst) {
+            if let Err(e) = self.chan.read_remote(peer, addr.wrapping_add(at as u64), dst) {
                 self.restart_by_pipeline(id, peer, send_req, buf, len, len, e);
                 return true;
             }
@@ -740,7 +808,7 @@ impl Engine {
                     // SAFETY: the posted buffer holds `len` bytes; the range lies inside it and
                     // is ours alone (claimed).
                     let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(range.start), range.len()) };
-                    if let Err(e) = self.chan.read_remote(peer, addr + range.start as u64, dst) {
+                    if let Err(e) = self.chan.read_remote(peer, addr.wrapping_add(range.start as u64), dst) {
                         // Take what is left, so only the sender's pages are in flight, then
                         // start over by the pipeline once it has written them.
                         while claims::take(word, seq, len, End::Front, claims::MAX_BYTES).is_some() {}
@@ -756,7 +824,7 @@ impl Engine {
             let range = claims::byte_range(redo.0, redo.1, len);
             // SAFETY: as above; the sender has given these pages back (PUSHED).
             let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(range.start), range.len()) };
-            refused = self.chan.read_remote(peer, addr + range.start as u64, dst).is_err();
+            refused = self.chan.read_remote(peer, addr.wrapping_add(range.start as u64), dst).is_err();
             redo = (0, 0);
         } else {
             self.core.claims_busy[peer] &= !(1 << slot);
@@ -795,7 +863,7 @@ impl Engine {
         };
         // SAFETY: the send request keeps `buf` (`len` bytes) alive and unchanged until it completes.
         let src = unsafe { std::slice::from_raw_parts(buf.add(range.start), range.len()) };
-        match self.chan.write_remote(peer, raddr + range.start as u64, src) {
+        match self.chan.write_remote(peer, raddr.wrapping_add(range.start as u64), src) {
             Ok(()) => {
                 if let State::SendShared { took, .. } = &mut self.core.reqs.get_mut(id).state {
                     *took = true;
@@ -890,107 +958,172 @@ impl Core {
         self.queued_total == 0 && self.control.is_empty() && self.active.is_empty()
     }
 
-    /// Handles one record from world rank `peer`. `payload` lives in shared memory.
+    /// Handles one record from world rank `peer`. `payload` lives in shared memory. Whatever
+    /// the record says, a record that breaks the protocol fails `peer` (see `failure.rs`), and
+    /// a failed peer's records are dropped.
     fn on_record(&mut self, peer: usize, h: &Header, payload: &[u8]) {
+        if self.any_failed && self.failed[peer].is_some() {
+            return;
+        }
         match h.kind {
             EAGER => {
                 let env = Envelope { context: h.context, source: h.source, tag: h.tag };
                 if self.land_direct(env, payload) {
                     return;
                 }
-                if let Some(id) = self.matcher.arrive_with(env, || Pending::Eager(payload.to_vec())) {
-                    self.deliver_bytes(id, env, payload);
+                match self.matcher.arrive_with(env, || Pending::Eager(payload.to_vec())) {
+                    Arrival::Matched(id) => self.deliver_bytes(id, env, payload),
+                    Arrival::Queued => {}
+                    Arrival::Refused => self.malformed(peer, format_args!("an EAGER record on context {}", h.context)),
                 }
             }
-            RTS => {
-                let Some(rts) = Rts::decode(payload) else {
-                    panic!("malformed RTS record from rank {peer}: {} payload bytes", payload.len())
-                };
-                let env = Envelope { context: h.context, source: h.source, tag: h.tag };
-                if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && d.pattern.matches(&env)) {
-                    let id = self.reqs.insert(State::RecvPosted { buf: d.buf, cap: d.cap }, d.hint);
-                    d.outcome = Some(Outcome::Rendezvous(id));
-                    self.start_rendezvous(id, env, peer, rts, h.aux as usize);
-                    return;
+            RTS => self.on_rts(peer, h, payload),
+            FIN => match self.rendezvous_send(peer, h.aux, true) {
+                Some(id) => self.reqs.complete(id),
+                None => self.malformed(peer, format_args!("FIN for request {}, no rendezvous send to it", h.aux)),
+            },
+            CTS => self.on_cts(peer, h, payload),
+            SHARE => self.on_share(peer, h, payload),
+            PUSHED => self.on_pushed(peer, h, payload),
+            DATA => self.on_data(peer, h, payload),
+            other => self.malformed(peer, format_args!("a record of unknown kind {other}")),
+        }
+    }
+
+    /// An offer to receive a message from `peer`'s memory.
+    fn on_rts(&mut self, peer: usize, h: &Header, payload: &[u8]) {
+        let Some(rts) = Rts::decode(payload) else {
+            return self.malformed(peer, format_args!("an RTS record of {} payload bytes", payload.len()));
+        };
+        let len = h.aux as usize;
+        // A gathered send lists only blocks that hold bytes (`Engine::isend_blocks`).
+        if rts.blocks as usize > len {
+            return self.malformed(peer, format_args!("an RTS of {len} bytes in {} blocks", rts.blocks));
+        }
+        let env = Envelope { context: h.context, source: h.source, tag: h.tag };
+        if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && d.pattern.matches(&env)) {
+            let id = self.reqs.insert(State::RecvPosted { buf: d.buf, cap: d.cap }, d.hint);
+            d.outcome = Some(Outcome::Rendezvous(id));
+            self.start_rendezvous(id, env, peer, rts, len);
+            return;
+        }
+        let pending = || Pending::Rts { peer, addr: rts.addr, len, send_req: rts.send_req, blocks: rts.blocks };
+        match self.matcher.arrive_with(env, pending) {
+            Arrival::Matched(id) => self.start_rendezvous(id, env, peer, rts, len),
+            Arrival::Queued => {}
+            Arrival::Refused => self.malformed(peer, format_args!("an RTS record on context {}", h.context)),
+        }
+    }
+
+    /// The receiver cannot read our memory: the send goes on by the pipeline.
+    fn on_cts(&mut self, peer: usize, h: &Header, payload: &[u8]) {
+        let (Some(id), Ok(recv_req)) = (self.rendezvous_send(peer, h.aux, true), <[u8; 4]>::try_from(payload)) else {
+            return self.malformed(
+                peer,
+                format_args!("CTS of {} payload bytes for request {}, no rendezvous send to it", payload.len(), h.aux),
+            );
+        };
+        let req = self.reqs.get_mut(id);
+        // A receiver whose shared copy failed may answer CTS before this rank has looked at
+        // the SHARE before it (and so took nothing): that send is active already.
+        let (buf, len, listed) = match req.state {
+            State::SendShared { buf, len, .. } => (buf, len, true),
+            State::SendRendezvous { buf, len } => (buf, len, false),
+            _ => unreachable!("rendezvous_send checked the state"),
+        };
+        let recv_req = u32::from_ne_bytes(recv_req);
+        req.state = State::SendPipeline { peer, buf, len, offset: 0, recv_req, cursor: Cursor::default() };
+        if !listed {
+            self.active.push(id);
+        }
+    }
+
+    /// The receiver asks us to copy from the back of a large message into its buffer.
+    fn on_share(&mut self, peer: usize, h: &Header, payload: &[u8]) {
+        let share = Share::decode(payload).filter(|s| (s.slot as usize) < CLAIM_WORDS);
+        let (Some(id), Some(share)) = (self.rendezvous_send(peer, h.aux, false), share) else {
+            return self.malformed(
+                peer,
+                format_args!("SHARE of {} payload bytes for request {}, no rendezvous send to it, or a claim word past {CLAIM_WORDS}", payload.len(), h.aux),
+            );
+        };
+        if self.push_refused[peer] {
+            // A sender whose writes the kernel refused leaves the copy to the receiver.
+            return;
+        }
+        let req = self.reqs.get_mut(id);
+        let State::SendRendezvous { buf, len } = req.state else { unreachable!("rendezvous_send checked the state") };
+        let Share { addr: raddr, recv_req, slot, seq } = share;
+        req.state = State::SendShared { peer, buf, len, raddr, recv_req, slot, seq, took: false };
+        self.active.push(id);
+    }
+
+    /// The sender of a shared copy has written the pages it took (and names those it could not).
+    fn on_pushed(&mut self, peer: usize, h: &Header, payload: &[u8]) {
+        let asked = |s: &State| matches!(s, State::RecvShared { slot, pushed: false, .. } if *slot != NO_SLOT);
+        let id = self.receive_from(peer, h.aux, asked);
+        let Some((id, redo)) = id.zip(match payload.len() {
+            0 => Some((0, 0)),
+            8 => Some((
+                u32::from_ne_bytes(payload[..4].try_into().unwrap()),
+                u32::from_ne_bytes(payload[4..].try_into().unwrap()),
+            )),
+            _ => None,
+        }) else {
+            return self.malformed(
+                peer,
+                format_args!("PUSHED of {} payload bytes for request {}, no shared copy from it", payload.len(), h.aux),
+            );
+        };
+        let State::RecvShared { len, pushed, redo: r, .. } = &mut self.reqs.get_mut(id).state else {
+            unreachable!("receive_from checked the state")
+        };
+        if redo != (0, 0) && !(redo.0 < redo.1 && redo.1 as usize <= len.div_ceil(claims::PAGE)) {
+            let len = *len;
+            return self
+                .malformed(peer, format_args!("PUSHED naming pages {}..{} of a {len}-byte message", redo.0, redo.1));
+        }
+        (*pushed, *r) = (true, redo);
+    }
+
+    /// A chunk of a pipelined message.
+    fn on_data(&mut self, peer: usize, h: &Header, payload: &[u8]) {
+        let id = h.tag as u32 as u64;
+        let Some(id) = self.receive_from(peer, id, |s| matches!(s, State::RecvPipeline { .. })) else {
+            return self.malformed(peer, format_args!("DATA for request {id}, no pipelined receive from it"));
+        };
+        let req = self.reqs.get_mut(id);
+        let State::RecvPipeline { buf, cap, len, received, cursor } = &mut req.state else {
+            unreachable!("receive_from checked the state")
+        };
+        let offset = h.aux;
+        let end = offset.checked_add(payload.len() as u64).filter(|&e| e <= *len as u64);
+        if end.is_none() || *received + payload.len() > *len {
+            let (len, received) = (*len, *received);
+            return self.malformed(
+                peer,
+                format_args!(
+                    "DATA of {} bytes at {offset} of a {len}-byte message ({received} received)",
+                    payload.len()
+                ),
+            );
+        }
+        let offset = offset as usize;
+        if offset < *cap {
+            let n = payload.len().min(*cap - offset);
+            match &req.scatter {
+                Some(blocks) => {
+                    let (from, at) = cursor.seek(blocks, offset);
+                    // SAFETY: the blocks hold `cap` bytes; offset + n <= cap.
+                    unsafe { copy_into(from, at, &payload[..n]) }
                 }
-                let pending = || Pending::Rts {
-                    peer,
-                    addr: rts.addr,
-                    len: h.aux as usize,
-                    send_req: rts.send_req,
-                    blocks: rts.blocks,
-                };
-                if let Some(id) = self.matcher.arrive_with(env, pending) {
-                    self.start_rendezvous(id, env, peer, rts, h.aux as usize);
-                }
+                // SAFETY: the posted buffer holds `cap` bytes; offset + n <= cap.
+                None => unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf.add(offset), n) },
             }
-            FIN => {
-                if let Some(req) = self.reqs.lookup_mut(h.aux) {
-                    req.state = State::Done;
-                }
-            }
-            CTS => {
-                let recv_req = u32::from_ne_bytes(payload.try_into().expect("CTS carries a request id"));
-                if let Some(req) = self.reqs.lookup_mut(h.aux) {
-                    // A receiver whose shared copy failed may answer CTS before this rank has
-                    // looked at the SHARE before it (and so took nothing): that send is active already.
-                    let (buf, len, listed) = match req.state {
-                        State::SendRendezvous { buf, len } => (buf, len, false),
-                        State::SendShared { buf, len, .. } => (buf, len, true),
-                        _ => return,
-                    };
-                    req.state = State::SendPipeline { peer, buf, len, offset: 0, recv_req, cursor: Cursor::default() };
-                    if !listed {
-                        self.active.push(h.aux as ReqId);
-                    }
-                }
-            }
-            SHARE => {
-                let Some(share) = Share::decode(payload) else {
-                    panic!("malformed SHARE record from rank {peer}: {} payload bytes", payload.len())
-                };
-                let Some(req) = self.reqs.lookup_mut(h.aux) else { return };
-                // A sender whose writes the kernel refused leaves the copy to the receiver.
-                if let (State::SendRendezvous { buf, len }, false) = (&req.state, self.push_refused[peer]) {
-                    let Share { addr: raddr, recv_req, slot, seq } = share;
-                    req.state =
-                        State::SendShared { peer, buf: *buf, len: *len, raddr, recv_req, slot, seq, took: false };
-                    self.active.push(h.aux as ReqId);
-                }
-            }
-            PUSHED => {
-                let Some(req) = self.reqs.lookup_mut(h.aux) else { return };
-                if let State::RecvShared { pushed, redo, .. } = &mut req.state {
-                    *pushed = true;
-                    if let (Some(a), Some(b)) = (payload.get(..4), payload.get(4..8)) {
-                        *redo = (u32::from_ne_bytes(a.try_into().unwrap()), u32::from_ne_bytes(b.try_into().unwrap()));
-                    }
-                }
-            }
-            DATA => {
-                let id = h.tag as u32;
-                let Some(req) = self.reqs.lookup_mut(id as u64) else { return };
-                if let State::RecvPipeline { buf, cap, len, received, cursor } = &mut req.state {
-                    let offset = h.aux as usize;
-                    if offset < *cap {
-                        let n = payload.len().min(*cap - offset);
-                        match &req.scatter {
-                            Some(blocks) => {
-                                let (from, at) = cursor.seek(blocks, offset);
-                                // SAFETY: the blocks hold `cap` bytes; offset + n <= cap.
-                                unsafe { copy_into(from, at, &payload[..n]) }
-                            }
-                            // SAFETY: the posted buffer holds `cap` bytes; offset + n <= cap.
-                            None => unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf.add(offset), n) },
-                        }
-                    }
-                    *received += payload.len();
-                    if *received >= *len {
-                        req.state = State::Done;
-                    }
-                }
-            }
-            other => panic!("unknown record kind {other} from rank {peer}"),
+        }
+        *received += payload.len();
+        if *received >= *len {
+            req.state = State::Done;
         }
     }
 
@@ -1082,51 +1215,6 @@ impl Core {
         let mut bytes = [0u8; Share::BYTES];
         bytes[..payload.len()].copy_from_slice(payload);
         self.control.push_back((peer, header, bytes, payload.len()));
-    }
-}
-
-impl Core {
-    /// A request that has already failed because `peer`'s route broke.
-    fn failed_request(&mut self, peer: usize) -> ReqId {
-        let id = self.reqs.insert(State::Done, Some(peer));
-        let why = self.failed[peer].clone().unwrap_or_default();
-        self.reqs.get_mut(id).error = Some(Error::PeerGone { rank: peer, reason: why });
-        id
-    }
-
-    /// `peer`'s route broke: every request that depends on it fails now, naming it, and so will
-    /// later ones. Wildcard receives fail too (the message they wait for may have been the lost
-    /// peer's), as MPI's fault-tolerance proposal has it; nothing waits forever.
-    fn fail_peer(&mut self, peer: usize, why: String) {
-        crate::verbose(format_args!("route to {why}"));
-        self.failed[peer] = Some(why.clone());
-        self.any_failed = true;
-        let gone = |why: &str| Error::PeerGone { rank: peer, reason: why.to_string() };
-        for id in self.queued[peer].drain(..) {
-            self.queued_total -= 1;
-            let req = self.reqs.get_mut(id);
-            req.error = Some(gone(&why));
-            req.state = State::Done;
-        }
-        self.control.retain(|c| c.0 != peer);
-        if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none()) {
-            if d.hint.is_none() || d.hint == Some(peer) {
-                d.outcome = Some(Outcome::Done(Err(gone(&why))));
-            }
-        }
-        for id in 0..self.reqs.len() as ReqId {
-            let req = self.reqs.get(id);
-            let depends = match req.state {
-                State::Free | State::Done => false,
-                State::RecvPosted { .. } => (req.hint == Some(peer) || req.hint.is_none()) && self.matcher.cancel(id),
-                _ => req.hint == Some(peer),
-            };
-            if depends {
-                let req = self.reqs.get_mut(id);
-                req.error = Some(gone(&why));
-                req.state = State::Done;
-            }
-        }
     }
 }
 

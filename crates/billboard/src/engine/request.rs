@@ -122,6 +122,9 @@ pub(crate) struct Request {
     /// alive here until it completes: the receiver may read the list), or, for a single-copy
     /// receive, the sender's blocks (addresses in its memory).
     pub gather: Option<Box<[super::scatter::Block]>>,
+    /// The native API's scope that started it (0: none), which waits for it at its end if
+    /// the program leaked its handle (`api/scope.rs`).
+    pub scope: u32,
 }
 
 /// Requests by handle, with a free list so steady-state traffic allocates nothing.
@@ -135,7 +138,7 @@ impl Slab {
     pub fn insert(&mut self, state: State, hint: Option<usize>) -> ReqId {
         match self.free.pop() {
             Some(id) => {
-                // A freed entry already has no error and no blocks (see `remove`): set the
+                // A freed entry already has no error, no blocks and no scope (see `remove`): set the
                 // rest field by field instead of moving a whole request in.
                 let req = &mut self.reqs[id as usize];
                 req.state = state;
@@ -151,6 +154,7 @@ impl Slab {
                     hint,
                     scatter: None,
                     gather: None,
+                    scope: 0,
                 };
                 self.reqs.push(req);
                 (self.reqs.len() - 1) as ReqId
@@ -164,6 +168,7 @@ impl Slab {
         self.reqs[id as usize].error = None;
         self.reqs[id as usize].scatter = None;
         self.reqs[id as usize].gather = None;
+        self.reqs[id as usize].scope = 0;
         self.free.push(id);
     }
 
@@ -192,6 +197,11 @@ impl Slab {
     #[inline]
     pub fn settled(&self, id: ReqId) -> bool {
         self.reqs.get(id as usize).is_none_or(|r| matches!(r.state, State::Done | State::Free))
+    }
+
+    /// Ids of the requests in use that scope `scope` started.
+    pub fn in_scope(&self, scope: u32) -> Vec<ReqId> {
+        (0..self.reqs.len() as ReqId).filter(|&id| self.in_use(id) && self.reqs[id as usize].scope == scope).collect()
     }
 
     /// Ids of every request in use.

@@ -90,12 +90,24 @@ impl Routes {
     /// Whether a broken route waits in [`take_failure`](Self::take_failure).
     #[inline]
     pub fn has_failure(&self) -> bool {
-        self.tcp.as_ref().is_some_and(TcpChannel::has_failure)
+        self.shm.has_failure() || self.tcp.as_ref().is_some_and(TcpChannel::has_failure)
     }
 
     /// The next broken route not yet reported: the peer and what happened.
     pub fn take_failure(&mut self) -> Option<(usize, String)> {
+        if let Some((s, why)) = self.shm.take_failure() {
+            return Some((self.shm_world[s], format!("it sent what the billboard cannot hold: {why}")));
+        }
         self.tcp.as_mut().and_then(TcpChannel::take_failure)
+    }
+
+    /// Stops taking records from `peer`, whose records broke the engine's protocol: nothing
+    /// more of it is read (a TCP connection is shut down, so the peer sees it end).
+    pub fn close(&mut self, peer: usize, why: &str) {
+        match (self.local[peer], &mut self.tcp) {
+            (REMOTE, Some(tcp)) => tcp.close(peer, why),
+            (l, _) => self.shm.close(l as usize, None),
+        }
     }
 
     /// Spins for at most `spins` pauses until a record from `peer` waits (see
@@ -388,6 +400,14 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
         Some(TcpChannel::new(me, hosts, listener, secret, established)?)
     };
     Ok(Routes { local, shm_world: billboard, shm, tcp, node, polls: 0 })
+}
+
+/// The routes of a job whose ranks all share `shm` (each rank its own endpoint), for tests
+/// that drive an engine in this process.
+#[cfg(test)]
+pub(crate) fn shm_only(shm: ShmChannel) -> Routes {
+    let n = shm.nranks();
+    Routes { local: (0..n as u32).collect(), shm_world: (0..n).collect(), shm, tcp: None, node: vec![0; n], polls: 0 }
 }
 
 /// A host key as people read it: the name, without the network namespace number.

@@ -84,7 +84,9 @@ unsafe fn exchange(work: Work) -> Res {
     let mut answers: Vec<(usize, Vec<u8>)> = Vec::new();
     let mut sends = Vec::with_capacity(2 * n);
     for (r, batch) in batches.iter().enumerate().filter(|&(r, _)| r != me) {
-        sends.push(comm.isend(&batch[..], r, TAG_BATCH)?);
+        // SAFETY: `sends` is waited for at the end or dropped on an early return (dropping
+        // waits): no request is leaked, and `batches` outlives it.
+        sends.push(unsafe { comm.isend(&batch[..], r, TAG_BATCH) }?);
     }
     let mut first_error: Option<MpiError> = None;
     let mut replies: Vec<Vec<u8>> = vec![Vec::new(); n];
@@ -98,7 +100,8 @@ unsafe fn exchange(work: Work) -> Res {
         }
     }
     for (r, reply) in &answers {
-        sends.push(comm.isend(&reply[..], *r, TAG_REPLY)?);
+        // SAFETY: as above; `answers` outlives `sends`.
+        sends.push(unsafe { comm.isend(&reply[..], *r, TAG_REPLY) }?);
     }
     for (r, wanted) in landings.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
         let total: usize = wanted.iter().map(|w| w.0).sum();

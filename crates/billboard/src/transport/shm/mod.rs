@@ -25,7 +25,7 @@ mod segment;
 mod slots;
 pub mod wait;
 
-use ring::{RingMemory, RingRx, RingTx, CELL, FORM_INLINE, FORM_SLOT};
+use ring::{RingMemory, RingRx, RingTx, CELL, FORM_INLINE, FORM_MALFORMED, FORM_SLOT};
 pub(crate) use segment::{segment_name, Layout, Segment, CLAIM_WORDS};
 use slots::SlotPool;
 
@@ -141,7 +141,8 @@ unsafe fn cross_copy(pid: libc::pid_t, local: *mut u8, remote: u64, len: usize, 
     let mut done = 0;
     while done < len {
         let mine = libc::iovec { iov_base: local.wrapping_add(done).cast(), iov_len: len - done };
-        let theirs = libc::iovec { iov_base: (remote as usize + done) as *mut libc::c_void, iov_len: len - done };
+        let theirs =
+            libc::iovec { iov_base: (remote as usize).wrapping_add(done) as *mut libc::c_void, iov_len: len - done };
         let n = match dir {
             Direction::Read => libc::process_vm_readv(pid, &mine, 1, &theirs, 1, 0),
             Direction::Write => libc::process_vm_writev(pid, &mine, 1, &theirs, 1, 0),
@@ -208,6 +209,12 @@ pub struct ShmChannel {
     max_inline: usize,
     /// Ranks outnumber cores: a sender must not miss a sleeping receiver (see `wake`).
     oversubscribed: bool,
+    /// Senders no longer read ([`ShmChannel::close`]).
+    closed: Vec<bool>,
+    /// Senders closed for what they sent, not yet reported: (index, what was wrong).
+    failures: Vec<(usize, String)>,
+    /// The never-published cell (and credit word) closed rings point at.
+    dead: Option<Box<[crate::sync::AtomicU64; CELL / 8 + 1]>>,
 }
 
 impl ShmChannel {
@@ -232,6 +239,9 @@ impl ShmChannel {
             polls: 0,
             max_inline,
             oversubscribed,
+            closed: vec![false; n],
+            failures: Vec::new(),
+            dead: None,
         }
     }
 
@@ -256,24 +266,31 @@ impl ShmChannel {
         self.wake(peer);
     }
 
+    /// Hands up to [`DRAIN_BUDGET`] records of sender `s` to `f`. A record that cannot be
+    /// read (see [`RingRx::next`], and a slot descriptor naming no slot of the data part or
+    /// more bytes than a slot holds) closes `s`'s ring and leaves a failure to report.
     fn drain<F: FnMut(usize, &Header, &[u8])>(&mut self, s: usize, f: &mut F) -> usize {
         let ring = self.rx_rings[s];
         let mut handled = 0;
         while handled < DRAIN_BUDGET {
             let Some(rec) = self.rx[s].next(&ring) else { break };
-            let slot_acked = rec.form == FORM_SLOT;
-            if slot_acked {
-                let slot = u32::from_ne_bytes(rec.payload.try_into().unwrap()) as usize;
-                assert!(slot < self.seg.layout.slots, "corrupt slot descriptor from rank {s}");
-                let len = (rec.len as usize).min(self.seg.layout.slot_bytes);
-                // SAFETY: the sender wrote the slot before posting the descriptor we acquired,
-                // and reuses it only after our ACK below.
-                let data = unsafe { std::slice::from_raw_parts(self.seg.slot(s, slot), len) };
+            let slot_acked = rec.form != FORM_INLINE;
+            if !slot_acked {
+                f(s, &rec.header, rec.payload);
+            } else if let Some(data) = self.slot_payload(s, &rec) {
                 f(s, &rec.header, data);
                 self.acked[s] += 1;
                 self.seg.returns(s, self.me).acked.store(self.acked[s], Ordering::Release);
             } else {
-                f(s, &rec.header, rec.payload);
+                let why = match rec.form {
+                    FORM_MALFORMED => rec.malformation(),
+                    _ => format!(
+                        "a slot descriptor of slot {:?} with {} bytes (slots are 0..{}, of {} bytes)",
+                        rec.payload, rec.len, self.seg.layout.slots, self.seg.layout.slot_bytes
+                    ),
+                };
+                self.close(s, Some(why));
+                break;
             }
             let credited = self.rx[s].release(&ring, rec);
             handled += 1;
@@ -284,6 +301,52 @@ impl ShmChannel {
         }
         self.consumed[s] += handled as u64;
         handled
+    }
+
+    /// The bytes a slot descriptor from `s` names, if it names a slot of `s`'s data part and no
+    /// more bytes than the slot holds.
+    fn slot_payload(&self, s: usize, rec: &ring::Record<'_>) -> Option<&[u8]> {
+        if rec.form != FORM_SLOT {
+            return None;
+        }
+        let slot = u32::from_ne_bytes(rec.payload.try_into().ok()?) as usize;
+        let len = rec.len as usize;
+        if slot >= self.seg.layout.slots || len > self.seg.layout.slot_bytes {
+            return None;
+        }
+        // SAFETY: the sender wrote the slot before posting the descriptor we acquired, and
+        // reuses it only after our ACK; slot and length lie inside its data part (checked).
+        Some(unsafe { std::slice::from_raw_parts(self.seg.slot(s, slot), len) })
+    }
+
+    /// Stops reading sender `s` (it failed, or sent what cannot be read): its ring reads as
+    /// empty from now on, at no cost to the others, and the slots we sent it are ours again.
+    /// `why`: the channel found the fault itself and reports it through
+    /// [`ShmChannel::take_failure`]; `None`: the engine did and knows.
+    pub(crate) fn close(&mut self, s: usize, why: Option<String>) {
+        if self.closed[s] {
+            return;
+        }
+        self.closed[s] = true;
+        let dead = self.dead.get_or_insert_with(|| Box::new(std::array::from_fn(|_| crate::sync::AtomicU64::new(0))));
+        // One cell whose publish word stays 0 (a reader waits for 1): never a record.
+        self.rx_rings[s] = ShmRing { cells: dead.as_ptr() as *mut u8, ncells: 1, consumed: &dead[CELL / 8] };
+        self.rx[s] = RingRx::default();
+        self.slots.drop_receiver(s);
+        if let Some(why) = why {
+            self.failures.push((s, why));
+        }
+    }
+
+    /// Whether a fault found by the channel waits in [`ShmChannel::take_failure`].
+    #[inline]
+    pub fn has_failure(&self) -> bool {
+        !self.failures.is_empty()
+    }
+
+    /// The next sender the channel closed on its own: its index and what it sent.
+    pub fn take_failure(&mut self) -> Option<(usize, String)> {
+        self.failures.pop()
     }
 
     /// Hands the record waiting at the head of `s`'s ring to `take(header, payload)` if it
@@ -334,7 +397,11 @@ impl ShmChannel {
                 return Err(WouldBlock);
             }
         }
-        let Some(slot) = self.slots.alloc(&self.seg, self.me) else { return Err(WouldBlock) };
+        let slot = self.slots.alloc(&self.seg, self.me);
+        if let Some((r, why)) = self.slots.overcounted.take() {
+            self.close(r, Some(why));
+        }
+        let Some(slot) = slot else { return Err(WouldBlock) };
         let mut at = self.seg.slot(self.me, slot);
         for piece in pieces {
             // SAFETY: a free slot of our own data part and `total` fits it: no receiver reads
@@ -373,7 +440,8 @@ impl ShmChannel {
 
     /// Whether anything has arrived that `poll` would hand out.
     pub fn pending(&self) -> bool {
-        (0..self.nranks()).any(|s| self.seg.doorbell(self.me, s).load(Ordering::Acquire) != self.consumed[s])
+        (0..self.nranks())
+            .any(|s| !self.closed[s] && self.seg.doorbell(self.me, s).load(Ordering::Acquire) != self.consumed[s])
     }
 
     /// Like `read_remote`, into several local pieces (`iov`, consumed as it goes): one
@@ -394,8 +462,8 @@ impl ShmChannel {
             if n == 0 && want > 0 {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "process_vm_readv read nothing"));
             }
-            addr += n as usize;
-            // Drop the iovecs filled, shorten a partly filled one.
+            addr = addr.wrapping_add(n as usize); // a peer's address: the kernel checks it
+                                                  // Drop the iovecs filled, shorten a partly filled one.
             let mut left = n as usize;
             while let Some(first) = iov.first_mut() {
                 if left < first.iov_len {
@@ -456,11 +524,14 @@ impl ShmChannel {
     /// What a waiter needs to sleep without holding the channel (so other threads of this
     /// process may use it meanwhile): our sleep word, our doorbells, and what we have seen.
     pub(crate) fn sleeper(&self) -> Sleeper {
-        Sleeper {
-            word: &self.seg.control(self.me).sleep,
-            doorbells: self.seg.doorbell(self.me, 0),
-            seen: self.consumed.clone(),
-        }
+        // A closed sender's doorbell counts records never consumed: what it says now is seen.
+        let seen = (0..self.consumed.len())
+            .map(|s| match self.closed[s] {
+                true => self.seg.doorbell(self.me, s).load(Ordering::Acquire),
+                false => self.consumed[s],
+            })
+            .collect();
+        Sleeper { word: &self.seg.control(self.me).sleep, doorbells: self.seg.doorbell(self.me, 0), seen }
     }
 
     /// Wakes `peer` if it has said it sleeps.
@@ -590,6 +661,23 @@ pub(crate) fn connect(job: &mut crate::bootstrap::Job, ranks: &[usize], key: &st
     Ok(chan)
 }
 
+#[cfg(test)]
+impl ShmChannel {
+    /// Posts a record to `peer` with the `form` and `len` fields given, whatever they say
+    /// (what a faulty sender could post), for tests of the receiving end.
+    pub(crate) fn push_raw(&mut self, peer: usize, form: u32, len: u32, header: &Header, payload: &[u8]) {
+        let ring = self.tx_rings[peer];
+        assert!(self.tx[peer].try_push(&ring, form, len, header, payload), "room in the ring");
+        self.rang(peer);
+    }
+
+    /// Publishes `count` as the slot descriptors this rank has finished of `sender`'s (its ACK
+    /// count in `sender`'s partition), whatever it really finished.
+    pub(crate) fn forge_acks(&self, sender: usize, count: u64) {
+        self.seg.returns(sender, self.me).acked.store(count, Ordering::Release);
+    }
+}
+
 /// `n` connected endpoints in this process (each maps the segment itself), for the
 /// conformance suite.
 #[cfg(test)]
@@ -606,3 +694,7 @@ pub(crate) fn endpoints(n: usize, ring_bytes: usize, slot_bytes: usize, slots: u
     let _ = rustix::shm::unlink(name.as_str());
     eps
 }
+
+#[cfg(test)]
+#[path = "faults_tests.rs"]
+mod faults_tests;

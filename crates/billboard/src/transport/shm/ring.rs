@@ -26,6 +26,8 @@ pub(crate) const RECORD_HEAD: usize = 40;
 pub(crate) const FORM_INLINE: u32 = 1;
 pub(crate) const FORM_SLOT: u32 = 2;
 const FORM_SKIP: u32 = 3;
+/// Not on the wire: [`RingRx::next`]'s answer for a record it cannot read.
+pub(crate) const FORM_MALFORMED: u32 = u32::MAX;
 
 /// Where a ring's cells and its credit word live: the shared segment, or a model under loom.
 pub(crate) trait RingMemory {
@@ -96,7 +98,7 @@ impl RingTx {
         let idx = self.tail & (n - 1);
         let skip = if idx + need > n { n - idx } else { 0 };
         if self.tail + skip + need - self.credit > n {
-            self.credit = mem.consumed().load(Ordering::Acquire);
+            self.credit = self.read_credit(mem);
             if self.tail + skip + need - self.credit > n {
                 return false;
             }
@@ -119,8 +121,16 @@ impl RingTx {
         if self.tail + skip + need - self.credit <= n {
             return true;
         }
-        self.credit = mem.consumed().load(Ordering::Acquire);
+        self.credit = self.read_credit(mem);
         self.tail + skip + need - self.credit <= n
+    }
+
+    /// The receiver's published consumed position, never past what we posted: a receiver
+    /// that says it has read more can only make us overwrite its own unread cells, never
+    /// make this end's arithmetic wrap.
+    #[inline]
+    fn read_credit<M: RingMemory>(&self, mem: &M) -> u64 {
+        mem.consumed().load(Ordering::Acquire).min(self.tail)
     }
 
     #[inline(always)]
@@ -146,13 +156,37 @@ impl RingTx {
     }
 }
 
-/// One record as the receiver sees it, valid until [`RingRx::release`].
+/// One record as the receiver sees it, valid until [`RingRx::release`]. A record of form
+/// [`FORM_MALFORMED`] is what the ring holds where a well-formed one should be (an unknown form,
+/// a length past the ring's end): `form` and `len` of it are in `len` and `header.aux` for the
+/// report; it is never released (where the next record starts is unknown).
 pub(crate) struct Record<'a> {
     pub form: u32,
     pub len: u32,
     pub header: Header,
     pub payload: &'a [u8],
     cells: u64,
+}
+
+impl Record<'_> {
+    #[cold]
+    fn malformed(form: u32, len: u32) -> Record<'static> {
+        Record {
+            form: FORM_MALFORMED,
+            len,
+            header: Header { aux: form as u64, ..Header::default() },
+            payload: &[],
+            cells: 0,
+        }
+    }
+
+    /// What was wrong with a [`FORM_MALFORMED`] record, for the report.
+    pub fn malformation(&self) -> String {
+        format!(
+            "a ring record of form {} and length {} (forms are 1..=3, and a record ends inside the ring)",
+            self.header.aux, self.len
+        )
+    }
 }
 
 /// The receiver's private state for one ring.
@@ -178,13 +212,23 @@ impl RingRx {
             let head = unsafe { mem.read(at + 8, RECORD_HEAD - 8) };
             let form = u32::from_ne_bytes(head[0..4].try_into().unwrap());
             let len = u32::from_ne_bytes(head[4..8].try_into().unwrap());
-            if form == FORM_SKIP {
-                self.head += n - idx as u64;
-                continue;
+            let inline = match form {
+                FORM_INLINE => len as usize,
+                FORM_SLOT => 4,
+                FORM_SKIP => {
+                    self.head += n - idx as u64;
+                    continue;
+                }
+                _ => return Some(Record::malformed(form, len)),
+            };
+            // The sender never lets a record run past the ring's end (it posts SKIP first):
+            // one that says otherwise is not read, whatever its length says.
+            if at + RECORD_HEAD + inline > n as usize * CELL {
+                return Some(Record::malformed(form, len));
             }
             let header = Header::from_bytes(head[8..].try_into().unwrap());
-            let inline = if form == FORM_INLINE { len as usize } else { 4 };
-            // SAFETY: as above; the record's cells were all written before its publish word.
+            // SAFETY: as above; the record's cells were all written before its publish word,
+            // and they lie inside the ring (checked just above).
             let payload = unsafe { mem.read(at + RECORD_HEAD, inline) };
             return Some(Record { form, len, header, payload, cells: cells_for(inline) });
         }
@@ -324,6 +368,32 @@ mod tests {
             rx.release(&ring, rec);
         }
         assert_eq!(got, 300);
+    }
+
+    #[test]
+    fn records_the_ring_cannot_hold_are_not_read() {
+        let ring = HeapRing::new(32);
+        let (mut tx, mut rx) = (RingTx::default(), RingRx::default());
+        // A length that runs past the ring's end, then an unknown form.
+        assert!(tx.try_push(&ring, FORM_INLINE, (32 * CELL) as u32, &hdr(1), &[1; 8]));
+        let rec = rx.next(&ring).expect("a record is published");
+        assert_eq!((rec.form, rec.payload.len()), (FORM_MALFORMED, 0));
+        assert!(rec.malformation().contains("length 2048"), "{}", rec.malformation());
+        let ring = HeapRing::new(32);
+        let (mut tx, mut rx) = (RingTx::default(), RingRx::default());
+        assert!(tx.try_push(&ring, 77, 0, &hdr(1), &[]));
+        assert!(rx.next(&ring).unwrap().malformation().contains("form 77"));
+    }
+
+    #[test]
+    fn a_credit_past_what_was_posted_does_not_wrap() {
+        let ring = HeapRing::new(32);
+        let mut tx = RingTx::default();
+        while tx.try_push(&ring, FORM_INLINE, 8, &hdr(0), &[1; 8]) {}
+        ring.consumed.store(u64::MAX, Ordering::Release);
+        // Read as "everything consumed" (the receiver harms only its own ring), never wrapping.
+        assert!(tx.has_room(&ring, 8));
+        assert!(tx.try_push(&ring, FORM_INLINE, 8, &hdr(0), &[1; 8]));
     }
 
     #[test]

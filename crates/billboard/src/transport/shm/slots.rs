@@ -18,6 +18,10 @@ pub(crate) struct SlotPool {
     inflight: Vec<VecDeque<u32>>,
     /// Per receiver, the ACK count already applied.
     acks_seen: Vec<u64>,
+    /// Receivers no longer counted (failed): their slots were given back.
+    dropped: Vec<bool>,
+    /// A receiver whose ACK count passed what it was sent, found by the last reclaim.
+    pub overcounted: Option<(usize, String)>,
 }
 
 impl SlotPool {
@@ -27,6 +31,8 @@ impl SlotPool {
             refs: vec![0; slots],
             inflight: (0..nranks).map(|_| VecDeque::with_capacity(slots)).collect(),
             acks_seen: vec![0; nranks],
+            dropped: vec![false; nranks],
+            overcounted: None,
         }
     }
 
@@ -44,20 +50,47 @@ impl SlotPool {
         self.inflight[receiver].push_back(slot as u32);
     }
 
+    /// Frees the slots every addressed receiver has ACKed. A receiver whose count says it
+    /// finished more than it was sent is left in [`SlotPool::overcounted`] for the channel to
+    /// fail, and counted no more.
     fn reclaim(&mut self, seg: &Segment, me: usize) {
         for r in 0..self.inflight.len() {
+            if self.dropped[r] {
+                // Slots posted since it failed (none, from the engine) go back too.
+                self.drop_receiver(r);
+                continue;
+            }
             if self.inflight[r].is_empty() {
                 continue;
             }
             let acked = seg.returns(me, r).acked.load(Ordering::Acquire);
             while self.acks_seen[r] < acked {
-                let slot = self.inflight[r].pop_front().expect("ACK for a slot never posted") as usize;
+                let Some(slot) = self.inflight[r].pop_front() else {
+                    let why =
+                        format!("its ACK count {acked} passed the {} slot descriptors it was sent", self.acks_seen[r]);
+                    self.overcounted = Some((r, why));
+                    self.drop_receiver(r);
+                    break;
+                };
                 self.acks_seen[r] += 1;
-                self.refs[slot] -= 1;
-                if self.refs[slot] == 0 {
-                    self.free.push(slot as u32);
-                }
+                self.unref(slot as usize);
             }
+        }
+    }
+
+    /// Stops counting `receiver`'s ACKs (it failed): the slots it was sent are free once no
+    /// other receiver needs them.
+    pub fn drop_receiver(&mut self, receiver: usize) {
+        self.dropped[receiver] = true;
+        while let Some(slot) = self.inflight[receiver].pop_front() {
+            self.unref(slot as usize);
+        }
+    }
+
+    fn unref(&mut self, slot: usize) {
+        self.refs[slot] -= 1;
+        if self.refs[slot] == 0 {
+            self.free.push(slot as u32);
         }
     }
 }

@@ -169,6 +169,19 @@ impl TcpChannel {
         n
     }
 
+    /// Ends the connection to `peer`, whose records broke the engine's protocol: nothing more
+    /// is read from it, and it sees the connection shut down. The engine has failed it already,
+    /// so this is not reported again.
+    pub(crate) fn close(&mut self, peer: usize, why: &str) {
+        let Some(c) = self.conns[peer].as_mut() else { return };
+        if c.broken.is_none() {
+            c.broken = Some(super::conn::Broken::Protocol(why.to_string()));
+        }
+        let _ = epoll::delete(&*self.epoll, &c.fd);
+        let _ = rustix::net::shutdown(&c.fd, rustix::net::Shutdown::Both);
+        self.reported[peer] = true;
+    }
+
     fn report(&mut self, peer: usize) {
         let c = self.conns[peer].as_ref().expect("a connection to report");
         let why = c.broken.as_ref().map_or_else(String::new, |b| b.to_string());

@@ -132,3 +132,20 @@ fn an_orderly_close_is_no_failure() {
     }
     assert!(eps[0].take_failure().is_none());
 }
+
+#[test]
+fn a_connection_closed_for_its_records_ends_at_both_ends() {
+    let mut eps = endpoints(2);
+    exchange(&mut eps, 1, 0, 3);
+    eps[0].close(1, "it broke the message protocol");
+    let h = Header { kind: 1, context: 2, source: 1, tag: 5, aux: 0 };
+    let _ = eps[1].try_send(0, &h, b"after");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !eps[1].has_failure() {
+        assert!(Instant::now() < deadline, "the peer never saw the connection end");
+        eps[0].poll(Some(1), |_, _, _| panic!("a closed connection's records reached the engine"));
+        eps[1].poll(None, |_, _, _| {});
+    }
+    assert_eq!(eps[1].take_failure().map(|f| f.0), Some(0));
+    assert!(!eps[0].has_failure(), "the closing end knows already: not reported again");
+}

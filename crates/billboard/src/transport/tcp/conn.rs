@@ -237,6 +237,10 @@ impl Conn {
 
     /// Reads what has arrived and hands each record to `f(header, payload)`; returns how many.
     pub fn receive(&mut self, f: &mut impl FnMut(&Header, &[u8])) -> usize {
+        if self.broken.is_some() {
+            // Frames still buffered behind the fault are not handed out.
+            return 0;
+        }
         let mut handled = self.deliver(f);
         for _ in 0..READS_PER_POLL {
             if self.broken.is_some() {

@@ -1,0 +1,101 @@
+//! Failed peers: a route that broke, or a peer whose records break the protocol.
+//!
+//! Both end the same way: every request that depends on the peer completes with
+//! [`Error::PeerGone`] naming it and what happened, later ones fail as they start, and nothing
+//! more it sends is handled. A record a well-behaved peer cannot send (an unknown kind, a
+//! payload of the wrong length, a request id that is not one of ours in the state the record
+//! needs, bytes outside the message, a context no communicator can have) is such a fault: it
+//! fails its sender, never this process (no panic, no write outside a buffer).
+//!
+//! What each record kind may name (see `protocol.rs` for the records):
+//!
+//! | record | names                 | which must be                                               |
+//! |--------|-----------------------|-------------------------------------------------------------|
+//! | FIN    | our send request      | a rendezvous send to the sender, not pipelining             |
+//! | CTS    | our send request      | the same; payload: the receive request (4 bytes)             |
+//! | SHARE  | our send request      | a rendezvous send to the sender; claim word < CLAIM_WORDS  |
+//! | PUSHED | our receive request   | a shared copy from the sender that asked (SHARE) and was not told yet; pages inside the message |
+//! | DATA   | our receive request   | a pipelined receive from the sender; the bytes inside the message and not past its length |
+
+use super::*;
+
+impl Core {
+    /// A request that has already failed because `peer`'s route broke.
+    pub(super) fn failed_request(&mut self, peer: usize) -> ReqId {
+        let id = self.reqs.insert(State::Done, Some(peer));
+        let why = self.failed[peer].clone().unwrap_or_default();
+        self.reqs.get_mut(id).error = Some(Error::PeerGone { rank: peer, reason: why });
+        id
+    }
+
+    /// `peer`'s route broke: every request that depends on it fails now, naming it, and so will
+    /// later ones. Wildcard receives fail too (the message they wait for may have been the lost
+    /// peer's), as MPI's fault-tolerance proposal has it; nothing waits forever.
+    pub(super) fn fail_peer(&mut self, peer: usize, why: String) {
+        if self.failed[peer].is_some() {
+            return;
+        }
+        crate::verbose(format_args!("rank {peer} failed: {why}"));
+        self.failed[peer] = Some(why.clone());
+        self.any_failed = true;
+        let gone = |why: &str| Error::PeerGone { rank: peer, reason: why.to_string() };
+        for id in self.queued[peer].drain(..) {
+            self.queued_total -= 1;
+            let req = self.reqs.get_mut(id);
+            req.error = Some(gone(&why));
+            req.state = State::Done;
+        }
+        self.control.retain(|c| c.0 != peer);
+        if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none()) {
+            if d.hint.is_none() || d.hint == Some(peer) {
+                d.outcome = Some(Outcome::Done(Err(gone(&why))));
+            }
+        }
+        for id in 0..self.reqs.len() as ReqId {
+            let req = self.reqs.get(id);
+            let depends = match req.state {
+                State::Free | State::Done => false,
+                State::RecvPosted { .. } => (req.hint == Some(peer) || req.hint.is_none()) && self.matcher.cancel(id),
+                _ => req.hint == Some(peer),
+            };
+            if depends {
+                let req = self.reqs.get_mut(id);
+                req.error = Some(gone(&why));
+                req.state = State::Done;
+            }
+        }
+    }
+
+    /// `peer` sent a record it cannot have sent if it kept the protocol: it fails as if its
+    /// route broke, and its route is closed at the end of this poll (see [`Engine::progress`]).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn malformed(&mut self, peer: usize, what: std::fmt::Arguments<'_>) {
+        if self.failed[peer].is_some() {
+            return;
+        }
+        self.fail_peer(peer, format!("it broke the message protocol: {what}"));
+        self.to_close.push(peer);
+    }
+
+    /// The send request a FIN, CTS or SHARE from `peer` names (`aux`), if it is one of ours to
+    /// `peer` waiting for the receiver (`shared`: also while it helps with a shared copy).
+    #[inline]
+    pub(super) fn rendezvous_send(&mut self, peer: usize, aux: u64, shared: bool) -> Option<ReqId> {
+        let req = self.reqs.lookup_mut(aux)?;
+        let waiting = match req.state {
+            State::SendRendezvous { .. } => true,
+            State::SendShared { .. } => shared,
+            _ => false,
+        };
+        (waiting && req.hint == Some(peer)).then_some(aux as ReqId)
+    }
+
+    /// The receive request a DATA or PUSHED record from `peer` names (`id`), if it is one of
+    /// ours from `peer`, in the state `expected` accepts.
+    #[inline]
+    pub(super) fn receive_from(&mut self, peer: usize, id: u64, expected: fn(&State) -> bool) -> Option<ReqId> {
+        let req = self.reqs.lookup_mut(id)?;
+        (expected(&req.state) && req.hint == Some(peer)).then_some(id as ReqId)
+    }
+}
