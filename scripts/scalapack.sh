@@ -45,6 +45,23 @@ declare -A KNOWN_BAD_UNDER_MPICH=(
   # NB=2, NRHS=1, P=Q=2) it hung in 2 of 3 runs. Upstream: Reference-ScaLAPACK/scalapack issue
   # 121 ("LU, LLT tests deadlocks", xsllt stuck in psamax_ under Open MPI 5).
   [xsllt]="hangs in PSPORFS under MPICH too (Reference-ScaLAPACK/scalapack#121)"
+  # The root of that hang, and of the LU testers' "PDGETRS parameter number 1 had an illegal
+  # value" then hang: P?LACON (called by P?GERFS and P?PORFS) reads its output EST before setting
+  # it, so each rank branches on whatever its stack held there (upstream fix: PR 122,
+  # "EST = ZERO", after Debian's 2.2.1). valgrind --track-origins: "Conditional jump depends on
+  # uninitialised value ... pdlacon_ by pdgerfs_; created by a stack allocation at pdgerfs_".
+  # Whether a run fails depends on stack contents and ASLR, not on the MPI library: with the
+  # grids 1x2 and 2x1 of issue 16's LU.dat, xdlu failed 2 of 10 runs under mpirun.mpich; with
+  # ASLR off (setarch -R) it passed 12 of 12 under MPICH and failed 12 of 12 under bbrun (the
+  # libraries leave different stack contents). With the LU.dat and LLT.dat shipped here these
+  # pass in every run so far, but may fail the same way.
+  [xslu]="may fail in PSGERFS (uninitialised EST in PSLACON, Reference-ScaLAPACK/scalapack#121)"
+  [xdlu]="may fail in PDGERFS (uninitialised EST in PDLACON, Reference-ScaLAPACK/scalapack#121)"
+  [xclu]="may fail in PCGERFS (uninitialised EST in PCLACON, Reference-ScaLAPACK/scalapack#121)"
+  [xzlu]="may fail in PZGERFS (uninitialised EST in PZLACON, Reference-ScaLAPACK/scalapack#121)"
+  [xdllt]="may fail in PDPORFS (uninitialised EST in PDLACON, Reference-ScaLAPACK/scalapack#121)"
+  [xcllt]="may fail in PCPORFS (uninitialised EST in PCLACON, Reference-ScaLAPACK/scalapack#121)"
+  [xzllt]="may fail in PZPORFS (uninitialised EST in PZLACON, Reference-ScaLAPACK/scalapack#121)"
 )
 
 TESTS=/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests
