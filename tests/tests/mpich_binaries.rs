@@ -76,7 +76,18 @@ fn scalapack_lu_tests_built_for_mpich_pass_on_billboard() {
     }
     let dir = std::env::temp_dir().join(format!("bb-scalapack-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(tests.join("LU.dat"), dir.join("LU.dat")).expect("copy LU.dat");
+    // Debian's LU.dat, less its last switch: "Test Cond. Est. and Iter. Ref. Routines" runs
+    // P?GERFS, whose P?LACON reads EST before setting it (Reference-ScaLAPACK issue 121, fixed
+    // upstream by PR 122 after Debian's 2.2.1). A rank then branches on whatever its stack held
+    // there, and the ranks part ways ("PSGETRS parameter number 1 had an illegal value", then a
+    // hang) under MPICH too: 2 of 10 runs of xdlu on grids 1x2 and 2x1 under mpirun.mpich.
+    // Factorization and solve, the part that exercises MPI, stay in; scripts/scalapack.sh runs
+    // the whole tester list as CTest does.
+    let lu = std::fs::read_to_string(tests.join("LU.dat")).expect("read LU.dat");
+    let last = lu.lines().last().unwrap_or_default();
+    assert!(last.trim_start().starts_with('T'), "LU.dat's last line is no longer the T/F switch: {last}");
+    let without_refinement = lu.replacen(last, &last.replacen('T', "F", 1), 1);
+    std::fs::write(dir.join("LU.dat"), without_refinement).expect("write LU.dat");
     for program in ["xdlu", "xslu"] {
         for n in [1, 2, 4] {
             let (ok, text) = run(n, &tests.join(program), &[], &dir, Duration::from_secs(300));
