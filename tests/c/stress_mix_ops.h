@@ -234,6 +234,8 @@ static void coll_run(fam_t *f, uint64_t salt, int type, int blocking)
     r->op = opdraw;
     long total = (size_bytes(mix((uint64_t)sizedraw)) / 4) & ~7L;
     stat_colls++;
+    TRACE("%s %s: %ld ints in all, root %d, op %d, in place %d", blocking ? "blocking" : "nonblocking",
+          coll_names[type], total, r->root, r->op, inplace);
     switch (type) {
     case C_BARRIER:
         SCHK(blocking ? MPI_Barrier(c) : MPI_Ibarrier(c, rq));

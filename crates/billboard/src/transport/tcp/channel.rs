@@ -62,6 +62,9 @@ pub struct TcpChannel {
     loopback: VecDeque<(Header, Vec<u8>)>,
     /// Some connection may hold unsent bytes.
     pending_out: bool,
+    /// Peers whose first frames came in with the handshake: they sit in the connection's reader,
+    /// where epoll cannot see them, so the next poll delivers them whatever its hint.
+    buffered: Vec<usize>,
     /// Broken connections not yet reported, and which have been.
     failures: VecDeque<(usize, String)>,
     reported: Vec<bool>,
@@ -88,7 +91,11 @@ impl TcpChannel {
         epoll::add(&epoll, &listener, epoll::EventData::new_u64(LISTENER), epoll::EventFlags::IN)
             .map_err(os("epoll_ctl"))?;
         let mut conns: Vec<Option<Conn>> = (0..nranks).map(|_| None).collect();
+        let mut buffered = Vec::new();
         for (peer, fd, early) in established {
+            if !early.is_empty() {
+                buffered.push(peer);
+            }
             tune(&fd)?;
             epoll::add(&epoll, &fd, epoll::EventData::new_u64(peer as u64), epoll::EventFlags::IN)
                 .map_err(os("epoll_ctl"))?;
@@ -106,6 +113,7 @@ impl TcpChannel {
             next_stranger: 0,
             loopback: VecDeque::new(),
             pending_out: false,
+            buffered,
             failures: VecDeque::new(),
             reported: vec![false; nranks],
             polls: 0,
@@ -338,6 +346,11 @@ impl Channel for TcpChannel {
         }
         if self.pending_out {
             self.flush();
+        }
+        if !self.buffered.is_empty() {
+            for peer in std::mem::take(&mut self.buffered) {
+                handled += self.receive(peer, &mut f);
+            }
         }
         if let Some(peer) = hint.filter(|&p| self.reaches(p)) {
             handled += self.receive(peer, &mut f);

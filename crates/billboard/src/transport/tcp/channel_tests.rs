@@ -149,3 +149,31 @@ fn a_connection_closed_for_its_records_ends_at_both_ends() {
     assert_eq!(eps[1].take_failure().map(|f| f.0), Some(0));
     assert!(!eps[0].has_failure(), "the closing end knows already: not reported again");
 }
+
+/// A peer that finishes its side of the handshake first may send at once, and its first frame
+/// then arrives with the handshake's last message: the handshake hands those bytes over
+/// (`early`) and they sit in the connection's reader, where epoll cannot see them. A poll
+/// without a hint (MPI_Test of a nonblocking collective) must still deliver them; it did only
+/// when a poll named that peer, so an MPI_Iallreduce completed by MPI_Test loops hung.
+#[test]
+fn frames_read_with_the_handshake_are_delivered_without_a_hint() {
+    use crate::transport::tcp::setup::listen;
+    use crate::transport::tcp::wire::FRAME_HEADER_BYTES;
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+    let (mut server, _) = l.accept().unwrap();
+    // Rank 1 sends one record; rank 0's handshake read it along with its last message.
+    let mut sender = Conn::new(OwnedFd::from(client), &[]);
+    let h = Header { kind: 1, context: 2, source: 1, tag: 5, aux: 7 };
+    assert!(sender.send(&h, b"early").is_ok());
+    let mut early = vec![0u8; FRAME_HEADER_BYTES + 5];
+    server.read_exact(&mut early).unwrap();
+    let hosts = vec!["localhost".to_string(); 2];
+    let secret = Secret::generate().unwrap();
+    let mut ep = TcpChannel::new(0, hosts, listen().unwrap(), secret, vec![(1, OwnedFd::from(server), early)]).unwrap();
+    let mut got = Vec::new();
+    for _ in 0..100 {
+        ep.poll(None, |peer, h, p| got.push((peer, h.tag, h.aux, p.to_vec())));
+    }
+    assert_eq!(got, vec![(1, 5, 7, b"early".to_vec())]);
+}
