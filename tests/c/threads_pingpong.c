@@ -14,7 +14,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-enum { SMALL_ROUNDS = 3000, PAUSE_MS = 1500 };
+enum { SMALL_ROUNDS = 30000, PAUSE_MS = 1500 };
 
 static long rounds_for(long size)
 {

@@ -15,7 +15,7 @@ use std::time::Duration;
 use rustix::thread::futex;
 
 use super::{Engine, EngineGuard, Shared};
-use crate::transport::shm::wait::{Backoff, Step, SLEEP_US};
+use crate::transport::shm::wait::{Backoff, Step};
 
 /// Empty polls a spinning waiter makes per lock hold (other threads wait that long at most,
 /// about a microsecond).
@@ -41,13 +41,6 @@ impl Waiters {
         self.baton.compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed).ok().map(|_| Baton(self))
     }
 
-    /// Wakes the sleepers if none of them polls (a thread leaving a wait without the baton).
-    fn wake_if_unattended(&self) {
-        if self.sleeping.load(Ordering::SeqCst) > 0 && !self.baton.load(Ordering::SeqCst) {
-            self.announce();
-        }
-    }
-
     /// Tells the sleepers to look again.
     fn announce(&self) {
         self.event.fetch_add(1, Ordering::SeqCst);
@@ -57,21 +50,37 @@ impl Waiters {
     }
 }
 
-/// The right to poll for every waiting thread; returned (and the sleepers told) on drop.
+/// The right to poll for every waiting thread; returned on drop. The sleepers are not woken
+/// then: the thread that leaves usually comes back in a moment (a reply, the next receive) and
+/// takes it again, and a wake-up would have a sleeper compete with it for its core; a sleeper
+/// finds the baton free at the end of its nap and takes over.
 struct Baton<'a>(&'a Waiters);
 
 impl Drop for Baton<'_> {
     fn drop(&mut self) {
         self.0.baton.store(false, Ordering::SeqCst);
-        self.0.announce();
     }
 }
 
 /// Where one wait is on the ladder, and whether it holds the baton.
-#[derive(Default)]
 pub(crate) struct Waiting<'a> {
     backoff: Option<Backoff>,
     baton: Option<Baton<'a>>,
+    /// The next sleep without the baton: it starts short, so a baton let go is picked up soon,
+    /// and doubles up to [`LONGEST_NAP`] while another thread polls.
+    nap: Duration,
+}
+
+/// The first and the longest nap of a thread that waits without the baton: short, because a
+/// poller that leaves wakes nobody, and a sleeper takes over at the end of its nap; a sleeper
+/// that wakes every 200 µs to look costs well under 1% of a core.
+const FIRST_NAP: Duration = Duration::from_micros(50);
+const LONGEST_NAP: Duration = Duration::from_micros(200);
+
+impl Default for Waiting<'_> {
+    fn default() -> Self {
+        Waiting { backoff: None, baton: None, nap: FIRST_NAP }
+    }
 }
 
 impl Shared {
@@ -116,17 +125,13 @@ impl Shared {
         'rounds: loop {
             for _ in 0..POLLS_PER_LOCK {
                 if done(&mut engine) {
-                    if waiting.baton.is_none() {
-                        // Whoever handed us the message may sleep: make sure someone polls.
-                        self.waiters.wake_if_unattended();
-                    }
                     return engine;
                 }
                 if waiting.baton.is_none() && !self.serialized() {
                     match self.waiters.take_baton() {
                         Some(baton) => waiting.baton = Some(baton),
                         None => {
-                            engine = self.sleep_for_event(engine);
+                            engine = self.sleep_for_event(engine, &mut waiting.nap, false);
                             continue 'rounds;
                         }
                     }
@@ -143,7 +148,8 @@ impl Shared {
                         // A message for another thread, most likely: hand it the baton and this
                         // core, rather than make it wait for a core while this thread spins.
                         waiting.baton = None;
-                        engine = self.sleep_for_event(engine);
+                        self.waiters.announce();
+                        engine = self.sleep_for_event(engine, &mut waiting.nap, true);
                         continue 'rounds;
                     }
                     if waiting.baton.is_some() {
@@ -178,16 +184,23 @@ impl Shared {
         }
     }
 
-    /// Another thread polls: sleep until it moves something or leaves (bounded by the ladder's
-    /// longest sleep, should a wake-up be missed), then look again.
-    fn sleep_for_event<'a>(&'a self, engine: EngineGuard<'a>) -> EngineGuard<'a> {
+    /// Another thread polls: sleep until it moves something, or for `nap` (which then doubles,
+    /// up to [`LONGEST_NAP`]), then look again. `handing_over`: this thread just
+    /// gave the baton to the sleepers, so it sleeps even though none of them holds it yet (else
+    /// it would take the baton straight back and keep the core they need).
+    fn sleep_for_event<'a>(
+        &'a self,
+        engine: EngineGuard<'a>,
+        nap: &mut Duration,
+        handing_over: bool,
+    ) -> EngineGuard<'a> {
         let w = &self.waiters;
         let seen = w.event.load(Ordering::SeqCst);
         w.sleeping.fetch_add(1, Ordering::SeqCst);
         drop(engine);
-        if w.baton.load(Ordering::SeqCst) {
-            let longest = Duration::from_micros(SLEEP_US.get() as u64);
-            let ts = rustix::time::Timespec { tv_sec: 0, tv_nsec: longest.as_nanos().min(999_999_999) as i64 };
+        if handing_over || w.baton.load(Ordering::SeqCst) {
+            let ts = rustix::time::Timespec { tv_sec: 0, tv_nsec: nap.as_nanos() as i64 };
+            *nap = (*nap * 2).min(LONGEST_NAP);
             // EAGAIN (it moved already), EINTR and ETIMEDOUT all mean: look again.
             let _ = futex::wait(&w.event, futex::Flags::PRIVATE, seen, Some(&ts));
         }
