@@ -41,10 +41,12 @@ impl Waiters {
         self.baton.compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed).ok().map(|_| Baton(self))
     }
 
-    /// Tells the sleepers to look again.
+    /// Tells the sleepers to look again. Without sleepers it costs one load, not a locked
+    /// instruction: a thread goes to sleep only under the engine lock, after looking at what
+    /// the poller's last round (also under the lock) delivered, so it cannot miss that round.
     fn announce(&self) {
-        self.event.fetch_add(1, Ordering::SeqCst);
         if self.sleeping.load(Ordering::SeqCst) > 0 {
+            self.event.fetch_add(1, Ordering::SeqCst);
             let _ = futex::wake(&self.event, futex::Flags::PRIVATE, u32::MAX);
         }
     }
