@@ -629,14 +629,17 @@ impl Channel for ShmChannel {
 }
 
 /// Sets up the billboard among `ranks` (world ranks on this host, ascending, this one among
-/// them): the lowest creates the segment and publishes its name under `key`, the others map it,
+/// them); `oversubscribed`: the ranks on this host, whatever their routes, outnumber its cores. The lowest creates the segment and publishes its name under `key`, the others map it,
 /// and once all have, the creator unlinks the name so nothing is left in `/dev/shm` whatever
 /// happens later. Every rank of the job calls this (it holds two job-wide barriers).
-pub(crate) fn connect(job: &mut crate::bootstrap::Job, ranks: &[usize], key: &str) -> crate::Result<ShmChannel> {
+pub(crate) fn connect(
+    job: &mut crate::bootstrap::Job,
+    ranks: &[usize],
+    key: &str,
+    oversubscribed: bool,
+) -> crate::Result<ShmChannel> {
     let me = ranks.iter().position(|&r| r == job.rank).expect("this rank is on its own billboard");
     let layout = Layout::new(ranks.len(), RING_BYTES.get(), SLOT_BYTES.get(), SLOTS.get());
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let oversubscribed = ranks.len() > cores;
     // Let peers read our buffers with process_vm_readv where Yama restricts ptrace.
     let _ = rustix::process::set_ptracer(rustix::process::PTracer::Any);
     let kvs_key = format!("bb-shm-segment-{key}");
