@@ -126,6 +126,17 @@ fn a_waiting_rank_sleeps_instead_of_spinning() {
     assert!(cpu < 0.5, "the job used {cpu:.2} CPU seconds over {:?} of waiting", job.elapsed);
 }
 
+/// A ladder that goes to sleep at once, for as long as 30 s: only the data can wake a rank in time.
+const SLEEP_AT_ONCE: [(&str, &str); 3] = [("BB_SPIN", "1"), ("BB_YIELD", "1"), ("BB_SLEEP_US", "30000000")];
+
+#[test]
+fn a_sleeping_rank_is_woken_by_its_data_on_either_route() {
+    let tcp: Vec<_> = SLEEP_AT_ONCE.iter().chain(&TCP).copied().collect();
+    for env in [&SLEEP_AT_ONCE[..], &tcp[..]] {
+        case(3, "wakeup", env);
+    }
+}
+
 #[test]
 fn collectives_on_1_to_5_ranks() {
     for n in 1..=5 {

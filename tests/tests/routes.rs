@@ -46,6 +46,15 @@ fn two_hosts_two_ranks_each_use_both_routes() {
 }
 
 #[test]
+fn a_sleeping_rank_with_peers_on_both_routes_is_woken_by_its_data() {
+    let Some(ns) = Netns::create(2) else { return };
+    // Rank 1 shares rank 0's host and also has TCP peers: it sleeps in epoll, and rank 0's
+    // post on the billboard must ring its doorbell there. Ranks 2 and 3 wake on the socket.
+    let env = [("BB_SPIN", "1"), ("BB_YIELD", "1"), ("BB_SLEEP_US", "30000000")];
+    expect_ok(&run(&ns, &[2, 2], &env, "bb-pt2pt", &["wakeup"]), "ok wakeup on 4 ranks");
+}
+
+#[test]
 fn three_hosts_two_ranks_each() {
     let Some(ns) = Netns::create(3) else { return };
     expect_ok(&run(&ns, &[2, 2, 2], &[], "bb-pt2pt", &["all"]), "ok all on 6 ranks");

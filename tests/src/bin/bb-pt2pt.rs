@@ -646,6 +646,13 @@ extern "C" {
     fn raise(sig: i32) -> i32;
 }
 
+/// This process's voluntary context switches so far (its main thread's, where it waits).
+fn voluntary_switches() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
+    let line = status.lines().find(|l| l.starts_with("voluntary_ctxt_switches:")).expect("a switch count");
+    line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("a number")
+}
+
 fn main() {
     if let Err(e) = run() {
         eprintln!("bb-pt2pt: {e}");
@@ -697,6 +704,24 @@ fn run() -> Res {
             } else if w.rank() == 1 {
                 let mut b = 0u8;
                 w.recv(&mut b, 0, 0)?;
+            }
+        }
+        // Every other rank waits a second for rank 0, asleep (run with a ladder that sleeps at
+        // once and for long, BB_SPIN=1 BB_YIELD=1 BB_SLEEP_US=30000000): the data itself must
+        // wake it, whatever the route, in one or a few wake-ups, not a timer's thousands.
+        "wakeup" => {
+            if w.rank() == 0 {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                for r in 1..w.size() {
+                    w.send(&1u8, r, 0)?;
+                }
+            } else {
+                let (before, start) = (voluntary_switches(), std::time::Instant::now());
+                let mut b = 0u8;
+                w.recv(&mut b, 0, 0)?;
+                let (switches, took) = (voluntary_switches() - before, start.elapsed());
+                assert!(took < std::time::Duration::from_secs(10), "rank {} woke after {took:?}", w.rank());
+                assert!(switches < 100, "rank {} woke {switches} times in {took:?} of waiting", w.rank());
             }
         }
         // Fault cases: the others wait on the failing rank, which bbrun must notice and end.

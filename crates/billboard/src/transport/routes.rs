@@ -35,10 +35,6 @@ const TCP_EVERY: u32 = 16;
 /// What polling a socket costs (a `recv` that finds nothing, ~0.5 µs), in spin pauses.
 const TCP_POLL_PAUSES: u32 = 16;
 
-/// Longest sleep in epoll when billboard peers may also wake us (they ring a futex, which
-/// epoll does not see).
-const MIXED_SLEEP: Duration = Duration::from_micros(250);
-
 /// How one rank is reached, for `bbrun --info` and verbose reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Route {
@@ -67,6 +63,9 @@ pub struct Routes {
     shm_world: Vec<usize>,
     shm: ShmChannel,
     tcp: Option<TcpChannel>,
+    /// With peers on both routes: where this rank sleeps, an epoll set holding TCP's set and
+    /// the billboard doorbell (`shm/bell.rs`), and that doorbell.
+    both: Option<(Arc<OwnedFd>, Arc<OwnedFd>)>,
     /// Per world rank: the index of its host (ranks with equal indices share a host).
     node: Vec<usize>,
     polls: u32,
@@ -140,10 +139,13 @@ impl Routes {
 
     /// What a waiter needs to sleep without holding the routes.
     pub(crate) fn sleeper(&mut self) -> Sleeper {
-        match &mut self.tcp {
-            None => Sleeper::Shm(self.shm.sleeper()),
-            Some(tcp) if self.shm_world.len() == 1 => Sleeper::Tcp(tcp.waker()),
-            Some(tcp) => Sleeper::Both(self.shm.sleeper(), tcp.waker()),
+        match (&mut self.tcp, &self.both) {
+            (None, _) => Sleeper::Shm(self.shm.sleeper()),
+            (Some(tcp), None) => Sleeper::Tcp(tcp.waker()),
+            (Some(tcp), Some((set, bell))) => {
+                drop(tcp.waker()); // flushes what the sockets still owe
+                Sleeper::Both(self.shm.sleeper(), Arc::clone(set), Arc::clone(bell))
+            }
         }
     }
 
@@ -254,9 +256,10 @@ impl Channel for Routes {
     }
 
     fn sleep(&self, timeout: Duration) {
-        match &self.tcp {
-            None => self.shm.sleep(timeout),
-            Some(tcp) => tcp.sleep(timeout.min(MIXED_SLEEP)),
+        match (&self.tcp, &self.both) {
+            (None, _) => self.shm.sleep(timeout),
+            (Some(tcp), None) => tcp.sleep(timeout),
+            (Some(_), Some((set, bell))) => self.shm.sleeper().sleep_on_bell(bell, || sleep_on(set, timeout)),
         }
     }
 
@@ -269,8 +272,8 @@ impl Channel for Routes {
 pub(crate) enum Sleeper {
     Shm(shm::Sleeper),
     Tcp(Arc<OwnedFd>),
-    /// Billboard peers ring a futex that epoll does not see: sleep in short epoll waits.
-    Both(shm::Sleeper, Arc<OwnedFd>),
+    /// Billboard peers ring the doorbell in the epoll set: (set, doorbell).
+    Both(shm::Sleeper, Arc<OwnedFd>, Arc<OwnedFd>),
 }
 
 impl Sleeper {
@@ -278,11 +281,7 @@ impl Sleeper {
         match self {
             Sleeper::Shm(s) => s.sleep(timeout),
             Sleeper::Tcp(e) => sleep_on(e, timeout),
-            Sleeper::Both(s, e) => {
-                if !s.pending() {
-                    sleep_on(e, timeout.min(MIXED_SLEEP));
-                }
-            }
+            Sleeper::Both(s, set, bell) => s.sleep_on_bell(bell, || sleep_on(set, timeout)),
         }
     }
 }
@@ -313,6 +312,8 @@ pub fn forced_tcp() -> Result<bool> {
 /// Where one rank said it lives and listens.
 #[derive(Clone)]
 struct Advert {
+    /// The kernel it runs on: hosts that are network namespaces of one machine share its cores.
+    kernel: String,
     host: String,
     port: u16,
     addrs: Vec<Ipv4Addr>,
@@ -321,20 +322,29 @@ struct Advert {
 impl Advert {
     fn encode(&self) -> String {
         let addrs: Vec<String> = self.addrs.iter().map(|a| a.to_string()).collect();
-        format!("{}|{}|{}", self.host, self.port, addrs.join(","))
+        format!("{}|{}|{}|{}", self.kernel, self.host, self.port, addrs.join(","))
     }
 
     fn decode(rank: usize, text: &str) -> Result<Advert> {
         let bad = || Error::Bootstrap(format!("rank {rank} published a malformed route: {text:?}"));
-        let mut parts = text.rsplitn(3, '|');
+        let (kernel, rest) = text.split_once('|').ok_or_else(bad)?;
+        let mut parts = rest.rsplitn(3, '|');
         let (addrs, port, host) = (parts.next().ok_or_else(bad)?, parts.next().ok_or_else(bad)?, parts.next());
         let addrs = addrs.split(',').filter(|a| !a.is_empty()).map(|a| a.parse().map_err(|_| bad()));
         Ok(Advert {
+            kernel: kernel.to_string(),
             host: host.ok_or_else(bad)?.to_string(),
             port: port.parse().map_err(|_| bad())?,
             addrs: addrs.collect::<Result<_>>()?,
         })
     }
+}
+
+/// This machine's kernel, as the boot id names it (unique per boot); the host key without one.
+fn kernel_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|id| id.trim().to_string())
+        .unwrap_or_else(|_| addr::host_key())
 }
 
 /// Sets up this rank's routes to every rank of `job` (see the module documentation).
@@ -349,6 +359,7 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
             shm_world: all,
             shm,
             tcp: None,
+            both: None,
             node: vec![0; job.size],
             polls: 0,
         });
@@ -357,7 +368,12 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
     let choice = IfChoice::parse(&std::env::var("BB_TCP_IF").unwrap_or_default())?;
     let listener = setup::listen()?;
     let port = listener.local_addr().map_err(|e| Error::Os { call: "getsockname", errno: e })?.port();
-    let mine = Advert { host: addr::host_key(), port, addrs: addr::offered(&choice, &addr::interfaces()?)? };
+    let mine = Advert {
+        kernel: kernel_id(),
+        host: addr::host_key(),
+        port,
+        addrs: addr::offered(&choice, &addr::interfaces()?)?,
+    };
     job.put(&format!("bb-route-{me}"), &mine.encode())?;
     job.barrier()?;
     let mut adverts = Vec::with_capacity(job.size);
@@ -383,9 +399,10 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
         local[r] = i as u32;
     }
     let segment_key = if tcp_forced { format!("r{me}") } else { node[me].to_string() };
-    // Every rank of this host competes for its cores, whichever route reaches it (all of them
-    // TCP under BB_ROUTES=tcp): a waiter that spins keeps the core its peer needs.
-    let here = node.iter().filter(|&&n| n == node[me]).count();
+    // Every rank on this machine competes for its cores, whichever route reaches it (all of
+    // them TCP under BB_ROUTES=tcp, and hosts that are network namespaces of one machine share
+    // it): a waiter that spins keeps the core its peer needs.
+    let here = adverts.iter().filter(|a| a.kernel == mine.kernel).count();
     let shm = shm::connect(job, &billboard, &segment_key, outnumbered(here))?;
 
     let targets: Vec<Target> = (0..job.size)
@@ -397,7 +414,8 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
             Target { rank: r, host: host_label(&a.host), addrs }
         })
         .collect();
-    let tcp = if targets.is_empty() {
+    let mut shm = shm;
+    let mut tcp = if targets.is_empty() {
         None // every rank shares this host (under a launcher that did not say so)
     } else {
         let secret = Secret::from_env().map_err(|e| {
@@ -407,7 +425,11 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
         let hosts = adverts.iter().map(|a| host_label(&a.host)).collect();
         Some(TcpChannel::new(me, hosts, listener, secret, established)?)
     };
-    Ok(Routes { local, shm_world: billboard, shm, tcp, node, polls: 0 })
+    let both = match &mut tcp {
+        Some(tcp) if billboard.len() > 1 => Some(sleep_set(&mut shm, tcp)?),
+        _ => None,
+    };
+    Ok(Routes { local, shm_world: billboard, shm, tcp, both, node, polls: 0 })
 }
 
 /// The routes of a job whose ranks all share `shm` (each rank its own endpoint), for tests
@@ -415,7 +437,31 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
 #[cfg(test)]
 pub(crate) fn shm_only(shm: ShmChannel) -> Routes {
     let n = shm.nranks();
-    Routes { local: (0..n as u32).collect(), shm_world: (0..n).collect(), shm, tcp: None, node: vec![0; n], polls: 0 }
+    Routes {
+        local: (0..n as u32).collect(),
+        shm_world: (0..n).collect(),
+        shm,
+        tcp: None,
+        both: None,
+        node: vec![0; n],
+        polls: 0,
+    }
+}
+
+/// Where a rank with peers on both routes sleeps: one epoll set holding TCP's (ready when a
+/// socket is) and this rank's billboard doorbell, which its billboard peers ring when they post
+/// to it while it sleeps. Returns (set, doorbell).
+fn sleep_set(shm: &mut ShmChannel, tcp: &mut TcpChannel) -> Result<(Arc<OwnedFd>, Arc<OwnedFd>)> {
+    use rustix::event::epoll;
+    let os = |call: &'static str| move |e: std::io::Error| Error::Os { call, errno: e };
+    shm.install_bell().map_err(os("bind (billboard doorbell)"))?;
+    let bell = shm.bell().expect("installed");
+    let set = epoll::create(epoll::CreateFlags::CLOEXEC).map_err(|e| os("epoll_create")(e.into()))?;
+    for fd in [&tcp.waker(), &bell] {
+        epoll::add(&set, fd, epoll::EventData::new_u64(0), epoll::EventFlags::IN)
+            .map_err(|e| os("epoll_ctl")(e.into()))?;
+    }
+    Ok((Arc::new(set), bell))
 }
 
 /// Whether `ranks` processes outnumber the cores this process may run on.
@@ -434,12 +480,18 @@ mod tests {
 
     #[test]
     fn adverts_round_trip_and_bad_ones_are_named() {
-        let a = Advert { host: "node7~4026531833".into(), port: 40001, addrs: vec![Ipv4Addr::new(10, 0, 0, 1)] };
+        let a = Advert {
+            kernel: "b00t".into(),
+            host: "node7~4026531833".into(),
+            port: 40001,
+            addrs: vec![Ipv4Addr::new(10, 0, 0, 1)],
+        };
         let b = Advert::decode(3, &a.encode()).unwrap();
         assert_eq!((b.host.as_str(), b.port, b.addrs.as_slice()), ("node7~4026531833", 40001, a.addrs.as_slice()));
-        let none = Advert::decode(3, "h|5|").unwrap();
+        assert_eq!(b.kernel, "b00t");
+        let none = Advert::decode(3, "k|h|5|").unwrap();
         assert!(none.addrs.is_empty());
-        let e = Advert::decode(3, "h|x|1.2.3.4").err().unwrap().to_string();
+        let e = Advert::decode(3, "k|h|x|1.2.3.4").err().unwrap().to_string();
         assert!(e.contains("rank 3") && e.contains("h|x|1.2.3.4"), "{e}");
         assert_eq!(host_label("node7~4026531833"), "node7");
     }

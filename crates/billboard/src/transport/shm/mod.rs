@@ -11,7 +11,8 @@
 //! claim word (`claims.rs`).
 //!
 //! Files: `segment.rs` sets up and tears down, `ring.rs` sends and receives records,
-//! `slots.rs` manages the data part, `claims.rs` divides shared copies, `wait.rs` waits.
+//! `slots.rs` manages the data part, `claims.rs` divides shared copies, `wait.rs` waits,
+//! `bell.rs` wakes a rank that sleeps in `epoll_wait` (one that also has TCP peers).
 
 use std::io;
 
@@ -19,6 +20,7 @@ use crate::sync::Ordering;
 use crate::transport::{Caps, Channel, Header, WouldBlock};
 use crate::tunables::Tunable;
 
+mod bell;
 pub(crate) mod claims;
 mod ring;
 mod segment;
@@ -171,9 +173,19 @@ pub(crate) struct Sleeper {
 
 impl Sleeper {
     pub fn sleep(&self, timeout: std::time::Duration) {
+        wait::sleep(self.word(), timeout, || self.pending());
+    }
+
+    /// Sleeps in `block` (an `epoll_wait` whose set holds this rank's doorbell `bell`),
+    /// telling senders to ring the doorbell; returns at once if something is pending.
+    pub fn sleep_on_bell(&self, bell: &std::os::fd::OwnedFd, block: impl FnOnce()) {
+        wait::sleep_on_bell(self.word(), || self.pending(), block);
+        bell::Bell::quiet(std::os::fd::AsFd::as_fd(bell));
+    }
+
+    fn word(&self) -> &std::sync::atomic::AtomicU32 {
         // SAFETY: points into the segment, mapped for as long as the engine lives (above).
-        let word = unsafe { &*self.word };
-        wait::sleep(word, timeout, || self.pending());
+        unsafe { &*self.word }
     }
 
     /// Whether a sender has rung since the sleeper was made.
@@ -215,6 +227,8 @@ pub struct ShmChannel {
     failures: Vec<(usize, String)>,
     /// The never-published cell (and credit word) closed rings point at.
     dead: Option<Box<[crate::sync::AtomicU64; CELL / 8 + 1]>>,
+    /// This rank's doorbell, when it sleeps in `epoll_wait` ([`ShmChannel::install_bell`]).
+    bell: Option<bell::Bell>,
 }
 
 impl ShmChannel {
@@ -242,6 +256,7 @@ impl ShmChannel {
             closed: vec![false; n],
             failures: Vec::new(),
             dead: None,
+            bell: None,
         }
     }
 
@@ -296,7 +311,7 @@ impl ShmChannel {
             handled += 1;
             if credited || slot_acked {
                 // The sender may be waiting for ring room or a slot.
-                wait::wake(&self.seg.control(s).sleep, self.oversubscribed);
+                self.wake(s);
             }
         }
         self.consumed[s] += handled as u64;
@@ -360,7 +375,7 @@ impl ShmChannel {
             return false;
         }
         if self.rx[s].release(&ring, rec) {
-            wait::wake(&self.seg.control(s).sleep, self.oversubscribed);
+            self.wake(s);
         }
         self.consumed[s] += 1;
         true
@@ -536,7 +551,24 @@ impl ShmChannel {
 
     /// Wakes `peer` if it has said it sleeps.
     pub fn wake(&self, peer: usize) {
-        wait::wake(&self.seg.control(peer).sleep, self.oversubscribed);
+        wait::wake(&self.seg.control(peer).sleep, self.oversubscribed, || {
+            if let Some(bell) = &self.bell {
+                bell.ring(peer);
+            }
+        });
+    }
+
+    /// Gives this rank a doorbell (and rings the peers' when they sleep on theirs): for a rank
+    /// that sleeps in `epoll_wait` because it also has peers over TCP. Every rank of a segment
+    /// whose ranks have TCP peers calls this, after the segment is named.
+    pub(crate) fn install_bell(&mut self) -> io::Result<()> {
+        self.bell = Some(bell::Bell::bind(self.seg.name(), self.me, self.seg.layout.nranks)?);
+        Ok(())
+    }
+
+    /// This rank's doorbell socket, for the epoll set it sleeps in.
+    pub(crate) fn bell(&self) -> Option<std::sync::Arc<std::os::fd::OwnedFd>> {
+        self.bell.as_ref().map(bell::Bell::socket)
     }
 }
 

@@ -218,6 +218,11 @@ impl Segment {
         })
     }
 
+    /// The name it was created under (unique on the host).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Removes the name: the memory lives on while mapped, and a crash leaves nothing behind.
     pub fn unlink(&mut self) {
         if !self.unlinked {

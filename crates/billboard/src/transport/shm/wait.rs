@@ -5,8 +5,8 @@
 //! rank steals the core its peer needs, so the spin phase is cut short and we yield early.
 //!
 //! The sleep word (in the sleeper's control part) is the one word with more than one writer:
-//! the sleeper stores 1 before its last check, and a sender that sees 1 swaps it to 0 and wakes
-//! the futex. A sender checks only after posting; without a fence its load may pass its own
+//! the sleeper stores how it sleeps before its last check, and a sender that sees it swaps it to
+//! 0 and wakes the futex (or rings the doorbell, `bell.rs`). A sender checks only after posting; without a fence its load may pass its own
 //! post (store buffering) and miss a sleeper that just checked, so the sleep is bounded by
 //! `BB_SLEEP_US`. When oversubscribed, sleeping is common and the sender fences to close that
 //! window (an `mfence` per send, measured cheaper than the missed wake-ups it prevents).
@@ -27,26 +27,47 @@ pub static SLEEP_US: Tunable = Tunable::new(
     "longest futex sleep (µs); bounds a missed wake-up and the delay of dead-peer checks",
 );
 
+/// What a sleep word says: its owner is awake, sleeps on the futex, or sleeps in `epoll_wait`
+/// with its doorbell in the set (`bell.rs`).
+pub(crate) const AWAKE: u32 = 0;
+pub(crate) const FUTEX: u32 = 1;
+pub(crate) const BELL: u32 = 2;
+
 /// Sleeps on `word` unless `pending()` says there is work, for at most `timeout`.
 pub(crate) fn sleep(word: &AtomicU32, timeout: Duration, pending: impl Fn() -> bool) {
-    word.store(1, Ordering::SeqCst);
+    word.store(FUTEX, Ordering::SeqCst);
     if !pending() {
         let ts = rustix::time::Timespec { tv_sec: timeout.as_secs() as i64, tv_nsec: timeout.subsec_nanos() as i64 };
         // Shared between processes: not FUTEX_PRIVATE. EAGAIN (already woken), EINTR and
         // ETIMEDOUT all just mean "look again".
-        let _ = futex::wait(word, futex::Flags::empty(), 1, Some(&ts));
+        let _ = futex::wait(word, futex::Flags::empty(), FUTEX, Some(&ts));
     }
-    word.store(0, Ordering::Relaxed);
+    word.store(AWAKE, Ordering::Relaxed);
 }
 
-/// Wakes the owner of `word` if it has said it sleeps.
+/// Runs `block` (an `epoll_wait` that the doorbell ends) unless `pending()` says there is work.
+pub(crate) fn sleep_on_bell(word: &AtomicU32, pending: impl Fn() -> bool, block: impl FnOnce()) {
+    word.store(BELL, Ordering::SeqCst);
+    if !pending() {
+        block();
+    }
+    word.store(AWAKE, Ordering::Relaxed);
+}
+
+/// Wakes the owner of `word` if it has said it sleeps: on its futex, or through `ring_bell`.
 #[inline]
-pub(crate) fn wake(word: &AtomicU32, fenced: bool) {
+pub(crate) fn wake(word: &AtomicU32, fenced: bool, ring_bell: impl FnOnce()) {
     if fenced {
         fence(Ordering::SeqCst);
     }
-    if word.load(Ordering::Relaxed) == 1 && word.swap(0, Ordering::AcqRel) == 1 {
-        let _ = futex::wake(word, futex::Flags::empty(), 1);
+    if word.load(Ordering::Relaxed) != AWAKE {
+        match word.swap(AWAKE, Ordering::AcqRel) {
+            FUTEX => {
+                let _ = futex::wake(word, futex::Flags::empty(), 1);
+            }
+            BELL => ring_bell(),
+            _ => {}
+        }
     }
 }
 
