@@ -52,7 +52,9 @@ pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
     let handle = comm.as_ref().map_or(MPI_COMM_WORLD, |c| *c);
     call_unlocked("MPI_Comm_free", handle, || {
         let comm = out(comm, "comm")?;
-        let user = state::with(|m| comm_index(*comm).is_some_and(|i| i >= 2) && m.comm_local(*comm).is_some());
+        // A freed communicator that requests still use is in the table, but not the program's.
+        let user =
+            state::with(|m| comm_index(*comm).is_some_and(|i| i >= 2) && m.comm_local(*comm).is_some_and(|c| !c.freed));
         if user != Some(true) {
             return Err(err(MPI_ERR_COMM, format!("cannot free communicator {}", handle_name(*comm))));
         }

@@ -9,7 +9,7 @@ use billboard::Communicator;
 
 use crate::abi::*;
 use crate::error::{bad_comm, call, call_unlocked, err, out, Res};
-use crate::state::{self, comm_index, Req};
+use crate::state::{self, Req};
 
 /// The native communicator of `comm` and its error handler, taken out of the tables so that a
 /// collective can run on it without holding them.
@@ -46,18 +46,14 @@ pub(crate) fn dup(comm: MPI_Comm) -> Res<MPI_Comm> {
     Ok(new)
 }
 
-/// Drops a communicator's table entry and topology.
+/// Lets go of a communicator's handle: its topology goes, its entry once no request uses it
+/// (see [`state::Mpi::release_comm`]).
 fn forget(comm: MPI_Comm) {
-    state::with(|m| {
-        m.topos.remove(comm);
-        if let Some(slot) = comm_index(comm).and_then(|i| m.comms.get_mut(i)) {
-            *slot = None;
-        }
-    });
+    state::with(|m| m.release_comm(comm));
 }
 
 /// MPI_Comm_free's work once the handle is known to be a user communicator: delete callbacks
-/// first (they may fail, and then the communicator stays), then the entry.
+/// first (they may fail, and then the communicator stays), then the handle.
 pub(crate) fn free(comm: MPI_Comm) -> Res {
     crate::attr::delete_comm_attrs(comm)?;
     forget(comm);

@@ -42,6 +42,7 @@ unsafe fn init(function: &'static str, required: c_int, provided: *mut c_int) ->
         universe,
         requests: Vec::new(),
         promoted: Default::default(),
+        engine_comms: Vec::new(),
         sent: Req::Complete(MPI_Status::default()),
         free_requests: Vec::new(),
         detached: Vec::new(),

@@ -30,11 +30,14 @@ pub(crate) struct Comm {
     /// (the same members and ranks), which answers local calls (size, rank, group, error
     /// handler, attributes, name: MPICH allows them at once) but must carry no traffic.
     pub pending: bool,
+    /// The program freed it (MPI_Comm_free) while requests still used it: the entry stays for
+    /// them until none does (see [`Mpi::release_comm`]).
+    pub freed: bool,
 }
 
 impl Comm {
     pub fn new(comm: Communicator, errhandler: MPI_Errhandler, name: &str) -> Comm {
-        Comm { comm, errhandler, name: name.into(), pending: false }
+        Comm { comm, errhandler, name: name.into(), pending: false, freed: false }
     }
 }
 
@@ -82,6 +85,9 @@ pub(crate) struct Mpi {
     /// Engine handles (see [`engine_handle`]) that a call needed as a `Req` in place (a test
     /// that must not free, a cancel): they stay here, by handle, until taken.
     pub promoted: std::collections::HashMap<MPI_Request, Req>,
+    /// The communicator (table index) of the operation behind each engine handle given out,
+    /// by engine id; an id's entry stays after its operation ends (see [`Mpi::comm_in_use`]).
+    pub engine_comms: Vec<u16>,
     /// What `SENT` stands for when a call asks for it by reference.
     pub sent: Req,
     pub free_requests: Vec<u32>,
@@ -225,6 +231,7 @@ impl Mpi {
 
     /// An empty table index (the table grows by one if there is none).
     fn free_comm_index(&mut self) -> usize {
+        self.reclaim_comms();
         match (2..self.comms.len()).find(|&i| self.comms[i].is_none()) {
             Some(i) => i,
             None => {
@@ -232,6 +239,49 @@ impl Mpi {
                 self.comms.len() - 1
             }
         }
+    }
+
+    /// MPI_Comm_free's end (after the attributes' delete callbacks): the handle is the
+    /// program's no more, but the communicator lives on while requests use it (MPI 4.0
+    /// section 6.4.3: pending operations complete normally, and persistent requests start on
+    /// it), with its error handler, and its table index is not given to a new communicator, on
+    /// which they would then run. Erroneous uses of the freed handle meanwhile find it, as in
+    /// MPICH, which counts the references of requests the same way.
+    pub fn release_comm(&mut self, h: MPI_Comm) {
+        self.topos.remove(h);
+        let Some(i) = comm_index(h) else { return };
+        if let Some(c) = self.comms[i].as_mut() {
+            c.freed = true;
+        }
+        if !self.comm_in_use(h) {
+            self.comms[i] = None;
+        }
+    }
+
+    /// Drops the freed communicators that requests no longer use. Done when a table index is
+    /// needed rather than when a request completes: a completion raises its error on its
+    /// communicator after it has left its handle, so the entry stays until the next creation.
+    fn reclaim_comms(&mut self) {
+        for i in 2..self.comms.len() {
+            if self.comms[i].as_ref().is_some_and(|c| c.freed) && !self.comm_in_use(comm_handle(i)) {
+                self.comms[i] = None;
+            }
+        }
+    }
+
+    /// Whether a request uses communicator `h`: one in the table (a persistent request, a
+    /// nonblocking collective, an idup of it, a staged operation, one that failed), or an
+    /// operation in flight behind an engine handle naming it. An engine id whose operation
+    /// ended may have been taken since by an operation without a handle, on another
+    /// communicator: that only keeps the entry a while longer.
+    fn comm_in_use(&self, h: MPI_Comm) -> bool {
+        let Some(i) = comm_index(h) else { return false };
+        self.requests.iter().flatten().chain(self.promoted.values()).any(|r| r.comm() == h)
+            || self
+                .engine_comms
+                .iter()
+                .enumerate()
+                .any(|(id, &c)| c as usize == i && self.engine.request_in_flight(id as u32))
     }
 
     /// Stores a communicator an MPI_Comm_idup of `parent` is making: until
@@ -280,9 +330,24 @@ impl Mpi {
         // Only a send can be finished as it starts.
         let Some(id) = req.into_raw() else { return SENT };
         match engine_handle(id, comm) {
-            Some(h) if !self.is_promoted(h) => h,
+            Some(h) if !self.is_promoted(h) => {
+                let c = ((handle_index(h) & !ENGINE_BIT) >> ENGINE_ID_BITS) as u16;
+                match self.engine_comms.get_mut(id as usize) {
+                    Some(slot) => *slot = c,
+                    None => self.note_engine_comm(id, c),
+                }
+                h
+            }
             _ => self.add_engine_in_table(id, comm),
         }
+    }
+
+    /// [`Mpi::add_engine`]'s record of an engine id's communicator when the id is new.
+    #[cold]
+    #[inline(never)]
+    fn note_engine_comm(&mut self, id: u32, comm_index: u16) {
+        self.engine_comms.resize(id as usize + 1, 0);
+        self.engine_comms[id as usize] = comm_index;
     }
 
     #[cold]

@@ -186,15 +186,20 @@ pub unsafe extern "C" fn PMPI_Get_elements_x(
     call("MPI_Get_elements_x", MPI_COMM_WORLD, |m| out(count, elements_in(m, status_ref(status)?, datatype)?, "count"))
 }
 
+/// MPI_Status_set_elements(_x) as MPICH 4.0.2 does it: the status records `n` times the
+/// datatype's size in bytes, so `n` counts instances of the datatype, not basic elements (for a
+/// predefined type the two agree). MPI_Get_count of the same datatype then gives `n` back, and
+/// MPI_Get_elements the basic elements of `n` instances.
 unsafe fn set_elements(m: &Mpi, status: *mut MPI_Status, t: MPI_Datatype, n: MPI_Count) -> Res {
     if n < 0 {
         return Err(err(MPI_ERR_COUNT, format!("negative count {n}")));
     }
-    let bytes = map_of(m, t)?.bytes_of_elements(n as usize).ok_or_else(|| {
-        err(MPI_ERR_COUNT, format!("{n} elements of datatype {t:#x} are more bytes than 64 bits count"))
+    let size = map_of(m, t)?.size as i64;
+    let bytes = n.checked_mul(size).ok_or_else(|| {
+        err(MPI_ERR_COUNT, format!("{n} instances of datatype {t:#x} are more bytes than 64 bits count"))
     })?;
     if !status.is_null() && status as isize != MPI_STATUS_IGNORE {
-        (*status).set_byte_count(bytes as i64);
+        (*status).set_byte_count(bytes);
     }
     Ok(())
 }

@@ -218,39 +218,6 @@ impl TypeMap {
         }
     }
 
-    /// Packed bytes of the first `n` basic elements (MPI_Status_set_elements); `None` if that
-    /// is more than 64 bits count.
-    pub fn bytes_of_elements(&self, n: usize) -> Option<usize> {
-        if self.elements == 0 {
-            return Some(0);
-        }
-        let whole = (n / self.elements).checked_mul(self.size)?;
-        whole.checked_add(self.prefix_bytes(n % self.elements)).filter(|&b| b <= i64::MAX as usize)
-    }
-
-    /// Packed bytes of the first `n` (< elements) elements of one instance.
-    fn prefix_bytes(&self, mut n: usize) -> usize {
-        if n == 0 {
-            return 0;
-        }
-        match &self.node {
-            Node::Empty => 0,
-            Node::Basic { size, .. } => n * size,
-            Node::Repeat { child, .. } => n / child.elements * child.size + child.prefix_bytes(n % child.elements),
-            Node::Seq(parts) => {
-                let mut bytes = 0;
-                for (_, c) in parts.iter() {
-                    if n < c.elements {
-                        return bytes + c.prefix_bytes(n);
-                    }
-                    bytes += c.size;
-                    n -= c.elements;
-                }
-                bytes
-            }
-        }
-    }
-
     /// Calls `f(basic, size, count)` for each run of `count` elements of one predefined type
     /// in one instance, in type-map order.
     pub fn for_each_run(&self, f: &mut impl FnMut(MPI_Datatype, usize, usize)) {

@@ -88,7 +88,6 @@ fn elements_of_partial_data() {
     let s = structure(&[(1, 0, &char_()), (1, 8, &double())]).unwrap();
     assert_eq!(s.elements_in(9 * 4), Some(8));
     assert_eq!(s.elements_in(9 + 1), Some(3));
-    assert_eq!(s.bytes_of_elements(3), Some(10));
 }
 
 const MAX: usize = i32::MAX as usize;
@@ -105,7 +104,6 @@ fn huge_counts_cost_nothing() {
     let r = resized(&v, 0, 12).unwrap();
     assert_eq!((r.size, r.extent(), r.true_extent(), r.pieces()), (4294967292, 12, 12884901868, MAX / 2));
     assert_eq!(r.elements_in(12), Some(3));
-    assert_eq!(r.bytes_of_elements(MAX), Some(MAX * 4));
     // A short message unpacks its few elements only.
     let mut dst = [-1i32; 12];
     let src: Vec<u8> = [7i32, 8, 9].iter().flat_map(|v| v.to_ne_bytes()).collect();
@@ -125,9 +123,6 @@ fn overflow_is_refused_not_wrapped() {
     assert_eq!(hvector(3, 1, -(1 << 62) - 1, &ints).err(), Some(Overflow), "lower bound past i64");
     assert_eq!(resized(&int(), i64::MAX, 1).err(), Some(Overflow));
     assert_eq!(structure(&[(2, 0, &bigger), (1, 0, &bigger)]).err(), Some(Overflow));
-    let two = contiguous(2, &bigger).unwrap();
-    assert_eq!(two.bytes_of_elements(usize::MAX), None);
-    assert_eq!(two.bytes_of_elements(MAX), Some(MAX));
 }
 
 /// A random type constructor tree.
@@ -345,7 +340,7 @@ fn check_type(t: &TypeMap, f: &Flat, count: usize, cut: usize, seed: u8) -> Resu
     }
     prop_assert_eq!(back, expect);
 
-    // Elements in a prefix of the packed data, and the bytes of a number of elements.
+    // Elements in a prefix of the packed data.
     let mut sizes = Vec::new();
     (0..count.max(1)).for_each(|_| sizes.extend(f.elems.iter().map(|e| e.2)));
     let (mut n, mut bytes) = (0, 0);
@@ -355,10 +350,6 @@ fn check_type(t: &TypeMap, f: &Flat, count: usize, cut: usize, seed: u8) -> Resu
     }
     let whole = if t.size == 0 { Some(0) } else { (bytes == cut).then_some(n) };
     prop_assert_eq!(t.elements_in(cut), whole);
-    if !sizes.is_empty() {
-        let k = cut % (sizes.len() + 1);
-        prop_assert_eq!(t.bytes_of_elements(k), Some(sizes[..k].iter().sum::<usize>()));
-    }
     Ok(())
 }
 
