@@ -9,7 +9,7 @@ use crate::Options;
 
 /// Columns: (human header, CSV header). The CSV starts with `size_bytes,oneway_us_median` (the
 /// latency floor: the faster bare ping-pong) like the `latency` CSV, so scripts read both alike.
-const COLUMNS: [(&str, &str); 13] = [
+const COLUMNS: [(&str, &str); 14] = [
     ("size", "size_bytes"),
     ("floor us", "oneway_us_median"),
     ("copy us", "copy_oneway_us_median"),
@@ -17,6 +17,7 @@ const COLUMNS: [(&str, &str); 13] = [
     ("copy mean", "copy_oneway_us_mean"),
     ("1-copy us", "single_copy_oneway_us_median"),
     ("shared us", "shared_copy_oneway_us_median"),
+    ("pipe us", "pipe_oneway_us_median"),
     ("exchange us", "exchange_us_median"),
     ("memcpy GB/s", "memcpy_gbps_median"),
     ("cold GB/s", "memcpy_cold_gbps_median"),
@@ -38,7 +39,7 @@ pub fn run(options: &Options) -> CmdResult {
     } else {
         println!(
             "# floor: bare shared-memory ping-pong, one-way us = round trip / 2 (copy: through shared \
-             memory; 1-copy: process_vm_readv; shared: readv of the front half while the sender writes the back), exchange us = iteration / 2, copy bandwidth in GB/s (1e9 B/s)"
+             memory; 1-copy: process_vm_readv; shared: readv of the front half while the sender writes the back; pipe: blocking reads on two pipes), exchange us = iteration / 2, copy bandwidth in GB/s (1e9 B/s)"
         );
         print!("{}", table.render_aligned());
     }
@@ -63,6 +64,7 @@ fn floor_table(
             p.copy.mean,
             p.single_copy.median,
             p.shared_copy.median,
+            p.pipe.median,
             exchange[i].median,
             c.memcpy.median,
             c.memcpy_cold.median,
@@ -86,13 +88,13 @@ mod tests {
     #[test]
     fn csv_leads_with_size_and_oneway_median_and_picks_the_best_copy() {
         let copy = CopyFloor { memcpy: s(10.0), memcpy_cold: s(4.0), vm_readv: s(12.0), vm_shared: s(20.0) };
-        let latency = LatencyFloor { copy: s(0.25), single_copy: s(0.75), shared_copy: s(0.5) };
+        let latency = LatencyFloor { copy: s(0.25), single_copy: s(0.75), shared_copy: s(0.5), pipe: s(3.0) };
         let csv = floor_table(&[8], &[latency], &[s(0.5)], &[copy], true).render_csv();
         let mut lines = csv.lines();
         assert!(lines.next().unwrap().starts_with("size_bytes,oneway_us_median,"));
         assert_eq!(
             lines.next().unwrap(),
-            "8,0.2500,0.2500,0.2500,0.2500,0.7500,0.5000,0.5000,10.00,4.000,12.00,20.00,20.00"
+            "8,0.2500,0.2500,0.2500,0.2500,0.7500,0.5000,3.000,0.5000,10.00,4.000,12.00,20.00,20.00"
         );
     }
 }

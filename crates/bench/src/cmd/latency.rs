@@ -66,7 +66,7 @@ pub fn run(options: &Options) -> CmdResult {
 }
 
 /// The bare ping-pongs the latency floor is the fastest of, shown beside it.
-pub fn floor_extras(floor: &[LatencyFloor]) -> [Extra; 3] {
+pub fn floor_extras(floor: &[LatencyFloor]) -> [Extra; 4] {
     [
         Extra {
             human: "copy floor us",
@@ -82,6 +82,11 @@ pub fn floor_extras(floor: &[LatencyFloor]) -> [Extra; 3] {
             human: "shared floor us",
             csv: "shared_copy_floor_oneway_us_median",
             values: floor.iter().map(|f| f.shared_copy.median).collect(),
+        },
+        Extra {
+            human: "pipe floor us",
+            csv: "pipe_floor_oneway_us_median",
+            values: floor.iter().map(|f| f.pipe.median).collect(),
         },
     ]
 }

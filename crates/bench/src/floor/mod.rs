@@ -12,6 +12,8 @@
 //!     of the sender's private buffer with `process_vm_readv` (cross-memory attach), as the
 //!     rendezvous path of large messages does and as MPICH and Open MPI do above their eager
 //!     limits. One copy instead of two wins from a few KiB on.
+//!   - *pipe*: two processes blocked in `read` on a pipe each, woken by the other's `write`:
+//!     the kernel's hand-over, the floor where spinning loses (two processes on one core).
 //! - Exchange floor ([`exchange`]): the copy channel with both sides sending at once.
 //! - Bandwidth floor ([`copy_bandwidth`]): `memcpy` within one process (the cost of one copy,
 //!   cache-resident and not), `process_vm_readv` from the forked peer's memory, and both
@@ -25,6 +27,7 @@
 
 mod channel;
 mod copy;
+mod pipe;
 pub mod tcp;
 
 use std::io;
@@ -76,17 +79,23 @@ pub struct LatencyFloor {
     /// The same, with the sender writing the back half into the receiver's buffer
     /// (`process_vm_writev`) while the receiver reads the front half: two cores per message.
     pub shared_copy: Summary,
+    /// Blocking ping-pong through pipes (one byte at 0 B).
+    pub pipe: Summary,
 }
 
 impl LatencyFloor {
     /// Not measured (on ranks other than 0, or when the floor failed).
-    pub const MISSING: LatencyFloor =
-        LatencyFloor { copy: Summary::MISSING, single_copy: Summary::MISSING, shared_copy: Summary::MISSING };
+    pub const MISSING: LatencyFloor = LatencyFloor {
+        copy: Summary::MISSING,
+        single_copy: Summary::MISSING,
+        shared_copy: Summary::MISSING,
+        pipe: Summary::MISSING,
+    };
 
     /// The floor figure of the latency tables: the fastest of the bare protocols (a message
     /// layer may choose any at each size, so it can beat none).
     pub fn best_median(&self) -> f64 {
-        self.copy.median.min(self.single_copy.median).min(self.shared_copy.median)
+        self.copy.median.min(self.single_copy.median).min(self.shared_copy.median).min(self.pipe.median)
     }
 }
 
@@ -95,8 +104,14 @@ pub fn pingpong(sizes: &[usize], trials: Trials) -> io::Result<Vec<LatencyFloor>
     let copy = channel::run(sizes, trials, channel::Pattern::PingPong)?;
     let single_copy = channel::single_copy_pingpong(sizes, trials, false)?;
     let shared_copy = channel::single_copy_pingpong(sizes, trials, true)?;
+    let pipe = pipe::pingpong(sizes, trials)?;
     Ok((0..sizes.len())
-        .map(|i| LatencyFloor { copy: copy[i], single_copy: single_copy[i], shared_copy: shared_copy[i] })
+        .map(|i| LatencyFloor {
+            copy: copy[i],
+            single_copy: single_copy[i],
+            shared_copy: shared_copy[i],
+            pipe: pipe[i],
+        })
         .collect())
 }
 
