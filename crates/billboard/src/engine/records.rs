@@ -1,0 +1,170 @@
+//! Records in: what each record from a peer does (eager delivery, the rendezvous offers and
+//! answers), and the control records the engine sends back.
+
+use super::*;
+
+impl Core {
+    /// Handles one record from world rank `peer`. `payload` lives in shared memory. Whatever
+    /// the record says, a record that breaks the protocol fails `peer` (see `failure.rs`), and
+    /// a failed peer's records are dropped.
+    pub(super) fn on_record(&mut self, peer: usize, h: &Header, payload: &[u8]) {
+        if self.any_failed && self.failed[peer].is_some() {
+            return;
+        }
+        match h.kind {
+            EAGER => {
+                let env = Envelope { context: h.context, source: h.source, tag: h.tag };
+                if self.land_direct(env, payload) {
+                    return;
+                }
+                match self.matcher.arrive_with(env, || Pending::Eager(payload.to_vec())) {
+                    Arrival::Matched(id) => self.deliver_bytes(id, env, payload),
+                    Arrival::Queued => {}
+                    Arrival::Refused => self.malformed(peer, format_args!("an EAGER record on context {}", h.context)),
+                }
+            }
+            RTS => self.on_rts(peer, h, payload),
+            FIN => match self.rendezvous_send(peer, h.aux, true) {
+                Some(id) => self.reqs.complete(id),
+                None => self.malformed(peer, format_args!("FIN for request {}, no rendezvous send to it", h.aux)),
+            },
+            CTS => self.on_cts(peer, h, payload),
+            SHARE => self.on_share(peer, h, payload),
+            PUSHED => self.on_pushed(peer, h, payload),
+            DATA => self.on_data(peer, h, payload),
+            other => self.malformed(peer, format_args!("a record of unknown kind {other}")),
+        }
+    }
+
+    /// An offer to receive a message from `peer`'s memory.
+    pub(super) fn on_rts(&mut self, peer: usize, h: &Header, payload: &[u8]) {
+        let Some(rts) = Rts::decode(payload) else {
+            return self.malformed(peer, format_args!("an RTS record of {} payload bytes", payload.len()));
+        };
+        let len = h.aux as usize;
+        // A gathered send lists only blocks that hold bytes (`Engine::isend_blocks`).
+        if rts.blocks as usize > len {
+            return self.malformed(peer, format_args!("an RTS of {len} bytes in {} blocks", rts.blocks));
+        }
+        let env = Envelope { context: h.context, source: h.source, tag: h.tag };
+        if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && d.pattern.matches(&env)) {
+            let id = self.reqs.insert(State::RecvPosted { buf: d.buf, cap: d.cap }, d.hint);
+            d.outcome = Some(Outcome::Rendezvous(id));
+            self.start_rendezvous(id, env, peer, rts, len);
+            return;
+        }
+        let pending = || Pending::Rts { peer, addr: rts.addr, len, send_req: rts.send_req, blocks: rts.blocks };
+        match self.matcher.arrive_with(env, pending) {
+            Arrival::Matched(id) => self.start_rendezvous(id, env, peer, rts, len),
+            Arrival::Queued => {}
+            Arrival::Refused => self.malformed(peer, format_args!("an RTS record on context {}", h.context)),
+        }
+    }
+
+    /// The receiver cannot read our memory: the send goes on by the pipeline.
+    pub(super) fn on_cts(&mut self, peer: usize, h: &Header, payload: &[u8]) {
+        let (Some(id), Ok(recv_req)) = (self.rendezvous_send(peer, h.aux, true), <[u8; 4]>::try_from(payload)) else {
+            return self.malformed(
+                peer,
+                format_args!("CTS of {} payload bytes for request {}, no rendezvous send to it", payload.len(), h.aux),
+            );
+        };
+        let req = self.reqs.get_mut(id);
+        // A receiver whose shared copy failed may answer CTS before this rank has looked at
+        // the SHARE before it (and so took nothing): that send is active already.
+        let (buf, len, listed) = match req.state {
+            State::SendShared { buf, len, .. } => (buf, len, true),
+            State::SendRendezvous { buf, len } => (buf, len, false),
+            _ => unreachable!("rendezvous_send checked the state"),
+        };
+        let recv_req = u32::from_ne_bytes(recv_req);
+        req.state = State::SendPipeline { peer, buf, len, offset: 0, recv_req, cursor: Cursor::default() };
+        if !listed {
+            self.active.push(id);
+        }
+    }
+
+    /// Delivers a message the matcher had kept (or a matched probe took) to receive `id`.
+    pub(super) fn deliver(&mut self, id: ReqId, env: Envelope, msg: Pending) {
+        match msg {
+            Pending::Eager(data) => self.deliver_bytes(id, env, &data),
+            Pending::Rts { peer, addr, len, send_req, blocks } => {
+                self.start_rendezvous(id, env, peer, Rts { addr, send_req, blocks }, len)
+            }
+        }
+    }
+
+    pub(super) fn deliver_bytes(&mut self, id: ReqId, env: Envelope, data: &[u8]) {
+        let req = self.reqs.get_mut(id);
+        let State::RecvPosted { buf, cap } = req.state else { unreachable!("delivery to request {id} not posted") };
+        // SAFETY: a posted receive's buffer (or blocks) holds `cap` bytes until it completes.
+        (req.completion, req.error) = unsafe { land(env, data, buf, cap, req.scatter.as_deref()) };
+        req.state = State::Done;
+    }
+
+    pub(super) fn start_rendezvous(&mut self, id: ReqId, env: Envelope, peer: usize, rts: Rts, len: usize) {
+        let State::RecvPosted { buf, cap } = self.reqs.get(id).state else {
+            unreachable!("rendezvous for request {id} not posted")
+        };
+        let shared = self.single_copy[peer]
+            && self.shared_min > 0
+            && (self.shared_min..=claims::MAX_BYTES).contains(&len)
+            && len <= cap
+            && rts.blocks == 0
+            && self.reqs.get(id).scatter.is_none();
+        let req = self.reqs.get_mut(id);
+        let n = len.min(cap);
+        req.completion = Completion { source: env.source, tag: env.tag, bytes: n, cancelled: false };
+        if len > cap {
+            req.error = Some(truncated(env, len, cap));
+        }
+        req.hint = Some(peer);
+        if let Some(why) = &self.failed[peer] {
+            req.error = Some(Error::PeerGone { rank: peer, reason: why.clone() });
+            req.state = State::Done;
+        } else if shared {
+            req.state = State::RecvShared {
+                peer,
+                addr: rts.addr,
+                buf,
+                len,
+                send_req: rts.send_req,
+                alone: 0,
+                slot: NO_SLOT,
+                seq: 0,
+                front_done: false,
+                pushed: false,
+                refused: false,
+                redo: (0, 0),
+            };
+            self.active.push(id);
+        } else if self.single_copy[peer] {
+            req.state = State::RecvSingleCopy {
+                peer,
+                addr: rts.addr,
+                blocks: rts.blocks,
+                send_req: rts.send_req,
+                buf,
+                len: n,
+                total: len,
+                done: 0,
+            };
+            self.active.push(id);
+        } else if len == 0 {
+            // Nothing to pipeline (a synchronous send of no bytes): the match is all it waits for.
+            req.state = State::Done;
+            self.send_control(peer, FIN, rts.send_req as u64, &[]);
+        } else {
+            req.state = State::RecvPipeline { buf, cap, len, received: 0, cursor: Cursor::default() };
+            self.send_control(peer, CTS, rts.send_req as u64, &id.to_ne_bytes());
+        }
+    }
+
+    /// Queues a control record for `peer` (sent at the end of this progress round).
+    pub(super) fn send_control(&mut self, peer: usize, kind: u32, aux: u64, payload: &[u8]) {
+        let header = Header { kind, context: 0, source: 0, tag: 0, aux };
+        let mut bytes = [0u8; Share::BYTES];
+        bytes[..payload.len()].copy_from_slice(payload);
+        self.control.push_back((peer, header, bytes, payload.len()));
+    }
+}
