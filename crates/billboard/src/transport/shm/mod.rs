@@ -550,6 +550,7 @@ impl ShmChannel {
     }
 
     /// Wakes `peer` if it has said it sleeps.
+    #[inline]
     pub fn wake(&self, peer: usize) {
         wait::wake(&self.seg.control(peer).sleep, self.oversubscribed, || {
             if let Some(bell) = &self.bell {

@@ -61,13 +61,20 @@ pub(crate) fn wake(word: &AtomicU32, fenced: bool, ring_bell: impl FnOnce()) {
         fence(Ordering::SeqCst);
     }
     if word.load(Ordering::Relaxed) != AWAKE {
-        match word.swap(AWAKE, Ordering::AcqRel) {
-            FUTEX => {
-                let _ = futex::wake(word, futex::Flags::empty(), 1);
-            }
-            BELL => ring_bell(),
-            _ => {}
+        wake_sleeper(word, ring_bell);
+    }
+}
+
+/// The rare half of [`wake`], out of the send path.
+#[cold]
+#[inline(never)]
+fn wake_sleeper(word: &AtomicU32, ring_bell: impl FnOnce()) {
+    match word.swap(AWAKE, Ordering::AcqRel) {
+        FUTEX => {
+            let _ = futex::wake(word, futex::Flags::empty(), 1);
         }
+        BELL => ring_bell(),
+        _ => {}
     }
 }
 
