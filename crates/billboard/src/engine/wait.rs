@@ -1,6 +1,6 @@
 //! The one waiting loop: every blocking call of the library (a receive, a send's completion,
 //! a schedule, a probe, MPI_Waitany's sweep) waits here, polling the engine and stepping down
-//! the ladder spin → yield → sleep when polls find nothing (`transport::shm::wait::Backoff`).
+//! the ladder spin → yield → sleep when polls find nothing (`ladder.rs`).
 //!
 //! Threads (MPI_THREAD_MULTIPLE): several threads may wait on one engine at once. Only one of
 //! them polls, the one holding the *baton*; the others sleep on a private futex word
@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use rustix::thread::futex;
 
+use super::ladder::{Backoff, Step};
 use super::{Engine, EngineGuard, Shared};
-use crate::transport::shm::wait::{Backoff, Step};
 
 /// Empty polls a spinning waiter makes per lock hold (other threads wait that long at most,
 /// about a microsecond).

@@ -1,31 +1,17 @@
-//! Adaptive waiting: spin, then yield, then sleep on a futex in the segment.
-//!
-//! On this kind of VM a sleep/wake through the kernel costs 30–40 µs while a polled cache line
-//! answers in ~55 ns, so sleeping is the last resort. When local ranks outnumber cores a spinning
-//! rank steals the core its peer needs, so the spin phase is cut short and we yield early.
+//! Sleeping on the billboard: the futex word in each rank's control part, and waking its owner.
+//! (When to sleep is the engine's waiting ladder, `engine/ladder.rs`.)
 //!
 //! The sleep word (in the sleeper's control part) is the one word with more than one writer:
 //! the sleeper stores how it sleeps before its last check, and a sender that sees it swaps it to
-//! 0 and wakes the futex (or rings the doorbell, `bell.rs`). A sender checks only after posting; without a fence its load may pass its own
-//! post (store buffering) and miss a sleeper that just checked, so the sleep is bounded by
-//! `BB_SLEEP_US`. When oversubscribed, sleeping is common and the sender fences to close that
+//! 0 and wakes the futex (or rings the doorbell, `bell.rs`). A sender checks only after
+//! posting; without a fence its load may pass its own post (store buffering) and miss a sleeper
+//! that just checked, so the sleep is bounded by `BB_SLEEP_US`. When oversubscribed, sleeping is common and the sender fences to close that
 //! window (an `mfence` per send, measured cheaper than the missed wake-ups it prevents).
 
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 use std::time::Duration;
 
 use rustix::thread::futex;
-
-use crate::tunables::Tunable;
-
-pub static SPIN: Tunable = Tunable::new("BB_SPIN", 20000, "empty polls before yielding the core (~1 ms here)");
-pub static YIELD: Tunable =
-    Tunable::new("BB_YIELD", 2000, "sched_yield rounds before sleeping on the futex; oversubscribed ranks start here");
-pub static SLEEP_US: Tunable = Tunable::new(
-    "BB_SLEEP_US",
-    2000,
-    "longest futex sleep (µs); bounds a missed wake-up and the delay of dead-peer checks",
-);
 
 /// What a sleep word says: its owner is awake, sleeps on the futex, or sleeps in `epoll_wait`
 /// with its doorbell in the set (`bell.rs`).
@@ -75,51 +61,5 @@ fn wake_sleeper(word: &AtomicU32, ring_bell: impl FnOnce()) {
         }
         BELL => ring_bell(),
         _ => {}
-    }
-}
-
-/// Where a waiting rank is in spin → yield → sleep.
-pub struct Backoff {
-    rounds: usize,
-    spin: usize,
-    yields: usize,
-}
-
-/// What the waiter should do next.
-pub enum Step {
-    Spin,
-    Yield,
-    Sleep(Duration),
-}
-
-impl Backoff {
-    pub fn new(oversubscribed: bool) -> Backoff {
-        let spin = if oversubscribed { 50 } else { SPIN.get() };
-        Backoff { rounds: 0, spin, yields: YIELD.get() }
-    }
-
-    /// Called after a poll that found nothing.
-    #[inline]
-    pub fn step(&mut self) -> Step {
-        self.rounds += 1;
-        if self.rounds <= self.spin {
-            Step::Spin
-        } else if self.rounds <= self.spin + self.yields {
-            Step::Yield
-        } else {
-            Step::Sleep(Duration::from_micros(SLEEP_US.get() as u64))
-        }
-    }
-
-    /// Counts `pauses` more spins than the one [`Backoff::step`] counted (a burst).
-    #[inline]
-    pub fn spent(&mut self, pauses: u32) {
-        self.rounds += (pauses as usize).saturating_sub(1);
-    }
-
-    /// Called after a poll that made progress.
-    #[inline]
-    pub fn reset(&mut self) {
-        self.rounds = 0;
     }
 }
