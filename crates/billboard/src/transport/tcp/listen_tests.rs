@@ -127,3 +127,37 @@ fn a_flood_of_silent_connections_is_bounded_and_an_honest_peer_gets_through() {
     assert!(incoming.dropped() >= 100 - (1 + STRANGER_SLOTS), "only {} dropped", incoming.dropped());
     drop(flood);
 }
+
+/// An acceptor that drops a connection mid-handshake (to make room, see `Incoming::make_room`)
+/// does not fail the job: the initiator connects again.
+#[test]
+fn an_initiator_whose_connection_is_dropped_connects_again() {
+    use crate::transport::tcp::setup::{establish, Target};
+    let secret = Secret::generate().unwrap();
+    let listeners: Vec<Listeners> = (0..2).map(|_| listen(&[LOCAL]).unwrap()).collect();
+    let targets: Vec<Target> = listeners
+        .iter()
+        .enumerate()
+        .map(|(rank, l)| Target { rank, host: "localhost".into(), addrs: vec![SocketAddr::from((LOCAL, l.port))] })
+        .collect();
+    let mut it = listeners.into_iter();
+    let (zero, one) = (it.next().unwrap(), it.next().unwrap());
+    std::thread::scope(|s| {
+        let rank1 = s.spawn(|| establish(1, 2, one, &targets, &secret));
+        // Rank 0 takes rank 1's first connection, reads its HELLO, and drops it.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut first = loop {
+            assert!(Instant::now() < deadline, "rank 1 never connected");
+            match zero.socks[0].accept() {
+                Ok((c, _)) => break c,
+                Err(_) => std::thread::sleep(Duration::from_millis(1)),
+            }
+        };
+        first.set_nonblocking(false).unwrap();
+        first.read_exact(&mut [0u8; 48]).unwrap();
+        drop(first);
+        let rank0 = establish(0, 2, zero, &targets, &secret).expect("rank 0's set-up");
+        let rank1 = rank1.join().unwrap().expect("rank 1 gave up instead of connecting again");
+        assert_eq!((rank0.len(), rank0[0].0, rank1.len(), rank1[0].0), (1, 1, 1, 0));
+    });
+}
