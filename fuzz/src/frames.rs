@@ -1,12 +1,12 @@
 //! `frame_reader`: the incremental frame decoder, fed the way a socket feeds it.
 //!
 //! Input: a mode byte, chunk sizes (see [`Chunker`]), then a body. Mode bit 0 picks what the body
-//! is: raw bytes from a stranger (0), or descriptions of frames that are encoded with
-//! `FrameWriter` into a valid stream (1), which must come out frame for frame. Mode bit 1 feeds
+//! is: raw bytes from a stranger (0), or descriptions of frames that are encoded (as a connection
+//! writes them) into a valid stream (1), which must come out frame for frame. Mode bit 1 feeds
 //! through `unfilled`/`filled` (as a socket `read` does) instead of `feed`.
 
-use billboard::transport::tcp::stream::{FrameReader, FrameWriter, StreamError, MAX_READ_BUFFER};
-use billboard::transport::tcp::wire::{FrameHeader, FrameKind, MAX_FRAME_PAYLOAD};
+use billboard::transport::tcp::stream::{Frame, FrameReader, StreamError, MAX_READ_BUFFER};
+use billboard::transport::tcp::wire::{encode as encode_header, FrameHeader, MAX_FRAME_PAYLOAD};
 use billboard::transport::Header;
 
 use crate::input::{Chunker, Input};
@@ -35,7 +35,7 @@ pub fn check(data: &[u8]) {
     }
 }
 
-/// A frame as the test sees it: header and payload.
+/// A frame as the test sees it: header and payload (empty for the close frame).
 type Owned = (FrameHeader, Vec<u8>);
 
 /// Feeds `stream` in chunks, taking frames after every chunk as a socket layer would; checks the
@@ -71,68 +71,55 @@ pub fn drive(stream: &[u8], chunker: &mut Chunker, via_unfilled: bool) -> (Vec<O
 
 fn take_frames(reader: &mut FrameReader, out: &mut Vec<Owned>) -> Result<(), StreamError> {
     while let Some(f) = reader.next_frame()? {
-        assert_eq!(f.payload.len(), f.header.len as usize);
-        assert_eq!(f.header.seq, out.len() as u64, "frames numbered out of order");
-        out.push((f.header, f.payload.to_vec()));
+        out.push(match f {
+            Frame::Record { header, payload } => {
+                (FrameHeader::Record { header, len: payload.len() as u32 }, payload.to_vec())
+            }
+            Frame::Close => (FrameHeader::Close, Vec::new()),
+        });
     }
     Ok(())
 }
 
-/// Frames described by the input: kind byte (low bits: kind, bit 7: large payload), length,
-/// transfer, arg, the engine header. Payload bytes are a pattern (the reader does not read them).
-/// A `Close` frame ends the stream, as the protocol says.
+/// Frames described by the input: kind byte (low 7 bits = 1: the close frame; bit 7: large
+/// payload), length, the engine header. Payload bytes are a pattern (the reader does not read
+/// them). A close frame ends the stream, as the protocol says.
 fn describe(input: &mut Input<'_>) -> Vec<Owned> {
     let mut frames = Vec::new();
     let mut bytes = 0;
     while !input.is_empty() && frames.len() < MAX_FRAMES {
         let k = input.byte();
-        let kind = FrameKind::ALL[(k & 0x7f) as usize % FrameKind::ALL.len()];
         let raw = input.u16() as u32;
         // Large lengths are multiples of 16 up to exactly MAX_FRAME_PAYLOAD.
-        let len = if !kind.carries_payload() {
-            0
-        } else if k & 0x80 != 0 {
-            ((raw + 1) << 4).min(MAX_FRAME_PAYLOAD)
-        } else {
-            raw
-        };
+        let len = if k & 0x80 != 0 { ((raw + 1) << 4).min(MAX_FRAME_PAYLOAD) } else { raw };
+        if k & 0x7f == 1 {
+            frames.push((FrameHeader::Close, Vec::new()));
+            break;
+        }
         if bytes + len as usize > MAX_STREAM_BYTES {
             break;
         }
         bytes += len as usize;
-        let header = FrameHeader {
-            kind,
-            len,
-            seq: frames.len() as u64,
-            transfer: input.u64(),
-            arg: input.u64(),
-            header: Header {
-                kind: input.u32(),
-                context: input.u32(),
-                source: input.u32(),
-                tag: input.u32() as i32,
-                aux: input.u64(),
-            },
+        let header = Header {
+            kind: input.u32(),
+            context: input.u32(),
+            source: input.u32(),
+            tag: input.u32() as i32,
+            aux: input.u64(),
         };
         let seed = input.byte();
         let payload = (0..len as usize).map(|i| seed.wrapping_add((i as u8).wrapping_mul(7))).collect();
-        frames.push((header, payload));
-        if kind == FrameKind::Close {
-            break;
-        }
+        frames.push((FrameHeader::Record { header, len }, payload));
     }
     frames
 }
 
-/// The stream a `FrameWriter` produces for `frames`, gathered from its `writev` slices.
+/// The stream a connection writes for `frames`: each frame's header, then its payload.
 pub fn encode(frames: &[Owned]) -> Vec<u8> {
-    let mut writer = FrameWriter::new();
     let mut stream = Vec::new();
     for (h, payload) in frames {
-        let out = writer.frame(h.kind, h.transfer, h.arg, &h.header, payload.len()).expect("a valid frame");
-        for slice in out.io_slices(payload) {
-            stream.extend_from_slice(&slice);
-        }
+        stream.extend_from_slice(&encode_header(h));
+        stream.extend_from_slice(payload);
     }
     stream
 }

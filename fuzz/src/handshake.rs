@@ -13,7 +13,7 @@
 //! - 2: relay: a rank for the initiator, the tampering of each message (see [`tamper`]), then bytes
 //!   that follow the handshake on the wire (the first frames), which must not be consumed.
 
-use billboard::transport::tcp::handshake::{Acceptor, HandshakeError, Initiator, Secret, Step};
+use billboard::transport::tcp::handshake::{Acceptor, HandshakeError, Initiator, Secret, Step, VERSION};
 
 use crate::input::{tamper, Chunker, Input};
 
@@ -30,7 +30,7 @@ const INITIATOR: u32 = 0;
 /// The handshake's first message, with each field from `input`.
 fn forged(input: &mut Input<'_>, with_mac: bool) -> Vec<u8> {
     let mut m = b"BBhs".to_vec();
-    m.extend_from_slice(&1u32.to_le_bytes());
+    m.extend_from_slice(&VERSION.to_le_bytes());
     for _ in 0..if with_mac { 1 } else { 2 } {
         m.extend_from_slice(&(u32::from(input.byte() % 4)).to_le_bytes());
     }

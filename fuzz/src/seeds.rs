@@ -3,8 +3,8 @@
 //! the seeds follow the wire format when it changes.
 
 use billboard::bootstrap::pmi::wire::format_line;
-use billboard::transport::tcp::handshake::Initiator;
-use billboard::transport::tcp::wire::{encode, FrameHeader, FrameKind};
+use billboard::transport::tcp::handshake::{Initiator, VERSION};
+use billboard::transport::tcp::wire::{encode, FrameHeader};
 use billboard::transport::Header;
 
 use crate::handshake::{secret, ACCEPTOR};
@@ -18,7 +18,9 @@ pub fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
         all.into_iter().enumerate().map(|(i, s)| (format!("{prefix}-{i}"), s)).collect()
     };
     match target {
-        "wire_decode" => named("header", FrameKind::ALL.iter().map(|&k| encode(&header(k, 0)).to_vec()).collect()),
+        "wire_decode" => {
+            named("header", [header(0), header(5), FrameHeader::Close].iter().map(|h| encode(h).to_vec()).collect())
+        }
         "frame_reader" => named("frames", frame_reader()),
         "handshake_acceptor" => named("handshake", handshake(true)),
         "handshake_initiator" => named("handshake", handshake(false)),
@@ -27,24 +29,23 @@ pub fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
     }
 }
 
-fn header(kind: FrameKind, len: u32) -> FrameHeader {
-    let header = Header { kind: 1, context: 2, source: 3, tag: -4, aux: 5 };
-    FrameHeader { kind, len: if kind.carries_payload() { len } else { 0 }, seq: 0, transfer: 7, arg: 64, header }
+fn header(len: u32) -> FrameHeader {
+    FrameHeader::Record { header: Header { kind: 1, context: 2, source: 3, tag: -4, aux: 5 }, len }
 }
 
 /// Streams of valid frames, raw (mode 0) and described (mode 1), in various chunkings.
 fn frame_reader() -> Vec<Vec<u8>> {
     let mut raw = Vec::new();
-    for (seq, kind) in FrameKind::ALL.iter().enumerate() {
-        let h = FrameHeader { seq: seq as u64, ..header(*kind, 5) };
-        raw.extend_from_slice(&encode(&h));
-        raw.extend(std::iter::repeat_n(0xa5, h.len as usize));
+    for len in [0, 5, 17, 1, 0, 64] {
+        raw.extend_from_slice(&encode(&header(len)));
+        raw.extend(std::iter::repeat_n(0xa5, len as usize));
     }
-    // A description of one frame: kind byte, u16 length, transfer, arg, the engine header
-    // (4 + 4 + 4 + 4 + 8 bytes), payload seed: see `frames::describe`.
-    let describe = |kind: u8, len: u16| [&[kind][..], &len.to_le_bytes(), &[9; 8], &[1; 8], &[2; 24], &[0x5a]].concat();
-    let small: Vec<u8> = (1..=7).flat_map(|k| describe(k - 1, 16)).collect();
-    let large = [describe(0x80, 0x1fff), describe(0x83, 0xffff), describe(6, 0)].concat();
+    raw.extend_from_slice(&encode(&FrameHeader::Close));
+    // A description of one frame: kind byte, u16 length, the engine header (4 + 4 + 4 + 4 + 8
+    // bytes), payload seed: see `frames::describe`.
+    let describe = |kind: u8, len: u16| [&[kind][..], &len.to_le_bytes(), &[2; 24], &[0x5a]].concat();
+    let small: Vec<u8> = (0..7).flat_map(|k| describe(if k == 6 { 1 } else { 0 }, 16 * k)).collect();
+    let large = [describe(0x80, 0x1fff), describe(0x80, 0xffff), describe(1, 0)].concat();
     vec![
         [&[0, 0][..], &raw].concat(),
         [&[2, 3, 1, 7, 60][..], &raw].concat(),
@@ -60,9 +61,9 @@ fn handshake(acceptor: bool) -> Vec<Vec<u8>> {
         Initiator::new(&secret(), 0, ACCEPTOR).expect("getrandom").take_transmit()
     } else {
         // A CHALLENGE's layout with a made-up nonce and MAC.
-        [&b"BBhs"[..], &1u32.to_le_bytes(), &ACCEPTOR.to_le_bytes(), &[0x11; 32], &[0x22; 32]].concat()
+        [&b"BBhs"[..], &VERSION.to_le_bytes(), &ACCEPTOR.to_le_bytes(), &[0x11; 32], &[0x22; 32]].concat()
     };
-    let trailing = encode(&header(FrameKind::Credit, 0));
+    let trailing = encode(&header(0));
     vec![
         [&[0, 0][..], &first].concat(),
         [&[1, 1, 4][..], &[0; 80]].concat(),

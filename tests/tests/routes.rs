@@ -96,6 +96,37 @@ fn a_link_cut_mid_job_fails_the_ranks_naming_the_peer() {
     assert!(report.contains("is gone") && report.contains("on host"), "the error names the peer:\n{report}");
 }
 
+/// `ss` in namespace `ns`: the TCP sockets listed by `args`, one per line.
+fn sockets(ns: &str, args: &[&str]) -> String {
+    let out = std::process::Command::new("ip").args(["netns", "exec", ns, "ss", "-Hn"]).args(args).output();
+    String::from_utf8_lossy(&out.expect("run ss").stdout).into_owned()
+}
+
+/// Once the ranks are connected nobody listens: a stranger finds the port closed (the listeners
+/// were bound to the published address, and are closed as soon as every peer is in).
+#[test]
+fn nothing_listens_once_the_ranks_are_connected() {
+    let Some(ns) = Netns::create(2) else { return };
+    if !std::process::Command::new("ss").arg("-V").output().is_ok_and(|o| o.status.success()) {
+        println!("SKIP: no `ss` (iproute2)");
+        return;
+    }
+    // Rank 0 sleeps 2 s after MPI_Init-equivalent set-up, rank 1 waits for it.
+    let job = start(&ns, &[1, 1], &[], "bb-pt2pt", &["idle"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while sockets(&ns.names[1], &["-t", "state", "established"]).trim().is_empty() {
+        assert!(Instant::now() < deadline, "the ranks never connected");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The handshake takes a round trip or two after the kernel's connection.
+    std::thread::sleep(Duration::from_millis(500));
+    let listening: Vec<String> = ns.names.iter().map(|n| sockets(n, &["-lt"])).collect();
+    expect_ok(&job.finish(T, SETTLE), "ok idle on 2 ranks");
+    for (n, l) in ns.names.iter().zip(&listening) {
+        assert!(l.trim().is_empty(), "{n} still listens after set-up:\n{l}");
+    }
+}
+
 #[test]
 fn an_interface_that_does_not_exist_is_named() {
     let Some(ns) = Netns::create(2) else { return };

@@ -289,10 +289,15 @@ impl Engine {
     /// list (kept in the request until it completes) instead of `buf`.
     fn send_rts(&mut self, peer: usize, id: ReqId, matching: &Header, buf: *const u8, len: usize) -> bool {
         let header = Header { kind: RTS, aux: len as u64, ..*matching };
-        let rts = match &self.core.reqs.get(id).gather {
+        let mut rts = match &self.core.reqs.get(id).gather {
             Some(blocks) => Rts { addr: blocks.as_ptr() as u64, send_req: id, blocks: blocks.len() as u32 },
             None => Rts { addr: buf as u64, send_req: id, blocks: 0 },
         };
+        if !self.chan.caps_for(peer).single_copy {
+            // A peer that cannot read our memory (another host) answers CTS: the address would
+            // mean nothing there, and would only tell another host where our buffers lie.
+            rts.addr = 0;
+        }
         let (payload, n) = rts.encode();
         self.chan.try_send(peer, &header, &payload[..n]).is_ok()
     }

@@ -78,7 +78,8 @@ impl Thresholds {
 ///
 /// ```text
 /// 0   addr      u64  the message (blocks = 0), or the sender's block list: `blocks` entries of
-///                    (address u64, length u64) in the sender's memory, the message in order
+///                    (address u64, length u64) in the sender's memory, the message in order;
+///                    0 to a peer whose route cannot read the sender's memory (TCP)
 /// 8   send_req  u32  the sender's request, named by FIN and CTS
 /// 12  blocks    u32  only in the 16-byte form (a gathered send); absent = 0
 /// ```

@@ -20,6 +20,7 @@ use std::time::Duration;
 use super::shm::{self, ShmChannel};
 use super::tcp::addr::{self, IfChoice};
 use super::tcp::handshake::Secret;
+use super::tcp::listen::listen;
 use super::tcp::setup::{self, Target};
 use super::tcp::{sleep_on, TcpChannel};
 use super::{Caps, Channel, Header, WouldBlock};
@@ -366,14 +367,13 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
     }
     let me = job.rank;
     let choice = IfChoice::parse(&std::env::var("BB_TCP_IF").unwrap_or_default())?;
-    let listener = setup::listen()?;
-    let port = listener.local_addr().map_err(|e| Error::Os { call: "getsockname", errno: e })?.port();
-    let mine = Advert {
-        kernel: kernel_id(),
-        host: addr::host_key(),
-        port,
-        addrs: addr::offered(&choice, &addr::interfaces()?)?,
-    };
+    // Listen on exactly the addresses offered (loopback where none is: peers on this host only).
+    let mut offered = addr::offered(&choice, &addr::interfaces()?)?;
+    if offered.is_empty() {
+        offered.push(Ipv4Addr::LOCALHOST);
+    }
+    let listeners = listen(&offered)?;
+    let mine = Advert { kernel: kernel_id(), host: addr::host_key(), port: listeners.port, addrs: offered };
     job.put(&format!("bb-route-{me}"), &mine.encode())?;
     job.barrier()?;
     let mut adverts = Vec::with_capacity(job.size);
@@ -409,8 +409,9 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
         .filter(|&r| local[r] == REMOTE)
         .map(|r| {
             let a = &adverts[r];
-            let addrs = if node[r] == node[me] { vec![Ipv4Addr::LOCALHOST] } else { a.addrs.clone() };
-            let addrs = addrs.into_iter().map(|ip| SocketAddr::new(IpAddr::V4(ip), a.port)).collect();
+            // A loopback address means this host to whoever connects: only to ranks that share it.
+            let reachable = |ip: &&Ipv4Addr| node[r] == node[me] || !ip.is_loopback();
+            let addrs = a.addrs.iter().filter(reachable).map(|&ip| SocketAddr::new(IpAddr::V4(ip), a.port)).collect();
             Target { rank: r, host: host_label(&a.host), addrs }
         })
         .collect();
@@ -421,9 +422,9 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
         let secret = Secret::from_env().map_err(|e| {
             Error::Bootstrap(format!("{e}: ranks on different hosts need the job secret bbrun gives them"))
         })?;
-        let established = setup::establish(me, job.size, &listener, &targets, &secret)?;
+        let established = setup::establish(me, job.size, listeners, &targets, &secret)?;
         let hosts = adverts.iter().map(|a| host_label(&a.host)).collect();
-        Some(TcpChannel::new(me, hosts, listener, secret, established)?)
+        Some(TcpChannel::new(me, hosts, established)?)
     };
     let both = match &mut tcp {
         Some(tcp) if billboard.len() > 1 => Some(sleep_set(&mut shm, tcp)?),

@@ -3,9 +3,10 @@
 //! By default every IPv4 address of an interface that is up, except loopback (useless to a
 //! remote peer) and virtual bridges of containers and VMs (`docker0`, `virbr0`, `br-…`,
 //! `lxcbr0`: reachable from this host only). `BB_TCP_IF` narrows that to one interface by name
-//! (`eth1`) or to the addresses inside a CIDR block (`10.1.0.0/16`); if nothing matches, the
-//! error names what was asked and what this host has. Peers on the same host connect over
-//! loopback, whatever is offered.
+//! (`eth1`), to one address (`10.1.0.7`) or to the addresses inside a CIDR block (`10.1.0.0/16`);
+//! if nothing matches, the error names what was asked and what this host has. A rank listens on
+//! exactly the addresses it offers (loopback alone where it offers none), never on every
+//! interface.
 
 use std::net::Ipv4Addr;
 
@@ -35,13 +36,19 @@ pub enum IfChoice {
 }
 
 impl IfChoice {
-    /// Parses `BB_TCP_IF`'s value: empty = default, `a.b.c.d/n` = CIDR, anything else a name.
+    /// Parses `BB_TCP_IF`'s value: empty = default, `a.b.c.d/n` = CIDR, `a.b.c.d` = that address
+    /// (a /32), anything else a name.
     pub fn parse(text: &str) -> Result<IfChoice> {
         let t = text.trim();
         if t.is_empty() {
             return Ok(IfChoice::Default);
         }
-        let Some((net, prefix)) = t.split_once('/') else { return Ok(IfChoice::Name(t.to_string())) };
+        let Some((net, prefix)) = t.split_once('/') else {
+            return Ok(match t.parse::<Ipv4Addr>() {
+                Ok(net) => IfChoice::Cidr { net, prefix: 32 },
+                Err(_) => IfChoice::Name(t.to_string()),
+            });
+        };
         let bad = || Error::InvalidArgument(format!("BB_TCP_IF={t:?}: expected an interface name or a.b.c.d/n"));
         let net: Ipv4Addr = net.parse().map_err(|_| bad())?;
         let prefix: u8 = prefix.parse().ok().filter(|&p| p <= 32).ok_or_else(bad)?;
@@ -169,6 +176,11 @@ mod tests {
     fn a_name_or_a_cidr_picks_addresses() {
         assert_eq!(offered(&IfChoice::parse("eth1").unwrap(), &host()).unwrap(), [Ipv4Addr::new(192, 168, 7, 2)]);
         assert_eq!(offered(&IfChoice::parse("10.0.0.0/8").unwrap(), &host()).unwrap(), [Ipv4Addr::new(10, 0, 0, 5)]);
+        assert_eq!(
+            offered(&IfChoice::parse("192.168.7.2").unwrap(), &host()).unwrap(),
+            [Ipv4Addr::new(192, 168, 7, 2)]
+        );
+        assert!(offered(&IfChoice::parse("192.168.7.3").unwrap(), &host()).is_err());
         assert_eq!(offered(&IfChoice::parse("lo").unwrap(), &host()).unwrap(), [Ipv4Addr::LOCALHOST]);
         assert_eq!(offered(&IfChoice::parse("0.0.0.0/0").unwrap(), &host()).unwrap().len(), 4);
     }

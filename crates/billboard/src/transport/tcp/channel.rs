@@ -10,11 +10,10 @@
 //!
 //! A connection that breaks (the peer died, a reset, a cut link noticed by keepalive or
 //! `TCP_USER_TIMEOUT`) is reported once through [`TcpChannel::take_failure`], naming the peer's
-//! rank and host; the engine fails what depended on it. Connections made to the listening socket
-//! after start are strangers: they are authenticated like any other and always dropped and logged.
+//! rank and host; the engine fails what depended on it. There is no listening socket after
+//! set-up (`setup::establish` closes it), so nothing a stranger does reaches this channel.
 
 use std::collections::VecDeque;
-use std::net::TcpListener;
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,8 +21,7 @@ use std::time::{Duration, Instant};
 use rustix::event::epoll;
 
 use super::conn::Conn;
-use super::handshake::Secret;
-use super::setup::{accept_all, log_dropped, tune, Handshaking, Progress};
+use super::setup::tune;
 use crate::transport::{Caps, Channel, Header, WouldBlock};
 use crate::tunables::Tunable;
 use crate::{Error, Result};
@@ -42,10 +40,6 @@ pub static CHUNK: Tunable = Tunable::new(
 /// While a poll names a peer, all sockets are scanned on every this many polls.
 const SCAN_EVERY: u32 = 16;
 
-const LISTENER: u64 = u64::MAX;
-/// Tokens of strangers' connections: this bit plus a serial number.
-const STRANGER: u64 = 1 << 62;
-
 pub struct TcpChannel {
     me: usize,
     nranks: usize,
@@ -54,10 +48,6 @@ pub struct TcpChannel {
     /// Where each rank lives, for messages.
     hosts: Vec<String>,
     epoll: Arc<OwnedFd>,
-    listener: TcpListener,
-    secret: Secret,
-    strangers: Vec<(u64, Handshaking)>,
-    next_stranger: u64,
     /// Records sent to ourselves (only the conformance suite: the engine's self route is memory).
     loopback: VecDeque<(Header, Vec<u8>)>,
     /// Some connection may hold unsent bytes.
@@ -81,15 +71,11 @@ impl TcpChannel {
     pub(crate) fn new(
         me: usize,
         hosts: Vec<String>,
-        listener: TcpListener,
-        secret: Secret,
         established: Vec<(usize, OwnedFd, Vec<u8>)>,
     ) -> Result<TcpChannel> {
         let nranks = hosts.len();
         let os = |call| move |e: rustix::io::Errno| Error::Os { call, errno: e.into() };
         let epoll = epoll::create(epoll::CreateFlags::CLOEXEC).map_err(os("epoll_create"))?;
-        epoll::add(&epoll, &listener, epoll::EventData::new_u64(LISTENER), epoll::EventFlags::IN)
-            .map_err(os("epoll_ctl"))?;
         let mut conns: Vec<Option<Conn>> = (0..nranks).map(|_| None).collect();
         let mut buffered = Vec::new();
         for (peer, fd, early) in established {
@@ -107,10 +93,6 @@ impl TcpChannel {
             conns,
             hosts,
             epoll: Arc::new(epoll),
-            listener,
-            secret,
-            strangers: Vec::new(),
-            next_stranger: 0,
             loopback: VecDeque::new(),
             pending_out: false,
             buffered,
@@ -209,59 +191,13 @@ impl TcpChannel {
         // By index, not by iterator: handling an event needs `self`, and copying the tokens out
         // would allocate on every scan.
         for i in 0..self.events.len() {
-            match self.events[i].data.u64() {
-                LISTENER => self.accept_strangers(),
-                t if t & STRANGER != 0 => self.step_stranger(t),
-                peer => {
-                    let peer = peer as usize;
-                    if self.conns[peer].as_ref().is_some_and(|c| c.pending() > 0) {
-                        self.pending_out = true;
-                    }
-                    handled += self.receive(peer, f);
-                }
+            let peer = self.events[i].data.u64() as usize;
+            if self.conns[peer].as_ref().is_some_and(|c| c.pending() > 0) {
+                self.pending_out = true;
             }
-        }
-        if !self.strangers.is_empty() {
-            self.expire_strangers();
+            handled += self.receive(peer, f);
         }
         handled
-    }
-
-    fn accept_strangers(&mut self) {
-        let mut fresh = Vec::new();
-        if let Err(e) = accept_all(&self.listener, &self.secret, self.me, self.nranks, &mut fresh) {
-            eprintln!("billboard: rank {}: {e}", self.me);
-        }
-        for h in fresh {
-            let token = STRANGER | self.next_stranger;
-            self.next_stranger += 1;
-            if epoll::add(&*self.epoll, &h.fd, epoll::EventData::new_u64(token), epoll::EventFlags::IN).is_ok() {
-                self.strangers.push((token, h));
-            }
-        }
-    }
-
-    /// A connection after start can only be a stranger or a replay: it is dropped either way,
-    /// once its handshake tells which, so the log says why.
-    fn step_stranger(&mut self, token: u64) {
-        let Some(i) = self.strangers.iter().position(|(t, _)| *t == token) else { return };
-        let why = match self.strangers[i].1.step() {
-            Progress::Waiting => return,
-            Progress::Done { peer, .. } => format!("rank {peer} is already connected (a replay?)"),
-            Progress::Failed(why) => why,
-        };
-        let (_, h) = self.strangers.swap_remove(i);
-        let _ = epoll::delete(&*self.epoll, &h.fd);
-        log_dropped(self.me, &h, &why);
-    }
-
-    fn expire_strangers(&mut self) {
-        let now = Instant::now();
-        while let Some(i) = self.strangers.iter().position(|(_, h)| h.deadline < now) {
-            let (_, h) = self.strangers.swap_remove(i);
-            let _ = epoll::delete(&*self.epoll, &h.fd);
-            log_dropped(self.me, &h, "no handshake in time");
-        }
     }
 }
 
@@ -388,17 +324,23 @@ pub(crate) fn sleep_on(epoll: &OwnedFd, timeout: Duration) {
 /// `n` connected endpoints in this process over loopback, for the conformance suite.
 #[cfg(test)]
 pub(crate) fn endpoints(n: usize) -> Vec<TcpChannel> {
-    use super::setup::{establish, listen, Target};
+    let listeners = (0..n).map(|_| super::listen::listen(&[std::net::Ipv4Addr::LOCALHOST]).unwrap()).collect();
+    set_up(listeners, &super::handshake::Secret::generate().unwrap())
+}
+
+/// Runs set-up for one rank per listener (each in a thread), all on loopback.
+#[cfg(test)]
+pub(crate) fn set_up(listeners: Vec<super::listen::Listeners>, secret: &super::handshake::Secret) -> Vec<TcpChannel> {
+    use super::setup::{establish, Target};
     use std::net::{Ipv4Addr, SocketAddr};
-    let secret = Secret::generate().unwrap();
-    let listeners: Vec<TcpListener> = (0..n).map(|_| listen().unwrap()).collect();
+    let n = listeners.len();
     let targets: Vec<Target> = listeners
         .iter()
         .enumerate()
         .map(|(rank, l)| Target {
             rank,
             host: "localhost".into(),
-            addrs: vec![SocketAddr::from((Ipv4Addr::LOCALHOST, l.local_addr().unwrap().port()))],
+            addrs: vec![SocketAddr::from((Ipv4Addr::LOCALHOST, l.port))],
         })
         .collect();
     let hosts = vec!["localhost".to_string(); n];
@@ -409,8 +351,8 @@ pub(crate) fn endpoints(n: usize) -> Vec<TcpChannel> {
             .map(|(me, l)| {
                 let (targets, secret, hosts) = (&targets, secret.clone(), hosts.clone());
                 s.spawn(move || {
-                    let est = establish(me, n, &l, targets, &secret).unwrap();
-                    TcpChannel::new(me, hosts, l, secret, est).unwrap()
+                    let est = establish(me, n, l, targets, &secret).unwrap();
+                    TcpChannel::new(me, hosts, est).unwrap()
                 })
             })
             .collect();

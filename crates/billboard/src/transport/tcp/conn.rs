@@ -12,8 +12,8 @@ use std::os::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendAncillaryBuffer, SendFlags};
 
-use super::stream::{FrameReader, FrameWriter};
-use super::wire::{FrameKind, FRAME_HEADER_BYTES};
+use super::stream::{Frame, FrameReader};
+use super::wire::{encode, encode_record, FrameHeader, FRAME_HEADER_BYTES};
 use crate::transport::{Header, WouldBlock};
 
 /// Bytes of accepted-but-unsent records past which sends are refused (one record may exceed it).
@@ -50,7 +50,6 @@ impl std::fmt::Display for Broken {
 pub(crate) struct Conn {
     pub fd: OwnedFd,
     reader: FrameReader,
-    writer: FrameWriter,
     /// Encoded bytes accepted but not yet taken by the socket: `out[out_start..]`.
     out: Vec<u8>,
     out_start: usize,
@@ -71,16 +70,7 @@ impl Conn {
             rest = &rest[n..];
             assert!(n > 0 || rest.is_empty(), "handshake leftovers larger than one frame buffer");
         }
-        Conn {
-            fd,
-            reader,
-            writer: FrameWriter::new(),
-            out: Vec::new(),
-            out_start: 0,
-            peer_closed: false,
-            broken: None,
-            wants_out: false,
-        }
+        Conn { fd, reader, out: Vec::new(), out_start: 0, peer_closed: false, broken: None, wants_out: false }
     }
 
     /// Bytes waiting in `out`.
@@ -101,20 +91,18 @@ impl Conn {
                 if self.pending() >= OUT_LIMIT {
                     return Err(WouldBlock);
                 }
-                let frame = self.frame(FrameKind::Eager, header, payload.len());
-                self.out.extend_from_slice(frame.header_bytes());
+                self.out.extend_from_slice(&encode_record(header, payload.len()));
                 self.out.extend_from_slice(payload);
                 return Ok(());
             }
         }
-        let frame = self.frame(FrameKind::Eager, header, payload.len());
+        let h = encode_record(header, payload.len());
         let total = FRAME_HEADER_BYTES + payload.len();
-        let sent = self.send_slices(&frame.io_slices(payload));
+        let sent = self.send_slices(&[IoSlice::new(&h), IoSlice::new(payload)]);
         if sent < total {
             // The socket is full: keep the tail (at most one record) for flush.
             self.out.clear();
             self.out_start = 0;
-            let h = frame.header_bytes();
             self.out.extend_from_slice(&h[sent.min(FRAME_HEADER_BYTES)..]);
             self.out.extend_from_slice(&payload[sent.saturating_sub(FRAME_HEADER_BYTES)..]);
         }
@@ -135,16 +123,15 @@ impl Conn {
                 if self.pending() >= OUT_LIMIT {
                     return Err(WouldBlock);
                 }
-                let frame = self.frame(FrameKind::Eager, header, total);
-                self.out.extend_from_slice(frame.header_bytes());
+                self.out.extend_from_slice(&encode_record(header, total));
                 for p in pieces {
                     self.out.extend_from_slice(p);
                 }
                 return Ok(());
             }
         }
-        let frame = self.frame(FrameKind::Eager, header, total);
-        let head: &[u8] = frame.header_bytes();
+        let frame = encode_record(header, total);
+        let head: &[u8] = &frame;
         // The frame as a list of slices: the header, then the pieces; (slice, bytes taken of it).
         let mut next = 0; // index into [head, pieces...] of the first slice not wholly taken
         let mut skip = 0; // bytes of that slice already taken
@@ -195,14 +182,9 @@ impl Conn {
     /// Tells the peer no more frames follow (best effort: at finalize).
     pub fn close(&mut self) {
         if self.broken.is_none() {
-            let frame = self.frame(FrameKind::Close, &Header::default(), 0);
-            self.out.extend_from_slice(frame.header_bytes());
+            self.out.extend_from_slice(&encode(&FrameHeader::Close));
             self.flush();
         }
-    }
-
-    fn frame(&mut self, kind: FrameKind, header: &Header, len: usize) -> super::stream::OutFrame {
-        self.writer.frame(kind, 0, 0, header, len).expect("records fit a frame (max_record <= MAX_FRAME_PAYLOAD)")
     }
 
     /// Writes what `out` holds, as far as the socket takes it.
@@ -275,17 +257,11 @@ impl Conn {
         loop {
             match self.reader.next_frame() {
                 Ok(None) => return handled,
-                Ok(Some(frame)) => match frame.header.kind {
-                    FrameKind::Eager => {
-                        f(&frame.header.header, frame.payload);
-                        handled += 1;
-                    }
-                    FrameKind::Close => self.peer_closed = true,
-                    other => {
-                        self.broken = Some(Broken::Protocol(format!("unexpected {other:?} frame")));
-                        return handled;
-                    }
-                },
+                Ok(Some(Frame::Record { header, payload })) => {
+                    f(&header, payload);
+                    handled += 1;
+                }
+                Ok(Some(Frame::Close)) => self.peer_closed = true,
                 Err(e) => {
                     self.broken = Some(Broken::Protocol(e.to_string()));
                     return handled;

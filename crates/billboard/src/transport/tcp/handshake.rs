@@ -8,12 +8,15 @@
 //! rank B cannot be answered by rank C. Byte by byte (integers little-endian):
 //!
 //! ```text
-//! initiator -> acceptor   HELLO     48 bytes: "BBhs" | version u32 = 1 | initiator rank u32
+//! initiator -> acceptor   HELLO     48 bytes: "BBhs" | version u32 = 2 | initiator rank u32
 //!                                             | acceptor rank u32 (whom it meant to reach) | nonce_i [32]
-//! acceptor -> initiator   CHALLENGE 76 bytes: "BBhs" | version u32 = 1 | acceptor rank u32 | nonce_a [32]
-//!                                             | HMAC(secret, "billboard-tcp-1 acceptor" | ranks | nonce_i | nonce_a)
-//! initiator -> acceptor   PROOF     32 bytes: HMAC(secret, "billboard-tcp-1 initiator" | ranks | nonce_i | nonce_a)
+//! acceptor -> initiator   CHALLENGE 76 bytes: "BBhs" | version u32 = 2 | acceptor rank u32 | nonce_a [32]
+//!                                             | HMAC(secret, "billboard-tcp-2 acceptor" | ranks | nonce_i | nonce_a)
+//! initiator -> acceptor   PROOF     32 bytes: HMAC(secret, "billboard-tcp-2 initiator" | ranks | nonce_i | nonce_a)
 //! ```
+//!
+//! The version is that of everything on the connection: the handshake and the frames after it
+//! (`wire.rs`), which carry none of their own. Version 2: frames of 28 bytes (1 had 56).
 //!
 //! `ranks` is initiator rank u32 | acceptor rank u32. The initiator sends its PROOF only after
 //! checking the acceptor's MAC, so it never answers a party that does not know the secret; the
@@ -34,7 +37,11 @@ pub const MIN_SECRET_BYTES: usize = 16;
 /// Bytes of a generated secret and of each nonce.
 const RANDOM_BYTES: usize = 32;
 const MAGIC: &[u8; 4] = b"BBhs";
-const VERSION: u32 = 1;
+/// The wire version, of the handshake and of the frames that follow it.
+pub const VERSION: u32 = 2;
+/// What each side's MAC is computed over first, so one side's MAC is never valid as the other's.
+const ACCEPTOR_LABEL: &[u8] = b"billboard-tcp-2 acceptor";
+const INITIATOR_LABEL: &[u8] = b"billboard-tcp-2 initiator";
 const HELLO_BYTES: usize = 48;
 const CHALLENGE_BYTES: usize = 76;
 const PROOF_BYTES: usize = 32;
@@ -249,10 +256,10 @@ impl Initiator {
         }
         let nonce_a = &self.inbox.buf[12..44];
         self.secret
-            .mac(b"billboard-tcp-1 acceptor", self.me, self.peer, &self.nonce, nonce_a)
+            .mac(ACCEPTOR_LABEL, self.me, self.peer, &self.nonce, nonce_a)
             .verify_slice(&self.inbox.buf[44..76])
             .map_err(|_| HandshakeError::BadMac)?;
-        let proof = self.secret.mac(b"billboard-tcp-1 initiator", self.me, self.peer, &self.nonce, nonce_a);
+        let proof = self.secret.mac(INITIATOR_LABEL, self.me, self.peer, &self.nonce, nonce_a);
         self.transmit.extend_from_slice(&proof.finalize().into_bytes());
         Ok(Step::Done { peer: self.peer, consumed })
     }
@@ -292,6 +299,11 @@ impl Acceptor {
         std::mem::take(&mut self.transmit)
     }
 
+    /// The initiator's rank, once its HELLO is in (and the CHALLENGE sent).
+    pub fn peer(&self) -> Option<u32> {
+        self.peer
+    }
+
     /// Feeds bytes received from the initiator.
     pub fn on_bytes(&mut self, input: &[u8]) -> Result<Step, HandshakeError> {
         if self.over {
@@ -320,7 +332,7 @@ impl Acceptor {
                     return Err(HandshakeError::UnknownPeer { rank: peer, nranks: self.nranks });
                 }
                 let nonce_i = &self.hello.buf[16..48];
-                let mac = self.secret.mac(b"billboard-tcp-1 acceptor", peer, self.me, nonce_i, &self.nonce);
+                let mac = self.secret.mac(ACCEPTOR_LABEL, peer, self.me, nonce_i, &self.nonce);
                 for part in [&MAGIC[..], &VERSION.to_le_bytes(), &self.me.to_le_bytes(), &self.nonce] {
                     self.transmit.extend_from_slice(part);
                 }
@@ -335,7 +347,7 @@ impl Acceptor {
             return Ok(Step::Wait);
         }
         self.secret
-            .mac(b"billboard-tcp-1 initiator", peer, self.me, &self.hello.buf[16..48], &self.nonce)
+            .mac(INITIATOR_LABEL, peer, self.me, &self.hello.buf[16..48], &self.nonce)
             .verify_slice(&self.proof.buf)
             .map_err(|_| HandshakeError::BadMac)?;
         Ok(Step::Done { peer, consumed })

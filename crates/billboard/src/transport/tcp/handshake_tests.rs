@@ -95,7 +95,7 @@ fn a_wrong_secret_is_rejected_on_either_side() {
     let mut a = Acceptor::new(&secret(), 1, 2).unwrap();
     a.on_bytes(&i.take_transmit()).unwrap();
     let challenge = a.take_transmit();
-    let forged = other_secret().mac(b"billboard-tcp-1 initiator", 0, 1, &i.nonce, &challenge[12..44]);
+    let forged = other_secret().mac(INITIATOR_LABEL, 0, 1, &i.nonce, &challenge[12..44]);
     assert_eq!(a.on_bytes(&forged.finalize().into_bytes()), Err(HandshakeError::BadMac));
     assert_eq!(a.on_bytes(&[0; 32]), Err(HandshakeError::Finished), "a failed acceptor stays failed");
 }
@@ -108,7 +108,10 @@ fn garbage_is_rejected_on_its_first_wrong_byte() {
     assert_eq!(a.on_bytes(b"BBh"), Ok(Step::Wait));
     assert_eq!(a.on_bytes(b"x"), Err(HandshakeError::BadMagic));
     let mut a = Acceptor::new(&secret(), 1, 2).unwrap();
-    assert_eq!(a.on_bytes(b"BBhs\x02\0\0\0"), Err(HandshakeError::UnsupportedVersion(2)));
+    // Version 1 (56-byte frames) and any other version are refused before a single frame.
+    assert_eq!(a.on_bytes(b"BBhs\x01\0\0\0"), Err(HandshakeError::UnsupportedVersion(1)));
+    let mut a = Acceptor::new(&secret(), 1, 2).unwrap();
+    assert_eq!(a.on_bytes(b"BBhs\x03\0\0\0"), Err(HandshakeError::UnsupportedVersion(3)));
     let mut i = Initiator::new(&secret(), 0, 1).unwrap();
     assert_eq!(i.on_bytes(b"SSH-2.0-OpenSSH_9.2\r\n"), Err(HandshakeError::BadMagic));
     assert!(a.take_transmit().is_empty(), "nothing is sent to a stranger");

@@ -1,31 +1,24 @@
-//! The TCP route's protocol, sans IO: bytes in, bytes and events out, no sockets and no clock.
-//!
-//! What exists:
-//! - [`wire`]: the fixed 56-byte frame header (documented byte by byte there), its kinds (eager,
-//!   rendezvous request, clear-to-send, data chunk, fin, credit, close) and a decoder that checks
-//!   untrusted bytes before any payload is buffered.
-//! - [`stream`]: [`FrameReader`](stream::FrameReader), an incremental decoder fed whatever chunks
-//!   a socket delivers, with a bounded buffer and sequence checking; and
-//!   [`FrameWriter`](stream::FrameWriter) / [`OutFrame`](stream::OutFrame), which number frames and
-//!   hand header + payload to `writev` as two slices without copying the payload, resuming after a
-//!   partial write.
+//! The TCP route: one authenticated, non-blocking `TCP_NODELAY` socket per pair of ranks on
+//! different hosts (or every pair, under `BB_ROUTES=tcp`). One module per step, as every route:
+//! - [`addr`]: which addresses a rank offers (`BB_TCP_IF`) and which host it is on.
+//! - `listen`: listening sockets bound to exactly the offered addresses, open only during set-up,
+//!   and the bounded pool of connections taken from them while they prove themselves.
 //! - [`handshake`]: the first bytes on every connection, a mutual HMAC-SHA256 challenge–response
-//!   over fresh nonces and both ranks' identities, keyed by the job secret from the environment
-//!   (`BB_JOB_SECRET`). A stranger, garbage, or a replayed exchange is rejected.
-//!
-//! What the socket layer will do with it (not here yet): one non-blocking, `TCP_NODELAY` socket per
-//! pair of ranks on different hosts, registered with one epoll instance; run the handshake state
-//! machines on connect/accept (with a deadline, so a silent stranger cannot hold a slot), then
-//! `read` into [`FrameReader::unfilled`](stream::FrameReader::unfilled) and `writev` the
-//! [`OutFrame`](stream::OutFrame) slices. Progress polls the sockets a while before sleeping in
-//! `epoll_wait` (a polled socket answers in ~4.6 µs, a blocking wake-up costs 30–40 µs on the VM).
-//! The eager/rendezvous/credit state above the frames, and errors naming the peer on a broken
-//! connection, belong to the channel built on this.
+//!   over fresh nonces and both ranks' identities, keyed by the job secret (`BB_JOB_SECRET`); it
+//!   also fixes the wire version of everything after it.
+//! - [`setup`]: connect to the lower ranks, accept the higher, authenticate all under a deadline,
+//!   then close the listeners.
+//! - [`wire`] and [`stream`]: the 28-byte frame (the engine's record header and its length) and
+//!   an incremental, bounded reader of frames from whatever chunks a socket delivers.
+//! - `conn` and `channel`: records out with `sendmsg` (header and payload as two slices), in with
+//!   `recv` into the reader's buffer; polling and sleeping on one epoll instance; a broken
+//!   connection reported once, naming the peer.
 
 pub mod addr;
 mod channel;
 mod conn;
 pub mod handshake;
+pub(crate) mod listen;
 pub mod setup;
 pub mod stream;
 pub mod wire;

@@ -1,9 +1,10 @@
-//! Opening the TCP route: one listening socket per rank, one authenticated connection per pair of
-//! ranks that needs one. The higher rank connects to the lower, both run the secret-based
-//! handshake (`handshake.rs`) under a deadline, and anything that fails it is dropped and logged:
-//! a stranger on the port never becomes a peer and never stops the job from starting.
+//! Opening the TCP route: listening sockets on the addresses this rank publishes (`listen.rs`),
+//! one authenticated connection per pair of ranks that needs one. The higher rank connects to the
+//! lower, both run the secret-based handshake (`handshake.rs`) under a deadline, and anything that
+//! fails it is dropped and logged: a stranger on the port never becomes a peer and never stops the
+//! job from starting. Once every expected peer is connected the listeners are closed.
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,7 @@ use rustix::io::Errno;
 use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
 
 use super::handshake::{Acceptor, Initiator, Secret, Step};
+use super::listen::{Incoming, Listeners};
 use crate::tunables::Tunable;
 use crate::{Error, Result};
 
@@ -36,13 +38,6 @@ pub struct Target {
     pub host: String,
     /// Where to try, in order.
     pub addrs: Vec<SocketAddr>,
-}
-
-/// A listening socket on every interface (the handshake, not the address, keeps strangers out).
-pub(crate) fn listen() -> Result<TcpListener> {
-    let l = TcpListener::bind(("0.0.0.0", 0)).map_err(|e| Error::Os { call: "bind (TCP listener)", errno: e })?;
-    l.set_nonblocking(true).map_err(|e| Error::Os { call: "fcntl (TCP listener)", errno: e })?;
-    Ok(l)
 }
 
 /// Socket options of every established connection: no Nagle delay (small messages go at once),
@@ -74,7 +69,10 @@ pub(crate) struct Handshaking {
     connected: bool,
     /// Handshake bytes not yet taken by the socket.
     transmit: Vec<u8>,
+    pub started: Instant,
     pub deadline: Instant,
+    /// When an acceptor had the initiator's HELLO (and sent its CHALLENGE).
+    heard: Option<Instant>,
     /// Who is at the other end, for messages: the address, and the rank once known.
     pub remote: String,
 }
@@ -87,7 +85,16 @@ pub(crate) enum Progress {
         peer: usize,
         early: Vec<u8>,
     },
-    Failed(String),
+    /// `retry`: the connection was made and then lost (the acceptor may have dropped it to make
+    /// room, see `listen.rs`): an initiator connects again.
+    Failed {
+        why: String,
+        retry: bool,
+    },
+}
+
+fn failed(why: impl Into<String>, retry: bool) -> Progress {
+    Progress::Failed { why: why.into(), retry }
 }
 
 impl Handshaking {
@@ -108,7 +115,9 @@ impl Handshaking {
             side: Side::Initiator(side),
             connected: false,
             transmit: Vec::new(),
+            started: Instant::now(),
             deadline: Instant::now() + HANDSHAKE_TIMEOUT,
+            heard: None,
             remote: addr.to_string(),
         })
     }
@@ -121,7 +130,9 @@ impl Handshaking {
             side: Side::Acceptor(side),
             connected: true,
             transmit: Vec::new(),
+            started: Instant::now(),
             deadline: Instant::now() + HANDSHAKE_TIMEOUT,
+            heard: None,
             remote: from,
         })
     }
@@ -131,48 +142,59 @@ impl Handshaking {
         if !self.connected {
             match rustix::net::sockopt::socket_error(&self.fd) {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) | Err(e) => return Progress::Failed(format!("cannot connect: {e}")),
+                Ok(Err(e)) | Err(e) => return failed(format!("cannot connect: {e}"), false),
             }
             match rustix::net::getpeername(&self.fd) {
                 Ok(_) => self.connected = true,
                 Err(Errno::NOTCONN) => return Progress::Waiting,
-                Err(e) => return Progress::Failed(format!("cannot connect: {e}")),
+                Err(e) => return failed(format!("cannot connect: {e}"), false),
             }
             if let Side::Initiator(i) = &mut self.side {
                 self.transmit = i.take_transmit();
             }
         }
         if let Err(e) = self.send_transmit() {
-            return Progress::Failed(e);
+            return failed(e, true);
         }
         let mut buf = [0u8; 512];
         loop {
             let n = match rustix::net::recv(&self.fd, &mut buf, RecvFlags::DONTWAIT) {
-                Ok((0, _)) => return Progress::Failed("closed during the handshake".into()),
+                Ok((0, _)) => return failed("closed during the handshake", true),
                 Ok((n, _)) => n,
                 Err(Errno::AGAIN) => return Progress::Waiting,
                 Err(Errno::INTR) => continue,
-                Err(e) => return Progress::Failed(format!("failed during the handshake: {e}")),
+                Err(e) => return failed(format!("failed during the handshake: {e}"), true),
             };
             let (step, more) = match &mut self.side {
                 Side::Initiator(i) => (i.on_bytes(&buf[..n]), i.take_transmit()),
-                Side::Acceptor(a) => (a.on_bytes(&buf[..n]), a.take_transmit()),
+                Side::Acceptor(a) => {
+                    let step = a.on_bytes(&buf[..n]);
+                    if self.heard.is_none() && a.peer().is_some() {
+                        self.heard = Some(Instant::now());
+                    }
+                    (step, a.take_transmit())
+                }
             };
             self.transmit.extend_from_slice(&more);
             if let Err(e) = self.send_transmit() {
-                return Progress::Failed(e);
+                return failed(e, true);
             }
             match step {
                 Ok(Step::Wait) => {}
                 Ok(Step::Done { peer, consumed }) => {
                     if !self.transmit.is_empty() {
-                        return Progress::Failed("the socket would not take the handshake's last message".into());
+                        return failed("the socket would not take the handshake's last message", true);
                     }
                     return Progress::Done { peer: peer as usize, early: buf[consumed..n].to_vec() };
                 }
-                Err(e) => return Progress::Failed(e.to_string()),
+                Err(e) => return failed(e.to_string(), false),
             }
         }
+    }
+
+    /// When an acceptor had the HELLO and sent its CHALLENGE (never, for an initiator).
+    pub fn heard_at(&self) -> Option<Instant> {
+        self.heard
     }
 
     /// Sends pending handshake bytes (a few dozen: an empty socket buffer always takes them).
@@ -191,43 +213,20 @@ impl Handshaking {
     }
 }
 
-/// Accepts every pending connection on `listener`, as handshakes to run.
-pub(crate) fn accept_all(
-    listener: &TcpListener,
-    secret: &Secret,
-    me: usize,
-    nranks: usize,
-    out: &mut Vec<Handshaking>,
-) -> Result<()> {
-    loop {
-        match rustix::net::accept_with(listener, SocketFlags::NONBLOCK | SocketFlags::CLOEXEC) {
-            Ok(fd) => {
-                let from = rustix::net::getpeername(&fd)
-                    .ok()
-                    .flatten()
-                    .and_then(|a| SocketAddr::try_from(a).ok())
-                    .map_or_else(|| "an unknown address".to_string(), |a| a.to_string());
-                out.push(Handshaking::accept(fd, from, secret, me, nranks)?);
-            }
-            Err(Errno::AGAIN) => return Ok(()),
-            Err(Errno::INTR | Errno::CONNABORTED) => {}
-            Err(e) => return Err(Error::Os { call: "accept (TCP listener)", errno: e.into() }),
-        }
-    }
+/// A connection this rank makes: to `expected[k]`, at its address number `addr`.
+struct Outgoing {
+    k: usize,
+    addr: usize,
+    h: Handshaking,
 }
 
-/// Logs a dropped connection attempt: the job goes on.
-pub(crate) fn log_dropped(me: usize, h: &Handshaking, why: &str) {
-    eprintln!("billboard: rank {me}: dropped a connection from {}: {why}", h.remote);
-}
-
-/// Connects to every target below `me`, accepts the targets above it, authenticates all, and
-/// returns the sockets by peer rank. Fails naming the first peer that cannot be reached or did
-/// not show up in time.
+/// Connects to every target below `me`, accepts the targets above it, authenticates all, then
+/// closes the listeners (nothing later in a job connects to them) and returns the sockets by
+/// peer rank. Fails naming the first peer that cannot be reached or did not show up in time.
 pub(crate) fn establish(
     me: usize,
     nranks: usize,
-    listener: &TcpListener,
+    listeners: Listeners,
     targets: &[Target],
     secret: &Secret,
 ) -> Result<Vec<(usize, OwnedFd, Vec<u8>)>> {
@@ -235,17 +234,18 @@ pub(crate) fn establish(
     let epfd =
         epoll::create(epoll::CreateFlags::CLOEXEC).map_err(|e| Error::Os { call: "epoll_create", errno: e.into() })?;
     let expected: Vec<&Target> = targets.iter().filter(|t| t.rank != me).collect();
-    // Outgoing: per target below us, the index of the address being tried.
-    let mut outgoing: Vec<(usize, usize, Handshaking)> = Vec::new();
+    let mut outgoing: Vec<Outgoing> = Vec::new();
     for (k, t) in expected.iter().enumerate().filter(|(_, t)| t.rank < me) {
-        outgoing.push((k, 0, start_connect(t, 0, secret, me)?));
+        outgoing.push(Outgoing { k, addr: 0, h: start_connect(t, 0, secret, me)? });
     }
-    let mut incoming: Vec<Handshaking> = Vec::new();
+    let mut incoming = Incoming::new(me, nranks);
     let mut done: Vec<Option<(OwnedFd, Vec<u8>)>> = (0..nranks).map(|_| None).collect();
     let mut missing = expected.len();
-    let listen_token = u64::MAX;
-    epoll::add(&epfd, listener, epoll::EventData::new_u64(listen_token), epoll::EventFlags::IN)
-        .map_err(|e| Error::Os { call: "epoll_ctl", errno: e.into() })?;
+    let mut missing_in = expected.iter().filter(|t| t.rank > me).count();
+    for l in &listeners.socks {
+        epoll::add(&epfd, l, epoll::EventData::new_u64(u64::MAX), epoll::EventFlags::IN)
+            .map_err(|e| Error::Os { call: "epoll_ctl", errno: e.into() })?;
+    }
     let mut events = Vec::with_capacity(64);
     while missing > 0 {
         let now = Instant::now();
@@ -261,49 +261,41 @@ pub(crate) fn establish(
                 late.join(", ")
             )));
         }
-        accept_all(listener, secret, me, nranks, &mut incoming)?;
-        let mut i = 0;
-        while i < incoming.len() {
-            match incoming[i].step() {
-                Progress::Waiting if incoming[i].deadline > now => i += 1,
-                Progress::Waiting => {
-                    log_dropped(me, &incoming.swap_remove(i), "no handshake in time");
-                }
-                Progress::Done { peer, early } => {
-                    let h = incoming.swap_remove(i);
-                    if peer < me || done[peer].is_some() || !expected.iter().any(|t| t.rank == peer) {
-                        log_dropped(me, &h, &format!("rank {peer} is not expected to connect here (a replay?)"));
-                    } else {
-                        done[peer] = Some((h.fd, early));
-                        missing -= 1;
-                    }
-                }
-                Progress::Failed(why) => log_dropped(me, &incoming.swap_remove(i), &why),
+        incoming.accept(&listeners, secret, missing_in, now)?;
+        for (peer, h, early) in incoming.step(now) {
+            if peer < me || done[peer].is_some() || !expected.iter().any(|t| t.rank == peer) {
+                incoming.drop_one(&h, &format!("rank {peer} is not expected to connect here (a replay?)"));
+            } else {
+                done[peer] = Some((h.fd, early));
+                missing -= 1;
+                missing_in -= 1;
             }
         }
         let mut j = 0;
         while j < outgoing.len() {
-            let (k, a, ref mut h) = outgoing[j];
-            let t = expected[k];
-            let failure = match h.step() {
-                Progress::Waiting if h.deadline > now => None,
-                Progress::Waiting => Some("no answer in time".to_string()),
+            let o = &mut outgoing[j];
+            let t = expected[o.k];
+            let failure = match o.h.step() {
+                Progress::Waiting if o.h.deadline > now => None,
+                // Connected and then silent: the acceptor may be busy, or dropped us; try again.
+                Progress::Waiting => Some(("no answer in time".to_string(), o.h.connected)),
                 Progress::Done { peer, early } => {
-                    let (_, _, h) = outgoing.swap_remove(j);
+                    let o = outgoing.swap_remove(j);
                     debug_assert_eq!(peer, t.rank);
-                    done[t.rank] = Some((h.fd, early));
+                    done[t.rank] = Some((o.h.fd, early));
                     missing -= 1;
                     continue;
                 }
-                Progress::Failed(why) => Some(why),
+                Progress::Failed { why, retry } => Some((why, retry)),
             };
             match failure {
-                None => j += 1,
-                Some(_) if a + 1 < t.addrs.len() => {
-                    outgoing[j] = (k, a + 1, start_connect(t, a + 1, secret, me)?);
-                    j += 1;
+                None => {}
+                Some((_, true)) => o.h = start_connect(t, o.addr, secret, me)?,
+                Some(_) if o.addr + 1 < t.addrs.len() => {
+                    o.addr += 1;
+                    o.h = start_connect(t, o.addr, secret, me)?;
                 }
-                Some(why) => {
+                Some((why, false)) => {
                     return Err(Error::Bootstrap(format!(
                         "rank {me} cannot reach rank {} on host {} over TCP ({}): {why} \
                          (BB_TCP_IF picks the interface whose addresses ranks offer)",
@@ -313,6 +305,7 @@ pub(crate) fn establish(
                     )))
                 }
             }
+            j += 1;
         }
         if missing > 0 {
             // Handshake messages are small; waking every 200 µs to step them all is cheap
@@ -322,6 +315,9 @@ pub(crate) fn establish(
             let _ = epoll::wait(&epfd, rustix::buffer::spare_capacity(&mut events), Some(&ts));
         }
     }
+    // Every expected peer is in: stop accepting. Connections still proving themselves are
+    // strangers' and close with `incoming`.
+    drop(listeners);
     Ok(done.into_iter().enumerate().filter_map(|(r, c)| c.map(|(fd, early)| (r, fd, early))).collect())
 }
 

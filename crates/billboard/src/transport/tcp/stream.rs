@@ -1,10 +1,10 @@
-//! Frames over a byte stream: an incremental reader fed whatever chunks a socket delivers, and a
-//! writer that numbers frames and hands header + payload to `writev` without copying the payload.
+//! Frames over a byte stream: an incremental reader fed whatever chunks a socket delivers. (The
+//! writing side needs no state: a frame is [`encode_record`](super::wire::encode_record)'s header
+//! and the payload, handed to `sendmsg` as two slices.)
 
-use super::wire::{decode, encode, FrameHeader, FrameKind, WireError, FRAME_HEADER_BYTES, MAX_FRAME_PAYLOAD};
+use super::wire::{decode, FrameHeader, WireError, FRAME_HEADER_BYTES, MAX_FRAME_PAYLOAD};
 use crate::transport::Header;
 use std::fmt;
-use std::io::IoSlice;
 
 /// The reader's buffer never grows past one largest frame: a peer cannot make it allocate more.
 pub const MAX_READ_BUFFER: usize = FRAME_HEADER_BYTES + MAX_FRAME_PAYLOAD as usize;
@@ -15,9 +15,11 @@ const INITIAL_READ_BUFFER: usize = 64 << 10;
 
 /// One complete frame, its payload borrowed from the reader until the next call.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Frame<'a> {
-    pub header: FrameHeader,
-    pub payload: &'a [u8],
+pub enum Frame<'a> {
+    /// An engine record.
+    Record { header: Header, payload: &'a [u8] },
+    /// The peer's orderly close: nothing may follow.
+    Close,
 }
 
 /// The peer broke the framing protocol; the connection is unusable from here on.
@@ -25,8 +27,6 @@ pub struct Frame<'a> {
 pub enum StreamError {
     /// A frame header failed to decode.
     Wire(WireError),
-    /// A frame's number is not the next one: lost sync, or a peer that does not follow the protocol.
-    OutOfSequence { expected: u64, got: u64 },
     /// Bytes arrived after the peer's `Close` frame.
     DataAfterClose,
 }
@@ -41,7 +41,6 @@ impl fmt::Display for StreamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             StreamError::Wire(e) => e.fmt(f),
-            StreamError::OutOfSequence { expected, got } => write!(f, "frame number {got}, expected {expected}"),
             StreamError::DataAfterClose => write!(f, "bytes after the peer's close frame"),
         }
     }
@@ -54,14 +53,13 @@ impl std::error::Error for StreamError {}
 /// Feed bytes with [`feed`](Self::feed) (copies) or by reading straight into
 /// [`unfilled`](Self::unfilled) and calling [`filled`](Self::filled); then take frames with
 /// [`next_frame`](Self::next_frame) until it returns `Ok(None)`. A header is checked as soon as its
-/// 56 bytes are in, before its payload is buffered. The first error is sticky.
+/// bytes are in, before its payload is buffered. The first error is sticky.
 #[derive(Default)]
 pub struct FrameReader {
     buf: Vec<u8>,
     /// Bytes `start..end` of `buf` are received and not yet handed out.
     start: usize,
     end: usize,
-    next_seq: u64,
     closed: bool,
     failed: Option<StreamError>,
 }
@@ -111,22 +109,22 @@ impl FrameReader {
         if avail.len() < FRAME_HEADER_BYTES {
             return Ok(None);
         }
-        let header = match decode(avail) {
-            Ok(h) => h,
+        let (header, len) = match decode(avail) {
+            Ok(FrameHeader::Record { header, len }) => (header, len as usize),
+            Ok(FrameHeader::Close) => {
+                self.start += FRAME_HEADER_BYTES;
+                self.closed = true;
+                return Ok(Some(Frame::Close));
+            }
             Err(e) => return Err(self.fail(e.into())),
         };
-        if header.seq != self.next_seq {
-            return Err(self.fail(StreamError::OutOfSequence { expected: self.next_seq, got: header.seq }));
-        }
-        let total = FRAME_HEADER_BYTES + header.len as usize;
+        let total = FRAME_HEADER_BYTES + len;
         if avail.len() < total {
             return Ok(None);
         }
         let payload = self.start + FRAME_HEADER_BYTES..self.start + total;
         self.start += total;
-        self.next_seq = self.next_seq.wrapping_add(1);
-        self.closed = header.kind == FrameKind::Close;
-        Ok(Some(Frame { header, payload: &self.buf[payload] }))
+        Ok(Some(Frame::Record { header, payload: &self.buf[payload] }))
     }
 
     fn fail(&mut self, e: StreamError) -> StreamError {
@@ -138,8 +136,8 @@ impl FrameReader {
     /// or bad: a bad header is reported by `next_frame`, and buffers nothing more).
     fn need(&self) -> usize {
         match decode(&self.buf[self.start..self.end]) {
-            Ok(h) => FRAME_HEADER_BYTES + h.len as usize,
-            Err(_) => FRAME_HEADER_BYTES,
+            Ok(FrameHeader::Record { len, .. }) => FRAME_HEADER_BYTES + len as usize,
+            Ok(FrameHeader::Close) | Err(_) => FRAME_HEADER_BYTES,
         }
     }
 
@@ -160,75 +158,6 @@ impl FrameReader {
             let grown = (2 * self.buf.len()).max(INITIAL_READ_BUFFER).max(need).min(MAX_READ_BUFFER);
             self.buf.resize(grown, 0);
         }
-    }
-}
-
-/// Numbers the frames of one direction of one connection.
-#[derive(Default)]
-pub struct FrameWriter {
-    next_seq: u64,
-}
-
-impl FrameWriter {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Encodes the next frame, whose payload (kept by the caller until the frame is written) has
-    /// `payload_len` bytes. Refuses what a reader would reject, without using up a number.
-    pub fn frame(
-        &mut self,
-        kind: FrameKind,
-        transfer: u64,
-        arg: u64,
-        header: &Header,
-        payload_len: usize,
-    ) -> Result<OutFrame, WireError> {
-        let len =
-            u32::try_from(payload_len).ok().filter(|&l| l <= MAX_FRAME_PAYLOAD).ok_or(WireError::PayloadTooLarge {
-                len: payload_len.min(u32::MAX as usize) as u32,
-                max: MAX_FRAME_PAYLOAD,
-            })?;
-        if len != 0 && !kind.carries_payload() {
-            return Err(WireError::UnexpectedPayload { kind, len });
-        }
-        let h = FrameHeader { kind, len, seq: self.next_seq, transfer, arg, header: *header };
-        self.next_seq = self.next_seq.wrapping_add(1);
-        Ok(OutFrame { header: encode(&h), payload_len, written: 0 })
-    }
-}
-
-/// One encoded frame on its way out: the header bytes and how much of header + payload a
-/// (possibly partial) `writev` has taken so far. The payload stays with the caller.
-#[derive(Clone, Debug)]
-pub struct OutFrame {
-    header: [u8; FRAME_HEADER_BYTES],
-    payload_len: usize,
-    written: usize,
-}
-
-impl OutFrame {
-    /// The encoded header.
-    pub fn header_bytes(&self) -> &[u8; FRAME_HEADER_BYTES] {
-        &self.header
-    }
-
-    /// What is left to write, as `writev`'s two slices; `payload` is the frame's whole payload.
-    pub fn io_slices<'a>(&'a self, payload: &'a [u8]) -> [IoSlice<'a>; 2] {
-        assert_eq!(payload.len(), self.payload_len, "payload is not the one this frame was encoded for");
-        let h = self.written.min(FRAME_HEADER_BYTES);
-        let p = self.written - h;
-        [IoSlice::new(&self.header[h..]), IoSlice::new(&payload[p..])]
-    }
-
-    /// Records that `n` more bytes were written; true once the whole frame is out.
-    pub fn advance(&mut self, n: usize) -> bool {
-        self.written = (self.written + n).min(FRAME_HEADER_BYTES + self.payload_len);
-        self.is_done()
-    }
-
-    pub fn is_done(&self) -> bool {
-        self.written == FRAME_HEADER_BYTES + self.payload_len
     }
 }
 
