@@ -34,6 +34,7 @@ mod request;
 mod request_list;
 mod state;
 mod topo;
+mod topo_graph;
 mod unsupported;
 mod win;
 #[cfg(target_arch = "x86_64")]

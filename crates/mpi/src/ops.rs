@@ -273,7 +273,8 @@ pub(crate) fn combiner(m: &Mpi, op: MPI_Op, datatype: MPI_Datatype) -> Res<Combi
     if !(MPI_MAX..=MPI_NO_OP).contains(&op) {
         return Err(err(MPI_ERR_OP, format!("invalid operator {}", crate::error::handle_name(op))));
     }
-    predefined(op, datatype).ok_or_else(|| {
+    // A Fortran 90 parameterized type is predefined: operators act on its sized type.
+    predefined(op, crate::datatype::predefined_base(m, datatype)).ok_or_else(|| {
         err(
             MPI_ERR_OP,
             format!(

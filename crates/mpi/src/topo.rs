@@ -1,7 +1,8 @@
 //! Process topologies: Cartesian grids (MPI_Cart_*, MPI_Dims_create, MPI_Topo_test). A
 //! Cartesian communicator is an ordinary communicator plus a [`Cart`] kept here by handle;
 //! ranks are laid out row-major (the last dimension varies fastest) and `reorder` is not
-//! used, so a grid rank is the parent rank. Graph topologies are refused with MPI_ERR_OTHER.
+//! used, so a grid rank is the parent rank. Graph and distributed graph topologies are in
+//! `topo_graph`; every kind is kept here by communicator handle as a [`Topology`].
 
 use std::collections::HashMap;
 use std::ffi::c_int;
@@ -17,24 +18,32 @@ pub(crate) struct Cart {
     pub periods: Vec<bool>,
 }
 
+/// The topology a communicator was made with.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Topology {
+    Cart(Cart),
+    Graph(crate::topo_graph::Graph),
+    DistGraph(crate::topo_graph::DistGraph),
+}
+
 /// Topologies of communicators, by communicator handle.
 #[derive(Default)]
 pub(crate) struct Topos {
-    carts: HashMap<MPI_Comm, Cart>,
+    map: HashMap<MPI_Comm, Topology>,
 }
 
 impl Topos {
-    pub fn set(&mut self, comm: MPI_Comm, cart: Cart) {
-        self.carts.insert(comm, cart);
+    pub fn set(&mut self, comm: MPI_Comm, topology: Topology) {
+        self.map.insert(comm, topology);
     }
 
-    pub fn get(&self, comm: MPI_Comm) -> Option<&Cart> {
-        self.carts.get(&comm)
+    pub fn get(&self, comm: MPI_Comm) -> Option<&Topology> {
+        self.map.get(&comm)
     }
 
     /// Forgets the topology of a communicator being freed.
     pub fn remove(&mut self, comm: MPI_Comm) {
-        self.carts.remove(&comm);
+        self.map.remove(&comm);
     }
 }
 
@@ -166,7 +175,7 @@ fn search(divisors: &[c_int], n: c_int, k: usize, tuple: &mut Vec<c_int>, best: 
 }
 
 /// Reads `n` ints from C.
-unsafe fn ints<'a>(n: c_int, p: *const c_int, what: &str) -> Res<&'a [c_int]> {
+pub(crate) unsafe fn ints<'a>(n: c_int, p: *const c_int, what: &str) -> Res<&'a [c_int]> {
     if n > 0 && p.is_null() {
         return Err(err(MPI_ERR_ARG, format!("null {what} array")));
     }
@@ -178,21 +187,20 @@ impl Mpi {
     /// The grid of Cartesian communicator `comm`, and this process's rank in it.
     fn cart(&self, comm: MPI_Comm) -> Res<(&Cart, usize)> {
         let c = self.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
-        let cart = self
-            .topos
-            .get(comm)
-            .ok_or_else(|| err(MPI_ERR_TOPOLOGY, format!("communicator {comm:#x} has no Cartesian topology")))?;
-        Ok((cart, c.comm.rank()))
+        match self.topos.get(comm) {
+            Some(Topology::Cart(cart)) => Ok((cart, c.comm.rank())),
+            _ => Err(err(MPI_ERR_TOPOLOGY, format!("communicator {comm:#x} has no Cartesian topology"))),
+        }
     }
 }
 
 /// Splits `comm` by `color` (None: MPI_COMM_NULL here) keeping rank order, and gives the new
-/// communicator the grid `cart` and the parent's error handler.
-fn split_with(comm: MPI_Comm, color: Option<u32>, cart: Cart) -> Res<MPI_Comm> {
+/// communicator the topology and the parent's error handler.
+pub(crate) fn split_with(comm: MPI_Comm, color: Option<u32>, topology: Topology) -> Res<MPI_Comm> {
     let (c, eh) = crate::comm_create::take(comm)?;
     let new = crate::comm_create::store_child(eh, c.split(color, c.rank() as c_int)?);
     if new != MPI_COMM_NULL {
-        state::with(|m| m.topos.set(new, cart));
+        state::with(|m| m.topos.set(new, topology));
     }
     Ok(new)
 }
@@ -243,7 +251,7 @@ pub unsafe extern "C" fn PMPI_Cart_create(
         let rank =
             state::with(|m| m.comm(comm_old).map(|c| c.comm.rank())).flatten().ok_or_else(|| bad_comm(comm_old))?;
         let color = (rank < cart.nnodes()).then_some(0);
-        *comm_cart = split_with(comm_old, color, cart)?;
+        *comm_cart = split_with(comm_old, color, Topology::Cart(cart))?;
         Ok(())
     })
 }
@@ -266,7 +274,7 @@ pub unsafe extern "C" fn PMPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int
             dims: (0..keep.len()).filter(|&i| keep[i]).map(|i| cart.dims[i]).collect(),
             periods: (0..keep.len()).filter(|&i| keep[i]).map(|i| cart.periods[i]).collect(),
         };
-        *newcomm = split_with(comm, Some(color), sub)?;
+        *newcomm = split_with(comm, Some(color), Topology::Cart(sub))?;
         Ok(())
     })
 }
@@ -275,7 +283,12 @@ pub unsafe extern "C" fn PMPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int
 pub unsafe extern "C" fn PMPI_Topo_test(comm: MPI_Comm, status: *mut c_int) -> c_int {
     call("MPI_Topo_test", comm, |m| {
         m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
-        *out(status, "status")? = if m.topos.get(comm).is_some() { MPI_CART } else { MPI_UNDEFINED };
+        *out(status, "status")? = match m.topos.get(comm) {
+            Some(Topology::Cart(_)) => MPI_CART,
+            Some(Topology::Graph(_)) => MPI_GRAPH,
+            Some(Topology::DistGraph(_)) => MPI_DIST_GRAPH,
+            None => MPI_UNDEFINED,
+        };
         Ok(())
     })
 }
@@ -377,117 +390,6 @@ pub unsafe extern "C" fn PMPI_Cart_map(
         *out(newrank, "newrank")? = if rank < nnodes { rank as c_int } else { MPI_UNDEFINED };
         Ok(())
     })
-}
-
-fn no_graphs(function: &'static str, comm: MPI_Comm) -> c_int {
-    call(function, comm, |m| {
-        // An invalid communicator is MPI_ERR_COMM first, as in MPICH.
-        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
-        Err(err(MPI_ERR_OTHER, format!("{function}: graph topologies are not supported by Billboard MPI")))
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_create(
-    comm: MPI_Comm,
-    _nnodes: c_int,
-    _index: *const c_int,
-    _edges: *const c_int,
-    _reorder: c_int,
-    _newcomm: *mut MPI_Comm,
-) -> c_int {
-    no_graphs("MPI_Graph_create", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_get(
-    comm: MPI_Comm,
-    _mi: c_int,
-    _me: c_int,
-    _index: *mut c_int,
-    _edges: *mut c_int,
-) -> c_int {
-    no_graphs("MPI_Graph_get", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_map(
-    comm: MPI_Comm,
-    _nnodes: c_int,
-    _index: *const c_int,
-    _edges: *const c_int,
-    _newrank: *mut c_int,
-) -> c_int {
-    no_graphs("MPI_Graph_map", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_neighbors(comm: MPI_Comm, _rank: c_int, _max: c_int, _n: *mut c_int) -> c_int {
-    no_graphs("MPI_Graph_neighbors", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_neighbors_count(comm: MPI_Comm, _rank: c_int, _n: *mut c_int) -> c_int {
-    no_graphs("MPI_Graph_neighbors_count", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graphdims_get(comm: MPI_Comm, _nnodes: *mut c_int, _nedges: *mut c_int) -> c_int {
-    no_graphs("MPI_Graphdims_get", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_create(
-    comm: MPI_Comm,
-    _n: c_int,
-    _sources: *const c_int,
-    _degrees: *const c_int,
-    _destinations: *const c_int,
-    _weights: *const c_int,
-    _info: MPI_Info,
-    _reorder: c_int,
-    _newcomm: *mut MPI_Comm,
-) -> c_int {
-    no_graphs("MPI_Dist_graph_create", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(
-    comm: MPI_Comm,
-    _indegree: c_int,
-    _sources: *const c_int,
-    _sourceweights: *const c_int,
-    _outdegree: c_int,
-    _destinations: *const c_int,
-    _destweights: *const c_int,
-    _info: MPI_Info,
-    _reorder: c_int,
-    _newcomm: *mut MPI_Comm,
-) -> c_int {
-    no_graphs("MPI_Dist_graph_create_adjacent", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_neighbors(
-    comm: MPI_Comm,
-    _maxindegree: c_int,
-    _sources: *mut c_int,
-    _sourceweights: *mut c_int,
-    _maxoutdegree: c_int,
-    _destinations: *mut c_int,
-    _destweights: *mut c_int,
-) -> c_int {
-    no_graphs("MPI_Dist_graph_neighbors", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_neighbors_count(
-    comm: MPI_Comm,
-    _indegree: *mut c_int,
-    _outdegree: *mut c_int,
-    _weighted: *mut c_int,
-) -> c_int {
-    no_graphs("MPI_Dist_graph_neighbors_count", comm)
 }
 
 #[cfg(test)]

@@ -102,9 +102,6 @@ unsupported!(PMPI_Neighbor_alltoallv, "MPI_Neighbor_alltoallv");
 unsupported!(PMPI_Neighbor_alltoallw, "MPI_Neighbor_alltoallw");
 unsupported!(PMPI_Open_port, "MPI_Open_port");
 unsupported!(PMPI_Publish_name, "MPI_Publish_name");
-unsupported!(PMPI_Type_create_f90_complex, "MPI_Type_create_f90_complex");
-unsupported!(PMPI_Type_create_f90_integer, "MPI_Type_create_f90_integer");
-unsupported!(PMPI_Type_create_f90_real, "MPI_Type_create_f90_real");
 unsupported!(PMPI_Unpublish_name, "MPI_Unpublish_name");
 unsupported!(PMPI_Win_allocate_shared, "MPI_Win_allocate_shared");
 

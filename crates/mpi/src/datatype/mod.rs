@@ -6,6 +6,7 @@
 //! * `pack`: user buffer <-> packed bytes (walking the shape), and external32;
 //! * `create`: the `MPI_Type_*` constructors, envelope and contents;
 //! * `query`: sizes, extents, commit/free, counts and elements, `MPI_Pack` and friends;
+//! * `f90`: the predefined parameterized Fortran 90 types (`MPI_Type_create_f90_*`);
 //! * `names`: MPI_Type_set_name / MPI_Type_get_name, and MPICH's names of predefined types.
 //!
 //! A predefined type's size is in its handle (bits 15..8, see `abi`), so the common case never
@@ -18,6 +19,7 @@
 
 mod array;
 mod create;
+mod f90;
 mod names;
 mod pack;
 mod query;
@@ -29,6 +31,7 @@ use std::sync::{Arc, OnceLock};
 use crate::abi::*;
 use crate::error::{err, Res};
 use crate::state::Mpi;
+pub(crate) use f90::predefined_base;
 pub(crate) use typemap::Basics;
 use typemap::TypeMap;
 
@@ -63,6 +66,9 @@ pub(crate) struct Types {
     orphans: Vec<Staging>,
     /// Names the program gave predefined types (MPI_Type_set_name).
     predefined_names: std::collections::HashMap<MPI_Datatype, String>,
+    /// The parameterized Fortran 90 types made so far, by (combiner, p, r): predefined, so the
+    /// same arguments give the same handle.
+    f90: std::collections::HashMap<(c_int, c_int, c_int), MPI_Datatype>,
 }
 
 /// Table index of the first derived type: after MPICH's five direct pair types.

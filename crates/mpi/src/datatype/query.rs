@@ -91,7 +91,8 @@ pub unsafe extern "C" fn PMPI_Type_commit(datatype: *mut MPI_Datatype) -> c_int 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
     // Attribute delete callbacks may call MPI: run them first, without the tables held.
-    if !datatype.is_null() && crate::state::with(|m| m.types.get(*datatype).is_some()).unwrap_or(false) {
+    let freeable = |m: &mut Mpi| m.types.get(*datatype).is_some_and(|e| !super::f90::is_f90(e.envelope.combiner));
+    if !datatype.is_null() && crate::state::with(freeable).unwrap_or(false) {
         if let Err(e) = crate::attr::delete_type_attrs(*datatype) {
             return crate::error::handle("MPI_Type_free", MPI_COMM_WORLD, e);
         }
@@ -101,9 +102,18 @@ pub unsafe extern "C" fn PMPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
             return Err(err(MPI_ERR_ARG, "NULL datatype pointer"));
         }
         let t = *datatype;
-        if m.types.get(t).is_none() {
-            map_of(m, t)?;
-            return Err(err(MPI_ERR_TYPE, format!("predefined datatype {t:#x} cannot be freed")));
+        match m.types.get(t) {
+            None => {
+                map_of(m, t)?;
+                return Err(err(MPI_ERR_TYPE, format!("predefined datatype {t:#x} cannot be freed")));
+            }
+            Some(e) if super::f90::is_f90(e.envelope.combiner) => {
+                return Err(err(
+                    MPI_ERR_TYPE,
+                    format!("datatype {t:#x} is a predefined Fortran 90 type: it cannot be freed"),
+                ));
+            }
+            Some(_) => {}
         }
         m.types.release(t);
         *datatype = MPI_DATATYPE_NULL;
