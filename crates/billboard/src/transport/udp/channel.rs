@@ -39,8 +39,8 @@ pub static WINDOW: Tunable = Tunable::new(
 );
 pub static DEADLINE_MS: Tunable = Tunable::new(
     "BB_UDP_TIMEOUT_MS",
-    30_000,
-    "a UDP peer that acknowledges nothing this long while datagrams to it wait is reported dead (ms); a rank computing without polling acknowledges nothing, hence long",
+    300_000,
+    "a UDP peer that acknowledges nothing this long while datagrams to it wait is reported dead (ms); unlike TCP's kernel, a rank acknowledges only when it calls the library, so this must exceed the longest stretch a rank computes without doing so",
 );
 pub static EAGER_MAX: Tunable =
     Tunable::new("BB_UDP_EAGER_MAX", 64 << 10, "largest eager message over UDP; above it rendezvous");
@@ -299,6 +299,11 @@ impl Drop for UdpChannel {
         }
         let now = self.now();
         self.flush(now, true);
+        let st = self.ep.stats;
+        crate::verbose(format_args!(
+            "rank {}: UDP route: {} datagrams sent, {} sent again on a timeout, {} on a loss seen in acknowledgements, {} duplicates received, {} refused",
+            self.me, st.sent, st.timeouts, st.repairs, st.duplicates, self.refused
+        ));
     }
 }
 

@@ -18,7 +18,20 @@ enum Out {
     Fin,
 }
 
+/// What the protocol did, for verbose reports and measurements.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    /// Datagrams handed to the socket, retransmissions included.
+    pub sent: u64,
+    /// Retransmissions on a timeout, and on loss seen in acknowledgements.
+    pub timeouts: u64,
+    pub repairs: u64,
+    /// Data datagrams received that were already delivered or held.
+    pub duplicates: u64,
+}
+
 pub struct Endpoint {
+    pub stats: Stats,
     me: usize,
     key: Key,
     pub cfg: Config,
@@ -32,7 +45,16 @@ pub struct Endpoint {
 impl Endpoint {
     pub fn new(me: usize, nranks: usize, key: Key, cfg: Config) -> Endpoint {
         let peers = (0..nranks).map(|_| Peer::new(&cfg)).collect();
-        Endpoint { me, key, cfg, peers, out: VecDeque::new(), failures: VecDeque::new(), scratch: Vec::new() }
+        Endpoint {
+            stats: Stats::default(),
+            me,
+            key,
+            cfg,
+            peers,
+            out: VecDeque::new(),
+            failures: VecDeque::new(),
+            scratch: Vec::new(),
+        }
     }
 
     /// Datagrams a record of `len` payload bytes takes.
@@ -101,7 +123,11 @@ impl Endpoint {
             return Ok(());
         }
         for seq in p.on_ack(now, head.ack, head.sack) {
+            self.stats.repairs += 1;
             self.out.push_back((from, Out::Data(seq)));
+        }
+        if head.kind == wire::DATA && (head.seq < p.expected || p.holds(head.seq)) {
+            self.stats.duplicates += 1;
         }
         match head.kind {
             wire::DATA => {
@@ -133,7 +159,10 @@ impl Endpoint {
     pub fn on_timer(&mut self, now: u64) {
         for peer in 0..self.peers.len() {
             match self.peers[peer].on_timer(now, &self.cfg) {
-                Ok(Some(seq)) => self.out.push_back((peer, Out::Data(seq))),
+                Ok(Some(seq)) => {
+                    self.stats.timeouts += 1;
+                    self.out.push_back((peer, Out::Data(seq)));
+                }
                 Ok(None) => {}
                 Err(why) => self.fail(peer, why),
             }
@@ -201,6 +230,7 @@ impl Endpoint {
             if !sent {
                 return;
             }
+            self.stats.sent += 1;
             self.out.pop_front();
         }
     }

@@ -108,6 +108,11 @@ impl Peer {
         self.ack_now || self.ack_at.is_some()
     }
 
+    /// Whether datagram `seq` came early and waits here.
+    pub fn holds(&self, seq: u64) -> bool {
+        seq > self.expected && self.held.get((seq - self.expected) as usize).is_some_and(Option::is_some)
+    }
+
     /// An acknowledgement (standalone or carried by data) has left.
     pub fn acked(&mut self) {
         self.owed = 0;
