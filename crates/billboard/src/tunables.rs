@@ -97,6 +97,10 @@ pub fn all() -> &'static [&'static Tunable] {
         &transport::tcp::CHUNK,
         &transport::tcp::setup::CONNECT_TIMEOUT_MS,
         &transport::tcp::setup::TIMEOUT_MS,
+        &transport::udp::MTU,
+        &transport::udp::WINDOW,
+        &transport::udp::DEADLINE_MS,
+        &transport::udp::EAGER_MAX,
         &crate::VERBOSE,
     ];
     ALL

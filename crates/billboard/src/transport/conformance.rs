@@ -1,6 +1,5 @@
 //! The conformance suite every channel passes: generic over [`Channel`], driven with all
-//! endpoints in one process. Run for shared memory below; the TCP channel will add its own
-//! factory and run the same functions.
+//! endpoints in one process. Run below for shared memory, TCP and UDP.
 
 use super::{Channel, Header, WouldBlock};
 
@@ -337,6 +336,46 @@ mod shm {
 #[cfg(test)]
 mod tcp {
     use crate::transport::tcp::endpoints;
+
+    #[test]
+    fn every_size_in_order() {
+        super::every_size_in_order(&mut endpoints(2));
+    }
+
+    #[test]
+    fn backpressure_loses_nothing() {
+        super::backpressure_loses_nothing(&mut endpoints(2));
+    }
+
+    #[test]
+    fn multicast_reaches_every_receiver() {
+        super::multicast_reaches_every_receiver(&mut endpoints(4));
+    }
+
+    #[test]
+    fn all_to_all() {
+        super::all_to_all(&mut endpoints(5));
+    }
+
+    #[test]
+    fn hinted_polls_do_not_starve_others() {
+        super::hinted_polls_do_not_starve_others(&mut endpoints(3));
+    }
+
+    #[test]
+    fn gathered_sends_equal_joined_ones() {
+        super::gathered_sends_equal_joined_ones(&mut endpoints(2));
+    }
+
+    #[test]
+    fn gathered_backpressure_loses_nothing() {
+        super::gathered_backpressure_loses_nothing(&mut endpoints(2));
+    }
+}
+
+#[cfg(test)]
+mod udp {
+    use crate::transport::udp::endpoints;
 
     #[test]
     fn every_size_in_order() {

@@ -6,9 +6,11 @@
 
 #[cfg(test)]
 mod conformance;
+mod remote;
 pub mod routes;
 pub mod shm;
 pub mod tcp;
+pub mod udp;
 
 /// A channel: this rank's end of a route to its peers (ranks `0..nranks`).
 ///

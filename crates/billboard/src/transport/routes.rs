@@ -3,8 +3,9 @@
 //! Ranks on this host are reached through the shared-memory billboard, ranks on other hosts over
 //! TCP; the choice is made once, at start, from where each rank says it lives (`addr::host_key`).
 //! `BB_ROUTES=tcp` sends everything but a rank's messages to itself over TCP, even on one host
-//! (tests use it to run the engine's suite over TCP). The billboard always holds at least this
-//! rank (its route to itself).
+//! (tests use it to run the engine's suite over TCP); `BB_ROUTES=udp` does the same over the
+//! reliable UDP protocol (`transport/udp`), which then also replaces TCP between hosts. The
+//! billboard always holds at least this rank (its route to itself).
 //!
 //! Start-up, through the launcher's key-value space: every rank publishes its host and TCP
 //! address (`bb-route-<rank>`), then per host the lowest rank creates the segment and publishes
@@ -17,12 +18,14 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::remote::Remote;
 use super::shm::{self, ShmChannel};
 use super::tcp::addr::{self, IfChoice};
 use super::tcp::handshake::Secret;
 use super::tcp::listen::listen;
 use super::tcp::setup::{self, Target};
 use super::tcp::{sleep_on, TcpChannel};
+use super::udp::UdpChannel;
 use super::{Caps, Channel, Header, WouldBlock};
 use crate::bootstrap::Job;
 use crate::{Error, Result};
@@ -63,7 +66,8 @@ pub struct Routes {
     /// World rank of each billboard index.
     shm_world: Vec<usize>,
     shm: ShmChannel,
-    tcp: Option<TcpChannel>,
+    /// The route to ranks off the billboard: TCP, or UDP under `BB_ROUTES=udp`.
+    tcp: Option<Remote>,
     /// With peers on both routes: where this rank sleeps, an epoll set holding TCP's set and
     /// the billboard doorbell (`shm/bell.rs`), and that doorbell.
     both: Option<(Arc<OwnedFd>, Arc<OwnedFd>)>,
@@ -93,7 +97,7 @@ impl Routes {
     /// Whether a broken route waits in [`take_failure`](Self::take_failure).
     #[inline]
     pub fn has_failure(&self) -> bool {
-        self.shm.has_failure() || self.tcp.as_ref().is_some_and(TcpChannel::has_failure)
+        self.shm.has_failure() || self.tcp.as_ref().is_some_and(Remote::has_failure)
     }
 
     /// The next broken route not yet reported: the peer and what happened.
@@ -101,7 +105,7 @@ impl Routes {
         if let Some((s, why)) = self.shm.take_failure() {
             return Some((self.shm_world[s], format!("it sent what the billboard cannot hold: {why}")));
         }
-        self.tcp.as_mut().and_then(TcpChannel::take_failure)
+        self.tcp.as_mut().and_then(Remote::take_failure)
     }
 
     /// Stops taking records from `peer`, whose records broke the engine's protocol: nothing
@@ -303,11 +307,17 @@ pub fn route_between(a: usize, b: usize, host_of: &[usize], tcp_forced: bool) ->
 pub fn forced_tcp() -> Result<bool> {
     match std::env::var("BB_ROUTES").as_deref() {
         Err(_) | Ok("") | Ok("auto") => Ok(false),
-        Ok("tcp") => Ok(true),
+        Ok("tcp") | Ok("udp") => Ok(true),
         Ok(other) => Err(Error::InvalidArgument(format!(
-            "BB_ROUTES={other:?}: expected \"auto\" (shared memory within a host, TCP between hosts) or \"tcp\""
+            "BB_ROUTES={other:?}: expected \"auto\" (shared memory within a host, TCP between hosts), \"tcp\" or \"udp\" \
+             (every route but a rank's own over TCP, or over UDP)"
         ))),
     }
+}
+
+/// Whether `BB_ROUTES=udp` puts the routes off the billboard on UDP instead of TCP.
+fn udp_chosen() -> bool {
+    std::env::var("BB_ROUTES").as_deref() == Ok("udp")
 }
 
 /// Where one rank said it lives and listens.
@@ -372,8 +382,17 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
     if offered.is_empty() {
         offered.push(Ipv4Addr::LOCALHOST);
     }
-    let listeners = listen(&offered)?;
-    let mine = Advert { kernel: kernel_id(), host: addr::host_key(), port: listeners.port, addrs: offered };
+    // TCP listens on them, UDP binds its one socket: either way, the port this rank publishes.
+    let (listeners, udp) = match udp_chosen() {
+        true => (None, Some(UdpChannel::bind((offered.len() == 1).then(|| offered[0]))?)),
+        false => (Some(listen(&offered)?), None),
+    };
+    let port = match (&listeners, &udp) {
+        (Some(l), _) => l.port,
+        (_, Some(u)) => u.local_addr().map_err(|e| Error::Os { call: "getsockname", errno: e })?.port(),
+        _ => unreachable!("one of the two"),
+    };
+    let mine = Advert { kernel: kernel_id(), host: addr::host_key(), port, addrs: offered };
     job.put(&format!("bb-route-{me}"), &mine.encode())?;
     job.barrier()?;
     let mut adverts = Vec::with_capacity(job.size);
@@ -422,9 +441,22 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
         let secret = Secret::from_env().map_err(|e| {
             Error::Bootstrap(format!("{e}: ranks on different hosts need the job secret bbrun gives them"))
         })?;
-        let established = setup::establish(me, job.size, listeners, &targets, &secret)?;
         let hosts = adverts.iter().map(|a| host_label(&a.host)).collect();
-        Some(TcpChannel::new(me, hosts, established)?)
+        Some(match (listeners, udp) {
+            (Some(listeners), _) => {
+                let established = setup::establish(me, job.size, listeners, &targets, &secret)?;
+                Remote::Tcp(TcpChannel::new(me, hosts, established)?)
+            }
+            (None, Some(udp)) => {
+                // No connection to make: a peer's first address is where its datagrams go.
+                let mut addrs = vec![None; job.size];
+                for t in &targets {
+                    addrs[t.rank] = t.addrs.first().copied();
+                }
+                Remote::Udp(UdpChannel::new(me, hosts, udp, &secret, addrs)?)
+            }
+            (None, None) => unreachable!("one of the two"),
+        })
     };
     let both = match &mut tcp {
         Some(tcp) if billboard.len() > 1 => Some(sleep_set(&mut shm, tcp)?),
@@ -452,7 +484,7 @@ pub(crate) fn shm_only(shm: ShmChannel) -> Routes {
 /// Where a rank with peers on both routes sleeps: one epoll set holding TCP's (ready when a
 /// socket is) and this rank's billboard doorbell, which its billboard peers ring when they post
 /// to it while it sleeps. Returns (set, doorbell).
-fn sleep_set(shm: &mut ShmChannel, tcp: &mut TcpChannel) -> Result<(Arc<OwnedFd>, Arc<OwnedFd>)> {
+fn sleep_set(shm: &mut ShmChannel, tcp: &mut Remote) -> Result<(Arc<OwnedFd>, Arc<OwnedFd>)> {
     use rustix::event::epoll;
     let os = |call: &'static str| move |e: std::io::Error| Error::Os { call, errno: e };
     shm.install_bell().map_err(os("bind (billboard doorbell)"))?;

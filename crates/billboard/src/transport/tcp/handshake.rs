@@ -83,9 +83,17 @@ impl Secret {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    fn mac(&self, label: &[u8], initiator: u32, acceptor: u32, nonce_i: &[u8], nonce_a: &[u8]) -> Hmac<Sha256> {
+    /// HMAC-SHA256 keyed by the secret, `label` already fed: the one MAC of the job, used by the
+    /// TCP handshake and (cloned per datagram, the key's pads computed once) the UDP route.
+    pub(crate) fn hmac(&self, label: &[u8]) -> Hmac<Sha256> {
         let mut m = Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes keys of any length");
-        for part in [label, &initiator.to_le_bytes(), &acceptor.to_le_bytes(), nonce_i, nonce_a] {
+        m.update(label);
+        m
+    }
+
+    fn mac(&self, label: &[u8], initiator: u32, acceptor: u32, nonce_i: &[u8], nonce_a: &[u8]) -> Hmac<Sha256> {
+        let mut m = self.hmac(label);
+        for part in [&initiator.to_le_bytes()[..], &acceptor.to_le_bytes(), nonce_i, nonce_a] {
             m.update(part);
         }
         m

@@ -1,0 +1,409 @@
+//! The UDP channel: the socket layer over the sans-IO [`Endpoint`].
+//!
+//! One non-blocking UDP socket per rank carries the datagrams to and from every peer; it and a
+//! timer descriptor sit in one epoll set, where a sleeping rank waits: a datagram or a due
+//! retransmission wakes it. `poll` reads what the socket holds, runs the timers that are due and
+//! sends what the protocol queued; `try_send` sends at once, and when the window to the peer is
+//! full it first takes what the socket holds (the acknowledgements that open it), keeping any
+//! records for the next `poll`. A peer that acknowledges nothing for `BB_UDP_TIMEOUT_MS` while
+//! datagrams to it wait is reported through [`UdpChannel::take_failure`], named by rank and host.
+
+use std::collections::VecDeque;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustix::event::epoll;
+use rustix::time::{Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec};
+
+use super::endpoint::Endpoint;
+use super::faults::Faults;
+use super::peer::Config;
+use super::wire::{self, Key};
+use crate::transport::tcp::handshake::Secret;
+use crate::transport::tcp::sleep_on;
+use crate::transport::{Caps, Channel, Header, WouldBlock};
+use crate::tunables::Tunable;
+use crate::{Error, Result};
+
+pub static MTU: Tunable = Tunable::new(
+    "BB_UDP_MTU",
+    1472,
+    "bytes of one datagram of the UDP route (BB_ROUTES=udp), its 56 bytes of header and MAC included: 1472 fits an Ethernet frame, loopback takes up to 65507",
+);
+pub static WINDOW: Tunable = Tunable::new(
+    "BB_UDP_WINDOW",
+    512,
+    "datagrams in flight to one peer over UDP, at most: a sender with that many unacknowledged is told to wait (back-pressure)",
+);
+pub static DEADLINE_MS: Tunable = Tunable::new(
+    "BB_UDP_TIMEOUT_MS",
+    300_000,
+    "a UDP peer that acknowledges nothing this long while datagrams to it wait is reported dead (ms); unlike TCP's kernel, a rank acknowledges only when it calls the library, so this must exceed the longest stretch a rank computes without doing so",
+);
+pub static EAGER_MAX: Tunable =
+    Tunable::new("BB_UDP_EAGER_MAX", 64 << 10, "largest eager message over UDP; above it rendezvous");
+
+/// Largest record payload over UDP (the engine's rendezvous chunks above it).
+const MAX_RECORD: usize = 256 << 10;
+/// Datagrams read per poll at most, so a flood cannot hold a poll forever.
+const READ_BATCH: usize = 64;
+/// Socket buffers asked for (the kernel caps them at `net.core.[rw]mem_max` unless privileged).
+const SOCKET_BUFFER: usize = 4 << 20;
+/// Refused datagrams logged per process, at most.
+const LOG_REFUSED: u64 = 5;
+
+/// How long a closing channel waits for its last acknowledgements.
+const DROP_LINGER: Duration = Duration::from_millis(200);
+
+const SOCKET: u64 = 0;
+const TIMER: u64 = 1;
+
+pub struct UdpChannel {
+    me: usize,
+    nranks: usize,
+    ep: Endpoint,
+    sock: UdpSocket,
+    /// Where each peer listens; `None` for ranks reached another way.
+    addrs: Vec<Option<SocketAddr>>,
+    hosts: Vec<String>,
+    epoll: Arc<OwnedFd>,
+    timer: OwnedFd,
+    faults: Option<Faults>,
+    start: Instant,
+    /// Records sent to ourselves (only the conformance suite: the engine's self route is memory).
+    loopback: VecDeque<(Header, Vec<u8>)>,
+    /// Records read while a send waited for acknowledgements, for the next poll.
+    stash: VecDeque<(usize, Header, Vec<u8>)>,
+    buf: Vec<u8>,
+    /// When the earliest timer is due (µs since `start`).
+    due: u64,
+    refused: u64,
+}
+
+impl UdpChannel {
+    /// This rank's socket on a free port, bound to `only` where the rank offers one address,
+    /// else to every interface (one socket cannot bind several; the MAC keeps strangers out).
+    pub(crate) fn bind(only: Option<std::net::Ipv4Addr>) -> Result<UdpSocket> {
+        let s = UdpSocket::bind((only.unwrap_or(std::net::Ipv4Addr::UNSPECIFIED), 0))
+            .map_err(|e| Error::Os { call: "bind (UDP socket)", errno: e })?;
+        s.set_nonblocking(true).map_err(|e| Error::Os { call: "fcntl (UDP socket)", errno: e })?;
+        use rustix::net::sockopt;
+        for (force, plain) in [
+            (
+                sockopt::set_socket_recv_buffer_size_force as fn(_, _) -> _,
+                sockopt::set_socket_recv_buffer_size as fn(_, _) -> _,
+            ),
+            (sockopt::set_socket_send_buffer_size_force, sockopt::set_socket_send_buffer_size),
+        ] {
+            if force(&s, SOCKET_BUFFER).is_err() {
+                let _ = plain(&s, SOCKET_BUFFER);
+            }
+        }
+        Ok(s)
+    }
+
+    /// Takes over `sock` to reach the ranks of `addrs` (by rank; `None`: not over UDP).
+    pub(crate) fn new(
+        me: usize,
+        hosts: Vec<String>,
+        sock: UdpSocket,
+        secret: &Secret,
+        addrs: Vec<Option<SocketAddr>>,
+    ) -> Result<UdpChannel> {
+        let nranks = hosts.len();
+        let os = |call| move |e: rustix::io::Errno| Error::Os { call, errno: e.into() };
+        let faults = Faults::from_env(me).map_err(Error::InvalidArgument)?;
+        let epoll = epoll::create(epoll::CreateFlags::CLOEXEC).map_err(os("epoll_create"))?;
+        let timer =
+            rustix::time::timerfd_create(TimerfdClockId::Monotonic, TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC)
+                .map_err(os("timerfd_create"))?;
+        epoll::add(&epoll, &sock, epoll::EventData::new_u64(SOCKET), epoll::EventFlags::IN).map_err(os("epoll_ctl"))?;
+        epoll::add(&epoll, &timer, epoll::EventData::new_u64(TIMER), epoll::EventFlags::IN).map_err(os("epoll_ctl"))?;
+        let mtu = MTU.get().clamp(wire::HEAD + wire::MAC + wire::RECORD_HEAD + 64, 65_507);
+        let cfg = Config {
+            body: mtu - wire::HEAD - wire::MAC,
+            window: WINDOW.get().max(8),
+            max_record: MAX_RECORD,
+            rto_initial: 5_000,
+            rto_min: 1_000,
+            rto_max: 200_000,
+            deadline: DEADLINE_MS.get() as u64 * 1000,
+            ack_every: (WINDOW.get() / 8).max(1),
+            ack_delay: 200,
+        };
+        Ok(UdpChannel {
+            me,
+            nranks,
+            ep: Endpoint::new(me, nranks, Key::new(secret), cfg),
+            sock,
+            addrs,
+            hosts,
+            epoll: Arc::new(epoll),
+            timer,
+            faults,
+            start: Instant::now(),
+            loopback: VecDeque::new(),
+            stash: VecDeque::new(),
+            buf: vec![0; 65_536],
+            due: u64::MAX,
+            refused: 0,
+        })
+    }
+
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_micros() as u64
+    }
+
+    /// Whether `peer` is reached through this channel.
+    pub fn reaches(&self, peer: usize) -> bool {
+        self.addrs.get(peer).is_some_and(Option::is_some)
+    }
+
+    /// The next failed peer not yet reported: the peer and what happened, naming its host.
+    pub fn take_failure(&mut self) -> Option<(usize, String)> {
+        let (peer, why) = self.ep.take_failure()?;
+        Some((peer, format!("on host {}, {why}", self.hosts[peer])))
+    }
+
+    #[inline]
+    pub fn has_failure(&self) -> bool {
+        self.ep.has_failure()
+    }
+
+    /// Stops taking records from `peer` (the engine failed it already: not reported again).
+    pub(crate) fn close(&mut self, peer: usize, _why: &str) {
+        self.ep.close(peer);
+    }
+
+    /// The epoll set a sleeper waits on. Sends every acknowledgement owed first (a sleeping
+    /// rank's peers should not wait for them) and arms the timer for the next retransmission.
+    pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
+        let now = self.now();
+        self.ep.ack_all();
+        self.flush(now, true);
+        self.due = self.ep.next_deadline().unwrap_or(u64::MAX);
+        let left = if self.due == u64::MAX {
+            Duration::ZERO
+        } else {
+            Duration::from_micros(self.due.saturating_sub(now).max(1))
+        };
+        let value = Timespec { tv_sec: left.as_secs() as i64, tv_nsec: left.subsec_nanos() as i64 };
+        let zero = Timespec { tv_sec: 0, tv_nsec: 0 };
+        let _ = rustix::time::timerfd_settime(
+            &self.timer,
+            TimerfdTimerFlags::empty(),
+            &Itimerspec { it_interval: zero, it_value: value },
+        );
+        Arc::clone(&self.epoll)
+    }
+
+    /// Reads what the socket holds into the protocol; records go to `f`. Returns records handed.
+    fn read<F: FnMut(usize, &Header, &[u8])>(&mut self, now: u64, f: &mut F) -> usize {
+        let mut handled = 0;
+        for _ in 0..READ_BATCH {
+            let (n, from) = match self.sock.recv_from(&mut self.buf) {
+                Ok(got) => got,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break, // WouldBlock; nothing else is reported on an unconnected socket
+            };
+            let mut count = |s: usize, h: &Header, p: &[u8]| {
+                handled += 1;
+                f(s, h, p)
+            };
+            if let Err(why) = self.ep.receive(now, &self.buf[..n], &mut count) {
+                self.refused += 1;
+                if self.refused <= LOG_REFUSED {
+                    eprintln!("billboard: rank {}: dropped a UDP datagram from {from}: {why:?}", self.me);
+                }
+            }
+        }
+        handled
+    }
+
+    /// Sends what the protocol queued (`all`: and what the fault injection holds back).
+    fn flush(&mut self, now: u64, all: bool) {
+        let (sock, addrs, faults) = (&self.sock, &self.addrs, &mut self.faults);
+        self.ep.transmit(|peer, d| {
+            let Some(to) = addrs[peer] else { return true };
+            match faults {
+                Some(f) => {
+                    f.apply(now, to, d, &mut |to, d| {
+                        let _ = sock.send_to(d, to);
+                    });
+                    true
+                }
+                // A full socket buffer: the datagram waits; any other error is a loss, which
+                // the protocol repairs or turns into the peer's failure.
+                None => !matches!(sock.send_to(d, to), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            }
+        });
+        if let Some(f) = faults.as_mut().filter(|f| f.holds()) {
+            f.release(
+                now,
+                &mut |to, d| {
+                    let _ = sock.send_to(d, to);
+                },
+                all,
+            );
+        }
+    }
+
+    /// Reads, runs due timers and sends: what a poll does besides handing records over.
+    fn progress<F: FnMut(usize, &Header, &[u8])>(&mut self, f: &mut F) -> usize {
+        let now = self.now();
+        let handled = self.read(now, f);
+        if now >= self.due {
+            self.ep.on_timer(now);
+        }
+        self.flush(now, false);
+        self.due = self.ep.next_deadline().unwrap_or(u64::MAX);
+        handled
+    }
+
+    /// [`progress`](Self::progress) from a send: records read are kept for the next poll.
+    fn progress_keeping(&mut self) {
+        let mut stash = std::mem::take(&mut self.stash);
+        self.progress(&mut |s, h: &Header, p: &[u8]| stash.push_back((s, *h, p.to_vec())));
+        self.stash = stash;
+    }
+
+    fn send(&mut self, peer: usize, header: &Header, pieces: &[&[u8]]) -> Result<(), WouldBlock> {
+        let now = self.now();
+        if self.ep.send(now, peer, header, pieces).is_err() {
+            // The window is full: take what acknowledgements came, keeping records for later.
+            self.progress_keeping();
+            self.ep.send(self.now(), peer, header, pieces)?;
+        }
+        self.flush(now, false);
+        // The flight's timer is at least the minimum timeout away: look again then.
+        self.due = self.due.min(now + self.ep.cfg.rto_min);
+        Ok(())
+    }
+}
+
+impl Drop for UdpChannel {
+    /// Waits a little (the engine's finalize has polled until [`Channel::flushed`] already)
+    /// for peers to acknowledge everything sent, then tells them this rank is done, so a lost
+    /// last acknowledgement does not leave them retrying.
+    fn drop(&mut self) {
+        let deadline = Instant::now() + DROP_LINGER;
+        while !self.ep.flushed() && Instant::now() < deadline {
+            self.progress(&mut |_, _, _| {});
+            let epoll = self.waker();
+            sleep_on(&epoll, Duration::from_millis(1));
+        }
+        self.ep.ack_all();
+        for _ in 0..3 {
+            self.ep.finish();
+        }
+        let now = self.now();
+        self.flush(now, true);
+        let st = self.ep.stats;
+        crate::verbose(format_args!(
+            "rank {}: UDP route: {} datagrams sent, {} sent again on a timeout, {} on a loss seen in acknowledgements, {} duplicates received, {} refused",
+            self.me, st.sent, st.timeouts, st.repairs, st.duplicates, self.refused
+        ));
+    }
+}
+
+impl Channel for UdpChannel {
+    fn caps(&self) -> Caps {
+        Caps {
+            max_inline: MAX_RECORD,
+            max_record: MAX_RECORD,
+            single_copy: false,
+            multicast: false,
+            eager_max: Some(EAGER_MAX.get()),
+        }
+    }
+
+    fn nranks(&self) -> usize {
+        self.nranks
+    }
+
+    #[inline]
+    fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
+        if peer == self.me {
+            self.loopback.push_back((*header, payload.to_vec()));
+            return Ok(());
+        }
+        assert!(self.reaches(peer), "no UDP route to rank {peer}");
+        self.send(peer, header, &[payload])
+    }
+
+    fn try_send_gather(&mut self, peer: usize, header: &Header, pieces: &[&[u8]]) -> Result<(), WouldBlock> {
+        if peer == self.me {
+            self.loopback.push_back((*header, pieces.concat()));
+            return Ok(());
+        }
+        assert!(self.reaches(peer), "no UDP route to rank {peer}");
+        self.send(peer, header, pieces)
+    }
+
+    fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
+        // No shared post over UDP: all or none, so check room first.
+        let needed = self.ep.datagrams_for(payload.len());
+        if peers.iter().any(|&p| p != self.me && !self.ep.has_room(p, needed)) {
+            self.progress_keeping();
+            if peers.iter().any(|&p| p != self.me && !self.ep.has_room(p, needed)) {
+                return Err(WouldBlock);
+            }
+        }
+        for &p in peers {
+            self.try_send(p, header, payload)?;
+        }
+        Ok(())
+    }
+
+    fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, _hint: Option<usize>, mut f: F) -> usize {
+        let mut handled = 0;
+        while let Some((h, p)) = self.loopback.pop_front() {
+            f(self.me, &h, &p);
+            handled += 1;
+        }
+        while let Some((s, h, p)) = self.stash.pop_front() {
+            f(s, &h, &p);
+            handled += 1;
+        }
+        handled + self.progress(&mut f)
+    }
+
+    fn read_remote(&self, peer: usize, _addr: u64, _dst: &mut [u8]) -> std::io::Result<()> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            format!("rank {peer} is reached over UDP: no single copy"),
+        ))
+    }
+
+    /// Sleeps until a datagram comes, the next timer is due, or `timeout` passes.
+    fn sleep(&self, timeout: Duration) {
+        let now = self.now();
+        let timeout = match self.ep.next_deadline() {
+            Some(due) => timeout.min(Duration::from_micros(due.saturating_sub(now))),
+            None => timeout,
+        };
+        sleep_on(&self.epoll, timeout);
+    }
+
+    fn flushed(&self) -> bool {
+        self.ep.flushed()
+    }
+}
+
+/// `n` endpoints in this process over loopback, for the conformance suite.
+#[cfg(test)]
+pub(crate) fn endpoints(n: usize) -> Vec<UdpChannel> {
+    let secret = Secret::generate().unwrap();
+    let socks: Vec<UdpSocket> =
+        (0..n).map(|_| UdpChannel::bind(Some(std::net::Ipv4Addr::LOCALHOST)).unwrap()).collect();
+    let addrs: Vec<Option<SocketAddr>> =
+        socks.iter().map(|s| Some(SocketAddr::from(([127, 0, 0, 1], s.local_addr().unwrap().port())))).collect();
+    let hosts = vec!["localhost".to_string(); n];
+    socks
+        .into_iter()
+        .enumerate()
+        .map(|(me, s)| UdpChannel::new(me, hosts.clone(), s, &secret, addrs.clone()).unwrap())
+        .collect()
+}

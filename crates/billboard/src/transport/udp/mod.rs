@@ -1,0 +1,23 @@
+//! The UDP route: a reliable, authenticated datagram protocol (`BB_ROUTES=udp`).
+//!
+//! - [`wire`]: the datagram layout and its HMAC (the job secret, as the TCP handshake uses it).
+//! - [`rtt`]: round-trip estimation and the retransmission timeout (Jacobson/Karels, backoff).
+//! - `peer`, `endpoint`: the protocol, sans IO (sequence numbers, cumulative and selective
+//!   acknowledgements, loss detection and retransmission, the send window, fragmentation and
+//!   reassembly of records, duplicate suppression, in-order delivery, peer failure after a
+//!   deadline), driven by datagrams in and the time passed in; tested over a simulated network.
+//! - `faults`: deterministic loss, duplication and reordering of outgoing datagrams
+//!   (`BB_UDP_FAULTS`), for tests on real sockets.
+//! - `channel`: [`UdpChannel`], the socket layer: one non-blocking socket per rank and a timer
+//!   descriptor in one epoll set a sleeping rank waits on; timers run from `poll`.
+
+mod channel;
+mod endpoint;
+mod faults;
+mod peer;
+pub mod rtt;
+pub mod wire;
+
+#[cfg(test)]
+pub(crate) use channel::endpoints;
+pub use channel::{UdpChannel, DEADLINE_MS, EAGER_MAX, MTU, WINDOW};

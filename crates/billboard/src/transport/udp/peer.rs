@@ -1,0 +1,336 @@
+//! The reliable stream to and from one peer, sans IO: sequence numbers, acknowledgements
+//! (cumulative and selective), loss detection and retransmission, the send window, duplicate
+//! suppression, in-order delivery and reassembly of records. Time comes in as microseconds.
+//!
+//! Loss is detected two ways. When an acknowledgement shows that a datagram sent later has
+//! arrived, an earlier one still missing is lost if three later ones arrived or it is older than
+//! 9/8 of the round trip (RACK-like, so reordering of a few datagrams is tolerated); it is sent
+//! again at once. When nothing comes back for the retransmission timeout ([`Rtt`]), the oldest
+//! missing datagram is sent again and the timeout doubles; the acknowledgement of that copy then
+//! shows every older one missing. A peer that acknowledges nothing for `deadline` while
+//! datagrams wait has failed.
+
+use std::collections::VecDeque;
+
+use super::rtt::Rtt;
+use super::wire::{self, Head};
+use crate::transport::Header;
+
+/// What the protocol needs to know, fixed at setup.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Record bytes per datagram (the datagram adds [`wire::HEAD`] and [`wire::MAC`]).
+    pub body: usize,
+    /// Datagrams in flight per peer, at most (a record larger than that goes alone).
+    pub window: usize,
+    /// Largest record payload accepted from a peer.
+    pub max_record: usize,
+    pub rto_initial: u64,
+    pub rto_min: u64,
+    pub rto_max: u64,
+    /// A peer silent this long while datagrams to it wait has failed (µs).
+    pub deadline: u64,
+    /// In-order datagrams acknowledged at once, without waiting for `ack_delay`.
+    pub ack_every: usize,
+    pub ack_delay: u64,
+}
+
+/// A datagram sent and not yet acknowledged.
+pub(super) struct Sent {
+    pub bytes: Vec<u8>,
+    pub sent_at: u64,
+    pub sends: u32,
+    pub sacked: bool,
+}
+
+/// Reordering tolerated before a missing datagram counts as lost.
+const DUPTHRESH: u64 = 3;
+
+pub(super) struct Peer {
+    /// Oldest datagram not acknowledged, and the next to number.
+    pub una: u64,
+    pub next: u64,
+    /// Datagrams `una..next`.
+    pub flight: VecDeque<Sent>,
+    pub rtt: Rtt,
+    rto_at: Option<u64>,
+    /// When the flight last made progress (or started, from empty).
+    progress_at: u64,
+    /// Next datagram to deliver; those after it that came early (by `seq - expected`).
+    pub expected: u64,
+    held: VecDeque<Option<Vec<u8>>>,
+    /// The record being reassembled: header, payload length, bytes so far.
+    record: Option<(Header, usize, Vec<u8>)>,
+    /// In-order datagrams not yet acknowledged; when a delayed acknowledgement is due.
+    owed: usize,
+    ack_at: Option<u64>,
+    /// An acknowledgement should leave now.
+    pub ack_now: bool,
+    /// The peer said it is done (FIN), or failed: nothing more is sent to it.
+    pub gone: bool,
+}
+
+/// Datagrams to send again, found by an acknowledgement or a timer (sequence numbers).
+pub(super) type Resend = Vec<u64>;
+
+impl Peer {
+    pub fn new(cfg: &Config) -> Peer {
+        Peer {
+            una: 0,
+            next: 0,
+            flight: VecDeque::new(),
+            rtt: Rtt::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
+            rto_at: None,
+            progress_at: 0,
+            expected: 0,
+            held: VecDeque::new(),
+            record: None,
+            owed: 0,
+            ack_at: None,
+            ack_now: false,
+            gone: false,
+        }
+    }
+
+    /// The acknowledgement this side owes: cumulative, and a bitmap of the 64 after it.
+    pub fn ack_fields(&self) -> (u64, u64) {
+        let mut sack = 0u64;
+        for (i, d) in self.held.iter().skip(1).take(64).enumerate() {
+            if d.is_some() {
+                sack |= 1 << i;
+            }
+        }
+        (self.expected, sack)
+    }
+
+    /// Whether an acknowledgement is owed, now or delayed.
+    pub fn owes_ack(&self) -> bool {
+        self.ack_now || self.ack_at.is_some()
+    }
+
+    /// Whether datagram `seq` came early and waits here.
+    pub fn holds(&self, seq: u64) -> bool {
+        seq > self.expected && self.held.get((seq - self.expected) as usize).is_some_and(Option::is_some)
+    }
+
+    /// An acknowledgement (standalone or carried by data) has left.
+    pub fn acked(&mut self) {
+        self.owed = 0;
+        self.ack_at = None;
+        self.ack_now = false;
+    }
+
+    /// Whether `needed` more datagrams fit the window.
+    pub fn has_room(&self, needed: usize, cfg: &Config) -> bool {
+        self.flight.is_empty() || self.flight.len() + needed <= cfg.window
+    }
+
+    /// Takes a datagram just numbered `self.next` into the flight.
+    pub fn push(&mut self, now: u64, bytes: Vec<u8>) {
+        if self.flight.is_empty() {
+            self.progress_at = now;
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+        self.flight.push_back(Sent { bytes, sent_at: now, sends: 1, sacked: false });
+        self.next += 1;
+    }
+
+    /// Takes the peer's acknowledgement of our stream; returns datagrams found lost.
+    pub fn on_ack(&mut self, now: u64, ack: u64, sack: u64) -> Resend {
+        if ack > self.next || ack < self.una && sack == 0 {
+            return Vec::new(); // stale (reordered) or impossible: nothing new
+        }
+        let mut newest_sent: Option<u64> = None; // send time of the latest-sent datagram acknowledged now
+        let mut sample: Option<u64> = None;
+        let mut note = |s: &Sent, newest: &mut Option<u64>| {
+            if s.sends == 1 {
+                sample = Some(now.saturating_sub(s.sent_at));
+            }
+            *newest = Some(newest.map_or(s.sent_at, |t: u64| t.max(s.sent_at)));
+        };
+        let advanced = ack > self.una;
+        while self.una < ack {
+            let s = self.flight.pop_front().expect("una < next");
+            if !s.sacked {
+                note(&s, &mut newest_sent);
+            }
+            self.una += 1;
+        }
+        let mut highest = ack.checked_sub(1);
+        for i in 0..64u64 {
+            let seq = ack + 1 + i;
+            if sack & (1 << i) == 0 || seq >= self.next || seq < self.una {
+                continue;
+            }
+            let s = &mut self.flight[(seq - self.una) as usize];
+            if !s.sacked {
+                s.sacked = true;
+                note(s, &mut newest_sent);
+            }
+            highest = Some(seq);
+        }
+        if let Some(r) = sample {
+            self.rtt.sample(r);
+        }
+        if advanced {
+            self.progress_at = now;
+            self.rto_at = (!self.flight.is_empty()).then(|| now + self.rtt.rto());
+        }
+        let (Some(newest), Some(highest)) = (newest_sent, highest) else { return Vec::new() };
+        let late = self.rtt.srtt() * 9 / 8;
+        let mut lost = Vec::new();
+        for (k, s) in self.flight.iter_mut().enumerate() {
+            let seq = self.una + k as u64;
+            if seq >= highest {
+                break;
+            }
+            if !s.sacked && s.sent_at <= newest && (highest - seq >= DUPTHRESH || now.saturating_sub(s.sent_at) >= late)
+            {
+                s.sent_at = now;
+                s.sends += 1;
+                lost.push(seq);
+            }
+        }
+        lost
+    }
+
+    /// Runs the timers due at `now`: a datagram to send again, whether an acknowledgement is
+    /// due, or why the peer failed.
+    pub fn on_timer(&mut self, now: u64, cfg: &Config) -> Result<Option<u64>, String> {
+        if self.gone {
+            return Ok(None);
+        }
+        if self.ack_at.is_some_and(|t| t <= now) {
+            self.ack_now = true;
+        }
+        if self.flight.is_empty() {
+            return Ok(None);
+        }
+        if now.saturating_sub(self.progress_at) >= cfg.deadline {
+            return Err(format!(
+                "no acknowledgement over UDP for {} ms (BB_UDP_TIMEOUT_MS), {} datagrams waiting",
+                cfg.deadline / 1000,
+                self.flight.len()
+            ));
+        }
+        match self.rto_at {
+            Some(t) if t <= now => {
+                self.rtt.back_off();
+                self.rto_at = Some(now + self.rtt.rto());
+                let una = self.una;
+                let first = self.flight.iter_mut().enumerate().find(|(_, s)| !s.sacked);
+                Ok(first.map(|(k, s)| {
+                    s.sent_at = now;
+                    s.sends += 1;
+                    una + k as u64
+                }))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The earliest time a timer of this peer is due.
+    pub fn deadline(&self, cfg: &Config) -> Option<u64> {
+        if self.gone {
+            return None;
+        }
+        let fail = (!self.flight.is_empty()).then(|| self.progress_at + cfg.deadline);
+        [self.rto_at, self.ack_at, fail].into_iter().flatten().min()
+    }
+
+    /// Takes a DATA datagram of the peer's stream (`datagram` whole, `body` within it) and hands
+    /// every record it completes, in order, to `f`. A duplicate or a datagram beyond the window
+    /// is dropped (and acknowledged again). Err: the peer broke the record framing.
+    pub fn on_data(
+        &mut self,
+        now: u64,
+        head: &Head,
+        body: &[u8],
+        cfg: &Config,
+        f: &mut dyn FnMut(&Header, &[u8]),
+    ) -> Result<(), String> {
+        let seq = head.seq;
+        if seq < self.expected || seq >= self.expected + cfg.window as u64 {
+            self.ack_now = true; // a duplicate: our acknowledgement was lost, or is late
+            return Ok(());
+        }
+        let k = (seq - self.expected) as usize;
+        if k > 0 {
+            if self.held.len() <= k {
+                self.held.resize_with(k + 1, || None);
+            }
+            if self.held[k].is_none() {
+                let mut keep = Vec::with_capacity(1 + body.len());
+                keep.push(head.flags);
+                keep.extend_from_slice(body);
+                self.held[k] = Some(keep);
+            }
+            self.ack_now = true; // out of order: tell the sender what is missing at once
+            return Ok(());
+        }
+        self.fragment(head.flags, body, cfg, f)?;
+        self.advance();
+        while let Some(Some(_)) = self.held.front() {
+            let d = self.held.front_mut().and_then(Option::take).expect("checked above");
+            self.fragment(d[0], &d[1..], cfg, f)?;
+            self.advance();
+        }
+        if self.owed >= cfg.ack_every {
+            self.ack_now = true;
+        } else if self.ack_at.is_none() {
+            self.ack_at = Some(now + cfg.ack_delay);
+        }
+        Ok(())
+    }
+
+    fn advance(&mut self) {
+        self.expected += 1;
+        self.owed += 1;
+        self.held.pop_front();
+    }
+
+    /// One fragment, in order: completes a record or adds to it.
+    fn fragment(
+        &mut self,
+        flags: u8,
+        body: &[u8],
+        cfg: &Config,
+        f: &mut dyn FnMut(&Header, &[u8]),
+    ) -> Result<(), String> {
+        let mut rest = body;
+        if flags & wire::FIRST != 0 {
+            if self.record.is_some() {
+                return Err("a record started inside another".into());
+            }
+            if body.len() < wire::RECORD_HEAD {
+                return Err(format!("a first fragment of {} bytes, too short for a record header", body.len()));
+            }
+            let header = Header::from_bytes(body[..Header::BYTES].try_into().unwrap());
+            let len = u32::from_le_bytes(body[Header::BYTES..wire::RECORD_HEAD].try_into().unwrap()) as usize;
+            if len > cfg.max_record {
+                return Err(format!("a record of {len} bytes, more than the {} this route carries", cfg.max_record));
+            }
+            rest = &body[wire::RECORD_HEAD..];
+            if flags & wire::LAST != 0 && rest.len() == len {
+                f(&header, rest); // the common case: whole in one datagram, no copy
+                return Ok(());
+            }
+            self.record = Some((header, len, Vec::with_capacity(len)));
+        }
+        let Some((header, len, bytes)) = &mut self.record else {
+            return Err("a fragment outside any record".into());
+        };
+        if bytes.len() + rest.len() > *len {
+            return Err(format!("fragments longer than their record's {len} bytes"));
+        }
+        bytes.extend_from_slice(rest);
+        if flags & wire::LAST != 0 {
+            if bytes.len() != *len {
+                return Err(format!("a record of {len} bytes ended after {}", bytes.len()));
+            }
+            f(header, bytes);
+            self.record = None;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,270 @@
+//! The protocol over a simulated network: chosen loss, duplication, reordering and delay, a
+//! clock that only the test moves. Every record must arrive once, intact, in order per sender.
+
+use super::*;
+use crate::transport::tcp::handshake::Secret;
+use proptest::prelude::*;
+
+fn key() -> Key {
+    Key::new(&Secret::from_hex("0123456789abcdef0123456789abcdef").unwrap())
+}
+
+fn cfg() -> Config {
+    Config {
+        body: 200,
+        window: 32,
+        max_record: 1 << 20,
+        rto_initial: 1000,
+        rto_min: 200,
+        rto_max: 50_000,
+        deadline: 2_000_000,
+        ack_every: 4,
+        ack_delay: 100,
+    }
+}
+
+fn payload(k: u64, len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i as u64).wrapping_mul(31).wrapping_add(k) as u8).collect()
+}
+
+/// Loss, duplication and reordering in percent, and a seed for the choices.
+#[derive(Clone, Copy, Debug)]
+struct Faults {
+    loss: u64,
+    dup: u64,
+    reorder: u64,
+    seed: u64,
+}
+
+struct Net {
+    now: u64,
+    /// (arrival time, destination, datagram)
+    flying: Vec<(u64, usize, Vec<u8>)>,
+    rng: u64,
+    f: Faults,
+    sent: u64,
+}
+
+impl Net {
+    fn roll(&mut self, pct: u64) -> bool {
+        // xorshift64*
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        (self.rng.wrapping_mul(0x2545f4914f6cdd1d) >> 33) % 100 < pct
+    }
+
+    fn submit(&mut self, to: usize, d: &[u8]) {
+        self.sent += 1;
+        if self.roll(self.f.loss) {
+            return;
+        }
+        let copies = if self.roll(self.f.dup) { 2 } else { 1 };
+        for _ in 0..copies {
+            let extra = if self.roll(self.f.reorder) { 100 + self.rng % 400 } else { 0 };
+            self.flying.push((self.now + 50 + extra, to, d.to_vec()));
+        }
+    }
+}
+
+type Got = Vec<Vec<(usize, Header, Vec<u8>)>>;
+
+/// Sends `records` (from, to, payload length) over `n` endpoints; returns what each received
+/// and how many datagrams went out.
+fn run(n: usize, records: &[(usize, usize, usize)], f: Faults, cfg: Config) -> (Got, u64) {
+    let mut eps: Vec<Endpoint> = (0..n).map(|me| Endpoint::new(me, n, key(), cfg.clone())).collect();
+    let mut net = Net { now: 0, flying: Vec::new(), rng: f.seed | 1, f, sent: 0 };
+    let mut queues: Vec<VecDeque<(u64, usize, usize)>> = vec![VecDeque::new(); n];
+    for (k, &(from, to, len)) in records.iter().enumerate() {
+        queues[from].push_back((k as u64, to, len));
+    }
+    let mut got: Got = vec![Vec::new(); n];
+    loop {
+        net.now += 10;
+        assert!(
+            net.now < 60_000_000,
+            "stalled at {} of {} records",
+            got.iter().map(Vec::len).sum::<usize>(),
+            records.len()
+        );
+        for (me, ep) in eps.iter_mut().enumerate() {
+            while let Some(&(k, to, len)) = queues[me].front() {
+                let h = Header { kind: 1, context: 2, source: me as u32, tag: len as i32, aux: k };
+                let data = payload(k, len);
+                let (a, b) = data.split_at(len / 3);
+                if ep.send(net.now, to, &h, &[a, b]).is_err() {
+                    break;
+                }
+                queues[me].pop_front();
+            }
+            ep.on_timer(net.now);
+            ep.transmit(|to, d| {
+                net.submit(to, d);
+                true
+            });
+        }
+        let now = net.now;
+        let (due, later): (Vec<_>, Vec<_>) = net.flying.drain(..).partition(|(t, _, _)| *t <= now);
+        net.flying = later;
+        for (_, to, d) in due {
+            let sink = &mut got[to];
+            eps[to].receive(now, &d, &mut |s, h, p| sink.push((s, *h, p.to_vec()))).unwrap();
+        }
+        let delivered: usize = got.iter().map(Vec::len).sum();
+        if delivered == records.len() && eps.iter().all(Endpoint::flushed) && queues.iter().all(VecDeque::is_empty) {
+            for ep in &mut eps {
+                assert!(!ep.has_failure(), "{:?}", ep.take_failure());
+            }
+            return (got, net.sent);
+        }
+    }
+}
+
+fn check(records: &[(usize, usize, usize)], got: &Got) {
+    for (to, list) in got.iter().enumerate() {
+        let mut last = vec![None; got.len()];
+        for (s, h, p) in list {
+            let k = h.aux as usize;
+            assert_eq!(records[k].0, *s, "sender of record {k}");
+            assert_eq!(records[k].1, to, "receiver of record {k}");
+            assert!(last[*s] < Some(k), "record {k} from {s} to {to} out of order or twice (after {:?})", last[*s]);
+            last[*s] = Some(k);
+            assert!(*p == payload(k as u64, records[k].2), "payload of record {k}");
+        }
+    }
+    assert_eq!(got.iter().map(Vec::len).sum::<usize>(), records.len());
+}
+
+#[test]
+fn clean_network_delivers_every_size_in_order() {
+    let records: Vec<_> = (0..700).map(|len| (0, 1, len * 7)).collect();
+    let (got, _) = run(2, &records, Faults { loss: 0, dup: 0, reorder: 0, seed: 1 }, cfg());
+    check(&records, &got);
+}
+
+#[test]
+fn heavy_loss_duplication_and_reordering_lose_nothing() {
+    let records: Vec<_> = (0..400).map(|k| (k % 3, (k + 1 + k / 3 % 2) % 3, (k * 97) % 5000)).collect();
+    let f = Faults { loss: 20, dup: 10, reorder: 30, seed: 42 };
+    let (got, _) = run(3, &records, f, cfg());
+    check(&records, &got);
+}
+
+#[test]
+fn a_record_larger_than_the_window_goes_alone() {
+    let big = cfg().window * cfg().body * 3;
+    let records = vec![(0, 1, 10), (0, 1, big), (0, 1, 5)];
+    let (got, _) = run(2, &records, Faults { loss: 5, dup: 0, reorder: 0, seed: 7 }, cfg());
+    check(&records, &got);
+}
+
+#[test]
+fn a_full_window_says_would_block_until_acknowledged() {
+    let (mut a, mut b) = (Endpoint::new(0, 2, key(), cfg()), Endpoint::new(1, 2, key(), cfg()));
+    let h = Header::default();
+    let mut sent = 0;
+    while a.send(0, 1, &h, &[&[7u8; 100]]).is_ok() {
+        sent += 1;
+    }
+    assert_eq!(sent, cfg().window, "one datagram per record");
+    let mut wire = Vec::new();
+    a.transmit(|_, d| {
+        wire.push(d.to_vec());
+        true
+    });
+    let mut n = 0;
+    for d in &wire {
+        b.receive(100, d, &mut |_, _, _| n += 1).unwrap();
+    }
+    assert_eq!(n, cfg().window);
+    b.ack_all();
+    b.transmit(|_, d| {
+        a.receive(200, d, &mut |_, _, _| panic!("an acknowledgement carries no record")).unwrap();
+        true
+    });
+    assert!(a.flushed());
+    assert!(a.send(200, 1, &h, &[&[7u8; 100]]).is_ok());
+    assert!(a.srtt(1) <= 200, "the round trip was sampled: {}", a.srtt(1));
+}
+
+#[test]
+fn a_lost_datagram_is_sent_again_after_the_timeout_which_backs_off() {
+    let mut a = Endpoint::new(0, 2, key(), cfg());
+    a.send(0, 1, &Header::default(), &[b"x"]).unwrap();
+    let mut times = Vec::new();
+    for now in (0..20_000).step_by(10) {
+        a.on_timer(now);
+        a.transmit(|_, _| {
+            times.push(now);
+            true
+        });
+    }
+    // Sent at 0, again after 1000 µs (the initial timeout), then 2000 and 4000 µs later.
+    assert_eq!(&times[..4], &[0, 1000, 3000, 7000]);
+    assert!(!a.has_failure());
+}
+
+#[test]
+fn a_silent_peer_fails_after_the_deadline_and_is_reported_once() {
+    let mut a = Endpoint::new(0, 2, key(), cfg());
+    a.send(0, 1, &Header::default(), &[b"x"]).unwrap();
+    a.on_timer(cfg().deadline - 1);
+    assert!(!a.has_failure());
+    a.on_timer(cfg().deadline);
+    let (peer, why) = a.take_failure().expect("a failure");
+    assert_eq!(peer, 1);
+    assert!(why.contains("no acknowledgement") && why.contains("BB_UDP_TIMEOUT_MS"), "{why}");
+    a.on_timer(cfg().deadline * 2);
+    assert!(a.take_failure().is_none());
+    assert!(a.flushed(), "nothing more waits for a failed peer");
+}
+
+#[test]
+fn duplicates_and_strangers_are_dropped() {
+    let (mut a, mut b) = (Endpoint::new(0, 2, key(), cfg()), Endpoint::new(1, 2, key(), cfg()));
+    a.send(0, 1, &Header { aux: 5, ..Header::default() }, &[b"once"]).unwrap();
+    let mut wire = Vec::new();
+    a.transmit(|_, d| {
+        wire.push(d.to_vec());
+        true
+    });
+    let mut n = 0;
+    for _ in 0..3 {
+        b.receive(10, &wire[0], &mut |s, h, p| {
+            assert_eq!((s, h.aux, p), (0, 5, &b"once"[..]));
+            n += 1;
+        })
+        .unwrap();
+    }
+    assert_eq!(n, 1);
+    let stranger = Key::new(&Secret::from_hex("ffffffffffffffffffffffffffffffff").unwrap());
+    let mut forged = wire[0][..wire[0].len() - wire::MAC].to_vec();
+    stranger.seal(&mut forged);
+    assert_eq!(b.receive(10, &forged, &mut |_, _, _| panic!("forged")), Err(Refused::BadMac));
+}
+
+#[test]
+fn a_peer_breaking_the_framing_is_failed() {
+    let mut b = Endpoint::new(1, 2, key(), cfg());
+    let mut d = Vec::new();
+    Head { kind: wire::DATA, flags: wire::LAST, src: 0, dst: 1, seq: 0, ack: 0, sack: 0 }.put(&mut d);
+    d.extend_from_slice(b"orphan");
+    key().seal(&mut d);
+    b.receive(0, &d, &mut |_, _, _| panic!("no record")).unwrap();
+    let (peer, why) = b.take_failure().unwrap();
+    assert!(peer == 0 && why.contains("outside any record"), "{why}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_record_arrives_once_in_order_under_any_faults(
+        records in prop::collection::vec((0usize..3, 1usize..3, 0usize..3000), 1..120),
+        loss in 0u64..25, dup in 0u64..15, reorder in 0u64..40, seed in any::<u64>(),
+    ) {
+        let records: Vec<_> = records.into_iter().map(|(from, d, len)| (from, (from + d) % 3, len)).collect();
+        let (got, _) = run(3, &records, Faults { loss, dup, reorder, seed }, cfg());
+        check(&records, &got);
+    }
+}
