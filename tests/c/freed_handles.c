@@ -7,7 +7,8 @@
  *    complete round after round, on that communicator and no other (a communicator made after
  *    the free, which may take its place in the tables, does not see their messages).
  *  - Nonblocking sends and receives, a nonblocking barrier and reduction (user operator, derived
- *    datatype), all started, then their communicator, datatype and operator freed, then waited.
+ *    datatype), all started, then their communicator, datatype and operator freed, new types
+ *    made, then waited: the user function is handed the live type, not a freed or reused handle.
  *  - A pending request's error does not go to the error handler of a communicator made after
  *    its own was freed.
  *  - MPI_Comm_idup whose parent is freed before the idup completes.
@@ -91,9 +92,14 @@ static void persistent_on_freed(void)
     free(bbuf);
 }
 
+/* Calls whose datatype argument was not the live type (resized MPI_INT: 4 bytes of data). */
+static int user_sum_bad;
+
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *t)
 {
-    (void)t;
+    int size = -1;
+    if (MPI_Type_size(*t, &size) != MPI_SUCCESS || size != (int)sizeof(int))
+        user_sum_bad++;
     for (int i = 0; i < *len; i++)
         ((int *)inout)[2 * i] += ((int *)in)[2 * i];
 }
@@ -129,7 +135,16 @@ static void nonblocking_on_freed(void)
     MPI_CHK(MPI_Type_free(&every2));
     MPI_CHK(MPI_Type_free(&pair));
     MPI_CHK(MPI_Op_free(&op));
+    /* New types, which would take the freed ones' places if they were gone. */
+    MPI_Datatype decoys[4];
+    for (int k = 0; k < 4; k++) {
+        MPI_CHK(MPI_Type_contiguous(3 + k, MPI_CHAR, &decoys[k]));
+        MPI_CHK(MPI_Type_commit(&decoys[k]));
+    }
     MPI_CHK(MPI_Waitall(4, r, MPI_STATUSES_IGNORE));
+    for (int k = 0; k < 4; k++)
+        MPI_CHK(MPI_Type_free(&decoys[k]));
+    CHECK_EQ(user_sum_bad, 0, "user function calls handed a freed or reused datatype handle");
     for (int i = 0; i < N; i++)
         CHECK_EQ(rv[i], i % 2 ? -1 : left * 1000 + i, "receive with a freed datatype and communicator");
     int ranks = t_size * (t_size - 1) / 2;

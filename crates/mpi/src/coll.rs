@@ -49,6 +49,51 @@ unsafe fn reduction_input(sendbuf: *const c_void, recvbuf: *mut c_void, len: usi
     Ok(std::slice::from_raw_parts(reduction_source(sendbuf, recvbuf, len)?, len).to_vec())
 }
 
+/// Where a reduction's result lands: the program's buffer itself, or, for a type with holes, a
+/// scratch buffer whose data bytes go into the program's buffer at the end, so that its holes
+/// keep what the program left there (MPICH does so; the algorithms write whole spans).
+struct Landing {
+    user: *mut u8,
+    len: usize,
+    holes: Option<(datatype::Layout, c_int, Vec<u8>)>,
+}
+
+impl Landing {
+    /// The landing for `count` instances of `t` at `recvbuf`, `len` = their `reduce_bytes`.
+    unsafe fn new(t: MPI_Datatype, count: c_int, recvbuf: *mut c_void, len: usize) -> Res<Landing> {
+        let user = slice_mut(recvbuf, len)?.as_mut_ptr();
+        let layout = datatype::layout(t)?;
+        let holes = layout.has_holes(count).then(|| (layout, count, vec![0u8; len]));
+        Ok(Landing { user, len, holes })
+    }
+
+    fn ptr(&mut self) -> *mut u8 {
+        match &mut self.holes {
+            Some((_, _, scratch)) => scratch.as_mut_ptr(),
+            None => self.user,
+        }
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: `ptr` is the scratch buffer or the program's, `len` bytes either way.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.len) }
+    }
+
+    /// Moves the result into the program's buffer (a nonblocking form runs this at completion).
+    fn finish(self) {
+        if let Some((layout, count, scratch)) = self.holes {
+            // SAFETY: the program's buffer holds `len` bytes until the operation completes.
+            let user = unsafe { std::slice::from_raw_parts_mut(self.user, self.len) };
+            layout.copy_data(count, &scratch, user);
+        }
+    }
+
+    /// [`Landing::finish`] as a nonblocking collective's completion step, if it has one.
+    fn at_completion(self) -> Option<Box<dyn FnOnce()>> {
+        self.holes.is_some().then(|| Box::new(move || self.finish()) as Box<dyn FnOnce()>)
+    }
+}
+
 /// `len` bytes at `p` (NULL allowed when `len` is 0).
 unsafe fn slice<'a>(p: *const c_void, len: usize) -> Res<&'a [u8]> {
     not_in_place(p, "the buffer")?;
@@ -283,13 +328,13 @@ pub unsafe extern "C" fn PMPI_Ireduce(
         let root = check_root(c, root)?;
         let len = datatype::layout(t)?.reduce_bytes(count)?;
         let combine = combiner(op, t)?;
-        let coll = if c.rank() == root {
+        if c.rank() == root {
             let send = reduction_source(sendbuf, recvbuf, len)?;
-            c.ireduce_raw(send, slice_mut(recvbuf, len)?.as_mut_ptr(), len, root, combine)?
+            let mut land = Landing::new(t, count, recvbuf, len)?;
+            Ok((c.ireduce_raw(send, land.ptr(), len, root, combine)?, land.at_completion()))
         } else {
-            c.ireduce_raw(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, combine)?
-        };
-        Ok((coll, None))
+            Ok((c.ireduce_raw(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, combine)?, None))
+        }
     })
 }
 
@@ -307,7 +352,8 @@ pub unsafe extern "C" fn PMPI_Iallreduce(
         let len = datatype::layout(t)?.reduce_bytes(count)?;
         let combine = combiner(op, t)?;
         let send = reduction_source(sendbuf, recvbuf, len)?;
-        Ok((c.iallreduce_raw(send, slice_mut(recvbuf, len)?.as_mut_ptr(), len, combine)?, None))
+        let mut land = Landing::new(t, count, recvbuf, len)?;
+        Ok((c.iallreduce_raw(send, land.ptr(), len, combine)?, land.at_completion()))
     })
 }
 
@@ -350,8 +396,12 @@ pub unsafe extern "C" fn PMPI_Reduce(
         let is_root = c.rank() == root;
         // Only the root's receive buffer matters (and may take MPI_IN_PLACE).
         let send = if is_root { reduction_input(sendbuf, recvbuf, len)? } else { slice(sendbuf, len)?.to_vec() };
-        let recv = if is_root { Some(slice_mut(recvbuf, len)?) } else { None };
-        Ok(c.reduce_bytes(&send, recv, root, &mut combine)?)
+        let mut land = if is_root { Some(Landing::new(t, count, recvbuf, len)?) } else { None };
+        c.reduce_bytes(&send, land.as_mut().map(Landing::bytes), root, &mut combine)?;
+        if let Some(land) = land {
+            land.finish();
+        }
+        Ok(())
     })
 }
 
@@ -369,7 +419,10 @@ pub unsafe extern "C" fn PMPI_Allreduce(
         let len = datatype::layout(t)?.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
         let send = reduction_input(sendbuf, recvbuf, len)?;
-        Ok(c.allreduce_bytes(&send, slice_mut(recvbuf, len)?, &mut combine)?)
+        let mut land = Landing::new(t, count, recvbuf, len)?;
+        c.allreduce_bytes(&send, land.bytes(), &mut combine)?;
+        land.finish();
+        Ok(())
     })
 }
 
@@ -400,8 +453,14 @@ unsafe fn reduce_scatter(
 ) -> Res<Started> {
     let combine = combiner(op, t)?;
     let send = reduction_source(sendbuf, recvbuf, total)?;
-    let recv = slice_mut(recvbuf, part.1)?.as_mut_ptr();
-    Ok((c.ireduce_scatter_raw(send, total, recv, part, combine)?, None))
+    let mut land = Landing::new(t, instances(t, part.1)?, recvbuf, part.1)?;
+    Ok((c.ireduce_scatter_raw(send, total, land.ptr(), part, combine)?, land.at_completion()))
+}
+
+/// How many instances of `t` a reduction span of `len` bytes holds.
+fn instances(t: MPI_Datatype, len: usize) -> Res<c_int> {
+    let extent = datatype::layout(t)?.extent().max(1) as usize;
+    Ok((len / extent) as c_int)
 }
 
 /// This rank's part of MPI_Reduce_scatter_block's result, and the result's length.
@@ -430,7 +489,7 @@ unsafe fn reduce_scatter_now(
     let send = reduction_input(sendbuf, recvbuf, total)?;
     let mut all = vec![0u8; total];
     c.allreduce_bytes(&send, &mut all, &mut combine)?;
-    slice_mut(recvbuf, l)?.copy_from_slice(&all[d..d + l]);
+    datatype::layout(t)?.copy_data(instances(t, l)?, &all[d..d + l], slice_mut(recvbuf, l)?);
     Ok(())
 }
 
@@ -505,7 +564,8 @@ unsafe fn scan(
     let len = datatype::layout(t)?.reduce_bytes(count)?;
     let combine = combiner(op, t)?;
     let send = reduction_source(sendbuf, recvbuf, len)?;
-    Ok((c.iscan_raw(send, slice_mut(recvbuf, len)?.as_mut_ptr(), len, combine, exclusive)?, None))
+    let mut land = Landing::new(t, count, recvbuf, len)?;
+    Ok((c.iscan_raw(send, land.ptr(), len, combine, exclusive)?, land.at_completion()))
 }
 
 /// Scan and exscan, blocking (a direct form, as for reduce-scatter).
@@ -520,7 +580,10 @@ unsafe fn scan_now(
         let len = datatype::layout(t)?.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
         let send = reduction_input(sendbuf, recvbuf, len)?;
-        Ok(c.scan_bytes(&send, slice_mut(recvbuf, len)?, &mut combine, exclusive)?)
+        let mut land = Landing::new(t, count, recvbuf, len)?;
+        c.scan_bytes(&send, land.bytes(), &mut combine, exclusive)?;
+        land.finish();
+        Ok(())
     })
 }
 

@@ -259,17 +259,25 @@ fn long_double_loc(min: bool) -> Combiner {
 }
 
 /// The combiner for `op` on `datatype`, or the MPI error naming what does not fit.
-pub(crate) fn combiner(m: &Mpi, op: MPI_Op, datatype: MPI_Datatype) -> Res<Combiner> {
+pub(crate) fn combiner(m: &mut Mpi, op: MPI_Op, datatype: MPI_Datatype) -> Res<Combiner> {
     let elem = crate::datatype::extent_in(m, datatype)?;
     if let Some((f, _)) = m.user_op(op) {
-        let mut t = datatype;
+        // The function is handed the type's handle: it must stay valid (not be reused) while
+        // the operation is pending, even if the program frees the type meanwhile.
+        let hold = m.types.hold(datatype);
         return Ok(Box::new(move |inv: &[u8], inout: &mut [u8]| {
+            let mut t = hold.handle();
             let mut len = (inout.len() / elem.max(1)) as c_int;
             // SAFETY: the user function reads `len` elements of `t` from `inv` and updates
             // `inout` in place, as MPI specifies.
             unsafe { f(inv.as_ptr() as *mut c_void, inout.as_mut_ptr().cast(), &mut len, &mut t) };
         }));
     }
+    predefined_combiner(m, op, datatype)
+}
+
+/// The combiner of predefined operator `op` on `datatype` (RMA accumulates take no other).
+pub(crate) fn predefined_combiner(m: &Mpi, op: MPI_Op, datatype: MPI_Datatype) -> Res<Combiner> {
     if !(MPI_MAX..=MPI_NO_OP).contains(&op) {
         return Err(err(MPI_ERR_OP, format!("invalid operator {}", crate::error::handle_name(op))));
     }

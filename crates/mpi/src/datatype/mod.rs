@@ -56,6 +56,27 @@ pub(crate) struct Entry {
     refs: u32,
 }
 
+/// A pending operation's reference on a datatype ([`Types::hold`]). It may drop where the
+/// state is not at hand (an engine completing a schedule), so the release waits in `DROPPED`
+/// for the next [`Types::add`], the one place an index is reused.
+pub(crate) struct TypeHold(MPI_Datatype);
+
+static DROPPED: std::sync::Mutex<Vec<MPI_Datatype>> = std::sync::Mutex::new(Vec::new());
+
+impl TypeHold {
+    pub fn handle(&self) -> MPI_Datatype {
+        self.0
+    }
+}
+
+impl Drop for TypeHold {
+    fn drop(&mut self) {
+        if entry_index(self.0).is_some() {
+            DROPPED.lock().unwrap_or_else(|e| e.into_inner()).push(self.0);
+        }
+    }
+}
+
 /// Derived datatypes by handle.
 #[derive(Default)]
 pub(crate) struct Types {
@@ -92,12 +113,24 @@ impl Types {
 
     /// Stores a new type; the derived types its envelope names gain a reference.
     pub fn add(&mut self, map: TypeMap, envelope: Envelope) -> MPI_Datatype {
+        // Holds dropped away from the state go first, so no held index is reused.
+        let dropped = std::mem::take(&mut *DROPPED.lock().unwrap_or_else(|e| e.into_inner()));
+        for t in dropped {
+            self.release(t);
+        }
         for &t in &envelope.types {
             self.retain(t);
         }
         let entry = Entry { map: Arc::new(map), envelope, committed: false, name: String::new(), refs: 1 };
         let i = crate::state::store(&mut self.entries, &mut self.free, entry);
         make_handle(HandleKind::Direct, object_type::DATATYPE, FIRST_INDEX + i)
+    }
+
+    /// A reference for a pending operation that hands `t`'s handle to the program (a
+    /// reduction's user function): `t` stays, and its index is not reused, until it drops.
+    pub fn hold(&mut self, t: MPI_Datatype) -> TypeHold {
+        self.retain(t);
+        TypeHold(t)
     }
 
     pub fn retain(&mut self, t: MPI_Datatype) {
@@ -258,6 +291,28 @@ impl Layout {
                 }
                 Ok(bytes as usize)
             }
+        }
+    }
+
+    /// Whether the `reduce_bytes` span of `count` instances has bytes that are not data
+    /// (holes): a reduction must then write only the data into the program's buffer.
+    pub fn has_holes(&self, count: c_int) -> bool {
+        match self {
+            Layout::Dense(..) => false,
+            Layout::Map(m) => count > 0 && (m.contiguous(1) != Some(0) || m.size as i64 != m.extent()),
+        }
+    }
+
+    /// Copies the data bytes of `count` instances from `src` into `dst` (reduction buffers:
+    /// `reduce_bytes` long, lower bound 0), leaving `dst`'s holes as they are.
+    pub fn copy_data(&self, count: c_int, src: &[u8], dst: &mut [u8]) {
+        match self {
+            Layout::Dense(..) => dst.copy_from_slice(src),
+            Layout::Map(m) => pack::for_each_piece(m, count.max(0) as usize, |off, len| {
+                let at = off as usize;
+                dst[at..at + len].copy_from_slice(&src[at..at + len]);
+                true
+            }),
         }
     }
 

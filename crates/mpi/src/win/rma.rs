@@ -137,10 +137,10 @@ fn check_op(m: &Mpi, kind: Kind, op: MPI_Op, elem: Option<MPI_Datatype>) -> Res 
         return Err(err(MPI_ERR_OP, "MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op only"));
     }
     match elem {
-        Some(t) => crate::ops::combiner(m, op, t)
+        Some(t) => crate::ops::predefined_combiner(m, op, t)
             .map(drop)
             .map_err(|_| err(MPI_ERR_OP, format!("operator {} is not defined on datatype {t:#x}", op_name(op)))),
-        None => crate::ops::combiner(m, op, MPI_INT).map(drop),
+        None => crate::ops::predefined_combiner(m, op, MPI_INT).map(drop),
     }
 }
 
