@@ -116,9 +116,6 @@ pub struct Engine {
     /// Per peer: protocol thresholds of the route that reaches it.
     thresholds: Vec<Thresholds>,
     oversubscribed: bool,
-    /// Records polled so far (wrapping): a waiting thread that saw some arrive while others
-    /// sleep hands them the engine (`engine/wait.rs`).
-    arrivals: u32,
     core: Core,
     /// The slices of a gathered send, reused.
     pieces: Pieces,
@@ -146,7 +143,6 @@ impl Engine {
             chan,
             thresholds,
             oversubscribed,
-            arrivals: 0,
             core: Core {
                 matcher: Matcher::new(),
                 reqs: Slab::default(),
@@ -517,12 +513,6 @@ impl Engine {
         self.oversubscribed
     }
 
-    /// Records polled so far (wrapping).
-    #[inline]
-    pub(crate) fn arrivals(&self) -> u32 {
-        self.arrivals
-    }
-
     pub(crate) fn sleeper(&mut self) -> crate::transport::routes::Sleeper {
         self.chan.sleeper()
     }
@@ -537,7 +527,6 @@ impl Engine {
     pub(crate) fn progress(&mut self, hint: Option<usize>) -> bool {
         let core = &mut self.core;
         let records = self.chan.poll(hint, |peer, h, payload| core.on_record(peer, h, payload));
-        self.arrivals = self.arrivals.wrapping_add(records as u32);
         let mut busy = records > 0;
         // A peer failed for what it sent did so in a poll that handled records (`to_close` is
         // looked at only then: off the path of a wait that found its message at once).

@@ -10,6 +10,7 @@
 //! scheduler tick (1 to 2 ms) where one wake-up costs microseconds.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use rustix::thread::futex;
@@ -34,7 +35,23 @@ pub(crate) struct Waiters {
     sleeping: AtomicU32,
     /// Bumped after a poll that moved something and when the baton comes free.
     event: AtomicU32,
+    /// What each sleeper waits for, so the poller wakes them only when one's condition holds
+    /// (a record for its own request, say a rendezvous step, is no reason to hand over).
+    watches: Mutex<Vec<Watch>>,
 }
+
+/// A sleeping thread's condition: its `done`, callable only with the engine locked (the
+/// sleeper registers and withdraws it under the lock, and the poller calls it under the lock),
+/// or `None` where the condition is not the engine's alone (`wait_for`): any progress may do.
+struct Watch {
+    thread: u64,
+    done: Option<*mut (dyn FnMut(&mut Engine) -> bool + 'static)>,
+}
+
+// SAFETY: a watch's pointer is only dereferenced under the engine lock, while its thread sleeps
+// in `sleep_for_event` with the closure alive on its stack (it withdraws the watch, under the
+// lock, before that frame ends).
+unsafe impl Send for Watch {}
 
 impl Waiters {
     fn take_baton(&self) -> Option<Baton<'_>> {
@@ -49,6 +66,16 @@ impl Waiters {
             self.event.fetch_add(1, Ordering::SeqCst);
             let _ = futex::wake(&self.event, futex::Flags::PRIVATE, u32::MAX);
         }
+    }
+
+    /// Whether a sleeper's condition holds now (the engine is locked: `engine`).
+    fn someone_ready(&self, engine: &mut Engine) -> bool {
+        let watches = self.watches.lock().unwrap_or_else(|e| e.into_inner());
+        watches.iter().any(|w| match w.done {
+            None => true,
+            // SAFETY: see `Watch`: the engine is locked and the sleeper's closure alive.
+            Some(done) => unsafe { (*done)(engine) },
+        })
     }
 }
 
@@ -71,7 +98,13 @@ pub(crate) struct Waiting<'a> {
     /// The next sleep without the baton: it starts short, so a baton let go is picked up soon,
     /// and doubles up to [`LONGEST_NAP`] while another thread polls.
     nap: Duration,
+    /// Whether the wait's `done` is its whole condition (not `wait_for`'s round marker), so the
+    /// poller may call it to decide whether to wake this thread.
+    watched: bool,
 }
+
+/// Names the watches of sleeping threads.
+static WATCH_IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The first and the longest nap of a thread that waits without the baton: short, because a
 /// poller that leaves wakes nobody, and a sleeper takes over at the end of its nap; a sleeper
@@ -81,7 +114,7 @@ const LONGEST_NAP: Duration = Duration::from_micros(200);
 
 impl Default for Waiting<'_> {
     fn default() -> Self {
-        Waiting { backoff: None, baton: None, nap: FIRST_NAP }
+        Waiting { backoff: None, baton: None, nap: FIRST_NAP, watched: true }
     }
 }
 
@@ -108,7 +141,7 @@ impl Shared {
     /// conditions that are not the engine's alone (MPI_Waitany over requests of every kind):
     /// `ready` runs without the engine held and may call the library.
     pub fn wait_for(&self, mut ready: impl FnMut() -> bool) {
-        let mut waiting = Waiting::default();
+        let mut waiting = Waiting { watched: false, ..Waiting::default() };
         while !ready() {
             let mut looked = false;
             // One round: a poll, and a ladder step if it found nothing.
@@ -133,29 +166,28 @@ impl Shared {
                     match self.waiters.take_baton() {
                         Some(baton) => waiting.baton = Some(baton),
                         None => {
-                            engine = self.sleep_for_event(engine, &mut waiting.nap, false);
+                            engine = self.sleep_for_event(engine, waiting, false, &mut done);
                             continue 'rounds;
                         }
                     }
                 }
-                let arrived = engine.arrivals();
                 if engine.progress(hint) {
                     if let Some(b) = waiting.backoff.as_mut() {
                         b.reset();
                     }
-                    if engine.arrivals() != arrived && self.waiters.sleeping.load(Ordering::SeqCst) > 0 {
+                    // Progress may have ended a sleeper's wait: an arrival, or a copy finished.
+                    if self.waiters.sleeping.load(Ordering::SeqCst) > 0 {
                         if done(&mut engine) {
                             return engine; // the baton goes back (and the sleepers look) on drop
                         }
-                        // A message for another thread, most likely: hand it the baton and this
-                        // core, rather than make it wait for a core while this thread spins.
-                        waiting.baton = None;
-                        self.waiters.announce();
-                        engine = self.sleep_for_event(engine, &mut waiting.nap, true);
-                        continue 'rounds;
-                    }
-                    if waiting.baton.is_some() {
-                        self.waiters.announce();
+                        if self.waiters.someone_ready(&mut engine) {
+                            // Another thread's wait is over: hand it the baton and this core,
+                            // rather than make it wait for a core while this thread spins.
+                            waiting.baton = None;
+                            self.waiters.announce();
+                            engine = self.sleep_for_event(engine, waiting, true, &mut done);
+                            continue 'rounds;
+                        }
                     }
                     continue;
                 }
@@ -190,23 +222,33 @@ impl Shared {
     /// up to [`LONGEST_NAP`]), then look again. `handing_over`: this thread just
     /// gave the baton to the sleepers, so it sleeps even though none of them holds it yet (else
     /// it would take the baton straight back and keep the core they need).
-    fn sleep_for_event<'a>(
+    fn sleep_for_event<'a, 'd>(
         &'a self,
         engine: EngineGuard<'a>,
-        nap: &mut Duration,
+        waiting: &mut Waiting<'a>,
         handing_over: bool,
+        done: &'d mut (dyn FnMut(&mut Engine) -> bool + 'd),
     ) -> EngineGuard<'a> {
         let w = &self.waiters;
         let seen = w.event.load(Ordering::SeqCst);
         w.sleeping.fetch_add(1, Ordering::SeqCst);
+        let thread = WATCH_IDS.fetch_add(1, Ordering::Relaxed);
+        let done: *mut (dyn FnMut(&mut Engine) -> bool + 'd) = done;
+        // SAFETY: only the lifetime is erased; the watch is withdrawn below, under the engine
+        // lock, before `done`'s borrow ends (see `Watch`).
+        let done: *mut (dyn FnMut(&mut Engine) -> bool + 'static) = unsafe { std::mem::transmute(done) };
+        let watch = Watch { thread, done: waiting.watched.then_some(done) };
+        w.watches.lock().unwrap_or_else(|e| e.into_inner()).push(watch);
         drop(engine);
         if handing_over || w.baton.load(Ordering::SeqCst) {
-            let ts = rustix::time::Timespec { tv_sec: 0, tv_nsec: nap.as_nanos() as i64 };
-            *nap = (*nap * 2).min(LONGEST_NAP);
+            let ts = rustix::time::Timespec { tv_sec: 0, tv_nsec: waiting.nap.as_nanos() as i64 };
+            waiting.nap = (waiting.nap * 2).min(LONGEST_NAP);
             // EAGAIN (it moved already), EINTR and ETIMEDOUT all mean: look again.
             let _ = futex::wait(&w.event, futex::Flags::PRIVATE, seen, Some(&ts));
         }
+        let engine = self.lock();
+        w.watches.lock().unwrap_or_else(|e| e.into_inner()).retain(|x| x.thread != thread);
         w.sleeping.fetch_sub(1, Ordering::SeqCst);
-        self.lock()
+        engine
     }
 }
