@@ -1,6 +1,7 @@
 //! `bbrun --info`: every tunable of the library and of bbrun with its value and where the value came from,
 //! as an aligned table.
 
+use billboard::transport::routes::{route_between, Route, RouteChoice};
 use billboard::tunables::{self, Tunable};
 
 pub fn print() {
@@ -12,25 +13,31 @@ pub fn print() {
 /// The route between every pair of ranks of `placement`, as the library will choose it
 /// (`BB_ROUTES`, `BB_TCP_IF` as set here): a matrix for small jobs, host pairs for large ones.
 pub fn print_routes(placement: &crate::hosts::Placement) {
-    print!("\n{}", routes_text(placement, &std::env::var("BB_ROUTES").unwrap_or_default()));
+    match RouteChoice::from_env() {
+        Ok(choice) => print!("\n{}", routes_text(placement, choice)),
+        Err(e) => eprintln!("bbrun: {e}"),
+    }
 }
 
-fn routes_text(placement: &crate::hosts::Placement, bb_routes: &str) -> String {
-    use billboard::transport::routes::{route_between, Route};
-    let tcp_forced = bb_routes == "tcp";
+fn routes_text(placement: &crate::hosts::Placement, choice: RouteChoice) -> String {
     let host_of = &placement.host_of;
     let n = host_of.len();
     let tcp_if =
         std::env::var("BB_TCP_IF").unwrap_or_else(|_| "(default: every interface but loopback and bridges)".into());
     let mut text = format!(
-        "ROUTES for {n} ranks on {} hosts (BB_ROUTES={}, BB_TCP_IF={tcp_if}): shm = shared-memory billboard, tcp = TCP\n",
+        "ROUTES for {n} ranks on {} hosts (BB_ROUTES={}, BB_TCP_IF={tcp_if}): shm = shared-memory billboard, tcp = TCP, udp = reliable UDP\n",
         placement.hosts.len(),
-        if tcp_forced { "tcp" } else { "auto" }
+        match choice {
+            RouteChoice::Auto => "auto",
+            RouteChoice::Tcp => "tcp",
+            RouteChoice::Udp => "udp",
+        }
     );
     let mark = |r: Route| match r {
         Route::SelfRoute => "-",
         Route::SharedMemory => "shm",
         Route::Tcp => "tcp",
+        Route::Udp => "udp",
     };
     if n <= 16 {
         text.push_str("rank host                  ");
@@ -38,15 +45,15 @@ fn routes_text(placement: &crate::hosts::Placement, bb_routes: &str) -> String {
         text.push('\n');
         for a in 0..n {
             text.push_str(&format!("{a:>4} {:<21} ", placement.hosts[host_of[a]]));
-            text.extend((0..n).map(|b| format!("{:>4}", mark(route_between(a, b, host_of, tcp_forced)))));
+            text.extend((0..n).map(|b| format!("{:>4}", mark(route_between(a, b, host_of, choice)))));
             text.push('\n');
         }
     } else {
         for (h, name) in placement.hosts.iter().enumerate() {
             let ranks = placement.ranks_on(h);
-            let inside =
-                if ranks.len() > 1 { mark(route_between(ranks[0], ranks[1], host_of, tcp_forced)) } else { "-" };
-            text.push_str(&format!("host {name}: ranks {:?}, {inside} among them, tcp to other hosts\n", ranks));
+            let inside = if ranks.len() > 1 { mark(route_between(ranks[0], ranks[1], host_of, choice)) } else { "-" };
+            let remote = mark(choice.remote());
+            text.push_str(&format!("host {name}: ranks {:?}, {inside} among them, {remote} to other hosts\n", ranks));
         }
     }
     text
@@ -82,11 +89,15 @@ mod tests {
     #[test]
     fn routes_follow_the_hosts_and_bb_routes() {
         let p = crate::hosts::Placement { hosts: vec!["a".into(), "b".into()], host_of: vec![0, 0, 1] };
-        let auto = routes_text(&p, "");
+        let auto = routes_text(&p, RouteChoice::Auto);
         let rows: Vec<&str> = auto.lines().skip(2).collect();
         assert!(rows[0].ends_with("   - shm tcp") && rows[2].ends_with(" tcp tcp   -"), "{auto}");
-        let tcp = routes_text(&p, "tcp");
+        let tcp = routes_text(&p, RouteChoice::Tcp);
         assert!(tcp.lines().nth(2).unwrap().ends_with("   - tcp tcp"), "{tcp}");
+        // UDP takes every route but a rank's own, on one host too, as the library does.
+        let udp = routes_text(&p, RouteChoice::parse("udp").unwrap());
+        assert!(udp.contains("BB_ROUTES=udp") && udp.lines().nth(2).unwrap().ends_with("   - udp udp"), "{udp}");
+        assert!(RouteChoice::parse("carrier-pigeon").is_err());
     }
 
     #[test]

@@ -46,6 +46,7 @@ pub enum Route {
     SelfRoute,
     SharedMemory,
     Tcp,
+    Udp,
 }
 
 impl std::fmt::Display for Route {
@@ -54,7 +55,44 @@ impl std::fmt::Display for Route {
             Route::SelfRoute => "self",
             Route::SharedMemory => "shm",
             Route::Tcp => "tcp",
+            Route::Udp => "udp",
         })
+    }
+}
+
+/// What `BB_ROUTES` chooses: the billboard within a host and TCP between hosts (`auto`), or
+/// every route but a rank's own over TCP or over UDP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RouteChoice {
+    Auto,
+    Tcp,
+    Udp,
+}
+
+impl RouteChoice {
+    /// `BB_ROUTES` from the environment.
+    pub fn from_env() -> Result<RouteChoice> {
+        RouteChoice::parse(&std::env::var("BB_ROUTES").unwrap_or_default())
+    }
+
+    pub fn parse(text: &str) -> Result<RouteChoice> {
+        match text {
+            "" | "auto" => Ok(RouteChoice::Auto),
+            "tcp" => Ok(RouteChoice::Tcp),
+            "udp" => Ok(RouteChoice::Udp),
+            other => Err(Error::InvalidArgument(format!(
+                "BB_ROUTES={other:?}: expected \"auto\" (shared memory within a host, TCP between hosts), \"tcp\" or \"udp\" \
+                 (every route but a rank's own over TCP, or over UDP)"
+            ))),
+        }
+    }
+
+    /// The route between ranks on different hosts (and, unless `Auto`, on one host).
+    pub fn remote(self) -> Route {
+        match self {
+            RouteChoice::Udp => Route::Udp,
+            _ => Route::Tcp,
+        }
     }
 }
 
@@ -293,31 +331,14 @@ impl Sleeper {
 
 /// The route between ranks `a` and `b` when rank `r` lives on host `host_of[r]`: the one rule,
 /// used by the library at start and by `bbrun --info` to show a placement's routes.
-pub fn route_between(a: usize, b: usize, host_of: &[usize], tcp_forced: bool) -> Route {
+pub fn route_between(a: usize, b: usize, host_of: &[usize], choice: RouteChoice) -> Route {
     if a == b {
         Route::SelfRoute
-    } else if host_of[a] == host_of[b] && !tcp_forced {
+    } else if host_of[a] == host_of[b] && choice == RouteChoice::Auto {
         Route::SharedMemory
     } else {
-        Route::Tcp
+        choice.remote()
     }
-}
-
-/// What `BB_ROUTES` says: whether TCP is forced even between ranks of one host.
-pub fn forced_tcp() -> Result<bool> {
-    match std::env::var("BB_ROUTES").as_deref() {
-        Err(_) | Ok("") | Ok("auto") => Ok(false),
-        Ok("tcp") | Ok("udp") => Ok(true),
-        Ok(other) => Err(Error::InvalidArgument(format!(
-            "BB_ROUTES={other:?}: expected \"auto\" (shared memory within a host, TCP between hosts), \"tcp\" or \"udp\" \
-             (every route but a rank's own over TCP, or over UDP)"
-        ))),
-    }
-}
-
-/// Whether `BB_ROUTES=udp` puts the routes off the billboard on UDP instead of TCP.
-fn udp_chosen() -> bool {
-    std::env::var("BB_ROUTES").as_deref() == Ok("udp")
 }
 
 /// Where one rank said it lives and listens.
@@ -360,9 +381,9 @@ fn kernel_id() -> String {
 
 /// Sets up this rank's routes to every rank of `job` (see the module documentation).
 pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
-    let tcp_forced = forced_tcp()?;
+    let via = RouteChoice::from_env()?;
     let one_host = std::env::var("BB_NNODES").is_ok_and(|n| n.trim() == "1");
-    if job.size == 1 || (one_host && !tcp_forced) {
+    if job.size == 1 || (one_host && via == RouteChoice::Auto) {
         let all: Vec<usize> = (0..job.size).collect();
         let shm = shm::connect(job, &all, "0", outnumbered(job.size))?;
         return Ok(Routes {
@@ -383,7 +404,7 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
         offered.push(Ipv4Addr::LOCALHOST);
     }
     // TCP listens on them, UDP binds its one socket: either way, the port this rank publishes.
-    let (listeners, udp) = match udp_chosen() {
+    let (listeners, udp) = match via == RouteChoice::Udp {
         true => (None, Some(UdpChannel::bind((offered.len() == 1).then(|| offered[0]))?)),
         false => (Some(listen(&offered)?), None),
     };
@@ -411,13 +432,14 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
             })
         })
         .collect();
-    let billboard: Vec<usize> =
-        (0..job.size).filter(|&r| route_between(me, r, &node, tcp_forced) != Route::Tcp).collect();
+    let billboard: Vec<usize> = (0..job.size)
+        .filter(|&r| matches!(route_between(me, r, &node, via), Route::SelfRoute | Route::SharedMemory))
+        .collect();
     let mut local = vec![REMOTE; job.size];
     for (i, &r) in billboard.iter().enumerate() {
         local[r] = i as u32;
     }
-    let segment_key = if tcp_forced { format!("r{me}") } else { node[me].to_string() };
+    let segment_key = if via == RouteChoice::Auto { node[me].to_string() } else { format!("r{me}") };
     // Every rank on this machine competes for its cores, whichever route reaches it (all of
     // them TCP under BB_ROUTES=tcp, and hosts that are network namespaces of one machine share
     // it): a waiter that spins keeps the core its peer needs.
