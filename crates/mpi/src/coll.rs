@@ -59,10 +59,9 @@ struct Landing {
 }
 
 impl Landing {
-    /// The landing for `count` instances of `t` at `recvbuf`, `len` = their `reduce_bytes`.
-    unsafe fn new(t: MPI_Datatype, count: c_int, recvbuf: *mut c_void, len: usize) -> Res<Landing> {
+    /// The landing for `count` instances of `layout` at `recvbuf`, `len` = their `reduce_bytes`.
+    unsafe fn new(layout: datatype::Layout, count: c_int, recvbuf: *mut c_void, len: usize) -> Res<Landing> {
         let user = slice_mut(recvbuf, len)?.as_mut_ptr();
-        let layout = datatype::layout(t)?;
         let holes = layout.has_holes(count).then(|| (layout, count, vec![0u8; len]));
         Ok(Landing { user, len, holes })
     }
@@ -326,11 +325,12 @@ pub unsafe extern "C" fn PMPI_Ireduce(
 ) -> c_int {
     scheduled("MPI_Ireduce", comm, request, |c| {
         let root = check_root(c, root)?;
-        let len = datatype::layout(t)?.reduce_bytes(count)?;
+        let layout = datatype::layout(t)?;
+        let len = layout.reduce_bytes(count)?;
         let combine = combiner(op, t)?;
         if c.rank() == root {
             let send = reduction_source(sendbuf, recvbuf, len)?;
-            let mut land = Landing::new(t, count, recvbuf, len)?;
+            let mut land = Landing::new(layout, count, recvbuf, len)?;
             Ok((c.ireduce_raw(send, land.ptr(), len, root, combine)?, land.at_completion()))
         } else {
             Ok((c.ireduce_raw(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, combine)?, None))
@@ -349,10 +349,11 @@ pub unsafe extern "C" fn PMPI_Iallreduce(
     request: *mut MPI_Request,
 ) -> c_int {
     scheduled("MPI_Iallreduce", comm, request, |c| {
-        let len = datatype::layout(t)?.reduce_bytes(count)?;
+        let layout = datatype::layout(t)?;
+        let len = layout.reduce_bytes(count)?;
         let combine = combiner(op, t)?;
         let send = reduction_source(sendbuf, recvbuf, len)?;
-        let mut land = Landing::new(t, count, recvbuf, len)?;
+        let mut land = Landing::new(layout, count, recvbuf, len)?;
         Ok((c.iallreduce_raw(send, land.ptr(), len, combine)?, land.at_completion()))
     })
 }
@@ -391,12 +392,13 @@ pub unsafe extern "C" fn PMPI_Reduce(
     call_unlocked("MPI_Reduce", comm, || {
         let c = comm_ref(comm)?;
         let root = check_root(&c, root)?;
-        let len = datatype::layout(t)?.reduce_bytes(count)?;
+        let layout = datatype::layout(t)?;
+        let len = layout.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
         let is_root = c.rank() == root;
         // Only the root's receive buffer matters (and may take MPI_IN_PLACE).
         let send = if is_root { reduction_input(sendbuf, recvbuf, len)? } else { slice(sendbuf, len)?.to_vec() };
-        let mut land = if is_root { Some(Landing::new(t, count, recvbuf, len)?) } else { None };
+        let mut land = if is_root { Some(Landing::new(layout, count, recvbuf, len)?) } else { None };
         c.reduce_bytes(&send, land.as_mut().map(Landing::bytes), root, &mut combine)?;
         if let Some(land) = land {
             land.finish();
@@ -416,10 +418,11 @@ pub unsafe extern "C" fn PMPI_Allreduce(
 ) -> c_int {
     call_unlocked("MPI_Allreduce", comm, || {
         let c = comm_ref(comm)?;
-        let len = datatype::layout(t)?.reduce_bytes(count)?;
+        let layout = datatype::layout(t)?;
+        let len = layout.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
         let send = reduction_input(sendbuf, recvbuf, len)?;
-        let mut land = Landing::new(t, count, recvbuf, len)?;
+        let mut land = Landing::new(layout, count, recvbuf, len)?;
         c.allreduce_bytes(&send, land.bytes(), &mut combine)?;
         land.finish();
         Ok(())
@@ -435,7 +438,8 @@ pub unsafe extern "C" fn PMPI_Reduce_local(
     op: MPI_Op,
 ) -> c_int {
     call_unlocked("MPI_Reduce_local", MPI_COMM_WORLD, || {
-        let len = datatype::layout(t)?.reduce_bytes(count)?;
+        let layout = datatype::layout(t)?;
+        let len = layout.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
         combine(slice(inbuf, len)?, slice_mut(inoutbuf, len)?);
         Ok(())
@@ -453,7 +457,7 @@ unsafe fn reduce_scatter(
 ) -> Res<Started> {
     let combine = combiner(op, t)?;
     let send = reduction_source(sendbuf, recvbuf, total)?;
-    let mut land = Landing::new(t, instances(t, part.1)?, recvbuf, part.1)?;
+    let mut land = Landing::new(datatype::layout(t)?, instances(t, part.1)?, recvbuf, part.1)?;
     Ok((c.ireduce_scatter_raw(send, total, land.ptr(), part, combine)?, land.at_completion()))
 }
 
@@ -561,10 +565,11 @@ unsafe fn scan(
     c: &Communicator,
     exclusive: bool,
 ) -> Res<Started> {
-    let len = datatype::layout(t)?.reduce_bytes(count)?;
+    let layout = datatype::layout(t)?;
+    let len = layout.reduce_bytes(count)?;
     let combine = combiner(op, t)?;
     let send = reduction_source(sendbuf, recvbuf, len)?;
-    let mut land = Landing::new(t, count, recvbuf, len)?;
+    let mut land = Landing::new(layout, count, recvbuf, len)?;
     Ok((c.iscan_raw(send, land.ptr(), len, combine, exclusive)?, land.at_completion()))
 }
 
@@ -577,10 +582,11 @@ unsafe fn scan_now(
     let name = if exclusive { "MPI_Exscan" } else { "MPI_Scan" };
     call_unlocked(name, comm, || {
         let c = comm_ref(comm)?;
-        let len = datatype::layout(t)?.reduce_bytes(count)?;
+        let layout = datatype::layout(t)?;
+        let len = layout.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
         let send = reduction_input(sendbuf, recvbuf, len)?;
-        let mut land = Landing::new(t, count, recvbuf, len)?;
+        let mut land = Landing::new(layout, count, recvbuf, len)?;
         c.scan_bytes(&send, land.bytes(), &mut combine, exclusive)?;
         land.finish();
         Ok(())

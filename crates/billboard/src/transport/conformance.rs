@@ -333,82 +333,50 @@ mod shm {
     }
 }
 
-#[cfg(test)]
-mod tcp {
-    use crate::transport::tcp::endpoints;
+/// The suite on a channel whose `endpoints(n)` connects `n` ranks in this process.
+macro_rules! suite_on {
+    ($name:ident, $endpoints:path) => {
+        #[cfg(test)]
+        mod $name {
+            use $endpoints as endpoints;
 
-    #[test]
-    fn every_size_in_order() {
-        super::every_size_in_order(&mut endpoints(2));
-    }
+            #[test]
+            fn every_size_in_order() {
+                super::every_size_in_order(&mut endpoints(2));
+            }
 
-    #[test]
-    fn backpressure_loses_nothing() {
-        super::backpressure_loses_nothing(&mut endpoints(2));
-    }
+            #[test]
+            fn backpressure_loses_nothing() {
+                super::backpressure_loses_nothing(&mut endpoints(2));
+            }
 
-    #[test]
-    fn multicast_reaches_every_receiver() {
-        super::multicast_reaches_every_receiver(&mut endpoints(4));
-    }
+            #[test]
+            fn multicast_reaches_every_receiver() {
+                super::multicast_reaches_every_receiver(&mut endpoints(4));
+            }
 
-    #[test]
-    fn all_to_all() {
-        super::all_to_all(&mut endpoints(5));
-    }
+            #[test]
+            fn all_to_all() {
+                super::all_to_all(&mut endpoints(5));
+            }
 
-    #[test]
-    fn hinted_polls_do_not_starve_others() {
-        super::hinted_polls_do_not_starve_others(&mut endpoints(3));
-    }
+            #[test]
+            fn hinted_polls_do_not_starve_others() {
+                super::hinted_polls_do_not_starve_others(&mut endpoints(3));
+            }
 
-    #[test]
-    fn gathered_sends_equal_joined_ones() {
-        super::gathered_sends_equal_joined_ones(&mut endpoints(2));
-    }
+            #[test]
+            fn gathered_sends_equal_joined_ones() {
+                super::gathered_sends_equal_joined_ones(&mut endpoints(2));
+            }
 
-    #[test]
-    fn gathered_backpressure_loses_nothing() {
-        super::gathered_backpressure_loses_nothing(&mut endpoints(2));
-    }
+            #[test]
+            fn gathered_backpressure_loses_nothing() {
+                super::gathered_backpressure_loses_nothing(&mut endpoints(2));
+            }
+        }
+    };
 }
 
-#[cfg(test)]
-mod udp {
-    use crate::transport::udp::endpoints;
-
-    #[test]
-    fn every_size_in_order() {
-        super::every_size_in_order(&mut endpoints(2));
-    }
-
-    #[test]
-    fn backpressure_loses_nothing() {
-        super::backpressure_loses_nothing(&mut endpoints(2));
-    }
-
-    #[test]
-    fn multicast_reaches_every_receiver() {
-        super::multicast_reaches_every_receiver(&mut endpoints(4));
-    }
-
-    #[test]
-    fn all_to_all() {
-        super::all_to_all(&mut endpoints(5));
-    }
-
-    #[test]
-    fn hinted_polls_do_not_starve_others() {
-        super::hinted_polls_do_not_starve_others(&mut endpoints(3));
-    }
-
-    #[test]
-    fn gathered_sends_equal_joined_ones() {
-        super::gathered_sends_equal_joined_ones(&mut endpoints(2));
-    }
-
-    #[test]
-    fn gathered_backpressure_loses_nothing() {
-        super::gathered_backpressure_loses_nothing(&mut endpoints(2));
-    }
-}
+suite_on!(tcp, crate::transport::tcp::endpoints);
+suite_on!(udp, crate::transport::udp::endpoints);
