@@ -1,5 +1,6 @@
 //! Messages: envelopes, matching, protocols, requests, progress.
 
+mod claims;
 pub(crate) mod ladder;
 pub mod matching;
 mod progress;

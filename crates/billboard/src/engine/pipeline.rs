@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Engine {
+impl<C: Channel> Engine<C> {
     /// Pushes as many DATA chunks as the sender's free slots allow.
     pub(super) fn advance_pipeline(&mut self, id: ReqId) -> bool {
         let State::SendPipeline { peer, buf, len, mut offset, recv_req, mut cursor } = self.core.reqs.get(id).state

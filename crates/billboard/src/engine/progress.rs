@@ -12,13 +12,13 @@
 
 use std::collections::VecDeque;
 
+use super::claims::{self, End};
 use super::matching::{Arrival, Envelope, Matcher, Pattern};
 use super::protocol::{Protocol, Rts, Share, Thresholds, CTS, DATA, EAGER, FIN, PUSHED, RTS, SHARE};
+use super::protocol::{CMA_SEGMENT, SHARED_CHUNK, SHARED_COPY, SINGLE_COPY};
 use super::request::{Completion, ReqId, Slab, State, NO_SLOT};
 use super::scatter::{copy_into, iovecs, Block, Cursor, Pieces};
 use crate::transport::routes::Routes;
-use crate::transport::shm::claims::{self, End};
-use crate::transport::shm::{CLAIM_WORDS, CMA_SEGMENT, SHARED_CHUNK, SHARED_COPY, SINGLE_COPY};
 use crate::transport::{Channel, Header};
 use crate::{verbose, Error, Result};
 
@@ -98,7 +98,9 @@ struct Core {
     /// Smallest message copied by both ends at once (0: never), and the bytes each end claims.
     shared_min: usize,
     shared_chunk: usize,
-    /// Per peer: claim words in use by our shared copies of its messages (bit k: word k).
+    /// Per peer: claim words its route has for shared copies (0: none; at most 16), and those
+    /// in use by our shared copies of its messages (bit k: word k).
+    claim_words: Vec<u32>,
     claims_busy: Vec<u16>,
     /// Per peer: the kernel refused our writes into its memory; we no longer help it copy.
     push_refused: Vec<bool>,
@@ -111,8 +113,9 @@ struct Core {
     direct: Option<Direct>,
 }
 
-pub struct Engine {
-    chan: Routes,
+/// The engine over channel `C`: the process's routes, or an in-memory channel in tests.
+pub struct Engine<C: Channel = Routes> {
+    chan: C,
     /// Per peer: protocol thresholds of the route that reaches it.
     thresholds: Vec<Thresholds>,
     oversubscribed: bool,
@@ -127,10 +130,10 @@ pub struct Engine {
 
 // SAFETY: the engine's raw pointers point into the shared-memory segment it owns, which is
 // mapped for its whole life and has no thread affinity; `Shared` serializes all access.
-unsafe impl Send for Engine {}
+unsafe impl Send for Engine<Routes> {}
 
-impl Engine {
-    pub(crate) fn new(chan: Routes) -> Engine {
+impl<C: Channel> Engine<C> {
+    pub(crate) fn new(chan: C) -> Engine<C> {
         let n = chan.nranks();
         let thresholds = (0..n).map(|p| Thresholds::from_caps(&chan.caps_for(p))).collect();
         let oversubscribed = chan.oversubscribed();
@@ -139,6 +142,7 @@ impl Engine {
             verbose(format_args!("BB_SHM_SINGLE_COPY=0: large messages use the pipelined copy through shared memory"));
         }
         let single_copy = (0..n).map(|p| cma && chan.caps_for(p).single_copy).collect();
+        let claim_words = (0..n).map(|p| chan.caps_for(p).claim_words.min(16) as u32).collect();
         Engine {
             chan,
             thresholds,
@@ -154,6 +158,7 @@ impl Engine {
                 cma_segment: CMA_SEGMENT.get().max(4096),
                 shared_min: SHARED_COPY.get(),
                 shared_chunk: SHARED_CHUNK.get().max(claims::PAGE) / claims::PAGE * claims::PAGE,
+                claim_words,
                 claims_busy: vec![0; n],
                 push_refused: vec![false; n],
                 failed: vec![None; n],
@@ -513,15 +518,6 @@ impl Engine {
         self.oversubscribed
     }
 
-    pub(crate) fn sleeper(&mut self) -> crate::transport::routes::Sleeper {
-        self.chan.sleeper()
-    }
-
-    /// How this rank reaches each rank, and which share a host.
-    pub(crate) fn routes(&self) -> &Routes {
-        &self.chan
-    }
-
     /// One round of progress: poll the channel, then push what waits for room or copies.
     /// Returns whether anything happened.
     pub(crate) fn progress(&mut self, hint: Option<usize>) -> bool {
@@ -666,6 +662,17 @@ impl Engine {
     /// Nothing left to push: no queued sends, control records or data movement (finalize).
     pub(crate) fn idle(&self) -> bool {
         self.core.nothing_to_push() && self.chan.flushed()
+    }
+}
+
+impl Engine<Routes> {
+    pub(crate) fn sleeper(&mut self) -> crate::transport::routes::Sleeper {
+        self.chan.sleeper()
+    }
+
+    /// How this rank reaches each rank, and which share a host.
+    pub(crate) fn routes(&self) -> &Routes {
+        &self.chan
     }
 }
 

@@ -17,7 +17,7 @@
 //! refuses cross-memory attach, the receiver answers CTS and the sender pipelines DATA chunks
 //! through its slots instead. A large contiguous message is a shared copy: the receiver asks
 //! the sender with SHARE to copy from the back (`process_vm_writev`) while it reads from the
-//! front, pages divided by a claim word (`transport::shm::claims`); a sender that took any pages
+//! front, pages divided by a claim word (`claims.rs`); a sender that took any pages
 //! says PUSHED when it has written them, and the receiver's FIN ends the send as before. A message sent from several blocks (a non-contiguous datatype)
 //! travels without being packed: EAGER and DATA records are gathered from the blocks, and its
 //! RTS names the sender's block list, which the receiver reads first, then the data with
@@ -31,6 +31,18 @@ pub static EAGER_MAX: Tunable = Tunable::new(
     64 << 10,
     "largest eager payload (inline in the ring up to its limit, then through a data-part slot, whose size also caps it); above it rendezvous + single copy. Measured 2026-11-25, 2 ranks, MPI ping-pong one-way, eager vs rendezvous: 16 KiB 0.49 vs 2.76 us (MPICH 3.24), 64 KiB 1.47 vs 4.33; window-64 bandwidth at 64 KiB 43 vs 11.4 GB/s; 4-rank ring on 2 cores, 64 KiB hop 2.9 vs 8.5 us",
 );
+
+pub static SINGLE_COPY: Tunable =
+    Tunable::new("BB_SHM_SINGLE_COPY", 1, "0 forces the pipelined copy instead of process_vm_readv");
+pub static CMA_SEGMENT: Tunable =
+    Tunable::new("BB_SHM_CMA_SEGMENT", 1 << 20, "bytes copied by one process_vm_readv before other traffic is polled");
+pub static SHARED_COPY: Tunable = Tunable::new(
+    "BB_SHM_SHARED_COPY",
+    64 << 10,
+    "smallest single-copy message the sender helps copy (process_vm_writev from the back while the receiver reads from the front; measured 64 KiB one-way 3.35 -> 2.7 us, 1 MiB 60 -> 35 us); 0: never",
+);
+pub static SHARED_CHUNK: Tunable =
+    Tunable::new("BB_SHM_SHARED_CHUNK", 64 << 10, "bytes one end of a shared copy claims and copies at a time");
 
 pub(crate) const EAGER: u32 = 1;
 pub(crate) const RTS: u32 = 2;
@@ -166,7 +178,14 @@ mod tests {
 
     #[test]
     fn protocol_switches_above_the_eager_limit() {
-        let caps = Caps { max_inline: 1000, max_record: 65536, single_copy: true, multicast: true, eager_max: None };
+        let caps = Caps {
+            max_inline: 1000,
+            max_record: 65536,
+            single_copy: true,
+            claim_words: 16,
+            multicast: true,
+            eager_max: None,
+        };
         let t = Thresholds::from_caps(&caps);
         assert_eq!(t.protocol(0), Protocol::Eager);
         assert_eq!(t.protocol(t.eager_max), Protocol::Eager);
@@ -179,7 +198,7 @@ mod tests {
         /// Eager exactly up to the smaller of the tunable and one channel record, never above.
         #[test]
         fn eager_never_exceeds_one_record(max_record in 1usize..1 << 24, bytes in 0usize..1 << 25) {
-            let caps = Caps { max_inline: 0, max_record, single_copy: true, multicast: true, eager_max: None };
+            let caps = Caps { max_inline: 0, max_record, single_copy: true, claim_words: 16, multicast: true, eager_max: None };
             let t = Thresholds::from_caps(&caps);
             let eager = t.protocol(bytes) == Protocol::Eager;
             proptest::prop_assert_eq!(eager, bytes <= EAGER_MAX.get().min(max_record));

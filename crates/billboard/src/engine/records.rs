@@ -107,6 +107,7 @@ impl Core {
             unreachable!("rendezvous for request {id} not posted")
         };
         let shared = self.single_copy[peer]
+            && self.claim_words[peer] > 0
             && self.shared_min > 0
             && (self.shared_min..=claims::MAX_BYTES).contains(&len)
             && len <= cap

@@ -15,6 +15,7 @@ use super::matching::Pattern;
 use super::progress::Engine;
 use super::request::ReqId;
 use super::Shared;
+use crate::transport::Channel;
 use crate::Result;
 
 /// A reduction owned by a schedule: `op(invec, inoutvec)` sets `inoutvec = invec ⊕ inoutvec`.
@@ -165,7 +166,7 @@ impl Scheds {
     }
 }
 
-impl Engine {
+impl<C: Channel> Engine<C> {
     pub(crate) fn scheds(&mut self) -> &mut Scheds {
         &mut self.scheds
     }
@@ -215,7 +216,7 @@ impl Engine {
 
     /// Ends rounds of schedule `id` whose messages are done and starts the next ones.
     fn advance_sched(&mut self, id: SchedId) -> bool {
-        let round_done = |s: &Sched, e: &Engine| s.outcome.is_none() && s.waiting.iter().all(|&r| e.is_done(r));
+        let round_done = |s: &Sched, e: &Engine<C>| s.outcome.is_none() && s.waiting.iter().all(|&r| e.is_done(r));
         if !round_done(&self.scheds.slots[id], self) {
             return false;
         }

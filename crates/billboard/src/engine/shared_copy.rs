@@ -5,7 +5,7 @@
 
 use super::*;
 
-impl Engine {
+impl<C: Channel> Engine<C> {
     /// The receiver's end of a shared copy, one chunk per call: reads alone from the front
     /// until one of the peer's claim words is free, then opens it and asks the sender (SHARE),
     /// and reads what it claims from the front; once nothing is free and the sender has
@@ -30,7 +30,7 @@ impl Engine {
         };
         let chunk = self.core.shared_chunk(len);
         let busy = self.core.claims_busy[peer];
-        if slot == NO_SLOT && (busy as u32).count_ones() < CLAIM_WORDS as u32 {
+        if slot == NO_SLOT && busy.count_ones() < self.core.claim_words[peer] {
             slot = (!busy).trailing_zeros() as u16;
             self.core.claims_busy[peer] |= 1 << slot;
             let copied = alone as usize * claims::PAGE;
@@ -138,11 +138,16 @@ impl Engine {
 impl Core {
     /// The receiver asks us to copy from the back of a large message into its buffer.
     pub(super) fn on_share(&mut self, peer: usize, h: &Header, payload: &[u8]) {
-        let share = Share::decode(payload).filter(|s| (s.slot as usize) < CLAIM_WORDS);
+        let words = self.claim_words[peer];
+        let share = Share::decode(payload).filter(|s| u32::from(s.slot) < words);
         let (Some(id), Some(share)) = (self.rendezvous_send(peer, h.aux, false), share) else {
             return self.malformed(
                 peer,
-                format_args!("SHARE of {} payload bytes for request {}, no rendezvous send to it, or a claim word past {CLAIM_WORDS}", payload.len(), h.aux),
+                format_args!(
+                    "SHARE of {} payload bytes for request {}, no rendezvous send to it, or a claim word past {words}",
+                    payload.len(),
+                    h.aux
+                ),
             );
         };
         if self.push_refused[peer] {

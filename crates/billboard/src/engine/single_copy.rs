@@ -4,7 +4,7 @@
 
 use super::*;
 
-impl Engine {
+impl<C: Channel> Engine<C> {
     /// Copies one segment of a rendezvous message straight from the sender's memory, so a huge
     /// copy never stalls other traffic for long. Falls back to the pipeline if the kernel refuses.
     pub(super) fn advance_single_copy(&mut self, id: ReqId) -> bool {
@@ -45,7 +45,9 @@ impl Engine {
         } else {
             match &req.scatter {
                 Some(blocks) => {
-                    self.chan.read_remote_vectored(peer, addr.wrapping_add(done as u64), &mut iovecs(blocks, done, n))
+                    let from = addr.wrapping_add(done as u64) as *mut libc::c_void;
+                    let mut remote = [libc::iovec { iov_base: from, iov_len: n }];
+                    self.chan.read_remote_iov(peer, &mut iovecs(blocks, done, n), &mut remote)
                 }
                 None => {
                     // SAFETY: the posted receive buffer holds at least `len` bytes (capped at match).

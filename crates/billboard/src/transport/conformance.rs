@@ -264,6 +264,7 @@ pub(super) fn gathered_backpressure_loses_nothing<C: Channel>(eps: &mut [C]) {
 #[cfg(test)]
 mod shm {
     use crate::transport::shm::endpoints;
+    use crate::transport::Channel;
 
     #[test]
     fn every_size_in_order() {

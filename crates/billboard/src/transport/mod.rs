@@ -14,11 +14,19 @@ pub mod udp;
 
 /// A channel: this rank's end of a route to its peers (ranks `0..nranks`).
 ///
-/// The mandatory core is `try_send` (and its gathering form `try_send_gather`) + `poll`;
-/// `try_multicast` and `read_remote` are the optional fast paths, declared in [`Caps`]. Nothing here blocks except `sleep`.
+/// This trait is everything the engine may ask of a route. The mandatory core is `try_send`
+/// (and its gathering form `try_send_gather`) + `poll`; the rest are optional, declared in
+/// [`Caps`] and defaulted to "cannot": multicast, the remote memory of a large transfer
+/// (`read_remote*`, `write_remote`, claim words), a ready record to take at once
+/// (`take_head`), a cheap wait for one peer (`spin_for`), and broken routes to report. Nothing
+/// here blocks except `sleep`.
 pub trait Channel {
-    /// What this channel can do, fixed at setup.
+    /// What this channel can do, fixed at setup: what the engine may assume of every peer.
     fn caps(&self) -> Caps;
+    /// What the route to `peer` can do (a channel of several routes differs per peer).
+    fn caps_for(&self, _peer: usize) -> Caps {
+        self.caps()
+    }
     /// Number of ranks reachable (including this one).
     fn nranks(&self) -> usize;
     /// Posts one record to `peer`, or says it cannot now (no room: poll, then retry).
@@ -30,8 +38,58 @@ pub trait Channel {
     fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock>;
     /// Hands arrived records to `f(sender, header, payload)`, `hint`'s first; returns how many.
     fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, f: F) -> usize;
+    /// Hands the record at the head of `peer`'s queue to `take` if one waits there, and
+    /// consumes it if `take` says so: a blocking receive's short cut past a whole poll.
+    /// False when nothing was taken (or the channel has no such short cut).
+    fn take_head(&mut self, _peer: usize, _take: impl FnOnce(&Header, &[u8]) -> bool) -> bool {
+        false
+    }
+    /// Waits for a record from `peer` with a tight spin of at most `spins` pauses; returns the
+    /// pauses spent, counting what a poll of this route costs (a channel that cannot watch
+    /// for arrivals cheaply pauses once and lets the caller poll).
+    fn spin_for(&self, _peer: usize, _spins: u32) -> u32 {
+        std::hint::spin_loop();
+        1
+    }
+    /// Whether this rank shares its cores with more ranks than there are cores.
+    fn oversubscribed(&self) -> bool {
+        false
+    }
+    /// Whether a broken route waits in [`take_failure`](Self::take_failure).
+    fn has_failure(&self) -> bool {
+        false
+    }
+    /// The next broken route not yet reported: the peer and what happened.
+    fn take_failure(&mut self) -> Option<(usize, String)> {
+        None
+    }
+    /// Stops taking records from `peer`, whose records broke the engine's protocol.
+    fn close(&mut self, _peer: usize, _why: &str) {}
     /// Copies `dst.len()` bytes at `addr` in `peer`'s memory into `dst` (single copy).
-    fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> std::io::Result<()>;
+    fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> std::io::Result<()> {
+        let mut local = [libc::iovec { iov_base: dst.as_mut_ptr().cast(), iov_len: dst.len() }];
+        let mut remote = [libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: dst.len() }];
+        self.read_remote_iov(peer, &mut local, &mut remote)
+    }
+    /// Copies from pieces of `peer`'s memory (`remote`) into local pieces (`local`, memory the
+    /// caller owns mutably), both consumed as it goes; the two cover the same bytes.
+    fn read_remote_iov(
+        &self,
+        _peer: usize,
+        _local: &mut [libc::iovec],
+        _remote: &mut [libc::iovec],
+    ) -> std::io::Result<()> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+    /// Copies `src` into `peer`'s memory at `addr` (the sender's half of a shared copy).
+    fn write_remote(&self, _peer: usize, _addr: u64, _src: &[u8]) -> std::io::Result<()> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+    /// Claim word `k` (below [`Caps::claim_words`]) of the copies shared with `peer`: the one
+    /// of messages it sends us (`from_peer`), or of ours to it; both ends see the same word.
+    fn claim_word(&self, peer: usize, _from_peer: bool, _k: usize) -> &crate::sync::AtomicU64 {
+        unreachable!("claim word of rank {peer} asked of a channel that declares none")
+    }
     /// Sleeps until a record may have arrived or `timeout` passes.
     fn sleep(&self, timeout: std::time::Duration);
     /// Whether every record accepted has left this process. A channel may keep the tail of what
@@ -90,6 +148,9 @@ pub struct Caps {
     pub max_record: usize,
     /// `read_remote` copies straight from a peer's memory (cross-memory attach).
     pub single_copy: bool,
+    /// Claim words per peer and direction, on which both ends of a shared copy divide a large
+    /// message (`write_remote` then writes the sender's part); 0: no shared copy.
+    pub claim_words: usize,
     /// One post can be read by several receivers.
     pub multicast: bool,
     /// Largest message worth sending eagerly on this route, where the channel knows better than

@@ -27,21 +27,6 @@ macro_rules! each {
 }
 
 impl Remote {
-    /// The next broken route not yet reported: the peer and what happened.
-    pub fn take_failure(&mut self) -> Option<(usize, String)> {
-        each!(self, c => c.take_failure())
-    }
-
-    #[inline]
-    pub fn has_failure(&self) -> bool {
-        each!(self, c => c.has_failure())
-    }
-
-    /// Stops taking records from `peer`, whose records broke the engine's protocol.
-    pub(crate) fn close(&mut self, peer: usize, why: &str) {
-        each!(self, c => c.close(peer, why))
-    }
-
     /// The epoll set a sleeper waits on, after sending what the channel still owes.
     pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
         each!(self, c => c.waker())
@@ -49,6 +34,21 @@ impl Remote {
 }
 
 impl Channel for Remote {
+    /// The next broken route not yet reported: the peer and what happened.
+    fn take_failure(&mut self) -> Option<(usize, String)> {
+        each!(self, c => c.take_failure())
+    }
+
+    #[inline]
+    fn has_failure(&self) -> bool {
+        each!(self, c => c.has_failure())
+    }
+
+    /// Stops taking records from `peer`, whose records broke the engine's protocol.
+    fn close(&mut self, peer: usize, why: &str) {
+        each!(self, c => c.close(peer, why))
+    }
+
     fn caps(&self) -> Caps {
         each!(self, c => c.caps())
     }

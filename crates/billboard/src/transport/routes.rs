@@ -115,69 +115,9 @@ pub struct Routes {
 }
 
 impl Routes {
-    /// What the channel reaching `peer` can do.
-    pub fn caps_for(&self, peer: usize) -> Caps {
-        match (self.local[peer], &self.tcp) {
-            (REMOTE, Some(tcp)) => tcp.caps(),
-            _ => self.shm.caps(),
-        }
-    }
-
     /// The host index of every world rank (equal index: same host).
     pub fn nodes(&self) -> &[usize] {
         &self.node
-    }
-
-    pub fn oversubscribed(&self) -> bool {
-        self.shm.oversubscribed()
-    }
-
-    /// Whether a broken route waits in [`take_failure`](Self::take_failure).
-    #[inline]
-    pub fn has_failure(&self) -> bool {
-        self.shm.has_failure() || self.tcp.as_ref().is_some_and(Remote::has_failure)
-    }
-
-    /// The next broken route not yet reported: the peer and what happened.
-    pub fn take_failure(&mut self) -> Option<(usize, String)> {
-        if let Some((s, why)) = self.shm.take_failure() {
-            return Some((self.shm_world[s], format!("it sent what the billboard cannot hold: {why}")));
-        }
-        self.tcp.as_mut().and_then(Remote::take_failure)
-    }
-
-    /// Stops taking records from `peer`, whose records broke the engine's protocol: nothing
-    /// more of it is read (a TCP connection is shut down, so the peer sees it end).
-    pub fn close(&mut self, peer: usize, why: &str) {
-        match (self.local[peer], &mut self.tcp) {
-            (REMOTE, Some(tcp)) => tcp.close(peer, why),
-            (l, _) => self.shm.close(l as usize, None),
-        }
-    }
-
-    /// Spins for at most `spins` pauses until a record from `peer` waits (see
-    /// [`ShmChannel::spin_for`]); returns the pauses spent. A peer over TCP is found by the
-    /// poll itself, a `recv` that costs as much as [`TCP_POLL_PAUSES`]: counted as spent, so a
-    /// waiter on TCP spins as long as one on the billboard, not many times longer (on one core
-    /// it kept the peer off the core 50 `recv`s per message, 20 µs where one yield hands over).
-    #[inline]
-    pub(crate) fn spin_for(&self, peer: usize, spins: u32) -> u32 {
-        match self.local[peer] {
-            REMOTE => {
-                std::hint::spin_loop();
-                TCP_POLL_PAUSES
-            }
-            l => self.shm.spin_for(l as usize, spins),
-        }
-    }
-
-    /// [`ShmChannel::take_head`] for a billboard peer; false for any other.
-    #[inline]
-    pub(crate) fn take_head(&mut self, peer: usize, take: impl FnOnce(&Header, &[u8]) -> bool) -> bool {
-        match self.local[peer] {
-            REMOTE => false,
-            l => self.shm.take_head(l as usize, take),
-        }
     }
 
     /// What a waiter needs to sleep without holding the routes.
@@ -192,44 +132,89 @@ impl Routes {
         }
     }
 
-    /// `read_remote` into several local pieces (billboard peers only).
-    pub(crate) fn read_remote_vectored(&self, peer: usize, addr: u64, iov: &mut [libc::iovec]) -> std::io::Result<()> {
-        self.shm.read_remote_vectored(self.local[peer] as usize, addr, iov)
+    /// The billboard index of `peer`, which must be on this host's billboard (the remote
+    /// memory of large transfers is there alone).
+    fn on_billboard(&self, peer: usize) -> usize {
+        debug_assert_ne!(self.local[peer], REMOTE, "rank {peer} is not on this host's billboard");
+        self.local[peer] as usize
+    }
+}
+
+impl Channel for Routes {
+    /// The billboard's: what the engine may assume of every route (`caps_for` per peer).
+    fn caps(&self) -> Caps {
+        self.shm.caps()
     }
 
-    /// Copies `src` into `peer`'s memory at `addr` (billboard peers only; see
-    /// [`ShmChannel::write_remote`]).
-    pub(crate) fn write_remote(&self, peer: usize, addr: u64, src: &[u8]) -> std::io::Result<()> {
-        self.shm.write_remote(self.local[peer] as usize, addr, src)
-    }
-
-    /// Claim word `k` of the copies shared with billboard peer `peer`: the one of messages it
-    /// sends us (`from_peer`), or of ours to it.
-    pub(crate) fn claim_word(&self, peer: usize, from_peer: bool, k: usize) -> &crate::sync::AtomicU64 {
-        let (me, peer) = (self.shm.me(), self.local[peer] as usize);
-        if from_peer {
-            self.shm.claim_word(me, peer, k)
-        } else {
-            self.shm.claim_word(peer, me, k)
+    fn caps_for(&self, peer: usize) -> Caps {
+        match (self.local[peer], &self.tcp) {
+            (REMOTE, Some(tcp)) => tcp.caps(),
+            _ => self.shm.caps(),
         }
     }
 
-    /// Copies from several pieces of `peer`'s memory into several local ones (billboard peers
-    /// only; see [`ShmChannel::read_remote_iov`]).
-    pub(crate) fn read_remote_iov(
+    fn oversubscribed(&self) -> bool {
+        self.shm.oversubscribed()
+    }
+
+    #[inline]
+    fn has_failure(&self) -> bool {
+        self.shm.has_failure() || self.tcp.as_ref().is_some_and(Remote::has_failure)
+    }
+
+    fn take_failure(&mut self) -> Option<(usize, String)> {
+        if let Some((s, why)) = self.shm.take_failure() {
+            return Some((self.shm_world[s], format!("it sent what the billboard cannot hold: {why}")));
+        }
+        self.tcp.as_mut().and_then(Remote::take_failure)
+    }
+
+    /// A TCP connection is shut down, so the peer sees it end.
+    fn close(&mut self, peer: usize, why: &str) {
+        match (self.local[peer], &mut self.tcp) {
+            (REMOTE, Some(tcp)) => tcp.close(peer, why),
+            (l, _) => self.shm.close(l as usize, why),
+        }
+    }
+
+    /// A peer over TCP is found by the poll itself, a `recv` that costs as much as
+    /// [`TCP_POLL_PAUSES`]: counted as spent, so a waiter on TCP spins as long as one on the
+    /// billboard, not many times longer (on one core it kept the peer off the core 50 `recv`s
+    /// per message, 20 µs where one yield hands over).
+    #[inline]
+    fn spin_for(&self, peer: usize, spins: u32) -> u32 {
+        match self.local[peer] {
+            REMOTE => {
+                std::hint::spin_loop();
+                TCP_POLL_PAUSES
+            }
+            l => self.shm.spin_for(l as usize, spins),
+        }
+    }
+
+    #[inline]
+    fn take_head(&mut self, peer: usize, take: impl FnOnce(&Header, &[u8]) -> bool) -> bool {
+        match self.local[peer] {
+            REMOTE => false,
+            l => self.shm.take_head(l as usize, take),
+        }
+    }
+
+    fn read_remote_iov(
         &self,
         peer: usize,
         local: &mut [libc::iovec],
         remote: &mut [libc::iovec],
     ) -> std::io::Result<()> {
-        self.shm.read_remote_iov(self.local[peer] as usize, local, remote)
+        self.shm.read_remote_iov(self.on_billboard(peer), local, remote)
     }
-}
 
-impl Channel for Routes {
-    /// The billboard's: what the engine may assume of every route ([`Routes::caps_for`] per peer).
-    fn caps(&self) -> Caps {
-        self.shm.caps()
+    fn write_remote(&self, peer: usize, addr: u64, src: &[u8]) -> std::io::Result<()> {
+        self.shm.write_remote(self.on_billboard(peer), addr, src)
+    }
+
+    fn claim_word(&self, peer: usize, from_peer: bool, k: usize) -> &crate::sync::AtomicU64 {
+        self.shm.claim_word(self.on_billboard(peer), from_peer, k)
     }
 
     fn nranks(&self) -> usize {

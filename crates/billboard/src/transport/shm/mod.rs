@@ -5,13 +5,13 @@
 //! (`ring.rs`); larger ones are written once into the sender's data part and announced by a
 //! slot descriptor, which can go to several receivers at once (multicast); each receiver counts
 //! the descriptors it has finished in the sender's partition (ACKs), and the sender reuses a
-//! slot once every addressed receiver has counted past it. Very large messages are the engine's
-//! business: it reads them straight from the sender's memory with [`ShmChannel::read_remote`],
-//! and the sender helps with [`ShmChannel::write_remote`], the two dividing the pages through a
-//! claim word (`claims.rs`).
+//! slot once every addressed receiver has counted past it. For very large messages the channel
+//! offers what the engine's large-transfer protocols need: remote reads and writes of a peer's
+//! memory (`process_vm_readv/writev`) and claim words in the segment, on which both ends of a
+//! shared copy divide its pages (`engine/claims.rs`).
 //!
 //! Files: `segment.rs` sets up and tears down, `ring.rs` sends and receives records,
-//! `slots.rs` manages the data part, `claims.rs` divides shared copies, `wait.rs` waits,
+//! `slots.rs` manages the data part, `wait.rs` waits,
 //! `bell.rs` wakes a rank that sleeps in `epoll_wait` (one that also has TCP peers).
 
 use std::io;
@@ -21,7 +21,6 @@ use crate::transport::{Caps, Channel, Header, WouldBlock};
 use crate::tunables::Tunable;
 
 mod bell;
-pub(crate) mod claims;
 mod ring;
 mod segment;
 mod slots;
@@ -47,17 +46,6 @@ pub static EAGER_INLINE: Tunable = Tunable::new(
     "largest payload carried inline in the fast-box ring (bytes); capped at a quarter ring",
 );
 pub static SLOTS: Tunable = Tunable::new("BB_SHM_SLOTS", 16, "data-part slots per rank");
-pub static SINGLE_COPY: Tunable =
-    Tunable::new("BB_SHM_SINGLE_COPY", 1, "0 forces the pipelined copy instead of process_vm_readv");
-pub static CMA_SEGMENT: Tunable =
-    Tunable::new("BB_SHM_CMA_SEGMENT", 1 << 20, "bytes copied by one process_vm_readv before other traffic is polled");
-pub static SHARED_COPY: Tunable = Tunable::new(
-    "BB_SHM_SHARED_COPY",
-    64 << 10,
-    "smallest single-copy message the sender helps copy (process_vm_writev from the back while the receiver reads from the front; measured 64 KiB one-way 3.35 -> 2.7 us, 1 MiB 60 -> 35 us); 0: never",
-);
-pub static SHARED_CHUNK: Tunable =
-    Tunable::new("BB_SHM_SHARED_CHUNK", 64 << 10, "bytes one end of a shared copy claims and copies at a time");
 
 /// Records drained from one peer per poll before others get a turn.
 const DRAIN_BUDGET: usize = 32;
@@ -265,10 +253,6 @@ impl ShmChannel {
         self.seg.unlink();
     }
 
-    pub fn oversubscribed(&self) -> bool {
-        self.oversubscribed
-    }
-
     /// This rank's index on the billboard.
     pub fn me(&self) -> usize {
         self.me
@@ -304,7 +288,7 @@ impl ShmChannel {
                         rec.payload, rec.len, self.seg.layout.slots, self.seg.layout.slot_bytes
                     ),
                 };
-                self.close(s, Some(why));
+                self.close_sender(s, Some(why));
                 break;
             }
             let credited = self.rx[s].release(&ring, rec);
@@ -338,7 +322,7 @@ impl ShmChannel {
     /// empty from now on, at no cost to the others, and the slots we sent it are ours again.
     /// `why`: the channel found the fault itself and reports it through
     /// [`ShmChannel::take_failure`]; `None`: the engine did and knows.
-    pub(crate) fn close(&mut self, s: usize, why: Option<String>) {
+    pub(crate) fn close_sender(&mut self, s: usize, why: Option<String>) {
         if self.closed[s] {
             return;
         }
@@ -351,49 +335,6 @@ impl ShmChannel {
         if let Some(why) = why {
             self.failures.push((s, why));
         }
-    }
-
-    /// Whether a fault found by the channel waits in [`ShmChannel::take_failure`].
-    #[inline]
-    pub fn has_failure(&self) -> bool {
-        !self.failures.is_empty()
-    }
-
-    /// The next sender the channel closed on its own: its index and what it sent.
-    pub fn take_failure(&mut self) -> Option<(usize, String)> {
-        self.failures.pop()
-    }
-
-    /// Hands the record waiting at the head of `s`'s ring to `take(header, payload)` if it
-    /// carries its payload inline, and consumes it if `take` returns true. False when nothing
-    /// waits, the record is of another form, or `take` declined it (a poll handles it later).
-    #[inline]
-    pub(crate) fn take_head(&mut self, s: usize, take: impl FnOnce(&Header, &[u8]) -> bool) -> bool {
-        let ring = self.rx_rings[s];
-        let Some(rec) = self.rx[s].next(&ring) else { return false };
-        if rec.form != FORM_INLINE || !take(&rec.header, rec.payload) {
-            return false;
-        }
-        if self.rx[s].release(&ring, rec) {
-            self.wake(s);
-        }
-        self.consumed[s] += 1;
-        true
-    }
-
-    /// Spins until a record from `s` waits, for at most `spins` pauses; returns the pauses
-    /// spent. The tight loop of a call blocked on one peer: a load and a pause per turn, as
-    /// in the floor, so an arrival is seen within a pause instead of a whole progress round.
-    #[inline]
-    pub(crate) fn spin_for(&self, s: usize, spins: u32) -> u32 {
-        let ring = &self.rx_rings[s];
-        for spent in 0..spins {
-            if self.rx[s].ready(ring) {
-                return spent;
-            }
-            std::hint::spin_loop();
-        }
-        spins
     }
 
     /// Writes `pieces` (`total` bytes) once into a slot and posts its descriptor to every peer
@@ -414,7 +355,7 @@ impl ShmChannel {
         }
         let slot = self.slots.alloc(&self.seg, self.me);
         if let Some((r, why)) = self.slots.overcounted.take() {
-            self.close(r, Some(why));
+            self.close_sender(r, Some(why));
         }
         let Some(slot) = slot else { return Err(WouldBlock) };
         let mut at = self.seg.slot(self.me, slot);
@@ -436,104 +377,15 @@ impl ShmChannel {
         Ok(())
     }
 
-    /// Copies `src` to address `addr` of `peer`'s memory (`process_vm_writev`): the sender's
-    /// half of a shared copy.
-    pub(crate) fn write_remote(&self, peer: usize, addr: u64, src: &[u8]) -> io::Result<()> {
-        // SAFETY: `src` is readable for its length, and a write only reads the local side.
-        unsafe { cross_copy(self.pid(peer), src.as_ptr().cast_mut(), addr, src.len(), Direction::Write) }
-    }
-
     /// The process id `peer` published for cross-memory copies.
     fn pid(&self, peer: usize) -> libc::pid_t {
         self.seg.control(peer).pid.load(Ordering::Acquire) as libc::pid_t
-    }
-
-    /// Claim word `k` of the copies `sender` and `receiver` share (in `receiver`'s partition).
-    pub(crate) fn claim_word(&self, receiver: usize, sender: usize, k: usize) -> &crate::sync::AtomicU64 {
-        self.seg.claim(receiver, sender, k)
     }
 
     /// Whether anything has arrived that `poll` would hand out.
     pub fn pending(&self) -> bool {
         (0..self.nranks())
             .any(|s| !self.closed[s] && self.seg.doorbell(self.me, s).load(Ordering::Acquire) != self.consumed[s])
-    }
-
-    /// Like `read_remote`, into several local pieces (`iov`, consumed as it goes): one
-    /// `process_vm_readv` scatters a contiguous remote range into them.
-    pub(crate) fn read_remote_vectored(&self, peer: usize, addr: u64, mut iov: &mut [libc::iovec]) -> io::Result<()> {
-        let pid = self.pid(peer);
-        let mut addr = addr as usize;
-        while !iov.is_empty() {
-            let batch = iov.len().min(1024); // IOV_MAX
-            let want: usize = iov[..batch].iter().map(|v| v.iov_len).sum();
-            let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: want };
-            // SAFETY: the local iovecs cover memory the caller owns mutably; the kernel checks
-            // the remote range.
-            let n = unsafe { libc::process_vm_readv(pid, iov.as_ptr(), batch as libc::c_ulong, &remote, 1, 0) };
-            if n < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if n == 0 && want > 0 {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "process_vm_readv read nothing"));
-            }
-            addr = addr.wrapping_add(n as usize); // a peer's address: the kernel checks it
-                                                  // Drop the iovecs filled, shorten a partly filled one.
-            let mut left = n as usize;
-            while let Some(first) = iov.first_mut() {
-                if left < first.iov_len {
-                    // SAFETY: advancing within the piece.
-                    first.iov_base = unsafe { first.iov_base.cast::<u8>().add(left) }.cast();
-                    first.iov_len -= left;
-                    break;
-                }
-                left -= first.iov_len;
-                iov = &mut iov[1..];
-                if iov.is_empty() {
-                    break;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Copies from several pieces of `peer`'s memory (`remote`) into several local pieces
-    /// (`local`), both consumed as it goes, in `process_vm_readv` calls of at most IOV_MAX
-    /// vectors a side. The two lists must cover the same number of bytes.
-    pub(crate) fn read_remote_iov(
-        &self,
-        peer: usize,
-        mut local: &mut [libc::iovec],
-        mut remote: &mut [libc::iovec],
-    ) -> io::Result<()> {
-        let pid = self.pid(peer);
-        while !local.is_empty() && !remote.is_empty() {
-            let (lb, rb) = (local.len().min(IOV_MAX), remote.len().min(IOV_MAX));
-            // SAFETY: the local iovecs cover memory the caller owns mutably; the kernel checks
-            // the remote ones.
-            let n = unsafe {
-                libc::process_vm_readv(
-                    pid,
-                    local.as_ptr(),
-                    lb as libc::c_ulong,
-                    remote.as_ptr(),
-                    rb as libc::c_ulong,
-                    0,
-                )
-            };
-            if n < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if n == 0 {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "process_vm_readv read nothing"));
-            }
-            local = advance_iovecs(local, n as usize);
-            remote = advance_iovecs(remote, n as usize);
-        }
-        if local.iter().chain(remote.iter()).any(|v| v.iov_len > 0) {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "local and remote pieces differ in length"));
-        }
-        Ok(())
     }
 
     /// What a waiter needs to sleep without holding the channel (so other threads of this
@@ -583,6 +435,7 @@ impl Channel for ShmChannel {
             max_inline: self.max_inline,
             max_record: self.seg.layout.slot_bytes,
             single_copy: true,
+            claim_words: CLAIM_WORDS,
             multicast: true,
             eager_max: None,
         }
@@ -645,6 +498,111 @@ impl Channel for ShmChannel {
             }
         }
         handled
+    }
+
+    /// Whether a fault found by the channel waits in [`ShmChannel::take_failure`].
+    #[inline]
+    fn has_failure(&self) -> bool {
+        !self.failures.is_empty()
+    }
+
+    /// The next sender the channel closed on its own: its index and what it sent.
+    fn take_failure(&mut self) -> Option<(usize, String)> {
+        self.failures.pop()
+    }
+
+    /// Hands the record waiting at the head of `s`'s ring to `take(header, payload)` if it
+    /// carries its payload inline, and consumes it if `take` returns true. False when nothing
+    /// waits, the record is of another form, or `take` declined it (a poll handles it later).
+    #[inline]
+    fn take_head(&mut self, s: usize, take: impl FnOnce(&Header, &[u8]) -> bool) -> bool {
+        let ring = self.rx_rings[s];
+        let Some(rec) = self.rx[s].next(&ring) else { return false };
+        if rec.form != FORM_INLINE || !take(&rec.header, rec.payload) {
+            return false;
+        }
+        if self.rx[s].release(&ring, rec) {
+            self.wake(s);
+        }
+        self.consumed[s] += 1;
+        true
+    }
+
+    /// Spins until a record from `s` waits, for at most `spins` pauses; returns the pauses
+    /// spent. The tight loop of a call blocked on one peer: a load and a pause per turn, as
+    /// in the floor, so an arrival is seen within a pause instead of a whole progress round.
+    #[inline]
+    fn spin_for(&self, s: usize, spins: u32) -> u32 {
+        let ring = &self.rx_rings[s];
+        for spent in 0..spins {
+            if self.rx[s].ready(ring) {
+                return spent;
+            }
+            std::hint::spin_loop();
+        }
+        spins
+    }
+
+    /// Copies `src` to address `addr` of `peer`'s memory (`process_vm_writev`): the sender's
+    /// half of a shared copy.
+    fn write_remote(&self, peer: usize, addr: u64, src: &[u8]) -> io::Result<()> {
+        // SAFETY: `src` is readable for its length, and a write only reads the local side.
+        unsafe { cross_copy(self.pid(peer), src.as_ptr().cast_mut(), addr, src.len(), Direction::Write) }
+    }
+
+    /// Copies from several pieces of `peer`'s memory (`remote`) into several local pieces
+    /// (`local`), both consumed as it goes, in `process_vm_readv` calls of at most IOV_MAX
+    /// vectors a side. The two lists must cover the same number of bytes.
+    fn read_remote_iov(
+        &self,
+        peer: usize,
+        mut local: &mut [libc::iovec],
+        mut remote: &mut [libc::iovec],
+    ) -> io::Result<()> {
+        let pid = self.pid(peer);
+        while !local.is_empty() && !remote.is_empty() {
+            let (lb, rb) = (local.len().min(IOV_MAX), remote.len().min(IOV_MAX));
+            // SAFETY: the local iovecs cover memory the caller owns mutably; the kernel checks
+            // the remote ones.
+            let n = unsafe {
+                libc::process_vm_readv(
+                    pid,
+                    local.as_ptr(),
+                    lb as libc::c_ulong,
+                    remote.as_ptr(),
+                    rb as libc::c_ulong,
+                    0,
+                )
+            };
+            if n < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if n == 0 {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "process_vm_readv read nothing"));
+            }
+            local = advance_iovecs(local, n as usize);
+            remote = advance_iovecs(remote, n as usize);
+        }
+        if local.iter().chain(remote.iter()).any(|v| v.iov_len > 0) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "local and remote pieces differ in length"));
+        }
+        Ok(())
+    }
+
+    /// Claim word `k` of the copies shared with `peer`, in the receiver's partition.
+    fn claim_word(&self, peer: usize, from_peer: bool, k: usize) -> &crate::sync::AtomicU64 {
+        match from_peer {
+            true => self.seg.claim(self.me, peer, k),
+            false => self.seg.claim(peer, self.me, k),
+        }
+    }
+
+    fn oversubscribed(&self) -> bool {
+        self.oversubscribed
+    }
+
+    fn close(&mut self, peer: usize, _why: &str) {
+        self.close_sender(peer, None);
     }
 
     /// Copies `dst.len()` bytes at address `addr` of `peer`'s memory straight into `dst`

@@ -14,7 +14,7 @@
 //!   +door_end         Returns[r], 128 B each                 [r] r's consumed position in ring
 //!                                                            p->r, and r's count of p's slots read
 //!   +claims           claims[s], 128 B each: 16 claim words  [p and s, compare-and-swap] pages
-//!                     of messages from s that both copy      of a shared copy (see claims.rs)
+//!                     of messages from s that both copy      of a shared copy (engine/claims.rs)
 //!   +rings            ring[s], ring_bytes each: cells from s to p  [s]
 //!   +data             slots x slot_bytes: p's data part      [p]
 //! ```

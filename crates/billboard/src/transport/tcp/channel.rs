@@ -108,17 +108,6 @@ impl TcpChannel {
         self.conns.get(peer).is_some_and(Option::is_some)
     }
 
-    /// The next broken connection not yet reported: the peer and what happened.
-    pub fn take_failure(&mut self) -> Option<(usize, String)> {
-        self.failures.pop_front()
-    }
-
-    /// Whether a failure waits in [`take_failure`](Self::take_failure).
-    #[inline]
-    pub fn has_failure(&self) -> bool {
-        !self.failures.is_empty()
-    }
-
     /// The epoll instance a sleeper waits on (readable sockets, and writable ones with bytes to send).
     pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
         if self.pending_out {
@@ -157,19 +146,6 @@ impl TcpChannel {
             self.report(peer);
         }
         n
-    }
-
-    /// Ends the connection to `peer`, whose records broke the engine's protocol: nothing more
-    /// is read from it, and it sees the connection shut down. The engine has failed it already,
-    /// so this is not reported again.
-    pub(crate) fn close(&mut self, peer: usize, why: &str) {
-        let Some(c) = self.conns[peer].as_mut() else { return };
-        if c.broken.is_none() {
-            c.broken = Some(super::conn::Broken::Protocol(why.to_string()));
-        }
-        let _ = epoll::delete(&*self.epoll, &c.fd);
-        let _ = rustix::net::shutdown(&c.fd, rustix::net::Shutdown::Both);
-        self.reported[peer] = true;
     }
 
     fn report(&mut self, peer: usize) {
@@ -218,12 +194,37 @@ impl Drop for TcpChannel {
 }
 
 impl Channel for TcpChannel {
+    /// Ends the connection to `peer`, whose records broke the engine's protocol: nothing more
+    /// is read from it, and it sees the connection shut down. The engine has failed it already,
+    /// so this is not reported again.
+    fn close(&mut self, peer: usize, why: &str) {
+        let Some(c) = self.conns[peer].as_mut() else { return };
+        if c.broken.is_none() {
+            c.broken = Some(super::conn::Broken::Protocol(why.to_string()));
+        }
+        let _ = epoll::delete(&*self.epoll, &c.fd);
+        let _ = rustix::net::shutdown(&c.fd, rustix::net::Shutdown::Both);
+        self.reported[peer] = true;
+    }
+
+    /// The next broken connection not yet reported: the peer and what happened.
+    fn take_failure(&mut self) -> Option<(usize, String)> {
+        self.failures.pop_front()
+    }
+
+    /// Whether a failure waits in [`take_failure`](Self::take_failure).
+    #[inline]
+    fn has_failure(&self) -> bool {
+        !self.failures.is_empty()
+    }
+
     fn caps(&self) -> Caps {
         let chunk = CHUNK.get().clamp(4096, super::wire::MAX_FRAME_PAYLOAD as usize);
         Caps {
             max_inline: chunk,
             max_record: chunk,
             single_copy: false,
+            claim_words: 0,
             multicast: false,
             eager_max: Some(EAGER_MAX.get()),
         }

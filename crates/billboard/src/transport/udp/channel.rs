@@ -161,22 +161,6 @@ impl UdpChannel {
         self.addrs.get(peer).is_some_and(Option::is_some)
     }
 
-    /// The next failed peer not yet reported: the peer and what happened, naming its host.
-    pub fn take_failure(&mut self) -> Option<(usize, String)> {
-        let (peer, why) = self.ep.take_failure()?;
-        Some((peer, format!("on host {}, {why}", self.hosts[peer])))
-    }
-
-    #[inline]
-    pub fn has_failure(&self) -> bool {
-        self.ep.has_failure()
-    }
-
-    /// Stops taking records from `peer` (the engine failed it already: not reported again).
-    pub(crate) fn close(&mut self, peer: usize, _why: &str) {
-        self.ep.close(peer);
-    }
-
     /// The epoll set a sleeper waits on. Sends every acknowledgement owed first (a sleeping
     /// rank's peers should not wait for them) and arms the timer for the next retransmission.
     pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
@@ -309,11 +293,28 @@ impl Drop for UdpChannel {
 }
 
 impl Channel for UdpChannel {
+    /// The next failed peer not yet reported: the peer and what happened, naming its host.
+    fn take_failure(&mut self) -> Option<(usize, String)> {
+        let (peer, why) = self.ep.take_failure()?;
+        Some((peer, format!("on host {}, {why}", self.hosts[peer])))
+    }
+
+    #[inline]
+    fn has_failure(&self) -> bool {
+        self.ep.has_failure()
+    }
+
+    /// Stops taking records from `peer` (the engine failed it already: not reported again).
+    fn close(&mut self, peer: usize, _why: &str) {
+        self.ep.close(peer);
+    }
+
     fn caps(&self) -> Caps {
         Caps {
             max_inline: MAX_RECORD,
             max_record: MAX_RECORD,
             single_copy: false,
+            claim_words: 0,
             multicast: false,
             eager_max: Some(EAGER_MAX.get()),
         }
