@@ -50,7 +50,8 @@ fn shared_copies_the_kernel_refuses_still_deliver() {
     let job = run(2, "bb-pt2pt", &["refused"], &[("BB_VERBOSE", "1")], T);
     job.assert_success();
     let err = job.stderr();
-    assert!(err.contains("shared copy to rank 1 refused"), "the sender's write was refused:\n{err}");
+    // Whether the sender tries a write before the receiver has read everything depends on the
+    // scheduler here; the engine simulation pins that path (`a_refused_shared_write_gives_its_pages_back`).
     assert!(err.contains("shared copy from rank 1: read refused"), "the receiver's read was refused:\n{err}");
     assert!(err.contains("single copy from rank 1 refused"), "and it went on by the pipeline:\n{err}");
 }

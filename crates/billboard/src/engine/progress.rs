@@ -30,6 +30,9 @@ mod pipeline;
 mod records;
 #[path = "shared_copy.rs"]
 mod shared_copy;
+#[cfg(all(test, not(loom)))]
+#[path = "sim_tests.rs"]
+mod sim_tests;
 #[path = "single_copy.rs"]
 mod single_copy;
 #[cfg(test)]

@@ -381,3 +381,5 @@ macro_rules! suite_on {
 
 suite_on!(tcp, crate::transport::tcp::endpoints);
 suite_on!(udp, crate::transport::udp::endpoints);
+#[cfg(not(loom))]
+suite_on!(mem, crate::transport::mem::endpoints);

@@ -6,6 +6,8 @@
 
 #[cfg(test)]
 mod conformance;
+#[cfg(all(test, not(loom)))]
+pub(crate) mod mem;
 mod remote;
 pub mod routes;
 pub mod shm;
