@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::comm::Communicator;
 use crate::bootstrap::Job;
 use crate::engine::{Engine, Shared};
-use crate::{transport, Error, Result};
+use crate::{Error, Result};
 
 static INITIALIZED: AtomicBool = AtomicBool::new(false);
 
@@ -24,7 +24,7 @@ pub fn init() -> Result<Universe> {
         return Err(Error::State("billboard is already initialized in this process (init may be called once)"));
     }
     let mut job = Job::from_env()?;
-    let chan = transport::routes::connect(&mut job)?;
+    let chan = crate::bootstrap::wire::connect(&mut job)?;
     let engine = Shared::new(Engine::new(chan));
     let world = Communicator::world(engine, job.rank, job.size);
     Ok(Universe { job, world })

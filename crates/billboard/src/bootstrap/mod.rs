@@ -2,6 +2,7 @@
 //! singleton when started without a launcher.
 
 pub mod pmi;
+pub(crate) mod wire;
 
 use crate::Result;
 

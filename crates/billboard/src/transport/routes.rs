@@ -7,27 +7,18 @@
 //! reliable UDP protocol (`transport/udp`), which then also replaces TCP between hosts. The
 //! billboard always holds at least this rank (its route to itself).
 //!
-//! Start-up, through the launcher's key-value space: every rank publishes its host and TCP
-//! address (`bb-route-<rank>`), then per host the lowest rank creates the segment and publishes
-//! its name (`bb-shm-<node>`), the others map it, and once all have it is unlinked; meanwhile
-//! the TCP connections are made and authenticated. A one-host job under `bbrun` (which says so
-//! with `BB_NNODES=1`) skips the TCP part: two barriers, as before routes existed.
+//! [`Routes`] is a table, per world rank: the route, its index there and its capabilities;
+//! `bootstrap/wire.rs` fills it at start-up. A new route off the billboard is a folder under
+//! `transport/`, a variant of [`Remote`], and its set-up in the wire-up.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::remote::Remote;
+pub(crate) use super::remote::Remote;
 use super::shm::{self, ShmChannel};
-use super::tcp::addr::{self, IfChoice};
-use super::tcp::handshake::Secret;
-use super::tcp::listen::listen;
-use super::tcp::setup::{self, Target};
-use super::tcp::{sleep_on, TcpChannel};
-use super::udp::UdpChannel;
+use super::tcp::sleep_on;
 use super::{Caps, Channel, Header, WouldBlock};
-use crate::bootstrap::Job;
 use crate::{Error, Result};
 
 /// `local[rank]` of a rank that is not on this host's billboard.
@@ -96,16 +87,26 @@ impl RouteChoice {
     }
 }
 
-/// This rank's routes to every rank of the job.
+/// How this rank reaches one rank: the route, the rank's index on it, and what it can do.
+#[derive(Clone, Copy, Debug)]
+pub struct Peer {
+    pub route: Route,
+    /// Its index on this host's billboard, or [`REMOTE`] (the remote route takes world ranks).
+    pub index: u32,
+    pub caps: Caps,
+}
+
+/// This rank's routes to every rank of the job: a table of [`Peer`]s, the billboard of this
+/// host, and the one route off it (TCP, or UDP).
 pub struct Routes {
-    /// Per world rank: its index on this host's billboard, or [`REMOTE`]. Without TCP (one
-    /// host) the identity: the fast paths rely on that.
-    local: Vec<u32>,
+    /// Per world rank. Without a remote route (one host) the billboard index is the world
+    /// rank: the fast paths rely on that.
+    table: Vec<Peer>,
     /// World rank of each billboard index.
     shm_world: Vec<usize>,
     shm: ShmChannel,
     /// The route to ranks off the billboard: TCP, or UDP under `BB_ROUTES=udp`.
-    tcp: Option<Remote>,
+    remote: Option<Remote>,
     /// With peers on both routes: where this rank sleeps, an epoll set holding TCP's set and
     /// the billboard doorbell (`shm/bell.rs`), and that doorbell.
     both: Option<(Arc<OwnedFd>, Arc<OwnedFd>)>,
@@ -115,6 +116,31 @@ pub struct Routes {
 }
 
 impl Routes {
+    /// The routes of a rank whose billboard holds world ranks `billboard` (ascending, this
+    /// rank among them) through `shm`, and every other rank through `remote`; `node[r]` is the
+    /// host of rank r; `both`: where a rank with peers on both routes sleeps.
+    pub(crate) fn new(
+        billboard: Vec<usize>,
+        shm: ShmChannel,
+        remote: Option<Remote>,
+        both: Option<(Arc<OwnedFd>, Arc<OwnedFd>)>,
+        node: Vec<usize>,
+    ) -> Routes {
+        let off = remote.as_ref().map(|r| Peer { route: r.route(), index: REMOTE, caps: r.caps() });
+        let mut table = vec![off.unwrap_or(Peer { route: Route::Tcp, index: REMOTE, caps: shm.caps() }); node.len()];
+        for (i, &r) in billboard.iter().enumerate() {
+            let route = if i == shm.me() { Route::SelfRoute } else { Route::SharedMemory };
+            table[r] = Peer { route, index: i as u32, caps: shm.caps() };
+        }
+        debug_assert!(remote.is_some() || table.iter().all(|p| p.index != REMOTE), "a rank with no route");
+        Routes { table, shm_world: billboard, shm, remote, both, node, polls: 0 }
+    }
+
+    /// How this rank reaches `peer`.
+    pub fn peer(&self, peer: usize) -> &Peer {
+        &self.table[peer]
+    }
+
     /// The host index of every world rank (equal index: same host).
     pub fn nodes(&self) -> &[usize] {
         &self.node
@@ -122,7 +148,7 @@ impl Routes {
 
     /// What a waiter needs to sleep without holding the routes.
     pub(crate) fn sleeper(&mut self) -> Sleeper {
-        match (&mut self.tcp, &self.both) {
+        match (&mut self.remote, &self.both) {
             (None, _) => Sleeper::Shm(self.shm.sleeper()),
             (Some(tcp), None) => Sleeper::Tcp(tcp.waker()),
             (Some(tcp), Some((set, bell))) => {
@@ -135,8 +161,8 @@ impl Routes {
     /// The billboard index of `peer`, which must be on this host's billboard (the remote
     /// memory of large transfers is there alone).
     fn on_billboard(&self, peer: usize) -> usize {
-        debug_assert_ne!(self.local[peer], REMOTE, "rank {peer} is not on this host's billboard");
-        self.local[peer] as usize
+        debug_assert_ne!(self.table[peer].index, REMOTE, "rank {peer} is not on this host's billboard");
+        self.table[peer].index as usize
     }
 }
 
@@ -146,11 +172,9 @@ impl Channel for Routes {
         self.shm.caps()
     }
 
+    #[inline]
     fn caps_for(&self, peer: usize) -> Caps {
-        match (self.local[peer], &self.tcp) {
-            (REMOTE, Some(tcp)) => tcp.caps(),
-            _ => self.shm.caps(),
-        }
+        self.table[peer].caps
     }
 
     fn oversubscribed(&self) -> bool {
@@ -159,19 +183,19 @@ impl Channel for Routes {
 
     #[inline]
     fn has_failure(&self) -> bool {
-        self.shm.has_failure() || self.tcp.as_ref().is_some_and(Remote::has_failure)
+        self.shm.has_failure() || self.remote.as_ref().is_some_and(Remote::has_failure)
     }
 
     fn take_failure(&mut self) -> Option<(usize, String)> {
         if let Some((s, why)) = self.shm.take_failure() {
             return Some((self.shm_world[s], format!("it sent what the billboard cannot hold: {why}")));
         }
-        self.tcp.as_mut().and_then(Remote::take_failure)
+        self.remote.as_mut().and_then(Remote::take_failure)
     }
 
     /// A TCP connection is shut down, so the peer sees it end.
     fn close(&mut self, peer: usize, why: &str) {
-        match (self.local[peer], &mut self.tcp) {
+        match (self.table[peer].index, &mut self.remote) {
             (REMOTE, Some(tcp)) => tcp.close(peer, why),
             (l, _) => self.shm.close(l as usize, why),
         }
@@ -183,7 +207,7 @@ impl Channel for Routes {
     /// per message, 20 µs where one yield hands over).
     #[inline]
     fn spin_for(&self, peer: usize, spins: u32) -> u32 {
-        match self.local[peer] {
+        match self.table[peer].index {
             REMOTE => {
                 std::hint::spin_loop();
                 TCP_POLL_PAUSES
@@ -194,7 +218,7 @@ impl Channel for Routes {
 
     #[inline]
     fn take_head(&mut self, peer: usize, take: impl FnOnce(&Header, &[u8]) -> bool) -> bool {
-        match self.local[peer] {
+        match self.table[peer].index {
             REMOTE => false,
             l => self.shm.take_head(l as usize, take),
         }
@@ -218,34 +242,34 @@ impl Channel for Routes {
     }
 
     fn nranks(&self) -> usize {
-        self.local.len()
+        self.table.len()
     }
 
     #[inline]
     fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
-        let Some(tcp) = &mut self.tcp else {
+        let Some(tcp) = &mut self.remote else {
             // One host: the billboard holds every rank, in world order.
             return self.shm.try_send(peer, header, payload);
         };
-        match self.local[peer] {
+        match self.table[peer].index {
             REMOTE => tcp.try_send(peer, header, payload),
             l => self.shm.try_send(l as usize, header, payload),
         }
     }
 
     fn try_send_gather(&mut self, peer: usize, header: &Header, pieces: &[&[u8]]) -> Result<(), WouldBlock> {
-        let Some(tcp) = &mut self.tcp else {
+        let Some(tcp) = &mut self.remote else {
             return self.shm.try_send_gather(peer, header, pieces);
         };
-        match self.local[peer] {
+        match self.table[peer].index {
             REMOTE => tcp.try_send_gather(peer, header, pieces),
             l => self.shm.try_send_gather(l as usize, header, pieces),
         }
     }
 
     fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
-        if peers.iter().all(|&p| self.local[p] != REMOTE) {
-            let local: Vec<usize> = peers.iter().map(|&p| self.local[p] as usize).collect();
+        if peers.iter().all(|&p| self.table[p].index != REMOTE) {
+            let local: Vec<usize> = peers.iter().map(|&p| self.table[p].index as usize).collect();
             return self.shm.try_multicast(&local, header, payload);
         }
         for &p in peers {
@@ -256,18 +280,18 @@ impl Channel for Routes {
 
     #[inline]
     fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, mut f: F) -> usize {
-        if self.tcp.is_none() {
+        if self.remote.is_none() {
             // One host: the billboard holds every rank, in world order.
             return self.shm.poll(hint, f);
         }
-        let remote_hint = hint.filter(|&p| self.local[p] == REMOTE);
+        let remote_hint = hint.filter(|&p| self.table[p].index == REMOTE);
         let local_hint = match hint {
-            Some(p) if remote_hint.is_none() => Some(self.local[p] as usize),
+            Some(p) if remote_hint.is_none() => Some(self.table[p].index as usize),
             _ => None,
         };
         let shm_world = &self.shm_world;
         let mut handled = self.shm.poll(local_hint, |s, h, p| f(shm_world[s], h, p));
-        if let Some(tcp) = &mut self.tcp {
+        if let Some(tcp) = &mut self.remote {
             self.polls = self.polls.wrapping_add(1);
             if remote_hint.is_some() || self.polls.is_multiple_of(TCP_EVERY) {
                 handled += tcp.poll(remote_hint, f);
@@ -277,14 +301,14 @@ impl Channel for Routes {
     }
 
     fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> std::io::Result<()> {
-        match self.local[peer] {
-            REMOTE => self.tcp.as_ref().expect("a remote rank has a TCP route").read_remote(peer, addr, dst),
+        match self.table[peer].index {
+            REMOTE => self.remote.as_ref().expect("a remote rank has a TCP route").read_remote(peer, addr, dst),
             l => self.shm.read_remote(l as usize, addr, dst),
         }
     }
 
     fn sleep(&self, timeout: Duration) {
-        match (&self.tcp, &self.both) {
+        match (&self.remote, &self.both) {
             (None, _) => self.shm.sleep(timeout),
             (Some(tcp), None) => tcp.sleep(timeout),
             (Some(_), Some((set, bell))) => self.shm.sleeper().sleep_on_bell(bell, || sleep_on(set, timeout)),
@@ -292,7 +316,7 @@ impl Channel for Routes {
     }
 
     fn flushed(&self) -> bool {
-        self.tcp.as_ref().is_none_or(|t| t.flushed())
+        self.remote.as_ref().is_none_or(|t| t.flushed())
     }
 }
 
@@ -326,213 +350,10 @@ pub fn route_between(a: usize, b: usize, host_of: &[usize], choice: RouteChoice)
     }
 }
 
-/// Where one rank said it lives and listens.
-#[derive(Clone)]
-struct Advert {
-    /// The kernel it runs on: hosts that are network namespaces of one machine share its cores.
-    kernel: String,
-    host: String,
-    port: u16,
-    addrs: Vec<Ipv4Addr>,
-}
-
-impl Advert {
-    fn encode(&self) -> String {
-        let addrs: Vec<String> = self.addrs.iter().map(|a| a.to_string()).collect();
-        format!("{}|{}|{}|{}", self.kernel, self.host, self.port, addrs.join(","))
-    }
-
-    fn decode(rank: usize, text: &str) -> Result<Advert> {
-        let bad = || Error::Bootstrap(format!("rank {rank} published a malformed route: {text:?}"));
-        let (kernel, rest) = text.split_once('|').ok_or_else(bad)?;
-        let mut parts = rest.rsplitn(3, '|');
-        let (addrs, port, host) = (parts.next().ok_or_else(bad)?, parts.next().ok_or_else(bad)?, parts.next());
-        let addrs = addrs.split(',').filter(|a| !a.is_empty()).map(|a| a.parse().map_err(|_| bad()));
-        Ok(Advert {
-            kernel: kernel.to_string(),
-            host: host.ok_or_else(bad)?.to_string(),
-            port: port.parse().map_err(|_| bad())?,
-            addrs: addrs.collect::<Result<_>>()?,
-        })
-    }
-}
-
-/// This machine's kernel, as the boot id names it (unique per boot); the host key without one.
-fn kernel_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .map(|id| id.trim().to_string())
-        .unwrap_or_else(|_| addr::host_key())
-}
-
-/// Sets up this rank's routes to every rank of `job` (see the module documentation).
-pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
-    let via = RouteChoice::from_env()?;
-    let one_host = std::env::var("BB_NNODES").is_ok_and(|n| n.trim() == "1");
-    if job.size == 1 || (one_host && via == RouteChoice::Auto) {
-        let all: Vec<usize> = (0..job.size).collect();
-        let shm = shm::connect(job, &all, "0", outnumbered(job.size))?;
-        return Ok(Routes {
-            local: (0..job.size as u32).collect(),
-            shm_world: all,
-            shm,
-            tcp: None,
-            both: None,
-            node: vec![0; job.size],
-            polls: 0,
-        });
-    }
-    let me = job.rank;
-    let choice = IfChoice::parse(&std::env::var("BB_TCP_IF").unwrap_or_default())?;
-    // Listen on exactly the addresses offered (loopback where none is: peers on this host only).
-    let mut offered = addr::offered(&choice, &addr::interfaces()?)?;
-    if offered.is_empty() {
-        offered.push(Ipv4Addr::LOCALHOST);
-    }
-    // TCP listens on them, UDP binds its one socket: either way, the port this rank publishes.
-    let (listeners, udp) = match via == RouteChoice::Udp {
-        true => (None, Some(UdpChannel::bind((offered.len() == 1).then(|| offered[0]))?)),
-        false => (Some(listen(&offered)?), None),
-    };
-    let port = match (&listeners, &udp) {
-        (Some(l), _) => l.port,
-        (_, Some(u)) => u.local_addr().map_err(|e| Error::Os { call: "getsockname", errno: e })?.port(),
-        _ => unreachable!("one of the two"),
-    };
-    let mine = Advert { kernel: kernel_id(), host: addr::host_key(), port, addrs: offered };
-    job.put(&format!("bb-route-{me}"), &mine.encode())?;
-    job.barrier()?;
-    let mut adverts = Vec::with_capacity(job.size);
-    for r in 0..job.size {
-        adverts.push(if r == me { mine.clone() } else { Advert::decode(r, &job.get(&format!("bb-route-{r}"))?)? });
-    }
-
-    // Hosts in order of their lowest rank; the billboard holds this host's ranks.
-    let mut host_names: Vec<&str> = Vec::new();
-    let node: Vec<usize> = adverts
-        .iter()
-        .map(|a| {
-            host_names.iter().position(|h| *h == a.host).unwrap_or_else(|| {
-                host_names.push(&a.host);
-                host_names.len() - 1
-            })
-        })
-        .collect();
-    let billboard: Vec<usize> = (0..job.size)
-        .filter(|&r| matches!(route_between(me, r, &node, via), Route::SelfRoute | Route::SharedMemory))
-        .collect();
-    let mut local = vec![REMOTE; job.size];
-    for (i, &r) in billboard.iter().enumerate() {
-        local[r] = i as u32;
-    }
-    let segment_key = if via == RouteChoice::Auto { node[me].to_string() } else { format!("r{me}") };
-    // Every rank on this machine competes for its cores, whichever route reaches it (all of
-    // them TCP under BB_ROUTES=tcp, and hosts that are network namespaces of one machine share
-    // it): a waiter that spins keeps the core its peer needs.
-    let here = adverts.iter().filter(|a| a.kernel == mine.kernel).count();
-    let shm = shm::connect(job, &billboard, &segment_key, outnumbered(here))?;
-
-    let targets: Vec<Target> = (0..job.size)
-        .filter(|&r| local[r] == REMOTE)
-        .map(|r| {
-            let a = &adverts[r];
-            // A loopback address means this host to whoever connects: only to ranks that share it.
-            let reachable = |ip: &&Ipv4Addr| node[r] == node[me] || !ip.is_loopback();
-            let addrs = a.addrs.iter().filter(reachable).map(|&ip| SocketAddr::new(IpAddr::V4(ip), a.port)).collect();
-            Target { rank: r, host: host_label(&a.host), addrs }
-        })
-        .collect();
-    let mut shm = shm;
-    let mut tcp = if targets.is_empty() {
-        None // every rank shares this host (under a launcher that did not say so)
-    } else {
-        let secret = Secret::from_env().map_err(|e| {
-            Error::Bootstrap(format!("{e}: ranks on different hosts need the job secret bbrun gives them"))
-        })?;
-        let hosts = adverts.iter().map(|a| host_label(&a.host)).collect();
-        Some(match (listeners, udp) {
-            (Some(listeners), _) => {
-                let established = setup::establish(me, job.size, listeners, &targets, &secret)?;
-                Remote::Tcp(TcpChannel::new(me, hosts, established)?)
-            }
-            (None, Some(udp)) => {
-                // No connection to make: a peer's first address is where its datagrams go.
-                let mut addrs = vec![None; job.size];
-                for t in &targets {
-                    addrs[t.rank] = t.addrs.first().copied();
-                }
-                Remote::Udp(UdpChannel::new(me, hosts, udp, &secret, addrs)?)
-            }
-            (None, None) => unreachable!("one of the two"),
-        })
-    };
-    let both = match &mut tcp {
-        Some(tcp) if billboard.len() > 1 => Some(sleep_set(&mut shm, tcp)?),
-        _ => None,
-    };
-    Ok(Routes { local, shm_world: billboard, shm, tcp, both, node, polls: 0 })
-}
-
 /// The routes of a job whose ranks all share `shm` (each rank its own endpoint), for tests
 /// that drive an engine in this process.
 #[cfg(test)]
 pub(crate) fn shm_only(shm: ShmChannel) -> Routes {
     let n = shm.nranks();
-    Routes {
-        local: (0..n as u32).collect(),
-        shm_world: (0..n).collect(),
-        shm,
-        tcp: None,
-        both: None,
-        node: vec![0; n],
-        polls: 0,
-    }
-}
-
-/// Where a rank with peers on both routes sleeps: one epoll set holding TCP's (ready when a
-/// socket is) and this rank's billboard doorbell, which its billboard peers ring when they post
-/// to it while it sleeps. Returns (set, doorbell).
-fn sleep_set(shm: &mut ShmChannel, tcp: &mut Remote) -> Result<(Arc<OwnedFd>, Arc<OwnedFd>)> {
-    use rustix::event::epoll;
-    let os = |call: &'static str| move |e: std::io::Error| Error::Os { call, errno: e };
-    shm.install_bell().map_err(os("bind (billboard doorbell)"))?;
-    let bell = shm.bell().expect("installed");
-    let set = epoll::create(epoll::CreateFlags::CLOEXEC).map_err(|e| os("epoll_create")(e.into()))?;
-    for fd in [&tcp.waker(), &bell] {
-        epoll::add(&set, fd, epoll::EventData::new_u64(0), epoll::EventFlags::IN)
-            .map_err(|e| os("epoll_ctl")(e.into()))?;
-    }
-    Ok((Arc::new(set), bell))
-}
-
-/// Whether `ranks` processes outnumber the cores this process may run on.
-fn outnumbered(ranks: usize) -> bool {
-    ranks > std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// A host key as people read it: the name, without the network namespace number.
-fn host_label(key: &str) -> String {
-    key.split('~').next().unwrap_or(key).to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn adverts_round_trip_and_bad_ones_are_named() {
-        let a = Advert {
-            kernel: "b00t".into(),
-            host: "node7~4026531833".into(),
-            port: 40001,
-            addrs: vec![Ipv4Addr::new(10, 0, 0, 1)],
-        };
-        let b = Advert::decode(3, &a.encode()).unwrap();
-        assert_eq!((b.host.as_str(), b.port, b.addrs.as_slice()), ("node7~4026531833", 40001, a.addrs.as_slice()));
-        assert_eq!(b.kernel, "b00t");
-        let none = Advert::decode(3, "k|h|5|").unwrap();
-        assert!(none.addrs.is_empty());
-        let e = Advert::decode(3, "k|h|x|1.2.3.4").err().unwrap().to_string();
-        assert!(e.contains("rank 3") && e.contains("h|x|1.2.3.4"), "{e}");
-        assert_eq!(host_label("node7~4026531833"), "node7");
-    }
+    Routes::new((0..n).collect(), shm, None, None, vec![0; n])
 }

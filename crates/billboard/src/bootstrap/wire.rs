@@ -1,0 +1,206 @@
+//! Wire-up: this rank's routes to every rank, set up through the launcher's key-value space.
+//!
+//! Every rank publishes where it lives and listens (`bb-route-<rank>`: its kernel, host and
+//! addresses); then per host the lowest rank creates the billboard segment and publishes its
+//! name (`bb-shm-<node>`), the others map it, and once all have it is unlinked; meanwhile the
+//! TCP connections are made and authenticated (or the UDP route's peers are noted). A one-host
+//! job under `bbrun` (which says so with `BB_NNODES=1`) skips the network part: two barriers.
+//! The result is the [`Routes`] table the engine sends through.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+
+use super::Job;
+use crate::transport::routes::{route_between, Remote, Route, RouteChoice, Routes};
+use crate::transport::shm::{self, ShmChannel};
+use crate::transport::tcp::addr::{self, IfChoice};
+use crate::transport::tcp::handshake::Secret;
+use crate::transport::tcp::listen::listen;
+use crate::transport::tcp::setup::{self, Target};
+use crate::transport::tcp::TcpChannel;
+use crate::transport::udp::UdpChannel;
+use crate::{Error, Result};
+
+/// Where one rank said it lives and listens.
+#[derive(Clone)]
+struct Advert {
+    /// The kernel it runs on: hosts that are network namespaces of one machine share its cores.
+    kernel: String,
+    host: String,
+    port: u16,
+    addrs: Vec<Ipv4Addr>,
+}
+
+impl Advert {
+    fn encode(&self) -> String {
+        let addrs: Vec<String> = self.addrs.iter().map(|a| a.to_string()).collect();
+        format!("{}|{}|{}|{}", self.kernel, self.host, self.port, addrs.join(","))
+    }
+
+    fn decode(rank: usize, text: &str) -> Result<Advert> {
+        let bad = || Error::Bootstrap(format!("rank {rank} published a malformed route: {text:?}"));
+        let (kernel, rest) = text.split_once('|').ok_or_else(bad)?;
+        let mut parts = rest.rsplitn(3, '|');
+        let (addrs, port, host) = (parts.next().ok_or_else(bad)?, parts.next().ok_or_else(bad)?, parts.next());
+        let addrs = addrs.split(',').filter(|a| !a.is_empty()).map(|a| a.parse().map_err(|_| bad()));
+        Ok(Advert {
+            kernel: kernel.to_string(),
+            host: host.ok_or_else(bad)?.to_string(),
+            port: port.parse().map_err(|_| bad())?,
+            addrs: addrs.collect::<Result<_>>()?,
+        })
+    }
+}
+
+/// This machine's kernel, as the boot id names it (unique per boot); the host key without one.
+fn kernel_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|id| id.trim().to_string())
+        .unwrap_or_else(|_| addr::host_key())
+}
+
+/// Sets up this rank's routes to every rank of `job` (see the module documentation).
+pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
+    let via = RouteChoice::from_env()?;
+    let one_host = std::env::var("BB_NNODES").is_ok_and(|n| n.trim() == "1");
+    if job.size == 1 || (one_host && via == RouteChoice::Auto) {
+        let all: Vec<usize> = (0..job.size).collect();
+        let shm = shm::connect(job, &all, "0", outnumbered(job.size))?;
+        return Ok(Routes::new(all, shm, None, None, vec![0; job.size]));
+    }
+    let me = job.rank;
+    let choice = IfChoice::parse(&std::env::var("BB_TCP_IF").unwrap_or_default())?;
+    // Listen on exactly the addresses offered (loopback where none is: peers on this host only).
+    let mut offered = addr::offered(&choice, &addr::interfaces()?)?;
+    if offered.is_empty() {
+        offered.push(Ipv4Addr::LOCALHOST);
+    }
+    // TCP listens on them, UDP binds its one socket: either way, the port this rank publishes.
+    let (listeners, udp) = match via == RouteChoice::Udp {
+        true => (None, Some(UdpChannel::bind((offered.len() == 1).then(|| offered[0]))?)),
+        false => (Some(listen(&offered)?), None),
+    };
+    let port = match (&listeners, &udp) {
+        (Some(l), _) => l.port,
+        (_, Some(u)) => u.local_addr().map_err(|e| Error::Os { call: "getsockname", errno: e })?.port(),
+        _ => unreachable!("one of the two"),
+    };
+    let mine = Advert { kernel: kernel_id(), host: addr::host_key(), port, addrs: offered };
+    job.put(&format!("bb-route-{me}"), &mine.encode())?;
+    job.barrier()?;
+    let mut adverts = Vec::with_capacity(job.size);
+    for r in 0..job.size {
+        adverts.push(if r == me { mine.clone() } else { Advert::decode(r, &job.get(&format!("bb-route-{r}"))?)? });
+    }
+
+    // Hosts in order of their lowest rank; the billboard holds this host's ranks.
+    let mut host_names: Vec<&str> = Vec::new();
+    let node: Vec<usize> = adverts
+        .iter()
+        .map(|a| {
+            host_names.iter().position(|h| *h == a.host).unwrap_or_else(|| {
+                host_names.push(&a.host);
+                host_names.len() - 1
+            })
+        })
+        .collect();
+    let billboard: Vec<usize> = (0..job.size)
+        .filter(|&r| matches!(route_between(me, r, &node, via), Route::SelfRoute | Route::SharedMemory))
+        .collect();
+    let segment_key = if via == RouteChoice::Auto { node[me].to_string() } else { format!("r{me}") };
+    // Every rank on this machine competes for its cores, whichever route reaches it (all of
+    // them TCP under BB_ROUTES=tcp, and hosts that are network namespaces of one machine share
+    // it): a waiter that spins keeps the core its peer needs.
+    let here = adverts.iter().filter(|a| a.kernel == mine.kernel).count();
+    let shm = shm::connect(job, &billboard, &segment_key, outnumbered(here))?;
+
+    let targets: Vec<Target> = (0..job.size)
+        .filter(|r| billboard.binary_search(r).is_err())
+        .map(|r| {
+            let a = &adverts[r];
+            // A loopback address means this host to whoever connects: only to ranks that share it.
+            let reachable = |ip: &&Ipv4Addr| node[r] == node[me] || !ip.is_loopback();
+            let addrs = a.addrs.iter().filter(reachable).map(|&ip| SocketAddr::new(IpAddr::V4(ip), a.port)).collect();
+            Target { rank: r, host: host_label(&a.host), addrs }
+        })
+        .collect();
+    let mut shm = shm;
+    let mut tcp = if targets.is_empty() {
+        None // every rank shares this host (under a launcher that did not say so)
+    } else {
+        let secret = Secret::from_env().map_err(|e| {
+            Error::Bootstrap(format!("{e}: ranks on different hosts need the job secret bbrun gives them"))
+        })?;
+        let hosts = adverts.iter().map(|a| host_label(&a.host)).collect();
+        Some(match (listeners, udp) {
+            (Some(listeners), _) => {
+                let established = setup::establish(me, job.size, listeners, &targets, &secret)?;
+                Remote::Tcp(TcpChannel::new(me, hosts, established)?)
+            }
+            (None, Some(udp)) => {
+                // No connection to make: a peer's first address is where its datagrams go.
+                let mut addrs = vec![None; job.size];
+                for t in &targets {
+                    addrs[t.rank] = t.addrs.first().copied();
+                }
+                Remote::Udp(UdpChannel::new(me, hosts, udp, &secret, addrs)?)
+            }
+            (None, None) => unreachable!("one of the two"),
+        })
+    };
+    let both = match &mut tcp {
+        Some(tcp) if billboard.len() > 1 => Some(sleep_set(&mut shm, tcp)?),
+        _ => None,
+    };
+    Ok(Routes::new(billboard, shm, tcp, both, node))
+}
+
+/// Where a rank with peers on both routes sleeps: one epoll set holding TCP's (ready when a
+/// socket is) and this rank's billboard doorbell, which its billboard peers ring when they post
+/// to it while it sleeps. Returns (set, doorbell).
+fn sleep_set(shm: &mut ShmChannel, tcp: &mut Remote) -> Result<(Arc<OwnedFd>, Arc<OwnedFd>)> {
+    use rustix::event::epoll;
+    let os = |call: &'static str| move |e: std::io::Error| Error::Os { call, errno: e };
+    shm.install_bell().map_err(os("bind (billboard doorbell)"))?;
+    let bell = shm.bell().expect("installed");
+    let set = epoll::create(epoll::CreateFlags::CLOEXEC).map_err(|e| os("epoll_create")(e.into()))?;
+    for fd in [&tcp.waker(), &bell] {
+        epoll::add(&set, fd, epoll::EventData::new_u64(0), epoll::EventFlags::IN)
+            .map_err(|e| os("epoll_ctl")(e.into()))?;
+    }
+    Ok((Arc::new(set), bell))
+}
+
+/// Whether `ranks` processes outnumber the cores this process may run on.
+fn outnumbered(ranks: usize) -> bool {
+    ranks > std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A host key as people read it: the name, without the network namespace number.
+fn host_label(key: &str) -> String {
+    key.split('~').next().unwrap_or(key).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adverts_round_trip_and_bad_ones_are_named() {
+        let a = Advert {
+            kernel: "b00t".into(),
+            host: "node7~4026531833".into(),
+            port: 40001,
+            addrs: vec![Ipv4Addr::new(10, 0, 0, 1)],
+        };
+        let b = Advert::decode(3, &a.encode()).unwrap();
+        assert_eq!((b.host.as_str(), b.port, b.addrs.as_slice()), ("node7~4026531833", 40001, a.addrs.as_slice()));
+        assert_eq!(b.kernel, "b00t");
+        let none = Advert::decode(3, "k|h|5|").unwrap();
+        assert!(none.addrs.is_empty());
+        let e = Advert::decode(3, "k|h|x|1.2.3.4").err().unwrap().to_string();
+        assert!(e.contains("rank 3") && e.contains("h|x|1.2.3.4"), "{e}");
+        assert_eq!(host_label("node7~4026531833"), "node7");
+    }
+}
