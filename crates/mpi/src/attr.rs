@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use crate::abi::*;
 use crate::error::{bad_comm, call, call_unlocked, err, MpiError, Res};
@@ -39,6 +39,63 @@ pub(crate) struct Attrs {
     /// are last-in-first-out, as MPI asks for on MPI_COMM_SELF at MPI_Finalize, MPI 3.1 section
     /// 8.7.1), on a datatype or window the first added first. A value set again keeps its place.
     values: HashMap<(u32, c_int), Vec<(c_int, usize)>>,
+    /// Communicators the program freed while requests still used them, whose attributes'
+    /// delete callbacks wait for the last of those requests (see [`reap`]).
+    doomed_comms: Vec<MPI_Comm>,
+}
+
+/// Set when an object may have been destroyed with its attributes still to delete: a freed
+/// communicator's requests, a datatype's last reference (see [`reap`]).
+static REAP: AtomicBool = AtomicBool::new(false);
+
+/// Asks the next [`reap`] to look for destroyed objects.
+pub(crate) fn schedule_reap() {
+    REAP.store(true, Ordering::Relaxed);
+}
+
+/// Runs the delete callbacks of objects destroyed since the last call, as MPICH does when it
+/// drops an object's last reference: a communicator freed while requests used it once none
+/// does (MPI_Comm_free returned long ago), a datatype once no derived type, persistent
+/// request or contents handle refers to it. Called, without the tables held, at the end of
+/// the calls that end requests or references. A failing callback there has no call to report
+/// it to: the object goes all the same.
+#[inline(always)]
+pub(crate) fn reap(function: &'static str) {
+    if REAP.load(Ordering::Relaxed) {
+        crate::error::guard(function, reap_now);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn reap_now() {
+    loop {
+        let found = state::with(|m| {
+            REAP.store(false, Ordering::Relaxed);
+            m.types.release_dropped(&m.attrs);
+            // An ended communicator stays doomed, its entry kept, until its callbacks are done.
+            let ended: Vec<MPI_Comm> = m.attrs.doomed_comms.iter().copied().filter(|&c| !m.comm_in_use(c)).collect();
+            if ended.len() < m.attrs.doomed_comms.len() {
+                schedule_reap();
+            }
+            (ended, m.types.take_dying())
+        });
+        let Some((comms, types)) = found else { return };
+        if comms.is_empty() && types.is_empty() {
+            return;
+        }
+        for c in comms {
+            let _ = delete_all(COMM, c);
+            state::with(|m| {
+                m.attrs.doomed_comms.retain(|&d| d != c);
+                m.release_comm(c);
+            });
+        }
+        for t in types {
+            let _ = delete_all(TYPE, t);
+            state::with(|m| m.types.destroy(t, &m.attrs));
+        }
+    }
 }
 
 /// Bits of a user keyval's index that number it; bits 25..22 name its object type, as in
@@ -58,6 +115,24 @@ fn bad_keyval(keyval: c_int, object: u32) -> MpiError {
 }
 
 impl Attrs {
+    /// Whether object `h` of type `object` has attributes (whose delete callbacks must run when
+    /// it goes).
+    pub fn has(&self, object: u32, h: c_int) -> bool {
+        self.values.get(&(object, h)).is_some_and(|l| !l.is_empty())
+    }
+
+    /// Whether communicator `h` waits for its requests to delete its attributes (its table
+    /// entry stays until then).
+    pub fn is_doomed(&self, h: MPI_Comm) -> bool {
+        self.doomed_comms.contains(&h)
+    }
+
+    /// Defers the attributes' deletion of freed communicator `h` to its requests' end.
+    pub fn doom(&mut self, h: MPI_Comm) {
+        self.doomed_comms.push(h);
+        schedule_reap();
+    }
+
     fn keyval(&self, keyval: c_int, object: u32) -> Res<Keyval> {
         let user = handle_kind(keyval) == HandleKind::Direct
             && handle_object_type(keyval) == object_type::KEYVAL
@@ -333,11 +408,6 @@ pub(crate) fn delete_win_attrs(win: MPI_Win) -> Res {
 /// Hook for MPI_Type_dup: copies `old`'s attributes to `new`.
 pub(crate) fn copy_type_attrs(old: MPI_Datatype, new: MPI_Datatype) -> Res {
     copy_all(object_type::DATATYPE, old, new)
-}
-
-/// Hook for MPI_Type_free: deletes `t`'s attributes.
-pub(crate) fn delete_type_attrs(t: MPI_Datatype) -> Res {
-    delete_all(object_type::DATATYPE, t)
 }
 
 unsafe fn create_keyval(

@@ -52,10 +52,21 @@ fn forget(comm: MPI_Comm) {
     state::with(|m| m.release_comm(comm));
 }
 
-/// MPI_Comm_free's work once the handle is known to be a user communicator: delete callbacks
-/// first (they may fail, and then the communicator stays), then the handle.
+/// MPI_Comm_free's work once the handle is known to be a user communicator. A communicator
+/// no request uses goes now: delete callbacks first (they may fail, and then it stays), then
+/// the handle. One that requests still use goes with the last of them, as in MPICH, which
+/// counts their references: its delete callbacks run then (see [`crate::attr::reap`]).
 pub(crate) fn free(comm: MPI_Comm) -> Res {
-    crate::attr::delete_comm_attrs(comm)?;
+    let deferred = state::with(|m| {
+        let in_use = m.comm_in_use(comm);
+        if in_use && m.attrs.has(object_type::COMM, comm) {
+            m.attrs.doom(comm);
+        }
+        in_use
+    });
+    if deferred != Some(true) {
+        crate::attr::delete_comm_attrs(comm)?;
+    }
     forget(comm);
     Ok(())
 }

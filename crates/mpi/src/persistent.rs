@@ -50,7 +50,7 @@ impl Op {
 impl Op {
     /// Lets go of the datatype the request held (MPI_Request_free of the request).
     pub(crate) fn release(&self, m: &mut Mpi) {
-        m.types.release(self.datatype);
+        m.types.release(self.datatype, &m.attrs);
     }
 }
 

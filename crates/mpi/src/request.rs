@@ -321,7 +321,7 @@ pub(crate) unsafe fn report_one(status: *mut MPI_Status, ended: Ended) -> Result
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
-    guard("MPI_Wait", || {
+    let rc = guard("MPI_Wait", || {
         if state::phase() != state::RUNNING {
             return not_running("MPI_Wait");
         }
@@ -343,12 +343,14 @@ pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_S
             Ok(()) => MPI_SUCCESS,
             Err(Raised(e, comm)) => handle("MPI_Wait", comm, e),
         }
-    })
+    });
+    crate::attr::reap("MPI_Wait");
+    rc
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
-    call_on("MPI_Test", |m| {
+    let rc = call_on("MPI_Test", |m| {
         let h = out(request, "request")?;
         let flag = out(flag, "flag")?;
         status_arg(status)?;
@@ -367,7 +369,9 @@ pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, 
                 Ok(())
             }
         }
-    })
+    });
+    crate::attr::reap("MPI_Test");
+    rc
 }
 
 #[no_mangle]
@@ -451,7 +455,7 @@ pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const MPI_Status, flag: *m
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
-    call("MPI_Request_free", MPI_COMM_WORLD, |m| {
+    let rc = call("MPI_Request_free", MPI_COMM_WORLD, |m| {
         let h = out(request, "request")?;
         if let Some(Req::Idup(_) | Req::Background { .. }) = m.request_mut(*h) {
             return Err(collective_request("MPI_Request_free"));
@@ -476,5 +480,7 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
         }
         *h = MPI_REQUEST_NULL;
         Ok(())
-    })
+    });
+    crate::attr::reap("MPI_Request_free");
+    rc
 }

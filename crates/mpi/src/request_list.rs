@@ -122,7 +122,7 @@ impl Failures {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, statuses: *mut MPI_Status) -> c_int {
-    guard("MPI_Waitall", || {
+    let rc = guard("MPI_Waitall", || {
         if state::phase() != state::RUNNING {
             return not_running("MPI_Waitall");
         }
@@ -130,7 +130,9 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, 
             Ok(()) => MPI_SUCCESS,
             Err(Raised(e, comm)) => handle("MPI_Waitall", comm, e),
         }
-    })
+    });
+    crate::attr::reap("MPI_Waitall");
+    rc
 }
 
 /// MPI_Waitall: every request completes (none is left MPI_ERR_PENDING); if any failed, the
@@ -232,7 +234,7 @@ pub unsafe extern "C" fn PMPI_Testall(
     flag: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> c_int {
-    call_on("MPI_Testall", |m| {
+    let rc = call_on("MPI_Testall", |m| {
         let reqs = list(count, requests)?;
         let flag = out(flag, "flag")?;
         let sts = Statuses::new(statuses, count)?;
@@ -266,7 +268,9 @@ pub unsafe extern "C" fn PMPI_Testall(
             }
         }
         failures.outcome()
-    })
+    });
+    crate::attr::reap("MPI_Testall");
+    rc
 }
 
 /// One sweep of Waitany/Testany: the first request found complete, freed, with its index;
@@ -293,7 +297,7 @@ pub unsafe extern "C" fn PMPI_Testany(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> c_int {
-    call_on("MPI_Testany", |m| {
+    let rc = call_on("MPI_Testany", |m| {
         let reqs = list(count, requests)?;
         let index = out(index, "index")?;
         let flag = out(flag, "flag")?;
@@ -311,7 +315,9 @@ pub unsafe extern "C" fn PMPI_Testany(
                 report_one(status, ended)
             }
         }
-    })
+    });
+    crate::attr::reap("MPI_Testany");
+    rc
 }
 
 #[no_mangle]
@@ -321,7 +327,7 @@ pub unsafe extern "C" fn PMPI_Waitany(
     index: *mut c_int,
     status: *mut MPI_Status,
 ) -> c_int {
-    call_unlocked_on("MPI_Waitany", || {
+    let rc = call_unlocked_on("MPI_Waitany", || {
         let reqs = list(count, requests)?;
         let index = out(index, "index")?;
         status_arg(status)?;
@@ -334,7 +340,9 @@ pub unsafe extern "C" fn PMPI_Waitany(
         let (i, ended) = found.expect("wait_for returns once a sweep found one")?;
         *index = i;
         report_one(status, ended)
-    })
+    });
+    crate::attr::reap("MPI_Waitany");
+    rc
 }
 
 /// Waits until `ready()` says so, on the engine's one waiting ladder (spin, yield, sleep), so
@@ -413,7 +421,9 @@ pub unsafe extern "C" fn PMPI_Waitsome(
     indices: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> c_int {
-    some("MPI_Waitsome", incount, requests, outcount, indices, statuses, true)
+    let rc = some("MPI_Waitsome", incount, requests, outcount, indices, statuses, true);
+    crate::attr::reap("MPI_Waitsome");
+    rc
 }
 
 #[no_mangle]
@@ -424,5 +434,7 @@ pub unsafe extern "C" fn PMPI_Testsome(
     indices: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> c_int {
-    some("MPI_Testsome", incount, requests, outcount, indices, statuses, false)
+    let rc = some("MPI_Testsome", incount, requests, outcount, indices, statuses, false);
+    crate::attr::reap("MPI_Testsome");
+    rc
 }

@@ -253,7 +253,7 @@ impl Mpi {
         if let Some(c) = self.comms[i].as_mut() {
             c.freed = true;
         }
-        if !self.comm_in_use(h) {
+        if !self.comm_in_use(h) && !self.attrs.is_doomed(h) {
             self.comms[i] = None;
         }
     }
@@ -263,7 +263,8 @@ impl Mpi {
     /// communicator after it has left its handle, so the entry stays until the next creation.
     fn reclaim_comms(&mut self) {
         for i in 2..self.comms.len() {
-            if self.comms[i].as_ref().is_some_and(|c| c.freed) && !self.comm_in_use(comm_handle(i)) {
+            let h = comm_handle(i);
+            if self.comms[i].as_ref().is_some_and(|c| c.freed) && !self.comm_in_use(h) && !self.attrs.is_doomed(h) {
                 self.comms[i] = None;
             }
         }
@@ -274,7 +275,7 @@ impl Mpi {
     /// operation in flight behind an engine handle naming it. An engine id whose operation
     /// ended may have been taken since by an operation without a handle, on another
     /// communicator: that only keeps the entry a while longer.
-    fn comm_in_use(&self, h: MPI_Comm) -> bool {
+    pub fn comm_in_use(&self, h: MPI_Comm) -> bool {
         let Some(i) = comm_index(h) else { return false };
         self.requests.iter().flatten().chain(self.promoted.values()).any(|r| r.comm() == h)
             || self

@@ -57,7 +57,7 @@ unsafe fn create(
                 ),
             )
         })?;
-        *newtype = m.types.add(map, env);
+        *newtype = m.types.add(map, env, &m.attrs);
         Ok(())
     })
 }

@@ -55,7 +55,7 @@ unsafe fn create(name: &'static str, combiner: c_int, ints: Vec<c_int>, newtype:
             return Ok(());
         }
         let map = map_of(m, sized_type(combiner, p, r)?)?;
-        let t = m.types.add((*map).clone(), Envelope { combiner, ints, ..Default::default() });
+        let t = m.types.add((*map).clone(), Envelope { combiner, ints, ..Default::default() }, &m.attrs);
         m.types.get_mut(t).expect("just added").committed = true;
         m.types.f90.insert(key, t);
         *newtype = t;

@@ -7,7 +7,8 @@
 //! * `create`: the `MPI_Type_*` constructors, envelope and contents;
 //! * `query`: sizes, extents, commit/free, counts and elements, `MPI_Pack` and friends;
 //! * `f90`: the predefined parameterized Fortran 90 types (`MPI_Type_create_f90_*`);
-//! * `names`: MPI_Type_set_name / MPI_Type_get_name, and MPICH's names of predefined types.
+//! * `names`: MPI_Type_set_name / MPI_Type_get_name, and MPICH's names of predefined types;
+//! * `table`: the derived types by handle, their references and destruction.
 //!
 //! A predefined type's size is in its handle (bits 15..8, see `abi`), so the common case never
 //! touches the table; the five pair types (`MPI_FLOAT_INT` ..) are small structs built once.
@@ -23,6 +24,7 @@ mod f90;
 mod names;
 mod pack;
 mod query;
+mod table;
 mod typemap;
 
 use std::ffi::{c_int, c_void};
@@ -32,131 +34,9 @@ use crate::abi::*;
 use crate::error::{err, Res};
 use crate::state::Mpi;
 pub(crate) use f90::predefined_base;
+pub(crate) use table::{Envelope, Types};
 pub(crate) use typemap::Basics;
 use typemap::TypeMap;
-
-/// What `MPI_Type_get_envelope`/`MPI_Type_get_contents` report: the constructor and its
-/// arguments.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Envelope {
-    pub combiner: c_int,
-    pub ints: Vec<c_int>,
-    pub aints: Vec<MPI_Aint>,
-    pub types: Vec<MPI_Datatype>,
-}
-
-/// A derived datatype.
-pub(crate) struct Entry {
-    pub map: Arc<TypeMap>,
-    pub envelope: Envelope,
-    pub committed: bool,
-    pub name: String,
-    /// The program's handle, plus one per derived type built from this one (its envelope
-    /// names it) and per handle `MPI_Type_get_contents` gave out: freed at zero.
-    refs: u32,
-}
-
-/// A pending operation's reference on a datatype ([`Types::hold`]). It may drop where the
-/// state is not at hand (an engine completing a schedule), so the release waits in `DROPPED`
-/// for the next [`Types::add`], the one place an index is reused.
-pub(crate) struct TypeHold(MPI_Datatype);
-
-static DROPPED: std::sync::Mutex<Vec<MPI_Datatype>> = std::sync::Mutex::new(Vec::new());
-
-impl TypeHold {
-    pub fn handle(&self) -> MPI_Datatype {
-        self.0
-    }
-}
-
-impl Drop for TypeHold {
-    fn drop(&mut self) {
-        if entry_index(self.0).is_some() {
-            DROPPED.lock().unwrap_or_else(|e| e.into_inner()).push(self.0);
-        }
-    }
-}
-
-/// Derived datatypes by handle.
-#[derive(Default)]
-pub(crate) struct Types {
-    entries: Vec<Option<Entry>>,
-    free: Vec<u32>,
-    /// Staging buffers of requests released by `MPI_Request_free` while still in flight: the
-    /// engine may still read or write them, so they live until finalize.
-    orphans: Vec<Staging>,
-    /// Names the program gave predefined types (MPI_Type_set_name).
-    predefined_names: std::collections::HashMap<MPI_Datatype, String>,
-    /// The parameterized Fortran 90 types made so far, by (combiner, p, r): predefined, so the
-    /// same arguments give the same handle.
-    f90: std::collections::HashMap<(c_int, c_int, c_int), MPI_Datatype>,
-}
-
-/// Table index of the first derived type: after MPICH's five direct pair types.
-const FIRST_INDEX: u32 = handle_index(FIRST_USER_DATATYPE);
-
-fn entry_index(t: MPI_Datatype) -> Option<usize> {
-    (handle_kind(t) == HandleKind::Direct && handle_object_type(t) == object_type::DATATYPE)
-        .then(|| handle_index(t).checked_sub(FIRST_INDEX))
-        .flatten()
-        .map(|i| i as usize)
-}
-
-impl Types {
-    pub fn get(&self, t: MPI_Datatype) -> Option<&Entry> {
-        self.entries.get(entry_index(t)?)?.as_ref()
-    }
-
-    pub fn get_mut(&mut self, t: MPI_Datatype) -> Option<&mut Entry> {
-        self.entries.get_mut(entry_index(t)?)?.as_mut()
-    }
-
-    /// Stores a new type; the derived types its envelope names gain a reference.
-    pub fn add(&mut self, map: TypeMap, envelope: Envelope) -> MPI_Datatype {
-        // Holds dropped away from the state go first, so no held index is reused.
-        let dropped = std::mem::take(&mut *DROPPED.lock().unwrap_or_else(|e| e.into_inner()));
-        for t in dropped {
-            self.release(t);
-        }
-        for &t in &envelope.types {
-            self.retain(t);
-        }
-        let entry = Entry { map: Arc::new(map), envelope, committed: false, name: String::new(), refs: 1 };
-        let i = crate::state::store(&mut self.entries, &mut self.free, entry);
-        make_handle(HandleKind::Direct, object_type::DATATYPE, FIRST_INDEX + i)
-    }
-
-    /// A reference for a pending operation that hands `t`'s handle to the program (a
-    /// reduction's user function): `t` stays, and its index is not reused, until it drops.
-    pub fn hold(&mut self, t: MPI_Datatype) -> TypeHold {
-        self.retain(t);
-        TypeHold(t)
-    }
-
-    pub fn retain(&mut self, t: MPI_Datatype) {
-        if let Some(e) = self.get_mut(t) {
-            e.refs += 1;
-        }
-    }
-
-    /// Drops one reference; at zero the type goes, and with it its references to others.
-    pub fn release(&mut self, t: MPI_Datatype) {
-        let Some(i) = entry_index(t) else { return };
-        let Some(Some(e)) = self.entries.get_mut(i) else { return };
-        e.refs -= 1;
-        if e.refs == 0 {
-            let e = self.entries[i].take().expect("present");
-            self.free.push(i as u32);
-            for t in e.envelope.types {
-                self.release(t);
-            }
-        }
-    }
-
-    pub fn keep_orphan(&mut self, s: Staging) {
-        self.orphans.push(s);
-    }
-}
 
 /// A datatype resolved for moving data: a predefined contiguous type needs only its size.
 #[derive(Clone)]

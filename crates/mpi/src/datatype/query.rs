@@ -90,14 +90,10 @@ pub unsafe extern "C" fn PMPI_Type_commit(datatype: *mut MPI_Datatype) -> c_int 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
-    // Attribute delete callbacks may call MPI: run them first, without the tables held.
-    let freeable = |m: &mut Mpi| m.types.get(*datatype).is_some_and(|e| !super::f90::is_f90(e.envelope.combiner));
-    if !datatype.is_null() && crate::state::with(freeable).unwrap_or(false) {
-        if let Err(e) = crate::attr::delete_type_attrs(*datatype) {
-            return crate::error::handle("MPI_Type_free", MPI_COMM_WORLD, e);
-        }
-    }
-    call("MPI_Type_free", MPI_COMM_WORLD, |m| {
+    // The type goes with its last reference (a derived type built from it, a persistent
+    // request may hold it), as in MPICH; its attributes' delete callbacks then, which may call
+    // MPI: after the call, without the tables held.
+    let rc = call("MPI_Type_free", MPI_COMM_WORLD, |m| {
         if datatype.is_null() {
             return Err(err(MPI_ERR_ARG, "NULL datatype pointer"));
         }
@@ -115,10 +111,12 @@ pub unsafe extern "C" fn PMPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
             }
             Some(_) => {}
         }
-        m.types.release(t);
+        m.types.release(t, &m.attrs);
         *datatype = MPI_DATATYPE_NULL;
         Ok(())
-    })
+    });
+    crate::attr::reap("MPI_Type_free");
+    rc
 }
 
 #[no_mangle]
