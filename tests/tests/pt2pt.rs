@@ -140,10 +140,13 @@ fn a_sleeping_rank_is_woken_by_its_data_on_either_route() {
 
 #[test]
 fn collectives_on_1_to_5_ranks() {
-    for n in 1..=5 {
-        let job = run(n, "bb-coll", &[], &[], T);
-        job.assert_success();
-        assert!(job.stdout().contains(&format!("ok coll on {n} ranks")), "{}", job.stdout());
+    // Broadcasts as the root's one post read by all (the default on one host), and by tree.
+    for bcast in ["1", "0"] {
+        for n in 1..=5 {
+            let job = run(n, "bb-coll", &[], &[("BB_COLL_BCAST", bcast)], T);
+            job.assert_success();
+            assert!(job.stdout().contains(&format!("ok coll on {n} ranks")), "{}", job.stdout());
+        }
     }
 }
 

@@ -93,6 +93,7 @@ pub fn all() -> &'static [&'static Tunable] {
         &engine::ladder::SLEEP_US,
         &transport::shm::EAGER_INLINE,
         &engine::protocol::EAGER_MAX,
+        &crate::coll::select::BCAST,
         &transport::tcp::EAGER_MAX,
         &transport::tcp::CHUNK,
         &transport::tcp::setup::CONNECT_TIMEOUT_MS,

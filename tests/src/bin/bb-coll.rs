@@ -35,7 +35,7 @@ fn bytes_of(w: [u64; 2]) -> Vec<u8> {
 fn run(w: &Communicator) -> Res {
     let (n, me) = (w.size(), w.rank());
     for root in 0..n {
-        for len in [0usize, 1, 100, 10_000, 300_000] {
+        for len in [0usize, 1, 100, 8192, 8193, 10_000, 65_536, 65_537, 300_000] {
             let mut buf: Vec<u8> = if me == root { (0..len).map(|i| (i + root) as u8).collect() } else { vec![0; len] };
             w.bcast_bytes(&mut buf, root)?;
             assert!(buf.iter().enumerate().all(|(i, &b)| b == (i + root) as u8), "bcast from {root}, {len} B");

@@ -113,6 +113,8 @@ struct Inner {
     /// Background operations started on this communicator, by kind ([`DUPS`], [`NONBLOCKING`];
     /// every member starts them in the same order).
     started: [AtomicU32; 2],
+    /// Whether every member runs on this host (one billboard holds them all), once asked.
+    one_host: std::sync::OnceLock<bool>,
 }
 
 impl Drop for Inner {
@@ -137,6 +139,7 @@ impl Communicator {
                 size,
                 members: None,
                 started: Default::default(),
+                one_host: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -153,6 +156,7 @@ impl Communicator {
             size: 1,
             members: Some(vec![me]),
             started: Default::default(),
+            one_host: std::sync::OnceLock::new(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -210,6 +214,17 @@ impl Communicator {
     pub fn host_of(&self, rank: usize) -> Result<usize> {
         let world = self.checked_world_rank(rank)?;
         Ok(self.inner.engine.lock().routes().nodes()[world])
+    }
+
+    /// Whether every member runs on this rank's host, so one billboard holds them all (what
+    /// every member finds alike: the engine learned every rank's host at start).
+    pub(crate) fn on_one_host(&self) -> bool {
+        *self.inner.one_host.get_or_init(|| {
+            let engine = self.inner.engine.lock();
+            let nodes = engine.routes().nodes();
+            let here = nodes[self.world_rank(self.inner.rank)];
+            (0..self.inner.size).all(|r| nodes[self.world_rank(r)] == here)
+        })
     }
 
     /// The world rank of member `rank`, checked (the name says which rank comes out: taking it
@@ -576,6 +591,7 @@ impl Communicator {
             size,
             members,
             started: Default::default(),
+            one_host: std::sync::OnceLock::new(),
         };
         Communicator { inner: Arc::new(inner) }
     }

@@ -1,4 +1,5 @@
-//! Broadcast: binomial tree (each rank receives once, then forwards to its subtrees).
+//! Broadcast: binomial tree (each rank receives once, then forwards to its subtrees), or the
+//! root's one post read by every rank (`nonblocking.rs`, chosen by `select.rs`).
 
 use super::schedule::{binomial_children, binomial_parent};
 use super::TAG_BCAST;
@@ -10,6 +11,10 @@ impl Communicator {
         let n = self.size();
         if root >= n {
             return Err(Error::InvalidRank { rank: root, size: n });
+        }
+        if super::select::bcast_posts_once(self, buf.len()) {
+            // SAFETY: `buf` is borrowed mutably until the broadcast has ended (waited for here).
+            return unsafe { self.ibcast_raw(buf.as_mut_ptr(), buf.len(), root) }?.wait();
         }
         let ctx = self.coll_context();
         if let Some(parent) = binomial_parent(self.rank(), root, n) {

@@ -14,6 +14,7 @@ mod nonblocking;
 mod reduce;
 mod scan;
 pub(crate) mod schedule;
+pub(crate) mod select;
 
 pub use crate::engine::sched::ReduceFn;
 pub use nonblocking::Collective;

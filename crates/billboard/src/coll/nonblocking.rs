@@ -92,9 +92,27 @@ impl Plan<'_, '_> {
         self.scheds.scratch(self.id, len, init)
     }
 
-    /// Binomial broadcast of `len` bytes at `buf` from `root` (as [`Communicator::bcast_bytes`]).
+    /// Adds a send of `len` bytes at `buf` to every rank but this one to the round being
+    /// written: one post they all read where the routes allow.
+    fn send_to_all(&mut self, buf: *const u8, len: usize) {
+        let (me, n, comm) = (self.comm.rank(), self.comm.size(), self.comm);
+        let peers = (0..n).filter(|&r| r != me).map(|r| comm.world_rank(r));
+        self.scheds.get(self.id).multicast(peers, self.context, me as u32, self.tag, buf, len);
+    }
+
+    /// Broadcast of `len` bytes at `buf` from `root` (as [`Communicator::bcast_bytes`]): the
+    /// root posts once and every rank reads that post (seed 004's multicast broadcast) where
+    /// [`super::select::bcast_posts_once`] says so, else a binomial tree.
     pub(super) fn bcast(&mut self, buf: *mut u8, len: usize, root: usize) -> Result<()> {
         let (me, n) = (self.comm.rank(), self.comm.size());
+        if super::select::bcast_posts_once(self.comm, len) {
+            match me == root {
+                true => self.send_to_all(buf, len),
+                false => self.recv(root, buf, len)?,
+            }
+            self.end_round();
+            return Ok(());
+        }
         if let Some(parent) = binomial_parent(me, root, n) {
             self.recv(parent, buf, len)?;
             self.end_round();

@@ -289,6 +289,34 @@ impl<C: Channel> Engine<C> {
         Some(id)
     }
 
+    /// Sends one eager message to every rank of `peers` as a single post they all read (a
+    /// billboard slot, or inline cells), where the routes allow it: true if it went, and then
+    /// every send is complete. False (nothing sent) when a peer is off the billboard, has
+    /// sends queued before this one, or failed, when the message is not eager, or when there
+    /// is no room now: the caller sends to each instead.
+    ///
+    /// # Safety
+    /// `buf..buf+len` is readable for the call.
+    pub(crate) unsafe fn multicast(
+        &mut self,
+        peers: &[usize],
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        buf: *const u8,
+        len: usize,
+    ) -> bool {
+        let fits = |p: usize| {
+            let t = &self.thresholds[p];
+            t.multicast && len <= t.eager_max && self.core.queued[p].is_empty()
+        };
+        if self.core.any_failed || !peers.iter().all(|&p| fits(p)) {
+            return false;
+        }
+        let header = Header { kind: EAGER, context: ctx, source: src, tag, aux: 0 };
+        self.chan.try_multicast(peers, &header, std::slice::from_raw_parts(buf, len)).is_ok()
+    }
+
     /// Offers a rendezvous: `matching` carries the envelope. A gathered send offers its block
     /// list (kept in the request until it completes) instead of `buf`.
     fn send_rts(&mut self, peer: usize, id: ReqId, matching: &Header, buf: *const u8, len: usize) -> bool {

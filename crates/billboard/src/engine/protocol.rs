@@ -66,6 +66,8 @@ pub(crate) struct Thresholds {
     pub eager_max: usize,
     /// Bytes in one DATA chunk of the pipelined fallback.
     pub chunk: usize,
+    /// One post can reach this peer and others at once (see `Engine::multicast`).
+    pub multicast: bool,
 }
 
 impl Thresholds {
@@ -73,6 +75,7 @@ impl Thresholds {
         Thresholds {
             eager_max: caps.eager_max.unwrap_or_else(|| EAGER_MAX.get()).min(caps.max_record),
             chunk: caps.max_record,
+            multicast: caps.multicast,
         }
     }
 

@@ -39,6 +39,16 @@ pub(crate) enum Msg {
         buf: *mut u8,
         cap: usize,
     },
+    /// A send of the same bytes to the world ranks `peers` (a range of [`Sched::peers`]):
+    /// one post they all read where the route allows (`Engine::multicast`), else a send each.
+    Multicast {
+        peers: (usize, usize),
+        context: u32,
+        source: u32,
+        tag: i32,
+        buf: *const u8,
+        len: usize,
+    },
 }
 
 /// A step a rank takes alone once a round's messages are done.
@@ -63,6 +73,8 @@ const KEEP_SCRATCH: usize = 64 << 10;
 #[derive(Default)]
 pub(crate) struct Sched {
     msgs: Vec<Msg>,
+    /// The peers of the schedule's multicasts.
+    peers: Vec<usize>,
     locals: Vec<Local>,
     /// Where each round ends in `msgs` and `locals` (it begins where the one before ends).
     ends: Vec<(usize, usize)>,
@@ -85,6 +97,23 @@ impl Sched {
     /// Adds a message to the round being written.
     pub(crate) fn push(&mut self, msg: Msg) {
         self.msgs.push(msg);
+    }
+
+    /// Adds a send of `len` bytes at `buf` to every world rank of `peers` to the round being
+    /// written, with this envelope.
+    pub(crate) fn multicast(
+        &mut self,
+        peers: impl Iterator<Item = usize>,
+        context: u32,
+        source: u32,
+        tag: i32,
+        buf: *const u8,
+        len: usize,
+    ) {
+        let at = self.peers.len();
+        self.peers.extend(peers);
+        let n = self.peers.len() - at;
+        self.msgs.push(Msg::Multicast { peers: (at, n), context, source, tag, buf, len });
     }
 
     /// Adds a local step that runs when the round being written has completed.
@@ -155,6 +184,7 @@ impl Scheds {
     pub(crate) fn release(&mut self, id: SchedId) {
         let s = &mut self.slots[id];
         s.msgs.clear();
+        s.peers.clear();
         s.locals.clear();
         s.ends.clear();
         s.started = 0;
@@ -263,6 +293,15 @@ impl<C: Channel> Engine<C> {
                             self.isend(peer, context, source, tag, buf, len, false)
                         }
                         Msg::Recv { pattern, hint, buf, cap } => Some(self.irecv(pattern, hint, buf, cap)),
+                        Msg::Multicast { peers: (at, n), context, source, tag, buf, len } => {
+                            let peers = &s.peers[at..at + n];
+                            if !self.multicast(peers, context, source, tag, buf, len) {
+                                for &peer in peers {
+                                    s.waiting.extend(self.isend(peer, context, source, tag, buf, len, false));
+                                }
+                            }
+                            None
+                        }
                     }
                 };
                 s.waiting.extend(started);

@@ -298,6 +298,37 @@ fn gathered_sends_into_scattered_receives() {
     }
 }
 
+/// One post to several ranks: each receives it as an ordinary message, expected or not. A
+/// route without multicast, a message too large to be eager, or a peer with sends queued
+/// before it make the engine decline (nothing sent), so the caller sends to each.
+#[test]
+fn multicast_reaches_every_peer_or_declines() {
+    let msg = data(0, 1, 3000);
+    let send = |s: &mut Sim, peers: &[usize], m: &[u8]| {
+        // SAFETY: `m` is readable for the call.
+        unsafe { s.ranks[0].multicast(peers, 0, 0, 8, m.as_ptr(), m.len()) }
+    };
+    let mut s = sim(4, shm());
+    let mut bufs = vec![vec![0u8; 3000]; 3];
+    let (first, rest) = bufs.split_first_mut().expect("three buffers");
+    let mut reqs = vec![(1, Some(s.recv(1, Some(0), Some(8), first)))];
+    assert!(send(&mut s, &[1, 2, 3], &msg));
+    s.rounds(&[2, 3]);
+    for (i, b) in rest.iter_mut().enumerate() {
+        reqs.push((i + 2, Some(s.recv(i + 2, Some(0), Some(8), b))));
+    }
+    s.complete(&reqs);
+    assert!(bufs.iter().all(|b| *b == msg));
+    assert!(!send(&mut sim(4, records_only()), &[1, 2], &msg), "no multicast on this route");
+    let big = data(0, 2, 20_000);
+    assert!(!send(&mut s, &[1, 2], &big), "not eager");
+    let mut s = sim_with(3, shm(), 1);
+    s.send(0, 1, 0, &msg);
+    let queued = s.send(0, 1, 0, &msg);
+    assert!(queued.is_some(), "the link is full: the second send queues");
+    assert!(!send(&mut s, &[1, 2], &msg), "it would overtake the queued send");
+}
+
 /// With a link of one record, sends queue behind each other and control records wait for
 /// room: nothing overtakes, nothing is lost.
 #[test]

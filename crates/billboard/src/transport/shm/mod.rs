@@ -470,10 +470,27 @@ impl Channel for ShmChannel {
         Ok(())
     }
 
-    /// Writes `payload` once into a slot and posts its descriptor to every peer in `peers`.
-    /// Either every peer gets it, or none does and the call says `WouldBlock`.
+    /// Writes `payload` once into a slot and posts its descriptor to every peer in `peers`;
+    /// a payload that fits a ring cell goes inline to each instead (as cheap as a descriptor,
+    /// and no slot held until the last reader). Either every peer gets it, or none does and
+    /// the call says `WouldBlock`.
     fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
-        self.post_in_slot(peers, header, &[payload], payload.len())
+        if payload.len() > self.max_inline {
+            return self.post_in_slot(peers, header, &[payload], payload.len());
+        }
+        for &p in peers {
+            let ring = self.tx_rings[p];
+            if !self.tx[p].has_room(&ring, payload.len()) {
+                return Err(WouldBlock);
+            }
+        }
+        for &p in peers {
+            let ring = self.tx_rings[p];
+            let posted = self.tx[p].try_push(&ring, FORM_INLINE, payload.len() as u32, header, payload);
+            debug_assert!(posted, "room was checked above");
+            self.rang(p);
+        }
+        Ok(())
     }
 
     /// Hands records that have arrived to `f(sender, header, payload)`. The sender in `hint`
