@@ -26,13 +26,13 @@ use super::wire::{self, Key};
 use crate::transport::tcp::handshake::Secret;
 use crate::transport::tcp::sleep_on;
 use crate::transport::{Caps, Channel, Header, WouldBlock};
-use crate::tunables::Tunable;
+use crate::tunables::{Origin, Tunable};
 use crate::{Error, Result};
 
 pub static MTU: Tunable = Tunable::new(
     "BB_UDP_MTU",
     1472,
-    "bytes of one datagram of the UDP route (BB_ROUTES=udp), its 56 bytes of header and MAC included: 1472 fits an Ethernet frame, loopback takes up to 65507",
+    "bytes of one datagram of the UDP route (BB_ROUTES=udp), its 56 bytes of header and MAC included; unset: the largest that leaves unfragmented towards every peer (65507 over loopback, 1472 over Ethernet), or this default where the kernel cannot say",
 );
 pub static WINDOW: Tunable = Tunable::new(
     "BB_UDP_WINDOW",
@@ -171,16 +171,27 @@ impl UdpChannel {
         let on_loopback = |k: &usize| socks[*k].local_addr().is_ok_and(|l| l.ip().is_loopback());
         let via = addrs.iter().map(|a| (0..socks.len()).find(|k| on_loopback(k) == local(a)).unwrap_or(0)).collect();
         epoll::add(&epoll, &timer, epoll::EventData::new_u64(TIMER), epoll::EventFlags::IN).map_err(os("epoll_ctl"))?;
-        let mtu = MTU.get().clamp(wire::HEAD + wire::MAC + wire::RECORD_HEAD + 64, 65_507);
+        let mtu = match MTU.get_with_origin() {
+            (set, Origin::Environment) => set,
+            (default, Origin::Default) => {
+                let paths = addrs.iter().flatten().map(|&to| super::path::datagram_max(to));
+                paths.min().flatten().unwrap_or(default)
+            }
+        };
+        let mtu = mtu.clamp(wire::HEAD + wire::MAC + wire::RECORD_HEAD + 64, 65_507);
+        let rcvbuf = rustix::net::sockopt::socket_recv_buffer_size(&socks[0]).unwrap_or(SOCKET_BUFFER);
+        // No more in flight than the receive buffer the kernel gave holds (peers ask for the
+        // same): a larger window only overflows the peer's.
+        let window = WINDOW.get().min(rcvbuf / mtu).max(8);
         let cfg = Config {
             body: mtu - wire::HEAD - wire::MAC,
-            window: WINDOW.get().max(8),
+            window,
             max_record: MAX_RECORD,
             rto_initial: 5_000,
             rto_min: 1_000,
             rto_max: 200_000,
             deadline: DEADLINE_MS.get() as u64 * 1000,
-            ack_every: (WINDOW.get() / 8).max(1),
+            ack_every: (window / 8).max(1),
             ack_delay: 200,
             keepalive: KEEPALIVE_US,
         };
@@ -275,6 +286,11 @@ impl UdpChannel {
                     if self.refused <= LOG_REFUSED {
                         eprintln!("billboard: rank {}: dropped a UDP datagram from {from}: {why:?}", self.me);
                     }
+                }
+                if self.ep.has_output() {
+                    // An acknowledgement leaves at once, not after the rest of the batch: the
+                    // sender's window reopens while this side works through what came.
+                    self.flush(now, false);
                 }
             }
         }

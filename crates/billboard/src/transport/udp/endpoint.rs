@@ -238,6 +238,11 @@ impl Endpoint {
         }
     }
 
+    /// Whether datagrams wait to leave.
+    pub fn has_output(&self) -> bool {
+        !self.out.is_empty()
+    }
+
     /// Whether every datagram sent has been acknowledged (or its peer is gone).
     pub fn flushed(&self) -> bool {
         self.peers.iter().all(|p| p.gone || p.flight.is_empty())

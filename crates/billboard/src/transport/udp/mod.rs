@@ -6,6 +6,7 @@
 //!   acknowledgements, loss detection and retransmission, the send window, fragmentation and
 //!   reassembly of records, duplicate suppression, in-order delivery, peer failure after a
 //!   deadline), driven by datagrams in and the time passed in; tested over a simulated network.
+//! - `path`: the largest unfragmented datagram towards a peer (the default `BB_UDP_MTU`).
 //! - `icmp`: a peer whose socket is gone, told by its host (ICMP port unreachable).
 //! - `faults`: deterministic loss, duplication and reordering of outgoing datagrams
 //!   (`BB_UDP_FAULTS`), for tests on real sockets.
@@ -16,6 +17,7 @@ mod channel;
 mod endpoint;
 mod faults;
 mod icmp;
+mod path;
 mod peer;
 pub mod rtt;
 pub mod wire;
