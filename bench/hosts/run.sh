@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/hosts/run.sh RESULTS_DIR: Billboard's TCP route between two "hosts" (network namespaces)
-# beside the raw TCP floor between the same two, in one run.
+# beside the raw TCP floor between the same two, in one run. ROUTE=udp: the UDP route
+# (BB_ROUTES=udp) beside the raw UDP floor (bb-bench udp-floor) instead.
 #
 # Creates two namespaces joined by a veth pair (10.232.0.1/24 and 10.232.0.2/24), then runs
 #   - Billboard: bbrun --launcher 'ip netns exec {host}' --host A:1,B:1 bb-bench
@@ -20,6 +21,8 @@
 #   TRIALS          timed trials per size (default 200)
 #   SKIP_INSTALL=1  do not try to install netpipe-tcp (NPtcp is then skipped if missing)
 #   RUN_TIMEOUT     seconds each run may take (default 300)
+#   ROUTE           tcp (default) or udp; with udp, BB_UDP_MTU (default 1472) is the datagram size
+#                   of both the route and the floor, and NPtcp is skipped
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -30,6 +33,12 @@ TRIALS=${TRIALS:-200}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 NET=10.232.0
 PORT=7311
+ROUTE=${ROUTE:-tcp}
+case $ROUTE in
+tcp) ;;
+udp) export BB_ROUTES=udp BB_UDP_MTU=${BB_UDP_MTU:-1472} SKIP_INSTALL=1 ;;
+*) echo "hosts/run.sh: ROUTE must be tcp or udp, not $ROUTE" >&2; exit 1 ;;
+esac
 # Names unique to this run (interface names have at most 15 characters).
 NS_A=bbfloor-$$-a NS_B=bbfloor-$$-b VETH_A=bbf$$a VETH_B=bbf$$b
 
@@ -100,16 +109,32 @@ tcp_floor() { # test csv
     wait $!
     wait "$listener"
 }
-log "bb-bench tcp-floor latency, $NET.2 -> $NET.1"
-tcp_floor latency tcp-floor-latency.csv
-log "bb-bench tcp-floor bandwidth"
-tcp_floor bandwidth tcp-floor-bandwidth.csv
+# The UDP floor prints its latency and bandwidth CSVs as two blocks; the median is column 3
+# (after size and datagram), where the TCP floor's is column 2.
+FLOOR_COLUMN=2
+if [ "$ROUTE" = udp ]; then
+    FLOOR_COLUMN=3
+    log "bb-bench udp-floor, datagrams of $BB_UDP_MTU B, $NET.2 -> $NET.1"
+    start_in "$NS_A" "$BB_BENCH" udp-floor --listen "$NET.1:$PORT" 2>>"$RESULTS/udp-floor.log"
+    listener=$!
+    start_in "$NS_B" "$BB_BENCH" udp-floor --connect "$NET.1:$PORT" --datagram "$BB_UDP_MTU" --trials "$TRIALS" \
+        --sizes 0,1,8,64,512,4K,64K --stream-sizes 64K,1M,4M --csv >"$RESULTS/udp-floor.csv" 2>>"$RESULTS/udp-floor.log"
+    wait $!
+    wait "$listener"
+    awk -v RS= 'NR == 1' "$RESULTS/udp-floor.csv" >"$RESULTS/udp-floor-latency.csv"
+    awk -v RS= 'NR == 2' "$RESULTS/udp-floor.csv" >"$RESULTS/udp-floor-bandwidth.csv"
+else
+    log "bb-bench tcp-floor latency, $NET.2 -> $NET.1"
+    tcp_floor latency tcp-floor-latency.csv
+    log "bb-bench tcp-floor bandwidth"
+    tcp_floor bandwidth tcp-floor-bandwidth.csv
+fi
 
 # --- Billboard's TCP route between the same two ends ---------------------------------------
 BBRUN=$(dirname "$BB_BENCH")/bbrun
 [ -x "$BBRUN" ] || BBRUN=$ROOT/dist/bin/bbrun
 for kind in latency bandwidth exchange; do
-    log "Billboard $kind over TCP, $NS_A:1,$NS_B:1"
+    log "Billboard $kind over $ROUTE, $NS_A:1,$NS_B:1"
     timeout "$RUN_TIMEOUT" "$BBRUN" --launcher 'ip netns exec {host}' --host "$NS_A:1,$NS_B:1" \
         "$BB_BENCH" "$kind" --csv --no-floor --trials "$TRIALS" --sizes 0,1,8,64,512,4K,64K,1M,4M \
         >"$RESULTS/billboard-$kind.csv" 2>>"$RESULTS/billboard.log" ||
@@ -118,7 +143,7 @@ done
 
 # --- NetPIPE: same two ends, 1 B .. 4 MiB, no perturbed sizes -----------------------------
 NP_ARGS=(-p 0 -u 4194304)
-if command -v NPtcp >/dev/null; then
+if [ "$ROUTE" = tcp ] && command -v NPtcp >/dev/null; then
     log "NPtcp $NET.2 -> $NET.1"
     start_in "$NS_A" NPtcp "${NP_ARGS[@]}" >>"$RESULTS/nptcp.log" 2>&1
     receiver=$!
@@ -130,12 +155,12 @@ fi
 
 # --- summary --------------------------------------------------------------------------------
 {
-    echo "# raw TCP floor between two network namespaces (veth), bb-bench tcp-floor, medians"
+    echo "# raw $ROUTE floor between two network namespaces (veth), bb-bench $ROUTE-floor, medians"
     echo "# latency: one-way us = round trip / 2"
-    column -t -s, "$RESULTS/tcp-floor-latency.csv"
+    column -t -s, "$RESULTS/$ROUTE-floor-latency.csv"
     echo
     echo "# bandwidth: GB/s (1e9 B/s)"
-    column -t -s, "$RESULTS/tcp-floor-bandwidth.csv"
+    column -t -s, "$RESULTS/$ROUTE-floor-bandwidth.csv"
     if [ -s "$RESULTS/nptcp.out" ]; then
         echo
         echo "# NPtcp (blocking sockets; best of its trials): one-way us and GB/s"
@@ -144,17 +169,17 @@ fi
                  printf "%-10d %12.2f %10.3f\n", $1, $3 * 1e6, $2 / 8000 }' "$RESULTS/nptcp.out"
     fi
     echo
-    echo "# Billboard over TCP between the same namespaces (medians) and its ratio to the polled floor"
+    echo "# Billboard over $ROUTE between the same namespaces (medians) and its ratio to the polled floor"
     for kind in latency bandwidth; do
         [ -s "$RESULTS/billboard-$kind.csv" ] || continue
         echo "## $kind"
-        awk -F, '
+        awk -F, -v col="$FLOOR_COLUMN" '
             FNR == 1 { file++ }
-            file == 1 && FNR > 1 { floor[$1] = $2 }
+            file == 1 && FNR > 1 { floor[$1] = $col }
             file == 2 && FNR == 1 { print "size_bytes,billboard,polled_floor,bb/floor"; next }
             file == 2 { r = (floor[$1] > 0 ? sprintf("%.2f", $2 / floor[$1]) : "-")
                         printf "%s,%s,%s,%s\n", $1, $2, ($1 in floor ? floor[$1] : "-"), r }
-        ' "$RESULTS/tcp-floor-$kind.csv" "$RESULTS/billboard-$kind.csv" | column -t -s,
+        ' "$RESULTS/$ROUTE-floor-$kind.csv" "$RESULTS/billboard-$kind.csv" | column -t -s,
     done
     if [ -s "$RESULTS/billboard-exchange.csv" ]; then
         echo "## exchange (both ranks send and receive at once; us per message)"

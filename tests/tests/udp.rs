@@ -101,3 +101,22 @@ fn two_namespace_hosts_over_udp() {
         assert!(job.stdout().contains("ok all on 4 ranks"), "stdout: {}\nstderr: {}", job.stdout(), job.stderr());
     }
 }
+
+#[test]
+fn kill_9_of_a_rank_over_udp_is_reported_by_rank_and_host_and_nothing_hangs() {
+    let job = run(4, "bb-pt2pt", &["kill9"], &env(&[]), T);
+    assert_eq!(job.code(), Some(137), "stderr:\n{}", job.stderr());
+    assert!(job.stderr().contains("rank 2") && job.stderr().contains("signal 9"), "{}", job.stderr());
+    assert!(job.elapsed < Duration::from_secs(3), "took {:?}", job.elapsed);
+    let Some(ns) = Netns::create(2) else { return };
+    let placement: Vec<String> = ns.names.iter().map(|n| format!("{n}:2")).collect();
+    let program = binary("bb-pt2pt");
+    let program = program.to_str().unwrap();
+    let placement = placement.join(",");
+    let args = ["--launcher", "ip netns exec {host}", "--host", &placement, program, "kill9"];
+    let job = Running::start_env(&args, &env(&[]), b"", &[program]).finish(T, Duration::from_secs(3));
+    assert_eq!(job.code(), Some(137), "stderr:\n{}", job.stderr());
+    let report = job.stderr();
+    assert!(report.contains("rank 2") && report.contains(&ns.names[1]), "names rank and host:\n{report}");
+    assert!(job.elapsed < Duration::from_secs(5), "took {:?}", job.elapsed);
+}

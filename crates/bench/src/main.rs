@@ -9,6 +9,8 @@
 //! bbrun -n 4 bb-bench ring             # per-hop latency = round time / ranks
 //! bb-bench tcp-floor --listen A:P      # raw TCP floor, one end; on the other end:
 //! bb-bench tcp-floor --connect A:P     #   ping-pong and streaming, polled and blocking sockets
+//! bb-bench udp-floor --listen A:P      # raw UDP floor, one end; on the other end:
+//! bb-bench udp-floor --connect A:P     #   polled ping-pong and streaming per datagram size
 //! ```
 
 mod cmd;
@@ -51,6 +53,8 @@ enum Command {
     Ring(Options),
     /// Raw TCP between two processes (no engine): ping-pong and streaming, polled and blocking.
     TcpFloor(cmd::tcp_floor::TcpFloorArgs),
+    /// Raw UDP between two processes (no engine): polled ping-pong and streaming per datagram size.
+    UdpFloor(cmd::udp_floor::UdpFloorArgs),
 }
 
 /// Options every subcommand takes.
@@ -90,6 +94,7 @@ fn main() -> ExitCode {
         Command::Exchange(o) => cmd::exchange(o),
         Command::Ring(o) => cmd::ring(o),
         Command::TcpFloor(args) => cmd::tcp_floor::run(args),
+        Command::UdpFloor(args) => cmd::udp_floor::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,6 +2,7 @@
 
 pub mod floor;
 pub mod tcp_floor;
+pub mod udp_floor;
 
 mod bandwidth;
 mod engine;

@@ -21,14 +21,17 @@
 //!
 //! - TCP floor ([`tcp`]): raw TCP ping-pong and streaming between two processes that may be on
 //!   two hosts, the floor of the TCP route (`bb-bench tcp-floor`, started on both ends).
+//! - UDP floor ([`udp`]): raw UDP ping-pong and streaming, polled, per datagram size, the floor
+//!   of the UDP route (`bb-bench udp-floor`, started on both ends).
 //!
-//! Every function here but the TCP floor's forks its own peer and reaps it before returning; see [`crate::peer`].
+//! Every function here but the TCP and UDP floors' forks its own peer and reaps it before returning; see [`crate::peer`].
 //! The figures assume two otherwise idle CPUs: [`warn_if_busy`] says when they are not.
 
 mod channel;
 mod copy;
 mod pipe;
 pub mod tcp;
+pub mod udp;
 
 use std::io;
 

@@ -76,9 +76,9 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
     if offered.is_empty() {
         offered.push(Ipv4Addr::LOCALHOST);
     }
-    // TCP listens on them, UDP binds its one socket: either way, the port this rank publishes.
+    // TCP listens on them, UDP binds a socket on each: either way, the port this rank publishes.
     let (listeners, udp) = match via == RouteChoice::Udp {
-        true => (None, Some(UdpChannel::bind((offered.len() == 1).then(|| offered[0]))?)),
+        true => (None, Some(UdpChannel::bind(&offered)?)),
         false => (Some(listen(&offered)?), None),
     };
     let port = match (&listeners, &udp) {

@@ -1,12 +1,14 @@
 //! The UDP channel: the socket layer over the sans-IO [`Endpoint`].
 //!
-//! One non-blocking UDP socket per rank carries the datagrams to and from every peer; it and a
-//! timer descriptor sit in one epoll set, where a sleeping rank waits: a datagram or a due
-//! retransmission wakes it. `poll` reads what the socket holds, runs the timers that are due and
+//! One non-blocking UDP socket per address the rank offers (all on one port) carries the
+//! datagrams to and from every peer; they and a timer descriptor sit in one epoll set, where a
+//! sleeping rank waits: a datagram or a due retransmission wakes it. `poll` reads what the socket holds, runs the timers that are due and
 //! sends what the protocol queued; `try_send` sends at once, and when the window to the peer is
 //! full it first takes what the socket holds (the acknowledgements that open it), keeping any
 //! records for the next `poll`. A peer that acknowledges nothing for `BB_UDP_TIMEOUT_MS` while
-//! datagrams to it wait is reported through [`UdpChannel::take_failure`], named by rank and host.
+//! datagrams to it wait is reported through [`UdpChannel::take_failure`], named by rank and host;
+//! so is, within about a second, a peer whose socket is gone (its process died): its host
+//! answers our datagrams, or our keepalive probes, with ICMP port unreachable ([`super::icmp`]).
 
 use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};
@@ -24,13 +26,13 @@ use super::wire::{self, Key};
 use crate::transport::tcp::handshake::Secret;
 use crate::transport::tcp::sleep_on;
 use crate::transport::{Caps, Channel, Header, WouldBlock};
-use crate::tunables::Tunable;
+use crate::tunables::{Origin, Tunable};
 use crate::{Error, Result};
 
 pub static MTU: Tunable = Tunable::new(
     "BB_UDP_MTU",
     1472,
-    "bytes of one datagram of the UDP route (BB_ROUTES=udp), its 56 bytes of header and MAC included: 1472 fits an Ethernet frame, loopback takes up to 65507",
+    "bytes of one datagram of the UDP route (BB_ROUTES=udp), its 56 bytes of header and MAC included; unset: the largest that leaves unfragmented towards every peer (65507 over loopback, 1472 over Ethernet), or this default where the kernel cannot say",
 );
 pub static WINDOW: Tunable = Tunable::new(
     "BB_UDP_WINDOW",
@@ -60,11 +62,29 @@ const DROP_LINGER: Duration = Duration::from_millis(200);
 const SOCKET: u64 = 0;
 const TIMER: u64 = 1;
 
+/// A peer heard nothing from this long is probed (µs): how soon a dead peer is noticed while
+/// nothing is in flight to it.
+const KEEPALIVE_US: u64 = 500_000;
+
+/// The sockets of one rank: one per address offered, all bound to the same port.
+pub struct Bound(Vec<UdpSocket>);
+
+impl Bound {
+    /// The first socket's address (the port is every socket's).
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.0[0].local_addr()
+    }
+}
+
 pub struct UdpChannel {
     me: usize,
     nranks: usize,
     ep: Endpoint,
-    sock: UdpSocket,
+    socks: Vec<UdpSocket>,
+    /// The socket each peer's datagrams leave from (one on its address's side).
+    via: Vec<usize>,
+    /// A socket reported an error: its error queue may hold ICMP reports.
+    errors: bool,
     /// Where each peer listens; `None` for ranks reached another way.
     addrs: Vec<Option<SocketAddr>>,
     hosts: Vec<String>,
@@ -83,12 +103,32 @@ pub struct UdpChannel {
 }
 
 impl UdpChannel {
-    /// This rank's socket on a free port, bound to `only` where the rank offers one address,
-    /// else to every interface (one socket cannot bind several; the MAC keeps strangers out).
-    pub(crate) fn bind(only: Option<std::net::Ipv4Addr>) -> Result<UdpSocket> {
-        let s = UdpSocket::bind((only.unwrap_or(std::net::Ipv4Addr::UNSPECIFIED), 0))
-            .map_err(|e| Error::Os { call: "bind (UDP socket)", errno: e })?;
+    /// This rank's sockets: one on each of the `offered` addresses, all on one free port (the
+    /// port the rank publishes). Binding only those keeps the route off other interfaces.
+    pub(crate) fn bind(offered: &[std::net::Ipv4Addr]) -> Result<Bound> {
+        let os = |call| move |e| Error::Os { call, errno: e };
+        let mut last = None;
+        // Another process may hold the first socket's port on a later address: try a few ports.
+        for _ in 0..16 {
+            let first = UdpSocket::bind((offered[0], 0)).map_err(os("bind (UDP socket)"))?;
+            let port = first.local_addr().map_err(os("getsockname"))?.port();
+            let rest: std::io::Result<Vec<UdpSocket>> =
+                offered[1..].iter().map(|&ip| UdpSocket::bind((ip, port))).collect();
+            match rest {
+                Ok(rest) => {
+                    let socks: Vec<UdpSocket> = std::iter::once(first).chain(rest).collect();
+                    socks.iter().try_for_each(Self::prepare)?;
+                    return Ok(Bound(socks));
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(Error::Os { call: "bind (UDP socket, one port on every address)", errno: last.expect("tried") })
+    }
+
+    fn prepare(s: &UdpSocket) -> Result<()> {
         s.set_nonblocking(true).map_err(|e| Error::Os { call: "fcntl (UDP socket)", errno: e })?;
+        super::icmp::enable(s).map_err(|e| Error::Os { call: "setsockopt (IP_RECVERR)", errno: e })?;
         use rustix::net::sockopt;
         for (force, plain) in [
             (
@@ -97,18 +137,18 @@ impl UdpChannel {
             ),
             (sockopt::set_socket_send_buffer_size_force, sockopt::set_socket_send_buffer_size),
         ] {
-            if force(&s, SOCKET_BUFFER).is_err() {
-                let _ = plain(&s, SOCKET_BUFFER);
+            if force(s, SOCKET_BUFFER).is_err() {
+                let _ = plain(s, SOCKET_BUFFER);
             }
         }
-        Ok(s)
+        Ok(())
     }
 
-    /// Takes over `sock` to reach the ranks of `addrs` (by rank; `None`: not over UDP).
+    /// Takes over `bound` to reach the ranks of `addrs` (by rank; `None`: not over UDP).
     pub(crate) fn new(
         me: usize,
         hosts: Vec<String>,
-        sock: UdpSocket,
+        bound: Bound,
         secret: &Secret,
         addrs: Vec<Option<SocketAddr>>,
     ) -> Result<UdpChannel> {
@@ -119,25 +159,49 @@ impl UdpChannel {
         let timer =
             rustix::time::timerfd_create(TimerfdClockId::Monotonic, TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC)
                 .map_err(os("timerfd_create"))?;
-        epoll::add(&epoll, &sock, epoll::EventData::new_u64(SOCKET), epoll::EventFlags::IN).map_err(os("epoll_ctl"))?;
+        let socks = bound.0;
+        for sock in &socks {
+            epoll::add(&epoll, sock, epoll::EventData::new_u64(SOCKET), epoll::EventFlags::IN)
+                .map_err(os("epoll_ctl"))?;
+        }
+        // To a peer: from the socket on a loopback address if the peer's is one, else from the
+        // first socket on another (the kernel routes either way; the peer's MAC check does not
+        // care where a datagram came from).
+        let local = |a: &Option<SocketAddr>| a.is_some_and(|a| a.ip().is_loopback());
+        let on_loopback = |k: &usize| socks[*k].local_addr().is_ok_and(|l| l.ip().is_loopback());
+        let via = addrs.iter().map(|a| (0..socks.len()).find(|k| on_loopback(k) == local(a)).unwrap_or(0)).collect();
         epoll::add(&epoll, &timer, epoll::EventData::new_u64(TIMER), epoll::EventFlags::IN).map_err(os("epoll_ctl"))?;
-        let mtu = MTU.get().clamp(wire::HEAD + wire::MAC + wire::RECORD_HEAD + 64, 65_507);
+        let mtu = match MTU.get_with_origin() {
+            (set, Origin::Environment) => set,
+            (default, Origin::Default) => {
+                let paths = addrs.iter().flatten().map(|&to| super::path::datagram_max(to));
+                paths.min().flatten().unwrap_or(default)
+            }
+        };
+        let mtu = mtu.clamp(wire::HEAD + wire::MAC + wire::RECORD_HEAD + 64, 65_507);
+        let rcvbuf = rustix::net::sockopt::socket_recv_buffer_size(&socks[0]).unwrap_or(SOCKET_BUFFER);
+        // No more in flight than the receive buffer the kernel gave holds (peers ask for the
+        // same): a larger window only overflows the peer's.
+        let window = WINDOW.get().min(rcvbuf / mtu).max(8);
         let cfg = Config {
             body: mtu - wire::HEAD - wire::MAC,
-            window: WINDOW.get().max(8),
+            window,
             max_record: MAX_RECORD,
             rto_initial: 5_000,
             rto_min: 1_000,
             rto_max: 200_000,
             deadline: DEADLINE_MS.get() as u64 * 1000,
-            ack_every: (WINDOW.get() / 8).max(1),
+            ack_every: (window / 8).max(1),
             ack_delay: 200,
+            keepalive: KEEPALIVE_US,
         };
         Ok(UdpChannel {
             me,
             nranks,
             ep: Endpoint::new(me, nranks, Key::new(secret), cfg),
-            sock,
+            socks,
+            via,
+            errors: false,
             addrs,
             hosts,
             epoll: Arc::new(epoll),
@@ -183,51 +247,89 @@ impl UdpChannel {
         Arc::clone(&self.epoll)
     }
 
-    /// Reads what the socket holds into the protocol; records go to `f`. Returns records handed.
+    /// Reads what the sockets hold into the protocol; records go to `f`. Returns records handed.
     fn read<F: FnMut(usize, &Header, &[u8])>(&mut self, now: u64, f: &mut F) -> usize {
         let mut handled = 0;
-        for _ in 0..READ_BATCH {
-            let (n, from) = match self.sock.recv_from(&mut self.buf) {
-                Ok(got) => got,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(_) => break, // WouldBlock; nothing else is reported on an unconnected socket
-            };
-            let mut count = |s: usize, h: &Header, p: &[u8]| {
-                handled += 1;
-                f(s, h, p)
-            };
-            if let Err(why) = self.ep.receive(now, &self.buf[..n], &mut count) {
-                self.refused += 1;
-                if self.refused <= LOG_REFUSED {
-                    eprintln!("billboard: rank {}: dropped a UDP datagram from {from}: {why:?}", self.me);
+        for k in 0..self.socks.len() {
+            for _ in 0..READ_BATCH {
+                let (n, from) = match self.socks[k].recv_from(&mut self.buf) {
+                    Ok(got) => got,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        // WouldBlock, or an error the host reported (IP_RECVERR): see the queue.
+                        self.errors |= e.kind() != std::io::ErrorKind::WouldBlock;
+                        break;
+                    }
+                };
+                let mut count = |s: usize, h: &Header, p: &[u8]| {
+                    handled += 1;
+                    f(s, h, p)
+                };
+                if let Err(why) = self.ep.receive(now, &self.buf[..n], &mut count) {
+                    self.refused += 1;
+                    if self.refused <= LOG_REFUSED {
+                        eprintln!("billboard: rank {}: dropped a UDP datagram from {from}: {why:?}", self.me);
+                    }
+                }
+                if self.ep.has_output() {
+                    // An acknowledgement leaves at once, not after the rest of the batch: the
+                    // sender's window reopens while this side works through what came.
+                    self.flush(now, false);
                 }
             }
+        }
+        if std::mem::take(&mut self.errors) {
+            self.read_errors();
         }
         handled
     }
 
+    /// Fails the peers whose hosts said nothing listens at their address any more.
+    #[cold]
+    fn read_errors(&mut self) {
+        let mut gone = Vec::new();
+        for sock in &self.socks {
+            super::icmp::drain(sock, &mut |to| gone.extend(self.addrs.iter().position(|a| *a == Some(to))));
+        }
+        for peer in gone {
+            let why = format!(
+                "its UDP socket is gone (ICMP port unreachable from {}): the process exited or was killed",
+                self.addrs[peer].expect("found by its address")
+            );
+            self.ep.fail(peer, why);
+        }
+    }
+
     /// Sends what the protocol queued (`all`: and what the fault injection holds back).
     fn flush(&mut self, now: u64, all: bool) {
-        let (sock, addrs, faults) = (&self.sock, &self.addrs, &mut self.faults);
+        let (socks, via, addrs, faults) = (&self.socks, &self.via, &self.addrs, &mut self.faults);
+        let errors = &mut self.errors;
+        // A datagram to `to` leaves from the socket of the peer listening there.
+        let mut send_to = |d: &[u8], to: SocketAddr| {
+            let k = addrs.iter().position(|a| *a == Some(to)).map_or(0, |p| via[p]);
+            let r = socks[k].send_to(d, to);
+            *errors |= matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused);
+            r
+        };
         self.ep.transmit(|peer, d| {
             let Some(to) = addrs[peer] else { return true };
             match faults {
                 Some(f) => {
                     f.apply(now, to, d, &mut |to, d| {
-                        let _ = sock.send_to(d, to);
+                        let _ = send_to(d, to);
                     });
                     true
                 }
                 // A full socket buffer: the datagram waits; any other error is a loss, which
                 // the protocol repairs or turns into the peer's failure.
-                None => !matches!(sock.send_to(d, to), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+                None => !matches!(send_to(d, to), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
             }
         });
         if let Some(f) = faults.as_mut().filter(|f| f.holds()) {
             f.release(
                 now,
                 &mut |to, d| {
-                    let _ = sock.send_to(d, to);
+                    let _ = send_to(d, to);
                 },
                 all,
             );
@@ -397,10 +499,8 @@ impl Channel for UdpChannel {
 #[cfg(test)]
 pub(crate) fn endpoints(n: usize) -> Vec<UdpChannel> {
     let secret = Secret::generate().unwrap();
-    let socks: Vec<UdpSocket> =
-        (0..n).map(|_| UdpChannel::bind(Some(std::net::Ipv4Addr::LOCALHOST)).unwrap()).collect();
-    let addrs: Vec<Option<SocketAddr>> =
-        socks.iter().map(|s| Some(SocketAddr::from(([127, 0, 0, 1], s.local_addr().unwrap().port())))).collect();
+    let socks: Vec<Bound> = (0..n).map(|_| UdpChannel::bind(&[std::net::Ipv4Addr::LOCALHOST]).unwrap()).collect();
+    let addrs: Vec<Option<SocketAddr>> = socks.iter().map(|s| Some(s.local_addr().unwrap())).collect();
     let hosts = vec!["localhost".to_string(); n];
     socks
         .into_iter()
@@ -408,3 +508,7 @@ pub(crate) fn endpoints(n: usize) -> Vec<UdpChannel> {
         .map(|(me, s)| UdpChannel::new(me, hosts.clone(), s, &secret, addrs.clone()).unwrap())
         .collect()
 }
+
+#[cfg(test)]
+#[path = "socket_tests.rs"]
+mod socket_tests;

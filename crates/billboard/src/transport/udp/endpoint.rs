@@ -122,6 +122,7 @@ impl Endpoint {
         if p.gone {
             return Ok(());
         }
+        p.heard(now);
         for seq in p.on_ack(now, head.ack, head.sack) {
             self.stats.repairs += 1;
             self.out.push_back((from, Out::Data(seq)));
@@ -157,7 +158,8 @@ impl Endpoint {
 
     /// Runs every timer due at `now` (retransmissions, delayed acknowledgements, deadlines).
     pub fn on_timer(&mut self, now: u64) {
-        for peer in 0..self.peers.len() {
+        let me = self.me;
+        for peer in (0..self.peers.len()).filter(|&p| p != me) {
             match self.peers[peer].on_timer(now, &self.cfg) {
                 Ok(Some(seq)) => {
                     self.stats.timeouts += 1;
@@ -188,7 +190,8 @@ impl Endpoint {
 
     /// When the next timer is due, if any.
     pub fn next_deadline(&self) -> Option<u64> {
-        self.peers.iter().filter_map(|p| p.deadline(&self.cfg)).min()
+        let others = self.peers.iter().enumerate().filter(|&(k, _)| k != self.me);
+        others.filter_map(|(_, p)| p.deadline(&self.cfg)).min()
     }
 
     /// Hands queued datagrams to `emit(peer, bytes)` until it refuses one (the socket is full:
@@ -233,6 +236,11 @@ impl Endpoint {
             self.stats.sent += 1;
             self.out.pop_front();
         }
+    }
+
+    /// Whether datagrams wait to leave.
+    pub fn has_output(&self) -> bool {
+        !self.out.is_empty()
     }
 
     /// Whether every datagram sent has been acknowledged (or its peer is gone).

@@ -6,6 +6,8 @@
 //!   acknowledgements, loss detection and retransmission, the send window, fragmentation and
 //!   reassembly of records, duplicate suppression, in-order delivery, peer failure after a
 //!   deadline), driven by datagrams in and the time passed in; tested over a simulated network.
+//! - `path`: the largest unfragmented datagram towards a peer (the default `BB_UDP_MTU`).
+//! - `icmp`: a peer whose socket is gone, told by its host (ICMP port unreachable).
 //! - `faults`: deterministic loss, duplication and reordering of outgoing datagrams
 //!   (`BB_UDP_FAULTS`), for tests on real sockets.
 //! - `channel`: [`UdpChannel`], the socket layer: one non-blocking socket per rank and a timer
@@ -14,6 +16,8 @@
 mod channel;
 mod endpoint;
 mod faults;
+mod icmp;
+mod path;
 mod peer;
 pub mod rtt;
 pub mod wire;

@@ -33,6 +33,10 @@ pub struct Config {
     /// In-order datagrams acknowledged at once, without waiting for `ack_delay`.
     pub ack_every: usize,
     pub ack_delay: u64,
+    /// A peer heard nothing from this long is sent an acknowledgement (µs; 0: never). It asks
+    /// for no answer: it is there so that a peer whose socket is gone makes its host answer
+    /// with an ICMP port-unreachable, which the socket layer turns into the peer's failure.
+    pub keepalive: u64,
 }
 
 /// A datagram sent and not yet acknowledged.
@@ -68,6 +72,8 @@ pub(super) struct Peer {
     pub ack_now: bool,
     /// The peer said it is done (FIN), or failed: nothing more is sent to it.
     pub gone: bool,
+    /// When we last heard from the peer or probed it ([`Config::keepalive`]).
+    quiet_since: u64,
 }
 
 /// Datagrams to send again, found by an acknowledgement or a timer (sequence numbers).
@@ -89,6 +95,7 @@ impl Peer {
             ack_at: None,
             ack_now: false,
             gone: false,
+            quiet_since: 0,
         }
     }
 
@@ -111,6 +118,11 @@ impl Peer {
     /// Whether datagram `seq` came early and waits here.
     pub fn holds(&self, seq: u64) -> bool {
         seq > self.expected && self.held.get((seq - self.expected) as usize).is_some_and(Option::is_some)
+    }
+
+    /// A datagram of the peer's came in.
+    pub fn heard(&mut self, now: u64) {
+        self.quiet_since = now;
     }
 
     /// An acknowledgement (standalone or carried by data) has left.
@@ -203,6 +215,10 @@ impl Peer {
         if self.ack_at.is_some_and(|t| t <= now) {
             self.ack_now = true;
         }
+        if cfg.keepalive > 0 && now.saturating_sub(self.quiet_since) >= cfg.keepalive {
+            self.quiet_since = now;
+            self.ack_now = true;
+        }
         if self.flight.is_empty() {
             return Ok(None);
         }
@@ -235,7 +251,8 @@ impl Peer {
             return None;
         }
         let fail = (!self.flight.is_empty()).then(|| self.progress_at + cfg.deadline);
-        [self.rto_at, self.ack_at, fail].into_iter().flatten().min()
+        let probe = (cfg.keepalive > 0).then(|| self.quiet_since + cfg.keepalive);
+        [self.rto_at, self.ack_at, fail, probe].into_iter().flatten().min()
     }
 
     /// Takes a DATA datagram of the peer's stream (`datagram` whole, `body` within it) and hands

@@ -20,6 +20,7 @@ fn cfg() -> Config {
         deadline: 2_000_000,
         ack_every: 4,
         ack_delay: 100,
+        keepalive: 0,
     }
 }
 

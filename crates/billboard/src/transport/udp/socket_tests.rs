@@ -1,0 +1,72 @@
+//! The socket layer on real sockets: only the offered addresses are bound; a peer whose socket
+//! is gone is failed within about a second (its host answers with ICMP port unreachable), one
+//! that is alive but never polls is not.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::transport::Channel;
+
+/// Rank 0's channel, and rank 1's sockets (never a channel: a peer that does not poll).
+fn pair() -> (UdpChannel, Bound) {
+    let secret = Secret::generate().unwrap();
+    let (a, b) = (UdpChannel::bind(&[Ipv4Addr::LOCALHOST]).unwrap(), UdpChannel::bind(&[Ipv4Addr::LOCALHOST]).unwrap());
+    let addrs: Vec<Option<SocketAddr>> = vec![Some(a.local_addr().unwrap()), Some(b.local_addr().unwrap())];
+    let hosts = vec!["here".to_string(), "there".to_string()];
+    (UdpChannel::new(0, hosts, a, &secret, addrs).unwrap(), b)
+}
+
+/// Polls (sleeping between polls as a waiting rank does) until a failure is reported or `limit`.
+fn failure_within(ch: &mut UdpChannel, limit: Duration) -> Option<(usize, String, Duration)> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        ch.poll(None, |_, _, _| {});
+        if let Some((peer, why)) = ch.take_failure() {
+            return Some((peer, why, start.elapsed()));
+        }
+        let _ = ch.waker();
+        ch.sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+#[test]
+fn a_peer_whose_socket_closed_is_failed_on_the_next_send() {
+    let (mut ch, b) = pair();
+    drop(b);
+    ch.try_send(1, &Header::default(), b"hello").unwrap();
+    let (peer, why, took) = failure_within(&mut ch, Duration::from_secs(5)).expect("the dead peer is reported");
+    assert_eq!(peer, 1);
+    assert!(why.contains("on host there") && why.contains("ICMP port unreachable"), "{why}");
+    assert!(took < Duration::from_millis(200), "took {took:?}");
+}
+
+#[test]
+fn a_dead_peer_nothing_is_sent_to_is_found_by_the_keepalive() {
+    let (mut ch, b) = pair();
+    drop(b);
+    let (peer, why, took) = failure_within(&mut ch, Duration::from_secs(5)).expect("the dead peer is reported");
+    assert_eq!(peer, 1);
+    assert!(why.contains("the process exited or was killed"), "{why}");
+    assert!(took < Duration::from_millis(1500), "took {took:?}");
+}
+
+#[test]
+fn a_live_peer_that_never_polls_is_not_failed() {
+    let (mut ch, _b) = pair();
+    ch.try_send(1, &Header::default(), b"hello").unwrap();
+    // Several keepalive periods and many retransmissions, unanswered: still alive.
+    assert!(failure_within(&mut ch, Duration::from_millis(1800)).is_none());
+}
+
+#[test]
+fn binds_each_offered_address_on_one_port_and_nothing_else() {
+    let offered = [Ipv4Addr::LOCALHOST, Ipv4Addr::new(127, 0, 0, 2)];
+    let bound = UdpChannel::bind(&offered).unwrap();
+    let port = bound.local_addr().unwrap().port();
+    let got: Vec<SocketAddr> = bound.0.iter().map(|s| s.local_addr().unwrap()).collect();
+    assert_eq!(got, offered.map(|ip| SocketAddr::from((ip, port))));
+    // Not bound on every interface: another socket may take the port on a third address.
+    assert!(std::net::UdpSocket::bind((Ipv4Addr::new(127, 0, 0, 3), port)).is_ok());
+}
