@@ -44,7 +44,7 @@ impl Bsend {
 pub(crate) unsafe fn start(
     m: &mut Mpi,
     buf: *const c_void,
-    count: c_int,
+    count: i64,
     t: MPI_Datatype,
     dest: c_int,
     tag: c_int,
@@ -84,67 +84,68 @@ pub(crate) unsafe fn start(
     Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Bsend(
-    buf: *const c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    call("MPI_Bsend", comm, |m| start(m, buf, count, datatype, dest, tag, comm))
+counted! {
+    [PMPI_Bsend; Count = c_int] [PMPI_Bsend_c; Count = MPI_Count]
+    fn(buf: *const c_void, count: Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
+        call(FUNCTION, comm, |m| start(m, buf, count.into(), datatype, dest, tag, comm))
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibsend(
-    buf: *const c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    call("MPI_Ibsend", comm, |m| {
-        let request = out(request, "request")?;
-        start(m, buf, count, datatype, dest, tag, comm)?;
-        *request = state::SENT; // complete at once: the data is copied
-        Ok(())
-    })
+counted! {
+    [PMPI_Ibsend; Count = c_int] [PMPI_Ibsend_c; Count = MPI_Count]
+    fn(
+        buf: *const c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        call(FUNCTION, comm, |m| {
+            let request = out(request, "request")?;
+            start(m, buf, count.into(), datatype, dest, tag, comm)?;
+            *request = state::SENT; // complete at once: the data is copied
+            Ok(())
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
-    call("MPI_Buffer_attach", MPI_COMM_WORLD, |m| {
-        if size < 0 {
-            return Err(err(MPI_ERR_ARG, format!("MPI_Buffer_attach: negative size {size}")));
-        }
-        if m.bsend.attached.is_some() {
-            return Err(err(MPI_ERR_BUFFER, "a buffer is already attached (MPI_Buffer_detach it first)"));
-        }
-        m.bsend.attached = Some((buffer as usize, size as usize));
-        Ok(())
-    })
+counted! {
+    [PMPI_Buffer_attach; Count = c_int] [PMPI_Buffer_attach_c; Count = MPI_Count]
+    fn(buffer: *mut c_void, size: Count) -> c_int {
+        call(FUNCTION, MPI_COMM_WORLD, |m| {
+            let size = usize::try_from(size)
+                .map_err(|_| err(MPI_ERR_ARG, format!("{FUNCTION}: negative size {size}")))?;
+            if m.bsend.attached.is_some() {
+                return Err(err(MPI_ERR_BUFFER, "a buffer is already attached (MPI_Buffer_detach it first)"));
+            }
+            m.bsend.attached = Some((buffer as usize, size));
+            Ok(())
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
-    call_unlocked("MPI_Buffer_detach", MPI_COMM_WORLD, || {
-        // Detach waits until every buffered message has gone; wait without the tables.
-        let (attached, in_flight) =
-            state::with(|m| (m.bsend.attached.take(), std::mem::take(&mut m.bsend.in_flight))).expect("MPI is running");
-        state::with(|m| m.bsend.used = 0);
-        for (_copy, req, _) in in_flight {
-            req.wait()?;
-        }
-        let (addr, len) = attached.unwrap_or((0, 0));
-        if !buffer_addr.is_null() {
-            *(buffer_addr as *mut *mut c_void) = addr as *mut c_void;
-        }
-        if !size.is_null() {
-            *size = len as c_int;
-        }
-        Ok(())
-    })
+counted! {
+    [PMPI_Buffer_detach; Count = c_int] [PMPI_Buffer_detach_c; Count = MPI_Count]
+    fn(buffer_addr: *mut c_void, size: *mut Count) -> c_int {
+        call_unlocked(FUNCTION, MPI_COMM_WORLD, || {
+            // Detach waits until every buffered message has gone; wait without the tables.
+            let (attached, in_flight) = state::with(|m| (m.bsend.attached.take(), std::mem::take(&mut m.bsend.in_flight)))
+                .expect("MPI is running");
+            state::with(|m| m.bsend.used = 0);
+            for (_copy, req, _) in in_flight {
+                req.wait()?;
+            }
+            let (addr, len) = attached.unwrap_or((0, 0));
+            if !buffer_addr.is_null() {
+                *(buffer_addr as *mut *mut c_void) = addr as *mut c_void;
+            }
+            if !size.is_null() {
+                // Only a buffer attached by MPI_Buffer_attach_c can be too big for an int.
+                *size = Count::try_from(len).unwrap_or(Count::MAX);
+            }
+            Ok(())
+        })
+    }
 }

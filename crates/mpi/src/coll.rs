@@ -55,12 +55,12 @@ unsafe fn reduction_input(sendbuf: *const c_void, recvbuf: *mut c_void, len: usi
 struct Landing {
     user: *mut u8,
     len: usize,
-    holes: Option<(datatype::Layout, c_int, Vec<u8>)>,
+    holes: Option<(datatype::Layout, i64, Vec<u8>)>,
 }
 
 impl Landing {
     /// The landing for `count` instances of `layout` at `recvbuf`, `len` = their `reduce_bytes`.
-    unsafe fn new(layout: datatype::Layout, count: c_int, recvbuf: *mut c_void, len: usize) -> Res<Landing> {
+    unsafe fn new(layout: datatype::Layout, count: i64, recvbuf: *mut c_void, len: usize) -> Res<Landing> {
         let user = slice_mut(recvbuf, len)?.as_mut_ptr();
         let holes = layout.has_holes(count).then(|| (layout, count, vec![0u8; len]));
         Ok(Landing { user, len, holes })
@@ -167,11 +167,14 @@ fn check_root(c: &Communicator, root: c_int) -> Res<usize> {
 }
 
 /// Byte parts of a reduction result scattered by `counts` elements of `extent` bytes each.
-unsafe fn reduce_parts(n: usize, counts: *const c_int, extent: usize) -> Res<Vec<(usize, usize)>> {
+unsafe fn reduce_parts(n: usize, counts: Ints, extent: usize) -> Res<Vec<(usize, usize)>> {
+    if n > 0 && counts.is_null() {
+        return Err(err(MPI_ERR_ARG, "NULL recvcounts"));
+    }
     let mut at = 0;
     (0..n)
         .map(|r| {
-            let c = *counts.add(r);
+            let c = counts.at(r);
             if c < 0 {
                 return Err(err(MPI_ERR_COUNT, format!("rank {r}: count {c}")));
             }
@@ -182,21 +185,65 @@ unsafe fn reduce_parts(n: usize, counts: *const c_int, extent: usize) -> Res<Vec
         .collect()
 }
 
+/// A C array of counts or displacements: `int` in the MPI 3 functions, 64 bits (`MPI_Count`,
+/// `MPI_Aint`) in the large-count `_c` ones.
+#[derive(Clone, Copy)]
+enum Ints {
+    Int(*const c_int),
+    Wide(*const i64),
+}
+
+impl Ints {
+    fn is_null(self) -> bool {
+        match self {
+            Ints::Int(p) => p.is_null(),
+            Ints::Wide(p) => p.is_null(),
+        }
+    }
+
+    /// # Safety
+    /// The array holds more than `i` entries.
+    unsafe fn at(self, i: usize) -> i64 {
+        match self {
+            Ints::Int(p) => *p.add(i) as i64,
+            Ints::Wide(p) => *p.add(i),
+        }
+    }
+}
+
+/// An element type of [`Ints`].
+trait IntArray: Copy {
+    fn ints(p: *const Self) -> Ints;
+}
+
+impl IntArray for c_int {
+    fn ints(p: *const c_int) -> Ints {
+        Ints::Int(p)
+    }
+}
+
+impl IntArray for i64 {
+    fn ints(p: *const i64) -> Ints {
+        Ints::Wide(p)
+    }
+}
+
 /// Counts and displacements (in elements) of a buffer's parts, one per rank, read where
 /// they lie (nothing is copied per call).
 #[derive(Clone, Copy)]
 enum Shape {
     /// `n` parts of `count` elements, one after another.
-    Uniform(usize, c_int),
+    Uniform(usize, i64),
     /// The C arrays of a v-collective, `n` entries each (not NULL).
-    Varying(usize, *const c_int, *const c_int),
+    Varying(usize, Ints, Ints),
 }
 
 impl Shape {
     /// # Safety
     /// Unless NULL, `counts` and `displs` hold `n` entries each and stay valid while the
     /// shape is used (the call's arguments).
-    unsafe fn varying(n: usize, counts: *const c_int, displs: *const c_int) -> Res<Shape> {
+    unsafe fn varying<C: IntArray, D: IntArray>(n: usize, counts: *const C, displs: *const D) -> Res<Shape> {
+        let (counts, displs) = (C::ints(counts), D::ints(displs));
         if n > 0 && (counts.is_null() || displs.is_null()) {
             return Err(err(MPI_ERR_ARG, "NULL counts or displacements"));
         }
@@ -204,14 +251,14 @@ impl Shape {
     }
 
     /// `(count, displacement)` per rank.
-    fn parts(self) -> impl ExactSizeIterator<Item = (c_int, i64)> + Clone {
+    fn parts(self) -> impl ExactSizeIterator<Item = (i64, i64)> + Clone {
         let n = match self {
             Shape::Uniform(n, _) | Shape::Varying(n, ..) => n,
         };
         (0..n).map(move |r| match self {
-            Shape::Uniform(_, count) => (count, r as i64 * count as i64),
+            Shape::Uniform(_, count) => (count, r as i64 * count),
             // SAFETY: `varying` checked the arrays, which hold `n` entries.
-            Shape::Varying(_, counts, displs) => unsafe { (*counts.add(r), *displs.add(r) as i64) },
+            Shape::Varying(_, counts, displs) => unsafe { (counts.at(r), displs.at(r)) },
         })
     }
 }
@@ -272,19 +319,24 @@ unsafe fn blocking(function: &'static str, comm: MPI_Comm, start: impl FnOnce(&C
     })
 }
 
-/// `$name(args..., comm)` and `$iname(args..., comm, request)`: one collective written once,
-/// as `|c| start` (a schedule on communicator `c`), that the blocking form waits for and the
-/// I-form hands back as a request.
+/// `$name(args..., comm)` and `$iname(args..., comm, request)`, and their large-count twins
+/// `$cname` and `$icname` (see `counts.rs`: `Count` is `int` or `MPI_Count`, `Disp` `int` or
+/// `MPI_Aint`): one collective written once, as `|c| start` (a schedule on communicator `c`),
+/// that the blocking forms wait for and the I-forms hand back as a request.
 macro_rules! collective {
-    ($name:ident, $iname:ident, ($($arg:ident: $ty:ty),* $(,)?), |$c:ident| $start:expr) => {
-        #[no_mangle]
-        pub unsafe extern "C" fn $name($($arg: $ty,)* comm: MPI_Comm) -> c_int {
-            blocking(&stringify!($name)[1..], comm, |$c| $start)
+    ([$name:ident, $iname:ident, $cname:ident, $icname:ident], ($($arg:ident: $ty:ty),* $(,)?), |$c:ident| $start:expr) => {
+        counted! {
+            [$name; Count = c_int, Disp = c_int] [$cname; Count = MPI_Count, Disp = MPI_Aint]
+            fn($($arg: $ty,)* comm: MPI_Comm) -> c_int {
+                blocking(FUNCTION, comm, |$c| $start)
+            }
         }
 
-        #[no_mangle]
-        pub unsafe extern "C" fn $iname($($arg: $ty,)* comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-            scheduled(&stringify!($iname)[1..], comm, request, |$c| $start)
+        counted! {
+            [$iname; Count = c_int, Disp = c_int] [$icname; Count = MPI_Count, Disp = MPI_Aint]
+            fn($($arg: $ty,)* comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+                scheduled(FUNCTION, comm, request, |$c| $start)
+            }
         }
     };
 }
@@ -294,156 +346,155 @@ pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request
     scheduled("MPI_Ibarrier", comm, request, |c| Ok((c.ibarrier()?, None)))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibcast(
-    buf: *mut c_void,
-    count: c_int,
-    t: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Ibcast", comm, request, |c| {
-        let root = check_root(c, root)?;
-        let dir = if c.rank() == root { Dir::Read } else { Dir::Write };
-        // A staged view lives until the end: the root's packed copy is what goes out.
-        let v = view(&datatype::layout(t)?, buf, count, dir)?;
-        Ok((c.ibcast_raw(v.ptr(), v.len(), root)?, Some(finish_view(v))))
-    })
+counted! {
+    [PMPI_Ibcast; Count = c_int] [PMPI_Ibcast_c; Count = MPI_Count]
+    fn(buf: *mut c_void, count: Count, t: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        scheduled(FUNCTION, comm, request, |c| {
+            let root = check_root(c, root)?;
+            let dir = if c.rank() == root { Dir::Read } else { Dir::Write };
+            // A staged view lives until the end: the root's packed copy is what goes out.
+            let v = view(&datatype::layout(t)?, buf, count, dir)?;
+            Ok((c.ibcast_raw(v.ptr(), v.len(), root)?, Some(finish_view(v))))
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Ireduce", comm, request, |c| {
-        let root = check_root(c, root)?;
-        let layout = datatype::layout(t)?;
-        let len = layout.reduce_bytes(count)?;
-        let combine = combiner(op, t)?;
-        if c.rank() == root {
+counted! {
+    [PMPI_Ireduce; Count = c_int] [PMPI_Ireduce_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: Count,
+        t: MPI_Datatype,
+        op: MPI_Op,
+        root: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        let count = i64::from(count);
+        scheduled(FUNCTION, comm, request, |c| {
+            let root = check_root(c, root)?;
+            let layout = datatype::layout(t)?;
+            let len = layout.reduce_bytes(count)?;
+            let combine = combiner(op, t)?;
+            if c.rank() == root {
+                let send = reduction_source(sendbuf, recvbuf, len)?;
+                let mut land = Landing::new(layout, count, recvbuf, len)?;
+                Ok((c.ireduce_raw(send, land.ptr(), len, root, combine)?, land.at_completion()))
+            } else {
+                Ok((c.ireduce_raw(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, combine)?, None))
+            }
+        })
+    }
+}
+
+counted! {
+    [PMPI_Iallreduce; Count = c_int] [PMPI_Iallreduce_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: Count,
+        t: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        let count = i64::from(count);
+        scheduled(FUNCTION, comm, request, |c| {
+            let layout = datatype::layout(t)?;
+            let len = layout.reduce_bytes(count)?;
+            let combine = combiner(op, t)?;
             let send = reduction_source(sendbuf, recvbuf, len)?;
             let mut land = Landing::new(layout, count, recvbuf, len)?;
-            Ok((c.ireduce_raw(send, land.ptr(), len, root, combine)?, land.at_completion()))
-        } else {
-            Ok((c.ireduce_raw(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, combine)?, None))
-        }
-    })
+            Ok((c.iallreduce_raw(send, land.ptr(), len, combine)?, land.at_completion()))
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallreduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Iallreduce", comm, request, |c| {
-        let layout = datatype::layout(t)?;
-        let len = layout.reduce_bytes(count)?;
-        let combine = combiner(op, t)?;
-        let send = reduction_source(sendbuf, recvbuf, len)?;
-        let mut land = Landing::new(layout, count, recvbuf, len)?;
-        Ok((c.iallreduce_raw(send, land.ptr(), len, combine)?, land.at_completion()))
-    })
+counted! {
+    [PMPI_Bcast; Count = c_int] [PMPI_Bcast_c; Count = MPI_Count]
+    fn(buf: *mut c_void, count: Count, t: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        call_unlocked(FUNCTION, comm, || {
+            let c = comm_ref(comm)?;
+            let root = check_root(&c, root)?;
+            not_in_place(buf, "the buffer")?;
+            let dir = if c.rank() == root { Dir::Read } else { Dir::Write };
+            let mut v = view(&datatype::layout(t)?, buf, count, dir)?;
+            c.bcast_bytes(v.bytes_mut(), root)?;
+            let len = v.len();
+            v.finish(len);
+            Ok(())
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Bcast(
-    buf: *mut c_void,
-    count: c_int,
-    t: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    call_unlocked("MPI_Bcast", comm, || {
-        let c = comm_ref(comm)?;
-        let root = check_root(&c, root)?;
-        not_in_place(buf, "the buffer")?;
-        let dir = if c.rank() == root { Dir::Read } else { Dir::Write };
-        let mut v = view(&datatype::layout(t)?, buf, count, dir)?;
-        c.bcast_bytes(v.bytes_mut(), root)?;
-        let len = v.len();
-        v.finish(len);
-        Ok(())
-    })
+counted! {
+    [PMPI_Reduce; Count = c_int] [PMPI_Reduce_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: Count,
+        t: MPI_Datatype,
+        op: MPI_Op,
+        root: c_int,
+        comm: MPI_Comm,
+    ) -> c_int {
+        let count = i64::from(count);
+        call_unlocked(FUNCTION, comm, || {
+            let c = comm_ref(comm)?;
+            let root = check_root(&c, root)?;
+            let layout = datatype::layout(t)?;
+            let len = layout.reduce_bytes(count)?;
+            let mut combine = combiner(op, t)?;
+            let is_root = c.rank() == root;
+            // Only the root's receive buffer matters (and may take MPI_IN_PLACE).
+            let send = if is_root { reduction_input(sendbuf, recvbuf, len)? } else { slice(sendbuf, len)?.to_vec() };
+            let mut land = if is_root { Some(Landing::new(layout, count, recvbuf, len)?) } else { None };
+            c.reduce_bytes(&send, land.as_mut().map(Landing::bytes), root, &mut combine)?;
+            if let Some(land) = land {
+                land.finish();
+            }
+            Ok(())
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    call_unlocked("MPI_Reduce", comm, || {
-        let c = comm_ref(comm)?;
-        let root = check_root(&c, root)?;
-        let layout = datatype::layout(t)?;
-        let len = layout.reduce_bytes(count)?;
-        let mut combine = combiner(op, t)?;
-        let is_root = c.rank() == root;
-        // Only the root's receive buffer matters (and may take MPI_IN_PLACE).
-        let send = if is_root { reduction_input(sendbuf, recvbuf, len)? } else { slice(sendbuf, len)?.to_vec() };
-        let mut land = if is_root { Some(Landing::new(layout, count, recvbuf, len)?) } else { None };
-        c.reduce_bytes(&send, land.as_mut().map(Landing::bytes), root, &mut combine)?;
-        if let Some(land) = land {
+counted! {
+    [PMPI_Allreduce; Count = c_int] [PMPI_Allreduce_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: Count,
+        t: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+    ) -> c_int {
+        let count = i64::from(count);
+        call_unlocked(FUNCTION, comm, || {
+            let c = comm_ref(comm)?;
+            let layout = datatype::layout(t)?;
+            let len = layout.reduce_bytes(count)?;
+            let mut combine = combiner(op, t)?;
+            let send = reduction_input(sendbuf, recvbuf, len)?;
+            let mut land = Landing::new(layout, count, recvbuf, len)?;
+            c.allreduce_bytes(&send, land.bytes(), &mut combine)?;
             land.finish();
-        }
-        Ok(())
-    })
+            Ok(())
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allreduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    call_unlocked("MPI_Allreduce", comm, || {
-        let c = comm_ref(comm)?;
-        let layout = datatype::layout(t)?;
-        let len = layout.reduce_bytes(count)?;
-        let mut combine = combiner(op, t)?;
-        let send = reduction_input(sendbuf, recvbuf, len)?;
-        let mut land = Landing::new(layout, count, recvbuf, len)?;
-        c.allreduce_bytes(&send, land.bytes(), &mut combine)?;
-        land.finish();
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_local(
-    inbuf: *const c_void,
-    inoutbuf: *mut c_void,
-    count: c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-) -> c_int {
-    call_unlocked("MPI_Reduce_local", MPI_COMM_WORLD, || {
-        let layout = datatype::layout(t)?;
-        let len = layout.reduce_bytes(count)?;
-        let mut combine = combiner(op, t)?;
-        combine(slice(inbuf, len)?, slice_mut(inoutbuf, len)?);
-        Ok(())
-    })
+counted! {
+    [PMPI_Reduce_local; Count = c_int] [PMPI_Reduce_local_c; Count = MPI_Count]
+    fn(inbuf: *const c_void, inoutbuf: *mut c_void, count: Count, t: MPI_Datatype, op: MPI_Op) -> c_int {
+        call_unlocked(FUNCTION, MPI_COMM_WORLD, || {
+            let layout = datatype::layout(t)?;
+            let len = layout.reduce_bytes(count)?;
+            let mut combine = combiner(op, t)?;
+            combine(slice(inbuf, len)?, slice_mut(inoutbuf, len)?);
+            Ok(())
+        })
+    }
 }
 
 /// Reduce-scatter as a schedule: this rank's `part` (byte offset, length) of the reduction of
@@ -462,19 +513,19 @@ unsafe fn reduce_scatter(
 }
 
 /// How many instances of `t` a reduction span of `len` bytes holds.
-fn instances(t: MPI_Datatype, len: usize) -> Res<c_int> {
+fn instances(t: MPI_Datatype, len: usize) -> Res<i64> {
     let extent = datatype::layout(t)?.extent().max(1) as usize;
-    Ok((len / extent) as c_int)
+    Ok((len / extent) as i64)
 }
 
 /// This rank's part of MPI_Reduce_scatter_block's result, and the result's length.
-fn block_part(c: &Communicator, recvcount: c_int, t: MPI_Datatype) -> Res<((usize, usize), usize)> {
+fn block_part(c: &Communicator, recvcount: i64, t: MPI_Datatype) -> Res<((usize, usize), usize)> {
     let part = datatype::layout(t)?.reduce_bytes(recvcount)?;
     Ok(((c.rank() * part, part), part * c.size()))
 }
 
 /// This rank's part of MPI_Reduce_scatter's result, and the result's length.
-unsafe fn varying_part(c: &Communicator, recvcounts: *const c_int, t: MPI_Datatype) -> Res<((usize, usize), usize)> {
+unsafe fn varying_part(c: &Communicator, recvcounts: Ints, t: MPI_Datatype) -> Res<((usize, usize), usize)> {
     let layout = datatype::layout(t)?;
     layout.reduce_bytes(0)?;
     let parts = reduce_parts(c.size(), recvcounts, layout.extent() as usize)?;
@@ -497,71 +548,72 @@ unsafe fn reduce_scatter_now(
     Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter_block(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    call_unlocked("MPI_Reduce_scatter_block", comm, || {
-        let c = comm_ref(comm)?;
-        reduce_scatter_now((sendbuf, recvbuf), block_part(&c, recvcount, t)?, (t, op), &c)
-    })
+counted! {
+    [PMPI_Reduce_scatter_block; Count = c_int] [PMPI_Reduce_scatter_block_c; Count = MPI_Count]
+    fn(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: Count, t: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        call_unlocked(FUNCTION, comm, || {
+            let c = comm_ref(comm)?;
+            reduce_scatter_now((sendbuf, recvbuf), block_part(&c, recvcount.into(), t)?, (t, op), &c)
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Ireduce_scatter_block", comm, request, |c| {
-        let (part, total) = block_part(c, recvcount, t)?;
-        reduce_scatter((sendbuf, recvbuf), total, part, (t, op), c)
-    })
+counted! {
+    [PMPI_Ireduce_scatter_block; Count = c_int] [PMPI_Ireduce_scatter_block_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        recvcount: Count,
+        t: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        scheduled(FUNCTION, comm, request, |c| {
+            let (part, total) = block_part(c, recvcount.into(), t)?;
+            reduce_scatter((sendbuf, recvbuf), total, part, (t, op), c)
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    call_unlocked("MPI_Reduce_scatter", comm, || {
-        let c = comm_ref(comm)?;
-        reduce_scatter_now((sendbuf, recvbuf), varying_part(&c, recvcounts, t)?, (t, op), &c)
-    })
+counted! {
+    [PMPI_Reduce_scatter; Count = c_int] [PMPI_Reduce_scatter_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        recvcounts: *const Count,
+        t: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+    ) -> c_int {
+        call_unlocked(FUNCTION, comm, || {
+            let c = comm_ref(comm)?;
+            reduce_scatter_now((sendbuf, recvbuf), varying_part(&c, Count::ints(recvcounts), t)?, (t, op), &c)
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce_scatter(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    t: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    scheduled("MPI_Ireduce_scatter", comm, request, |c| {
-        let (part, total) = varying_part(c, recvcounts, t)?;
-        reduce_scatter((sendbuf, recvbuf), total, part, (t, op), c)
-    })
+counted! {
+    [PMPI_Ireduce_scatter; Count = c_int] [PMPI_Ireduce_scatter_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        recvcounts: *const Count,
+        t: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        scheduled(FUNCTION, comm, request, |c| {
+            let (part, total) = varying_part(c, Count::ints(recvcounts), t)?;
+            reduce_scatter((sendbuf, recvbuf), total, part, (t, op), c)
+        })
+    }
 }
 
 /// Scan and exscan as a schedule.
 unsafe fn scan(
-    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, c_int, MPI_Datatype, MPI_Op),
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, i64, MPI_Datatype, MPI_Op),
     c: &Communicator,
     exclusive: bool,
 ) -> Res<Started> {
@@ -575,12 +627,12 @@ unsafe fn scan(
 
 /// Scan and exscan, blocking (a direct form, as for reduce-scatter).
 unsafe fn scan_now(
-    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, c_int, MPI_Datatype, MPI_Op),
+    function: &'static str,
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, i64, MPI_Datatype, MPI_Op),
     comm: MPI_Comm,
     exclusive: bool,
 ) -> c_int {
-    let name = if exclusive { "MPI_Exscan" } else { "MPI_Scan" };
-    call_unlocked(name, comm, || {
+    call_unlocked(function, comm, || {
         let c = comm_ref(comm)?;
         let layout = datatype::layout(t)?;
         let len = layout.reduce_bytes(count)?;
@@ -593,41 +645,36 @@ unsafe fn scan_now(
     })
 }
 
-/// `$name(sendbuf, recvbuf, count, t, op, comm)` and its I-form, for scan (`false`) or
-/// exscan (`true`).
+/// `$name(sendbuf, recvbuf, count, t, op, comm)`, its I-form and their large-count twins, for
+/// scan (`false`) or exscan (`true`).
 macro_rules! scans {
-    ($name:ident, $iname:ident, $exclusive:expr) => {
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            sendbuf: *const c_void,
-            recvbuf: *mut c_void,
-            count: c_int,
-            t: MPI_Datatype,
-            op: MPI_Op,
-            comm: MPI_Comm,
-        ) -> c_int {
-            scan_now((sendbuf, recvbuf, count, t, op), comm, $exclusive)
+    ([$name:ident, $iname:ident, $cname:ident, $icname:ident], $exclusive:expr) => {
+        counted! {
+            [$name; Count = c_int] [$cname; Count = MPI_Count]
+            fn(sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, t: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+                scan_now(FUNCTION, (sendbuf, recvbuf, count.into(), t, op), comm, $exclusive)
+            }
         }
 
-        #[no_mangle]
-        pub unsafe extern "C" fn $iname(
-            sendbuf: *const c_void,
-            recvbuf: *mut c_void,
-            count: c_int,
-            t: MPI_Datatype,
-            op: MPI_Op,
-            comm: MPI_Comm,
-            request: *mut MPI_Request,
-        ) -> c_int {
-            scheduled(&stringify!($iname)[1..], comm, request, |c| {
-                scan((sendbuf, recvbuf, count, t, op), c, $exclusive)
-            })
+        counted! {
+            [$iname; Count = c_int] [$icname; Count = MPI_Count]
+            fn(
+                sendbuf: *const c_void,
+                recvbuf: *mut c_void,
+                count: Count,
+                t: MPI_Datatype,
+                op: MPI_Op,
+                comm: MPI_Comm,
+                request: *mut MPI_Request,
+            ) -> c_int {
+                scheduled(FUNCTION, comm, request, |c| scan((sendbuf, recvbuf, count.into(), t, op), c, $exclusive))
+            }
         }
     };
 }
 
-scans!(PMPI_Scan, PMPI_Iscan, false);
-scans!(PMPI_Exscan, PMPI_Iexscan, true);
+scans!([PMPI_Scan, PMPI_Iscan, PMPI_Scan_c, PMPI_Iscan_c], false);
+scans!([PMPI_Exscan, PMPI_Iexscan, PMPI_Exscan_c, PMPI_Iexscan_c], true);
 
 /// Where a rank's contribution lies: its send view, or in place its part of the receive
 /// buffer (`part` of `recv`).
@@ -643,7 +690,7 @@ unsafe fn contribution(send: &Option<View>, recv: &Parted, part: usize) -> (*con
 
 /// Gather with per-rank counts and displacements (in elements of `recvtype`) at the root.
 unsafe fn gatherv(
-    (sendbuf, sendcount, sendtype): (*const c_void, c_int, MPI_Datatype),
+    (sendbuf, sendcount, sendtype): (*const c_void, i64, MPI_Datatype),
     recvbuf: *mut c_void,
     shape: impl FnOnce(&Communicator) -> Res<Shape>,
     recvtype: MPI_Datatype,
@@ -683,20 +730,20 @@ fn finish_view(v: View) -> Box<dyn FnOnce()> {
     })
 }
 
-collective!(PMPI_Gather, PMPI_Igather, (
-    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
+collective!([PMPI_Gather, PMPI_Igather, PMPI_Gather_c, PMPI_Igather_c], (
+    sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| Ok(Shape::Uniform(c.size(), recvcount));
-    gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
+    let shape = |c: &Communicator| Ok(Shape::Uniform(c.size(), recvcount.into()));
+    gatherv((sendbuf, sendcount.into(), sendtype), recvbuf, shape, recvtype, root, c)
 });
 
-collective!(PMPI_Gatherv, PMPI_Igatherv, (
-    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int
+collective!([PMPI_Gatherv, PMPI_Igatherv, PMPI_Gatherv_c, PMPI_Igatherv_c], (
+    sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype, root: c_int
 ), |c| {
     let shape = |c: &Communicator| Shape::varying(c.size(), recvcounts, displs);
-    gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
+    gatherv((sendbuf, sendcount.into(), sendtype), recvbuf, shape, recvtype, root, c)
 });
 
 /// Scatter with per-rank counts and displacements (in elements of `sendtype`) at the root.
@@ -704,7 +751,7 @@ unsafe fn scatterv(
     sendbuf: *const c_void,
     shape: impl FnOnce(&Communicator) -> Res<Shape>,
     sendtype: MPI_Datatype,
-    (recvbuf, recvcount, recvtype): (*mut c_void, c_int, MPI_Datatype),
+    (recvbuf, recvcount, recvtype): (*mut c_void, i64, MPI_Datatype),
     root: c_int,
     c: &Communicator,
 ) -> Res<Started> {
@@ -738,24 +785,24 @@ unsafe fn scatterv(
     ))
 }
 
-collective!(PMPI_Scatter, PMPI_Iscatter, (
-    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
+collective!([PMPI_Scatter, PMPI_Iscatter, PMPI_Scatter_c, PMPI_Iscatter_c], (
+    sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| Ok(Shape::Uniform(c.size(), sendcount));
-    scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
+    let shape = |c: &Communicator| Ok(Shape::Uniform(c.size(), sendcount.into()));
+    scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount.into(), recvtype), root, c)
 });
 
-collective!(PMPI_Scatterv, PMPI_Iscatterv, (
-    sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
+collective!([PMPI_Scatterv, PMPI_Iscatterv, PMPI_Scatterv_c, PMPI_Iscatterv_c], (
+    sendbuf: *const c_void, sendcounts: *const Count, displs: *const Disp, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
     let shape = |c: &Communicator| Shape::varying(c.size(), sendcounts, displs);
-    scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
+    scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount.into(), recvtype), root, c)
 });
 
 unsafe fn allgatherv(
-    (sendbuf, sendcount, sendtype): (*const c_void, c_int, MPI_Datatype),
+    (sendbuf, sendcount, sendtype): (*const c_void, i64, MPI_Datatype),
     recvbuf: *mut c_void,
     shape: Shape,
     recvtype: MPI_Datatype,
@@ -771,18 +818,18 @@ unsafe fn allgatherv(
     Ok((coll, Some(Box::new(move || finish_parted(recv, send)))))
 }
 
-collective!(PMPI_Allgather, PMPI_Iallgather, (
-    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype
+collective!([PMPI_Allgather, PMPI_Iallgather, PMPI_Allgather_c, PMPI_Iallgather_c], (
+    sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype
 ), |c| {
-    allgatherv((sendbuf, sendcount, sendtype), recvbuf, Shape::Uniform(c.size(), recvcount), recvtype, c)
+    allgatherv((sendbuf, sendcount.into(), sendtype), recvbuf, Shape::Uniform(c.size(), recvcount.into()), recvtype, c)
 });
 
-collective!(PMPI_Allgatherv, PMPI_Iallgatherv, (
-    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype
+collective!([PMPI_Allgatherv, PMPI_Iallgatherv, PMPI_Allgatherv_c, PMPI_Iallgatherv_c], (
+    sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype
 ), |c| {
-    allgatherv((sendbuf, sendcount, sendtype), recvbuf, Shape::varying(c.size(), recvcounts, displs)?, recvtype, c)
+    allgatherv((sendbuf, sendcount.into(), sendtype), recvbuf, Shape::varying(c.size(), recvcounts, displs)?, recvtype, c)
 });
 
 unsafe fn alltoallv(
@@ -829,17 +876,18 @@ unsafe fn alltoall_shapes(
     Ok((send, recv(n)?))
 }
 
-collective!(PMPI_Alltoall, PMPI_Ialltoall, (
-    sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype
+collective!([PMPI_Alltoall, PMPI_Ialltoall, PMPI_Alltoall_c, PMPI_Ialltoall_c], (
+    sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype
 ), |c| {
     let n = c.size();
-    alltoallv((sendbuf, Shape::Uniform(n, sendcount), sendtype), (recvbuf, Shape::Uniform(n, recvcount), recvtype), c)
+    let (send, recv) = (Shape::Uniform(n, sendcount.into()), Shape::Uniform(n, recvcount.into()));
+    alltoallv((sendbuf, send, sendtype), (recvbuf, recv, recvtype), c)
 });
 
-collective!(PMPI_Alltoallv, PMPI_Ialltoallv, (
-    sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype
+collective!([PMPI_Alltoallv, PMPI_Ialltoallv, PMPI_Alltoallv_c, PMPI_Ialltoallv_c], (
+    sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const Disp, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const Count, rdispls: *const Disp, recvtype: MPI_Datatype
 ), |c| {
     let (send, recv) =
         alltoall_shapes(c, sendbuf, |n| Shape::varying(n, sendcounts, sdispls), |n| Shape::varying(n, recvcounts, rdispls))?;
@@ -847,7 +895,7 @@ collective!(PMPI_Alltoallv, PMPI_Ialltoallv, (
 });
 
 /// One rank's part in Alltoallw: count, byte displacement, type.
-type WPart = (c_int, i64, MPI_Datatype);
+type WPart = (i64, i64, MPI_Datatype);
 
 /// Parts packed one after another, and their byte layout.
 type Packed = (Vec<u8>, Vec<(usize, usize)>);
@@ -866,15 +914,15 @@ unsafe fn pack_w(buf: *const c_void, parts: &[WPart]) -> Res<Packed> {
 }
 
 /// `(count, byte displacement, type)` per rank from Alltoallw's C arrays.
-unsafe fn w_parts(n: usize, counts: *const c_int, displs: *const c_int, types: *const MPI_Datatype) -> Res<Vec<WPart>> {
+unsafe fn w_parts(n: usize, counts: Ints, displs: Ints, types: *const MPI_Datatype) -> Res<Vec<WPart>> {
     if n > 0 && (counts.is_null() || displs.is_null() || types.is_null()) {
         return Err(err(MPI_ERR_ARG, "NULL counts, displacements or types"));
     }
-    Ok((0..n).map(|r| (*counts.add(r), *displs.add(r) as i64, *types.add(r))).collect())
+    Ok((0..n).map(|r| (counts.at(r), displs.at(r), *types.add(r))).collect())
 }
 
 /// Alltoallw's C arrays: counts, displacements (in bytes) and types, per rank.
-type WArrays = (*const c_int, *const c_int, *const MPI_Datatype);
+type WArrays = (Ints, Ints, *const MPI_Datatype);
 
 /// Alltoallw as a schedule: each side packed into one buffer, part after part, and the
 /// received parts unpacked into their places when it ends.
@@ -915,10 +963,10 @@ unsafe fn alltoallw(
     Ok((coll, Some(Box::new(done))))
 }
 
-collective!(PMPI_Alltoallw, PMPI_Ialltoallw, (
-    sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype,
-    recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype
+collective!([PMPI_Alltoallw, PMPI_Ialltoallw, PMPI_Alltoallw_c, PMPI_Ialltoallw_c], (
+    sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const Disp, sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const Count, rdispls: *const Disp, recvtypes: *const MPI_Datatype
 ), |c| {
-    let send = (sendbuf, (sendcounts, sdispls, sendtypes));
-    alltoallw(send, (recvbuf, (recvcounts, rdispls, recvtypes)), c)
+    let send = (sendbuf, (Count::ints(sendcounts), Disp::ints(sdispls), sendtypes));
+    alltoallw(send, (recvbuf, (Count::ints(recvcounts), Disp::ints(rdispls), recvtypes)), c)
 });

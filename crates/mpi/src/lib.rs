@@ -7,13 +7,17 @@
 //! process-wide tables behind the handles; `error.rs` the one place errors become MPI error
 //! classes and error handlers run; then one file per family of calls (`env`, `p2p`,
 //! `request` and `request_list`, `comm`, `coll`, `datatype`, `ops`, `win` for one-sided communication);
-//! `exports.rs` the weak aliases and the data objects programs link against.
+//! `counts.rs` writes each large-count (`_c`) function and its int twin
+//! once; `exports.rs` the weak aliases and the data objects programs link against.
 
 // MPI's names and argument lists are the C ABI's; the exported functions' safety contract is
 // the MPI standard's.
 #![allow(non_snake_case, non_camel_case_types, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 pub mod abi;
+// First: its `counted!` macro serves the families below.
+#[macro_use]
+mod counts;
 mod attr;
 mod bsend;
 mod coll;

@@ -97,7 +97,7 @@ pub unsafe extern "C" fn PMPI_Mprobe(
 }
 
 /// Starts receiving a probed message; NO_PROC gives a completed empty receive.
-unsafe fn start(m: &mut Mpi, buf: *mut c_void, count: c_int, t: MPI_Datatype, message: *mut MPI_Message) -> Res<Req> {
+unsafe fn start(m: &mut Mpi, buf: *mut c_void, count: i64, t: MPI_Datatype, message: *mut MPI_Message) -> Res<Req> {
     let message = out(message, "message")?;
     if *message == MPI_MESSAGE_NO_PROC {
         *message = MPI_MESSAGE_NULL;
@@ -111,34 +111,38 @@ unsafe fn start(m: &mut Mpi, buf: *mut c_void, count: c_int, t: MPI_Datatype, me
     Ok(Req::Active { req, comm: MPI_COMM_WORLD, staged: data.into_staging() })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Imrecv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    message: *mut MPI_Message,
-    request: *mut MPI_Request,
-) -> c_int {
-    call("MPI_Imrecv", MPI_COMM_WORLD, |m| {
-        let request = out(request, "request")?;
-        let req = start(m, buf, count, datatype, message)?;
-        *request = m.add_request(req);
-        Ok(())
-    })
+counted! {
+    [PMPI_Imrecv; Count = c_int] [PMPI_Imrecv_c; Count = MPI_Count]
+    fn(
+        buf: *mut c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        message: *mut MPI_Message,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        call(FUNCTION, MPI_COMM_WORLD, |m| {
+            let request = out(request, "request")?;
+            let req = start(m, buf, count.into(), datatype, message)?;
+            *request = m.add_request(req);
+            Ok(())
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Mrecv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    message: *mut MPI_Message,
-    status: *mut MPI_Status,
-) -> c_int {
-    call_unlocked("MPI_Mrecv", MPI_COMM_WORLD, || {
-        status_arg(status)?;
-        let req = state::with(|m| start(m, buf, count, datatype, message)).expect("MPI is running")?;
-        fill_status(status, &finish(req)?);
-        Ok(())
-    })
+counted! {
+    [PMPI_Mrecv; Count = c_int] [PMPI_Mrecv_c; Count = MPI_Count]
+    fn(
+        buf: *mut c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        message: *mut MPI_Message,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        call_unlocked(FUNCTION, MPI_COMM_WORLD, || {
+            status_arg(status)?;
+            let req = state::with(|m| start(m, buf, count.into(), datatype, message)).expect("MPI is running")?;
+            fill_status(status, &finish(req)?);
+            Ok(())
+        })
+    }
 }

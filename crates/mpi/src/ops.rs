@@ -9,7 +9,47 @@ use crate::error::{call, err, out, Res};
 use crate::state::Mpi;
 
 /// `typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *type)`.
-pub(crate) type UserFunction = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
+pub(crate) type IntUserFunction = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
+
+/// `typedef void MPI_User_function_c(void *, void *, MPI_Count *, MPI_Datatype *)` (MPI 4.0).
+pub(crate) type LargeUserFunction = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut MPI_Datatype);
+
+/// A program's operator function, from MPI_Op_create or MPI_Op_create_c.
+#[derive(Clone, Copy)]
+pub(crate) enum UserFunction {
+    Int(IntUserFunction),
+    Large(LargeUserFunction),
+}
+
+impl UserFunction {
+    /// Runs the function on `len` elements of `t` (`elem` bytes apart): an int one in runs
+    /// of at most INT_MAX elements.
+    ///
+    /// # Safety
+    /// `inv` and `inout` hold `len` elements of `t`, as the function expects.
+    unsafe fn apply(self, inv: &[u8], inout: &mut [u8], elem: usize, mut t: MPI_Datatype) {
+        let len = inout.len() / elem.max(1);
+        match self {
+            UserFunction::Large(f) => {
+                let mut n = len as MPI_Count;
+                f(inv.as_ptr() as *mut c_void, inout.as_mut_ptr().cast(), &mut n, &mut t);
+            }
+            UserFunction::Int(f) => {
+                let mut done = 0;
+                loop {
+                    let run = (len - done).min(c_int::MAX as usize);
+                    let mut n = run as c_int;
+                    let at = done * elem;
+                    f(inv.as_ptr().add(at) as *mut c_void, inout.as_mut_ptr().add(at).cast(), &mut n, &mut t);
+                    done += run;
+                    if done >= len {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
 
 pub(crate) type Combiner = Box<dyn FnMut(&[u8], &mut [u8]) + Send>;
 
@@ -266,11 +306,9 @@ pub(crate) fn combiner(m: &mut Mpi, op: MPI_Op, datatype: MPI_Datatype) -> Res<C
         // the operation is pending, even if the program frees the type meanwhile.
         let hold = m.types.hold(datatype);
         return Ok(Box::new(move |inv: &[u8], inout: &mut [u8]| {
-            let mut t = hold.handle();
-            let mut len = (inout.len() / elem.max(1)) as c_int;
-            // SAFETY: the user function reads `len` elements of `t` from `inv` and updates
+            // SAFETY: the user function reads the elements of `t` in `inv` and updates
             // `inout` in place, as MPI specifies.
-            unsafe { f(inv.as_ptr() as *mut c_void, inout.as_mut_ptr().cast(), &mut len, &mut t) };
+            unsafe { f.apply(inv, inout, elem, hold.handle()) };
         }));
     }
     predefined_combiner(m, op, datatype)
@@ -299,13 +337,27 @@ pub(crate) fn commutative(m: &Mpi, op: MPI_Op) -> bool {
     m.user_op(op).is_none_or(|(_, commute)| commute)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Op_create(function: Option<UserFunction>, commute: c_int, op: *mut MPI_Op) -> c_int {
-    call("MPI_Op_create", MPI_COMM_WORLD, |m| {
-        let f = function.ok_or_else(|| err(MPI_ERR_ARG, "MPI_Op_create: NULL function"))?;
-        *out(op, "op")? = m.add_user_op(f, commute != 0);
-        Ok(())
-    })
+counted! {
+    [PMPI_Op_create; Function = IntUserFunction] [PMPI_Op_create_c; Function = LargeUserFunction]
+    fn(function: Option<Function>, commute: c_int, op: *mut MPI_Op) -> c_int {
+        call(FUNCTION, MPI_COMM_WORLD, |m| {
+            let f = function.ok_or_else(|| err(MPI_ERR_ARG, format!("{FUNCTION}: NULL function")))?;
+            *out(op, "op")? = m.add_user_op(UserFunction::from(f), commute != 0);
+            Ok(())
+        })
+    }
+}
+
+impl From<IntUserFunction> for UserFunction {
+    fn from(f: IntUserFunction) -> Self {
+        UserFunction::Int(f)
+    }
+}
+
+impl From<LargeUserFunction> for UserFunction {
+    fn from(f: LargeUserFunction) -> Self {
+        UserFunction::Large(f)
+    }
 }
 
 #[no_mangle]

@@ -44,7 +44,7 @@ fn dest_rank(dest: c_int) -> Res<usize> {
 pub(crate) unsafe fn start_send(
     m: &mut Mpi,
     buf: *const c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
@@ -64,7 +64,7 @@ pub(crate) unsafe fn start_send(
 unsafe fn dense_send(
     m: &mut Mpi,
     buf: *const c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
@@ -84,7 +84,7 @@ unsafe fn dense_send(
 unsafe fn start_send_general(
     m: &mut Mpi,
     buf: *const c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
@@ -113,7 +113,7 @@ unsafe fn start_send_general(
 pub(crate) unsafe fn start_recv(
     m: &mut Mpi,
     buf: *mut c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     src: c_int,
     tag: c_int,
@@ -130,7 +130,7 @@ pub(crate) unsafe fn start_recv(
 unsafe fn dense_recv(
     m: &mut Mpi,
     buf: *mut c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     src: c_int,
     tag: c_int,
@@ -150,7 +150,7 @@ unsafe fn dense_recv(
 unsafe fn start_recv_general(
     m: &mut Mpi,
     buf: *mut c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     src: c_int,
     tag: c_int,
@@ -192,17 +192,12 @@ unsafe fn blocking(
 }
 
 macro_rules! send_fn {
-    ($name:ident, $label:literal, $mode:expr) => {
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            buf: *const c_void,
-            count: c_int,
-            datatype: MPI_Datatype,
-            dest: c_int,
-            tag: c_int,
-            comm: MPI_Comm,
-        ) -> c_int {
-            send_blocking($label, $mode, buf, count, datatype, dest, tag, comm)
+    ($name:ident, $cname:ident, $mode:expr) => {
+        counted! {
+            [$name; Count = c_int] [$cname; Count = MPI_Count]
+            fn(buf: *const c_void, count: Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
+                send_blocking(FUNCTION, $mode, buf, count.into(), datatype, dest, tag, comm)
+            }
         }
     };
 }
@@ -210,11 +205,11 @@ macro_rules! send_fn {
 /// Bytes of `count` elements of a predefined contiguous datatype, if `t` is one: the case
 /// that needs no datatype machinery at all.
 #[inline]
-fn dense_bytes(count: c_int, t: MPI_Datatype) -> Option<usize> {
+fn dense_bytes(count: i64, t: MPI_Datatype) -> Option<usize> {
     if count < 0 || is_pair_type(t) || t == MPI_DATATYPE_NULL {
         return None;
     }
-    Some(count as usize * builtin_datatype_size(t)?)
+    (count as usize).checked_mul(builtin_datatype_size(t)?)
 }
 
 /// A contiguous buffer as the engine takes it (NULL is fine for zero bytes).
@@ -227,13 +222,21 @@ fn raw(buf: *const c_void, len: usize) -> Option<*mut u8> {
     }
 }
 
+counted! {
+    [PMPI_Send; Count = c_int] [PMPI_Send_c; Count = MPI_Count]
+    fn(buf: *const c_void, count: Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
+        send(FUNCTION, buf, count.into(), datatype, dest, tag, comm)
+    }
+}
+
 /// MPI_Send's common case (a predefined type to a real rank, calls from one thread at a time)
 /// goes straight to the engine: no request, no datatype view. Anything else takes the general
 /// path below.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Send(
+#[inline(always)]
+unsafe fn send(
+    function: &'static str,
     buf: *const c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
@@ -241,13 +244,13 @@ pub unsafe extern "C" fn PMPI_Send(
 ) -> c_int {
     if let (Some(len), Ok(to), false) = (dense_bytes(count, datatype), usize::try_from(dest), state::multiple()) {
         if let Some(data) = raw(buf, len) {
-            return call("MPI_Send", comm, |m| {
+            return call(function, comm, |m| {
                 let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
                 Ok(c.comm.send_raw(data, len, to, tag, SendMode::Standard)?)
             });
         }
     }
-    send_blocking("MPI_Send", SendMode::Standard, buf, count, datatype, dest, tag, comm)
+    send_blocking(function, SendMode::Standard, buf, count, datatype, dest, tag, comm)
 }
 
 /// A blocking send through a request: MPI_Send's general path, MPI_Ssend and MPI_Rsend. Out of
@@ -257,7 +260,7 @@ unsafe fn send_blocking(
     function: &'static str,
     mode: SendMode,
     buf: *const c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
@@ -268,89 +271,112 @@ unsafe fn send_blocking(
     })
 }
 
-send_fn!(PMPI_Ssend, "MPI_Ssend", SendMode::Synchronous);
+send_fn!(PMPI_Ssend, PMPI_Ssend_c, SendMode::Synchronous);
 // A ready send may be sent as a standard one: the receive is already posted.
-send_fn!(PMPI_Rsend, "MPI_Rsend", SendMode::Standard);
+send_fn!(PMPI_Rsend, PMPI_Rsend_c, SendMode::Standard);
 
 macro_rules! isend_fn {
-    ($name:ident, $label:literal, $mode:expr) => {
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            buf: *const c_void,
-            count: c_int,
-            datatype: MPI_Datatype,
-            dest: c_int,
-            tag: c_int,
-            comm: MPI_Comm,
-            request: *mut MPI_Request,
-        ) -> c_int {
-            if request.is_null() {
-                return null_arg($label, comm, "request");
+    ($name:ident, $cname:ident, $mode:expr) => {
+        counted! {
+            [$name; Count = c_int] [$cname; Count = MPI_Count]
+            fn(
+                buf: *const c_void,
+                count: Count,
+                datatype: MPI_Datatype,
+                dest: c_int,
+                tag: c_int,
+                comm: MPI_Comm,
+                request: *mut MPI_Request,
+            ) -> c_int {
+                let count = i64::from(count);
+                if request.is_null() {
+                    return null_arg(FUNCTION, comm, "request");
+                }
+                call(FUNCTION, comm, |m| {
+                    *request = match dense_send(m, buf, count, datatype, dest, tag, comm, $mode) {
+                        Some(started) => m.add_engine(started?, comm),
+                        None => {
+                            let req = start_send_general(m, buf, count, datatype, dest, tag, comm, $mode)?;
+                            m.add_request(req)
+                        }
+                    };
+                    Ok(())
+                })
             }
-            call($label, comm, |m| {
-                *request = match dense_send(m, buf, count, datatype, dest, tag, comm, $mode) {
-                    Some(started) => m.add_engine(started?, comm),
-                    None => {
-                        let req = start_send_general(m, buf, count, datatype, dest, tag, comm, $mode)?;
-                        m.add_request(req)
-                    }
-                };
-                Ok(())
-            })
         }
     };
 }
 
-isend_fn!(PMPI_Isend, "MPI_Isend", SendMode::Standard);
-isend_fn!(PMPI_Issend, "MPI_Issend", SendMode::Synchronous);
-isend_fn!(PMPI_Irsend, "MPI_Irsend", SendMode::Standard);
+isend_fn!(PMPI_Isend, PMPI_Isend_c, SendMode::Standard);
+isend_fn!(PMPI_Issend, PMPI_Issend_c, SendMode::Synchronous);
+isend_fn!(PMPI_Irsend, PMPI_Irsend_c, SendMode::Standard);
 
-/// MPI_Recv's common case goes straight to the engine, as MPI_Send's does.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Recv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    if let (Some(len), true, false) = (dense_bytes(count, datatype), source != MPI_PROC_NULL, state::multiple()) {
-        if let Some(data) = raw(buf, len) {
-            if status.is_null() {
-                return null_arg("MPI_Recv", comm, "status");
+counted! {
+    // MPI_Recv's common case goes straight to the engine, as MPI_Send's does.
+    [PMPI_Recv; Count = c_int] [PMPI_Recv_c; Count = MPI_Count]
+    fn(
+        buf: *mut c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        let count = i64::from(count);
+        if let (Some(len), true, false) = (dense_bytes(count, datatype), source != MPI_PROC_NULL, state::multiple()) {
+            if let Some(data) = raw(buf, len) {
+                if status.is_null() {
+                    return null_arg(FUNCTION, comm, "status");
+                }
+                return call(FUNCTION, comm, |m| {
+                    let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+                    let st = c.comm.recv_raw(data, len, self::source(source)?, tag_match(tag)?)?;
+                    fill_status(status, &status_of(&st));
+                    Ok(())
+                });
             }
-            return call("MPI_Recv", comm, |m| {
-                let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
-                let st = c.comm.recv_raw(data, len, self::source(source)?, tag_match(tag)?)?;
-                fill_status(status, &status_of(&st));
-                Ok(())
-            });
         }
+        recv_general(FUNCTION, buf, count, datatype, source, tag, comm, status)
     }
-    recv_general(buf, count, datatype, source, tag, comm, status)
 }
 
 /// MPI_Recv's general path, out of line as MPI_Send's is.
 #[cold]
 #[inline(never)]
 unsafe fn recv_general(
+    function: &'static str,
     buf: *mut c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     source: c_int,
     tag: c_int,
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    blocking("MPI_Recv", comm, status, |m| start_recv(m, buf, count, datatype, source, tag, comm))
+    blocking(function, comm, status, |m| start_recv(m, buf, count, datatype, source, tag, comm))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Irecv(
+counted! {
+    [PMPI_Irecv; Count = c_int] [PMPI_Irecv_c; Count = MPI_Count]
+    fn(
+        buf: *mut c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        irecv(FUNCTION, buf, count.into(), datatype, source, tag, comm, request)
+    }
+}
+
+#[inline(always)]
+unsafe fn irecv(
+    function: &'static str,
     buf: *mut c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     source: c_int,
     tag: c_int,
@@ -358,9 +384,9 @@ pub unsafe extern "C" fn PMPI_Irecv(
     request: *mut MPI_Request,
 ) -> c_int {
     if request.is_null() {
-        return null_arg("MPI_Irecv", comm, "request");
+        return null_arg(function, comm, "request");
     }
-    call("MPI_Irecv", comm, |m| {
+    call(function, comm, |m| {
         *request = match dense_recv(m, buf, count, datatype, source, tag, comm) {
             Some(started) => m.add_engine(started?, comm),
             None => {
@@ -372,30 +398,44 @@ pub unsafe extern "C" fn PMPI_Irecv(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Sendrecv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    source: c_int,
-    recvtag: c_int,
+counted! {
+    [PMPI_Sendrecv; Count = c_int] [PMPI_Sendrecv_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        sendcount: Count,
+        sendtype: MPI_Datatype,
+        dest: c_int,
+        sendtag: c_int,
+        recvbuf: *mut c_void,
+        recvcount: Count,
+        recvtype: MPI_Datatype,
+        source: c_int,
+        recvtag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        let send = (sendbuf, sendcount.into(), sendtype, dest, sendtag);
+        sendrecv(FUNCTION, send, (recvbuf, recvcount.into(), recvtype, source, recvtag), comm, status)
+    }
+}
+
+/// MPI_Sendrecv: the receive posted, the send done, the receive waited for.
+unsafe fn sendrecv(
+    function: &'static str,
+    (sendbuf, sendcount, sendtype, dest, sendtag): (*const c_void, i64, MPI_Datatype, c_int, c_int),
+    (recvbuf, recvcount, recvtype, source, recvtag): (*mut c_void, i64, MPI_Datatype, c_int, c_int),
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
     if status.is_null() {
-        return call("MPI_Sendrecv", comm, |_| status_arg(status));
+        return call(function, comm, |_| status_arg(status));
     }
     let mut recv = MPI_REQUEST_NULL;
-    let rc = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &mut recv);
+    let rc = irecv(function, recvbuf, recvcount, recvtype, source, recvtag, comm, &mut recv);
     if rc != MPI_SUCCESS {
         return rc;
     }
-    let rc = PMPI_Send(sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    let rc = send(function, sendbuf, sendcount, sendtype, dest, sendtag, comm);
     let rc2 = crate::request::PMPI_Wait(&mut recv, status);
     if rc != MPI_SUCCESS {
         rc
@@ -404,53 +444,41 @@ pub unsafe extern "C" fn PMPI_Sendrecv(
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Sendrecv_replace(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    // The outgoing data is packed first (a copy even when contiguous: the receive overwrites
-    // the buffer), then sent as bytes while the receive uses the datatype.
-    let mut packed = Vec::new();
-    let mut len: c_int = 0;
-    let rc = call_unlocked("MPI_Sendrecv_replace", comm, || {
-        packed = state::with(|m| -> Res<Vec<u8>> {
-            let layout = datatype::layout_in(m, datatype)?;
-            if dest == MPI_PROC_NULL {
-                layout.bytes(count)?;
-                return Ok(Vec::new());
-            }
-            Ok(datatype::view(&layout, buf, count, Dir::Read)?.bytes().to_vec())
-        })
-        .expect("MPI is running")?;
-        len = c_int::try_from(packed.len())
-            .map_err(|_| err(MPI_ERR_COUNT, format!("{} bytes do not fit an int count", packed.len())))?;
-        Ok(())
-    });
-    if rc != MPI_SUCCESS {
-        return rc;
+counted! {
+    [PMPI_Sendrecv_replace; Count = c_int] [PMPI_Sendrecv_replace_c; Count = MPI_Count]
+    fn(
+        buf: *mut c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        sendtag: c_int,
+        source: c_int,
+        recvtag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        let count = i64::from(count);
+        // The outgoing data is packed first (a copy even when contiguous: the receive
+        // overwrites the buffer), then sent as bytes while the receive uses the datatype.
+        let mut packed = Vec::new();
+        let rc = call_unlocked(FUNCTION, comm, || {
+            packed = state::with(|m| -> Res<Vec<u8>> {
+                let layout = datatype::layout_in(m, datatype)?;
+                if dest == MPI_PROC_NULL {
+                    layout.bytes(count)?;
+                    return Ok(Vec::new());
+                }
+                Ok(datatype::view(&layout, buf, count, Dir::Read)?.bytes().to_vec())
+            })
+            .expect("MPI is running")?;
+            Ok(())
+        });
+        if rc != MPI_SUCCESS {
+            return rc;
+        }
+        let send = (packed.as_ptr().cast(), packed.len() as i64, MPI_BYTE, dest, sendtag);
+        sendrecv(FUNCTION, send, (buf, count, datatype, source, recvtag), comm, status)
     }
-    PMPI_Sendrecv(
-        packed.as_ptr().cast(),
-        len,
-        MPI_BYTE,
-        dest,
-        sendtag,
-        buf,
-        count,
-        datatype,
-        source,
-        recvtag,
-        comm,
-        status,
-    )
 }
 
 unsafe fn probe_status(st: billboard::Status, status: *mut MPI_Status) {

@@ -24,7 +24,7 @@ pub(crate) struct Op {
     kind: Kind,
     /// The buffer's address (kept as a number: the program owns it).
     buf: usize,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     /// Destination or source.
     peer: c_int,
@@ -68,44 +68,48 @@ unsafe fn init(m: &mut Mpi, op: Op, request: *mut MPI_Request) -> Res {
 }
 
 macro_rules! send_init {
-    ($name:ident, $label:literal, $kind:expr) => {
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            buf: *const c_void,
-            count: c_int,
-            datatype: MPI_Datatype,
-            dest: c_int,
-            tag: c_int,
-            comm: MPI_Comm,
-            request: *mut MPI_Request,
-        ) -> c_int {
-            call($label, comm, |m| {
-                let op = Op { kind: $kind, buf: buf as usize, count, datatype, peer: dest, tag, comm };
-                init(m, op, request)
-            })
+    ($name:ident, $cname:ident, $kind:expr) => {
+        counted! {
+            [$name; Count = c_int] [$cname; Count = MPI_Count]
+            fn(
+                buf: *const c_void,
+                count: Count,
+                datatype: MPI_Datatype,
+                dest: c_int,
+                tag: c_int,
+                comm: MPI_Comm,
+                request: *mut MPI_Request,
+            ) -> c_int {
+                call(FUNCTION, comm, |m| {
+                    let op = Op { kind: $kind, buf: buf as usize, count: count.into(), datatype, peer: dest, tag, comm };
+                    init(m, op, request)
+                })
+            }
         }
     };
 }
 
-send_init!(PMPI_Send_init, "MPI_Send_init", Kind::Send(SendMode::Standard));
-send_init!(PMPI_Ssend_init, "MPI_Ssend_init", Kind::Send(SendMode::Synchronous));
-send_init!(PMPI_Rsend_init, "MPI_Rsend_init", Kind::Send(SendMode::Standard));
-send_init!(PMPI_Bsend_init, "MPI_Bsend_init", Kind::Bsend);
+send_init!(PMPI_Send_init, PMPI_Send_init_c, Kind::Send(SendMode::Standard));
+send_init!(PMPI_Ssend_init, PMPI_Ssend_init_c, Kind::Send(SendMode::Synchronous));
+send_init!(PMPI_Rsend_init, PMPI_Rsend_init_c, Kind::Send(SendMode::Standard));
+send_init!(PMPI_Bsend_init, PMPI_Bsend_init_c, Kind::Bsend);
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Recv_init(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    call("MPI_Recv_init", comm, |m| {
-        let op = Op { kind: Kind::Recv, buf: buf as usize, count, datatype, peer: source, tag, comm };
-        init(m, op, request)
-    })
+counted! {
+    [PMPI_Recv_init; Count = c_int] [PMPI_Recv_init_c; Count = MPI_Count]
+    fn(
+        buf: *mut c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        call(FUNCTION, comm, |m| {
+            let op = Op { kind: Kind::Recv, buf: buf as usize, count: count.into(), datatype, peer: source, tag, comm };
+            init(m, op, request)
+        })
+    }
 }
 
 unsafe fn start(m: &mut Mpi, h: MPI_Request) -> Res {

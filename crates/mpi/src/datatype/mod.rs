@@ -4,7 +4,8 @@
 //!   bounds) and every constructor's index arithmetic, unit-tested on its own; `array`: the
 //!   subarray and darray constructors over it;
 //! * `pack`: user buffer <-> packed bytes (walking the shape), and external32;
-//! * `create`: the `MPI_Type_*` constructors, envelope and contents;
+//! * `create`: the `MPI_Type_*` constructors (int and large-count forms); `contents`: what
+//!   `MPI_Type_get_envelope`/`MPI_Type_get_contents` (and `_c`) report about them;
 //! * `query`: sizes, extents, commit/free, counts and elements, `MPI_Pack` and friends;
 //! * `f90`: the predefined parameterized Fortran 90 types (`MPI_Type_create_f90_*`);
 //! * `names`: MPI_Type_set_name / MPI_Type_get_name, and MPICH's names of predefined types;
@@ -19,6 +20,7 @@
 //! filled before a send and unpacked into the user's memory when a receive completes.
 
 mod array;
+mod contents;
 mod create;
 mod f90;
 mod names;
@@ -27,7 +29,7 @@ mod query;
 mod table;
 mod typemap;
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
 
 use crate::abi::*;
@@ -157,26 +159,22 @@ impl Layout {
 
     /// Packed bytes of `count` instances, the count checked.
     #[inline]
-    pub fn bytes(&self, count: c_int) -> Res<usize> {
+    pub fn bytes(&self, count: impl Into<i64>) -> Res<usize> {
+        let count = count.into();
         if count < 0 {
             return Err(negative_count(count));
         }
-        match self {
-            // A predefined type is at most 32 bytes: no overflow.
-            Layout::Dense(s) => Ok(count as usize * s),
-            Layout::Map(m) => {
-                let bytes = count as u128 * m.size as u128;
-                if bytes > isize::MAX as u128 {
-                    return Err(too_big(count));
-                }
-                Ok(bytes as usize)
-            }
+        let bytes = count as u128 * self.size() as u128;
+        if bytes > isize::MAX as u128 {
+            return Err(too_big(count));
         }
+        Ok(bytes as usize)
     }
 
     /// Whether the `reduce_bytes` span of `count` instances has bytes that are not data
     /// (holes): a reduction must then write only the data into the program's buffer.
-    pub fn has_holes(&self, count: c_int) -> bool {
+    pub fn has_holes(&self, count: impl Into<i64>) -> bool {
+        let count = count.into();
         match self {
             Layout::Dense(..) => false,
             Layout::Map(m) => count > 0 && (m.contiguous(1) != Some(0) || m.size as i64 != m.extent()),
@@ -185,7 +183,8 @@ impl Layout {
 
     /// Copies the data bytes of `count` instances from `src` into `dst` (reduction buffers:
     /// `reduce_bytes` long, lower bound 0), leaving `dst`'s holes as they are.
-    pub fn copy_data(&self, count: c_int, src: &[u8], dst: &mut [u8]) {
+    pub fn copy_data(&self, count: impl Into<i64>, src: &[u8], dst: &mut [u8]) {
+        let count = count.into();
         match self {
             Layout::Dense(..) => dst.copy_from_slice(src),
             Layout::Map(m) => pack::for_each_piece(m, count.max(0) as usize, |off, len| {
@@ -198,7 +197,8 @@ impl Layout {
 
     /// Bytes `count` instances span in a reduction buffer, where data stays in the type's own
     /// layout (the operator reads elements `extent` apart).
-    pub fn reduce_bytes(&self, count: c_int) -> Res<usize> {
+    pub fn reduce_bytes(&self, count: impl Into<i64>) -> Res<usize> {
+        let count = count.into();
         self.bytes(count)?;
         if let Layout::Map(m) = self {
             if m.lb != 0 || m.true_lb < 0 {
@@ -210,12 +210,12 @@ impl Layout {
 }
 
 #[cold]
-fn negative_count(count: c_int) -> crate::error::MpiError {
+fn negative_count(count: i64) -> crate::error::MpiError {
     err(MPI_ERR_COUNT, format!("negative count {count}"))
 }
 
 #[cold]
-fn too_big(count: c_int) -> crate::error::MpiError {
+fn too_big(count: i64) -> crate::error::MpiError {
     err(MPI_ERR_COUNT, format!("count {count}: the data would be more bytes than memory holds"))
 }
 
@@ -272,9 +272,13 @@ const SCATTER_MIN_BLOCK: usize = 64;
 ///
 /// # Safety
 /// `buf` must hold `count` instances of the layout, as MPI requires of the program.
-pub(crate) unsafe fn scatter_blocks(l: &Layout, buf: *mut c_void, count: c_int) -> Option<Box<[(*mut u8, usize)]>> {
+pub(crate) unsafe fn scatter_blocks(
+    l: &Layout,
+    buf: *mut c_void,
+    count: impl Into<i64>,
+) -> Option<Box<[(*mut u8, usize)]>> {
     let Layout::Map(map) = l else { return None };
-    let count = usize::try_from(count).ok()?;
+    let count = usize::try_from(count.into()).ok()?;
     if map.contiguous(count).is_some() || map.size == 0 || count == 0 {
         return None;
     }
@@ -305,7 +309,8 @@ pub(crate) type Blocks = Box<[billboard::engine::scatter::Block]>;
 ///
 /// # Safety
 /// `buf` must hold `count` instances of the layout, as MPI requires of the program.
-pub(crate) unsafe fn gather_blocks(l: &Layout, buf: *const c_void, count: c_int) -> Res<Option<Blocks>> {
+pub(crate) unsafe fn gather_blocks(l: &Layout, buf: *const c_void, count: impl Into<i64>) -> Res<Option<Blocks>> {
+    let count = count.into();
     let len = l.bytes(count)?;
     if buf.is_null() && len > 0 && l.true_lb() == 0 {
         return Err(null_buffer(count, len));
@@ -318,7 +323,8 @@ pub(crate) unsafe fn gather_blocks(l: &Layout, buf: *const c_void, count: c_int)
 /// # Safety
 /// `buf` must hold `count` instances of the layout, as MPI requires of the program.
 #[inline(always)]
-pub(crate) unsafe fn view(l: &Layout, buf: *const c_void, count: c_int, dir: Dir) -> Res<View> {
+pub(crate) unsafe fn view(l: &Layout, buf: *const c_void, count: impl Into<i64>, dir: Dir) -> Res<View> {
+    let count = count.into();
     let len = l.bytes(count)?;
     let base = buf as *mut u8;
     if base.is_null() && len > 0 && l.true_lb() == 0 {
@@ -333,7 +339,7 @@ pub(crate) unsafe fn view(l: &Layout, buf: *const c_void, count: c_int, dir: Dir
 }
 
 #[cold]
-fn null_buffer(count: c_int, len: usize) -> crate::error::MpiError {
+fn null_buffer(count: i64, len: usize) -> crate::error::MpiError {
     err(MPI_ERR_BUFFER, format!("NULL buffer for {count} elements ({len} bytes)"))
 }
 
@@ -401,7 +407,7 @@ pub(crate) struct Parted {
 pub(crate) unsafe fn parted(
     l: &Layout,
     buf: *const c_void,
-    shape: impl ExactSizeIterator<Item = (c_int, i64)> + Clone,
+    shape: impl ExactSizeIterator<Item = (i64, i64)> + Clone,
     dir: Dir,
 ) -> Res<Parted> {
     let (size, extent) = (l.size(), l.extent());
@@ -429,9 +435,9 @@ pub(crate) unsafe fn parted(
     let mut parts = Vec::with_capacity(places.len());
     let mut total: usize = 0;
     for &(_, c) in &places {
-        let len = l.bytes(c as c_int)?;
+        let len = l.bytes(c as i64)?;
         parts.push((total, len));
-        total = total.checked_add(len).ok_or_else(|| too_big(c as c_int))?;
+        total = total.checked_add(len).ok_or_else(|| too_big(c as i64))?;
     }
     let mut staged = vec![0u8; total];
     let base = buf as *mut u8;

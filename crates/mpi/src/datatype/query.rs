@@ -19,24 +19,14 @@ unsafe fn out<T>(p: *mut T, v: T, what: &str) -> Res {
     Ok(())
 }
 
-fn int(v: i64, what: &str) -> Res<c_int> {
-    c_int::try_from(v).map_err(|_| err(MPI_ERR_ARG, format!("{what} {v} does not fit in an int (use the _x form)")))
-}
-
-/// A size for an `int` result: `MPI_UNDEFINED` when it does not fit (MPI 3.1 section 4.1.5;
-/// the `_x` form gives it).
-fn int_or_undefined(v: usize) -> c_int {
-    c_int::try_from(v).unwrap_or(MPI_UNDEFINED)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_size(datatype: MPI_Datatype, size: *mut c_int) -> c_int {
-    call("MPI_Type_size", MPI_COMM_WORLD, |m| out(size, int_or_undefined(map_of(m, datatype)?.size), "size"))
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_size_x(datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int {
-    call("MPI_Type_size_x", MPI_COMM_WORLD, |m| out(size, map_of(m, datatype)?.size as MPI_Count, "size"))
+counted! {
+    // An int size that does not fit is MPI_UNDEFINED (MPI 3.1 section 4.1.5).
+    [PMPI_Type_size; Count = c_int] [PMPI_Type_size_x; Count = MPI_Count] [PMPI_Type_size_c; Count = MPI_Count]
+    fn(datatype: MPI_Datatype, size: *mut Count) -> c_int {
+        call(FUNCTION, MPI_COMM_WORLD, |m| {
+            out(size, Count::try_from(map_of(m, datatype)?.size).unwrap_or(MPI_UNDEFINED as Count), "size")
+        })
+    }
 }
 
 macro_rules! bounds_fn {
@@ -54,8 +44,10 @@ macro_rules! bounds_fn {
 
 bounds_fn!(PMPI_Type_get_extent, "MPI_Type_get_extent", MPI_Aint, lb, extent);
 bounds_fn!(PMPI_Type_get_extent_x, "MPI_Type_get_extent_x", MPI_Count, lb, extent);
+bounds_fn!(PMPI_Type_get_extent_c, "MPI_Type_get_extent_c", MPI_Count, lb, extent);
 bounds_fn!(PMPI_Type_get_true_extent, "MPI_Type_get_true_extent", MPI_Aint, true_lb, true_extent);
 bounds_fn!(PMPI_Type_get_true_extent_x, "MPI_Type_get_true_extent_x", MPI_Count, true_lb, true_extent);
+bounds_fn!(PMPI_Type_get_true_extent_c, "MPI_Type_get_true_extent_c", MPI_Count, true_lb, true_extent);
 
 // The MPI-1 forms, removed in MPI 3.0 but still exported by MPICH 4.0.
 #[no_mangle]
@@ -165,33 +157,25 @@ unsafe fn status_ref<'a>(status: *const MPI_Status) -> Res<&'a MPI_Status> {
     Ok(&*status)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_count(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) -> c_int {
-    call("MPI_Get_count", MPI_COMM_WORLD, |m| {
-        let n = count_in(m, status_ref(status)?, datatype)?;
-        out(count, c_int::try_from(n).unwrap_or(MPI_UNDEFINED), "count")
-    })
+counted! {
+    // An int count that does not fit is MPI_UNDEFINED.
+    [PMPI_Get_count; Count = c_int] [PMPI_Get_count_c; Count = MPI_Count]
+    fn(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut Count) -> c_int {
+        call(FUNCTION, MPI_COMM_WORLD, |m| {
+            let n = count_in(m, status_ref(status)?, datatype)?;
+            out(count, Count::try_from(n).unwrap_or(MPI_UNDEFINED as Count), "count")
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_elements(
-    status: *const MPI_Status,
-    datatype: MPI_Datatype,
-    count: *mut c_int,
-) -> c_int {
-    call("MPI_Get_elements", MPI_COMM_WORLD, |m| {
-        let n = elements_in(m, status_ref(status)?, datatype)?;
-        out(count, c_int::try_from(n).unwrap_or(MPI_UNDEFINED), "count")
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_elements_x(
-    status: *const MPI_Status,
-    datatype: MPI_Datatype,
-    count: *mut MPI_Count,
-) -> c_int {
-    call("MPI_Get_elements_x", MPI_COMM_WORLD, |m| out(count, elements_in(m, status_ref(status)?, datatype)?, "count"))
+counted! {
+    [PMPI_Get_elements; Count = c_int] [PMPI_Get_elements_x; Count = MPI_Count] [PMPI_Get_elements_c; Count = MPI_Count]
+    fn(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut Count) -> c_int {
+        call(FUNCTION, MPI_COMM_WORLD, |m| {
+            let n = elements_in(m, status_ref(status)?, datatype)?;
+            out(count, Count::try_from(n).unwrap_or(MPI_UNDEFINED as Count), "count")
+        })
+    }
 }
 
 /// MPI_Status_set_elements(_x) as MPICH 4.0.2 does it: the status records `n` times the
@@ -251,7 +235,7 @@ pub extern "C" fn PMPI_Aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_Aint {
 }
 
 /// Bytes of `count` (not negative) instances of `map` in external32.
-fn external32_bytes(map: &super::typemap::TypeMap, count: c_int) -> Res<usize> {
+fn external32_bytes(map: &super::typemap::TypeMap, count: i64) -> Res<usize> {
     pack::external32_size(map, count as usize)
         .filter(|&b| b <= isize::MAX as usize)
         .ok_or_else(|| err(MPI_ERR_COUNT, format!("count {count}: more external32 bytes than memory holds")))
@@ -276,7 +260,7 @@ unsafe fn room(position: *const i64, need: usize, size: i64, what: &str) -> Res<
 unsafe fn pack_into(
     m: &Mpi,
     inbuf: *const c_void,
-    count: c_int,
+    count: i64,
     t: MPI_Datatype,
     outbuf: *mut c_void,
     outsize: i64,
@@ -307,7 +291,7 @@ unsafe fn unpack_from(
     insize: i64,
     pos: *mut i64,
     outbuf: *mut c_void,
-    count: c_int,
+    count: i64,
     t: MPI_Datatype,
     external: bool,
 ) -> Res {
@@ -330,54 +314,59 @@ unsafe fn unpack_from(
     Ok(())
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack(
-    inbuf: *const c_void,
-    incount: c_int,
-    datatype: MPI_Datatype,
-    outbuf: *mut c_void,
-    outsize: c_int,
-    position: *mut c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    call("MPI_Pack", comm, |m| {
-        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
-        let mut pos = if position.is_null() { 0 } else { *position as i64 };
-        pack_into(m, inbuf, incount, datatype, outbuf, outsize as i64, &mut pos, false)?;
-        out(position, pos as c_int, "position")
-    })
+counted! {
+    [PMPI_Pack; Count = c_int] [PMPI_Pack_c; Count = MPI_Count]
+    fn(
+        inbuf: *const c_void,
+        incount: Count,
+        datatype: MPI_Datatype,
+        outbuf: *mut c_void,
+        outsize: Count,
+        position: *mut Count,
+        comm: MPI_Comm,
+    ) -> c_int {
+        call(FUNCTION, comm, |m| {
+            m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
+            let mut pos = if position.is_null() { 0 } else { (*position).into() };
+            pack_into(m, inbuf, incount.into(), datatype, outbuf, outsize.into(), &mut pos, false)?;
+            // Within `outsize`, so it fits.
+            out(position, pos as Count, "position")
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Unpack(
-    inbuf: *const c_void,
-    insize: c_int,
-    position: *mut c_int,
-    outbuf: *mut c_void,
-    outcount: c_int,
-    datatype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    call("MPI_Unpack", comm, |m| {
-        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
-        let mut pos = if position.is_null() { 0 } else { *position as i64 };
-        unpack_from(m, inbuf, insize as i64, &mut pos, outbuf, outcount, datatype, false)?;
-        out(position, pos as c_int, "position")
-    })
+counted! {
+    [PMPI_Unpack; Count = c_int] [PMPI_Unpack_c; Count = MPI_Count]
+    fn(
+        inbuf: *const c_void,
+        insize: Count,
+        position: *mut Count,
+        outbuf: *mut c_void,
+        outcount: Count,
+        datatype: MPI_Datatype,
+        comm: MPI_Comm,
+    ) -> c_int {
+        call(FUNCTION, comm, |m| {
+            m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
+            let mut pos = if position.is_null() { 0 } else { (*position).into() };
+            unpack_from(m, inbuf, insize.into(), &mut pos, outbuf, outcount.into(), datatype, false)?;
+            out(position, pos as Count, "position")
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_size(
-    incount: c_int,
-    datatype: MPI_Datatype,
-    comm: MPI_Comm,
-    size: *mut c_int,
-) -> c_int {
-    call("MPI_Pack_size", comm, |m| {
-        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
-        let bytes = Layout::Map(map_of(m, datatype)?).bytes(incount)?;
-        out(size, int(bytes as i64, "packed size")?, "size")
-    })
+counted! {
+    [PMPI_Pack_size; Count = c_int] [PMPI_Pack_size_c; Count = MPI_Count]
+    fn(incount: Count, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut Count) -> c_int {
+        call(FUNCTION, comm, |m| {
+            m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
+            let bytes = Layout::Map(map_of(m, datatype)?).bytes(incount)?;
+            let size_of = Count::try_from(bytes).map_err(|_| {
+                err(MPI_ERR_ARG, format!("packed size {bytes} does not fit in an int (use MPI_Pack_size_c)"))
+            });
+            out(size, size_of?, "size")
+        })
+    }
 }
 
 fn check_datarep(datarep: *const c_char) -> Res {
@@ -389,50 +378,52 @@ fn check_datarep(datarep: *const c_char) -> Res {
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_external(
-    datarep: *const c_char,
-    inbuf: *const c_void,
-    incount: c_int,
-    datatype: MPI_Datatype,
-    outbuf: *mut c_void,
-    outsize: MPI_Aint,
-    position: *mut MPI_Aint,
-) -> c_int {
-    call("MPI_Pack_external", MPI_COMM_WORLD, |m| {
-        check_datarep(datarep)?;
-        pack_into(m, inbuf, incount, datatype, outbuf, outsize, position, true)
-    })
+counted! {
+    [PMPI_Pack_external; Count = c_int] [PMPI_Pack_external_c; Count = MPI_Count]
+    fn(
+        datarep: *const c_char,
+        inbuf: *const c_void,
+        incount: Count,
+        datatype: MPI_Datatype,
+        outbuf: *mut c_void,
+        outsize: MPI_Aint,
+        position: *mut MPI_Aint,
+    ) -> c_int {
+        call(FUNCTION, MPI_COMM_WORLD, |m| {
+            check_datarep(datarep)?;
+            pack_into(m, inbuf, incount.into(), datatype, outbuf, outsize, position, true)
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Unpack_external(
-    datarep: *const c_char,
-    inbuf: *const c_void,
-    insize: MPI_Aint,
-    position: *mut MPI_Aint,
-    outbuf: *mut c_void,
-    outcount: c_int,
-    datatype: MPI_Datatype,
-) -> c_int {
-    call("MPI_Unpack_external", MPI_COMM_WORLD, |m| {
-        check_datarep(datarep)?;
-        unpack_from(m, inbuf, insize, position, outbuf, outcount, datatype, true)
-    })
+counted! {
+    [PMPI_Unpack_external; Count = c_int] [PMPI_Unpack_external_c; Count = MPI_Count]
+    fn(
+        datarep: *const c_char,
+        inbuf: *const c_void,
+        insize: MPI_Aint,
+        position: *mut MPI_Aint,
+        outbuf: *mut c_void,
+        outcount: Count,
+        datatype: MPI_Datatype,
+    ) -> c_int {
+        call(FUNCTION, MPI_COMM_WORLD, |m| {
+            check_datarep(datarep)?;
+            unpack_from(m, inbuf, insize, position, outbuf, outcount.into(), datatype, true)
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_external_size(
-    datarep: *const c_char,
-    incount: c_int,
-    datatype: MPI_Datatype,
-    size: *mut MPI_Aint,
-) -> c_int {
-    call("MPI_Pack_external_size", MPI_COMM_WORLD, |m| {
-        check_datarep(datarep)?;
-        if incount < 0 {
-            return Err(err(MPI_ERR_COUNT, format!("negative count {incount}")));
-        }
-        out(size, external32_bytes(&*map_of(m, datatype)?, incount)? as MPI_Aint, "size")
-    })
+counted! {
+    [PMPI_Pack_external_size; Count = c_int] [PMPI_Pack_external_size_c; Count = MPI_Count]
+    fn(datarep: *const c_char, incount: Count, datatype: MPI_Datatype, size: *mut MPI_Aint) -> c_int {
+        call(FUNCTION, MPI_COMM_WORLD, |m| {
+            check_datarep(datarep)?;
+            let incount = i64::from(incount);
+            if incount < 0 {
+                return Err(err(MPI_ERR_COUNT, format!("negative count {incount}")));
+            }
+            out(size, external32_bytes(&*map_of(m, datatype)?, incount)? as MPI_Aint, "size")
+        })
+    }
 }

@@ -11,12 +11,14 @@ use crate::abi::*;
 use crate::attr::Attrs;
 
 /// What `MPI_Type_get_envelope`/`MPI_Type_get_contents` report: the constructor and its
-/// arguments.
+/// arguments. A large-count (`_c`) constructor's counts and displacements are `counts`, as in
+/// MPICH 4.0.2.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Envelope {
     pub combiner: c_int,
     pub ints: Vec<c_int>,
     pub aints: Vec<MPI_Aint>,
+    pub counts: Vec<MPI_Count>,
     pub types: Vec<MPI_Datatype>,
 }
 
