@@ -140,10 +140,11 @@ fn a_sleeping_rank_is_woken_by_its_data_on_either_route() {
 
 #[test]
 fn collectives_on_1_to_5_ranks() {
-    // Broadcasts as the root's one post read by all (the default on one host), and by tree.
-    for bcast in ["1", "0"] {
+    // Broadcasts and barriers as one post read by all, and by messages.
+    for (bcast, barrier) in [("1", "3"), ("0", "0")] {
         for n in 1..=5 {
-            let job = run(n, "bb-coll", &[], &[("BB_COLL_BCAST", bcast)], T);
+            let env = [("BB_COLL_BCAST", bcast), ("BB_COLL_BARRIER", barrier)];
+            let job = run(n, "bb-coll", &[], &env, T);
             job.assert_success();
             assert!(job.stdout().contains(&format!("ok coll on {n} ranks")), "{}", job.stdout());
         }

@@ -94,6 +94,7 @@ pub fn all() -> &'static [&'static Tunable] {
         &transport::shm::EAGER_INLINE,
         &engine::protocol::EAGER_MAX,
         &crate::coll::select::BCAST,
+        &crate::coll::select::BARRIER,
         &transport::tcp::EAGER_MAX,
         &transport::tcp::CHUNK,
         &transport::tcp::setup::CONNECT_TIMEOUT_MS,

@@ -542,7 +542,12 @@ impl Communicator {
 
     /// Returns once every rank of the communicator has called it (dissemination barrier:
     /// ceil(log2 n) rounds of zero-byte messages, Hensgen, Finkel and Manber 1988).
+    /// On one host, more than two members: rank 0 gathers arrivals and releases all with one
+    /// post (the schedule of [`Communicator::ibarrier`], started and waited for).
     pub fn barrier(&self) -> Result<()> {
+        if crate::coll::select::barrier_posts_once(self) {
+            return self.ibarrier()?.wait();
+        }
         let (n, me) = (self.inner.size, self.inner.rank);
         let mut dist = 1;
         while dist < n {

@@ -340,12 +340,29 @@ impl Communicator {
         Ok(Collective { engine: EngineLink::new(self.engine()), id: Some(id) })
     }
 
-    /// Starts a [`Communicator::barrier`] that completes later (MPI_Ibarrier): the same
-    /// dissemination rounds, moved on by the engine.
+    /// Starts a [`Communicator::barrier`] that completes later (MPI_Ibarrier), moved on by
+    /// the engine: on one host every rank tells rank 0 it has arrived and rank 0 releases all
+    /// with one post they all read (seed 004's barrier by multicast); else dissemination
+    /// rounds (see [`super::select::barrier_posts_once`]).
     pub fn ibarrier(&self) -> Result<Collective> {
         let (n, me) = (self.size(), self.rank());
+        let posted = super::select::barrier_posts_once(self);
         self.nonblocking(None, |plan| {
             let none = std::ptr::NonNull::<u8>::dangling().as_ptr();
+            if posted && me == 0 {
+                for r in 1..n {
+                    plan.recv(r, none, 0)?;
+                }
+                plan.end_round();
+                plan.send_to_all(none, 0);
+                plan.end_round();
+                return Ok(());
+            } else if posted {
+                plan.send(0, none, 0)?;
+                plan.recv(0, none, 0)?;
+                plan.end_round();
+                return Ok(());
+            }
             let mut dist = 1;
             while dist < n {
                 plan.send((me + dist) % n, none, 0)?;
