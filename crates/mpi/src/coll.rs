@@ -159,6 +159,15 @@ fn combiner(op: MPI_Op, t: MPI_Datatype) -> Res<ops::Combiner> {
     crate::state::with(|m| ops::combiner(m, op, t)).expect("MPI is running")
 }
 
+/// `op` on `t` as a schedule applies it (elements of `layout`'s extent).
+fn reduction(op: MPI_Op, t: MPI_Datatype, layout: &datatype::Layout) -> Res<billboard::Reduction> {
+    let elem = layout.extent().max(1) as usize;
+    crate::state::with(|m| {
+        Ok(billboard::Reduction { op: ops::combiner(m, op, t)?, elem, commutative: ops::commutative(m, op) })
+    })
+    .expect("MPI is running")
+}
+
 fn check_root(c: &Communicator, root: c_int) -> Res<usize> {
     usize::try_from(root)
         .ok()
@@ -312,6 +321,44 @@ pub unsafe extern "C" fn PMPI_Ibcast(
     })
 }
 
+/// Reduce as a schedule (MPI_Ireduce, and MPI_Reduce of large vectors).
+unsafe fn reduce(
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, c_int, MPI_Datatype, MPI_Op),
+    root: usize,
+    c: &Communicator,
+) -> Res<Started> {
+    let layout = datatype::layout(t)?;
+    let len = layout.reduce_bytes(count)?;
+    let how = reduction(op, t, &layout)?;
+    if c.rank() == root {
+        let send = reduction_source(sendbuf, recvbuf, len)?;
+        let mut land = Landing::new(layout, count, recvbuf, len)?;
+        Ok((c.ireduce_raw(send, land.ptr(), len, root, how)?, land.at_completion()))
+    } else {
+        Ok((c.ireduce_raw(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, how)?, None))
+    }
+}
+
+/// Allreduce as a schedule (MPI_Iallreduce, and MPI_Allreduce of large vectors).
+unsafe fn allreduce(
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, c_int, MPI_Datatype, MPI_Op),
+    c: &Communicator,
+) -> Res<Started> {
+    let layout = datatype::layout(t)?;
+    let len = layout.reduce_bytes(count)?;
+    let how = reduction(op, t, &layout)?;
+    let send = reduction_source(sendbuf, recvbuf, len)?;
+    let mut land = Landing::new(layout, count, recvbuf, len)?;
+    Ok((c.iallreduce_raw(send, land.ptr(), len, how)?, land.at_completion()))
+}
+
+/// Whether a blocking reduction of `count` elements of `t` runs as its schedule (start +
+/// wait), because the schedule cuts large vectors into blocks; small ones take the direct
+/// binomial form, which allocates less.
+fn scheduled_reduction(c: &Communicator, count: c_int, t: MPI_Datatype) -> Res<bool> {
+    Ok(c.reduction_splits(datatype::layout(t)?.reduce_bytes(count)?))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce(
     sendbuf: *const c_void,
@@ -323,19 +370,7 @@ pub unsafe extern "C" fn PMPI_Ireduce(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    scheduled("MPI_Ireduce", comm, request, |c| {
-        let root = check_root(c, root)?;
-        let layout = datatype::layout(t)?;
-        let len = layout.reduce_bytes(count)?;
-        let combine = combiner(op, t)?;
-        if c.rank() == root {
-            let send = reduction_source(sendbuf, recvbuf, len)?;
-            let mut land = Landing::new(layout, count, recvbuf, len)?;
-            Ok((c.ireduce_raw(send, land.ptr(), len, root, combine)?, land.at_completion()))
-        } else {
-            Ok((c.ireduce_raw(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, combine)?, None))
-        }
-    })
+    scheduled("MPI_Ireduce", comm, request, |c| reduce((sendbuf, recvbuf, count, t, op), check_root(c, root)?, c))
 }
 
 #[no_mangle]
@@ -348,14 +383,7 @@ pub unsafe extern "C" fn PMPI_Iallreduce(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    scheduled("MPI_Iallreduce", comm, request, |c| {
-        let layout = datatype::layout(t)?;
-        let len = layout.reduce_bytes(count)?;
-        let combine = combiner(op, t)?;
-        let send = reduction_source(sendbuf, recvbuf, len)?;
-        let mut land = Landing::new(layout, count, recvbuf, len)?;
-        Ok((c.iallreduce_raw(send, land.ptr(), len, combine)?, land.at_completion()))
-    })
+    scheduled("MPI_Iallreduce", comm, request, |c| allreduce((sendbuf, recvbuf, count, t, op), c))
 }
 
 #[no_mangle]
@@ -392,6 +420,10 @@ pub unsafe extern "C" fn PMPI_Reduce(
     call_unlocked("MPI_Reduce", comm, || {
         let c = comm_ref(comm)?;
         let root = check_root(&c, root)?;
+        if scheduled_reduction(&c, count, t)? {
+            let (coll, done) = reduce((sendbuf, recvbuf, count, t, op), root, &c)?;
+            return Scheduled { coll, done }.wait();
+        }
         let layout = datatype::layout(t)?;
         let len = layout.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
@@ -418,6 +450,10 @@ pub unsafe extern "C" fn PMPI_Allreduce(
 ) -> c_int {
     call_unlocked("MPI_Allreduce", comm, || {
         let c = comm_ref(comm)?;
+        if scheduled_reduction(&c, count, t)? {
+            let (coll, done) = allreduce((sendbuf, recvbuf, count, t, op), &c)?;
+            return Scheduled { coll, done }.wait();
+        }
         let layout = datatype::layout(t)?;
         let len = layout.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;

@@ -12,14 +12,24 @@ mod bcast;
 mod gather;
 mod nonblocking;
 mod reduce;
+mod reduce_split;
 mod scan;
 pub(crate) mod schedule;
+pub mod select;
 
 pub use crate::engine::sched::ReduceFn;
 pub use nonblocking::Collective;
 
 /// A reduction: `op(invec, inoutvec)` sets `inoutvec = invec ⊕ inoutvec`.
 pub type ReduceOp<'a> = &'a mut dyn FnMut(&[u8], &mut [u8]);
+
+/// A reduction as a schedule applies it: the operator, the size of the elements it works on
+/// (a vector is only ever cut between elements), and whether its operands may be swapped.
+pub struct Reduction {
+    pub op: ReduceFn,
+    pub elem: usize,
+    pub commutative: bool,
+}
 
 /// Tags of the collectives on the collective context; one family each, so that a rank that
 /// runs ahead into the next collective can never match the current one's messages.

@@ -1,0 +1,121 @@
+//! Reduce and allreduce of large vectors: the vector is cut into one block per rank, and each
+//! rank reduces its own block from every rank's contribution (a direct reduce-scatter, every
+//! block sent straight to its owner in one round), then the reduced blocks are gathered at the
+//! root (reduce) or exchanged among all (allreduce). Rabenseifner's reduce-scatter + gather
+//! (Thakur, Rabenseifner and Gropp, "Optimization of collective communication operations in
+//! MPICH", 2005) with the halving rounds replaced by one direct round, which suits the few
+//! ranks of one node: every rank moves and combines `(n-1)/n` of the vector in parallel where
+//! a binomial tree moves and combines the whole of it at every level. On 2 ranks each rank
+//! reduces one half and they exchange the halves.
+//!
+//! Blocks travel in segments no larger than the eager limit: on one node a segment goes
+//! through a data-part slot (the sender copies it in while the receiver copies the one before
+//! out), which moved 512 KiB in half the time of one single-copy rendezvous here.
+//!
+//! A block is folded in rank order, `v0 ⊕ (v1 ⊕ (… ⊕ v(n-1)))` (MPI's operators are
+//! associative), so non-commutative operators stay right; a commutative one lets the first
+//! incoming block land straight in the accumulator instead of a scratch block.
+
+use super::nonblocking::Plan;
+use super::schedule::block;
+use super::select::REDUCE_SEGMENT;
+use crate::engine::sched::Local;
+use crate::Result;
+
+impl Plan<'_, '_> {
+    /// Reduction of `len` bytes at every rank's `send` into `recv` at `root`, or at every rank
+    /// when `root` is `None` (allreduce). `send` may be `recv` (in place); other ranks' `recv`
+    /// is not used by a reduce. `elem` is the element size; a commutative operator may take
+    /// its operands in any order.
+    pub(super) fn reduce_split(
+        &mut self,
+        send: *const u8,
+        recv: *mut u8,
+        len: usize,
+        root: Option<usize>,
+        (elem, commutative): (usize, bool),
+    ) -> Result<()> {
+        let (me, n) = (self.comm.rank(), self.comm.size());
+        let at = |k: usize| block(k, n, len, elem);
+        let (mine, size) = at(me);
+        // SAFETY (pointer offsets below): every block lies inside the `len` bytes of `send`
+        // and `recv`, which the caller lends.
+        let keeps_result = root.is_none_or(|r| r == me);
+        // This rank's contribution to its own block; in place the receives below land on it.
+        let own = if std::ptr::eq(send, recv) {
+            self.scratch(size, Some(unsafe { send.add(mine) }))
+        } else {
+            unsafe { send.add(mine) }
+        };
+        let acc = if keeps_result { unsafe { recv.add(mine) } } else { self.scratch(size, None) };
+
+        // Round 1: every block to its owner; the blocks of this one come in.
+        for k in (0..n).filter(|&k| k != me) {
+            let (d, l) = at(k);
+            self.send_segments(k, unsafe { send.add(d) }, l)?;
+        }
+        // The fold starts from the last rank's block (any block, if the order does not matter).
+        let first = if commutative { (me + 1) % n } else { n - 1 };
+        let mut parts = Vec::with_capacity(n);
+        for k in 0..n {
+            if k == me {
+                parts.push(own);
+            } else if k == first {
+                self.recv_segments(k, acc, size)?;
+                parts.push(acc);
+            } else {
+                let part = self.scratch(size, None);
+                self.recv_segments(k, part, size)?;
+                parts.push(part);
+            }
+        }
+        if first == me {
+            self.then(Local::Copy { from: own, to: acc, len: size });
+        }
+        for k in (0..n).rev().filter(|&k| k != first) {
+            self.then(Local::Combine { from: parts[k], into: acc, len: size });
+        }
+        self.end_round();
+
+        // Round 2: the reduced blocks to the root, or to everyone.
+        match root {
+            Some(r) if r != me => self.send_segments(r, acc, size)?,
+            _ => {
+                for k in (1..n).map(|i| (me + i) % n) {
+                    if root.is_none() {
+                        self.send_segments(k, acc, size)?;
+                    }
+                    let (d, l) = at(k);
+                    self.recv_segments(k, unsafe { recv.add(d) }, l)?;
+                }
+            }
+        }
+        self.end_round();
+        Ok(())
+    }
+
+    /// Sends `len` bytes at `buf` to `to` as messages of at most [`REDUCE_SEGMENT`] bytes
+    /// (at least one message, so an empty block still matches its receive).
+    fn send_segments(&mut self, to: usize, buf: *const u8, len: usize) -> Result<()> {
+        for (at, l) in segments(len) {
+            // SAFETY: the segment lies inside the lent `len` bytes.
+            self.send(to, unsafe { buf.add(at) }, l)?;
+        }
+        Ok(())
+    }
+
+    /// Receives what [`Plan::send_segments`] sends.
+    fn recv_segments(&mut self, from: usize, buf: *mut u8, len: usize) -> Result<()> {
+        for (at, l) in segments(len) {
+            // SAFETY: as above.
+            self.recv(from, unsafe { buf.add(at) }, l)?;
+        }
+        Ok(())
+    }
+}
+
+/// The `(offset, length)` segments a block of `len` bytes travels in.
+fn segments(len: usize) -> impl Iterator<Item = (usize, usize)> {
+    let seg = REDUCE_SEGMENT.get().max(1);
+    (0..len.div_ceil(seg).max(1)).map(move |i| (i * seg, seg.min(len - (i * seg).min(len))))
+}
