@@ -6,7 +6,8 @@
 # of each run's median, and billboard / min(MPICH, Open MPI). CSVs land in RESULTS_DIR
 # (default target/bench-results/coll).
 #
-# Environment: BBRUN (default dist/bin/bbrun), RANKS (default "2 4"), OPS (default
+# Environment: BBRUN (default dist/bin/bbrun), BBRUN_BEFORE (another build's bbrun, e.g. of the
+# commit before a change: an extra "before" column, same rounds), RANKS (default "2 4"), OPS (default
 # "reduce,allreduce"), SIZES (default "8K,64K,1M"), TRIALS (default 200), ROUNDS (default 3),
 # RUN_TIMEOUT (default 300 s per run).
 set -uo pipefail
@@ -45,6 +46,7 @@ for round in $(seq "$ROUNDS"); do
     for np in $RANKS; do
         log "round $round, $np ranks"
         [ -x "$BBRUN" ] && run billboard "$np" "$BBRUN" -n "$np" "$RESULTS/bin/coll-mpich"
+        [ -n "${BBRUN_BEFORE:-}" ] && run before "$np" "$BBRUN_BEFORE" -n "$np" "$RESULTS/bin/coll-mpich"
         run mpich "$np" mpirun.mpich -n "$np" "$RESULTS/bin/coll-mpich"
         [ -x "$RESULTS/bin/coll-openmpi" ] &&
             run openmpi "$np" mpirun.openmpi --oversubscribe -n "$np" "$RESULTS/bin/coll-openmpi"
@@ -60,14 +62,16 @@ sort -t, -k2,2 -k3,3n -k4,4n "$RESULTS/all.csv" | awk -F, '
     }
     { k = $2 "," $3 "," $4; if (!(k in seen)) { seen[k] = 1; order[++m] = k }; vals[$1 "," k] = vals[$1 "," k] " " $5 }
     END {
-        printf "%-10s %5s %9s %11s %11s %11s %9s\n", "op", "ranks", "size", "billboard", "MPICH", "Open MPI", "bb/best"
+        printf "%-10s %5s %9s %11s %11s %11s %11s %9s %9s\n", "op", "ranks", "size", "before", "billboard", "MPICH", "Open MPI", "before/best", "bb/best"
         for (i = 1; i <= m; i++) {
             k = order[i]; split(k, f, ",")
             b = ("billboard," k in vals) ? median("billboard," k) : ""
+            x = ("before," k in vals) ? median("before," k) : ""
             p = ("mpich," k in vals) ? median("mpich," k) : ""
             o = ("openmpi," k in vals) ? median("openmpi," k) : ""
             best = p == "" ? o : (o == "" || p + 0 < o + 0 ? p : o)
             r = (b == "" || best == "") ? "-" : sprintf("%.2f", b / best)
-            printf "%-10s %5s %9s %11s %11s %11s %9s\n", f[1], f[2], f[3], b, p, o, r
+            rx = (x == "" || best == "") ? "-" : sprintf("%.2f", x / best)
+            printf "%-10s %5s %9s %11s %11s %11s %11s %9s %9s\n", f[1], f[2], f[3], x == "" ? "-" : x, b, p, o, rx, r
         }
     }' | tee "$RESULTS/summary.txt"

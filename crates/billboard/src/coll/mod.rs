@@ -1,8 +1,9 @@
 //! Collectives over a communicator, on its collective context (so they never match the
 //! user's point-to-point traffic). These are the simple, correct algorithms every later
 //! billboard algorithm is checked against: binomial trees for bcast and reduce, linear
-//! gather/scatter, pairwise all-to-all, a chain for scans. Index arithmetic of the schedules
-//! lives in `schedule.rs`, apart from the code that moves data.
+//! gather/scatter, pairwise all-to-all, a chain for scans; large reductions cut the vector
+//! into one block per rank (`reduce_split.rs`), chosen by size in `select.rs`. Index
+//! arithmetic of the schedules lives in `schedule.rs`, apart from the code that moves data.
 //!
 //! They work on bytes; a reduction is a callback with MPI's user-function contract:
 //! `op(invec, inoutvec)` leaves `invec ⊕ inoutvec` in `inoutvec`, for operators that may be

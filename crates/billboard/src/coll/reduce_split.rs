@@ -38,21 +38,21 @@ impl Plan<'_, '_> {
         let (me, n) = (self.comm.rank(), self.comm.size());
         let at = |k: usize| block(k, n, len, elem);
         let (mine, size) = at(me);
-        // SAFETY (pointer offsets below): every block lies inside the `len` bytes of `send`
-        // and `recv`, which the caller lends.
+        // Blocks lie inside the `len` bytes of `send` and `recv` that the caller lends; only the
+        // engine dereferences these pointers, so plain (wrapping) offsets do.
         let keeps_result = root.is_none_or(|r| r == me);
         // This rank's contribution to its own block; in place the receives below land on it.
         let own = if std::ptr::eq(send, recv) {
-            self.scratch(size, Some(unsafe { send.add(mine) }))
+            self.scratch(size, Some(send.wrapping_add(mine)))
         } else {
-            unsafe { send.add(mine) }
+            send.wrapping_add(mine)
         };
-        let acc = if keeps_result { unsafe { recv.add(mine) } } else { self.scratch(size, None) };
+        let acc = if keeps_result { recv.wrapping_add(mine) } else { self.scratch(size, None) };
 
         // Round 1: every block to its owner; the blocks of this one come in.
         for k in (0..n).filter(|&k| k != me) {
             let (d, l) = at(k);
-            self.send_segments(k, unsafe { send.add(d) }, l)?;
+            self.send_segments(k, send.wrapping_add(d), l)?;
         }
         // The fold starts from the last rank's block (any block, if the order does not matter).
         let first = if commutative { (me + 1) % n } else { n - 1 };
@@ -69,6 +69,13 @@ impl Plan<'_, '_> {
                 parts.push(part);
             }
         }
+        // A reduce's root takes the reduced blocks in this round too (they follow each rank's
+        // part of its block, in order), so they land in place instead of waiting unexpected
+        // while it combines; in place they would overwrite what it still sends.
+        let gather_now = root == Some(me) && !std::ptr::eq(send, recv);
+        if gather_now {
+            self.gather_blocks(recv, at)?;
+        }
         if first == me {
             self.then(Local::Copy { from: own, to: acc, len: size });
         }
@@ -80,17 +87,26 @@ impl Plan<'_, '_> {
         // Round 2: the reduced blocks to the root, or to everyone.
         match root {
             Some(r) if r != me => self.send_segments(r, acc, size)?,
-            _ => {
+            Some(_) if gather_now => {}
+            Some(_) => self.gather_blocks(recv, at)?,
+            None => {
                 for k in (1..n).map(|i| (me + i) % n) {
-                    if root.is_none() {
-                        self.send_segments(k, acc, size)?;
-                    }
-                    let (d, l) = at(k);
-                    self.recv_segments(k, unsafe { recv.add(d) }, l)?;
+                    self.send_segments(k, acc, size)?;
                 }
+                self.gather_blocks(recv, at)?;
             }
         }
         self.end_round();
+        Ok(())
+    }
+
+    /// Receives every other rank's reduced block into its place in `recv`.
+    fn gather_blocks(&mut self, recv: *mut u8, at: impl Fn(usize) -> (usize, usize)) -> Result<()> {
+        let (me, n) = (self.comm.rank(), self.comm.size());
+        for k in (1..n).map(|i| (me + i) % n) {
+            let (d, l) = at(k);
+            self.recv_segments(k, recv.wrapping_add(d), l)?;
+        }
         Ok(())
     }
 
@@ -98,8 +114,7 @@ impl Plan<'_, '_> {
     /// (at least one message, so an empty block still matches its receive).
     fn send_segments(&mut self, to: usize, buf: *const u8, len: usize) -> Result<()> {
         for (at, l) in segments(len) {
-            // SAFETY: the segment lies inside the lent `len` bytes.
-            self.send(to, unsafe { buf.add(at) }, l)?;
+            self.send(to, buf.wrapping_add(at), l)?;
         }
         Ok(())
     }
@@ -107,8 +122,7 @@ impl Plan<'_, '_> {
     /// Receives what [`Plan::send_segments`] sends.
     fn recv_segments(&mut self, from: usize, buf: *mut u8, len: usize) -> Result<()> {
         for (at, l) in segments(len) {
-            // SAFETY: as above.
-            self.recv(from, unsafe { buf.add(at) }, l)?;
+            self.recv(from, buf.wrapping_add(at), l)?;
         }
         Ok(())
     }
