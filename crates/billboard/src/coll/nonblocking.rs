@@ -60,6 +60,9 @@ pub(super) struct Plan<'c, 'e> {
     tag: i32,
     scheds: &'e mut Scheds,
     id: SchedId,
+    /// Ranks outnumber cores on this node. Only a rank's own schedule may depend on it (other
+    /// hosts may differ), never which messages it exchanges.
+    pub(super) crowded: bool,
 }
 
 impl Plan<'_, '_> {
@@ -336,7 +339,8 @@ impl Communicator {
         let (context, tag) = (self.coll_context(), self.next_nonblocking_tag());
         let mut engine = self.engine().lock();
         let id = engine.scheds().reserve();
-        let mut plan = Plan { comm: self, context, tag, scheds: engine.scheds(), id };
+        let crowded = engine.oversubscribed();
+        let mut plan = Plan { comm: self, context, tag, scheds: engine.scheds(), id, crowded };
         if let Err(e) = write(&mut plan) {
             engine.scheds().release(id);
             return Err(e);
