@@ -103,6 +103,9 @@ pub fn all() -> &'static [&'static Tunable] {
         &transport::udp::WINDOW,
         &transport::udp::DEADLINE_MS,
         &transport::udp::EAGER_MAX,
+        &crate::coll::select::REDUCE_SPLIT_MIN,
+        &crate::coll::select::REDUCE_SPLIT_MIN_MANY,
+        &crate::coll::select::REDUCE_SEGMENT,
         &crate::VERBOSE,
     ];
     ALL

@@ -159,6 +159,53 @@ fn combiner(op: MPI_Op, t: MPI_Datatype) -> Res<ops::Combiner> {
     crate::state::with(|m| ops::combiner(m, op, t)).expect("MPI is running")
 }
 
+/// `op` on `t` as a schedule applies it (elements of `layout`'s extent).
+fn reduction(op: MPI_Op, t: MPI_Datatype, layout: &datatype::Layout) -> Res<billboard::Reduction> {
+    let elem = layout.extent().max(1) as usize;
+    crate::state::with(|m| {
+        Ok(billboard::Reduction { op: ops::combiner(m, op, t)?, elem, commutative: ops::commutative(m, op) })
+    })
+    .expect("MPI is running")
+}
+
+/// Reduce as a schedule (MPI_Ireduce, and MPI_Reduce of large vectors).
+unsafe fn reduce(
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, i64, MPI_Datatype, MPI_Op),
+    root: usize,
+    c: &Communicator,
+) -> Res<Started> {
+    let layout = datatype::layout(t)?;
+    let len = layout.reduce_bytes(count)?;
+    let how = reduction(op, t, &layout)?;
+    if c.rank() == root {
+        let send = reduction_source(sendbuf, recvbuf, len)?;
+        let mut land = Landing::new(layout, count, recvbuf, len)?;
+        Ok((c.ireduce_raw(send, land.ptr(), len, root, how)?, land.at_completion()))
+    } else {
+        Ok((c.ireduce_raw(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, how)?, None))
+    }
+}
+
+/// Allreduce as a schedule (MPI_Iallreduce, and MPI_Allreduce of large vectors).
+unsafe fn allreduce(
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, i64, MPI_Datatype, MPI_Op),
+    c: &Communicator,
+) -> Res<Started> {
+    let layout = datatype::layout(t)?;
+    let len = layout.reduce_bytes(count)?;
+    let how = reduction(op, t, &layout)?;
+    let send = reduction_source(sendbuf, recvbuf, len)?;
+    let mut land = Landing::new(layout, count, recvbuf, len)?;
+    Ok((c.iallreduce_raw(send, land.ptr(), len, how)?, land.at_completion()))
+}
+
+/// Whether a blocking reduction of `count` elements of `t` runs as its schedule (start +
+/// wait), because the schedule cuts large vectors into blocks; small ones take the direct
+/// binomial form, which allocates less.
+fn scheduled_reduction(c: &Communicator, count: i64, t: MPI_Datatype) -> Res<bool> {
+    Ok(c.reduction_splits(datatype::layout(t)?.reduce_bytes(count)?))
+}
+
 fn check_root(c: &Communicator, root: c_int) -> Res<usize> {
     usize::try_from(root)
         .ok()
@@ -372,19 +419,7 @@ counted! {
         request: *mut MPI_Request,
     ) -> c_int {
         let count = i64::from(count);
-        scheduled(FUNCTION, comm, request, |c| {
-            let root = check_root(c, root)?;
-            let layout = datatype::layout(t)?;
-            let len = layout.reduce_bytes(count)?;
-            let combine = combiner(op, t)?;
-            if c.rank() == root {
-                let send = reduction_source(sendbuf, recvbuf, len)?;
-                let mut land = Landing::new(layout, count, recvbuf, len)?;
-                Ok((c.ireduce_raw(send, land.ptr(), len, root, combine)?, land.at_completion()))
-            } else {
-                Ok((c.ireduce_raw(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, combine)?, None))
-            }
-        })
+        scheduled(FUNCTION, comm, request, |c| reduce((sendbuf, recvbuf, count, t, op), check_root(c, root)?, c))
     }
 }
 
@@ -400,14 +435,7 @@ counted! {
         request: *mut MPI_Request,
     ) -> c_int {
         let count = i64::from(count);
-        scheduled(FUNCTION, comm, request, |c| {
-            let layout = datatype::layout(t)?;
-            let len = layout.reduce_bytes(count)?;
-            let combine = combiner(op, t)?;
-            let send = reduction_source(sendbuf, recvbuf, len)?;
-            let mut land = Landing::new(layout, count, recvbuf, len)?;
-            Ok((c.iallreduce_raw(send, land.ptr(), len, combine)?, land.at_completion()))
-        })
+        scheduled(FUNCTION, comm, request, |c| allreduce((sendbuf, recvbuf, count, t, op), c))
     }
 }
 
@@ -443,6 +471,10 @@ counted! {
         call_unlocked(FUNCTION, comm, || {
             let c = comm_ref(comm)?;
             let root = check_root(&c, root)?;
+            if scheduled_reduction(&c, count, t)? {
+                let (coll, done) = reduce((sendbuf, recvbuf, count, t, op), root, &c)?;
+                return Scheduled { coll, done }.wait();
+            }
             let layout = datatype::layout(t)?;
             let len = layout.reduce_bytes(count)?;
             let mut combine = combiner(op, t)?;
@@ -472,6 +504,10 @@ counted! {
         let count = i64::from(count);
         call_unlocked(FUNCTION, comm, || {
             let c = comm_ref(comm)?;
+            if scheduled_reduction(&c, count, t)? {
+                let (coll, done) = allreduce((sendbuf, recvbuf, count, t, op), &c)?;
+                return Scheduled { coll, done }.wait();
+            }
             let layout = datatype::layout(t)?;
             let len = layout.reduce_bytes(count)?;
             let mut combine = combiner(op, t)?;

@@ -1,7 +1,7 @@
 //! Rank program for the collective tests: `bbrun -n N bb-coll`. Checks every collective
 //! against values each rank can compute alone; panics on a mismatch; rank 0 prints `ok coll`.
 
-use billboard::Communicator;
+use billboard::{Communicator, Reduction};
 
 type Res = Result<(), Box<dyn std::error::Error>>;
 
@@ -19,6 +19,11 @@ fn compose(invec: &[u8], inout: &mut [u8]) {
     for (i, w) in z.iter().enumerate() {
         inout[8 * i..8 * i + 8].copy_from_slice(&w.to_ne_bytes());
     }
+}
+
+/// [`compose`] as a schedule's reduction: 16-byte elements, rank order kept.
+fn ordered(f: fn(&[u8], &mut [u8])) -> Reduction {
+    Reduction { op: Box::new(f), elem: 16, commutative: false }
 }
 
 fn compose_ranks(range: std::ops::Range<usize>) -> [u64; 2] {
@@ -130,8 +135,8 @@ fn nonblocking(w: &Communicator) -> Res {
         [
             w.ibarrier()?,
             w.ibcast_raw(big.as_mut_ptr(), len, root)?,
-            w.ireduce_raw(mine.as_ptr(), reduced.as_mut_ptr(), 16, root, Box::new(compose))?,
-            w.iallreduce_raw(mine.as_ptr(), all.as_mut_ptr(), 16, Box::new(compose))?,
+            w.ireduce_raw(mine.as_ptr(), reduced.as_mut_ptr(), 16, root, ordered(compose))?,
+            w.iallreduce_raw(mine.as_ptr(), all.as_mut_ptr(), 16, ordered(compose))?,
             w.iscan_raw(mine.as_ptr(), prefix.as_mut_ptr(), 16, Box::new(compose), false)?,
             w.iscan_raw(mine.as_ptr(), ex.as_mut_ptr(), 16, Box::new(compose), true)?,
         ]
@@ -162,7 +167,15 @@ fn nonblocking(w: &Communicator) -> Res {
         let mine: Vec<u8> = (0..words).flat_map(|i| (i * n as u64 + me as u64).to_le_bytes()).collect();
         let mut sum = vec![0u8; mine.len()];
         // SAFETY: both buffers outlive the wait.
-        unsafe { w.iallreduce_raw(mine.as_ptr(), sum.as_mut_ptr(), mine.len(), Box::new(add_words))? }.wait()?;
+        unsafe {
+            w.iallreduce_raw(
+                mine.as_ptr(),
+                sum.as_mut_ptr(),
+                mine.len(),
+                Reduction { op: Box::new(add_words), elem: 8, commutative: true },
+            )?
+        }
+        .wait()?;
         let n = n as u64;
         for (i, word) in sum.chunks_exact(8).enumerate() {
             let want = i as u64 * n * n + n * (n - 1) / 2;

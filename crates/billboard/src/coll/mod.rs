@@ -1,8 +1,9 @@
 //! Collectives over a communicator, on its collective context (so they never match the
 //! user's point-to-point traffic). These are the simple, correct algorithms every later
 //! billboard algorithm is checked against: binomial trees for bcast and reduce, linear
-//! gather/scatter, pairwise all-to-all, a chain for scans. Index arithmetic of the schedules
-//! lives in `schedule.rs`, apart from the code that moves data.
+//! gather/scatter, pairwise all-to-all, a chain for scans; large reductions cut the vector
+//! into one block per rank (`reduce_split.rs`), chosen by size in `select.rs`. Index
+//! arithmetic of the schedules lives in `schedule.rs`, apart from the code that moves data.
 //!
 //! They work on bytes; a reduction is a callback with MPI's user-function contract:
 //! `op(invec, inoutvec)` leaves `invec ⊕ inoutvec` in `inoutvec`, for operators that may be
@@ -12,15 +13,24 @@ mod bcast;
 mod gather;
 mod nonblocking;
 mod reduce;
+mod reduce_split;
 mod scan;
 pub(crate) mod schedule;
-pub(crate) mod select;
+pub mod select;
 
 pub use crate::engine::sched::ReduceFn;
 pub use nonblocking::Collective;
 
 /// A reduction: `op(invec, inoutvec)` sets `inoutvec = invec ⊕ inoutvec`.
 pub type ReduceOp<'a> = &'a mut dyn FnMut(&[u8], &mut [u8]);
+
+/// A reduction as a schedule applies it: the operator, the size of the elements it works on
+/// (a vector is only ever cut between elements), and whether its operands may be swapped.
+pub struct Reduction {
+    pub op: ReduceFn,
+    pub elem: usize,
+    pub commutative: bool,
+}
 
 /// Tags of the collectives on the collective context; one family each, so that a rank that
 /// runs ahead into the next collective can never match the current one's messages.

@@ -9,6 +9,8 @@
 
 use super::gather::{check_layout, Layout};
 use super::schedule::{binomial_children, binomial_parent};
+use super::select::reduce_splits;
+use super::Reduction;
 use crate::engine::sched::{Local, Msg, ReduceFn, SchedId, Scheds};
 use crate::engine::EngineLink;
 use crate::{Communicator, Error, Result, Source, TagMatch};
@@ -53,16 +55,19 @@ impl Drop for Collective {
 
 /// A schedule being written for one rank of one operation, straight into its engine slot.
 pub(super) struct Plan<'c, 'e> {
-    comm: &'c Communicator,
+    pub(super) comm: &'c Communicator,
     context: u32,
     tag: i32,
     scheds: &'e mut Scheds,
     id: SchedId,
+    /// Ranks outnumber cores on this node. Only a rank's own schedule may depend on it (other
+    /// hosts may differ), never which messages it exchanges.
+    pub(super) crowded: bool,
 }
 
 impl Plan<'_, '_> {
     /// Adds a send of `len` bytes at `buf` to rank `to` to the round being written.
-    fn send(&mut self, to: usize, buf: *const u8, len: usize) -> Result<()> {
+    pub(super) fn send(&mut self, to: usize, buf: *const u8, len: usize) -> Result<()> {
         let peer = self.comm.checked_world_rank(to)?;
         let source = self.comm.rank() as u32;
         self.scheds.get(self.id).push(Msg::Send { peer, context: self.context, source, tag: self.tag, buf, len });
@@ -70,23 +75,23 @@ impl Plan<'_, '_> {
     }
 
     /// Adds a receive of up to `cap` bytes from rank `from` into `buf` to the round being written.
-    fn recv(&mut self, from: usize, buf: *mut u8, cap: usize) -> Result<()> {
+    pub(super) fn recv(&mut self, from: usize, buf: *mut u8, cap: usize) -> Result<()> {
         let (pattern, hint) = self.comm.pattern(self.context, Source::Rank(from), TagMatch::Tag(self.tag))?;
         self.scheds.get(self.id).push(Msg::Recv { pattern, hint, buf, cap });
         Ok(())
     }
 
     /// Adds a step that runs once the round being written has completed.
-    fn then(&mut self, step: Local) {
+    pub(super) fn then(&mut self, step: Local) {
         self.scheds.get(self.id).then(step);
     }
 
-    fn end_round(&mut self) {
+    pub(super) fn end_round(&mut self) {
         self.scheds.get(self.id).end_round();
     }
 
     /// Scratch memory of `len` bytes holding `init` (or zeros), owned by the schedule.
-    fn scratch(&mut self, len: usize, init: Option<*const u8>) -> *mut u8 {
+    pub(super) fn scratch(&mut self, len: usize, init: Option<*const u8>) -> *mut u8 {
         // SAFETY: the caller lends `len` readable bytes at `init`.
         let init = init.map(|src| unsafe { std::slice::from_raw_parts(src, len) });
         self.scheds.scratch(self.id, len, init)
@@ -159,6 +164,28 @@ impl Plan<'_, '_> {
 }
 
 impl Plan<'_, '_> {
+    /// Reduction of `len` bytes into `recv` at `root`, or everywhere when `root` is `None`
+    /// (allreduce): cut into blocks when large (`select.rs`), else a binomial tree (and a
+    /// broadcast). `send` may be `recv` and stays readable until the operation ends;
+    /// `elements` is the element size and whether the operator is commutative.
+    fn reduction(
+        &mut self,
+        send: *const u8,
+        recv: *mut u8,
+        len: usize,
+        root: Option<usize>,
+        elements: (usize, bool),
+    ) -> Result<()> {
+        if reduce_splits(len, self.comm.size()) {
+            return self.reduce_split(send, recv, len, root, elements);
+        }
+        self.reduce(send, recv, len, root.unwrap_or(0))?;
+        match root {
+            Some(_) => Ok(()),
+            None => self.bcast(recv, len, 0),
+        }
+    }
+
     /// Prefix reduction along the chain of ranks (as [`Communicator::scan_bytes`]). `send`
     /// is copied at once, so it may be `recv`.
     fn scan(&mut self, send: *const u8, recv: *mut u8, len: usize, exclusive: bool) -> Result<()> {
@@ -330,7 +357,8 @@ impl Communicator {
         let (context, tag) = (self.coll_context(), self.next_nonblocking_tag());
         let mut engine = self.engine().lock();
         let id = engine.scheds().reserve();
-        let mut plan = Plan { comm: self, context, tag, scheds: engine.scheds(), id };
+        let crowded = engine.oversubscribed();
+        let mut plan = Plan { comm: self, context, tag, scheds: engine.scheds(), id, crowded };
         if let Err(e) = write(&mut plan) {
             engine.scheds().release(id);
             return Err(e);
@@ -384,11 +412,11 @@ impl Communicator {
     }
 
     /// Starts a [`Communicator::reduce_bytes`] of the `len` bytes at `send` into `recv` at
-    /// `root` (MPI_Ireduce). `send` is read during the call only, so it may be `recv`
-    /// (MPI_IN_PLACE); other ranks' `recv` is not used.
+    /// `root` (MPI_Ireduce). `send` may be `recv` (MPI_IN_PLACE); other ranks' `recv` is not
+    /// used.
     ///
     /// # Safety
-    /// `send..send+len` is readable; at the root `recv..recv+len` stays valid, and untouched
+    /// `send..send+len` stays readable, and at the root `recv..recv+len` valid, and untouched
     /// by the caller, until the operation ends.
     pub unsafe fn ireduce_raw(
         &self,
@@ -396,14 +424,16 @@ impl Communicator {
         recv: *mut u8,
         len: usize,
         root: usize,
-        op: ReduceFn,
+        how: Reduction,
     ) -> Result<Collective> {
         self.checked_world_rank(root)?;
-        self.nonblocking(Some(op), |plan| plan.reduce(send, recv, len, root))
+        let Reduction { op, elem, commutative } = how;
+        self.nonblocking(Some(op), |plan| plan.reduction(send, recv, len, Some(root), (elem, commutative)))
     }
 
-    /// Starts a [`Communicator::allreduce_bytes`] (MPI_Iallreduce): the reduction into rank
-    /// 0, then its broadcast, in one schedule. `send` is read during the call only.
+    /// Starts a [`Communicator::allreduce_bytes`] (MPI_Iallreduce): blocks reduced by their
+    /// owners and exchanged for large vectors, else the reduction into rank 0 then its
+    /// broadcast, in one schedule.
     ///
     /// # Safety
     /// As for [`Communicator::ireduce_raw`], with `recv` lent on every rank.
@@ -412,11 +442,9 @@ impl Communicator {
         send: *const u8,
         recv: *mut u8,
         len: usize,
-        op: ReduceFn,
+        how: Reduction,
     ) -> Result<Collective> {
-        self.nonblocking(Some(op), |plan| {
-            plan.reduce(send, recv, len, 0)?;
-            plan.bcast(recv, len, 0)
-        })
+        let Reduction { op, elem, commutative } = how;
+        self.nonblocking(Some(op), |plan| plan.reduction(send, recv, len, None, (elem, commutative)))
     }
 }

@@ -18,9 +18,38 @@ pub(crate) fn binomial_children(rank: usize, root: usize, n: usize) -> impl Iter
     masks.filter(move |&m| rel + m < n).map(move |m| (rel + m + root) % n)
 }
 
+/// Block `k` of a vector of `len` bytes cut into `n` blocks between `elem`-byte elements:
+/// `(offset, length)`. Blocks follow one another and differ by at most one element; the last
+/// also takes any bytes past the last whole element.
+pub(crate) fn block(k: usize, n: usize, len: usize, elem: usize) -> (usize, usize) {
+    let elems = len / elem.max(1);
+    let (base, extra) = (elems / n, elems % n);
+    let first = |k: usize| (k * base + k.min(extra)) * elem.max(1);
+    let end = if k + 1 == n { len } else { first(k + 1) };
+    (first(k), end - first(k))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_tile_the_vector_between_elements() {
+        for n in 1..9 {
+            for (len, elem) in [(0, 8), (8, 8), (24, 8), (1 << 20, 8), (100, 12), (7, 4), (1000, 1)] {
+                let mut at = 0;
+                for k in 0..n {
+                    let (d, l) = block(k, n, len, elem);
+                    assert_eq!(d, at, "n={n} len={len} k={k}");
+                    assert_eq!(d % elem, 0, "block {k} starts inside an element");
+                    let whole = (len / elem) * elem;
+                    assert!(l.abs_diff(whole / elem / n * elem) <= elem + len - whole, "n={n} len={len} k={k}: {l}");
+                    at += l;
+                }
+                assert_eq!(at, len);
+            }
+        }
+    }
 
     #[test]
     fn every_rank_but_the_root_has_one_parent_that_lists_it() {

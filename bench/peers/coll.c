@@ -1,0 +1,141 @@
+/* bench/peers/coll.c: completion time of collectives (seed 000's metric, OSU style), the same
+ * program on every MPI (built with each one's mpicc; the MPICH-built binary also runs unchanged
+ * on Billboard's library).
+ *
+ *   coll [--ops reduce,allreduce,bcast] [--sizes 8K,64K,1M] [--trials N] [--csv]
+ *
+ * A trial: barrier, then `batch` back-to-back calls (min(16, 64 KiB / size), at least one)
+ * timed on every rank; the trial's time is the slowest rank's time / batch (so it runs from
+ * the common start until the last rank is done). A tenth of the trials (at least 10) are an
+ * untimed warm-up; trials are sorted, the top and bottom 10% dropped, and the median, min and
+ * mean of the rest printed. Data are doubles summed with MPI_SUM (root 0 for reduce and bcast);
+ * the result of the last call is checked on every rank.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static long parse_size(const char *s) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end == 'K' || *end == 'k') v <<= 10;
+    if (*end == 'M' || *end == 'm') v <<= 20;
+    return v;
+}
+
+enum op { REDUCE, ALLREDUCE, BCAST };
+static const char *op_names[] = {"reduce", "allreduce", "bcast"};
+
+static void call(enum op op, double *send, double *recv, int count) {
+    switch (op) {
+    case REDUCE: MPI_Reduce(send, recv, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
+    case ALLREDUCE: MPI_Allreduce(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    case BCAST: MPI_Bcast(send, count, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+    }
+}
+
+/* Whether the last call left the expected values (rank r contributes r + 1 + i % 7). */
+static int check(enum op op, const double *send, const double *recv, int count, int rank, int n) {
+    for (int i = 0; i < count; i++) {
+        double want, got;
+        if (op == BCAST) {
+            want = 1 + i % 7;
+            got = send[i];
+        } else {
+            if (op == REDUCE && rank != 0) return 1;
+            want = (double)n * (n + 1) / 2 + (double)n * (i % 7);
+            got = recv[i];
+        }
+        if (got != want) {
+            fprintf(stderr, "coll: %s rank %d element %d: %g, expected %g\n", op_names[op], rank, i, got, want);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    const char *ops = "reduce,allreduce";
+    const char *sizes = "8K,64K,1M";
+    int trials = 200, csv = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--ops") && i + 1 < argc) ops = argv[++i];
+        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
+        else if (!strcmp(argv[i], "--trials") && i + 1 < argc) trials = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--csv")) csv = 1;
+    }
+    if (trials < 10) trials = 10;
+    if (rank == 0) {
+        if (csv) printf("op,ranks,size_bytes,us_median,us_min,us_mean\n");
+        else printf("%-10s %5s %10s %12s %12s %12s\n", "op", "ranks", "size", "median us", "min us", "mean us");
+    }
+    double *times = malloc(sizeof(double) * trials);
+    char opbuf[256];
+    snprintf(opbuf, sizeof opbuf, "%s", ops);
+    for (char *o = strtok(opbuf, ","); o; o = strtok(NULL, ",")) {
+        enum op op;
+        if (!strcmp(o, "reduce")) op = REDUCE;
+        else if (!strcmp(o, "allreduce")) op = ALLREDUCE;
+        else if (!strcmp(o, "bcast")) op = BCAST;
+        else {
+            if (rank == 0) fprintf(stderr, "coll: unknown op %s\n", o);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+            return 2;
+        }
+        char sizebuf[256];
+        snprintf(sizebuf, sizeof sizebuf, "%s", sizes);
+        char *save;
+        for (char *s = strtok_r(sizebuf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+            long bytes = parse_size(s);
+            int count = (int)(bytes / sizeof(double));
+            if (count < 1) count = 1;
+            double *send = malloc(sizeof(double) * count), *recv = malloc(sizeof(double) * count);
+            for (int i = 0; i < count; i++) {
+                send[i] = (op == BCAST && rank != 0) ? 0 : rank + 1 + i % 7;
+                recv[i] = -1;
+            }
+            long per = 65536 / (count * (long)sizeof(double));
+            int batch = per < 1 ? 1 : per > 16 ? 16 : (int)per;
+            int warm = trials / 10 < 10 ? 10 : trials / 10;
+            for (int t = -warm; t < trials; t++) {
+                MPI_Barrier(MPI_COMM_WORLD);
+                double t0 = MPI_Wtime();
+                for (int b = 0; b < batch; b++) call(op, send, recv, count);
+                double mine = (MPI_Wtime() - t0) / batch * 1e6, slowest;
+                MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+                if (t >= 0) times[t] = slowest;
+            }
+            if (op == BCAST)
+                for (int i = 0; i < count; i++) send[i] = rank == 0 ? 1 + i % 7 : 0;
+            call(op, send, recv, count);
+            int ok = check(op, send, recv, count, rank, n), all_ok;
+            MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            if (!all_ok) MPI_Abort(MPI_COMM_WORLD, 1);
+            if (rank == 0) {
+                qsort(times, trials, sizeof(double), cmp_double);
+                int lo = trials / 10, hi = trials - trials / 10;
+                double sum = 0;
+                for (int t = lo; t < hi; t++) sum += times[t];
+                double median = times[(lo + hi) / 2], mean = sum / (hi - lo);
+                if (csv) printf("%s,%d,%ld,%.3f,%.3f,%.3f\n", op_names[op], n, bytes, median, times[lo], mean);
+                else printf("%-10s %5d %10ld %12.2f %12.2f %12.2f\n", op_names[op], n, bytes, median, times[lo], mean);
+                fflush(stdout);
+            }
+            free(send);
+            free(recv);
+        }
+    }
+    free(times);
+    MPI_Finalize();
+    return 0;
+}

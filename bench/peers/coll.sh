@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# bench/peers/coll.sh [RESULTS_DIR]: collective completion times (bench/peers/coll.c) on
+# Billboard (the MPICH-built binary run unchanged on our library), MPICH and Open MPI,
+# interleaved: ROUNDS rounds, each running the three one after another at every rank count,
+# so a busy neighbour hurts all three alike. Prints per (op, ranks, size) the median over rounds
+# of each run's median, and billboard / min(MPICH, Open MPI). CSVs land in RESULTS_DIR
+# (default target/bench-results/coll).
+#
+# Environment: BBRUN (default dist/bin/bbrun), BBRUN_BEFORE (another build's bbrun, e.g. of the
+# commit before a change: an extra "before" column, same rounds), RANKS (default "2 4"), OPS (default
+# "reduce,allreduce"), SIZES (default "8K,64K,1M"), TRIALS (default 200), ROUNDS (default 3),
+# RUN_TIMEOUT (default 300 s per run).
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT"
+RESULTS=${1:-target/bench-results/coll}
+mkdir -p "$RESULTS/bin"
+BBRUN=${BBRUN:-dist/bin/bbrun}
+RANKS=${RANKS:-2 4}
+OPS=${OPS:-reduce,allreduce}
+SIZES=${SIZES:-8K,64K,1M}
+TRIALS=${TRIALS:-200}
+ROUNDS=${ROUNDS:-3}
+RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+log() { printf 'coll.sh: %s\n' "$*" >&2; }
+
+CFLAGS=(-O2 -Wall -Wextra -Wno-stringop-overflow)
+mpicc.mpich "${CFLAGS[@]}" -o "$RESULTS/bin/coll-mpich" bench/peers/coll.c || { log "mpicc.mpich failed"; exit 1; }
+if command -v mpicc.openmpi >/dev/null; then
+    mpicc.openmpi "${CFLAGS[@]}" -o "$RESULTS/bin/coll-openmpi" bench/peers/coll.c || log "mpicc.openmpi failed"
+else
+    log "no mpicc.openmpi (apt-get install openmpi-bin libopenmpi-dev): its column stays empty"
+fi
+
+ARGS=(--csv --ops "$OPS" --sizes "$SIZES" --trials "$TRIALS")
+: >"$RESULTS/all.csv"
+run() { # name ranks command...
+    local name=$1 np=$2
+    shift 2
+    timeout -k 10 "$RUN_TIMEOUT" "$@" "${ARGS[@]}" 2>"$RESULTS/$name-$np.err" |
+        awk -F, -v name="$name" 'NR > 1 { print name "," $0 }' >>"$RESULTS/all.csv" ||
+        log "$name -n $np failed: $(tail -n 1 "$RESULTS/$name-$np.err")"
+}
+for round in $(seq "$ROUNDS"); do
+    for np in $RANKS; do
+        log "round $round, $np ranks"
+        [ -x "$BBRUN" ] && run billboard "$np" "$BBRUN" -n "$np" "$RESULTS/bin/coll-mpich"
+        [ -n "${BBRUN_BEFORE:-}" ] && run before "$np" "$BBRUN_BEFORE" -n "$np" "$RESULTS/bin/coll-mpich"
+        run mpich "$np" mpirun.mpich -n "$np" "$RESULTS/bin/coll-mpich"
+        [ -x "$RESULTS/bin/coll-openmpi" ] &&
+            run openmpi "$np" mpirun.openmpi --oversubscribe -n "$np" "$RESULTS/bin/coll-openmpi"
+    done
+done
+
+# Median over rounds of each run's median, per (implementation, op, ranks, size).
+sort -t, -k2,2 -k3,3n -k4,4n "$RESULTS/all.csv" | awk -F, '
+    function median(key,    n, i, j, v, t) {
+        n = split(vals[key], v, " ")
+        for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+        return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+    }
+    { k = $2 "," $3 "," $4; if (!(k in seen)) { seen[k] = 1; order[++m] = k }; vals[$1 "," k] = vals[$1 "," k] " " $5 }
+    END {
+        printf "%-10s %5s %9s %11s %11s %11s %11s %9s %9s\n", "op", "ranks", "size", "before", "billboard", "MPICH", "Open MPI", "before/best", "bb/best"
+        for (i = 1; i <= m; i++) {
+            k = order[i]; split(k, f, ",")
+            b = ("billboard," k in vals) ? median("billboard," k) : ""
+            x = ("before," k in vals) ? median("before," k) : ""
+            p = ("mpich," k in vals) ? median("mpich," k) : ""
+            o = ("openmpi," k in vals) ? median("openmpi," k) : ""
+            best = p == "" ? o : (o == "" || p + 0 < o + 0 ? p : o)
+            r = (b == "" || best == "") ? "-" : sprintf("%.2f", b / best)
+            rx = (x == "" || best == "") ? "-" : sprintf("%.2f", x / best)
+            printf "%-10s %5s %9s %11s %11s %11s %11s %9s %9s\n", f[1], f[2], f[3], x == "" ? "-" : x, b, p, o, rx, r
+        }
+    }' | tee "$RESULTS/summary.txt"
