@@ -7,7 +7,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use billboard::Communicator;
+use billboard::{Communicator, InterRoot};
 
 use crate::abi::*;
 use crate::datatype::{self, parted, view, Dir, Parted, View};
@@ -159,11 +159,59 @@ fn combiner(op: MPI_Op, t: MPI_Datatype) -> Res<ops::Combiner> {
     crate::state::with(|m| ops::combiner(m, op, t)).expect("MPI is running")
 }
 
-fn check_root(c: &Communicator, root: c_int) -> Res<usize> {
-    usize::try_from(root)
+/// What a rooted collective's `root` makes of this process: the root (`Here`), a process that
+/// sends to or receives from the root at rank r (`Remote(r)`, of the remote group on an
+/// intercommunicator), or one that takes no part (MPI_PROC_NULL on an intercommunicator).
+fn check_root(c: &Communicator, root: c_int) -> Res<InterRoot> {
+    if c.is_inter() {
+        return match root {
+            MPI_ROOT => Ok(InterRoot::Here),
+            MPI_PROC_NULL => Ok(InterRoot::Elsewhere),
+            r if r >= 0 && (r as usize) < c.peers() => Ok(InterRoot::Remote(r as usize)),
+            r => Err(err(
+                MPI_ERR_ROOT,
+                format!(
+                    "invalid root {r} on an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a remote rank ({})",
+                    crate::error::rank_range(c.peers())
+                ),
+            )),
+        };
+    }
+    let r = usize::try_from(root)
         .ok()
         .filter(|&r| r < c.size())
-        .ok_or_else(|| err(MPI_ERR_ROOT, format!("invalid root {root} ({})", crate::error::rank_range(c.size()))))
+        .ok_or_else(|| err(MPI_ERR_ROOT, format!("invalid root {root} ({})", crate::error::rank_range(c.size()))))?;
+    Ok(if r == c.rank() { InterRoot::Here } else { InterRoot::Remote(r) })
+}
+
+/// MPI_IN_PLACE is not an intercommunicator collective's buffer.
+fn no_in_place_on_inter(c: &Communicator, p: *const c_void) -> Res {
+    if c.is_inter() && in_place(p) {
+        return Err(err(MPI_ERR_BUFFER, "MPI_IN_PLACE on an intercommunicator"));
+    }
+    Ok(())
+}
+
+/// Scans are not defined on intercommunicators (MPI 4.0 section 6.11).
+fn no_scan_on_inter(c: &Communicator) -> Res {
+    if c.is_inter() {
+        return Err(err(MPI_ERR_COMM, "a scan on an intercommunicator (scans are for intracommunicators)"));
+    }
+    Ok(())
+}
+
+/// A pointer for no data (a process that sends or receives nothing).
+fn no_data() -> *mut u8 {
+    std::ptr::NonNull::dangling().as_ptr()
+}
+
+/// Runs an intercommunicator's form of a blocking collective: its schedule, waited for (the
+/// blocking intracommunicator forms here are direct algorithms).
+fn inter_blocking(c: &Communicator, start: impl FnOnce(&Communicator) -> Res<Started>) -> Option<Res> {
+    c.is_inter().then(|| {
+        let (coll, done) = start(c)?;
+        Scheduled { coll, done }.wait()
+    })
 }
 
 /// Byte parts of a reduction result scattered by `counts` elements of `extent` bytes each.
@@ -303,13 +351,20 @@ pub unsafe extern "C" fn PMPI_Ibcast(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    scheduled("MPI_Ibcast", comm, request, |c| {
-        let root = check_root(c, root)?;
-        let dir = if c.rank() == root { Dir::Read } else { Dir::Write };
-        // A staged view lives until the end: the root's packed copy is what goes out.
-        let v = view(&datatype::layout(t)?, buf, count, dir)?;
-        Ok((c.ibcast_raw(v.ptr(), v.len(), root)?, Some(finish_view(v))))
-    })
+    scheduled("MPI_Ibcast", comm, request, |c| ibcast(buf, count, t, root, c))
+}
+
+/// Broadcast as a schedule.
+unsafe fn ibcast(buf: *mut c_void, count: c_int, t: MPI_Datatype, root: c_int, c: &Communicator) -> Res<Started> {
+    let root = check_root(c, root)?;
+    if root == InterRoot::Elsewhere {
+        return Ok((c.ibcast_at(no_data(), 0, root)?, None));
+    }
+    not_in_place(buf, "the buffer")?;
+    let dir = if root == InterRoot::Here { Dir::Read } else { Dir::Write };
+    // A staged view lives until the end: the root's packed copy is what goes out.
+    let v = view(&datatype::layout(t)?, buf, count, dir)?;
+    Ok((c.ibcast_at(v.ptr(), v.len(), root)?, Some(finish_view(v))))
 }
 
 #[no_mangle]
@@ -323,19 +378,32 @@ pub unsafe extern "C" fn PMPI_Ireduce(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    scheduled("MPI_Ireduce", comm, request, |c| {
-        let root = check_root(c, root)?;
-        let layout = datatype::layout(t)?;
-        let len = layout.reduce_bytes(count)?;
-        let combine = combiner(op, t)?;
-        if c.rank() == root {
-            let send = reduction_source(sendbuf, recvbuf, len)?;
+    scheduled("MPI_Ireduce", comm, request, |c| ireduce((sendbuf, recvbuf, count, t, op), root, c))
+}
+
+/// Reduce as a schedule.
+unsafe fn ireduce(
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, c_int, MPI_Datatype, MPI_Op),
+    root: c_int,
+    c: &Communicator,
+) -> Res<Started> {
+    let root = check_root(c, root)?;
+    let layout = datatype::layout(t)?;
+    let len = layout.reduce_bytes(count)?;
+    let combine = combiner(op, t)?;
+    match root {
+        InterRoot::Here => {
+            // An intercommunicator's root contributes nothing.
+            let send = if c.is_inter() { no_data() } else { reduction_source(sendbuf, recvbuf, len)? };
             let mut land = Landing::new(layout, count, recvbuf, len)?;
-            Ok((c.ireduce_raw(send, land.ptr(), len, root, combine)?, land.at_completion()))
-        } else {
-            Ok((c.ireduce_raw(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, combine)?, None))
+            Ok((c.ireduce_at(send, land.ptr(), len, root, combine)?, land.at_completion()))
         }
-    })
+        InterRoot::Remote(_) => {
+            no_in_place_on_inter(c, sendbuf)?;
+            Ok((c.ireduce_at(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, combine)?, None))
+        }
+        InterRoot::Elsewhere => Ok((c.ireduce_at(no_data(), std::ptr::null_mut(), 0, root, combine)?, None)),
+    }
 }
 
 #[no_mangle]
@@ -348,14 +416,21 @@ pub unsafe extern "C" fn PMPI_Iallreduce(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    scheduled("MPI_Iallreduce", comm, request, |c| {
-        let layout = datatype::layout(t)?;
-        let len = layout.reduce_bytes(count)?;
-        let combine = combiner(op, t)?;
-        let send = reduction_source(sendbuf, recvbuf, len)?;
-        let mut land = Landing::new(layout, count, recvbuf, len)?;
-        Ok((c.iallreduce_raw(send, land.ptr(), len, combine)?, land.at_completion()))
-    })
+    scheduled("MPI_Iallreduce", comm, request, |c| iallreduce((sendbuf, recvbuf, count, t, op), c))
+}
+
+/// Allreduce as a schedule.
+unsafe fn iallreduce(
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, c_int, MPI_Datatype, MPI_Op),
+    c: &Communicator,
+) -> Res<Started> {
+    no_in_place_on_inter(c, sendbuf)?;
+    let layout = datatype::layout(t)?;
+    let len = layout.reduce_bytes(count)?;
+    let combine = combiner(op, t)?;
+    let send = reduction_source(sendbuf, recvbuf, len)?;
+    let mut land = Landing::new(layout, count, recvbuf, len)?;
+    Ok((c.iallreduce_raw(send, land.ptr(), len, combine)?, land.at_completion()))
 }
 
 #[no_mangle]
@@ -368,9 +443,19 @@ pub unsafe extern "C" fn PMPI_Bcast(
 ) -> c_int {
     call_unlocked("MPI_Bcast", comm, || {
         let c = comm_ref(comm)?;
+        if let Some(done) = inter_blocking(&c, |c| ibcast(buf, count, t, root, c)) {
+            return done;
+        }
         let root = check_root(&c, root)?;
         not_in_place(buf, "the buffer")?;
-        let dir = if c.rank() == root { Dir::Read } else { Dir::Write };
+        let dir = if root == InterRoot::Here { Dir::Read } else { Dir::Write };
+        let root = if root == InterRoot::Here {
+            c.rank()
+        } else if let InterRoot::Remote(r) = root {
+            r
+        } else {
+            0
+        };
         let mut v = view(&datatype::layout(t)?, buf, count, dir)?;
         c.bcast_bytes(v.bytes_mut(), root)?;
         let len = v.len();
@@ -391,7 +476,13 @@ pub unsafe extern "C" fn PMPI_Reduce(
 ) -> c_int {
     call_unlocked("MPI_Reduce", comm, || {
         let c = comm_ref(comm)?;
-        let root = check_root(&c, root)?;
+        if let Some(done) = inter_blocking(&c, |c| ireduce((sendbuf, recvbuf, count, t, op), root, c)) {
+            return done;
+        }
+        let root = match check_root(&c, root)? {
+            InterRoot::Remote(r) => r,
+            _ => c.rank(),
+        };
         let layout = datatype::layout(t)?;
         let len = layout.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
@@ -418,6 +509,9 @@ pub unsafe extern "C" fn PMPI_Allreduce(
 ) -> c_int {
     call_unlocked("MPI_Allreduce", comm, || {
         let c = comm_ref(comm)?;
+        if let Some(done) = inter_blocking(&c, |c| iallreduce((sendbuf, recvbuf, count, t, op), c)) {
+            return done;
+        }
         let layout = datatype::layout(t)?;
         let len = layout.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
@@ -455,6 +549,7 @@ unsafe fn reduce_scatter(
     (t, op): (MPI_Datatype, MPI_Op),
     c: &Communicator,
 ) -> Res<Started> {
+    no_in_place_on_inter(c, sendbuf)?;
     let combine = combiner(op, t)?;
     let send = reduction_source(sendbuf, recvbuf, total)?;
     let mut land = Landing::new(datatype::layout(t)?, instances(t, part.1)?, recvbuf, part.1)?;
@@ -489,6 +584,9 @@ unsafe fn reduce_scatter_now(
     (t, op): (MPI_Datatype, MPI_Op),
     c: &Communicator,
 ) -> Res {
+    if let Some(done) = inter_blocking(c, |c| reduce_scatter((sendbuf, recvbuf), total, (d, l), (t, op), c)) {
+        return done;
+    }
     let mut combine = combiner(op, t)?;
     let send = reduction_input(sendbuf, recvbuf, total)?;
     let mut all = vec![0u8; total];
@@ -565,6 +663,7 @@ unsafe fn scan(
     c: &Communicator,
     exclusive: bool,
 ) -> Res<Started> {
+    no_scan_on_inter(&c)?;
     let layout = datatype::layout(t)?;
     let len = layout.reduce_bytes(count)?;
     let combine = combiner(op, t)?;
@@ -582,6 +681,7 @@ unsafe fn scan_now(
     let name = if exclusive { "MPI_Exscan" } else { "MPI_Scan" };
     call_unlocked(name, comm, || {
         let c = comm_ref(comm)?;
+        no_scan_on_inter(&c)?;
         let layout = datatype::layout(t)?;
         let len = layout.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
@@ -652,18 +752,25 @@ unsafe fn gatherv(
 ) -> Res<Started> {
     let root = check_root(c, root)?;
     let send = || view(&datatype::layout(sendtype)?, sendbuf, sendcount, Dir::Read);
-    if c.rank() != root {
-        let send = send()?;
-        let coll = c.igatherv_raw(send.ptr(), send.len(), None, root)?;
-        return Ok((coll, Some(Box::new(move || drop(send)))));
+    match root {
+        InterRoot::Here => {}
+        InterRoot::Elsewhere => return Ok((c.igatherv_at(no_data(), 0, None, root)?, None)),
+        InterRoot::Remote(_) => {
+            no_in_place_on_inter(c, sendbuf)?;
+            let send = send()?;
+            let coll = c.igatherv_at(send.ptr(), send.len(), None, root)?;
+            return Ok((coll, Some(Box::new(move || drop(send)))));
+        }
     }
     not_in_place(recvbuf, "recvbuf")?;
-    let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
+    // An intercommunicator's root sends nothing (its send buffer is not read).
+    let in_place = in_place(sendbuf) && !c.is_inter();
+    let dir = if in_place { Dir::Both } else { Dir::Write };
     let recv = parted(&datatype::layout(recvtype)?, recvbuf, shape(c)?.parts(), dir)?;
     // In place, the root's part is already where it goes.
-    let send = if in_place(sendbuf) { None } else { Some(send()?) };
-    let (from, len) = contribution(&send, &recv, root);
-    let coll = c.igatherv_raw(from, len, Some((recv.ptr(), recv.len(), recv.parts())), root)?;
+    let send = if in_place || c.is_inter() { None } else { Some(send()?) };
+    let (from, len) = if c.is_inter() { (no_data() as *const u8, 0) } else { contribution(&send, &recv, c.rank()) };
+    let coll = c.igatherv_at(from, len, Some((recv.ptr(), recv.len(), recv.parts())), root)?;
     Ok((coll, Some(Box::new(move || finish_parted(recv, send)))))
 }
 
@@ -687,7 +794,7 @@ collective!(PMPI_Gather, PMPI_Igather, (
     sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| Ok(Shape::Uniform(c.size(), recvcount));
+    let shape = |c: &Communicator| Ok(Shape::Uniform(c.peers(), recvcount));
     gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
 });
 
@@ -695,7 +802,7 @@ collective!(PMPI_Gatherv, PMPI_Igatherv, (
     sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| Shape::varying(c.size(), recvcounts, displs);
+    let shape = |c: &Communicator| Shape::varying(c.peers(), recvcounts, displs);
     gatherv((sendbuf, sendcount, sendtype), recvbuf, shape, recvtype, root, c)
 });
 
@@ -713,21 +820,26 @@ unsafe fn scatterv(
         not_in_place(recvbuf, "recvbuf (in place only at the root)")?;
         view(&datatype::layout(recvtype)?, recvbuf, recvcount, Dir::Write)
     };
-    if c.rank() != root {
-        let v = recv()?;
-        let coll = c.iscatterv_raw(None, v.ptr(), v.len(), root)?;
-        return Ok((coll, Some(finish_view(v))));
+    match root {
+        InterRoot::Here => {}
+        InterRoot::Elsewhere => return Ok((c.iscatterv_at(None, no_data(), 0, root)?, None)),
+        InterRoot::Remote(_) => {
+            let v = recv()?;
+            let coll = c.iscatterv_at(None, v.ptr(), v.len(), root)?;
+            return Ok((coll, Some(finish_view(v))));
+        }
     }
     not_in_place(sendbuf, "sendbuf")?;
     let send = parted(&datatype::layout(sendtype)?, sendbuf, shape(c)?.parts(), Dir::Read)?;
     let whole = Some((send.ptr() as *const u8, send.len(), send.parts()));
-    if in_place(recvbuf) {
-        // The root's own part stays where it is.
-        let coll = c.iscatterv_raw(whole, std::ptr::NonNull::dangling().as_ptr(), 0, root)?;
+    // In place (or on an intercommunicator, where the root receives nothing), the root's own
+    // part stays where it is.
+    if in_place(recvbuf) || c.is_inter() {
+        let coll = c.iscatterv_at(whole, no_data(), 0, root)?;
         return Ok((coll, Some(Box::new(move || drop(send)))));
     }
     let v = recv()?;
-    let coll = c.iscatterv_raw(whole, v.ptr(), v.len(), root)?;
+    let coll = c.iscatterv_at(whole, v.ptr(), v.len(), root)?;
     let unpack = finish_view(v);
     Ok((
         coll,
@@ -742,7 +854,7 @@ collective!(PMPI_Scatter, PMPI_Iscatter, (
     sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| Ok(Shape::Uniform(c.size(), sendcount));
+    let shape = |c: &Communicator| Ok(Shape::Uniform(c.peers(), sendcount));
     scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
 });
 
@@ -750,7 +862,7 @@ collective!(PMPI_Scatterv, PMPI_Iscatterv, (
     sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| Shape::varying(c.size(), sendcounts, displs);
+    let shape = |c: &Communicator| Shape::varying(c.peers(), sendcounts, displs);
     scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount, recvtype), root, c)
 });
 
@@ -762,6 +874,7 @@ unsafe fn allgatherv(
     c: &Communicator,
 ) -> Res<Started> {
     not_in_place(recvbuf, "recvbuf")?;
+    no_in_place_on_inter(c, sendbuf)?;
     let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
     let recv = parted(&datatype::layout(recvtype)?, recvbuf, shape.parts(), dir)?;
     let send =
@@ -775,14 +888,14 @@ collective!(PMPI_Allgather, PMPI_Iallgather, (
     sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype
 ), |c| {
-    allgatherv((sendbuf, sendcount, sendtype), recvbuf, Shape::Uniform(c.size(), recvcount), recvtype, c)
+    allgatherv((sendbuf, sendcount, sendtype), recvbuf, Shape::Uniform(c.peers(), recvcount), recvtype, c)
 });
 
 collective!(PMPI_Allgatherv, PMPI_Iallgatherv, (
     sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype
 ), |c| {
-    allgatherv((sendbuf, sendcount, sendtype), recvbuf, Shape::varying(c.size(), recvcounts, displs)?, recvtype, c)
+    allgatherv((sendbuf, sendcount, sendtype), recvbuf, Shape::varying(c.peers(), recvcounts, displs)?, recvtype, c)
 });
 
 unsafe fn alltoallv(
@@ -791,6 +904,7 @@ unsafe fn alltoallv(
     c: &Communicator,
 ) -> Res<Started> {
     not_in_place(recvbuf, "recvbuf")?;
+    no_in_place_on_inter(c, sendbuf)?;
     let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
     let recv = parted(&datatype::layout(recvtype)?, recvbuf, recv_shape.parts(), dir)?;
     let into = (recv.ptr(), recv.len(), recv.parts());
@@ -824,7 +938,7 @@ unsafe fn alltoall_shapes(
     send: impl FnOnce(usize) -> Res<Shape>,
     recv: impl FnOnce(usize) -> Res<Shape>,
 ) -> Res<(Shape, Shape)> {
-    let n = c.size();
+    let n = c.peers();
     let send = if in_place(sendbuf) { Shape::Uniform(0, 0) } else { send(n)? };
     Ok((send, recv(n)?))
 }
@@ -833,7 +947,7 @@ collective!(PMPI_Alltoall, PMPI_Ialltoall, (
     sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype
 ), |c| {
-    let n = c.size();
+    let n = c.peers();
     alltoallv((sendbuf, Shape::Uniform(n, sendcount), sendtype), (recvbuf, Shape::Uniform(n, recvcount), recvtype), c)
 });
 
@@ -883,8 +997,9 @@ unsafe fn alltoallw(
     (recvbuf, (counts, displs, types)): (*mut c_void, WArrays),
     c: &Communicator,
 ) -> Res<Started> {
-    let n = c.size();
+    let n = c.peers();
     not_in_place(recvbuf, "recvbuf")?;
+    no_in_place_on_inter(c, sendbuf)?;
     let recv_parts = w_parts(n, counts, displs, types)?;
     let (send, send_layout) = if in_place(sendbuf) {
         pack_w(recvbuf, &recv_parts)?

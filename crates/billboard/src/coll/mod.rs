@@ -10,12 +10,14 @@
 
 mod bcast;
 mod gather;
+mod inter;
 mod nonblocking;
 mod reduce;
 mod scan;
 pub(crate) mod schedule;
 
 pub use crate::engine::sched::ReduceFn;
+pub use inter::InterRoot;
 pub use nonblocking::Collective;
 
 /// A reduction: `op(invec, inoutvec)` sets `inoutvec = invec ⊕ inoutvec`.
