@@ -663,7 +663,7 @@ unsafe fn scan(
     c: &Communicator,
     exclusive: bool,
 ) -> Res<Started> {
-    no_scan_on_inter(&c)?;
+    no_scan_on_inter(c)?;
     let layout = datatype::layout(t)?;
     let len = layout.reduce_bytes(count)?;
     let combine = combiner(op, t)?;
