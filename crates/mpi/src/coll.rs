@@ -358,7 +358,7 @@ pub unsafe extern "C" fn PMPI_Ibcast(
 unsafe fn ibcast(buf: *mut c_void, count: c_int, t: MPI_Datatype, root: c_int, c: &Communicator) -> Res<Started> {
     let root = check_root(c, root)?;
     if root == InterRoot::Elsewhere {
-        return Ok((c.ibcast_at(no_data(), 0, root)?, None));
+        return Ok((c.inter_idle()?, None));
     }
     not_in_place(buf, "the buffer")?;
     let dir = if root == InterRoot::Here { Dir::Read } else { Dir::Write };
@@ -388,22 +388,21 @@ unsafe fn ireduce(
     c: &Communicator,
 ) -> Res<Started> {
     let root = check_root(c, root)?;
+    if root == InterRoot::Elsewhere {
+        // Its arguments are not significant (mpi4py passes no datatype).
+        return Ok((c.inter_idle()?, None));
+    }
     let layout = datatype::layout(t)?;
     let len = layout.reduce_bytes(count)?;
     let combine = combiner(op, t)?;
-    match root {
-        InterRoot::Here => {
-            // An intercommunicator's root contributes nothing.
-            let send = if c.is_inter() { no_data() } else { reduction_source(sendbuf, recvbuf, len)? };
-            let mut land = Landing::new(layout, count, recvbuf, len)?;
-            Ok((c.ireduce_at(send, land.ptr(), len, root, combine)?, land.at_completion()))
-        }
-        InterRoot::Remote(_) => {
-            no_in_place_on_inter(c, sendbuf)?;
-            Ok((c.ireduce_at(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, combine)?, None))
-        }
-        InterRoot::Elsewhere => Ok((c.ireduce_at(no_data(), std::ptr::null_mut(), 0, root, combine)?, None)),
+    if root != InterRoot::Here {
+        no_in_place_on_inter(c, sendbuf)?;
+        return Ok((c.ireduce_at(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, combine)?, None));
     }
+    // An intercommunicator's root contributes nothing.
+    let send = if c.is_inter() { no_data() } else { reduction_source(sendbuf, recvbuf, len)? };
+    let mut land = Landing::new(layout, count, recvbuf, len)?;
+    Ok((c.ireduce_at(send, land.ptr(), len, root, combine)?, land.at_completion()))
 }
 
 #[no_mangle]
@@ -754,7 +753,7 @@ unsafe fn gatherv(
     let send = || view(&datatype::layout(sendtype)?, sendbuf, sendcount, Dir::Read);
     match root {
         InterRoot::Here => {}
-        InterRoot::Elsewhere => return Ok((c.igatherv_at(no_data(), 0, None, root)?, None)),
+        InterRoot::Elsewhere => return Ok((c.inter_idle()?, None)),
         InterRoot::Remote(_) => {
             no_in_place_on_inter(c, sendbuf)?;
             let send = send()?;
@@ -822,7 +821,7 @@ unsafe fn scatterv(
     };
     match root {
         InterRoot::Here => {}
-        InterRoot::Elsewhere => return Ok((c.iscatterv_at(None, no_data(), 0, root)?, None)),
+        InterRoot::Elsewhere => return Ok((c.inter_idle()?, None)),
         InterRoot::Remote(_) => {
             let v = recv()?;
             let coll = c.iscatterv_at(None, v.ptr(), v.len(), root)?;

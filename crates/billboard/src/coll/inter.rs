@@ -47,6 +47,12 @@ impl Communicator {
         Ok(())
     }
 
+    /// A rooted collective on an intercommunicator for a process of the root's group that is
+    /// not the root (MPI_PROC_NULL): it takes part in nothing, but takes its turn.
+    pub fn inter_idle(&self) -> Result<Collective> {
+        self.inter_schedule(None, |_| Ok(()))
+    }
+
     /// MPI_Ibarrier on an intercommunicator: every local member reports to the leader, the
     /// leaders swap a word, and each leader releases its group.
     pub(crate) fn inter_ibarrier(&self) -> Result<Collective> {
