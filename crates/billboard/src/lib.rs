@@ -30,7 +30,7 @@ pub mod tunables;
 mod api;
 
 pub use api::*;
-pub use coll::{Collective, ReduceFn};
+pub use coll::{Collective, InterRoot, ReduceFn};
 pub use error::{Error, Result};
 
 /// Largest tag a send may use (MPI's `MPI_TAG_UB`, at least 32767 by the standard).

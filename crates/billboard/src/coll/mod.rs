@@ -10,6 +10,7 @@
 
 mod bcast;
 mod gather;
+mod inter;
 mod nonblocking;
 mod reduce;
 mod scan;
@@ -17,6 +18,7 @@ pub(crate) mod schedule;
 pub(crate) mod select;
 
 pub use crate::engine::sched::ReduceFn;
+pub use inter::InterRoot;
 pub use nonblocking::Collective;
 
 /// A reduction: `op(invec, inoutvec)` sets `inoutvec = invec ⊕ inoutvec`.

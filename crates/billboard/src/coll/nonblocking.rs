@@ -53,7 +53,11 @@ impl Drop for Collective {
 
 /// A schedule being written for one rank of one operation, straight into its engine slot.
 pub(super) struct Plan<'c, 'e> {
+    /// The communicator whose ranks `send` and `recv` name: the operation's, or on an
+    /// intercommunicator its hidden local one for a local phase (see [`Plan::local`]).
     comm: &'c Communicator,
+    /// The communicator the operation runs on.
+    home: &'c Communicator,
     context: u32,
     tag: i32,
     scheds: &'e mut Scheds,
@@ -62,31 +66,54 @@ pub(super) struct Plan<'c, 'e> {
 
 impl Plan<'_, '_> {
     /// Adds a send of `len` bytes at `buf` to rank `to` to the round being written.
-    fn send(&mut self, to: usize, buf: *const u8, len: usize) -> Result<()> {
-        let peer = self.comm.checked_world_rank(to)?;
+    pub(super) fn send(&mut self, to: usize, buf: *const u8, len: usize) -> Result<()> {
+        let peer = self.comm.checked_peer(to)?;
         let source = self.comm.rank() as u32;
         self.scheds.get(self.id).push(Msg::Send { peer, context: self.context, source, tag: self.tag, buf, len });
         Ok(())
     }
 
     /// Adds a receive of up to `cap` bytes from rank `from` into `buf` to the round being written.
-    fn recv(&mut self, from: usize, buf: *mut u8, cap: usize) -> Result<()> {
+    pub(super) fn recv(&mut self, from: usize, buf: *mut u8, cap: usize) -> Result<()> {
         let (pattern, hint) = self.comm.pattern(self.context, Source::Rank(from), TagMatch::Tag(self.tag))?;
         self.scheds.get(self.id).push(Msg::Recv { pattern, hint, buf, cap });
         Ok(())
     }
 
     /// Adds a step that runs once the round being written has completed.
-    fn then(&mut self, step: Local) {
+    pub(super) fn then(&mut self, step: Local) {
         self.scheds.get(self.id).then(step);
     }
 
-    fn end_round(&mut self) {
+    pub(super) fn end_round(&mut self) {
         self.scheds.get(self.id).end_round();
     }
 
+    /// This process's rank among the ranks `send` and `recv` name now.
+    pub(super) fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+
+    /// The number of ranks `send` and `recv` name now.
+    pub(super) fn size(&self) -> usize {
+        self.comm.size()
+    }
+
+    /// Rounds written from now on address the local group of the intercommunicator (ranks
+    /// name its members, on its hidden communicator's collective context).
+    pub(super) fn local(&mut self) {
+        self.comm = self.home.remote().expect("an intercommunicator").local();
+        self.context = self.comm.coll_context();
+    }
+
+    /// Rounds written from now on address the remote group again (see [`Plan::local`]).
+    pub(super) fn remote(&mut self) {
+        self.comm = self.home;
+        self.context = self.home.coll_context();
+    }
+
     /// Scratch memory of `len` bytes holding `init` (or zeros), owned by the schedule.
-    fn scratch(&mut self, len: usize, init: Option<*const u8>) -> *mut u8 {
+    pub(super) fn scratch(&mut self, len: usize, init: Option<*const u8>) -> *mut u8 {
         // SAFETY: the caller lends `len` readable bytes at `init`.
         let init = init.map(|src| unsafe { std::slice::from_raw_parts(src, len) });
         self.scheds.scratch(self.id, len, init)
@@ -127,7 +154,7 @@ impl Plan<'_, '_> {
     /// Reduction of `len` bytes at every rank's `send` into `recv` at `root` (as
     /// [`Communicator::reduce_bytes`]: a binomial tree into rank 0 that keeps rank order,
     /// then a hop to the root). `send` is copied at once, so it may be `recv` itself.
-    fn reduce(&mut self, send: *const u8, recv: *mut u8, len: usize, root: usize) -> Result<()> {
+    pub(super) fn reduce(&mut self, send: *const u8, recv: *mut u8, len: usize, root: usize) -> Result<()> {
         let (me, n) = (self.comm.rank(), self.comm.size());
         // acc holds v[me] ⊕ … ⊕ v[me + 2^k - 1] after round k; the next part lands in `other`.
         let mut acc = self.scratch(len, Some(send));
@@ -303,6 +330,9 @@ impl Communicator {
         (at, part): (usize, usize),
         op: ReduceFn,
     ) -> Result<Collective> {
+        if self.is_inter() {
+            return self.inter_ireduce_scatter_raw(send, len, recv, (at, part), op);
+        }
         if at + part > len {
             return Err(Error::InvalidArgument(format!(
                 "reduce_scatter: this rank's part [{at}, {}) lies beyond the {len}-byte result",
@@ -327,10 +357,21 @@ impl Communicator {
         op: Option<ReduceFn>,
         write: impl FnOnce(&mut Plan) -> Result<()>,
     ) -> Result<Collective> {
-        let (context, tag) = (self.coll_context(), self.next_nonblocking_tag());
+        self.intra_only("this form of the collective")?;
+        self.schedule(self.next_nonblocking_tag(), op, write)
+    }
+
+    /// [`Communicator::nonblocking`] with the operation's tag given.
+    pub(super) fn schedule(
+        &self,
+        tag: i32,
+        op: Option<ReduceFn>,
+        write: impl FnOnce(&mut Plan) -> Result<()>,
+    ) -> Result<Collective> {
+        let context = self.coll_context();
         let mut engine = self.engine().lock();
         let id = engine.scheds().reserve();
-        let mut plan = Plan { comm: self, context, tag, scheds: engine.scheds(), id };
+        let mut plan = Plan { comm: self, home: self, context, tag, scheds: engine.scheds(), id };
         if let Err(e) = write(&mut plan) {
             engine.scheds().release(id);
             return Err(e);
@@ -343,6 +384,9 @@ impl Communicator {
     /// Starts a [`Communicator::barrier`] that completes later (MPI_Ibarrier): the same
     /// dissemination rounds, moved on by the engine.
     pub fn ibarrier(&self) -> Result<Collective> {
+        if self.is_inter() {
+            return self.inter_ibarrier();
+        }
         let (n, me) = (self.size(), self.rank());
         self.nonblocking(None, |plan| {
             let none = std::ptr::NonNull::<u8>::dangling().as_ptr();
@@ -397,6 +441,9 @@ impl Communicator {
         len: usize,
         op: ReduceFn,
     ) -> Result<Collective> {
+        if self.is_inter() {
+            return self.inter_iallreduce_raw(send, recv, len, op);
+        }
         self.nonblocking(Some(op), |plan| {
             plan.reduce(send, recv, len, 0)?;
             plan.bcast(recv, len, 0)
