@@ -2,7 +2,8 @@
  * large_count_huge.c): point-to-point in every mode, persistent and matched receives, buffered
  * sends, collectives (blocking and nonblocking, MPI_Count counts and MPI_Aint displacements),
  * derived datatypes whose envelope and contents hold large counts, status counts beyond
- * INT_MAX, packing, and a large-count user operator. A negative count is MPI_ERR_COUNT.
+ * INT_MAX, packing, a large-count user operator, and collectives on an intercommunicator of
+ * the even and odd world ranks (2 ranks or more). A negative count is MPI_ERR_COUNT.
  * Any number of ranks (point-to-point pairs 0-1, 2-3, ...). */
 #include <limits.h>
 #include <stdlib.h>
@@ -288,6 +289,70 @@ static void user_op(void)
     MPI_CHK(MPI_Op_free(&op));
 }
 
+/* The _c collectives on an intercommunicator (even world ranks against odd): rooted ones take
+ * MPI_ROOT / MPI_PROC_NULL / a remote rank, results come from the remote group, MPI_IN_PLACE is
+ * MPI_ERR_BUFFER and scans are MPI_ERR_COMM. */
+static void intercomm(void)
+{
+    if (t_size < 2)
+        return;
+    int color = t_rank % 2, lr, rs, v = t_rank, out = -1, buf[5], ec;
+    MPI_Comm local, inter;
+    MPI_CHK(MPI_Comm_split(MPI_COMM_WORLD, color, t_rank, &local));
+    MPI_CHK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, 1 - color, 7, &inter));
+    MPI_CHK(MPI_Comm_rank(inter, &lr));
+    MPI_CHK(MPI_Comm_remote_size(inter, &rs));
+    /* The root of group `g`'s side: MPI_ROOT at its rank 0, MPI_PROC_NULL elsewhere; 0 remotely. */
+#define ROOT_IN(g) (color == (g) ? (lr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0)
+    for (int i = 0; i < 5; i++)
+        buf[i] = color == 0 ? 100 + i : -1;
+    MPI_CHK(MPI_Bcast_c(buf, (MPI_Count)5, MPI_INT, ROOT_IN(0), inter));
+    for (int i = 0; color == 1 && i < 5; i++)
+        CHECK(buf[i] == 100 + i, "MPI_Bcast_c on an intercommunicator: buf[%d] = %d", i, buf[i]);
+    for (int i = 0; i < 5; i++)
+        buf[i] = color == 1 ? 200 + i : -1;
+    MPI_Request rq;
+    MPI_CHK(MPI_Ibcast_c(buf, (MPI_Count)5, MPI_INT, ROOT_IN(1), inter, &rq));
+    MPI_CHK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    for (int i = 0; color == 0 && i < 5; i++)
+        CHECK(buf[i] == 200 + i, "MPI_Ibcast_c on an intercommunicator: buf[%d] = %d", i, buf[i]);
+    int odd = 0, even = 0;
+    for (int r = 0; r < t_size; r++)
+        *(r % 2 ? &odd : &even) += r;
+    /* A non-root of the root's group passes nothing significant. */
+    if (color == 0 && lr != 0)
+        MPI_CHK(MPI_Reduce_c(NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, MPI_PROC_NULL, inter));
+    else
+        MPI_CHK(MPI_Reduce_c(&v, &out, 1, MPI_INT, MPI_SUM, ROOT_IN(0), inter));
+    CHECK(color || lr || out == odd, "MPI_Reduce_c on an intercommunicator: %d, want %d", out, odd);
+    MPI_CHK(MPI_Allreduce_c(&v, &out, 1, MPI_INT, MPI_SUM, inter));
+    CHECK(out == (color ? even : odd), "MPI_Allreduce_c on an intercommunicator: %d", out);
+    MPI_Count *counts = malloc(rs * sizeof *counts);
+    MPI_Aint *displs = malloc(rs * sizeof *displs);
+    int *all = malloc(rs * sizeof *all);
+    for (int i = 0; i < rs; i++)
+        counts[i] = 1, displs[i] = rs - 1 - i, all[i] = -1;
+    MPI_CHK(MPI_Allgatherv_c(&v, 1, MPI_INT, all, counts, displs, MPI_INT, inter));
+    for (int i = 0; i < rs; i++)
+        CHECK(all[rs - 1 - i] == 2 * i + 1 - color, "MPI_Allgatherv_c on an intercommunicator: part %d = %d", i,
+              all[rs - 1 - i]);
+    for (int i = 0; i < rs; i++)
+        all[i] = -1;
+    MPI_CHK(MPI_Gather_c(&v, 1, MPI_INT, all, 1, MPI_INT, ROOT_IN(1), inter));
+    for (int i = 0; color == 1 && lr == 0 && i < rs; i++)
+        CHECK(all[i] == 2 * i, "MPI_Gather_c on an intercommunicator: part %d = %d", i, all[i]);
+#undef ROOT_IN
+    MPI_Error_class(MPI_Allreduce_c(MPI_IN_PLACE, &out, 1, MPI_INT, MPI_SUM, inter), &ec);
+    CHECK(ec == MPI_ERR_BUFFER, "MPI_Allreduce_c in place on an intercommunicator: class %d", ec);
+    MPI_Error_class(MPI_Scan_c(&v, &out, 1, MPI_INT, MPI_SUM, inter), &ec);
+    CHECK(ec == MPI_ERR_COMM, "MPI_Scan_c on an intercommunicator: class %d", ec);
+    MPI_Error_class(MPI_Iexscan_c(&v, &out, 1, MPI_INT, MPI_SUM, inter, &rq), &ec);
+    CHECK(ec == MPI_ERR_COMM, "MPI_Iexscan_c on an intercommunicator: class %d", ec);
+    free(counts), free(displs), free(all);
+    MPI_CHK(MPI_Comm_free(&inter));
+    MPI_CHK(MPI_Comm_free(&local));
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv, "large_count", 1);
@@ -296,5 +361,6 @@ int main(int argc, char **argv)
     datatypes();
     packing();
     user_op();
+    intercomm();
     return t_finish();
 }

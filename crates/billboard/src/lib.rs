@@ -30,7 +30,7 @@ pub mod tunables;
 mod api;
 
 pub use api::*;
-pub use coll::{Collective, ReduceFn, Reduction};
+pub use coll::{Collective, InterRoot, ReduceFn, Reduction};
 pub use error::{Error, Result};
 
 /// Largest tag a send may use (MPI's `MPI_TAG_UB`, at least 32767 by the standard).

@@ -7,7 +7,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use billboard::Communicator;
+use billboard::{Communicator, InterRoot};
 
 use crate::abi::*;
 use crate::datatype::{self, parted, view, Dir, Parted, View};
@@ -168,37 +168,6 @@ fn reduction(op: MPI_Op, t: MPI_Datatype, layout: &datatype::Layout) -> Res<bill
     .expect("MPI is running")
 }
 
-/// Reduce as a schedule (MPI_Ireduce, and MPI_Reduce of large vectors).
-unsafe fn reduce(
-    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, i64, MPI_Datatype, MPI_Op),
-    root: usize,
-    c: &Communicator,
-) -> Res<Started> {
-    let layout = datatype::layout(t)?;
-    let len = layout.reduce_bytes(count)?;
-    let how = reduction(op, t, &layout)?;
-    if c.rank() == root {
-        let send = reduction_source(sendbuf, recvbuf, len)?;
-        let mut land = Landing::new(layout, count, recvbuf, len)?;
-        Ok((c.ireduce_raw(send, land.ptr(), len, root, how)?, land.at_completion()))
-    } else {
-        Ok((c.ireduce_raw(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, how)?, None))
-    }
-}
-
-/// Allreduce as a schedule (MPI_Iallreduce, and MPI_Allreduce of large vectors).
-unsafe fn allreduce(
-    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, i64, MPI_Datatype, MPI_Op),
-    c: &Communicator,
-) -> Res<Started> {
-    let layout = datatype::layout(t)?;
-    let len = layout.reduce_bytes(count)?;
-    let how = reduction(op, t, &layout)?;
-    let send = reduction_source(sendbuf, recvbuf, len)?;
-    let mut land = Landing::new(layout, count, recvbuf, len)?;
-    Ok((c.iallreduce_raw(send, land.ptr(), len, how)?, land.at_completion()))
-}
-
 /// Whether a blocking reduction of `count` elements of `t` runs as its schedule (start +
 /// wait), because the schedule cuts large vectors into blocks; small ones take the direct
 /// binomial form, which allocates less.
@@ -206,11 +175,59 @@ fn scheduled_reduction(c: &Communicator, count: i64, t: MPI_Datatype) -> Res<boo
     Ok(c.reduction_splits(datatype::layout(t)?.reduce_bytes(count)?))
 }
 
-fn check_root(c: &Communicator, root: c_int) -> Res<usize> {
-    usize::try_from(root)
+/// What a rooted collective's `root` makes of this process: the root (`Here`), a process that
+/// sends to or receives from the root at rank r (`Remote(r)`, of the remote group on an
+/// intercommunicator), or one that takes no part (MPI_PROC_NULL on an intercommunicator).
+fn check_root(c: &Communicator, root: c_int) -> Res<InterRoot> {
+    if c.is_inter() {
+        return match root {
+            MPI_ROOT => Ok(InterRoot::Here),
+            MPI_PROC_NULL => Ok(InterRoot::Elsewhere),
+            r if r >= 0 && (r as usize) < c.peers() => Ok(InterRoot::Remote(r as usize)),
+            r => Err(err(
+                MPI_ERR_ROOT,
+                format!(
+                    "invalid root {r} on an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a remote rank ({})",
+                    crate::error::rank_range(c.peers())
+                ),
+            )),
+        };
+    }
+    let r = usize::try_from(root)
         .ok()
         .filter(|&r| r < c.size())
-        .ok_or_else(|| err(MPI_ERR_ROOT, format!("invalid root {root} ({})", crate::error::rank_range(c.size()))))
+        .ok_or_else(|| err(MPI_ERR_ROOT, format!("invalid root {root} ({})", crate::error::rank_range(c.size()))))?;
+    Ok(if r == c.rank() { InterRoot::Here } else { InterRoot::Remote(r) })
+}
+
+/// MPI_IN_PLACE is not an intercommunicator collective's buffer.
+fn no_in_place_on_inter(c: &Communicator, p: *const c_void) -> Res {
+    if c.is_inter() && in_place(p) {
+        return Err(err(MPI_ERR_BUFFER, "MPI_IN_PLACE on an intercommunicator"));
+    }
+    Ok(())
+}
+
+/// Scans are not defined on intercommunicators (MPI 4.0 section 6.11).
+fn no_scan_on_inter(c: &Communicator) -> Res {
+    if c.is_inter() {
+        return Err(err(MPI_ERR_COMM, "a scan on an intercommunicator (scans are for intracommunicators)"));
+    }
+    Ok(())
+}
+
+/// A pointer for no data (a process that sends or receives nothing).
+fn no_data() -> *mut u8 {
+    std::ptr::NonNull::dangling().as_ptr()
+}
+
+/// Runs an intercommunicator's form of a blocking collective: its schedule, waited for (the
+/// blocking intracommunicator forms here are direct algorithms but for large reductions).
+fn inter_blocking(c: &Communicator, start: impl FnOnce(&Communicator) -> Res<Started>) -> Option<Res> {
+    c.is_inter().then(|| {
+        let (coll, done) = start(c)?;
+        Scheduled { coll, done }.wait()
+    })
 }
 
 /// Byte parts of a reduction result scattered by `counts` elements of `extent` bytes each.
@@ -396,14 +413,21 @@ pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request
 counted! {
     [PMPI_Ibcast; Count = c_int] [PMPI_Ibcast_c; Count = MPI_Count]
     fn(buf: *mut c_void, count: Count, t: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        scheduled(FUNCTION, comm, request, |c| {
-            let root = check_root(c, root)?;
-            let dir = if c.rank() == root { Dir::Read } else { Dir::Write };
-            // A staged view lives until the end: the root's packed copy is what goes out.
-            let v = view(&datatype::layout(t)?, buf, count, dir)?;
-            Ok((c.ibcast_raw(v.ptr(), v.len(), root)?, Some(finish_view(v))))
-        })
+        scheduled(FUNCTION, comm, request, |c| ibcast(buf, count.into(), t, root, c))
     }
+}
+
+/// Broadcast as a schedule.
+unsafe fn ibcast(buf: *mut c_void, count: i64, t: MPI_Datatype, root: c_int, c: &Communicator) -> Res<Started> {
+    let root = check_root(c, root)?;
+    if root == InterRoot::Elsewhere {
+        return Ok((c.inter_idle()?, None));
+    }
+    not_in_place(buf, "the buffer")?;
+    let dir = if root == InterRoot::Here { Dir::Read } else { Dir::Write };
+    // A staged view lives until the end: the root's packed copy is what goes out.
+    let v = view(&datatype::layout(t)?, buf, count, dir)?;
+    Ok((c.ibcast_at(v.ptr(), v.len(), root)?, Some(finish_view(v))))
 }
 
 counted! {
@@ -418,9 +442,32 @@ counted! {
         comm: MPI_Comm,
         request: *mut MPI_Request,
     ) -> c_int {
-        let count = i64::from(count);
-        scheduled(FUNCTION, comm, request, |c| reduce((sendbuf, recvbuf, count, t, op), check_root(c, root)?, c))
+        scheduled(FUNCTION, comm, request, |c| ireduce((sendbuf, recvbuf, count.into(), t, op), root, c))
     }
+}
+
+/// Reduce as a schedule (MPI_Ireduce, and MPI_Reduce on an intercommunicator or of large vectors).
+unsafe fn ireduce(
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, i64, MPI_Datatype, MPI_Op),
+    root: c_int,
+    c: &Communicator,
+) -> Res<Started> {
+    let root = check_root(c, root)?;
+    if root == InterRoot::Elsewhere {
+        // Its arguments are not significant (mpi4py passes no datatype).
+        return Ok((c.inter_idle()?, None));
+    }
+    let layout = datatype::layout(t)?;
+    let len = layout.reduce_bytes(count)?;
+    let how = reduction(op, t, &layout)?;
+    if root != InterRoot::Here {
+        no_in_place_on_inter(c, sendbuf)?;
+        return Ok((c.ireduce_at(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, how)?, None));
+    }
+    // An intercommunicator's root contributes nothing.
+    let send = if c.is_inter() { no_data() } else { reduction_source(sendbuf, recvbuf, len)? };
+    let mut land = Landing::new(layout, count, recvbuf, len)?;
+    Ok((c.ireduce_at(send, land.ptr(), len, root, how)?, land.at_completion()))
 }
 
 counted! {
@@ -434,9 +481,23 @@ counted! {
         comm: MPI_Comm,
         request: *mut MPI_Request,
     ) -> c_int {
-        let count = i64::from(count);
-        scheduled(FUNCTION, comm, request, |c| allreduce((sendbuf, recvbuf, count, t, op), c))
+        scheduled(FUNCTION, comm, request, |c| iallreduce((sendbuf, recvbuf, count.into(), t, op), c))
     }
+}
+
+/// Allreduce as a schedule (MPI_Iallreduce, and MPI_Allreduce on an intercommunicator or of large
+/// vectors).
+unsafe fn iallreduce(
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, i64, MPI_Datatype, MPI_Op),
+    c: &Communicator,
+) -> Res<Started> {
+    no_in_place_on_inter(c, sendbuf)?;
+    let layout = datatype::layout(t)?;
+    let len = layout.reduce_bytes(count)?;
+    let how = reduction(op, t, &layout)?;
+    let send = reduction_source(sendbuf, recvbuf, len)?;
+    let mut land = Landing::new(layout, count, recvbuf, len)?;
+    Ok((c.iallreduce_raw(send, land.ptr(), len, how)?, land.at_completion()))
 }
 
 counted! {
@@ -444,9 +505,15 @@ counted! {
     fn(buf: *mut c_void, count: Count, t: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
         call_unlocked(FUNCTION, comm, || {
             let c = comm_ref(comm)?;
-            let root = check_root(&c, root)?;
+            if let Some(done) = inter_blocking(&c, |c| ibcast(buf, count.into(), t, root, c)) {
+                return done;
+            }
+            // On an intracommunicator the root is a rank: this one, or another.
+            let (dir, root) = match check_root(&c, root)? {
+                InterRoot::Remote(r) => (Dir::Write, r),
+                _ => (Dir::Read, c.rank()),
+            };
             not_in_place(buf, "the buffer")?;
-            let dir = if c.rank() == root { Dir::Read } else { Dir::Write };
             let mut v = view(&datatype::layout(t)?, buf, count, dir)?;
             c.bcast_bytes(v.bytes_mut(), root)?;
             let len = v.len();
@@ -470,19 +537,25 @@ counted! {
         let count = i64::from(count);
         call_unlocked(FUNCTION, comm, || {
             let c = comm_ref(comm)?;
-            let root = check_root(&c, root)?;
+            if let Some(done) = inter_blocking(&c, |c| ireduce((sendbuf, recvbuf, count, t, op), root, c)) {
+                return done;
+            }
+            let at = match check_root(&c, root)? {
+                InterRoot::Remote(r) => r,
+                _ => c.rank(),
+            };
             if scheduled_reduction(&c, count, t)? {
-                let (coll, done) = reduce((sendbuf, recvbuf, count, t, op), root, &c)?;
+                let (coll, done) = ireduce((sendbuf, recvbuf, count, t, op), root, &c)?;
                 return Scheduled { coll, done }.wait();
             }
             let layout = datatype::layout(t)?;
             let len = layout.reduce_bytes(count)?;
             let mut combine = combiner(op, t)?;
-            let is_root = c.rank() == root;
+            let is_root = c.rank() == at;
             // Only the root's receive buffer matters (and may take MPI_IN_PLACE).
             let send = if is_root { reduction_input(sendbuf, recvbuf, len)? } else { slice(sendbuf, len)?.to_vec() };
             let mut land = if is_root { Some(Landing::new(layout, count, recvbuf, len)?) } else { None };
-            c.reduce_bytes(&send, land.as_mut().map(Landing::bytes), root, &mut combine)?;
+            c.reduce_bytes(&send, land.as_mut().map(Landing::bytes), at, &mut combine)?;
             if let Some(land) = land {
                 land.finish();
             }
@@ -504,8 +577,11 @@ counted! {
         let count = i64::from(count);
         call_unlocked(FUNCTION, comm, || {
             let c = comm_ref(comm)?;
+            if let Some(done) = inter_blocking(&c, |c| iallreduce((sendbuf, recvbuf, count, t, op), c)) {
+                return done;
+            }
             if scheduled_reduction(&c, count, t)? {
-                let (coll, done) = allreduce((sendbuf, recvbuf, count, t, op), &c)?;
+                let (coll, done) = iallreduce((sendbuf, recvbuf, count, t, op), &c)?;
                 return Scheduled { coll, done }.wait();
             }
             let layout = datatype::layout(t)?;
@@ -542,6 +618,7 @@ unsafe fn reduce_scatter(
     (t, op): (MPI_Datatype, MPI_Op),
     c: &Communicator,
 ) -> Res<Started> {
+    no_in_place_on_inter(c, sendbuf)?;
     let combine = combiner(op, t)?;
     let send = reduction_source(sendbuf, recvbuf, total)?;
     let mut land = Landing::new(datatype::layout(t)?, instances(t, part.1)?, recvbuf, part.1)?;
@@ -576,6 +653,9 @@ unsafe fn reduce_scatter_now(
     (t, op): (MPI_Datatype, MPI_Op),
     c: &Communicator,
 ) -> Res {
+    if let Some(done) = inter_blocking(c, |c| reduce_scatter((sendbuf, recvbuf), total, (d, l), (t, op), c)) {
+        return done;
+    }
     let mut combine = combiner(op, t)?;
     let send = reduction_input(sendbuf, recvbuf, total)?;
     let mut all = vec![0u8; total];
@@ -653,6 +733,7 @@ unsafe fn scan(
     c: &Communicator,
     exclusive: bool,
 ) -> Res<Started> {
+    no_scan_on_inter(c)?;
     let layout = datatype::layout(t)?;
     let len = layout.reduce_bytes(count)?;
     let combine = combiner(op, t)?;
@@ -670,6 +751,7 @@ unsafe fn scan_now(
 ) -> c_int {
     call_unlocked(function, comm, || {
         let c = comm_ref(comm)?;
+        no_scan_on_inter(&c)?;
         let layout = datatype::layout(t)?;
         let len = layout.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
@@ -735,18 +817,25 @@ unsafe fn gatherv(
 ) -> Res<Started> {
     let root = check_root(c, root)?;
     let send = || view(&datatype::layout(sendtype)?, sendbuf, sendcount, Dir::Read);
-    if c.rank() != root {
-        let send = send()?;
-        let coll = c.igatherv_raw(send.ptr(), send.len(), None, root)?;
-        return Ok((coll, Some(Box::new(move || drop(send)))));
+    match root {
+        InterRoot::Here => {}
+        InterRoot::Elsewhere => return Ok((c.inter_idle()?, None)),
+        InterRoot::Remote(_) => {
+            no_in_place_on_inter(c, sendbuf)?;
+            let send = send()?;
+            let coll = c.igatherv_at(send.ptr(), send.len(), None, root)?;
+            return Ok((coll, Some(Box::new(move || drop(send)))));
+        }
     }
     not_in_place(recvbuf, "recvbuf")?;
-    let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
+    // An intercommunicator's root sends nothing (its send buffer is not read).
+    let in_place = in_place(sendbuf) && !c.is_inter();
+    let dir = if in_place { Dir::Both } else { Dir::Write };
     let recv = parted(&datatype::layout(recvtype)?, recvbuf, shape(c)?.parts(), dir)?;
     // In place, the root's part is already where it goes.
-    let send = if in_place(sendbuf) { None } else { Some(send()?) };
-    let (from, len) = contribution(&send, &recv, root);
-    let coll = c.igatherv_raw(from, len, Some((recv.ptr(), recv.len(), recv.parts())), root)?;
+    let send = if in_place || c.is_inter() { None } else { Some(send()?) };
+    let (from, len) = if c.is_inter() { (no_data() as *const u8, 0) } else { contribution(&send, &recv, c.rank()) };
+    let coll = c.igatherv_at(from, len, Some((recv.ptr(), recv.len(), recv.parts())), root)?;
     Ok((coll, Some(Box::new(move || finish_parted(recv, send)))))
 }
 
@@ -770,7 +859,7 @@ collective!([PMPI_Gather, PMPI_Igather, PMPI_Gather_c, PMPI_Igather_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| Ok(Shape::Uniform(c.size(), recvcount.into()));
+    let shape = |c: &Communicator| Ok(Shape::Uniform(c.peers(), recvcount.into()));
     gatherv((sendbuf, sendcount.into(), sendtype), recvbuf, shape, recvtype, root, c)
 });
 
@@ -778,7 +867,7 @@ collective!([PMPI_Gatherv, PMPI_Igatherv, PMPI_Gatherv_c, PMPI_Igatherv_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| Shape::varying(c.size(), recvcounts, displs);
+    let shape = |c: &Communicator| Shape::varying(c.peers(), recvcounts, displs);
     gatherv((sendbuf, sendcount.into(), sendtype), recvbuf, shape, recvtype, root, c)
 });
 
@@ -796,21 +885,26 @@ unsafe fn scatterv(
         not_in_place(recvbuf, "recvbuf (in place only at the root)")?;
         view(&datatype::layout(recvtype)?, recvbuf, recvcount, Dir::Write)
     };
-    if c.rank() != root {
-        let v = recv()?;
-        let coll = c.iscatterv_raw(None, v.ptr(), v.len(), root)?;
-        return Ok((coll, Some(finish_view(v))));
+    match root {
+        InterRoot::Here => {}
+        InterRoot::Elsewhere => return Ok((c.inter_idle()?, None)),
+        InterRoot::Remote(_) => {
+            let v = recv()?;
+            let coll = c.iscatterv_at(None, v.ptr(), v.len(), root)?;
+            return Ok((coll, Some(finish_view(v))));
+        }
     }
     not_in_place(sendbuf, "sendbuf")?;
     let send = parted(&datatype::layout(sendtype)?, sendbuf, shape(c)?.parts(), Dir::Read)?;
     let whole = Some((send.ptr() as *const u8, send.len(), send.parts()));
-    if in_place(recvbuf) {
-        // The root's own part stays where it is.
-        let coll = c.iscatterv_raw(whole, std::ptr::NonNull::dangling().as_ptr(), 0, root)?;
+    // In place (or on an intercommunicator, where the root receives nothing), the root's own
+    // part stays where it is.
+    if in_place(recvbuf) || c.is_inter() {
+        let coll = c.iscatterv_at(whole, no_data(), 0, root)?;
         return Ok((coll, Some(Box::new(move || drop(send)))));
     }
     let v = recv()?;
-    let coll = c.iscatterv_raw(whole, v.ptr(), v.len(), root)?;
+    let coll = c.iscatterv_at(whole, v.ptr(), v.len(), root)?;
     let unpack = finish_view(v);
     Ok((
         coll,
@@ -825,7 +919,7 @@ collective!([PMPI_Scatter, PMPI_Iscatter, PMPI_Scatter_c, PMPI_Iscatter_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| Ok(Shape::Uniform(c.size(), sendcount.into()));
+    let shape = |c: &Communicator| Ok(Shape::Uniform(c.peers(), sendcount.into()));
     scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount.into(), recvtype), root, c)
 });
 
@@ -833,7 +927,7 @@ collective!([PMPI_Scatterv, PMPI_Iscatterv, PMPI_Scatterv_c, PMPI_Iscatterv_c], 
     sendbuf: *const c_void, sendcounts: *const Count, displs: *const Disp, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
-    let shape = |c: &Communicator| Shape::varying(c.size(), sendcounts, displs);
+    let shape = |c: &Communicator| Shape::varying(c.peers(), sendcounts, displs);
     scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount.into(), recvtype), root, c)
 });
 
@@ -845,6 +939,7 @@ unsafe fn allgatherv(
     c: &Communicator,
 ) -> Res<Started> {
     not_in_place(recvbuf, "recvbuf")?;
+    no_in_place_on_inter(c, sendbuf)?;
     let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
     let recv = parted(&datatype::layout(recvtype)?, recvbuf, shape.parts(), dir)?;
     let send =
@@ -858,14 +953,14 @@ collective!([PMPI_Allgather, PMPI_Iallgather, PMPI_Allgather_c, PMPI_Iallgather_
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype
 ), |c| {
-    allgatherv((sendbuf, sendcount.into(), sendtype), recvbuf, Shape::Uniform(c.size(), recvcount.into()), recvtype, c)
+    allgatherv((sendbuf, sendcount.into(), sendtype), recvbuf, Shape::Uniform(c.peers(), recvcount.into()), recvtype, c)
 });
 
 collective!([PMPI_Allgatherv, PMPI_Iallgatherv, PMPI_Allgatherv_c, PMPI_Iallgatherv_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype
 ), |c| {
-    allgatherv((sendbuf, sendcount.into(), sendtype), recvbuf, Shape::varying(c.size(), recvcounts, displs)?, recvtype, c)
+    allgatherv((sendbuf, sendcount.into(), sendtype), recvbuf, Shape::varying(c.peers(), recvcounts, displs)?, recvtype, c)
 });
 
 unsafe fn alltoallv(
@@ -874,6 +969,7 @@ unsafe fn alltoallv(
     c: &Communicator,
 ) -> Res<Started> {
     not_in_place(recvbuf, "recvbuf")?;
+    no_in_place_on_inter(c, sendbuf)?;
     let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
     let recv = parted(&datatype::layout(recvtype)?, recvbuf, recv_shape.parts(), dir)?;
     let into = (recv.ptr(), recv.len(), recv.parts());
@@ -907,7 +1003,7 @@ unsafe fn alltoall_shapes(
     send: impl FnOnce(usize) -> Res<Shape>,
     recv: impl FnOnce(usize) -> Res<Shape>,
 ) -> Res<(Shape, Shape)> {
-    let n = c.size();
+    let n = c.peers();
     let send = if in_place(sendbuf) { Shape::Uniform(0, 0) } else { send(n)? };
     Ok((send, recv(n)?))
 }
@@ -916,7 +1012,7 @@ collective!([PMPI_Alltoall, PMPI_Ialltoall, PMPI_Alltoall_c, PMPI_Ialltoall_c], 
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype
 ), |c| {
-    let n = c.size();
+    let n = c.peers();
     let (send, recv) = (Shape::Uniform(n, sendcount.into()), Shape::Uniform(n, recvcount.into()));
     alltoallv((sendbuf, send, sendtype), (recvbuf, recv, recvtype), c)
 });
@@ -967,8 +1063,9 @@ unsafe fn alltoallw(
     (recvbuf, (counts, displs, types)): (*mut c_void, WArrays),
     c: &Communicator,
 ) -> Res<Started> {
-    let n = c.size();
+    let n = c.peers();
     not_in_place(recvbuf, "recvbuf")?;
+    no_in_place_on_inter(c, sendbuf)?;
     let recv_parts = w_parts(n, counts, displs, types)?;
     let (send, send_layout) = if in_place(sendbuf) {
         pack_w(recvbuf, &recv_parts)?

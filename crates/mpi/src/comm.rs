@@ -74,31 +74,53 @@ pub unsafe extern "C" fn PMPI_Comm_compare(a: MPI_Comm, b: MPI_Comm, result: *mu
     call("MPI_Comm_compare", a, |m| {
         let ca = &m.comm_local(a).ok_or_else(|| bad_comm(a))?.comm;
         let cb = &m.comm_local(b).ok_or_else(|| bad_comm(b))?.comm;
-        let members = |c: &billboard::Communicator| (0..c.size()).map(|r| c.world_rank(r)).collect::<Vec<_>>();
-        let (ma, mb) = (members(ca), members(cb));
-        let sorted = |mut v: Vec<usize>| {
-            v.sort_unstable();
-            v
-        };
         let result = out(result, "result")?;
         *result = if a == b {
             MPI_IDENT
-        } else if ma == mb {
-            MPI_CONGRUENT
-        } else if sorted(ma) == sorted(mb) {
-            MPI_SIMILAR
-        } else {
+        } else if ca.is_inter() != cb.is_inter() {
             MPI_UNEQUAL
+        } else {
+            // An intercommunicator compares both groups; the result is the weaker of the two.
+            let local = compare_groups(&members(ca), &members(cb));
+            let remote = compare_groups(&remote_members(ca), &remote_members(cb));
+            local.max(remote)
         };
         Ok(())
     })
 }
 
+/// World ranks of the (local) group.
+fn members(c: &billboard::Communicator) -> Vec<usize> {
+    (0..c.size()).map(|r| c.world_rank(r)).collect()
+}
+
+/// World ranks of the remote group (none on an intracommunicator).
+fn remote_members(c: &billboard::Communicator) -> Vec<usize> {
+    (0..c.remote_size().unwrap_or(0)).filter_map(|r| c.remote_world_rank(r).ok()).collect()
+}
+
+/// MPI_CONGRUENT for the same ranks in the same order, MPI_SIMILAR in another order,
+/// MPI_UNEQUAL otherwise (the constants grow in that order).
+fn compare_groups(a: &[usize], b: &[usize]) -> c_int {
+    let sorted = |v: &[usize]| {
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        v
+    };
+    if a == b {
+        MPI_CONGRUENT
+    } else if sorted(a) == sorted(b) {
+        MPI_SIMILAR
+    } else {
+        MPI_UNEQUAL
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int {
     call("MPI_Comm_test_inter", comm, |m| {
-        m.comm_local(comm).ok_or_else(|| bad_comm(comm))?;
-        *out(flag, "flag")? = 0;
+        let inter = m.comm_local(comm).ok_or_else(|| bad_comm(comm))?.comm.is_inter();
+        *out(flag, "flag")? = inter as c_int;
         Ok(())
     })
 }

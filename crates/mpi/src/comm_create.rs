@@ -94,9 +94,10 @@ pub unsafe extern "C" fn PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newc
         let ranks = ranks_in(&c, &members)?;
         // Collective over the parent. Each process may pass a group of its own, the groups
         // disjoint (MPI 2.2), so a group is told apart by its lowest member: members take that
-        // as color and their group position as key.
+        // as color and their group position as key. On an intercommunicator each side passes
+        // a group of its own side, and the two make one intercommunicator (same color).
         let position = ranks.iter().position(|&r| r == c.rank());
-        let color = ranks.iter().min().map(|&lowest| lowest as u32);
+        let color = if c.is_inter() { Some(0) } else { ranks.iter().min().map(|&lowest| lowest as u32) };
         let new = c.split(position.and(color), position.unwrap_or(0) as c_int)?;
         *newcomm = store_child(eh, new);
         Ok(())

@@ -30,6 +30,7 @@ mod error;
 mod exports;
 mod group;
 mod info;
+mod intercomm;
 mod mprobe;
 mod ops;
 mod p2p;

@@ -39,20 +39,6 @@ macro_rules! unsupported_on_comm {
     };
 }
 
-unsupported_on_comm!(PMPI_Comm_remote_size, "MPI_Comm_remote_size", (comm: MPI_Comm, size: *mut c_int), comm);
-unsupported_on_comm!(PMPI_Comm_remote_group, "MPI_Comm_remote_group", (comm: MPI_Comm, group: *mut MPI_Group), comm);
-unsupported_on_comm!(
-    PMPI_Intercomm_create,
-    "MPI_Intercomm_create",
-    (local: MPI_Comm, leader: c_int, peer: MPI_Comm, remote: c_int, tag: c_int, newcomm: *mut MPI_Comm),
-    local
-);
-unsupported_on_comm!(
-    PMPI_Intercomm_merge,
-    "MPI_Intercomm_merge",
-    (intercomm: MPI_Comm, high: c_int, newcomm: *mut MPI_Comm),
-    intercomm
-);
 unsupported_on_comm!(
     PMPI_Win_create_dynamic,
     "MPI_Win_create_dynamic",

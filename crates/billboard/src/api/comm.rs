@@ -71,11 +71,15 @@ const TAG_SUBSET: i32 = 1 << 16;
 /// in flight on one communicator).
 const TAG_IDUP: i32 = 1 << 14;
 const TAG_NONBLOCKING: i32 = 2 << 14;
-const BACKGROUND_SPAN: u32 = 1 << 14;
+pub(super) const BACKGROUND_SPAN: u32 = 1 << 14;
 /// The kinds of such operation, as indices of `Inner::started`: duplicates (idup and
 /// `with_background_dup`) and the nonblocking collectives written as schedules.
 const DUPS: usize = 0;
 const NONBLOCKING: usize = 1;
+/// Tags of intercommunicator work: the collectives' schedules on an intercommunicator and its
+/// hidden local communicator (`base + n % SPAN`, as above), and the context agreements of
+/// intercommunicator creations on the world's collective context (see `intercomm.rs`).
+pub(super) const TAG_INTER: i32 = 3 << 14;
 
 /// A collective operation going on in the background ([`Communicator::idup`],
 /// [`Communicator::with_background_dup`]). Dropping it waits for it to end (the other members are
@@ -110,6 +114,8 @@ struct Inner {
     size: usize,
     /// World rank of each member; `None` for the world itself.
     members: Option<Vec<usize>>,
+    /// On an intercommunicator, the other group: point-to-point names its ranks.
+    remote: Option<super::intercomm::Remote>,
     /// Background operations started on this communicator, by kind ([`DUPS`], [`NONBLOCKING`];
     /// every member starts them in the same order).
     started: [AtomicU32; 2],
@@ -138,6 +144,7 @@ impl Communicator {
                 rank,
                 size,
                 members: None,
+                remote: None,
                 started: Default::default(),
                 one_host: std::sync::OnceLock::new(),
             }),
@@ -155,6 +162,7 @@ impl Communicator {
             rank: 0,
             size: 1,
             members: Some(vec![me]),
+            remote: None,
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
         };
@@ -237,6 +245,22 @@ impl Communicator {
         Ok(self.world_rank(rank))
     }
 
+    /// The world rank of the process point-to-point rank `rank` names: a member, or on an
+    /// intercommunicator a member of the remote group.
+    #[inline]
+    pub(crate) fn checked_peer(&self, rank: usize) -> Result<usize> {
+        match &self.inner.remote {
+            None => self.checked_world_rank(rank),
+            Some(remote) => remote.world_rank(rank),
+        }
+    }
+
+    /// The other group of an intercommunicator (`None` on an intracommunicator).
+    #[inline]
+    pub(crate) fn remote(&self) -> Option<&super::intercomm::Remote> {
+        self.inner.remote.as_ref()
+    }
+
     #[inline]
     pub(crate) fn check_tag(tag: i32) -> Result<()> {
         if !(0..=TAG_UB).contains(&tag) {
@@ -249,7 +273,7 @@ impl Communicator {
     pub(crate) fn pattern(&self, context: u32, src: Source, tag: TagMatch) -> Result<(Pattern, Option<usize>)> {
         let (source, hint) = match src {
             Source::Any => (None, None),
-            Source::Rank(r) => (Some(r as u32), Some(self.checked_world_rank(r)?)),
+            Source::Rank(r) => (Some(r as u32), Some(self.checked_peer(r)?)),
         };
         let tag = match tag {
             TagMatch::Any => None,
@@ -275,7 +299,7 @@ impl Communicator {
 
     #[inline]
     pub(crate) fn send_on(&self, context: u32, data: &[u8], dest: usize, tag: i32, mode: SendMode) -> Result<()> {
-        let peer = self.checked_world_rank(dest)?;
+        let peer = self.checked_peer(dest)?;
         let synchronous = mode == SendMode::Synchronous;
         let rank = self.inner.rank as u32;
         // SAFETY: `data` is borrowed for the whole call, which waits for completion.
@@ -396,7 +420,7 @@ impl Communicator {
         mode: SendMode,
     ) -> Result<Request<'a>> {
         Self::check_tag(tag)?;
-        let peer = self.checked_world_rank(dest)?;
+        let peer = self.checked_peer(dest)?;
         if u32::try_from(blocks.len()).is_err() {
             return Err(Error::InvalidArgument(format!("{} blocks in one message: at most 2^32 - 1", blocks.len())));
         }
@@ -420,7 +444,7 @@ impl Communicator {
         mode: SendMode,
         scope: u32,
     ) -> Result<Request<'a>> {
-        let peer = self.checked_world_rank(dest)?;
+        let peer = self.checked_peer(dest)?;
         let synchronous = mode == SendMode::Synchronous;
         let rank = self.inner.rank as u32;
         let mut engine = self.inner.engine.lock();
@@ -545,7 +569,7 @@ impl Communicator {
     /// On one host, more than two members: rank 0 gathers arrivals and releases all with one
     /// post (the schedule of [`Communicator::ibarrier`], started and waited for).
     pub fn barrier(&self) -> Result<()> {
-        if crate::coll::select::barrier_posts_once(self) {
+        if self.is_inter() || crate::coll::select::barrier_posts_once(self) {
             return self.ibarrier()?.wait();
         }
         let (n, me) = (self.inner.size, self.inner.rank);
@@ -561,7 +585,7 @@ impl Communicator {
     }
 
     /// Every rank's two words, in rank order (for `split`; small n).
-    fn allgather_words(&self, mine: [u64; 2]) -> Result<Vec<[u64; 2]>> {
+    pub(super) fn allgather_words(&self, mine: [u64; 2]) -> Result<Vec<[u64; 2]>> {
         let ctx = self.inner.context + 1;
         let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_ne_bytes()).collect();
         for r in (0..self.inner.size).filter(|&r| r != self.inner.rank) {
@@ -586,7 +610,18 @@ impl Communicator {
     }
 
     /// A communicator of this process's engine and pool.
-    fn child(&self, context: u32, rank: usize, members: Option<Vec<usize>>) -> Communicator {
+    pub(super) fn child(&self, context: u32, rank: usize, members: Option<Vec<usize>>) -> Communicator {
+        self.inter_child(context, rank, members, None)
+    }
+
+    /// [`Communicator::child`] with a remote group: an intercommunicator.
+    pub(super) fn inter_child(
+        &self,
+        context: u32,
+        rank: usize,
+        members: Option<Vec<usize>>,
+        remote: Option<super::intercomm::Remote>,
+    ) -> Communicator {
         let size = members.as_ref().map_or(self.inner.size, Vec::len);
         let inner = Inner {
             engine: self.inner.engine.clone(),
@@ -595,14 +630,23 @@ impl Communicator {
             rank,
             size,
             members,
+            remote,
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
         };
         Communicator { inner: Arc::new(inner) }
     }
 
+    /// The world ranks of the members, in rank order.
+    pub(super) fn member_list(&self) -> Vec<usize> {
+        (0..self.inner.size).map(|r| self.world_rank(r)).collect()
+    }
+
     /// A communicator with the same members and a context of its own (collective).
     pub fn dup(&self) -> Result<Communicator> {
+        if self.is_inter() {
+            return self.inter_dup(self.next_creation_turn());
+        }
         let context = self.new_context()?;
         Ok(self.child(context, self.inner.rank, self.inner.members.clone()))
     }
@@ -626,6 +670,9 @@ impl Communicator {
         work: impl FnOnce(Communicator) -> T + Send + 'static,
     ) -> Result<Background<T>> {
         self.background(DUPS, TAG_IDUP, name, |parent, tag| {
+            if parent.is_inter() {
+                return Ok(work(parent.inter_dup(tag)?));
+            }
             let everyone: Vec<usize> = (0..parent.inner.size).collect();
             let context = context::agree(parent, &everyone, parent.inner.rank, tag)?;
             Ok(work(parent.child(context, parent.inner.rank, parent.inner.members.clone())))
@@ -647,7 +694,7 @@ impl Communicator {
     }
 
     /// The tag of the next operation of `kind` on this communicator (see [`TAG_IDUP`]).
-    fn next_tag(&self, kind: usize, base: i32) -> i32 {
+    pub(super) fn next_tag(&self, kind: usize, base: i32) -> i32 {
         let counter = &self.inner.started[kind];
         let n = if self.inner.engine.serialized() {
             // Calls never overlap: a plain increment, not a locked one (which would wait for
@@ -661,14 +708,46 @@ impl Communicator {
         base + (n % BACKGROUND_SPAN) as i32
     }
 
+    /// The turn of the next creation from this communicator (dup, split, merge of an
+    /// intercommunicator), the same in every member.
+    pub(super) fn next_creation_turn(&self) -> i32 {
+        self.next_tag(DUPS, 0)
+    }
+
+    /// This process's view of the whole job (MPI_COMM_WORLD's contexts), for agreements among
+    /// any of its processes.
+    pub(super) fn world_view(&self) -> Communicator {
+        let size = self.inner.engine.lock().routes().nodes().len();
+        let inner = Inner {
+            engine: self.inner.engine.clone(),
+            contexts: self.inner.contexts.clone(),
+            context: 0,
+            rank: self.world_rank(self.inner.rank),
+            size,
+            members: None,
+            remote: None,
+            started: Default::default(),
+            one_host: std::sync::OnceLock::new(),
+        };
+        Communicator { inner: Arc::new(inner) }
+    }
+
     /// The tag of the next nonblocking collective written as a schedule.
     pub(crate) fn next_nonblocking_tag(&self) -> i32 {
         self.next_tag(NONBLOCKING, TAG_NONBLOCKING)
     }
 
+    /// The tag of the next intercommunicator collective (see [`TAG_INTER`]).
+    pub(crate) fn next_inter_tag(&self) -> i32 {
+        self.next_tag(NONBLOCKING, TAG_INTER)
+    }
+
     /// Splits into one communicator per `color`, ranked by `key` then by old rank
     /// (collective). `None` as color: this rank joins none and gets `None`.
     pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Communicator>> {
+        if self.is_inter() {
+            return self.inter_split(color, key, self.next_creation_turn());
+        }
         let encoded_color = color.map_or(u64::MAX, u64::from);
         let agreed = self.allgather_words([encoded_color, key as i64 as u64])?;
         // One id for all colors: the new communicators are disjoint, so they may share it.
@@ -691,6 +770,7 @@ impl Communicator {
     /// they call it (MPI_Comm_create_group). `tag` tells apart concurrent creations by
     /// overlapping groups. Returns `None` on a rank not in `ranks`.
     pub fn subset(&self, ranks: &[usize], tag: i32) -> Result<Option<Communicator>> {
+        self.intra_only("creating a communicator from a subset")?;
         for (i, &r) in ranks.iter().enumerate() {
             self.checked_world_rank(r)?;
             if ranks[..i].contains(&r) {

@@ -3,6 +3,7 @@
 mod comm;
 mod context;
 mod datatype;
+mod intercomm;
 mod request;
 mod scope;
 mod universe;

@@ -8,6 +8,7 @@ use crate::{Communicator, Error, Result, SendMode, Source, TagMatch};
 impl Communicator {
     /// Copies `root`'s `buf` into every rank's `buf` (all ranks pass the same length).
     pub fn bcast_bytes(&self, buf: &mut [u8], root: usize) -> Result<()> {
+        self.intra_only("broadcast by bytes")?;
         let n = self.size();
         if root >= n {
             return Err(Error::InvalidRank { rank: root, size: n });

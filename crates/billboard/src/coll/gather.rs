@@ -104,6 +104,9 @@ impl Communicator {
         recv_len: usize,
         layout: Layout<'_>,
     ) -> Result<Collective> {
+        if self.is_inter() {
+            return self.inter_iallgatherv_raw(send, send_len, recv, recv_len, layout);
+        }
         check_layout("allgather", recv_len, layout, self.size())?;
         self.nonblocking(None, |plan| {
             plan.gather(send, send_len, (self.rank() == 0).then_some((recv, recv_len, layout)), 0)?;
@@ -121,6 +124,9 @@ impl Communicator {
         send: (*const u8, usize, Layout<'_>),
         recv: (*mut u8, usize, Layout<'_>),
     ) -> Result<Collective> {
+        if self.is_inter() {
+            return self.inter_ialltoallv_raw(send, recv);
+        }
         let n = self.size();
         check_layout("alltoall (send)", send.1, send.2, n)?;
         check_layout("alltoall (recv)", recv.1, recv.2, n)?;

@@ -11,6 +11,7 @@
 
 mod bcast;
 mod gather;
+mod inter;
 mod nonblocking;
 mod reduce;
 mod reduce_split;
@@ -19,6 +20,7 @@ pub(crate) mod schedule;
 pub mod select;
 
 pub use crate::engine::sched::ReduceFn;
+pub use inter::InterRoot;
 pub use nonblocking::Collective;
 
 /// A reduction: `op(invec, inoutvec)` sets `inoutvec = invec ⊕ inoutvec`.

@@ -55,7 +55,11 @@ impl Drop for Collective {
 
 /// A schedule being written for one rank of one operation, straight into its engine slot.
 pub(super) struct Plan<'c, 'e> {
+    /// The communicator whose ranks `send` and `recv` name: the operation's, or on an
+    /// intercommunicator its hidden local one for a local phase (see [`Plan::local`]).
     pub(super) comm: &'c Communicator,
+    /// The communicator the operation runs on.
+    home: &'c Communicator,
     context: u32,
     tag: i32,
     scheds: &'e mut Scheds,
@@ -68,7 +72,7 @@ pub(super) struct Plan<'c, 'e> {
 impl Plan<'_, '_> {
     /// Adds a send of `len` bytes at `buf` to rank `to` to the round being written.
     pub(super) fn send(&mut self, to: usize, buf: *const u8, len: usize) -> Result<()> {
-        let peer = self.comm.checked_world_rank(to)?;
+        let peer = self.comm.checked_peer(to)?;
         let source = self.comm.rank() as u32;
         self.scheds.get(self.id).push(Msg::Send { peer, context: self.context, source, tag: self.tag, buf, len });
         Ok(())
@@ -88,6 +92,29 @@ impl Plan<'_, '_> {
 
     pub(super) fn end_round(&mut self) {
         self.scheds.get(self.id).end_round();
+    }
+
+    /// This process's rank among the ranks `send` and `recv` name now.
+    pub(super) fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+
+    /// The number of ranks `send` and `recv` name now.
+    pub(super) fn size(&self) -> usize {
+        self.comm.size()
+    }
+
+    /// Rounds written from now on address the local group of the intercommunicator (ranks
+    /// name its members, on its hidden communicator's collective context).
+    pub(super) fn local(&mut self) {
+        self.comm = self.home.remote().expect("an intercommunicator").local();
+        self.context = self.comm.coll_context();
+    }
+
+    /// Rounds written from now on address the remote group again (see [`Plan::local`]).
+    pub(super) fn remote(&mut self) {
+        self.comm = self.home;
+        self.context = self.home.coll_context();
     }
 
     /// Scratch memory of `len` bytes holding `init` (or zeros), owned by the schedule.
@@ -132,7 +159,7 @@ impl Plan<'_, '_> {
     /// Reduction of `len` bytes at every rank's `send` into `recv` at `root` (as
     /// [`Communicator::reduce_bytes`]: a binomial tree into rank 0 that keeps rank order,
     /// then a hop to the root). `send` is copied at once, so it may be `recv` itself.
-    fn reduce(&mut self, send: *const u8, recv: *mut u8, len: usize, root: usize) -> Result<()> {
+    pub(super) fn reduce(&mut self, send: *const u8, recv: *mut u8, len: usize, root: usize) -> Result<()> {
         let (me, n) = (self.comm.rank(), self.comm.size());
         // acc holds v[me] ⊕ … ⊕ v[me + 2^k - 1] after round k; the next part lands in `other`.
         let mut acc = self.scratch(len, Some(send));
@@ -330,6 +357,9 @@ impl Communicator {
         (at, part): (usize, usize),
         op: ReduceFn,
     ) -> Result<Collective> {
+        if self.is_inter() {
+            return self.inter_ireduce_scatter_raw(send, len, recv, (at, part), op);
+        }
         if at + part > len {
             return Err(Error::InvalidArgument(format!(
                 "reduce_scatter: this rank's part [{at}, {}) lies beyond the {len}-byte result",
@@ -354,11 +384,22 @@ impl Communicator {
         op: Option<ReduceFn>,
         write: impl FnOnce(&mut Plan) -> Result<()>,
     ) -> Result<Collective> {
-        let (context, tag) = (self.coll_context(), self.next_nonblocking_tag());
+        self.intra_only("this form of the collective")?;
+        self.schedule(self.next_nonblocking_tag(), op, write)
+    }
+
+    /// [`Communicator::nonblocking`] with the operation's tag given.
+    pub(super) fn schedule(
+        &self,
+        tag: i32,
+        op: Option<ReduceFn>,
+        write: impl FnOnce(&mut Plan) -> Result<()>,
+    ) -> Result<Collective> {
+        let context = self.coll_context();
         let mut engine = self.engine().lock();
         let id = engine.scheds().reserve();
         let crowded = engine.oversubscribed();
-        let mut plan = Plan { comm: self, context, tag, scheds: engine.scheds(), id, crowded };
+        let mut plan = Plan { comm: self, home: self, context, tag, scheds: engine.scheds(), id, crowded };
         if let Err(e) = write(&mut plan) {
             engine.scheds().release(id);
             return Err(e);
@@ -373,6 +414,9 @@ impl Communicator {
     /// with one post they all read (seed 004's barrier by multicast); else dissemination
     /// rounds (see [`super::select::barrier_posts_once`]).
     pub fn ibarrier(&self) -> Result<Collective> {
+        if self.is_inter() {
+            return self.inter_ibarrier();
+        }
         let (n, me) = (self.size(), self.rank());
         let posted = super::select::barrier_posts_once(self);
         self.nonblocking(None, |plan| {
@@ -444,6 +488,9 @@ impl Communicator {
         len: usize,
         how: Reduction,
     ) -> Result<Collective> {
+        if self.is_inter() {
+            return self.inter_iallreduce_raw(send, recv, len, how.op);
+        }
         let Reduction { op, elem, commutative } = how;
         self.nonblocking(Some(op), |plan| plan.reduction(send, recv, len, None, (elem, commutative)))
     }

@@ -8,6 +8,7 @@ impl Communicator {
     /// Reduces every rank's `send` with `op`; the result lands in `recv` at `root` (other
     /// ranks may pass `None`). All buffers have the same length.
     pub fn reduce_bytes(&self, send: &[u8], recv: Option<&mut [u8]>, root: usize, op: ReduceOp<'_>) -> Result<()> {
+        self.intra_only("reduce by bytes")?;
         let (n, me) = (self.size(), self.rank());
         if root >= n {
             return Err(Error::InvalidRank { rank: root, size: n });

@@ -8,6 +8,7 @@ impl Communicator {
     /// `recv` at rank r becomes v0 ⊕ … ⊕ vr (inclusive), or v0 ⊕ … ⊕ v(r-1) when `exclusive`
     /// (rank 0's `recv` is then left unchanged).
     pub fn scan_bytes(&self, send: &[u8], recv: &mut [u8], op: ReduceOp<'_>, exclusive: bool) -> Result<()> {
+        self.intra_only("a scan")?;
         let (n, me) = (self.size(), self.rank());
         let ctx = self.coll_context();
         let mut acc = send.to_vec();
