@@ -2,7 +2,9 @@
  * program on every MPI (built with each one's mpicc; the MPICH-built binary also runs unchanged
  * on Billboard's library).
  *
- *   coll [--ops reduce,allreduce,bcast] [--sizes 8K,64K,1M] [--trials N] [--csv]
+ *   coll [--ops reduce,allreduce,bcast,barrier] [--sizes 8K,64K,1M] [--trials N] [--csv]
+ *
+ * (barrier ignores the size: one row per size, all alike)
  *
  * A trial: barrier, then `batch` back-to-back calls (min(16, 64 KiB / size), at least one)
  * timed on every rank; the trial's time is the slowest rank's time / batch (so it runs from
@@ -29,14 +31,15 @@ static long parse_size(const char *s) {
     return v;
 }
 
-enum op { REDUCE, ALLREDUCE, BCAST };
-static const char *op_names[] = {"reduce", "allreduce", "bcast"};
+enum op { REDUCE, ALLREDUCE, BCAST, BARRIER };
+static const char *op_names[] = {"reduce", "allreduce", "bcast", "barrier"};
 
 static void call(enum op op, double *send, double *recv, int count) {
     switch (op) {
     case REDUCE: MPI_Reduce(send, recv, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
     case ALLREDUCE: MPI_Allreduce(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
     case BCAST: MPI_Bcast(send, count, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+    case BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
     }
 }
 
@@ -44,6 +47,7 @@ static void call(enum op op, double *send, double *recv, int count) {
 static int check(enum op op, const double *send, const double *recv, int count, int rank, int n) {
     for (int i = 0; i < count; i++) {
         double want, got;
+        if (op == BARRIER) return 1; /* nothing to check: it returned */
         if (op == BCAST) {
             want = 1 + i % 7;
             got = send[i];
@@ -87,6 +91,7 @@ int main(int argc, char **argv) {
         if (!strcmp(o, "reduce")) op = REDUCE;
         else if (!strcmp(o, "allreduce")) op = ALLREDUCE;
         else if (!strcmp(o, "bcast")) op = BCAST;
+        else if (!strcmp(o, "barrier")) op = BARRIER;
         else {
             if (rank == 0) fprintf(stderr, "coll: unknown op %s\n", o);
             MPI_Abort(MPI_COMM_WORLD, 2);

@@ -196,6 +196,13 @@ fn add_words(inv: &[u8], inout: &mut [u8]) {
 fn main() -> Res {
     let universe = billboard::init()?;
     let w = universe.world();
+    // A nonblocking broadcast as a fresh communicator's first collective: choosing its
+    // algorithm must not need the engine, which the schedule being written holds.
+    let fresh = w.dup()?;
+    let mut first = vec![if fresh.rank() == 0 { 7u8 } else { 0 }; 100];
+    // SAFETY: `first` is neither touched nor dropped before the broadcast is waited for.
+    unsafe { fresh.ibcast_raw(first.as_mut_ptr(), first.len(), 0) }?.wait()?;
+    assert!(first.iter().all(|&b| b == 7), "first ibcast on a fresh communicator");
     run(&w)?;
     // Collectives on a split communicator stay inside it.
     let half = w.split(Some((w.rank() % 2) as u32), 0)?.expect("colored");

@@ -221,15 +221,15 @@ impl Communicator {
     /// start, so this costs no communication (hierarchical algorithms, MPI_COMM_TYPE_SHARED).
     pub fn host_of(&self, rank: usize) -> Result<usize> {
         let world = self.checked_world_rank(rank)?;
-        Ok(self.inner.engine.lock().routes().nodes()[world])
+        Ok(self.inner.engine.nodes()[world])
     }
 
     /// Whether every member runs on this rank's host, so one billboard holds them all (what
     /// every member finds alike: the engine learned every rank's host at start).
     pub(crate) fn on_one_host(&self) -> bool {
         *self.inner.one_host.get_or_init(|| {
-            let engine = self.inner.engine.lock();
-            let nodes = engine.routes().nodes();
+            // Not through the engine's lock: a schedule being written holds it.
+            let nodes = self.inner.engine.nodes();
             let here = nodes[self.world_rank(self.inner.rank)];
             (0..self.inner.size).all(|r| nodes[self.world_rank(r)] == here)
         })

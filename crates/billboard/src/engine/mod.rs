@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     helpers: Mutex<(usize, bool)>,
     /// Threads waiting at once (MPI_THREAD_MULTIPLE): which one polls, where the others sleep.
     waiters: wait::Waiters,
+    /// The host index of every world rank (fixed at start; read without the lock).
+    nodes: Box<[usize]>,
 }
 
 // SAFETY: the engine is only reached through `lock`, which holds the mutex unless the process
@@ -68,8 +70,15 @@ impl std::ops::DerefMut for EngineGuard<'_> {
 pub(crate) type EngineRef = Arc<Shared>;
 
 impl Shared {
+    /// The host index of every world rank (equal index: same host), as the routes found it.
+    pub fn nodes(&self) -> &[usize] {
+        &self.nodes
+    }
+
     pub fn new(engine: Engine) -> EngineRef {
+        let nodes = engine.routes().nodes().into();
         Arc::new(Shared {
+            nodes,
             engine: UnsafeCell::new(engine),
             lock: Mutex::new(()),
             serialized: AtomicBool::new(false),
