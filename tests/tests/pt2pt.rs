@@ -151,6 +151,26 @@ fn collectives_on_1_to_5_ranks() {
     }
 }
 
+/// BB_VERBOSE names each collective algorithm a communicator uses, once per choice.
+#[test]
+fn verbose_reports_each_collective_choice_once() {
+    let job = run(5, "bb-coll", &[], &[("BB_VERBOSE", "1")], T);
+    job.assert_success();
+    let err = job.stderr();
+    let line = |text: &str| err.lines().filter(|l| l.contains(text)).count();
+    // The world of five ranks: its first broadcast is of 0 bytes, its first past the eager
+    // limit of 65537; a duplicate's first is of 100 bytes.
+    assert_eq!(
+        line("bcast on a communicator of 5 ranks (one host, context 1), first at 0 bytes: the root posts once"),
+        5,
+        "{err}"
+    );
+    assert_eq!(line("barrier on a communicator of 5 ranks (one host, context 1)"), 5, "{err}");
+    let past_eager = "bcast on a communicator of 5 ranks (one host, context 1), first at 65537 bytes: binomial tree";
+    assert_eq!(line(past_eager), 5, "{err}");
+    assert_eq!(line("bcast on a communicator of 5 ranks"), 15, "three choices a process, once each: {err}");
+}
+
 /// Every route but a rank's own goes over TCP (loopback), as between hosts.
 const TCP: [(&str, &str); 2] = [("BB_ROUTES", "tcp"), ("BB_JOB_SECRET", "8e1f0c2d4b6a79583c2e1f0d4b6a7958")];
 

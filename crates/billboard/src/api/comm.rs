@@ -121,6 +121,8 @@ struct Inner {
     started: [AtomicU32; 2],
     /// Whether every member runs on this host (one billboard holds them all), once asked.
     one_host: std::sync::OnceLock<bool>,
+    /// Collective algorithm choices already reported under `BB_VERBOSE` (one bit each).
+    reported: AtomicU32,
 }
 
 impl Drop for Inner {
@@ -147,6 +149,7 @@ impl Communicator {
                 remote: None,
                 started: Default::default(),
                 one_host: std::sync::OnceLock::new(),
+                reported: AtomicU32::new(0),
             }),
         }
     }
@@ -165,6 +168,7 @@ impl Communicator {
             remote: None,
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
+            reported: AtomicU32::new(0),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -222,6 +226,12 @@ impl Communicator {
     pub fn host_of(&self, rank: usize) -> Result<usize> {
         let world = self.checked_world_rank(rank)?;
         Ok(self.inner.engine.nodes()[world])
+    }
+
+    /// Whether choice `bit` of a collective algorithm is reported for the first time on this
+    /// communicator (`BB_VERBOSE` reports each once).
+    pub(crate) fn first_report(&self, bit: u32) -> bool {
+        self.inner.reported.fetch_or(1 << bit, Ordering::Relaxed) & (1 << bit) == 0
     }
 
     /// Whether every member runs on this rank's host, so one billboard holds them all (what
@@ -633,6 +643,7 @@ impl Communicator {
             remote,
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
+            reported: AtomicU32::new(0),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -728,6 +739,7 @@ impl Communicator {
             remote: None,
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
+            reported: AtomicU32::new(0),
         };
         Communicator { inner: Arc::new(inner) }
     }

@@ -15,7 +15,10 @@ pub static BCAST: Tunable = Tunable::new(
 /// member (all on this host's billboard, eager-sized, more than two members) rather than down
 /// a binomial tree.
 pub(crate) fn bcast_posts_once(comm: &Communicator, len: usize) -> bool {
-    BCAST.get() != 0 && comm.size() > 2 && len <= crate::engine::protocol::EAGER_MAX.get() && comm.on_one_host()
+    let posted =
+        BCAST.get() != 0 && comm.size() > 2 && len <= crate::engine::protocol::EAGER_MAX.get() && comm.on_one_host();
+    report(comm, Choice::Bcast(posted), len);
+    posted
 }
 
 pub static BARRIER: Tunable = Tunable::new(
@@ -30,7 +33,9 @@ pub static BARRIER: Tunable = Tunable::new(
 /// post (all on this host, at least `BB_COLL_BARRIER` members) rather than by dissemination.
 pub(crate) fn barrier_posts_once(comm: &Communicator) -> bool {
     let min = BARRIER.get();
-    min != 0 && comm.size() >= min.max(3) && comm.on_one_host()
+    let posted = min != 0 && comm.size() >= min.max(3) && comm.on_one_host();
+    report(comm, Choice::Barrier(posted), 0);
+    posted
 }
 
 pub static REDUCE_SPLIT_MIN: Tunable = Tunable::new(
@@ -69,6 +74,45 @@ impl Communicator {
     /// Whether a reduction of `len` bytes on this communicator cuts the vector into blocks
     /// (then its schedule is the better blocking form too: start + wait).
     pub fn reduction_splits(&self, len: usize) -> bool {
-        reduce_splits(len, self.size())
+        let splits = reduce_splits(len, self.size());
+        report(self, Choice::Reduce(splits), len);
+        splits
+    }
+}
+
+/// An algorithm chosen for a collective.
+#[derive(Clone, Copy)]
+enum Choice {
+    /// Posted once (true), or a binomial tree.
+    Bcast(bool),
+    /// Posted once (true), or dissemination.
+    Barrier(bool),
+    /// Split into blocks (true), or a binomial tree.
+    Reduce(bool),
+}
+
+/// Reports under `BB_VERBOSE` the first time `comm` makes `choice` (for a message of `len`
+/// bytes): which algorithm, and why it applies.
+fn report(comm: &Communicator, choice: Choice, len: usize) {
+    if crate::VERBOSE.get() == 0 {
+        return;
+    }
+    let (bit, what, algorithm) = match choice {
+        Choice::Bcast(true) => (0, "bcast", "the root posts once, every rank reads it (BB_COLL_BCAST)"),
+        Choice::Bcast(false) => {
+            (1, "bcast", "binomial tree (2 ranks, past BB_EAGER_MAX, several hosts, or BB_COLL_BCAST=0)")
+        }
+        Choice::Barrier(true) => (2, "barrier", "arrivals to rank 0, released by one post (BB_COLL_BARRIER)"),
+        Choice::Barrier(false) => (3, "barrier", "dissemination (fewer ranks than BB_COLL_BARRIER, or several hosts)"),
+        Choice::Reduce(true) => (4, "reduce/allreduce", "blocks reduced by every rank (BB_REDUCE_SPLIT_MIN(_MANY))"),
+        Choice::Reduce(false) => (5, "reduce/allreduce", "binomial tree (BB_REDUCE_SPLIT_MIN(_MANY))"),
+    };
+    if comm.first_report(bit) {
+        let host = if comm.on_one_host() { "one host" } else { "several hosts" };
+        crate::verbose(format_args!(
+            "{what} on a communicator of {} ranks ({host}, context {}), first at {len} bytes: {algorithm}",
+            comm.size(),
+            comm.coll_context()
+        ));
     }
 }
