@@ -1,0 +1,344 @@
+//! Reductions and scans: reduce, allreduce, reduce_local, reduce-scatter, scan, exscan.
+
+use super::*;
+
+counted! {
+    [PMPI_Ireduce; Count = c_int] [PMPI_Ireduce_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: Count,
+        t: MPI_Datatype,
+        op: MPI_Op,
+        root: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        scheduled(FUNCTION, comm, request, |c| ireduce((sendbuf, recvbuf, count.into(), t, op), root, c))
+    }
+}
+
+/// Reduce as a schedule (MPI_Ireduce, and MPI_Reduce on an intercommunicator or of large vectors).
+unsafe fn ireduce(
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, i64, MPI_Datatype, MPI_Op),
+    root: c_int,
+    c: &Communicator,
+) -> Res<Started> {
+    let root = check_root(c, root)?;
+    if root == InterRoot::Elsewhere {
+        // Its arguments are not significant (mpi4py passes no datatype).
+        return Ok((c.inter_idle()?, None));
+    }
+    let layout = datatype::layout(t)?;
+    let len = layout.reduce_bytes(count)?;
+    let how = reduction(op, t, &layout)?;
+    if root != InterRoot::Here {
+        no_in_place_on_inter(c, sendbuf)?;
+        return Ok((c.ireduce_at(slice(sendbuf, len)?.as_ptr(), std::ptr::null_mut(), len, root, how)?, None));
+    }
+    // An intercommunicator's root contributes nothing.
+    let send = if c.is_inter() { no_data() } else { reduction_source(sendbuf, recvbuf, len)? };
+    let mut land = Landing::new(layout, count, recvbuf, len)?;
+    Ok((c.ireduce_at(send, land.ptr(), len, root, how)?, land.at_completion()))
+}
+
+counted! {
+    [PMPI_Iallreduce; Count = c_int] [PMPI_Iallreduce_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: Count,
+        t: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        scheduled(FUNCTION, comm, request, |c| iallreduce((sendbuf, recvbuf, count.into(), t, op), c))
+    }
+}
+
+/// Allreduce as a schedule (MPI_Iallreduce, and MPI_Allreduce on an intercommunicator or of large
+/// vectors).
+unsafe fn iallreduce(
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, i64, MPI_Datatype, MPI_Op),
+    c: &Communicator,
+) -> Res<Started> {
+    no_in_place_on_inter(c, sendbuf)?;
+    let layout = datatype::layout(t)?;
+    let len = layout.reduce_bytes(count)?;
+    let how = reduction(op, t, &layout)?;
+    let send = reduction_source(sendbuf, recvbuf, len)?;
+    let mut land = Landing::new(layout, count, recvbuf, len)?;
+    Ok((c.iallreduce_raw(send, land.ptr(), len, how)?, land.at_completion()))
+}
+
+counted! {
+    [PMPI_Reduce; Count = c_int] [PMPI_Reduce_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: Count,
+        t: MPI_Datatype,
+        op: MPI_Op,
+        root: c_int,
+        comm: MPI_Comm,
+    ) -> c_int {
+        let count = i64::from(count);
+        call_unlocked(FUNCTION, comm, || {
+            let c = comm_ref(comm)?;
+            if let Some(done) = inter_blocking(&c, |c| ireduce((sendbuf, recvbuf, count, t, op), root, c)) {
+                return done;
+            }
+            let at = match check_root(&c, root)? {
+                InterRoot::Remote(r) => r,
+                _ => c.rank(),
+            };
+            if scheduled_reduction(&c, count, t)? {
+                let (coll, done) = ireduce((sendbuf, recvbuf, count, t, op), root, &c)?;
+                return Scheduled { coll, done }.wait();
+            }
+            let layout = datatype::layout(t)?;
+            let len = layout.reduce_bytes(count)?;
+            let mut combine = combiner(op, t)?;
+            let is_root = c.rank() == at;
+            // Only the root's receive buffer matters (and may take MPI_IN_PLACE).
+            let send = if is_root { reduction_input(sendbuf, recvbuf, len)? } else { slice(sendbuf, len)?.to_vec() };
+            let mut land = if is_root { Some(Landing::new(layout, count, recvbuf, len)?) } else { None };
+            c.reduce_bytes(&send, land.as_mut().map(Landing::bytes), at, &mut combine)?;
+            if let Some(land) = land {
+                land.finish();
+            }
+            Ok(())
+        })
+    }
+}
+
+counted! {
+    [PMPI_Allreduce; Count = c_int] [PMPI_Allreduce_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: Count,
+        t: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+    ) -> c_int {
+        let count = i64::from(count);
+        call_unlocked(FUNCTION, comm, || {
+            let c = comm_ref(comm)?;
+            if let Some(done) = inter_blocking(&c, |c| iallreduce((sendbuf, recvbuf, count, t, op), c)) {
+                return done;
+            }
+            if scheduled_reduction(&c, count, t)? {
+                let (coll, done) = iallreduce((sendbuf, recvbuf, count, t, op), &c)?;
+                return Scheduled { coll, done }.wait();
+            }
+            let layout = datatype::layout(t)?;
+            let len = layout.reduce_bytes(count)?;
+            let mut combine = combiner(op, t)?;
+            let send = reduction_input(sendbuf, recvbuf, len)?;
+            let mut land = Landing::new(layout, count, recvbuf, len)?;
+            c.allreduce_bytes(&send, land.bytes(), &mut combine)?;
+            land.finish();
+            Ok(())
+        })
+    }
+}
+
+counted! {
+    [PMPI_Reduce_local; Count = c_int] [PMPI_Reduce_local_c; Count = MPI_Count]
+    fn(inbuf: *const c_void, inoutbuf: *mut c_void, count: Count, t: MPI_Datatype, op: MPI_Op) -> c_int {
+        call_unlocked(FUNCTION, MPI_COMM_WORLD, || {
+            let layout = datatype::layout(t)?;
+            let len = layout.reduce_bytes(count)?;
+            let mut combine = combiner(op, t)?;
+            combine(slice(inbuf, len)?, slice_mut(inoutbuf, len)?);
+            Ok(())
+        })
+    }
+}
+
+/// Reduce-scatter as a schedule: this rank's `part` (byte offset, length) of the reduction of
+/// every rank's `total` bytes.
+unsafe fn reduce_scatter(
+    (sendbuf, recvbuf): (*const c_void, *mut c_void),
+    total: usize,
+    part: (usize, usize),
+    (t, op): (MPI_Datatype, MPI_Op),
+    c: &Communicator,
+) -> Res<Started> {
+    no_in_place_on_inter(c, sendbuf)?;
+    let combine = combiner(op, t)?;
+    let send = reduction_source(sendbuf, recvbuf, total)?;
+    let mut land = Landing::new(datatype::layout(t)?, instances(t, part.1)?, recvbuf, part.1)?;
+    Ok((c.ireduce_scatter_raw(send, total, land.ptr(), part, combine)?, land.at_completion()))
+}
+
+/// How many instances of `t` a reduction span of `len` bytes holds.
+fn instances(t: MPI_Datatype, len: usize) -> Res<i64> {
+    let extent = datatype::layout(t)?.extent().max(1) as usize;
+    Ok((len / extent) as i64)
+}
+
+/// This rank's part of MPI_Reduce_scatter_block's result, and the result's length.
+fn block_part(c: &Communicator, recvcount: i64, t: MPI_Datatype) -> Res<((usize, usize), usize)> {
+    let part = datatype::layout(t)?.reduce_bytes(recvcount)?;
+    Ok(((c.rank() * part, part), part * c.size()))
+}
+
+/// This rank's part of MPI_Reduce_scatter's result, and the result's length.
+unsafe fn varying_part(c: &Communicator, recvcounts: Ints, t: MPI_Datatype) -> Res<((usize, usize), usize)> {
+    let layout = datatype::layout(t)?;
+    layout.reduce_bytes(0)?;
+    let parts = reduce_parts(c.size(), recvcounts, layout.extent() as usize)?;
+    Ok((parts[c.rank()], parts.last().map_or(0, |&(d, l)| d + l)))
+}
+
+/// Reduce-scatter, blocking: the reduction's `total` bytes everywhere, this rank's `part` kept.
+/// (A direct form: the schedule's allocations cost more than the whole operation here.)
+unsafe fn reduce_scatter_now(
+    (sendbuf, recvbuf): (*const c_void, *mut c_void),
+    ((d, l), total): ((usize, usize), usize),
+    (t, op): (MPI_Datatype, MPI_Op),
+    c: &Communicator,
+) -> Res {
+    if let Some(done) = inter_blocking(c, |c| reduce_scatter((sendbuf, recvbuf), total, (d, l), (t, op), c)) {
+        return done;
+    }
+    let mut combine = combiner(op, t)?;
+    let send = reduction_input(sendbuf, recvbuf, total)?;
+    let mut all = vec![0u8; total];
+    c.allreduce_bytes(&send, &mut all, &mut combine)?;
+    datatype::layout(t)?.copy_data(instances(t, l)?, &all[d..d + l], slice_mut(recvbuf, l)?);
+    Ok(())
+}
+
+counted! {
+    [PMPI_Reduce_scatter_block; Count = c_int] [PMPI_Reduce_scatter_block_c; Count = MPI_Count]
+    fn(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: Count, t: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        call_unlocked(FUNCTION, comm, || {
+            let c = comm_ref(comm)?;
+            reduce_scatter_now((sendbuf, recvbuf), block_part(&c, recvcount.into(), t)?, (t, op), &c)
+        })
+    }
+}
+
+counted! {
+    [PMPI_Ireduce_scatter_block; Count = c_int] [PMPI_Ireduce_scatter_block_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        recvcount: Count,
+        t: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        scheduled(FUNCTION, comm, request, |c| {
+            let (part, total) = block_part(c, recvcount.into(), t)?;
+            reduce_scatter((sendbuf, recvbuf), total, part, (t, op), c)
+        })
+    }
+}
+
+counted! {
+    [PMPI_Reduce_scatter; Count = c_int] [PMPI_Reduce_scatter_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        recvcounts: *const Count,
+        t: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+    ) -> c_int {
+        call_unlocked(FUNCTION, comm, || {
+            let c = comm_ref(comm)?;
+            reduce_scatter_now((sendbuf, recvbuf), varying_part(&c, Count::ints(recvcounts), t)?, (t, op), &c)
+        })
+    }
+}
+
+counted! {
+    [PMPI_Ireduce_scatter; Count = c_int] [PMPI_Ireduce_scatter_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        recvcounts: *const Count,
+        t: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        scheduled(FUNCTION, comm, request, |c| {
+            let (part, total) = varying_part(c, Count::ints(recvcounts), t)?;
+            reduce_scatter((sendbuf, recvbuf), total, part, (t, op), c)
+        })
+    }
+}
+
+/// Scan and exscan as a schedule.
+unsafe fn scan(
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, i64, MPI_Datatype, MPI_Op),
+    c: &Communicator,
+    exclusive: bool,
+) -> Res<Started> {
+    no_scan_on_inter(c)?;
+    let layout = datatype::layout(t)?;
+    let len = layout.reduce_bytes(count)?;
+    let combine = combiner(op, t)?;
+    let send = reduction_source(sendbuf, recvbuf, len)?;
+    let mut land = Landing::new(layout, count, recvbuf, len)?;
+    Ok((c.iscan_raw(send, land.ptr(), len, combine, exclusive)?, land.at_completion()))
+}
+
+/// Scan and exscan, blocking (a direct form, as for reduce-scatter).
+unsafe fn scan_now(
+    function: &'static str,
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, i64, MPI_Datatype, MPI_Op),
+    comm: MPI_Comm,
+    exclusive: bool,
+) -> c_int {
+    call_unlocked(function, comm, || {
+        let c = comm_ref(comm)?;
+        no_scan_on_inter(&c)?;
+        let layout = datatype::layout(t)?;
+        let len = layout.reduce_bytes(count)?;
+        let mut combine = combiner(op, t)?;
+        let send = reduction_input(sendbuf, recvbuf, len)?;
+        let mut land = Landing::new(layout, count, recvbuf, len)?;
+        c.scan_bytes(&send, land.bytes(), &mut combine, exclusive)?;
+        land.finish();
+        Ok(())
+    })
+}
+
+/// `$name(sendbuf, recvbuf, count, t, op, comm)`, its I-form and their large-count twins, for
+/// scan (`false`) or exscan (`true`).
+macro_rules! scans {
+    ([$name:ident, $iname:ident, $cname:ident, $icname:ident], $exclusive:expr) => {
+        counted! {
+            [$name; Count = c_int] [$cname; Count = MPI_Count]
+            fn(sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, t: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+                scan_now(FUNCTION, (sendbuf, recvbuf, count.into(), t, op), comm, $exclusive)
+            }
+        }
+
+        counted! {
+            [$iname; Count = c_int] [$icname; Count = MPI_Count]
+            fn(
+                sendbuf: *const c_void,
+                recvbuf: *mut c_void,
+                count: Count,
+                t: MPI_Datatype,
+                op: MPI_Op,
+                comm: MPI_Comm,
+                request: *mut MPI_Request,
+            ) -> c_int {
+                scheduled(FUNCTION, comm, request, |c| scan((sendbuf, recvbuf, count.into(), t, op), c, $exclusive))
+            }
+        }
+    };
+}
+
+scans!([PMPI_Scan, PMPI_Iscan, PMPI_Scan_c, PMPI_Iscan_c], false);
+scans!([PMPI_Exscan, PMPI_Iexscan, PMPI_Exscan_c, PMPI_Iexscan_c], true);
