@@ -27,14 +27,6 @@ macro_rules! each {
 }
 
 impl Remote {
-    /// Which route this is.
-    pub fn route(&self) -> super::routes::Route {
-        match self {
-            Remote::Tcp(_) => super::routes::Route::Tcp,
-            Remote::Udp(_) => super::routes::Route::Udp,
-        }
-    }
-
     /// The epoll set a sleeper waits on, after sending what the channel still owes.
     pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
         each!(self, c => c.waker())

@@ -7,7 +7,8 @@
 //! reliable UDP protocol (`transport/udp`), which then also replaces TCP between hosts. The
 //! billboard always holds at least this rank (its route to itself).
 //!
-//! [`Routes`] is a table, per world rank: the route, its index there and its capabilities;
+//! [`Routes`] is a table, per world rank: its index on the billboard (or off it) and the
+//! capabilities of its route;
 //! `bootstrap/wire.rs` fills it at start-up. A new route off the billboard is a folder under
 //! `transport/`, a variant of [`Remote`], and its set-up in the wire-up.
 
@@ -87,10 +88,9 @@ impl RouteChoice {
     }
 }
 
-/// How this rank reaches one rank: the route, the rank's index on it, and what it can do.
+/// How this rank reaches one rank: its index on this host's billboard, and what its route can do.
 #[derive(Clone, Copy, Debug)]
 pub struct Peer {
-    pub route: Route,
     /// Its index on this host's billboard, or [`REMOTE`] (the remote route takes world ranks).
     pub index: u32,
     pub caps: Caps,
@@ -126,19 +126,13 @@ impl Routes {
         both: Option<(Arc<OwnedFd>, Arc<OwnedFd>)>,
         node: Vec<usize>,
     ) -> Routes {
-        let off = remote.as_ref().map(|r| Peer { route: r.route(), index: REMOTE, caps: r.caps() });
-        let mut table = vec![off.unwrap_or(Peer { route: Route::Tcp, index: REMOTE, caps: shm.caps() }); node.len()];
+        let off = Peer { index: REMOTE, caps: remote.as_ref().map_or_else(|| shm.caps(), |r| r.caps()) };
+        let mut table = vec![off; node.len()];
         for (i, &r) in billboard.iter().enumerate() {
-            let route = if i == shm.me() { Route::SelfRoute } else { Route::SharedMemory };
-            table[r] = Peer { route, index: i as u32, caps: shm.caps() };
+            table[r] = Peer { index: i as u32, caps: shm.caps() };
         }
         debug_assert!(remote.is_some() || table.iter().all(|p| p.index != REMOTE), "a rank with no route");
         Routes { table, shm_world: billboard, shm, remote, both, node, polls: 0 }
-    }
-
-    /// How this rank reaches `peer`.
-    pub fn peer(&self, peer: usize) -> &Peer {
-        &self.table[peer]
     }
 
     /// The host index of every world rank (equal index: same host).

@@ -86,14 +86,12 @@ counted! {
         let count = i64::from(count);
         call_unlocked(FUNCTION, comm, || {
             let c = comm_ref(comm)?;
-            if let Some(done) = inter_blocking(&c, |c| ireduce((sendbuf, recvbuf, count, t, op), root, c)) {
-                return done;
-            }
             let at = match check_root(&c, root)? {
                 InterRoot::Remote(r) => r,
                 _ => c.rank(),
             };
-            if scheduled_reduction(&c, count, t)? {
+            // An intercommunicator's form, and large vectors, are schedules: started and waited for.
+            if c.is_inter() || scheduled_reduction(&c, count, t)? {
                 let (coll, done) = ireduce((sendbuf, recvbuf, count, t, op), root, &c)?;
                 return Scheduled { coll, done }.wait();
             }
@@ -126,10 +124,7 @@ counted! {
         let count = i64::from(count);
         call_unlocked(FUNCTION, comm, || {
             let c = comm_ref(comm)?;
-            if let Some(done) = inter_blocking(&c, |c| iallreduce((sendbuf, recvbuf, count, t, op), c)) {
-                return done;
-            }
-            if scheduled_reduction(&c, count, t)? {
+            if c.is_inter() || scheduled_reduction(&c, count, t)? {
                 let (coll, done) = iallreduce((sendbuf, recvbuf, count, t, op), &c)?;
                 return Scheduled { coll, done }.wait();
             }
