@@ -96,6 +96,19 @@ static void die(const char *msg) {
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
+/* A size as bb-bench takes it: bytes, or with a K, M or G suffix (binary). "1M" read by atol
+ * was 1 byte, which silently cut the peers' tables down to sizes 0 and 1. */
+static long parse_size(const char *text) {
+    char *end = NULL;
+    long value = strtol(text, &end, 10);
+    int shift = 0;
+    if (end && (*end == 'K' || *end == 'k')) shift = 10, end++;
+    else if (end && (*end == 'M' || *end == 'm')) shift = 20, end++;
+    else if (end && (*end == 'G' || *end == 'g')) shift = 30, end++;
+    if (end == text || (end && *end != '\0') || value < 0) die("a size is bytes, or a number with K, M or G");
+    return value << shift;
+}
+
 static void parse(int argc, char **argv, struct options *o) {
     memset(o, 0, sizeof *o);
     o->trials = 200;
@@ -110,12 +123,12 @@ static void parse(int argc, char **argv, struct options *o) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--csv") == 0) o->csv = 1;
         else if (strcmp(argv[i], "--trials") == 0 && next) o->trials = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--max-size") == 0 && next) o->max_size = atol(argv[++i]);
+        else if (strcmp(argv[i], "--max-size") == 0 && next) o->max_size = parse_size(argv[++i]);
         else if (strcmp(argv[i], "--window") == 0 && next) o->window = atoi(argv[++i]);
         else if (strcmp(argv[i], "--sizes") == 0 && next) {
             char *copy = strdup(argv[++i]), *save = NULL;
             for (char *t = strtok_r(copy, ",", &save); t && o->nsizes < MAX_SIZES; t = strtok_r(NULL, ",", &save))
-                o->sizes[o->nsizes++] = atol(t);
+                o->sizes[o->nsizes++] = parse_size(t);
             free(copy);
         } else die("unknown or incomplete option");
     }
