@@ -1,7 +1,7 @@
 //! Real Debian binaries built for MPICH, run unchanged on Billboard's MPI library through
 //! `dist/bin/bbrun` (which puts `dist/lib`, with `libmpich.so.12`, first on the library path):
 //! NetPIPE (`netpipe-mpich2`) and ScaLAPACK's LU tests (`scalapack-mpi-test`), the runs of
-//! seed 001. Skipped, saying why, when the packages or `dist/` are missing (`scripts/test.sh`
+//! seed 001, and BAGEL (`bagel`), a C++ quantum chemistry program. Skipped, saying why, when the packages or `dist/` are missing (`scripts/test.sh`
 //! installs the packages and builds `dist/`).
 
 use std::path::{Path, PathBuf};
@@ -22,8 +22,25 @@ fn bbrun() -> Option<PathBuf> {
 
 /// Runs `bbrun -n N program args` in `dir` under a timeout; returns stdout+stderr.
 fn run(n: usize, program: &Path, args: &[&str], dir: &Path, timeout: Duration) -> (bool, String) {
+    run_with(n, program, args, dir, timeout, &[])
+}
+
+/// [`run`] with environment variables for the ranks, under a 300 s timeout.
+fn run_env(n: usize, program: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)]) -> (bool, String) {
+    run_with(n, program, args, dir, Duration::from_secs(300), env)
+}
+
+fn run_with(
+    n: usize,
+    program: &Path,
+    args: &[&str],
+    dir: &Path,
+    timeout: Duration,
+    env: &[(&str, &str)],
+) -> (bool, String) {
     let shm_before = shm_files();
     let out = Command::new("timeout")
+        .envs(env.iter().copied())
         .arg("-k")
         .arg("5")
         .arg(timeout.as_secs().to_string())
@@ -103,6 +120,54 @@ fn scalapack_lu_tests_built_for_mpich_pass_on_billboard() {
             let failed = count("tests completed and failed residual checks");
             assert_eq!(failed, 0, "{program} on {n} ranks: {failed} residual checks failed:\n{text}");
             assert!(passed >= 60, "{program} on {n} ranks passed only {passed} checks");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The numbers a BAGEL run prints with 8 decimals (energies, gradients, dipoles), in order;
+/// its timings have 2 and are left out.
+fn bagel_results(text: &str) -> Vec<f64> {
+    text.split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+        .filter(|w| w.split_once('.').is_some_and(|(_, frac)| frac.len() == 8))
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+#[test]
+fn bagel_built_for_mpich_computes_on_billboard_what_it_computes_on_mpich() {
+    let (Some(_), Ok(bagel), Ok(mpirun)) = (bbrun(), which("BAGEL"), which("mpirun.mpich")) else {
+        return skip("BAGEL", "needs dist/ (make), BAGEL (apt-get install bagel) and mpirun.mpich");
+    };
+    let examples = Path::new("/usr/share/doc/bagel/examples");
+    let dir = std::env::temp_dir().join(format!("bb-bagel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Hartree-Fock with density fitting and its gradient, CASSCF, MP2, DFT (B3LYP), ROHF: each
+    // spreads its integrals and matrices over the ranks and combines them with collectives.
+    for example in ["hf_svp_dfhf_grad", "h2o_svp_cas", "benzene_svp_mp2", "hf_svp_b3lyp", "hc_svp_rohf"] {
+        let input = examples.join(format!("{example}.json"));
+        std::fs::copy(&input, dir.join(format!("{example}.json"))).expect("copy a BAGEL example");
+        let input = format!("{example}.json");
+        // One thread per rank: the ranks already fill the cores.
+        let reference = Command::new("timeout")
+            .args(["-k", "5", "300", "env", "OMP_NUM_THREADS=1", "BAGEL_NUM_THREADS=1"])
+            .arg(&mpirun)
+            .args(["-n", "2"])
+            .arg(&bagel)
+            .arg(&input)
+            .current_dir(&dir)
+            .output()
+            .expect("run mpirun.mpich");
+        let reference = bagel_results(&String::from_utf8_lossy(&reference.stdout));
+        assert!(reference.len() > 5, "{example} under MPICH printed {} results", reference.len());
+        for n in [2, 3] {
+            let (ok, text) =
+                run_env(n, &bagel, &[&input], &dir, &[("OMP_NUM_THREADS", "1"), ("BAGEL_NUM_THREADS", "1")]);
+            assert!(ok, "BAGEL {example} on {n} ranks failed:\n{text}");
+            let ours = bagel_results(&text);
+            let agree =
+                ours.len() == reference.len() && ours.iter().zip(&reference).all(|(a, b)| (a - b).abs() <= 1e-6);
+            assert!(agree, "BAGEL {example} on {n} ranks: {ours:?}\nunder MPICH on 2: {reference:?}\n{text}");
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
