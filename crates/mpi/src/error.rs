@@ -198,7 +198,7 @@ thread_local! {
     static LAST: std::cell::RefCell<Vec<(c_int, String)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-fn remember(class: c_int, msg: &str) {
+pub(crate) fn remember(class: c_int, msg: &str) {
     LAST.with(|l| {
         let mut l = l.borrow_mut();
         l.retain(|(c, _)| *c != class);

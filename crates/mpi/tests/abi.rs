@@ -255,8 +255,6 @@ fn omission_reason(name: &str) -> Option<&'static str> {
             // Large-count forms of functions we provide are declared; of others, not.
             omission_reason(&format!("MPI_{plain}"))
         }
-    } else if (base.starts_with("File_") && !base.ends_with("_errhandler")) || base == "Register_datarep" {
-        Some("MPI-IO (not provided)")
     } else if base.starts_with("Session_") || base.starts_with("T_event_") || base.starts_with("T_source_") {
         Some("MPI 4.0 sessions / tool events")
     } else if MPI4.contains(&base) || base.strip_suffix("_init").is_some_and(|b| PERSISTENT_COLLECTIVES.contains(&b)) {

@@ -1,0 +1,308 @@
+//! Data access (MPI 4.0 section 14.4): where an access starts in the view (an explicit
+//! offset, the individual pointer, the shared pointer, or rank order on the shared pointer),
+//! and the move itself: the user's buffer seen as packed bytes by the datatype engine
+//! (`datatype::view`: the memory itself when contiguous), the view's runs read with pread or
+//! written with pwrite. In atomic mode the runs' whole span is locked (fcntl) for the access.
+//! The pointers' own calls (seek, position, byte offset) are here too.
+
+use std::ffi::{c_int, c_void};
+use std::os::unix::fs::FileExt;
+
+use super::shared::lock_range;
+use super::{call_file, io_error, File, MPI_File};
+use crate::abi::*;
+use crate::datatype::{self, layout_in, Dir as MemDir};
+use crate::error::{err, out, Res};
+use crate::state;
+
+/// Where an access starts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Position {
+    /// At this many etypes into the view (`_at` calls).
+    At(MPI_Offset),
+    /// At the individual file pointer, which moves past the data.
+    Individual,
+    /// At the shared file pointer, moved past the data atomically.
+    Shared,
+    /// At the shared file pointer in rank order (collective: `_ordered` calls).
+    Ordered,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    Read,
+    Write,
+}
+
+/// Runs an access of `count` elements of `datatype` at `buf`; returns its status (the bytes
+/// moved, for MPI_Get_count).
+///
+/// # Safety
+/// `buf` must hold `count` elements of `datatype`, as MPI requires of the program.
+pub(crate) unsafe fn access(
+    f: &File,
+    pos: Position,
+    buf: *mut c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    what: Access,
+    collective: bool,
+) -> Res<MPI_Status> {
+    let outcome = access_here(f, pos, buf, count, datatype, what);
+    if collective && !matches!(pos, Position::Ordered) {
+        // The collective's synchronisation: every rank has done its part when any returns.
+        // A rank that failed still takes part, so that the others do not wait forever.
+        f.comm.barrier()?;
+    }
+    outcome
+}
+
+unsafe fn access_here(
+    f: &File,
+    pos: Position,
+    buf: *mut c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    what: Access,
+) -> Res<MPI_Status> {
+    if count < 0 {
+        return Err(err(MPI_ERR_COUNT, format!("negative count {count}")));
+    }
+    match what {
+        Access::Read if !f.readable() => {
+            return Err(err(MPI_ERR_ACCESS, format!("cannot read {}: it was opened MPI_MODE_WRONLY", f.name())))
+        }
+        Access::Write if !f.writable() => {
+            return Err(err(MPI_ERR_READ_ONLY, format!("cannot write {}: it was opened MPI_MODE_RDONLY", f.name())))
+        }
+        _ => {}
+    }
+    if f.sequential() && matches!(pos, Position::At(_) | Position::Individual) {
+        return Err(err(
+            MPI_ERR_UNSUPPORTED_OPERATION,
+            format!("{} was opened MPI_MODE_SEQUENTIAL: only the shared file pointer may be used", f.name()),
+        ));
+    }
+    let view = f.state().view.clone();
+    let external = view.external32();
+    let (layout, file_len) = state::with(|m| -> Res<_> {
+        let l = layout_in(m, datatype)?;
+        let file_len = if external { datatype::external32_bytes(m, datatype, count)? } else { l.bytes(count)? };
+        Ok((l, file_len))
+    })
+    .expect("MPI is running")?;
+    if file_len % view.esize != 0 {
+        return Err(err(
+            MPI_ERR_IO,
+            format!("{file_len} bytes of data are not a whole number of the view's etypes ({} bytes)", view.esize),
+        ));
+    }
+    let etypes = (file_len / view.esize) as i64;
+    let offset = match pos {
+        Position::At(o) => o,
+        Position::Individual => f.state().pointer,
+        Position::Shared => f.shared.fetch_add(etypes)?,
+        Position::Ordered => ordered_offset(f, etypes)?,
+    };
+    let start = view.data_bytes(offset)?;
+    let mut mem = datatype::view(&layout, buf, count, if what == Access::Read { MemDir::Write } else { MemDir::Read })?;
+    // Bytes moved in the file, and in memory (they differ only where external32 changes sizes).
+    let (file_done, done) = if external {
+        let mut ext = vec![0u8; file_len];
+        match what {
+            Access::Write => {
+                datatype::to_external32(datatype, count, mem.bytes(), &mut ext)?;
+                let put = transfer(f, &view, start, &mut ext, what)?;
+                (put, mem.len())
+            }
+            Access::Read => {
+                let got = transfer(f, &view, start, &mut ext, what)?;
+                datatype::from_external32(datatype, count, &ext, mem.bytes_mut())?;
+                // Whole elements scale exactly from one representation to the other.
+                (got, (got as u128 * mem.len() as u128 / file_len.max(1) as u128) as usize)
+            }
+        }
+    } else {
+        let moved = transfer(f, &view, start, mem.bytes_mut(), what)?;
+        (moved, moved)
+    };
+    mem.finish(done);
+    if let Position::Individual = pos {
+        f.state().pointer = offset + (file_done / view.esize) as i64;
+    }
+    let mut status = MPI_Status::default();
+    status.set_byte_count(done as i64);
+    Ok(status)
+}
+
+/// The start of this rank's part of an ordered access of `etypes`: the shared pointer plus
+/// the parts of the ranks before it (an exclusive scan); the pointer moves past them all.
+fn ordered_offset(f: &File, etypes: i64) -> Res<i64> {
+    let all = super::allgather_words(&f.comm, &[etypes])?;
+    let me = f.comm.rank();
+    let mut base = [0u8; 8];
+    if me == 0 {
+        base = f.shared.fetch_add(all.iter().sum())?.to_ne_bytes();
+    }
+    f.comm.bcast_bytes(&mut base, 0)?;
+    Ok(i64::from_ne_bytes(base) + all[..me].iter().sum::<i64>())
+}
+
+/// Moves `data` to or from the view's data bytes `start ..`; returns the bytes moved (a read
+/// stops at the end of the file).
+fn transfer(f: &File, view: &super::view::FileView, start: u64, data: &mut [u8], what: Access) -> Res<usize> {
+    let mut runs = Vec::new();
+    view.runs(start, data.len(), |at, from, len| {
+        runs.push((at, from, len));
+        Ok(())
+    })?;
+    let atomic = f.state().atomic;
+    let _lock = match (atomic, runs.first(), runs.last()) {
+        (true, Some(first), Some(last)) => {
+            let kind = if what == Access::Write { libc::F_WRLCK } else { libc::F_RDLCK };
+            let end = last.0 + last.2 as u64;
+            lock_range(&f.fd, kind as i16, first.0, end - first.0)?;
+            Some(RangeLock(&f.fd, first.0, end - first.0))
+        }
+        _ => None,
+    };
+    let mut done = 0;
+    for (at, from, len) in runs {
+        let part = &mut data[from..from + len];
+        match what {
+            Access::Write => {
+                f.fd.write_all_at(part, at).map_err(|e| io_error(&e, "cannot write", &f.name()))?;
+                done += len;
+            }
+            Access::Read => {
+                let got = read_full(&f.fd, part, at).map_err(|e| io_error(&e, "cannot read", &f.name()))?;
+                done += got;
+                if got < len {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// Reads until `buf` is full or the file ends; returns the bytes read.
+fn read_full(fd: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match fd.read_at(&mut buf[got..], at + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// An atomic-mode lock, released when the access ends.
+struct RangeLock<'a>(&'a std::fs::File, u64, u64);
+
+impl Drop for RangeLock<'_> {
+    fn drop(&mut self) {
+        let _ = lock_range(self.0, libc::F_UNLCK as i16, self.1, self.2);
+    }
+}
+
+/// The shared pointer back to 0 for a new view (collective): once every rank is done with
+/// the old one, and before any uses the new one.
+pub(crate) fn collective_reset_shared(f: &File) -> Res {
+    f.comm.barrier()?;
+    if f.comm.rank() == 0 {
+        f.shared.reset()?;
+    }
+    f.comm.barrier()?;
+    Ok(())
+}
+
+fn check_whence(whence: c_int) -> Res {
+    match whence {
+        MPI_SEEK_SET | MPI_SEEK_CUR | MPI_SEEK_END => Ok(()),
+        w => Err(err(MPI_ERR_ARG, format!("invalid whence {w}: MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END"))),
+    }
+}
+
+/// The new position of a pointer at `current` moved by `offset` from `whence`.
+fn seek_target(f: &File, current: i64, offset: MPI_Offset, whence: c_int) -> Res<i64> {
+    let to = match whence {
+        MPI_SEEK_SET => offset,
+        MPI_SEEK_CUR => current + offset,
+        MPI_SEEK_END => {
+            let size = f.fd.metadata().map_err(|e| io_error(&e, "cannot stat", &f.name()))?.len();
+            f.state().view.etypes_in(size) + offset
+        }
+        w => return check_whence(w).map(|_| 0),
+    };
+    if to < 0 {
+        return Err(err(MPI_ERR_ARG, format!("seek to a negative offset ({to} etypes)")));
+    }
+    Ok(to)
+}
+
+fn not_sequential(f: &File, function: &str) -> Res {
+    if f.sequential() {
+        return Err(err(
+            MPI_ERR_UNSUPPORTED_OPERATION,
+            format!("{function}: {} was opened MPI_MODE_SEQUENTIAL (no individual file pointer)", f.name()),
+        ));
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_seek(fh: MPI_File, offset: MPI_Offset, whence: c_int) -> c_int {
+    call_file("MPI_File_seek", fh, |f| {
+        not_sequential(f, "MPI_File_seek")?;
+        let current = f.state().pointer;
+        let to = seek_target(f, current, offset, whence)?;
+        f.state().pointer = to;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_position(fh: MPI_File, offset: *mut MPI_Offset) -> c_int {
+    call_file("MPI_File_get_position", fh, |f| {
+        not_sequential(f, "MPI_File_get_position")?;
+        *out(offset, "offset")? = f.state().pointer;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_byte_offset(fh: MPI_File, offset: MPI_Offset, disp: *mut MPI_Offset) -> c_int {
+    call_file("MPI_File_get_byte_offset", fh, |f| {
+        not_sequential(f, "MPI_File_get_byte_offset")?;
+        let disp = out(disp, "disp")?;
+        *disp = f.state().view.byte_offset(offset)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_seek_shared(fh: MPI_File, offset: MPI_Offset, whence: c_int) -> c_int {
+    call_file("MPI_File_seek_shared", fh, |f| {
+        // Collective, with the same arguments everywhere: rank 0 moves the pointer.
+        f.comm.barrier()?;
+        let outcome = if f.comm.rank() == 0 {
+            f.shared.get().and_then(|current| seek_target(f, current, offset, whence)).and_then(|to| f.shared.set(to))
+        } else {
+            check_whence(whence)
+        };
+        f.comm.barrier()?;
+        outcome
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_position_shared(fh: MPI_File, offset: *mut MPI_Offset) -> c_int {
+    call_file("MPI_File_get_position_shared", fh, |f| {
+        *out(offset, "offset")? = f.shared.get()?;
+        Ok(())
+    })
+}
