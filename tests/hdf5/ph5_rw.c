@@ -1,12 +1,13 @@
 /* A parallel HDF5 program as any MPICH user builds it (Debian's h5pcc.mpich): it creates a file
  * through the MPI-IO driver (H5Pset_fapl_mpio), writes two 2-D datasets collectively
  * (H5FD_MPIO_COLLECTIVE), each rank one hyperslab (a block of rows of one, a block of columns
- * of the other: strided in the file), closes it, opens it again and reads both back whole on
+ * of the other: strided in the file), and a chunked one (a rank's columns across chunks), with
+ * collective metadata operations, closes it, opens it again and reads both back whole on
  * every rank, collectively and independently, and checks every value. Rank 0 prints
  * "PASS ph5_rw" at the end; any check that fails prints FAIL and ends the job non-zero.
  *
  *   ph5_rw FILE             the test (any number of ranks that divides ROWS and COLS)
- *   ph5_rw --expect         prints the values h5dump should show for /rows and /cols
+ *   ph5_rw --expect         prints the values h5dump should show for each dataset
  *
  * The file is checked from outside with h5dump (tests/tests/hdf5.rs).
  */
@@ -33,12 +34,17 @@ static int rank;
         }                                                                                                              \
     } while (0)
 
-/* Writes this rank's block of `name`: rows [r0, r0 + nr) x columns [c0, c0 + nc). */
-static void write_block(hid_t file, const char *name, int r0, int nr, int c0, int nc)
+/* Writes this rank's block of `name`: rows [r0, r0 + nr) x columns [c0, c0 + nc); in chunks of
+ * 4 x 6 if `chunked` (each rank's block then spans several chunks, each chunk several ranks). */
+static void write_block(hid_t file, const char *name, int r0, int nr, int c0, int nc, int chunked)
 {
-    hsize_t dims[2] = {ROWS, COLS};
+    hsize_t dims[2] = {ROWS, COLS}, chunk[2] = {4, 6};
     hid_t space = H5Screate_simple(2, dims, NULL);
-    hid_t dset = H5Dcreate2(file, name, H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    if (chunked)
+        H5Pset_chunk(dcpl, 2, chunk);
+    hid_t dset = H5Dcreate2(file, name, H5T_NATIVE_INT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Pclose(dcpl);
     CHECK(dset >= 0, "H5Dcreate2 %s", name);
     hsize_t start[2] = {(hsize_t)r0, (hsize_t)c0}, count[2] = {(hsize_t)nr, (hsize_t)nc};
     CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL) >= 0, "select %s", name);
@@ -104,11 +110,15 @@ int main(int argc, char **argv)
     MPI_Info_create(&info);
     MPI_Info_set(info, "cb_buffer_size", "1048576");
     H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, info);
+    /* Metadata read by one rank and broadcast, written collectively: more of MPI in use. */
+    H5Pset_all_coll_metadata_ops(fapl, 1);
+    H5Pset_coll_metadata_write(fapl, 1);
     hid_t file = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     CHECK(file >= 0, "H5Fcreate %s", name);
     int nr = ROWS / size, nc = COLS / size;
-    write_block(file, "rows", rank * nr, nr, 0, COLS);
-    write_block(file, "cols", 0, ROWS, rank * nc, nc);
+    write_block(file, "rows", rank * nr, nr, 0, COLS, 0);
+    write_block(file, "cols", 0, ROWS, rank * nc, nc, 0);
+    write_block(file, "chunked", 0, ROWS, rank * nc, nc, 1);
     CHECK(H5Fclose(file) >= 0, "H5Fclose");
 
     file = H5Fopen(name, H5F_ACC_RDONLY, fapl);
@@ -116,6 +126,7 @@ int main(int argc, char **argv)
     read_all(file, "rows", H5FD_MPIO_COLLECTIVE);
     read_all(file, "cols", H5FD_MPIO_COLLECTIVE);
     read_all(file, "cols", H5FD_MPIO_INDEPENDENT);
+    read_all(file, "chunked", H5FD_MPIO_COLLECTIVE);
     CHECK(H5Fclose(file) >= 0, "H5Fclose after reading");
     H5Pclose(fapl);
     MPI_Info_free(&info);

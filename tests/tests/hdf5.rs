@@ -1,7 +1,8 @@
 //! Parallel HDF5 on Billboard's MPI-IO: `tests/hdf5/ph5_rw.c`, built as any MPICH user builds
 //! it (Debian's `h5pcc.mpich`, against MPICH's `mpi.h` and Debian's `libhdf5_mpich`), run
-//! unchanged under `dist/bin/bbrun` (which puts our `libmpich.so.12` first): it writes two
-//! 2-D datasets collectively through the MPI-IO driver, a hyperslab per rank, reads them back
+//! unchanged under `dist/bin/bbrun` (which puts our `libmpich.so.12` first): it writes three
+//! 2-D datasets (contiguous and chunked) collectively through the MPI-IO driver, a hyperslab
+//! per rank, reads them back
 //! and checks them; then `h5dump` reads the file from outside and every value is compared.
 //! Skipped, saying why, without `libhdf5-mpich-dev`/`hdf5-tools` or `dist/` (`scripts/test.sh`
 //! installs the packages and builds `dist/`).
@@ -63,7 +64,7 @@ fn parallel_hdf5_built_for_mpich_writes_and_reads_collectively_on_billboard() {
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success() && text.contains("PASS ph5_rw"), "ph5_rw on {n} ranks:\n{text}");
         assert!(processes_named(&exe.to_string_lossy()).is_empty(), "ranks of ph5_rw outlived the job");
-        for dataset in ["/rows", "/cols"] {
+        for dataset in ["/rows", "/cols", "/chunked"] {
             let dump = dir.join("dump.txt");
             let ran = Command::new(h5dump)
                 .args(["-d", dataset, "-y", "-w", "0", "-o"])

@@ -38,7 +38,9 @@ unsafe fn blocking(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A nonblocking access, collective or not, is done now, each rank's its own: a nonblocking
+/// collective must not wait for the others (they may start theirs after a message from this
+/// rank), and its completion promises nothing about theirs.
 unsafe fn nonblocking(
     function: &'static str,
     fh: MPI_File,
@@ -47,12 +49,11 @@ unsafe fn nonblocking(
     count: i64,
     datatype: MPI_Datatype,
     what: Access,
-    collective: bool,
     request: *mut MPI_Request,
 ) -> c_int {
     call_file(function, fh, |f| {
         let request = out(request, "request")?;
-        let st = access(f, pos, buf, count, datatype, what, collective)?;
+        let st = access(f, pos, buf, count, datatype, what, false)?;
         *request = state::with(|m| m.add_request(Req::Complete(st))).expect("MPI is running");
         Ok(())
     })
@@ -124,11 +125,11 @@ macro_rules! pointer_blocking {
 
 /// `(fh, offset, buf, count, datatype, request)`.
 macro_rules! at_nonblocking {
-    ($($name:ident $cname:ident $what:ident $coll:literal;)*) => { $(
+    ($($name:ident $cname:ident $what:ident;)*) => { $(
         counted! {
             [$name; Count = c_int] [$cname; Count = MPI_Count]
             fn(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-                nonblocking(FUNCTION, fh, Position::At(offset), buf, count.into(), datatype, Access::$what, $coll, request)
+                nonblocking(FUNCTION, fh, Position::At(offset), buf, count.into(), datatype, Access::$what, request)
             }
         }
     )* };
@@ -136,11 +137,11 @@ macro_rules! at_nonblocking {
 
 /// `(fh, buf, count, datatype, request)`.
 macro_rules! pointer_nonblocking {
-    ($($name:ident $cname:ident $pos:ident $what:ident $coll:literal;)*) => { $(
+    ($($name:ident $cname:ident $pos:ident $what:ident;)*) => { $(
         counted! {
             [$name; Count = c_int] [$cname; Count = MPI_Count]
             fn(fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-                nonblocking(FUNCTION, fh, Position::$pos, buf, count.into(), datatype, Access::$what, $coll, request)
+                nonblocking(FUNCTION, fh, Position::$pos, buf, count.into(), datatype, Access::$what, request)
             }
         }
     )* };
@@ -165,19 +166,19 @@ pointer_blocking! {
 }
 
 at_nonblocking! {
-    PMPI_File_iread_at PMPI_File_iread_at_c Read false;
-    PMPI_File_iwrite_at PMPI_File_iwrite_at_c Write false;
-    PMPI_File_iread_at_all PMPI_File_iread_at_all_c Read true;
-    PMPI_File_iwrite_at_all PMPI_File_iwrite_at_all_c Write true;
+    PMPI_File_iread_at PMPI_File_iread_at_c Read;
+    PMPI_File_iwrite_at PMPI_File_iwrite_at_c Write;
+    PMPI_File_iread_at_all PMPI_File_iread_at_all_c Read;
+    PMPI_File_iwrite_at_all PMPI_File_iwrite_at_all_c Write;
 }
 
 pointer_nonblocking! {
-    PMPI_File_iread PMPI_File_iread_c Individual Read false;
-    PMPI_File_iwrite PMPI_File_iwrite_c Individual Write false;
-    PMPI_File_iread_all PMPI_File_iread_all_c Individual Read true;
-    PMPI_File_iwrite_all PMPI_File_iwrite_all_c Individual Write true;
-    PMPI_File_iread_shared PMPI_File_iread_shared_c Shared Read false;
-    PMPI_File_iwrite_shared PMPI_File_iwrite_shared_c Shared Write false;
+    PMPI_File_iread PMPI_File_iread_c Individual Read;
+    PMPI_File_iwrite PMPI_File_iwrite_c Individual Write;
+    PMPI_File_iread_all PMPI_File_iread_all_c Individual Read;
+    PMPI_File_iwrite_all PMPI_File_iwrite_all_c Individual Write;
+    PMPI_File_iread_shared PMPI_File_iread_shared_c Shared Read;
+    PMPI_File_iwrite_shared PMPI_File_iwrite_shared_c Shared Write;
 }
 
 counted! {
