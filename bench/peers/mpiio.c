@@ -1,16 +1,17 @@
 /* MPI-IO bandwidth of a collective write and read of one large file (bench/peers/mpiio.sh runs
  * it on Billboard and on MPICH, the same binary).
  *
- *   mpiio FILE [--size 1G] [--chunk 16M] [--pattern blocks|interleaved]
+ *   mpiio FILE [--size 1G] [--chunk 16M] [--pattern blocks|interleaved] [--cb automatic|enable|disable]
  *
  * blocks: rank r owns bytes [r*S/n, (r+1)*S/n) and writes them chunk by chunk with
  * MPI_File_write_at_all. interleaved: a file view of CHUNK/n-byte blocks round-robin over the
  * ranks (a vector filetype), so every collective call covers one contiguous CHUNK-sized stretch
- * of the file made of every rank's pieces, the case ROMIO's two-phase I/O aggregates.
+ * of the file made of every rank's pieces, the case ROMIO's two-phase I/O aggregates. --cb sets
+ * the hints romio_cb_write and romio_cb_read (collective buffering: two-phase I/O) for both.
  * Timed from a barrier to the end of each phase on the slowest rank: the write (into the page
  * cache), MPI_File_sync (to the disk), the read (MPI_File_read_at_all, the same pattern) of the
  * just-written file, which the page cache usually still holds. Rank 0 prints one line:
- *   pattern size_bytes write_MBps sync_MBps read_MBps
+ *   pattern/cb size_bytes write_MBps sync_MBps read_MBps
  * (MB = 10^6 bytes; write+sync as one rate). The file is removed at the end. */
 #include <mpi.h>
 #include <stdio.h>
@@ -44,10 +45,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (argc < 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpiio FILE [--size 1G] [--chunk 16M] [--pattern blocks|interleaved]\n");
+            fprintf(stderr, "usage: mpiio FILE [--size 1G] [--chunk 16M] [--pattern blocks|interleaved] [--cb MODE]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    const char *name = argv[1], *pattern = "blocks";
+    const char *name = argv[1], *pattern = "blocks", *cb = "automatic";
     long long size = 1LL << 30, chunk = 16 << 20;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--size"))
@@ -56,6 +57,8 @@ int main(int argc, char **argv)
             chunk = parse_size(argv[i + 1]);
         else if (!strcmp(argv[i], "--pattern"))
             pattern = argv[i + 1];
+        else if (!strcmp(argv[i], "--cb"))
+            cb = argv[i + 1];
     }
     int interleaved = !strcmp(pattern, "interleaved");
     long long per_rank = size / n, piece = interleaved ? chunk / n : chunk;
@@ -64,7 +67,12 @@ int main(int argc, char **argv)
     for (long long i = 0; i < piece; i++)
         buf[i] = (char)(i * 7 + rank);
     MPI_File fh;
-    MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_cb_write", cb);
+    MPI_Info_set(info, "romio_cb_read", cb);
+    MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
+    MPI_Info_free(&info);
     MPI_Datatype filetype = MPI_BYTE;
     if (interleaved) {
         MPI_Datatype block;
@@ -100,7 +108,7 @@ int main(int argc, char **argv)
         MPI_File_delete(name, MPI_INFO_NULL);
         if (!all)
             fprintf(stderr, "mpiio: the data read back differs\n");
-        printf("%s %lld %.0f %.0f %.0f\n", pattern, total, total / write / 1e6, total / (write + sync) / 1e6,
+        printf("%s/%s %lld %.0f %.0f %.0f\n", pattern, cb, total, total / write / 1e6, total / (write + sync) / 1e6,
                total / read / 1e6);
     }
     free(buf);

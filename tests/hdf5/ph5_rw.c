@@ -6,7 +6,9 @@
  * every rank, collectively and independently, and checks every value. Rank 0 prints
  * "PASS ph5_rw" at the end; any check that fails prints FAIL and ends the job non-zero.
  *
- *   ph5_rw FILE             the test (any number of ranks that divides ROWS and COLS)
+ *   ph5_rw FILE [two-phase] the test (any number of ranks that divides ROWS and COLS); with
+ *                           "two-phase", hints ask for collective buffering (ROMIO's
+ *                           romio_cb_write/read "enable", 2 aggregators, 512-byte rounds)
  *   ph5_rw --expect         prints the values h5dump should show for each dataset
  *
  * The file is checked from outside with h5dump (tests/tests/hdf5.rs).
@@ -109,6 +111,12 @@ int main(int argc, char **argv)
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "cb_buffer_size", "1048576");
+    if (argc > 2 && !strcmp(argv[2], "two-phase")) {
+        MPI_Info_set(info, "romio_cb_write", "enable");
+        MPI_Info_set(info, "romio_cb_read", "enable");
+        MPI_Info_set(info, "cb_nodes", "2");
+        MPI_Info_set(info, "cb_buffer_size", "512");
+    }
     H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, info);
     /* Metadata read by one rank and broadcast, written collectively: more of MPI in use. */
     H5Pset_all_coll_metadata_ops(fapl, 1);

@@ -9,7 +9,7 @@ use std::ffi::{c_int, c_void};
 use std::os::unix::fs::FileExt;
 
 use super::shared::lock_range;
-use super::{call_file, io_error, File, MPI_File};
+use super::{call_file, io_error, two_phase, File, MPI_File};
 use crate::abi::*;
 use crate::datatype::{self, layout_in, Dir as MemDir};
 use crate::error::{err, out, Res};
@@ -35,7 +35,8 @@ pub(crate) enum Access {
 }
 
 /// Runs an access of `count` elements of `datatype` at `buf`; returns its status (the bytes
-/// moved, for MPI_Get_count).
+/// moved, for MPI_Get_count). A collective access may go through the aggregators
+/// (`two_phase.rs`); every rank takes part in the choice, also one whose access failed.
 ///
 /// # Safety
 /// `buf` must hold `count` elements of `datatype`, as MPI requires of the program.
@@ -48,8 +49,11 @@ pub(crate) unsafe fn access(
     what: Access,
     collective: bool,
 ) -> Res<MPI_Status> {
-    let outcome = access_here(f, pos, buf, count, datatype, what);
-    if collective && !matches!(pos, Position::Ordered) {
+    let prepared = prepare(f, pos, buf, count, datatype, what);
+    let plan = if collective { two_phase::agree(f, prepared.as_ref().ok().map(|p| &p.runs[..]), what)? } else { None };
+    let aggregated = plan.is_some();
+    let outcome = prepared.and_then(|p| p.run(f, plan, what));
+    if collective && !aggregated && !matches!(pos, Position::Ordered) {
         // The collective's synchronisation: every rank has done its part when any returns.
         // A rank that failed still takes part, so that the others do not wait forever.
         f.comm.barrier()?;
@@ -57,14 +61,30 @@ pub(crate) unsafe fn access(
     outcome
 }
 
-unsafe fn access_here(
+/// An access ready to move its data: where, and the bytes in the file's representation.
+struct Prepared {
+    pos: Position,
+    /// Where it starts, in etypes of the view.
+    offset: i64,
+    esize: usize,
+    datatype: MPI_Datatype,
+    count: i64,
+    /// The user's data as packed bytes (the memory itself when contiguous).
+    mem: datatype::View,
+    /// The data in external32, when the view says so.
+    external: Option<Vec<u8>>,
+    /// `(file offset, data offset, length)` in file order.
+    runs: Vec<(u64, usize, usize)>,
+}
+
+unsafe fn prepare(
     f: &File,
     pos: Position,
     buf: *mut c_void,
     count: i64,
     datatype: MPI_Datatype,
     what: Access,
-) -> Res<MPI_Status> {
+) -> Res<Prepared> {
     if count < 0 {
         return Err(err(MPI_ERR_COUNT, format!("negative count {count}")));
     }
@@ -104,35 +124,55 @@ unsafe fn access_here(
         Position::Shared => f.shared.fetch_add(etypes)?,
         Position::Ordered => ordered_offset(f, etypes)?,
     };
-    let start = view.data_bytes(offset)?;
-    let mut mem = datatype::view(&layout, buf, count, if what == Access::Read { MemDir::Write } else { MemDir::Read })?;
-    // Bytes moved in the file, and in memory (they differ only where external32 changes sizes).
-    let (file_done, done) = if external {
-        let mut ext = vec![0u8; file_len];
-        match what {
-            Access::Write => {
-                datatype::to_external32(datatype, count, mem.bytes(), &mut ext)?;
-                let put = transfer(f, &view, start, &mut ext, what)?;
-                (put, mem.len())
-            }
-            Access::Read => {
-                let got = transfer(f, &view, start, &mut ext, what)?;
-                datatype::from_external32(datatype, count, &ext, mem.bytes_mut())?;
-                // Whole elements scale exactly from one representation to the other.
-                (got, (got as u128 * mem.len() as u128 / file_len.max(1) as u128) as usize)
-            }
+    let mem = datatype::view(&layout, buf, count, if what == Access::Read { MemDir::Write } else { MemDir::Read })?;
+    let external = match (external, what) {
+        (false, _) => None,
+        (true, Access::Write) => {
+            let mut ext = vec![0u8; file_len];
+            datatype::to_external32(datatype, count, mem.bytes(), &mut ext)?;
+            Some(ext)
         }
-    } else {
-        let moved = transfer(f, &view, start, mem.bytes_mut(), what)?;
-        (moved, moved)
+        (true, Access::Read) => Some(vec![0u8; file_len]),
     };
-    mem.finish(done);
-    if let Position::Individual = pos {
-        f.state().pointer = offset + (file_done / view.esize) as i64;
+    let mut runs = Vec::new();
+    view.runs(view.data_bytes(offset)?, file_len, |at, from, len| {
+        runs.push((at, from, len));
+        Ok(())
+    })?;
+    Ok(Prepared { pos, offset, esize: view.esize, datatype, count, mem, external, runs })
+}
+
+impl Prepared {
+    /// Moves the data, independently or through the aggregators of `plan`.
+    unsafe fn run(mut self, f: &File, plan: Option<(two_phase::Plan, u64)>, what: Access) -> Res<MPI_Status> {
+        let bytes = match self.external.as_mut() {
+            Some(ext) => &mut ext[..],
+            None => self.mem.bytes_mut(),
+        };
+        let file_len = bytes.len();
+        let moved = match (plan, what) {
+            (Some((plan, end)), Access::Write) => two_phase::write(f, &plan, end, &self.runs, bytes)?,
+            (Some((plan, end)), Access::Read) => two_phase::read(f, &plan, end, &self.runs, bytes)?,
+            (None, _) => transfer(f, &self.runs, bytes, what)?,
+        };
+        // Bytes moved in memory: they differ from the file's only where external32 changes sizes.
+        let done = match (&self.external, what) {
+            (None, _) => moved,
+            (Some(_), Access::Write) => self.mem.len(),
+            (Some(ext), Access::Read) => {
+                datatype::from_external32(self.datatype, self.count, ext, self.mem.bytes_mut())?;
+                // Whole elements scale exactly from one representation to the other.
+                (moved as u128 * self.mem.len() as u128 / file_len.max(1) as u128) as usize
+            }
+        };
+        self.mem.finish(done);
+        if let Position::Individual = self.pos {
+            f.state().pointer = self.offset + (moved / self.esize) as i64;
+        }
+        let mut status = MPI_Status::default();
+        status.set_byte_count(done as i64);
+        Ok(status)
     }
-    let mut status = MPI_Status::default();
-    status.set_byte_count(done as i64);
-    Ok(status)
 }
 
 /// The start of this rank's part of an ordered access of `etypes`: the shared pointer plus
@@ -148,14 +188,9 @@ fn ordered_offset(f: &File, etypes: i64) -> Res<i64> {
     Ok(i64::from_ne_bytes(base) + all[..me].iter().sum::<i64>())
 }
 
-/// Moves `data` to or from the view's data bytes `start ..`; returns the bytes moved (a read
-/// stops at the end of the file).
-fn transfer(f: &File, view: &super::view::FileView, start: u64, data: &mut [u8], what: Access) -> Res<usize> {
-    let mut runs = Vec::new();
-    view.runs(start, data.len(), |at, from, len| {
-        runs.push((at, from, len));
-        Ok(())
-    })?;
+/// Moves `data` to or from the file at `runs`, this rank alone; returns the bytes moved (a
+/// read stops at the end of the file).
+fn transfer(f: &File, runs: &[(u64, usize, usize)], data: &mut [u8], what: Access) -> Res<usize> {
     let atomic = f.state().atomic;
     let _lock = match (atomic, runs.first(), runs.last()) {
         (true, Some(first), Some(last)) => {
@@ -167,7 +202,7 @@ fn transfer(f: &File, view: &super::view::FileView, start: u64, data: &mut [u8],
         _ => None,
     };
     let mut done = 0;
-    for (at, from, len) in runs {
+    for &(at, from, len) in runs {
         let part = &mut data[from..from + len];
         match what {
             Access::Write => {
@@ -187,7 +222,7 @@ fn transfer(f: &File, view: &super::view::FileView, start: u64, data: &mut [u8],
 }
 
 /// Reads until `buf` is full or the file ends; returns the bytes read.
-fn read_full(fd: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+pub(crate) fn read_full(fd: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
     let mut got = 0;
     while got < buf.len() {
         match fd.read_at(&mut buf[got..], at + got as u64) {

@@ -10,20 +10,23 @@
 //!   pwrite), and the positions each family starts at (explicit offset, individual pointer,
 //!   shared pointer, ordered);
 //! * `shared.rs`: the shared file pointer, a counter in a small side file under an fcntl lock;
+//! * `two_phase.rs`: collective buffering, ROMIO's two-phase I/O through aggregator ranks;
 //! * `calls.rs`: the exported data-access functions, blocking, nonblocking, collective and
 //!   split collective, each with its large-count (`_c`) twin.
 //!
 //! A file's collectives run on a private duplicate of the communicator it was opened on, so
 //! they never match the program's own messages. Nonblocking operations are done when they
 //! start and return a completed request (MPI allows it; the data is in the file or the buffer
-//! when `MPI_Wait` returns either way). Collective reads and writes are independent accesses
-//! followed by the collective's synchronisation (no two-phase aggregation yet).
+//! when `MPI_Wait` returns either way). Collective reads and writes are each rank's own accesses
+//! followed by the collective's synchronisation, or two-phase I/O where the hints or the
+//! access pattern call for it (`two_phase.rs` says when).
 
 mod access;
 mod calls;
 mod errors;
 mod open;
 mod shared;
+mod two_phase;
 mod view;
 
 use std::ffi::c_int;
