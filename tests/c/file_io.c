@@ -331,8 +331,9 @@ static void modes_and_errors(void)
     MPI_Errhandler eh;
     MPI_CHK(MPI_File_get_errhandler(MPI_FILE_NULL, &eh));
     CHECK(eh == MPI_ERRORS_RETURN, "the default file error handler is MPI_ERRORS_RETURN");
-    CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, path("missing"), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
-                MPI_ERR_NO_SUCH_FILE);
+    int rc = MPI_File_open(MPI_COMM_WORLD, path("missing"), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    CHECK_EQ(error_class(rc), MPI_ERR_NO_SUCH_FILE, "class of opening a missing file");
+    CHECK(strstr(t_errstr(rc), "missing") != NULL, "the error string names the file: %s", t_errstr(rc));
     CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, path("x"), MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh),
                 MPI_ERR_AMODE);
     CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, path("at"), MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY,

@@ -107,3 +107,27 @@ pub unsafe extern "C" fn PMPI_File_call_errhandler(fh: MPI_File, errorcode: c_in
     raise_on_file("MPI_File_call_errhandler", fh, err(errorcode, "called by the program"));
     MPI_SUCCESS
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errno_values_map_to_romios_classes_and_name_the_file() {
+        let cases = [
+            (libc::ENOENT, MPI_ERR_NO_SUCH_FILE),
+            (libc::EACCES, MPI_ERR_ACCESS),
+            (libc::EEXIST, MPI_ERR_FILE_EXISTS),
+            (libc::EROFS, MPI_ERR_READ_ONLY),
+            (libc::ENOSPC, MPI_ERR_NO_SPACE),
+            (libc::EDQUOT, MPI_ERR_QUOTA),
+            (libc::EISDIR, MPI_ERR_BAD_FILE),
+            (libc::EIO, MPI_ERR_IO),
+        ];
+        for (errno, class) in cases {
+            let e = io_error(&std::io::Error::from_raw_os_error(errno), "cannot open", "/data/x.h5");
+            assert_eq!(e.class, class, "errno {errno}");
+            assert!(e.msg.contains("/data/x.h5"), "{}", e.msg);
+        }
+    }
+}

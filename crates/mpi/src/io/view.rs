@@ -115,11 +115,11 @@ impl FileView {
     /// The absolute byte position of etype `offset` of the view (MPI_File_get_byte_offset).
     pub fn byte_offset(&self, offset: i64) -> Res<i64> {
         let pos = self.data_bytes(offset)?;
-        let mut first = None;
         if let Tile::Contiguous { start } = self.tile {
             return Ok(self.disp + start + pos as i64);
         }
         // The byte's own run; a position at the very end of a tile is the next tile's start.
+        let mut first = None;
         self.runs(pos, 1, |at, _, _| {
             first.get_or_insert(at);
             Ok(())
@@ -281,14 +281,14 @@ pub unsafe extern "C" fn PMPI_File_set_view(
         } else {
             disp
         };
+        if f.state().split.is_some() {
+            return Err(err(MPI_ERR_IO, format!("MPI_File_set_view on {} during a split collective", f.name())));
+        }
         let view =
             FileView { disp, etype: keep(etype)?, filetype: keep(filetype)?, datarep: rep, esize, tile: tile_of(&fl) };
         let old = {
             let mut st = f.state();
             st.pointer = 0;
-            if st.split.is_some() {
-                return Err(err(MPI_ERR_IO, "MPI_File_set_view during a split collective"));
-            }
             std::mem::replace(&mut st.view, view)
         };
         release(&old);
