@@ -446,9 +446,27 @@ static void modes_and_errors(void)
           be[0], be[1], be[2], be[3]);
 }
 
+/* Each MPI-IO error class has a string of its own (not the one of MPI_ERR_UNKNOWN). Before any
+ * error happens: the library may add the last error's details to its class's string. */
+static void class_strings(void)
+{
+    int classes[] = {MPI_ERR_FILE, MPI_ERR_NO_SUCH_FILE, MPI_ERR_AMODE, MPI_ERR_ACCESS, MPI_ERR_FILE_EXISTS,
+                     MPI_ERR_READ_ONLY, MPI_ERR_NO_SPACE, MPI_ERR_IO, MPI_ERR_DUP_DATAREP,
+                     MPI_ERR_UNSUPPORTED_DATAREP, MPI_ERR_UNSUPPORTED_OPERATION, MPI_ERR_FILE_IN_USE,
+                     MPI_ERR_CONVERSION, MPI_ERR_QUOTA, MPI_ERR_BAD_FILE, MPI_ERR_NOT_SAME};
+    char unknown[MPI_MAX_ERROR_STRING], s[MPI_MAX_ERROR_STRING];
+    int len;
+    MPI_CHK(MPI_Error_string(MPI_ERR_UNKNOWN, unknown, &len));
+    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
+        MPI_CHK(MPI_Error_string(classes[i], s, &len));
+        CHECK(len > 0 && strcmp(s, unknown) != 0, "error class %d reads as MPI_ERR_UNKNOWN: %s", classes[i], s);
+    }
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv, "file_io", 1);
+    class_strings();
     if (t_rank == 0) {
         const char *tmp = getenv("TMPDIR");
         snprintf(dir, sizeof dir, "%s/bb_file_io_XXXXXX", tmp && *tmp ? tmp : "/tmp");
