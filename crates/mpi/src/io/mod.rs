@@ -100,6 +100,11 @@ impl File {
     pub fn sequential(&self) -> bool {
         self.amode & MPI_MODE_SEQUENTIAL != 0
     }
+
+    /// The value of a numeric hint, if set.
+    pub fn hint_number(&self, key: &str) -> Option<usize> {
+        self.state().hints.iter().find(|(k, _)| k == key).and_then(|(_, v)| v.parse().ok())
+    }
 }
 
 /// The open files by handle, and the error handler of `MPI_FILE_NULL`, which applies to calls
