@@ -1,9 +1,10 @@
 /* MPI-IO on POSIX files: every access mode read back and compared with the file's own bytes
  * (read with pread here, not through MPI): explicit offsets, individual and shared pointers,
  * ordered modes, collective and split collective forms, nonblocking forms; a strided
- * collective write equal to a serial write of the same data; views (byte offsets, external32);
- * sizes, hints, modes (APPEND, EXCL, DELETE_ON_CLOSE, SEQUENTIAL); errors and file error
- * handlers. Any N >= 1. Files live in a temporary directory rank 0 makes and removes. */
+ * collective write equal to a serial write of the same data (also through two-phase I/O); views
+ * (byte offsets, a subarray, external32); sizes, hints, modes (APPEND, EXCL, DELETE_ON_CLOSE,
+ * SEQUENTIAL); errors, their classes' strings, and file error handlers. Any N >= 1. Files live
+ * in a temporary directory rank 0 makes and removes. */
 #include "common.h"
 
 #include <dirent.h>
@@ -243,6 +244,35 @@ static void strided_collective(MPI_Info info)
     MPI_CHK(MPI_Type_free(&vec));
     MPI_CHK(MPI_Type_free(&filetype));
     MPI_CHK(MPI_Type_free(&memtype));
+}
+
+/* A 2-D array of ROWS x (COLS * size) ints, each rank a block of columns: a subarray
+ * filetype, written collectively, checked against the file's bytes in row-major order. */
+static void subarray_view(void)
+{
+    enum { ROWS = 6, COLS = 5 };
+    int sizes[2] = {ROWS, COLS * t_size}, subsizes[2] = {ROWS, COLS}, starts[2] = {0, COLS * t_rank};
+    MPI_Datatype filetype;
+    MPI_CHK(MPI_Type_create_subarray(2, sizes, subsizes, starts, MPI_ORDER_C, MPI_INT, &filetype));
+    MPI_CHK(MPI_Type_commit(&filetype));
+    int block[ROWS * COLS];
+    for (int i = 0; i < ROWS; i++)
+        for (int j = 0; j < COLS; j++)
+            block[i * COLS + j] = i * 1000 + COLS * t_rank + j;
+    MPI_File fh;
+    MPI_Status st;
+    MPI_CHK(MPI_File_open(MPI_COMM_WORLD, path("subarray"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    MPI_CHK(MPI_File_set_view(fh, 0, MPI_INT, filetype, "native", MPI_INFO_NULL));
+    MPI_CHK(MPI_File_write_all(fh, block, ROWS * COLS, MPI_INT, &st));
+    MPI_CHK(MPI_File_close(&fh));
+    MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
+    int total = ROWS * COLS * t_size, *all = malloc((size_t)total * 4);
+    CHECK_EQ(file_bytes("subarray", 0, all, (long)total * 4), (long)total * 4, "subarray file size");
+    for (int i = 0; i < ROWS; i++)
+        for (int j = 0; j < COLS * t_size; j++)
+            CHECK_EQ(all[i * COLS * t_size + j], i * 1000 + j, "array element in the file");
+    free(all);
+    MPI_CHK(MPI_Type_free(&filetype));
 }
 
 /* Shared and ordered pointers: rank r writes r + 1 ints of value r. */
@@ -490,6 +520,7 @@ int main(int argc, char **argv)
         strided_collective(info);
         MPI_CHK(MPI_Info_free(&info));
     }
+    subarray_view();
     shared_and_ordered();
     modes_and_errors();
     MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));

@@ -49,15 +49,13 @@ impl Plan {
 /// whose access failed before, with `runs` None, so that the ranks agree; then none aggregates).
 pub(crate) fn agree(f: &File, runs: Option<&Runs>, what: Access) -> Res<Option<(Plan, u64)>> {
     let key = if what == Access::Write { "romio_cb_write" } else { "romio_cb_read" };
-    let (mode, cb_nodes, cb_buffer) = {
-        let st = f.state();
-        let get = |k: &str| st.hints.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
-        let mode = get(key).unwrap_or_else(|| "automatic".into());
-        let nodes = get("cb_nodes").and_then(|v| v.parse::<usize>().ok()).unwrap_or(1);
-        let buffer = get("cb_buffer_size").and_then(|v| v.parse::<u64>().ok()).unwrap_or(16 << 20);
-        (mode, nodes, buffer)
-    };
-    if mode == "disable" || f.comm.size() == 1 {
+    let mode = f.state().hints.iter().find(|(k, _)| k == key).map_or_else(|| "automatic".into(), |(_, v)| v.clone());
+    let cb_nodes = f.hint_number("cb_nodes").unwrap_or(1);
+    let cb_buffer = f.hint_number("cb_buffer_size").unwrap_or(16 << 20) as u64;
+    let hosts = host_order(f);
+    let several_hosts = hosts.iter().any(|&(h, _)| h != hosts[0].0);
+    // Every rank decides these alike without asking the others.
+    if mode == "disable" || f.comm.size() == 1 || (mode != "enable" && !several_hosts) {
         return Ok(None);
     }
     let (lo, hi) = match runs {
@@ -78,9 +76,7 @@ pub(crate) fn agree(f: &File, runs: Option<&Runs>, what: Access) -> Res<Option<(
     }
     busy.sort_unstable();
     let interleaved = busy.windows(2).any(|w| w[1].0 < w[0].1);
-    let hosts = host_order(f);
-    let several_hosts = hosts.iter().any(|&(h, _)| h != hosts[0].0);
-    if mode != "enable" && !(interleaved && several_hosts) {
+    if mode != "enable" && !interleaved {
         return Ok(None);
     }
     let start = busy[0].0 as u64;
