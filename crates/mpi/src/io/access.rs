@@ -203,7 +203,7 @@ fn transfer(f: &File, runs: &[(u64, usize, usize)], data: &mut [u8], what: Acces
     };
     if what == Access::Read && worth_sieving(runs) {
         let buffer = f.hint_number("ind_rd_buffer_size").unwrap_or(SIEVE_BUFFER);
-        return sieve_read(f, runs, data, buffer);
+        return sieve_read(&f.fd, &f.name(), runs, data, buffer);
     }
     let mut done = 0;
     for &(at, from, len) in runs {
@@ -241,8 +241,14 @@ fn worth_sieving(runs: &[(u64, usize, usize)]) -> bool {
 
 /// Reads `runs` by reading their span in `buffer`-byte stretches and copying the pieces out;
 /// returns the bytes read (up to the first piece the end of the file cuts).
-fn sieve_read(f: &File, runs: &[(u64, usize, usize)], data: &mut [u8], buffer: usize) -> Res<usize> {
-    let read = |buf: &mut [u8], at: u64| read_full(&f.fd, buf, at).map_err(|e| io_error(&e, "cannot read", &f.name()));
+fn sieve_read(
+    fd: &std::fs::File,
+    name: &str,
+    runs: &[(u64, usize, usize)],
+    data: &mut [u8],
+    buffer: usize,
+) -> Res<usize> {
+    let read = |buf: &mut [u8], at: u64| read_full(fd, buf, at).map_err(|e| io_error(&e, "cannot read", name));
     let mut stretch = vec![0u8; buffer.max(1)];
     let (mut i, mut done) = (0, 0);
     while i < runs.len() {
@@ -396,4 +402,27 @@ pub unsafe extern "C" fn PMPI_File_get_position_shared(fh: MPI_File, offset: *mu
         *out(offset, "offset")? = f.shared.get()?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sieving_reads_pick_the_pieces_out_of_stretches_and_stop_at_the_end() {
+        let path = std::env::temp_dir().join(format!("bb-sieve-{}", std::process::id()));
+        let bytes: Vec<u8> = (0..100u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let fd = std::fs::File::open(&path).unwrap();
+        // 4 pieces of 3 bytes every 10, the last past the end of the file (at 98: 2 bytes).
+        let runs = [(8, 0, 3), (18, 3, 3), (28, 6, 3), (98, 9, 3)];
+        assert!(worth_sieving(&runs[..3]) && !worth_sieving(&runs[..2]));
+        for buffer in [1, 12, 25, 1 << 20] {
+            let mut data = [0u8; 12];
+            let got = sieve_read(&fd, "f", &runs, &mut data, buffer).unwrap();
+            assert_eq!(got, 11, "buffer {buffer}");
+            assert_eq!(data, [8, 9, 10, 18, 19, 20, 28, 29, 30, 98, 99, 0], "buffer {buffer}");
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
 }
