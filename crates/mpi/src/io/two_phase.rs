@@ -139,6 +139,12 @@ fn exchange(f: &File, parts: &[Vec<u8>]) -> Res<Vec<Vec<u8>>> {
     f.comm.alltoallv_bytes(&sizes, &eight, &mut got_sizes, &eight)?;
     let incoming: Vec<usize> =
         got_sizes.chunks(8).map(|c| u64::from_ne_bytes(c.try_into().expect("8 bytes")) as usize).collect();
+    exchange_sized(f, parts, &incoming)
+}
+
+/// [`exchange`] when this rank knows how many bytes each rank sends it (`incoming[r]`).
+fn exchange_sized(f: &File, parts: &[Vec<u8>], incoming: &[usize]) -> Res<Vec<Vec<u8>>> {
+    let n = f.comm.size();
     let send: Vec<u8> = parts.concat();
     let mut send_layout = Vec::with_capacity(n);
     let mut at = 0;
@@ -148,7 +154,7 @@ fn exchange(f: &File, parts: &[Vec<u8>]) -> Res<Vec<Vec<u8>>> {
     }
     let mut recv_layout = Vec::with_capacity(n);
     let mut at = 0;
-    for &len in &incoming {
+    for &len in incoming {
         recv_layout.push((at, len));
         at += len;
     }
@@ -270,7 +276,12 @@ pub(crate) fn read(f: &File, plan: &Plan, end: u64, runs: &Runs, data: &mut [u8]
                 }
             }
         }
-        let replies = exchange(f, &answers)?;
+        // A rank knows what it asked of each aggregator: the replies' sizes need no exchange.
+        let mut expected = vec![0; n];
+        for (agg, pieces) in &wanted {
+            expected[*agg] = pieces.iter().map(|p| p.2).sum();
+        }
+        let replies = exchange_sized(f, &answers, &expected)?;
         for (agg, pieces) in wanted {
             let mut pos = 0;
             for (_, from, len) in pieces {
