@@ -122,7 +122,7 @@ counted! {
     ) -> c_int {
         call(FUNCTION, MPI_COMM_WORLD, |m| {
             let request = out(request, "request")?;
-            let req = start(m, buf, count.into(), datatype, message)?;
+            let req = start(m, buf, count.into(), datatype, message)?.holding(m, datatype);
             *request = m.add_request(req);
             Ok(())
         })

@@ -299,6 +299,7 @@ macro_rules! isend_fn {
                         Some(started) => m.add_engine(started?, comm),
                         None => {
                             let req = start_send_general(m, buf, count, datatype, dest, tag, comm, $mode)?;
+                            let req = req.holding(m, datatype);
                             m.add_request(req)
                         }
                     };
@@ -394,6 +395,7 @@ unsafe fn irecv(
             Some(started) => m.add_engine(started?, comm),
             None => {
                 let req = start_recv_general(m, buf, count, datatype, source, tag, comm)?;
+                let req = req.holding(m, datatype);
                 m.add_request(req)
             }
         };

@@ -62,6 +62,17 @@ pub(crate) enum Req {
 }
 
 impl Req {
+    /// The request of a nonblocking operation on `datatype`: it holds a derived type until it
+    /// ends ([`crate::datatype::held`]).
+    pub fn holding(self, m: &mut Mpi, datatype: MPI_Datatype) -> Req {
+        match self {
+            Req::Active { req, comm, staged } => {
+                Req::Active { req, comm, staged: crate::datatype::held(m, datatype, staged) }
+            }
+            other => other,
+        }
+    }
+
     /// The communicator whose error handler applies to the request.
     pub fn comm(&self) -> MPI_Comm {
         match self {

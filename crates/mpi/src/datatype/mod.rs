@@ -38,6 +38,7 @@ use crate::state::Mpi;
 pub(crate) use create::PMPI_Type_dup;
 pub(crate) use f90::predefined_base;
 pub(crate) use query::PMPI_Type_free;
+use table::TypeHold;
 pub(crate) use table::{Envelope, Types};
 pub(crate) use typemap::Basics;
 use typemap::TypeMap;
@@ -282,6 +283,8 @@ pub(crate) struct Staging {
     count: usize,
     map: Arc<TypeMap>,
     unpack: bool,
+    /// The operation's reference on its derived datatype ([`held`]).
+    hold: Option<TypeHold>,
 }
 
 impl Staging {
@@ -292,6 +295,25 @@ impl Staging {
     pub unsafe fn complete(self, bytes: usize) {
         if self.unpack {
             pack::unpack(&self.map, &self.buf[..bytes.min(self.buf.len())], self.base, self.count);
+        }
+    }
+}
+
+/// What a nonblocking operation on `t` keeps until it ends: its staging, and a reference on
+/// `t` if it is a derived type, as MPICH's requests hold one, so that a type the program frees
+/// meanwhile keeps its attributes until the call that ends the operation (whose
+/// [`crate::attr::reap`] then runs their delete callbacks). Predefined types add nothing;
+/// blocking calls need no reference (the type cannot be freed while they run).
+pub(crate) fn held(m: &mut Mpi, t: MPI_Datatype, staging: Option<Box<Staging>>) -> Option<Box<Staging>> {
+    let Some(map) = m.types.get(t).map(|e| e.map.clone()) else { return staging };
+    let hold = Some(m.types.hold(t));
+    match staging {
+        Some(mut s) => {
+            s.hold = hold;
+            Some(s)
+        }
+        None => {
+            Some(Box::new(Staging { buf: Vec::new(), base: std::ptr::null_mut(), count: 0, map, unpack: false, hold }))
         }
     }
 }
@@ -395,7 +417,8 @@ unsafe fn staged_view(l: &Layout, base: *mut u8, count: usize, len: usize, dir: 
         // SAFETY: the caller of `view` vouches for the user buffer.
         pack::pack(map, base, count, &mut staged);
     }
-    let mut staging = Box::new(Staging { buf: staged, base, count, map: map.clone(), unpack: dir != Dir::Read });
+    let mut staging =
+        Box::new(Staging { buf: staged, base, count, map: map.clone(), unpack: dir != Dir::Read, hold: None });
     View { ptr: staging.buf.as_mut_ptr(), len, staging: Some(staging) }
 }
 
@@ -488,7 +511,8 @@ pub(crate) unsafe fn parted(
             pack::pack(map, base.wrapping_offset(d as isize), c, &mut staged[at..at + len]);
         }
     }
-    let mut staging = Box::new(Staging { buf: staged, base, count: 0, map: map.clone(), unpack: dir != Dir::Read });
+    let mut staging =
+        Box::new(Staging { buf: staged, base, count: 0, map: map.clone(), unpack: dir != Dir::Read, hold: None });
     let view = View { ptr: staging.buf.as_mut_ptr(), len: total, staging: Some(staging) };
     Ok(Parted { view, parts, places })
 }

@@ -34,8 +34,9 @@ pub(crate) struct Entry {
 }
 
 /// A pending operation's reference on a datatype ([`Types::hold`]). It may drop where the
-/// state is not at hand (an engine completing a schedule), so the release waits in `DROPPED`
-/// for the next [`Types::add`], the one place an index is reused.
+/// state is not at hand (an engine completing a schedule, a request ending under the state's
+/// lock), so the release waits in `DROPPED` for the next reap or [`Types::add`], the one place
+/// an index is reused.
 pub(crate) struct TypeHold(MPI_Datatype);
 
 static DROPPED: std::sync::Mutex<Vec<MPI_Datatype>> = std::sync::Mutex::new(Vec::new());
@@ -47,9 +48,12 @@ impl TypeHold {
 }
 
 impl Drop for TypeHold {
+    /// The reference goes at the next [`crate::attr::reap`] (the end of the call that ended the
+    /// operation, or of a later one) or type creation, whichever comes first.
     fn drop(&mut self) {
         if entry_index(self.0).is_some() {
             DROPPED.lock().unwrap_or_else(|e| e.into_inner()).push(self.0);
+            crate::attr::schedule_reap();
         }
     }
 }

@@ -83,9 +83,14 @@ impl Secret {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    /// HMAC-SHA256 keyed by the secret, `label` already fed: the one MAC of the job, used by the
-    /// TCP handshake and (cloned per datagram, the key's pads computed once) the UDP route.
-    pub(crate) fn hmac(&self, label: &[u8]) -> Hmac<Sha256> {
+    /// A 32-byte key for `context` derived from the secret (BLAKE3's key derivation): the UDP
+    /// route's datagram MAC key.
+    pub(crate) fn derive_key(&self, context: &str) -> [u8; 32] {
+        blake3::derive_key(context, &self.0)
+    }
+
+    /// HMAC-SHA256 keyed by the secret, `label` already fed: the MAC of the TCP handshake.
+    fn hmac(&self, label: &[u8]) -> Hmac<Sha256> {
         let mut m = Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes keys of any length");
         m.update(label);
         m
