@@ -129,11 +129,44 @@ fn clip<'a>(runs: &'a Runs, lo: u64, hi: u64) -> impl Iterator<Item = Piece> + '
     })
 }
 
-/// Sends `parts[r]` to rank r and returns what each rank sent this one (an all-to-all of
-/// byte strings whose lengths are exchanged first).
-fn exchange(f: &File, parts: &[Vec<u8>]) -> Res<Vec<Vec<u8>>> {
+/// Byte strings, one per rank, in one buffer: what an all-to-all sends or received. Parts are
+/// written in rank order, so each is one range of the buffer (no copy to gather them).
+struct Parts {
+    bytes: Vec<u8>,
+    layout: Vec<(usize, usize)>,
+}
+
+impl Parts {
+    fn new(n: usize) -> Parts {
+        Parts { bytes: Vec::new(), layout: vec![(0, 0); n] }
+    }
+
+    /// Appends `data` to rank `r`'s part (no part of a higher rank written yet).
+    fn push(&mut self, r: usize, data: &[u8]) {
+        let (at, len) = &mut self.layout[r];
+        if *len == 0 {
+            *at = self.bytes.len();
+        }
+        debug_assert_eq!(*at + *len, self.bytes.len(), "parts are written in rank order");
+        self.bytes.extend_from_slice(data);
+        *len += data.len();
+    }
+
+    fn get(&self, r: usize) -> &[u8] {
+        let (at, len) = self.layout[r];
+        &self.bytes[at..at + len]
+    }
+
+    fn is_empty(&self, r: usize) -> bool {
+        self.layout[r].1 == 0
+    }
+}
+
+/// Sends `parts` (rank r its part r) and returns what each rank sent this one (an all-to-all
+/// of byte strings whose lengths are exchanged first).
+fn exchange(f: &File, parts: &Parts) -> Res<Parts> {
     let n = f.comm.size();
-    let sizes: Vec<u8> = parts.iter().flat_map(|p| (p.len() as u64).to_ne_bytes()).collect();
+    let sizes: Vec<u8> = parts.layout.iter().flat_map(|p| (p.1 as u64).to_ne_bytes()).collect();
     let mut got_sizes = vec![0u8; 8 * n];
     let eight: Vec<(usize, usize)> = (0..n).map(|r| (8 * r, 8)).collect();
     f.comm.alltoallv_bytes(&sizes, &eight, &mut got_sizes, &eight)?;
@@ -143,24 +176,16 @@ fn exchange(f: &File, parts: &[Vec<u8>]) -> Res<Vec<Vec<u8>>> {
 }
 
 /// [`exchange`] when this rank knows how many bytes each rank sends it (`incoming[r]`).
-fn exchange_sized(f: &File, parts: &[Vec<u8>], incoming: &[usize]) -> Res<Vec<Vec<u8>>> {
-    let n = f.comm.size();
-    let send: Vec<u8> = parts.concat();
-    let mut send_layout = Vec::with_capacity(n);
-    let mut at = 0;
-    for p in parts {
-        send_layout.push((at, p.len()));
-        at += p.len();
-    }
-    let mut recv_layout = Vec::with_capacity(n);
+fn exchange_sized(f: &File, parts: &Parts, incoming: &[usize]) -> Res<Parts> {
+    let mut layout = Vec::with_capacity(incoming.len());
     let mut at = 0;
     for &len in incoming {
-        recv_layout.push((at, len));
+        layout.push((at, len));
         at += len;
     }
-    let mut recv = vec![0u8; at];
-    f.comm.alltoallv_bytes(&send, &send_layout, &mut recv, &recv_layout)?;
-    Ok(recv_layout.iter().map(|&(d, l)| recv[d..d + l].to_vec()).collect())
+    let mut bytes = vec![0u8; at];
+    f.comm.alltoallv_bytes(&parts.bytes, &parts.layout, &mut bytes, &layout)?;
+    Ok(Parts { bytes, layout })
 }
 
 fn put_u64(buf: &mut Vec<u8>, v: u64) {
@@ -179,29 +204,30 @@ pub(crate) fn write(f: &File, plan: &Plan, end: u64, runs: &Runs, data: &[u8]) -
     let mine = plan.aggregators.iter().position(|&r| r == me);
     let mut buffer = vec![0u8; if mine.is_some() { plan.window.min(plan.domain) as usize } else { 0 }];
     for k in 0..rounds {
-        // To each aggregator: piece count, (offset, length) pairs, then the bytes.
-        let mut parts = vec![Vec::new(); n];
+        // To each aggregator (in rank order): piece count, (offset, length) pairs, the bytes.
+        let mut parts = Parts::new(n);
         for (a, &agg) in plan.aggregators.iter().enumerate() {
             let Some((lo, hi)) = plan.window(a, k, end) else { continue };
             let pieces: Vec<_> = clip(runs, lo, hi).collect();
             if pieces.is_empty() {
                 continue;
             }
-            let part = &mut parts[agg];
-            put_u64(part, pieces.len() as u64);
+            let mut header = Vec::with_capacity(8 * (1 + 2 * pieces.len()));
+            put_u64(&mut header, pieces.len() as u64);
             for &(at, _, len) in &pieces {
-                put_u64(part, at);
-                put_u64(part, len as u64);
+                put_u64(&mut header, at);
+                put_u64(&mut header, len as u64);
             }
+            parts.push(agg, &header);
             for &(_, from, len) in &pieces {
-                part.extend_from_slice(&data[from..from + len]);
+                parts.push(agg, &data[from..from + len]);
             }
         }
         let received = exchange(f, &parts)?;
         let Some(a) = mine else { continue };
         let Some((lo, _)) = plan.window(a, k, end) else { continue };
         let mut covered: Vec<(u64, u64)> = Vec::new();
-        for msg in received.iter().filter(|m| !m.is_empty()) {
+        for msg in (0..n).filter(|&r| !received.is_empty(r)).map(|r| received.get(r)) {
             let count = u64_at(msg, 0) as usize;
             let mut pos = 8 * (1 + 2 * count);
             for i in 0..count {
@@ -240,7 +266,7 @@ pub(crate) fn read(f: &File, plan: &Plan, end: u64, runs: &Runs, data: &mut [u8]
     let mut buffer = vec![0u8; if mine.is_some() { plan.window.min(plan.domain) as usize } else { 0 }];
     for k in 0..rounds {
         // Requests: to each aggregator, the pieces wanted from its window.
-        let mut parts = vec![Vec::new(); n];
+        let mut parts = Parts::new(n);
         let mut wanted: Vec<(usize, Vec<Piece>)> = Vec::new();
         for (a, &agg) in plan.aggregators.iter().enumerate() {
             let Some((lo, hi)) = plan.window(a, k, end) else { continue };
@@ -248,18 +274,21 @@ pub(crate) fn read(f: &File, plan: &Plan, end: u64, runs: &Runs, data: &mut [u8]
             if pieces.is_empty() {
                 continue;
             }
+            let mut request = Vec::with_capacity(16 * pieces.len());
             for &(at, _, len) in &pieces {
-                put_u64(&mut parts[agg], at);
-                put_u64(&mut parts[agg], len as u64);
+                put_u64(&mut request, at);
+                put_u64(&mut request, len as u64);
             }
+            parts.push(agg, &request);
             wanted.push((agg, pieces));
         }
-        let requests = exchange(f, &parts)?;
+        let received = exchange(f, &parts)?;
+        let requests: Vec<&[u8]> = (0..n).map(|r| received.get(r)).collect();
         // An aggregator reads the covered span of its window once and answers each request.
-        let mut answers = vec![Vec::new(); n];
+        let mut answers = Parts::new(n);
         if let (Some(a), true) = (mine, requests.iter().any(|r| !r.is_empty())) {
             if let Some((lo, _)) = plan.window(a, k, end) {
-                let asked = |r: &Vec<u8>| {
+                let asked = |r: &&[u8]| {
                     (0..r.len() / 16).map(|i| (u64_at(r, 2 * i), u64_at(r, 2 * i + 1) as usize)).collect::<Vec<_>>()
                 };
                 let all: Vec<(u64, usize)> = requests.iter().flat_map(asked).collect();
@@ -271,7 +300,7 @@ pub(crate) fn read(f: &File, plan: &Plan, end: u64, runs: &Runs, data: &mut [u8]
                 for (src, r) in requests.iter().enumerate() {
                     for (at, len) in asked(r) {
                         let from = (at - lo) as usize;
-                        answers[src].extend_from_slice(&buffer[from..from + len]);
+                        answers.push(src, &buffer[from..from + len]);
                     }
                 }
             }
@@ -283,9 +312,9 @@ pub(crate) fn read(f: &File, plan: &Plan, end: u64, runs: &Runs, data: &mut [u8]
         }
         let replies = exchange_sized(f, &answers, &expected)?;
         for (agg, pieces) in wanted {
-            let mut pos = 0;
+            let (reply, mut pos) = (replies.get(agg), 0);
             for (_, from, len) in pieces {
-                data[from..from + len].copy_from_slice(&replies[agg][pos..pos + len]);
+                data[from..from + len].copy_from_slice(&reply[pos..pos + len]);
                 pos += len;
             }
         }
