@@ -1,6 +1,6 @@
 # Builds the release binaries and lays them out like an MPI installation under $(DIST).
 #   make                 -> dist/bin/{bbrun,mpiexec,mpicc,mpicxx,bb-bench}, dist/lib/libmpi.so.12
-#                           (+ libmpich.so.12, libmpi.so, libmpich.so), dist/include/mpi.h
+#                           (+ libmpich.so.12, libmpi.so, libmpich.so), dist/include/{mpi.h,mpio.h}
 #   make install PREFIX=/opt/billboard
 #   make test            -> the whole test suite (what .ci/run runs)
 DIST    ?= dist
@@ -16,6 +16,7 @@ all: build
 	@install -m 0755 crates/mpi/bin/mpicc $(DIST)/bin/mpicc
 	@ln -sf mpicc $(DIST)/bin/mpicxx
 	@install -m 0644 crates/mpi/include/mpi.h $(DIST)/include/mpi.h
+	@install -m 0644 crates/mpi/include/mpio.h $(DIST)/include/mpio.h
 	@install -m 0755 target/release/libmpi.so $(DIST)/lib/libmpi.so.12
 	@for l in libmpich.so.12 libmpi.so libmpich.so; do ln -sf libmpi.so.12 $(DIST)/lib/$$l; done
 	@echo "installed into $(DIST)/: $$(cd $(DIST) && find . -type f | sort | tr '\n' ' ')"

@@ -56,6 +56,7 @@ unsafe fn init(function: &'static str, required: c_int, provided: *mut c_int) ->
         topos: Default::default(),
         errhandlers: Default::default(),
         wins: Default::default(),
+        files: Default::default(),
         thread_level: level,
         main_thread: std::thread::current().id(),
     };

@@ -40,6 +40,11 @@ pub(crate) struct Errhandlers {
 }
 
 impl Errhandlers {
+    /// The function of user error handler `h` and the object type it was made for.
+    pub fn user_handler(&self, h: MPI_Errhandler) -> Option<(CommErrhandlerFn, u32)> {
+        self.handlers.get(user_index(h)?).copied()
+    }
+
     /// The class of a user error class or code.
     pub fn class_of(&self, code: c_int) -> Option<c_int> {
         self.classes.get(&code).copied()
@@ -115,6 +120,8 @@ impl Mpi {
 fn kind_name(object: u32) -> &'static str {
     if object == object_type::WIN {
         "window"
+    } else if object == object_type::FILE {
+        "file"
     } else {
         "communicator"
     }

@@ -198,7 +198,7 @@ thread_local! {
     static LAST: std::cell::RefCell<Vec<(c_int, String)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-fn remember(class: c_int, msg: &str) {
+pub(crate) fn remember(class: c_int, msg: &str) {
     LAST.with(|l| {
         let mut l = l.borrow_mut();
         l.retain(|(c, _)| *c != class);
@@ -237,6 +237,22 @@ fn class_name(class: c_int) -> &'static str {
         MPI_ERR_INFO_VALUE => "MPI_ERR_INFO_VALUE: invalid info value",
         MPI_ERR_INFO_NOKEY => "MPI_ERR_INFO_NOKEY: info key not set",
         MPI_ERR_NO_MEM => "MPI_ERR_NO_MEM: out of memory",
+        MPI_ERR_ACCESS => "MPI_ERR_ACCESS: permission denied",
+        MPI_ERR_AMODE => "MPI_ERR_AMODE: invalid access mode",
+        MPI_ERR_BAD_FILE => "MPI_ERR_BAD_FILE: invalid file name",
+        MPI_ERR_CONVERSION => "MPI_ERR_CONVERSION: a data conversion function failed",
+        MPI_ERR_DUP_DATAREP => "MPI_ERR_DUP_DATAREP: data representation already registered",
+        MPI_ERR_FILE_EXISTS => "MPI_ERR_FILE_EXISTS: file exists",
+        MPI_ERR_FILE_IN_USE => "MPI_ERR_FILE_IN_USE: file in use",
+        MPI_ERR_FILE => "MPI_ERR_FILE: invalid file handle",
+        MPI_ERR_IO => "MPI_ERR_IO: input/output error",
+        MPI_ERR_NOT_SAME => "MPI_ERR_NOT_SAME: arguments differ between processes",
+        MPI_ERR_NO_SPACE => "MPI_ERR_NO_SPACE: no space left on the file system",
+        MPI_ERR_NO_SUCH_FILE => "MPI_ERR_NO_SUCH_FILE: no such file",
+        MPI_ERR_QUOTA => "MPI_ERR_QUOTA: quota exceeded",
+        MPI_ERR_READ_ONLY => "MPI_ERR_READ_ONLY: read-only file or file system",
+        MPI_ERR_UNSUPPORTED_DATAREP => "MPI_ERR_UNSUPPORTED_DATAREP: unsupported data representation",
+        MPI_ERR_UNSUPPORTED_OPERATION => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
         MPI_ERR_WIN => "MPI_ERR_WIN: invalid window",
         MPI_ERR_BASE => "MPI_ERR_BASE: invalid base address",
         MPI_ERR_SIZE => "MPI_ERR_SIZE: invalid size",

@@ -6,7 +6,8 @@
 //! Layout: `abi.rs` holds MPICH's facts (handles, constants, `MPI_Status`); `state.rs` the
 //! process-wide tables behind the handles; `error.rs` the one place errors become MPI error
 //! classes and error handlers run; then one file per family of calls (`env`, `p2p`,
-//! `request` and `request_list`, `comm`, `coll`, `datatype`, `ops`, `win` for one-sided communication);
+//! `request` and `request_list`, `comm`, `coll`, `datatype`, `ops`, `win` for one-sided communication,
+//! `io` for MPI-IO);
 //! `counts.rs` writes each large-count (`_c`) function and its int twin
 //! once; `exports.rs` the weak aliases and the data objects programs link against.
 
@@ -31,6 +32,7 @@ mod exports;
 mod group;
 mod info;
 mod intercomm;
+mod io;
 mod mprobe;
 mod ops;
 mod p2p;

@@ -118,6 +118,7 @@ pub(crate) struct Mpi {
     pub topos: crate::topo::Topos,
     pub errhandlers: crate::errhandler::Errhandlers,
     pub wins: crate::win::Wins,
+    pub files: crate::io::Files,
     pub thread_level: i32,
     pub main_thread: std::thread::ThreadId,
     pub world_rank: usize,

@@ -422,6 +422,8 @@ int main(void) {
     FN(MPI_WIN_NULL_COPY_FN, MPI_Win_copy_attr_function);
     FN(MPI_WIN_NULL_DELETE_FN, MPI_Win_delete_attr_function);
     FN(MPI_WIN_DUP_FN, MPI_Win_copy_attr_function);
+    FN(MPI_CONVERSION_FN_NULL, MPI_Datarep_conversion_function);
+    FN(MPI_CONVERSION_FN_NULL_C, MPI_Datarep_conversion_function_c);
 
     /* ---- Integer and handle types */
     TYPE(MPI_Aint);

@@ -1,6 +1,6 @@
 /* A program touching the parts of <mpi.h> that end up in object code: handles, sentinel
  * pointers, callback constants (MPI_COMM_DUP_FN -> MPIR_Dup_fn), exported objects
- * (MPI_UNWEIGHTED), the status layout and a range of prototypes. crates/mpi/tests/abi.rs
+ * (MPI_UNWEIGHTED), the status layout and a range of prototypes, MPI-IO's among them. crates/mpi/tests/abi.rs
  * compiles it against our header and MPICH's, as C and as C++, and requires the disassembly
  * with relocations to be identical: the contract of mpi.h, checked directly. Compiled only. */
 #include <mpi.h>
@@ -49,6 +49,21 @@ int main(int argc, char **argv) {
     printf("%d %d %d %lu\n", status.MPI_SOURCE, status.MPI_TAG, status.MPI_ERROR, (unsigned long)sizeof status);
     if (graph != MPI_COMM_NULL)
         MPI_Comm_free(&graph);
+    /* MPI-IO: a pointer handle, MPI_Offset arguments, large-count twins, c2f. */
+    MPI_File fh;
+    MPI_Offset end;
+    MPI_File_open(MPI_COMM_WORLD, "f", MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
+    MPI_File_write_at_all(fh, (MPI_Offset)rank, &rank, 1, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_File_read_at_c(fh, 0, &size, (MPI_Count)1, MPI_INT, &status);
+    MPI_File_iread_shared(fh, &size, 1, MPI_INT, &request);
+    MPI_Wait(&request, &status);
+    MPI_File_get_size(fh, &end);
+    MPI_File_seek(fh, end, MPI_SEEK_END);
+    printf("%d\n", MPI_File_c2f(fh));
+    MPI_File_close(&fh);
+    if (fh == MPI_FILE_NULL)
+        MPI_File_delete("f", MPI_INFO_NULL);
     MPI_Comm_free(&dup);
     MPI_Finalize();
     return 0;

@@ -35,7 +35,9 @@ use std::sync::{Arc, OnceLock};
 use crate::abi::*;
 use crate::error::{err, Res};
 use crate::state::Mpi;
+pub(crate) use create::PMPI_Type_dup;
 pub(crate) use f90::predefined_base;
+pub(crate) use query::PMPI_Type_free;
 use table::TypeHold;
 pub(crate) use table::{Envelope, Types};
 pub(crate) use typemap::Basics;
@@ -143,6 +145,19 @@ impl Layout {
         }
     }
 
+    /// Calls `f(offset, len)` for each piece of memory of `count` instances, in packed order,
+    /// until `f` returns false (file views list their filetype's data blocks with it).
+    pub fn for_each_piece(&self, count: usize, mut f: impl FnMut(i64, usize) -> bool) {
+        match self {
+            Layout::Dense(s) => {
+                if count > 0 && *s > 0 {
+                    f(0, s * count);
+                }
+            }
+            Layout::Map(m) => pack::for_each_piece(m, count, f),
+        }
+    }
+
     fn true_lb(&self) -> i64 {
         match self {
             Layout::Dense(..) => 0,
@@ -223,6 +238,32 @@ fn too_big(count: i64) -> crate::error::MpiError {
 /// Bytes from one element to the next (the extent) of `t`, as reduction operators see them.
 pub(crate) fn extent_in(m: &Mpi, t: MPI_Datatype) -> Res<usize> {
     Ok(layout_in(m, t)?.extent().max(0) as usize)
+}
+
+/// Bytes of `count` instances of `t` in external32 (MPI-IO's "external32" views).
+pub(crate) fn external32_bytes(m: &Mpi, t: MPI_Datatype, count: i64) -> Res<usize> {
+    if count < 0 {
+        return Err(negative_count(count));
+    }
+    let map = map_of(m, t)?;
+    pack::external32_size(&map, count as usize)
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| err(MPI_ERR_COUNT, format!("count {count}: more external32 bytes than memory holds")))
+}
+
+/// Packed native bytes of `count` instances of `t` to external32 (`ext` holds
+/// [`external32_bytes`]).
+pub(crate) fn to_external32(t: MPI_Datatype, count: i64, native: &[u8], ext: &mut [u8]) -> Res {
+    let map = crate::state::with(|m| map_of(m, t)).expect("MPI is running")?;
+    pack::native_to_external(&map, count.max(0) as usize, native, ext);
+    Ok(())
+}
+
+/// The inverse of [`to_external32`].
+pub(crate) fn from_external32(t: MPI_Datatype, count: i64, ext: &[u8], native: &mut [u8]) -> Res {
+    let map = crate::state::with(|m| map_of(m, t)).expect("MPI is running")?;
+    pack::external_to_native(&map, count.max(0) as usize, ext, native);
+    Ok(())
 }
 
 /// How a [`View`] is used: read (packed before a send), written (unpacked after a receive),

@@ -1,0 +1,428 @@
+//! Data access (MPI 4.0 section 14.4): where an access starts in the view (an explicit
+//! offset, the individual pointer, the shared pointer, or rank order on the shared pointer),
+//! and the move itself: the user's buffer seen as packed bytes by the datatype engine
+//! (`datatype::view`: the memory itself when contiguous), the view's runs read with pread or
+//! written with pwrite. In atomic mode the runs' whole span is locked (fcntl) for the access.
+//! The pointers' own calls (seek, position, byte offset) are here too.
+
+use std::ffi::{c_int, c_void};
+use std::os::unix::fs::FileExt;
+
+use super::shared::lock_range;
+use super::{call_file, io_error, two_phase, File, MPI_File};
+use crate::abi::*;
+use crate::datatype::{self, layout_in, Dir as MemDir};
+use crate::error::{err, out, Res};
+use crate::state;
+
+/// Where an access starts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Position {
+    /// At this many etypes into the view (`_at` calls).
+    At(MPI_Offset),
+    /// At the individual file pointer, which moves past the data.
+    Individual,
+    /// At the shared file pointer, moved past the data atomically.
+    Shared,
+    /// At the shared file pointer in rank order (collective: `_ordered` calls).
+    Ordered,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    Read,
+    Write,
+}
+
+/// Runs an access of `count` elements of `datatype` at `buf`; returns its status (the bytes
+/// moved, for MPI_Get_count). A collective access may go through the aggregators
+/// (`two_phase.rs`); every rank takes part in the choice, also one whose access failed.
+///
+/// # Safety
+/// `buf` must hold `count` elements of `datatype`, as MPI requires of the program.
+pub(crate) unsafe fn access(
+    f: &File,
+    pos: Position,
+    buf: *mut c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    what: Access,
+    collective: bool,
+) -> Res<MPI_Status> {
+    let prepared = prepare(f, pos, buf, count, datatype, what);
+    let plan = if collective { two_phase::agree(f, prepared.as_ref().ok().map(|p| &p.runs[..]), what)? } else { None };
+    let aggregated = plan.is_some();
+    let outcome = prepared.and_then(|p| p.run(f, plan, what));
+    if collective && !aggregated && !matches!(pos, Position::Ordered) {
+        // The collective's synchronisation: every rank has done its part when any returns.
+        // A rank that failed still takes part, so that the others do not wait forever.
+        f.comm.barrier()?;
+    }
+    outcome
+}
+
+/// An access ready to move its data: where, and the bytes in the file's representation.
+struct Prepared {
+    pos: Position,
+    /// Where it starts, in etypes of the view.
+    offset: i64,
+    esize: usize,
+    datatype: MPI_Datatype,
+    count: i64,
+    /// The user's data as packed bytes (the memory itself when contiguous).
+    mem: datatype::View,
+    /// The data in external32, when the view says so.
+    external: Option<Vec<u8>>,
+    /// `(file offset, data offset, length)` in file order.
+    runs: Vec<(u64, usize, usize)>,
+}
+
+unsafe fn prepare(
+    f: &File,
+    pos: Position,
+    buf: *mut c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    what: Access,
+) -> Res<Prepared> {
+    if count < 0 {
+        return Err(err(MPI_ERR_COUNT, format!("negative count {count}")));
+    }
+    match what {
+        Access::Read if !f.readable() => {
+            return Err(err(MPI_ERR_ACCESS, format!("cannot read {}: it was opened MPI_MODE_WRONLY", f.name())))
+        }
+        Access::Write if !f.writable() => {
+            return Err(err(MPI_ERR_READ_ONLY, format!("cannot write {}: it was opened MPI_MODE_RDONLY", f.name())))
+        }
+        _ => {}
+    }
+    if f.sequential() && matches!(pos, Position::At(_) | Position::Individual) {
+        return Err(err(
+            MPI_ERR_UNSUPPORTED_OPERATION,
+            format!("{} was opened MPI_MODE_SEQUENTIAL: only the shared file pointer may be used", f.name()),
+        ));
+    }
+    let view = f.state().view.clone();
+    let external = view.external32();
+    let (layout, file_len) = state::with(|m| -> Res<_> {
+        let l = layout_in(m, datatype)?;
+        let file_len = if external { datatype::external32_bytes(m, datatype, count)? } else { l.bytes(count)? };
+        Ok((l, file_len))
+    })
+    .expect("MPI is running")?;
+    if file_len % view.esize != 0 {
+        return Err(err(
+            MPI_ERR_IO,
+            format!("{file_len} bytes of data are not a whole number of the view's etypes ({} bytes)", view.esize),
+        ));
+    }
+    let etypes = (file_len / view.esize) as i64;
+    let offset = match pos {
+        Position::At(o) => o,
+        Position::Individual => f.state().pointer,
+        Position::Shared => f.shared.fetch_add(etypes)?,
+        Position::Ordered => ordered_offset(f, etypes)?,
+    };
+    let mem = datatype::view(&layout, buf, count, if what == Access::Read { MemDir::Write } else { MemDir::Read })?;
+    let external = match (external, what) {
+        (false, _) => None,
+        (true, Access::Write) => {
+            let mut ext = vec![0u8; file_len];
+            datatype::to_external32(datatype, count, mem.bytes(), &mut ext)?;
+            Some(ext)
+        }
+        (true, Access::Read) => Some(vec![0u8; file_len]),
+    };
+    let mut runs = Vec::new();
+    view.runs(view.data_bytes(offset)?, file_len, |at, from, len| {
+        runs.push((at, from, len));
+        Ok(())
+    })?;
+    Ok(Prepared { pos, offset, esize: view.esize, datatype, count, mem, external, runs })
+}
+
+impl Prepared {
+    /// Moves the data, independently or through the aggregators of `plan`.
+    unsafe fn run(mut self, f: &File, plan: Option<(two_phase::Plan, u64)>, what: Access) -> Res<MPI_Status> {
+        let bytes = match self.external.as_mut() {
+            Some(ext) => &mut ext[..],
+            None => self.mem.bytes_mut(),
+        };
+        let file_len = bytes.len();
+        let moved = match (plan, what) {
+            (Some((plan, end)), Access::Write) => two_phase::write(f, &plan, end, &self.runs, bytes)?,
+            (Some((plan, end)), Access::Read) => two_phase::read(f, &plan, end, &self.runs, bytes)?,
+            (None, _) => transfer(f, &self.runs, bytes, what)?,
+        };
+        // Bytes moved in memory: they differ from the file's only where external32 changes sizes.
+        let done = match (&self.external, what) {
+            (None, _) => moved,
+            (Some(_), Access::Write) => self.mem.len(),
+            (Some(ext), Access::Read) => {
+                datatype::from_external32(self.datatype, self.count, ext, self.mem.bytes_mut())?;
+                // Whole elements scale exactly from one representation to the other.
+                (moved as u128 * self.mem.len() as u128 / file_len.max(1) as u128) as usize
+            }
+        };
+        self.mem.finish(done);
+        if let Position::Individual = self.pos {
+            f.state().pointer = self.offset + (moved / self.esize) as i64;
+        }
+        let mut status = MPI_Status::default();
+        status.set_byte_count(done as i64);
+        Ok(status)
+    }
+}
+
+/// The start of this rank's part of an ordered access of `etypes`: the shared pointer plus
+/// the parts of the ranks before it (an exclusive scan); the pointer moves past them all.
+fn ordered_offset(f: &File, etypes: i64) -> Res<i64> {
+    let all = super::allgather_words(&f.comm, &[etypes])?;
+    let me = f.comm.rank();
+    let mut base = [0u8; 8];
+    if me == 0 {
+        base = f.shared.fetch_add(all.iter().sum())?.to_ne_bytes();
+    }
+    f.comm.bcast_bytes(&mut base, 0)?;
+    Ok(i64::from_ne_bytes(base) + all[..me].iter().sum::<i64>())
+}
+
+/// Moves `data` to or from the file at `runs`, this rank alone; returns the bytes moved (a
+/// read stops at the end of the file).
+fn transfer(f: &File, runs: &[(u64, usize, usize)], data: &mut [u8], what: Access) -> Res<usize> {
+    let atomic = f.state().atomic;
+    let _lock = match (atomic, runs.first(), runs.last()) {
+        (true, Some(first), Some(last)) => {
+            let kind = if what == Access::Write { libc::F_WRLCK } else { libc::F_RDLCK };
+            let end = last.0 + last.2 as u64;
+            lock_range(&f.fd, kind as i16, first.0, end - first.0)?;
+            Some(RangeLock(&f.fd, first.0, end - first.0))
+        }
+        _ => None,
+    };
+    if what == Access::Read && worth_sieving(runs) {
+        let buffer = f.hint_number("ind_rd_buffer_size").unwrap_or(SIEVE_BUFFER);
+        return sieve_read(&f.fd, &f.name(), runs, data, buffer);
+    }
+    let mut done = 0;
+    for &(at, from, len) in runs {
+        let part = &mut data[from..from + len];
+        match what {
+            Access::Write => {
+                f.fd.write_all_at(part, at).map_err(|e| io_error(&e, "cannot write", &f.name()))?;
+                done += len;
+            }
+            Access::Read => {
+                let got = read_full(&f.fd, part, at).map_err(|e| io_error(&e, "cannot read", &f.name()))?;
+                done += got;
+                if got < len {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// Bytes a sieving read reads at once unless the hint `ind_rd_buffer_size` says (ROMIO's
+/// default).
+const SIEVE_BUFFER: usize = 4 << 20;
+
+/// Whether a read of `runs` should sieve: many small pieces (under 4 KiB on average) that
+/// fill at least a quarter of their span, so reading the gaps too costs less than a system
+/// call per piece (ROMIO's data sieving, Thakur, Gropp and Lusk 1999).
+fn worth_sieving(runs: &[(u64, usize, usize)]) -> bool {
+    let (Some(first), Some(last)) = (runs.first(), runs.last()) else { return false };
+    let data: usize = runs.iter().map(|r| r.2).sum();
+    let span = last.0 + last.2 as u64 - first.0;
+    runs.len() > 2 && data / runs.len() < 4096 && span <= 4 * data as u64
+}
+
+/// Reads `runs` by reading their span in `buffer`-byte stretches and copying the pieces out;
+/// returns the bytes read (up to the first piece the end of the file cuts).
+fn sieve_read(
+    fd: &std::fs::File,
+    name: &str,
+    runs: &[(u64, usize, usize)],
+    data: &mut [u8],
+    buffer: usize,
+) -> Res<usize> {
+    let read = |buf: &mut [u8], at: u64| read_full(fd, buf, at).map_err(|e| io_error(&e, "cannot read", name));
+    let mut stretch = vec![0u8; buffer.max(1)];
+    let (mut i, mut done) = (0, 0);
+    while i < runs.len() {
+        let lo = runs[i].0;
+        let fits =
+            runs[i..].iter().take_while(|&&(at, _, len)| (at + len as u64 - lo) as usize <= stretch.len()).count();
+        if fits == 0 {
+            // One piece larger than the buffer: straight into place.
+            let (at, from, len) = runs[i];
+            let got = read(&mut data[from..from + len], at)?;
+            done += got;
+            if got < len {
+                return Ok(done);
+            }
+            i += 1;
+            continue;
+        }
+        let (at, _, len) = runs[i + fits - 1];
+        let hi = (at + len as u64 - lo) as usize;
+        let got = read(&mut stretch[..hi], lo)?;
+        for &(at, from, len) in &runs[i..i + fits] {
+            let off = (at - lo) as usize;
+            let here = got.saturating_sub(off).min(len);
+            data[from..from + here].copy_from_slice(&stretch[off..off + here]);
+            done += here;
+            if here < len {
+                return Ok(done);
+            }
+        }
+        i += fits;
+    }
+    Ok(done)
+}
+
+/// Reads until `buf` is full or the file ends; returns the bytes read.
+pub(crate) fn read_full(fd: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match fd.read_at(&mut buf[got..], at + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// An atomic-mode lock, released when the access ends.
+struct RangeLock<'a>(&'a std::fs::File, u64, u64);
+
+impl Drop for RangeLock<'_> {
+    fn drop(&mut self) {
+        let _ = lock_range(self.0, libc::F_UNLCK as i16, self.1, self.2);
+    }
+}
+
+/// The shared pointer back to 0 for a new view (collective): once every rank is done with
+/// the old one, and before any uses the new one.
+pub(crate) fn collective_reset_shared(f: &File) -> Res {
+    f.comm.barrier()?;
+    if f.comm.rank() == 0 {
+        f.shared.reset()?;
+    }
+    f.comm.barrier()?;
+    Ok(())
+}
+
+fn check_whence(whence: c_int) -> Res {
+    match whence {
+        MPI_SEEK_SET | MPI_SEEK_CUR | MPI_SEEK_END => Ok(()),
+        w => Err(err(MPI_ERR_ARG, format!("invalid whence {w}: MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END"))),
+    }
+}
+
+/// The new position of a pointer at `current` moved by `offset` from `whence`.
+fn seek_target(f: &File, current: i64, offset: MPI_Offset, whence: c_int) -> Res<i64> {
+    let to = match whence {
+        MPI_SEEK_SET => offset,
+        MPI_SEEK_CUR => current + offset,
+        MPI_SEEK_END => {
+            let size = f.fd.metadata().map_err(|e| io_error(&e, "cannot stat", &f.name()))?.len();
+            f.state().view.etypes_in(size) + offset
+        }
+        w => return check_whence(w).map(|_| 0),
+    };
+    if to < 0 {
+        return Err(err(MPI_ERR_ARG, format!("seek to a negative offset ({to} etypes)")));
+    }
+    Ok(to)
+}
+
+fn not_sequential(f: &File, function: &str) -> Res {
+    if f.sequential() {
+        return Err(err(
+            MPI_ERR_UNSUPPORTED_OPERATION,
+            format!("{function}: {} was opened MPI_MODE_SEQUENTIAL (no individual file pointer)", f.name()),
+        ));
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_seek(fh: MPI_File, offset: MPI_Offset, whence: c_int) -> c_int {
+    call_file("MPI_File_seek", fh, |f| {
+        not_sequential(f, "MPI_File_seek")?;
+        let current = f.state().pointer;
+        let to = seek_target(f, current, offset, whence)?;
+        f.state().pointer = to;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_position(fh: MPI_File, offset: *mut MPI_Offset) -> c_int {
+    call_file("MPI_File_get_position", fh, |f| {
+        not_sequential(f, "MPI_File_get_position")?;
+        *out(offset, "offset")? = f.state().pointer;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_byte_offset(fh: MPI_File, offset: MPI_Offset, disp: *mut MPI_Offset) -> c_int {
+    call_file("MPI_File_get_byte_offset", fh, |f| {
+        not_sequential(f, "MPI_File_get_byte_offset")?;
+        let disp = out(disp, "disp")?;
+        *disp = f.state().view.byte_offset(offset)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_seek_shared(fh: MPI_File, offset: MPI_Offset, whence: c_int) -> c_int {
+    call_file("MPI_File_seek_shared", fh, |f| {
+        // Collective, with the same arguments everywhere: rank 0 moves the pointer.
+        f.comm.barrier()?;
+        let outcome = if f.comm.rank() == 0 {
+            f.shared.get().and_then(|current| seek_target(f, current, offset, whence)).and_then(|to| f.shared.set(to))
+        } else {
+            check_whence(whence)
+        };
+        f.comm.barrier()?;
+        outcome
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_position_shared(fh: MPI_File, offset: *mut MPI_Offset) -> c_int {
+    call_file("MPI_File_get_position_shared", fh, |f| {
+        *out(offset, "offset")? = f.shared.get()?;
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sieving_reads_pick_the_pieces_out_of_stretches_and_stop_at_the_end() {
+        let path = std::env::temp_dir().join(format!("bb-sieve-{}", std::process::id()));
+        let bytes: Vec<u8> = (0..100u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let fd = std::fs::File::open(&path).unwrap();
+        // 4 pieces of 3 bytes every 10, the last past the end of the file (at 98: 2 bytes).
+        let runs = [(8, 0, 3), (18, 3, 3), (28, 6, 3), (98, 9, 3)];
+        assert!(worth_sieving(&runs[..3]) && !worth_sieving(&runs[..2]));
+        for buffer in [1, 12, 25, 1 << 20] {
+            let mut data = [0u8; 12];
+            let got = sieve_read(&fd, "f", &runs, &mut data, buffer).unwrap();
+            assert_eq!(got, 11, "buffer {buffer}");
+            assert_eq!(data, [8, 9, 10, 18, 19, 20, 28, 29, 30, 98, 99, 0], "buffer {buffer}");
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+}

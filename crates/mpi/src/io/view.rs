@@ -1,0 +1,420 @@
+//! File views (MPI 4.0 section 14.3): the file as a process sees it, `disp` bytes in, then the
+//! filetype tiled over and over; only the filetype's data bytes are visible, counted in etypes.
+//! A view turns a range of its data bytes into `(file offset, length)` runs: the filetype's
+//! pieces (its data blocks, listed once by the datatype engine at MPI_File_set_view) are
+//! repeated every extent. MPI requires a filetype's displacements to be monotonically
+//! nondecreasing, so the pieces are in file order.
+//!
+//! Data representations: "native" and "internal" (the same here: the bytes of memory);
+//! "external32" (big-endian, MPI's fixed sizes) for filetypes whose data has the same size
+//! in both (the conversion of the data itself is in `access.rs`). `MPI_Register_datarep`
+//! records a name; a view with it is refused (its conversion functions are not called yet).
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+use super::{call_file, call_no_file, MPI_File};
+use crate::abi::*;
+use crate::datatype::{layout_in, Layout};
+use crate::error::{copy_out, err, out, Res};
+use crate::state;
+
+/// One instance of the filetype, as the view repeats it.
+#[derive(Clone, Debug)]
+enum Tile {
+    /// The data is one block starting `start` bytes after the tile's origin, as long as the
+    /// extent: the view is the file from `disp + start` on.
+    Contiguous { start: i64 },
+    /// Data blocks `(offset, length)` in file order, and where each begins in the data.
+    Pieces { size: usize, extent: i64, pieces: Vec<(i64, usize)>, starts: Vec<usize> },
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct FileView {
+    pub disp: i64,
+    /// The types as MPI_File_get_view reports them: predefined ones, or the library's own
+    /// duplicates of the program's derived ones (freed with the view).
+    pub etype: MPI_Datatype,
+    pub filetype: MPI_Datatype,
+    pub datarep: String,
+    /// Bytes of one etype in the file.
+    pub esize: usize,
+    tile: Tile,
+}
+
+impl Default for FileView {
+    /// What a file is opened with: the bytes of the file, from 0, natively.
+    fn default() -> FileView {
+        FileView {
+            disp: 0,
+            etype: MPI_BYTE,
+            filetype: MPI_BYTE,
+            datarep: "native".into(),
+            esize: 1,
+            tile: Tile::Contiguous { start: 0 },
+        }
+    }
+}
+
+impl FileView {
+    /// Whether the file data is in external32.
+    pub fn external32(&self) -> bool {
+        self.datarep == "external32"
+    }
+
+    /// Calls `f(file offset, data offset, length)` for the runs of the view's data bytes
+    /// `pos .. pos + len`, in order, adjacent runs merged (the data offset counts from `pos`).
+    pub fn runs(&self, pos: u64, len: usize, mut f: impl FnMut(u64, usize, usize) -> Res) -> Res {
+        if len == 0 {
+            return Ok(());
+        }
+        let file_offset = |at: i64| -> Res<u64> {
+            u64::try_from(at).map_err(|_| err(MPI_ERR_ARG, format!("the view maps data to file offset {at} (< 0)")))
+        };
+        let (size, extent, pieces, starts) = match &self.tile {
+            Tile::Contiguous { start } => {
+                let at = self.disp.saturating_add(*start).saturating_add(pos as i64);
+                return f(file_offset(at)?, 0, len);
+            }
+            Tile::Pieces { size, extent, pieces, starts } => (*size as u64, *extent, pieces, starts),
+        };
+        if size == 0 {
+            return Err(err(MPI_ERR_IO, "the file view's filetype has no data: nothing can be accessed"));
+        }
+        let (mut tile, within) = (pos / size, (pos % size) as usize);
+        let mut i = starts.partition_point(|&s| s <= within) - 1;
+        let mut skip = within - starts[i];
+        let mut pending: Option<(u64, usize, usize)> = None;
+        let mut done = 0;
+        while done < len {
+            let (off, plen) = pieces[i];
+            let take = (plen - skip).min(len - done);
+            let at = self.disp as i128 + tile as i128 * extent as i128 + off as i128 + skip as i128;
+            let at = file_offset(i64::try_from(at).unwrap_or(-1))?;
+            pending = match pending {
+                Some((f0, d0, l0)) if f0 + l0 as u64 == at => Some((f0, d0, l0 + take)),
+                Some(run) => {
+                    f(run.0, run.1, run.2)?;
+                    Some((at, done, take))
+                }
+                None => Some((at, done, take)),
+            };
+            done += take;
+            skip = 0;
+            i += 1;
+            if i == pieces.len() {
+                i = 0;
+                tile += 1;
+            }
+        }
+        match pending {
+            Some((f0, d0, l0)) => f(f0, d0, l0),
+            None => Ok(()),
+        }
+    }
+
+    /// The absolute byte position of etype `offset` of the view (MPI_File_get_byte_offset).
+    pub fn byte_offset(&self, offset: i64) -> Res<i64> {
+        let pos = self.data_bytes(offset)?;
+        if let Tile::Contiguous { start } = self.tile {
+            return Ok(self.disp + start + pos as i64);
+        }
+        // The byte's own run; a position at the very end of a tile is the next tile's start.
+        let mut first = None;
+        self.runs(pos, 1, |at, _, _| {
+            first.get_or_insert(at);
+            Ok(())
+        })?;
+        Ok(first.unwrap_or(self.disp as u64) as i64)
+    }
+
+    /// Data bytes before etype `offset`.
+    pub fn data_bytes(&self, offset: i64) -> Res<u64> {
+        if offset < 0 {
+            return Err(err(MPI_ERR_ARG, format!("negative file offset {offset}")));
+        }
+        (offset as u64)
+            .checked_mul(self.esize as u64)
+            .ok_or_else(|| err(MPI_ERR_ARG, format!("file offset {offset} is beyond any file")))
+    }
+
+    /// The view's size in etypes of a file of `file_size` bytes: the etypes of data before
+    /// the end of the file, a partial last one counted (MPI_SEEK_END, MPI_MODE_APPEND).
+    pub fn etypes_in(&self, file_size: u64) -> i64 {
+        let size = file_size as i64;
+        let data = match &self.tile {
+            Tile::Contiguous { start } => (size - self.disp - start).max(0),
+            Tile::Pieces { size: tsize, extent, pieces, .. } => {
+                if *extent <= 0 {
+                    return 0;
+                }
+                let tiles = ((size - self.disp) / extent).max(0);
+                let base = self.disp + tiles * extent;
+                let partial: i64 = pieces.iter().map(|&(off, len)| (size - (base + off)).clamp(0, len as i64)).sum();
+                tiles * *tsize as i64 + partial
+            }
+        };
+        let e = self.esize.max(1) as i64;
+        (data + e - 1) / e
+    }
+}
+
+/// The data representations a view may name, and those registered by the program.
+pub(crate) fn check_datarep(name: &str, filetype: &Layout, native_size: usize, ext_size: usize) -> Res {
+    match name {
+        "native" | "internal" => Ok(()),
+        "external32" if native_size == ext_size => Ok(()),
+        "external32" => Err(err(
+            MPI_ERR_UNSUPPORTED_DATAREP,
+            format!(
+                "external32 views of a filetype whose data changes size ({} native bytes, {ext_size} in external32) \
+                 are not supported",
+                filetype.size()
+            ),
+        )),
+        other if registered().iter().any(|r| r == other) => Err(err(
+            MPI_ERR_UNSUPPORTED_DATAREP,
+            format!(
+                "data representation \"{other}\" is registered, but Billboard does not call conversion functions yet"
+            ),
+        )),
+        other => Err(err(MPI_ERR_UNSUPPORTED_DATAREP, format!("unknown data representation \"{other}\""))),
+    }
+}
+
+fn registered() -> std::sync::MutexGuard<'static, Vec<String>> {
+    static REGISTERED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    REGISTERED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Builds the view's tile from the filetype's layout.
+fn tile_of(filetype: &Layout) -> Tile {
+    let mut pieces: Vec<(i64, usize)> = Vec::new();
+    filetype.for_each_piece(1, |off, len| {
+        match pieces.last_mut() {
+            Some(last) if last.0 + last.1 as i64 == off => last.1 += len,
+            _ => pieces.push((off, len)),
+        }
+        true
+    });
+    if let [(start, len)] = pieces[..] {
+        if len as i64 == filetype.extent() {
+            return Tile::Contiguous { start };
+        }
+    }
+    let mut starts = Vec::with_capacity(pieces.len());
+    let mut at = 0;
+    for &(_, len) in &pieces {
+        starts.push(at);
+        at += len;
+    }
+    Tile::Pieces { size: filetype.size(), extent: filetype.extent(), pieces, starts }
+}
+
+/// Whether `t` is a predefined datatype (returned as is by MPI_File_get_view).
+fn predefined(t: MPI_Datatype) -> bool {
+    is_pair_type(t) || (t != MPI_DATATYPE_NULL && builtin_datatype_size(t).is_some())
+}
+
+/// A copy of `t` the view keeps (the program may free its own): predefined types as they are.
+fn keep(t: MPI_Datatype) -> Res<MPI_Datatype> {
+    if predefined(t) {
+        return Ok(t);
+    }
+    let mut copy = MPI_DATATYPE_NULL;
+    // SAFETY: an exported function of this library, called with a valid output pointer.
+    match unsafe { crate::datatype::PMPI_Type_dup(t, &mut copy) } {
+        MPI_SUCCESS => Ok(copy),
+        class => Err(err(class, format!("cannot keep datatype {t:#x} for the view"))),
+    }
+}
+
+/// Frees the library's copies of a view's types.
+pub(crate) fn release(view: &FileView) {
+    for mut t in [view.etype, view.filetype] {
+        if !predefined(t) {
+            // SAFETY: as in `keep`; the copy is the view's own.
+            unsafe { crate::datatype::PMPI_Type_free(&mut t) };
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_set_view(
+    fh: MPI_File,
+    disp: MPI_Offset,
+    etype: MPI_Datatype,
+    filetype: MPI_Datatype,
+    datarep: *const c_char,
+    info: MPI_Info,
+) -> c_int {
+    call_file("MPI_File_set_view", fh, |f| {
+        if datarep.is_null() {
+            return Err(err(MPI_ERR_ARG, "null datarep pointer"));
+        }
+        // SAFETY: a NUL-terminated string from the caller, checked non-null.
+        let rep = CStr::from_ptr(datarep).to_string_lossy().into_owned();
+        let (el, fl, e_ext, f_ext) = state::with(|m| -> Res<_> {
+            m.check_info(info)?;
+            let el = layout_in(m, etype)?;
+            let fl = layout_in(m, filetype)?;
+            let e_ext = crate::datatype::external32_bytes(m, etype, 1)?;
+            let f_ext = crate::datatype::external32_bytes(m, filetype, 1)?;
+            Ok((el, fl, e_ext, f_ext))
+        })
+        .expect("MPI is running")?;
+        check_datarep(&rep, &fl, fl.size(), f_ext)?;
+        let esize = if rep == "external32" { e_ext } else { el.size() };
+        if esize == 0 || fl.size() % el.size().max(1) != 0 {
+            return Err(err(
+                MPI_ERR_ARG,
+                format!("the filetype ({} bytes) is not made of whole etypes ({} bytes)", fl.size(), el.size()),
+            ));
+        }
+        let disp = if disp == MPI_DISPLACEMENT_CURRENT as MPI_Offset {
+            if !f.sequential() {
+                return Err(err(MPI_ERR_ARG, "MPI_DISPLACEMENT_CURRENT needs a file opened MPI_MODE_SEQUENTIAL"));
+            }
+            let st = f.state();
+            st.view.byte_offset(f.shared.get()?)?
+        } else if disp < 0 {
+            return Err(err(MPI_ERR_ARG, format!("negative displacement {disp}")));
+        } else {
+            disp
+        };
+        if f.state().split.is_some() {
+            return Err(err(MPI_ERR_IO, format!("MPI_File_set_view on {} during a split collective", f.name())));
+        }
+        let view =
+            FileView { disp, etype: keep(etype)?, filetype: keep(filetype)?, datarep: rep, esize, tile: tile_of(&fl) };
+        let old = {
+            let mut st = f.state();
+            st.pointer = 0;
+            std::mem::replace(&mut st.view, view)
+        };
+        release(&old);
+        super::open::set_hints(f, info)?;
+        // Collective: the shared pointer goes back to 0 once every rank is here.
+        super::access::collective_reset_shared(f)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_view(
+    fh: MPI_File,
+    disp: *mut MPI_Offset,
+    etype: *mut MPI_Datatype,
+    filetype: *mut MPI_Datatype,
+    datarep: *mut c_char,
+) -> c_int {
+    call_file("MPI_File_get_view", fh, |f| {
+        let (disp, etype, filetype) = (out(disp, "disp")?, out(etype, "etype")?, out(filetype, "filetype")?);
+        if datarep.is_null() {
+            return Err(err(MPI_ERR_ARG, "null datarep pointer"));
+        }
+        let view = f.state().view.clone();
+        *disp = view.disp;
+        // Derived types are returned as new types the program frees (MPI 4.0 section 14.3).
+        *etype = keep(view.etype)?;
+        *filetype = keep(view.filetype)?;
+        copy_out(&view.datarep, datarep, std::ptr::null_mut(), MPI_MAX_DATAREP_STRING);
+        Ok(())
+    })
+}
+
+counted! {
+    [PMPI_File_get_type_extent; Extent = MPI_Aint] [PMPI_File_get_type_extent_c; Extent = MPI_Count]
+    fn(fh: MPI_File, datatype: MPI_Datatype, extent: *mut Extent) -> c_int {
+        call_file(FUNCTION, fh, |f| {
+            let extent = out(extent, "extent")?;
+            let external = f.state().view.external32();
+            *extent = state::with(|m| -> Res<i64> {
+                if external {
+                    crate::datatype::external32_bytes(m, datatype, 1).map(|b| b as i64)
+                } else {
+                    Ok(crate::datatype::map_of(m, datatype)?.extent())
+                }
+            })
+            .expect("MPI is running")?;
+            Ok(())
+        })
+    }
+}
+
+/// The conversion functions of MPI_Register_datarep (not called: see the module comment).
+type ConversionFn = Option<unsafe extern "C" fn()>;
+
+counted! {
+    [PMPI_Register_datarep; Count = c_int] [PMPI_Register_datarep_c; Count = MPI_Count]
+    fn(
+        datarep: *const c_char,
+        read_conversion_fn: ConversionFn,
+        write_conversion_fn: ConversionFn,
+        dtype_file_extent_fn: ConversionFn,
+        extra_state: *mut c_void,
+    ) -> c_int {
+        let _ = (read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
+        call_no_file(FUNCTION, MPI_FILE_NULL, || {
+            if datarep.is_null() {
+                return Err(err(MPI_ERR_ARG, "null datarep pointer"));
+            }
+            // SAFETY: a NUL-terminated string from the caller, checked non-null.
+            let name = CStr::from_ptr(datarep).to_string_lossy().into_owned();
+            if name.len() >= MPI_MAX_DATAREP_STRING as usize {
+                return Err(err(MPI_ERR_ARG, format!("data representation name of {} characters", name.len())));
+            }
+            let mut list = registered();
+            if ["native", "internal", "external32"].contains(&name.as_str()) || list.contains(&name) {
+                return Err(err(MPI_ERR_DUP_DATAREP, format!("data representation \"{name}\" already exists")));
+            }
+            list.push(name);
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(disp: i64, pieces: &[(i64, usize)], extent: i64) -> FileView {
+        let size = pieces.iter().map(|p| p.1).sum();
+        let mut starts = vec![];
+        let mut at = 0;
+        for p in pieces {
+            starts.push(at);
+            at += p.1;
+        }
+        FileView { disp, tile: Tile::Pieces { size, extent, pieces: pieces.to_vec(), starts }, ..FileView::default() }
+    }
+
+    fn runs(v: &FileView, pos: u64, len: usize) -> Vec<(u64, usize, usize)> {
+        let mut got = vec![];
+        v.runs(pos, len, |a, b, c| {
+            got.push((a, b, c));
+            Ok(())
+        })
+        .unwrap();
+        got
+    }
+
+    #[test]
+    fn a_strided_view_maps_data_to_runs_every_extent() {
+        // 4 bytes of every 16, from byte 100: rank 1 of 4 writing ints round-robin.
+        let v = view(100, &[(4, 4)], 16);
+        assert_eq!(runs(&v, 0, 12), [(104, 0, 4), (120, 4, 4), (136, 8, 4)]);
+        // Starting inside a piece.
+        assert_eq!(runs(&v, 6, 4), [(122, 0, 2), (136, 2, 2)]);
+        assert_eq!(v.byte_offset(2).unwrap(), 106);
+        assert_eq!(v.etypes_in(124), 8, "bytes 104..108 and 120..124 are before the end");
+    }
+
+    #[test]
+    fn pieces_that_meet_across_tiles_are_one_run() {
+        // Data at the end of one tile and the start of the next: one run.
+        let v = view(0, &[(0, 2), (6, 2)], 8);
+        assert_eq!(runs(&v, 0, 8), [(0, 0, 2), (6, 2, 4), (14, 6, 2)]);
+        let c = FileView { disp: 10, ..FileView::default() };
+        assert_eq!(runs(&c, 5, 3), [(15, 0, 3)]);
+        assert_eq!(c.etypes_in(8), 0);
+    }
+}
