@@ -46,8 +46,10 @@ pub static BARRIER: Switch = Switch::new(
 pub static BARRIER_POST_MIN: Tunable = Tunable::new(
     "BB_COLL_BARRIER_POST_MIN",
     5,
-    "smallest barrier on one host released by one post instead of dissemination; bench/peers barrier, 2 cores, \
-     loaded: 3 ranks 4.7-7.8 vs 6.8-7.0 us, 4 ranks 8.1-10.5 vs 4.0-9.5, 5 ranks 11.1-12.2 vs 14.0-14.1",
+    "smallest barrier on one host released by one post instead of dissemination; bench/peers/coll.c barrier, 2 \
+     cores, post vs dissemination, us: load 6-11: 3 ranks 4.7-7.8 vs 6.8-7.0, 4 ranks 8.1-10.5 vs 4.0-9.5, 5 ranks \
+     11.1-12.2 vs 14.0-14.1; again at load 10 (BB_COLL_BARRIER forced, 3 rounds): 2 ranks >= 1600 vs 0.25-900, \
+     3 ranks 7.7-9.3 vs 6.9-7.6, 4 ranks 10.6-15.9 vs 4.3-11.6, 5 ranks 15.6-25.0 vs 23.1-25.9",
 );
 
 /// Whether a barrier on `comm` gathers arrivals at rank 0 and releases every member with one
