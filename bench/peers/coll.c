@@ -2,15 +2,17 @@
  * program on every MPI (built with each one's mpicc; the MPICH-built binary also runs unchanged
  * on Billboard's library).
  *
- *   coll [--ops reduce,allreduce,bcast,barrier] [--sizes 8K,64K,1M] [--trials N] [--csv]
+ *   coll [--ops reduce,allreduce,bcast,barrier,gather,allgather,scatter,alltoall]
+ *        [--sizes 8K,64K,1M] [--trials N] [--csv]
  *
- * (barrier ignores the size: one row per size, all alike)
+ * (barrier ignores the size: one row per size, all alike; for gather, allgather, scatter and
+ * alltoall the size is each rank's part, so a buffer holds ranks x size)
  *
  * A trial: barrier, then `batch` back-to-back calls (min(16, 64 KiB / size), at least one)
  * timed on every rank; the trial's time is the slowest rank's time / batch (so it runs from
  * the common start until the last rank is done). A tenth of the trials (at least 10) are an
  * untimed warm-up; trials are sorted, the top and bottom 10% dropped, and the median, min and
- * mean of the rest printed. Data are doubles summed with MPI_SUM (root 0 for reduce and bcast);
+ * mean of the rest printed. Data are doubles summed with MPI_SUM (root 0 for the rooted ones);
  * the result of the last call is checked on every rank.
  */
 #include <mpi.h>
@@ -31,8 +33,8 @@ static long parse_size(const char *s) {
     return v;
 }
 
-enum op { REDUCE, ALLREDUCE, BCAST, BARRIER };
-static const char *op_names[] = {"reduce", "allreduce", "bcast", "barrier"};
+enum op { REDUCE, ALLREDUCE, BCAST, BARRIER, GATHER, ALLGATHER, SCATTER, ALLTOALL };
+static const char *op_names[] = {"reduce", "allreduce", "bcast", "barrier", "gather", "allgather", "scatter", "alltoall"};
 
 static void call(enum op op, double *send, double *recv, int count) {
     switch (op) {
@@ -40,11 +42,38 @@ static void call(enum op op, double *send, double *recv, int count) {
     case ALLREDUCE: MPI_Allreduce(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
     case BCAST: MPI_Bcast(send, count, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
     case BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
+    case GATHER: MPI_Gather(send, count, MPI_DOUBLE, recv, count, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+    case ALLGATHER: MPI_Allgather(send, count, MPI_DOUBLE, recv, count, MPI_DOUBLE, MPI_COMM_WORLD); break;
+    case SCATTER: MPI_Scatter(send, count, MPI_DOUBLE, recv, count, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+    case ALLTOALL: MPI_Alltoall(send, count, MPI_DOUBLE, recv, count, MPI_DOUBLE, MPI_COMM_WORLD); break;
     }
+}
+
+/* The value of element i of the part rank `from` sends to rank `to` (gather, allgather: every
+ * part is `from`'s own, to = 0; scatter: from the root). */
+static double part_value(int from, int to, int n, int i) { return from * n + to + 1 + i % 7; }
+
+/* Whether the last call of a data-moving collective left every part where it belongs. */
+static int check_parts(enum op op, const double *recv, int count, int rank, int n) {
+    if (op == GATHER && rank != 0) return 1;
+    int parts = op == SCATTER ? 1 : n;
+    for (int p = 0; p < parts; p++)
+        for (int i = 0; i < count; i++) {
+            double want = op == SCATTER    ? part_value(0, rank, n, i)
+                          : op == ALLTOALL ? part_value(p, rank, n, i)
+                                           : part_value(p, 0, n, i);
+            if (recv[(long)p * count + i] != want) {
+                fprintf(stderr, "coll: %s rank %d part %d element %d: %g, expected %g\n", op_names[op], rank, p, i,
+                        recv[(long)p * count + i], want);
+                return 0;
+            }
+        }
+    return 1;
 }
 
 /* Whether the last call left the expected values (rank r contributes r + 1 + i % 7). */
 static int check(enum op op, const double *send, const double *recv, int count, int rank, int n) {
+    if (op >= GATHER) return check_parts(op, recv, count, rank, n);
     for (int i = 0; i < count; i++) {
         double want, got;
         if (op == BARRIER) return 1; /* nothing to check: it returned */
@@ -92,6 +121,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(o, "allreduce")) op = ALLREDUCE;
         else if (!strcmp(o, "bcast")) op = BCAST;
         else if (!strcmp(o, "barrier")) op = BARRIER;
+        else if (!strcmp(o, "gather")) op = GATHER;
+        else if (!strcmp(o, "allgather")) op = ALLGATHER;
+        else if (!strcmp(o, "scatter")) op = SCATTER;
+        else if (!strcmp(o, "alltoall")) op = ALLTOALL;
         else {
             if (rank == 0) fprintf(stderr, "coll: unknown op %s\n", o);
             MPI_Abort(MPI_COMM_WORLD, 2);
@@ -104,11 +137,19 @@ int main(int argc, char **argv) {
             long bytes = parse_size(s);
             int count = (int)(bytes / sizeof(double));
             if (count < 1) count = 1;
-            double *send = malloc(sizeof(double) * count), *recv = malloc(sizeof(double) * count);
-            for (int i = 0; i < count; i++) {
-                send[i] = (op == BCAST && rank != 0) ? 0 : rank + 1 + i % 7;
-                recv[i] = -1;
-            }
+            /* Parted collectives hold a part per rank on one side or both. */
+            long whole = op >= GATHER ? (long)count * n : count;
+            double *send = malloc(sizeof(double) * whole), *recv = malloc(sizeof(double) * whole);
+            for (long i = 0; i < whole; i++) recv[i] = -1;
+            if (op >= GATHER)
+                for (long i = 0; i < whole; i++) {
+                    int to = (int)(i / count), k = (int)(i % count);
+                    send[i] = op == ALLTOALL ? part_value(rank, to, n, k)
+                              : op == SCATTER ? part_value(0, to, n, k)
+                                              : part_value(rank, 0, n, (int)i);
+                }
+            else
+                for (int i = 0; i < count; i++) send[i] = (op == BCAST && rank != 0) ? 0 : rank + 1 + i % 7;
             long per = 65536 / (count * (long)sizeof(double));
             int batch = per < 1 ? 1 : per > 16 ? 16 : (int)per;
             int warm = trials / 10 < 10 ? 10 : trials / 10;

@@ -138,16 +138,64 @@ fn a_sleeping_rank_is_woken_by_its_data_on_either_route() {
     }
 }
 
+/// Every collective algorithm forced in turn (`BB_COLL_<NAME>`) on 1 to 8 ranks (8
+/// oversubscribe the 2 cores): bb-coll checks every result against the value each rank
+/// computes alone. The table's own mix of algorithms is not here: in a debug build it fails
+/// on 3 and 6 ranks, on main's library too (the ignored test below). Large messages go by the pipelined copy here: with single
+/// and shared copies a receiver's ring state gets overwritten (see
+/// `single_copies_under_collectives_on_6_to_8_ranks`), a defect of the engine's large-message
+/// path that these algorithms do not cause and must not hide.
+const ALGORITHMS: [&[(&str, &str)]; 3] = [
+    &[
+        ("BB_COLL_BCAST", "post"),
+        ("BB_COLL_BARRIER", "post"),
+        ("BB_COLL_REDUCE", "post"),
+        ("BB_COLL_ALLREDUCE", "post"),
+        ("BB_COLL_ALLGATHER", "post"),
+    ],
+    &[
+        ("BB_COLL_BCAST", "tree"),
+        ("BB_COLL_BARRIER", "dissemination"),
+        ("BB_COLL_REDUCE", "tree"),
+        ("BB_COLL_ALLREDUCE", "tree"),
+        ("BB_COLL_ALLGATHER", "gather-bcast"),
+    ],
+    &[("BB_COLL_REDUCE", "split"), ("BB_COLL_ALLREDUCE", "split")],
+];
+
 #[test]
-fn collectives_on_1_to_5_ranks() {
-    // Broadcasts and barriers as one post read by all, and by messages.
-    for (bcast, barrier) in [("1", "3"), ("0", "0")] {
-        for n in 1..=5 {
-            let env = [("BB_COLL_BCAST", bcast), ("BB_COLL_BARRIER", barrier)];
-            let job = run(n, "bb-coll", &[], &env, T);
+fn collectives_on_1_to_8_ranks_by_every_algorithm() {
+    for algorithms in ALGORITHMS {
+        let env: Vec<_> = algorithms.iter().copied().chain([("BB_SHM_SINGLE_COPY", "0")]).collect();
+        for n in 1..=8 {
+            let job = run(n, "bb-coll", &["large"], &env, T);
             job.assert_success();
-            assert!(job.stdout().contains(&format!("ok coll on {n} ranks")), "{}", job.stdout());
+            assert!(job.stdout().contains(&format!("ok coll on {n} ranks")), "{env:?}: {}", job.stdout());
         }
+    }
+}
+
+/// The collectives with single and shared copies on (the receiver reads the sender's memory;
+/// in a shared copy the sender also writes the back of the message into the receiver's
+/// buffer). A receiver fails with "a ring record of form 30 (40, 144, 360) and length 0" from a
+/// peer: its ring state was overwritten. Seen: the table on 7 ranks (2 runs in 3), binomial
+/// trees on 6 and 8 ranks with reductions of 300,000 B (every run, shared copies off too);
+/// main at 8099a24 fails alike (this branch's bb-coll on its library, trees forced by
+/// BB_REDUCE_SPLIT_MIN(_MANY)=1g); BB_SHM_SINGLE_COPY=0 passes. Also, in a debug build and
+/// with single copies off, the table's own mix on 3 ranks (reductions by post or tree up to
+/// 64 KiB, then split ones) fails every run ("form 30"), on main's library too (main's
+/// tree-then-split), and without split reductions on 6 ranks; every algorithm forced alone
+/// passes. A defect below the collectives (every message they send is an ordinary one),
+/// ignored here until it is fixed.
+#[test]
+#[ignore = "engine defect: single/shared copies under collectives on 6 to 8 ranks overwrite a receiver's ring state"]
+fn single_copies_under_collectives_on_6_to_8_ranks() {
+    let trees = [("BB_COLL_REDUCE", "tree"), ("BB_COLL_ALLREDUCE", "tree"), ("BB_SHM_SHARED_COPY", "0")];
+    for _ in 0..3 {
+        run(3, "bb-coll", &["large"], &[("BB_SHM_SINGLE_COPY", "0")], T).assert_success();
+        run(7, "bb-coll", &[], &[], T).assert_success();
+        run(6, "bb-coll", &["large"], &trees, T).assert_success();
+        run(8, "bb-coll", &["large"], &trees, T).assert_success();
     }
 }
 

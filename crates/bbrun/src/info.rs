@@ -2,12 +2,24 @@
 //! as an aligned table.
 
 use billboard::transport::routes::{route_between, Route, RouteChoice};
-use billboard::tunables::{self, Tunable};
+use billboard::tunables::{self, Switch, Tunable};
 
 pub fn print() {
     let ours: [&Tunable; 1] = [&crate::agent_link::GREETING_WAIT];
     let all: Vec<&Tunable> = tunables::all().iter().copied().chain(ours).collect();
     print!("{}", table(&all));
+    print!("\n{}", switches_text(tunables::switches()));
+}
+
+/// The collective algorithm switches: each with the algorithm forced here ("auto" when the
+/// library's table chooses) and the algorithms it may name.
+fn switches_text(switches: &[&Switch]) -> String {
+    let width = switches.iter().map(|s| s.env.len()).max().unwrap_or(0);
+    let mut text = String::from("COLLECTIVE ALGORITHMS (BB_COLL_<NAME>=<algorithm> forces one for every call; unset: the table in coll/select.rs)\n");
+    for s in switches {
+        text.push_str(&format!("{:<width$}  {:<13}  {}: {}\n", s.env, s.shown(), s.algorithms.join("|"), s.doc));
+    }
+    text
 }
 
 /// The route between every pair of ranks of `placement`, as the library will choose it
@@ -98,6 +110,14 @@ mod tests {
         let udp = routes_text(&p, RouteChoice::parse("udp").unwrap());
         assert!(udp.contains("BB_ROUTES=udp") && udp.lines().nth(2).unwrap().ends_with("   - udp udp"), "{udp}");
         assert!(RouteChoice::parse("carrier-pigeon").is_err());
+    }
+
+    #[test]
+    fn switches_list_their_algorithms() {
+        static S: Switch = Switch::new("BB_TEST_SWITCH_UNSET", &["post", "tree"], "a choice");
+        let text = switches_text(&[&S]);
+        assert!(text.lines().nth(1).unwrap().starts_with("BB_TEST_SWITCH_UNSET  auto"), "{text}");
+        assert!(text.contains("post|tree: a choice"), "{text}");
     }
 
     #[test]

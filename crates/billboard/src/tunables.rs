@@ -62,6 +62,46 @@ impl Tunable {
     }
 }
 
+/// A choice among named algorithms read once from the environment (`BB_COLL_<NAME>=<algorithm>`):
+/// unset, the library chooses by its own table; set, every choice it governs takes that one.
+pub struct Switch {
+    /// Environment variable that forces an algorithm, e.g. `BB_COLL_ALLREDUCE`.
+    pub env: &'static str,
+    /// The algorithms it may name.
+    pub algorithms: &'static [&'static str],
+    /// What it chooses and how the table chooses when it is unset, in one line.
+    pub doc: &'static str,
+    value: OnceLock<Option<usize>>,
+}
+
+impl Switch {
+    pub const fn new(env: &'static str, algorithms: &'static [&'static str], doc: &'static str) -> Self {
+        Switch { env, algorithms, doc, value: OnceLock::new() }
+    }
+
+    /// The algorithm forced for this process (its index in `algorithms`), if any. A name that
+    /// is not one of them is reported once on stderr and ignored.
+    pub fn forced(&self) -> Option<usize> {
+        *self.value.get_or_init(|| {
+            let text = std::env::var(self.env).ok()?;
+            let found = self.algorithms.iter().position(|a| a.eq_ignore_ascii_case(text.trim()));
+            if found.is_none() {
+                eprintln!(
+                    "billboard: ignoring {}={text:?}: expected one of {}; the library chooses",
+                    self.env,
+                    self.algorithms.join(", ")
+                );
+            }
+            found
+        })
+    }
+
+    /// What `bbrun --info` shows as its value: the forced algorithm, or "auto".
+    pub fn shown(&self) -> &'static str {
+        self.forced().map_or("auto", |i| self.algorithms[i])
+    }
+}
+
 /// Parses `123`, `64k`, `4m`, `1g` (binary multiples), `0x40`.
 pub fn parse_size(text: &str) -> Option<usize> {
     let t = text.trim();
@@ -93,8 +133,7 @@ pub fn all() -> &'static [&'static Tunable] {
         &engine::ladder::SLEEP_US,
         &transport::shm::EAGER_INLINE,
         &engine::protocol::EAGER_MAX,
-        &crate::coll::select::BCAST,
-        &crate::coll::select::BARRIER,
+        &crate::coll::select::BARRIER_POST_MIN,
         &transport::tcp::EAGER_MAX,
         &transport::tcp::CHUNK,
         &transport::tcp::setup::CONNECT_TIMEOUT_MS,
@@ -106,9 +145,16 @@ pub fn all() -> &'static [&'static Tunable] {
         &crate::coll::select::REDUCE_SPLIT_MIN,
         &crate::coll::select::REDUCE_SPLIT_MIN_MANY,
         &crate::coll::select::REDUCE_SEGMENT,
+        &crate::coll::select::ALLREDUCE_POST_MAX,
+        &crate::coll::select::ALLREDUCE_POST_RANKS,
         &crate::VERBOSE,
     ];
     ALL
+}
+
+/// Every algorithm switch of the collectives, for `bbrun --info`.
+pub fn switches() -> &'static [&'static Switch] {
+    crate::coll::select::SWITCHES
 }
 
 #[cfg(test)]

@@ -54,6 +54,7 @@ use std::ops::Range;
 use std::sync::{Mutex, MutexGuard};
 
 use super::comm::{Communicator, SendMode, Source, TagMatch, FIRST_FREE_CONTEXT};
+use crate::coll::schedule::{binomial_children, binomial_parent};
 use crate::engine::EngineRef;
 use crate::{Error, Result};
 
@@ -337,31 +338,23 @@ fn allreduce(
             b.copy_from_slice(&w.to_ne_bytes());
         }
     };
-    // Position `me`'s children are me + s for the powers of two s below its lowest set bit.
-    let low = if me == 0 { n.next_power_of_two() } else { me & me.wrapping_neg() };
-    let mut s = 1;
-    while s < low {
-        if me + s < n {
-            parent.recv_on(ctx, &mut buf, Source::Rank(group[me + s]), TagMatch::Tag(tag))?;
-            combine(words, &buf);
-        }
-        s *= 2;
+    // The binomial tree rooted at position 0 (coll/schedule.rs): AND up, the result back down.
+    let children = || binomial_children(me, 0, n);
+    for child in children() {
+        parent.recv_on(ctx, &mut buf, Source::Rank(group[child]), TagMatch::Tag(tag))?;
+        combine(words, &buf);
     }
-    if me != 0 {
+    if let Some(up) = binomial_parent(me, 0, n) {
         pack(&mut buf, words);
-        parent.send_on(ctx, &buf, group[me - low], tag, SendMode::Standard)?;
-        parent.recv_on(ctx, &mut buf, Source::Rank(group[me - low]), TagMatch::Tag(tag))?;
+        parent.send_on(ctx, &buf, group[up], tag, SendMode::Standard)?;
+        parent.recv_on(ctx, &mut buf, Source::Rank(group[up]), TagMatch::Tag(tag))?;
         for (w, b) in words.iter_mut().zip(buf.chunks_exact(8)) {
             *w = u64::from_ne_bytes(b.try_into().expect("8 bytes"));
         }
     }
     pack(&mut buf, words);
-    let mut s = low / 2;
-    while s > 0 {
-        if me + s < n {
-            parent.send_on(ctx, &buf, group[me + s], tag, SendMode::Standard)?;
-        }
-        s /= 2;
+    for child in children() {
+        parent.send_on(ctx, &buf, group[child], tag, SendMode::Standard)?;
     }
     Ok(())
 }

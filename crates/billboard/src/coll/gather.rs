@@ -38,7 +38,8 @@ impl Communicator {
         unsafe { self.iscatterv_raw(send, recv.as_mut_ptr(), recv.len(), root) }?.wait()
     }
 
-    /// Every rank's `send` into every rank's `recv` at `layout[r]`: gather to 0, then bcast.
+    /// Every rank's `send` into every rank's `recv` at `layout[r]`: each rank's one post to all,
+    /// or gather to 0 then bcast (`select.rs`).
     pub fn allgatherv_bytes(&self, send: &[u8], recv: &mut [u8], layout: Layout<'_>) -> Result<()> {
         // SAFETY: as above.
         unsafe { self.iallgatherv_raw(send.as_ptr(), send.len(), recv.as_mut_ptr(), recv.len(), layout) }?.wait()
@@ -108,7 +109,11 @@ impl Communicator {
             return self.inter_iallgatherv_raw(send, send_len, recv, recv_len, layout);
         }
         check_layout("allgather", recv_len, layout, self.size())?;
+        let posted = super::select::allgather_posts(self, send_len);
         self.nonblocking(None, |plan| {
+            if posted {
+                return plan.allgather_post((send, send_len), recv, layout);
+            }
             plan.gather(send, send_len, (self.rank() == 0).then_some((recv, recv_len, layout)), 0)?;
             plan.bcast(recv, recv_len, 0)
         })

@@ -9,11 +9,13 @@
 //! `op(invec, inoutvec)` leaves `invec ⊕ inoutvec` in `inoutvec`, for operators that may be
 //! non-commutative (the result is always `v0 ⊕ v1 ⊕ … ⊕ v(n-1)` in rank order).
 
+mod allgather_post;
 mod bcast;
 mod gather;
 mod inter;
 mod nonblocking;
 mod reduce;
+mod reduce_post;
 mod reduce_split;
 mod scan;
 pub(crate) mod schedule;

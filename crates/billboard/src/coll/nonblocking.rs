@@ -9,7 +9,7 @@
 
 use super::gather::{check_layout, Layout};
 use super::schedule::{binomial_children, binomial_parent};
-use super::select::reduce_splits;
+use super::select::{reduce_by, ReduceBy};
 use super::Reduction;
 use crate::engine::sched::{Local, Msg, ReduceFn, SchedId, Scheds};
 use crate::engine::EngineLink;
@@ -126,7 +126,7 @@ impl Plan<'_, '_> {
 
     /// Adds a send of `len` bytes at `buf` to every rank but this one to the round being
     /// written: one post they all read where the routes allow.
-    fn send_to_all(&mut self, buf: *const u8, len: usize) {
+    pub(super) fn send_to_all(&mut self, buf: *const u8, len: usize) {
         let (me, n, comm) = (self.comm.rank(), self.comm.size(), self.comm);
         let peers = (0..n).filter(|&r| r != me).map(|r| comm.world_rank(r));
         self.scheds.get(self.id).multicast(peers, self.context, me as u32, self.tag, buf, len);
@@ -192,9 +192,10 @@ impl Plan<'_, '_> {
 
 impl Plan<'_, '_> {
     /// Reduction of `len` bytes into `recv` at `root`, or everywhere when `root` is `None`
-    /// (allreduce): cut into blocks when large (`select.rs`), else a binomial tree (and a
-    /// broadcast). `send` may be `recv` and stays readable until the operation ends;
-    /// `elements` is the element size and whether the operator is commutative.
+    /// (allreduce), by the algorithm `select.rs` chooses: cut into blocks when large, posts on
+    /// one host when small, else a binomial tree (and a broadcast). `send` may be `recv` and
+    /// stays readable until the operation ends; `elements` is the element size and whether
+    /// the operator is commutative.
     fn reduction(
         &mut self,
         send: *const u8,
@@ -203,8 +204,10 @@ impl Plan<'_, '_> {
         root: Option<usize>,
         elements: (usize, bool),
     ) -> Result<()> {
-        if reduce_splits(len, self.comm.size()) {
-            return self.reduce_split(send, recv, len, root, elements);
+        match reduce_by(self.comm, len, root.is_some()) {
+            ReduceBy::Split => return self.reduce_split(send, recv, len, root, elements),
+            ReduceBy::Post => return self.reduce_post(send, recv, len, root),
+            ReduceBy::Tree => {}
         }
         self.reduce(send, recv, len, root.unwrap_or(0))?;
         match root {

@@ -79,10 +79,12 @@ impl Plan<'_, '_> {
         if gather_now {
             self.gather_blocks(recv, at)?;
         }
-        if first == me {
+        // An empty block (fewer elements than ranks) has nothing to fold: the operator is not
+        // called on it (a user's function may not expect a count of 0).
+        if first == me && size > 0 {
             self.then(Local::Copy { from: own, to: acc, len: size });
         }
-        for k in (0..n).rev().filter(|&k| k != first) {
+        for k in (0..n).rev().filter(|&k| k != first && size > 0) {
             self.then(Local::Combine { from: parts[k], into: acc, len: size });
         }
         self.end_round();

@@ -170,11 +170,11 @@ fn reduction(op: MPI_Op, t: MPI_Datatype, layout: &datatype::Layout) -> Res<bill
     .expect("MPI is running")
 }
 
-/// Whether a blocking reduction of `count` elements of `t` runs as its schedule (start +
-/// wait), because the schedule cuts large vectors into blocks; small ones take the direct
-/// binomial form, which allocates less.
-fn scheduled_reduction(c: &Communicator, count: i64, t: MPI_Datatype) -> Res<bool> {
-    Ok(c.reduction_splits(datatype::layout(t)?.reduce_bytes(count)?))
+/// Whether a blocking reduction of `count` elements of `t` (to a root when `rooted`) runs as
+/// its schedule (start + wait): every algorithm but the binomial tree, whose direct form
+/// allocates less.
+fn scheduled_reduction(c: &Communicator, count: i64, t: MPI_Datatype, rooted: bool) -> Res<bool> {
+    Ok(c.reduction_scheduled(datatype::layout(t)?.reduce_bytes(count)?, rooted))
 }
 
 /// What a rooted collective's `root` makes of this process: the root (`Here`), a process that

@@ -91,7 +91,7 @@ counted! {
                 _ => c.rank(),
             };
             // An intercommunicator's form, and large vectors, are schedules: started and waited for.
-            if c.is_inter() || scheduled_reduction(&c, count, t)? {
+            if c.is_inter() || scheduled_reduction(&c, count, t, true)? {
                 let (coll, done) = ireduce((sendbuf, recvbuf, count, t, op), root, &c)?;
                 return Scheduled { coll, done }.wait();
             }
@@ -124,7 +124,7 @@ counted! {
         let count = i64::from(count);
         call_unlocked(FUNCTION, comm, || {
             let c = comm_ref(comm)?;
-            if c.is_inter() || scheduled_reduction(&c, count, t)? {
+            if c.is_inter() || scheduled_reduction(&c, count, t, false)? {
                 let (coll, done) = iallreduce((sendbuf, recvbuf, count, t, op), &c)?;
                 return Scheduled { coll, done }.wait();
             }
