@@ -1,6 +1,6 @@
-//! The MPI 3.1 functions our mpi.h declares that Billboard does not implement yet: dynamic and
-//! shared-memory windows (the rest of one-sided communication is in `win/`, with its own
-//! unsupported calls), non-blocking and neighbourhood collectives, inter-communicators,
+//! The MPI 3.1 functions our mpi.h declares that Billboard does not implement yet: shared-memory
+//! windows (the rest of one-sided communication is in `win/`, with its own unsupported
+//! calls), non-blocking and neighbourhood collectives, inter-communicators,
 //! dynamic processes, generalized requests, the tools interface (MPI_T_*). Each is exported, so
 //! a program built for MPICH that references one still loads and runs; a call reports a clear
 //! MPI_ERR_OTHER through the error handler (MPI_T functions, which never invoke handlers,
@@ -39,12 +39,6 @@ macro_rules! unsupported_on_comm {
     };
 }
 
-unsupported_on_comm!(
-    PMPI_Win_create_dynamic,
-    "MPI_Win_create_dynamic",
-    (info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win),
-    comm
-);
 unsupported_on_comm!(
     PMPI_Comm_disconnect,
     "MPI_Comm_disconnect",
