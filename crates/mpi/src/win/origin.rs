@@ -13,7 +13,6 @@ use std::ffi::c_void;
 use billboard::{Communicator, Request, SendMode, Source, TagMatch};
 
 use super::serve::{Request as Ask, ANSWER_WHEN_GRANTED, TAG_ANSWER, TAG_REQUEST};
-use super::target::Access;
 use crate::abi::*;
 use crate::datatype::{view, Dir, Layout, Staging};
 use crate::error::Res;
@@ -126,14 +125,15 @@ pub(crate) struct Landing {
     pub layout: Layout,
 }
 
-/// Sends operation `access` to `target`; a get-type one's answer is received into `landing`.
+/// Sends operation request `msg` (made by the caller: [`Ask::Op`], the encoded operation and
+/// its data) to `target`; a get-type one's answer is received into `landing`.
 /// Returns the wait for the answer when `detach` is set (request-based calls hand it to the
 /// program), else keeps it in `t`.
 pub(crate) fn operate(
     comm: &Communicator,
     target: usize,
     t: &mut Target,
-    access: &Access,
+    msg: Vec<u8>,
     landing: Option<Landing>,
     detach: bool,
 ) -> Res<Option<Wait>> {
@@ -146,9 +146,7 @@ pub(crate) fn operate(
         let req = unsafe { expect(comm, target, v.ptr(), v.len()) }?;
         answer = Some(Wait { req, staged: v.into_staging(), _bytes: Vec::new() });
     }
-    let mut bytes = Ask::Op.header(0);
-    access.encode(&mut bytes);
-    send(comm, target, bytes, &mut t.waits)?;
+    send(comm, target, msg, &mut t.waits)?;
     // An answer confirms every operation before it (the target answers in order).
     t.unflushed = answer.is_none();
     match answer {

@@ -8,6 +8,7 @@
 use std::ffi::{c_int, c_void};
 
 use super::origin::{operate, Landing, Wait};
+use super::serve::Request as Ask;
 use super::target::{op_name, Access, Kind, Shape};
 use super::{win_call, Epoch};
 use crate::abi::*;
@@ -81,8 +82,13 @@ fn element(m: &Mpi, t: MPI_Datatype) -> Res<Option<MPI_Datatype>> {
     }
 }
 
-/// The target data of `count` instances of `l` at byte `offset` of the window.
+/// The target data of `count` instances of `l` at byte `offset` of the window: one block
+/// when the data is contiguous (so the target copies it in one piece, not per element).
 fn shape_of(l: &Layout, offset: i64, count: c_int) -> Shape {
+    if let Some(lb) = l.contiguous(count as usize) {
+        let bytes = l.size() * count as usize;
+        return Shape { offset: offset + lb, count: 1, extent: bytes as i64, blocks: vec![(0, bytes)] };
+    }
     let (extent, blocks) = match l {
         Layout::Dense(size) => (*size as i64, vec![(0, *size)]),
         Layout::Map(map) => (map.extent(), map.blocks()),
@@ -202,7 +208,7 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
         }
         same_element(&b, what)?;
         // SAFETY: MPI's contract: the buffer holds `count` instances of its datatype.
-        data.extend_from_slice(view(&l, b.addr, b.count, Dir::Read)?.bytes());
+        data.push(view(&l, b.addr, b.count, Dir::Read)?);
     }
     let result = match c.result {
         Some(b) => {
@@ -223,10 +229,19 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
         // exist): the call is checked, and done.
         return Ok(None);
     }
-    let access = Access { kind: c.kind, op: c.op, elem: elem.unwrap_or(MPI_DATATYPE_NULL), target: shape, data };
+    let elem = elem.unwrap_or(MPI_DATATYPE_NULL);
+    let access = Access { kind: c.kind, op: c.op, elem, target: shape, data: Vec::new() };
+    // The request: its header, the operation's, then the origin data straight from the views.
+    let data_len: usize = data.iter().map(|v| v.len()).sum();
+    let mut msg = Vec::with_capacity(16 + 64 + 16 * access.target.blocks.len() + data_len);
+    msg.extend_from_slice(&Ask::Op.header(0));
+    access.encode_header(data_len, &mut msg);
+    for v in &data {
+        msg.extend_from_slice(v.bytes());
+    }
     let w = m.win_mut(win)?;
     w.issued = true;
-    operate(&w.comm, target, &mut w.targets[target], &access, result, detach)
+    operate(&w.comm, target, &mut w.targets[target], msg, result, detach)
 }
 
 #[no_mangle]

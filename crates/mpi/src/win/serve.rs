@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 
 use billboard::engine::{Handler, Replies};
 
-use super::target::{apply, Access, Kind};
+use super::target::{apply_data, Access, Kind};
 use crate::abi::*;
 use crate::ops::Combiner;
 
@@ -218,14 +218,13 @@ impl Exposure {
 
     /// Applies one operation to the window memory, answering a get-type one with its data.
     fn operate(&mut self, origin: usize, bytes: &[u8], out: &mut Replies) {
-        let access = match Access::decode_all(bytes) {
-            Ok(mut a) if a.len() == 1 => a.pop().expect("one"),
-            Ok(_) => return self.complain(origin, "an RMA operation request holds no single operation"),
+        let (access, data) = match Access::decode_one(bytes) {
+            Ok(a) => a,
             Err(e) => return self.complain(origin, &e),
         };
         let mut reply = Vec::with_capacity(access.reply_bytes());
         let outcome = match combiner(&access) {
-            Ok(mut combine) => self.apply(&access, &mut *combine, &mut reply),
+            Ok(mut combine) => self.apply(&access, data, &mut *combine, &mut reply),
             Err(e) => Err(e),
         };
         if let Err(e) = outcome {
@@ -237,7 +236,13 @@ impl Exposure {
         }
     }
 
-    fn apply(&self, a: &Access, combine: &mut dyn FnMut(&[u8], &mut [u8]), reply: &mut Vec<u8>) -> Result<(), String> {
+    fn apply(
+        &self,
+        a: &Access,
+        data: &[u8],
+        combine: &mut dyn FnMut(&[u8], &mut [u8]),
+        reply: &mut Vec<u8>,
+    ) -> Result<(), String> {
         match &self.memory {
             Memory::Fixed { base, size } => {
                 let window: &mut [u8] = if *size == 0 {
@@ -247,7 +252,7 @@ impl Exposure {
                     // handler first); MPI forbids the program conflicting accesses meanwhile.
                     unsafe { std::slice::from_raw_parts_mut(*base as *mut u8, *size) }
                 };
-                apply(window, a, combine, reply)
+                apply_data(window, a, data, combine, reply)
             }
             Memory::Dynamic(regions) => {
                 let (lo, hi) = a.target.span().unwrap_or((0, 0));
@@ -262,7 +267,7 @@ impl Exposure {
                 let window = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, len) };
                 let mut local = a.clone();
                 local.target.offset -= at as i64;
-                apply(window, &local, combine, reply)
+                apply_data(window, &local, data, combine, reply)
             }
         }
     }
