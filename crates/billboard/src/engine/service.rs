@@ -153,8 +153,13 @@ impl<C: Channel> Engine<C> {
     #[cold]
     #[inline(never)]
     pub(super) fn run_services(&mut self) -> bool {
+        // One poll of every peer first: the round's own poll may have looked at the awaited
+        // peer only (a hint), and a call whose answer comes at once (a lock of one's own
+        // window, polled in a loop by OpenCoarrays' event wait) would then never see the
+        // requests of the others.
+        let core = &mut self.core;
+        let mut busy = self.chan.poll(None, |peer, h, payload| core.on_record(peer, h, payload)) > 0;
         let mut services = std::mem::take(&mut self.services);
-        let mut busy = false;
         for s in &mut services {
             busy |= s.run(self);
         }

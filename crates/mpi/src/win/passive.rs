@@ -10,7 +10,7 @@
 use std::ffi::c_int;
 
 use super::origin::{finish_all, lock_now, start_flush, start_unlock, Wait};
-use super::{win_call, win_call_unlocked, Epoch, Win};
+use super::{win_call_unlocked, Epoch, Win};
 use crate::abi::*;
 use crate::error::{err, Res};
 use crate::state::{self, Mpi};
@@ -176,9 +176,12 @@ pub unsafe extern "C" fn PMPI_Win_flush_local_all(win: MPI_Win) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_sync(win: MPI_Win) -> c_int {
     // The memory is one copy (MPI_WIN_UNIFIED): a full fence orders this process's loads and
-    // stores of the window with the handler's, which runs on this process's threads.
-    win_call("MPI_Win_sync", win, |m| {
-        m.win(win)?;
+    // stores of the window with the handler's, which runs on this process's threads. And one
+    // round of progress: programs wait for a remote update by polling their window with
+    // MPI_Win_sync between loads (OpenCoarrays' event wait does), and only progress applies it.
+    win_call_unlocked("MPI_Win_sync", win, || {
+        let comm = state::with(|m| m.win(win).map(|w| w.comm.clone())).expect("MPI is running")?;
+        comm.progress();
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         Ok(())
     })
