@@ -23,6 +23,7 @@ mod passive;
 mod pscw;
 mod rma;
 mod serve;
+mod shared;
 mod target;
 
 use std::ffi::{c_char, c_int, c_void};
@@ -112,6 +113,8 @@ pub(crate) struct Win {
     service: u32,
     /// A dynamic window's attached regions (None: the window is `base`, `size`).
     regions: Option<serve::Regions>,
+    /// A shared window's mapping of every member's part (MPI_Win_allocate_shared).
+    shared: Option<shared::Mapping>,
     _memory: Option<Memory>,
 }
 
@@ -282,6 +285,7 @@ fn create(
         exposed: None,
         service,
         regions,
+        shared: None,
         _memory: memory,
     };
     Ok(state::with(|m| m.add_win(w)).expect("MPI is running"))
@@ -471,23 +475,6 @@ pub unsafe extern "C" fn PMPI_Win_call_errhandler(win: MPI_Win, errorcode: c_int
         Ok(())
     })
 }
-
-/// Calls that need memory this library does not share: each reports which call is not
-/// supported, through the window's handler.
-macro_rules! not_yet {
-    ($pmpi:ident, $name:literal, $why:literal, ($($arg:ident: $t:ty),*), $win:ident) => {
-        #[no_mangle]
-        pub unsafe extern "C" fn $pmpi($($arg: $t),*) -> c_int {
-            $(let _ = $arg;)*
-            win_call($name, $win, |m| {
-                m.win($win)?;
-                Err(err(MPI_ERR_OTHER, concat!($name, " is not supported by Billboard yet: ", $why)))
-            })
-        }
-    };
-}
-
-not_yet!(PMPI_Win_shared_query, "MPI_Win_shared_query", "shared-memory windows (MPI_Win_allocate_shared) are not implemented", (win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void), win);
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> c_int {
