@@ -1,6 +1,7 @@
 //! Windows (MPI 3.1 chapter 11, one-sided communication): creation (MPI_Win_create,
-//! MPI_Win_allocate, MPI_Win_create_dynamic with attach/detach), MPI_Win_free, names, group,
-//! info, the predefined attributes, and window error handlers. The RMA calls are in `rma.rs`;
+//! MPI_Win_allocate, MPI_Win_create_dynamic with attach/detach; MPI_Win_allocate_shared in
+//! `shared.rs`), MPI_Win_free, names, group, info, the predefined attributes, and window
+//! error handlers. The RMA calls are in `rma.rs`;
 //! each synchronisation has its file: `fence.rs`, `passive.rs` (lock, unlock, flush, sync),
 //! `pscw.rs` (post, start, complete, wait, test); `origin.rs` is what they share at the
 //! origin, `serve.rs` the target's handler, `target.rs` the operations' format and effect.
@@ -10,8 +11,10 @@
 //! in every round of progress: an RMA call sends its operation to the target at once, and the
 //! target applies it whenever it is inside any MPI call. Synchronisation calls wait for the
 //! target's answers (flush, unlock) or for the ends of epochs it was sent (fence, wait).
-//! A target that never enters MPI serves nobody: within a node that would need the window in
-//! shared memory, which this library does not do yet.
+//! A target that never enters MPI serves nobody: RMA calls reach a window only through its
+//! owner's handler, even a shared window's (`shared.rs`), whose memory the program itself
+//! may load and store across the node. Origins that copy straight into such memory, and a
+//! progress thread for the rest, are still to come.
 //!
 //! Errors of window calls go through the window's error handler (MPI_ERRORS_ARE_FATAL unless
 //! the program sets another; windows do not inherit their communicator's); errors of the
