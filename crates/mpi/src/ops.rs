@@ -182,7 +182,7 @@ fn loc<V: Copy + PartialOrd>(stride: usize, min: bool) -> Combiner {
     })
 }
 
-fn predefined(op: MPI_Op, t: MPI_Datatype) -> Option<Combiner> {
+pub(crate) fn predefined(op: MPI_Op, t: MPI_Datatype) -> Option<Combiner> {
     if matches!(op, MPI_MINLOC | MPI_MAXLOC) {
         let min = op == MPI_MINLOC;
         return Some(match t {

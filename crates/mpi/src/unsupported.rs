@@ -1,7 +1,6 @@
-//! The MPI 3.1 functions our mpi.h declares that Billboard does not implement yet: dynamic and
-//! shared-memory windows (the rest of one-sided communication is in `win/`, with its own
-//! unsupported calls), non-blocking and neighbourhood collectives, inter-communicators,
-//! dynamic processes, generalized requests, the tools interface (MPI_T_*). Each is exported, so
+//! The MPI 3.1 functions our mpi.h declares that Billboard does not implement yet (one-sided
+//! communication is all in `win/`): non-blocking and neighbourhood collectives,
+//! inter-communicators, dynamic processes, generalized requests, the tools interface (MPI_T_*). Each is exported, so
 //! a program built for MPICH that references one still loads and runs; a call reports a clear
 //! MPI_ERR_OTHER through the error handler (MPI_T functions, which never invoke handlers,
 //! return it directly). A few small ones are real here: MPI_Comm_get_parent (no parent: this
@@ -39,12 +38,6 @@ macro_rules! unsupported_on_comm {
     };
 }
 
-unsupported_on_comm!(
-    PMPI_Win_create_dynamic,
-    "MPI_Win_create_dynamic",
-    (info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win),
-    comm
-);
 unsupported_on_comm!(
     PMPI_Comm_disconnect,
     "MPI_Comm_disconnect",
@@ -85,7 +78,6 @@ unsupported!(PMPI_Neighbor_alltoallw, "MPI_Neighbor_alltoallw");
 unsupported!(PMPI_Open_port, "MPI_Open_port");
 unsupported!(PMPI_Publish_name, "MPI_Publish_name");
 unsupported!(PMPI_Unpublish_name, "MPI_Unpublish_name");
-unsupported!(PMPI_Win_allocate_shared, "MPI_Win_allocate_shared");
 
 unsupported_tool!(PMPI_T_category_changed);
 unsupported_tool!(PMPI_T_category_get_categories);

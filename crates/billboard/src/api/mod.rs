@@ -6,6 +6,7 @@ mod datatype;
 mod intercomm;
 mod request;
 mod scope;
+mod service;
 mod universe;
 
 pub use comm::{Background, Communicator, Message, SendMode, Source, TagMatch, ANY_SOURCE, ANY_TAG};

@@ -10,7 +10,8 @@ pub mod scatter;
 pub(crate) mod sched;
 mod wait;
 
-pub(crate) use progress::{Engine, Pending, Started};
+pub(crate) use progress::{Engine, Pending, Service, Started};
+pub use progress::{Handler, Replies};
 
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;

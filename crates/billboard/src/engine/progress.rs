@@ -28,6 +28,8 @@ mod failure;
 mod pipeline;
 #[path = "records.rs"]
 mod records;
+#[path = "service.rs"]
+mod service;
 #[path = "shared_copy.rs"]
 mod shared_copy;
 #[cfg(all(test, not(loom)))]
@@ -38,6 +40,9 @@ mod single_copy;
 #[cfg(test)]
 #[path = "progress_tests.rs"]
 mod tests;
+
+pub(crate) use service::Service;
+pub use service::{Handler, Replies};
 
 /// An unexpected message, kept until a receive matches it.
 pub(crate) enum Pending {
@@ -129,6 +134,9 @@ pub struct Engine<C: Channel = Routes> {
     pub(super) scheds: super::sched::Scheds,
     /// The last scope number handed out ([`Engine::open_scope`]).
     scopes: u32,
+    /// Active-message handlers run in every round of progress (`service.rs`); empty unless a
+    /// one-sided window exists.
+    services: Vec<Service>,
 }
 
 // SAFETY: the engine's raw pointers point into the shared-memory segment it owns, which is
@@ -172,6 +180,7 @@ impl<C: Channel> Engine<C> {
             pieces: Pieces::default(),
             scheds: Default::default(),
             scopes: 0,
+            services: Vec::new(),
         }
     }
 
@@ -193,6 +202,7 @@ impl<C: Channel> Engine<C> {
     /// # Safety
     /// `buf..buf+len` stays valid and unchanged until the request completes.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(crate) unsafe fn isend(
         &mut self,
         peer: usize,
@@ -565,6 +575,10 @@ impl<C: Channel> Engine<C> {
             busy |= self.advance_active();
         }
         busy |= self.advance_scheds();
+        // Before the sends below: replies a handler asks for go out in this round.
+        if !self.services.is_empty() {
+            busy |= self.run_services();
+        }
         // After the copies and schedules: the FIN of a copy that just ended goes out in this
         // round, not when this rank next calls in (its sender waits for it).
         if !self.core.control.is_empty() {

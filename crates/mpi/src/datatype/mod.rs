@@ -166,7 +166,7 @@ impl Layout {
     }
 
     /// Byte offset of `count` instances when they are one block of memory.
-    fn contiguous(&self, count: usize) -> Option<i64> {
+    pub(crate) fn contiguous(&self, count: usize) -> Option<i64> {
         match self {
             Layout::Dense(..) => Some(0),
             Layout::Map(m) => m.contiguous(count),

@@ -1,26 +1,36 @@
-//! Windows (MPI 3.1 chapter 11, one-sided communication) with active-target synchronisation by
-//! MPI_Win_fence: creation (MPI_Win_create, MPI_Win_allocate), MPI_Win_free, names, group,
-//! info, the predefined attributes, and window error handlers. The RMA calls are in `rma.rs`,
-//! the fence that carries them out in `fence.rs`, the target's side in `target.rs`.
+//! Windows (MPI 3.1 chapter 11, one-sided communication): creation (MPI_Win_create,
+//! MPI_Win_allocate, MPI_Win_create_dynamic with attach/detach; MPI_Win_allocate_shared in
+//! `shared.rs`), MPI_Win_free, names, group, info, the predefined attributes, and window
+//! error handlers. The RMA calls are in `rma.rs`;
+//! each synchronisation has its file: `fence.rs`, `passive.rs` (lock, unlock, flush, sync),
+//! `pscw.rs` (post, start, complete, wait, test); `origin.rs` is what they share at the
+//! origin, `serve.rs` the target's handler, `target.rs` the operations' format and effect.
 //!
 //! Each window holds a private duplicate of its communicator, so its traffic never meets the
-//! program's. RMA calls only queue their operation (origin data packed at once); at the fence
-//! each process sends every other one batch of the operations it targets there, applies the
-//! batches it receives to its own window memory in arrival order and answers the gets. So
-//! window memory changes only inside MPI calls of its owner: no thread and no shared memory act
-//! behind the program's back, which is also why passive target (MPI_Win_lock, flush) and
-//! generalized active target (post/start/complete/wait) are not offered: they would need the
-//! target to make progress without calling MPI.
+//! program's, and serves it with an active-message handler (`serve.rs`) that the engine runs
+//! in every round of progress: an RMA call sends its operation to the target at once, and the
+//! target applies it whenever it is inside any MPI call. Synchronisation calls wait for the
+//! target's answers (flush, unlock) or for the ends of epochs it was sent (fence, wait).
+//! A target that never enters MPI serves nobody: RMA calls reach a window only through its
+//! owner's handler, even a shared window's (`shared.rs`), whose memory the program itself
+//! may load and store across the node. Origins that copy straight into such memory, and a
+//! progress thread for the rest, are still to come.
 //!
 //! Errors of window calls go through the window's error handler (MPI_ERRORS_ARE_FATAL unless
 //! the program sets another; windows do not inherit their communicator's); errors of the
 //! creating calls, before there is a window, through the communicator's.
 
 mod fence;
+mod origin;
+mod passive;
+mod pscw;
 mod rma;
+mod serve;
+mod shared;
 mod target;
 
 use std::ffi::{c_char, c_int, c_void};
+use std::sync::Arc;
 
 use billboard::Communicator;
 
@@ -70,27 +80,83 @@ struct Predefined {
     model: c_int,
 }
 
-/// Where a window is in its synchronisation.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+/// Where a window is in its access epochs (as an origin).
+#[derive(Clone, PartialEq, Eq, Debug)]
 enum Epoch {
-    /// Before the first fence, or after one with MPI_MODE_NOSUCCEED: no RMA calls allowed.
+    /// No access epoch: before the first fence, after one with MPI_MODE_NOSUCCEED, after an
+    /// unlock or a complete.
     Closed,
-    /// Between fences: RMA calls queue their operations.
+    /// Between fences.
     Fence,
+    /// Passive target: locks taken one by one (MPI_Win_lock), or all at once (MPI_Win_lock_all).
+    Lock { all: bool },
+    /// MPI_Win_start to MPI_Win_complete: these targets (window ranks).
+    Access(Vec<usize>),
 }
 
 pub(crate) struct Win {
     comm: Communicator,
     base: *mut u8,
-    size: usize,
     /// Every member's window: (size in bytes, displacement unit), by rank.
     peers: Vec<(usize, i64)>,
     attrs: Box<Predefined>,
     pub errhandler: MPI_Errhandler,
     name: String,
     epoch: Epoch,
-    pending: Vec<rma::Pending>,
+    /// Operations issued since the last fence (a lock or start may follow a fence only if none).
+    issued: bool,
+    /// What this origin has going on with each target.
+    targets: Vec<origin::Target>,
+    /// The handler's count of epoch ends received, and those consumed here, per origin.
+    counters: Arc<serve::Counters>,
+    seen: Vec<usize>,
+    /// MPI_Win_post's group (window ranks), until MPI_Win_wait or MPI_Win_test ends it.
+    exposed: Option<Vec<usize>>,
+    /// The handler's service id on `comm`.
+    service: u32,
+    /// A dynamic window's attached regions (None: the window is `base`, `size`).
+    regions: Option<serve::Regions>,
+    /// A shared window's mapping of every member's part (MPI_Win_allocate_shared).
+    shared: Option<shared::Mapping>,
     _memory: Option<Memory>,
+}
+
+impl Win {
+    /// The window rank of each member of `group` (world ranks), or which is not a member.
+    fn ranks_of(&self, group: &[usize]) -> Res<Vec<usize>> {
+        let members: Vec<usize> = (0..self.comm.size()).map(|r| self.comm.world_rank(r)).collect();
+        group
+            .iter()
+            .map(|w| {
+                members.iter().position(|m| m == w).ok_or_else(|| {
+                    err(MPI_ERR_GROUP, format!("world rank {w} of the group is not in the window's group"))
+                })
+            })
+            .collect()
+    }
+
+    /// Whether an access epoch may start: none is open, or only a fence's with nothing issued.
+    fn may_start_epoch(&self, call: &str) -> Res {
+        match self.epoch {
+            Epoch::Closed => Ok(()),
+            Epoch::Fence if !self.issued => Ok(()),
+            ref e => Err(err(
+                MPI_ERR_RMA_SYNC,
+                format!("{call}: an access epoch is already open on this window ({})", epoch_name(e)),
+            )),
+        }
+    }
+}
+
+/// The epoch for messages.
+fn epoch_name(e: &Epoch) -> &'static str {
+    match e {
+        Epoch::Closed => "none",
+        Epoch::Fence => "a fence epoch with operations issued",
+        Epoch::Lock { all: false } => "MPI_Win_lock",
+        Epoch::Lock { all: true } => "MPI_Win_lock_all",
+        Epoch::Access(_) => "MPI_Win_start",
+    }
 }
 
 fn win_index(h: MPI_Win) -> Option<usize> {
@@ -176,8 +242,9 @@ pub(crate) fn predefined_key(keyval: c_int) -> bool {
     matches!(keyval, MPI_WIN_BASE | MPI_WIN_SIZE | MPI_WIN_DISP_UNIT | MPI_WIN_CREATE_FLAVOR | MPI_WIN_MODEL)
 }
 
-/// The collective part of window creation: a private communicator and every member's size
-/// and displacement unit.
+/// The collective part of window creation: a private communicator, every member's size
+/// and displacement unit, and the handler that serves the window here.
+#[allow(clippy::too_many_arguments)]
 fn create(
     base: *mut u8,
     size: MPI_Aint,
@@ -186,6 +253,7 @@ fn create(
     comm: MPI_Comm,
     flavor: c_int,
     memory: Option<Memory>,
+    regions: Option<serve::Regions>,
 ) -> Res<MPI_Win> {
     let (parent, _) = crate::comm_create::take(comm)?;
     state::with(|m| m.check_info(info)).expect("MPI is running")?;
@@ -198,16 +266,29 @@ fn create(
     let word = |i: usize| i64::from_ne_bytes(all[8 * i..8 * i + 8].try_into().expect("8 bytes"));
     let peers = (0..n).map(|r| (word(2 * r) as usize, word(2 * r + 1))).collect();
     let attrs = Box::new(Predefined { size, disp_unit, flavor, model: MPI_WIN_UNIFIED });
+    let counters = Arc::new(serve::Counters::new(n));
+    let place = match &regions {
+        Some(r) => serve::Memory::Dynamic(r.clone()),
+        None => serve::Memory::Fixed { base: base as usize, size: size as usize },
+    };
+    let exposure = serve::Exposure::new(place, counters.clone(), n, private.rank());
+    let service = private.serve(serve::TAG_REQUEST, Box::new(exposure))?;
     let w = Win {
         comm: private,
         base,
-        size: size as usize,
         peers,
         attrs,
         errhandler: MPI_ERRORS_ARE_FATAL,
         name: String::new(),
         epoch: Epoch::Closed,
-        pending: Vec::new(),
+        issued: false,
+        targets: (0..n).map(|_| origin::Target::default()).collect(),
+        counters,
+        seen: vec![0; n],
+        exposed: None,
+        service,
+        regions,
+        shared: None,
         _memory: memory,
     };
     Ok(state::with(|m| m.add_win(w)).expect("MPI is running"))
@@ -238,7 +319,7 @@ pub unsafe extern "C" fn PMPI_Win_create(
         if base.is_null() && size > 0 {
             return Err(err(MPI_ERR_BASE, format!("NULL base for a window of {size} bytes")));
         }
-        *win = create(base.cast(), size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, None)?;
+        *win = create(base.cast(), size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, None, None)?;
         Ok(())
     })
 }
@@ -258,7 +339,7 @@ pub unsafe extern "C" fn PMPI_Win_allocate(
         check_shape(size, disp_unit)?;
         let memory = Memory::new(size as usize)?;
         let base = if size == 0 { std::ptr::null_mut() } else { memory.ptr };
-        *win = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, Some(memory))?;
+        *win = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, Some(memory), None)?;
         *baseptr = base.cast();
         Ok(())
     })
@@ -269,23 +350,24 @@ pub unsafe extern "C" fn PMPI_Win_free(win: *mut MPI_Win) -> c_int {
     let h = if win.is_null() { MPI_WIN_NULL } else { *win };
     win_call_unlocked("MPI_Win_free", h, || {
         let win = out(win, "win")?;
-        let comm = state::with(|m| -> Res<Communicator> {
+        let (comm, service) = state::with(|m| -> Res<(Communicator, u32)> {
             let w = m.win(h)?;
-            if !w.pending.is_empty() {
-                let n = w.pending.len();
-                return Err(err(
-                    MPI_ERR_RMA_SYNC,
-                    format!(
-                        "{n} RMA operations are still queued: complete them with MPI_Win_fence before MPI_Win_free"
-                    ),
-                ));
+            let open = match &w.epoch {
+                Epoch::Lock { .. } | Epoch::Access(_) => Some(epoch_name(&w.epoch)),
+                _ if w.exposed.is_some() => Some("MPI_Win_post"),
+                _ if w.targets.iter().any(|t| !t.waits.is_empty()) => Some("a fence epoch with operations issued"),
+                _ => None,
+            };
+            if let Some(what) = open {
+                return Err(err(MPI_ERR_RMA_SYNC, format!("MPI_Win_free with an epoch still open: {what}")));
             }
-            Ok(w.comm.clone())
+            Ok((w.comm.clone(), w.service))
         })
         .expect("MPI is running")?;
         crate::attr::delete_win_attrs(h)?;
         // Collective: every member is done with the window before any frees its memory.
         comm.barrier()?;
+        comm.stop_serving(service);
         state::with(|m| m.take_win(h));
         *win = MPI_WIN_NULL;
         Ok(())
@@ -397,35 +479,53 @@ pub unsafe extern "C" fn PMPI_Win_call_errhandler(win: MPI_Win, errorcode: c_int
     })
 }
 
-/// Calls that need the target to act without calling MPI, or memory this library does not
-/// share: each reports which call is not supported, through the window's handler.
-macro_rules! not_yet {
-    ($pmpi:ident, $name:literal, $why:literal, ($($arg:ident: $t:ty),*), $win:ident) => {
-        #[no_mangle]
-        pub unsafe extern "C" fn $pmpi($($arg: $t),*) -> c_int {
-            $(let _ = $arg;)*
-            win_call($name, $win, |m| {
-                m.win($win)?;
-                Err(err(MPI_ERR_OTHER, concat!($name, " is not supported by Billboard yet: ", $why)))
-            })
-        }
-    };
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> c_int {
+    call_unlocked("MPI_Win_create_dynamic", comm, || {
+        let win = out(win, "win")?;
+        let regions = serve::Regions::default();
+        *win = create(std::ptr::null_mut(), 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC, None, Some(regions))?;
+        Ok(())
+    })
 }
 
-not_yet!(PMPI_Win_lock, "MPI_Win_lock", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win), win);
-not_yet!(PMPI_Win_unlock, "MPI_Win_unlock", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (rank: c_int, win: MPI_Win), win);
-not_yet!(PMPI_Win_lock_all, "MPI_Win_lock_all", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (assert: c_int, win: MPI_Win), win);
-not_yet!(PMPI_Win_unlock_all, "MPI_Win_unlock_all", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (win: MPI_Win), win);
-not_yet!(PMPI_Win_flush, "MPI_Win_flush", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (rank: c_int, win: MPI_Win), win);
-not_yet!(PMPI_Win_flush_all, "MPI_Win_flush_all", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (win: MPI_Win), win);
-not_yet!(PMPI_Win_flush_local, "MPI_Win_flush_local", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (rank: c_int, win: MPI_Win), win);
-not_yet!(PMPI_Win_flush_local_all, "MPI_Win_flush_local_all", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (win: MPI_Win), win);
-not_yet!(PMPI_Win_sync, "MPI_Win_sync", "passive-target synchronisation (lock/unlock/flush) is not implemented; use MPI_Win_fence", (win: MPI_Win), win);
-not_yet!(PMPI_Win_post, "MPI_Win_post", "post/start/complete/wait synchronisation is not implemented; use MPI_Win_fence", (group: MPI_Group, assert: c_int, win: MPI_Win), win);
-not_yet!(PMPI_Win_start, "MPI_Win_start", "post/start/complete/wait synchronisation is not implemented; use MPI_Win_fence", (group: MPI_Group, assert: c_int, win: MPI_Win), win);
-not_yet!(PMPI_Win_complete, "MPI_Win_complete", "post/start/complete/wait synchronisation is not implemented; use MPI_Win_fence", (win: MPI_Win), win);
-not_yet!(PMPI_Win_wait, "MPI_Win_wait", "post/start/complete/wait synchronisation is not implemented; use MPI_Win_fence", (win: MPI_Win), win);
-not_yet!(PMPI_Win_test, "MPI_Win_test", "post/start/complete/wait synchronisation is not implemented; use MPI_Win_fence", (win: MPI_Win, flag: *mut c_int), win);
-not_yet!(PMPI_Win_attach, "MPI_Win_attach", "dynamic windows (MPI_Win_create_dynamic) are not implemented", (win: MPI_Win, base: *mut c_void, size: MPI_Aint), win);
-not_yet!(PMPI_Win_detach, "MPI_Win_detach", "dynamic windows (MPI_Win_create_dynamic) are not implemented", (win: MPI_Win, base: *const c_void), win);
-not_yet!(PMPI_Win_shared_query, "MPI_Win_shared_query", "shared-memory windows (MPI_Win_allocate_shared) are not implemented", (win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void), win);
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_attach(win: MPI_Win, base: *mut c_void, size: MPI_Aint) -> c_int {
+    win_call("MPI_Win_attach", win, |m| {
+        let w = m.win(win)?;
+        let regions = w
+            .regions
+            .as_ref()
+            .ok_or_else(|| err(MPI_ERR_RMA_FLAVOR, "MPI_Win_attach on a window not made by MPI_Win_create_dynamic"))?;
+        if size < 0 {
+            return Err(err(MPI_ERR_SIZE, format!("negative size {size} to attach")));
+        }
+        if base.is_null() && size > 0 {
+            return Err(err(MPI_ERR_BASE, format!("NULL base for {size} bytes to attach")));
+        }
+        let (at, len) = (base as usize, size as usize);
+        let mut list = regions.lock().unwrap_or_else(|e| e.into_inner());
+        if list.iter().any(|&(a, l)| at < a + l && a < at + len) {
+            return Err(err(MPI_ERR_BASE, format!("[{at:#x}, +{len}) overlaps a region already attached")));
+        }
+        list.push((at, len));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_detach(win: MPI_Win, base: *const c_void) -> c_int {
+    win_call("MPI_Win_detach", win, |m| {
+        let w = m.win(win)?;
+        let regions = w
+            .regions
+            .as_ref()
+            .ok_or_else(|| err(MPI_ERR_RMA_FLAVOR, "MPI_Win_detach on a window not made by MPI_Win_create_dynamic"))?;
+        let mut list = regions.lock().unwrap_or_else(|e| e.into_inner());
+        let i = list.iter().position(|&(a, _)| a == base as usize).ok_or_else(|| {
+            err(MPI_ERR_BASE, format!("{base:?} is not the base of a region attached to this window"))
+        })?;
+        list.swap_remove(i);
+        Ok(())
+    })
+}

@@ -1,44 +1,20 @@
 //! The RMA calls at the origin: MPI_Put, MPI_Get, MPI_Accumulate, MPI_Get_accumulate,
-//! MPI_Fetch_and_op, MPI_Compare_and_swap. Each checks everything the origin can know (the
+//! MPI_Fetch_and_op, MPI_Compare_and_swap, and the request-based MPI_Rput, MPI_Rget,
+//! MPI_Raccumulate, MPI_Rget_accumulate. Each checks everything the origin can know (the
 //! epoch, the target rank, datatypes and sizes, the target range against the window sizes
-//! learned at creation), packs the origin data, and queues the operation for the next fence.
+//! learned at creation), packs the origin data, and sends the operation to its target
+//! (`origin.rs`).
 
 use std::ffi::{c_int, c_void};
 
+use super::origin::{operate, Landing, Wait};
+use super::serve::Request as Ask;
 use super::target::{op_name, Access, Kind, Shape};
 use super::{win_call, Epoch};
 use crate::abi::*;
 use crate::datatype::{layout_in, map_of, view, Basics, Dir, Layout};
-use crate::error::{err, Res};
-use crate::state::Mpi;
-
-/// A queued operation.
-pub(crate) struct Pending {
-    pub target: usize,
-    pub access: Access,
-    /// Where a get-type operation's answer goes.
-    pub result: Option<Landing>,
-}
-
-/// A buffer of the origin process that receives target data at the fence.
-pub(crate) struct Landing {
-    addr: usize,
-    count: c_int,
-    layout: Layout,
-}
-
-impl Landing {
-    /// Writes the packed target data `bytes` into the buffer.
-    ///
-    /// # Safety
-    /// The buffer given to the RMA call is still valid (MPI: until the epoch completes).
-    pub unsafe fn deliver(&self, bytes: &[u8]) -> Res {
-        let mut v = view(&self.layout, self.addr as *const c_void, self.count, Dir::Write)?;
-        v.bytes_mut().copy_from_slice(bytes);
-        v.finish(bytes.len());
-        Ok(())
-    }
-}
+use crate::error::{err, out, Res};
+use crate::state::{Mpi, Req};
 
 /// A buffer argument: address, count, datatype.
 #[derive(Clone, Copy)]
@@ -106,8 +82,13 @@ fn element(m: &Mpi, t: MPI_Datatype) -> Res<Option<MPI_Datatype>> {
     }
 }
 
-/// The target data of `count` instances of `l` at byte `offset` of the window.
+/// The target data of `count` instances of `l` at byte `offset` of the window: one block
+/// when the data is contiguous (so the target copies it in one piece, not per element).
 fn shape_of(l: &Layout, offset: i64, count: c_int) -> Shape {
+    if let Some(lb) = l.contiguous(count as usize) {
+        let bytes = l.size() * count as usize;
+        return Shape { offset: offset + lb, count: 1, extent: bytes as i64, blocks: vec![(0, bytes)] };
+    }
     let (extent, blocks) = match l {
         Layout::Dense(size) => (*size as i64, vec![(0, *size)]),
         Layout::Map(map) => (map.extent(), map.blocks()),
@@ -144,24 +125,34 @@ fn check_op(m: &Mpi, kind: Kind, op: MPI_Op, elem: Option<MPI_Datatype>) -> Res 
     }
 }
 
-/// Checks `c` on window `win` and queues it.
-unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call) -> Res {
+/// Checks `c` on window `win` and sends it to its target. `detach`: a request-based call,
+/// which gets the wait for a get-type operation's answer instead of the window keeping it.
+unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<Wait>> {
     let w = m.win(win)?;
-    if w.epoch != Epoch::Fence {
+    if w.epoch == Epoch::Closed {
         return Err(err(
             MPI_ERR_RMA_SYNC,
-            "no access epoch is open on this window: call MPI_Win_fence first (passive target and \
-             post/start/complete/wait are not supported)",
+            "no access epoch is open on this window: call MPI_Win_fence, MPI_Win_lock(_all) or MPI_Win_start first",
         ));
     }
     if c.rank == MPI_PROC_NULL {
-        return Ok(());
+        return Ok(None);
     }
     let n = w.peers.len();
     if c.rank < 0 || c.rank as usize >= n {
         return Err(err(MPI_ERR_RANK, format!("target rank {}: the window's group has {n} ranks", c.rank)));
     }
     let target = c.rank as usize;
+    match &w.epoch {
+        Epoch::Lock { .. } if w.targets[target].lock == 0 => {
+            return Err(err(MPI_ERR_RMA_SYNC, format!("target rank {target} is not locked by this process")));
+        }
+        Epoch::Access(group) if !group.contains(&target) => {
+            return Err(err(MPI_ERR_RMA_SYNC, format!("target rank {target} is not in MPI_Win_start's group")));
+        }
+        _ => {}
+    }
+    let dynamic = w.regions.is_some();
     let (window, unit) = w.peers[target];
     if c.disp < 0 {
         return Err(err(MPI_ERR_DISP, format!("negative target displacement {} (rank {target})", c.disp)));
@@ -172,7 +163,8 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call) -> Res {
         err(MPI_ERR_DISP, format!("target displacement {} × displacement unit {unit} overflows", c.disp))
     })?;
     let shape = shape_of(&tl, offset, c.target_count);
-    if let Some((lo, hi)) = shape.span() {
+    // A dynamic window's displacements are addresses: its target checks them.
+    if let Some((lo, hi)) = shape.span().filter(|_| !dynamic) {
         if lo < 0 || hi > window as i64 {
             return Err(err(
                 MPI_ERR_RMA_RANGE,
@@ -185,7 +177,9 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call) -> Res {
         }
     }
     let accumulates = matches!(c.kind, Kind::Accumulate | Kind::GetAccumulate | Kind::CompareAndSwap);
-    let elem = if accumulates { element(m, c.target_type)? } else { None };
+    // The target computes on the predefined type itself (a Fortran parameterized type's base).
+    let elem =
+        if accumulates { element(m, c.target_type)?.map(|t| crate::datatype::predefined_base(m, t)) } else { None };
     if matches!(c.kind, Kind::Accumulate | Kind::GetAccumulate) {
         check_op(m, c.kind, c.op, elem)?;
     }
@@ -214,7 +208,7 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call) -> Res {
         }
         same_element(&b, what)?;
         // SAFETY: MPI's contract: the buffer holds `count` instances of its datatype.
-        data.extend_from_slice(view(&l, b.addr, b.count, Dir::Read)?.bytes());
+        data.push(view(&l, b.addr, b.count, Dir::Read)?);
     }
     let result = match c.result {
         Some(b) => {
@@ -226,18 +220,28 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call) -> Res {
             if b.addr.is_null() && bytes > 0 {
                 return Err(err(MPI_ERR_BUFFER, format!("NULL result buffer for {bytes} bytes")));
             }
-            Some(Landing { addr: b.addr as usize, count: b.count, layout })
+            Some(Landing { addr: b.addr as *mut c_void, count: b.count, layout })
         }
         None => None,
     };
     if tbytes == 0 {
         // Nothing moves and the target has nothing to do (its element type may not even
         // exist): the call is checked, and done.
-        return Ok(());
+        return Ok(None);
     }
-    let access = Access { kind: c.kind, op: c.op, elem: elem.unwrap_or(MPI_DATATYPE_NULL), target: shape, data };
-    m.win_mut(win)?.pending.push(Pending { target, access, result });
-    Ok(())
+    let elem = elem.unwrap_or(MPI_DATATYPE_NULL);
+    let access = Access { kind: c.kind, op: c.op, elem, target: shape, data: Vec::new() };
+    // The request: its header, the operation's, then the origin data straight from the views.
+    let data_len: usize = data.iter().map(|v| v.len()).sum();
+    let mut msg = Vec::with_capacity(16 + 64 + 16 * access.target.blocks.len() + data_len);
+    msg.extend_from_slice(&Ask::Op.header(0));
+    access.encode_header(data_len, &mut msg);
+    for v in &data {
+        msg.extend_from_slice(v.bytes());
+    }
+    let w = m.win_mut(win)?;
+    w.issued = true;
+    operate(&w.comm, target, &mut w.targets[target], msg, result, detach)
 }
 
 #[no_mangle]
@@ -257,7 +261,7 @@ pub unsafe extern "C" fn PMPI_Put(
             origin: Some(origin),
             ..Call::to(Kind::Put, target_rank, target_disp, target_count, target_datatype, MPI_REPLACE)
         };
-        issue(m, win, call)
+        issue(m, win, call, false).map(drop)
     })
 }
 
@@ -278,7 +282,7 @@ pub unsafe extern "C" fn PMPI_Get(
             result: Some(result),
             ..Call::to(Kind::Get, target_rank, target_disp, target_count, target_datatype, MPI_NO_OP)
         };
-        issue(m, win, call)
+        issue(m, win, call, false).map(drop)
     })
 }
 
@@ -300,7 +304,7 @@ pub unsafe extern "C" fn PMPI_Accumulate(
             origin: Some(origin),
             ..Call::to(Kind::Accumulate, target_rank, target_disp, target_count, target_datatype, op)
         };
-        issue(m, win, call)
+        issue(m, win, call, false).map(drop)
     })
 }
 
@@ -325,7 +329,7 @@ pub unsafe extern "C" fn PMPI_Get_accumulate(
             result: Some(Buf { addr: result_addr, count: result_count, datatype: result_datatype }),
             ..Call::to(Kind::GetAccumulate, target_rank, target_disp, target_count, target_datatype, op)
         };
-        issue(m, win, call)
+        issue(m, win, call, false).map(drop)
     })
 }
 
@@ -345,7 +349,7 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(
             result: Some(Buf { addr: result_addr, count: 1, datatype }),
             ..Call::to(Kind::GetAccumulate, target_rank, target_disp, 1, datatype, op)
         };
-        issue(m, win, call)
+        issue(m, win, call, false).map(drop)
     })
 }
 
@@ -366,85 +370,106 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(
             result: Some(Buf { addr: result_addr, count: 1, datatype }),
             ..Call::to(Kind::CompareAndSwap, target_rank, target_disp, 1, datatype, MPI_REPLACE)
         };
-        issue(m, win, call)
+        issue(m, win, call, false).map(drop)
     })
 }
 
-/// Request-based RMA is valid only in passive-target epochs, which this library does not offer.
-fn request_based(function: &'static str, win: MPI_Win) -> c_int {
+/// A request-based call: `call` is issued as its plain twin would be; the request completes
+/// when the origin's buffers may be used: at once for data that was packed (put,
+/// accumulate), when the answer has landed for get-type operations.
+unsafe fn request_based(function: &'static str, win: MPI_Win, request: *mut MPI_Request, call: Call) -> c_int {
     win_call(function, win, |m| {
-        m.win(win)?;
-        Err(err(
-            MPI_ERR_RMA_SYNC,
-            format!(
-                "{function} is not supported by Billboard yet: request-based RMA needs a passive-target epoch \
-                 (MPI_Win_lock), which is not implemented; use the plain call between MPI_Win_fence calls"
-            ),
-        ))
+        let request = out(request, "request")?;
+        let req = match issue(m, win, call, true)? {
+            Some(wait) => {
+                let (req, staged) = wait.into_parts();
+                Req::Active { req, comm: MPI_COMM_WORLD, staged }
+            }
+            None => Req::Complete(crate::request::empty_status()),
+        };
+        *request = m.add_request(req);
+        Ok(())
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rput(
-    _origin_addr: *const c_void,
-    _origin_count: c_int,
-    _origin_datatype: MPI_Datatype,
-    _target_rank: c_int,
-    _target_disp: MPI_Aint,
-    _target_count: c_int,
-    _target_datatype: MPI_Datatype,
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
     win: MPI_Win,
-    _request: *mut MPI_Request,
+    request: *mut MPI_Request,
 ) -> c_int {
-    request_based("MPI_Rput", win)
+    let call = Call {
+        origin: Some(Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype }),
+        ..Call::to(Kind::Put, target_rank, target_disp, target_count, target_datatype, MPI_REPLACE)
+    };
+    request_based("MPI_Rput", win, request, call)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rget(
-    _origin_addr: *mut c_void,
-    _origin_count: c_int,
-    _origin_datatype: MPI_Datatype,
-    _target_rank: c_int,
-    _target_disp: MPI_Aint,
-    _target_count: c_int,
-    _target_datatype: MPI_Datatype,
+    origin_addr: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
     win: MPI_Win,
-    _request: *mut MPI_Request,
+    request: *mut MPI_Request,
 ) -> c_int {
-    request_based("MPI_Rget", win)
+    let call = Call {
+        result: Some(Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype }),
+        ..Call::to(Kind::Get, target_rank, target_disp, target_count, target_datatype, MPI_NO_OP)
+    };
+    request_based("MPI_Rget", win, request, call)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Raccumulate(
-    _origin_addr: *const c_void,
-    _origin_count: c_int,
-    _origin_datatype: MPI_Datatype,
-    _target_rank: c_int,
-    _target_disp: MPI_Aint,
-    _target_count: c_int,
-    _target_datatype: MPI_Datatype,
-    _op: MPI_Op,
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
     win: MPI_Win,
-    _request: *mut MPI_Request,
+    request: *mut MPI_Request,
 ) -> c_int {
-    request_based("MPI_Raccumulate", win)
+    let call = Call {
+        origin: Some(Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype }),
+        ..Call::to(Kind::Accumulate, target_rank, target_disp, target_count, target_datatype, op)
+    };
+    request_based("MPI_Raccumulate", win, request, call)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rget_accumulate(
-    _origin_addr: *const c_void,
-    _origin_count: c_int,
-    _origin_datatype: MPI_Datatype,
-    _result_addr: *mut c_void,
-    _result_count: c_int,
-    _result_datatype: MPI_Datatype,
-    _target_rank: c_int,
-    _target_disp: MPI_Aint,
-    _target_count: c_int,
-    _target_datatype: MPI_Datatype,
-    _op: MPI_Op,
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    result_addr: *mut c_void,
+    result_count: c_int,
+    result_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
     win: MPI_Win,
-    _request: *mut MPI_Request,
+    request: *mut MPI_Request,
 ) -> c_int {
-    request_based("MPI_Rget_accumulate", win)
+    let call = Call {
+        origin: Some(Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype }),
+        result: Some(Buf { addr: result_addr, count: result_count, datatype: result_datatype }),
+        ..Call::to(Kind::GetAccumulate, target_rank, target_disp, target_count, target_datatype, op)
+    };
+    request_based("MPI_Rget_accumulate", win, request, call)
 }

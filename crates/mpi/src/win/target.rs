@@ -3,9 +3,8 @@
 //!
 //! # Wire format
 //!
-//! At a fence each origin sends every target one *batch*: its operations on that target in the
-//! order they were issued, each encoded as (native-endian 8-byte words; the ranks of one job
-//! share a byte order):
+//! Each operation travels to its target in one request (`serve.rs`), encoded as
+//! (native-endian 8-byte words; the ranks of one job share a byte order):
 //!
 //! ```text
 //! word 0  kind (1 put, 2 get, 3 accumulate, 4 get-accumulate, 5 compare-and-swap)
@@ -21,8 +20,8 @@
 //! data    put / accumulate: the origin data, packed; compare-and-swap: origin then compare
 //! ```
 //!
-//! The target answers a batch that holds get-type operations (get, get-accumulate,
-//! compare-and-swap) with one *reply*: the packed target data each one read, back to back.
+//! The target answers a get-type operation (get, get-accumulate, compare-and-swap) with the
+//! packed target data it read. The tests below also encode several operations back to back.
 
 use crate::abi::*;
 
@@ -122,7 +121,15 @@ const HEADER_WORDS: usize = 8;
 
 impl Access {
     /// Appends the encoded operation to `out`.
+    #[cfg(test)]
     pub fn encode(&self, out: &mut Vec<u8>) {
+        self.encode_header(self.data.len(), out);
+        out.extend_from_slice(&self.data);
+    }
+
+    /// Appends the operation without its data, which is `data_len` bytes the caller appends
+    /// next (straight from the origin's buffers, with no copy in between).
+    pub fn encode_header(&self, data_len: usize, out: &mut Vec<u8>) {
         let t = &self.target;
         let header = [
             self.kind as u64,
@@ -132,7 +139,7 @@ impl Access {
             t.count as u64,
             t.extent as u64,
             t.blocks.len() as u64,
-            self.data.len() as u64,
+            data_len as u64,
         ];
         for w in header {
             out.extend_from_slice(&w.to_ne_bytes());
@@ -141,10 +148,10 @@ impl Access {
             out.extend_from_slice(&(off as u64).to_ne_bytes());
             out.extend_from_slice(&(len as u64).to_ne_bytes());
         }
-        out.extend_from_slice(&self.data);
     }
 
     /// Decodes a batch: every operation in it, or what is wrong with it.
+    #[cfg(test)]
     pub fn decode_all(mut bytes: &[u8]) -> Result<Vec<Access>, String> {
         let mut all = Vec::new();
         while !bytes.is_empty() {
@@ -155,7 +162,23 @@ impl Access {
         Ok(all)
     }
 
+    #[cfg(test)]
     fn decode(bytes: &[u8]) -> Result<(Access, &[u8]), String> {
+        let (mut access, data, rest) = Access::decode_parts(bytes)?;
+        access.data = data.to_vec();
+        Ok((access, rest))
+    }
+
+    /// Decodes the one operation `bytes` hold: the operation, its data left in place.
+    pub fn decode_one(bytes: &[u8]) -> Result<(Access, &[u8]), String> {
+        match Access::decode_parts(bytes)? {
+            (a, data, []) => Ok((a, data)),
+            (_, _, rest) => Err(format!("{} bytes after the operation", rest.len())),
+        }
+    }
+
+    /// The operation (without its data), its data, and the bytes after it.
+    fn decode_parts(bytes: &[u8]) -> Result<(Access, &[u8], &[u8]), String> {
         let word = |b: &[u8], i: usize| -> Result<u64, String> {
             let w = b
                 .get(8 * i..8 * i + 8)
@@ -172,7 +195,7 @@ impl Access {
             blocks.push((word(bytes, at)? as i64, word(bytes, at + 1)? as usize));
         }
         let start = 8 * (HEADER_WORDS + 2 * nblocks);
-        let data = bytes.get(start..start + data_len).ok_or("a batch ends inside an operation's data")?.to_vec();
+        let data = bytes.get(start..start.saturating_add(data_len)).ok_or("a batch ends inside an operation's data")?;
         let access = Access {
             kind,
             op: word(bytes, 1)? as u32 as MPI_Op,
@@ -183,9 +206,9 @@ impl Access {
                 extent: word(bytes, 5)? as i64,
                 blocks,
             },
-            data,
+            data: Vec::new(),
         };
-        Ok((access, &bytes[start + data_len..]))
+        Ok((access, data, &bytes[start + data_len..]))
     }
 
     /// Bytes the target answers with.
@@ -205,14 +228,26 @@ pub(crate) type Combine<'a> = &'a mut dyn FnMut(&[u8], &mut [u8]);
 /// operation (unused by put and get). On error (data outside the window, sizes that disagree)
 /// nothing is written, and a get-type operation still appends its reply size in zeros, so the
 /// origin's reply stays in step.
+#[cfg(test)]
 pub(crate) fn apply(window: &mut [u8], a: &Access, combine: Combine<'_>, reply: &mut Vec<u8>) -> Result<(), String> {
-    if let Err(e) = check(window.len(), a) {
+    apply_data(window, a, &a.data, combine, reply)
+}
+
+/// [`apply`] with the operation's data given apart (left where it arrived).
+pub(crate) fn apply_data(
+    window: &mut [u8],
+    a: &Access,
+    data: &[u8],
+    combine: Combine<'_>,
+    reply: &mut Vec<u8>,
+) -> Result<(), String> {
+    if let Err(e) = check(window.len(), a, data.len()) {
         reply.resize(reply.len() + a.reply_bytes(), 0);
         return Err(e);
     }
     let t = &a.target;
     match a.kind {
-        Kind::Put => t.unpack(&a.data, window),
+        Kind::Put => t.unpack(data, window),
         Kind::Get => t.pack(window, reply),
         Kind::Accumulate | Kind::GetAccumulate => {
             let mut current = Vec::with_capacity(t.bytes());
@@ -221,7 +256,7 @@ pub(crate) fn apply(window: &mut [u8], a: &Access, combine: Combine<'_>, reply: 
                 reply.extend_from_slice(&current);
             }
             if a.op != MPI_NO_OP {
-                combine(&a.data, &mut current);
+                combine(data, &mut current);
                 t.unpack(&current, window);
             }
         }
@@ -229,7 +264,7 @@ pub(crate) fn apply(window: &mut [u8], a: &Access, combine: Combine<'_>, reply: 
             let mut current = Vec::with_capacity(t.bytes());
             t.pack(window, &mut current);
             reply.extend_from_slice(&current);
-            let (origin, compare) = a.data.split_at(t.bytes());
+            let (origin, compare) = data.split_at(t.bytes());
             if current == compare {
                 t.unpack(origin, window);
             }
@@ -240,7 +275,7 @@ pub(crate) fn apply(window: &mut [u8], a: &Access, combine: Combine<'_>, reply: 
 
 /// What the target checks before touching its memory (the origin checked it too, with the
 /// window sizes it learned at creation, so this fails only on a bug).
-fn check(window: usize, a: &Access) -> Result<(), String> {
+fn check(window: usize, a: &Access, data_len: usize) -> Result<(), String> {
     if let Some((lo, hi)) = a.target.span() {
         if lo < 0 || hi > window as i64 {
             return Err(format!("bytes [{lo}, {hi}) are outside the {window}-byte window"));
@@ -248,12 +283,12 @@ fn check(window: usize, a: &Access) -> Result<(), String> {
     }
     let want = match a.kind {
         Kind::Get => 0,
-        Kind::GetAccumulate if a.op == MPI_NO_OP => a.data.len(),
+        Kind::GetAccumulate if a.op == MPI_NO_OP => data_len,
         Kind::CompareAndSwap => 2 * a.target.bytes(),
         _ => a.target.bytes(),
     };
-    if a.data.len() != want {
-        return Err(format!("{} bytes of data for a target buffer of {} bytes", a.data.len(), a.target.bytes()));
+    if data_len != want {
+        return Err(format!("{} bytes of data for a target buffer of {} bytes", data_len, a.target.bytes()));
     }
     Ok(())
 }

@@ -1,0 +1,169 @@
+/*
+ * rma.c: one-sided communication timed the same way on Billboard (the MPICH-built binary with
+ * our library in its place), MPICH and Open MPI (ARCHITECTURE.md, "How we measure": warm-up,
+ * at least 100 timed trials, top and bottom 10% dropped, median, min and mean reported):
+ *
+ *   put_flush   8 B MPI_Put + MPI_Win_flush under MPI_Win_lock_all, rank 0 to rank 1 (which
+ *               waits in MPI_Barrier meanwhile); per operation.
+ *   fetch_op    8 B MPI_Fetch_and_op (MPI_SUM on a long) + MPI_Win_flush, same setting.
+ *   cas         8 B MPI_Compare_and_swap + MPI_Win_flush, same setting.
+ *   lock        MPI_Win_lock(EXCLUSIVE, rank 0) + an 8 B MPI_Accumulate (MPI_SUM) +
+ *               MPI_Win_unlock by every rank at once (an empty epoch may take no lock at all);
+ *               per acquisition (trial time / acquisitions of all ranks).
+ *   fence       MPI_Put of SIZE bytes to the right neighbour + MPI_Win_fence, every rank;
+ *               per epoch; sizes 8 B, 8 KiB, 1 MiB unless --sizes.
+ * Windows come from MPI_Win_allocate. A trial batches min(16, 64 KiB / size) operations
+ * (at least 1).
+ *
+ * Usage: rma put_flush|fetch_op|cas|lock|fence [--trials N] [--sizes 8,8K,1M]
+ * Prints: test size_bytes median_us min_us mean_us
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static long parse_size(const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end == 'K' || *end == 'k')
+        v <<= 10;
+    else if (*end == 'M' || *end == 'm')
+        v <<= 20;
+    return v;
+}
+
+static void report(const char *test, long size, double *t, int trials, int per_trial)
+{
+    qsort(t, (size_t)trials, sizeof *t, cmp_double);
+    int lo = trials / 10, hi = trials - trials / 10;
+    double sum = 0;
+    for (int i = lo; i < hi; i++)
+        sum += t[i];
+    double scale = 1e6 / per_trial;
+    printf("%-10s %8ld %10.3f %10.3f %10.3f\n", test, size, t[(lo + hi) / 2] * scale, t[lo] * scale,
+           sum / (hi - lo) * scale);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int me, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    const char *test = argc > 1 ? argv[1] : "put_flush";
+    int trials = 200;
+    long sizes[16] = {8, 8 << 10, 1 << 20};
+    int nsizes = 3;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--trials") && i + 1 < argc)
+            trials = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+            nsizes = 0;
+            for (char *p = strtok(argv[++i], ","); p && nsizes < 16; p = strtok(NULL, ","))
+                sizes[nsizes++] = parse_size(p);
+        }
+    }
+    if (trials < 100)
+        trials = 100;
+    int warm = trials / 10 < 10 ? 10 : trials / 10;
+    double *t = malloc(sizeof(double) * (size_t)trials);
+    long maxsize = 8;
+    for (int s = 0; s < nsizes; s++)
+        if (sizes[s] > maxsize)
+            maxsize = sizes[s];
+    char *mem, *src = calloc(1, (size_t)maxsize);
+    MPI_Win win;
+    MPI_Win_allocate(maxsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    memset(mem, 0, (size_t)maxsize);
+    if (me == 0)
+        printf("%-10s %8s %10s %10s %10s   (%d ranks, %d trials)\n", "test", "bytes", "median_us", "min_us",
+               "mean_us", n, trials);
+
+    if (!strcmp(test, "put_flush") || !strcmp(test, "fetch_op") || !strcmp(test, "cas")) {
+        int batch = 16;
+        MPI_Win_lock_all(0, win);
+        if (me == 0 && n > 1) {
+            long one = 1, got, cmp = 0;
+            for (int k = 0; k < warm + trials; k++) {
+                double t0 = now_s();
+                for (int b = 0; b < batch; b++) {
+                    if (test[0] == 'p')
+                        MPI_Put(src, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
+                    else if (test[0] == 'f')
+                        MPI_Fetch_and_op(&one, &got, MPI_LONG, 1, 0, MPI_SUM, win);
+                    else
+                        MPI_Compare_and_swap(&one, &cmp, &got, MPI_LONG, 1, 0, win);
+                    MPI_Win_flush(1, win);
+                }
+                if (k >= warm)
+                    t[k - warm] = now_s() - t0;
+            }
+        }
+        MPI_Win_unlock_all(win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (me == 0)
+            report(test, 8, t, trials, batch);
+    } else if (!strcmp(test, "lock")) {
+        int batch = 16;
+        for (int k = 0; k < warm + trials; k++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = now_s();
+            long one = 1;
+            for (int b = 0; b < batch; b++) {
+                MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+                MPI_Accumulate(&one, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, win);
+                MPI_Win_unlock(0, win);
+            }
+            /* The trial ends when the last rank is through. */
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (k >= warm)
+                t[k - warm] = now_s() - t0;
+        }
+        if (me == 0)
+            report(test, 0, t, trials, batch * n);
+    } else if (!strcmp(test, "fence")) {
+        int right = (me + 1) % n;
+        for (int s = 0; s < nsizes; s++) {
+            long size = sizes[s];
+            int batch = size >= 65536 ? 1 : (int)(65536 / size > 16 ? 16 : 65536 / size);
+            MPI_Win_fence(0, win);
+            for (int k = 0; k < warm + trials; k++) {
+                double t0 = now_s();
+                for (int b = 0; b < batch; b++) {
+                    MPI_Put(src, (int)size, MPI_BYTE, right, 0, (int)size, MPI_BYTE, win);
+                    MPI_Win_fence(0, win);
+                }
+                if (k >= warm)
+                    t[k - warm] = now_s() - t0;
+            }
+            if (me == 0)
+                report(test, size, t, trials, batch);
+        }
+        MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+    } else if (me == 0) {
+        fprintf(stderr, "unknown test %s\n", test);
+    }
+    MPI_Win_free(&win);
+    free(src);
+    free(t);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,183 @@
+//! The origin's side of every epoch: RMA operations go to their target's handler
+//! (`serve.rs`) as soon as they are issued, and each origin remembers, per target, what it
+//! still has to wait for: the answers of get-type operations (received straight into the
+//! result buffer where it is contiguous) and of flushes and unlocks, and request messages too
+//! large to have left at once.
+//!
+//! Completion is by order: a target answers in the order requests came, so when the answer
+//! of a later request has arrived, every earlier operation was applied. A flush therefore
+//! costs one round trip, and none when the last operation fetched (its answer is the flush).
+
+use std::ffi::c_void;
+
+use billboard::{Communicator, Request, SendMode, Source, TagMatch};
+
+use super::serve::{Request as Ask, ANSWER_WHEN_GRANTED, TAG_ANSWER, TAG_REQUEST};
+use crate::abi::*;
+use crate::datatype::{view, Dir, Layout, Staging};
+use crate::error::Res;
+
+/// Something an origin waits for before an operation (or a flush) completes. Fields drop in
+/// order: the request (dropping waits for it) before the bytes it sends.
+pub(crate) struct Wait {
+    req: Request<'static>,
+    staged: Option<Box<Staging>>,
+    _bytes: Vec<u8>,
+}
+
+impl Wait {
+    /// Waits; a staged answer is unpacked into the result buffer.
+    pub fn finish(self) -> Res {
+        let Wait { req, staged, _bytes } = self;
+        let status = req.wait()?;
+        if let Some(s) = staged {
+            // SAFETY: MPI keeps the result buffer valid until the operation completes.
+            unsafe { s.complete(status.bytes()) };
+        }
+        Ok(())
+    }
+
+    /// The answer's receive as an MPI request: (engine request, staging).
+    pub fn into_parts(self) -> (Request<'static>, Option<Box<Staging>>) {
+        (self.req, self.staged)
+    }
+}
+
+/// Waits for every one of `waits`, all of them even after an error (the first is returned).
+pub(crate) fn finish_all(waits: Vec<Wait>) -> Res {
+    let mut first = Ok(());
+    for w in waits {
+        if let Err(e) = w.finish() {
+            if first.is_ok() {
+                first = Err(e);
+            }
+        }
+    }
+    first
+}
+
+/// What this origin has going on with one target.
+#[derive(Default)]
+pub(crate) struct Target {
+    /// The lock this epoch holds on it (MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE; 0: none).
+    pub lock: i32,
+    /// The lock request went out (locks are asked lazily, with the first operation).
+    pub lock_sent: bool,
+    /// MPI_MODE_NOCHECK: no lock is asked at all, the unlock only flushes.
+    pub nocheck: bool,
+    /// Operations went out whose application no answer has confirmed yet.
+    pub unflushed: bool,
+    /// What must finish before a flush of this target returns.
+    pub waits: Vec<Wait>,
+}
+
+/// Posts the receive of one answer from `target` into `len` bytes at `buf`.
+///
+/// # Safety
+/// `buf..buf+len` stays valid and untouched until the answer has arrived.
+unsafe fn expect(comm: &Communicator, target: usize, buf: *mut u8, len: usize) -> Res<Request<'static>> {
+    let buf = if buf.is_null() { std::ptr::NonNull::dangling().as_ptr() } else { buf };
+    Ok(comm.irecv_raw(buf, len, Source::Rank(target), TagMatch::Tag(TAG_ANSWER))?)
+}
+
+/// Sends request `bytes` to `target`'s handler; a send still in flight is kept in `waits`.
+pub(crate) fn send(comm: &Communicator, target: usize, bytes: Vec<u8>, waits: &mut Vec<Wait>) -> Res {
+    // SAFETY: the bytes are kept with the request until it completes (`Wait` drops it first).
+    let req = unsafe { comm.isend_raw(bytes.as_ptr(), bytes.len(), target, TAG_REQUEST, SendMode::Standard) }?;
+    if !req.is_finished() {
+        waits.push(Wait { req, staged: None, _bytes: bytes });
+    }
+    Ok(())
+}
+
+/// Sends `ask` to `target` with an empty answer expected (a flush, an unlock, a lock whose
+/// grant the caller waits for), the answer's receive posted first.
+pub(crate) fn ask(comm: &Communicator, target: usize, ask: Ask, flags: u64, waits: &mut Vec<Wait>) -> Res {
+    // SAFETY: an empty answer writes nothing.
+    let req = unsafe { expect(comm, target, std::ptr::null_mut(), 0) }?;
+    waits.push(Wait { req, staged: None, _bytes: Vec::new() });
+    send(comm, target, ask.header(flags), waits)
+}
+
+/// Sends the lock request of `t` if it has not gone yet (with the first operation).
+pub(crate) fn lock_lazily(comm: &Communicator, target: usize, t: &mut Target) -> Res {
+    if t.lock != 0 && !t.lock_sent && !t.nocheck {
+        let kind = if t.lock == MPI_LOCK_EXCLUSIVE { Ask::LockExclusive } else { Ask::LockShared };
+        send(comm, target, kind.header(0), &mut t.waits)?;
+        t.lock_sent = true;
+    }
+    Ok(())
+}
+
+/// Asks for `t`'s lock and returns the wait for its grant (a lock of one's own window).
+pub(crate) fn lock_now(comm: &Communicator, target: usize, t: &mut Target) -> Res<Vec<Wait>> {
+    let kind = if t.lock == MPI_LOCK_EXCLUSIVE { Ask::LockExclusive } else { Ask::LockShared };
+    let mut waits = Vec::new();
+    ask(comm, target, kind, ANSWER_WHEN_GRANTED, &mut waits)?;
+    t.lock_sent = true;
+    Ok(waits)
+}
+
+/// Where a get-type operation's answer goes: `count` instances of `layout` at `addr`.
+pub(crate) struct Landing {
+    pub addr: *mut c_void,
+    pub count: i32,
+    pub layout: Layout,
+}
+
+/// Sends operation request `msg` (made by the caller: [`Ask::Op`], the encoded operation and
+/// its data) to `target`; a get-type one's answer is received into `landing`.
+/// Returns the wait for the answer when `detach` is set (request-based calls hand it to the
+/// program), else keeps it in `t`.
+pub(crate) fn operate(
+    comm: &Communicator,
+    target: usize,
+    t: &mut Target,
+    msg: Vec<u8>,
+    landing: Option<Landing>,
+    detach: bool,
+) -> Res<Option<Wait>> {
+    lock_lazily(comm, target, t)?;
+    let mut answer = None;
+    if let Some(l) = landing {
+        // SAFETY: MPI keeps the result buffer valid, and untouched, until the operation completes.
+        let v = unsafe { view(&l.layout, l.addr, l.count, Dir::Write) }?;
+        // SAFETY: the view (user buffer or staging box) stays until the wait finishes.
+        let req = unsafe { expect(comm, target, v.ptr(), v.len()) }?;
+        answer = Some(Wait { req, staged: v.into_staging(), _bytes: Vec::new() });
+    }
+    send(comm, target, msg, &mut t.waits)?;
+    // An answer confirms every operation before it (the target answers in order).
+    t.unflushed = answer.is_none();
+    match answer {
+        Some(a) if detach => Ok(Some(a)),
+        Some(a) => {
+            t.waits.push(a);
+            Ok(None)
+        }
+        None => Ok(None),
+    }
+}
+
+/// Starts a flush of `t`: asks for an answer if operations are unconfirmed (unless only local
+/// completion is wanted), and hands over everything to wait for.
+pub(crate) fn start_flush(comm: &Communicator, target: usize, t: &mut Target, local: bool) -> Res<Vec<Wait>> {
+    if t.unflushed && !local {
+        ask(comm, target, Ask::Flush, 0, &mut t.waits)?;
+        t.unflushed = false;
+    }
+    Ok(std::mem::take(&mut t.waits))
+}
+
+/// Starts the end of `t`'s lock: the unlock (or, without a lock asked, a flush if needed),
+/// and hands over everything to wait for; `t` is left unlocked.
+pub(crate) fn start_unlock(comm: &Communicator, target: usize, t: &mut Target) -> Res<Vec<Wait>> {
+    if t.lock_sent {
+        ask(comm, target, Ask::Unlock, 0, &mut t.waits)?;
+    } else if t.unflushed {
+        ask(comm, target, Ask::Flush, 0, &mut t.waits)?;
+    }
+    let waits = std::mem::take(&mut t.waits);
+    *t = Target::default();
+    Ok(waits)
+}

@@ -1,0 +1,188 @@
+//! Passive-target synchronisation: MPI_Win_lock / unlock, lock_all / unlock_all, flush,
+//! flush_all, flush_local, flush_local_all, MPI_Win_sync.
+//!
+//! A lock is asked lazily, in front of the first operation on its target (MPI lets
+//! MPI_Win_lock return before the lock is held); the target's handler holds back what follows
+//! until it grants it (`serve.rs`). Only a lock of one's own window is waited for at once:
+//! the program may load and store there as soon as MPI_Win_lock returns. MPI_MODE_NOCHECK
+//! (no other process will want a conflicting lock) asks for no lock at all.
+
+use std::ffi::c_int;
+
+use super::origin::{finish_all, lock_now, start_flush, start_unlock, Wait};
+use super::{win_call_unlocked, Epoch, Win};
+use crate::abi::*;
+use crate::error::{err, Res};
+use crate::state::{self, Mpi};
+
+/// The window's target `rank`, checked (`None`: MPI_PROC_NULL).
+fn target(w: &Win, rank: c_int, call: &str) -> Res<Option<usize>> {
+    if rank == MPI_PROC_NULL {
+        return Ok(None);
+    }
+    let n = w.targets.len();
+    if rank < 0 || rank as usize >= n {
+        return Err(err(MPI_ERR_RANK, format!("{call}: target rank {rank}, the window's group has {n} ranks")));
+    }
+    Ok(Some(rank as usize))
+}
+
+fn check_assert(assert: c_int, call: &str) -> Res {
+    if assert & !MPI_MODE_NOCHECK != 0 {
+        return Err(err(MPI_ERR_ASSERT, format!("{call}: assert {assert:#x}, only MPI_MODE_NOCHECK applies")));
+    }
+    Ok(())
+}
+
+/// Runs `start` on the window under the tables, then waits for what it returns without them.
+fn then_wait(win: MPI_Win, start: impl FnOnce(&mut Win) -> Res<Vec<Wait>>) -> Res {
+    let waits = state::with(|m: &mut Mpi| start(m.win_mut(win)?)).expect("MPI is running")?;
+    finish_all(waits)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win) -> c_int {
+    win_call_unlocked("MPI_Win_lock", win, || {
+        then_wait(win, |w| {
+            if lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE {
+                return Err(err(
+                    MPI_ERR_LOCKTYPE,
+                    format!("lock type {lock_type}: MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE"),
+                ));
+            }
+            check_assert(assert, "MPI_Win_lock")?;
+            if w.epoch != (Epoch::Lock { all: false }) {
+                w.may_start_epoch("MPI_Win_lock")?;
+            }
+            let Some(r) = target(w, rank, "MPI_Win_lock")? else { return Ok(Vec::new()) };
+            if w.targets[r].lock != 0 {
+                return Err(err(MPI_ERR_RMA_SYNC, format!("MPI_Win_lock: rank {r} is already locked by this process")));
+            }
+            w.epoch = Epoch::Lock { all: false };
+            let t = &mut w.targets[r];
+            t.lock = lock_type;
+            t.nocheck = assert & MPI_MODE_NOCHECK != 0;
+            if r == w.comm.rank() && !t.nocheck {
+                return lock_now(&w.comm, r, t);
+            }
+            Ok(Vec::new())
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: MPI_Win) -> c_int {
+    win_call_unlocked("MPI_Win_unlock", win, || {
+        then_wait(win, |w| {
+            let Some(r) = target(w, rank, "MPI_Win_unlock")? else { return Ok(Vec::new()) };
+            if w.epoch != (Epoch::Lock { all: false }) || w.targets[r].lock == 0 {
+                return Err(err(MPI_ERR_RMA_SYNC, format!("MPI_Win_unlock: rank {r} is not locked by this process")));
+            }
+            let waits = start_unlock(&w.comm, r, &mut w.targets[r])?;
+            if w.targets.iter().all(|t| t.lock == 0) {
+                w.epoch = Epoch::Closed;
+            }
+            Ok(waits)
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_lock_all(assert: c_int, win: MPI_Win) -> c_int {
+    win_call_unlocked("MPI_Win_lock_all", win, || {
+        then_wait(win, |w| {
+            check_assert(assert, "MPI_Win_lock_all")?;
+            w.may_start_epoch("MPI_Win_lock_all")?;
+            w.epoch = Epoch::Lock { all: true };
+            let nocheck = assert & MPI_MODE_NOCHECK != 0;
+            for t in &mut w.targets {
+                t.lock = MPI_LOCK_SHARED;
+                t.nocheck = nocheck;
+            }
+            let me = w.comm.rank();
+            if nocheck {
+                return Ok(Vec::new());
+            }
+            lock_now(&w.comm, me, &mut w.targets[me])
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_unlock_all(win: MPI_Win) -> c_int {
+    win_call_unlocked("MPI_Win_unlock_all", win, || {
+        then_wait(win, |w| {
+            if w.epoch != (Epoch::Lock { all: true }) {
+                return Err(err(MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all"));
+            }
+            let mut waits = Vec::new();
+            for (r, t) in w.targets.iter_mut().enumerate() {
+                waits.append(&mut start_unlock(&w.comm, r, t)?);
+            }
+            w.epoch = Epoch::Closed;
+            Ok(waits)
+        })
+    })
+}
+
+/// MPI_Win_flush and its three relatives: `rank` None for all targets; `local`: only the
+/// origin's buffers need to be done with (answers landed, large requests sent).
+fn flush(call: &'static str, win: MPI_Win, rank: Option<c_int>, local: bool) -> c_int {
+    win_call_unlocked(call, win, || {
+        then_wait(win, |w| {
+            if !matches!(w.epoch, Epoch::Lock { .. }) {
+                return Err(err(MPI_ERR_RMA_SYNC, format!("{call} outside a passive-target epoch (MPI_Win_lock)")));
+            }
+            let mut waits = Vec::new();
+            match rank {
+                Some(rank) => {
+                    let Some(r) = target(w, rank, call)? else { return Ok(waits) };
+                    if w.targets[r].lock == 0 {
+                        return Err(err(MPI_ERR_RMA_SYNC, format!("{call}: rank {r} is not locked by this process")));
+                    }
+                    waits = start_flush(&w.comm, r, &mut w.targets[r], local)?;
+                }
+                None => {
+                    for (r, t) in w.targets.iter_mut().enumerate().filter(|(_, t)| t.lock != 0) {
+                        waits.append(&mut start_flush(&w.comm, r, t, local)?);
+                    }
+                }
+            }
+            Ok(waits)
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_flush(rank: c_int, win: MPI_Win) -> c_int {
+    flush("MPI_Win_flush", win, Some(rank), false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_flush_all(win: MPI_Win) -> c_int {
+    flush("MPI_Win_flush_all", win, None, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_flush_local(rank: c_int, win: MPI_Win) -> c_int {
+    flush("MPI_Win_flush_local", win, Some(rank), true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_flush_local_all(win: MPI_Win) -> c_int {
+    flush("MPI_Win_flush_local_all", win, None, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_sync(win: MPI_Win) -> c_int {
+    // The memory is one copy (MPI_WIN_UNIFIED): a full fence orders this process's loads and
+    // stores of the window with the handler's, which runs on this process's threads. And one
+    // round of progress: programs wait for a remote update by polling their window with
+    // MPI_Win_sync between loads (OpenCoarrays' event wait does), and only progress applies it.
+    win_call_unlocked("MPI_Win_sync", win, || {
+        let comm = state::with(|m| m.win(win).map(|w| w.comm.clone())).expect("MPI is running")?;
+        comm.progress();
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    })
+}

@@ -1,0 +1,339 @@
+//! The target's side of passive-target and post/start/complete/wait synchronisation: an
+//! active-message handler (billboard's `Communicator::serve`) that runs inside this process's
+//! progress, whatever MPI call it is in (a wait, a receive, a barrier, a test), and applies
+//! the requests origins send it to the window memory. So a lock, a put or a flush needs the
+//! target only to be inside MPI, not to call a matching function.
+//!
+//! # Messages (tag [`TAG_REQUEST`] on the window's private communicator)
+//!
+//! Native-endian 8-byte words (the ranks of a job share a byte order): word 0 the
+//! [`Request`] kind, word 1 its flags; an operation ([`Request::Op`]) then carries one
+//! encoded [`Access`] (the format of `target.rs`). The target answers on [`TAG_ANSWER`], in
+//! the order the requests came: the data a get-type operation read, an empty message for
+//! an unlock, a flush, and a lock asked with [`ANSWER_WHEN_GRANTED`]. An origin posts the
+//! receive of each answer before it sends the request, so answers land in order.
+//!
+//! # Locks
+//!
+//! Each origin's requests are handled in the order it sent them. A lock that cannot be
+//! granted yet (an exclusive one while any is held, a shared one while an exclusive one is)
+//! stops that origin's queue: what it sends behind the lock waits here, and a lock request
+//! joins a first-come first-served line, so a stream of shared locks cannot starve an
+//! exclusive one. An unlock hands the lock on down the line. An origin therefore never waits
+//! for a grant before it sends its operations: a lock, a put and an unlock travel together.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use billboard::engine::{Handler, Replies};
+
+use super::target::{apply_data, Access, Kind};
+use crate::abi::*;
+use crate::ops::Combiner;
+
+/// Requests to the target's handler.
+pub(crate) const TAG_REQUEST: i32 = 3;
+/// Answers from it, in request order.
+pub(crate) const TAG_ANSWER: i32 = 4;
+/// MPI_Win_post's word to each origin of its group.
+pub(crate) const TAG_POST: i32 = 5;
+
+/// Lock flag: the origin waits for the grant (a lock of its own window, whose memory it may
+/// touch as soon as MPI_Win_lock returns).
+pub(crate) const ANSWER_WHEN_GRANTED: u64 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Request {
+    LockShared = 1,
+    LockExclusive = 2,
+    Unlock = 3,
+    Flush = 4,
+    Op = 5,
+    /// The end of the origin's epoch (MPI_Win_complete, MPI_Win_fence), after its operations.
+    Complete = 6,
+}
+
+impl Request {
+    fn from_word(w: u64) -> Option<Request> {
+        Some(match w {
+            1 => Request::LockShared,
+            2 => Request::LockExclusive,
+            3 => Request::Unlock,
+            4 => Request::Flush,
+            5 => Request::Op,
+            6 => Request::Complete,
+            _ => return None,
+        })
+    }
+
+    /// The request's two header words.
+    pub fn header(self, flags: u64) -> Vec<u8> {
+        let mut v = Vec::with_capacity(64);
+        v.extend_from_slice(&(self as u64).to_ne_bytes());
+        v.extend_from_slice(&flags.to_ne_bytes());
+        v
+    }
+}
+
+/// An attached region of a dynamic window: (address, bytes).
+pub(crate) type Regions = Arc<Mutex<Vec<(usize, usize)>>>;
+
+/// Where the window's memory is.
+pub(crate) enum Memory {
+    /// `size` bytes at `base`, displacements relative to it.
+    Fixed { base: usize, size: usize },
+    /// MPI_Win_create_dynamic: displacements are addresses in the attached regions.
+    Dynamic(Regions),
+}
+
+/// What the handler shares with the window's own calls.
+pub(crate) struct Counters {
+    /// Per origin: the ends of its epochs received (MPI_Win_complete, MPI_Win_fence), each
+    /// after every operation it sent before. MPI_Win_wait, MPI_Win_test and MPI_Win_fence
+    /// compare them with the ends they have consumed.
+    pub completes: Box<[AtomicUsize]>,
+}
+
+impl Counters {
+    pub fn new(ranks: usize) -> Counters {
+        Counters { completes: (0..ranks).map(|_| AtomicUsize::new(0)).collect() }
+    }
+
+    /// Ends of epochs received from `origin`.
+    pub fn ends(&self, origin: usize) -> usize {
+        self.completes[origin].load(Ordering::Acquire)
+    }
+}
+
+/// Which lock an origin holds here.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Held {
+    None,
+    Shared,
+    Exclusive,
+}
+
+/// The handler: one per window and process.
+pub(crate) struct Exposure {
+    memory: Memory,
+    counters: Arc<Counters>,
+    held: Vec<Held>,
+    shared_holders: usize,
+    exclusive: bool,
+    /// Per origin: requests behind a lock not granted yet (the lock first).
+    blocked: Vec<VecDeque<Vec<u8>>>,
+    /// Origins whose first blocked request is a lock, in the order they asked.
+    line: VecDeque<usize>,
+    /// This process's rank in the window, for messages.
+    me: usize,
+}
+
+// SAFETY: the window memory is the program's, reached by address only inside progress, with
+// the engine held (one thread at a time); the regions are behind a mutex.
+unsafe impl Send for Exposure {}
+
+impl Exposure {
+    pub fn new(memory: Memory, counters: Arc<Counters>, ranks: usize, me: usize) -> Exposure {
+        Exposure {
+            memory,
+            counters,
+            held: vec![Held::None; ranks],
+            shared_holders: 0,
+            exclusive: false,
+            blocked: vec![VecDeque::new(); ranks],
+            line: VecDeque::new(),
+            me,
+        }
+    }
+
+    fn grantable(&self, kind: Request) -> bool {
+        match kind {
+            Request::LockShared => !self.exclusive,
+            _ => !self.exclusive && self.shared_holders == 0,
+        }
+    }
+
+    /// Handles one request; false if it is a lock that must wait (nothing done then).
+    fn process(&mut self, origin: usize, msg: &[u8], out: &mut Replies) -> bool {
+        let word = |i: usize| msg.get(8 * i..8 * i + 8).map(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes")));
+        let (Some(kind), Some(flags)) = (word(0).and_then(Request::from_word), word(1)) else {
+            self.complain(origin, "a malformed RMA request");
+            return true;
+        };
+        match kind {
+            Request::LockShared | Request::LockExclusive => {
+                if !self.grantable(kind) {
+                    return false;
+                }
+                if kind == Request::LockShared {
+                    self.shared_holders += 1;
+                    self.held[origin] = Held::Shared;
+                } else {
+                    self.exclusive = true;
+                    self.held[origin] = Held::Exclusive;
+                }
+                if flags & ANSWER_WHEN_GRANTED != 0 {
+                    out.send(origin, TAG_ANSWER, Vec::new());
+                }
+            }
+            Request::Unlock => {
+                match self.held[origin] {
+                    Held::Shared => self.shared_holders -= 1,
+                    Held::Exclusive => self.exclusive = false,
+                    Held::None => {}
+                }
+                self.held[origin] = Held::None;
+                out.send(origin, TAG_ANSWER, Vec::new());
+                self.grant_waiting(out);
+            }
+            Request::Flush => out.send(origin, TAG_ANSWER, Vec::new()),
+            Request::Complete => {
+                self.counters.completes[origin].fetch_add(1, Ordering::Release);
+            }
+            Request::Op => self.operate(origin, &msg[16..], out),
+        }
+        true
+    }
+
+    /// Grants the locks at the head of the line while they can be, and handles what their
+    /// origins sent behind them.
+    fn grant_waiting(&mut self, out: &mut Replies) {
+        while let Some(&origin) = self.line.front() {
+            let head = self.blocked[origin].front().expect("an origin in line has a blocked lock");
+            if !self.process(origin, &head.clone(), out) {
+                return;
+            }
+            self.line.pop_front();
+            self.blocked[origin].pop_front();
+            while let Some(next) = self.blocked[origin].pop_front() {
+                if !self.process(origin, &next, out) {
+                    self.blocked[origin].push_front(next);
+                    self.line.push_back(origin);
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Applies one operation to the window memory, answering a get-type one with its data.
+    fn operate(&mut self, origin: usize, bytes: &[u8], out: &mut Replies) {
+        let (access, data) = match Access::decode_one(bytes) {
+            Ok(a) => a,
+            Err(e) => return self.complain(origin, &e),
+        };
+        let mut reply = Vec::with_capacity(access.reply_bytes());
+        let outcome = match combiner(&access) {
+            Ok(mut combine) => self.apply(&access, data, &mut *combine, &mut reply),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = outcome {
+            reply.resize(access.reply_bytes(), 0);
+            self.complain(origin, &e);
+        }
+        if access.kind.fetches() {
+            out.send(origin, TAG_ANSWER, reply);
+        }
+    }
+
+    fn apply(
+        &self,
+        a: &Access,
+        data: &[u8],
+        combine: &mut dyn FnMut(&[u8], &mut [u8]),
+        reply: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        match &self.memory {
+            Memory::Fixed { base, size } => {
+                let window: &mut [u8] = if *size == 0 {
+                    &mut []
+                } else {
+                    // SAFETY: the window's memory, valid until MPI_Win_free (which stops this
+                    // handler first); MPI forbids the program conflicting accesses meanwhile.
+                    unsafe { std::slice::from_raw_parts_mut(*base as *mut u8, *size) }
+                };
+                apply_data(window, a, data, combine, reply)
+            }
+            Memory::Dynamic(regions) => {
+                let (lo, hi) = a.target.span().unwrap_or((0, 0));
+                let regions = regions.lock().unwrap_or_else(|e| e.into_inner());
+                let Some(&(at, len)) = regions.iter().find(|&&(at, len)| lo >= at as i64 && hi <= (at + len) as i64)
+                else {
+                    return Err(format!(
+                        "addresses [{lo:#x}, {hi:#x}) are in no region attached to the dynamic window"
+                    ));
+                };
+                // SAFETY: an attached region stays valid until detached, which takes this lock.
+                let window = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, len) };
+                let mut local = a.clone();
+                local.target.offset -= at as i64;
+                apply_data(window, &local, data, combine, reply)
+            }
+        }
+    }
+
+    /// A request that cannot be carried out: the origin checked it, so only a bug gets here.
+    fn complain(&self, origin: usize, what: &str) {
+        eprintln!("billboard MPI (rank {}): RMA request from rank {origin} on a window refused: {what}", self.me);
+    }
+}
+
+impl Handler for Exposure {
+    fn handle(&mut self, origin: usize, payload: &[u8], out: &mut Replies) {
+        if origin >= self.blocked.len() {
+            return self.complain(origin, "no such rank in the window's group");
+        }
+        if !self.blocked[origin].is_empty() {
+            self.blocked[origin].push_back(payload.to_vec());
+        } else if !self.process(origin, payload, out) {
+            self.blocked[origin].push_back(payload.to_vec());
+            self.line.push_back(origin);
+        }
+    }
+}
+
+/// Packed size and extent of MPICH's { value, int } pair types, as MINLOC and MAXLOC read
+/// them (fixed by the ABI: the handler cannot look types up, it runs inside progress).
+fn pair_shape(t: MPI_Datatype) -> Option<(usize, usize)> {
+    Some(match t {
+        MPI_FLOAT_INT => (8, 8),
+        MPI_DOUBLE_INT | MPI_LONG_INT => (12, 16),
+        MPI_SHORT_INT => (6, 8),
+        MPI_LONG_DOUBLE_INT => (20, 32),
+        _ => return None,
+    })
+}
+
+/// The element-wise operation of an accumulate on packed elements of `a.elem` (a predefined
+/// type: the origin resolved it).
+pub(crate) fn combiner(a: &Access) -> Result<Combiner, String> {
+    if !matches!(a.kind, Kind::Accumulate | Kind::GetAccumulate) || a.op == MPI_NO_OP {
+        return Ok(Box::new(|_: &[u8], _: &mut [u8]| {}));
+    }
+    if a.op == MPI_REPLACE {
+        return Ok(Box::new(|i: &[u8], io: &mut [u8]| io.copy_from_slice(i)));
+    }
+    let mut f = crate::ops::predefined(a.op, a.elem)
+        .ok_or_else(|| format!("operator {:#x} is not defined on datatype {:#x}", a.op, a.elem))?;
+    let Some((size, extent)) = pair_shape(a.elem) else { return Ok(f) };
+    // Packed, a pair is the value's bytes then the int's; the operator reads them laid out as
+    // in memory, `extent` bytes apart with the int at max(value size, 4).
+    let value = size - 4;
+    let at = value.max(4);
+    let spread = move |packed: &[u8]| -> Vec<u8> {
+        let mut v = vec![0u8; packed.len() / size * extent];
+        for (p, s) in packed.chunks_exact(size).zip(v.chunks_exact_mut(extent)) {
+            s[..value].copy_from_slice(&p[..value]);
+            s[at..at + 4].copy_from_slice(&p[value..]);
+        }
+        v
+    };
+    Ok(Box::new(move |i: &[u8], io: &mut [u8]| {
+        let (a, mut b) = (spread(i), spread(io));
+        f(&a, &mut b);
+        for (p, s) in io.chunks_exact_mut(size).zip(b.chunks_exact(extent)) {
+            p[..value].copy_from_slice(&s[..value]);
+            p[value..].copy_from_slice(&s[at..at + 4]);
+        }
+    }))
+}
