@@ -40,6 +40,21 @@ fn then_wait(win: MPI_Win, start: impl FnOnce(&mut Win) -> Res<Vec<Wait>>) -> Re
     finish_all(waits)
 }
 
+/// Waits until the operations this process addressed to its own part of `win` (rank `rank`,
+/// if that is its own) have taken effect; nothing in other epochs or for other ranks. A flush
+/// asked even when an answer already confirms the operations: a request-based get's answer
+/// belongs to its request, and the flush's answer comes after it.
+pub(crate) fn settle_self(win: MPI_Win, rank: c_int) -> Res {
+    then_wait(win, |w| {
+        let me = w.comm.rank();
+        if !matches!(w.epoch, Epoch::Lock { .. }) || usize::try_from(rank).ok() != Some(me) || w.targets[me].lock == 0 {
+            return Ok(Vec::new());
+        }
+        w.targets[me].unflushed = true;
+        start_flush(&w.comm, me, &mut w.targets[me], false)
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win) -> c_int {
     win_call_unlocked("MPI_Win_lock", win, || {

@@ -125,6 +125,20 @@ fn check_op(m: &Mpi, kind: Kind, op: MPI_Op, elem: Option<MPI_Datatype>) -> Res 
     }
 }
 
+/// Runs an RMA call's body on the tables; then, if it addressed the calling process's own
+/// part of the window in a passive-target epoch, waits until the operation has taken effect
+/// (a get's data landed), as MPICH does: it applies such operations at once, and programs
+/// rely on it (BAGEL's distributed FCI reads what MPI_Rget brought from its own rank right
+/// after the call, and read garbage before). The operation went to this process's own
+/// handler, which the wait's progress runs.
+fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce(&mut Mpi) -> Res) -> c_int {
+    let rc = win_call(function, win, body);
+    if rc != MPI_SUCCESS {
+        return rc;
+    }
+    super::win_call_unlocked(function, win, || super::passive::settle_self(win, rank))
+}
+
 /// Checks `c` on window `win` and sends it to its target. `detach`: a request-based call,
 /// which gets the wait for a get-type operation's answer instead of the window keeping it.
 unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<Wait>> {
@@ -255,7 +269,7 @@ pub unsafe extern "C" fn PMPI_Put(
     target_datatype: MPI_Datatype,
     win: MPI_Win,
 ) -> c_int {
-    win_call("MPI_Put", win, |m| {
+    rma_call("MPI_Put", win, target_rank, |m| {
         let origin = Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype };
         let call = Call {
             origin: Some(origin),
@@ -276,7 +290,7 @@ pub unsafe extern "C" fn PMPI_Get(
     target_datatype: MPI_Datatype,
     win: MPI_Win,
 ) -> c_int {
-    win_call("MPI_Get", win, |m| {
+    rma_call("MPI_Get", win, target_rank, |m| {
         let result = Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype };
         let call = Call {
             result: Some(result),
@@ -298,7 +312,7 @@ pub unsafe extern "C" fn PMPI_Accumulate(
     op: MPI_Op,
     win: MPI_Win,
 ) -> c_int {
-    win_call("MPI_Accumulate", win, |m| {
+    rma_call("MPI_Accumulate", win, target_rank, |m| {
         let origin = Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype };
         let call = Call {
             origin: Some(origin),
@@ -323,7 +337,7 @@ pub unsafe extern "C" fn PMPI_Get_accumulate(
     op: MPI_Op,
     win: MPI_Win,
 ) -> c_int {
-    win_call("MPI_Get_accumulate", win, |m| {
+    rma_call("MPI_Get_accumulate", win, target_rank, |m| {
         let call = Call {
             origin: Some(Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype }),
             result: Some(Buf { addr: result_addr, count: result_count, datatype: result_datatype }),
@@ -343,7 +357,7 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(
     op: MPI_Op,
     win: MPI_Win,
 ) -> c_int {
-    win_call("MPI_Fetch_and_op", win, |m| {
+    rma_call("MPI_Fetch_and_op", win, target_rank, |m| {
         let call = Call {
             origin: Some(Buf { addr: origin_addr, count: 1, datatype }),
             result: Some(Buf { addr: result_addr, count: 1, datatype }),
@@ -363,7 +377,7 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(
     target_disp: MPI_Aint,
     win: MPI_Win,
 ) -> c_int {
-    win_call("MPI_Compare_and_swap", win, |m| {
+    rma_call("MPI_Compare_and_swap", win, target_rank, |m| {
         let call = Call {
             origin: Some(Buf { addr: origin_addr, count: 1, datatype }),
             compare: Some(Buf { addr: compare_addr, count: 1, datatype }),
@@ -378,7 +392,7 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(
 /// when the origin's buffers may be used: at once for data that was packed (put,
 /// accumulate), when the answer has landed for get-type operations.
 unsafe fn request_based(function: &'static str, win: MPI_Win, request: *mut MPI_Request, call: Call) -> c_int {
-    win_call(function, win, |m| {
+    rma_call(function, win, call.rank, |m| {
         let request = out(request, "request")?;
         let req = match issue(m, win, call, true)? {
             Some(wait) => {
