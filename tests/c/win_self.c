@@ -3,7 +3,9 @@
  * MPI_Get brought from its own rank, and see its own MPI_Put, MPI_Accumulate and MPI_Raccumulate
  * in the window, without a wait or flush. BAGEL's distributed FCI relies on it (it read
  * garbage, and its energies went wrong, when such operations waited for the next round of
- * progress). Remote targets make no such promise and are not checked. */
+ * progress). Remote targets make no such promise at the call, but MPI_Win_flush completes
+ * request-based operations too: MPI_Rget's data from another rank is there after a flush of
+ * that rank, before MPI_Wait (BAGEL relies on that as well). */
 #include "common.h"
 
 enum { N = 36 };
@@ -42,6 +44,14 @@ int main(int argc, char **argv)
         CHECK(base[17] == 1000.0 * t_rank + 17 + round + 6, "round %d: MPI_Accumulate to itself not applied by its return",
               round);
         MPI_CHK(MPI_Win_flush_all(win));
+        MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
+        int right = (t_rank + 1) % t_size;
+        double far[N] = {0};
+        MPI_CHK(MPI_Rget(far, N, MPI_DOUBLE, right, 0, N, MPI_DOUBLE, win, &r));
+        MPI_CHK(MPI_Win_flush(right, win));
+        CHECK(far[20] == 1000.0 * right + 20 + round, "round %d: MPI_Rget from rank %d: %g after MPI_Win_flush, want %g",
+              round, right, far[20], 1000.0 * right + 20 + round);
+        MPI_CHK(MPI_Wait(&r, MPI_STATUS_IGNORE));
         MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
     }
     MPI_CHK(MPI_Win_unlock_all(win));

@@ -147,8 +147,11 @@ pub(crate) fn operate(
         answer = Some(Wait { req, staged: v.into_staging(), _bytes: Vec::new() });
     }
     send(comm, target, msg, &mut t.waits)?;
-    // An answer confirms every operation before it (the target answers in order).
-    t.unflushed = answer.is_none();
+    // An answer confirms every operation before it (the target answers in order); one that
+    // goes to the program's request (MPI_Rget...) is not among the waits a flush takes, so a
+    // flush then asks for an answer of its own, which comes after it: MPI_Win_flush completes
+    // request-based operations too (BAGEL's distributed FCI reads MPI_Rget's data after a flush).
+    t.unflushed = answer.is_none() || detach;
     match answer {
         Some(a) if detach => Ok(Some(a)),
         Some(a) => {
