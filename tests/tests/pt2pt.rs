@@ -140,11 +140,8 @@ fn a_sleeping_rank_is_woken_by_its_data_on_either_route() {
 
 /// Every collective algorithm forced in turn (`BB_COLL_<NAME>`) on 1 to 8 ranks (8
 /// oversubscribe the 2 cores): bb-coll checks every result against the value each rank
-/// computes alone. The table's own mix of algorithms is not here: in a debug build it fails
-/// on 3 and 6 ranks, on main's library too (the ignored test below). Large messages go by the pipelined copy here: with single
-/// and shared copies a receiver's ring state gets overwritten (see
-/// `single_copies_under_collectives_on_6_to_8_ranks`), a defect of the engine's large-message
-/// path that these algorithms do not cause and must not hide.
+/// computes alone. Large messages go by the pipelined copy here (single copies off); the
+/// table's own mix and the copies are in `collectives_by_the_table_and_by_copies`.
 const ALGORITHMS: [&[(&str, &str)]; 3] = [
     &[
         ("BB_COLL_BCAST", "post"),
@@ -164,8 +161,6 @@ const ALGORITHMS: [&[(&str, &str)]; 3] = [
 ];
 
 #[test]
-#[ignore = "engine defect: a receiver's ring state gets overwritten (see single_copies_under_collectives_on_6_to_8_ranks); \
-            it failed 1 run in CI (4 ranks, debug build, single copies off)"]
 fn collectives_on_1_to_8_ranks_by_every_algorithm() {
     for algorithms in ALGORITHMS {
         let env: Vec<_> = algorithms.iter().copied().chain([("BB_SHM_SINGLE_COPY", "0")]).collect();
@@ -177,21 +172,15 @@ fn collectives_on_1_to_8_ranks_by_every_algorithm() {
     }
 }
 
-/// The collectives with single and shared copies on (the receiver reads the sender's memory;
-/// in a shared copy the sender also writes the back of the message into the receiver's
-/// buffer). A receiver fails with "a ring record of form 30 (40, 144, 360) and length 0" from a
-/// peer: its ring state was overwritten. Seen: the table on 7 ranks (2 runs in 3), binomial
-/// trees on 6 and 8 ranks with reductions of 300,000 B (every run, shared copies off too);
-/// main at 8099a24 fails alike (this branch's bb-coll on its library, trees forced by
-/// BB_REDUCE_SPLIT_MIN(_MANY)=1g); BB_SHM_SINGLE_COPY=0 passes. Also, in a debug build and
-/// with single copies off, the table's own mix on 3 ranks (reductions by post or tree up to
-/// 64 KiB, then split ones) fails every run ("form 30"), on main's library too (main's
-/// tree-then-split), and without split reductions on 6 ranks; every algorithm forced alone
-/// passes. A defect below the collectives (every message they send is an ordinary one),
-/// ignored here until it is fixed.
+/// The table's own mix of algorithms, and trees with single copies but not shared ones, on 3
+/// to 8 ranks. A receiver used to fail with "a ring record of form 30 (40, 144, 360) and
+/// length 0" from a peer: a ring cell that had held the middle of a payload on an earlier lap
+/// kept payload bytes in its publish word, and reduction data equal to the position the
+/// reader waited for there read as a published record (3 ranks, debug build, single copies
+/// off: every run; the table on 7 ranks: 2 runs in 3). The sender now clears the next
+/// record's publish word (transport/shm/ring.rs).
 #[test]
-#[ignore = "engine defect: single/shared copies under collectives on 6 to 8 ranks overwrite a receiver's ring state"]
-fn single_copies_under_collectives_on_6_to_8_ranks() {
+fn collectives_by_the_table_and_by_copies() {
     let trees = [("BB_COLL_REDUCE", "tree"), ("BB_COLL_ALLREDUCE", "tree"), ("BB_SHM_SHARED_COPY", "0")];
     for _ in 0..3 {
         run(3, "bb-coll", &["large"], &[("BB_SHM_SINGLE_COPY", "0")], T).assert_success();

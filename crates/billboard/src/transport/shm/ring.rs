@@ -12,8 +12,11 @@
 //! 40  payload ...  continues into the following cells
 //! ```
 //!
-//! The seq word carries the absolute position (a lap number in effect), so cells never need
-//! clearing: a stale cell holds an older position, never the one the reader expects. The
+//! The seq word carries the absolute position (a lap number in effect), so cells need no
+//! clearing by the reader: a stale head cell holds an older position, never the one the reader
+//! expects. A cell that held the middle of a payload holds payload bytes instead, which could
+//! be anything, so the sender clears the publish word of the cell after each record before it
+//! publishes the record (that cell must be free too: a ring holds at most `n - 1` cells). The
 //! receiver publishes how far it has consumed lazily (every eighth of the ring), and the
 //! sender re-reads that credit only when the ring looks full.
 
@@ -97,17 +100,19 @@ impl RingTx {
         debug_assert!(n.is_power_of_two());
         let idx = self.tail & (n - 1);
         let skip = if idx + need > n { n - idx } else { 0 };
-        if self.tail + skip + need - self.credit > n {
+        // One cell beyond the record must be free too: the next record's first cell, whose
+        // publish word `publish` clears.
+        if self.tail + skip + need + 1 - self.credit > n {
             self.credit = self.read_credit(mem);
-            if self.tail + skip + need - self.credit > n {
+            if self.tail + skip + need + 1 - self.credit > n {
                 return false;
             }
         }
         if skip > 0 {
-            self.publish(mem, FORM_SKIP, 0, &Header::default(), &[]);
+            self.publish(mem, FORM_SKIP, 0, &Header::default(), &[], skip);
             self.tail += skip;
         }
-        self.publish(mem, form, len, header, pieces);
+        self.publish(mem, form, len, header, pieces, need);
         self.tail += need;
         true
     }
@@ -118,11 +123,11 @@ impl RingTx {
         let need = cells_for(payload);
         let idx = self.tail & (n - 1);
         let skip = if idx + need > n { n - idx } else { 0 };
-        if self.tail + skip + need - self.credit <= n {
+        if self.tail + skip + need + 1 - self.credit <= n {
             return true;
         }
         self.credit = self.read_credit(mem);
-        self.tail + skip + need - self.credit <= n
+        self.tail + skip + need + 1 - self.credit <= n
     }
 
     /// The receiver's published consumed position, never past what we posted: a receiver
@@ -133,8 +138,14 @@ impl RingTx {
         mem.consumed().load(Ordering::Acquire).min(self.tail)
     }
 
+    /// Writes one record of `cells` cells at the tail. Before its publish word, it clears the
+    /// publish word of the cell after it, where the next record will start: a cell that held
+    /// the middle of a payload on an earlier lap keeps payload bytes in its first word, and
+    /// they could equal the position the reader will wait for there (a reader took reduction
+    /// data for "a ring record of form 30"). The Release store below orders the clearing
+    /// before this record, so a reader that has consumed it sees the cleared word.
     #[inline(always)]
-    fn publish<M: RingMemory>(&self, mem: &M, form: u32, len: u32, header: &Header, pieces: &[&[u8]]) {
+    fn publish<M: RingMemory>(&self, mem: &M, form: u32, len: u32, header: &Header, pieces: &[&[u8]], cells: u64) {
         let n = mem.ncells() as u64;
         let idx = (self.tail & (n - 1)) as usize;
         let at = idx * CELL;
@@ -152,6 +163,7 @@ impl RingTx {
                 offset += piece.len();
             }
         }
+        mem.seq(((self.tail + cells) & (n - 1)) as usize).store(0, Ordering::Relaxed);
         mem.seq(idx).store(self.tail + 1, Ordering::Release);
     }
 }
@@ -342,6 +354,33 @@ mod tests {
         assert_eq!(got, sent);
     }
 
+    /// A cell that held the middle of a record's payload keeps those bytes in its first word
+    /// on the next lap; when they equal the position the reader waits for there, the reader
+    /// took them for a published record (BB's collectives: reduction data read as "a ring
+    /// record of form 30"). The sender now clears the next record's publish word first.
+    #[test]
+    fn payload_left_in_a_cell_is_never_taken_for_a_record() {
+        let ring = HeapRing::new(16);
+        let (mut tx, mut rx) = (RingTx::default(), RingRx::default());
+        // Record 0 spans cells 0..3; its payload bytes 24..32 are cell 1's first word: 18, the
+        // publish word a record at position 17 (cell 1 of the next lap) will carry.
+        let mut payload = vec![0u8; 100];
+        payload[24..32].copy_from_slice(&18u64.to_ne_bytes());
+        assert!(tx.try_push(&ring, FORM_INLINE, 100, &hdr(0), &payload));
+        let rec = rx.next(&ring).expect("record 0");
+        assert_eq!(rec.header, hdr(0));
+        rx.release(&ring, rec);
+        // One-cell records at positions 3..=16 (the last in cell 0 again), each read at once.
+        for k in 1..=14 {
+            assert!(tx.try_push(&ring, FORM_INLINE, 1, &hdr(k), &[k as u8]), "record {k}");
+            let rec = rx.next(&ring).expect("a one-cell record");
+            assert_eq!((rec.header, rec.payload), (hdr(k), &[k as u8][..]));
+            rx.release(&ring, rec);
+        }
+        // The reader waits at position 17, cell 1, which still holds record 0's payload.
+        assert!(rx.next(&ring).is_none(), "stale payload read as a record");
+    }
+
     #[test]
     fn gathered_records_equal_joined_ones_across_wraps() {
         let ring = HeapRing::new(32);
@@ -404,7 +443,7 @@ mod tests {
         while tx.try_push(&ring, FORM_INLINE, 8, &hdr(posted), &[1; 8]) {
             posted += 1;
         }
-        assert_eq!(posted, 32, "one-cell records fill every cell");
+        assert_eq!(posted, 31, "one-cell records fill every cell but one (the next record's, cleared)");
         let rec = rx.next(&ring).unwrap();
         rx.release(&ring, rec);
         assert!(!tx.try_push(&ring, FORM_INLINE, 8, &hdr(0), &[1; 8]), "credit not yet published");
