@@ -40,19 +40,17 @@ fn then_wait(win: MPI_Win, start: impl FnOnce(&mut Win) -> Res<Vec<Wait>>) -> Re
     finish_all(waits)
 }
 
-/// Waits until the operations this process addressed to its own part of `win` (rank `rank`,
-/// if that is its own) have taken effect; nothing in other epochs or for other ranks. A flush
+/// Starts the wait for the operations this process addressed to its own part of the window
+/// (rank `rank`, if that is its own); nothing in other epochs or for other ranks. A flush is
 /// asked even when an answer already confirms the operations: a request-based get's answer
 /// belongs to its request, and the flush's answer comes after it.
-pub(crate) fn settle_self(win: MPI_Win, rank: c_int) -> Res {
-    then_wait(win, |w| {
-        let me = w.comm.rank();
-        if !matches!(w.epoch, Epoch::Lock { .. }) || usize::try_from(rank).ok() != Some(me) || w.targets[me].lock == 0 {
-            return Ok(Vec::new());
-        }
-        w.targets[me].unflushed = true;
-        start_flush(&w.comm, me, &mut w.targets[me], false)
-    })
+pub(crate) fn start_self_flush(w: &mut Win, rank: c_int) -> Res<Vec<Wait>> {
+    let me = w.comm.rank();
+    if !matches!(w.epoch, Epoch::Lock { .. }) || usize::try_from(rank).ok() != Some(me) || w.targets[me].lock == 0 {
+        return Ok(Vec::new());
+    }
+    w.targets[me].unflushed = true;
+    start_flush(&w.comm, me, &mut w.targets[me], false)
 }
 
 #[no_mangle]

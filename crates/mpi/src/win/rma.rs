@@ -131,12 +131,18 @@ fn check_op(m: &Mpi, kind: Kind, op: MPI_Op, elem: Option<MPI_Datatype>) -> Res 
 /// rely on it (BAGEL's distributed FCI reads what MPI_Rget brought from its own rank right
 /// after the call, and read garbage before). The operation went to this process's own
 /// handler, which the wait's progress runs.
+/// One hold of the tables: an operation on another rank costs a few comparisons more.
 fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce(&mut Mpi) -> Res) -> c_int {
-    let rc = win_call(function, win, body);
-    if rc != MPI_SUCCESS {
+    let mut waits = Vec::new();
+    let rc = win_call(function, win, |m| {
+        body(m)?;
+        waits = super::passive::start_self_flush(m.win_mut(win)?, rank)?;
+        Ok(())
+    });
+    if rc != MPI_SUCCESS || waits.is_empty() {
         return rc;
     }
-    super::win_call_unlocked(function, win, || super::passive::settle_self(win, rank))
+    super::win_call_unlocked(function, win, || super::origin::finish_all(waits))
 }
 
 /// Checks `c` on window `win` and sends it to its target. `detach`: a request-based call,
