@@ -26,8 +26,7 @@
 //! the path who relays or alters bytes after the handshake (the threat is a stranger connecting to
 //! a rank's port); and ranks of the same job, who share the secret.
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use ring::{hkdf, hmac};
 use std::fmt;
 
 /// Environment variable holding the job secret, hex-encoded (at least [`MIN_SECRET_BYTES`]).
@@ -83,25 +82,47 @@ impl Secret {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    /// A 32-byte key for `context` derived from the secret (BLAKE3's key derivation): the UDP
-    /// route's datagram MAC key.
+    /// A 32-byte key for `context` derived from the secret (HKDF-SHA256, RFC 5869, the
+    /// context as its info): the UDP route's datagram key.
     pub(crate) fn derive_key(&self, context: &str) -> [u8; 32] {
-        blake3::derive_key(context, &self.0)
-    }
-
-    /// HMAC-SHA256 keyed by the secret, `label` already fed: the MAC of the TCP handshake.
-    fn hmac(&self, label: &[u8]) -> Hmac<Sha256> {
-        let mut m = Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes keys of any length");
-        m.update(label);
-        m
-    }
-
-    fn mac(&self, label: &[u8], initiator: u32, acceptor: u32, nonce_i: &[u8], nonce_a: &[u8]) -> Hmac<Sha256> {
-        let mut m = self.hmac(label);
-        for part in [&initiator.to_le_bytes()[..], &acceptor.to_le_bytes(), nonce_i, nonce_a] {
-            m.update(part);
+        struct Len32;
+        impl hkdf::KeyType for Len32 {
+            fn len(&self) -> usize {
+                32
+            }
         }
-        m
+        let mut key = [0u8; 32];
+        let prk = hkdf::Salt::new(hkdf::HKDF_SHA256, b"billboard").extract(&self.0);
+        let info = [context.as_bytes()];
+        prk.expand(&info, Len32).and_then(|okm| okm.fill(&mut key)).expect("32 bytes is within HKDF's limit");
+        key
+    }
+
+    /// HMAC-SHA256 keyed by the secret over `label`, both ranks and both nonces: the MAC of the
+    /// TCP handshake.
+    fn mac_input(label: &[u8], initiator: u32, acceptor: u32, nonce_i: &[u8], nonce_a: &[u8]) -> Vec<u8> {
+        [label, &initiator.to_le_bytes(), &acceptor.to_le_bytes(), nonce_i, nonce_a].concat()
+    }
+
+    fn mac(&self, label: &[u8], initiator: u32, acceptor: u32, nonce_i: &[u8], nonce_a: &[u8]) -> hmac::Tag {
+        let key = hmac::Key::new(hmac::HMAC_SHA256, &self.0);
+        hmac::sign(&key, &Self::mac_input(label, initiator, acceptor, nonce_i, nonce_a))
+    }
+
+    /// Checks, in constant time, a MAC made by [`mac`](Self::mac) with the same inputs.
+    #[allow(clippy::too_many_arguments)]
+    fn verify(
+        &self,
+        label: &[u8],
+        initiator: u32,
+        acceptor: u32,
+        nonce_i: &[u8],
+        nonce_a: &[u8],
+        got: &[u8],
+    ) -> Result<(), HandshakeError> {
+        let key = hmac::Key::new(hmac::HMAC_SHA256, &self.0);
+        hmac::verify(&key, &Self::mac_input(label, initiator, acceptor, nonce_i, nonce_a), got)
+            .map_err(|_| HandshakeError::BadMac)
     }
 }
 
@@ -268,12 +289,9 @@ impl Initiator {
             return Err(HandshakeError::WrongPeer { expected: self.peer, got });
         }
         let nonce_a = &self.inbox.buf[12..44];
-        self.secret
-            .mac(ACCEPTOR_LABEL, self.me, self.peer, &self.nonce, nonce_a)
-            .verify_slice(&self.inbox.buf[44..76])
-            .map_err(|_| HandshakeError::BadMac)?;
+        self.secret.verify(ACCEPTOR_LABEL, self.me, self.peer, &self.nonce, nonce_a, &self.inbox.buf[44..76])?;
         let proof = self.secret.mac(INITIATOR_LABEL, self.me, self.peer, &self.nonce, nonce_a);
-        self.transmit.extend_from_slice(&proof.finalize().into_bytes());
+        self.transmit.extend_from_slice(proof.as_ref());
         Ok(Step::Done { peer: self.peer, consumed })
     }
 }
@@ -349,7 +367,7 @@ impl Acceptor {
                 for part in [&MAGIC[..], &VERSION.to_le_bytes(), &self.me.to_le_bytes(), &self.nonce] {
                     self.transmit.extend_from_slice(part);
                 }
-                self.transmit.extend_from_slice(&mac.finalize().into_bytes());
+                self.transmit.extend_from_slice(mac.as_ref());
                 self.peer = Some(peer);
                 peer
             }
@@ -359,10 +377,7 @@ impl Acceptor {
         if !complete {
             return Ok(Step::Wait);
         }
-        self.secret
-            .mac(INITIATOR_LABEL, peer, self.me, &self.hello.buf[16..48], &self.nonce)
-            .verify_slice(&self.proof.buf)
-            .map_err(|_| HandshakeError::BadMac)?;
+        self.secret.verify(INITIATOR_LABEL, peer, self.me, &self.hello.buf[16..48], &self.nonce, &self.proof.buf)?;
         Ok(Step::Done { peer, consumed })
     }
 }

@@ -22,6 +22,8 @@ use rustix::time::{Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, 
 use super::endpoint::Endpoint;
 use super::faults::Faults;
 use super::peer::Config;
+pub use super::sockets::Bound;
+use super::sockets::{self, Batch, SOCKET_BUFFER};
 use super::wire::{self, Key};
 use crate::transport::tcp::handshake::Secret;
 use crate::transport::tcp::sleep_on;
@@ -49,10 +51,8 @@ pub static EAGER_MAX: Tunable =
 
 /// Largest record payload over UDP (the engine's rendezvous chunks above it).
 const MAX_RECORD: usize = 256 << 10;
-/// Datagrams read per poll at most, so a flood cannot hold a poll forever.
-const READ_BATCH: usize = 64;
-/// Socket buffers asked for (the kernel caps them at `net.core.[rw]mem_max` unless privileged).
-const SOCKET_BUFFER: usize = 4 << 20;
+/// Batched receives per socket per poll at most, so a flood cannot hold a poll forever.
+const READ_BATCHES: usize = 4;
 /// Refused datagrams logged per process, at most.
 const LOG_REFUSED: u64 = 5;
 
@@ -66,23 +66,14 @@ const TIMER: u64 = 1;
 /// nothing is in flight to it.
 const KEEPALIVE_US: u64 = 500_000;
 
-/// The sockets of one rank: one per address offered, all bound to the same port.
-pub struct Bound(Vec<UdpSocket>);
-
-impl Bound {
-    /// The first socket's address (the port is every socket's).
-    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.0[0].local_addr()
-    }
-}
-
 pub struct UdpChannel {
     me: usize,
     nranks: usize,
     ep: Endpoint,
+    /// The sockets datagrams arrive on.
     socks: Vec<UdpSocket>,
-    /// The socket each peer's datagrams leave from (one on its address's side).
-    via: Vec<usize>,
+    /// The socket each peer's datagrams leave from, connected to it (`None`: not over UDP).
+    senders: Vec<Option<UdpSocket>>,
     /// A socket reported an error: its error queue may hold ICMP reports.
     errors: bool,
     /// Where each peer listens; `None` for ranks reached another way.
@@ -96,52 +87,16 @@ pub struct UdpChannel {
     loopback: VecDeque<(Header, Vec<u8>)>,
     /// Records read while a send waited for acknowledgements, for the next poll.
     stash: VecDeque<(usize, Header, Vec<u8>)>,
-    buf: Vec<u8>,
+    batch: Batch,
     /// When the earliest timer is due (µs since `start`).
     due: u64,
     refused: u64,
 }
 
 impl UdpChannel {
-    /// This rank's sockets: one on each of the `offered` addresses, all on one free port (the
-    /// port the rank publishes). Binding only those keeps the route off other interfaces.
+    /// This rank's receiving sockets, on the `offered` addresses ([`Bound::new`]).
     pub(crate) fn bind(offered: &[std::net::Ipv4Addr]) -> Result<Bound> {
-        let os = |call| move |e| Error::Os { call, errno: e };
-        let mut last = None;
-        // Another process may hold the first socket's port on a later address: try a few ports.
-        for _ in 0..16 {
-            let first = UdpSocket::bind((offered[0], 0)).map_err(os("bind (UDP socket)"))?;
-            let port = first.local_addr().map_err(os("getsockname"))?.port();
-            let rest: std::io::Result<Vec<UdpSocket>> =
-                offered[1..].iter().map(|&ip| UdpSocket::bind((ip, port))).collect();
-            match rest {
-                Ok(rest) => {
-                    let socks: Vec<UdpSocket> = std::iter::once(first).chain(rest).collect();
-                    socks.iter().try_for_each(Self::prepare)?;
-                    return Ok(Bound(socks));
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(Error::Os { call: "bind (UDP socket, one port on every address)", errno: last.expect("tried") })
-    }
-
-    fn prepare(s: &UdpSocket) -> Result<()> {
-        s.set_nonblocking(true).map_err(|e| Error::Os { call: "fcntl (UDP socket)", errno: e })?;
-        super::icmp::enable(s).map_err(|e| Error::Os { call: "setsockopt (IP_RECVERR)", errno: e })?;
-        use rustix::net::sockopt;
-        for (force, plain) in [
-            (
-                sockopt::set_socket_recv_buffer_size_force as fn(_, _) -> _,
-                sockopt::set_socket_recv_buffer_size as fn(_, _) -> _,
-            ),
-            (sockopt::set_socket_send_buffer_size_force, sockopt::set_socket_send_buffer_size),
-        ] {
-            if force(s, SOCKET_BUFFER).is_err() {
-                let _ = plain(s, SOCKET_BUFFER);
-            }
-        }
-        Ok(())
+        Bound::new(offered)
     }
 
     /// Takes over `bound` to reach the ranks of `addrs` (by rank; `None`: not over UDP).
@@ -164,12 +119,25 @@ impl UdpChannel {
             epoll::add(&epoll, sock, epoll::EventData::new_u64(SOCKET), epoll::EventFlags::IN)
                 .map_err(os("epoll_ctl"))?;
         }
-        // To a peer: from the socket on a loopback address if the peer's is one, else from the
-        // first socket on another (the kernel routes either way; the peer's MAC check does not
-        // care where a datagram came from).
-        let local = |a: &Option<SocketAddr>| a.is_some_and(|a| a.ip().is_loopback());
-        let on_loopback = |k: &usize| socks[*k].local_addr().is_ok_and(|l| l.ip().is_loopback());
-        let via = addrs.iter().map(|a| (0..socks.len()).find(|k| on_loopback(k) == local(a)).unwrap_or(0)).collect();
+        // To a peer: from an address beside the socket on a loopback address if the peer's is
+        // one, else beside the first socket on another (the kernel routes either way; the peer's
+        // MAC check does not care where a datagram came from).
+        let on_loopback = |s: &UdpSocket| s.local_addr().is_ok_and(|l| l.ip().is_loopback());
+        let mut senders = Vec::with_capacity(nranks);
+        for (peer, a) in addrs.iter().enumerate() {
+            let sender = match a {
+                Some(to) if peer != me => {
+                    let beside = socks.iter().find(|s| on_loopback(s) == to.ip().is_loopback()).unwrap_or(&socks[0]);
+                    let s = sockets::sender(beside, *to)?;
+                    // Only errors come here (ICMP reports): they wake a sleeper once.
+                    let on_error = epoll::EventFlags::ET;
+                    epoll::add(&epoll, &s, epoll::EventData::new_u64(SOCKET), on_error).map_err(os("epoll_ctl"))?;
+                    Some(s)
+                }
+                _ => None,
+            };
+            senders.push(sender);
+        }
         epoll::add(&epoll, &timer, epoll::EventData::new_u64(TIMER), epoll::EventFlags::IN).map_err(os("epoll_ctl"))?;
         let mtu = match MTU.get_with_origin() {
             (set, Origin::Environment) => set,
@@ -200,7 +168,7 @@ impl UdpChannel {
             nranks,
             ep: Endpoint::new(me, nranks, Key::new(secret), cfg),
             socks,
-            via,
+            senders,
             errors: false,
             addrs,
             hosts,
@@ -210,7 +178,7 @@ impl UdpChannel {
             start: Instant::now(),
             loopback: VecDeque::new(),
             stash: VecDeque::new(),
-            buf: vec![0; 65_536],
+            batch: Batch::new(),
             due: u64::MAX,
             refused: 0,
         })
@@ -225,9 +193,13 @@ impl UdpChannel {
         self.addrs.get(peer).is_some_and(Option::is_some)
     }
 
-    /// The epoll set a sleeper waits on. Sends every acknowledgement owed first (a sleeping
-    /// rank's peers should not wait for them) and arms the timer for the next retransmission.
+    /// The epoll set a sleeper waits on. Fails the peers whose hosts reported them gone, sends
+    /// every acknowledgement owed (a sleeping rank's peers should not wait for them) and arms
+    /// the timer for the next retransmission.
     pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
+        // An ICMP report on a peer's socket woke the last sleep once (edge-triggered) and
+        // nothing since looked at it: look now, before sleeping on.
+        self.read_errors();
         let now = self.now();
         self.ep.ack_all();
         self.flush(now, true);
@@ -251,9 +223,9 @@ impl UdpChannel {
     fn read<F: FnMut(usize, &Header, &[u8])>(&mut self, now: u64, f: &mut F) -> usize {
         let mut handled = 0;
         for k in 0..self.socks.len() {
-            for _ in 0..READ_BATCH {
-                let (n, from) = match self.socks[k].recv_from(&mut self.buf) {
-                    Ok(got) => got,
+            for _ in 0..READ_BATCHES {
+                let n = match self.batch.receive(&self.socks[k]) {
+                    Ok(n) => n,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     Err(e) => {
                         // WouldBlock, or an error the host reported (IP_RECVERR): see the queue.
@@ -261,20 +233,27 @@ impl UdpChannel {
                         break;
                     }
                 };
-                let mut count = |s: usize, h: &Header, p: &[u8]| {
-                    handled += 1;
-                    f(s, h, p)
-                };
-                if let Err(why) = self.ep.receive(now, &self.buf[..n], &mut count) {
-                    self.refused += 1;
-                    if self.refused <= LOG_REFUSED {
-                        eprintln!("billboard: rank {}: dropped a UDP datagram from {from}: {why:?}", self.me);
+                let more = n == self.batch.capacity();
+                for d in 0..n {
+                    let mut count = |s: usize, h: &Header, p: &[u8]| {
+                        handled += 1;
+                        f(s, h, p)
+                    };
+                    if let Err(why) = self.ep.receive(now, self.batch.datagram(d), &mut count) {
+                        self.refused += 1;
+                        if self.refused <= LOG_REFUSED {
+                            let from = self.batch.sender(d);
+                            eprintln!("billboard: rank {}: dropped a UDP datagram from {from}: {why:?}", self.me);
+                        }
+                    }
+                    if self.ep.has_output() {
+                        // An acknowledgement leaves at once, not after the rest of the batch:
+                        // the sender's window reopens while this side works through what came.
+                        self.flush(now, false);
                     }
                 }
-                if self.ep.has_output() {
-                    // An acknowledgement leaves at once, not after the rest of the batch: the
-                    // sender's window reopens while this side works through what came.
-                    self.flush(now, false);
+                if !more {
+                    break; // what the socket held fit one batch: no second call to find it empty
                 }
             }
         }
@@ -288,7 +267,7 @@ impl UdpChannel {
     #[cold]
     fn read_errors(&mut self) {
         let mut gone = Vec::new();
-        for sock in &self.socks {
+        for sock in self.socks.iter().chain(self.senders.iter().flatten()) {
             super::icmp::drain(sock, &mut |to| gone.extend(self.addrs.iter().position(|a| *a == Some(to))));
         }
         for peer in gone {
@@ -302,37 +281,26 @@ impl UdpChannel {
 
     /// Sends what the protocol queued (`all`: and what the fault injection holds back).
     fn flush(&mut self, now: u64, all: bool) {
-        let (socks, via, addrs, faults) = (&self.socks, &self.via, &self.addrs, &mut self.faults);
-        let errors = &mut self.errors;
-        // A datagram to `to` leaves from the socket of the peer listening there.
-        let mut send_to = |d: &[u8], to: SocketAddr| {
-            let k = addrs.iter().position(|a| *a == Some(to)).map_or(0, |p| via[p]);
-            let r = socks[k].send_to(d, to);
-            *errors |= matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused);
-            r
-        };
-        self.ep.transmit(|peer, d| {
-            let Some(to) = addrs[peer] else { return true };
-            match faults {
-                Some(f) => {
-                    f.apply(now, to, d, &mut |to, d| {
-                        let _ = send_to(d, to);
-                    });
-                    true
-                }
-                // A full socket buffer: the datagram waits; any other error is a loss, which
-                // the protocol repairs or turns into the peer's failure.
-                None => !matches!(send_to(d, to), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        let (senders, addrs, faults, errors) = (&self.senders, &self.addrs, &mut self.faults, &mut self.errors);
+        // What the fault injection lets through, by address.
+        let by_address = |errors: &mut bool, d: &[u8], to: SocketAddr| {
+            if let Some(peer) = addrs.iter().position(|a| *a == Some(to)) {
+                let _ = send_on(senders, errors, peer, d);
             }
+        };
+        self.ep.transmit(|peer, d| match faults {
+            Some(f) => {
+                if let Some(to) = addrs[peer] {
+                    f.apply(now, to, d, &mut |to, d| by_address(errors, d, to));
+                }
+                true
+            }
+            // A full socket buffer: the datagram waits; any other error is a loss, which the
+            // protocol repairs or turns into the peer's failure.
+            None => !matches!(send_on(senders, errors, peer, d), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
         });
         if let Some(f) = faults.as_mut().filter(|f| f.holds()) {
-            f.release(
-                now,
-                &mut |to, d| {
-                    let _ = send_to(d, to);
-                },
-                all,
-            );
+            f.release(now, &mut |to, d| by_address(errors, d, to), all);
         }
     }
 
@@ -367,6 +335,15 @@ impl UdpChannel {
         self.due = self.due.min(now + self.ep.cfg.rto_min);
         Ok(())
     }
+}
+
+/// Sends `d` to `peer` on its connected socket; notes in `errors` that its host refused one.
+fn send_on(senders: &[Option<UdpSocket>], errors: &mut bool, peer: usize, d: &[u8]) -> std::io::Result<usize> {
+    let Some(s) = &senders[peer] else { return Ok(0) };
+    let r = s.send(d);
+    // The peer's host said nothing listens there (ICMP): the error queue says which address.
+    *errors |= matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused);
+    r
 }
 
 impl Drop for UdpChannel {

@@ -106,11 +106,12 @@ impl Endpoint {
         Ok(())
     }
 
-    /// Takes one received datagram; hands the records it completes to `f(sender, header, payload)`.
+    /// Takes one received datagram (decrypting it in place); hands the records it completes to
+    /// `f(sender, header, payload)`.
     pub fn receive(
         &mut self,
         now: u64,
-        datagram: &[u8],
+        datagram: &mut [u8],
         f: &mut dyn FnMut(usize, &Header, &[u8]),
     ) -> Result<(), Refused> {
         let (head, body) = self.key.open(self.me as u32, datagram)?;
@@ -207,8 +208,7 @@ impl Endpoint {
                     } else {
                         let d = &mut p.flight[(seq - p.una) as usize].bytes;
                         if d[24..32] != ack.to_le_bytes() || d[32..40] != sack.to_le_bytes() {
-                            Head::set_ack(d, ack, sack);
-                            self.key.reseal(d);
+                            self.key.reseal(d, ack, sack);
                         }
                         let ok = emit(peer, d);
                         if ok {

@@ -10,6 +10,8 @@
 //! - `icmp`: a peer whose socket is gone, told by its host (ICMP port unreachable).
 //! - `faults`: deterministic loss, duplication and reordering of outgoing datagrams
 //!   (`BB_UDP_FAULTS`), for tests on real sockets.
+//! - `sockets`: the system calls: receiving sockets, a connected socket per peer to send from,
+//!   batched receives.
 //! - `channel`: [`UdpChannel`], the socket layer: one non-blocking socket per rank and a timer
 //!   descriptor in one epoll set a sleeping rank waits on; timers run from `poll`.
 
@@ -20,6 +22,7 @@ mod icmp;
 mod path;
 mod peer;
 pub mod rtt;
+mod sockets;
 pub mod wire;
 
 #[cfg(test)]

@@ -101,6 +101,9 @@ impl Peer {
 
     /// The acknowledgement this side owes: cumulative, and a bitmap of the 64 after it.
     pub fn ack_fields(&self) -> (u64, u64) {
+        if self.held.len() <= 1 {
+            return (self.expected, 0); // nothing came early (the usual case)
+        }
         let mut sack = 0u64;
         for (i, d) in self.held.iter().skip(1).take(64).enumerate() {
             if d.is_some() {
@@ -169,9 +172,11 @@ impl Peer {
             self.una += 1;
         }
         let mut highest = ack.checked_sub(1);
-        for i in 0..64u64 {
-            let seq = ack + 1 + i;
-            if sack & (1 << i) == 0 || seq >= self.next || seq < self.una {
+        let mut bits = sack;
+        while bits != 0 {
+            let seq = ack + 1 + u64::from(bits.trailing_zeros());
+            bits &= bits - 1;
+            if seq >= self.next || seq < self.una {
                 continue;
             }
             let s = &mut self.flight[(seq - self.una) as usize];

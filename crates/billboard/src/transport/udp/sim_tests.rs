@@ -107,9 +107,9 @@ fn run(n: usize, records: &[(usize, usize, usize)], f: Faults, cfg: Config) -> (
         let now = net.now;
         let (due, later): (Vec<_>, Vec<_>) = net.flying.drain(..).partition(|(t, _, _)| *t <= now);
         net.flying = later;
-        for (_, to, d) in due {
+        for (_, to, mut d) in due {
             let sink = &mut got[to];
-            eps[to].receive(now, &d, &mut |s, h, p| sink.push((s, *h, p.to_vec()))).unwrap();
+            eps[to].receive(now, &mut d, &mut |s, h, p| sink.push((s, *h, p.to_vec()))).unwrap();
         }
         let delivered: usize = got.iter().map(Vec::len).sum();
         if delivered == records.len() && eps.iter().all(Endpoint::flushed) && queues.iter().all(VecDeque::is_empty) {
@@ -174,13 +174,13 @@ fn a_full_window_says_would_block_until_acknowledged() {
         true
     });
     let mut n = 0;
-    for d in &wire {
+    for d in &mut wire {
         b.receive(100, d, &mut |_, _, _| n += 1).unwrap();
     }
     assert_eq!(n, cfg().window);
     b.ack_all();
     b.transmit(|_, d| {
-        a.receive(200, d, &mut |_, _, _| panic!("an acknowledgement carries no record")).unwrap();
+        a.receive(200, &mut d.to_vec(), &mut |_, _, _| panic!("an acknowledgement carries no record")).unwrap();
         true
     });
     assert!(a.flushed());
@@ -231,17 +231,17 @@ fn duplicates_and_strangers_are_dropped() {
     });
     let mut n = 0;
     for _ in 0..3 {
-        b.receive(10, &wire[0], &mut |s, h, p| {
+        b.receive(10, &mut wire[0].clone(), &mut |s, h, p| {
             assert_eq!((s, h.aux, p), (0, 5, &b"once"[..]));
             n += 1;
         })
         .unwrap();
     }
     assert_eq!(n, 1);
-    let stranger = Key::new(&Secret::from_hex("ffffffffffffffffffffffffffffffff").unwrap());
+    let mut stranger = Key::new(&Secret::from_hex("ffffffffffffffffffffffffffffffff").unwrap());
     let mut forged = wire[0][..wire[0].len() - wire::MAC].to_vec();
     stranger.seal(&mut forged);
-    assert_eq!(b.receive(10, &forged, &mut |_, _, _| panic!("forged")), Err(Refused::BadMac));
+    assert_eq!(b.receive(10, &mut forged, &mut |_, _, _| panic!("forged")), Err(Refused::BadMac));
 }
 
 #[test]
@@ -251,7 +251,7 @@ fn a_peer_breaking_the_framing_is_failed() {
     Head { kind: wire::DATA, flags: wire::LAST, src: 0, dst: 1, seq: 0, ack: 0, sack: 0 }.put(&mut d);
     d.extend_from_slice(b"orphan");
     key().seal(&mut d);
-    b.receive(0, &d, &mut |_, _, _| panic!("no record")).unwrap();
+    b.receive(0, &mut d, &mut |_, _, _| panic!("no record")).unwrap();
     let (peer, why) = b.take_failure().unwrap();
     assert!(peer == 0 && why.contains("outside any record"), "{why}");
 }

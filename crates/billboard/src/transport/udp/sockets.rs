@@ -1,0 +1,166 @@
+//! The route's system calls: the sockets a rank receives on, the connected socket it sends to
+//! each peer from, and batched receives.
+//!
+//! A rank receives every peer's datagrams on one socket per offered address (all on the port it
+//! publishes). It sends to each peer from a socket of its own, connected to the peer's address
+//! on an ephemeral port: the kernel then keeps the route to the peer instead of looking it up
+//! for every `sendto` of an unconnected socket (about a fifth of a small datagram's cost, and
+//! the largest part of what the route added to a raw UDP ping-pong). Nothing is ever sent to
+//! those ports, so they only hold what the peer's host reports (ICMP errors, `IP_RECVERR`).
+//! Receives are batched (`recvmmsg`): one system call takes what a poll finds, where reading
+//! until `EAGAIN` cost a second call for every datagram.
+
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+
+use crate::{Error, Result};
+
+/// Socket buffers asked for (the kernel caps them at `net.core.[rw]mem_max` unless privileged).
+pub const SOCKET_BUFFER: usize = 4 << 20;
+
+/// This rank's receiving sockets: one per address offered, all bound to the same port.
+pub struct Bound(pub(super) Vec<UdpSocket>);
+
+impl Bound {
+    /// This rank's sockets: one on each of the `offered` addresses, all on one free port (the
+    /// port the rank publishes). Binding only those keeps the route off other interfaces.
+    pub fn new(offered: &[Ipv4Addr]) -> Result<Bound> {
+        let os = |call| move |e| Error::Os { call, errno: e };
+        let mut last = None;
+        // Another process may hold the first socket's port on a later address: try a few ports.
+        for _ in 0..16 {
+            let first = UdpSocket::bind((offered[0], 0)).map_err(os("bind (UDP socket)"))?;
+            let port = first.local_addr().map_err(os("getsockname"))?.port();
+            let rest: std::io::Result<Vec<UdpSocket>> =
+                offered[1..].iter().map(|&ip| UdpSocket::bind((ip, port))).collect();
+            match rest {
+                Ok(rest) => {
+                    let socks: Vec<UdpSocket> = std::iter::once(first).chain(rest).collect();
+                    socks.iter().try_for_each(prepare)?;
+                    return Ok(Bound(socks));
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(Error::Os { call: "bind (UDP socket, one port on every address)", errno: last.expect("tried") })
+    }
+
+    /// The first socket's address (the port is every socket's).
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.0[0].local_addr()
+    }
+}
+
+/// Non-blocking, ICMP errors queued, large buffers.
+fn prepare(s: &UdpSocket) -> Result<()> {
+    s.set_nonblocking(true).map_err(|e| Error::Os { call: "fcntl (UDP socket)", errno: e })?;
+    super::icmp::enable(s).map_err(|e| Error::Os { call: "setsockopt (IP_RECVERR)", errno: e })?;
+    use rustix::net::sockopt;
+    for (force, plain) in [
+        (
+            sockopt::set_socket_recv_buffer_size_force as fn(_, _) -> _,
+            sockopt::set_socket_recv_buffer_size as fn(_, _) -> _,
+        ),
+        (sockopt::set_socket_send_buffer_size_force, sockopt::set_socket_send_buffer_size),
+    ] {
+        if force(s, SOCKET_BUFFER).is_err() {
+            let _ = plain(s, SOCKET_BUFFER);
+        }
+    }
+    Ok(())
+}
+
+/// A socket that sends to `to` only: bound to an ephemeral port of `local`'s address, connected.
+pub fn sender(local: &UdpSocket, to: SocketAddr) -> Result<UdpSocket> {
+    let os = |call| move |e| Error::Os { call, errno: e };
+    let ip = local.local_addr().map_err(os("getsockname"))?.ip();
+    let s = UdpSocket::bind((ip, 0)).map_err(os("bind (UDP socket to a peer)"))?;
+    s.connect(to).map_err(os("connect (UDP socket to a peer)"))?;
+    prepare(&s)?;
+    Ok(s)
+}
+
+/// Buffers for one batched receive: [`BATCH`] datagrams of any size UDP carries, and the
+/// headers `recvmmsg` takes, set up once.
+pub struct Batch {
+    bytes: Vec<u8>,
+    /// Owned here for the headers, which point at it.
+    _iov: Box<[libc::iovec; BATCH]>,
+    /// Where each came from.
+    names: Box<[libc::sockaddr_in; BATCH]>,
+    msgs: Box<[libc::mmsghdr; BATCH]>,
+    count: usize,
+}
+
+// SAFETY: the raw pointers in `_iov` and `msgs` point into the heap blocks of `bytes`, `iov` and
+// `names`, which the Batch owns and never reallocates: moving it to another thread moves them too.
+unsafe impl Send for Batch {}
+
+/// Datagrams one receive takes at most.
+const BATCH: usize = 16;
+/// A slot holds the largest UDP payload (peers may have chosen another datagram size).
+const SLOT: usize = 65_536;
+
+impl Batch {
+    pub fn new() -> Batch {
+        let mut bytes = vec![0u8; BATCH * SLOT];
+        let mut iov: Box<[libc::iovec; BATCH]> = Box::new(std::array::from_fn(|k| libc::iovec {
+            iov_base: bytes[k * SLOT..].as_mut_ptr().cast(),
+            iov_len: SLOT,
+        }));
+        // SAFETY: sockaddr_in and mmsghdr are plain C data for which all-zero is valid.
+        let (mut names, mut msgs): (Box<[libc::sockaddr_in; BATCH]>, Box<[libc::mmsghdr; BATCH]>) =
+            unsafe { (Box::new(std::mem::zeroed()), Box::new(std::mem::zeroed())) };
+        for k in 0..BATCH {
+            let h = &mut msgs[k].msg_hdr;
+            h.msg_iov = &mut iov[k];
+            h.msg_iovlen = 1;
+            h.msg_name = (&mut names[k] as *mut libc::sockaddr_in).cast();
+        }
+        Batch { bytes, _iov: iov, names, msgs, count: 0 }
+    }
+
+    /// Datagrams one receive takes at most.
+    pub fn capacity(&self) -> usize {
+        BATCH
+    }
+
+    /// Receives what `sock` holds now, up to a batch, in one system call: the count, or the
+    /// error (`WouldBlock` when it holds nothing).
+    pub fn receive(&mut self, sock: &UdpSocket) -> std::io::Result<usize> {
+        for m in self.msgs.iter_mut() {
+            // The kernel wrote the last name's length here.
+            m.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        }
+        // SAFETY: every header points at its own iovec, slot of `bytes` (of the length given)
+        // and name, all alive as long as `self`; the kernel writes only there and into `msgs`.
+        let n = unsafe {
+            libc::recvmmsg(
+                sock.as_raw_fd(),
+                self.msgs.as_mut_ptr(),
+                BATCH as u32,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
+        if n < 0 {
+            self.count = 0;
+            return Err(std::io::Error::last_os_error());
+        }
+        self.count = n as usize;
+        Ok(self.count)
+    }
+
+    /// Datagram `k` of the last receive.
+    pub fn datagram(&mut self, k: usize) -> &mut [u8] {
+        assert!(k < self.count);
+        let len = self.msgs[k].msg_len as usize;
+        &mut self.bytes[k * SLOT..k * SLOT + len]
+    }
+
+    /// Where datagram `k` of the last receive came from.
+    pub fn sender(&self, k: usize) -> SocketAddr {
+        let n = &self.names[k];
+        SocketAddr::from((Ipv4Addr::from(u32::from_be(n.sin_addr.s_addr)), u16::from_be(n.sin_port)))
+    }
+}
