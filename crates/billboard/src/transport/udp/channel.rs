@@ -23,7 +23,7 @@ use super::endpoint::Endpoint;
 use super::faults::Faults;
 use super::peer::Config;
 pub use super::sockets::Bound;
-use super::sockets::{self, Batch, SOCKET_BUFFER};
+use super::sockets::{self, Batch, Segments, SOCKET_BUFFER};
 use super::wire::{self, Key};
 use crate::transport::tcp::handshake::Secret;
 use crate::transport::tcp::sleep_on;
@@ -74,6 +74,8 @@ pub struct UdpChannel {
     socks: Vec<UdpSocket>,
     /// The socket each peer's datagrams leave from, connected to it (`None`: not over UDP).
     senders: Vec<Option<UdpSocket>>,
+    /// Datagrams to one peer waiting to leave in one system call.
+    segments: Segments,
     /// A socket reported an error: its error queue may hold ICMP reports.
     errors: bool,
     /// Where each peer listens; `None` for ranks reached another way.
@@ -147,6 +149,10 @@ impl UdpChannel {
             }
         };
         let mtu = mtu.clamp(wire::HEAD + wire::MAC + wire::RECORD_HEAD + 64, 65_507);
+        let mut segments = Segments::new(mtu);
+        for s in senders.iter().flatten() {
+            segments.enable(s);
+        }
         let rcvbuf = rustix::net::sockopt::socket_recv_buffer_size(&socks[0]).unwrap_or(SOCKET_BUFFER);
         // No more in flight than the receive buffer the kernel gave holds (peers ask for the
         // same): a larger window only overflows the peer's.
@@ -169,6 +175,7 @@ impl UdpChannel {
             ep: Endpoint::new(me, nranks, Key::new(secret), cfg),
             socks,
             senders,
+            segments,
             errors: false,
             addrs,
             hosts,
@@ -282,26 +289,28 @@ impl UdpChannel {
     /// Sends what the protocol queued (`all`: and what the fault injection holds back).
     fn flush(&mut self, now: u64, all: bool) {
         let (senders, addrs, faults, errors) = (&self.senders, &self.addrs, &mut self.faults, &mut self.errors);
+        let segments = &mut self.segments;
         // What the fault injection lets through, by address.
-        let by_address = |errors: &mut bool, d: &[u8], to: SocketAddr| {
+        let by_address = |errors: &mut bool, segments: &mut Segments, d: &[u8], to: SocketAddr| {
             if let Some(peer) = addrs.iter().position(|a| *a == Some(to)) {
-                let _ = send_on(senders, errors, peer, d);
+                leave(senders, segments, errors, peer, d);
             }
         };
         self.ep.transmit(|peer, d| match faults {
             Some(f) => {
                 if let Some(to) = addrs[peer] {
-                    f.apply(now, to, d, &mut |to, d| by_address(errors, d, to));
+                    f.apply(now, to, d, &mut |to, d| by_address(errors, segments, d, to));
                 }
                 true
             }
-            // A full socket buffer: the datagram waits; any other error is a loss, which the
-            // protocol repairs or turns into the peer's failure.
-            None => !matches!(send_on(senders, errors, peer, d), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            None => leave(senders, segments, errors, peer, d),
         });
         if let Some(f) = faults.as_mut().filter(|f| f.holds()) {
-            f.release(now, &mut |to, d| by_address(errors, d, to), all);
+            f.release(now, &mut |to, d| by_address(errors, segments, d, to), all);
         }
+        segments.send(|p, b| {
+            let _ = send_on(senders, errors, p, b);
+        });
     }
 
     /// Reads, runs due timers and sends: what a poll does besides handing records over.
@@ -335,6 +344,23 @@ impl UdpChannel {
         self.due = self.due.min(now + self.ep.cfg.rto_min);
         Ok(())
     }
+}
+
+/// Sends datagram `d` to `peer`, in the batch being gathered if it can go in one: whether it
+/// left or will (false: the socket buffer is full, try again later). A batch that does not leave
+/// (the buffer is full) is lost, and any other error loses the datagram: the protocol sends
+/// them again, or fails the peer.
+fn leave(senders: &[Option<UdpSocket>], segments: &mut Segments, errors: &mut bool, peer: usize, d: &[u8]) -> bool {
+    if segments.batches(d) {
+        if !segments.fits(peer, d) {
+            segments.send(|p, b| {
+                let _ = send_on(senders, errors, p, b);
+            });
+        }
+        segments.push(peer, d);
+        return true;
+    }
+    !matches!(send_on(senders, errors, peer, d), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
 }
 
 /// Sends `d` to `peer` on its connected socket; notes in `errors` that its host refused one.

@@ -164,3 +164,72 @@ impl Batch {
         SocketAddr::from((Ipv4Addr::from(u32::from_be(n.sin_addr.s_addr)), u16::from_be(n.sin_port)))
     }
 }
+
+/// Datagrams to one peer joined into one buffer and sent by one system call (UDP generic
+/// segmentation offload: the peer's socket has `UDP_SEGMENT` set to the datagram size, so the
+/// kernel cuts the buffer into datagrams of that size, the last one shorter). A record's full
+/// datagrams all have that size, so a batch ends where a record does.
+pub struct Segments {
+    /// The datagram size, or `None` where the kernel cannot segment (each datagram alone).
+    size: Option<usize>,
+    peer: usize,
+    bytes: Vec<u8>,
+    /// The last datagram was shorter than `size`: nothing may follow it in this batch.
+    closed: bool,
+}
+
+/// Bytes one segmented send carries at most (the kernel's limit is an IP packet's 64 KiB).
+const SEGMENTED_MAX: usize = 63 << 10;
+
+impl Segments {
+    /// Batches for datagrams of `size` bytes; none where two of them do not fit one send.
+    pub fn new(size: usize) -> Segments {
+        let size = (2 * size <= SEGMENTED_MAX).then_some(size);
+        Segments { size, peer: 0, bytes: Vec::with_capacity(SEGMENTED_MAX), closed: false }
+    }
+
+    /// Asks the kernel to segment what `sock` sends; where it cannot, the batches stop.
+    pub fn enable(&mut self, sock: &UdpSocket) {
+        let Some(size) = self.size else { return };
+        let value = size as libc::c_int;
+        // SAFETY: setsockopt reads `size_of::<c_int>()` bytes from a live local.
+        let rc = unsafe {
+            libc::setsockopt(
+                sock.as_raw_fd(),
+                libc::SOL_UDP,
+                libc::UDP_SEGMENT,
+                (&value as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            self.size = None;
+        }
+    }
+
+    /// Whether datagram `d` can go in a batch ([`fits`](Self::fits) says whether in this one);
+    /// false: send it alone.
+    pub fn batches(&self, d: &[u8]) -> bool {
+        self.size.is_some_and(|size| d.len() <= size)
+    }
+
+    /// Whether `d` to `peer` fits the batch as it stands (else send the batch first).
+    pub fn fits(&self, peer: usize, d: &[u8]) -> bool {
+        self.bytes.is_empty() || (self.peer == peer && !self.closed && self.bytes.len() + d.len() <= SEGMENTED_MAX)
+    }
+
+    pub fn push(&mut self, peer: usize, d: &[u8]) {
+        self.peer = peer;
+        self.bytes.extend_from_slice(d);
+        self.closed = Some(d.len()) != self.size;
+    }
+
+    /// Hands the batch, if any, to `send(peer, bytes)` and empties it.
+    pub fn send(&mut self, send: impl FnOnce(usize, &[u8])) {
+        if !self.bytes.is_empty() {
+            send(self.peer, &self.bytes);
+            self.bytes.clear();
+            self.closed = false;
+        }
+    }
+}
