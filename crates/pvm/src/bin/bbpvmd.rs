@@ -1,0 +1,2 @@
+//! The PVM host agent (pvmd's role).
+fn main() {}

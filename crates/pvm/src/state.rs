@@ -1,0 +1,82 @@
+//! The process-wide state behind the C calls, and the one wrapper every call goes through:
+//! it takes the lock, turns a `PvmError` into PVM's return code, reports it as PVM does
+//! (`PvmAutoErr`), and keeps a Rust panic from unwinding into C.
+
+use std::ffi::c_int;
+use std::sync::{Mutex, MutexGuard};
+
+use crate::buffer::Buffers;
+use crate::error::PvmError;
+use crate::task::Task;
+
+/// Everything the library holds for this process.
+pub struct Lib {
+    pub bufs: Buffers,
+    /// This process as a PVM task, once it has enrolled (`pvm_mytid` or any call that needs it).
+    pub task: Option<Task>,
+    /// `PvmAutoErr`: 1 prints each failing call's error on stderr (PVM's default), 0 does not.
+    pub auto_err: i32,
+    /// The last error (for `pvm_strerror`-like reports).
+    pub last_err: i32,
+}
+
+static LIB: Mutex<Lib> = Mutex::new(Lib { bufs: Buffers::new(), task: None, auto_err: 1, last_err: 0 });
+
+/// The library's state, locked. A panic while it was held does not make it unusable.
+pub fn lock() -> MutexGuard<'static, Lib> {
+    LIB.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs one C call: its result or its error code.
+pub fn call(name: &str, f: impl FnOnce(&mut Lib) -> Result<c_int, PvmError>) -> c_int {
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut lib = lock();
+        let r = f(&mut lib);
+        if let Err(e) = r {
+            lib.last_err = e.code();
+        }
+        (r, lib.auto_err, lib.task.as_ref().map(|t| t.tid))
+    }));
+    match out {
+        Ok((Ok(v), _, _)) => v,
+        Ok((Err(e), auto_err, tid)) => {
+            if auto_err != 0 {
+                eprintln!("{}: {name}(): {}", who(tid), e.text());
+            }
+            e.code()
+        }
+        Err(_) => {
+            eprintln!("{}: {name}(): internal error (a bug in Billboard's PVM library)", who(None));
+            PvmError::SysErr.code()
+        }
+    }
+}
+
+/// How PVM names the process in its messages: `libpvm [t40001]`, or by pid before enrolling.
+pub fn who(tid: Option<i32>) -> String {
+    match tid {
+        Some(t) => format!("libpvm [t{t:x}]"),
+        None => format!("libpvm [pid{}]", std::process::id()),
+    }
+}
+
+/// Stores `v` through a C out-pointer that may be null.
+///
+/// # Safety
+/// `p` is null or valid for one write of `T`.
+pub unsafe fn put<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        // SAFETY: the caller's contract.
+        unsafe { p.write(v) };
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn pvm_setopt(what: c_int, val: c_int) -> c_int {
+    call("pvm_setopt", |lib| match what {
+        3 => Ok(std::mem::replace(&mut lib.auto_err, val)),
+        // PvmRoute: accepted; messages always go directly between tasks.
+        1 => Ok(3),
+        _ => Ok(0),
+    })
+}
