@@ -16,11 +16,35 @@ pub struct Lib {
     pub task: Option<Task>,
     /// `PvmAutoErr`: 1 prints each failing call's error on stderr (PVM's default), 0 does not.
     pub auto_err: i32,
-    /// The last error (for `pvm_strerror`-like reports).
+    /// The last error (`pvm_perror` prints it).
     pub last_err: i32,
+    /// `pvm_setopt` values of the options that only need remembering, by option number.
+    pub opts: [i32; 32],
+    /// What `pvm_config` and `pvm_tasks` last returned: the C arrays and the strings they
+    /// point into, valid until the next call, as in PVM.
+    pub hosts: (Vec<crate::calls::HostInfo>, Vec<std::ffi::CString>),
+    pub tasks: (Vec<crate::calls::TaskInfo>, Vec<std::ffi::CString>),
 }
 
-static LIB: Mutex<Lib> = Mutex::new(Lib { bufs: Buffers::new(), task: None, auto_err: 1, last_err: 0 });
+static LIB: Mutex<Lib> = Mutex::new(Lib {
+    bufs: Buffers::new(),
+    task: None,
+    auto_err: 1,
+    last_err: 0,
+    opts: [0; 32],
+    hosts: (Vec::new(), Vec::new()),
+    tasks: (Vec::new(), Vec::new()),
+});
+
+impl Lib {
+    /// This process as a task, enrolling it on first use.
+    pub fn task(&mut self) -> Result<&mut Task, PvmError> {
+        if self.task.is_none() {
+            self.task = Some(Task::enroll()?);
+        }
+        Ok(self.task.as_mut().expect("enrolled above"))
+    }
+}
 
 /// The library's state, locked. A panic while it was held does not make it unusable.
 pub fn lock() -> MutexGuard<'static, Lib> {
@@ -69,14 +93,4 @@ pub unsafe fn put<T>(p: *mut T, v: T) {
         // SAFETY: the caller's contract.
         unsafe { p.write(v) };
     }
-}
-
-#[no_mangle]
-pub extern "C" fn pvm_setopt(what: c_int, val: c_int) -> c_int {
-    call("pvm_setopt", |lib| match what {
-        3 => Ok(std::mem::replace(&mut lib.auto_err, val)),
-        // PvmRoute: accepted; messages always go directly between tasks.
-        1 => Ok(3),
-        _ => Ok(0),
-    })
 }

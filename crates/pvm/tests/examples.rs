@@ -1,0 +1,306 @@
+//! Debian's PVM programs run unchanged on our library (`pvm-examples`' hello, master1/slave1,
+//! spmd, and NetPIPE's NPpvm), with the output they print under Debian's own PVM, and the
+//! task calls' results and error codes (`tests/c/tasks.c`). Every run is under a timeout and
+//! must leave nothing behind: no agent, no task, no file of the agent's folder.
+//!
+//! Each test has its own agent folder (`BB_PVM_DIR`), so they run side by side.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A virtual machine of our own for one test: the folder of its agent, and our library laid
+/// out as programs load it.
+struct Vm {
+    scratch: PathBuf,
+}
+
+impl Vm {
+    fn new(name: &str) -> Vm {
+        let scratch = std::env::temp_dir().join(format!("bb-pvm-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        let lib_dir = scratch.join("lib");
+        std::fs::create_dir_all(&lib_dir).unwrap();
+        let exe = std::env::current_exe().unwrap();
+        let lib = exe.parent().and_then(|d| d.parent()).unwrap().join("libpvm.so");
+        assert!(lib.exists(), "{} missing: cargo builds it with the tests", lib.display());
+        for soname in ["libpvm3.so.3", "libgpvm3.so.3"] {
+            std::os::unix::fs::symlink(&lib, lib_dir.join(soname)).unwrap();
+        }
+        Vm { scratch }
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.scratch.join("vm")
+    }
+
+    /// A command with our library and this VM's agent folder.
+    fn command(&self, prog: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new(prog);
+        c.env("LD_LIBRARY_PATH", self.scratch.join("lib"))
+            .env("BB_PVMD", env!("CARGO_BIN_EXE_bbpvmd"))
+            .env("BB_PVM_DIR", self.dir())
+            .env("BB_PVM_LINGER_MS", "200")
+            .env("PVM_PATH", "/usr/bin:/bin")
+            .current_dir(&self.scratch)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    /// Checks that the agent and every task are gone and the folder removed (waiting a little
+    /// for the agent's linger).
+    fn assert_nothing_left(&self) {
+        let needle = self.dir().to_string_lossy().into_owned();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let procs = processes_with(&needle);
+            let dir_left = self.dir().exists();
+            if procs.is_empty() && !dir_left {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "left behind: processes {procs:?}, folder {} {}",
+                self.dir().display(),
+                if dir_left {
+                    format!("{:?}", std::fs::read_dir(self.dir()).map(|d| d.count()))
+                } else {
+                    "gone".into()
+                }
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = std::fs::remove_dir_all(&self.scratch);
+    }
+}
+
+/// Pids of processes (not zombies) whose command line or environment mentions `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        if pid == std::process::id() {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        if stat.rsplit(')').next().is_some_and(|s| s.trim_start().starts_with('Z')) {
+            continue;
+        }
+        let mut text = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        text.extend(std::fs::read(e.path().join("environ")).unwrap_or_default());
+        if String::from_utf8_lossy(&text).contains(needle) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits for a child up to `limit`, killing it past that.
+fn finish(mut child: Child, limit: Duration, what: &str) -> Output {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{what} ran past {limit:?}; stdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn run(cmd: &mut Command, what: &str) -> String {
+    let out = finish(cmd.spawn().unwrap_or_else(|e| panic!("{what}: {e}")), Duration::from_secs(60), what);
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn installed(prog: &str) -> bool {
+    let ok = Path::new("/usr/bin").join(prog).exists();
+    if !ok {
+        eprintln!("SKIP: /usr/bin/{prog} is not installed (Debian's pvm-examples / netpipe-pvm)");
+    }
+    ok
+}
+
+/// The same program under Debian's PVM: a pvmd of its own (in a scratch `PVM_TMP`) that finds
+/// programs in /usr/bin. `None` where Debian's pvmd is not installed.
+fn under_debian(name: &str, prog: &str) -> Option<String> {
+    if !Path::new("/usr/bin/pvmd").exists() {
+        return None;
+    }
+    let tmp = std::env::temp_dir().join(format!("bb-pvm-debian-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::write(tmp.join("hostfile"), "* ep=/usr/bin\n").unwrap();
+    let env = |c: &mut Command| {
+        c.env("PVM_ROOT", "/usr/lib/pvm3").env("PVM_TMP", &tmp).env("PVM_ALLOW_ROOT", "1").current_dir(&tmp);
+    };
+    let mut d = Command::new("/usr/bin/pvmd");
+    env(&mut d);
+    let mut pvmd = d.arg("hostfile").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().ok()?;
+    // SAFETY: getuid cannot fail.
+    let addr = tmp.join(format!("pvmd.{}", unsafe { libc::getuid() }));
+    let start = Instant::now();
+    while !addr.exists() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut c = Command::new(Path::new("/usr/bin").join(prog));
+    env(&mut c);
+    c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let out = c.spawn().ok().map(|ch| finish(ch, Duration::from_secs(60), prog));
+    let _ = pvmd.kill();
+    let _ = pvmd.wait();
+    let _ = std::fs::remove_dir_all(&tmp);
+    eprintln!("{name}: compared with Debian's PVM");
+    out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+fn hostname() -> String {
+    let out = Command::new("hostname").output().unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn hello_prints_what_it_prints_under_debian() {
+    if !installed("hello.pvm") || !installed("hello_other") {
+        return;
+    }
+    let vm = Vm::new("hello");
+    let ours = run(&mut vm.command("/usr/bin/hello.pvm"), "hello");
+    vm.assert_nothing_left();
+    assert_eq!(ours, format!("i'm t40001\nfrom t40002: hello, world from {}\n", hostname()));
+    if let Some(debian) = under_debian("hello", "hello.pvm") {
+        assert_eq!(ours, debian, "Debian's PVM printed otherwise");
+    }
+}
+
+/// master1's lines come in the order its slaves finish: compared as sets.
+fn sorted_lines(s: &str) -> Vec<String> {
+    let mut v: Vec<String> = s.lines().map(String::from).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn master1_and_its_slaves_print_what_they_print_under_debian() {
+    if !installed("master1") || !installed("slave1") {
+        return;
+    }
+    let vm = Vm::new("master1");
+    let ours = run(&mut vm.command("/usr/bin/master1"), "master1");
+    vm.assert_nothing_left();
+    assert!(ours.starts_with("Spawning 3 worker tasks ... SUCCESSFUL\n"), "{ours}");
+    for (who, value) in [(0, 200), (1, 100), (2, 300)] {
+        let line = format!("I got {value}.000000 from {who}; (expecting {value}.000000)");
+        assert!(ours.contains(&line), "missing {line:?} in\n{ours}");
+    }
+    if let Some(debian) = under_debian("master1", "master1") {
+        assert_eq!(sorted_lines(&ours), sorted_lines(&debian), "Debian's PVM printed otherwise");
+    }
+}
+
+#[test]
+fn spmd_passes_its_token_as_under_debian() {
+    if !installed("spmd") {
+        return;
+    }
+    let vm = Vm::new("spmd");
+    let ours = run(&mut vm.command("/usr/bin/spmd"), "spmd");
+    vm.assert_nothing_left();
+    assert_eq!(ours, "Pass a token through the   1 tid ring:\n262145 -> 262145 \ntoken ring done\n");
+    if let Some(debian) = under_debian("spmd", "spmd") {
+        // Debian's pvmd gives a program started from a shell a later tid (its own helper
+        // tasks take the first ones); the shape is the same.
+        let mask = |s: &str| {
+            s.split_whitespace()
+                .map(|w| if w.parse::<i64>().is_ok_and(|n| n > 1000) { "TID" } else { w })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(mask(&ours), mask(&debian), "Debian's PVM printed otherwise");
+    }
+}
+
+#[test]
+fn netpipe_runs_between_two_tasks_started_from_a_shell() {
+    if !installed("NPpvm") {
+        return;
+    }
+    let vm = Vm::new("netpipe");
+    let receiver = vm.command("/usr/bin/NPpvm").args(["-u", "4096", "-o", "np-receiver.out"]).spawn().unwrap();
+    // The transmitter expects to find the receiver enrolled (pvm_tasks must list two tasks).
+    let start = Instant::now();
+    while !vm.dir().join("t40001").exists() {
+        assert!(start.elapsed() < Duration::from_secs(20), "the receiver did not enroll");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let transmitter =
+        vm.command("/usr/bin/NPpvm").args(["-h", "localhost", "-u", "4096", "-o", "np.out"]).spawn().unwrap();
+    let t = finish(transmitter, Duration::from_secs(60), "NPpvm transmitter");
+    let r = finish(receiver, Duration::from_secs(60), "NPpvm receiver");
+    assert!(t.status.success() && r.status.success(), "NPpvm failed: {}", String::from_utf8_lossy(&t.stderr));
+    let table = std::fs::read_to_string(vm.scratch.join("np.out")).unwrap();
+    let sizes: Vec<u64> = table.lines().filter_map(|l| l.split_whitespace().next()?.parse().ok()).collect();
+    assert_eq!(sizes.first(), Some(&1), "{table}");
+    assert!(sizes.contains(&4096), "NPpvm did not reach 4096 bytes:\n{table}");
+    vm.assert_nothing_left();
+}
+
+#[test]
+fn task_calls_return_pvms_results_and_error_codes() {
+    let vm = Vm::new("tasks");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/tasks.c");
+    let prog = vm.scratch.join("tasks");
+    let cc = Command::new("cc")
+        .arg("-o")
+        .arg(&prog)
+        .arg(&src)
+        .arg("-I")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"))
+        .arg(vm.scratch.join("lib/libpvm3.so.3"))
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    let out = run(&mut vm.command(&prog), "tasks");
+    vm.assert_nothing_left();
+    let expected = "\
+enrolled: 1
+parent: -23
+send to a negative tid: -2
+send to no task: -31
+negative tag: -2
+free of no buffer: -16
+setrbuf of no buffer: -16
+bufinfo of a negative id: -2
+bad encoding: -2
+kill of no task: -31
+recv with a bad tid: -2
+nrecv of nothing: 0
+trecv timed out: 0
+probe of nothing: 0
+probe sees 4 bytes tag 9 from self 1
+received 41, buffer is the receive buffer 1
+precv 0: 1.5 2.5 3.5 len 3 tag 11 self 1
+mcast skips the sender: 0
+config: 1 host, arch LINUX64, host tid 40000
+spawn of nothing: 0 (-7)
+spawn on no host: 0 (-6)
+spawn sleep: 1
+tasks: 2, the sleeper's parent is me 1
+notify: 0
+kill: 0
+notified that the sleeper ended: 1
+pstat of it now: -31
+notify on a task already gone comes at once: 1
+spawn echo: 1
+[t40003] caught line
+after exit
+";
+    assert_eq!(out, expected);
+}
