@@ -19,6 +19,8 @@ pub mod op {
     pub const SIZE: i32 = 5;
     /// `arg`: how many must arrive (-1: every member); the answer comes when they have.
     pub const BARRIER: i32 = 6;
+    /// `arg`: the size (-1: the present one); the answer comes when that many have joined,
+    /// and from then on no task joins.
     pub const FREEZE: i32 = 7;
     /// Answers every member's tid by instance (0 where an instance is free).
     pub const MEMBERS: i32 = 8;
@@ -32,6 +34,9 @@ struct Group {
     /// Tasks waiting in the barrier, and how many it waits for.
     waiting: Vec<i32>,
     wanted: usize,
+    /// Tasks waiting in `pvm_freezegroup` for the group to reach `freeze_at` members.
+    freezing: Vec<i32>,
+    freeze_at: usize,
 }
 
 impl Group {
@@ -82,7 +87,7 @@ impl Groups {
         Some(match op {
             op::LEAVE => {
                 let r = g.inst_of(from).map(|i| g.members[i] = None).ok_or(PvmError::NotInGroup);
-                if g.size() == 0 && g.waiting.is_empty() {
+                if g.size() == 0 && g.waiting.is_empty() && g.freezing.is_empty() {
                     self.by_name.remove(name);
                 }
                 status(r.map(|()| 0))
@@ -93,8 +98,14 @@ impl Groups {
             op::INST => status(g.inst_of(arg).map(|i| i as i32).ok_or(PvmError::NotInGroup)),
             op::SIZE => status(Ok(g.size() as i32)),
             op::FREEZE => {
-                g.frozen = true;
-                status(Ok(0))
+                let at = if arg < 0 { g.size() } else { arg as usize };
+                if g.size() >= at && g.freezing.is_empty() {
+                    g.frozen = true;
+                    return Some(status(Ok(0)));
+                }
+                g.freeze_at = at;
+                g.freezing.push(from);
+                return None;
             }
             op::MEMBERS => {
                 Frame::Status { code: g.size() as i32, list: g.members.iter().map(|m| m.unwrap_or(0)).collect() }
@@ -122,8 +133,12 @@ impl Groups {
             if !g.waiting.is_empty() && g.waiting.len() >= g.wanted {
                 out.push((std::mem::take(&mut g.waiting), 0));
             }
+            if !g.freezing.is_empty() && g.size() >= g.freeze_at {
+                g.frozen = true;
+                out.push((std::mem::take(&mut g.freezing), 0));
+            }
         }
-        self.by_name.retain(|_, g| g.size() > 0 || !g.waiting.is_empty());
+        self.by_name.retain(|_, g| g.size() > 0 || !g.waiting.is_empty() || !g.freezing.is_empty());
         out
     }
 
@@ -134,8 +149,9 @@ impl Groups {
                 g.members[i] = None;
             }
             g.waiting.retain(|&t| t != tid);
+            g.freezing.retain(|&t| t != tid);
         }
-        self.by_name.retain(|_, g| g.size() > 0 || !g.waiting.is_empty());
+        self.by_name.retain(|_, g| g.size() > 0 || !g.waiting.is_empty() || !g.freezing.is_empty());
     }
 }
 
@@ -181,5 +197,17 @@ mod tests {
         assert_eq!(g.take_ready_barriers(), vec![(vec![1, 2, 3], 0)]);
         assert!(g.request(1, op::BARRIER, "b", 2).is_none());
         assert_eq!(code(g.request(2, op::BARRIER, "b", 3)), PvmError::Mismatch.code());
+    }
+
+    #[test]
+    fn freezing_waits_for_the_size_then_closes_the_group() {
+        let mut g = Groups::default();
+        g.request(1, op::JOIN, "f", 0);
+        assert!(g.request(1, op::FREEZE, "f", 2).is_none());
+        assert!(g.take_ready_barriers().is_empty());
+        g.request(2, op::JOIN, "f", 0);
+        assert_eq!(g.take_ready_barriers(), vec![(vec![1], 0)]);
+        assert_eq!(code(g.request(3, op::JOIN, "f", 0)), PvmError::Denied.code());
+        assert_eq!(code(g.request(2, op::FREEZE, "f", -1)), 0);
     }
 }

@@ -131,13 +131,19 @@ fn installed(prog: &str) -> bool {
 /// The same program under Debian's PVM: a pvmd of its own (in a scratch `PVM_TMP`) that finds
 /// programs in /usr/bin. `None` where Debian's pvmd is not installed.
 fn under_debian(name: &str, prog: &str) -> Option<String> {
+    under_debian_with_input(name, prog, "")
+}
+
+/// As [`under_debian`], with `input` on the program's stdin. Debian's group server (pvmgs)
+/// is found in /usr/lib/pvm3/lib.
+fn under_debian_with_input(name: &str, prog: &str, input: &str) -> Option<String> {
     if !Path::new("/usr/bin/pvmd").exists() {
         return None;
     }
     let tmp = std::env::temp_dir().join(format!("bb-pvm-debian-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
-    std::fs::write(tmp.join("hostfile"), "* ep=/usr/bin\n").unwrap();
+    std::fs::write(tmp.join("hostfile"), "* ep=/usr/bin:/usr/lib/pvm3/lib\n").unwrap();
     let env = |c: &mut Command| {
         c.env("PVM_ROOT", "/usr/lib/pvm3").env("PVM_TMP", &tmp).env("PVM_ALLOW_ROOT", "1").current_dir(&tmp);
     };
@@ -152,8 +158,12 @@ fn under_debian(name: &str, prog: &str) -> Option<String> {
     }
     let mut c = Command::new(Path::new("/usr/bin").join(prog));
     env(&mut c);
-    c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let out = c.spawn().ok().map(|ch| finish(ch, Duration::from_secs(60), prog));
+    c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let out = c.spawn().ok().map(|mut ch| {
+        use std::io::Write;
+        let _ = ch.stdin.take().unwrap().write_all(input.as_bytes());
+        finish(ch, Duration::from_secs(60), prog)
+    });
     let _ = pvmd.kill();
     let _ = pvmd.wait();
     let _ = std::fs::remove_dir_all(&tmp);
@@ -224,6 +234,32 @@ fn spmd_passes_its_token_as_under_debian() {
                 .join(" ")
         };
         assert_eq!(mask(&ours), mask(&debian), "Debian's PVM printed otherwise");
+    }
+}
+
+#[test]
+fn gexample_reduces_over_a_group_as_under_debian() {
+    if !installed("gexample") {
+        return;
+    }
+    let vm = Vm::new("gexample");
+    // From a shell, gexample asks for the matrix dimension and the number of tasks, then
+    // spawns the others; they join a group, freeze it, reduce twice and meet in a barrier.
+    let mut c = vm.command("/usr/bin/gexample");
+    c.stdin(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"20\n4\n").unwrap();
+    }
+    let out = finish(child, Duration::from_secs(60), "gexample");
+    let ours = String::from_utf8(out.stdout).unwrap();
+    vm.assert_nothing_left();
+    assert!(ours.contains("--> Using 4 processors <--"), "{ours}");
+    assert!(ours.contains("The 1-Norm is 210"), "{ours}");
+    assert!(ours.contains("The product of column 1 is 2.4329e+18"), "{ours}");
+    if let Some(debian) = under_debian_with_input("gexample", "gexample", "20\n4\n") {
+        assert_eq!(ours, debian, "Debian's PVM printed otherwise");
     }
 }
 
