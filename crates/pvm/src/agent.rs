@@ -181,7 +181,7 @@ impl Agent {
         let status = |r: Result<i32, PvmError>| Frame::Status { code: r.unwrap_or_else(|e| e.code()), list: vec![] };
         Some(match f {
             Frame::Spawn(req) => Frame::Spawned { tids: self.spawn(from, &req) },
-            Frame::Kill { tid } => status(self.kill(from, tid)),
+            Frame::Kill { tid, sig } => status(self.kill(from, tid, sig)),
             Frame::Notify { what, tag, tids } => status(self.notify(from, what, tag, &tids)),
             Frame::Config => Frame::ConfigIs {
                 hosts: vec![HostEntry {
@@ -255,14 +255,14 @@ impl Agent {
         })
     }
 
-    fn kill(&self, from: i32, tid: i32) -> Result<i32, PvmError> {
+    fn kill(&self, from: i32, tid: i32, sig: i32) -> Result<i32, PvmError> {
         let st = self.lock();
         let t = st.tasks.get(&tid).ok_or(PvmError::NoTask)?;
-        if tid == from || t.pid <= 0 {
+        if (tid == from && sig == libc::SIGTERM) || t.pid <= 0 || !(0..65).contains(&sig) {
             return Err(PvmError::BadParam);
         }
         // SAFETY: kill(2) on a pid we recorded; no memory involved.
-        unsafe { libc::kill(t.pid, libc::SIGTERM) };
+        unsafe { libc::kill(t.pid, sig) };
         Ok(0)
     }
 

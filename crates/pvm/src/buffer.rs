@@ -210,6 +210,16 @@ impl Buffers {
         self.map.as_ref().and_then(|m| m.get(&id)).ok_or(PvmError::NoSuchBuf)
     }
 
+    /// `pvm_setminfo`: a buffer's header fields.
+    pub fn set_info(&mut self, id: i32, tag: i32, src: i32, ctx: i32) -> Result<(), PvmError> {
+        if id <= 0 {
+            return Err(PvmError::BadParam);
+        }
+        let b = self.map().get_mut(&id).ok_or(PvmError::NoSuchBuf)?;
+        (b.tag, b.src, b.ctx) = (tag, src, ctx);
+        Ok(())
+    }
+
     pub fn send_buffer(&mut self) -> Result<&mut Buffer, PvmError> {
         let id = self.sbuf;
         self.map().get_mut(&id).ok_or(PvmError::NoBuf)

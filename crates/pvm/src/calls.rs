@@ -71,6 +71,7 @@ pub extern "C" fn pvm_exit() -> c_int {
     call("pvm_exit", |lib| {
         if let Some(t) = lib.task.take() {
             t.leave();
+            crate::compat::pvmmytid.store(-1, std::sync::atomic::Ordering::Relaxed);
         }
         Ok(0)
     })
@@ -177,7 +178,7 @@ pub unsafe extern "C" fn pvm_spawn(
 
 #[no_mangle]
 pub extern "C" fn pvm_kill(tid: c_int) -> c_int {
-    call("pvm_kill", |lib| lib.task()?.request_status(&Frame::Kill { tid }))
+    call("pvm_kill", |lib| lib.task()?.request_status(&Frame::Kill { tid, sig: libc::SIGTERM }))
 }
 
 #[no_mangle]

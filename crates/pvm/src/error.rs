@@ -144,6 +144,12 @@ const ERRLIST: [&std::ffi::CStr; 37] = [
 /// A C pointer that may live in a `static` (the strings it points to are `'static`).
 #[repr(transparent)]
 pub struct StaticStr(*const c_char);
+
+impl StaticStr {
+    pub fn as_ptr(&self) -> *const c_char {
+        self.0
+    }
+}
 // SAFETY: it points at immutable 'static string constants only.
 unsafe impl Sync for StaticStr {}
 

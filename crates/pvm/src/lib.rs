@@ -45,6 +45,7 @@
 pub mod agent;
 pub mod buffer;
 pub mod calls;
+pub mod compat;
 pub mod encoding;
 pub mod error;
 pub mod group_calls;

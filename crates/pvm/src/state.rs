@@ -24,6 +24,8 @@ pub struct Lib {
     /// point into, valid until the next call, as in PVM.
     pub hosts: (Vec<crate::calls::HostInfo>, Vec<std::ffi::CString>),
     pub tasks: (Vec<crate::calls::TaskInfo>, Vec<std::ffi::CString>),
+    /// What `pvm_getfds` last returned.
+    pub fds: Vec<c_int>,
 }
 
 static LIB: Mutex<Lib> = Mutex::new(Lib {
@@ -34,13 +36,16 @@ static LIB: Mutex<Lib> = Mutex::new(Lib {
     opts: [0; 32],
     hosts: (Vec::new(), Vec::new()),
     tasks: (Vec::new(), Vec::new()),
+    fds: Vec::new(),
 });
 
 impl Lib {
     /// This process as a task, enrolling it on first use.
     pub fn task(&mut self) -> Result<&mut Task, PvmError> {
         if self.task.is_none() {
-            self.task = Some(Task::enroll()?);
+            let t = Task::enroll()?;
+            crate::compat::pvmmytid.store(t.tid, std::sync::atomic::Ordering::Relaxed);
+            self.task = Some(t);
         }
         Ok(self.task.as_mut().expect("enrolled above"))
     }
@@ -58,6 +63,7 @@ pub fn call(name: &str, f: impl FnOnce(&mut Lib) -> Result<c_int, PvmError>) -> 
         let r = f(&mut lib);
         if let Err(e) = r {
             lib.last_err = e.code();
+            crate::compat::pvm_errno.store(e.code(), std::sync::atomic::Ordering::Relaxed);
         }
         (r, lib.auto_err, lib.task.as_ref().map(|t| t.tid))
     }));

@@ -373,6 +373,13 @@ impl Task {
         }
     }
 
+    /// The descriptors on which input for this task arrives (`pvm_getfds`).
+    pub fn wait_fds(&self) -> Vec<i32> {
+        let mut v = vec![self.agent.stream.as_raw_fd(), self.listener.as_raw_fd()];
+        v.extend(self.inbound.iter().map(|l| l.stream.as_raw_fd()));
+        v
+    }
+
     /// Leaves PVM: tells the agent and stops listening.
     pub fn leave(mut self) {
         if let Some(_file) = self.catch {

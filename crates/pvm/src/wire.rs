@@ -82,8 +82,10 @@ pub enum Frame {
     Spawned {
         tids: Vec<i32>,
     },
+    /// A signal for a task (`pvm_kill`: SIGTERM, `pvm_sendsig`: any).
     Kill {
         tid: i32,
+        sig: i32,
     },
     Notify {
         what: i32,
@@ -226,7 +228,7 @@ impl Frame {
                 .strs(&s.env)
                 .str(&s.cwd),
             Frame::Spawned { tids } => w.int(6).ints(tids),
-            Frame::Kill { tid } => w.int(7).int(*tid),
+            Frame::Kill { tid, sig } => w.int(7).int(*tid).int(*sig),
             Frame::Notify { what, tag, tids } => w.int(8).int(*what).int(*tag).ints(tids),
             Frame::Config => w.int(9),
             Frame::ConfigIs { hosts } => {
@@ -276,7 +278,7 @@ impl Frame {
                 cwd: r.str()?,
             }),
             6 => Frame::Spawned { tids: r.ints()? },
-            7 => Frame::Kill { tid: r.int()? },
+            7 => Frame::Kill { tid: r.int()?, sig: r.int()? },
             8 => Frame::Notify { what: r.int()?, tag: r.int()?, tids: r.ints()? },
             9 => Frame::Config,
             10 => {
@@ -389,7 +391,7 @@ mod tests {
                 cwd: "/tmp".into(),
             }),
             Frame::Spawned { tids: vec![1, -7] },
-            Frame::Kill { tid: 4 },
+            Frame::Kill { tid: 4, sig: 15 },
             Frame::Notify { what: 1, tag: 9, tids: vec![5] },
             Frame::Config,
             Frame::ConfigIs {

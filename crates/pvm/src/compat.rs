@@ -1,0 +1,264 @@
+//! The rest of the names Debian's PVM programs import, so that every one of them loads (a
+//! program linked with BIND_NOW needs all its names at start): small internals the example
+//! programs call (`lpvmerr`, `pvmgetclock`, `pvmsleep`), data symbols, and the calls this
+//! library answers with PVM's own "not implemented" or "no such host" (one host, no
+//! resource manager or tracer).
+
+use std::ffi::{c_char, c_int, CStr};
+use std::sync::atomic::AtomicI32;
+
+use crate::error::PvmError;
+use crate::state::{call, lock, put};
+
+/// `pvm_errno`: the last error code (PVM's global).
+#[no_mangle]
+pub static pvm_errno: AtomicI32 = AtomicI32::new(0);
+
+/// `pvmmytid`: this task's tid, -1 before it enrolls (PVM's global).
+#[no_mangle]
+pub static pvmmytid: AtomicI32 = AtomicI32::new(-1);
+
+/// `lpvmerr(name, code)`: reports a failed call as the library does, returns the code.
+#[no_mangle]
+pub unsafe extern "C" fn lpvmerr(name: *const c_char, code: c_int) -> c_int {
+    let (auto, tid) = {
+        let lib = lock();
+        (lib.auto_err, lib.task.as_ref().map(|t| t.tid))
+    };
+    if auto != 0 && code < 0 {
+        let name = if name.is_null() {
+            String::new()
+        } else {
+            // SAFETY: C's contract: a function name.
+            unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
+        };
+        eprintln!("{}: {name}(): {}", crate::state::who(tid), crate::error::text_of(code));
+    }
+    code
+}
+
+/// `pvmgetclock(tv)`: the time of day.
+#[no_mangle]
+pub unsafe extern "C" fn pvmgetclock(tv: *mut libc::timeval) -> c_int {
+    if tv.is_null() {
+        return PvmError::BadParam.code();
+    }
+    // SAFETY: tv checked non-null; C's contract: a struct timeval.
+    unsafe { libc::gettimeofday(tv, std::ptr::null_mut()) }
+}
+
+/// `pvmsleep(secs)`.
+#[no_mangle]
+pub extern "C" fn pvmsleep(secs: c_int) -> c_int {
+    std::thread::sleep(std::time::Duration::from_secs(u64::try_from(secs).unwrap_or(0)));
+    0
+}
+
+/// `pvm_hostsync(host, clk, delta)`: the host's clock and its offset from ours (one host:
+/// none).
+#[no_mangle]
+pub unsafe extern "C" fn pvm_hostsync(_host: c_int, clk: *mut libc::timeval, delta: *mut libc::timeval) -> c_int {
+    // SAFETY: C's contract: each pointer is null or a struct timeval.
+    unsafe {
+        if !clk.is_null() {
+            libc::gettimeofday(clk, std::ptr::null_mut());
+        }
+        put(delta, libc::timeval { tv_sec: 0, tv_usec: 0 });
+    }
+    0
+}
+
+/// `pvm_addhosts`: this library runs on one host; each name is that host (`PvmDupHost`) or
+/// one it cannot add (`PvmNoHost`).
+#[no_mangle]
+pub unsafe extern "C" fn pvm_addhosts(names: *mut *mut c_char, count: c_int, infos: *mut c_int) -> c_int {
+    call("pvm_addhosts", |_| {
+        let n = usize::try_from(count).map_err(|_| PvmError::BadParam)?;
+        if n > 0 && names.is_null() {
+            return Err(PvmError::BadParam);
+        }
+        for i in 0..n {
+            // SAFETY: C's contract: count names, room for count results.
+            unsafe {
+                let name = *names.add(i);
+                let here = !name.is_null() && {
+                    let n = CStr::from_ptr(name).to_string_lossy();
+                    n == "localhost" || n == hostname()
+                };
+                if !infos.is_null() {
+                    *infos.add(i) = if here { PvmError::DupHost.code() } else { PvmError::NoHost.code() };
+                }
+            }
+        }
+        Ok(0)
+    })
+}
+
+/// `pvm_delhosts`: the one host cannot be deleted from itself.
+#[no_mangle]
+pub unsafe extern "C" fn pvm_delhosts(names: *mut *mut c_char, count: c_int, infos: *mut c_int) -> c_int {
+    call("pvm_delhosts", |_| {
+        let n = usize::try_from(count).map_err(|_| PvmError::BadParam)?;
+        if n > 0 && names.is_null() {
+            return Err(PvmError::BadParam);
+        }
+        for i in 0..n {
+            // SAFETY: C's contract: room for count results.
+            unsafe {
+                if !infos.is_null() {
+                    *infos.add(i) = PvmError::NoHost.code();
+                }
+            }
+        }
+        Ok(0)
+    })
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes.
+    unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// `pvm_start_pvmd`: starts the host agent if none runs (`PvmDupHost` if one does, as PVM).
+#[no_mangle]
+pub extern "C" fn pvm_start_pvmd(_argc: c_int, _argv: *mut *mut c_char, _block: c_int) -> c_int {
+    call("pvm_start_pvmd", |lib| {
+        let running = std::os::unix::net::UnixStream::connect(crate::place::agent_socket(&crate::place::dir())).is_ok();
+        lib.task()?;
+        if running {
+            Err(PvmError::DupHost)
+        } else {
+            Ok(0)
+        }
+    })
+}
+
+/// `pvm_export(name)` / `pvm_unexport(name)`: adds or removes a name in `PVM_EXPORT`.
+fn export(name: *const c_char, add: bool) -> Result<c_int, PvmError> {
+    if name.is_null() {
+        return Err(PvmError::BadParam);
+    }
+    // SAFETY: C's contract: a variable name.
+    let name = unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned();
+    let now = std::env::var("PVM_EXPORT").unwrap_or_default();
+    let mut names: Vec<&str> = now.split(':').filter(|n| !n.is_empty() && *n != name).collect();
+    if add {
+        names.push(&name);
+    }
+    std::env::set_var("PVM_EXPORT", names.join(":"));
+    Ok(0)
+}
+
+#[no_mangle]
+pub extern "C" fn pvm_export(name: *mut c_char) -> c_int {
+    call("pvm_export", |_| export(name, true))
+}
+
+#[no_mangle]
+pub extern "C" fn pvm_unexport(name: *mut c_char) -> c_int {
+    call("pvm_unexport", |_| export(name, false))
+}
+
+/// `pvm_strerror`: PVM 3.4's prototype takes nothing and names the last error.
+#[no_mangle]
+pub extern "C" fn pvm_strerror() -> *const c_char {
+    let code = lock().last_err;
+    usize::try_from(-i64::from(code))
+        .ok()
+        .and_then(|i| crate::error::pvm_errlist.get(i))
+        .map_or(c"Unknown error".as_ptr(), |s| s.as_ptr())
+}
+
+/// `pvm_setminfo`: sets a buffer's tag, source, context and encoding.
+#[no_mangle]
+pub unsafe extern "C" fn pvm_setminfo(id: c_int, info: *mut crate::pack::MsgInfo) -> c_int {
+    call("pvm_setminfo", |lib| {
+        if info.is_null() {
+            return Err(PvmError::BadParam);
+        }
+        // SAFETY: checked non-null; C's contract: a struct pvmminfo.
+        let m = unsafe { info.read() };
+        lib.bufs.set_info(id, m.tag, m.src, m.ctx)?;
+        Ok(0)
+    })
+}
+
+/// `pvm_getfds`: the descriptors a program may wait on for PVM input (the agent's
+/// connection first, as pvmd's).
+#[no_mangle]
+pub unsafe extern "C" fn pvm_getfds(fds: *mut *mut c_int) -> c_int {
+    call("pvm_getfds", |lib| {
+        let t = lib.task()?;
+        let list = t.wait_fds();
+        lib.fds = list;
+        // SAFETY: C's contract: null or a place for a pointer, valid until the next call.
+        unsafe { put(fds, lib.fds.as_mut_ptr()) };
+        Ok(lib.fds.len() as c_int)
+    })
+}
+
+/// Calls of PVM's resource manager, tracer, tasker and hoster interfaces, message handlers
+/// and whole-message packing, which this library does not offer: `PvmNotImpl`.
+macro_rules! not_implemented {
+    ($($f:ident($($a:ident: $t:ty),*);)*) => {$(
+        #[no_mangle]
+        pub extern "C" fn $f($($a: $t),*) -> c_int {
+            $(let _ = $a;)*
+            call(stringify!($f), |_| Err(PvmError::NotImpl))
+        }
+    )*};
+}
+
+not_implemented! {
+    pvm_reg_rm(hip: *mut c_void);
+    pvm_reg_hoster();
+    pvm_reg_tasker();
+    pvm_reg_tracer(a: c_int, b: c_int, c: c_int, d: c_int, e: *mut c_char, f: c_int, g: c_int);
+    pvm_tickle(n: c_int, a: *mut c_int, b: *mut c_int, c: *mut c_int);
+    pvm_getnoresets(t: *mut *mut c_int, n: *mut c_int);
+    pvm_pkmesg(id: c_int);
+    pvm_pkmesgbody(id: c_int);
+    pvm_upkmesg();
+    pvm_addmhf(src: c_int, tag: c_int, ctx: c_int, f: *mut c_void);
+    pvm_delmhf(id: c_int);
+    pvm_gettmask(who: c_int, mask: *mut c_char);
+    pvm_settmask(who: c_int, mask: *mut c_char);
+}
+
+use std::ffi::c_void;
+
+/// `pvmdisplaymhfinfo`: prints the message handlers (there are none).
+#[no_mangle]
+pub extern "C" fn pvmdisplaymhfinfo(_who: *const c_char) {}
+
+/// `pvm_sendsig(tid, sig)`: a signal to a task.
+#[no_mangle]
+pub extern "C" fn pvm_sendsig(tid: c_int, sig: c_int) -> c_int {
+    call("pvm_sendsig", |lib| lib.task()?.request_status(&crate::wire::Frame::Kill { tid, sig }))
+}
+
+/// `pvmtmpnam(buf)`: a temporary file name, as `tmpnam` (PVM's own for the same purpose).
+#[no_mangle]
+pub unsafe extern "C" fn pvmtmpnam(buf: *mut c_char) -> *mut c_char {
+    static mut OWN: [u8; 128] = [0; 128];
+    static N: AtomicI32 = AtomicI32::new(0);
+    let name =
+        format!("/tmp/pvmtmp{:06}.{}\0", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    let bytes = &name.as_bytes()[..name.len().min(127)];
+    let out = if buf.is_null() {
+        // PVM's contract: without a buffer the name lives in static storage, as tmpnam's
+        // (not thread-safe, like it).
+        std::ptr::addr_of_mut!(OWN).cast::<c_char>()
+    } else {
+        buf
+    };
+    // SAFETY: out holds PVMTMPNAMLEN (128) bytes by PVM's contract.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.cast::<u8>(), bytes.len());
+        *out.add(bytes.len()) = 0;
+    }
+    out
+}
