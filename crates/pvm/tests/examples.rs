@@ -288,11 +288,10 @@ fn netpipe_runs_between_two_tasks_started_from_a_shell() {
     vm.assert_nothing_left();
 }
 
-#[test]
-fn task_calls_return_pvms_results_and_error_codes() {
-    let vm = Vm::new("tasks");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/tasks.c");
-    let prog = vm.scratch.join("tasks");
+/// Builds `tests/c/<name>.c` against our header and library.
+fn build_c(vm: &Vm, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
+    let prog = vm.scratch.join(name);
     let cc = Command::new("cc")
         .arg("-o")
         .arg(&prog)
@@ -303,6 +302,25 @@ fn task_calls_return_pvms_results_and_error_codes() {
         .output()
         .unwrap();
     assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    prog
+}
+
+#[test]
+fn a_task_killed_with_sigkill_is_notified_and_halt_ends_everything() {
+    if !installed("slave1") {
+        return;
+    }
+    let vm = Vm::new("halt");
+    let prog = build_c(&vm, "halt");
+    let out = run(&mut vm.command(&prog), "halt");
+    vm.assert_nothing_left();
+    assert_eq!(out, "spawned 2\nkill -9 0\nnotified of the killed slave: 1\nhalt 0\n");
+}
+
+#[test]
+fn task_calls_return_pvms_results_and_error_codes() {
+    let vm = Vm::new("tasks");
+    let prog = build_c(&vm, "tasks");
     let out = run(&mut vm.command(&prog), "tasks");
     vm.assert_nothing_left();
     let expected = "\
