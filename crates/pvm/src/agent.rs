@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::PvmError;
 use crate::groups::Groups;
+use crate::mailbox::Mailbox;
 use crate::place::{self, HOST_TID, TID_LOCAL_MASK};
 use crate::wire::{Frame, FrameBuffer, HostEntry, SpawnRequest, TaskEntry};
 
@@ -55,6 +56,7 @@ struct State {
     writers: HashMap<i32, Arc<Mutex<UnixStream>>>,
     catching: Vec<i32>,
     groups: Groups,
+    mailbox: Mailbox,
     connections: usize,
     idle_since: Instant,
     halting: bool,
@@ -105,6 +107,7 @@ impl Agent {
         st.writers.remove(&tid);
         st.catching.retain(|&t| t != tid);
         st.groups.task_gone(tid);
+        st.mailbox.task_gone(tid);
         let fire: Vec<(i32, i32)> =
             st.notifies.iter().filter(|n| n.watched == tid).map(|n| (n.watcher, n.tag)).collect();
         st.notifies.retain(|n| n.watched != tid && n.watcher != tid);
@@ -240,6 +243,13 @@ impl Agent {
                 status(Ok(0))
             }
             Frame::Exit => status(Ok(0)),
+            Frame::MboxPut { name, flags, enc, data } => status(self.lock().mailbox.put(&name, from, flags, enc, data)),
+            Frame::MboxGet { name, index, flags } => match self.lock().mailbox.get(&name, index, flags, from) {
+                Ok(e) => Frame::MboxEntry { owner: e.owner, enc: e.enc, data: e.data },
+                Err(e) => status(Err(e)),
+            },
+            Frame::MboxDel { name, index } => status(self.lock().mailbox.delete(&name, index, from).map(|()| 0)),
+            Frame::MboxList { pattern } => Frame::MboxClasses { classes: self.lock().mailbox.list(&pattern) },
             Frame::Group { op, name, arg } => {
                 let mut st = self.lock();
                 let r = st.groups.request(from, op, &name, arg);
@@ -464,6 +474,7 @@ pub fn run(dir: &Path) -> std::io::Result<()> {
             writers: HashMap::new(),
             catching: Vec::new(),
             groups: Groups::default(),
+            mailbox: Mailbox::default(),
             connections: 0,
             idle_since: Instant::now(),
             halting: false,

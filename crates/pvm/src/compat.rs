@@ -262,3 +262,119 @@ pub unsafe extern "C" fn pvmtmpnam(buf: *mut c_char) -> *mut c_char {
     }
     out
 }
+
+/// Reads a class name (null: `PvmBadParam`).
+///
+/// # Safety
+/// `name` is null or a C string.
+unsafe fn class_name(name: *const c_char) -> Result<String, PvmError> {
+    if name.is_null() {
+        return Err(PvmError::BadParam);
+    }
+    // SAFETY: the caller's contract.
+    Ok(unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned())
+}
+
+/// `pvm_putinfo(name, bufid, flags)`: stores a copy of the buffer's message; its index.
+#[no_mangle]
+pub unsafe extern "C" fn pvm_putinfo(name: *mut c_char, bufid: c_int, flags: c_int) -> c_int {
+    call("pvm_putinfo", |lib| {
+        // SAFETY: C's contract: a class name.
+        let name = unsafe { class_name(name)? };
+        let b = lib.bufs.get(bufid)?;
+        let (enc, data) = (b.enc.on_wire().code(), b.wire_bytes().into_owned());
+        lib.task()?.request_status(&crate::wire::Frame::MboxPut { name, flags, enc, data })
+    })
+}
+
+/// `pvm_recvinfo(name, index, flags)`: a new buffer holding the entry's message (not made
+/// the active receive buffer: `pvm_setrbuf` does that).
+#[no_mangle]
+pub unsafe extern "C" fn pvm_recvinfo(name: *mut c_char, index: c_int, flags: c_int) -> c_int {
+    call("pvm_recvinfo", |lib| {
+        // SAFETY: C's contract: a class name.
+        let name = unsafe { class_name(name)? };
+        match lib.task()?.request(&crate::wire::Frame::MboxGet { name, index, flags })? {
+            crate::wire::Frame::MboxEntry { owner, enc, data } => {
+                let enc = crate::encoding::Encoding::from_code(enc).unwrap_or(crate::encoding::Encoding::Raw);
+                Ok(lib.bufs.insert(crate::buffer::Buffer::received(enc, data, owner, 0, 0)))
+            }
+            crate::wire::Frame::Status { code, .. } => Err(PvmError::from_code(code)),
+            _ => Err(PvmError::SysErr),
+        }
+    })
+}
+
+/// `pvm_delinfo(name, index, flags)`.
+#[no_mangle]
+pub unsafe extern "C" fn pvm_delinfo(name: *mut c_char, index: c_int, _flags: c_int) -> c_int {
+    call("pvm_delinfo", |lib| {
+        // SAFETY: C's contract: a class name.
+        let name = unsafe { class_name(name)? };
+        lib.task()?.request_status(&crate::wire::Frame::MboxDel { name, index })
+    })
+}
+
+/// `struct pvmmboxinfo`.
+#[repr(C)]
+pub struct MboxInfo {
+    pub mi_name: *mut c_char,
+    pub mi_nentries: c_int,
+    pub mi_indices: *mut c_int,
+    pub mi_owners: *mut c_int,
+    pub mi_flags: *mut c_int,
+}
+
+/// What `pvm_getmboxinfo` last returned, kept until its next call (as in PVM).
+pub struct MboxListing {
+    infos: Vec<MboxInfo>,
+    names: Vec<std::ffi::CString>,
+    columns: Vec<Vec<c_int>>,
+}
+// SAFETY: the pointers in `infos` point into `names` and `columns`, owned beside them.
+unsafe impl Send for MboxListing {}
+
+static LISTING: std::sync::Mutex<Option<MboxListing>> = std::sync::Mutex::new(None);
+
+/// `pvm_getmboxinfo(pattern, nclasses, classes)`: the classes whose names match the glob.
+#[no_mangle]
+pub unsafe extern "C" fn pvm_getmboxinfo(
+    pattern: *mut c_char,
+    nclasses: *mut c_int,
+    classes: *mut *mut MboxInfo,
+) -> c_int {
+    call("pvm_getmboxinfo", |lib| {
+        // SAFETY: C's contract: a pattern.
+        let pattern = unsafe { class_name(pattern)? };
+        let crate::wire::Frame::MboxClasses { classes: list } =
+            lib.task()?.request(&crate::wire::Frame::MboxList { pattern })?
+        else {
+            return Err(PvmError::SysErr);
+        };
+        let mut l = MboxListing { infos: Vec::new(), names: Vec::new(), columns: Vec::new() };
+        for (name, entries) in &list {
+            l.names.push(std::ffi::CString::new(name.clone()).unwrap_or_default());
+            for k in 0..3 {
+                l.columns.push(entries.iter().map(|e| [e.0, e.1, e.2][k]).collect());
+            }
+        }
+        for (i, (_, entries)) in list.iter().enumerate() {
+            let base = 3 * i;
+            l.infos.push(MboxInfo {
+                mi_name: l.names[i].as_ptr() as *mut c_char,
+                mi_nentries: entries.len() as c_int,
+                mi_indices: l.columns[base].as_mut_ptr(),
+                mi_owners: l.columns[base + 1].as_mut_ptr(),
+                mi_flags: l.columns[base + 2].as_mut_ptr(),
+            });
+        }
+        let mut slot = LISTING.lock().unwrap_or_else(|e| e.into_inner());
+        let l = slot.insert(l);
+        // SAFETY: C's contract: each pointer is null or a place for its value.
+        unsafe {
+            put(nclasses, l.infos.len() as c_int);
+            put(classes, l.infos.as_mut_ptr());
+        }
+        Ok(0)
+    })
+}

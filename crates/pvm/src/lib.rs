@@ -50,6 +50,7 @@ pub mod encoding;
 pub mod error;
 pub mod group_calls;
 pub mod groups;
+pub mod mailbox;
 pub mod pack;
 pub mod place;
 pub mod state;

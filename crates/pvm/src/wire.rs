@@ -118,6 +118,35 @@ pub enum Frame {
         name: String,
         arg: i32,
     },
+    /// Message box (`mailbox.rs`): store the message in class `name`.
+    MboxPut {
+        name: String,
+        flags: i32,
+        enc: i32,
+        data: Vec<u8>,
+    },
+    /// Read an entry: answered by an `MboxEntry`, or a `Status` error.
+    MboxGet {
+        name: String,
+        index: i32,
+        flags: i32,
+    },
+    MboxEntry {
+        owner: i32,
+        enc: i32,
+        data: Vec<u8>,
+    },
+    MboxDel {
+        name: String,
+        index: i32,
+    },
+    MboxList {
+        pattern: String,
+    },
+    /// Classes by name, each with (index, owner, flags) of its entries.
+    MboxClasses {
+        classes: Vec<crate::mailbox::ClassInfo>,
+    },
     /// The answer to most requests: a value or an error code.
     Status {
         code: i32,
@@ -252,6 +281,21 @@ impl Frame {
             Frame::Exit => w.int(16),
             Frame::Group { op, name, arg } => w.int(17).int(*op).str(name).int(*arg),
             Frame::Status { code, list } => w.int(18).int(*code).ints(list),
+            Frame::MboxPut { name, flags, enc, data } => w.int(19).str(name).int(*flags).int(*enc).bytes(data),
+            Frame::MboxGet { name, index, flags } => w.int(20).str(name).int(*index).int(*flags),
+            Frame::MboxEntry { owner, enc, data } => w.int(24).int(*owner).int(*enc).bytes(data),
+            Frame::MboxDel { name, index } => w.int(21).str(name).int(*index),
+            Frame::MboxList { pattern } => w.int(22).str(pattern),
+            Frame::MboxClasses { classes } => {
+                w.int(23).int(classes.len() as i32);
+                for (name, entries) in classes {
+                    w.str(name).int(entries.len() as i32);
+                    for &(i, o, f) in entries {
+                        w.int(i).int(o).int(f);
+                    }
+                }
+                &mut w
+            }
         };
         let len = (w.0.len() - 4) as u32;
         w.0[..4].copy_from_slice(&len.to_le_bytes());
@@ -317,6 +361,25 @@ impl Frame {
             16 => Frame::Exit,
             17 => Frame::Group { op: r.int()?, name: r.str()?, arg: r.int()? },
             18 => Frame::Status { code: r.int()?, list: r.ints()? },
+            19 => Frame::MboxPut { name: r.str()?, flags: r.int()?, enc: r.int()?, data: r.bytes()? },
+            20 => Frame::MboxGet { name: r.str()?, index: r.int()?, flags: r.int()? },
+            24 => Frame::MboxEntry { owner: r.int()?, enc: r.int()?, data: r.bytes()? },
+            21 => Frame::MboxDel { name: r.str()?, index: r.int()? },
+            22 => Frame::MboxList { pattern: r.str()? },
+            23 => {
+                let n = r.len()?;
+                let mut classes = Vec::new();
+                for _ in 0..n.min(body.len()) {
+                    let name = r.str()?;
+                    let m = r.len()?;
+                    let mut entries = Vec::new();
+                    for _ in 0..m.min(body.len()) {
+                        entries.push((r.int()?, r.int()?, r.int()?));
+                    }
+                    classes.push((name, entries));
+                }
+                Frame::MboxClasses { classes }
+            }
             k => return Err(WireError(format!("a frame of unknown kind {k}"))),
         };
         if !r.b.is_empty() {
@@ -411,6 +474,12 @@ mod tests {
             Frame::Exit,
             Frame::Group { op: 1, name: "g".into(), arg: -1 },
             Frame::Status { code: -31, list: vec![] },
+            Frame::MboxPut { name: "svc".into(), flags: 2, enc: 0, data: vec![1] },
+            Frame::MboxGet { name: "svc".into(), index: 0, flags: 8 },
+            Frame::MboxDel { name: "svc".into(), index: 1 },
+            Frame::MboxEntry { owner: 3, enc: 1, data: vec![4, 5] },
+            Frame::MboxList { pattern: "*".into() },
+            Frame::MboxClasses { classes: vec![("svc".into(), vec![(0, 1, 2)])] },
         ]
     }
 
@@ -436,7 +505,7 @@ mod tests {
         }
 
         #[test]
-        fn every_truncation_of_a_frame_is_an_error(which in 0usize..18, cut in 1usize..40) {
+        fn every_truncation_of_a_frame_is_an_error(which in 0usize..24, cut in 1usize..40) {
             let body = samples()[which].encode()[4..].to_vec();
             let keep = body.len().saturating_sub(cut);
             prop_assert!(Frame::decode(&body[..keep]).is_err());

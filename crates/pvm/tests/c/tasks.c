@@ -86,6 +86,29 @@ int main(void)
     pvm_notify(PvmTaskExit, 78, 1, tids);
     SHOW("notify on a task already gone comes at once", pvm_recv(-1, 78) > 0);
 
+    /* The message box. */
+    {
+        struct pvmmboxinfo *classes;
+        int nclasses, idx;
+        char text[32];
+        pvm_initsend(PvmDataDefault);
+        pvm_pkstr("stored");
+        idx = pvm_putinfo("svc", pvm_getsbuf(), PvmMboxMultiInstance);
+        SHOW("putinfo index", idx);
+        SHOW("second putinfo index", pvm_putinfo("svc", pvm_getsbuf(), PvmMboxMultiInstance));
+        SHOW("a locked class refuses another entry", (pvm_putinfo("one", pvm_getsbuf(), 0), pvm_putinfo("one", pvm_getsbuf(), 0)));
+        b = pvm_recvinfo("svc", 0, PvmMboxDefault);
+        pvm_setrbuf(b);
+        pvm_upkstr(text);
+        printf("recvinfo: %s\n", text);
+        SHOW("recvinfo of nothing", pvm_recvinfo("nothing", 0, 0));
+        pvm_getmboxinfo("s*", &nclasses, &classes);
+        printf("getmboxinfo: %d class %s with %d entries owned by me %d\n", nclasses, classes[0].mi_name,
+               classes[0].mi_nentries, classes[0].mi_owners[1] == me);
+        SHOW("delinfo", pvm_delinfo("svc", 1, 0));
+        SHOW("delinfo again", pvm_delinfo("svc", 1, 0));
+    }
+
     pvm_catchout(stdout);
     {
         char *args[] = {"caught", "line", 0};
