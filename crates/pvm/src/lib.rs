@@ -20,13 +20,17 @@
 //!   before it enrolls, while its process runs); when it ends, the agent sends each
 //!   `pvm_notify(PvmTaskExit)` watcher its message.
 //! - **Messages** go directly between tasks, never through the agent: each task listens on
-//!   `t<tid>` in the folder; the first send to a task connects there (proving the secret) and
-//!   keeps the connection. One progress loop (`task.rs`) reads every connection whenever a
-//!   call waits, including while a write waits for room, so crossing large sends never
-//!   deadlock. Messages from one sender arrive in order. What remains for issue 21: moving
-//!   this route onto Billboard's engine (the shared-memory billboard on a host, TCP between
-//!   hosts) needs the engine to take processes that join and leave a running job; today it
-//!   is sized at start-up from PMI.
+//!   `t<tid>` in the folder; the first send to a task connects there and keeps the
+//!   connection. Its first byte says how frames come: through a byte ring of shared memory
+//!   the sender makes (a memfd passed on the socket, so nothing is named in /dev/shm; the
+//!   socket then only wakes a sleeping receiver; `ring.rs`), or on the socket itself
+//!   (`BB_PVM_SHM=0`). The first frame proves the secret. One progress loop (`task.rs`) reads
+//!   every connection and ring whenever a call waits, including while a write waits for
+//!   room, so crossing large sends never deadlock; a receive polls the rings for
+//!   `BB_PVM_SPIN_US` before it sleeps. Messages from one sender arrive in order. What
+//!   remains for issue 21: carrying these messages on Billboard's engine itself (its
+//!   fast-box billboard, single copies, TCP between hosts) needs the engine to take
+//!   processes that join and leave a running job; today it is sized at start-up from PMI.
 //! - **Groups** (`groups.rs` in the agent, `group_calls.rs` in the library): the agent keeps
 //!   names, instances and barriers; broadcast, reduce, gather and scatter move their data
 //!   between the members directly. `libgpvm3.so.3` is the same object as `libpvm3.so.3`.
@@ -36,8 +40,10 @@
 //! `pack.rs` the pack/unpack and buffer calls (`packf.c` the two variadic ones); `state.rs`
 //! the process-wide state and the wrapper every C call goes through; `place.rs` the agent's
 //! folder and PVM's tid layout; `wire.rs` what tasks and the agent say (byte by byte);
-//! `task.rs` a task's connections and progress; `calls.rs` the task calls; `agent.rs`,
-//! `groups.rs`, `group_calls.rs` as above.
+//! `task.rs` a task's connections and progress, `ring.rs` the shared-memory route;
+//! `calls.rs` the task calls; `compat.rs` the other names Debian's programs import and the
+//! message box calls (`mailbox.rs` in the agent); `agent.rs`, `groups.rs`, `group_calls.rs`
+//! as above.
 
 // PVM's names are the C ABI's; the exported functions' safety contract is PVM's manual.
 #![allow(non_upper_case_globals, clippy::missing_safety_doc)]
@@ -53,6 +59,7 @@ pub mod groups;
 pub mod mailbox;
 pub mod pack;
 pub mod place;
+pub mod ring;
 pub mod state;
 pub mod task;
 pub mod wire;

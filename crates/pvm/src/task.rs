@@ -8,8 +8,10 @@
 //! that send large messages to each other at once both get through.
 
 use std::collections::{HashMap, VecDeque};
+use std::ffi::c_int;
 use std::ffi::c_void;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -17,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::PvmError;
 use crate::place;
+use crate::ring::Ring;
 use crate::wire::{Frame, FrameBuffer};
 
 /// A message that arrived and waits to be received.
@@ -29,6 +32,18 @@ pub struct Arrived {
     pub data: Vec<u8>,
 }
 
+/// How a connection from another task carries its frames, told by its first byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Carrier {
+    /// Not known yet: the first byte has not come.
+    Unknown,
+    /// `b'S'`: on the socket itself.
+    Socket,
+    /// `b'R'`: through the shared-memory ring whose memfd came with that byte; the socket
+    /// then carries only wake-up bytes.
+    Ring,
+}
+
 /// One connection the progress loop reads.
 struct Link {
     stream: UnixStream,
@@ -37,23 +52,58 @@ struct Link {
     /// before its hello).
     peer: Option<i32>,
     closed: bool,
+    carrier: Carrier,
+    ring: Option<Ring>,
 }
 
 impl Link {
-    fn new(stream: UnixStream, peer: Option<i32>) -> Link {
-        Link { stream, frames: FrameBuffer::default(), peer, closed: false }
+    /// The agent's connection: frames on the socket from the first byte.
+    fn to_agent(stream: UnixStream) -> Link {
+        Link { stream, frames: FrameBuffer::default(), peer: None, closed: false, carrier: Carrier::Socket, ring: None }
+    }
+
+    /// A connection another task made to this one.
+    fn accepted(stream: UnixStream) -> Link {
+        Link { carrier: Carrier::Unknown, ..Link::to_agent(stream) }
     }
 
     /// Reads all that is there now; the frames that completed.
     fn read_now(&mut self) -> Vec<Frame> {
         let mut chunk = [0u8; 64 * 1024];
         loop {
-            match self.stream.read(&mut chunk) {
-                Ok(0) => {
+            match recv_with_fd(self.stream.as_raw_fd(), &mut chunk) {
+                Ok((0, _)) => {
                     self.closed = true;
                     break;
                 }
-                Ok(n) => self.frames.push(&chunk[..n]),
+                Ok((n, fd)) => {
+                    let mut data = &chunk[..n];
+                    if self.carrier == Carrier::Unknown {
+                        self.carrier = match (data[0], fd) {
+                            (b'S', _) => Carrier::Socket,
+                            (b'R', Some(fd)) => match Ring::open(&fd) {
+                                Ok(r) => {
+                                    self.ring = Some(r);
+                                    Carrier::Ring
+                                }
+                                Err(_) => Carrier::Unknown,
+                            },
+                            _ => Carrier::Unknown,
+                        };
+                        if self.carrier == Carrier::Unknown {
+                            // A stranger or a broken peer: dropped.
+                            self.closed = true;
+                            break;
+                        }
+                        data = &data[1..];
+                    }
+                    if self.carrier == Carrier::Socket {
+                        self.frames.push(data);
+                    }
+                    if n < chunk.len() {
+                        break;
+                    }
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => {
@@ -62,6 +112,23 @@ impl Link {
                 }
             }
         }
+        self.drain_ring();
+        self.take_frames()
+    }
+
+    /// Moves what waits in the ring to the frame buffer; whether there was anything.
+    fn drain_ring(&mut self) -> bool {
+        let Some(r) = &mut self.ring else { return false };
+        match r.read_into(&mut self.frames) {
+            Ok(n) => n > 0,
+            Err(_) => {
+                self.closed = true;
+                false
+            }
+        }
+    }
+
+    fn take_frames(&mut self) -> Vec<Frame> {
         let mut out = Vec::new();
         loop {
             match self.frames.next_frame() {
@@ -78,6 +145,95 @@ impl Link {
     }
 }
 
+/// This task's connection to another task, for sending.
+struct Route {
+    stream: UnixStream,
+    ring: Option<Ring>,
+}
+
+/// Reads from a socket without blocking, taking a descriptor passed with the bytes (the first
+/// one; any other is closed).
+fn recv_with_fd(fd: RawFd, buf: &mut [u8]) -> std::io::Result<(usize, Option<OwnedFd>)> {
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    let mut control = [0u64; 8];
+    // SAFETY: a zeroed msghdr is valid; it points at iov and control, live for this call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: recvmsg fills the buffers msg describes.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut got = None;
+    // SAFETY: walking the control messages recvmsg wrote, with the libc macros.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
+                let count = ((*c).cmsg_len as usize - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<c_int>();
+                for i in 0..count {
+                    let raw = libc::CMSG_DATA(c).cast::<c_int>().add(i).read_unaligned();
+                    let owned = OwnedFd::from_raw_fd(raw);
+                    if got.is_none() {
+                        got = Some(owned);
+                    }
+                }
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok((n as usize, got))
+}
+
+/// Sends the first byte of a connection to a task, with the ring's memfd when there is one.
+fn send_carrier(stream: &UnixStream, ring_fd: Option<&OwnedFd>) -> Result<(), PvmError> {
+    let byte = [if ring_fd.is_some() { b'R' } else { b'S' }];
+    let mut iov = libc::iovec { iov_base: byte.as_ptr() as *mut c_void, iov_len: 1 };
+    let mut control = [0u64; 4];
+    // SAFETY: a zeroed msghdr is valid; it points at iov and control, live for this call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    if let Some(fd) = ring_fd {
+        // SAFETY: one SCM_RIGHTS control message with one descriptor, inside `control`.
+        unsafe {
+            msg.msg_control = control.as_mut_ptr().cast();
+            msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<c_int>() as u32) as _;
+            let c = libc::CMSG_FIRSTHDR(&msg);
+            (*c).cmsg_level = libc::SOL_SOCKET;
+            (*c).cmsg_type = libc::SCM_RIGHTS;
+            (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<c_int>() as u32) as _;
+            libc::CMSG_DATA(c).cast::<c_int>().write_unaligned(fd.as_raw_fd());
+        }
+    }
+    // SAFETY: sendmsg reads what msg describes; MSG_NOSIGNAL: no SIGPIPE in the program.
+    let n = unsafe { libc::sendmsg(stream.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
+    if n == 1 {
+        Ok(())
+    } else {
+        Err(PvmError::NoTask)
+    }
+}
+
+/// Whether the task at the other end of a sending connection has closed it (it never writes
+/// to it, so any end of stream is its end).
+fn peer_closed(stream: &UnixStream) -> bool {
+    let mut b = [0u8; 1];
+    // SAFETY: a 1-byte peek into `b`.
+    let n = unsafe { libc::recv(stream.as_raw_fd(), b.as_mut_ptr().cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
+    n == 0
+}
+
+/// Whether tasks on this host talk through shared memory (`BB_PVM_SHM`, default 1; 0 keeps
+/// every byte on the sockets).
+pub static SHM: crate::agent::Tunable = crate::agent::Tunable::new("BB_PVM_SHM", 1);
+/// How long a receive polls the rings before it sleeps (`BB_PVM_SPIN_US`, default 50: about
+/// ten times a one-way message on the ring, short enough not to starve a shared core).
+pub static SPIN_US: crate::agent::Tunable = crate::agent::Tunable::new("BB_PVM_SPIN_US", 50);
+
 /// An enrolled task.
 pub struct Task {
     pub tid: i32,
@@ -91,11 +247,15 @@ pub struct Task {
     agent_lost: bool,
     listener: UnixListener,
     inbound: Vec<Link>,
-    outbound: HashMap<i32, UnixStream>,
+    outbound: HashMap<i32, Route>,
     pub queue: VecDeque<Arrived>,
     replies: VecDeque<Frame>,
     /// Where caught output of children goes (`pvm_catchout`): a C `FILE *`.
     pub catch: Option<usize>,
+    /// `BB_PVM_SHM`, `BB_PVM_SPIN_US`, `BB_PVM_RING_KB`, read once.
+    shm: bool,
+    spin: Duration,
+    ring_bytes: usize,
 }
 
 // SAFETY: the FILE pointer in `catch` is only used under the library's lock, as C's stdio
@@ -128,7 +288,7 @@ impl Task {
         listener.set_nonblocking(true).map_err(|_| PvmError::SysErr)?;
         stream.set_read_timeout(None).map_err(|_| PvmError::SysErr)?;
         stream.set_nonblocking(true).map_err(|_| PvmError::SysErr)?;
-        let mut agent = Link::new(stream, None);
+        let mut agent = Link::to_agent(stream);
         agent.frames = frames;
         Ok(Task {
             tid,
@@ -145,12 +305,29 @@ impl Task {
             queue: VecDeque::new(),
             replies: VecDeque::new(),
             catch: None,
+            shm: SHM.get() != 0,
+            spin: Duration::from_micros(SPIN_US.get()),
+            ring_bytes: crate::ring::RING_KB.get().saturating_mul(1024) as usize,
         })
     }
 
     /// Waits up to `timeout` (`None`: until something happens) for input, and takes in all
     /// that arrived. With `writable`, also returns when that descriptor can take bytes.
     fn progress(&mut self, timeout: Option<Duration>, writable: Option<RawFd>) {
+        let mut timeout = timeout;
+        if self.drain_rings() {
+            timeout = Some(Duration::ZERO);
+        }
+        // Before sleeping, tell every ring's sender, then look once more (ring.rs's handshake).
+        let may_sleep = timeout != Some(Duration::ZERO);
+        if may_sleep {
+            for r in self.inbound.iter().filter_map(|l| l.ring.as_ref()) {
+                r.set_asleep(true);
+            }
+            if self.inbound.iter().filter_map(|l| l.ring.as_ref()).any(Ring::has_data) {
+                timeout = Some(Duration::ZERO);
+            }
+        }
         let mut fds = vec![
             libc::pollfd { fd: self.agent.stream.as_raw_fd(), events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: self.listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
@@ -166,12 +343,23 @@ impl Task {
         if self.agent_lost {
             fds[0].fd = -1;
         }
-        let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
-        // SAFETY: `fds` is a valid array of pollfd for its length.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        let ts = timeout.map(|t| libc::timespec {
+            tv_sec: t.as_secs().min(i32::MAX as u64) as libc::time_t,
+            tv_nsec: t.subsec_nanos() as _,
+        });
+        let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: `fds` is a valid array of pollfd for its length; ts_ptr null or a timespec.
+        let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ts_ptr, std::ptr::null()) };
+        if may_sleep {
+            for r in self.inbound.iter().filter_map(|l| l.ring.as_ref()) {
+                r.set_asleep(false);
+            }
+        }
         if n <= 0 {
+            self.drain_rings();
             return;
         }
+        let polled_links = self.inbound.len();
         if fds[0].revents != 0 {
             for f in self.agent.read_now() {
                 self.take_from_agent(f);
@@ -183,11 +371,11 @@ impl Task {
         if fds[1].revents != 0 {
             while let Ok((s, _)) = self.listener.accept() {
                 if s.set_nonblocking(true).is_ok() {
-                    self.inbound.push(Link::new(s, None));
+                    self.inbound.push(Link::accepted(s));
                 }
             }
         }
-        for i in 0..self.inbound.len() {
+        for i in 0..polled_links {
             if fds.get(2 + i).is_some_and(|p| p.revents != 0) {
                 let frames = self.inbound[i].read_now();
                 for f in frames {
@@ -195,7 +383,22 @@ impl Task {
                 }
             }
         }
+        self.drain_rings();
         self.inbound.retain(|l| !l.closed);
+    }
+
+    /// Takes in what waits in every ring; whether there was anything.
+    fn drain_rings(&mut self) -> bool {
+        let mut got = false;
+        for i in 0..self.inbound.len() {
+            if self.inbound[i].drain_ring() {
+                got = true;
+                for f in self.inbound[i].take_frames() {
+                    self.take_from_task(i, f);
+                }
+            }
+        }
+        got
     }
 
     fn take_from_agent(&mut self, f: Frame) {
@@ -293,11 +496,12 @@ impl Task {
         }
     }
 
-    /// The connection to `tid`, made on first use. A task that is still starting is waited
-    /// for; one the agent does not know is `PvmNoTask`.
-    fn link_to(&mut self, tid: i32) -> Result<RawFd, PvmError> {
-        if let Some(s) = self.outbound.get(&tid) {
-            return Ok(s.as_raw_fd());
+    /// The connection to `tid`, made on first use: through a ring of shared memory unless
+    /// `BB_PVM_SHM=0`. A task that is still starting is waited for; one the agent does not
+    /// know is `PvmNoTask`.
+    fn link_to(&mut self, tid: i32) -> Result<(), PvmError> {
+        if self.outbound.contains_key(&tid) {
+            return Ok(());
         }
         if !place::is_task_tid(tid) {
             return Err(if tid > 0 && tid & !place::TID_LOCAL_MASK != place::HOST_TID {
@@ -308,25 +512,79 @@ impl Task {
         }
         let path = place::task_socket(&self.dir, tid);
         let mut pause = Duration::from_micros(200);
-        loop {
-            if let Ok(mut s) = UnixStream::connect(&path) {
-                let hello = Frame::Hello {
-                    secret: self.secret.clone(),
-                    pid: std::process::id() as i32,
-                    tid: self.tid,
-                    name: String::new(),
-                };
-                place::write_frame(&mut s, &hello).map_err(|_| PvmError::NoTask)?;
-                s.set_nonblocking(true).map_err(|_| PvmError::SysErr)?;
-                let fd = s.as_raw_fd();
-                self.outbound.insert(tid, s);
-                return Ok(fd);
+        let stream = loop {
+            if let Ok(s) = UnixStream::connect(&path) {
+                break s;
             }
             // Not listening (yet): the agent says whether it will be.
             self.request_status(&Frame::Lookup { tid })?;
             self.progress(Some(pause), None);
             pause = (pause * 2).min(Duration::from_millis(20));
+        };
+        let ring = if self.shm { Ring::create(self.ring_bytes).ok() } else { None };
+        send_carrier(&stream, ring.as_ref().map(|(_, fd)| fd))?;
+        stream.set_nonblocking(true).map_err(|_| PvmError::SysErr)?;
+        self.outbound.insert(tid, Route { stream, ring: ring.map(|(r, _)| r) });
+        let hello = Frame::Hello {
+            secret: self.secret.clone(),
+            pid: std::process::id() as i32,
+            tid: self.tid,
+            name: String::new(),
+        };
+        self.write_route(tid, &[&hello.encode()])
+    }
+
+    /// Writes `parts` to the task at the end of an existing route.
+    fn write_route(&mut self, tid: i32, parts: &[&[u8]]) -> Result<(), PvmError> {
+        let mut route = self.outbound.remove(&tid).ok_or(PvmError::NoTask)?;
+        let r = match route.ring.is_some() {
+            true => self.write_ring(&mut route, parts),
+            false => self.write_all(route.stream.as_raw_fd(), parts),
+        };
+        if r.is_ok() {
+            self.outbound.insert(tid, route);
         }
+        r
+    }
+
+    /// Writes `parts` into a route's ring, waking its receiver when it sleeps; while the ring
+    /// is full, takes in arrivals (so two tasks that fill each other's rings both go on).
+    fn write_ring(&mut self, route: &mut Route, parts: &[&[u8]]) -> Result<(), PvmError> {
+        let Route { stream, ring } = route;
+        let ring = ring.as_mut().expect("a ring route");
+        let mut idle = 0u32;
+        for part in parts {
+            let mut off = 0;
+            while off < part.len() {
+                let n = ring.write(&part[off..]);
+                off += n;
+                if n > 0 {
+                    idle = 0;
+                    if ring.receiver_asleep() {
+                        // SAFETY: a one-byte non-blocking send; a full socket already wakes it.
+                        unsafe {
+                            libc::send(
+                                stream.as_raw_fd(),
+                                b"w".as_ptr().cast(),
+                                1,
+                                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+                            )
+                        };
+                    }
+                    continue;
+                }
+                if peer_closed(stream) {
+                    return Err(PvmError::NoTask);
+                }
+                idle += 1;
+                if idle < 2000 {
+                    std::hint::spin_loop();
+                } else {
+                    self.progress(Some(Duration::from_micros(50)), None);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Sends a message: to itself straight into its own queue.
@@ -335,13 +593,9 @@ impl Task {
             self.queue.push_back(Arrived { src: tid, tag, ctx: self.ctx, enc, data: data.to_vec() });
             return Ok(());
         }
-        let fd = self.link_to(tid)?;
+        self.link_to(tid)?;
         let header = crate::wire::message_header(self.tid, tag, self.ctx, enc, data.len()).ok_or(PvmError::Overflow)?;
-        let r = self.write_all(fd, &[&header, data]);
-        if r.is_err() {
-            self.outbound.remove(&tid);
-        }
-        r
+        self.write_route(tid, &[&header, data])
     }
 
     /// Takes the first waiting message from `src` with `tag` (-1: any) in the current context,
@@ -369,6 +623,26 @@ impl Task {
                 return None;
             }
             first = false;
+            // A message on a ring comes sooner than a sleeping process wakes: poll the rings
+            // a while (no system call) before sleeping.
+            if left != Some(Duration::ZERO) && self.inbound.iter().any(|l| l.ring.is_some()) {
+                // Yielding between looks lets a peer that shares this core run (the engine's
+                // ladder: spin, then yield, then sleep).
+                let until = Instant::now() + self.spin;
+                let mut looks = 0u32;
+                while Instant::now() < until && !self.drain_rings() {
+                    looks += 1;
+                    if looks < 64 {
+                        std::hint::spin_loop();
+                    } else {
+                        std::thread::yield_now();
+                    }
+                }
+                if self.queue.iter().any(|m| (src == -1 || m.src == src) && (tag == -1 || m.tag == tag) && m.ctx == ctx)
+                {
+                    continue;
+                }
+            }
             self.progress(left, None);
         }
     }

@@ -5,6 +5,7 @@
 //!
 //! Each test has its own agent folder (`BB_PVM_DIR`), so they run side by side.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -315,6 +316,29 @@ fn a_task_killed_with_sigkill_is_notified_and_halt_ends_everything() {
     let out = run(&mut vm.command(&prog), "halt");
     vm.assert_nothing_left();
     assert_eq!(out, "spawned 2\nkill -9 0\nnotified of the killed slave: 1\nhalt 0\n");
+}
+
+#[test]
+fn crossing_large_sends_get_through_on_rings_and_on_sockets() {
+    for shm in ["1", "0"] {
+        let vm = Vm::new(&format!("crossing{shm}"));
+        let prog = build_c(&vm, "crossing");
+        let out = run(vm.command(&prog).arg0(&prog).env("BB_PVM_SHM", shm), "crossing");
+        vm.assert_nothing_left();
+        assert_eq!(out, "crossing sends: 0 bad\n", "BB_PVM_SHM={shm}");
+    }
+}
+
+#[test]
+fn master1_runs_with_every_message_on_sockets() {
+    if !installed("master1") || !installed("slave1") {
+        return;
+    }
+    let vm = Vm::new("master1-sockets");
+    let ours = run(vm.command("/usr/bin/master1").env("BB_PVM_SHM", "0"), "master1");
+    vm.assert_nothing_left();
+    assert_eq!(ours.lines().count(), 4, "{ours}");
+    assert!(ours.contains("I got 300.000000 from 2; (expecting 300.000000)"), "{ours}");
 }
 
 #[test]
