@@ -19,6 +19,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use billboard::tunables::Tunable;
+
 use crate::error::PvmError;
 use crate::groups::Groups;
 use crate::mailbox::Mailbox;
@@ -480,7 +482,7 @@ pub fn run(dir: &Path) -> std::io::Result<()> {
             halting: false,
         }),
     });
-    let linger = Duration::from_millis(LINGER_MS.get());
+    let linger = Duration::from_millis(LINGER_MS.get() as u64);
     loop {
         match listener.accept() {
             Ok((s, _)) => {
@@ -532,23 +534,11 @@ pub fn run(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// How long an agent with no task waits for one before it leaves.
-pub static LINGER_MS: Tunable = Tunable::new("BB_PVM_LINGER_MS", 2000);
-
-/// A number read once from the environment, with its default.
-pub struct Tunable {
-    name: &'static str,
-    default: u64,
-}
-
-impl Tunable {
-    pub const fn new(name: &'static str, default: u64) -> Tunable {
-        Tunable { name, default }
-    }
-    pub fn get(&self) -> u64 {
-        std::env::var(self.name).ok().and_then(|v| v.parse().ok()).unwrap_or(self.default)
-    }
-}
+pub static LINGER_MS: Tunable = Tunable::new(
+    "BB_PVM_LINGER_MS",
+    2000,
+    "PVM host agent: ms it waits with no task before it leaves (long enough for a program's next run from a script)",
+);
 
 fn hostname() -> String {
     let mut buf = [0u8; 256];

@@ -24,9 +24,12 @@ use crate::error::PvmError;
 const RING_MAGIC: u64 = 0x4242_5056_4d52_3031; // "BBPVMR01"
 const DATA: usize = 512;
 
-/// Bytes of data in a ring (`BB_PVM_RING_KB`, default 1024: large enough that a sender of
-/// small and middle-sized messages never waits for its receiver; one per connection).
-pub static RING_KB: crate::agent::Tunable = crate::agent::Tunable::new("BB_PVM_RING_KB", 1024);
+/// Bytes of data in a ring, one per connection.
+pub static RING_BYTES: billboard::tunables::Tunable = billboard::tunables::Tunable::new(
+    "BB_PVM_RING_BYTES",
+    1 << 20,
+    "PVM: bytes of each task-to-task shared-memory ring (a sender of messages up to this size never waits for its receiver)",
+);
 
 #[repr(C)]
 struct Header {
