@@ -37,8 +37,11 @@ struct TaskRecord {
     siblings: Vec<i32>,
     /// Its library has said hello (a spawned task is known from its fork until then).
     enrolled: bool,
-    /// Where its output goes when its parent caught it (`pvm_catchout`).
-    catcher: Option<i32>,
+    /// Started by the agent: it is gone when its process has ended and its output is
+    /// forwarded (not when it leaves PVM), so that a parent sees all its output.
+    spawned: bool,
+    /// It left PVM (its connection closed) while its process still runs.
+    left: bool,
 }
 
 /// A `pvm_notify(PvmTaskExit)` in force: `watcher` gets a message tagged `tag` when `watched`
@@ -146,7 +149,18 @@ impl Agent {
                 break;
             }
         }
-        self.task_gone(tid);
+        let spawned = self.lock().tasks.get(&tid).is_some_and(|t| t.spawned);
+        if spawned {
+            // Its process's end is what ends it (`start_one`'s waiter); it takes no more
+            // messages from the agent.
+            let mut st = self.lock();
+            st.writers.remove(&tid);
+            if let Some(t) = st.tasks.get_mut(&tid) {
+                t.left = true;
+            }
+        } else {
+            self.task_gone(tid);
+        }
     }
 
     /// Checks a hello and gives the task its tid; `None` drops the connection.
@@ -170,7 +184,15 @@ impl Agent {
             let tid = Self::new_tid(&mut st).ok()?;
             st.tasks.insert(
                 tid,
-                TaskRecord { ptid: NO_PARENT, pid, name, siblings: vec![tid], enrolled: true, catcher: None },
+                TaskRecord {
+                    ptid: NO_PARENT,
+                    pid,
+                    name,
+                    siblings: vec![tid],
+                    enrolled: true,
+                    spawned: false,
+                    left: false,
+                },
             );
             tid
         };
@@ -220,6 +242,7 @@ impl Agent {
             Frame::Lookup { tid } => {
                 let st = self.lock();
                 status(match st.tasks.get(&tid) {
+                    Some(t) if t.left => Err(PvmError::NoTask),
                     Some(t) if t.enrolled => Ok(1),
                     Some(_) => Ok(2),
                     None => Err(PvmError::NoTask),
@@ -366,21 +389,30 @@ impl Agent {
         let mut child = cmd.spawn().map_err(|_| PvmError::NoFile)?;
         let pid = child.id() as i32;
         let name = req.file.clone();
-        st.tasks.insert(tid, TaskRecord { ptid: from, pid, name, siblings: vec![tid], enrolled: false, catcher });
+        st.tasks.insert(
+            tid,
+            TaskRecord { ptid: from, pid, name, siblings: vec![tid], enrolled: false, spawned: true, left: false },
+        );
         drop(st);
-        for out in [
+        let readers = [
             child.stdout.take().map(|o| Box::new(o) as Box<dyn std::io::Read + Send>),
             child.stderr.take().map(|e| Box::new(e) as _),
         ]
         .into_iter()
         .flatten()
-        {
+        .map(|out| {
             let me = Arc::clone(self);
-            std::thread::spawn(move || me.forward_output(tid, out));
-        }
+            std::thread::spawn(move || me.forward_output(tid, catcher, out))
+        })
+        .collect::<Vec<_>>();
         let me = Arc::clone(self);
         std::thread::spawn(move || {
             let _ = child.wait();
+            // All its output is forwarded before anyone hears it ended (a parent that
+            // caught it waits for its children to end, then for nothing more).
+            for r in readers {
+                let _ = r.join();
+            }
             me.task_gone(tid);
         });
         Ok(tid)
@@ -388,7 +420,7 @@ impl Agent {
 
     /// A child's output, line by line: to the parent that caught it, else to the agent's log
     /// (its stderr: `BB_PVM_LOG`, else nowhere), as pvmd writes it to its log.
-    fn forward_output(&self, tid: i32, out: Box<dyn std::io::Read + Send>) {
+    fn forward_output(&self, tid: i32, catcher: Option<i32>, out: Box<dyn std::io::Read + Send>) {
         let mut r = BufReader::new(out);
         let mut line = Vec::new();
         while r.read_until(b'\n', &mut line).unwrap_or(0) > 0 {
@@ -396,7 +428,7 @@ impl Agent {
                 line.pop();
             }
             let st = self.lock();
-            match st.tasks.get(&tid).and_then(|t| t.catcher) {
+            match catcher {
                 Some(parent) if st.writers.contains_key(&parent) => {
                     Self::tell(&st, parent, &Frame::Output { tid, text: std::mem::take(&mut line) })
                 }
