@@ -213,7 +213,8 @@ pub extern "C" fn pvm_tidtohost(tid: c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn pvm_notify(what: c_int, tag: c_int, count: c_int, tids: *mut c_int) -> c_int {
     call("pvm_notify", |lib| {
-        let n = usize::try_from(count).map_err(|_| PvmError::BadParam)?;
+        // Host notifies take a count of -1 ("every time"); task exits a list of tids.
+        let n = if what & !256 == 1 { usize::try_from(count).map_err(|_| PvmError::BadParam)? } else { 0 };
         let list = if what & !256 == 1 && n > 0 {
             if tids.is_null() {
                 return Err(PvmError::BadParam);

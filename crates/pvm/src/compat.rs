@@ -222,10 +222,45 @@ not_implemented! {
     pvm_pkmesg(id: c_int);
     pvm_pkmesgbody(id: c_int);
     pvm_upkmesg();
-    pvm_addmhf(src: c_int, tag: c_int, ctx: c_int, f: *mut c_void);
-    pvm_delmhf(id: c_int);
-    pvm_gettmask(who: c_int, mask: *mut c_char);
-    pvm_settmask(who: c_int, mask: *mut c_char);
+}
+
+/// `pvm_gettmask(who, mask)`: the trace mask: no event traced (PVM's empty mask: 35 `@`
+/// and a NUL, `TEV_MASK_INIT`).
+#[no_mangle]
+pub unsafe extern "C" fn pvm_gettmask(_who: c_int, mask: *mut c_char) -> c_int {
+    if mask.is_null() {
+        return PvmError::BadParam.code();
+    }
+    // SAFETY: C's contract: a Pvmtmask, 36 bytes.
+    unsafe {
+        std::ptr::write_bytes(mask.cast::<u8>(), b'@', 35);
+        *mask.add(35) = 0;
+    }
+    0
+}
+
+/// `pvm_settmask(who, mask)`: accepted; this library traces nothing.
+#[no_mangle]
+pub extern "C" fn pvm_settmask(_who: c_int, _mask: *mut c_char) -> c_int {
+    0
+}
+
+/// `pvm_addmhf(src, tag, ctx, f)`: accepted with an id, but the handler is never called:
+/// matching messages wait to be received like any other (the remaining part of message
+/// handlers).
+#[no_mangle]
+pub extern "C" fn pvm_addmhf(_src: c_int, _tag: c_int, _ctx: c_int, _f: *mut c_void) -> c_int {
+    static NEXT: AtomicI32 = AtomicI32::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+#[no_mangle]
+pub extern "C" fn pvm_delmhf(id: c_int) -> c_int {
+    if id < 0 {
+        PvmError::BadParam.code()
+    } else {
+        0
+    }
 }
 
 use std::ffi::c_void;
@@ -374,6 +409,90 @@ pub unsafe extern "C" fn pvm_getmboxinfo(
         unsafe {
             put(nclasses, l.infos.len() as c_int);
             put(classes, l.infos.as_mut_ptr());
+        }
+        Ok(0)
+    })
+}
+
+/// Internals Debian's console (`pvm`) imports, so that it runs on this library too.
+///
+/// `pvmtevinfo` and `pvmtevdidlist`: the trace event tables, the size Debian's are (109
+/// events of 56 bytes: a name, then counters); every name empty, as nothing is traced.
+#[repr(C)]
+pub struct TraceEvent {
+    name: *const c_char,
+    counters: [u64; 6],
+}
+// SAFETY: the name points at a 'static empty string; nothing writes the table.
+unsafe impl Sync for TraceEvent {}
+#[no_mangle]
+pub static pvmtevinfo: [TraceEvent; 109] = [const { TraceEvent { name: c"".as_ptr(), counters: [0; 6] } }; 109];
+const _: () = assert!(std::mem::size_of::<[TraceEvent; 109]>() == 0x17d8);
+#[no_mangle]
+pub static pvmtevdidlist: [u64; 0x7b0 / 8] = [0; 0x7b0 / 8];
+
+/// `i_dump(how)`: PVM's memory-allocator dump, for debugging; there is nothing to dump.
+#[no_mangle]
+pub extern "C" fn i_dump(_how: c_int) -> c_int {
+    0
+}
+
+/// `pvmendtask()`: leaves PVM, as `pvm_exit`.
+#[no_mangle]
+pub extern "C" fn pvmendtask() -> c_int {
+    crate::calls::pvm_exit()
+}
+
+/// `pvmgetrsh()`: the remote shell PVM would start remote agents with.
+#[no_mangle]
+pub extern "C" fn pvmgetrsh() -> *const c_char {
+    c"/usr/bin/ssh".as_ptr()
+}
+
+/// `pvmgettmp()`: the folder of the host agent's files.
+#[no_mangle]
+pub extern "C" fn pvmgettmp() -> *const c_char {
+    static DIR: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| std::ffi::CString::new(crate::place::dir().to_string_lossy().into_owned()).unwrap_or_default())
+        .as_ptr()
+}
+
+/// `pvmputenv(s)`: `putenv`, keeping the string (as putenv requires).
+#[no_mangle]
+pub unsafe extern "C" fn pvmputenv(s: *const c_char) -> c_int {
+    if s.is_null() {
+        return -1;
+    }
+    // SAFETY: C's contract: a NAME=value string; a copy is leaked because putenv keeps it.
+    let copy = unsafe { CStr::from_ptr(s) }.to_owned().into_raw();
+    // SAFETY: putenv with a string that lives for ever.
+    unsafe { libc::putenv(copy) }
+}
+
+/// `pvmstrtoi(s)`: an integer in decimal, octal (0...) or hexadecimal (0x...).
+#[no_mangle]
+pub unsafe extern "C" fn pvmstrtoi(s: *const c_char) -> c_int {
+    if s.is_null() {
+        return 0;
+    }
+    // SAFETY: C's contract: a string; strtol reads it up to the first non-digit.
+    unsafe { libc::strtol(s, std::ptr::null_mut(), 0) as c_int }
+}
+
+/// `pvmreset(mytid, killtasks, class, index)`: the console's `reset`: ends every other task.
+#[no_mangle]
+pub extern "C" fn pvmreset(_mytid: c_int, killtasks: c_int, _class: *mut c_char, _index: c_int) -> c_int {
+    call("pvmreset", |lib| {
+        if killtasks == 0 {
+            return Ok(0);
+        }
+        let me = lib.task()?.tid;
+        let crate::wire::Frame::TasksAre { tasks } = lib.task()?.request(&crate::wire::Frame::Tasks { which: 0 })?
+        else {
+            return Err(PvmError::SysErr);
+        };
+        for t in tasks.iter().filter(|t| t.tid != me) {
+            let _ = lib.task()?.request_status(&crate::wire::Frame::Kill { tid: t.tid, sig: libc::SIGTERM });
         }
         Ok(0)
     })
