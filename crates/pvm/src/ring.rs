@@ -69,16 +69,23 @@ impl Ring {
 
     /// Makes a ring of `cap` bytes (rounded up to a power of two); its memfd for the peer.
     pub fn create(cap: usize) -> Result<(Ring, std::os::fd::OwnedFd), PvmError> {
-        use std::os::fd::FromRawFd;
+        use std::os::fd::{AsRawFd, FromRawFd};
         let cap = cap.max(4096).next_power_of_two();
         // SAFETY: memfd_create with a static name; the fd is owned below.
-        let fd = unsafe { libc::memfd_create(c"bb-pvm-ring".as_ptr(), libc::MFD_CLOEXEC) };
+        let fd = unsafe { libc::memfd_create(c"bb-pvm-ring".as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
         if fd < 0 {
             return Err(PvmError::OutOfRes);
         }
         // SAFETY: fd is a new descriptor we own.
         let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
         let mut ring = Ring::map(&fd, DATA + cap, true)?;
+        // Sealed at its size: the receiver maps it only so, and no one can shrink it under
+        // the receiver's reads (which would be SIGBUS, not an error).
+        let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
+        // SAFETY: fcntl on our own memfd.
+        if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
+            return Err(PvmError::OutOfRes);
+        }
         // SAFETY: a fresh mapping of our own memfd; the peer has not seen it yet.
         unsafe {
             let h = ring.base as *mut Header;
@@ -96,6 +103,11 @@ impl Ring {
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: fstat on a valid descriptor.
         if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 || (st.st_size as usize) < DATA + 4096 {
+            return Err(PvmError::BadMsg);
+        }
+        // SAFETY: fcntl on a descriptor we hold.
+        let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
+        if seals < 0 || seals & libc::F_SEAL_SHRINK == 0 {
             return Err(PvmError::BadMsg);
         }
         let len = st.st_size as usize;
@@ -252,6 +264,19 @@ mod tests {
         assert_eq!(rx.read_into(&mut fb).unwrap(), 4096);
         tx.header().tail.store(1 << 40, Ordering::Release);
         assert_eq!(rx.read_into(&mut fb), Err(PvmError::BadMsg));
+    }
+
+    #[test]
+    fn a_ring_that_could_shrink_is_refused() {
+        use std::os::fd::FromRawFd;
+        // SAFETY: a new memfd we own, sized like a ring but not sealed.
+        let fd = unsafe {
+            let fd = libc::memfd_create(c"unsealed".as_ptr(), libc::MFD_CLOEXEC);
+            assert!(fd >= 0);
+            assert_eq!(libc::ftruncate(fd, (DATA + 4096) as libc::off_t), 0);
+            std::os::fd::OwnedFd::from_raw_fd(fd)
+        };
+        assert_eq!(Ring::open(&fd).err(), Some(PvmError::BadMsg));
     }
 
     #[test]
