@@ -553,7 +553,7 @@ pub unsafe extern "C" fn pvm_perror(msg: *mut c_char) -> c_int {
         // SAFETY: C's contract: a string.
         unsafe { CStr::from_ptr(msg) }.to_string_lossy().into_owned()
     };
-    eprintln!("{}: {msg}: {}", crate::state::who(tid), crate::error::text_of(code));
+    crate::state::say(format_args!("{}: {msg}: {}", crate::state::who(tid), crate::error::text_of(code)));
     0
 }
 

@@ -32,7 +32,7 @@ pub unsafe extern "C" fn lpvmerr(name: *const c_char, code: c_int) -> c_int {
             // SAFETY: C's contract: a function name.
             unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
         };
-        eprintln!("{}: {name}(): {}", crate::state::who(tid), crate::error::text_of(code));
+        crate::state::say(format_args!("{}: {name}(): {}", crate::state::who(tid), crate::error::text_of(code)));
     }
     code
 }

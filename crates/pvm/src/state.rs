@@ -71,15 +71,25 @@ pub fn call(name: &str, f: impl FnOnce(&mut Lib) -> Result<c_int, PvmError>) -> 
         Ok((Ok(v), _, _)) => v,
         Ok((Err(e), auto_err, tid)) => {
             if auto_err != 0 {
-                eprintln!("{}: {name}(): {}", who(tid), e.text());
+                crate::state::say(format_args!("{}: {name}(): {}", who(tid), e.text()));
             }
             e.code()
         }
         Err(_) => {
-            eprintln!("{}: {name}(): internal error (a bug in Billboard's PVM library)", who(None));
+            crate::state::say(format_args!(
+                "{}: {name}(): internal error (a bug in Billboard's PVM library)",
+                who(None)
+            ));
             PvmError::SysErr.code()
         }
     }
+}
+
+/// Writes one line on stderr as PVM's messages go; a closed stderr is no panic (this runs
+/// inside C calls, where a panic must not unwind).
+pub fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// How PVM names the process in its messages: `libpvm [t40001]`, or by pid before enrolling.

@@ -699,7 +699,9 @@ fn connect_or_start_agent(dir: &Path) -> Result<UnixStream, PvmError> {
         return Ok(s);
     }
     let exe = agent_program().ok_or_else(|| {
-        eprintln!("libpvm: cannot find bbpvmd (the host agent): set BB_PVMD or install it beside the library");
+        crate::state::say(format_args!(
+            "libpvm: cannot find bbpvmd (the host agent): set BB_PVMD or install it beside the library"
+        ));
         PvmError::CantStart
     })?;
     let mut cmd = std::process::Command::new(&exe);
@@ -725,7 +727,7 @@ fn connect_or_start_agent(dir: &Path) -> Result<UnixStream, PvmError> {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    eprintln!("libpvm: bbpvmd did not start in {}s ({})", START_WAIT.as_secs(), exe.display());
+    crate::state::say(format_args!("libpvm: bbpvmd did not start in {}s ({})", START_WAIT.as_secs(), exe.display()));
     Err(PvmError::CantStart)
 }
 
