@@ -250,15 +250,18 @@ pub unsafe extern "C" fn pvm_mcast(tids: *mut c_int, count: c_int, tag: c_int) -
     })
 }
 
-fn send_active(lib: &mut Lib, tids: &[i32], tag: i32) -> Result<c_int, PvmError> {
+/// Sends the active send buffer's message to each of `tids`.
+pub(crate) fn send_active(lib: &mut Lib, tids: &[i32], tag: i32) -> Result<c_int, PvmError> {
     if tag < 0 {
         return Err(PvmError::BadParam);
     }
     lib.task()?;
-    let b = lib.bufs.send_buffer()?;
+    // The buffer's bytes go out as they are (no copy), beside the task that sends them.
+    let Lib { bufs, task, .. } = lib;
+    let b = bufs.send_buffer()?;
     let enc = b.enc.on_wire().code();
-    let data = b.wire_bytes().into_owned();
-    let task = lib.task.as_mut().expect("enrolled above");
+    let data = b.wire_bytes();
+    let task = task.as_mut().expect("enrolled above");
     for &t in tids {
         task.send(t, tag, enc, &data)?;
     }

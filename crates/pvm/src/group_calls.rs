@@ -82,14 +82,8 @@ pub unsafe extern "C" fn pvm_bcast(name: *mut c_char, tag: c_int) -> c_int {
         }
         let tids = members(lib, &name)?;
         let me = lib.task()?.tid;
-        let b = lib.bufs.send_buffer()?;
-        let enc = b.enc.on_wire().code();
-        let data = b.wire_bytes().into_owned();
-        let t = lib.task()?;
-        for &tid in tids.iter().filter(|&&t| t != 0 && t != me) {
-            t.send(tid, tag, enc, &data)?;
-        }
-        Ok(0)
+        let others: Vec<i32> = tids.into_iter().filter(|&t| t != 0 && t != me).collect();
+        crate::calls::send_active(lib, &others, tag)
     })
 }
 

@@ -407,27 +407,79 @@ pub fn message_header(src: i32, tag: i32, ctx: i32, enc: i32, len: usize) -> Opt
 #[derive(Debug, Default)]
 pub struct FrameBuffer {
     buf: Vec<u8>,
+    /// Where the next frame starts in `buf` (what is before it is dropped in one go).
+    start: usize,
+    /// A large message on its way: its data goes straight into its own vector, the one the
+    /// receiver gets, instead of through `buf` and a copy.
+    large: Option<LargeMessage>,
 }
 
+#[derive(Debug)]
+struct LargeMessage {
+    src: i32,
+    tag: i32,
+    ctx: i32,
+    enc: i32,
+    data: Vec<u8>,
+    want: usize,
+}
+
+/// Messages with more data than this take the direct path of [`LargeMessage`].
+const LARGE: usize = 64 * 1024;
+
 impl FrameBuffer {
-    pub fn push(&mut self, bytes: &[u8]) {
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        if let Some(m) = &mut self.large {
+            let take = (m.want - m.data.len()).min(bytes.len());
+            m.data.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+        }
+        if bytes.is_empty() {
+            return;
+        }
+        if self.start == self.buf.len() {
+            self.buf.clear();
+            self.start = 0;
+        } else if self.start > LARGE && self.start > self.buf.len() / 2 {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
         self.buf.extend_from_slice(bytes);
     }
 
     /// The next whole frame, if one has arrived.
     pub fn next_frame(&mut self) -> Result<Option<Frame>, WireError> {
-        if self.buf.len() < 4 {
+        if let Some(m) = &self.large {
+            if m.data.len() < m.want {
+                return Ok(None);
+            }
+            let m = self.large.take().expect("checked above");
+            return Ok(Some(Frame::Message { src: m.src, tag: m.tag, ctx: m.ctx, enc: m.enc, data: m.data }));
+        }
+        let avail = &self.buf[self.start..];
+        if avail.len() < 4 {
             return Ok(None);
         }
-        let len = u32::from_le_bytes(self.buf[..4].try_into().expect("4 bytes")) as usize;
+        let word = |i: usize| i32::from_le_bytes(avail[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+        let len = word(0) as u32 as usize;
         if len > MAX_FRAME {
             return Err(WireError(format!("a frame of {len} bytes (at most {MAX_FRAME})")));
         }
-        if self.buf.len() < 4 + len {
+        if avail.len() < 4 + len {
+            if len > LARGE + 24 && avail.len() >= 28 && word(1) == 3 {
+                let want = word(6) as u32 as usize;
+                if want != len - 24 {
+                    return Err(WireError(format!("a message frame of {len} bytes says it holds {want}")));
+                }
+                let mut data = Vec::with_capacity(want);
+                data.extend_from_slice(&avail[28..]);
+                self.large = Some(LargeMessage { src: word(2), tag: word(3), ctx: word(4), enc: word(5), data, want });
+                self.start = self.buf.len();
+            }
             return Ok(None);
         }
-        let f = Frame::decode(&self.buf[4..4 + len]);
-        self.buf.drain(..4 + len);
+        let f = Frame::decode(&avail[4..4 + len]);
+        self.start += 4 + len;
         f.map(Some)
     }
 }
@@ -518,6 +570,29 @@ mod tests {
         let bytes = f.encode();
         assert_eq!(&bytes[..28], &message_header(5, 6, 7, 1, 13).unwrap()[..]);
         assert_eq!(bytes.len(), 28 + 13);
+    }
+
+    #[test]
+    fn large_messages_arrive_whole_between_small_frames_in_any_pieces() {
+        let frames = vec![
+            Frame::Kill { tid: 1, sig: 2 },
+            Frame::Message { src: 1, tag: 2, ctx: 3, enc: 1, data: (0..200_000u32).map(|i| i as u8).collect() },
+            Frame::Config,
+            Frame::Message { src: 4, tag: 5, ctx: 0, enc: 0, data: vec![9; LARGE + 1] },
+            Frame::Message { src: 4, tag: 6, ctx: 0, enc: 0, data: vec![7; 10] },
+        ];
+        let bytes: Vec<u8> = frames.iter().flat_map(Frame::encode).collect();
+        for piece in [1, 7, 4096, 100_000, bytes.len()] {
+            let mut fb = FrameBuffer::default();
+            let mut got = Vec::new();
+            for chunk in bytes.chunks(piece) {
+                fb.push(chunk);
+                while let Some(f) = fb.next_frame().unwrap() {
+                    got.push(f);
+                }
+            }
+            assert_eq!(got, frames, "pieces of {piece} bytes");
+        }
     }
 
     #[test]
