@@ -6,7 +6,8 @@
 # target/bench-results/pvm).
 #
 # Environment: DIST (default dist), UPPER (largest message, default 8388608), ROUNDS
-# (default 3). Under Debian's PVM, NPpvm asks for direct task-to-task routes (PvmRouteDirect);
+# (default 3), PIN=1 (receiver on core 0, transmitter on core 1: on a loaded machine this is
+# what shows the rings' latency; unpinned, both libraries queue behind other processes). Under Debian's PVM, NPpvm asks for direct task-to-task routes (PvmRouteDirect);
 # on Billboard every message goes directly between the tasks.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -22,11 +23,13 @@ NP=/usr/bin/NPpvm
 [ -f "$DIST/lib/libpvm3.so.3" ] || { echo "build first: make" >&2; exit 1; }
 
 # One NetPIPE pair: receiver, then the transmitter once the receiver has enrolled.
+RX=() TX=()
+[ "${PIN:-0}" = 1 ] && RX=(taskset -c 0) TX=(taskset -c 1)
 pair() { # $1: output table
-  ( cd "$RESULTS" && timeout 600 "$NP" -u "$UPPER" -o "$1.receiver" >/dev/null 2>&1 ) &
+  ( cd "$RESULTS" && timeout 600 "${RX[@]}" "$NP" -u "$UPPER" -o "$1.receiver" >/dev/null 2>&1 ) &
   local rx=$!
   sleep 1
-  ( cd "$RESULTS" && timeout 600 "$NP" -h localhost -u "$UPPER" -o "$1" >/dev/null 2>&1 )
+  ( cd "$RESULTS" && timeout 600 "${TX[@]}" "$NP" -h localhost -u "$UPPER" -o "$1" >/dev/null 2>&1 )
   wait "$rx"
 }
 
