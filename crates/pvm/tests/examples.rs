@@ -226,15 +226,7 @@ fn spmd_passes_its_token_as_under_debian() {
     vm.assert_nothing_left();
     assert_eq!(ours, "Pass a token through the   1 tid ring:\n262145 -> 262145 \ntoken ring done\n");
     if let Some(debian) = under_debian("spmd", "spmd") {
-        // Debian's pvmd gives a program started from a shell a later tid (its own helper
-        // tasks take the first ones); the shape is the same.
-        let mask = |s: &str| {
-            s.split_whitespace()
-                .map(|w| if w.parse::<i64>().is_ok_and(|n| n > 1000) { "TID" } else { w })
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        assert_eq!(mask(&ours), mask(&debian), "Debian's PVM printed otherwise");
+        assert_eq!(mask_tids(&ours), mask_tids(&debian), "Debian's PVM printed otherwise");
     }
 }
 
@@ -261,6 +253,39 @@ fn gexample_reduces_over_a_group_as_under_debian() {
     assert!(ours.contains("The product of column 1 is 2.4329e+18"), "{ours}");
     if let Some(debian) = under_debian_with_input("gexample", "gexample", "20\n4\n") {
         assert_eq!(ours, debian, "Debian's PVM printed otherwise");
+    }
+}
+
+/// Numbers that look like tids (above 1000) as one word: Debian's pvmd gives tasks started
+/// from a shell later tids than ours (its own helper tasks take the first ones).
+fn mask_tids(s: &str) -> String {
+    s.split_whitespace()
+        .map(|w| if w.parse::<i64>().is_ok_and(|n| n > 1000) { "TID" } else { w })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn the_fortran_examples_print_what_they_print_under_debian() {
+    // fmaster1's lines come in the order its slaves finish: compared sorted.
+    for (prog, sorted) in [("fmaster1", true), ("fspmd", false), ("fgexample", false)] {
+        if !installed(prog) {
+            continue;
+        }
+        let vm = Vm::new(prog);
+        let ours = run(&mut vm.command(Path::new("/usr/bin").join(prog)), prog);
+        vm.assert_nothing_left();
+        assert!(ours.lines().count() >= 3, "{prog} printed little:\n{ours}");
+        if let Some(debian) = under_debian(prog, prog) {
+            let shape = |s: &str| {
+                let mut lines: Vec<String> = s.lines().map(mask_tids).collect();
+                if sorted {
+                    lines.sort();
+                }
+                lines
+            };
+            assert_eq!(shape(&ours), shape(&debian), "{prog}: Debian's PVM printed otherwise");
+        }
     }
 }
 
