@@ -290,6 +290,47 @@ fn the_fortran_examples_print_what_they_print_under_debian() {
 }
 
 #[test]
+fn four_spmd_siblings_pass_their_token_around() {
+    if !installed("spmd") {
+        return;
+    }
+    let vm = Vm::new("spmd4");
+    let prog = build_c(&vm, "spawn_spmd");
+    let out = run(&mut vm.command(&prog), "spawn_spmd");
+    vm.assert_nothing_left();
+    // The first sibling (t40002) prints the ring of tids, the others nothing.
+    let expected = "\
+spawned 4
+[t40002] Pass a token through the   4 tid ring:
+[t40002] 262146 -> 262147 -> 262148 -> 262149 -> 262146 
+[t40002] token ring done
+";
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn groups_of_1_to_8_members_reduce_right() {
+    if !installed("gexample") {
+        return;
+    }
+    for n in 1..=8 {
+        let vm = Vm::new(&format!("group{n}"));
+        let mut c = vm.command("/usr/bin/gexample");
+        c.stdin(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(format!("20\n{n}\n").as_bytes()).unwrap();
+        }
+        let out = String::from_utf8(finish(child, Duration::from_secs(60), "gexample").stdout).unwrap();
+        vm.assert_nothing_left();
+        assert!(out.contains(&format!("--> Using {n} processors <--")), "{n} members:\n{out}");
+        assert!(out.contains("The 1-Norm is 210"), "{n} members:\n{out}");
+        assert!(out.contains("The product of column 1 is 2.4329e+18"), "{n} members:\n{out}");
+    }
+}
+
+#[test]
 fn netpipe_runs_between_two_tasks_started_from_a_shell() {
     if !installed("NPpvm") {
         return;
