@@ -339,32 +339,68 @@ impl Agent {
             return fail(PvmError::NoHost);
         }
         let Some(exe) = find_program(&req.file, &req.path, &req.cwd) else { return fail(PvmError::NoFile) };
-        let mut tids = Vec::with_capacity(n);
-        let catcher = self.lock().catching.contains(&from).then_some(from);
-        for _ in 0..n {
-            tids.push(self.start_one(from, &exe, req, catcher).unwrap_or_else(|e| e.code()));
-        }
-        let siblings: Vec<i32> = tids.iter().copied().filter(|&t| t > 0).collect();
-        let mut st = self.lock();
-        for t in &siblings {
-            if let Some(rec) = st.tasks.get_mut(t) {
-                rec.siblings = siblings.clone();
+        // Every tid is reserved, with the whole sibling list, before the first child runs:
+        // a child that enrolls at once must already see all its siblings (spmd hung when the
+        // first one saw only itself).
+        let (tids, catcher) = {
+            let mut st = self.lock();
+            let mut tids = Vec::with_capacity(n);
+            for _ in 0..n {
+                match Self::new_tid(&mut st) {
+                    Ok(t) => {
+                        // A placeholder until its fork: pid 0, not enrolled.
+                        st.tasks.insert(
+                            t,
+                            TaskRecord {
+                                ptid: from,
+                                pid: 0,
+                                name: req.file.clone(),
+                                siblings: Vec::new(),
+                                enrolled: false,
+                                spawned: true,
+                                left: false,
+                            },
+                        );
+                        tids.push(t);
+                    }
+                    Err(e) => tids.push(e.code()),
+                }
             }
-        }
-        tids
+            let siblings: Vec<i32> = tids.iter().copied().filter(|&t| t > 0).collect();
+            for t in &siblings {
+                if let Some(rec) = st.tasks.get_mut(t) {
+                    rec.siblings = siblings.clone();
+                }
+            }
+            (tids, st.catching.contains(&from).then_some(from))
+        };
+        tids.into_iter()
+            .map(|tid| {
+                if tid < 0 {
+                    return tid;
+                }
+                self.start_one(tid, &exe, req, catcher).map_or_else(
+                    |e| {
+                        self.lock().tasks.remove(&tid);
+                        e.code()
+                    },
+                    |()| tid,
+                )
+            })
+            .collect()
     }
 
+    /// Starts the child for the reserved `tid`.
     fn start_one(
         self: &Arc<Self>,
-        from: i32,
+        tid: i32,
         exe: &Path,
         req: &SpawnRequest,
         catcher: Option<i32>,
-    ) -> Result<i32, PvmError> {
-        // The tid is reserved before the fork so the child can enroll as soon as it runs; it
-        // waits on the lock (taken here) until its record holds its pid.
+    ) -> Result<(), PvmError> {
+        // The lock is held from the fork until the record holds the pid: a child that
+        // enrolls at once waits for it.
         let mut st = self.lock();
-        let tid = Self::new_tid(&mut st)?;
         let mut cmd = Command::new(exe);
         cmd.args(&req.argv)
             .current_dir(if req.cwd.is_empty() { "/" } else { &req.cwd })
@@ -388,11 +424,9 @@ impl Agent {
         };
         let mut child = cmd.spawn().map_err(|_| PvmError::NoFile)?;
         let pid = child.id() as i32;
-        let name = req.file.clone();
-        st.tasks.insert(
-            tid,
-            TaskRecord { ptid: from, pid, name, siblings: vec![tid], enrolled: false, spawned: true, left: false },
-        );
+        if let Some(rec) = st.tasks.get_mut(&tid) {
+            rec.pid = pid;
+        }
         drop(st);
         let readers = [
             child.stdout.take().map(|o| Box::new(o) as Box<dyn std::io::Read + Send>),
@@ -415,7 +449,7 @@ impl Agent {
             }
             me.task_gone(tid);
         });
-        Ok(tid)
+        Ok(())
     }
 
     /// A child's output, line by line: to the parent that caught it, else to the agent's log
