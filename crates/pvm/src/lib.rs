@@ -35,6 +35,14 @@
 //!   names, instances and barriers; broadcast, reduce, gather and scatter move their data
 //!   between the members directly. `libgpvm3.so.3` is the same object as `libpvm3.so.3`.
 //!
+//! # Not yet
+//!
+//! One host only (`pvm_addhosts` answers `PvmNoHost`; the agent knows no other); message
+//! handlers (`pvm_addmhf` is accepted but its handler is never called) and `pvm_recvf`;
+//! output and trace redirection (`PvmOutputTid`, `PvmTraceTid`: accepted, not acted on);
+//! Debian's `pvm` console loads but crashes at start-up; messages on Billboard's engine (see
+//! above); `pvm_psend`'s `PvmDataInPlace`-like zero copy of large messages.
+//!
 //! Layout: `error.rs` PVM's error codes and texts; `encoding.rs` how packed items become bytes
 //! (XDR and raw, byte by byte); `buffer.rs` message buffers and the table behind buffer ids;
 //! `pack.rs` the pack/unpack and buffer calls (`packf.c` the two variadic ones); `state.rs`
