@@ -48,7 +48,8 @@
 //! `pack.rs` the pack/unpack and buffer calls (`packf.c` the two variadic ones); `state.rs`
 //! the process-wide state and the wrapper every C call goes through; `place.rs` the agent's
 //! folder and PVM's tid layout; `wire.rs` what tasks and the agent say (byte by byte);
-//! `task.rs` a task's connections and progress, `ring.rs` the shared-memory route;
+//! `task.rs` a task's connections and progress, `link.rs` one connection, `ring.rs` the
+//! shared-memory route;
 //! `calls.rs` the task calls; `compat.rs` the other names Debian's programs import and the
 //! message box calls (`mailbox.rs` in the agent); `agent.rs`, `groups.rs`, `group_calls.rs`
 //! as above.
@@ -64,6 +65,7 @@ pub mod encoding;
 pub mod error;
 pub mod group_calls;
 pub mod groups;
+mod link;
 pub mod mailbox;
 pub mod pack;
 pub mod place;
