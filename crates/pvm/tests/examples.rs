@@ -343,6 +343,16 @@ fn groups_of_1_to_8_members_reduce_right() {
 }
 
 #[test]
+fn exported_variables_reach_spawned_tasks() {
+    let vm = Vm::new("export");
+    let prog = build_c(&vm, "export");
+    let out = run(&mut vm.command(&prog), "export");
+    vm.assert_nothing_left();
+    // The second printenv finds nothing and prints nothing.
+    assert_eq!(out, "[t40002] exported value\nexit\n");
+}
+
+#[test]
 fn netpipe_runs_between_two_tasks_started_from_a_shell() {
     if !installed("NPpvm") {
         return;
