@@ -268,6 +268,15 @@ pub(crate) fn send_active(lib: &mut Lib, tids: &[i32], tag: i32) -> Result<c_int
     Ok(0)
 }
 
+/// A wait that ended with nothing for it: `Ok(none)`, unless message handlers cut it short,
+/// then an error that makes `state::call` run them and the call again.
+fn nothing_or_handlers(lib: &Lib, none: c_int) -> Result<c_int, PvmError> {
+    match lib.task.as_ref().is_some_and(|t| t.cut_short) {
+        true => Err(PvmError::SysErr),
+        false => Ok(none),
+    }
+}
+
 fn wildcard_ok(tid: i32, tag: i32) -> Result<(), PvmError> {
     if tid < -1 || tag < -1 {
         return Err(PvmError::BadParam);
@@ -294,10 +303,10 @@ pub extern "C" fn pvm_recv(tid: c_int, tag: c_int) -> c_int {
 pub extern "C" fn pvm_nrecv(tid: c_int, tag: c_int) -> c_int {
     call("pvm_nrecv", |lib| {
         wildcard_ok(tid, tag)?;
-        Ok(match lib.task()?.receive(tid, tag, Some(Duration::ZERO)) {
-            Some(m) => deliver(lib, m),
-            None => 0,
-        })
+        match lib.task()?.receive(tid, tag, Some(Duration::ZERO)) {
+            Some(m) => Ok(deliver(lib, m)),
+            None => nothing_or_handlers(lib, 0),
+        }
     })
 }
 
@@ -315,10 +324,10 @@ pub unsafe extern "C" fn pvm_trecv(tid: c_int, tag: c_int, tmout: *mut libc::tim
             }
             Some(Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64))
         };
-        Ok(match lib.task()?.receive(tid, tag, timeout) {
-            Some(m) => deliver(lib, m),
-            None => 0,
-        })
+        match lib.task()?.receive(tid, tag, timeout) {
+            Some(m) => Ok(deliver(lib, m)),
+            None => nothing_or_handlers(lib, 0),
+        }
     })
 }
 
@@ -329,7 +338,7 @@ pub extern "C" fn pvm_probe(tid: c_int, tag: c_int) -> c_int {
     call("pvm_probe", |lib| {
         wildcard_ok(tid, tag)?;
         let t = lib.task()?;
-        let Some(i) = t.wait_for(tid, tag, Some(Duration::ZERO)) else { return Ok(0) };
+        let Some(i) = t.wait_for(tid, tag, Some(Duration::ZERO)) else { return nothing_or_handlers(lib, 0) };
         let m = &t.queue[i];
         let b =
             Buffer::received(Encoding::from_code(m.enc).unwrap_or(Encoding::Raw), m.data.clone(), m.src, m.tag, m.ctx);

@@ -2,7 +2,7 @@
 //! program linked with BIND_NOW needs all its names at start): small internals the example
 //! programs call (`lpvmerr`, `pvmgetclock`, `pvmsleep`), data symbols, and the calls this
 //! library answers with PVM's own "not implemented" or "no such host" (one host, no
-//! resource manager or tracer).
+//! resource manager or tracer); also the message box and message handler calls.
 
 use std::ffi::{c_char, c_int, CStr};
 use std::sync::atomic::AtomicI32;
@@ -200,8 +200,8 @@ pub unsafe extern "C" fn pvm_getfds(fds: *mut *mut c_int) -> c_int {
     })
 }
 
-/// Calls of PVM's resource manager, tracer, tasker and hoster interfaces, message handlers
-/// and whole-message packing, which this library does not offer: `PvmNotImpl`.
+/// Calls of PVM's resource manager, tracer, tasker and hoster interfaces and whole-message
+/// packing, which this library does not offer: `PvmNotImpl`.
 macro_rules! not_implemented {
     ($($f:ident($($a:ident: $t:ty),*);)*) => {$(
         #[no_mangle]
@@ -245,22 +245,31 @@ pub extern "C" fn pvm_settmask(_who: c_int, _mask: *mut c_char) -> c_int {
     0
 }
 
-/// `pvm_addmhf(src, tag, ctx, f)`: accepted with an id, but the handler is never called:
-/// matching messages wait to be received like any other (the remaining part of message
-/// handlers).
+/// `pvm_addmhf(src, tag, ctx, f)`: messages that match (-1: any) go to `f(mid)` whenever
+/// they arrive during a PVM call, instead of to a receive; its id.
 #[no_mangle]
-pub extern "C" fn pvm_addmhf(_src: c_int, _tag: c_int, _ctx: c_int, _f: *mut c_void) -> c_int {
+pub extern "C" fn pvm_addmhf(src: c_int, tag: c_int, ctx: c_int, f: Option<extern "C" fn(c_int) -> c_int>) -> c_int {
     static NEXT: AtomicI32 = AtomicI32::new(0);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    call("pvm_addmhf", |lib| {
+        let func = f.ok_or(PvmError::BadParam)? as usize;
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        lib.task()?.handlers.push(crate::task::Handler { id, src, tag, ctx, func });
+        Ok(id)
+    })
 }
 
+/// `pvm_delmhf(id)`.
 #[no_mangle]
 pub extern "C" fn pvm_delmhf(id: c_int) -> c_int {
-    if id < 0 {
-        PvmError::BadParam.code()
-    } else {
-        0
-    }
+    call("pvm_delmhf", |lib| {
+        let t = lib.task()?;
+        let before = t.handlers.len();
+        t.handlers.retain(|h| h.id != id);
+        if t.handlers.len() == before {
+            return Err(if id < 0 { PvmError::BadParam } else { PvmError::NotFound });
+        }
+        Ok(0)
+    })
 }
 
 use std::ffi::c_void;

@@ -37,8 +37,8 @@
 //!
 //! # Not yet
 //!
-//! One host only (`pvm_addhosts` answers `PvmNoHost`; the agent knows no other); message
-//! handlers (`pvm_addmhf` is accepted but its handler is never called) and `pvm_recvf`;
+//! One host only (`pvm_addhosts` answers `PvmNoHost`; the agent knows no other);
+//! `pvm_recvf`;
 //! output and trace redirection (`PvmOutputTid`, `PvmTraceTid`: accepted, not acted on);
 //! Debian's `pvm` console loads but crashes at start-up; messages on Billboard's engine (see
 //! above); `pvm_psend`'s `PvmDataInPlace`-like zero copy of large messages.

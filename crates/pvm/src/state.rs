@@ -56,11 +56,19 @@ pub fn lock() -> MutexGuard<'static, Lib> {
     LIB.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Runs one C call: its result or its error code.
-pub fn call(name: &str, f: impl FnOnce(&mut Lib) -> Result<c_int, PvmError>) -> c_int {
+/// Runs one C call: its result or its error code. Messages for message handlers that came
+/// meanwhile are handed to them with the lock free, and a wait they cut short runs again.
+pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) -> c_int {
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut lib = lock();
-        let r = f(&mut lib);
+        let (mut lib, r) = loop {
+            run_handlers();
+            let mut lib = lock();
+            let r = f(&mut lib);
+            let interrupted = r.is_err() && lib.task.as_mut().is_some_and(|t| std::mem::take(&mut t.cut_short));
+            if !interrupted {
+                break (lib, r);
+            }
+        };
         if let Err(e) = r {
             lib.last_err = e.code();
             crate::compat::pvm_errno.store(e.code(), std::sync::atomic::Ordering::Relaxed);
@@ -83,6 +91,39 @@ pub fn call(name: &str, f: impl FnOnce(&mut Lib) -> Result<c_int, PvmError>) -> 
             PvmError::SysErr.code()
         }
     }
+}
+
+thread_local! {
+    /// Whether this thread is inside a message handler (handlers do not nest).
+    static IN_HANDLER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Hands each waiting message to its handler: the message is the active receive buffer while
+/// the handler runs (as in PVM), then it is freed and the receive buffer before it restored.
+fn run_handlers() {
+    if IN_HANDLER.with(|h| h.replace(true)) {
+        return;
+    }
+    loop {
+        let next = {
+            let mut lib = lock();
+            let Some((func, m)) = lib.task.as_mut().and_then(|t| t.for_handlers.pop_front()) else { break };
+            let enc = crate::encoding::Encoding::from_code(m.enc).unwrap_or(crate::encoding::Encoding::Raw);
+            let id = lib.bufs.insert(crate::buffer::Buffer::received(enc, m.data, m.src, m.tag, m.ctx));
+            let before = lib.bufs.set_active(id, false).unwrap_or(0);
+            (func, id, before)
+        };
+        let (func, id, before) = next;
+        // SAFETY: `func` is the address of the `int (*)(int)` the program gave pvm_addmhf.
+        let handler: extern "C" fn(c_int) -> c_int = unsafe { std::mem::transmute(func) };
+        handler(id);
+        let mut lib = lock();
+        let _ = lib.bufs.free(id);
+        if lib.bufs.rbuf == 0 {
+            let _ = lib.bufs.set_active(before, false);
+        }
+    }
+    IN_HANDLER.with(|h| h.set(false));
 }
 
 /// Writes one line on stderr as PVM's messages go; a closed stderr is no panic (this runs

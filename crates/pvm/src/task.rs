@@ -49,6 +49,18 @@ pub fn tunables() -> [&'static Tunable; 4] {
     [&SHM, &SPIN_US, &crate::ring::RING_BYTES, &crate::agent::LINGER_MS]
 }
 
+/// A message handler (`pvm_addmhf`): messages matching src, tag and context (-1: any) go to
+/// `func` instead of to a receive.
+#[derive(Clone, Copy, Debug)]
+pub struct Handler {
+    pub id: i32,
+    pub src: i32,
+    pub tag: i32,
+    pub ctx: i32,
+    /// The C function `int (*)(int mid)`, as an address.
+    pub func: usize,
+}
+
 /// An enrolled task.
 pub struct Task {
     pub tid: i32,
@@ -64,6 +76,12 @@ pub struct Task {
     inbound: Vec<Link>,
     outbound: HashMap<i32, Route>,
     pub queue: VecDeque<Arrived>,
+    pub handlers: Vec<Handler>,
+    /// Messages for handlers, to be handed over when the library's lock is free
+    /// (`state::call`), as handlers call the library themselves.
+    pub for_handlers: VecDeque<(usize, Arrived)>,
+    /// A wait returned early for the handlers (and must run again after them).
+    pub cut_short: bool,
     replies: VecDeque<Frame>,
     /// Where caught output of children goes (`pvm_catchout`): a C `FILE *`.
     pub catch: Option<usize>,
@@ -118,6 +136,9 @@ impl Task {
             inbound: Vec::new(),
             outbound: HashMap::new(),
             queue: VecDeque::new(),
+            handlers: Vec::new(),
+            for_handlers: VecDeque::new(),
+            cut_short: false,
             replies: VecDeque::new(),
             catch: None,
             shm: SHM.get() != 0,
@@ -216,9 +237,20 @@ impl Task {
         got
     }
 
+    /// A message arrived: for a message handler that matches it, else for a receive.
+    fn arrive(&mut self, m: Arrived) {
+        let matches = |h: &Handler| {
+            (h.src == -1 || h.src == m.src) && (h.tag == -1 || h.tag == m.tag) && (h.ctx == -1 || h.ctx == m.ctx)
+        };
+        match self.handlers.iter().find(|h| matches(h)) {
+            Some(h) => self.for_handlers.push_back((h.func, m)),
+            None => self.queue.push_back(m),
+        }
+    }
+
     fn take_from_agent(&mut self, f: Frame) {
         match f {
-            Frame::Message { src, tag, ctx, enc, data } => self.queue.push_back(Arrived { src, tag, ctx, enc, data }),
+            Frame::Message { src, tag, ctx, enc, data } => self.arrive(Arrived { src, tag, ctx, enc, data }),
             Frame::Output { tid, text } => self.print_caught(tid, &text),
             other => self.replies.push_back(other),
         }
@@ -229,7 +261,7 @@ impl Task {
         match (l.peer, f) {
             (None, Frame::Hello { secret, tid, .. }) if place::same_secret(&secret, &self.secret) => l.peer = Some(tid),
             (Some(peer), Frame::Message { tag, ctx, enc, data, .. }) => {
-                self.queue.push_back(Arrived { src: peer, tag, ctx, enc, data })
+                self.arrive(Arrived { src: peer, tag, ctx, enc, data })
             }
             // A stranger, or a peer that breaks the protocol: dropped.
             _ => l.closed = true,
@@ -405,7 +437,8 @@ impl Task {
     /// Sends a message: to itself straight into its own queue.
     pub fn send(&mut self, tid: i32, tag: i32, enc: i32, data: &[u8]) -> Result<(), PvmError> {
         if tid == self.tid {
-            self.queue.push_back(Arrived { src: tid, tag, ctx: self.ctx, enc, data: data.to_vec() });
+            let ctx = self.ctx;
+            self.arrive(Arrived { src: tid, tag, ctx, enc, data: data.to_vec() });
             return Ok(());
         }
         self.link_to(tid)?;
@@ -425,6 +458,11 @@ impl Task {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut first = true;
         loop {
+            if !self.for_handlers.is_empty() {
+                // The caller (state::call) runs the handlers, then this wait again.
+                self.cut_short = true;
+                return None;
+            }
             let ctx = self.ctx;
             if let Some(i) = self
                 .queue

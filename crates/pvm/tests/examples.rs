@@ -353,6 +353,22 @@ fn exported_variables_reach_spawned_tasks() {
 }
 
 #[test]
+fn message_handlers_take_their_messages_while_the_task_waits() {
+    let vm = Vm::new("handlers");
+    let prog = build_c(&vm, "handlers");
+    let out = run(&mut vm.command(&prog), "handlers");
+    vm.assert_nothing_left();
+    let expected = "\
+addmhf 1
+handler got 7 (tag 50, active buffer 1)
+received 8 after 1 handler call
+delmhf 0, again -32
+received 9, handler calls 1
+";
+    assert_eq!(out, expected);
+}
+
+#[test]
 fn netpipe_runs_between_two_tasks_started_from_a_shell() {
     if !installed("NPpvm") {
         return;
