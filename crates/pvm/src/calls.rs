@@ -565,7 +565,9 @@ pub unsafe extern "C" fn pvm_perror(msg: *mut c_char) -> c_int {
         // SAFETY: C's contract: a string.
         unsafe { CStr::from_ptr(msg) }.to_string_lossy().into_owned()
     };
-    crate::state::say(format_args!("{}: {msg}: {}", crate::state::who(tid), crate::error::text_of(code)));
+    // No newline: Debian's library writes none (programs end the message with their own).
+    let line = format!("{}: {msg}: {}", crate::state::who(tid), crate::error::text_of(code));
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
     0
 }
 
