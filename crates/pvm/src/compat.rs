@@ -425,20 +425,70 @@ pub unsafe extern "C" fn pvm_getmboxinfo(
 
 /// Internals Debian's console (`pvm`) imports, so that it runs on this library too.
 ///
-/// `pvmtevinfo` and `pvmtevdidlist`: the trace event tables, the size Debian's are (109
-/// events of 56 bytes: a name, then counters); every name empty, as nothing is traced.
+/// `pvmtevinfo` and `pvmtevdidlist`: the trace tables Debian's console reads at start-up,
+/// the size and shape Debian's are: 109 events of 56 bytes (a name, then counters) and 123
+/// data ids of 16 bytes (a name, a description). The console files every name in a trie
+/// that refuses empty and repeated ones, so each gets a distinct placeholder name (`e000`,
+/// `d000`, ...): this library traces nothing.
 #[repr(C)]
 pub struct TraceEvent {
     name: *const c_char,
     counters: [u64; 6],
 }
-// SAFETY: the name points at a 'static empty string; nothing writes the table.
+
+#[repr(C)]
+pub struct TraceDataId {
+    name: *const c_char,
+    desc: *const c_char,
+}
+
+// SAFETY: the pointers point into 'static, never-written name tables.
 unsafe impl Sync for TraceEvent {}
+// SAFETY: as above.
+unsafe impl Sync for TraceDataId {}
+
+/// `count` names of 5 bytes each: `letter`, three digits, NUL.
+const fn placeholder_names<const BYTES: usize>(letter: u8, count: usize) -> [u8; BYTES] {
+    let mut b = [0u8; BYTES];
+    let mut i = 0;
+    while i < count {
+        b[i * 5] = letter;
+        b[i * 5 + 1] = b'0' + (i / 100) as u8;
+        b[i * 5 + 2] = b'0' + ((i / 10) % 10) as u8;
+        b[i * 5 + 3] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    b
+}
+
+static EVENT_NAMES: [u8; 109 * 5] = placeholder_names(b'e', 109);
+static DATA_ID_NAMES: [u8; 123 * 5] = placeholder_names(b'd', 123);
+
 #[no_mangle]
-pub static pvmtevinfo: [TraceEvent; 109] = [const { TraceEvent { name: c"".as_ptr(), counters: [0; 6] } }; 109];
+pub static pvmtevinfo: [TraceEvent; 109] = {
+    let mut t = [const { TraceEvent { name: std::ptr::null(), counters: [0; 6] } }; 109];
+    let mut i = 0;
+    while i < 109 {
+        // SAFETY: i * 5 is inside EVENT_NAMES (109 names of 5 bytes).
+        t[i].name = unsafe { EVENT_NAMES.as_ptr().add(i * 5) }.cast();
+        i += 1;
+    }
+    t
+};
 const _: () = assert!(std::mem::size_of::<[TraceEvent; 109]>() == 0x17d8);
+
 #[no_mangle]
-pub static pvmtevdidlist: [u64; 0x7b0 / 8] = [0; 0x7b0 / 8];
+pub static pvmtevdidlist: [TraceDataId; 123] = {
+    let mut t = [const { TraceDataId { name: std::ptr::null(), desc: c"".as_ptr() } }; 123];
+    let mut i = 0;
+    while i < 123 {
+        // SAFETY: i * 5 is inside DATA_ID_NAMES (123 names of 5 bytes).
+        t[i].name = unsafe { DATA_ID_NAMES.as_ptr().add(i * 5) }.cast();
+        i += 1;
+    }
+    t
+};
+const _: () = assert!(std::mem::size_of::<[TraceDataId; 123]>() == 0x7b0);
 
 /// `i_dump(how)`: PVM's memory-allocator dump, for debugging; there is nothing to dump.
 #[no_mangle]

@@ -39,9 +39,8 @@
 //!
 //! One host only (`pvm_addhosts` answers `PvmNoHost`; the agent knows no other);
 //! `pvm_recvf`;
-//! output and trace redirection (`PvmOutputTid`, `PvmTraceTid`: accepted, not acted on);
-//! Debian's `pvm` console loads but crashes at start-up; messages on Billboard's engine (see
-//! above); `pvm_psend`'s `PvmDataInPlace`-like zero copy of large messages.
+//! output and trace redirection (`PvmOutputTid`, `PvmTraceTid`: accepted, not acted on, so
+//! the console's `spawn -> prog` prints nothing); messages on Billboard's engine (see above); `pvm_psend`'s `PvmDataInPlace`-like zero copy of large messages.
 //!
 //! Layout: `error.rs` PVM's error codes and texts; `encoding.rs` how packed items become bytes
 //! (XDR and raw, byte by byte); `buffer.rs` message buffers and the table behind buffer ids;

@@ -369,6 +369,33 @@ received 9, handler calls 1
 }
 
 #[test]
+fn debians_console_configures_spawns_lists_and_halts() {
+    if !installed("pvm") || !installed("spmd") {
+        return;
+    }
+    let vm = Vm::new("console");
+    let mut c = vm.command("/usr/bin/pvm");
+    c.env("PVM_ROOT", "/usr/lib/pvm3").stdin(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"conf\nspawn -3 spmd\nps -a\nhalt\n").unwrap();
+    }
+    let out = finish(child, Duration::from_secs(60), "pvm console");
+    let text = String::from_utf8(out.stdout).unwrap();
+    vm.assert_nothing_left();
+    for want in [
+        "1 host, 1 data format",
+        &format!("{:>24}    40000  LINUX64    1000", hostname()),
+        "3 successful\nt40002\nt40003\nt40004\n",
+        "HOST      TID   FLAG 0x COMMAND",
+    ] {
+        assert!(text.contains(want), "the console did not print {want:?}:\n{text}");
+    }
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn netpipe_runs_between_two_tasks_started_from_a_shell() {
     if !installed("NPpvm") {
         return;
