@@ -461,12 +461,15 @@ impl Agent {
             if line.last() == Some(&b'\n') {
                 line.pop();
             }
-            let st = self.lock();
-            match catcher {
-                Some(parent) if st.writers.contains_key(&parent) => {
-                    Self::tell(&st, parent, &Frame::Output { tid, text: std::mem::take(&mut line) })
+            // The parent's connection alone is held while writing (not the agent's state): a
+            // parent that does not read for a while stalls only its children's output.
+            let writer = catcher.and_then(|parent| self.lock().writers.get(&parent).cloned());
+            match writer {
+                Some(w) => {
+                    let mut s = w.lock().unwrap_or_else(|e| e.into_inner());
+                    let _ = place::write_frame(&mut s, &Frame::Output { tid, text: std::mem::take(&mut line) });
                 }
-                _ => {
+                None => {
                     let mut e = std::io::stderr().lock();
                     let _ = writeln!(e, "[t{tid:x}] {}", String::from_utf8_lossy(&line));
                 }
