@@ -396,6 +396,34 @@ fn debians_console_configures_spawns_lists_and_halts() {
 }
 
 #[test]
+fn timing_and_the_bandwidth_tests_run_to_their_end() {
+    if !installed("timing") || !installed("timing_slave") {
+        return;
+    }
+    let vm = Vm::new("timing");
+    let out = run(&mut vm.command("/usr/bin/timing"), "timing");
+    assert!(out.trim_end().ends_with("done"), "{out}");
+    assert!(out.contains("slave is task t40002"), "{out}");
+    vm.assert_nothing_left();
+    // Two copies started from a shell find each other through a group (pvm_gettid); the
+    // second is the slave that checks the data.
+    for prog in ["pbwtest", "rbwtest", "ibwtest", "dbwtest"] {
+        if !installed(prog) {
+            continue;
+        }
+        let vm = Vm::new(prog);
+        let first = vm.command(Path::new("/usr/bin").join(prog)).spawn().unwrap();
+        let second = vm.command(Path::new("/usr/bin").join(prog)).spawn().unwrap();
+        let a = String::from_utf8(finish(first, Duration::from_secs(120), prog).stdout).unwrap();
+        let b = String::from_utf8(finish(second, Duration::from_secs(120), prog).stdout).unwrap();
+        vm.assert_nothing_left();
+        let both = format!("{a}{b}");
+        assert!(both.contains("Data size: 800000"), "{prog}:\n{both}");
+        assert!(both.contains("received correctly"), "{prog}:\n{both}");
+    }
+}
+
+#[test]
 fn netpipe_runs_between_two_tasks_started_from_a_shell() {
     if !installed("NPpvm") {
         return;
