@@ -1,12 +1,13 @@
 # Builds the release binaries and lays them out like an MPI installation under $(DIST).
-#   make                 -> dist/bin/{bbrun,mpiexec,mpicc,mpicxx,bb-bench}, dist/lib/libmpi.so.12
-#                           (+ libmpich.so.12, libmpi.so, libmpich.so), dist/include/{mpi.h,mpio.h}
+#   make                 -> dist/bin/{bbrun,mpiexec,mpicc,mpicxx,bb-bench,bbpvmd}, dist/lib/libmpi.so.12
+#                           (+ libmpich.so.12, libmpi.so, libmpich.so), dist/include/{mpi.h,mpio.h},
+#                           dist/lib/libpvm3.so.3 (+ libgpvm3.so.3, the same object), dist/include/pvm3.h
 #   make install PREFIX=/opt/billboard
 #   make test            -> the whole test suite (what .ci/run runs)
 DIST    ?= dist
 PREFIX  ?= /usr/local
 CARGO   ?= cargo
-BINS    := bbrun bb-bench
+BINS    := bbrun bb-bench bbpvmd
 
 .PHONY: all build install test clean
 all: build
@@ -19,6 +20,11 @@ all: build
 	@install -m 0644 crates/mpi/include/mpio.h $(DIST)/include/mpio.h
 	@install -m 0755 target/release/libmpi.so $(DIST)/lib/libmpi.so.12
 	@for l in libmpich.so.12 libmpi.so libmpich.so; do ln -sf libmpi.so.12 $(DIST)/lib/$$l; done
+	@install -m 0644 crates/pvm/include/pvm3.h $(DIST)/include/pvm3.h
+	@install -m 0755 target/release/libpvm.so $(DIST)/lib/libpvm3.so.3
+	@# The group calls live in libpvm3 itself; a program that needs libgpvm3.so.3 loads the same
+	@# file (the loader sees one object), so both share one task state.
+	@for l in libgpvm3.so.3 libpvm3.so libgpvm3.so; do ln -sf libpvm3.so.3 $(DIST)/lib/$$l; done
 	@echo "installed into $(DIST)/: $$(cd $(DIST) && find . -type f | sort | tr '\n' ' ')"
 
 build:

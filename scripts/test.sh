@@ -13,11 +13,14 @@ fi
 # the interop and binary-compatibility tests run instead of skipping.
 # g++ builds libFuzzer for the fuzz targets; iproute2 (`ip`) makes the network namespaces that
 # stand in for hosts; Debian's parallel HDF5 for MPICH (h5pcc.mpich) and h5dump test MPI-IO.
-PACKAGES="mpich libmpich-dev netpipe-mpich2 scalapack-mpi-test libscalapack-mpich2.2 bagel g++ iproute2 libhdf5-mpich-dev hdf5-tools"
+# Debian's PVM (library, header, example programs, NetPIPE's NPpvm) is the reference the PVM
+# library is compared with.
+PACKAGES="mpich libmpich-dev netpipe-mpich2 scalapack-mpi-test libscalapack-mpich2.2 bagel g++ iproute2 libhdf5-mpich-dev hdf5-tools pvm pvm-dev pvm-examples netpipe-pvm"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
    { ! command -v mpicc.mpich >/dev/null || ! command -v g++ >/dev/null || ! command -v ip >/dev/null || [ ! -x /usr/bin/NPmpich2 ] ||
      [ ! -x /usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/xdlu ] || [ ! -x /usr/bin/BAGEL ] ||
-     ! command -v h5pcc.mpich >/dev/null || ! command -v h5dump >/dev/null; }; then
+     ! command -v h5pcc.mpich >/dev/null || ! command -v h5dump >/dev/null ||
+     [ ! -f /usr/include/pvm3.h ] || [ ! -x /usr/bin/master1 ] || [ ! -x /usr/bin/NPpvm ]; }; then
   echo "== installing $PACKAGES"
   export DEBIAN_FRONTEND=noninteractive
   apt-get install -y -q $PACKAGES >/dev/null 2>&1 ||

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# bench/peers/pvm.sh [RESULTS_DIR]: NetPIPE's NPpvm (Debian's netpipe-pvm, the binary built for
+# Debian's PVM 3.4.6) under Debian's PVM and, unchanged, on Billboard's PVM library, in one
+# run, alternating ROUNDS times. Prints the 1-byte one-way latency and the peak throughput of
+# each, and their ratios; the NetPIPE tables stay in RESULTS_DIR (default
+# target/bench-results/pvm).
+#
+# Environment: DIST (default dist), UPPER (largest message, default 8388608), ROUNDS
+# (default 3), PIN=1 (receiver on core 0, transmitter on core 1: on a loaded machine this is
+# what shows the rings' latency; unpinned, both libraries queue behind other processes). Under Debian's PVM, NPpvm asks for direct task-to-task routes (PvmRouteDirect);
+# on Billboard every message goes directly between the tasks.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT"
+DIST=$(cd "${DIST:-dist}" && pwd)
+RESULTS=${1:-target/bench-results/pvm}
+mkdir -p "$RESULTS"
+RESULTS=$(cd "$RESULTS" && pwd)
+UPPER=${UPPER:-8388608}
+ROUNDS=${ROUNDS:-3}
+NP=/usr/bin/NPpvm
+[ -x "$NP" ] && [ -x /usr/bin/pvmd ] || { echo "needs Debian's netpipe-pvm and pvm (apt-get install netpipe-pvm pvm)" >&2; exit 1; }
+[ -f "$DIST/lib/libpvm3.so.3" ] || { echo "build first: make" >&2; exit 1; }
+
+# One NetPIPE pair: receiver, then the transmitter once the receiver has enrolled.
+RX=() TX=()
+[ "${PIN:-0}" = 1 ] && RX=(taskset -c 0) TX=(taskset -c 1)
+pair() { # $1: output table
+  ( cd "$RESULTS" && timeout 600 "${RX[@]}" "$NP" -u "$UPPER" -o "$1.receiver" >/dev/null 2>&1 ) &
+  local rx=$!
+  sleep 1
+  ( cd "$RESULTS" && timeout 600 "${TX[@]}" "$NP" -h localhost -u "$UPPER" -o "$1" >/dev/null 2>&1 )
+  wait "$rx"
+}
+
+debian() { # $1: output table
+  local tmp; tmp=$(mktemp -d)
+  printf '* ep=/usr/bin\n' >"$tmp/hostfile"
+  export PVM_ROOT=/usr/lib/pvm3 PVM_TMP=$tmp PVM_ALLOW_ROOT=1
+  timeout 900 /usr/bin/pvmd "$tmp/hostfile" >/dev/null 2>&1 &
+  local pvmd=$!
+  sleep 1
+  pair "$1"
+  kill "$pvmd" 2>/dev/null; wait "$pvmd" 2>/dev/null
+  rm -rf "$tmp"
+  unset PVM_ROOT PVM_TMP PVM_ALLOW_ROOT
+}
+
+billboard() { # $1: output table
+  local dir; dir=$(mktemp -u /tmp/bb-pvm-bench.XXXXXX)
+  BB_PVM_DIR=$dir LD_LIBRARY_PATH=$DIST/lib pair "$1"
+}
+
+# 1-byte one-way time (us) and the peak throughput (Mbps) of a NetPIPE table
+# (columns: bytes, Mbps, one-way seconds).
+summary() {
+  awk '$1 == 1 { lat = $3 * 1e6 } $2 > peak { peak = $2; at = $1 } END { printf "%.2f %.0f %d", lat, peak, at }' "$1"
+}
+
+printf "%-6s %-10s %14s %14s %12s\n" round library "1 B one-way us" "peak Mbps" "at bytes"
+for r in $(seq 1 "$ROUNDS"); do
+  debian "$RESULTS/debian-$r.out"
+  billboard "$RESULTS/billboard-$r.out"
+  for lib in debian billboard; do
+    read -r lat peak at < <(summary "$RESULTS/$lib-$r.out")
+    printf "%-6s %-10s %14s %14s %12s\n" "$r" "$lib" "$lat" "$peak" "$at"
+  done
+done
+awk 'FNR == 1 { f = FILENAME } $1 == 1 { lat[f] = $3 } { if ($2 > peak[f]) peak[f] = $2 }
+     END {
+       for (f in lat) { k = (f ~ /debian/) ? "d" : "b"; L[k] += lat[f]; P[k] += peak[f]; n[k]++ }
+       if (n["d"] && n["b"])
+         printf "mean over rounds: 1 B latency Debian/Billboard = %.1fx, peak throughput Billboard/Debian = %.2fx\n",
+           (L["d"] / n["d"]) / (L["b"] / n["b"]), (P["b"] / n["b"]) / (P["d"] / n["d"])
+     }' "$RESULTS"/debian-*.out "$RESULTS"/billboard-*.out

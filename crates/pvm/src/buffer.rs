@@ -1,0 +1,278 @@
+//! Message buffers and the table behind PVM's buffer ids: the active send buffer that the pack
+//! routines fill, the active receive buffer that the unpack routines read, and any number of
+//! others a program makes with `pvm_mkbuf` and switches between.
+
+use std::collections::HashMap;
+
+use crate::encoding::{self, Encoding, Item};
+use crate::error::PvmError;
+
+/// A stretch of the caller's memory that a `PvmDataInPlace` buffer reads at `pvm_send`.
+#[derive(Debug)]
+struct InPlace {
+    /// Where in `data` the stretch goes.
+    at: usize,
+    ptr: *const u8,
+    len: usize,
+}
+
+/// One message: being packed (a send buffer) or read (a received one).
+#[derive(Debug)]
+pub struct Buffer {
+    pub enc: Encoding,
+    data: Vec<u8>,
+    in_place: Vec<InPlace>,
+    /// The unpack routines' position in `data`.
+    pos: usize,
+    /// Sender, tag and context of a received message (0 in a buffer made here).
+    pub src: i32,
+    pub tag: i32,
+    pub ctx: i32,
+}
+
+impl Buffer {
+    pub fn new(enc: Encoding) -> Buffer {
+        Buffer { enc, data: Vec::new(), in_place: Vec::new(), pos: 0, src: 0, tag: 0, ctx: 0 }
+    }
+
+    /// A message that arrived: `data` in encoding `enc` from `src`.
+    pub fn received(enc: Encoding, data: Vec<u8>, src: i32, tag: i32, ctx: i32) -> Buffer {
+        Buffer { enc, data, in_place: Vec::new(), pos: 0, src, tag, ctx }
+    }
+
+    /// The message's length in bytes, in-place stretches included.
+    pub fn len(&self) -> usize {
+        self.data.len() + self.in_place.iter().map(|s| s.len).sum::<usize>()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The message's bytes as they travel: in-place stretches are read from the caller's
+    /// memory now.
+    pub fn wire_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        if self.in_place.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.data);
+        }
+        let mut out = Vec::with_capacity(self.len());
+        let mut from = 0;
+        for s in &self.in_place {
+            out.extend_from_slice(&self.data[from..s.at]);
+            // SAFETY: PvmDataInPlace's contract: the caller keeps the packed memory valid and
+            // unchanged-in-size until the message is sent; `pack_in_place` checked ptr/len.
+            out.extend_from_slice(unsafe { std::slice::from_raw_parts(s.ptr, s.len) });
+            from = s.at;
+        }
+        out.extend_from_slice(&self.data[from..]);
+        std::borrow::Cow::Owned(out)
+    }
+
+    /// Packs typed items (already gathered by stride).
+    pub fn pack<T: Item>(&mut self, items: impl IntoIterator<Item = T>) -> Result<(), PvmError> {
+        encoding::pack(self.enc, &mut self.data, items)
+    }
+
+    pub fn pack_bytes(&mut self, bytes: &[u8]) {
+        encoding::pack_bytes(self.enc, &mut self.data, bytes)
+    }
+
+    pub fn pack_str(&mut self, s: &[u8]) -> Result<(), PvmError> {
+        encoding::pack_str(self.enc, &mut self.data, s)
+    }
+
+    /// Records `len` bytes at `ptr` to be read at send time (`PvmDataInPlace`).
+    ///
+    /// # Safety
+    /// `ptr` must be valid for `len` bytes until the message is sent or the buffer freed.
+    pub unsafe fn pack_in_place(&mut self, ptr: *const u8, len: usize) {
+        if len > 0 {
+            self.in_place.push(InPlace { at: self.data.len(), ptr, len });
+        }
+    }
+
+    /// Reading a buffer that holds in-place stretches (a send buffer made the receive buffer):
+    /// copy them in first so that unpacking sees the whole message.
+    fn settle(&mut self) {
+        if !self.in_place.is_empty() {
+            self.data = self.wire_bytes().into_owned();
+            self.in_place.clear();
+        }
+    }
+
+    pub fn unpack<T: Item>(&mut self, n: usize, put: impl FnMut(usize, T)) -> Result<(), PvmError> {
+        self.settle();
+        encoding::unpack(self.enc.on_wire(), &self.data, &mut self.pos, n, put)
+    }
+
+    pub fn unpack_bytes(&mut self, n: usize) -> Result<&[u8], PvmError> {
+        self.settle();
+        encoding::unpack_bytes(self.enc.on_wire(), &self.data, &mut self.pos, n)
+    }
+
+    pub fn unpack_str(&mut self) -> Result<&[u8], PvmError> {
+        self.settle();
+        encoding::unpack_str(self.enc.on_wire(), &self.data, &mut self.pos)
+    }
+}
+
+// SAFETY: the raw pointers of in-place stretches are only read on the thread that calls
+// pvm_send, under the library's lock; PVM's contract keeps them valid until then.
+unsafe impl Send for Buffer {}
+
+/// Every buffer of the process by id, and which are active.
+#[derive(Debug, Default)]
+pub struct Buffers {
+    /// Made on first use, so that the table can start in a `static`.
+    map: Option<HashMap<i32, Buffer>>,
+    last_id: i32,
+    /// The active send and receive buffers (0: none).
+    pub sbuf: i32,
+    pub rbuf: i32,
+}
+
+impl Buffers {
+    pub const fn new() -> Buffers {
+        Buffers { map: None, last_id: 0, sbuf: 0, rbuf: 0 }
+    }
+
+    fn map(&mut self) -> &mut HashMap<i32, Buffer> {
+        self.map.get_or_insert_with(HashMap::new)
+    }
+
+    /// Adds a buffer and returns its id (ids start at 1 and are not reused soon).
+    pub fn insert(&mut self, b: Buffer) -> i32 {
+        loop {
+            self.last_id = if self.last_id >= i32::MAX - 1 { 1 } else { self.last_id + 1 };
+            let id = self.last_id;
+            if let std::collections::hash_map::Entry::Vacant(slot) = self.map().entry(id) {
+                slot.insert(b);
+                return id;
+            }
+        }
+    }
+
+    pub fn mkbuf(&mut self, enc: i32) -> Result<i32, PvmError> {
+        Ok(self.insert(Buffer::new(Encoding::from_code(enc)?)))
+    }
+
+    pub fn free(&mut self, id: i32) -> Result<(), PvmError> {
+        if id < 0 {
+            return Err(PvmError::BadParam);
+        }
+        self.map().remove(&id).ok_or(PvmError::NoSuchBuf)?;
+        if self.sbuf == id {
+            self.sbuf = 0;
+        }
+        if self.rbuf == id {
+            self.rbuf = 0;
+        }
+        Ok(())
+    }
+
+    /// `pvm_initsend`: frees the active send buffer and makes a new, empty one active.
+    pub fn initsend(&mut self, enc: i32) -> Result<i32, PvmError> {
+        let enc = Encoding::from_code(enc)?;
+        if self.sbuf != 0 {
+            let id = self.sbuf;
+            self.map().remove(&id);
+        }
+        self.sbuf = self.insert(Buffer::new(enc));
+        Ok(self.sbuf)
+    }
+
+    /// `pvm_setsbuf` / `pvm_setrbuf`: makes `id` (0: none) active, returns the one before.
+    pub fn set_active(&mut self, id: i32, send: bool) -> Result<i32, PvmError> {
+        if id < 0 {
+            return Err(PvmError::BadParam);
+        }
+        if id != 0 && !self.map().contains_key(&id) {
+            return Err(PvmError::NoSuchBuf);
+        }
+        let slot = if send { &mut self.sbuf } else { &mut self.rbuf };
+        Ok(std::mem::replace(slot, id))
+    }
+
+    /// A message that arrived becomes the active receive buffer; the one before is freed.
+    pub fn deliver(&mut self, b: Buffer) -> i32 {
+        if self.rbuf != 0 {
+            let id = self.rbuf;
+            self.map().remove(&id);
+        }
+        self.rbuf = self.insert(b);
+        self.rbuf
+    }
+
+    pub fn get(&self, id: i32) -> Result<&Buffer, PvmError> {
+        if id <= 0 {
+            return Err(PvmError::BadParam);
+        }
+        self.map.as_ref().and_then(|m| m.get(&id)).ok_or(PvmError::NoSuchBuf)
+    }
+
+    /// `pvm_setminfo`: a buffer's header fields.
+    pub fn set_info(&mut self, id: i32, tag: i32, src: i32, ctx: i32) -> Result<(), PvmError> {
+        if id <= 0 {
+            return Err(PvmError::BadParam);
+        }
+        let b = self.map().get_mut(&id).ok_or(PvmError::NoSuchBuf)?;
+        (b.tag, b.src, b.ctx) = (tag, src, ctx);
+        Ok(())
+    }
+
+    pub fn send_buffer(&mut self) -> Result<&mut Buffer, PvmError> {
+        let id = self.sbuf;
+        self.map().get_mut(&id).ok_or(PvmError::NoBuf)
+    }
+
+    pub fn recv_buffer(&mut self) -> Result<&mut Buffer, PvmError> {
+        let id = self.rbuf;
+        self.map().get_mut(&id).ok_or(PvmError::NoBuf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initsend_replaces_the_send_buffer_and_ids_are_checked() {
+        let mut b = Buffers::default();
+        assert_eq!(b.send_buffer().unwrap_err(), PvmError::NoBuf);
+        let first = b.initsend(0).unwrap();
+        let second = b.initsend(1).unwrap();
+        assert_ne!(first, second);
+        assert_eq!(b.get(first).unwrap_err(), PvmError::NoSuchBuf, "initsend frees the old one");
+        assert_eq!(b.initsend(7).unwrap_err(), PvmError::BadParam);
+        assert_eq!(b.set_active(12345, true).unwrap_err(), PvmError::NoSuchBuf);
+        assert_eq!(b.set_active(-1, false).unwrap_err(), PvmError::BadParam);
+        assert_eq!(b.free(-3).unwrap_err(), PvmError::BadParam);
+        assert_eq!(b.free(999).unwrap_err(), PvmError::NoSuchBuf);
+        assert_eq!(b.set_active(0, true).unwrap(), second);
+        b.free(second).unwrap();
+        assert_eq!(b.sbuf, 0);
+    }
+
+    #[test]
+    fn in_place_stretches_are_read_at_send_time() {
+        let mut b = Buffer::new(Encoding::InPlace);
+        let mut data = [1u8, 2, 3];
+        let p = data.as_mut_ptr();
+        b.pack([7i32]).unwrap();
+        // SAFETY: `data` outlives `b`'s use below, and is changed only through `p`.
+        unsafe {
+            b.pack_in_place(p, 3);
+            *p.add(1) = 9;
+        }
+        b.pack([8i32]).unwrap();
+        let wire = b.wire_bytes().into_owned();
+        assert_eq!(wire.len(), 11);
+        assert_eq!(&wire[4..7], &[1, 9, 3], "the value at send time travels");
+        let mut v = 0;
+        b.unpack(1, |_, x: i32| v = x).unwrap();
+        assert_eq!(v, 7);
+        assert_eq!(b.unpack_bytes(3).unwrap(), &[1, 9, 3]);
+        b.unpack(1, |_, x: i32| v = x).unwrap();
+        assert_eq!(v, 8);
+    }
+}

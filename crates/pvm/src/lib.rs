@@ -1,0 +1,74 @@
+//! Billboard's PVM 3 library: the C ABI of Debian's PVM 3.4.6 (`libpvm3.so.3`, with the group
+//! calls of `libgpvm3.so.3` in the same object), so a program built against Debian's PVM runs
+//! unchanged with `LD_LIBRARY_PATH` pointing here.
+//!
+//! # How tasks come and go
+//!
+//! - **The host agent** (`bbpvmd`, `agent.rs`) plays pvmd: one per user and host, serving the
+//!   folder `/tmp/bbpvm.<uid>` (or `$BB_PVM_DIR`; mode 0700) through the Unix socket `agent`
+//!   in it, beside a `secret` file (mode 0600) that every connection must prove. A program
+//!   started from a shell enrolls at its first PVM call (`pvm_mytid`, or any call that needs
+//!   a tid): its library connects to the agent, and starts it first if none answers (the
+//!   agent detaches, and leaves again when it has had no task for `BB_PVM_LINGER_MS`, or on
+//!   `pvm_halt`, removing its files). The agent hands out tids in PVM's layout (host 1 in
+//!   bits 18..29, so the first task is `t40001`, as under Debian's pvmd).
+//! - **Spawning**: `pvm_spawn` asks the agent, which looks the program up in the spawner's
+//!   `PVM_PATH` (else PVM's default `$HOME/pvm3/bin/LINUX64:$PVM_ROOT/bin/LINUX64`), reserves
+//!   tids, forks each child with its tid in `BB_PVM_TID` and the `PVM_EXPORT`ed variables,
+//!   and reads the child's output (to the parent if it called `pvm_catchout`, else to the
+//!   agent's log, `BB_PVM_LOG`). A task lives while its connection to the agent is open (or,
+//!   before it enrolls, while its process runs); when it ends, the agent sends each
+//!   `pvm_notify(PvmTaskExit)` watcher its message.
+//! - **Messages** go directly between tasks, never through the agent: each task listens on
+//!   `t<tid>` in the folder; the first send to a task connects there and keeps the
+//!   connection. Its first byte says how frames come: through a byte ring of shared memory
+//!   the sender makes (a memfd passed on the socket, so nothing is named in /dev/shm; the
+//!   socket then only wakes a sleeping receiver; `ring.rs`), or on the socket itself
+//!   (`BB_PVM_SHM=0`). The first frame proves the secret. One progress loop (`task.rs`) reads
+//!   every connection and ring whenever a call waits, including while a write waits for
+//!   room, so crossing large sends never deadlock; a receive polls the rings for
+//!   `BB_PVM_SPIN_US` before it sleeps. Messages from one sender arrive in order. What
+//!   remains for issue 21: carrying these messages on Billboard's engine itself (its
+//!   fast-box billboard, single copies, TCP between hosts) needs the engine to take
+//!   processes that join and leave a running job; today it is sized at start-up from PMI.
+//! - **Groups** (`groups.rs` in the agent, `group_calls.rs` in the library): the agent keeps
+//!   names, instances and barriers; broadcast, reduce, gather and scatter move their data
+//!   between the members directly. `libgpvm3.so.3` is the same object as `libpvm3.so.3`.
+//!
+//! # Not yet
+//!
+//! One host only (`pvm_addhosts` answers `PvmNoHost`; the agent knows no other);
+//! `pvm_recvf`;
+//! output and trace redirection (`PvmOutputTid`, `PvmTraceTid`: accepted, not acted on, so
+//! the console's `spawn -> prog` prints nothing); messages on Billboard's engine (see above); `pvm_psend`'s `PvmDataInPlace`-like zero copy of large messages.
+//!
+//! Layout: `error.rs` PVM's error codes and texts; `encoding.rs` how packed items become bytes
+//! (XDR and raw, byte by byte); `buffer.rs` message buffers and the table behind buffer ids;
+//! `pack.rs` the pack/unpack and buffer calls (`packf.c` the two variadic ones); `state.rs`
+//! the process-wide state and the wrapper every C call goes through; `place.rs` the agent's
+//! folder and PVM's tid layout; `wire.rs` what tasks and the agent say (byte by byte);
+//! `task.rs` a task's connections and progress, `link.rs` one connection, `ring.rs` the
+//! shared-memory route;
+//! `calls.rs` the task calls; `compat.rs` the other names Debian's programs import and the
+//! message box calls (`mailbox.rs` in the agent); `agent.rs`, `groups.rs`, `group_calls.rs`
+//! as above.
+
+// PVM's names are the C ABI's; the exported functions' safety contract is PVM's manual.
+#![allow(non_upper_case_globals, clippy::missing_safety_doc)]
+
+pub mod agent;
+pub mod buffer;
+pub mod calls;
+pub mod compat;
+pub mod encoding;
+pub mod error;
+pub mod group_calls;
+pub mod groups;
+mod link;
+pub mod mailbox;
+pub mod pack;
+pub mod place;
+pub mod ring;
+pub mod state;
+pub mod task;
+pub mod wire;

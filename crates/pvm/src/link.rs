@@ -1,0 +1,208 @@
+//! One connection between two tasks, and the system calls on it: the first byte that says how
+//! frames travel (with the ring's memfd for the shared-memory route), reading with a
+//! descriptor passed, and noticing the peer's end.
+
+use std::ffi::{c_int, c_void};
+use std::io::ErrorKind;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::io::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+
+use crate::error::PvmError;
+use crate::ring::Ring;
+use crate::wire::{Frame, FrameBuffer};
+
+/// How a connection from another task carries its frames, told by its first byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Carrier {
+    /// Not known yet: the first byte has not come.
+    Unknown,
+    /// `b'S'`: on the socket itself.
+    Socket,
+    /// `b'R'`: through the shared-memory ring whose memfd came with that byte; the socket
+    /// then carries only wake-up bytes.
+    Ring,
+}
+
+/// One connection the progress loop reads.
+pub(crate) struct Link {
+    pub stream: UnixStream,
+    pub frames: FrameBuffer,
+    /// The task at the other end, once it said hello (`None` on an accepted connection
+    /// before its hello).
+    pub peer: Option<i32>,
+    pub closed: bool,
+    pub carrier: Carrier,
+    pub ring: Option<Ring>,
+}
+
+impl Link {
+    /// The agent's connection: frames on the socket from the first byte.
+    pub fn to_agent(stream: UnixStream) -> Link {
+        Link { stream, frames: FrameBuffer::default(), peer: None, closed: false, carrier: Carrier::Socket, ring: None }
+    }
+
+    /// A connection another task made to this one.
+    pub fn accepted(stream: UnixStream) -> Link {
+        Link { carrier: Carrier::Unknown, ..Link::to_agent(stream) }
+    }
+
+    /// Reads all that is there now; the frames that completed.
+    pub fn read_now(&mut self) -> Vec<Frame> {
+        let mut chunk = [0u8; 64 * 1024];
+        loop {
+            match recv_with_fd(self.stream.as_raw_fd(), &mut chunk) {
+                Ok((0, _)) => {
+                    self.closed = true;
+                    break;
+                }
+                Ok((n, fd)) => {
+                    let mut data = &chunk[..n];
+                    if self.carrier == Carrier::Unknown {
+                        self.carrier = match (data[0], fd) {
+                            (b'S', _) => Carrier::Socket,
+                            (b'R', Some(fd)) => match Ring::open(&fd) {
+                                Ok(r) => {
+                                    self.ring = Some(r);
+                                    Carrier::Ring
+                                }
+                                Err(_) => Carrier::Unknown,
+                            },
+                            _ => Carrier::Unknown,
+                        };
+                        if self.carrier == Carrier::Unknown {
+                            // A stranger or a broken peer: dropped.
+                            self.closed = true;
+                            break;
+                        }
+                        data = &data[1..];
+                    }
+                    if self.carrier == Carrier::Socket {
+                        self.frames.push(data);
+                    }
+                    if n < chunk.len() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.closed = true;
+                    break;
+                }
+            }
+        }
+        self.drain_ring();
+        self.take_frames()
+    }
+
+    /// Moves what waits in the ring to the frame buffer; whether there was anything.
+    pub fn drain_ring(&mut self) -> bool {
+        let Some(r) = &mut self.ring else { return false };
+        match r.read_into(&mut self.frames) {
+            Ok(n) => n > 0,
+            Err(_) => {
+                self.closed = true;
+                false
+            }
+        }
+    }
+
+    pub fn take_frames(&mut self) -> Vec<Frame> {
+        let mut out = Vec::new();
+        loop {
+            match self.frames.next_frame() {
+                Ok(Some(f)) => out.push(f),
+                Ok(None) => break,
+                Err(_) => {
+                    // A peer that sends what does not decode is dropped.
+                    self.closed = true;
+                    break;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// This task's connection to another task, for sending.
+pub(crate) struct Route {
+    pub stream: UnixStream,
+    pub ring: Option<Ring>,
+}
+
+/// Reads from a socket without blocking, taking a descriptor passed with the bytes (the first
+/// one; any other is closed).
+pub(crate) fn recv_with_fd(fd: RawFd, buf: &mut [u8]) -> std::io::Result<(usize, Option<OwnedFd>)> {
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    let mut control = [0u64; 8];
+    // SAFETY: a zeroed msghdr is valid; it points at iov and control, live for this call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: recvmsg fills the buffers msg describes.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut got = None;
+    // SAFETY: walking the control messages recvmsg wrote, with the libc macros.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
+                let count = ((*c).cmsg_len as usize - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<c_int>();
+                for i in 0..count {
+                    let raw = libc::CMSG_DATA(c).cast::<c_int>().add(i).read_unaligned();
+                    let owned = OwnedFd::from_raw_fd(raw);
+                    if got.is_none() {
+                        got = Some(owned);
+                    }
+                }
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok((n as usize, got))
+}
+
+/// Sends the first byte of a connection to a task, with the ring's memfd when there is one.
+pub(crate) fn send_carrier(stream: &UnixStream, ring_fd: Option<&OwnedFd>) -> Result<(), PvmError> {
+    let byte = [if ring_fd.is_some() { b'R' } else { b'S' }];
+    let mut iov = libc::iovec { iov_base: byte.as_ptr() as *mut c_void, iov_len: 1 };
+    let mut control = [0u64; 4];
+    // SAFETY: a zeroed msghdr is valid; it points at iov and control, live for this call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    if let Some(fd) = ring_fd {
+        // SAFETY: one SCM_RIGHTS control message with one descriptor, inside `control`.
+        unsafe {
+            msg.msg_control = control.as_mut_ptr().cast();
+            msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<c_int>() as u32) as _;
+            let c = libc::CMSG_FIRSTHDR(&msg);
+            (*c).cmsg_level = libc::SOL_SOCKET;
+            (*c).cmsg_type = libc::SCM_RIGHTS;
+            (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<c_int>() as u32) as _;
+            libc::CMSG_DATA(c).cast::<c_int>().write_unaligned(fd.as_raw_fd());
+        }
+    }
+    // SAFETY: sendmsg reads what msg describes; MSG_NOSIGNAL: no SIGPIPE in the program.
+    let n = unsafe { libc::sendmsg(stream.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
+    if n == 1 {
+        Ok(())
+    } else {
+        Err(PvmError::NoTask)
+    }
+}
+
+/// Whether the task at the other end of a sending connection has closed it (it never writes
+/// to it, so any end of stream is its end).
+pub(crate) fn peer_closed(stream: &UnixStream) -> bool {
+    let mut b = [0u8; 1];
+    // SAFETY: a 1-byte peek into `b`.
+    let n = unsafe { libc::recv(stream.as_raw_fd(), b.as_mut_ptr().cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
+    n == 0
+}

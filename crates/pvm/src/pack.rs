@@ -1,0 +1,254 @@
+//! The pack and unpack routines (`pvm_pk*`, `pvm_upk*`) and the buffer calls
+//! (`pvm_initsend`, `pvm_mkbuf`, `pvm_freebuf`, `pvm_setsbuf`, `pvm_setrbuf`, `pvm_getsbuf`,
+//! `pvm_getrbuf`, `pvm_bufinfo`). `pvm_packf`/`pvm_unpackf` are in `packf.c` on top of these.
+
+use std::ffi::{c_char, c_int, c_long, c_short, c_uint, c_ulong, c_ushort, CStr};
+
+use crate::encoding::{Encoding, Item};
+use crate::error::PvmError;
+use crate::state::call;
+
+extern "C" {
+    fn pvm_packf(fmt: *const c_char, ...) -> c_int;
+    fn pvm_unpackf(fmt: *const c_char, ...) -> c_int;
+}
+
+/// Keeps the C object of `pvm_packf`/`pvm_unpackf` in the library (nothing in Rust calls them).
+#[used]
+static PACKF: [unsafe extern "C" fn(*const c_char, ...) -> c_int; 2] = [pvm_packf, pvm_unpackf];
+
+/// Checks a C array argument: `cnt` items `std` apart from `ptr`.
+fn checked(ptr_null: bool, cnt: c_int, std: c_int) -> Result<(usize, usize), PvmError> {
+    let cnt = usize::try_from(cnt).map_err(|_| PvmError::BadParam)?;
+    let std = usize::try_from(std).ok().filter(|&s| s >= 1).ok_or(PvmError::BadParam)?;
+    if ptr_null && cnt > 0 {
+        return Err(PvmError::BadParam);
+    }
+    Ok((cnt, std))
+}
+
+/// Packs `cnt` items of `T`, `std` apart, into the active send buffer.
+///
+/// # Safety
+/// `ptr` points to `cnt` items `std` apart (C's contract of every pack routine).
+unsafe fn pk<T: Item>(name: &str, ptr: *const T, cnt: c_int, std: c_int) -> c_int {
+    call(name, |lib| {
+        let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
+        let b = lib.bufs.send_buffer()?;
+        if b.enc == Encoding::InPlace && std == 1 {
+            // SAFETY: the caller's contract above; PvmDataInPlace keeps it valid until send.
+            unsafe { b.pack_in_place(ptr.cast(), cnt * std::mem::size_of::<T>()) };
+        } else {
+            // SAFETY: the caller's contract above: item i is at ptr + i * std.
+            b.pack((0..cnt).map(|i| unsafe { ptr.add(i * std).read_unaligned() }))?;
+        }
+        Ok(0)
+    })
+}
+
+/// Unpacks `cnt` items of `T` from the active receive buffer to `ptr`, `std` apart.
+///
+/// # Safety
+/// `ptr` points to room for `cnt` items `std` apart.
+unsafe fn upk<T: Item>(name: &str, ptr: *mut T, cnt: c_int, std: c_int) -> c_int {
+    call(name, |lib| {
+        let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
+        // SAFETY: the caller's contract above: item i goes to ptr + i * std.
+        lib.bufs.recv_buffer()?.unpack(cnt, |i, v: T| unsafe { ptr.add(i * std).write_unaligned(v) })?;
+        Ok(0)
+    })
+}
+
+macro_rules! pack_routines {
+    ($($pk:ident $upk:ident $c:ty => $t:ty;)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $pk(ptr: *mut $c, cnt: c_int, std: c_int) -> c_int {
+            // SAFETY: same layout ($c is $t on this ABI); the C caller's array contract.
+            unsafe { pk::<$t>(stringify!($pk), ptr.cast_const().cast(), cnt, std) }
+        }
+        #[no_mangle]
+        pub unsafe extern "C" fn $upk(ptr: *mut $c, cnt: c_int, std: c_int) -> c_int {
+            // SAFETY: as above.
+            unsafe { upk::<$t>(stringify!($upk), ptr.cast(), cnt, std) }
+        }
+    )*};
+}
+
+pack_routines! {
+    pvm_pkshort pvm_upkshort c_short => i16;
+    pvm_pkushort pvm_upkushort c_ushort => u16;
+    pvm_pkint pvm_upkint c_int => i32;
+    pvm_pkuint pvm_upkuint c_uint => u32;
+    pvm_pklong pvm_upklong c_long => i64;
+    pvm_pkulong pvm_upkulong c_ulong => u64;
+    pvm_pkfloat pvm_upkfloat f32 => f32;
+    pvm_pkdouble pvm_upkdouble f64 => f64;
+    pvm_pkcplx pvm_upkcplx f32 => [f32; 2];
+    pvm_pkdcplx pvm_upkdcplx f64 => [f64; 2];
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pvm_pkbyte(ptr: *mut c_char, cnt: c_int, std: c_int) -> c_int {
+    call("pvm_pkbyte", |lib| {
+        let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
+        let b = lib.bufs.send_buffer()?;
+        let ptr = ptr.cast_const().cast::<u8>();
+        if b.enc == Encoding::InPlace && std == 1 {
+            // SAFETY: C's contract: cnt bytes at ptr, valid until send (PvmDataInPlace).
+            unsafe { b.pack_in_place(ptr, cnt) };
+        } else if std == 1 {
+            // SAFETY: C's contract: cnt bytes at ptr (checked non-null when cnt > 0).
+            b.pack_bytes(if cnt == 0 { &[] } else { unsafe { std::slice::from_raw_parts(ptr, cnt) } });
+        } else {
+            // SAFETY: C's contract: byte i is at ptr + i * std.
+            let gathered: Vec<u8> = (0..cnt).map(|i| unsafe { *ptr.add(i * std) }).collect();
+            b.pack_bytes(&gathered);
+        }
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pvm_upkbyte(ptr: *mut c_char, cnt: c_int, std: c_int) -> c_int {
+    call("pvm_upkbyte", |lib| {
+        let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
+        let bytes = lib.bufs.recv_buffer()?.unpack_bytes(cnt)?;
+        let ptr = ptr.cast::<u8>();
+        if std == 1 && cnt > 0 {
+            // SAFETY: C's contract: room for cnt bytes at ptr.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, cnt) };
+        } else {
+            for (i, &v) in bytes.iter().enumerate() {
+                // SAFETY: C's contract: byte i goes to ptr + i * std.
+                unsafe { *ptr.add(i * std) = v };
+            }
+        }
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pvm_pkstr(s: *mut c_char) -> c_int {
+    call("pvm_pkstr", |lib| {
+        if s.is_null() {
+            return Err(PvmError::BadParam);
+        }
+        // SAFETY: C's contract: a NUL-terminated string.
+        let bytes = unsafe { CStr::from_ptr(s) }.to_bytes();
+        let b = lib.bufs.send_buffer()?;
+        if b.enc == Encoding::InPlace {
+            b.pack([i32::try_from(bytes.len() + 1).map_err(|_| PvmError::Overflow)?])?;
+            // SAFETY: the string and its NUL, valid until send (PvmDataInPlace).
+            unsafe { b.pack_in_place(s.cast_const().cast(), bytes.len() + 1) };
+        } else {
+            b.pack_str(bytes)?;
+        }
+        Ok(0)
+    })
+}
+
+/// Unpacks a string into `s` (the caller's buffer must hold it and its NUL, as in PVM).
+#[no_mangle]
+pub unsafe extern "C" fn pvm_upkstr(s: *mut c_char) -> c_int {
+    call("pvm_upkstr", |lib| {
+        if s.is_null() {
+            return Err(PvmError::BadParam);
+        }
+        let bytes = lib.bufs.recv_buffer()?.unpack_str()?;
+        let text = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+        // SAFETY: C's contract: room for the packed string and its NUL.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), s.cast::<u8>(), text.len());
+            *s.add(text.len()) = 0;
+        }
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn pvm_initsend(enc: c_int) -> c_int {
+    call("pvm_initsend", |lib| lib.bufs.initsend(enc))
+}
+
+#[no_mangle]
+pub extern "C" fn pvm_mkbuf(enc: c_int) -> c_int {
+    call("pvm_mkbuf", |lib| lib.bufs.mkbuf(enc))
+}
+
+#[no_mangle]
+pub extern "C" fn pvm_freebuf(id: c_int) -> c_int {
+    call("pvm_freebuf", |lib| lib.bufs.free(id).map(|()| 0))
+}
+
+#[no_mangle]
+pub extern "C" fn pvm_setsbuf(id: c_int) -> c_int {
+    call("pvm_setsbuf", |lib| lib.bufs.set_active(id, true))
+}
+
+#[no_mangle]
+pub extern "C" fn pvm_setrbuf(id: c_int) -> c_int {
+    call("pvm_setrbuf", |lib| lib.bufs.set_active(id, false))
+}
+
+#[no_mangle]
+pub extern "C" fn pvm_getsbuf() -> c_int {
+    call("pvm_getsbuf", |lib| Ok(lib.bufs.sbuf))
+}
+
+#[no_mangle]
+pub extern "C" fn pvm_getrbuf() -> c_int {
+    call("pvm_getrbuf", |lib| Ok(lib.bufs.rbuf))
+}
+
+/// Length in bytes, tag and source of a buffer; any out-pointer may be null.
+#[no_mangle]
+pub unsafe extern "C" fn pvm_bufinfo(id: c_int, bytes: *mut c_int, tag: *mut c_int, tid: *mut c_int) -> c_int {
+    call("pvm_bufinfo", |lib| {
+        let b = lib.bufs.get(id)?;
+        let len = i32::try_from(b.len()).map_err(|_| PvmError::Overflow)?;
+        // SAFETY: C's contract: each pointer is null or points to an int.
+        unsafe {
+            crate::state::put(bytes, len);
+            crate::state::put(tag, b.tag);
+            crate::state::put(tid, b.src);
+        }
+        Ok(0)
+    })
+}
+
+/// `pvm_getminfo`: a buffer's header fields.
+#[no_mangle]
+pub unsafe extern "C" fn pvm_getminfo(id: c_int, info: *mut MsgInfo) -> c_int {
+    call("pvm_getminfo", |lib| {
+        if info.is_null() {
+            return Err(PvmError::BadParam);
+        }
+        let b = lib.bufs.get(id)?;
+        let m = MsgInfo {
+            len: i32::try_from(b.len()).map_err(|_| PvmError::Overflow)?,
+            ctx: b.ctx,
+            tag: b.tag,
+            wid: 0,
+            enc: b.enc.on_wire().code(),
+            crc: 0,
+            src: b.src,
+            dst: lib.task.as_ref().map_or(0, |t| t.tid),
+        };
+        // SAFETY: checked non-null; C's contract: it points to a struct pvmminfo.
+        unsafe { info.write(m) };
+        Ok(0)
+    })
+}
+
+/// `struct pvmminfo`.
+#[repr(C)]
+pub struct MsgInfo {
+    pub len: c_int,
+    pub ctx: c_int,
+    pub tag: c_int,
+    pub wid: c_int,
+    pub enc: c_int,
+    pub crc: c_int,
+    pub src: c_int,
+    pub dst: c_int,
+}

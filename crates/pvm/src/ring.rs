@@ -1,0 +1,292 @@
+//! The shared-memory route between two tasks on a host: a byte ring from one sender to one
+//! receiver in a memfd the sender makes and hands over its connection (SCM_RIGHTS), so
+//! nothing is ever named in /dev/shm. The frames of `wire.rs` flow through it; the socket
+//! beside it only carries wake-up bytes for a receiver that sleeps.
+//!
+//! Layout (every word has one writer, the BBP rule):
+//!
+//! ```text
+//! 0    magic   u64  RING_MAGIC, then the data capacity (u64), written once by the sender
+//! 128  tail    u64  bytes ever written (sender; Release after the bytes)
+//! 256  head    u64  bytes ever consumed (receiver; Release after copying them out)
+//! 384  asleep  u32  1 while the receiver may block in poll (receiver)
+//! 512  data    cap bytes, a power of two; byte n of the stream is at data[n % cap]
+//! ```
+//!
+//! Wake-up is Dekker's handshake: the receiver stores `asleep`, fences (SeqCst) and looks at
+//! `tail` once more before it blocks; the sender stores `tail`, fences and looks at `asleep`,
+//! sending one byte on the socket when it is set. One of the two always sees the other.
+
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+
+use crate::error::PvmError;
+
+const RING_MAGIC: u64 = 0x4242_5056_4d52_3031; // "BBPVMR01"
+const DATA: usize = 512;
+
+/// Bytes of data in a ring, one per connection.
+pub static RING_BYTES: billboard::tunables::Tunable = billboard::tunables::Tunable::new(
+    "BB_PVM_RING_BYTES",
+    1 << 20,
+    "PVM: bytes of each task-to-task shared-memory ring (a sender of messages up to this size never waits for its receiver)",
+);
+
+#[repr(C)]
+struct Header {
+    magic: u64,
+    cap: u64,
+    _pad0: [u8; 112],
+    tail: AtomicU64,
+    _pad1: [u8; 120],
+    head: AtomicU64,
+    _pad2: [u8; 120],
+    asleep: AtomicU32,
+}
+
+const _: () = assert!(std::mem::offset_of!(Header, tail) == 128);
+const _: () = assert!(std::mem::offset_of!(Header, head) == 256);
+const _: () = assert!(std::mem::offset_of!(Header, asleep) == 384);
+const _: () = assert!(std::mem::size_of::<Header>() <= DATA);
+
+/// One end of a ring, mapped.
+pub struct Ring {
+    base: *mut u8,
+    map_len: usize,
+    cap: usize,
+    /// The sender's copy of `tail`, or the receiver's of `head`.
+    mine: u64,
+}
+
+// SAFETY: the mapping is process-wide memory; each end is used by one thread at a time
+// (under the library's lock).
+unsafe impl Send for Ring {}
+
+impl Ring {
+    fn header(&self) -> &Header {
+        // SAFETY: base maps at least DATA bytes, laid out as Header (checked at map time).
+        unsafe { &*(self.base as *const Header) }
+    }
+
+    /// Makes a ring of `cap` bytes (rounded up to a power of two); its memfd for the peer.
+    pub fn create(cap: usize) -> Result<(Ring, std::os::fd::OwnedFd), PvmError> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        let cap = cap.max(4096).next_power_of_two();
+        // SAFETY: memfd_create with a static name; the fd is owned below.
+        let fd = unsafe { libc::memfd_create(c"bb-pvm-ring".as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
+        if fd < 0 {
+            return Err(PvmError::OutOfRes);
+        }
+        // SAFETY: fd is a new descriptor we own.
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        let mut ring = Ring::map(&fd, DATA + cap, true)?;
+        // Sealed at its size: the receiver maps it only so, and no one can shrink it under
+        // the receiver's reads (which would be SIGBUS, not an error).
+        let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
+        // SAFETY: fcntl on our own memfd.
+        if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
+            return Err(PvmError::OutOfRes);
+        }
+        // SAFETY: a fresh mapping of our own memfd; the peer has not seen it yet.
+        unsafe {
+            let h = ring.base as *mut Header;
+            (*h).magic = RING_MAGIC;
+            (*h).cap = cap as u64;
+        }
+        ring.cap = cap;
+        Ok((ring, fd))
+    }
+
+    /// Maps a ring a peer made; checks its header (a peer's bytes never panic).
+    pub fn open(fd: &std::os::fd::OwnedFd) -> Result<Ring, PvmError> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: fstat into a zeroed struct.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat on a valid descriptor.
+        if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 || (st.st_size as usize) < DATA + 4096 {
+            return Err(PvmError::BadMsg);
+        }
+        // SAFETY: fcntl on a descriptor we hold.
+        let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
+        if seals < 0 || seals & libc::F_SEAL_SHRINK == 0 {
+            return Err(PvmError::BadMsg);
+        }
+        let len = st.st_size as usize;
+        let mut ring = Ring::map(fd, len, false)?;
+        let (magic, cap, head) = {
+            let h = ring.header();
+            (h.magic, h.cap as usize, h.head.load(Ordering::Acquire))
+        };
+        if magic != RING_MAGIC || !cap.is_power_of_two() || DATA + cap != len {
+            return Err(PvmError::BadMsg);
+        }
+        ring.cap = cap;
+        ring.mine = head;
+        Ok(ring)
+    }
+
+    fn map(fd: &std::os::fd::OwnedFd, len: usize, size_it: bool) -> Result<Ring, PvmError> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: ftruncate on our own memfd.
+        if size_it && unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) } != 0 {
+            return Err(PvmError::OutOfRes);
+        }
+        // SAFETY: a fresh shared mapping of the memfd; unmapped in Drop.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(PvmError::OutOfRes);
+        }
+        Ok(Ring { base: p.cast(), map_len: len, cap: 0, mine: 0 })
+    }
+
+    fn data(&self) -> *mut u8 {
+        // SAFETY: the mapping is DATA + cap bytes.
+        unsafe { self.base.add(DATA) }
+    }
+
+    /// Sender: writes as much of `bytes` as fits; how much.
+    pub fn write(&mut self, bytes: &[u8]) -> usize {
+        let h = self.header();
+        let head = h.head.load(Ordering::Acquire);
+        let free = self.cap - (self.mine.wrapping_sub(head) as usize).min(self.cap);
+        let n = bytes.len().min(free);
+        if n == 0 {
+            return 0;
+        }
+        let at = (self.mine as usize) & (self.cap - 1);
+        let first = n.min(self.cap - at);
+        // SAFETY: the bytes [tail, tail + n) are free (the receiver consumed up to head) and
+        // lie inside the data area in at most two pieces.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.data().add(at), first);
+            std::ptr::copy_nonoverlapping(bytes.as_ptr().add(first), self.data(), n - first);
+        }
+        self.mine += n as u64;
+        self.header().tail.store(self.mine, Ordering::Release);
+        n
+    }
+
+    /// Sender, after writing: whether the receiver may be asleep and needs a wake-up byte.
+    pub fn receiver_asleep(&self) -> bool {
+        fence(Ordering::SeqCst);
+        self.header().asleep.load(Ordering::Relaxed) != 0
+    }
+
+    /// Receiver: whether bytes wait.
+    pub fn has_data(&self) -> bool {
+        self.header().tail.load(Ordering::Acquire) != self.mine
+    }
+
+    /// Receiver: moves every waiting byte to `out`. `Err` when the peer's tail is impossible.
+    pub fn read_into(&mut self, out: &mut crate::wire::FrameBuffer) -> Result<usize, PvmError> {
+        let tail = self.header().tail.load(Ordering::Acquire);
+        let n = tail.wrapping_sub(self.mine) as usize;
+        if n == 0 {
+            return Ok(0);
+        }
+        if n > self.cap {
+            return Err(PvmError::BadMsg);
+        }
+        let at = (self.mine as usize) & (self.cap - 1);
+        let first = n.min(self.cap - at);
+        // SAFETY: [head, tail) was published by the sender's Release store of tail, which
+        // the Acquire load above saw; it lies in the data area in at most two pieces.
+        unsafe {
+            out.push(std::slice::from_raw_parts(self.data().add(at), first));
+            out.push(std::slice::from_raw_parts(self.data(), n - first));
+        }
+        self.mine = tail;
+        self.header().head.store(tail, Ordering::Release);
+        Ok(n)
+    }
+
+    /// Receiver: says it may sleep (or is awake again). After saying so, look at
+    /// [`Ring::has_data`] once more before blocking.
+    pub fn set_asleep(&self, asleep: bool) {
+        self.header().asleep.store(u32::from(asleep), Ordering::Relaxed);
+        if asleep {
+            fence(Ordering::SeqCst);
+        }
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // SAFETY: unmaps the mapping made in `map`, used by nothing after this.
+        unsafe { libc::munmap(self.base.cast(), self.map_len) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{Frame, FrameBuffer};
+
+    #[test]
+    fn bytes_cross_the_ring_in_order_across_its_end() {
+        let (mut tx, fd) = Ring::create(4096).unwrap();
+        let mut rx = Ring::open(&fd).unwrap();
+        let mut fb = FrameBuffer::default();
+        let mut sent = Vec::new();
+        for i in 0..200u32 {
+            let f =
+                Frame::Message { src: 1, tag: i as i32, ctx: 0, enc: 0, data: vec![i as u8; (i as usize * 37) % 700] };
+            let bytes = f.encode();
+            let mut off = 0;
+            while off < bytes.len() {
+                off += tx.write(&bytes[off..]);
+                rx.read_into(&mut fb).unwrap();
+            }
+            sent.push(f);
+        }
+        rx.read_into(&mut fb).unwrap();
+        assert!(!rx.has_data());
+        for f in sent {
+            assert_eq!(fb.next_frame().unwrap(), Some(f));
+        }
+    }
+
+    #[test]
+    fn a_full_ring_takes_nothing_and_a_broken_tail_is_an_error() {
+        let (mut tx, fd) = Ring::create(4096).unwrap();
+        let mut rx = Ring::open(&fd).unwrap();
+        assert_eq!(tx.write(&[7; 5000]), 4096);
+        assert_eq!(tx.write(&[7; 10]), 0);
+        let mut fb = FrameBuffer::default();
+        assert_eq!(rx.read_into(&mut fb).unwrap(), 4096);
+        tx.header().tail.store(1 << 40, Ordering::Release);
+        assert_eq!(rx.read_into(&mut fb), Err(PvmError::BadMsg));
+    }
+
+    #[test]
+    fn a_ring_that_could_shrink_is_refused() {
+        use std::os::fd::FromRawFd;
+        // SAFETY: a new memfd we own, sized like a ring but not sealed.
+        let fd = unsafe {
+            let fd = libc::memfd_create(c"unsealed".as_ptr(), libc::MFD_CLOEXEC);
+            assert!(fd >= 0);
+            assert_eq!(libc::ftruncate(fd, (DATA + 4096) as libc::off_t), 0);
+            std::os::fd::OwnedFd::from_raw_fd(fd)
+        };
+        assert_eq!(Ring::open(&fd).err(), Some(PvmError::BadMsg));
+    }
+
+    #[test]
+    fn the_sender_sees_a_sleeping_receiver() {
+        let (tx, fd) = Ring::create(4096).unwrap();
+        let rx = Ring::open(&fd).unwrap();
+        assert!(!tx.receiver_asleep());
+        rx.set_asleep(true);
+        assert!(tx.receiver_asleep());
+        rx.set_asleep(false);
+        assert!(!tx.receiver_asleep());
+    }
+}

@@ -1,0 +1,153 @@
+//! The process-wide state behind the C calls, and the one wrapper every call goes through:
+//! it takes the lock, turns a `PvmError` into PVM's return code, reports it as PVM does
+//! (`PvmAutoErr`), and keeps a Rust panic from unwinding into C.
+
+use std::ffi::c_int;
+use std::sync::{Mutex, MutexGuard};
+
+use crate::buffer::Buffers;
+use crate::error::PvmError;
+use crate::task::Task;
+
+/// Everything the library holds for this process.
+pub struct Lib {
+    pub bufs: Buffers,
+    /// This process as a PVM task, once it has enrolled (`pvm_mytid` or any call that needs it).
+    pub task: Option<Task>,
+    /// `PvmAutoErr`: 1 prints each failing call's error on stderr (PVM's default), 0 does not.
+    pub auto_err: i32,
+    /// The last error (`pvm_perror` prints it).
+    pub last_err: i32,
+    /// `pvm_setopt` values of the options that only need remembering, by option number.
+    pub opts: [i32; 32],
+    /// What `pvm_config` and `pvm_tasks` last returned: the C arrays and the strings they
+    /// point into, valid until the next call, as in PVM.
+    pub hosts: (Vec<crate::calls::HostInfo>, Vec<std::ffi::CString>),
+    pub tasks: (Vec<crate::calls::TaskInfo>, Vec<std::ffi::CString>),
+    /// What `pvm_getfds` last returned.
+    pub fds: Vec<c_int>,
+}
+
+static LIB: Mutex<Lib> = Mutex::new(Lib {
+    bufs: Buffers::new(),
+    task: None,
+    auto_err: 1,
+    last_err: 0,
+    opts: [0; 32],
+    hosts: (Vec::new(), Vec::new()),
+    tasks: (Vec::new(), Vec::new()),
+    fds: Vec::new(),
+});
+
+impl Lib {
+    /// This process as a task, enrolling it on first use.
+    pub fn task(&mut self) -> Result<&mut Task, PvmError> {
+        if self.task.is_none() {
+            let t = Task::enroll()?;
+            crate::compat::pvmmytid.store(t.tid, std::sync::atomic::Ordering::Relaxed);
+            self.task = Some(t);
+        }
+        Ok(self.task.as_mut().expect("enrolled above"))
+    }
+}
+
+/// The library's state, locked. A panic while it was held does not make it unusable.
+pub fn lock() -> MutexGuard<'static, Lib> {
+    LIB.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs one C call: its result or its error code. Messages for message handlers that came
+/// meanwhile are handed to them with the lock free, and a wait they cut short runs again.
+pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) -> c_int {
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let (mut lib, r) = loop {
+            run_handlers();
+            let mut lib = lock();
+            let r = f(&mut lib);
+            let interrupted = r.is_err() && lib.task.as_mut().is_some_and(|t| std::mem::take(&mut t.cut_short));
+            if !interrupted {
+                break (lib, r);
+            }
+        };
+        if let Err(e) = r {
+            lib.last_err = e.code();
+            crate::compat::pvm_errno.store(e.code(), std::sync::atomic::Ordering::Relaxed);
+        }
+        (r, lib.auto_err, lib.task.as_ref().map(|t| t.tid))
+    }));
+    match out {
+        Ok((Ok(v), _, _)) => v,
+        Ok((Err(e), auto_err, tid)) => {
+            if auto_err != 0 {
+                crate::state::say(format_args!("{}: {name}(): {}", who(tid), e.text()));
+            }
+            e.code()
+        }
+        Err(_) => {
+            crate::state::say(format_args!(
+                "{}: {name}(): internal error (a bug in Billboard's PVM library)",
+                who(None)
+            ));
+            PvmError::SysErr.code()
+        }
+    }
+}
+
+thread_local! {
+    /// Whether this thread is inside a message handler (handlers do not nest).
+    static IN_HANDLER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Hands each waiting message to its handler: the message is the active receive buffer while
+/// the handler runs (as in PVM), then it is freed and the receive buffer before it restored.
+fn run_handlers() {
+    if IN_HANDLER.with(|h| h.replace(true)) {
+        return;
+    }
+    loop {
+        let next = {
+            let mut lib = lock();
+            let Some((func, m)) = lib.task.as_mut().and_then(|t| t.for_handlers.pop_front()) else { break };
+            let enc = crate::encoding::Encoding::from_code(m.enc).unwrap_or(crate::encoding::Encoding::Raw);
+            let id = lib.bufs.insert(crate::buffer::Buffer::received(enc, m.data, m.src, m.tag, m.ctx));
+            let before = lib.bufs.set_active(id, false).unwrap_or(0);
+            (func, id, before)
+        };
+        let (func, id, before) = next;
+        // SAFETY: `func` is the address of the `int (*)(int)` the program gave pvm_addmhf.
+        let handler: extern "C" fn(c_int) -> c_int = unsafe { std::mem::transmute(func) };
+        handler(id);
+        let mut lib = lock();
+        let _ = lib.bufs.free(id);
+        if lib.bufs.rbuf == 0 {
+            let _ = lib.bufs.set_active(before, false);
+        }
+    }
+    IN_HANDLER.with(|h| h.set(false));
+}
+
+/// Writes one line on stderr as PVM's messages go; a closed stderr is no panic (this runs
+/// inside C calls, where a panic must not unwind).
+pub fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// How PVM names the process in its messages: `libpvm [t40001]`, or by pid before enrolling.
+pub fn who(tid: Option<i32>) -> String {
+    match tid {
+        Some(t) => format!("libpvm [t{t:x}]"),
+        None => format!("libpvm [pid{}]", std::process::id()),
+    }
+}
+
+/// Stores `v` through a C out-pointer that may be null.
+///
+/// # Safety
+/// `p` is null or valid for one write of `T`.
+pub unsafe fn put<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        // SAFETY: the caller's contract.
+        unsafe { p.write(v) };
+    }
+}

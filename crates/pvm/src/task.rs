@@ -1,0 +1,600 @@
+//! This process as a PVM task: enrolling with the host agent (starting it if none runs), the
+//! direct connections to other tasks, and the one progress loop every blocking call turns.
+//!
+//! Each task listens on its own socket in the agent's folder. A send connects to the
+//! receiver's socket on first use (proving the secret, naming itself) and keeps the
+//! connection; the receiver accepts it in its progress loop. Writes never block the process
+//! for good: while a write waits for room, the loop keeps reading what arrives, so two tasks
+//! that send large messages to each other at once both get through.
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::c_void;
+use std::io::ErrorKind;
+use std::os::unix::io::{AsRawFd, RawFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use billboard::tunables::Tunable;
+
+use crate::error::PvmError;
+use crate::link::{peer_closed, send_carrier, Link, Route};
+use crate::place;
+use crate::ring::Ring;
+use crate::wire::{Frame, FrameBuffer};
+
+/// A message that arrived and waits to be received.
+#[derive(Debug)]
+pub struct Arrived {
+    pub src: i32,
+    pub tag: i32,
+    pub ctx: i32,
+    pub enc: i32,
+    pub data: Vec<u8>,
+}
+
+pub static SHM: Tunable = Tunable::new(
+    "BB_PVM_SHM",
+    1,
+    "PVM: 1 carries messages between tasks of a host through shared-memory rings, 0 on their sockets",
+);
+pub static SPIN_US: Tunable = Tunable::new(
+    "BB_PVM_SPIN_US",
+    50,
+    "PVM: us a receive polls the rings (yielding) before it sleeps; 50 cut 1-byte NPpvm from ~40 to ~5-8 us on separate cores",
+);
+
+/// The PVM library's tunables, for `bbrun --info`.
+pub fn tunables() -> [&'static Tunable; 4] {
+    [&SHM, &SPIN_US, &crate::ring::RING_BYTES, &crate::agent::LINGER_MS]
+}
+
+/// A message handler (`pvm_addmhf`): messages matching src, tag and context (-1: any) go to
+/// `func` instead of to a receive.
+#[derive(Clone, Copy, Debug)]
+pub struct Handler {
+    pub id: i32,
+    pub src: i32,
+    pub tag: i32,
+    pub ctx: i32,
+    /// The C function `int (*)(int mid)`, as an address.
+    pub func: usize,
+}
+
+/// An enrolled task.
+pub struct Task {
+    pub tid: i32,
+    pub ptid: i32,
+    pub siblings: Vec<i32>,
+    /// The context messages are sent in and received from (`pvm_setcontext`).
+    pub ctx: i32,
+    dir: PathBuf,
+    secret: String,
+    agent: Link,
+    agent_lost: bool,
+    listener: UnixListener,
+    inbound: Vec<Link>,
+    outbound: HashMap<i32, Route>,
+    pub queue: VecDeque<Arrived>,
+    pub handlers: Vec<Handler>,
+    /// Messages for handlers, to be handed over when the library's lock is free
+    /// (`state::call`), as handlers call the library themselves.
+    pub for_handlers: VecDeque<(usize, Arrived)>,
+    /// A wait returned early for the handlers (and must run again after them).
+    pub cut_short: bool,
+    replies: VecDeque<Frame>,
+    /// Where caught output of children goes (`pvm_catchout`): a C `FILE *`.
+    pub catch: Option<usize>,
+    /// `BB_PVM_SHM`, `BB_PVM_SPIN_US`, `BB_PVM_RING_BYTES`, read once.
+    shm: bool,
+    spin: Duration,
+    ring_bytes: usize,
+}
+
+// SAFETY: the FILE pointer in `catch` is only used under the library's lock, as C's stdio
+// allows from any thread.
+unsafe impl Send for Task {}
+
+/// How long a task waits for its agent to answer the hello, or to start.
+const START_WAIT: Duration = Duration::from_secs(10);
+
+impl Task {
+    /// Enrolls this process: finds or starts the host agent, says hello, and listens.
+    pub fn enroll() -> Result<Task, PvmError> {
+        let dir = place::dir();
+        let mut stream = connect_or_start_agent(&dir)?;
+        let secret = std::fs::read_to_string(place::secret_file(&dir)).map_err(|_| PvmError::SysErr)?;
+        let given = std::env::var(place::TID_ENV).ok().and_then(|t| t.parse().ok()).unwrap_or(0);
+        // A program this task starts by itself is a task of its own, not this one.
+        std::env::remove_var(place::TID_ENV);
+        let hello =
+            Frame::Hello { secret: secret.clone(), pid: std::process::id() as i32, tid: given, name: program_name() };
+        stream.set_read_timeout(Some(START_WAIT)).map_err(|_| PvmError::SysErr)?;
+        place::write_frame(&mut stream, &hello).map_err(|_| PvmError::SysErr)?;
+        let mut frames = FrameBuffer::default();
+        let Ok(Some(Frame::Welcome { tid, ptid, siblings })) = place::read_frame(&mut stream, &mut frames) else {
+            return Err(PvmError::SysErr);
+        };
+        let path = place::task_socket(&dir, tid);
+        let _ = std::fs::remove_file(&path);
+        let listener = UnixListener::bind(&path).map_err(|_| PvmError::SysErr)?;
+        listener.set_nonblocking(true).map_err(|_| PvmError::SysErr)?;
+        stream.set_read_timeout(None).map_err(|_| PvmError::SysErr)?;
+        stream.set_nonblocking(true).map_err(|_| PvmError::SysErr)?;
+        let mut agent = Link::to_agent(stream);
+        agent.frames = frames;
+        Ok(Task {
+            tid,
+            ptid,
+            siblings,
+            ctx: 0,
+            dir,
+            secret,
+            agent,
+            agent_lost: false,
+            listener,
+            inbound: Vec::new(),
+            outbound: HashMap::new(),
+            queue: VecDeque::new(),
+            handlers: Vec::new(),
+            for_handlers: VecDeque::new(),
+            cut_short: false,
+            replies: VecDeque::new(),
+            catch: None,
+            shm: SHM.get() != 0,
+            spin: Duration::from_micros(SPIN_US.get() as u64),
+            ring_bytes: crate::ring::RING_BYTES.get(),
+        })
+    }
+
+    /// Waits up to `timeout` (`None`: until something happens) for input, and takes in all
+    /// that arrived. With `writable`, also returns when that descriptor can take bytes.
+    fn progress(&mut self, timeout: Option<Duration>, writable: Option<RawFd>) {
+        let mut timeout = timeout;
+        if self.drain_rings() {
+            timeout = Some(Duration::ZERO);
+        }
+        // Before sleeping, tell every ring's sender, then look once more (ring.rs's handshake).
+        let may_sleep = timeout != Some(Duration::ZERO);
+        if may_sleep {
+            for r in self.inbound.iter().filter_map(|l| l.ring.as_ref()) {
+                r.set_asleep(true);
+            }
+            if self.inbound.iter().filter_map(|l| l.ring.as_ref()).any(Ring::has_data) {
+                timeout = Some(Duration::ZERO);
+            }
+        }
+        let mut fds = vec![
+            libc::pollfd { fd: self.agent.stream.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: self.listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+        ];
+        fds.extend(self.inbound.iter().map(|l| libc::pollfd {
+            fd: l.stream.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }));
+        if let Some(fd) = writable {
+            fds.push(libc::pollfd { fd, events: libc::POLLOUT, revents: 0 });
+        }
+        if self.agent_lost {
+            fds[0].fd = -1;
+        }
+        let ts = timeout.map(|t| libc::timespec {
+            tv_sec: t.as_secs().min(i32::MAX as u64) as libc::time_t,
+            tv_nsec: t.subsec_nanos() as _,
+        });
+        let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: `fds` is a valid array of pollfd for its length; ts_ptr null or a timespec.
+        let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ts_ptr, std::ptr::null()) };
+        if may_sleep {
+            for r in self.inbound.iter().filter_map(|l| l.ring.as_ref()) {
+                r.set_asleep(false);
+            }
+        }
+        if n <= 0 {
+            self.drain_rings();
+            return;
+        }
+        let polled_links = self.inbound.len();
+        if fds[0].revents != 0 {
+            for f in self.agent.read_now() {
+                self.take_from_agent(f);
+            }
+            if self.agent.closed {
+                self.agent_lost = true;
+            }
+        }
+        if fds[1].revents != 0 {
+            while let Ok((s, _)) = self.listener.accept() {
+                if s.set_nonblocking(true).is_ok() {
+                    self.inbound.push(Link::accepted(s));
+                }
+            }
+        }
+        for i in 0..polled_links {
+            if fds.get(2 + i).is_some_and(|p| p.revents != 0) {
+                let frames = self.inbound[i].read_now();
+                for f in frames {
+                    self.take_from_task(i, f);
+                }
+            }
+        }
+        self.drain_rings();
+        self.inbound.retain(|l| !l.closed);
+    }
+
+    /// Takes in what waits in every ring; whether there was anything.
+    fn drain_rings(&mut self) -> bool {
+        let mut got = false;
+        for i in 0..self.inbound.len() {
+            if self.inbound[i].drain_ring() {
+                got = true;
+                for f in self.inbound[i].take_frames() {
+                    self.take_from_task(i, f);
+                }
+            }
+        }
+        got
+    }
+
+    /// A message arrived: for a message handler that matches it, else for a receive.
+    fn arrive(&mut self, m: Arrived) {
+        let matches = |h: &Handler| {
+            (h.src == -1 || h.src == m.src) && (h.tag == -1 || h.tag == m.tag) && (h.ctx == -1 || h.ctx == m.ctx)
+        };
+        match self.handlers.iter().find(|h| matches(h)) {
+            Some(h) => self.for_handlers.push_back((h.func, m)),
+            None => self.queue.push_back(m),
+        }
+    }
+
+    fn take_from_agent(&mut self, f: Frame) {
+        match f {
+            Frame::Message { src, tag, ctx, enc, data } => self.arrive(Arrived { src, tag, ctx, enc, data }),
+            Frame::Output { tid, text } => self.print_caught(tid, &text),
+            other => self.replies.push_back(other),
+        }
+    }
+
+    fn take_from_task(&mut self, link: usize, f: Frame) {
+        let l = &mut self.inbound[link];
+        match (l.peer, f) {
+            (None, Frame::Hello { secret, tid, .. }) if place::same_secret(&secret, &self.secret) => l.peer = Some(tid),
+            (Some(peer), Frame::Message { tag, ctx, enc, data, .. }) => {
+                self.arrive(Arrived { src: peer, tag, ctx, enc, data })
+            }
+            // A stranger, or a peer that breaks the protocol: dropped.
+            _ => l.closed = true,
+        }
+    }
+
+    fn print_caught(&self, tid: i32, text: &[u8]) {
+        let Some(file) = self.catch else { return };
+        let mut line = format!("[t{tid:x}] ").into_bytes();
+        line.extend_from_slice(text);
+        line.push(b'\n');
+        // SAFETY: `file` is the FILE * the program gave pvm_catchout, valid while it is set.
+        unsafe {
+            libc::fwrite(line.as_ptr().cast(), 1, line.len(), file as *mut libc::FILE);
+            libc::fflush(file as *mut libc::FILE);
+        }
+    }
+
+    /// Writes all of `parts` to `fd`, taking in arrivals while the socket is full.
+    fn write_all(&mut self, fd: RawFd, parts: &[&[u8]]) -> Result<(), PvmError> {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let mut done = 0;
+        while done < total {
+            let mut iov = Vec::with_capacity(parts.len());
+            let mut skip = done;
+            for p in parts {
+                if skip >= p.len() {
+                    skip -= p.len();
+                    continue;
+                }
+                iov.push(libc::iovec { iov_base: p[skip..].as_ptr() as *mut c_void, iov_len: p.len() - skip });
+                skip = 0;
+            }
+            // SAFETY: a zeroed msghdr is valid; iov points to live slices for this call.
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            msg.msg_iov = iov.as_mut_ptr();
+            msg.msg_iovlen = iov.len() as _;
+            // SAFETY: sendmsg reads the iovecs set up above; MSG_NOSIGNAL: a closed peer is an
+            // error return, not SIGPIPE in the program.
+            let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+            if n >= 0 {
+                done += n as usize;
+                continue;
+            }
+            match std::io::Error::last_os_error().kind() {
+                ErrorKind::WouldBlock => self.progress(None, Some(fd)),
+                ErrorKind::Interrupted => {}
+                _ => return Err(PvmError::NoTask),
+            }
+        }
+        Ok(())
+    }
+
+    /// Asks the agent something and waits for its answer (arrivals meanwhile are kept).
+    pub fn request(&mut self, f: &Frame) -> Result<Frame, PvmError> {
+        if self.agent_lost {
+            return Err(PvmError::SysErr);
+        }
+        let bytes = f.encode();
+        let fd = self.agent.stream.as_raw_fd();
+        self.write_all(fd, &[&bytes]).map_err(|_| PvmError::SysErr)?;
+        loop {
+            if let Some(r) = self.replies.pop_front() {
+                return Ok(r);
+            }
+            if self.agent_lost {
+                return Err(PvmError::SysErr);
+            }
+            self.progress(None, None);
+        }
+    }
+
+    /// A request whose answer is a status code.
+    pub fn request_status(&mut self, f: &Frame) -> Result<i32, PvmError> {
+        match self.request(f)? {
+            Frame::Status { code, .. } if code < 0 => Err(PvmError::from_code(code)),
+            Frame::Status { code, .. } => Ok(code),
+            _ => Err(PvmError::SysErr),
+        }
+    }
+
+    /// The connection to `tid`, made on first use: through a ring of shared memory unless
+    /// `BB_PVM_SHM=0`. A task that is still starting is waited for; one the agent does not
+    /// know is `PvmNoTask`.
+    fn link_to(&mut self, tid: i32) -> Result<(), PvmError> {
+        if self.outbound.contains_key(&tid) {
+            return Ok(());
+        }
+        if !place::is_task_tid(tid) {
+            return Err(if tid > 0 && tid & !place::TID_LOCAL_MASK != place::HOST_TID {
+                PvmError::NoTask
+            } else {
+                PvmError::BadParam
+            });
+        }
+        let path = place::task_socket(&self.dir, tid);
+        let mut pause = Duration::from_micros(200);
+        let stream = loop {
+            if let Ok(s) = UnixStream::connect(&path) {
+                break s;
+            }
+            // Not listening (yet): the agent says whether it will be.
+            self.request_status(&Frame::Lookup { tid })?;
+            self.progress(Some(pause), None);
+            pause = (pause * 2).min(Duration::from_millis(20));
+        };
+        let ring = if self.shm { Ring::create(self.ring_bytes).ok() } else { None };
+        send_carrier(&stream, ring.as_ref().map(|(_, fd)| fd))?;
+        stream.set_nonblocking(true).map_err(|_| PvmError::SysErr)?;
+        self.outbound.insert(tid, Route { stream, ring: ring.map(|(r, _)| r) });
+        let hello = Frame::Hello {
+            secret: self.secret.clone(),
+            pid: std::process::id() as i32,
+            tid: self.tid,
+            name: String::new(),
+        };
+        self.write_route(tid, &[&hello.encode()])
+    }
+
+    /// Writes `parts` to the task at the end of an existing route.
+    fn write_route(&mut self, tid: i32, parts: &[&[u8]]) -> Result<(), PvmError> {
+        let mut route = self.outbound.remove(&tid).ok_or(PvmError::NoTask)?;
+        let r = match route.ring.is_some() {
+            true => self.write_ring(&mut route, parts),
+            false => self.write_all(route.stream.as_raw_fd(), parts),
+        };
+        if r.is_ok() {
+            self.outbound.insert(tid, route);
+        }
+        r
+    }
+
+    /// Writes `parts` into a route's ring, waking its receiver when it sleeps; while the ring
+    /// is full, takes in arrivals (so two tasks that fill each other's rings both go on).
+    fn write_ring(&mut self, route: &mut Route, parts: &[&[u8]]) -> Result<(), PvmError> {
+        let Route { stream, ring } = route;
+        let ring = ring.as_mut().expect("a ring route");
+        let mut idle = 0u32;
+        for part in parts {
+            let mut off = 0;
+            while off < part.len() {
+                let n = ring.write(&part[off..]);
+                off += n;
+                if n > 0 {
+                    idle = 0;
+                    if ring.receiver_asleep() {
+                        // SAFETY: a one-byte non-blocking send; a full socket already wakes it.
+                        unsafe {
+                            libc::send(
+                                stream.as_raw_fd(),
+                                b"w".as_ptr().cast(),
+                                1,
+                                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+                            )
+                        };
+                    }
+                    continue;
+                }
+                if peer_closed(stream) {
+                    return Err(PvmError::NoTask);
+                }
+                idle += 1;
+                if idle < 2000 {
+                    std::hint::spin_loop();
+                } else {
+                    self.progress(Some(Duration::from_micros(50)), None);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends a message: to itself straight into its own queue.
+    pub fn send(&mut self, tid: i32, tag: i32, enc: i32, data: &[u8]) -> Result<(), PvmError> {
+        if tid == self.tid {
+            let ctx = self.ctx;
+            self.arrive(Arrived { src: tid, tag, ctx, enc, data: data.to_vec() });
+            return Ok(());
+        }
+        self.link_to(tid)?;
+        let header = crate::wire::message_header(self.tid, tag, self.ctx, enc, data.len()).ok_or(PvmError::Overflow)?;
+        self.write_route(tid, &[&header, data])
+    }
+
+    /// Takes the first waiting message from `src` with `tag` (-1: any) in the current context,
+    /// waiting up to `timeout` (`None`: for ever, `Some(0)`: not at all).
+    pub fn receive(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<Arrived> {
+        let i = self.wait_for(src, tag, timeout)?;
+        self.queue.remove(i)
+    }
+
+    /// Where the first matching message waits in the queue, waiting as `receive` does.
+    pub fn wait_for(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<usize> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut first = true;
+        loop {
+            if !self.for_handlers.is_empty() {
+                // The caller (state::call) runs the handlers, then this wait again.
+                self.cut_short = true;
+                return None;
+            }
+            let ctx = self.ctx;
+            if let Some(i) = self
+                .queue
+                .iter()
+                .position(|m| (src == -1 || m.src == src) && (tag == -1 || m.tag == tag) && m.ctx == ctx)
+            {
+                return Some(i);
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left == Some(Duration::ZERO) && !first {
+                return None;
+            }
+            first = false;
+            // A message on a ring comes sooner than a sleeping process wakes: poll the rings
+            // a while (no system call) before sleeping.
+            if left != Some(Duration::ZERO) && self.inbound.iter().any(|l| l.ring.is_some()) {
+                // Yielding between looks lets a peer that shares this core run (the engine's
+                // ladder: spin, then yield, then sleep).
+                let until = Instant::now() + self.spin;
+                let mut looks = 0u32;
+                while Instant::now() < until && !self.drain_rings() {
+                    looks += 1;
+                    if looks < 64 {
+                        std::hint::spin_loop();
+                    } else {
+                        std::thread::yield_now();
+                    }
+                }
+                if self.queue.iter().any(|m| (src == -1 || m.src == src) && (tag == -1 || m.tag == tag) && m.ctx == ctx)
+                {
+                    continue;
+                }
+            }
+            self.progress(left, None);
+        }
+    }
+
+    /// The descriptors on which input for this task arrives (`pvm_getfds`).
+    pub fn wait_fds(&self) -> Vec<i32> {
+        let mut v = vec![self.agent.stream.as_raw_fd(), self.listener.as_raw_fd()];
+        v.extend(self.inbound.iter().map(|l| l.stream.as_raw_fd()));
+        v
+    }
+
+    /// Leaves PVM: tells the agent and stops listening.
+    pub fn leave(mut self) {
+        if let Some(_file) = self.catch {
+            // Like PVM, a task that catches its children's output waits for them to end
+            // first, so that all of it is printed.
+            while let Ok(Frame::TasksAre { tasks }) = self.request(&Frame::Tasks { which: 0 }) {
+                if !tasks.iter().any(|t| t.ptid == self.tid) {
+                    break;
+                }
+                self.progress(Some(Duration::from_millis(20)), None);
+            }
+            self.progress(Some(Duration::ZERO), None);
+        }
+        let _ = self.request(&Frame::Exit);
+    }
+}
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(place::task_socket(&self.dir, self.tid));
+    }
+}
+
+fn program_name() -> String {
+    std::fs::read_to_string("/proc/self/comm").map(|s| s.trim_end().to_string()).unwrap_or_default()
+}
+
+/// Connects to the host agent, starting it when none answers.
+fn connect_or_start_agent(dir: &Path) -> Result<UnixStream, PvmError> {
+    let sock = place::agent_socket(dir);
+    if let Ok(s) = UnixStream::connect(&sock) {
+        return Ok(s);
+    }
+    let exe = agent_program().ok_or_else(|| {
+        crate::state::say(format_args!(
+            "libpvm: cannot find bbpvmd (the host agent): set BB_PVMD or install it beside the library"
+        ));
+        PvmError::CantStart
+    })?;
+    let mut cmd = std::process::Command::new(&exe);
+    cmd.arg("--dir").arg(dir).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
+    match std::env::var_os("BB_PVM_LOG") {
+        Some(log) => {
+            let f = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(|_| PvmError::CantStart)?;
+            cmd.stderr(f);
+        }
+        None => {
+            cmd.stderr(std::process::Stdio::null());
+        }
+    }
+    // bbpvmd detaches itself: this returns as soon as its first process has forked.
+    cmd.status().map_err(|_| PvmError::CantStart)?;
+    let start = Instant::now();
+    while start.elapsed() < START_WAIT {
+        if let Ok(s) = UnixStream::connect(&sock) {
+            // The socket can exist a moment before the secret beside it is readable.
+            if place::secret_file(dir).exists() {
+                return Ok(s);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    crate::state::say(format_args!("libpvm: bbpvmd did not start in {}s ({})", START_WAIT.as_secs(), exe.display()));
+    Err(PvmError::CantStart)
+}
+
+/// The agent program: `$BB_PVMD`, else `bbpvmd` in the `bin` folder beside this library's
+/// `lib` folder (dist/), else on `PATH`.
+fn agent_program() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("BB_PVMD") {
+        return Some(PathBuf::from(p));
+    }
+    // SAFETY: a zeroed Dl_info is valid output space; dladdr reads only the address given.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr with an address inside this object.
+    if unsafe { libc::dladdr(agent_program as *const c_void, &mut info) } != 0 && !info.dli_fname.is_null() {
+        // SAFETY: dladdr returned a NUL-terminated file name.
+        let lib = PathBuf::from(unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned());
+        if let Some(p) = lib.parent().and_then(Path::parent).map(|d| d.join("bin/bbpvmd")) {
+            if p.exists() {
+                return Some(p);
+            }
+        }
+        if let Some(p) = lib.parent().map(|d| d.join("bbpvmd")) {
+            if p.exists() {
+                return Some(p);
+            }
+        }
+    }
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join("bbpvmd")).find(|p| p.exists())
+}

@@ -1,0 +1,604 @@
+//! What tasks and the host agent say to each other over their Unix sockets, byte by byte.
+//!
+//! Every frame is `u32 LE length` of the body, then the body: one kind byte, then the kind's
+//! fields in order. Fields: `i32` as 4 bytes little-endian; a string or byte run as a `u32 LE`
+//! length then its bytes; a list as a `u32 LE` count then its items. Decoding checks every
+//! length against what arrived: bytes from another process never panic, they fail that
+//! connection with a [`WireError`].
+
+use std::fmt;
+
+/// A frame's body may not exceed this (1 GiB): a length beyond it is a broken peer.
+pub const MAX_FRAME: usize = 1 << 30;
+
+/// A task as `pvm_tasks` lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskEntry {
+    pub tid: i32,
+    pub ptid: i32,
+    pub host: i32,
+    pub flag: i32,
+    pub name: String,
+    pub pid: i32,
+}
+
+/// A host as `pvm_config` lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostEntry {
+    pub tid: i32,
+    pub name: String,
+    pub arch: String,
+    pub speed: i32,
+    pub dsig: i32,
+}
+
+/// A spawn request: `pvm_spawn`'s arguments and what the child inherits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpawnRequest {
+    pub file: String,
+    pub argv: Vec<String>,
+    pub flags: i32,
+    pub place: String,
+    pub count: i32,
+    /// Folders to look for `file` in (the spawner's `PVM_PATH`, or PVM's default).
+    pub path: Vec<String>,
+    /// `NAME=value` pairs the spawner exports (`PVM_EXPORT`).
+    pub env: Vec<String>,
+    pub cwd: String,
+}
+
+/// One frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// First frame on every connection: the job secret, the sender's pid, the tid it was
+    /// given at spawn (0: none, a program started from a shell), its program name.
+    Hello {
+        secret: String,
+        pid: i32,
+        tid: i32,
+        name: String,
+    },
+    /// The agent's answer to `Hello`: the task's tid, parent (or `PvmNoParent`), siblings.
+    Welcome {
+        tid: i32,
+        ptid: i32,
+        siblings: Vec<i32>,
+    },
+    /// A PVM message, task to task (or from the agent: notifications).
+    Message {
+        src: i32,
+        tag: i32,
+        ctx: i32,
+        enc: i32,
+        data: Vec<u8>,
+    },
+    /// Output of a child whose parent called `pvm_catchout` (one line, newline stripped).
+    Output {
+        tid: i32,
+        text: Vec<u8>,
+    },
+    Spawn(SpawnRequest),
+    /// The spawned tids, or an error code in place of each task that did not start.
+    Spawned {
+        tids: Vec<i32>,
+    },
+    /// A signal for a task (`pvm_kill`: SIGTERM, `pvm_sendsig`: any).
+    Kill {
+        tid: i32,
+        sig: i32,
+    },
+    Notify {
+        what: i32,
+        tag: i32,
+        tids: Vec<i32>,
+    },
+    Config,
+    ConfigIs {
+        hosts: Vec<HostEntry>,
+    },
+    Tasks {
+        which: i32,
+    },
+    TasksAre {
+        tasks: Vec<TaskEntry>,
+    },
+    /// Whether `tid` is a live task (or one still starting).
+    Lookup {
+        tid: i32,
+    },
+    CatchOut {
+        on: i32,
+    },
+    Halt,
+    /// The task leaves PVM (`pvm_exit`).
+    Exit,
+    /// A group call: `op` (see `groups.rs`), the group, an argument.
+    Group {
+        op: i32,
+        name: String,
+        arg: i32,
+    },
+    /// Message box (`mailbox.rs`): store the message in class `name`.
+    MboxPut {
+        name: String,
+        flags: i32,
+        enc: i32,
+        data: Vec<u8>,
+    },
+    /// Read an entry: answered by an `MboxEntry`, or a `Status` error.
+    MboxGet {
+        name: String,
+        index: i32,
+        flags: i32,
+    },
+    MboxEntry {
+        owner: i32,
+        enc: i32,
+        data: Vec<u8>,
+    },
+    MboxDel {
+        name: String,
+        index: i32,
+    },
+    MboxList {
+        pattern: String,
+    },
+    /// Classes by name, each with (index, owner, flags) of its entries.
+    MboxClasses {
+        classes: Vec<crate::mailbox::ClassInfo>,
+    },
+    /// The answer to most requests: a value or an error code.
+    Status {
+        code: i32,
+        list: Vec<i32>,
+    },
+}
+
+/// A frame that does not decode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WireError(pub String);
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn int(&mut self, v: i32) -> &mut Self {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.0.extend_from_slice(&(b.len() as u32).to_le_bytes());
+        self.0.extend_from_slice(b);
+        self
+    }
+    fn str(&mut self, s: &str) -> &mut Self {
+        self.bytes(s.as_bytes())
+    }
+    fn ints(&mut self, v: &[i32]) -> &mut Self {
+        self.0.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        for &x in v {
+            self.int(x);
+        }
+        self
+    }
+    fn strs(&mut self, v: &[String]) -> &mut Self {
+        self.0.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        for s in v {
+            self.str(s);
+        }
+        self
+    }
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
+        if self.b.len() < n {
+            return Err(WireError(format!("a frame ends early: {} bytes wanted, {} left", n, self.b.len())));
+        }
+        let (head, rest) = self.b.split_at(n);
+        self.b = rest;
+        Ok(head)
+    }
+    fn int(&mut self) -> Result<i32, WireError> {
+        Ok(i32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    fn len(&mut self) -> Result<usize, WireError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")) as usize)
+    }
+    fn bytes(&mut self) -> Result<Vec<u8>, WireError> {
+        let n = self.len()?;
+        Ok(self.take(n)?.to_vec())
+    }
+    fn str(&mut self) -> Result<String, WireError> {
+        String::from_utf8(self.bytes()?).map_err(|_| WireError("a string that is not UTF-8".into()))
+    }
+    fn ints(&mut self) -> Result<Vec<i32>, WireError> {
+        let n = self.len()?;
+        if n > self.b.len() / 4 {
+            return Err(WireError(format!("a list of {n} ints in a frame of {} bytes", self.b.len())));
+        }
+        (0..n).map(|_| self.int()).collect()
+    }
+    fn strs(&mut self) -> Result<Vec<String>, WireError> {
+        let n = self.len()?;
+        if n > self.b.len() / 4 {
+            return Err(WireError(format!("a list of {n} strings in a frame of {} bytes", self.b.len())));
+        }
+        (0..n).map(|_| self.str()).collect()
+    }
+}
+
+impl Frame {
+    /// The frame with its length prefix, ready to write.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer(vec![0; 4]);
+        match self {
+            Frame::Hello { secret, pid, tid, name } => w.int(1).str(secret).int(*pid).int(*tid).str(name),
+            Frame::Welcome { tid, ptid, siblings } => w.int(2).int(*tid).int(*ptid).ints(siblings),
+            Frame::Message { src, tag, ctx, enc, data } => w.int(3).int(*src).int(*tag).int(*ctx).int(*enc).bytes(data),
+            Frame::Output { tid, text } => w.int(4).int(*tid).bytes(text),
+            Frame::Spawn(s) => w
+                .int(5)
+                .str(&s.file)
+                .strs(&s.argv)
+                .int(s.flags)
+                .str(&s.place)
+                .int(s.count)
+                .strs(&s.path)
+                .strs(&s.env)
+                .str(&s.cwd),
+            Frame::Spawned { tids } => w.int(6).ints(tids),
+            Frame::Kill { tid, sig } => w.int(7).int(*tid).int(*sig),
+            Frame::Notify { what, tag, tids } => w.int(8).int(*what).int(*tag).ints(tids),
+            Frame::Config => w.int(9),
+            Frame::ConfigIs { hosts } => {
+                w.int(10).int(hosts.len() as i32);
+                for h in hosts {
+                    w.int(h.tid).str(&h.name).str(&h.arch).int(h.speed).int(h.dsig);
+                }
+                &mut w
+            }
+            Frame::Tasks { which } => w.int(11).int(*which),
+            Frame::TasksAre { tasks } => {
+                w.int(12).int(tasks.len() as i32);
+                for t in tasks {
+                    w.int(t.tid).int(t.ptid).int(t.host).int(t.flag).str(&t.name).int(t.pid);
+                }
+                &mut w
+            }
+            Frame::Lookup { tid } => w.int(13).int(*tid),
+            Frame::CatchOut { on } => w.int(14).int(*on),
+            Frame::Halt => w.int(15),
+            Frame::Exit => w.int(16),
+            Frame::Group { op, name, arg } => w.int(17).int(*op).str(name).int(*arg),
+            Frame::Status { code, list } => w.int(18).int(*code).ints(list),
+            Frame::MboxPut { name, flags, enc, data } => w.int(19).str(name).int(*flags).int(*enc).bytes(data),
+            Frame::MboxGet { name, index, flags } => w.int(20).str(name).int(*index).int(*flags),
+            Frame::MboxEntry { owner, enc, data } => w.int(24).int(*owner).int(*enc).bytes(data),
+            Frame::MboxDel { name, index } => w.int(21).str(name).int(*index),
+            Frame::MboxList { pattern } => w.int(22).str(pattern),
+            Frame::MboxClasses { classes } => {
+                w.int(23).int(classes.len() as i32);
+                for (name, entries) in classes {
+                    w.str(name).int(entries.len() as i32);
+                    for &(i, o, f) in entries {
+                        w.int(i).int(o).int(f);
+                    }
+                }
+                &mut w
+            }
+        };
+        let len = (w.0.len() - 4) as u32;
+        w.0[..4].copy_from_slice(&len.to_le_bytes());
+        w.0
+    }
+
+    /// Decodes one body (without its length prefix).
+    pub fn decode(body: &[u8]) -> Result<Frame, WireError> {
+        let mut r = Reader { b: body };
+        let kind = r.int()?;
+        let f = match kind {
+            1 => Frame::Hello { secret: r.str()?, pid: r.int()?, tid: r.int()?, name: r.str()? },
+            2 => Frame::Welcome { tid: r.int()?, ptid: r.int()?, siblings: r.ints()? },
+            3 => Frame::Message { src: r.int()?, tag: r.int()?, ctx: r.int()?, enc: r.int()?, data: r.bytes()? },
+            4 => Frame::Output { tid: r.int()?, text: r.bytes()? },
+            5 => Frame::Spawn(SpawnRequest {
+                file: r.str()?,
+                argv: r.strs()?,
+                flags: r.int()?,
+                place: r.str()?,
+                count: r.int()?,
+                path: r.strs()?,
+                env: r.strs()?,
+                cwd: r.str()?,
+            }),
+            6 => Frame::Spawned { tids: r.ints()? },
+            7 => Frame::Kill { tid: r.int()?, sig: r.int()? },
+            8 => Frame::Notify { what: r.int()?, tag: r.int()?, tids: r.ints()? },
+            9 => Frame::Config,
+            10 => {
+                let n = r.len()?;
+                let mut hosts = Vec::new();
+                for _ in 0..n.min(body.len()) {
+                    hosts.push(HostEntry {
+                        tid: r.int()?,
+                        name: r.str()?,
+                        arch: r.str()?,
+                        speed: r.int()?,
+                        dsig: r.int()?,
+                    });
+                }
+                Frame::ConfigIs { hosts }
+            }
+            11 => Frame::Tasks { which: r.int()? },
+            12 => {
+                let n = r.len()?;
+                let mut tasks = Vec::new();
+                for _ in 0..n.min(body.len()) {
+                    tasks.push(TaskEntry {
+                        tid: r.int()?,
+                        ptid: r.int()?,
+                        host: r.int()?,
+                        flag: r.int()?,
+                        name: r.str()?,
+                        pid: r.int()?,
+                    });
+                }
+                Frame::TasksAre { tasks }
+            }
+            13 => Frame::Lookup { tid: r.int()? },
+            14 => Frame::CatchOut { on: r.int()? },
+            15 => Frame::Halt,
+            16 => Frame::Exit,
+            17 => Frame::Group { op: r.int()?, name: r.str()?, arg: r.int()? },
+            18 => Frame::Status { code: r.int()?, list: r.ints()? },
+            19 => Frame::MboxPut { name: r.str()?, flags: r.int()?, enc: r.int()?, data: r.bytes()? },
+            20 => Frame::MboxGet { name: r.str()?, index: r.int()?, flags: r.int()? },
+            24 => Frame::MboxEntry { owner: r.int()?, enc: r.int()?, data: r.bytes()? },
+            21 => Frame::MboxDel { name: r.str()?, index: r.int()? },
+            22 => Frame::MboxList { pattern: r.str()? },
+            23 => {
+                let n = r.len()?;
+                let mut classes = Vec::new();
+                for _ in 0..n.min(body.len()) {
+                    let name = r.str()?;
+                    let m = r.len()?;
+                    let mut entries = Vec::new();
+                    for _ in 0..m.min(body.len()) {
+                        entries.push((r.int()?, r.int()?, r.int()?));
+                    }
+                    classes.push((name, entries));
+                }
+                Frame::MboxClasses { classes }
+            }
+            k => return Err(WireError(format!("a frame of unknown kind {k}"))),
+        };
+        if !r.b.is_empty() {
+            return Err(WireError(format!("{} bytes after a frame of kind {kind}", r.b.len())));
+        }
+        Ok(f)
+    }
+}
+
+/// The bytes of a `Frame::Message` up to its data, so that a send writes the header and the
+/// caller's data without copying them together. `None` for data beyond [`MAX_FRAME`].
+pub fn message_header(src: i32, tag: i32, ctx: i32, enc: i32, len: usize) -> Option<[u8; 28]> {
+    if len > MAX_FRAME - 24 {
+        return None;
+    }
+    let mut h = [0u8; 28];
+    let fields = [(24 + len) as i32, 3, src, tag, ctx, enc, len as i32];
+    for (i, v) in fields.iter().enumerate() {
+        h[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    Some(h)
+}
+
+/// Collects frames from a byte stream that arrives in pieces.
+#[derive(Debug, Default)]
+pub struct FrameBuffer {
+    buf: Vec<u8>,
+    /// Where the next frame starts in `buf` (what is before it is dropped in one go).
+    start: usize,
+    /// A large message on its way: its data goes straight into its own vector, the one the
+    /// receiver gets, instead of through `buf` and a copy.
+    large: Option<LargeMessage>,
+}
+
+#[derive(Debug)]
+struct LargeMessage {
+    src: i32,
+    tag: i32,
+    ctx: i32,
+    enc: i32,
+    data: Vec<u8>,
+    want: usize,
+}
+
+/// Messages with more data than this take the direct path of [`LargeMessage`].
+const LARGE: usize = 64 * 1024;
+
+impl FrameBuffer {
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        if let Some(m) = &mut self.large {
+            let take = (m.want - m.data.len()).min(bytes.len());
+            m.data.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+        }
+        if bytes.is_empty() {
+            return;
+        }
+        if self.start == self.buf.len() {
+            self.buf.clear();
+            self.start = 0;
+        } else if self.start > LARGE && self.start > self.buf.len() / 2 {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// The next whole frame, if one has arrived.
+    pub fn next_frame(&mut self) -> Result<Option<Frame>, WireError> {
+        if let Some(m) = &self.large {
+            if m.data.len() < m.want {
+                return Ok(None);
+            }
+            let m = self.large.take().expect("checked above");
+            return Ok(Some(Frame::Message { src: m.src, tag: m.tag, ctx: m.ctx, enc: m.enc, data: m.data }));
+        }
+        let avail = &self.buf[self.start..];
+        if avail.len() < 4 {
+            return Ok(None);
+        }
+        let word = |i: usize| i32::from_le_bytes(avail[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+        let len = word(0) as u32 as usize;
+        if len > MAX_FRAME {
+            return Err(WireError(format!("a frame of {len} bytes (at most {MAX_FRAME})")));
+        }
+        if avail.len() < 4 + len {
+            if len > LARGE + 24 && avail.len() >= 28 && word(1) == 3 {
+                let want = word(6) as u32 as usize;
+                if want != len - 24 {
+                    return Err(WireError(format!("a message frame of {len} bytes says it holds {want}")));
+                }
+                let mut data = Vec::with_capacity(want);
+                data.extend_from_slice(&avail[28..]);
+                self.large = Some(LargeMessage { src: word(2), tag: word(3), ctx: word(4), enc: word(5), data, want });
+                self.start = self.buf.len();
+            }
+            return Ok(None);
+        }
+        let f = Frame::decode(&avail[4..4 + len]);
+        self.start += 4 + len;
+        f.map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn samples() -> Vec<Frame> {
+        vec![
+            Frame::Hello { secret: "abc".into(), pid: 7, tid: 0x40001, name: "hello".into() },
+            Frame::Welcome { tid: 0x40002, ptid: -23, siblings: vec![0x40002, 0x40003] },
+            Frame::Message { src: 1, tag: -1, ctx: 0, enc: 0, data: vec![1, 2, 3] },
+            Frame::Output { tid: 3, text: b"line".to_vec() },
+            Frame::Spawn(SpawnRequest {
+                file: "slave1".into(),
+                argv: vec!["-x".into()],
+                flags: 1,
+                place: "vm".into(),
+                count: 3,
+                path: vec!["/usr/bin".into()],
+                env: vec!["A=b".into()],
+                cwd: "/tmp".into(),
+            }),
+            Frame::Spawned { tids: vec![1, -7] },
+            Frame::Kill { tid: 4, sig: 15 },
+            Frame::Notify { what: 1, tag: 9, tids: vec![5] },
+            Frame::Config,
+            Frame::ConfigIs {
+                hosts: vec![HostEntry {
+                    tid: 0x40000,
+                    name: "vm".into(),
+                    arch: "LINUX64".into(),
+                    speed: 1000,
+                    dsig: 1,
+                }],
+            },
+            Frame::Tasks { which: 0 },
+            Frame::TasksAre { tasks: vec![TaskEntry { tid: 1, ptid: 2, host: 3, flag: 4, name: "a".into(), pid: 5 }] },
+            Frame::Lookup { tid: 1 },
+            Frame::CatchOut { on: 1 },
+            Frame::Halt,
+            Frame::Exit,
+            Frame::Group { op: 1, name: "g".into(), arg: -1 },
+            Frame::Status { code: -31, list: vec![] },
+            Frame::MboxPut { name: "svc".into(), flags: 2, enc: 0, data: vec![1] },
+            Frame::MboxGet { name: "svc".into(), index: 0, flags: 8 },
+            Frame::MboxDel { name: "svc".into(), index: 1 },
+            Frame::MboxEntry { owner: 3, enc: 1, data: vec![4, 5] },
+            Frame::MboxList { pattern: "*".into() },
+            Frame::MboxClasses { classes: vec![("svc".into(), vec![(0, 1, 2)])] },
+        ]
+    }
+
+    #[test]
+    fn every_frame_round_trips_even_byte_by_byte() {
+        let mut fb = FrameBuffer::default();
+        for f in samples() {
+            for b in f.encode() {
+                assert_eq!(fb.next_frame().unwrap(), None);
+                fb.push(&[b]);
+            }
+            assert_eq!(fb.next_frame().unwrap(), Some(f));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = Frame::decode(&bytes);
+            let mut fb = FrameBuffer::default();
+            fb.push(&bytes);
+            while let Ok(Some(_)) = fb.next_frame() {}
+        }
+
+        #[test]
+        fn every_truncation_of_a_frame_is_an_error(which in 0usize..24, cut in 1usize..40) {
+            let body = samples()[which].encode()[4..].to_vec();
+            let keep = body.len().saturating_sub(cut);
+            prop_assert!(Frame::decode(&body[..keep]).is_err());
+        }
+    }
+
+    #[test]
+    fn a_message_header_is_the_start_of_the_encoded_frame() {
+        let f = Frame::Message { src: 5, tag: 6, ctx: 7, enc: 1, data: vec![9; 13] };
+        let bytes = f.encode();
+        assert_eq!(&bytes[..28], &message_header(5, 6, 7, 1, 13).unwrap()[..]);
+        assert_eq!(bytes.len(), 28 + 13);
+    }
+
+    #[test]
+    fn large_messages_arrive_whole_between_small_frames_in_any_pieces() {
+        let frames = vec![
+            Frame::Kill { tid: 1, sig: 2 },
+            Frame::Message { src: 1, tag: 2, ctx: 3, enc: 1, data: (0..200_000u32).map(|i| i as u8).collect() },
+            Frame::Config,
+            Frame::Message { src: 4, tag: 5, ctx: 0, enc: 0, data: vec![9; LARGE + 1] },
+            Frame::Message { src: 4, tag: 6, ctx: 0, enc: 0, data: vec![7; 10] },
+        ];
+        let bytes: Vec<u8> = frames.iter().flat_map(Frame::encode).collect();
+        for piece in [1, 7, 4096, 100_000, bytes.len()] {
+            let mut fb = FrameBuffer::default();
+            let mut got = Vec::new();
+            for chunk in bytes.chunks(piece) {
+                fb.push(chunk);
+                while let Some(f) = fb.next_frame().unwrap() {
+                    got.push(f);
+                }
+            }
+            assert_eq!(got, frames, "pieces of {piece} bytes");
+        }
+    }
+
+    #[test]
+    fn an_oversized_length_is_an_error() {
+        let mut fb = FrameBuffer::default();
+        fb.push(&u32::MAX.to_le_bytes());
+        assert!(fb.next_frame().is_err());
+    }
+}

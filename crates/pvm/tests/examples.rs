@@ -1,0 +1,555 @@
+//! Debian's PVM programs run unchanged on our library (`pvm-examples`' hello, master1/slave1,
+//! spmd, and NetPIPE's NPpvm), with the output they print under Debian's own PVM, and the
+//! task calls' results and error codes (`tests/c/tasks.c`). Every run is under a timeout and
+//! must leave nothing behind: no agent, no task, no file of the agent's folder.
+//!
+//! Each test has its own agent folder (`BB_PVM_DIR`), so they run side by side.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A virtual machine of our own for one test: the folder of its agent, and our library laid
+/// out as programs load it.
+struct Vm {
+    scratch: PathBuf,
+}
+
+impl Vm {
+    fn new(name: &str) -> Vm {
+        let scratch = std::env::temp_dir().join(format!("bb-pvm-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        let lib_dir = scratch.join("lib");
+        std::fs::create_dir_all(&lib_dir).unwrap();
+        let exe = std::env::current_exe().unwrap();
+        let lib = exe.parent().and_then(|d| d.parent()).unwrap().join("libpvm.so");
+        assert!(lib.exists(), "{} missing: cargo builds it with the tests", lib.display());
+        for soname in ["libpvm3.so.3", "libgpvm3.so.3"] {
+            std::os::unix::fs::symlink(&lib, lib_dir.join(soname)).unwrap();
+        }
+        Vm { scratch }
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.scratch.join("vm")
+    }
+
+    /// A command with our library and this VM's agent folder.
+    fn command(&self, prog: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new(prog);
+        c.env("LD_LIBRARY_PATH", self.scratch.join("lib"))
+            .env("BB_PVMD", env!("CARGO_BIN_EXE_bbpvmd"))
+            .env("BB_PVM_DIR", self.dir())
+            .env("BB_PVM_LINGER_MS", "200")
+            .env("PVM_PATH", "/usr/bin:/bin")
+            .current_dir(&self.scratch)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    /// Checks that the agent and every task are gone and the folder removed (waiting a little
+    /// for the agent's linger).
+    fn assert_nothing_left(&self) {
+        let needle = self.dir().to_string_lossy().into_owned();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let procs = processes_with(&needle);
+            let dir_left = self.dir().exists();
+            if procs.is_empty() && !dir_left {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "left behind: processes {procs:?}, folder {} {}",
+                self.dir().display(),
+                if dir_left {
+                    format!("{:?}", std::fs::read_dir(self.dir()).map(|d| d.count()))
+                } else {
+                    "gone".into()
+                }
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = std::fs::remove_dir_all(&self.scratch);
+    }
+}
+
+/// Pids of processes (not zombies) whose command line or environment mentions `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        if pid == std::process::id() {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        if stat.rsplit(')').next().is_some_and(|s| s.trim_start().starts_with('Z')) {
+            continue;
+        }
+        let mut text = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        text.extend(std::fs::read(e.path().join("environ")).unwrap_or_default());
+        if String::from_utf8_lossy(&text).contains(needle) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits for a child up to `limit`, killing it past that.
+fn finish(mut child: Child, limit: Duration, what: &str) -> Output {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{what} ran past {limit:?}; stdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn run(cmd: &mut Command, what: &str) -> String {
+    let out = finish(cmd.spawn().unwrap_or_else(|e| panic!("{what}: {e}")), Duration::from_secs(60), what);
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn installed(prog: &str) -> bool {
+    let ok = Path::new("/usr/bin").join(prog).exists();
+    if !ok {
+        eprintln!("SKIP: /usr/bin/{prog} is not installed (Debian's pvm-examples / netpipe-pvm)");
+    }
+    ok
+}
+
+/// The same program under Debian's PVM: a pvmd of its own (in a scratch `PVM_TMP`) that finds
+/// programs in /usr/bin. `None` where Debian's pvmd is not installed.
+fn under_debian(name: &str, prog: &str) -> Option<String> {
+    under_debian_with_input(name, prog, "")
+}
+
+/// As [`under_debian`], with `input` on the program's stdin. Debian's group server (pvmgs)
+/// is found in /usr/lib/pvm3/lib.
+fn under_debian_with_input(name: &str, prog: &str, input: &str) -> Option<String> {
+    if !Path::new("/usr/bin/pvmd").exists() {
+        return None;
+    }
+    let tmp = std::env::temp_dir().join(format!("bb-pvm-debian-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::write(tmp.join("hostfile"), "* ep=/usr/bin:/usr/lib/pvm3/lib\n").unwrap();
+    let env = |c: &mut Command| {
+        c.env("PVM_ROOT", "/usr/lib/pvm3").env("PVM_TMP", &tmp).env("PVM_ALLOW_ROOT", "1").current_dir(&tmp);
+    };
+    let mut d = Command::new("/usr/bin/pvmd");
+    env(&mut d);
+    let pvmd = d.arg("hostfile").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().ok()?;
+    // Ended however this function ends (a timeout panics in `finish`).
+    let _pvmd = KillOnDrop(pvmd);
+    // SAFETY: getuid cannot fail.
+    let addr = tmp.join(format!("pvmd.{}", unsafe { libc::getuid() }));
+    let start = Instant::now();
+    while !addr.exists() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut c = Command::new(Path::new("/usr/bin").join(prog));
+    env(&mut c);
+    c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let out = c.spawn().ok().map(|mut ch| {
+        use std::io::Write;
+        let _ = ch.stdin.take().unwrap().write_all(input.as_bytes());
+        finish(ch, Duration::from_secs(60), prog)
+    });
+    drop(_pvmd);
+    let _ = std::fs::remove_dir_all(&tmp);
+    eprintln!("{name}: compared with Debian's PVM");
+    out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// A child process that is killed and reaped when this goes out of scope.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn hostname() -> String {
+    let out = Command::new("hostname").output().unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn hello_prints_what_it_prints_under_debian() {
+    if !installed("hello.pvm") || !installed("hello_other") {
+        return;
+    }
+    let vm = Vm::new("hello");
+    let ours = run(&mut vm.command("/usr/bin/hello.pvm"), "hello");
+    vm.assert_nothing_left();
+    assert_eq!(ours, format!("i'm t40001\nfrom t40002: hello, world from {}\n", hostname()));
+    if let Some(debian) = under_debian("hello", "hello.pvm") {
+        assert_eq!(ours, debian, "Debian's PVM printed otherwise");
+    }
+}
+
+/// master1's lines come in the order its slaves finish: compared as sets.
+fn sorted_lines(s: &str) -> Vec<String> {
+    let mut v: Vec<String> = s.lines().map(String::from).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn master1_and_its_slaves_print_what_they_print_under_debian() {
+    if !installed("master1") || !installed("slave1") {
+        return;
+    }
+    let vm = Vm::new("master1");
+    let ours = run(&mut vm.command("/usr/bin/master1"), "master1");
+    vm.assert_nothing_left();
+    assert!(ours.starts_with("Spawning 3 worker tasks ... SUCCESSFUL\n"), "{ours}");
+    for (who, value) in [(0, 200), (1, 100), (2, 300)] {
+        let line = format!("I got {value}.000000 from {who}; (expecting {value}.000000)");
+        assert!(ours.contains(&line), "missing {line:?} in\n{ours}");
+    }
+    if let Some(debian) = under_debian("master1", "master1") {
+        assert_eq!(sorted_lines(&ours), sorted_lines(&debian), "Debian's PVM printed otherwise");
+    }
+}
+
+#[test]
+fn spmd_passes_its_token_as_under_debian() {
+    if !installed("spmd") {
+        return;
+    }
+    let vm = Vm::new("spmd");
+    let ours = run(&mut vm.command("/usr/bin/spmd"), "spmd");
+    vm.assert_nothing_left();
+    assert_eq!(ours, "Pass a token through the   1 tid ring:\n262145 -> 262145 \ntoken ring done\n");
+    if let Some(debian) = under_debian("spmd", "spmd") {
+        assert_eq!(mask_tids(&ours), mask_tids(&debian), "Debian's PVM printed otherwise");
+    }
+}
+
+#[test]
+fn gexample_reduces_over_a_group_as_under_debian() {
+    if !installed("gexample") {
+        return;
+    }
+    let vm = Vm::new("gexample");
+    // From a shell, gexample asks for the matrix dimension and the number of tasks, then
+    // spawns the others; they join a group, freeze it, reduce twice and meet in a barrier.
+    let mut c = vm.command("/usr/bin/gexample");
+    c.stdin(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"20\n4\n").unwrap();
+    }
+    let out = finish(child, Duration::from_secs(60), "gexample");
+    let ours = String::from_utf8(out.stdout).unwrap();
+    vm.assert_nothing_left();
+    assert!(ours.contains("--> Using 4 processors <--"), "{ours}");
+    assert!(ours.contains("The 1-Norm is 210"), "{ours}");
+    assert!(ours.contains("The product of column 1 is 2.4329e+18"), "{ours}");
+    if let Some(debian) = under_debian_with_input("gexample", "gexample", "20\n4\n") {
+        assert_eq!(ours, debian, "Debian's PVM printed otherwise");
+    }
+}
+
+/// Numbers that look like tids (above 1000) as one word: Debian's pvmd gives tasks started
+/// from a shell later tids than ours (its own helper tasks take the first ones).
+fn mask_tids(s: &str) -> String {
+    s.split_whitespace()
+        .map(|w| if w.parse::<i64>().is_ok_and(|n| n > 1000) { "TID" } else { w })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn the_fortran_examples_print_what_they_print_under_debian() {
+    // fmaster1's lines come in the order its slaves finish: compared sorted.
+    for (prog, sorted) in [("fmaster1", true), ("fspmd", false), ("fgexample", false)] {
+        if !installed(prog) {
+            continue;
+        }
+        let vm = Vm::new(prog);
+        let ours = run(&mut vm.command(Path::new("/usr/bin").join(prog)), prog);
+        vm.assert_nothing_left();
+        assert!(ours.lines().count() >= 3, "{prog} printed little:\n{ours}");
+        if let Some(debian) = under_debian(prog, prog) {
+            let shape = |s: &str| {
+                let mut lines: Vec<String> = s.lines().map(mask_tids).collect();
+                if sorted {
+                    lines.sort();
+                }
+                lines
+            };
+            assert_eq!(shape(&ours), shape(&debian), "{prog}: Debian's PVM printed otherwise");
+        }
+    }
+}
+
+#[test]
+fn four_spmd_siblings_pass_their_token_around() {
+    if !installed("spmd") {
+        return;
+    }
+    let vm = Vm::new("spmd4");
+    let prog = build_c(&vm, "spawn_spmd");
+    let out = run(&mut vm.command(&prog), "spawn_spmd");
+    vm.assert_nothing_left();
+    // The first sibling (t40002) prints the ring of tids, the others nothing; its lines may
+    // come before the parent's own (caught output prints in whichever call it arrives).
+    let expected = "\
+[t40002] Pass a token through the   4 tid ring:
+[t40002] 262146 -> 262147 -> 262148 -> 262149 -> 262146 
+[t40002] token ring done
+";
+    assert!(out.contains("spawned 4\n"), "{out}");
+    assert_eq!(out.replacen("spawned 4\n", "", 1), expected);
+}
+
+#[test]
+fn groups_of_1_to_8_members_reduce_right() {
+    if !installed("gexample") {
+        return;
+    }
+    for n in 1..=8 {
+        let vm = Vm::new(&format!("group{n}"));
+        let mut c = vm.command("/usr/bin/gexample");
+        c.stdin(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(format!("20\n{n}\n").as_bytes()).unwrap();
+        }
+        let out = String::from_utf8(finish(child, Duration::from_secs(60), "gexample").stdout).unwrap();
+        vm.assert_nothing_left();
+        assert!(out.contains(&format!("--> Using {n} processors <--")), "{n} members:\n{out}");
+        assert!(out.contains("The 1-Norm is 210"), "{n} members:\n{out}");
+        assert!(out.contains("The product of column 1 is 2.4329e+18"), "{n} members:\n{out}");
+    }
+}
+
+#[test]
+fn exported_variables_reach_spawned_tasks() {
+    let vm = Vm::new("export");
+    let prog = build_c(&vm, "export");
+    let out = run(&mut vm.command(&prog), "export");
+    vm.assert_nothing_left();
+    // The second printenv finds nothing and prints nothing.
+    assert_eq!(out, "[t40002] exported value\nexit\n");
+}
+
+#[test]
+fn message_handlers_take_their_messages_while_the_task_waits() {
+    let vm = Vm::new("handlers");
+    let prog = build_c(&vm, "handlers");
+    let out = run(&mut vm.command(&prog), "handlers");
+    vm.assert_nothing_left();
+    let expected = "\
+addmhf 1
+handler got 7 (tag 50, active buffer 1)
+received 8 after 1 handler call
+delmhf 0, again -32
+received 9, handler calls 1
+";
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn debians_console_configures_spawns_lists_and_halts() {
+    if !installed("pvm") || !installed("spmd") {
+        return;
+    }
+    let vm = Vm::new("console");
+    let mut c = vm.command("/usr/bin/pvm");
+    c.env("PVM_ROOT", "/usr/lib/pvm3").stdin(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"conf\nspawn -3 spmd\nps -a\nhalt\n").unwrap();
+    }
+    let out = finish(child, Duration::from_secs(60), "pvm console");
+    let text = String::from_utf8(out.stdout).unwrap();
+    vm.assert_nothing_left();
+    for want in [
+        "1 host, 1 data format",
+        &format!("{:>24}    40000  LINUX64    1000", hostname()),
+        "3 successful\nt40002\nt40003\nt40004\n",
+        "HOST      TID   FLAG 0x COMMAND",
+    ] {
+        assert!(text.contains(want), "the console did not print {want:?}:\n{text}");
+    }
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn timing_and_the_bandwidth_tests_run_to_their_end() {
+    if !installed("timing") || !installed("timing_slave") {
+        return;
+    }
+    let vm = Vm::new("timing");
+    let out = run(&mut vm.command("/usr/bin/timing"), "timing");
+    assert!(out.trim_end().ends_with("done"), "{out}");
+    assert!(out.contains("slave is task t40002"), "{out}");
+    vm.assert_nothing_left();
+    // Two copies started from a shell find each other through a group (pvm_gettid); the
+    // second is the slave that checks the data.
+    for prog in ["pbwtest", "rbwtest", "ibwtest", "dbwtest"] {
+        if !installed(prog) {
+            continue;
+        }
+        let vm = Vm::new(prog);
+        let first = vm.command(Path::new("/usr/bin").join(prog)).spawn().unwrap();
+        let second = vm.command(Path::new("/usr/bin").join(prog)).spawn().unwrap();
+        let a = String::from_utf8(finish(first, Duration::from_secs(120), prog).stdout).unwrap();
+        let b = String::from_utf8(finish(second, Duration::from_secs(120), prog).stdout).unwrap();
+        vm.assert_nothing_left();
+        let both = format!("{a}{b}");
+        assert!(both.contains("Data size: 800000"), "{prog}:\n{both}");
+        assert!(both.contains("received correctly"), "{prog}:\n{both}");
+    }
+}
+
+#[test]
+fn netpipe_runs_between_two_tasks_started_from_a_shell() {
+    if !installed("NPpvm") {
+        return;
+    }
+    let vm = Vm::new("netpipe");
+    let receiver = vm.command("/usr/bin/NPpvm").args(["-u", "4096", "-o", "np-receiver.out"]).spawn().unwrap();
+    // The transmitter expects to find the receiver enrolled (pvm_tasks must list two tasks).
+    let start = Instant::now();
+    while !vm.dir().join("t40001").exists() {
+        assert!(start.elapsed() < Duration::from_secs(20), "the receiver did not enroll");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let transmitter =
+        vm.command("/usr/bin/NPpvm").args(["-h", "localhost", "-u", "4096", "-o", "np.out"]).spawn().unwrap();
+    let t = finish(transmitter, Duration::from_secs(60), "NPpvm transmitter");
+    let r = finish(receiver, Duration::from_secs(60), "NPpvm receiver");
+    assert!(t.status.success() && r.status.success(), "NPpvm failed: {}", String::from_utf8_lossy(&t.stderr));
+    let table = std::fs::read_to_string(vm.scratch.join("np.out")).unwrap();
+    let sizes: Vec<u64> = table.lines().filter_map(|l| l.split_whitespace().next()?.parse().ok()).collect();
+    assert_eq!(sizes.first(), Some(&1), "{table}");
+    assert!(sizes.contains(&4096), "NPpvm did not reach 4096 bytes:\n{table}");
+    vm.assert_nothing_left();
+}
+
+/// Builds `tests/c/<name>.c` against our header and library.
+fn build_c(vm: &Vm, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
+    let prog = vm.scratch.join(name);
+    let cc = Command::new("cc")
+        .arg("-o")
+        .arg(&prog)
+        .arg(&src)
+        .arg("-I")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"))
+        .arg(vm.scratch.join("lib/libpvm3.so.3"))
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    prog
+}
+
+#[test]
+fn a_task_killed_with_sigkill_is_notified_and_halt_ends_everything() {
+    if !installed("slave1") {
+        return;
+    }
+    let vm = Vm::new("halt");
+    let prog = build_c(&vm, "halt");
+    let out = run(&mut vm.command(&prog), "halt");
+    vm.assert_nothing_left();
+    assert_eq!(out, "spawned 2\nkill -9 0\nnotified of the killed slave: 1\nhalt 0\n");
+}
+
+#[test]
+fn crossing_large_sends_get_through_on_rings_and_on_sockets() {
+    for shm in ["1", "0"] {
+        let vm = Vm::new(&format!("crossing{shm}"));
+        let prog = build_c(&vm, "crossing");
+        let out = run(vm.command(&prog).arg0(&prog).env("BB_PVM_SHM", shm), "crossing");
+        vm.assert_nothing_left();
+        assert_eq!(out, "crossing sends: 0 bad\n", "BB_PVM_SHM={shm}");
+    }
+}
+
+#[test]
+fn master1_runs_with_every_message_on_sockets() {
+    if !installed("master1") || !installed("slave1") {
+        return;
+    }
+    let vm = Vm::new("master1-sockets");
+    let ours = run(vm.command("/usr/bin/master1").env("BB_PVM_SHM", "0"), "master1");
+    vm.assert_nothing_left();
+    assert_eq!(ours.lines().count(), 4, "{ours}");
+    assert!(ours.contains("I got 300.000000 from 2; (expecting 300.000000)"), "{ours}");
+}
+
+#[test]
+fn task_calls_return_pvms_results_and_error_codes() {
+    let vm = Vm::new("tasks");
+    let prog = build_c(&vm, "tasks");
+    let out = run(&mut vm.command(&prog), "tasks");
+    vm.assert_nothing_left();
+    let expected = "\
+enrolled: 1
+parent: -23
+send to a negative tid: -2
+send to no task: -31
+negative tag: -2
+free of no buffer: -16
+setrbuf of no buffer: -16
+bufinfo of a negative id: -2
+bad encoding: -2
+kill of no task: -31
+recv with a bad tid: -2
+nrecv of nothing: 0
+trecv timed out: 0
+probe of nothing: 0
+probe sees 4 bytes tag 9 from self 1
+received 41, buffer is the receive buffer 1
+precv 0: 1.5 2.5 3.5 len 3 tag 11 self 1
+mcast skips the sender: 0
+config: 1 host, arch LINUX64, host tid 40000
+spawn of nothing: 0 (-7)
+spawn on no host: 0 (-6)
+spawn sleep: 1
+tasks: 2, the sleeper's parent is me 1
+notify: 0
+kill: 0
+notified that the sleeper ended: 1
+pstat of it now: -31
+notify on a task already gone comes at once: 1
+putinfo index: 0
+second putinfo index: 1
+a locked class refuses another entry: -33
+recvinfo: stored
+recvinfo of nothing: -32
+getmboxinfo: 1 class svc with 2 entries owned by me 1
+delinfo: 0
+delinfo again: -32
+spawn echo: 1
+after exit
+";
+    // The caught line is printed in whichever call of the parent it arrives during (the
+    // spawn's own, or the wait in pvm_exit), always before pvm_exit returns.
+    let caught = "[t40003] caught line\n";
+    let at = out.find(caught).unwrap_or_else(|| panic!("no caught output in\n{out}"));
+    assert!(at < out.find("after exit").unwrap(), "caught output after pvm_exit returned:\n{out}");
+    assert_eq!(out.replacen(caught, "", 1), expected);
+}
