@@ -29,7 +29,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
 fi
 
 echo "== build (the multi-process tests launch these binaries; the C suite uses dist/)"
-cargo build --workspace --bins --examples
+cargo build --workspace --lib --bins --examples
 make --no-print-directory
 
 echo "== unit, property and multi-process tests"

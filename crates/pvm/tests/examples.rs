@@ -24,7 +24,11 @@ impl Vm {
         std::fs::create_dir_all(&lib_dir).unwrap();
         let exe = std::env::current_exe().unwrap();
         let lib = exe.parent().and_then(|d| d.parent()).unwrap().join("libpvm.so");
-        assert!(lib.exists(), "{} missing: cargo builds it with the tests", lib.display());
+        assert!(
+            lib.exists(),
+            "{} missing: `cargo build --workspace --lib` builds it (scripts/test.sh does)",
+            lib.display()
+        );
         for soname in ["libpvm3.so.3", "libgpvm3.so.3"] {
             std::os::unix::fs::symlink(&lib, lib_dir.join(soname)).unwrap();
         }
