@@ -5,6 +5,7 @@
 //! Each is written once, as a schedule (`nonblocking.rs`): the `_raw` forms start it
 //! (MPI_Igatherv, ...), the blocking forms start it and wait.
 
+use super::select::{allgather_by, alltoall_pairwise, AllgatherBy};
 use crate::{Collective, Communicator, Error, Result};
 
 /// Where each rank's part lies in a root's buffer: `(displacement, length)` in bytes.
@@ -38,8 +39,8 @@ impl Communicator {
         unsafe { self.iscatterv_raw(send, recv.as_mut_ptr(), recv.len(), root) }?.wait()
     }
 
-    /// Every rank's `send` into every rank's `recv` at `layout[r]`: each rank's one post to all,
-    /// or gather to 0 then bcast (`select.rs`).
+    /// Every rank's `send` into every rank's `recv` at `layout[r]`, by the algorithm
+    /// `select.rs` chooses (each rank's one post to all on one host, the hierarchy on several).
     pub fn allgatherv_bytes(&self, send: &[u8], recv: &mut [u8], layout: Layout<'_>) -> Result<()> {
         // SAFETY: as above.
         unsafe { self.iallgatherv_raw(send.as_ptr(), send.len(), recv.as_mut_ptr(), recv.len(), layout) }?.wait()
@@ -109,13 +110,15 @@ impl Communicator {
             return self.inter_iallgatherv_raw(send, send_len, recv, recv_len, layout);
         }
         check_layout("allgather", recv_len, layout, self.size())?;
-        let posted = super::select::allgather_posts(self, send_len);
-        self.nonblocking(None, |plan| {
-            if posted {
-                return plan.allgather_post((send, send_len), recv, layout);
+        let by = allgather_by(self, layout.iter().map(|p| p.1).sum());
+        self.nonblocking(None, |plan| match by {
+            AllgatherBy::Post => plan.allgather_post((send, send_len), recv, layout),
+            AllgatherBy::GatherBcast => {
+                plan.gather(send, send_len, (self.rank() == 0).then_some((recv, recv_len, layout)), 0)?;
+                plan.bcast(recv, recv_len, 0)
             }
-            plan.gather(send, send_len, (self.rank() == 0).then_some((recv, recv_len, layout)), 0)?;
-            plan.bcast(recv, recv_len, 0)
+            AllgatherBy::Hier => plan.hier_allgather(&self.hosts(), (send, send_len), (recv, recv_len), layout),
+            network => plan.allgather_net(network, (send, send_len), recv, layout),
         })
     }
 
@@ -135,6 +138,10 @@ impl Communicator {
         let n = self.size();
         check_layout("alltoall (send)", send.1, send.2, n)?;
         check_layout("alltoall (recv)", recv.1, recv.2, n)?;
-        self.nonblocking(None, |plan| plan.alltoall(send, recv))
+        let pairwise = alltoall_pairwise(self, send.2.iter().map(|p| p.1).sum());
+        self.nonblocking(None, |plan| match pairwise {
+            true => plan.alltoall_pairwise(send, recv),
+            false => plan.alltoall(send, recv),
+        })
     }
 }

@@ -102,7 +102,7 @@ impl Sched {
     }
 
     /// Adds a send of `len` bytes at `buf` to every world rank of `peers` to the round being
-    /// written, with this envelope.
+    /// written, with this envelope (nothing if `peers` is empty).
     pub(crate) fn multicast(
         &mut self,
         peers: impl Iterator<Item = usize>,
@@ -115,6 +115,9 @@ impl Sched {
         let at = self.peers.len();
         self.peers.extend(peers);
         let n = self.peers.len() - at;
+        if n == 0 {
+            return;
+        }
         self.msgs.push(Msg::Multicast { peers: (at, n), context, source, tag, buf, len });
     }
 

@@ -1,0 +1,165 @@
+//! Hierarchical collectives for communicators that span several hosts: the members of each
+//! host on their billboard (the one-host algorithms of `select.rs`), one leader per host
+//! between hosts over the network (the root leads its own host, so a rooted collective needs
+//! no extra hop), then each host again. Written once as one schedule: each phase addresses a
+//! group of the communicator (`Plan::within`), and a phase takes what the one before left
+//! only once its rounds have ended (`Plan::copy`, and network algorithms that read their
+//! input when their first round starts). Any placement works: a host's members need not be
+//! consecutive ranks, hosts may hold different numbers of them.
+//!
+//! Reductions keep rank order only where every host's members are consecutive ranks (then a
+//! host's fold is a run of ranks and the leaders fold the runs in host order); `select.rs`
+//! runs a flat algorithm for non-commutative operators otherwise.
+
+use super::gather::Layout;
+use super::hosts::Hosts;
+use super::nonblocking::Plan;
+use super::select::{self, BcastBy, ReduceBy};
+use crate::Result;
+
+impl Plan<'_, '_> {
+    /// Barrier: every member tells its host's leader it has arrived, the leaders meet by
+    /// dissemination, each leader releases its host with one post.
+    pub(super) fn hier_barrier(&mut self, hosts: &Hosts) -> Result<()> {
+        let me = self.rank();
+        let members = hosts.members(hosts.of(me));
+        let leaders = hosts.leaders(None);
+        self.within(members);
+        if me != members[0] {
+            let none = std::ptr::NonNull::<u8>::dangling().as_ptr();
+            self.send(0, none, 0)?;
+            self.recv(0, none, 0)?;
+            self.end_round();
+            self.whole();
+            return Ok(());
+        }
+        self.barrier_post_arrivals()?;
+        self.within(&leaders);
+        self.dissemination()?;
+        self.within(members);
+        self.barrier_post_release();
+        self.whole();
+        Ok(())
+    }
+
+    /// Broadcast of `len` bytes at `buf` from `root`: among the leaders (binomial, or scatter +
+    /// ring all-gather when large), then from each leader on its host.
+    pub(super) fn hier_bcast(&mut self, hosts: &Hosts, buf: *mut u8, len: usize, root: usize) -> Result<()> {
+        let me = self.rank();
+        let leaders = hosts.leaders(Some(root));
+        let leader = leaders[hosts.of(me)];
+        if me == leader {
+            let from = Hosts::index_in(&leaders, root).expect("the root leads its host");
+            self.within(&leaders);
+            match select::bcast_between_hosts(leaders.len(), len) {
+                BcastBy::ScatterAllgather => self.bcast_scatter_allgather(buf, len, from)?,
+                _ => self.bcast_binomial(buf, len, from)?,
+            }
+        }
+        let members = hosts.members(hosts.of(me));
+        self.within(members);
+        let from = Hosts::index_in(members, leader).expect("a leader is a member");
+        self.bcast_on_one_host(buf, len, from)?;
+        self.whole();
+        Ok(())
+    }
+
+    /// Reduction of `len` bytes at every rank's `send` into `recv` at `root`, or everywhere
+    /// when `root` is `None`: each host into its leader (the one-host table), the leaders'
+    /// results into the root by a binomial tree, or among all leaders by recursive doubling or
+    /// a ring, then each leader's result to its host. `send` may be `recv`.
+    pub(super) fn hier_reduce(
+        &mut self,
+        hosts: &Hosts,
+        (send, recv, len): (*const u8, *mut u8, usize),
+        root: Option<usize>,
+        (elem, commutative): (usize, bool),
+    ) -> Result<()> {
+        let me = self.rank();
+        let leaders = hosts.leaders(root);
+        let members = hosts.members(hosts.of(me));
+        let leader = leaders[hosts.of(me)];
+        // The host's result lands in scratch at the leader (in place, `recv` is still `send`).
+        let host_result = if me == leader { self.scratch(len, None) } else { recv };
+        self.within(members);
+        let at = Hosts::index_in(members, leader).expect("a leader is a member");
+        match select::reduce_on_one_host(members.len(), len, true) {
+            ReduceBy::Split => self.reduce_split(send, host_result, len, Some(at), (elem, commutative))?,
+            _ => self.reduce(send, host_result, len, at)?,
+        }
+        if me == leader {
+            self.within(&leaders);
+            match root {
+                Some(r) => {
+                    let to = Hosts::index_in(&leaders, r).expect("the root leads its host");
+                    self.reduce(host_result, recv, len, to)?;
+                }
+                None => match select::allreduce_between_hosts(leaders.len(), len, commutative) {
+                    ReduceBy::Ring => self.allreduce_ring(host_result, recv, len, elem)?,
+                    _ => self.allreduce_doubling(host_result, recv, len)?,
+                },
+            }
+        }
+        if root.is_none() {
+            self.within(members);
+            self.bcast_on_one_host(recv, len, at)?;
+        }
+        self.whole();
+        Ok(())
+    }
+
+    /// All-gather of every rank's `send_len` bytes at `send` into `recv`, rank r's part at
+    /// `layout[r]` (checked by the caller): each host's parts to its leader, the hosts' blocks
+    /// among the leaders (recursive doubling, Bruck or a ring), then each leader posts every
+    /// part its members lack once, read by all of them. This rank's part is copied at once, so
+    /// `send` may be that very part (in place).
+    pub(super) fn hier_allgather(
+        &mut self,
+        hosts: &Hosts,
+        (send, send_len): (*const u8, usize),
+        (recv, recv_len): (*mut u8, usize),
+        layout: Layout,
+    ) -> Result<()> {
+        let me = self.rank();
+        let (d, l) = layout[me];
+        // SAFETY: the part lies inside the lent buffer (checked by the caller) and `send` holds
+        // `send_len` bytes; in place they are the same bytes.
+        unsafe { std::ptr::copy(send, recv.add(d), send_len.min(l)) };
+        let leaders = hosts.leaders(None);
+        let members = hosts.members(hosts.of(me));
+        let leader = members[0];
+        let own: Vec<(usize, usize)> = members.iter().map(|&r| layout[r]).collect();
+        self.within(members);
+        // Inside the lent buffer (checked by the caller); only the engine dereferences it.
+        let part = recv.wrapping_add(d);
+        self.gather(part, l, (me == leader).then_some((recv, recv_len, &own[..])), 0)?;
+        if me == leader {
+            let blocks: Vec<Vec<(usize, usize)>> =
+                (0..hosts.count()).map(|h| hosts.members(h).iter().map(|&r| layout[r]).collect()).collect();
+            let total = layout.iter().map(|p| p.1).sum();
+            self.within(&leaders);
+            let by = select::allgather_between_hosts(leaders.len(), total);
+            self.allgather_blocks(by, recv, &blocks)?;
+            self.within(members);
+        }
+        // Every part to each member that lacks it, from the leader: one post for all of them.
+        let parts = (0..layout.len()).filter(|&r| layout[r].1 > 0);
+        if me == leader && members.len() > 1 {
+            for r in parts {
+                let (d, l) = layout[r];
+                let readers = (1..members.len()).filter(|&k| members[k] != r);
+                // As above.
+                self.multicast(readers, recv.wrapping_add(d), l);
+            }
+        } else if me != leader {
+            for r in parts.filter(|&r| r != me) {
+                let (d, l) = layout[r];
+                // As above.
+                self.recv(0, recv.wrapping_add(d), l)?;
+            }
+        }
+        self.end_round();
+        self.whole();
+        Ok(())
+    }
+}
