@@ -53,7 +53,12 @@ impl Plan<'_, '_> {
             self.within(&leaders);
             match select::bcast_between_hosts(leaders.len(), len) {
                 BcastBy::ScatterAllgather => self.bcast_scatter_allgather(buf, len, from)?,
-                _ => self.bcast_binomial(buf, len, from)?,
+                _ => {
+                    self.bcast_binomial(buf, len, from)?;
+                    // The leader has the message once its tree's last round starts (that
+                    // round only sends it on): its host's members get it at the same time.
+                    self.join_last_round();
+                }
             }
         }
         let members = hosts.members(hosts.of(me));

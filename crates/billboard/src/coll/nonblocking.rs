@@ -99,6 +99,14 @@ impl Plan<'_, '_> {
         self.scheds.get(self.id).end_round();
     }
 
+    /// The messages written next go out with the last round written, not after it: for a
+    /// phase whose first round needs nothing that round brings (a broadcast's host phase at a
+    /// leader that has just sent the message on to other leaders). Only a round without local
+    /// steps is joined.
+    pub(super) fn join_last_round(&mut self) {
+        self.scheds.get(self.id).reopen_round();
+    }
+
     /// This process's rank among the ranks `send` and `recv` name now.
     pub(super) fn rank(&self) -> usize {
         self.group.as_ref().map_or_else(|| self.comm.rank(), |g| g.1)

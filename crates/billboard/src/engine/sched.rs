@@ -131,6 +131,19 @@ impl Sched {
         self.ends.push((self.msgs.len(), self.locals.len()));
     }
 
+    /// Opens the last round closed again, so that the messages written next start with it,
+    /// if it has no local steps (they would run only after those messages, which may need
+    /// what the steps produce). Whether it did.
+    pub(crate) fn reopen_round(&mut self) -> bool {
+        let Some(&(_, locals)) = self.ends.last() else { return false };
+        let before = if self.ends.len() > 1 { self.ends[self.ends.len() - 2].1 } else { 0 };
+        if locals != before || self.locals.len() != locals {
+            return false;
+        }
+        self.ends.pop();
+        true
+    }
+
     /// Where round `i` begins in `msgs` and `locals`.
     fn begin(&self, i: usize) -> (usize, usize) {
         if i == 0 {
