@@ -79,10 +79,11 @@ pub(crate) fn bcast_on_one_host(n: usize, len: usize) -> BcastBy {
 
 pub static BCAST_SCATTER_MIN: Tunable = Tunable::new(
     "BB_BCAST_SCATTER_MIN",
-    256 << 10,
-    "smallest broadcast between at least 3 hosts' leaders that goes as scatter + ring all-gather (each link carries \
-     about 2x the message once instead of log2(hosts) times); MPICH's long-message switch is 512 KiB, halved for \
-     the few leaders here (not measured on more than 2 hosts: the test machine has one core pair)",
+    4 << 20,
+    "smallest broadcast between at least 3 hosts' leaders that goes as scatter + ring all-gather instead of a \
+     binomial tree; 3 namespace hosts x 1 rank, forced, 2 alternating runs, load 6-7, us, tree vs scatter-allgather: \
+     8 KiB 12-13 vs 56-92, 64 KiB 58-67 vs 95-101, 256 KiB 205 vs 312-327, 1 MiB 719-1051 vs 1102-2699: the tree \
+     was ahead at every size measured, so the switch lies above them (MPICH's is 512 KiB on real networks)",
 );
 
 /// How the leaders of `leaders` hosts broadcast `len` bytes among themselves.
@@ -212,10 +213,11 @@ pub static REDUCE_SEGMENT: Tunable = Tunable::new(
 
 pub static ALLREDUCE_RING_MIN: Tunable = Tunable::new(
     "BB_ALLREDUCE_RING_MIN",
-    64 << 10,
+    256 << 10,
     "smallest allreduce between hosts' leaders (commutative operators) by ring reduce-scatter + all-gather instead \
-     of recursive doubling: each link carries 2(p-1)/p of the vector instead of log2(p) whole vectors; MPICH \
-     switches at 2 KiB for many processes, but with 2 or 3 leaders doubling moves about as much in fewer rounds",
+     of recursive doubling (each link carries 2(p-1)/p of the vector, not log2(p) whole ones); 3 namespace hosts x \
+     1 rank, forced, 2 alternating runs, load 6-7, us, doubling vs ring: 64 KiB 105-127 vs 97-133 (even), 256 KiB \
+     404-533 vs 398-460, 1 MiB 4576-11722 vs 4140-7873",
 );
 
 /// How a reduction of `len` bytes on `comm` goes: to one root (`rooted`) or to all, with an
@@ -309,10 +311,10 @@ pub(crate) enum AllgatherBy {
 
 pub static ALLGATHER_RING_MIN: Tunable = Tunable::new(
     "BB_ALLGATHER_RING_MIN",
-    64 << 10,
+    512 << 10,
     "smallest all-gather between hosts' leaders (bytes gathered in all) by a ring instead of recursive doubling or \
-     Bruck: the ring sends each part once to the next leader over p-1 steps where Bruck's later rounds send many \
-     parts at once; with 2 leaders all three are one exchange (MPICH switches at 512 KiB total for short vs long)",
+     Bruck; 3 namespace hosts x 1 rank, forced, 2 alternating runs, load 6-7, us, bruck vs ring by bytes in all: \
+     24 KiB 53-55 vs 45-46, 192 KiB 101-139 vs 160-172, 768 KiB 702-3836 vs 687-749, 3 MiB 5186-8819 vs 4749-4842",
 );
 
 /// How an all-gather on `comm` of `len` bytes in all goes.
