@@ -426,19 +426,20 @@ impl Communicator {
     }
 
     /// Starts a reduce-scatter (MPI_Ireduce_scatter): every rank's `len` bytes at `send`
-    /// reduced with `op`, and this rank's `part` (offset, length) of the result into `recv`.
-    /// `send` is read during the call only.
+    /// reduced as `how` says, by the allreduce `select.rs` chooses (the hierarchy on several
+    /// hosts), and this rank's `part` (offset, length) of the result into `recv`.
     ///
     /// # Safety
-    /// As for [`Communicator::iscan_raw`], with `part.1` bytes at `recv`.
+    /// As for [`Communicator::iallreduce_raw`], with `part.1` bytes at `recv`.
     pub unsafe fn ireduce_scatter_raw(
         &self,
         send: *const u8,
         len: usize,
         recv: *mut u8,
         (at, part): (usize, usize),
-        op: ReduceFn,
+        how: Reduction,
     ) -> Result<Collective> {
+        let Reduction { op, elem, commutative } = how;
         if self.is_inter() {
             return self.inter_ireduce_scatter_raw(send, len, recv, (at, part), op);
         }
@@ -450,8 +451,7 @@ impl Communicator {
         }
         self.nonblocking(Some(op), |plan| {
             let all = plan.scratch(len, None);
-            plan.reduce(send, all, len, 0)?;
-            plan.bcast(all, len, 0)?;
+            plan.reduction(send, all, len, None, (elem, commutative))?;
             // SAFETY: `at + part <= len`, checked above.
             let from = unsafe { all.add(at) };
             plan.then(Local::Copy { from, to: recv, len: part });
