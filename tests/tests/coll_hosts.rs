@@ -31,6 +31,8 @@ const SETS: [&[(&str, &str)]; 5] = [
         ("BB_COLL_REDUCE", "hier"),
         ("BB_COLL_ALLREDUCE", "hier"),
         ("BB_COLL_ALLGATHER", "hier"),
+        ("BB_COLL_GATHER", "hier"),
+        ("BB_COLL_SCATTER", "hier"),
     ],
     &[
         ("BB_COLL_BCAST", "scatter-allgather"),
@@ -44,7 +46,13 @@ const SETS: [&[(&str, &str)]; 5] = [
         ("BB_COLL_ALLREDUCE", "doubling"),
         ("BB_COLL_ALLGATHER", "doubling"),
     ],
-    &[("BB_COLL_REDUCE", "tree"), ("BB_COLL_ALLGATHER", "bruck"), ("BB_COLL_ALLTOALL", "linear")],
+    &[
+        ("BB_COLL_REDUCE", "tree"),
+        ("BB_COLL_ALLGATHER", "bruck"),
+        ("BB_COLL_ALLTOALL", "linear"),
+        ("BB_COLL_GATHER", "linear"),
+        ("BB_COLL_SCATTER", "linear"),
+    ],
 ];
 
 fn run(ns: &Netns, (slots, n): (&[usize], usize), env: &[(&str, &str)]) -> Job {
@@ -82,8 +90,8 @@ fn the_algorithms_forced_are_those_that_run() {
     let job = run(&ns, (&[2, 1], 3), &[verbose]);
     expect_ok(&job, 3, "the table");
     let err = job.stderr();
-    for what in ["bcast", "barrier", "reduce", "allreduce", "allgather"] {
-        let line = format!("{what} on a communicator of 3 ranks (several hosts, context 1)");
+    for what in ["bcast", "barrier", "reduce", "allreduce", "allgather", "gather", "scatter"] {
+        let line = format!(": {what} on a communicator of 3 ranks (several hosts, context 1)");
         let chosen = err.lines().find(|l| l.contains(&line)).unwrap_or_else(|| panic!("no {line}:\n{err}"));
         assert!(chosen.contains("(hier; table;"), "{chosen}");
     }
@@ -117,7 +125,7 @@ fn mpich_built_collective_programs_across_hosts() {
     let Some(ns) = Netns::create(3) else { return };
     let out = std::env::temp_dir().join(format!("bb-coll-hosts-{}", std::process::id()));
     std::fs::create_dir_all(&out).unwrap();
-    for program in ["coll_reduce", "reduce_large", "reduce_holes", "icoll"] {
+    for program in ["coll_reduce", "reduce_large", "reduce_holes", "icoll", "coll_basic"] {
         let exe = out.join(program);
         let built = std::process::Command::new("mpicc.mpich")
             .arg("-o")

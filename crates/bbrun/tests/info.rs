@@ -48,6 +48,7 @@ fn info_lists_the_algorithms_for_several_hosts() {
     assert!(switch("BB_COLL_BCAST").contains("post|tree|scatter-allgather|hier"));
     assert!(switch("BB_COLL_BARRIER").contains("post|dissemination|hier"));
     assert!(switch("BB_COLL_REDUCE").contains("tree|post|split|hier"));
+    assert!(switch("BB_COLL_GATHER").contains("linear|hier") && switch("BB_COLL_SCATTER").contains("linear|hier"));
     for tunable in
         ["BB_BCAST_SCATTER_MIN", "BB_ALLREDUCE_RING_MIN", "BB_ALLGATHER_RING_MIN", "BB_ALLTOALL_PAIRWISE_MIN"]
     {

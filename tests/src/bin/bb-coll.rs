@@ -255,7 +255,8 @@ fn byte(from: usize, to: usize, i: usize) -> u8 {
 /// Every data-moving collective at sizes from 0 B to 1 MiB (the switch points of the network
 /// and hierarchical algorithms lie between), roots first, middle and last, in place and not,
 /// each result checked against what this rank computes alone: bcast, allgatherv (uneven parts
-/// laid out in reverse rank order with gaps that must stay untouched), alltoallv, and reduce
+/// laid out in reverse rank order with gaps that must stay untouched), gather and scatter of
+/// parts of one length (reverse order, gaps), alltoallv, and reduce
 /// and allreduce of a commutative sum (the ring and the hierarchy's reduce of any placement).
 fn sizes(w: &Communicator) -> Res {
     let (n, me) = (w.size(), w.rank());
@@ -294,6 +295,50 @@ fn sizes(w: &Communicator) -> Res {
                 let ok = all[d..d + l].iter().enumerate().all(|(i, &b)| b == byte(r, 0, i));
                 assert!(ok, "allgatherv of {part}+r B parts (in place: {in_place}) at {me}: rank {r}'s part");
                 assert!(all[d + l..(d + l + 5).min(at)].iter().all(|&b| b == 0xab), "a gap was written at {me}");
+            }
+        }
+        // Gather and scatter of parts of one length (part bytes), reverse layout with gaps.
+        let one: Vec<(usize, usize)> = (0..n).map(|r| ((n - 1 - r) * (part + 3), part)).collect();
+        let span = n * (part + 3);
+        for &root in &roots {
+            for in_place in [false, true] {
+                let mine: Vec<u8> = (0..part).map(|i| byte(me, root, i)).collect();
+                let mut g = vec![0xabu8; span];
+                let (d, _) = one[me];
+                let at_root = me == root;
+                if in_place && at_root {
+                    g[d..d + part].copy_from_slice(&mine);
+                }
+                let send = if in_place && at_root { g[d..].as_ptr() } else { mine.as_ptr() };
+                let recv = at_root.then_some((g.as_mut_ptr(), span, &one[..]));
+                // SAFETY: both buffers outlive the wait and are not touched before it.
+                unsafe { w.igather_raw(send, part, recv, root)? }.wait()?;
+                if at_root {
+                    for (r, &(d, l)) in one.iter().enumerate() {
+                        let ok = g[d..d + l].iter().enumerate().all(|(i, &b)| b == byte(r, root, i));
+                        assert!(ok, "gather of {part} B parts to {root} (in place: {in_place}): rank {r}'s part");
+                        assert!(g[d + l..d + l + 3].iter().all(|&b| b == 0xab), "gather wrote a gap");
+                    }
+                }
+                let all: Vec<u8> = if at_root {
+                    let mut a = vec![0xcdu8; span];
+                    for (r, &(d, l)) in one.iter().enumerate() {
+                        a[d..d + l].iter_mut().enumerate().for_each(|(i, b)| *b = byte(root, r, i));
+                    }
+                    a
+                } else {
+                    Vec::new()
+                };
+                let mut got = vec![0u8; part];
+                let send = at_root.then_some((all.as_ptr(), all.len(), &one[..]));
+                // In place the root receives nothing (its part stays where it is).
+                let (recv, len) = if in_place && at_root { (got.as_mut_ptr(), 0) } else { (got.as_mut_ptr(), part) };
+                // SAFETY: as above.
+                unsafe { w.iscatter_raw(send, recv, len, root)? }.wait()?;
+                if !(in_place && at_root) {
+                    let ok = got.iter().enumerate().all(|(i, &b)| b == byte(root, me, i));
+                    assert!(ok, "scatter of {part} B parts from {root} (in place: {in_place}) at {me}");
+                }
             }
         }
         // All-to-all: rank r sends part + s bytes to rank s.

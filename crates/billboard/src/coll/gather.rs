@@ -93,6 +93,54 @@ impl Communicator {
         self.nonblocking(None, |plan| plan.scatter(send, recv, recv_len, root))
     }
 
+    /// Starts a gather in which every rank's part has the same length (MPI_Igather): as
+    /// [`Communicator::igatherv_raw`], and on several hosts each host's parts go to the root in
+    /// one message from its leader (`hier.rs`), which needs every part's length known to all.
+    ///
+    /// # Safety
+    /// As for [`Communicator::igatherv_raw`].
+    pub unsafe fn igather_raw(
+        &self,
+        send: *const u8,
+        part: usize,
+        recv: Option<(*mut u8, usize, Layout<'_>)>,
+        root: usize,
+    ) -> Result<Collective> {
+        self.checked_world_rank(root)?;
+        if !super::select::gather_hier(self, true, part) {
+            return self.igatherv_raw(send, part, recv, root);
+        }
+        if let Some((_, len, layout)) = recv {
+            check_layout("gather", len, layout, self.size())?;
+        }
+        self.nonblocking(None, |plan| plan.hier_gather(&self.hosts(), (send, part), recv, root))
+    }
+
+    /// Starts a scatter in which every rank's part has the same length (MPI_Iscatter): as
+    /// [`Communicator::iscatterv_raw`], and on several hosts the root sends each host's parts
+    /// to its leader in one message (`hier.rs`).
+    ///
+    /// # Safety
+    /// As for [`Communicator::igatherv_raw`].
+    pub unsafe fn iscatter_raw(
+        &self,
+        send: Option<(*const u8, usize, Layout<'_>)>,
+        recv: *mut u8,
+        recv_len: usize,
+        root: usize,
+    ) -> Result<Collective> {
+        self.checked_world_rank(root)?;
+        // The root may receive nothing (in place): its parts' length is the layout's.
+        let part = send.map_or(recv_len, |(_, _, layout)| layout.first().map_or(0, |p| p.1));
+        if !super::select::gather_hier(self, false, part) {
+            return self.iscatterv_raw(send, recv, recv_len, root);
+        }
+        if let Some((_, len, layout)) = send {
+            check_layout("scatter", len, layout, self.size())?;
+        }
+        self.nonblocking(None, |plan| plan.hier_scatter(&self.hosts(), send, (recv, recv_len), part, root))
+    }
+
     /// Starts a [`Communicator::allgatherv_bytes`] (MPI_Iallgatherv) into the `recv_len`
     /// bytes at `recv`.
     ///

@@ -15,6 +15,7 @@ use super::gather::Layout;
 use super::hosts::Hosts;
 use super::nonblocking::Plan;
 use super::select::{self, BcastBy, ReduceBy};
+use crate::engine::sched::Local;
 use crate::Result;
 
 impl Plan<'_, '_> {
@@ -164,6 +165,120 @@ impl Plan<'_, '_> {
             }
         }
         self.end_round();
+        self.whole();
+        Ok(())
+    }
+}
+
+impl Plan<'_, '_> {
+    /// Gather of every rank's `part` bytes at `send` (every rank's part has that length, as in
+    /// MPI_Gather) into the root's `recv` (buffer, length, layout; checked by the caller): each
+    /// host's parts to its leader, each leader's host in one message to the root, which takes
+    /// them with its own host's parts in one round and copies them into place.
+    pub(super) fn hier_gather(
+        &mut self,
+        hosts: &Hosts,
+        (send, part): (*const u8, usize),
+        recv: Option<(*mut u8, usize, Layout)>,
+        root: usize,
+    ) -> Result<()> {
+        let me = self.rank();
+        let leaders = hosts.leaders(Some(root));
+        let members = hosts.members(hosts.of(me));
+        let leader = leaders[hosts.of(me)];
+        let at = Hosts::index_in(members, leader).expect("a leader is a member");
+        self.within(members);
+        if me != leader {
+            self.send(at, send, part)?;
+            self.end_round();
+        } else if me != root {
+            let pack = self.scratch(members.len() * part, None);
+            let packed: Vec<(usize, usize)> = (0..members.len()).map(|i| (i * part, part)).collect();
+            self.gather(send, part, Some((pack, members.len() * part, &packed)), at)?;
+            self.within(&leaders);
+            let to = Hosts::index_in(&leaders, root).expect("the root leads its host");
+            self.send(to, pack, members.len() * part)?;
+            self.end_round();
+        } else {
+            let (buf, len, layout) = recv
+                .ok_or_else(|| crate::Error::InvalidArgument("gather: the root must pass a receive buffer".into()))?;
+            let own: Vec<(usize, usize)> = members.iter().map(|&r| layout[r]).collect();
+            self.gather(send, part, Some((buf, len, &own)), at)?;
+            // The other hosts' parts come in the same round as this host's.
+            self.join_last_round();
+            self.within(&leaders);
+            for (k, &other) in leaders.iter().enumerate().filter(|&(_, &l)| l != root) {
+                let theirs = hosts.members(hosts.of(other));
+                let pack = self.scratch(theirs.len() * part, None);
+                self.recv(k, pack, theirs.len() * part)?;
+                for (i, &r) in theirs.iter().enumerate() {
+                    let (d, l) = layout[r];
+                    // Inside the scratch block and the lent buffer (checked by the caller).
+                    let (from, to) = (pack.wrapping_add(i * part), buf.wrapping_add(d));
+                    self.then(Local::Copy { from, to, len: l.min(part) });
+                }
+            }
+            self.end_round();
+        }
+        self.whole();
+        Ok(())
+    }
+
+    /// Scatter of the root's `send` parts (buffer, length, layout; checked by the caller), every
+    /// part `part` bytes (as in MPI_Scatter), into each rank's `recv`: the root sends each
+    /// other host's parts to its leader in one message, in the round it sends its own host's,
+    /// and each leader hands its members theirs.
+    pub(super) fn hier_scatter(
+        &mut self,
+        hosts: &Hosts,
+        send: Option<(*const u8, usize, Layout)>,
+        (recv, recv_len): (*mut u8, usize),
+        part: usize,
+        root: usize,
+    ) -> Result<()> {
+        let me = self.rank();
+        let leaders = hosts.leaders(Some(root));
+        let members = hosts.members(hosts.of(me));
+        let leader = leaders[hosts.of(me)];
+        let at = Hosts::index_in(members, leader).expect("a leader is a member");
+        if me == root {
+            let (buf, len, layout) =
+                send.ok_or_else(|| crate::Error::InvalidArgument("scatter: the root must pass a send buffer".into()))?;
+            self.within(&leaders);
+            for (k, &other) in leaders.iter().enumerate().filter(|&(_, &l)| l != root) {
+                let theirs = hosts.members(hosts.of(other));
+                let pack = self.scratch(theirs.len() * part, None);
+                for (i, &r) in theirs.iter().enumerate() {
+                    let (d, l) = layout[r];
+                    // SAFETY: the part lies inside the lent buffer (checked by the caller), the
+                    // scratch block holds `part` bytes for each of these members; the root's
+                    // buffer is the caller's, readable now (this is the schedule's first phase).
+                    unsafe { std::ptr::copy_nonoverlapping(buf.add(d), pack.add(i * part), l.min(part)) };
+                }
+                self.send(k, pack, theirs.len() * part)?;
+            }
+            // This host's parts go out in the same round (the scatter below ends it).
+            self.within(members);
+            let own: Vec<(usize, usize)> = members.iter().map(|&r| layout[r]).collect();
+            self.scatter(Some((buf, len, &own)), recv, recv_len, at)?;
+        } else if me == leader {
+            let pack = self.scratch(members.len() * part, None);
+            self.within(&leaders);
+            let from = Hosts::index_in(&leaders, root).expect("the root leads its host");
+            self.recv(from, pack, members.len() * part)?;
+            self.end_round();
+            self.within(members);
+            for k in (0..members.len()).filter(|&k| k != at) {
+                // Inside the scratch block; only the engine dereferences it.
+                self.send(k, pack.wrapping_add(k * part), part)?;
+            }
+            self.then(Local::Copy { from: pack.wrapping_add(at * part), to: recv, len: part.min(recv_len) });
+            self.end_round();
+        } else {
+            self.within(members);
+            self.recv(at, recv, part.min(recv_len))?;
+            self.end_round();
+        }
         self.whole();
         Ok(())
     }

@@ -11,6 +11,7 @@
 //! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
 //! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier` | one host: post; several hosts: hier |
 //! | alltoall(v) | `linear`, `pairwise` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
+//! | gather, scatter (parts of one length) | `linear`, `hier` | one host: linear; several hosts: hier (one message per host between its leader and the root) |
 //!
 //! Hierarchical (`hier`, `hier.rs`): the members of each host on their billboard by the
 //! one-host table, one leader per host (the root on its own host) between hosts, then the
@@ -27,11 +28,11 @@
 //! hierarchical reduction of a non-commutative operator whose hosts' ranks are not consecutive
 //! runs flat (tree for reduce, doubling for allreduce), all keeping rank order.
 //!
-//! Gather, scatter and the v-forms of all-to-all have one algorithm each, already a post per
-//! part: each rank posts its part to the root (gather), the root posts each part to its
-//! reader (scatter), all in one round (`nonblocking.rs`). Their layouts are known only where
-//! they are used (the root's counts), so a leader could not forward them: they stay flat on
-//! several hosts too.
+//! Gatherv and scatterv have one algorithm each, already a post per part: each rank posts its
+//! part to the root (gather), the root posts each part to its reader (scatter), all in one
+//! round (`nonblocking.rs`). Their lengths are known only at the root, so a leader could not
+//! forward them: they stay flat on several hosts; MPI_Gather and MPI_Scatter (every part of
+//! one length) go through the leaders. All-to-all stays flat too (pairwise when large).
 
 use crate::tunables::{Switch, Tunable};
 use crate::Communicator;
@@ -370,8 +371,38 @@ pub(crate) fn alltoall_pairwise(comm: &Communicator, len: usize) -> bool {
     pairwise
 }
 
+pub static GATHER: Switch = Switch::new(
+    "BB_COLL_GATHER",
+    &["linear", "hier"],
+    "gather with parts of one length (MPI_Gather): linear = every part straight to the root in one round, hier = \
+     each host's parts to its leader, one message per host to the root; unset: hier on several hosts, else linear \
+     (gatherv stays linear: only the root knows the parts' lengths)",
+);
+
+pub static SCATTER: Switch = Switch::new(
+    "BB_COLL_SCATTER",
+    &["linear", "hier"],
+    "scatter with parts of one length (MPI_Scatter): linear = every part straight from the root in one round, hier \
+     = one message per host to its leader, which hands its members theirs; unset: hier on several hosts, else \
+     linear (scatterv stays linear)",
+);
+
+/// Whether a gather (or, not `gathers`, a scatter) of parts of `part` bytes each, every rank's
+/// alike, goes through the hosts' leaders rather than straight to or from the root.
+pub(crate) fn gather_hier(comm: &Communicator, gathers: bool, part: usize) -> bool {
+    let (switch, what) = if gathers { (&GATHER, Collective::Gather) } else { (&SCATTER, Collective::Scatter) };
+    let hier = match switch.forced() {
+        _ if comm.size() < 2 => false,
+        Some(i) => i == 1,
+        None => !comm.on_one_host(),
+    };
+    report(comm, what, switch.algorithms[hier as usize], "", part);
+    hier
+}
+
 /// Every switch, for `bbrun --info`.
-pub(crate) static SWITCHES: &[&Switch] = &[&BCAST, &BARRIER, &REDUCE, &ALLREDUCE, &ALLGATHER, &ALLTOALL];
+pub(crate) static SWITCHES: &[&Switch] =
+    &[&BCAST, &BARRIER, &REDUCE, &ALLREDUCE, &ALLGATHER, &ALLTOALL, &GATHER, &SCATTER];
 
 /// The collectives whose choices are reported, each with 8 bits of a communicator's report
 /// word (one per algorithm of its switch).
@@ -383,6 +414,8 @@ enum Collective {
     Allreduce,
     Allgather,
     Alltoall,
+    Gather,
+    Scatter,
 }
 
 impl Collective {
@@ -394,6 +427,8 @@ impl Collective {
             Collective::Allreduce => ("allreduce", &ALLREDUCE),
             Collective::Allgather => ("allgather", &ALLGATHER),
             Collective::Alltoall => ("alltoall", &ALLTOALL),
+            Collective::Gather => ("gather", &GATHER),
+            Collective::Scatter => ("scatter", &SCATTER),
         }
     }
 }
