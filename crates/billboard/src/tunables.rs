@@ -151,6 +151,7 @@ pub fn all() -> &'static [&'static Tunable] {
         &crate::coll::select::ALLREDUCE_RING_MIN,
         &crate::coll::select::ALLGATHER_RING_MIN,
         &crate::coll::select::ALLTOALL_PAIRWISE_MIN,
+        &crate::coll::select::GATHER_HIER_MAX,
         &crate::VERBOSE,
     ];
     ALL

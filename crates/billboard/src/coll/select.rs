@@ -11,7 +11,7 @@
 //! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
 //! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier` | one host: post; several hosts: hier |
 //! | alltoall(v) | `linear`, `pairwise` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
-//! | gather, scatter (parts of one length) | `linear`, `hier` | one host: linear; several hosts: hier (one message per host between its leader and the root) |
+//! | gather, scatter (parts of one length) | `linear`, `hier` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`; else linear |
 //!
 //! Hierarchical (`hier`, `hier.rs`): the members of each host on their billboard by the
 //! one-host table, one leader per host (the root on its own host) between hosts, then the
@@ -375,16 +375,25 @@ pub static GATHER: Switch = Switch::new(
     "BB_COLL_GATHER",
     &["linear", "hier"],
     "gather with parts of one length (MPI_Gather): linear = every part straight to the root in one round, hier = \
-     each host's parts to its leader, one message per host to the root; unset: hier on several hosts, else linear \
-     (gatherv stays linear: only the root knows the parts' lengths)",
+     each host's parts to its leader, one message per host to the root; unset: hier on several hosts up to \
+     BB_GATHER_HIER_MAX bytes a part, else linear (gatherv stays linear: only the root knows the parts' lengths)",
 );
 
 pub static SCATTER: Switch = Switch::new(
     "BB_COLL_SCATTER",
     &["linear", "hier"],
     "scatter with parts of one length (MPI_Scatter): linear = every part straight from the root in one round, hier \
-     = one message per host to its leader, which hands its members theirs; unset: hier on several hosts, else \
-     linear (scatterv stays linear)",
+     = one message per host to its leader, which hands its members theirs; unset: hier on several hosts up to \
+     BB_GATHER_HIER_MAX bytes a part, else linear (scatterv stays linear)",
+);
+
+pub static GATHER_HIER_MAX: Tunable = Tunable::new(
+    "BB_GATHER_HIER_MAX",
+    1 << 10,
+    "largest part (bytes) of a gather or scatter on several hosts that goes through the hosts' leaders: above it \
+     the leader's extra hop costs more than the messages it saves; bench/peers/coll.c, 2 namespace hosts x 2 ranks, \
+     median of 5 alternating runs, load 7, us, linear vs hier: gather 8 B 5.7 vs 6.0, 64 KiB 39 vs 89, 1 MiB 3200 \
+     vs 3747; scatter 8 B 10.1 vs 6.5, 64 KiB 73 vs 78, 1 MiB 1038 vs 4043",
 );
 
 /// Whether a gather (or, not `gathers`, a scatter) of parts of `part` bytes each, every rank's
@@ -394,7 +403,7 @@ pub(crate) fn gather_hier(comm: &Communicator, gathers: bool, part: usize) -> bo
     let hier = match switch.forced() {
         _ if comm.size() < 2 => false,
         Some(i) => i == 1,
-        None => !comm.on_one_host(),
+        None => !comm.on_one_host() && part <= GATHER_HIER_MAX.get(),
     };
     report(comm, what, switch.algorithms[hier as usize], "", part);
     hier
