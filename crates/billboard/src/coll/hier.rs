@@ -12,7 +12,7 @@
 //! runs a flat algorithm for non-commutative operators otherwise.
 
 use super::gather::Layout;
-use super::hosts::Hosts;
+use super::hosts::{Hosts, Standing};
 use super::nonblocking::Plan;
 use super::select::{self, BcastBy, ReduceBy};
 use crate::engine::sched::Local;
@@ -82,13 +82,10 @@ impl Plan<'_, '_> {
         (elem, commutative): (usize, bool),
     ) -> Result<()> {
         let me = self.rank();
-        let leaders = hosts.leaders(root);
-        let members = hosts.members(hosts.of(me));
-        let leader = leaders[hosts.of(me)];
+        let Standing { leaders, members, leader, at } = hosts.standing(me, root);
         // The host's result lands in scratch at the leader (in place, `recv` is still `send`).
         let host_result = if me == leader { self.scratch(len, None) } else { recv };
         self.within(members);
-        let at = Hosts::index_in(members, leader).expect("a leader is a member");
         match select::reduce_on_one_host(members.len(), len, true) {
             ReduceBy::Split => self.reduce_split(send, host_result, len, Some(at), (elem, commutative))?,
             _ => self.reduce(send, host_result, len, at)?,
@@ -183,10 +180,7 @@ impl Plan<'_, '_> {
         root: usize,
     ) -> Result<()> {
         let me = self.rank();
-        let leaders = hosts.leaders(Some(root));
-        let members = hosts.members(hosts.of(me));
-        let leader = leaders[hosts.of(me)];
-        let at = Hosts::index_in(members, leader).expect("a leader is a member");
+        let Standing { leaders, members, leader, at } = hosts.standing(me, Some(root));
         self.within(members);
         if me != leader {
             self.send(at, send, part)?;
@@ -237,10 +231,7 @@ impl Plan<'_, '_> {
         root: usize,
     ) -> Result<()> {
         let me = self.rank();
-        let leaders = hosts.leaders(Some(root));
-        let members = hosts.members(hosts.of(me));
-        let leader = leaders[hosts.of(me)];
-        let at = Hosts::index_in(members, leader).expect("a leader is a member");
+        let Standing { leaders, members, leader, at } = hosts.standing(me, Some(root));
         if me == root {
             let (buf, len, layout) =
                 send.ok_or_else(|| crate::Error::InvalidArgument("scatter: the root must pass a send buffer".into()))?;

@@ -62,6 +62,15 @@ impl Hosts {
         (0..self.count()).map(|h| self.leader(h, root)).collect()
     }
 
+    /// Where `rank` stands in a hierarchical collective rooted at `root` (if any).
+    pub(crate) fn standing(&self, rank: usize, root: Option<usize>) -> Standing<'_> {
+        let leaders = self.leaders(root);
+        let members = self.members(self.of(rank));
+        let leader = leaders[self.of(rank)];
+        let at = Hosts::index_in(members, leader).expect("a leader is a member");
+        Standing { leaders, members, leader, at }
+    }
+
     /// Whether every host's members are consecutive ranks, so that reducing within each host,
     /// then across hosts in host order, keeps rank order (what a non-commutative operator
     /// needs from a hierarchical reduction).
@@ -73,6 +82,17 @@ impl Hosts {
     pub(crate) fn index_in(group: &[usize], rank: usize) -> Option<usize> {
         group.iter().position(|&r| r == rank)
     }
+}
+
+/// Where a rank stands in a hierarchical collective (see [`Hosts::standing`]).
+pub(crate) struct Standing<'h> {
+    /// Every host's leader, in host order.
+    pub(crate) leaders: Vec<usize>,
+    /// The members of the rank's host, ascending.
+    pub(crate) members: &'h [usize],
+    /// Its host's leader, and where the leader stands among `members`.
+    pub(crate) leader: usize,
+    pub(crate) at: usize,
 }
 
 impl crate::Communicator {
