@@ -142,7 +142,7 @@ fn a_sleeping_rank_is_woken_by_its_data_on_either_route() {
 /// oversubscribe the 2 cores): bb-coll checks every result against the value each rank
 /// computes alone. Large messages go by the pipelined copy here (single copies off); the
 /// table's own mix and the copies are in `collectives_by_the_table_and_by_copies`.
-const ALGORITHMS: [&[(&str, &str)]; 3] = [
+const ALGORITHMS: [&[(&str, &str)]; 4] = [
     &[
         ("BB_COLL_BCAST", "post"),
         ("BB_COLL_BARRIER", "post"),
@@ -158,6 +158,16 @@ const ALGORITHMS: [&[(&str, &str)]; 3] = [
         ("BB_COLL_ALLGATHER", "gather-bcast"),
     ],
     &[("BB_COLL_REDUCE", "split"), ("BB_COLL_ALLREDUCE", "split")],
+    // The algorithms for several hosts run on one too (odd rank counts: doubling's fold,
+    // Bruck's last partial round); the hierarchy of one host is its host phases alone.
+    &[
+        ("BB_COLL_BCAST", "scatter-allgather"),
+        ("BB_COLL_BARRIER", "hier"),
+        ("BB_COLL_REDUCE", "hier"),
+        ("BB_COLL_ALLREDUCE", "doubling"),
+        ("BB_COLL_ALLGATHER", "bruck"),
+        ("BB_COLL_ALLTOALL", "pairwise"),
+    ],
 ];
 
 #[test]

@@ -17,7 +17,7 @@ fn switches_text(switches: &[&Switch]) -> String {
     let width = switches.iter().map(|s| s.env.len()).max().unwrap_or(0);
     let mut text = String::from("COLLECTIVE ALGORITHMS (BB_COLL_<NAME>=<algorithm> forces one for every call; unset: the table in coll/select.rs)\n");
     for s in switches {
-        text.push_str(&format!("{:<width$}  {:<13}  {}: {}\n", s.env, s.shown(), s.algorithms.join("|"), s.doc));
+        text.push_str(&format!("{:<width$}  {:<17}  {}: {}\n", s.env, s.shown(), s.algorithms.join("|"), s.doc));
     }
     text
 }

@@ -31,3 +31,27 @@ fn version_and_help() {
     assert_eq!(out.code, Some(0));
     assert!(out.stdout.contains("--tag-output") && out.stdout.contains("-n"), "{}", out.stdout);
 }
+
+/// The network and hierarchical algorithms are listed with the switch that forces each, and a
+/// forced one is shown as the value.
+#[test]
+fn info_lists_the_algorithms_for_several_hosts() {
+    let out = std::process::Command::new(BBRUN).arg("--info").env("BB_COLL_ALLTOALL", "pairwise").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let switch =
+        |env: &str| text.lines().find(|l| l.starts_with(&format!("{env} "))).unwrap_or_else(|| panic!("{env}: {text}"));
+    assert!(
+        switch("BB_COLL_ALLTOALL").contains(" pairwise ") && switch("BB_COLL_ALLTOALL").contains("linear|pairwise")
+    );
+    assert!(switch("BB_COLL_ALLREDUCE").contains("tree|post|split|doubling|ring|hier"));
+    assert!(switch("BB_COLL_ALLGATHER").contains("post|gather-bcast|ring|doubling|bruck|hier"));
+    assert!(switch("BB_COLL_BCAST").contains("post|tree|scatter-allgather|hier"));
+    assert!(switch("BB_COLL_BARRIER").contains("post|dissemination|hier"));
+    assert!(switch("BB_COLL_REDUCE").contains("tree|post|split|hier"));
+    assert!(switch("BB_COLL_GATHER").contains("linear|hier") && switch("BB_COLL_SCATTER").contains("linear|hier"));
+    for tunable in
+        ["BB_BCAST_SCATTER_MIN", "BB_ALLREDUCE_RING_MIN", "BB_ALLGATHER_RING_MIN", "BB_ALLTOALL_PAIRWISE_MIN"]
+    {
+        assert!(text.contains(tunable), "{tunable} missing: {text}");
+    }
+}

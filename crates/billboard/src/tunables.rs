@@ -147,6 +147,11 @@ pub fn all() -> &'static [&'static Tunable] {
         &crate::coll::select::REDUCE_SEGMENT,
         &crate::coll::select::ALLREDUCE_POST_MAX,
         &crate::coll::select::ALLREDUCE_POST_RANKS,
+        &crate::coll::select::BCAST_SCATTER_MIN,
+        &crate::coll::select::ALLREDUCE_RING_MIN,
+        &crate::coll::select::ALLGATHER_RING_MIN,
+        &crate::coll::select::ALLTOALL_PAIRWISE_MIN,
+        &crate::coll::select::GATHER_HIER_MAX,
         &crate::VERBOSE,
     ];
     ALL

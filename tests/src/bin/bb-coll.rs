@@ -1,6 +1,8 @@
-//! Rank program for the collective tests: `bbrun -n N bb-coll [large]`. Checks every collective
-//! against values each rank can compute alone; panics on a mismatch; rank 0 prints `ok coll`.
-//! `large` adds reductions of 300,000 B (rendezvous messages, shared copies).
+//! Rank program for the collective tests: `bbrun -n N bb-coll [large] [sizes]`. Checks every
+//! collective against values each rank can compute alone; panics on a mismatch; rank 0 prints
+//! `ok coll`. `large` adds reductions of 300,000 B (rendezvous messages, shared copies);
+//! `sizes` adds every data-moving collective at 0 B to 1 MiB (`sizes` below), the algorithms
+//! for ranks on several hosts switch by size.
 
 use billboard::{Communicator, Reduction};
 
@@ -38,7 +40,8 @@ fn bytes_of(w: [u64; 2]) -> Vec<u8> {
     w.iter().flat_map(|x| x.to_ne_bytes()).collect()
 }
 
-fn run(w: &Communicator) -> Res {
+/// Every collective on `w`; `with_sizes`: also [`sizes`] if asked for.
+fn run(w: &Communicator, with_sizes: bool) -> Res {
     let (n, me) = (w.size(), w.rank());
     for root in 0..n {
         for len in [0usize, 1, 100, 8192, 8193, 10_000, 65_536, 65_537, 300_000] {
@@ -115,6 +118,9 @@ fn run(w: &Communicator) -> Res {
 
     nonblocking(w)?;
     reductions(w, std::env::args().any(|a| a == "large"))?;
+    if with_sizes && std::env::args().any(|a| a == "sizes") {
+        sizes(w)?;
+    }
 
     // Arguments are checked, with messages that say what is wrong.
     let e = w.bcast_bytes(&mut [0u8; 1], n).unwrap_err();
@@ -240,6 +246,140 @@ fn reductions(w: &Communicator, large: bool) -> Res {
     Ok(())
 }
 
+/// Byte i of the part rank `from` contributes to rank `to` (`to` = 0 where every rank gets the
+/// same part).
+fn byte(from: usize, to: usize, i: usize) -> u8 {
+    (from * 31 + to * 7 + i * 13 + i / 251) as u8
+}
+
+/// Every data-moving collective at sizes from 0 B to 1 MiB (the switch points of the network
+/// and hierarchical algorithms lie between), roots first, middle and last, in place and not,
+/// each result checked against what this rank computes alone: bcast, allgatherv (uneven parts
+/// laid out in reverse rank order with gaps that must stay untouched), gather and scatter of
+/// parts of one length (reverse order, gaps), alltoallv, and reduce
+/// and allreduce of a commutative sum (the ring and the hierarchy's reduce of any placement).
+fn sizes(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    let mut roots = vec![0, n / 2, n - 1];
+    roots.dedup();
+    for len in [0usize, 8, 65_536, 300_000, 1 << 20] {
+        for &root in &roots {
+            let mut buf: Vec<u8> =
+                if me == root { (0..len).map(|i| byte(root, 0, i)).collect() } else { vec![0xee; len] };
+            w.bcast_bytes(&mut buf, root)?;
+            assert!(
+                buf.iter().enumerate().all(|(i, &b)| b == byte(root, 0, i)),
+                "bcast of {len} B from {root} at {me}"
+            );
+        }
+    }
+    for part in [0usize, 8, 20_000, 150_000] {
+        // Rank r's part is part + r bytes; parts in reverse rank order, 5 bytes apart.
+        let mut layout = vec![(0, 0); n];
+        let mut at = 0;
+        for r in (0..n).rev() {
+            layout[r] = (at, part + r);
+            at += part + r + 5;
+        }
+        for in_place in [false, true] {
+            let mine: Vec<u8> = (0..part + me).map(|i| byte(me, 0, i)).collect();
+            let mut all = vec![0xabu8; at];
+            let (d, l) = layout[me];
+            if in_place {
+                all[d..d + l].copy_from_slice(&mine);
+            }
+            let send = if in_place { all[d..].as_ptr() } else { mine.as_ptr() };
+            // SAFETY: both buffers outlive the wait and are not touched before it.
+            unsafe { w.iallgatherv_raw(send, l, all.as_mut_ptr(), all.len(), &layout)? }.wait()?;
+            for (r, &(d, l)) in layout.iter().enumerate() {
+                let ok = all[d..d + l].iter().enumerate().all(|(i, &b)| b == byte(r, 0, i));
+                assert!(ok, "allgatherv of {part}+r B parts (in place: {in_place}) at {me}: rank {r}'s part");
+                assert!(all[d + l..(d + l + 5).min(at)].iter().all(|&b| b == 0xab), "a gap was written at {me}");
+            }
+        }
+        // Gather and scatter of parts of one length (part bytes), reverse layout with gaps.
+        let one: Vec<(usize, usize)> = (0..n).map(|r| ((n - 1 - r) * (part + 3), part)).collect();
+        let span = n * (part + 3);
+        for &root in &roots {
+            for in_place in [false, true] {
+                let mine: Vec<u8> = (0..part).map(|i| byte(me, root, i)).collect();
+                let mut g = vec![0xabu8; span];
+                let (d, _) = one[me];
+                let at_root = me == root;
+                if in_place && at_root {
+                    g[d..d + part].copy_from_slice(&mine);
+                }
+                let send = if in_place && at_root { g[d..].as_ptr() } else { mine.as_ptr() };
+                let recv = at_root.then_some((g.as_mut_ptr(), span, &one[..]));
+                // SAFETY: both buffers outlive the wait and are not touched before it.
+                unsafe { w.igather_raw(send, part, recv, root)? }.wait()?;
+                if at_root {
+                    for (r, &(d, l)) in one.iter().enumerate() {
+                        let ok = g[d..d + l].iter().enumerate().all(|(i, &b)| b == byte(r, root, i));
+                        assert!(ok, "gather of {part} B parts to {root} (in place: {in_place}): rank {r}'s part");
+                        assert!(g[d + l..d + l + 3].iter().all(|&b| b == 0xab), "gather wrote a gap");
+                    }
+                }
+                let all: Vec<u8> = if at_root {
+                    let mut a = vec![0xcdu8; span];
+                    for (r, &(d, l)) in one.iter().enumerate() {
+                        a[d..d + l].iter_mut().enumerate().for_each(|(i, b)| *b = byte(root, r, i));
+                    }
+                    a
+                } else {
+                    Vec::new()
+                };
+                let mut got = vec![0u8; part];
+                let send = at_root.then_some((all.as_ptr(), all.len(), &one[..]));
+                // In place the root receives nothing (its part stays where it is).
+                let (recv, len) = if in_place && at_root { (got.as_mut_ptr(), 0) } else { (got.as_mut_ptr(), part) };
+                // SAFETY: as above.
+                unsafe { w.iscatter_raw(send, recv, len, root)? }.wait()?;
+                if !(in_place && at_root) {
+                    let ok = got.iter().enumerate().all(|(i, &b)| b == byte(root, me, i));
+                    assert!(ok, "scatter of {part} B parts from {root} (in place: {in_place}) at {me}");
+                }
+            }
+        }
+        // All-to-all: rank r sends part + s bytes to rank s.
+        let out: Vec<(usize, usize)> =
+            (0..n).scan(0, |at, s| Some((std::mem::replace(at, *at + part + s), part + s))).collect();
+        let into: Vec<(usize, usize)> =
+            (0..n).scan(0, |at, _| Some((std::mem::replace(at, *at + part + me), part + me))).collect();
+        let send: Vec<u8> = (0..n).flat_map(|s| (0..part + s).map(move |i| byte(me, s, i))).collect();
+        let mut recv = vec![0u8; n * (part + me)];
+        w.alltoallv_bytes(&send, &out, &mut recv, &into)?;
+        for (r, &(d, l)) in into.iter().enumerate() {
+            assert!(recv[d..d + l].iter().enumerate().all(|(i, &b)| b == byte(r, me, i)), "alltoallv from {r} at {me}");
+        }
+    }
+    let sum = || Reduction { op: Box::new(add_words), elem: 8, commutative: true };
+    for len in [0usize, 8, 4096, 65_536, 300_000, 1 << 20] {
+        let word = |r: usize, i: usize| (i as u64).wrapping_mul(0x9e37_79b9) ^ (r as u64 * 1001);
+        let mine: Vec<u8> = (0..len / 8).flat_map(|i| word(me, i).to_le_bytes()).collect();
+        let want: Vec<u8> =
+            (0..len / 8).flat_map(|i| (0..n).fold(0u64, |a, r| a.wrapping_add(word(r, i))).to_le_bytes()).collect();
+        for in_place in [false, true] {
+            let mut all = if in_place { mine.clone() } else { vec![0xee; len] };
+            let send = if in_place { all.as_ptr() } else { mine.as_ptr() };
+            // SAFETY: both buffers outlive the wait and are not touched before it.
+            unsafe { w.iallreduce_raw(send, all.as_mut_ptr(), len, sum())? }.wait()?;
+            assert!(all == want, "allreduce (sum) of {len} B (in place: {in_place}) at {me} of {n}");
+            for &root in &roots {
+                let mut out = if in_place && me == root { mine.clone() } else { vec![0xee; len] };
+                let send = if in_place && me == root { out.as_ptr() } else { mine.as_ptr() };
+                // SAFETY: as above.
+                unsafe { w.ireduce_raw(send, out.as_mut_ptr(), len, root, sum())? }.wait()?;
+                if me == root {
+                    assert!(out == want, "reduce (sum) of {len} B to {root} (in place: {in_place}) of {n}");
+                }
+            }
+        }
+        w.barrier()?;
+    }
+    Ok(())
+}
+
 /// `inout[i] += in[i]` over little-endian u64 words.
 fn add_words(inv: &[u8], inout: &mut [u8]) {
     for (a, b) in inv.chunks_exact(8).zip(inout.chunks_exact_mut(8)) {
@@ -258,10 +398,11 @@ fn main() -> Res {
     // SAFETY: `first` is neither touched nor dropped before the broadcast is waited for.
     unsafe { fresh.ibcast_raw(first.as_mut_ptr(), first.len(), 0) }?.wait()?;
     assert!(first.iter().all(|&b| b == 7), "first ibcast on a fresh communicator");
-    run(&w)?;
-    // Collectives on a split communicator stay inside it.
+    run(&w, true)?;
+    // Collectives on a split communicator stay inside it (the sizes on the world only: the
+    // split adds placements, not sizes).
     let half = w.split(Some((w.rank() % 2) as u32), 0)?.expect("colored");
-    run(&half)?;
+    run(&half, false)?;
     w.barrier()?;
     if w.rank() == 0 {
         println!("ok coll on {} ranks", w.size());

@@ -1,6 +1,6 @@
 //! Communicators: a group of ranks and a context of their own; point-to-point and barrier.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::context::{self, ContextPool};
@@ -122,7 +122,7 @@ struct Inner {
     /// Whether every member runs on this host (one billboard holds them all), once asked.
     one_host: std::sync::OnceLock<bool>,
     /// Collective algorithm choices already reported under `BB_VERBOSE` (one bit each).
-    reported: AtomicU32,
+    reported: AtomicU64,
 }
 
 impl Drop for Inner {
@@ -149,7 +149,7 @@ impl Communicator {
                 remote: None,
                 started: Default::default(),
                 one_host: std::sync::OnceLock::new(),
-                reported: AtomicU32::new(0),
+                reported: AtomicU64::new(0),
             }),
         }
     }
@@ -168,7 +168,7 @@ impl Communicator {
             remote: None,
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
-            reported: AtomicU32::new(0),
+            reported: AtomicU64::new(0),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -579,10 +579,11 @@ impl Communicator {
 
     /// Returns once every rank of the communicator has called it (dissemination barrier:
     /// ceil(log2 n) rounds of zero-byte messages, Hensgen, Finkel and Manber 1988).
-    /// On one host, more than two members: rank 0 gathers arrivals and releases all with one
-    /// post (the schedule of [`Communicator::ibarrier`], started and waited for).
+    /// Where the table chooses another algorithm (one post on one host, the hierarchy on
+    /// several), the schedule of [`Communicator::ibarrier`], started and waited for.
     pub fn barrier(&self) -> Result<()> {
-        if self.is_inter() || crate::coll::select::barrier_posts_once(self) {
+        use crate::coll::select::{barrier_by, BarrierBy};
+        if self.is_inter() || barrier_by(self) != BarrierBy::Dissemination {
             return self.ibarrier()?.wait();
         }
         let (n, me) = (self.inner.size, self.inner.rank);
@@ -646,7 +647,7 @@ impl Communicator {
             remote,
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
-            reported: AtomicU32::new(0),
+            reported: AtomicU64::new(0),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -742,7 +743,7 @@ impl Communicator {
             remote: None,
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
-            reported: AtomicU32::new(0),
+            reported: AtomicU64::new(0),
         };
         Communicator { inner: Arc::new(inner) }
     }

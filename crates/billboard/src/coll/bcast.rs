@@ -1,5 +1,6 @@
-//! Broadcast: binomial tree (each rank receives once, then forwards to its subtrees), or the
-//! root's one post read by every rank (`nonblocking.rs`, chosen by `select.rs`).
+//! Broadcast, blocking: a binomial tree (each rank receives once, then forwards to its
+//! subtrees) in a direct form, or the schedule of any other algorithm `select.rs` chooses
+//! (the root's one post, scatter + all-gather, the hierarchy), started and waited for.
 
 use super::schedule::{binomial_children, binomial_parent};
 use super::TAG_BCAST;
@@ -13,7 +14,7 @@ impl Communicator {
         if root >= n {
             return Err(Error::InvalidRank { rank: root, size: n });
         }
-        if super::select::bcast_posts_once(self, buf.len()) {
+        if super::select::bcast_by(self, buf.len()) != super::select::BcastBy::Tree {
             // SAFETY: `buf` is borrowed mutably until the broadcast has ended (waited for here).
             return unsafe { self.ibcast_raw(buf.as_mut_ptr(), buf.len(), root) }?.wait();
         }

@@ -5,6 +5,7 @@
 //! Each is written once, as a schedule (`nonblocking.rs`): the `_raw` forms start it
 //! (MPI_Igatherv, ...), the blocking forms start it and wait.
 
+use super::select::{allgather_by, alltoall_pairwise, AllgatherBy};
 use crate::{Collective, Communicator, Error, Result};
 
 /// Where each rank's part lies in a root's buffer: `(displacement, length)` in bytes.
@@ -38,8 +39,8 @@ impl Communicator {
         unsafe { self.iscatterv_raw(send, recv.as_mut_ptr(), recv.len(), root) }?.wait()
     }
 
-    /// Every rank's `send` into every rank's `recv` at `layout[r]`: each rank's one post to all,
-    /// or gather to 0 then bcast (`select.rs`).
+    /// Every rank's `send` into every rank's `recv` at `layout[r]`, by the algorithm
+    /// `select.rs` chooses (each rank's one post to all on one host, the hierarchy on several).
     pub fn allgatherv_bytes(&self, send: &[u8], recv: &mut [u8], layout: Layout<'_>) -> Result<()> {
         // SAFETY: as above.
         unsafe { self.iallgatherv_raw(send.as_ptr(), send.len(), recv.as_mut_ptr(), recv.len(), layout) }?.wait()
@@ -92,6 +93,54 @@ impl Communicator {
         self.nonblocking(None, |plan| plan.scatter(send, recv, recv_len, root))
     }
 
+    /// Starts a gather in which every rank's part has the same length (MPI_Igather): as
+    /// [`Communicator::igatherv_raw`], and on several hosts each host's parts go to the root in
+    /// one message from its leader (`hier.rs`), which needs every part's length known to all.
+    ///
+    /// # Safety
+    /// As for [`Communicator::igatherv_raw`].
+    pub unsafe fn igather_raw(
+        &self,
+        send: *const u8,
+        part: usize,
+        recv: Option<(*mut u8, usize, Layout<'_>)>,
+        root: usize,
+    ) -> Result<Collective> {
+        self.checked_world_rank(root)?;
+        if !super::select::gather_hier(self, true, part) {
+            return self.igatherv_raw(send, part, recv, root);
+        }
+        if let Some((_, len, layout)) = recv {
+            check_layout("gather", len, layout, self.size())?;
+        }
+        self.nonblocking(None, |plan| plan.hier_gather(&self.hosts(), (send, part), recv, root))
+    }
+
+    /// Starts a scatter in which every rank's part has the same length (MPI_Iscatter): as
+    /// [`Communicator::iscatterv_raw`], and on several hosts the root sends each host's parts
+    /// to its leader in one message (`hier.rs`).
+    ///
+    /// # Safety
+    /// As for [`Communicator::igatherv_raw`].
+    pub unsafe fn iscatter_raw(
+        &self,
+        send: Option<(*const u8, usize, Layout<'_>)>,
+        recv: *mut u8,
+        recv_len: usize,
+        root: usize,
+    ) -> Result<Collective> {
+        self.checked_world_rank(root)?;
+        // The root may receive nothing (in place): its parts' length is the layout's.
+        let part = send.map_or(recv_len, |(_, _, layout)| layout.first().map_or(0, |p| p.1));
+        if !super::select::gather_hier(self, false, part) {
+            return self.iscatterv_raw(send, recv, recv_len, root);
+        }
+        if let Some((_, len, layout)) = send {
+            check_layout("scatter", len, layout, self.size())?;
+        }
+        self.nonblocking(None, |plan| plan.hier_scatter(&self.hosts(), send, (recv, recv_len), part, root))
+    }
+
     /// Starts a [`Communicator::allgatherv_bytes`] (MPI_Iallgatherv) into the `recv_len`
     /// bytes at `recv`.
     ///
@@ -109,13 +158,15 @@ impl Communicator {
             return self.inter_iallgatherv_raw(send, send_len, recv, recv_len, layout);
         }
         check_layout("allgather", recv_len, layout, self.size())?;
-        let posted = super::select::allgather_posts(self, send_len);
-        self.nonblocking(None, |plan| {
-            if posted {
-                return plan.allgather_post((send, send_len), recv, layout);
+        let by = allgather_by(self, layout.iter().map(|p| p.1).sum());
+        self.nonblocking(None, |plan| match by {
+            AllgatherBy::Post => plan.allgather_post((send, send_len), recv, layout),
+            AllgatherBy::GatherBcast => {
+                plan.gather(send, send_len, (self.rank() == 0).then_some((recv, recv_len, layout)), 0)?;
+                plan.bcast(recv, recv_len, 0)
             }
-            plan.gather(send, send_len, (self.rank() == 0).then_some((recv, recv_len, layout)), 0)?;
-            plan.bcast(recv, recv_len, 0)
+            AllgatherBy::Hier => plan.hier_allgather(&self.hosts(), (send, send_len), (recv, recv_len), layout),
+            network => plan.allgather_net(network, (send, send_len), recv, layout),
         })
     }
 
@@ -135,6 +186,10 @@ impl Communicator {
         let n = self.size();
         check_layout("alltoall (send)", send.1, send.2, n)?;
         check_layout("alltoall (recv)", recv.1, recv.2, n)?;
-        self.nonblocking(None, |plan| plan.alltoall(send, recv))
+        let pairwise = alltoall_pairwise(self, send.2.iter().map(|p| p.1).sum());
+        self.nonblocking(None, |plan| match pairwise {
+            true => plan.alltoall_pairwise(send, recv),
+            false => plan.alltoall(send, recv),
+        })
     }
 }

@@ -371,7 +371,8 @@ impl Communicator {
         }
     }
 
-    /// [`Communicator::igatherv_raw`] or [`Communicator::inter_igatherv_raw`].
+    /// [`Communicator::igatherv_raw`] (or, `uniform`: every part of one length,
+    /// [`Communicator::igather_raw`]) or [`Communicator::inter_igatherv_raw`].
     ///
     /// # Safety
     /// As for those.
@@ -381,14 +382,17 @@ impl Communicator {
         send_len: usize,
         recv: Option<(*mut u8, usize, Layout<'_>)>,
         root: InterRoot,
+        uniform: bool,
     ) -> Result<Collective> {
         match self.is_inter() {
             true => self.inter_igatherv_raw(send, send_len, recv, root),
+            false if uniform => self.igather_raw(send, send_len, recv, self.intra_root(root)?),
             false => self.igatherv_raw(send, send_len, recv, self.intra_root(root)?),
         }
     }
 
-    /// [`Communicator::iscatterv_raw`] or [`Communicator::inter_iscatterv_raw`].
+    /// [`Communicator::iscatterv_raw`] (or, `uniform`: every part of one length,
+    /// [`Communicator::iscatter_raw`]) or [`Communicator::inter_iscatterv_raw`].
     ///
     /// # Safety
     /// As for those.
@@ -398,9 +402,11 @@ impl Communicator {
         recv: *mut u8,
         recv_len: usize,
         root: InterRoot,
+        uniform: bool,
     ) -> Result<Collective> {
         match self.is_inter() {
             true => self.inter_iscatterv_raw(send, recv, recv_len, root),
+            false if uniform => self.iscatter_raw(send, recv, recv_len, self.intra_root(root)?),
             false => self.iscatterv_raw(send, recv, recv_len, self.intra_root(root)?),
         }
     }

@@ -1,17 +1,31 @@
 //! Collectives over a communicator, on its collective context (so they never match the
-//! user's point-to-point traffic). These are the simple, correct algorithms every later
-//! billboard algorithm is checked against: binomial trees for bcast and reduce, linear
-//! gather/scatter, pairwise all-to-all, a chain for scans; large reductions cut the vector
-//! into one block per rank (`reduce_split.rs`), chosen by size in `select.rs`. Index
-//! arithmetic of the schedules lives in `schedule.rs`, apart from the code that moves data.
+//! user's point-to-point traffic), one file per algorithm, each written once as a schedule
+//! (`nonblocking.rs`): on one host the billboard's posts (`*_post.rs`), binomial trees, linear
+//! gather/scatter, all-to-all in one round, a chain for scans, large reductions cut into one
+//! block per rank (`reduce_split.rs`); between hosts recursive doubling, rings, Bruck's
+//! rounds, pairwise exchange, scatter + all-gather; on several hosts the hierarchy of
+//! `hier.rs` over the placement of `hosts.rs`. `select.rs` is the one table that chooses.
+//! Index arithmetic of the schedules lives in `schedule.rs`, apart from the code that moves
+//! data.
 //!
 //! They work on bytes; a reduction is a callback with MPI's user-function contract:
 //! `op(invec, inoutvec)` leaves `invec ⊕ inoutvec` in `inoutvec`, for operators that may be
 //! non-commutative (the result is always `v0 ⊕ v1 ⊕ … ⊕ v(n-1)` in rank order).
 
+mod allgather_bruck;
+mod allgather_doubling;
 mod allgather_post;
+mod allgather_ring;
+mod allreduce_doubling;
+mod allreduce_ring;
+mod alltoall_pairwise;
+mod barrier;
 mod bcast;
+mod bcast_scatter_allgather;
+mod blocks;
 mod gather;
+mod hier;
+pub(crate) mod hosts;
 mod inter;
 mod nonblocking;
 mod reduce;

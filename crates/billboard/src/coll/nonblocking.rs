@@ -9,7 +9,7 @@
 
 use super::gather::{check_layout, Layout};
 use super::schedule::{binomial_children, binomial_parent};
-use super::select::{reduce_by, ReduceBy};
+use super::select::{self, reduce_by, BcastBy, ReduceBy};
 use super::Reduction;
 use crate::engine::sched::{Local, Msg, ReduceFn, SchedId, Scheds};
 use crate::engine::EngineLink;
@@ -67,12 +67,16 @@ pub(super) struct Plan<'c, 'e> {
     /// Ranks outnumber cores on this node. Only a rank's own schedule may depend on it (other
     /// hosts may differ), never which messages it exchanges.
     pub(super) crowded: bool,
+    /// While a phase of a hierarchical collective addresses part of the communicator (one
+    /// host's members, or the hosts' leaders): those members, and where this rank stands among
+    /// them. Rank k of the rounds written is then member `group[k]` (see [`Plan::within`]).
+    group: Option<(Vec<usize>, usize)>,
 }
 
 impl Plan<'_, '_> {
     /// Adds a send of `len` bytes at `buf` to rank `to` to the round being written.
     pub(super) fn send(&mut self, to: usize, buf: *const u8, len: usize) -> Result<()> {
-        let peer = self.comm.checked_peer(to)?;
+        let peer = self.comm.checked_peer(self.member(to))?;
         let source = self.comm.rank() as u32;
         self.scheds.get(self.id).push(Msg::Send { peer, context: self.context, source, tag: self.tag, buf, len });
         Ok(())
@@ -80,7 +84,8 @@ impl Plan<'_, '_> {
 
     /// Adds a receive of up to `cap` bytes from rank `from` into `buf` to the round being written.
     pub(super) fn recv(&mut self, from: usize, buf: *mut u8, cap: usize) -> Result<()> {
-        let (pattern, hint) = self.comm.pattern(self.context, Source::Rank(from), TagMatch::Tag(self.tag))?;
+        let from = Source::Rank(self.member(from));
+        let (pattern, hint) = self.comm.pattern(self.context, from, TagMatch::Tag(self.tag))?;
         self.scheds.get(self.id).push(Msg::Recv { pattern, hint, buf, cap });
         Ok(())
     }
@@ -94,14 +99,55 @@ impl Plan<'_, '_> {
         self.scheds.get(self.id).end_round();
     }
 
+    /// The messages written next go out with the last round written, not after it: for a
+    /// phase whose first round needs nothing that round brings (a broadcast's host phase at a
+    /// leader that has just sent the message on to other leaders). Only a round without local
+    /// steps is joined.
+    pub(super) fn join_last_round(&mut self) {
+        self.scheds.get(self.id).reopen_round();
+    }
+
     /// This process's rank among the ranks `send` and `recv` name now.
     pub(super) fn rank(&self) -> usize {
-        self.comm.rank()
+        self.group.as_ref().map_or_else(|| self.comm.rank(), |g| g.1)
     }
 
     /// The number of ranks `send` and `recv` name now.
     pub(super) fn size(&self) -> usize {
-        self.comm.size()
+        self.group.as_ref().map_or_else(|| self.comm.size(), |g| g.0.len())
+    }
+
+    /// The communicator's rank that rank `k` of the rounds being written names.
+    fn member(&self, k: usize) -> usize {
+        match &self.group {
+            Some((g, _)) => g.get(k).copied().unwrap_or(usize::MAX),
+            None => k,
+        }
+    }
+
+    /// Rounds written from now on address only `members` (ranks of the communicator, this one
+    /// among them): rank k names `members[k]`. Every member of a phase writes it with the same
+    /// list, so they agree on who is who.
+    pub(super) fn within(&mut self, members: &[usize]) {
+        let me = self.comm.rank();
+        let at = members.iter().position(|&r| r == me).expect("a phase's members include this rank");
+        let mut g = self.group.take().map(|g| g.0).unwrap_or_default();
+        g.clear();
+        g.extend_from_slice(members);
+        self.group = Some((g, at));
+    }
+
+    /// Rounds written from now on address the whole communicator again.
+    pub(super) fn whole(&mut self) {
+        self.group = None;
+    }
+
+    /// Adds a round without messages that copies `len` bytes from `from` to `to` once every
+    /// round written before has ended: how a phase takes what an earlier phase left (a
+    /// buffer's bytes may not be read while the schedule is written).
+    pub(super) fn copy(&mut self, from: *const u8, to: *mut u8, len: usize) {
+        self.then(Local::Copy { from, to, len });
+        self.end_round();
     }
 
     /// Rounds written from now on address the local group of the intercommunicator (ranks
@@ -127,24 +173,52 @@ impl Plan<'_, '_> {
     /// Adds a send of `len` bytes at `buf` to every rank but this one to the round being
     /// written: one post they all read where the routes allow.
     pub(super) fn send_to_all(&mut self, buf: *const u8, len: usize) {
-        let (me, n, comm) = (self.comm.rank(), self.comm.size(), self.comm);
-        let peers = (0..n).filter(|&r| r != me).map(|r| comm.world_rank(r));
-        self.scheds.get(self.id).multicast(peers, self.context, me as u32, self.tag, buf, len);
+        let me = self.rank();
+        self.multicast((0..self.size()).filter(|&r| r != me), buf, len);
     }
 
-    /// Broadcast of `len` bytes at `buf` from `root` (as [`Communicator::bcast_bytes`]): the
-    /// root posts once and every rank reads that post (seed 004's multicast broadcast) where
-    /// [`super::select::bcast_posts_once`] says so, else a binomial tree.
+    /// Adds a send of `len` bytes at `buf` to the ranks `to` (never this one) to the round being
+    /// written: one post they all read where the routes allow.
+    pub(super) fn multicast(&mut self, to: impl Iterator<Item = usize>, buf: *const u8, len: usize) {
+        let comm = self.comm;
+        let group = self.group.as_ref().map(|g| &g.0[..]);
+        let peers = to.map(|k| comm.world_rank(group.map_or(k, |g| g[k])));
+        let source = comm.rank() as u32;
+        self.scheds.get(self.id).multicast(peers, self.context, source, self.tag, buf, len);
+    }
+
+    /// Broadcast of `len` bytes at `buf` from `root` (as [`Communicator::bcast_bytes`]) by the
+    /// algorithm [`select::bcast_by`] chooses for the whole communicator.
     pub(super) fn bcast(&mut self, buf: *mut u8, len: usize, root: usize) -> Result<()> {
-        let (me, n) = (self.comm.rank(), self.comm.size());
-        if super::select::bcast_posts_once(self.comm, len) {
-            match me == root {
-                true => self.send_to_all(buf, len),
-                false => self.recv(root, buf, len)?,
-            }
-            self.end_round();
-            return Ok(());
+        match select::bcast_by(self.comm, len) {
+            BcastBy::Post => self.bcast_post(buf, len, root),
+            BcastBy::Tree => self.bcast_binomial(buf, len, root),
+            BcastBy::ScatterAllgather => self.bcast_scatter_allgather(buf, len, root),
+            BcastBy::Hier => self.hier_bcast(&self.comm.hosts(), buf, len, root),
         }
+    }
+
+    /// Broadcast among ranks on one host, by the one-host table.
+    pub(super) fn bcast_on_one_host(&mut self, buf: *mut u8, len: usize, root: usize) -> Result<()> {
+        match select::bcast_on_one_host(self.size(), len) {
+            BcastBy::Post => self.bcast_post(buf, len, root),
+            _ => self.bcast_binomial(buf, len, root),
+        }
+    }
+
+    /// Broadcast by the root's one post that every rank reads (seed 004's multicast broadcast).
+    fn bcast_post(&mut self, buf: *mut u8, len: usize, root: usize) -> Result<()> {
+        match self.rank() == root {
+            true => self.send_to_all(buf, len),
+            false => self.recv(root, buf, len)?,
+        }
+        self.end_round();
+        Ok(())
+    }
+
+    /// Broadcast down a binomial tree: each rank receives once, then sends to its subtrees.
+    pub(super) fn bcast_binomial(&mut self, buf: *mut u8, len: usize, root: usize) -> Result<()> {
+        let (me, n) = (self.rank(), self.size());
         if let Some(parent) = binomial_parent(me, root, n) {
             self.recv(parent, buf, len)?;
             self.end_round();
@@ -158,12 +232,14 @@ impl Plan<'_, '_> {
 
     /// Reduction of `len` bytes at every rank's `send` into `recv` at `root` (as
     /// [`Communicator::reduce_bytes`]: a binomial tree into rank 0 that keeps rank order,
-    /// then a hop to the root). `send` is copied at once, so it may be `recv` itself.
+    /// then a hop to the root). `send` is read once the rounds written before have ended (it
+    /// may be what they produce), so it may be `recv` itself.
     pub(super) fn reduce(&mut self, send: *const u8, recv: *mut u8, len: usize, root: usize) -> Result<()> {
-        let (me, n) = (self.comm.rank(), self.comm.size());
+        let (me, n) = (self.rank(), self.size());
         // acc holds v[me] ⊕ … ⊕ v[me + 2^k - 1] after round k; the next part lands in `other`.
-        let mut acc = self.scratch(len, Some(send));
+        let mut acc = self.scratch(len, None);
         let mut other = self.scratch(len, None);
+        self.copy(send, acc, len);
         let mut mask = 1;
         while mask < n {
             if me & mask != 0 {
@@ -204,10 +280,13 @@ impl Plan<'_, '_> {
         root: Option<usize>,
         elements: (usize, bool),
     ) -> Result<()> {
-        match reduce_by(self.comm, len, root.is_some()) {
+        match reduce_by(self.comm, len, root.is_some(), elements.1) {
             ReduceBy::Split => return self.reduce_split(send, recv, len, root, elements),
             ReduceBy::Post => return self.reduce_post(send, recv, len, root),
-            ReduceBy::Tree => {}
+            ReduceBy::Doubling if root.is_none() => return self.allreduce_doubling(send, recv, len),
+            ReduceBy::Ring if root.is_none() => return self.allreduce_ring(send, recv, len, elements.0),
+            ReduceBy::Hier => return self.hier_reduce(&self.comm.hosts(), (send, recv, len), root, elements),
+            _ => {}
         }
         self.reduce(send, recv, len, root.unwrap_or(0))?;
         match root {
@@ -219,7 +298,7 @@ impl Plan<'_, '_> {
     /// Prefix reduction along the chain of ranks (as [`Communicator::scan_bytes`]). `send`
     /// is copied at once, so it may be `recv`.
     fn scan(&mut self, send: *const u8, recv: *mut u8, len: usize, exclusive: bool) -> Result<()> {
-        let (me, n) = (self.comm.rank(), self.comm.size());
+        let (me, n) = (self.rank(), self.size());
         let acc = self.scratch(len, Some(send));
         if me > 0 {
             let prefix = self.scratch(len, None);
@@ -248,7 +327,7 @@ impl Plan<'_, '_> {
         recv: Option<(*mut u8, usize, Layout)>,
         root: usize,
     ) -> Result<()> {
-        let (me, n) = (self.comm.rank(), self.comm.size());
+        let (me, n) = (self.rank(), self.size());
         if me != root {
             self.send(root, send, send_len)?;
             self.end_round();
@@ -279,7 +358,7 @@ impl Plan<'_, '_> {
         recv_len: usize,
         root: usize,
     ) -> Result<()> {
-        let (me, n) = (self.comm.rank(), self.comm.size());
+        let (me, n) = (self.rank(), self.size());
         if me != root {
             self.recv(root, recv, recv_len)?;
             self.end_round();
@@ -308,7 +387,7 @@ impl Plan<'_, '_> {
         (send, _, out): (*const u8, usize, Layout),
         (recv, _, into): (*mut u8, usize, Layout),
     ) -> Result<()> {
-        let (me, n) = (self.comm.rank(), self.comm.size());
+        let (me, n) = (self.rank(), self.size());
         for (r, &(d, l)) in into.iter().enumerate().filter(|&(r, _)| r != me) {
             // SAFETY: parts lie inside the lent buffers (checked by the caller).
             self.recv(r, unsafe { recv.add(d) }, l)?;
@@ -347,19 +426,20 @@ impl Communicator {
     }
 
     /// Starts a reduce-scatter (MPI_Ireduce_scatter): every rank's `len` bytes at `send`
-    /// reduced with `op`, and this rank's `part` (offset, length) of the result into `recv`.
-    /// `send` is read during the call only.
+    /// reduced as `how` says, by the allreduce `select.rs` chooses (the hierarchy on several
+    /// hosts), and this rank's `part` (offset, length) of the result into `recv`.
     ///
     /// # Safety
-    /// As for [`Communicator::iscan_raw`], with `part.1` bytes at `recv`.
+    /// As for [`Communicator::iallreduce_raw`], with `part.1` bytes at `recv`.
     pub unsafe fn ireduce_scatter_raw(
         &self,
         send: *const u8,
         len: usize,
         recv: *mut u8,
         (at, part): (usize, usize),
-        op: ReduceFn,
+        how: Reduction,
     ) -> Result<Collective> {
+        let Reduction { op, elem, commutative } = how;
         if self.is_inter() {
             return self.inter_ireduce_scatter_raw(send, len, recv, (at, part), op);
         }
@@ -371,8 +451,7 @@ impl Communicator {
         }
         self.nonblocking(Some(op), |plan| {
             let all = plan.scratch(len, None);
-            plan.reduce(send, all, len, 0)?;
-            plan.bcast(all, len, 0)?;
+            plan.reduction(send, all, len, None, (elem, commutative))?;
             // SAFETY: `at + part <= len`, checked above.
             let from = unsafe { all.add(at) };
             plan.then(Local::Copy { from, to: recv, len: part });
@@ -402,7 +481,7 @@ impl Communicator {
         let mut engine = self.engine().lock();
         let id = engine.scheds().reserve();
         let crowded = engine.oversubscribed();
-        let mut plan = Plan { comm: self, home: self, context, tag, scheds: engine.scheds(), id, crowded };
+        let mut plan = Plan { comm: self, home: self, context, tag, scheds: engine.scheds(), id, crowded, group: None };
         if let Err(e) = write(&mut plan) {
             engine.scheds().release(id);
             return Err(e);
@@ -410,43 +489,6 @@ impl Communicator {
         engine.start_sched(id, op);
         drop(engine);
         Ok(Collective { engine: EngineLink::new(self.engine()), id: Some(id) })
-    }
-
-    /// Starts a [`Communicator::barrier`] that completes later (MPI_Ibarrier), moved on by
-    /// the engine: on one host every rank tells rank 0 it has arrived and rank 0 releases all
-    /// with one post they all read (seed 004's barrier by multicast); else dissemination
-    /// rounds (see [`super::select::barrier_posts_once`]).
-    pub fn ibarrier(&self) -> Result<Collective> {
-        if self.is_inter() {
-            return self.inter_ibarrier();
-        }
-        let (n, me) = (self.size(), self.rank());
-        let posted = super::select::barrier_posts_once(self);
-        self.nonblocking(None, |plan| {
-            let none = std::ptr::NonNull::<u8>::dangling().as_ptr();
-            if posted && me == 0 {
-                for r in 1..n {
-                    plan.recv(r, none, 0)?;
-                }
-                plan.end_round();
-                plan.send_to_all(none, 0);
-                plan.end_round();
-                return Ok(());
-            } else if posted {
-                plan.send(0, none, 0)?;
-                plan.recv(0, none, 0)?;
-                plan.end_round();
-                return Ok(());
-            }
-            let mut dist = 1;
-            while dist < n {
-                plan.send((me + dist) % n, none, 0)?;
-                plan.recv((me + n - dist) % n, none, 0)?;
-                plan.end_round();
-                dist *= 2;
-            }
-            Ok(())
-        })
     }
 
     /// Starts a [`Communicator::bcast_bytes`] of the `len` bytes at `buf` (MPI_Ibcast).

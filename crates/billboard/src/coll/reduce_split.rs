@@ -35,7 +35,7 @@ impl Plan<'_, '_> {
         root: Option<usize>,
         (elem, commutative): (usize, bool),
     ) -> Result<()> {
-        let (me, n) = (self.comm.rank(), self.comm.size());
+        let (me, n) = (self.rank(), self.size());
         let at = |k: usize| block(k, n, len, elem);
         let (mine, size) = at(me);
         // Blocks lie inside the `len` bytes of `send` and `recv` that the caller lends; only the
@@ -107,7 +107,7 @@ impl Plan<'_, '_> {
 
     /// Receives every other rank's reduced block into its place in `recv`.
     fn gather_blocks(&mut self, recv: *mut u8, at: impl Fn(usize) -> (usize, usize)) -> Result<()> {
-        let (me, n) = (self.comm.rank(), self.comm.size());
+        let (me, n) = (self.rank(), self.size());
         for k in (1..n).map(|i| (me + i) % n) {
             let (d, l) = at(k);
             self.recv_segments(k, recv.wrapping_add(d), l)?;

@@ -1,4 +1,7 @@
-//! Pure index arithmetic of the tree schedules (no data moves here).
+//! Pure index arithmetic of the schedules (no data moves here): binomial trees, blocks of a
+//! vector, rings, recursive doubling (with the fold that makes any count a power of two),
+//! Bruck's and the dissemination pattern. Ranks here are indices into whatever group a
+//! schedule addresses (a communicator, one host's members, the hosts' leaders).
 
 /// Binomial tree rooted at `root` over `n` ranks: the rank `rank` receives from, if any.
 pub(crate) fn binomial_parent(rank: usize, root: usize, n: usize) -> Option<usize> {
@@ -27,6 +30,63 @@ pub(crate) fn block(k: usize, n: usize, len: usize, elem: usize) -> (usize, usiz
     let first = |k: usize| (k * base + k.min(extra)) * elem.max(1);
     let end = if k + 1 == n { len } else { first(k + 1) };
     (first(k), end - first(k))
+}
+
+/// The ring's neighbours of `me` among `n`: `(left, right)`, who it receives from and sends to.
+pub(crate) fn ring_neighbours(me: usize, n: usize) -> (usize, usize) {
+    ((me + n - 1) % n, (me + 1) % n)
+}
+
+/// `(k + i) mod n` for any signed step `i` (ring and Bruck block indices).
+pub(crate) fn wrap(k: usize, i: isize, n: usize) -> usize {
+    (k as isize + i).rem_euclid(n as isize) as usize
+}
+
+/// Where a rank stands in recursive doubling over `n` ranks that are not a power of two
+/// (Thakur, Rabenseifner and Gropp 2005): the first `2 * (n - p)` ranks, `p` the largest power
+/// of two not above `n`, pair up, the even one of each pair hands its vector to the odd one
+/// and sits the doubling out; every other rank takes part under a new rank below `p`.
+/// Ranks keep their order under the new numbering, so rank order survives for
+/// non-commutative operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Doubling {
+    /// Hands its vector to `partner` (the next rank) and receives the result from it at the end.
+    SitsOut { partner: usize },
+    /// Takes part as `new` (below `p`); `folds` is the rank whose vector it takes in first.
+    TakesPart { new: usize, folds: Option<usize> },
+}
+
+/// The largest power of two not above `n` (`n >= 1`).
+pub(crate) fn power_of_two_below(n: usize) -> usize {
+    1 << (usize::BITS - 1 - n.max(1).leading_zeros())
+}
+
+/// This rank's place in recursive doubling (see [`Doubling`]).
+pub(crate) fn doubling(me: usize, n: usize) -> Doubling {
+    let extra = n - power_of_two_below(n);
+    match me {
+        _ if me >= 2 * extra => Doubling::TakesPart { new: me - extra, folds: None },
+        _ if me.is_multiple_of(2) => Doubling::SitsOut { partner: me + 1 },
+        _ => Doubling::TakesPart { new: me / 2, folds: Some(me - 1) },
+    }
+}
+
+/// The rank that takes part in recursive doubling over `n` ranks under new rank `new`.
+pub(crate) fn doubling_rank(new: usize, n: usize) -> usize {
+    let extra = n - power_of_two_below(n);
+    if new < extra {
+        2 * new + 1
+    } else {
+        new + extra
+    }
+}
+
+/// Bruck's rounds (and the dissemination barrier's) over `n` ranks: the distances 1, 2, 4, ...
+/// below `n`. In the round of distance `d`, `me` sends to `me - d` and receives from `me + d`
+/// (Bruck, Ho, Kipnis, Upfal and Weathersby 1997, the all-gather without final rotation when
+/// blocks are addressed in place); in the dissemination barrier the other way round.
+pub(crate) fn distances(n: usize) -> impl Iterator<Item = usize> {
+    std::iter::successors(Some(1usize), |d| d.checked_mul(2)).take_while(move |&d| d < n)
 }
 
 #[cfg(test)]
@@ -81,6 +141,47 @@ mod tests {
                 depth += 1;
             }
             assert!(depth <= 6, "rank {r} is {depth} hops from the root");
+        }
+    }
+
+    #[test]
+    fn doubling_pairs_the_extra_ranks_and_renumbers_the_rest_in_order() {
+        for n in 1..40 {
+            let p = power_of_two_below(n);
+            assert!(p <= n && 2 * p > n);
+            let mut seen = vec![None; p];
+            for me in 0..n {
+                match doubling(me, n) {
+                    Doubling::SitsOut { partner } => {
+                        assert_eq!(doubling(partner, n), Doubling::TakesPart { new: partner / 2, folds: Some(me) });
+                    }
+                    Doubling::TakesPart { new, .. } => {
+                        assert!(new < p, "n={n} me={me}");
+                        assert!(seen[new].replace(me).is_none(), "new rank {new} twice");
+                        assert_eq!(doubling_rank(new, n), me);
+                    }
+                }
+            }
+            let order: Vec<usize> = seen.into_iter().map(Option::unwrap).collect();
+            assert!(order.windows(2).all(|w| w[0] < w[1]), "n={n}: new ranks out of order: {order:?}");
+        }
+    }
+
+    #[test]
+    fn bruck_rounds_cover_every_block_once() {
+        for n in 1..20 {
+            // After the round of distance d, rank j holds blocks j .. j + min(2d, n).
+            for j in 0..n {
+                let mut held = 1;
+                for d in distances(n) {
+                    let count = d.min(n - d);
+                    assert_eq!(held, d, "n={n}");
+                    held += count;
+                }
+                assert_eq!(held, n, "n={n} j={j}");
+            }
+            assert_eq!(wrap(0, -1, n.max(1)), n.max(1) - 1);
+            assert_eq!(ring_neighbours(0, n.max(1)), (n.max(1) - 1, 1 % n.max(1)));
         }
     }
 }

@@ -1,46 +1,106 @@
 //! Which algorithm a collective uses: the one table. Every member must choose alike, so a
-//! choice depends only on what all know: the sizes, the rank count, and where the members run
-//! (and the `BB_COLL_<NAME>` switches, which `bbrun` passes to every rank alike).
+//! choice depends only on what all know: the sizes, the rank count, where the members run
+//! (ranks per host, hosts), whether the operator commutes, and the `BB_COLL_<NAME>` switches,
+//! which `bbrun` passes to every rank alike.
 //!
 //! | collective | algorithms (`BB_COLL_<NAME>=`) | the table, unforced |
 //! |---|---|---|
-//! | bcast | `post`, `tree` | post: one host, more than 2 ranks, up to `BB_EAGER_MAX` bytes; else tree |
-//! | barrier | `post`, `dissemination` | post: one host, at least `BB_COLL_BARRIER_POST_MIN` ranks |
-//! | reduce | `tree`, `post`, `split` | split from `BB_REDUCE_SPLIT_MIN(_MANY)`, else tree |
-//! | allreduce | `tree`, `post`, `split` | split from `BB_REDUCE_SPLIT_MIN(_MANY)`; post on one host up to `BB_ALLREDUCE_POST_MAX` bytes and `BB_ALLREDUCE_POST_RANKS` ranks; else tree |
-//! | allgather(v) | `post`, `gather-bcast` | post |
+//! | bcast | `post`, `tree`, `scatter-allgather`, `hier` | one host: post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
+//! | barrier | `post`, `dissemination`, `hier` | one host: post from `BB_COLL_BARRIER_POST_MIN` ranks, else dissemination; several hosts: hier |
+//! | reduce | `tree`, `post`, `split`, `hier` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
+//! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
+//! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier` | one host: post; several hosts: hier |
+//! | alltoall(v) | `linear`, `pairwise` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
+//! | gather, scatter (parts of one length) | `linear`, `hier` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`; else linear |
 //!
-//! Gather, scatter and all-to-all have one algorithm each, already a post per part: each rank
-//! posts its part to the root (gather), the root posts each part to its reader (scatter), each
-//! rank posts each of its parts to its reader (all-to-all), all in one round (`nonblocking.rs`).
+//! Hierarchical (`hier`, `hier.rs`): the members of each host on their billboard by the
+//! one-host table, one leader per host (the root on its own host) between hosts, then the
+//! host again. Between the leaders (`BB_COLL_*` does not reach them; the table does): bcast
+//! binomial, or scatter + ring all-gather for at least 3 leaders from `BB_BCAST_SCATTER_MIN`
+//! bytes; reduce binomial; allreduce recursive doubling, or a ring (reduce-scatter +
+//! all-gather) for commutative operators from `BB_ALLREDUCE_RING_MIN` bytes; all-gather
+//! recursive doubling (a power of two of leaders) or Bruck up to `BB_ALLGATHER_RING_MIN`
+//! bytes in all, else a ring; barrier by dissemination. Forced network algorithms
+//! (`doubling`, `ring`, `bruck`, `pairwise`, `scatter-allgather`) run flat over the whole
+//! communicator, on one host too. Where one cannot apply it says so in the verbose report and
+//! runs one that can: a ring for a non-commutative allreduce runs recursive doubling,
+//! recursive doubling of an all-gather on a rank count not a power of two runs Bruck, a
+//! hierarchical reduction of a non-commutative operator whose hosts' ranks are not consecutive
+//! runs flat (tree for reduce, doubling for allreduce), all keeping rank order.
+//!
+//! Gatherv and scatterv have one algorithm each, already a post per part: each rank posts its
+//! part to the root (gather), the root posts each part to its reader (scatter), all in one
+//! round (`nonblocking.rs`). Their lengths are known only at the root, so a leader could not
+//! forward them: they stay flat on several hosts; MPI_Gather and MPI_Scatter (every part of
+//! one length) go through the leaders. All-to-all stays flat too (pairwise when large).
 
 use crate::tunables::{Switch, Tunable};
 use crate::Communicator;
 
 pub static BCAST: Switch = Switch::new(
     "BB_COLL_BCAST",
-    &["post", "tree"],
+    &["post", "tree", "scatter-allgather", "hier"],
     "broadcast: post = the root posts once and every rank reads it (seed 004's multicast), tree = binomial tree of \
-     messages; unset: post on one host for more than 2 ranks up to BB_EAGER_MAX bytes, else tree",
+     messages, scatter-allgather = the root's blocks scattered then a ring all-gather (van de Geijn), hier = the \
+     leaders of the hosts, then each host; unset: one host post for more than 2 ranks up to BB_EAGER_MAX bytes, \
+     else tree; several hosts hier",
 );
 
-/// Whether a broadcast of `len` bytes on `comm` goes as the root's one post read by every
-/// member (all on this host's billboard, eager-sized, more than two members) rather than down
-/// a binomial tree.
-pub(crate) fn bcast_posts_once(comm: &Communicator, len: usize) -> bool {
-    let posted = match BCAST.forced() {
-        Some(i) => i == 0 && comm.size() > 1,
-        None => comm.size() > 2 && len <= crate::engine::protocol::EAGER_MAX.get() && comm.on_one_host(),
+/// How a broadcast goes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum BcastBy {
+    Post,
+    Tree,
+    ScatterAllgather,
+    Hier,
+}
+
+/// How a broadcast of `len` bytes on `comm` goes.
+pub(crate) fn bcast_by(comm: &Communicator, len: usize) -> BcastBy {
+    use BcastBy::*;
+    let n = comm.size();
+    let by = match BCAST.forced() {
+        _ if n < 2 => Tree,
+        Some(i) => [Post, Tree, ScatterAllgather, Hier][i],
+        None if !comm.on_one_host() => Hier,
+        None => bcast_on_one_host(n, len),
     };
-    report(comm, Collective::Bcast, if posted { "post" } else { "tree" }, len);
-    posted
+    report(comm, Collective::Bcast, BCAST.algorithms[by as usize], "", len);
+    by
+}
+
+/// The one-host table of broadcasts (a communicator on one host, a host's phase of a
+/// hierarchical one): one post for more than 2 ranks up to the eager size, else a tree.
+pub(crate) fn bcast_on_one_host(n: usize, len: usize) -> BcastBy {
+    match n > 2 && len <= crate::engine::protocol::EAGER_MAX.get() {
+        true => BcastBy::Post,
+        false => BcastBy::Tree,
+    }
+}
+
+pub static BCAST_SCATTER_MIN: Tunable = Tunable::new(
+    "BB_BCAST_SCATTER_MIN",
+    4 << 20,
+    "smallest broadcast between at least 3 hosts' leaders that goes as scatter + ring all-gather instead of a \
+     binomial tree; 3 namespace hosts x 1 rank, forced, 2 alternating runs, load 6-7, us, tree vs scatter-allgather: \
+     8 KiB 12-13 vs 56-92, 64 KiB 58-67 vs 95-101, 256 KiB 205 vs 312-327, 1 MiB 719-1051 vs 1102-2699: the tree \
+     was ahead at every size measured, so the switch lies above them (MPICH's is 512 KiB on real networks)",
+);
+
+/// How the leaders of `leaders` hosts broadcast `len` bytes among themselves.
+pub(crate) fn bcast_between_hosts(leaders: usize, len: usize) -> BcastBy {
+    match leaders >= 3 && len >= BCAST_SCATTER_MIN.get() {
+        true => BcastBy::ScatterAllgather,
+        false => BcastBy::Tree,
+    }
 }
 
 pub static BARRIER: Switch = Switch::new(
     "BB_COLL_BARRIER",
-    &["post", "dissemination"],
+    &["post", "dissemination", "hier"],
     "barrier: post = every rank tells rank 0, which releases all with one post (seed 004's barrier by multicast), \
-     dissemination = log2(n) rounds of messages; unset: see BB_COLL_BARRIER_POST_MIN",
+     dissemination = log2(n) rounds of messages, hier = arrivals at each host's leader, dissemination among the \
+     leaders, one post releases each host; unset: one host see BB_COLL_BARRIER_POST_MIN, several hosts hier",
 );
 
 pub static BARRIER_POST_MIN: Tunable = Tunable::new(
@@ -52,37 +112,48 @@ pub static BARRIER_POST_MIN: Tunable = Tunable::new(
      3 ranks 7.7-9.3 vs 6.9-7.6, 4 ranks 10.6-15.9 vs 4.3-11.6, 5 ranks 15.6-25.0 vs 23.1-25.9",
 );
 
-/// Whether a barrier on `comm` gathers arrivals at rank 0 and releases every member with one
-/// post (all on this host, at least `BB_COLL_BARRIER_POST_MIN` members) rather than by
-/// dissemination.
-pub(crate) fn barrier_posts_once(comm: &Communicator) -> bool {
+/// How a barrier goes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum BarrierBy {
+    Post,
+    Dissemination,
+    Hier,
+}
+
+/// How a barrier on `comm` goes.
+pub(crate) fn barrier_by(comm: &Communicator) -> BarrierBy {
+    use BarrierBy::*;
     let n = comm.size();
-    let posted = match BARRIER.forced() {
-        Some(i) => i == 0 && n > 1,
-        None => n >= BARRIER_POST_MIN.get().max(3) && comm.on_one_host(),
+    let by = match BARRIER.forced() {
+        _ if n < 2 => Dissemination,
+        Some(i) => [Post, Dissemination, Hier][i],
+        None if !comm.on_one_host() => Hier,
+        None if n >= BARRIER_POST_MIN.get().max(3) => Post,
+        None => Dissemination,
     };
-    report(comm, Collective::Barrier, if posted { "post" } else { "dissemination" }, 0);
-    posted
+    report(comm, Collective::Barrier, BARRIER.algorithms[by as usize], "", 0);
+    by
 }
 
 pub static REDUCE: Switch = Switch::new(
     "BB_COLL_REDUCE",
-    REDUCTIONS,
+    &["tree", "post", "split", "hier"],
     "reduce: tree = binomial tree into rank 0 (then to the root), post = every rank posts its vector to the root, \
-     which folds them in rank order, split = blocks reduced by every rank (reduce_split.rs); unset: split from \
-     BB_REDUCE_SPLIT_MIN(_MANY), else tree",
+     which folds them in rank order, split = blocks reduced by every rank (reduce_split.rs), hier = each host into \
+     its leader, then a tree of the leaders; unset: one host split from BB_REDUCE_SPLIT_MIN(_MANY), else tree; \
+     several hosts hier (tree for a non-commutative operator on hosts whose ranks are not consecutive)",
 );
 
 pub static ALLREDUCE: Switch = Switch::new(
     "BB_COLL_ALLREDUCE",
-    REDUCTIONS,
+    &["tree", "post", "split", "doubling", "ring", "hier"],
     "allreduce: tree = binomial reduce then broadcast, post = every rank posts its vector once to all and each \
-     folds them in rank order, split = blocks reduced by every rank and exchanged; unset: split from \
-     BB_REDUCE_SPLIT_MIN(_MANY), post within BB_ALLREDUCE_POST_MAX/_RANKS on one host, else tree",
+     folds them in rank order, split = blocks reduced by every rank and exchanged, doubling = recursive doubling, \
+     ring = ring reduce-scatter + all-gather (commutative operators), hier = each host into its leader, the \
+     leaders by doubling or ring, each host's leader posts the result; unset: one host split from \
+     BB_REDUCE_SPLIT_MIN(_MANY), post within BB_ALLREDUCE_POST_MAX/_RANKS, else tree; several hosts hier (doubling \
+     for a non-commutative operator on hosts whose ranks are not consecutive)",
 );
-
-/// The names of [`ReduceBy`]'s algorithms, in its order.
-const REDUCTIONS: &[&str] = &["tree", "post", "split"];
 
 /// How a reduction goes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -93,7 +164,16 @@ pub(crate) enum ReduceBy {
     Post,
     /// One block per rank (`reduce_split.rs`).
     Split,
+    /// Recursive doubling (`allreduce_doubling.rs`).
+    Doubling,
+    /// Ring reduce-scatter + all-gather (`allreduce_ring.rs`).
+    Ring,
+    /// Hosts, then their leaders, then hosts (`hier.rs`).
+    Hier,
 }
+
+/// The names of [`ReduceBy`]'s algorithms, in its order.
+const REDUCTIONS: &[&str] = &["tree", "post", "split", "doubling", "ring", "hier"];
 
 pub static ALLREDUCE_POST_MAX: Tunable = Tunable::new(
     "BB_ALLREDUCE_POST_MAX",
@@ -132,59 +212,209 @@ pub static REDUCE_SEGMENT: Tunable = Tunable::new(
      pipelined, instead of a single-copy rendezvous each (2 ranks, 1 MiB allreduce: see reduce_split.rs)",
 );
 
-/// How a reduction of `len` bytes on `comm` goes: to one root (`rooted`) or to all. Every
-/// rank must choose alike, so this depends only on what all know.
-pub(crate) fn reduce_by(comm: &Communicator, len: usize, rooted: bool) -> ReduceBy {
+pub static ALLREDUCE_RING_MIN: Tunable = Tunable::new(
+    "BB_ALLREDUCE_RING_MIN",
+    256 << 10,
+    "smallest allreduce between hosts' leaders (commutative operators) by ring reduce-scatter + all-gather instead \
+     of recursive doubling (each link carries 2(p-1)/p of the vector, not log2(p) whole ones); 3 namespace hosts x \
+     1 rank, forced, 2 alternating runs, load 6-7, us, doubling vs ring: 64 KiB 105-127 vs 97-133 (even), 256 KiB \
+     404-533 vs 398-460, 1 MiB 4576-11722 vs 4140-7873",
+);
+
+/// How a reduction of `len` bytes on `comm` goes: to one root (`rooted`) or to all, with an
+/// operator that commutes or not. Every rank must choose alike, so this depends only on what
+/// all know.
+pub(crate) fn reduce_by(comm: &Communicator, len: usize, rooted: bool, commutative: bool) -> ReduceBy {
+    use ReduceBy::*;
     let n = comm.size();
     let switch = if rooted { &REDUCE } else { &ALLREDUCE };
-    let by = match switch.forced() {
+    let hosts = (!comm.on_one_host()).then(|| comm.hosts());
+    // A hierarchy keeps rank order only where each host's ranks follow one another.
+    let ordered_hier = commutative || hosts.as_ref().is_none_or(|h| h.consecutive());
+    let flat = if rooted { Tree } else { Doubling };
+    let forced = switch.forced().map(|i| by_name(switch.algorithms[i]));
+    let (by, why) = match forced {
+        _ if n < 2 => (Tree, ""),
+        Some(Hier) if !ordered_hier => {
+            (flat, " (hier asked: a non-commutative operator on hosts whose ranks are not consecutive)")
+        }
+        Some(Ring) if !commutative => (Doubling, " (ring asked: the operator does not commute)"),
+        Some(by) => (by, ""),
+        None if hosts.is_some() && ordered_hier => (Hier, ""),
+        None if hosts.is_some() => (flat, " (a non-commutative operator on hosts whose ranks are not consecutive)"),
+        None => (reduce_on_one_host(n, len, rooted), ""),
+    };
+    let what = if rooted { Collective::Reduce } else { Collective::Allreduce };
+    report(comm, what, REDUCTIONS[by as usize], why, len);
+    by
+}
+
+/// The name's algorithm.
+fn by_name(name: &str) -> ReduceBy {
+    let at = REDUCTIONS.iter().position(|&a| a == name).unwrap_or(0);
+    [ReduceBy::Tree, ReduceBy::Post, ReduceBy::Split, ReduceBy::Doubling, ReduceBy::Ring, ReduceBy::Hier][at]
+}
+
+/// The one-host table of reductions (a communicator on one host, a host's phase of a
+/// hierarchical one): tree, split or post.
+pub(crate) fn reduce_on_one_host(n: usize, len: usize, rooted: bool) -> ReduceBy {
+    match () {
         _ if n < 2 => ReduceBy::Tree,
-        Some(i) => [ReduceBy::Tree, ReduceBy::Post, ReduceBy::Split][i],
-        None if len >= if n == 2 { REDUCE_SPLIT_MIN.get() } else { REDUCE_SPLIT_MIN_MANY.get() } => ReduceBy::Split,
+        _ if len >= if n == 2 { REDUCE_SPLIT_MIN.get() } else { REDUCE_SPLIT_MIN_MANY.get() } => ReduceBy::Split,
         // A reduce's root would read n-1 posts alone where the tree shares the folding out:
         // the tree measured faster (8 B, us, tree vs post: 4 ranks 0.2-0.8 vs 1.1-1.6, 8 ranks
         // 1.6-2.3 vs 3.9-4.8), at 2 ranks too (0.17-0.28 vs 0.37-0.49: the same message; the
         // tree's direct form costs less than a schedule).
-        None if rooted => ReduceBy::Tree,
-        None if n <= ALLREDUCE_POST_RANKS.get() && len <= ALLREDUCE_POST_MAX.get() && comm.on_one_host() => {
-            ReduceBy::Post
-        }
-        None => ReduceBy::Tree,
-    };
-    let what = if rooted { Collective::Reduce } else { Collective::Allreduce };
-    report(comm, what, REDUCTIONS[by as usize], len);
-    by
+        _ if rooted => ReduceBy::Tree,
+        _ if n <= ALLREDUCE_POST_RANKS.get() && len <= ALLREDUCE_POST_MAX.get() => ReduceBy::Post,
+        _ => ReduceBy::Tree,
+    }
+}
+
+/// How the leaders of `leaders` hosts allreduce `len` bytes among themselves.
+pub(crate) fn allreduce_between_hosts(leaders: usize, len: usize, commutative: bool) -> ReduceBy {
+    match commutative && leaders > 1 && len >= ALLREDUCE_RING_MIN.get() {
+        true => ReduceBy::Ring,
+        false => ReduceBy::Doubling,
+    }
 }
 
 impl Communicator {
     /// Whether a reduction of `len` bytes on this communicator (to a root, or to all) runs as
     /// its schedule (then the blocking form is start + wait) rather than the direct binomial
-    /// tree of [`Communicator::reduce_bytes`].
+    /// tree of [`Communicator::reduce_bytes`]: always on several hosts, where the schedule's
+    /// own choice also weighs whether the operator commutes.
     pub fn reduction_scheduled(&self, len: usize, rooted: bool) -> bool {
-        reduce_by(self, len, rooted) != ReduceBy::Tree
+        !self.on_one_host() || reduce_by(self, len, rooted, false) != ReduceBy::Tree
     }
 }
 
 pub static ALLGATHER: Switch = Switch::new(
     "BB_COLL_ALLGATHER",
-    &["post", "gather-bcast"],
+    &["post", "gather-bcast", "ring", "doubling", "bruck", "hier"],
     "allgather(v): post = every rank posts its part once to all (seed 000's partitioned cache; a send each where \
-     routes cannot multicast), gather-bcast = gather to rank 0 then broadcast; unset: post",
+     routes cannot multicast), gather-bcast = gather to rank 0 then broadcast, ring = n-1 steps around a ring, \
+     doubling = recursive doubling (a power of two of ranks; else bruck), bruck = log2(n) rounds of Bruck's, hier = \
+     each host's parts to its leader, the leaders by doubling, bruck or ring, each leader posts the others' parts \
+     on its host; unset: one host post, several hosts hier",
 );
 
-/// Whether an allgather on `comm` goes by every rank's one post to all (`allgather_post.rs`)
-/// rather than a gather to rank 0 and a broadcast.
-pub(crate) fn allgather_posts(comm: &Communicator, len: usize) -> bool {
-    let posted = ALLGATHER.forced().is_none_or(|i| i == 0);
-    report(comm, Collective::Allgather, if posted { "post" } else { "gather-bcast" }, len);
-    posted
+/// How an all-gather goes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum AllgatherBy {
+    Post,
+    GatherBcast,
+    Ring,
+    Doubling,
+    Bruck,
+    Hier,
+}
+
+pub static ALLGATHER_RING_MIN: Tunable = Tunable::new(
+    "BB_ALLGATHER_RING_MIN",
+    512 << 10,
+    "smallest all-gather between hosts' leaders (bytes gathered in all) by a ring instead of recursive doubling or \
+     Bruck; 3 namespace hosts x 1 rank, forced, 2 alternating runs, load 6-7, us, bruck vs ring by bytes in all: \
+     24 KiB 53-55 vs 45-46, 192 KiB 101-139 vs 160-172, 768 KiB 702-3836 vs 687-749, 3 MiB 5186-8819 vs 4749-4842",
+);
+
+/// How an all-gather on `comm` of `len` bytes in all goes.
+pub(crate) fn allgather_by(comm: &Communicator, len: usize) -> AllgatherBy {
+    use AllgatherBy::*;
+    let n = comm.size();
+    let names = ALLGATHER.algorithms;
+    let (by, why) = match ALLGATHER.forced() {
+        Some(3) if !n.is_power_of_two() => (Bruck, " (doubling asked: the rank count is not a power of two)"),
+        Some(i) => ([Post, GatherBcast, Ring, Doubling, Bruck, Hier][i], ""),
+        None if !comm.on_one_host() => (Hier, ""),
+        None => (Post, ""),
+    };
+    report(comm, Collective::Allgather, names[by as usize], why, len);
+    by
+}
+
+/// How the leaders of `leaders` hosts all-gather `len` bytes in all among themselves.
+pub(crate) fn allgather_between_hosts(leaders: usize, len: usize) -> AllgatherBy {
+    match () {
+        _ if len >= ALLGATHER_RING_MIN.get() => AllgatherBy::Ring,
+        _ if leaders.is_power_of_two() => AllgatherBy::Doubling,
+        _ => AllgatherBy::Bruck,
+    }
+}
+
+pub static ALLTOALL: Switch = Switch::new(
+    "BB_COLL_ALLTOALL",
+    &["linear", "pairwise"],
+    "alltoall(v): linear = every part sent and received in one round, pairwise = n-1 rounds, in round k a rank \
+     sends to rank + k and receives from rank - k (one peer at a time: no burst of n-1 rendezvous on one link); \
+     unset: pairwise on several hosts from BB_ALLTOALL_PAIRWISE_MIN bytes sent by a rank, else linear",
+);
+
+pub static ALLTOALL_PAIRWISE_MIN: Tunable = Tunable::new(
+    "BB_ALLTOALL_PAIRWISE_MIN",
+    256 << 10,
+    "smallest all-to-all (bytes this rank sends) on several hosts that goes pairwise; MPICH's medium/long switch is \
+     32 KiB a part with many processes; each rank decides alone (one message per pair either way, so ranks that \
+     choose differently still match)",
+);
+
+/// Whether this rank's part of an all-to-all on `comm`, sending `len` bytes in all, goes
+/// pairwise rather than in one round. Unlike the other choices this one may differ between
+/// ranks (an alltoallv's sizes do): both send one message to each peer with the same tag, so
+/// they match whichever round each rank posts it in.
+pub(crate) fn alltoall_pairwise(comm: &Communicator, len: usize) -> bool {
+    let pairwise = match ALLTOALL.forced() {
+        Some(i) => i == 1,
+        None => !comm.on_one_host() && len >= ALLTOALL_PAIRWISE_MIN.get(),
+    };
+    report(comm, Collective::Alltoall, ALLTOALL.algorithms[pairwise as usize], "", len);
+    pairwise
+}
+
+pub static GATHER: Switch = Switch::new(
+    "BB_COLL_GATHER",
+    &["linear", "hier"],
+    "gather with parts of one length (MPI_Gather): linear = every part straight to the root in one round, hier = \
+     each host's parts to its leader, one message per host to the root; unset: hier on several hosts up to \
+     BB_GATHER_HIER_MAX bytes a part, else linear (gatherv stays linear: only the root knows the parts' lengths)",
+);
+
+pub static SCATTER: Switch = Switch::new(
+    "BB_COLL_SCATTER",
+    &["linear", "hier"],
+    "scatter with parts of one length (MPI_Scatter): linear = every part straight from the root in one round, hier \
+     = one message per host to its leader, which hands its members theirs; unset: hier on several hosts up to \
+     BB_GATHER_HIER_MAX bytes a part, else linear (scatterv stays linear)",
+);
+
+pub static GATHER_HIER_MAX: Tunable = Tunable::new(
+    "BB_GATHER_HIER_MAX",
+    1 << 10,
+    "largest part (bytes) of a gather or scatter on several hosts that goes through the hosts' leaders: above it \
+     the leader's extra hop costs more than the messages it saves; bench/peers/coll.c, 2 namespace hosts x 2 ranks, \
+     median of 5 alternating runs, load 7, us, linear vs hier: gather 8 B 5.7 vs 6.0, 64 KiB 39 vs 89, 1 MiB 3200 \
+     vs 3747; scatter 8 B 10.1 vs 6.5, 64 KiB 73 vs 78, 1 MiB 1038 vs 4043",
+);
+
+/// Whether a gather (or, not `gathers`, a scatter) of parts of `part` bytes each, every rank's
+/// alike, goes through the hosts' leaders rather than straight to or from the root.
+pub(crate) fn gather_hier(comm: &Communicator, gathers: bool, part: usize) -> bool {
+    let (switch, what) = if gathers { (&GATHER, Collective::Gather) } else { (&SCATTER, Collective::Scatter) };
+    let hier = match switch.forced() {
+        _ if comm.size() < 2 => false,
+        Some(i) => i == 1,
+        None => !comm.on_one_host() && part <= GATHER_HIER_MAX.get(),
+    };
+    report(comm, what, switch.algorithms[hier as usize], "", part);
+    hier
 }
 
 /// Every switch, for `bbrun --info`.
-pub(crate) static SWITCHES: &[&Switch] = &[&BCAST, &BARRIER, &REDUCE, &ALLREDUCE, &ALLGATHER];
+pub(crate) static SWITCHES: &[&Switch] =
+    &[&BCAST, &BARRIER, &REDUCE, &ALLREDUCE, &ALLGATHER, &ALLTOALL, &GATHER, &SCATTER];
 
-/// The collectives whose choices are reported, each with 4 bits of a communicator's report
-/// word (one per algorithm).
+/// The collectives whose choices are reported, each with 8 bits of a communicator's report
+/// word (one per algorithm of its switch).
 #[derive(Clone, Copy)]
 enum Collective {
     Bcast,
@@ -192,49 +422,72 @@ enum Collective {
     Reduce,
     Allreduce,
     Allgather,
+    Alltoall,
+    Gather,
+    Scatter,
+}
+
+impl Collective {
+    fn name_and_switch(self) -> (&'static str, &'static Switch) {
+        match self {
+            Collective::Bcast => ("bcast", &BCAST),
+            Collective::Barrier => ("barrier", &BARRIER),
+            Collective::Reduce => ("reduce", &REDUCE),
+            Collective::Allreduce => ("allreduce", &ALLREDUCE),
+            Collective::Allgather => ("allgather", &ALLGATHER),
+            Collective::Alltoall => ("alltoall", &ALLTOALL),
+            Collective::Gather => ("gather", &GATHER),
+            Collective::Scatter => ("scatter", &SCATTER),
+        }
+    }
+}
+
+/// What each algorithm does, in a few words, for the verbose report.
+fn what_it_does(what: Collective, algorithm: &str) -> &'static str {
+    use Collective::*;
+    match (what, algorithm) {
+        (Bcast, "post") => "the root posts once, every rank reads it",
+        (Barrier, "post") => "arrivals to rank 0, released by one post",
+        (Reduce, "post") => "every rank posts to the root, folded in rank order",
+        (Allreduce, "post") => "every rank posts to all, each folds in rank order",
+        (Allgather, "post") => "every rank posts its part to all",
+        (Allreduce, "tree") => "binomial tree and broadcast",
+        (_, "tree") => "binomial tree",
+        (_, algorithm) => match algorithm {
+            "scatter-allgather" => "scatter then ring all-gather",
+            "hier" => "each host on its billboard, the hosts' leaders between hosts",
+            "dissemination" => "dissemination",
+            "split" => "blocks reduced by every rank",
+            "doubling" => "recursive doubling",
+            "ring" => "ring",
+            "gather-bcast" => "gather and broadcast",
+            "bruck" => "Bruck's rounds",
+            "linear" => "every part in one round",
+            "pairwise" => "pairwise exchange",
+            _ => "",
+        },
+    }
 }
 
 /// Reports under `BB_VERBOSE` the first time `comm` chooses `algorithm` for `what` (for a
-/// message of `len` bytes): which algorithm, and why it applies.
-fn report(comm: &Communicator, what: Collective, algorithm: &str, len: usize) {
+/// message of `len` bytes): which algorithm, why it applies, and `note` (what was asked
+/// instead, if the switch asked for one that cannot apply).
+fn report(comm: &Communicator, what: Collective, algorithm: &str, note: &str, len: usize) {
     if crate::VERBOSE.get() == 0 {
         return;
     }
-    let (name, switch, algorithms, why): (_, _, &[&str], _) = match what {
-        Collective::Bcast => ("bcast", &BCAST, &["post", "tree"], "the root posts once, every rank reads it|binomial tree"),
-        Collective::Barrier => (
-            "barrier",
-            &BARRIER,
-            &["post", "dissemination"],
-            "arrivals to rank 0, released by one post|dissemination",
-        ),
-        Collective::Reduce => (
-            "reduce",
-            &REDUCE,
-            REDUCTIONS,
-            "binomial tree|every rank posts to the root, folded in rank order|blocks reduced by every rank",
-        ),
-        Collective::Allreduce => (
-            "allreduce",
-            &ALLREDUCE,
-            REDUCTIONS,
-            "binomial tree and broadcast|every rank posts to all, each folds in rank order|blocks reduced by every rank",
-        ),
-        Collective::Allgather => {
-            ("allgather", &ALLGATHER, &["post", "gather-bcast"], "every rank posts its part to all|gather and broadcast")
-        }
-    };
-    let index = algorithms.iter().position(|&a| a == algorithm).unwrap_or(0);
-    let bit = what as u32 * 4 + index as u32;
+    let (name, switch) = what.name_and_switch();
+    let index = switch.algorithms.iter().position(|&a| a == algorithm).unwrap_or(0);
+    let bit = what as u32 * 8 + index as u32;
     if comm.first_report(bit) {
         let host = if comm.on_one_host() { "one host" } else { "several hosts" };
-        let how = why.split('|').nth(index).unwrap_or(algorithm);
         let origin = if switch.forced().is_some() { "forced by" } else { "table; force with" };
         crate::verbose(format_args!(
-            "{name} on a communicator of {} ranks ({host}, context {}), first at {len} bytes: {how} \
-             ({algorithm}; {origin} {})",
+            "{name} on a communicator of {} ranks ({host}, context {}), first at {len} bytes: {} \
+             ({algorithm}{note}; {origin} {})",
             comm.size(),
             comm.coll_context(),
+            what_it_does(what, algorithm),
             switch.env
         ));
     }

@@ -102,7 +102,7 @@ impl Sched {
     }
 
     /// Adds a send of `len` bytes at `buf` to every world rank of `peers` to the round being
-    /// written, with this envelope.
+    /// written, with this envelope (nothing if `peers` is empty).
     pub(crate) fn multicast(
         &mut self,
         peers: impl Iterator<Item = usize>,
@@ -115,6 +115,9 @@ impl Sched {
         let at = self.peers.len();
         self.peers.extend(peers);
         let n = self.peers.len() - at;
+        if n == 0 {
+            return;
+        }
         self.msgs.push(Msg::Multicast { peers: (at, n), context, source, tag, buf, len });
     }
 
@@ -126,6 +129,19 @@ impl Sched {
     /// Closes the round being written.
     pub(crate) fn end_round(&mut self) {
         self.ends.push((self.msgs.len(), self.locals.len()));
+    }
+
+    /// Opens the last round closed again, so that the messages written next start with it,
+    /// if it has no local steps (they would run only after those messages, which may need
+    /// what the steps produce). Whether it did.
+    pub(crate) fn reopen_round(&mut self) -> bool {
+        let Some(&(_, locals)) = self.ends.last() else { return false };
+        let before = if self.ends.len() > 1 { self.ends[self.ends.len() - 2].1 } else { 0 };
+        if locals != before || self.locals.len() != locals {
+            return false;
+        }
+        self.ends.pop();
+        true
     }
 
     /// Where round `i` begins in `msgs` and `locals`.

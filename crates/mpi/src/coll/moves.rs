@@ -58,9 +58,10 @@ unsafe fn contribution(send: &Option<View>, recv: &Parted, part: usize) -> (*con
 }
 
 /// Gather with per-rank counts and displacements (in elements of `recvtype`) at the root.
+/// `uniform`: MPI_Gather, every part of one length (the hierarchy may forward them).
 unsafe fn gatherv(
     (sendbuf, sendcount, sendtype): (*const c_void, i64, MPI_Datatype),
-    recvbuf: *mut c_void,
+    (recvbuf, uniform): (*mut c_void, bool),
     shape: impl FnOnce(&Communicator) -> Res<Shape>,
     recvtype: MPI_Datatype,
     root: c_int,
@@ -74,7 +75,7 @@ unsafe fn gatherv(
         InterRoot::Remote(_) => {
             no_in_place_on_inter(c, sendbuf)?;
             let send = send()?;
-            let coll = c.igatherv_at(send.ptr(), send.len(), None, root)?;
+            let coll = c.igatherv_at(send.ptr(), send.len(), None, root, uniform)?;
             return Ok((coll, Some(Box::new(move || drop(send)))));
         }
     }
@@ -86,7 +87,7 @@ unsafe fn gatherv(
     // In place, the root's part is already where it goes.
     let send = if in_place || c.is_inter() { None } else { Some(send()?) };
     let (from, len) = if c.is_inter() { (no_data() as *const u8, 0) } else { contribution(&send, &recv, c.rank()) };
-    let coll = c.igatherv_at(from, len, Some((recv.ptr(), recv.len(), recv.parts())), root)?;
+    let coll = c.igatherv_at(from, len, Some((recv.ptr(), recv.len(), recv.parts())), root, uniform)?;
     Ok((coll, Some(Box::new(move || finish_parted(recv, send)))))
 }
 
@@ -111,7 +112,7 @@ collective!([PMPI_Gather, PMPI_Igather, PMPI_Gather_c, PMPI_Igather_c], (
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
     let shape = |c: &Communicator| Ok(Shape::Uniform(c.peers(), recvcount.into()));
-    gatherv((sendbuf, sendcount.into(), sendtype), recvbuf, shape, recvtype, root, c)
+    gatherv((sendbuf, sendcount.into(), sendtype), (recvbuf, true), shape, recvtype, root, c)
 });
 
 collective!([PMPI_Gatherv, PMPI_Igatherv, PMPI_Gatherv_c, PMPI_Igatherv_c], (
@@ -119,12 +120,13 @@ collective!([PMPI_Gatherv, PMPI_Igatherv, PMPI_Gatherv_c, PMPI_Igatherv_c], (
     recvbuf: *mut c_void, recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype, root: c_int
 ), |c| {
     let shape = |c: &Communicator| Shape::varying(c.peers(), recvcounts, displs);
-    gatherv((sendbuf, sendcount.into(), sendtype), recvbuf, shape, recvtype, root, c)
+    gatherv((sendbuf, sendcount.into(), sendtype), (recvbuf, false), shape, recvtype, root, c)
 });
 
 /// Scatter with per-rank counts and displacements (in elements of `sendtype`) at the root.
+/// `uniform`: MPI_Scatter, every part of one length (the hierarchy may forward them).
 unsafe fn scatterv(
-    sendbuf: *const c_void,
+    (sendbuf, uniform): (*const c_void, bool),
     shape: impl FnOnce(&Communicator) -> Res<Shape>,
     sendtype: MPI_Datatype,
     (recvbuf, recvcount, recvtype): (*mut c_void, i64, MPI_Datatype),
@@ -141,7 +143,7 @@ unsafe fn scatterv(
         InterRoot::Elsewhere => return Ok((c.inter_idle()?, None)),
         InterRoot::Remote(_) => {
             let v = recv()?;
-            let coll = c.iscatterv_at(None, v.ptr(), v.len(), root)?;
+            let coll = c.iscatterv_at(None, v.ptr(), v.len(), root, uniform)?;
             return Ok((coll, Some(finish_view(v))));
         }
     }
@@ -151,11 +153,11 @@ unsafe fn scatterv(
     // In place (or on an intercommunicator, where the root receives nothing), the root's own
     // part stays where it is.
     if in_place(recvbuf) || c.is_inter() {
-        let coll = c.iscatterv_at(whole, no_data(), 0, root)?;
+        let coll = c.iscatterv_at(whole, no_data(), 0, root, uniform)?;
         return Ok((coll, Some(Box::new(move || drop(send)))));
     }
     let v = recv()?;
-    let coll = c.iscatterv_at(whole, v.ptr(), v.len(), root)?;
+    let coll = c.iscatterv_at(whole, v.ptr(), v.len(), root, uniform)?;
     let unpack = finish_view(v);
     Ok((
         coll,
@@ -171,7 +173,7 @@ collective!([PMPI_Scatter, PMPI_Iscatter, PMPI_Scatter_c, PMPI_Iscatter_c], (
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
     let shape = |c: &Communicator| Ok(Shape::Uniform(c.peers(), sendcount.into()));
-    scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount.into(), recvtype), root, c)
+    scatterv((sendbuf, true), shape, sendtype, (recvbuf, recvcount.into(), recvtype), root, c)
 });
 
 collective!([PMPI_Scatterv, PMPI_Iscatterv, PMPI_Scatterv_c, PMPI_Iscatterv_c], (
@@ -179,7 +181,7 @@ collective!([PMPI_Scatterv, PMPI_Iscatterv, PMPI_Scatterv_c, PMPI_Iscatterv_c], 
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
     let shape = |c: &Communicator| Shape::varying(c.peers(), sendcounts, displs);
-    scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount.into(), recvtype), root, c)
+    scatterv((sendbuf, false), shape, sendtype, (recvbuf, recvcount.into(), recvtype), root, c)
 });
 
 unsafe fn allgatherv(

@@ -163,10 +163,11 @@ unsafe fn reduce_scatter(
     c: &Communicator,
 ) -> Res<Started> {
     no_in_place_on_inter(c, sendbuf)?;
-    let combine = combiner(op, t)?;
+    let layout = datatype::layout(t)?;
+    let how = reduction(op, t, &layout)?;
     let send = reduction_source(sendbuf, recvbuf, total)?;
-    let mut land = Landing::new(datatype::layout(t)?, instances(t, part.1)?, recvbuf, part.1)?;
-    Ok((c.ireduce_scatter_raw(send, total, land.ptr(), part, combine)?, land.at_completion()))
+    let mut land = Landing::new(layout, instances(t, part.1)?, recvbuf, part.1)?;
+    Ok((c.ireduce_scatter_raw(send, total, land.ptr(), part, how)?, land.at_completion()))
 }
 
 /// How many instances of `t` a reduction span of `len` bytes holds.
@@ -199,6 +200,12 @@ unsafe fn reduce_scatter_now(
 ) -> Res {
     if let Some(done) = inter_blocking(c, |c| reduce_scatter((sendbuf, recvbuf), total, (d, l), (t, op), c)) {
         return done;
+    }
+    // On several hosts (and wherever the table schedules the allreduce) the schedule's own
+    // choice runs: the hierarchy there.
+    if c.reduction_scheduled(total, false) {
+        let (coll, done) = reduce_scatter((sendbuf, recvbuf), total, (d, l), (t, op), c)?;
+        return Scheduled { coll, done }.wait();
     }
     let mut combine = combiner(op, t)?;
     let send = reduction_input(sendbuf, recvbuf, total)?;

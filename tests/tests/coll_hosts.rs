@@ -1,0 +1,158 @@
+//! Collectives on ranks of several hosts: network namespaces stand in for hosts (as in
+//! `routes.rs`), the launcher template `ip netns exec {host}` starts each host's agent. bb-coll
+//! checks every collective against the values each rank computes alone (rank order for a
+//! non-commutative operator up to 64 KiB, a sum and every data-moving collective from 0 B to
+//! 1 MiB, first/middle/last root, in place and not), here
+//! with each network and hierarchical algorithm forced, on 2 and 3 hosts of 1 to 3 ranks each:
+//! consecutive and interleaved placements, uneven hosts. Every job runs under a timeout and
+//! must leave no process and no /dev/shm file behind.
+//!
+//! Needs root and `ip`; each test prints a SKIP line and passes without them.
+
+use std::time::Duration;
+
+use bb_tests::{binary, Job, Netns, Running};
+
+const T: Duration = Duration::from_secs(120);
+const SETTLE: Duration = Duration::from_secs(3);
+const LAUNCHER: &str = "ip netns exec {host}";
+
+/// Slots per host and the rank count: ranks fill each host's slots in turn, then wrap around,
+/// so `[1, 2]` with 5 ranks puts 0 and 3 on the first host, 1, 2 and 4 on the second.
+/// (Two hosts of two ranks each run in `the_algorithms_forced_are_those_that_run`.)
+const PLACEMENTS: [(&[usize], usize); 5] = [(&[1, 1], 2), (&[2, 1], 3), (&[1, 2], 5), (&[3, 1, 2], 6), (&[1, 1, 1], 5)];
+
+/// The algorithm sets, each forced on every placement; the first is the table's own choice.
+const SETS: [&[(&str, &str)]; 5] = [
+    &[],
+    &[
+        ("BB_COLL_BCAST", "hier"),
+        ("BB_COLL_BARRIER", "hier"),
+        ("BB_COLL_REDUCE", "hier"),
+        ("BB_COLL_ALLREDUCE", "hier"),
+        ("BB_COLL_ALLGATHER", "hier"),
+        ("BB_COLL_GATHER", "hier"),
+        ("BB_COLL_SCATTER", "hier"),
+    ],
+    &[
+        ("BB_COLL_BCAST", "scatter-allgather"),
+        ("BB_COLL_ALLREDUCE", "ring"),
+        ("BB_COLL_ALLGATHER", "ring"),
+        ("BB_COLL_ALLTOALL", "pairwise"),
+    ],
+    &[
+        ("BB_COLL_BCAST", "tree"),
+        ("BB_COLL_BARRIER", "dissemination"),
+        ("BB_COLL_ALLREDUCE", "doubling"),
+        ("BB_COLL_ALLGATHER", "doubling"),
+    ],
+    &[
+        ("BB_COLL_REDUCE", "tree"),
+        ("BB_COLL_ALLGATHER", "bruck"),
+        ("BB_COLL_ALLTOALL", "linear"),
+        ("BB_COLL_GATHER", "linear"),
+        ("BB_COLL_SCATTER", "linear"),
+    ],
+];
+
+fn run(ns: &Netns, (slots, n): (&[usize], usize), env: &[(&str, &str)]) -> Job {
+    let program = binary("bb-coll");
+    let program = program.to_str().unwrap();
+    let hosts: Vec<String> = ns.names.iter().zip(slots).map(|(h, s)| format!("{h}:{s}")).collect();
+    let (hosts, n) = (hosts.join(","), n.to_string());
+    let args = ["--launcher", LAUNCHER, "--host", &hosts, "-n", &n, program, "sizes"];
+    Running::start_env(&args, env, b"", &[program]).finish(T, SETTLE)
+}
+
+fn expect_ok(job: &Job, n: usize, what: &str) {
+    job.assert_success();
+    let want = format!("ok coll on {n} ranks");
+    assert!(job.stdout().contains(&want), "{what}:\nstdout: {}\nstderr: {}", job.stdout(), job.stderr());
+}
+
+/// Every collective by every algorithm for several hosts, forced, on every placement.
+#[test]
+fn collectives_across_hosts_by_every_algorithm() {
+    let Some(ns) = Netns::create(3) else { return };
+    for set in SETS {
+        for placement in PLACEMENTS {
+            expect_ok(&run(&ns, placement, set), placement.1, &format!("{set:?} on {placement:?}"));
+        }
+    }
+}
+
+/// The forced algorithms are the ones that run (the verbose report names each choice), and
+/// unforced, several hosts choose the hierarchy; one that cannot apply says what runs instead.
+#[test]
+fn the_algorithms_forced_are_those_that_run() {
+    let Some(ns) = Netns::create(2) else { return };
+    let verbose = ("BB_VERBOSE", "1");
+    let job = run(&ns, (&[2, 1], 3), &[verbose]);
+    expect_ok(&job, 3, "the table");
+    let err = job.stderr();
+    for what in ["bcast", "barrier", "reduce", "allreduce", "allgather", "gather", "scatter"] {
+        let line = format!(": {what} on a communicator of 3 ranks (several hosts, context 1)");
+        let chosen = err.lines().find(|l| l.contains(&line)).unwrap_or_else(|| panic!("no {line}:\n{err}"));
+        assert!(chosen.contains("(hier; table;"), "{chosen}");
+    }
+    for set in &SETS[1..] {
+        let env: Vec<_> = set.iter().copied().chain([verbose]).collect();
+        let job = run(&ns, (&[2, 2], 4), &env);
+        expect_ok(&job, 4, &format!("{set:?}"));
+        for (switch, algorithm) in set.iter() {
+            let forced = format!("({algorithm}; forced by {switch})");
+            assert!(job.stderr().contains(&forced), "{forced} missing:\n{}", job.stderr());
+        }
+    }
+    // bb-coll's ordered reductions cannot go around a ring: recursive doubling keeps rank order.
+    let job = run(&ns, (&[2, 2], 4), &[("BB_COLL_ALLREDUCE", "ring"), verbose]);
+    expect_ok(&job, 4, "ring asked");
+    assert!(job.stderr().contains("(doubling (ring asked: the operator does not commute);"), "{}", job.stderr());
+}
+
+/// MPI programs built for MPICH (tests/c, as in `c_suite.rs`) run on our library across hosts:
+/// every reduction form (MPI_Reduce_scatter by the hierarchy now), non-commutative user ops in
+/// rank order, large vectors, types with holes, and the nonblocking collectives, by the table,
+/// on an interleaved placement and on three hosts. Skips without `mpicc.mpich` or `dist/`.
+#[test]
+fn mpich_built_collective_programs_across_hosts() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    let lib = root.join("dist/lib");
+    if !lib.join("libmpi.so.12").exists() {
+        println!("SKIP: dist/lib/libmpi.so.12 is missing (make)");
+        return;
+    }
+    let Some(ns) = Netns::create(3) else { return };
+    let out = std::env::temp_dir().join(format!("bb-coll-hosts-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    for program in ["coll_reduce", "reduce_large", "reduce_holes", "icoll", "coll_basic"] {
+        let exe = out.join(program);
+        let built = std::process::Command::new("mpicc.mpich")
+            .arg("-o")
+            .arg(&exe)
+            .arg(root.join(format!("tests/c/{program}.c")))
+            .status();
+        if !built.is_ok_and(|s| s.success()) {
+            println!("SKIP: mpicc.mpich could not build {program}");
+            let _ = std::fs::remove_dir_all(&out);
+            return;
+        }
+        for (slots, n) in [(&[1usize, 2][..], 5usize), (&[1, 1, 1], 3)] {
+            let hosts: Vec<String> = ns.names.iter().zip(slots).map(|(h, s)| format!("{h}:{s}")).collect();
+            let (hosts, count) = (hosts.join(","), n.to_string());
+            let exe = exe.to_str().unwrap();
+            let args = ["--launcher", LAUNCHER, "--host", &hosts, "-n", &count, exe];
+            let env = [("LD_LIBRARY_PATH", lib.to_str().unwrap())];
+            let job = Running::start_env(&args, &env, b"", &[exe]).finish(T, SETTLE);
+            job.assert_success();
+            let pass = format!("PASS {program}");
+            assert!(
+                job.stdout().contains(&pass),
+                "{program} on {hosts}, {n} ranks:\n{}\n{}",
+                job.stdout(),
+                job.stderr()
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
