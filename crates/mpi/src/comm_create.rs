@@ -201,11 +201,34 @@ impl Idup {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
-    call_unlocked("MPI_Comm_idup", comm, || {
+    idup("MPI_Comm_idup", comm, MPI_INFO_NULL, newcomm, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_idup_with_info(
+    comm: MPI_Comm,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    idup("MPI_Comm_idup_with_info", comm, info, newcomm, request)
+}
+
+/// MPI_Comm_idup(_with_info). No hint changes what this library does, so `info` is checked
+/// (MPI_INFO_NULL allowed, as MPICH allows it) and set aside, as MPI_Comm_dup_with_info does.
+unsafe fn idup(
+    function: &'static str,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    call_unlocked(function, comm, || {
         let newcomm = out(newcomm, "newcomm")?;
         if request.is_null() {
             return Err(err(MPI_ERR_ARG, "null request pointer"));
         }
+        state::with(|m| m.check_info(info)).expect("MPI is running")?;
         let (c, errhandler) = take(comm)?;
         let attrs = crate::attr::copy_comm_values(comm)?;
         let pending = c.idup()?;

@@ -183,6 +183,54 @@ pub unsafe extern "C" fn PMPI_Info_get(
     })
 }
 
+/// MPI_Info_get_string (MPI 4.0): the value of `key` if set, cut to fit `*buflen` characters
+/// with its NUL (nothing is written when `*buflen` is 0); `*buflen` becomes the length the whole
+/// value needs, its NUL included.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_string(
+    info: MPI_Info,
+    key: *const c_char,
+    buflen: *mut c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+) -> c_int {
+    call("MPI_Info_get_string", MPI_COMM_WORLD, |m| {
+        let flag = out(flag, "flag")?;
+        let buflen = out(buflen, "buflen")?;
+        let entries = m.info(info)?;
+        let key = key_arg(key)?;
+        if *buflen < 0 {
+            return Err(err(MPI_ERR_ARG, format!("negative buflen {}", *buflen)));
+        }
+        if *buflen > 0 && value.is_null() {
+            return Err(err(MPI_ERR_ARG, format!("null value buffer with buflen {}", *buflen)));
+        }
+        match entries.iter().find(|(k, _)| *k == key) {
+            Some((_, v)) => {
+                if *buflen > 0 {
+                    copy_out(v, value, std::ptr::null_mut(), *buflen);
+                }
+                *buflen = v.len() as c_int + 1;
+                *flag = 1;
+            }
+            None => *flag = 0,
+        }
+        Ok(())
+    })
+}
+
+/// MPI_Info_create_env (MPI 4.0): a new info object holding what MPI_INFO_ENV holds.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_create_env(argc: c_int, argv: *mut *mut c_char, info: *mut MPI_Info) -> c_int {
+    let _ = (argc, argv);
+    call("MPI_Info_create_env", MPI_COMM_WORLD, |m| {
+        let info = out(info, "info")?;
+        let entries = m.info(MPI_INFO_ENV)?.clone();
+        *info = m.add_info(entries);
+        Ok(())
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_valuelen(
     info: MPI_Info,

@@ -59,6 +59,10 @@ pub(crate) enum Req {
     /// A nonblocking collective in flight (MPI_Ibarrier, MPI_Ibcast, ...), on communicator
     /// `comm`.
     Background { op: Box<crate::coll::Scheduled>, comm: MPI_Comm },
+    /// A generalized request (MPI_Grequest_start), which the program completes.
+    Generalized(std::sync::Arc<crate::grequest::Greq>),
+    /// MPI_Isendrecv(_replace): a receive and a send, complete when both are.
+    Pair(Box<crate::isendrecv::Pair>),
 }
 
 impl Req {
@@ -80,7 +84,8 @@ impl Req {
             Req::Persistent { op, .. } => op.comm,
             Req::Idup(idup) => idup.parent,
             Req::Failed(ended) => ended.comm,
-            Req::Complete(_) => MPI_COMM_WORLD,
+            Req::Complete(_) | Req::Generalized(_) => MPI_COMM_WORLD,
+            Req::Pair(pair) => pair.recv.comm(),
         }
     }
 }

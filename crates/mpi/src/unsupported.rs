@@ -1,6 +1,6 @@
 //! The MPI 3.1 functions our mpi.h declares that Billboard does not implement yet (one-sided
 //! communication is all in `win/`): non-blocking and neighbourhood collectives,
-//! inter-communicators, dynamic processes, generalized requests, the tools interface (MPI_T_*). Each is exported, so
+//! inter-communicators, dynamic processes, the tools interface (MPI_T_*). Each is exported, so
 //! a program built for MPICH that references one still loads and runs; a call reports a clear
 //! MPI_ERR_OTHER through the error handler (MPI_T functions, which never invoke handlers,
 //! return it directly). A few small ones are real here: MPI_Comm_get_parent (no parent: this
@@ -62,8 +62,6 @@ unsupported!(PMPI_Comm_connect, "MPI_Comm_connect");
 unsupported!(PMPI_Comm_join, "MPI_Comm_join");
 unsupported!(PMPI_Comm_spawn, "MPI_Comm_spawn");
 unsupported!(PMPI_Comm_spawn_multiple, "MPI_Comm_spawn_multiple");
-unsupported!(PMPI_Grequest_complete, "MPI_Grequest_complete");
-unsupported!(PMPI_Grequest_start, "MPI_Grequest_start");
 unsupported!(PMPI_Ineighbor_allgather, "MPI_Ineighbor_allgather");
 unsupported!(PMPI_Ineighbor_allgatherv, "MPI_Ineighbor_allgatherv");
 unsupported!(PMPI_Ineighbor_alltoall, "MPI_Ineighbor_alltoall");
