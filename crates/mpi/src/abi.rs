@@ -62,6 +62,7 @@ pub type MPI_Op = i32;
 pub type MPI_Errhandler = i32;
 pub type MPI_Info = i32;
 pub type MPI_Win = i32;
+pub type MPI_Session = i32;
 pub type MPI_Request = i32;
 pub type MPI_Message = i32;
 

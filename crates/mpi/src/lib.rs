@@ -41,6 +41,7 @@ mod p2p;
 mod persistent;
 mod request;
 mod request_list;
+mod session;
 mod state;
 mod topo;
 mod topo_graph;

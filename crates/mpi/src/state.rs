@@ -118,7 +118,7 @@ pub(crate) struct Mpi {
     // Tables of the families still being written; each module fills its own.
     pub types: crate::datatype::Types,
     pub groups: crate::group::Groups,
-    pub infos: crate::info::Infos,
+    pub sessions: crate::session::Sessions,
     pub attrs: crate::attr::Attrs,
     pub topos: crate::topo::Topos,
     pub errhandlers: crate::errhandler::Errhandlers,

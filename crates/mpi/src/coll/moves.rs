@@ -2,12 +2,9 @@
 
 use super::*;
 
-counted! {
-    [PMPI_Ibcast; Count = c_int] [PMPI_Ibcast_c; Count = MPI_Count]
-    fn(buf: *mut c_void, count: Count, t: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        scheduled(FUNCTION, comm, request, |c| ibcast(buf, count.into(), t, root, c))
-    }
-}
+nonblocking!([PMPI_Ibcast, PMPI_Ibcast_c, PMPI_Bcast_init, PMPI_Bcast_init_c], (
+    buf: *mut c_void, count: Count, t: MPI_Datatype, root: c_int,
+), |c| ibcast(buf, count.into(), t, root, c));
 
 /// Broadcast as a schedule.
 unsafe fn ibcast(buf: *mut c_void, count: i64, t: MPI_Datatype, root: c_int, c: &Communicator) -> Res<Started> {
@@ -106,7 +103,7 @@ fn finish_view(v: View) -> Box<dyn FnOnce()> {
     })
 }
 
-collective!([PMPI_Gather, PMPI_Igather, PMPI_Gather_c, PMPI_Igather_c], (
+collective!([PMPI_Gather, PMPI_Igather, PMPI_Gather_c, PMPI_Igather_c, PMPI_Gather_init, PMPI_Gather_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
@@ -114,7 +111,7 @@ collective!([PMPI_Gather, PMPI_Igather, PMPI_Gather_c, PMPI_Igather_c], (
     gatherv((sendbuf, sendcount.into(), sendtype), recvbuf, shape, recvtype, root, c)
 });
 
-collective!([PMPI_Gatherv, PMPI_Igatherv, PMPI_Gatherv_c, PMPI_Igatherv_c], (
+collective!([PMPI_Gatherv, PMPI_Igatherv, PMPI_Gatherv_c, PMPI_Igatherv_c, PMPI_Gatherv_init, PMPI_Gatherv_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype, root: c_int
 ), |c| {
@@ -166,7 +163,7 @@ unsafe fn scatterv(
     ))
 }
 
-collective!([PMPI_Scatter, PMPI_Iscatter, PMPI_Scatter_c, PMPI_Iscatter_c], (
+collective!([PMPI_Scatter, PMPI_Iscatter, PMPI_Scatter_c, PMPI_Iscatter_c, PMPI_Scatter_init, PMPI_Scatter_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
@@ -174,7 +171,7 @@ collective!([PMPI_Scatter, PMPI_Iscatter, PMPI_Scatter_c, PMPI_Iscatter_c], (
     scatterv(sendbuf, shape, sendtype, (recvbuf, recvcount.into(), recvtype), root, c)
 });
 
-collective!([PMPI_Scatterv, PMPI_Iscatterv, PMPI_Scatterv_c, PMPI_Iscatterv_c], (
+collective!([PMPI_Scatterv, PMPI_Iscatterv, PMPI_Scatterv_c, PMPI_Iscatterv_c, PMPI_Scatterv_init, PMPI_Scatterv_init_c], (
     sendbuf: *const c_void, sendcounts: *const Count, displs: *const Disp, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
@@ -200,14 +197,14 @@ unsafe fn allgatherv(
     Ok((coll, Some(Box::new(move || finish_parted(recv, send)))))
 }
 
-collective!([PMPI_Allgather, PMPI_Iallgather, PMPI_Allgather_c, PMPI_Iallgather_c], (
+collective!([PMPI_Allgather, PMPI_Iallgather, PMPI_Allgather_c, PMPI_Iallgather_c, PMPI_Allgather_init, PMPI_Allgather_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype
 ), |c| {
     allgatherv((sendbuf, sendcount.into(), sendtype), recvbuf, Shape::Uniform(c.peers(), recvcount.into()), recvtype, c)
 });
 
-collective!([PMPI_Allgatherv, PMPI_Iallgatherv, PMPI_Allgatherv_c, PMPI_Iallgatherv_c], (
+collective!([PMPI_Allgatherv, PMPI_Iallgatherv, PMPI_Allgatherv_c, PMPI_Iallgatherv_c, PMPI_Allgatherv_init, PMPI_Allgatherv_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype
 ), |c| {
@@ -259,7 +256,7 @@ unsafe fn alltoall_shapes(
     Ok((send, recv(n)?))
 }
 
-collective!([PMPI_Alltoall, PMPI_Ialltoall, PMPI_Alltoall_c, PMPI_Ialltoall_c], (
+collective!([PMPI_Alltoall, PMPI_Ialltoall, PMPI_Alltoall_c, PMPI_Ialltoall_c, PMPI_Alltoall_init, PMPI_Alltoall_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype
 ), |c| {
@@ -268,7 +265,7 @@ collective!([PMPI_Alltoall, PMPI_Ialltoall, PMPI_Alltoall_c, PMPI_Ialltoall_c], 
     alltoallv((sendbuf, send, sendtype), (recvbuf, recv, recvtype), c)
 });
 
-collective!([PMPI_Alltoallv, PMPI_Ialltoallv, PMPI_Alltoallv_c, PMPI_Ialltoallv_c], (
+collective!([PMPI_Alltoallv, PMPI_Ialltoallv, PMPI_Alltoallv_c, PMPI_Ialltoallv_c, PMPI_Alltoallv_init, PMPI_Alltoallv_init_c], (
     sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const Disp, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const Count, rdispls: *const Disp, recvtype: MPI_Datatype
 ), |c| {
@@ -347,7 +344,7 @@ unsafe fn alltoallw(
     Ok((coll, Some(Box::new(done))))
 }
 
-collective!([PMPI_Alltoallw, PMPI_Ialltoallw, PMPI_Alltoallw_c, PMPI_Ialltoallw_c], (
+collective!([PMPI_Alltoallw, PMPI_Ialltoallw, PMPI_Alltoallw_c, PMPI_Ialltoallw_c, PMPI_Alltoallw_init, PMPI_Alltoallw_init_c], (
     sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const Disp, sendtypes: *const MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const Count, rdispls: *const Disp, recvtypes: *const MPI_Datatype
 ), |c| {
