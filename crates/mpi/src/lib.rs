@@ -38,6 +38,7 @@ mod isendrecv;
 mod mprobe;
 mod ops;
 mod p2p;
+mod partitioned;
 mod persistent;
 mod request;
 mod request_list;

@@ -27,6 +27,11 @@ enum Kind {
     Recv,
     /// The start, and the datatypes the request holds (the program may free them meanwhile).
     Collective(Rc<CollectiveStart>, Rc<[MPI_Datatype]>),
+    /// Partitioned communication: a send or a receive in `parts` parts of `count` elements.
+    Partitioned {
+        send: bool,
+        parts: usize,
+    },
 }
 
 /// The operation a persistent request starts.
@@ -55,11 +60,19 @@ impl Op {
                 Ok(Req::Complete(MPI_Status::default()))
             }
             Kind::Collective(..) => unreachable!("a collective starts outside the state"),
+            Kind::Partitioned { send, parts } => {
+                let args = (self.buf, self.count, self.datatype, self.peer, self.tag, self.comm);
+                Ok(Req::Partitioned(Box::new(crate::partitioned::Partitions::start(m, send, parts, args)?)))
+            }
         }
     }
 }
 
 impl Op {
+    pub(crate) fn partitioned(&self) -> bool {
+        matches!(self.kind, Kind::Partitioned { .. })
+    }
+
     /// Lets go of the datatype the request held (MPI_Request_free of the request).
     pub(crate) fn release(&self, m: &mut Mpi) {
         match &self.kind {
@@ -67,6 +80,20 @@ impl Op {
             _ => m.types.release(self.datatype, &m.attrs),
         }
     }
+}
+
+/// MPI_Psend_init / MPI_Precv_init: a persistent request whose starts are partitioned
+/// (`crate::partitioned`).
+pub(crate) unsafe fn partitioned_init(
+    m: &mut Mpi,
+    send: bool,
+    parts: usize,
+    (buf, count, datatype, peer, tag, comm): crate::partitioned::Args,
+) -> Res<MPI_Request> {
+    let op = Op { kind: Kind::Partitioned { send, parts }, buf, count, datatype, peer, tag, comm };
+    let mut request = MPI_REQUEST_NULL;
+    init(m, op, &mut request)?;
+    Ok(request)
 }
 
 unsafe fn init(m: &mut Mpi, op: Op, request: *mut MPI_Request) -> Res {

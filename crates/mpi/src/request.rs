@@ -147,6 +147,11 @@ pub(crate) fn end(req: Req) -> Ended {
             Ended::from_result(idup.complete(None), comm)
         }
         Req::Background { op, comm } => Ended::from_result(op.wait().map(|()| empty_status()), comm),
+        Req::Partitioned(p) => {
+            let comm = p.comm();
+            // SAFETY: the program keeps the buffer until the request completes.
+            Ended::from_result(unsafe { p.wait() }, comm)
+        }
         Req::Pair(pair) => {
             let crate::isendrecv::Pair { recv, send, packed } = *pair;
             let (recv, send) = (end(recv), end(send));
@@ -184,6 +189,15 @@ fn poll_in_place(req: &mut Req) -> bool {
         Req::Idup(_) => false,
         // Complete once resolved (`grequest::resolve_list`, before the call took the state).
         Req::Generalized(g) => g.resolved().is_some(),
+        Req::Partitioned(p) => {
+            // SAFETY: the program keeps the buffer until the request completes.
+            if !unsafe { p.test() } {
+                return false;
+            }
+            let ended = Ended::from_result(p.outcome(), p.comm());
+            settle(req, ended);
+            true
+        }
         Req::Pair(pair) => {
             if !(poll_in_place(&mut pair.recv) && poll_in_place(&mut pair.send)) {
                 return false;

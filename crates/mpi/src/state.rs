@@ -63,6 +63,9 @@ pub(crate) enum Req {
     Generalized(std::sync::Arc<crate::grequest::Greq>),
     /// MPI_Isendrecv(_replace): a receive and a send, complete when both are.
     Pair(Box<crate::isendrecv::Pair>),
+    /// A started partitioned request (MPI_Psend_init, MPI_Precv_init): the active operation of
+    /// its `Persistent` entry.
+    Partitioned(Box<crate::partitioned::Partitions>),
 }
 
 impl Req {
@@ -86,6 +89,7 @@ impl Req {
             Req::Failed(ended) => ended.comm,
             Req::Complete(_) | Req::Generalized(_) => MPI_COMM_WORLD,
             Req::Pair(pair) => pair.recv.comm(),
+            Req::Partitioned(p) => p.comm(),
         }
     }
 }
