@@ -232,11 +232,7 @@ fn omission_reason(name: &str) -> Option<&'static str> {
         "Neighbor_alltoallw",
     ];
     if let Some(plain) = base.strip_suffix("_c") {
-        const ONE_SIDED: &[&str] =
-            &["Accumulate", "Get", "Get_accumulate", "Put", "Raccumulate", "Rget", "Rget_accumulate", "Rput"];
-        if plain.starts_with("Win_") || ONE_SIDED.contains(&plain) {
-            Some("MPI 4.0 large-count (_c) one-sided function")
-        } else if plain.contains("eighbor_") {
+        if plain.contains("eighbor_") {
             Some("MPI 4.0 large-count (_c) neighbourhood collective")
         } else {
             // Large-count forms of functions we provide are declared; of others, not.
