@@ -44,6 +44,7 @@ mod request;
 mod request_list;
 mod session;
 mod state;
+mod tool;
 mod topo;
 mod topo_graph;
 mod unsupported;

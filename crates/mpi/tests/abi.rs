@@ -199,14 +199,7 @@ fn declared_functions(include: &Path, tag: &str) -> BTreeMap<String, String> {
 fn omission_reason(name: &str) -> Option<&'static str> {
     let base = name.strip_prefix('P').unwrap_or(name).strip_prefix("MPI_")?;
     // MPI 4.0 additions in MPICH 4.0.2 (checked against Open MPI 4.1's MPI 3.1 list).
-    const MPI4: &[&str] = &[
-        "Status_c2f08",
-        "Status_f082c",
-        "Status_f082f",
-        "Status_f2f08",
-        "T_category_get_events",
-        "T_category_get_num_events",
-    ];
+    const MPI4: &[&str] = &["Status_c2f08", "Status_f082c", "Status_f082f", "Status_f2f08"];
     const PERSISTENT_COLLECTIVES: &[&str] = &[
         "Allgather",
         "Allgatherv",
@@ -238,8 +231,6 @@ fn omission_reason(name: &str) -> Option<&'static str> {
             // Large-count forms of functions we provide are declared; of others, not.
             omission_reason(&format!("MPI_{plain}"))
         }
-    } else if base.starts_with("T_event_") || base.starts_with("T_source_") {
-        Some("MPI 4.0 tool events")
     } else if MPI4.contains(&base) || base.strip_suffix("_init").is_some_and(|b| PERSISTENT_COLLECTIVES.contains(&b)) {
         Some("MPI 4.0 function")
     } else {
