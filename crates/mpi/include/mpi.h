@@ -40,11 +40,9 @@
 #define BILLBOARD_MPI 1
 #define BILLBOARD_MPI_ABI "mpich-4.0.2"
 
-/* The standard this header declares. MPICH 4.0.2 says 4.0; Billboard declares and implements
- * the MPI 3.1 interface, and says so, so that code guarded by `#if MPI_VERSION >= 4` does not
- * reach for functions that are not here. These two values are compiled into programs only. */
-#define MPI_VERSION    3
-#define MPI_SUBVERSION 1
+/* The standard this header declares: MPI 4.0, as MPICH 4.0.2's says (MPI_Get_version agrees). */
+#define MPI_VERSION    4
+#define MPI_SUBVERSION 0
 
 #if defined(__cplusplus)
 extern "C" {

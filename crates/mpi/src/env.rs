@@ -245,7 +245,7 @@ pub unsafe extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
-    let text = concat!("Billboard MPI ", env!("CARGO_PKG_VERSION"), " (MPICH 4.0 ABI, MPI 3.1)");
+    let text = concat!("Billboard MPI ", env!("CARGO_PKG_VERSION"), " (MPICH 4.0.2 ABI, MPI 4.0)");
     copy_out(text, version, resultlen, MPI_MAX_LIBRARY_VERSION_STRING);
     MPI_SUCCESS
 }
