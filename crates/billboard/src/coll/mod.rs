@@ -13,6 +13,7 @@ mod allgather_post;
 mod bcast;
 mod gather;
 mod inter;
+mod neighbor;
 mod nonblocking;
 mod reduce;
 mod reduce_post;

@@ -397,18 +397,22 @@ unsafe fn blocking(function: &'static str, comm: MPI_Comm, start: impl FnOnce(&C
 /// persistent request (MPI 4.0's `_init` form).
 macro_rules! nonblocking {
     ([$iname:ident, $icname:ident, $pname:ident, $pcname:ident], ($($arg:ident: $ty:ty),* $(,)?), |$c:ident| $start:expr) => {
+        nonblocking!([$iname, $icname, $pname, $pcname], ($($arg: $ty),*), |$c, comm| $start);
+    };
+    // `$comm` names the communicator argument for a start that needs its handle.
+    ([$iname:ident, $icname:ident, $pname:ident, $pcname:ident], ($($arg:ident: $ty:ty),* $(,)?), |$c:ident, $comm:ident| $start:expr) => {
         counted! {
             [$iname; Count = c_int, Disp = c_int] [$icname; Count = MPI_Count, Disp = MPI_Aint]
-            fn($($arg: $ty,)* comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-                scheduled(FUNCTION, comm, request, |$c| $start)
+            fn($($arg: $ty,)* $comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+                scheduled(FUNCTION, $comm, request, |$c| $start)
             }
         }
 
         counted! {
             [$pname; Count = c_int, Disp = c_int] [$pcname; Count = MPI_Count, Disp = MPI_Aint]
-            fn($($arg: $ty,)* comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+            fn($($arg: $ty,)* $comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
                 let types = crate::persistent::datatype_args(&[$((stringify!($arg), &$arg as &dyn std::any::Any)),*]);
-                crate::persistent::collective_init(FUNCTION, comm, info, request, types, Rc::new(move |$c: &Communicator| $start))
+                crate::persistent::collective_init(FUNCTION, $comm, info, request, types, Rc::new(move |$c: &Communicator| $start))
             }
         }
     };
@@ -418,14 +422,17 @@ macro_rules! nonblocking {
 /// their large-count twins: the blocking form waits for the schedule the others start.
 macro_rules! collective {
     ([$name:ident, $iname:ident, $cname:ident, $icname:ident, $pname:ident, $pcname:ident], ($($arg:ident: $ty:ty),* $(,)?), |$c:ident| $start:expr) => {
+        collective!([$name, $iname, $cname, $icname, $pname, $pcname], ($($arg: $ty),*), |$c, comm| $start);
+    };
+    ([$name:ident, $iname:ident, $cname:ident, $icname:ident, $pname:ident, $pcname:ident], ($($arg:ident: $ty:ty),* $(,)?), |$c:ident, $comm:ident| $start:expr) => {
         counted! {
             [$name; Count = c_int, Disp = c_int] [$cname; Count = MPI_Count, Disp = MPI_Aint]
-            fn($($arg: $ty,)* comm: MPI_Comm) -> c_int {
-                blocking(FUNCTION, comm, |$c| $start)
+            fn($($arg: $ty,)* $comm: MPI_Comm) -> c_int {
+                blocking(FUNCTION, $comm, |$c| $start)
             }
         }
 
-        nonblocking!([$iname, $icname, $pname, $pcname], ($($arg: $ty),*), |$c| $start);
+        nonblocking!([$iname, $icname, $pname, $pcname], ($($arg: $ty),*), |$c, $comm| $start);
     };
 }
 
@@ -441,4 +448,5 @@ pub unsafe extern "C" fn PMPI_Barrier_init(comm: MPI_Comm, info: MPI_Info, reque
 }
 
 mod moves;
+mod neighbor;
 mod reduce;
