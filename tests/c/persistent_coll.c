@@ -72,6 +72,22 @@ int main(int argc, char **argv)
 #endif
     int flag = 0;
 
+    /* Arrays the program lets go of after the _init call (mpi4py frees its temporaries then):
+     * the request must have kept what it needs. */
+    int allgv2[MAXN];
+    MPI_Request freed_arrays;
+    {
+        int *c2 = malloc(n * sizeof(int)), *d2 = malloc(n * sizeof(int));
+        for (int i = 0; i < n; i++)
+            c2[i] = 1, d2[i] = n - 1 - i;
+        MPI_CHK(MPI_Allgatherv_init(&one, 1, MPI_INT, allgv2, c2, d2, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                    &freed_arrays));
+        for (int i = 0; i < n; i++)
+            c2[i] = 1 << 30, d2[i] = -(1 << 30);
+        free(c2);
+        free(d2);
+    }
+
     for (int round = 0; round < ROUNDS; round++) {
         one = round + me;
         for (int i = 0; i < 2 * MAXN; i++)
@@ -144,11 +160,18 @@ int main(int argc, char **argv)
         }
         if (round == 0)
             MPI_CHK(MPI_Type_free(&strided));
+        if (round % 10 == 0) {
+            MPI_CHK(MPI_Start(&freed_arrays));
+            MPI_CHK(MPI_Wait(&freed_arrays, MPI_STATUS_IGNORE));
+            for (int i = 0; i < n; i++)
+                CHECK_EQ(allgv2[n - 1 - i], round + i, "MPI_Allgatherv_init with its arrays freed after the call");
+        }
     }
     /* A started request cannot be started again before it completes. */
     MPI_CHK(MPI_Start(&r[0]));
     CHECK(MPI_Start(&r[0]) != MPI_SUCCESS, "a second MPI_Start of an active persistent collective succeeded");
     MPI_CHK(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
+    MPI_CHK(MPI_Request_free(&freed_arrays));
     for (int k = 0; k < NREQ; k++) {
         MPI_CHK(MPI_Request_free(&r[k]));
         CHECK(r[k] == MPI_REQUEST_NULL, "MPI_Request_free did not null persistent request %d", k);

@@ -411,8 +411,19 @@ macro_rules! nonblocking {
         counted! {
             [$pname; Count = c_int, Disp = c_int] [$pcname; Count = MPI_Count, Disp = MPI_Aint]
             fn($($arg: $ty,)* $comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+                use $crate::coll::snapshot::Keep;
+                // The start reads copies of the array arguments (see `snapshot.rs`).
+                let snapshot = match $crate::coll::snapshot::Snapshot::of(FUNCTION, $comm) {
+                    Ok(s) => s,
+                    Err(e) => return crate::error::call(FUNCTION, $comm, |_| Err(e)),
+                };
+                $(let $arg = $arg.kept(stringify!($arg), &snapshot);)*
                 let types = crate::persistent::datatype_args(&[$((stringify!($arg), &$arg as &dyn std::any::Any)),*]);
-                crate::persistent::collective_init(FUNCTION, $comm, info, request, types, Rc::new(move |$c: &Communicator| $start))
+                let start = move |$c: &Communicator| {
+                    let _ = &snapshot;
+                    $start
+                };
+                crate::persistent::collective_init(FUNCTION, $comm, info, request, types, Rc::new(start))
             }
         }
     };
@@ -450,3 +461,4 @@ pub unsafe extern "C" fn PMPI_Barrier_init(comm: MPI_Comm, info: MPI_Info, reque
 mod moves;
 mod neighbor;
 mod reduce;
+pub(crate) mod snapshot;

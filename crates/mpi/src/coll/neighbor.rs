@@ -13,7 +13,7 @@ use crate::topo::Topology;
 type Neighbours = Vec<Option<usize>>;
 
 /// The sources and destinations of `comm`'s topology, for this rank of `c`.
-fn neighbours(comm: MPI_Comm, c: &Communicator) -> Res<(Neighbours, Neighbours)> {
+pub(super) fn neighbours(comm: MPI_Comm, c: &Communicator) -> Res<(Neighbours, Neighbours)> {
     let rank = c.rank();
     let rank_of = |r: &c_int| usize::try_from(*r).ok();
     state::with(|m| match m.topos.get(comm) {
