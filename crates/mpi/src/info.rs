@@ -107,6 +107,16 @@ impl Infos {
         Ok(self.get(h)?.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()))
     }
 
+    /// Sets `key` to `value` in user info `h` (a call that reports through its info argument).
+    pub fn set(&mut self, h: MPI_Info, key: &str, value: &str) -> Res {
+        let entries = self.get_mut(h)?;
+        match entries.iter_mut().find(|(k, _)| k == key) {
+            Some(e) => e.1 = value.to_string(),
+            None => entries.push((key.to_string(), value.to_string())),
+        }
+        Ok(())
+    }
+
     fn add(&mut self, entries: Entries) -> MPI_Info {
         let i = crate::state::store(&mut self.table, &mut self.free, entries);
         make_handle(HandleKind::Direct, object_type::INFO, i)
