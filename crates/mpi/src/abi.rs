@@ -62,6 +62,7 @@ pub type MPI_Op = i32;
 pub type MPI_Errhandler = i32;
 pub type MPI_Info = i32;
 pub type MPI_Win = i32;
+pub type MPI_Session = i32;
 pub type MPI_Request = i32;
 pub type MPI_Message = i32;
 
@@ -130,14 +131,10 @@ pub const MPI_T_CVAR_HANDLE_NULL: isize = 0;
 pub const MPI_T_PVAR_HANDLE_NULL: isize = 0;
 pub const MPI_T_PVAR_SESSION_NULL: isize = 0;
 
-/// The standard version Billboard declares in its `mpi.h` and should report from
-/// `MPI_Get_version`: 3.1, the interface implemented. MPICH 4.0.2's header says 4.0
-/// ([`MPICH_MPI_VERSION`]); these two are the only values where the headers differ on purpose.
-pub const MPI_VERSION: i32 = 3;
-pub const MPI_SUBVERSION: i32 = 1;
-/// What MPICH 4.0.2's `mpi.h` says, for the record and for the ABI test.
-pub const MPICH_MPI_VERSION: i32 = 4;
-pub const MPICH_MPI_SUBVERSION: i32 = 0;
+/// The standard version Billboard declares in its `mpi.h` and reports from `MPI_Get_version`:
+/// 4.0, as MPICH 4.0.2.
+pub const MPI_VERSION: i32 = 4;
+pub const MPI_SUBVERSION: i32 = 0;
 
 // ======== Constants, in the order and groups of mpi.h
 

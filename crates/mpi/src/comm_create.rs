@@ -136,16 +136,49 @@ pub unsafe extern "C" fn PMPI_Comm_split_type(
         let newcomm = out(newcomm, "newcomm")?;
         let (c, eh) = take(comm)?;
         state::with(|m| m.check_info(info)).expect("MPI is running")?;
-        if split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED {
-            let msg = format!("split type {split_type}: only MPI_COMM_TYPE_SHARED and MPI_UNDEFINED are supported");
-            return Err(err(MPI_ERR_ARG, msg));
-        }
         // The engine knows which ranks share a host (and a billboard): no exchange needed.
         let host = c.host_of(c.rank())?;
-        let color = (split_type == MPI_COMM_TYPE_SHARED).then_some(host as u32);
-        *newcomm = store_child(eh, c.split(color, key)?);
+        // The one level of hardware this library knows: the host, whose memory the ranks on it
+        // share (MPI 4.0's resource type "mpi_shared_memory").
+        let by_host = match split_type {
+            MPI_COMM_TYPE_SHARED => true,
+            MPI_UNDEFINED => false,
+            // Split as the info's "mpi_hw_resource_type" says; a type not known here gives
+            // MPI_COMM_NULL.
+            MPI_COMM_TYPE_HW_GUIDED => hw_resource(info)?.as_deref() == Some(SHARED_MEMORY),
+            // The next level down that makes the group smaller: the host, unless every member
+            // is on one host already (then none: MPI_COMM_NULL). The info tells which it was.
+            MPI_COMM_TYPE_HW_UNGUIDED => {
+                let spans_hosts = (0..c.size()).map(|r| c.host_of(r)).collect::<Result<Vec<_>, _>>()?;
+                let smaller = spans_hosts.iter().any(|&h| h != host);
+                if smaller && info != MPI_INFO_NULL {
+                    crate::info::with_infos(|i| i.set(info, HW_RESOURCE_TYPE, SHARED_MEMORY))?;
+                }
+                smaller
+            }
+            other => {
+                let msg = format!(
+                    "split type {other}: MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_HW_UNGUIDED or \
+                     MPI_UNDEFINED"
+                );
+                return Err(err(MPI_ERR_ARG, msg));
+            }
+        };
+        *newcomm = store_child(eh, c.split(by_host.then_some(host as u32), key)?);
         Ok(())
     })
+}
+
+/// MPI 4.0's info key naming a hardware resource type, and its value for a host's memory.
+const HW_RESOURCE_TYPE: &str = "mpi_hw_resource_type";
+const SHARED_MEMORY: &str = "mpi_shared_memory";
+
+/// The hardware resource type an info asks for, if any.
+fn hw_resource(info: MPI_Info) -> Res<Option<String>> {
+    if info == MPI_INFO_NULL {
+        return Ok(None);
+    }
+    crate::info::with_infos(|i| i.value(info, HW_RESOURCE_TYPE))
 }
 
 #[no_mangle]
@@ -201,11 +234,34 @@ impl Idup {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
-    call_unlocked("MPI_Comm_idup", comm, || {
+    idup("MPI_Comm_idup", comm, MPI_INFO_NULL, newcomm, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_idup_with_info(
+    comm: MPI_Comm,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    idup("MPI_Comm_idup_with_info", comm, info, newcomm, request)
+}
+
+/// MPI_Comm_idup(_with_info). No hint changes what this library does, so `info` is checked
+/// (MPI_INFO_NULL allowed, as MPICH allows it) and set aside, as MPI_Comm_dup_with_info does.
+unsafe fn idup(
+    function: &'static str,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    call_unlocked(function, comm, || {
         let newcomm = out(newcomm, "newcomm")?;
         if request.is_null() {
             return Err(err(MPI_ERR_ARG, "null request pointer"));
         }
+        state::with(|m| m.check_info(info)).expect("MPI is running")?;
         let (c, errhandler) = take(comm)?;
         let attrs = crate::attr::copy_comm_values(comm)?;
         let pending = c.idup()?;

@@ -1,6 +1,7 @@
 //! The environment: init, finalize, thread levels, abort, names and clocks.
 
 use std::ffi::{c_char, c_int};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -8,14 +9,45 @@ use crate::abi::*;
 use crate::error::{call, copy_out, err, guard, handle, not_running, out, Res};
 use crate::state::{self, Comm, Mpi, Req};
 
+/// The world model's life (MPI_Init .. MPI_Finalize), apart from the library's
+/// ([`state::phase`]): MPI 4.0's sessions start the library without MPI_Init, and keep it
+/// after MPI_Finalize while one is open. MPI_Initialized and MPI_Finalized answer from this.
+static WORLD: AtomicU8 = AtomicU8::new(state::NOT_STARTED);
+
+pub(crate) fn world_phase() -> u8 {
+    WORLD.load(Ordering::Acquire)
+}
+
 unsafe fn init(function: &'static str, required: c_int, provided: *mut c_int) -> c_int {
-    match state::phase() {
+    match world_phase() {
         state::RUNNING => {
             return handle(function, MPI_COMM_WORLD, err(MPI_ERR_OTHER, format!("{function} called twice")));
         }
         state::FINALIZED => return not_running(function),
         _ => {}
     }
+    // Started already by a session: the world model joins it, at the thread level in use.
+    if let Some(level) = state::with(|m| m.thread_level) {
+        WORLD.store(state::RUNNING, Ordering::Release);
+        if !provided.is_null() {
+            *provided = level;
+        }
+        return MPI_SUCCESS;
+    }
+    if state::phase() == state::FINALIZED {
+        return not_running(function);
+    }
+    let level = start(function, required);
+    WORLD.store(state::RUNNING, Ordering::Release);
+    if !provided.is_null() {
+        *provided = level;
+    }
+    MPI_SUCCESS
+}
+
+/// Starts the library (the job's wire-up, MPI_COMM_WORLD and MPI_COMM_SELF, the tables) for
+/// MPI_Init or the first MPI_Session_init, at thread level `required`; the level provided.
+pub(crate) fn start(function: &str, required: c_int) -> c_int {
     let universe = match billboard::init() {
         Ok(u) => u,
         // No communicator exists yet, so the default handler applies: MPI_ERRORS_ARE_FATAL.
@@ -51,7 +83,7 @@ unsafe fn init(function: &'static str, required: c_int, provided: *mut c_int) ->
         bsend: Default::default(),
         types: Default::default(),
         groups: Default::default(),
-        infos: Default::default(),
+        sessions: Default::default(),
         attrs: Default::default(),
         topos: Default::default(),
         errhandlers: Default::default(),
@@ -60,12 +92,10 @@ unsafe fn init(function: &'static str, required: c_int, provided: *mut c_int) ->
         thread_level: level,
         main_thread: std::thread::current().id(),
     };
+    crate::info::started(world.size(), level);
     state::install(mpi);
     start_clock();
-    if !provided.is_null() {
-        *provided = level;
-    }
-    MPI_SUCCESS
+    level
 }
 
 #[no_mangle]
@@ -89,14 +119,26 @@ pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
 }
 
 unsafe fn finalize() -> c_int {
+    if world_phase() != state::RUNNING {
+        eprintln!("billboard MPI: MPI_Finalize called without MPI_Init (or twice)");
+        return MPI_ERR_OTHER;
+    }
     // MPI_COMM_SELF's attributes are deleted first, as if it were freed (MPI 3.1 section
     // 8.7.1); their delete callbacks may still call MPI. Then MPI_COMM_WORLD's.
-    let attrs = match state::phase() {
-        state::RUNNING => {
-            crate::attr::delete_comm_attrs(MPI_COMM_SELF).and_then(|()| crate::attr::delete_comm_attrs(MPI_COMM_WORLD))
-        }
-        _ => Ok(()),
-    };
+    let attrs =
+        crate::attr::delete_comm_attrs(MPI_COMM_SELF).and_then(|()| crate::attr::delete_comm_attrs(MPI_COMM_WORLD));
+    WORLD.store(state::FINALIZED, Ordering::Release);
+    if crate::session::open_sessions() > 0 {
+        // Sessions go on: the library stops when the process exits (see `session`).
+        crate::session::stop_at_exit();
+        return attrs.map_or_else(|e| e.class, |()| MPI_SUCCESS);
+    }
+    stop(attrs)
+}
+
+/// Stops the library: every request and communicator released, then the job's wire-up.
+/// `attrs`: how the deletion of MPI_COMM_SELF's and MPI_COMM_WORLD's attributes went.
+pub(crate) fn stop(attrs: Res) -> c_int {
     let Some(mpi) = state::take() else {
         eprintln!("billboard MPI: MPI_Finalize called without MPI_Init (or twice)");
         return MPI_ERR_OTHER;
@@ -129,7 +171,7 @@ unsafe fn finalize() -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Initialized(flag: *mut c_int) -> c_int {
     anytime("MPI_Initialized", || {
-        *out(flag, "flag")? = (state::phase() != state::NOT_STARTED) as c_int;
+        *out(flag, "flag")? = (world_phase() != state::NOT_STARTED) as c_int;
         Ok(())
     })
 }
@@ -150,7 +192,7 @@ fn anytime(function: &'static str, body: impl FnOnce() -> Res) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Finalized(flag: *mut c_int) -> c_int {
     anytime("MPI_Finalized", || {
-        *out(flag, "flag")? = (state::phase() == state::FINALIZED) as c_int;
+        *out(flag, "flag")? = (world_phase() == state::FINALIZED) as c_int;
         Ok(())
     })
 }
@@ -203,7 +245,7 @@ pub unsafe extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
-    let text = concat!("Billboard MPI ", env!("CARGO_PKG_VERSION"), " (MPICH 4.0 ABI, MPI 3.1)");
+    let text = concat!("Billboard MPI ", env!("CARGO_PKG_VERSION"), " (MPICH 4.0.2 ABI, MPI 4.0)");
     copy_out(text, version, resultlen, MPI_MAX_LIBRARY_VERSION_STRING);
     MPI_SUCCESS
 }

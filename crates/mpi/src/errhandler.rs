@@ -122,6 +122,8 @@ fn kind_name(object: u32) -> &'static str {
         "window"
     } else if object == object_type::FILE {
         "file"
+    } else if object == object_type::SESSION {
+        "session"
     } else {
         "communicator"
     }

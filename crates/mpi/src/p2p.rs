@@ -463,19 +463,11 @@ counted! {
         status: *mut MPI_Status,
     ) -> c_int {
         let count = i64::from(count);
-        // The outgoing data is packed first (a copy even when contiguous: the receive
-        // overwrites the buffer), then sent as bytes while the receive uses the datatype.
+        // The outgoing data is packed first, then sent as bytes while the receive uses the
+        // datatype.
         let mut packed = Vec::new();
         let rc = call_unlocked(FUNCTION, comm, || {
-            packed = state::with(|m| -> Res<Vec<u8>> {
-                let layout = datatype::layout_in(m, datatype)?;
-                if dest == MPI_PROC_NULL {
-                    layout.bytes(count)?;
-                    return Ok(Vec::new());
-                }
-                Ok(datatype::view(&layout, buf, count, Dir::Read)?.bytes().to_vec())
-            })
-            .expect("MPI is running")?;
+            packed = state::with(|m| packed_copy(m, buf, count, datatype, dest)).expect("MPI is running")?;
             Ok(())
         });
         if rc != MPI_SUCCESS {
@@ -484,6 +476,23 @@ counted! {
         let send = (packed.as_ptr().cast(), packed.len() as i64, MPI_BYTE, dest, sendtag);
         sendrecv(FUNCTION, send, (buf, count, datatype, source, recvtag), comm, status)
     }
+}
+
+/// The data a send-receive in place sends, packed (a copy even when contiguous: the receive
+/// overwrites the buffer); nothing for `MPI_PROC_NULL`.
+pub(crate) unsafe fn packed_copy(
+    m: &mut Mpi,
+    buf: *const c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    dest: c_int,
+) -> Res<Vec<u8>> {
+    let layout = datatype::layout_in(m, datatype)?;
+    if dest == MPI_PROC_NULL {
+        layout.bytes(count)?;
+        return Ok(Vec::new());
+    }
+    Ok(datatype::view(&layout, buf, count, Dir::Read)?.bytes().to_vec())
 }
 
 unsafe fn probe_status(st: billboard::Status, status: *mut MPI_Status) {

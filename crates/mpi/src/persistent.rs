@@ -1,25 +1,41 @@
-//! Persistent requests: MPI_Send_init / Bsend_init / Ssend_init / Rsend_init / Recv_init
-//! record an operation, MPI_Start / MPI_Startall start it, and completing it (wait, test)
-//! leaves the request inactive for the next start.
+//! Persistent requests: MPI_Send_init / Bsend_init / Ssend_init / Rsend_init / Recv_init and
+//! MPI 4.0's persistent collectives (MPI_Barrier_init, MPI_Bcast_init, ... in `coll/`) record
+//! an operation, MPI_Start / MPI_Startall start it, and completing it (wait, test) leaves the
+//! request inactive for the next start. A collective is started as the schedule its
+//! nonblocking form starts (a new instance each start), outside the state: building a
+//! schedule reads datatypes and communicators through the state itself.
 
 use std::ffi::{c_int, c_void};
+use std::rc::Rc;
 
-use billboard::SendMode;
+use billboard::{Communicator, SendMode};
 
 use crate::abi::*;
-use crate::error::{bad_comm, call, err, out, Res};
+use crate::coll::{Scheduled, Started};
+use crate::error::{bad_comm, call, call_unlocked, err, out, Res};
 use crate::p2p::{start_recv, start_send};
-use crate::state::{Mpi, Req};
+use crate::state::{self, Mpi, Req};
 
-#[derive(Clone, Copy)]
+/// What starts one instance of a persistent collective on its communicator: the nonblocking
+/// form's start, with the arguments of the `_init` call.
+pub(crate) type CollectiveStart = dyn Fn(&Communicator) -> Res<Started>;
+
+#[derive(Clone)]
 enum Kind {
     Send(SendMode),
     Bsend,
     Recv,
+    /// The start, and the datatypes the request holds (the program may free them meanwhile).
+    Collective(Rc<CollectiveStart>, Rc<[MPI_Datatype]>),
+    /// Partitioned communication: a send or a receive in `parts` parts of `count` elements.
+    Partitioned {
+        send: bool,
+        parts: usize,
+    },
 }
 
 /// The operation a persistent request starts.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Op {
     kind: Kind,
     /// The buffer's address (kept as a number: the program owns it).
@@ -43,15 +59,41 @@ impl Op {
                 crate::bsend::start(m, buf, self.count, self.datatype, self.peer, self.tag, self.comm)?;
                 Ok(Req::Complete(MPI_Status::default()))
             }
+            Kind::Collective(..) => unreachable!("a collective starts outside the state"),
+            Kind::Partitioned { send, parts } => {
+                let args = (self.buf, self.count, self.datatype, self.peer, self.tag, self.comm);
+                Ok(Req::Partitioned(Box::new(crate::partitioned::Partitions::start(m, send, parts, args)?)))
+            }
         }
     }
 }
 
 impl Op {
+    pub(crate) fn partitioned(&self) -> bool {
+        matches!(self.kind, Kind::Partitioned { .. })
+    }
+
     /// Lets go of the datatype the request held (MPI_Request_free of the request).
     pub(crate) fn release(&self, m: &mut Mpi) {
-        m.types.release(self.datatype, &m.attrs);
+        match &self.kind {
+            Kind::Collective(_, types) => types.iter().for_each(|&t| m.types.release(t, &m.attrs)),
+            _ => m.types.release(self.datatype, &m.attrs),
+        }
     }
+}
+
+/// MPI_Psend_init / MPI_Precv_init: a persistent request whose starts are partitioned
+/// (`crate::partitioned`).
+pub(crate) unsafe fn partitioned_init(
+    m: &mut Mpi,
+    send: bool,
+    parts: usize,
+    (buf, count, datatype, peer, tag, comm): crate::partitioned::Args,
+) -> Res<MPI_Request> {
+    let op = Op { kind: Kind::Partitioned { send, parts }, buf, count, datatype, peer, tag, comm };
+    let mut request = MPI_REQUEST_NULL;
+    init(m, op, &mut request)?;
+    Ok(request)
 }
 
 unsafe fn init(m: &mut Mpi, op: Op, request: *mut MPI_Request) -> Res {
@@ -112,35 +154,93 @@ counted! {
     }
 }
 
-unsafe fn start(m: &mut Mpi, h: MPI_Request) -> Res {
-    let op = match m.request_mut(h) {
-        Some(Req::Persistent { active: None, op }) => *op,
-        Some(Req::Persistent { .. }) => {
-            return Err(err(
-                MPI_ERR_REQUEST,
-                format!("persistent request {h:#x} is already active (started, not completed)"),
-            ))
+/// Starts persistent request `h`: a point-to-point one under the state; a collective one's
+/// schedule is built outside it, then recorded as the request's active operation.
+unsafe fn start(h: MPI_Request) -> Res {
+    let op = state::with(|m| -> Res<Op> {
+        let op = match m.request_mut(h) {
+            Some(Req::Persistent { active: None, op }) => op.clone(),
+            Some(Req::Persistent { .. }) => {
+                return Err(err(
+                    MPI_ERR_REQUEST,
+                    format!("persistent request {h:#x} is already active (started, not completed)"),
+                ))
+            }
+            _ => {
+                let h = crate::error::handle_name(h);
+                return Err(err(MPI_ERR_REQUEST, format!("request {h} is not a persistent request")));
+            }
+        };
+        if !matches!(op.kind, Kind::Collective(..)) {
+            let started = op.start(m)?;
+            activate(m, h, started);
         }
-        _ => {
-            let h = crate::error::handle_name(h);
-            return Err(err(MPI_ERR_REQUEST, format!("request {h} is not a persistent request")));
-        }
-    };
-    let started = op.start(m)?;
-    if let Some(Req::Persistent { active, .. }) = m.request_mut(h) {
-        *active = Some(Box::new(started));
+        Ok(op)
+    })
+    .expect("MPI is running")?;
+    if let Kind::Collective(begin, _) = &op.kind {
+        let c = state::with(|m| m.comm(op.comm).map(|c| c.comm.clone())).flatten().ok_or_else(|| bad_comm(op.comm))?;
+        let (coll, done) = begin(&c)?;
+        let started = Req::Background { op: Box::new(Scheduled::new(coll, done)), comm: op.comm };
+        state::with(|m| activate(m, h, started));
     }
     Ok(())
 }
 
+fn activate(m: &mut Mpi, h: MPI_Request, started: Req) {
+    if let Some(Req::Persistent { active, .. }) = m.request_mut(h) {
+        *active = Some(Box::new(started));
+    }
+}
+
+/// The datatypes among a collective's arguments, given as (name, value) pairs: those named
+/// like MPI's datatype parameters (`t`, `sendtype`, `recvtype`). Arrays of datatypes
+/// (MPI_Alltoallw's) are read at each start and not held.
+pub(crate) fn datatype_args(args: &[(&str, &dyn std::any::Any)]) -> Vec<MPI_Datatype> {
+    let named = |n: &str| matches!(n, "t" | "sendtype" | "recvtype" | "datatype");
+    args.iter().filter(|(n, _)| named(n)).filter_map(|(_, v)| v.downcast_ref::<MPI_Datatype>().copied()).collect()
+}
+
+/// MPI_Bcast_init and the other persistent collectives: a request that starts `begin` on
+/// `comm` at each MPI_Start, holding `types` until it is freed (as MPICH's requests hold
+/// theirs). The hints (`info`) change nothing here; they are checked.
+pub(crate) unsafe fn collective_init(
+    function: &'static str,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+    types: Vec<MPI_Datatype>,
+    begin: Rc<CollectiveStart>,
+) -> c_int {
+    call(function, comm, |m| {
+        m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        m.check_info(info)?;
+        let request = out(request, "request")?;
+        for &t in &types {
+            m.types.retain(t);
+        }
+        let op = Op {
+            kind: Kind::Collective(begin, types.into()),
+            buf: 0,
+            count: 0,
+            datatype: MPI_DATATYPE_NULL,
+            peer: MPI_PROC_NULL,
+            tag: 0,
+            comm,
+        };
+        *request = m.add_request(Req::Persistent { op, active: None });
+        Ok(())
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Start(request: *mut MPI_Request) -> c_int {
-    call("MPI_Start", MPI_COMM_WORLD, |m| start(m, *out(request, "request")?))
+    call_unlocked("MPI_Start", MPI_COMM_WORLD, || start(*out(request, "request")?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Startall(count: c_int, requests: *mut MPI_Request) -> c_int {
-    call("MPI_Startall", MPI_COMM_WORLD, |m| {
+    call_unlocked("MPI_Startall", MPI_COMM_WORLD, || {
         if count < 0 {
             return Err(err(MPI_ERR_COUNT, format!("negative count {count}")));
         }
@@ -148,7 +248,7 @@ pub unsafe extern "C" fn PMPI_Startall(count: c_int, requests: *mut MPI_Request)
             return Err(err(MPI_ERR_ARG, "null array_of_requests pointer"));
         }
         for i in 0..count as usize {
-            start(m, *requests.add(i))?;
+            start(*requests.add(i))?;
         }
         Ok(())
     })

@@ -147,6 +147,22 @@ pub(crate) fn end(req: Req) -> Ended {
             Ended::from_result(idup.complete(None), comm)
         }
         Req::Background { op, comm } => Ended::from_result(op.wait().map(|()| empty_status()), comm),
+        Req::Partitioned(p) => {
+            let comm = p.comm();
+            // SAFETY: the program keeps the buffer until the request completes.
+            Ended::from_result(unsafe { p.wait() }, comm)
+        }
+        Req::Pair(pair) => {
+            let crate::isendrecv::Pair { recv, send, packed } = *pair;
+            let (recv, send) = (end(recv), end(send));
+            drop(packed);
+            crate::isendrecv::Pair::ended(recv, send)
+        }
+        Req::Generalized(g) => {
+            let ended = g.wait();
+            crate::grequest::retired(g);
+            ended
+        }
     }
 }
 
@@ -171,6 +187,25 @@ fn poll_in_place(req: &mut Req) -> bool {
         Req::Persistent { active: Some(a), .. } => poll_in_place(a),
         // Needs the tables: see `poll`.
         Req::Idup(_) => false,
+        // Complete once resolved (`grequest::resolve_list`, before the call took the state).
+        Req::Generalized(g) => g.resolved().is_some(),
+        Req::Partitioned(p) => {
+            // SAFETY: the program keeps the buffer until the request completes.
+            if !unsafe { p.test() } {
+                return false;
+            }
+            let ended = Ended::from_result(p.outcome(), p.comm());
+            settle(req, ended);
+            true
+        }
+        Req::Pair(pair) => {
+            if !(poll_in_place(&mut pair.recv) && poll_in_place(&mut pair.send)) {
+                return false;
+            }
+            let ended = crate::isendrecv::Pair::ended(peek(&pair.recv), peek(&pair.send));
+            settle(req, ended);
+            true
+        }
         Req::Background { op, comm } => {
             if !op.is_done() {
                 return false;
@@ -220,6 +255,7 @@ fn peek(req: &Req) -> Ended {
         Req::Complete(st) => Ended::ok(*st, MPI_COMM_WORLD),
         Req::Failed(ended) => (**ended).clone(),
         Req::Persistent { active: Some(a), .. } => peek(a),
+        Req::Generalized(g) => g.resolved().unwrap_or_else(|| Ended::ok(empty_status(), MPI_COMM_WORLD)),
         // Inactive (and, never reached, a request still in flight): the empty status.
         other => Ended::ok(empty_status(), other.comm()),
     }
@@ -266,6 +302,11 @@ pub(crate) fn test_take(m: &mut Mpi, h: &mut MPI_Request) -> Res<Option<Ended>> 
 /// so it turns inactive; any other's handle becomes null), then completed without holding the
 /// state.
 pub(crate) fn wait_take(h: &mut MPI_Request) -> Res<Ended> {
+    if let Some(g) = crate::grequest::lookup(*h) {
+        // It stays in the table until the program completes it (MPI_Grequest_complete finds
+        // it by its handle), waited for outside the state.
+        g.wait();
+    }
     let taken = state::with(|m| {
         if let Some(Req::Persistent { active, .. }) = m.table_request(*h) {
             return Some(active.take().map_or(Req::Complete(empty_status()), |a| *a));
@@ -300,6 +341,7 @@ pub(crate) fn settled(req: &Req) -> bool {
     match req {
         Req::Complete(_) | Req::Failed(_) | Req::Persistent { active: None, .. } => true,
         Req::Persistent { active: Some(a), .. } => settled(a),
+        Req::Generalized(g) => g.resolved().is_some(),
         _ => false,
     }
 }
@@ -309,6 +351,7 @@ pub(crate) fn failed(req: &Req) -> bool {
     match req {
         Req::Failed(_) => true,
         Req::Persistent { active: Some(a), .. } => failed(a),
+        Req::Generalized(g) => g.resolved().is_some_and(|e| e.error.is_some()),
         _ => false,
     }
 }
@@ -345,11 +388,12 @@ pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_S
         }
     });
     crate::attr::reap("MPI_Wait");
-    rc
+    crate::grequest::after("MPI_Wait", rc)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    crate::grequest::resolve_list(1, request);
     let rc = call_on("MPI_Test", |m| {
         let h = out(request, "request")?;
         let flag = out(flag, "flag")?;
@@ -371,7 +415,7 @@ pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, 
         }
     });
     crate::attr::reap("MPI_Test");
-    rc
+    crate::grequest::after("MPI_Test", rc)
 }
 
 #[no_mangle]
@@ -380,6 +424,7 @@ pub unsafe extern "C" fn PMPI_Request_get_status(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> c_int {
+    crate::grequest::resolve_list(1, &request);
     call_on("MPI_Request_get_status", |m| {
         let flag = out(flag, "flag")?;
         status_arg(status)?;
@@ -409,6 +454,9 @@ pub(crate) fn invalid_request(h: MPI_Request) -> MpiError {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
+    if let Some(g) = request.as_ref().and_then(|&h| crate::grequest::lookup(h)) {
+        return crate::grequest::cancel(&g);
+    }
     call("MPI_Cancel", MPI_COMM_WORLD, |m| {
         let h = *out(request, "request")?;
         let mut req = m.request_mut(h).ok_or_else(|| invalid_request(h))?;
@@ -425,6 +473,12 @@ pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
         match req {
             Req::Active { req, .. } => {
                 req.cancel();
+            }
+            Req::Pair(pair) => {
+                // As MPICH: the receive may be cancelled; the send goes on.
+                if let Req::Active { req, .. } = &mut pair.recv {
+                    req.cancel();
+                }
             }
             Req::Idup(_) | Req::Background { .. } => return Err(collective_request("MPI_Cancel")),
             _ => {}
@@ -466,6 +520,26 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
                 op.release(m);
                 active.map_or(Req::Complete(empty_status()), |a| *a)
             }
+            Req::Generalized(g) => {
+                // As MPICH does: free_fn runs now, whether or not the program completed it.
+                crate::grequest::retired(g);
+                Req::Complete(empty_status())
+            }
+            Req::Pair(pair) => {
+                // Both operations complete on their own; the packed copy they may still read is
+                // left allocated for good (a freed send-receive in place is rare).
+                let crate::isendrecv::Pair { recv, send, packed } = *pair;
+                for part in [recv, send] {
+                    if let Req::Active { req, staged, .. } = part {
+                        m.detached.push(req);
+                        if let Some(s) = staged {
+                            m.types.keep_orphan(*s);
+                        }
+                    }
+                }
+                std::mem::forget(packed);
+                Req::Complete(empty_status())
+            }
             other => other,
         };
         if let Req::Active { req, staged, .. } = req {
@@ -482,5 +556,5 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
         Ok(())
     });
     crate::attr::reap("MPI_Request_free");
-    rc
+    crate::grequest::after("MPI_Request_free", rc)
 }

@@ -132,7 +132,7 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, 
         }
     });
     crate::attr::reap("MPI_Waitall");
-    rc
+    crate::grequest::after("MPI_Waitall", rc)
 }
 
 /// MPI_Waitall: every request completes (none is left MPI_ERR_PENDING); if any failed, the
@@ -234,6 +234,7 @@ pub unsafe extern "C" fn PMPI_Testall(
     flag: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> c_int {
+    crate::grequest::resolve_list(count, requests);
     let rc = call_on("MPI_Testall", |m| {
         let reqs = list(count, requests)?;
         let flag = out(flag, "flag")?;
@@ -270,7 +271,7 @@ pub unsafe extern "C" fn PMPI_Testall(
         failures.outcome()
     });
     crate::attr::reap("MPI_Testall");
-    rc
+    crate::grequest::after("MPI_Testall", rc)
 }
 
 /// One sweep of Waitany/Testany: the first request found complete, freed, with its index;
@@ -297,6 +298,7 @@ pub unsafe extern "C" fn PMPI_Testany(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> c_int {
+    crate::grequest::resolve_list(count, requests);
     let rc = call_on("MPI_Testany", |m| {
         let reqs = list(count, requests)?;
         let index = out(index, "index")?;
@@ -317,7 +319,7 @@ pub unsafe extern "C" fn PMPI_Testany(
         }
     });
     crate::attr::reap("MPI_Testany");
-    rc
+    crate::grequest::after("MPI_Testany", rc)
 }
 
 #[no_mangle]
@@ -334,6 +336,7 @@ pub unsafe extern "C" fn PMPI_Waitany(
         running(|m| check_list(m, reqs))?;
         let mut found = None;
         wait_for(|| {
+            crate::grequest::resolve_list(count, reqs.as_ptr());
             found = running(|m| sweep_any(m, reqs)).transpose();
             found.is_some()
         })?;
@@ -342,7 +345,7 @@ pub unsafe extern "C" fn PMPI_Waitany(
         report_one(status, ended)
     });
     crate::attr::reap("MPI_Waitany");
-    rc
+    crate::grequest::after("MPI_Waitany", rc)
 }
 
 /// Waits until `ready()` says so, on the engine's one waiting ladder (spin, yield, sleep), so
@@ -401,9 +404,11 @@ unsafe fn some(
         let sts = Statuses::new(statuses, incount)?;
         running(|m| check_list(m, reqs))?;
         let mut failures = Failures::default();
+        crate::grequest::resolve_list(incount, reqs.as_ptr());
         let mut swept = running(|m| sweep_some(m, reqs, indices, sts, &mut failures));
         if block && matches!(swept, Ok(Some(0))) {
             wait_for(|| {
+                crate::grequest::resolve_list(incount, reqs.as_ptr());
                 swept = running(|m| sweep_some(m, reqs, indices, sts, &mut failures));
                 !matches!(swept, Ok(Some(0)))
             })?;
@@ -423,7 +428,7 @@ pub unsafe extern "C" fn PMPI_Waitsome(
 ) -> c_int {
     let rc = some("MPI_Waitsome", incount, requests, outcount, indices, statuses, true);
     crate::attr::reap("MPI_Waitsome");
-    rc
+    crate::grequest::after("MPI_Waitsome", rc)
 }
 
 #[no_mangle]
@@ -436,5 +441,5 @@ pub unsafe extern "C" fn PMPI_Testsome(
 ) -> c_int {
     let rc = some("MPI_Testsome", incount, requests, outcount, indices, statuses, false);
     crate::attr::reap("MPI_Testsome");
-    rc
+    crate::grequest::after("MPI_Testsome", rc)
 }

@@ -59,6 +59,13 @@ pub(crate) enum Req {
     /// A nonblocking collective in flight (MPI_Ibarrier, MPI_Ibcast, ...), on communicator
     /// `comm`.
     Background { op: Box<crate::coll::Scheduled>, comm: MPI_Comm },
+    /// A generalized request (MPI_Grequest_start), which the program completes.
+    Generalized(std::sync::Arc<crate::grequest::Greq>),
+    /// MPI_Isendrecv(_replace): a receive and a send, complete when both are.
+    Pair(Box<crate::isendrecv::Pair>),
+    /// A started partitioned request (MPI_Psend_init, MPI_Precv_init): the active operation of
+    /// its `Persistent` entry.
+    Partitioned(Box<crate::partitioned::Partitions>),
 }
 
 impl Req {
@@ -80,7 +87,9 @@ impl Req {
             Req::Persistent { op, .. } => op.comm,
             Req::Idup(idup) => idup.parent,
             Req::Failed(ended) => ended.comm,
-            Req::Complete(_) => MPI_COMM_WORLD,
+            Req::Complete(_) | Req::Generalized(_) => MPI_COMM_WORLD,
+            Req::Pair(pair) => pair.recv.comm(),
+            Req::Partitioned(p) => p.comm(),
         }
     }
 }
@@ -113,7 +122,7 @@ pub(crate) struct Mpi {
     // Tables of the families still being written; each module fills its own.
     pub types: crate::datatype::Types,
     pub groups: crate::group::Groups,
-    pub infos: crate::info::Infos,
+    pub sessions: crate::session::Sessions,
     pub attrs: crate::attr::Attrs,
     pub topos: crate::topo::Topos,
     pub errhandlers: crate::errhandler::Errhandlers,

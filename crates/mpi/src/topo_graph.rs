@@ -20,7 +20,7 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
-    fn neighbors(&self, node: usize) -> &[c_int] {
+    pub(crate) fn neighbors(&self, node: usize) -> &[c_int] {
         let start = if node == 0 { 0 } else { self.index[node - 1] as usize };
         &self.edges[start..self.index[node] as usize]
     }

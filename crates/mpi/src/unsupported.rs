@@ -1,6 +1,6 @@
 //! The MPI 3.1 functions our mpi.h declares that Billboard does not implement yet (one-sided
 //! communication is all in `win/`): non-blocking and neighbourhood collectives,
-//! inter-communicators, dynamic processes, generalized requests, the tools interface (MPI_T_*). Each is exported, so
+//! inter-communicators, dynamic processes, the tools interface (MPI_T_*). Each is exported, so
 //! a program built for MPICH that references one still loads and runs; a call reports a clear
 //! MPI_ERR_OTHER through the error handler (MPI_T functions, which never invoke handlers,
 //! return it directly). A few small ones are real here: MPI_Comm_get_parent (no parent: this
@@ -62,19 +62,7 @@ unsupported!(PMPI_Comm_connect, "MPI_Comm_connect");
 unsupported!(PMPI_Comm_join, "MPI_Comm_join");
 unsupported!(PMPI_Comm_spawn, "MPI_Comm_spawn");
 unsupported!(PMPI_Comm_spawn_multiple, "MPI_Comm_spawn_multiple");
-unsupported!(PMPI_Grequest_complete, "MPI_Grequest_complete");
-unsupported!(PMPI_Grequest_start, "MPI_Grequest_start");
-unsupported!(PMPI_Ineighbor_allgather, "MPI_Ineighbor_allgather");
-unsupported!(PMPI_Ineighbor_allgatherv, "MPI_Ineighbor_allgatherv");
-unsupported!(PMPI_Ineighbor_alltoall, "MPI_Ineighbor_alltoall");
-unsupported!(PMPI_Ineighbor_alltoallv, "MPI_Ineighbor_alltoallv");
-unsupported!(PMPI_Ineighbor_alltoallw, "MPI_Ineighbor_alltoallw");
 unsupported!(PMPI_Lookup_name, "MPI_Lookup_name");
-unsupported!(PMPI_Neighbor_allgather, "MPI_Neighbor_allgather");
-unsupported!(PMPI_Neighbor_allgatherv, "MPI_Neighbor_allgatherv");
-unsupported!(PMPI_Neighbor_alltoall, "MPI_Neighbor_alltoall");
-unsupported!(PMPI_Neighbor_alltoallv, "MPI_Neighbor_alltoallv");
-unsupported!(PMPI_Neighbor_alltoallw, "MPI_Neighbor_alltoallw");
 unsupported!(PMPI_Open_port, "MPI_Open_port");
 unsupported!(PMPI_Publish_name, "MPI_Publish_name");
 unsupported!(PMPI_Unpublish_name, "MPI_Unpublish_name");
@@ -84,22 +72,17 @@ unsupported_tool!(PMPI_T_category_get_categories);
 unsupported_tool!(PMPI_T_category_get_cvars);
 unsupported_tool!(PMPI_T_category_get_index);
 unsupported_tool!(PMPI_T_category_get_info);
-unsupported_tool!(PMPI_T_category_get_num);
 unsupported_tool!(PMPI_T_category_get_pvars);
 unsupported_tool!(PMPI_T_cvar_get_index);
 unsupported_tool!(PMPI_T_cvar_get_info);
-unsupported_tool!(PMPI_T_cvar_get_num);
 unsupported_tool!(PMPI_T_cvar_handle_alloc);
 unsupported_tool!(PMPI_T_cvar_handle_free);
 unsupported_tool!(PMPI_T_cvar_read);
 unsupported_tool!(PMPI_T_cvar_write);
 unsupported_tool!(PMPI_T_enum_get_info);
 unsupported_tool!(PMPI_T_enum_get_item);
-unsupported_tool!(PMPI_T_finalize);
-unsupported_tool!(PMPI_T_init_thread);
 unsupported_tool!(PMPI_T_pvar_get_index);
 unsupported_tool!(PMPI_T_pvar_get_info);
-unsupported_tool!(PMPI_T_pvar_get_num);
 unsupported_tool!(PMPI_T_pvar_handle_alloc);
 unsupported_tool!(PMPI_T_pvar_handle_free);
 unsupported_tool!(PMPI_T_pvar_read);

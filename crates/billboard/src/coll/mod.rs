@@ -27,6 +27,7 @@ mod gather;
 mod hier;
 pub(crate) mod hosts;
 mod inter;
+mod neighbor;
 mod nonblocking;
 mod reduce;
 mod reduce_post;

@@ -8,6 +8,7 @@
 //! operator reads elements one extent apart), so they take spans of `count * extent` bytes.
 
 use std::ffi::{c_int, c_void};
+use std::rc::Rc;
 
 use billboard::{Communicator, InterRoot};
 
@@ -346,6 +347,10 @@ pub(crate) struct Scheduled {
 }
 
 impl Scheduled {
+    pub(crate) fn new(coll: billboard::Collective, done: Option<Box<dyn FnOnce()>>) -> Scheduled {
+        Scheduled { coll, done }
+    }
+
     /// Makes progress once; whether the operation has ended.
     pub(crate) fn is_done(&self) -> bool {
         self.coll.test()
@@ -385,25 +390,60 @@ unsafe fn blocking(function: &'static str, comm: MPI_Comm, start: impl FnOnce(&C
     })
 }
 
-/// `$name(args..., comm)` and `$iname(args..., comm, request)`, and their large-count twins
-/// `$cname` and `$icname` (see `counts.rs`: `Count` is `int` or `MPI_Count`, `Disp` `int` or
-/// `MPI_Aint`): one collective written once, as `|c| start` (a schedule on communicator `c`),
-/// that the blocking forms wait for and the I-forms hand back as a request.
-macro_rules! collective {
-    ([$name:ident, $iname:ident, $cname:ident, $icname:ident], ($($arg:ident: $ty:ty),* $(,)?), |$c:ident| $start:expr) => {
+/// `$iname(args..., comm, request)` and `$pname(args..., comm, info, request)`, with their
+/// large-count twins (see `counts.rs`: `Count` is `int` or `MPI_Count`, `Disp` `int` or
+/// `MPI_Aint`): a collective written once, as `|c| start` (a schedule on communicator `c`),
+/// started now and handed back as a request (the I-form), or started anew at each MPI_Start of a
+/// persistent request (MPI 4.0's `_init` form).
+macro_rules! nonblocking {
+    ([$iname:ident, $icname:ident, $pname:ident, $pcname:ident], ($($arg:ident: $ty:ty),* $(,)?), |$c:ident| $start:expr) => {
+        nonblocking!([$iname, $icname, $pname, $pcname], ($($arg: $ty),*), |$c, comm| $start);
+    };
+    // `$comm` names the communicator argument for a start that needs its handle.
+    ([$iname:ident, $icname:ident, $pname:ident, $pcname:ident], ($($arg:ident: $ty:ty),* $(,)?), |$c:ident, $comm:ident| $start:expr) => {
         counted! {
-            [$name; Count = c_int, Disp = c_int] [$cname; Count = MPI_Count, Disp = MPI_Aint]
-            fn($($arg: $ty,)* comm: MPI_Comm) -> c_int {
-                blocking(FUNCTION, comm, |$c| $start)
+            [$iname; Count = c_int, Disp = c_int] [$icname; Count = MPI_Count, Disp = MPI_Aint]
+            fn($($arg: $ty,)* $comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+                scheduled(FUNCTION, $comm, request, |$c| $start)
             }
         }
 
         counted! {
-            [$iname; Count = c_int, Disp = c_int] [$icname; Count = MPI_Count, Disp = MPI_Aint]
-            fn($($arg: $ty,)* comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-                scheduled(FUNCTION, comm, request, |$c| $start)
+            [$pname; Count = c_int, Disp = c_int] [$pcname; Count = MPI_Count, Disp = MPI_Aint]
+            fn($($arg: $ty,)* $comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+                use $crate::coll::snapshot::Keep;
+                // The start reads copies of the array arguments (see `snapshot.rs`).
+                let snapshot = match $crate::coll::snapshot::Snapshot::of(FUNCTION, $comm) {
+                    Ok(s) => s,
+                    Err(e) => return crate::error::call(FUNCTION, $comm, |_| Err(e)),
+                };
+                $(let $arg = $arg.kept(stringify!($arg), &snapshot);)*
+                let types = crate::persistent::datatype_args(&[$((stringify!($arg), &$arg as &dyn std::any::Any)),*]);
+                let start = move |$c: &Communicator| {
+                    let _ = &snapshot;
+                    $start
+                };
+                crate::persistent::collective_init(FUNCTION, $comm, info, request, types, Rc::new(start))
             }
         }
+    };
+}
+
+/// `$name(args..., comm)`, and the nonblocking and persistent forms of [`nonblocking!`], with
+/// their large-count twins: the blocking form waits for the schedule the others start.
+macro_rules! collective {
+    ([$name:ident, $iname:ident, $cname:ident, $icname:ident, $pname:ident, $pcname:ident], ($($arg:ident: $ty:ty),* $(,)?), |$c:ident| $start:expr) => {
+        collective!([$name, $iname, $cname, $icname, $pname, $pcname], ($($arg: $ty),*), |$c, comm| $start);
+    };
+    ([$name:ident, $iname:ident, $cname:ident, $icname:ident, $pname:ident, $pcname:ident], ($($arg:ident: $ty:ty),* $(,)?), |$c:ident, $comm:ident| $start:expr) => {
+        counted! {
+            [$name; Count = c_int, Disp = c_int] [$cname; Count = MPI_Count, Disp = MPI_Aint]
+            fn($($arg: $ty,)* $comm: MPI_Comm) -> c_int {
+                blocking(FUNCTION, $comm, |$c| $start)
+            }
+        }
+
+        nonblocking!([$iname, $icname, $pname, $pcname], ($($arg: $ty),*), |$c, $comm| $start);
     };
 }
 
@@ -412,5 +452,13 @@ pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request
     scheduled("MPI_Ibarrier", comm, request, |c| Ok((c.ibarrier()?, None)))
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Barrier_init(comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    let start = Rc::new(|c: &Communicator| Ok((c.ibarrier()?, None)));
+    crate::persistent::collective_init("MPI_Barrier_init", comm, info, request, Vec::new(), start)
+}
+
 mod moves;
+mod neighbor;
 mod reduce;
+pub(crate) mod snapshot;

@@ -2,12 +2,9 @@
 
 use super::*;
 
-counted! {
-    [PMPI_Ibcast; Count = c_int] [PMPI_Ibcast_c; Count = MPI_Count]
-    fn(buf: *mut c_void, count: Count, t: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        scheduled(FUNCTION, comm, request, |c| ibcast(buf, count.into(), t, root, c))
-    }
-}
+nonblocking!([PMPI_Ibcast, PMPI_Ibcast_c, PMPI_Bcast_init, PMPI_Bcast_init_c], (
+    buf: *mut c_void, count: Count, t: MPI_Datatype, root: c_int,
+), |c| ibcast(buf, count.into(), t, root, c));
 
 /// Broadcast as a schedule.
 unsafe fn ibcast(buf: *mut c_void, count: i64, t: MPI_Datatype, root: c_int, c: &Communicator) -> Res<Started> {
@@ -92,7 +89,7 @@ unsafe fn gatherv(
 }
 
 /// Ends the use of a parted receive buffer (unpacking it if staged) and of a send view.
-fn finish_parted(recv: Parted, send: Option<View>) {
+pub(super) fn finish_parted(recv: Parted, send: Option<View>) {
     drop(send);
     // SAFETY: the collective has ended; MPI keeps the user's buffer valid until then.
     unsafe { recv.finish() }
@@ -107,7 +104,7 @@ fn finish_view(v: View) -> Box<dyn FnOnce()> {
     })
 }
 
-collective!([PMPI_Gather, PMPI_Igather, PMPI_Gather_c, PMPI_Igather_c], (
+collective!([PMPI_Gather, PMPI_Igather, PMPI_Gather_c, PMPI_Igather_c, PMPI_Gather_init, PMPI_Gather_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
@@ -115,7 +112,7 @@ collective!([PMPI_Gather, PMPI_Igather, PMPI_Gather_c, PMPI_Igather_c], (
     gatherv((sendbuf, sendcount.into(), sendtype), (recvbuf, true), shape, recvtype, root, c)
 });
 
-collective!([PMPI_Gatherv, PMPI_Igatherv, PMPI_Gatherv_c, PMPI_Igatherv_c], (
+collective!([PMPI_Gatherv, PMPI_Igatherv, PMPI_Gatherv_c, PMPI_Igatherv_c, PMPI_Gatherv_init, PMPI_Gatherv_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype, root: c_int
 ), |c| {
@@ -168,7 +165,7 @@ unsafe fn scatterv(
     ))
 }
 
-collective!([PMPI_Scatter, PMPI_Iscatter, PMPI_Scatter_c, PMPI_Iscatter_c], (
+collective!([PMPI_Scatter, PMPI_Iscatter, PMPI_Scatter_c, PMPI_Iscatter_c, PMPI_Scatter_init, PMPI_Scatter_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
@@ -176,7 +173,7 @@ collective!([PMPI_Scatter, PMPI_Iscatter, PMPI_Scatter_c, PMPI_Iscatter_c], (
     scatterv((sendbuf, true), shape, sendtype, (recvbuf, recvcount.into(), recvtype), root, c)
 });
 
-collective!([PMPI_Scatterv, PMPI_Iscatterv, PMPI_Scatterv_c, PMPI_Iscatterv_c], (
+collective!([PMPI_Scatterv, PMPI_Iscatterv, PMPI_Scatterv_c, PMPI_Iscatterv_c, PMPI_Scatterv_init, PMPI_Scatterv_init_c], (
     sendbuf: *const c_void, sendcounts: *const Count, displs: *const Disp, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
 ), |c| {
@@ -202,14 +199,14 @@ unsafe fn allgatherv(
     Ok((coll, Some(Box::new(move || finish_parted(recv, send)))))
 }
 
-collective!([PMPI_Allgather, PMPI_Iallgather, PMPI_Allgather_c, PMPI_Iallgather_c], (
+collective!([PMPI_Allgather, PMPI_Iallgather, PMPI_Allgather_c, PMPI_Iallgather_c, PMPI_Allgather_init, PMPI_Allgather_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype
 ), |c| {
     allgatherv((sendbuf, sendcount.into(), sendtype), recvbuf, Shape::Uniform(c.peers(), recvcount.into()), recvtype, c)
 });
 
-collective!([PMPI_Allgatherv, PMPI_Iallgatherv, PMPI_Allgatherv_c, PMPI_Iallgatherv_c], (
+collective!([PMPI_Allgatherv, PMPI_Iallgatherv, PMPI_Allgatherv_c, PMPI_Iallgatherv_c, PMPI_Allgatherv_init, PMPI_Allgatherv_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype
 ), |c| {
@@ -261,7 +258,7 @@ unsafe fn alltoall_shapes(
     Ok((send, recv(n)?))
 }
 
-collective!([PMPI_Alltoall, PMPI_Ialltoall, PMPI_Alltoall_c, PMPI_Ialltoall_c], (
+collective!([PMPI_Alltoall, PMPI_Ialltoall, PMPI_Alltoall_c, PMPI_Ialltoall_c, PMPI_Alltoall_init, PMPI_Alltoall_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype
 ), |c| {
@@ -270,7 +267,7 @@ collective!([PMPI_Alltoall, PMPI_Ialltoall, PMPI_Alltoall_c, PMPI_Ialltoall_c], 
     alltoallv((sendbuf, send, sendtype), (recvbuf, recv, recvtype), c)
 });
 
-collective!([PMPI_Alltoallv, PMPI_Ialltoallv, PMPI_Alltoallv_c, PMPI_Ialltoallv_c], (
+collective!([PMPI_Alltoallv, PMPI_Ialltoallv, PMPI_Alltoallv_c, PMPI_Ialltoallv_c, PMPI_Alltoallv_init, PMPI_Alltoallv_init_c], (
     sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const Disp, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const Count, rdispls: *const Disp, recvtype: MPI_Datatype
 ), |c| {
@@ -280,14 +277,14 @@ collective!([PMPI_Alltoallv, PMPI_Ialltoallv, PMPI_Alltoallv_c, PMPI_Ialltoallv_
 });
 
 /// One rank's part in Alltoallw: count, byte displacement, type.
-type WPart = (i64, i64, MPI_Datatype);
+pub(super) type WPart = (i64, i64, MPI_Datatype);
 
 /// Parts packed one after another, and their byte layout.
 type Packed = (Vec<u8>, Vec<(usize, usize)>);
 
 /// Alltoallw's per-rank parts `(count, byte displacement, type)` of a buffer, packed one
 /// after another: the bytes and their byte layout.
-unsafe fn pack_w(buf: *const c_void, parts: &[WPart]) -> Res<Packed> {
+pub(super) unsafe fn pack_w(buf: *const c_void, parts: &[WPart]) -> Res<Packed> {
     let (mut bytes, mut layout) = (Vec::new(), Vec::with_capacity(parts.len()));
     for &(count, disp, t) in parts {
         let v =
@@ -299,7 +296,7 @@ unsafe fn pack_w(buf: *const c_void, parts: &[WPart]) -> Res<Packed> {
 }
 
 /// `(count, byte displacement, type)` per rank from Alltoallw's C arrays.
-unsafe fn w_parts(n: usize, counts: Ints, displs: Ints, types: *const MPI_Datatype) -> Res<Vec<WPart>> {
+pub(super) unsafe fn w_parts(n: usize, counts: Ints, displs: Ints, types: *const MPI_Datatype) -> Res<Vec<WPart>> {
     if n > 0 && (counts.is_null() || displs.is_null() || types.is_null()) {
         return Err(err(MPI_ERR_ARG, "NULL counts, displacements or types"));
     }
@@ -307,7 +304,7 @@ unsafe fn w_parts(n: usize, counts: Ints, displs: Ints, types: *const MPI_Dataty
 }
 
 /// Alltoallw's C arrays: counts, displacements (in bytes) and types, per rank.
-type WArrays = (Ints, Ints, *const MPI_Datatype);
+pub(super) type WArrays = (Ints, Ints, *const MPI_Datatype);
 
 /// Alltoallw as a schedule: each side packed into one buffer, part after part, and the
 /// received parts unpacked into their places when it ends.
@@ -325,31 +322,52 @@ unsafe fn alltoallw(
     } else {
         pack_w(sendbuf, &w_parts(n, send.0, send.1, send.2)?)?
     };
-    // Where each received part goes, made now so that a bad part is an error of the call.
-    let mut places = Vec::with_capacity(n);
-    let mut recv_layout = Vec::with_capacity(n);
-    let mut total = 0;
-    for &(count, disp, t) in &recv_parts {
-        let dst = (recvbuf as *mut u8).wrapping_offset(disp as isize);
-        let v = view(&datatype::layout(t)?, dst.cast(), count, Dir::Write)?;
-        recv_layout.push((total, v.len()));
-        total += v.len();
-        places.push(v);
-    }
-    let mut recv = vec![0u8; total];
-    let coll = c.ialltoallv_raw((send.as_ptr(), send.len(), &send_layout), (recv.as_mut_ptr(), total, &recv_layout))?;
-    let done = move || {
-        drop(send);
-        for (mut v, &(at, len)) in places.into_iter().zip(&recv_layout) {
-            v.bytes_mut().copy_from_slice(&recv[at..at + len]);
-            // SAFETY: the collective has ended; MPI keeps the user's buffer valid until then.
-            unsafe { v.finish(len) };
-        }
-    };
-    Ok((coll, Some(Box::new(done))))
+    let mut landing = WLanding::new(recvbuf, &recv_parts)?;
+    let (total, recv_layout) = (landing.bytes.len(), landing.layout.clone());
+    let coll =
+        c.ialltoallv_raw((send.as_ptr(), send.len(), &send_layout), (landing.bytes.as_mut_ptr(), total, &recv_layout))?;
+    Ok((coll, Some(landing.at_completion(send))))
 }
 
-collective!([PMPI_Alltoallw, PMPI_Ialltoallw, PMPI_Alltoallw_c, PMPI_Ialltoallw_c], (
+/// Where Alltoallw-style parts land: one buffer, part after part, unpacked into each part's
+/// place (its own datatype) when the collective ends. Made at the call, so that a bad part is
+/// an error of the call.
+pub(super) struct WLanding {
+    pub bytes: Vec<u8>,
+    pub layout: Vec<(usize, usize)>,
+    places: Vec<View>,
+    /// Parts no message fills (a neighbour that is MPI_PROC_NULL): left as they are.
+    pub unfilled: Vec<bool>,
+}
+
+impl WLanding {
+    pub(super) unsafe fn new(recvbuf: *mut c_void, parts: &[WPart]) -> Res<WLanding> {
+        let (mut places, mut layout, mut total) = (Vec::with_capacity(parts.len()), Vec::new(), 0);
+        for &(count, disp, t) in parts {
+            let dst = (recvbuf as *mut u8).wrapping_offset(disp as isize);
+            let v = view(&datatype::layout(t)?, dst.cast(), count, Dir::Write)?;
+            layout.push((total, v.len()));
+            total += v.len();
+            places.push(v);
+        }
+        Ok(WLanding { bytes: vec![0u8; total], layout, places, unfilled: vec![false; parts.len()] })
+    }
+
+    /// What the end of the collective does: unpack every part, and let go of `send`.
+    pub(super) fn at_completion(self, send: Vec<u8>) -> Box<dyn FnOnce()> {
+        Box::new(move || {
+            drop(send);
+            let WLanding { bytes, layout, places, unfilled } = self;
+            for ((mut v, &(at, len)), _) in places.into_iter().zip(&layout).zip(&unfilled).filter(|(_, &u)| !u) {
+                v.bytes_mut().copy_from_slice(&bytes[at..at + len]);
+                // SAFETY: the collective has ended; MPI keeps the user's buffer valid until then.
+                unsafe { v.finish(len) };
+            }
+        })
+    }
+}
+
+collective!([PMPI_Alltoallw, PMPI_Ialltoallw, PMPI_Alltoallw_c, PMPI_Ialltoallw_c, PMPI_Alltoallw_init, PMPI_Alltoallw_init_c], (
     sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const Disp, sendtypes: *const MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const Count, rdispls: *const Disp, recvtypes: *const MPI_Datatype
 ), |c| {

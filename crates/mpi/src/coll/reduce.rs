@@ -2,21 +2,9 @@
 
 use super::*;
 
-counted! {
-    [PMPI_Ireduce; Count = c_int] [PMPI_Ireduce_c; Count = MPI_Count]
-    fn(
-        sendbuf: *const c_void,
-        recvbuf: *mut c_void,
-        count: Count,
-        t: MPI_Datatype,
-        op: MPI_Op,
-        root: c_int,
-        comm: MPI_Comm,
-        request: *mut MPI_Request,
-    ) -> c_int {
-        scheduled(FUNCTION, comm, request, |c| ireduce((sendbuf, recvbuf, count.into(), t, op), root, c))
-    }
-}
+nonblocking!([PMPI_Ireduce, PMPI_Ireduce_c, PMPI_Reduce_init, PMPI_Reduce_init_c], (
+    sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, t: MPI_Datatype, op: MPI_Op, root: c_int,
+), |c| ireduce((sendbuf, recvbuf, count.into(), t, op), root, c));
 
 /// Reduce as a schedule (MPI_Ireduce, and MPI_Reduce on an intercommunicator or of large vectors).
 unsafe fn ireduce(
@@ -42,20 +30,9 @@ unsafe fn ireduce(
     Ok((c.ireduce_at(send, land.ptr(), len, root, how)?, land.at_completion()))
 }
 
-counted! {
-    [PMPI_Iallreduce; Count = c_int] [PMPI_Iallreduce_c; Count = MPI_Count]
-    fn(
-        sendbuf: *const c_void,
-        recvbuf: *mut c_void,
-        count: Count,
-        t: MPI_Datatype,
-        op: MPI_Op,
-        comm: MPI_Comm,
-        request: *mut MPI_Request,
-    ) -> c_int {
-        scheduled(FUNCTION, comm, request, |c| iallreduce((sendbuf, recvbuf, count.into(), t, op), c))
-    }
-}
+nonblocking!([PMPI_Iallreduce, PMPI_Iallreduce_c, PMPI_Allreduce_init, PMPI_Allreduce_init_c], (
+    sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, t: MPI_Datatype, op: MPI_Op,
+), |c| iallreduce((sendbuf, recvbuf, count.into(), t, op), c));
 
 /// Allreduce as a schedule (MPI_Iallreduce, and MPI_Allreduce on an intercommunicator or of large
 /// vectors).
@@ -225,23 +202,12 @@ counted! {
     }
 }
 
-counted! {
-    [PMPI_Ireduce_scatter_block; Count = c_int] [PMPI_Ireduce_scatter_block_c; Count = MPI_Count]
-    fn(
-        sendbuf: *const c_void,
-        recvbuf: *mut c_void,
-        recvcount: Count,
-        t: MPI_Datatype,
-        op: MPI_Op,
-        comm: MPI_Comm,
-        request: *mut MPI_Request,
-    ) -> c_int {
-        scheduled(FUNCTION, comm, request, |c| {
-            let (part, total) = block_part(c, recvcount.into(), t)?;
-            reduce_scatter((sendbuf, recvbuf), total, part, (t, op), c)
-        })
-    }
-}
+nonblocking!([PMPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block_c, PMPI_Reduce_scatter_block_init, PMPI_Reduce_scatter_block_init_c], (
+    sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: Count, t: MPI_Datatype, op: MPI_Op,
+), |c| {
+    let (part, total) = block_part(c, recvcount.into(), t)?;
+    reduce_scatter((sendbuf, recvbuf), total, part, (t, op), c)
+});
 
 counted! {
     [PMPI_Reduce_scatter; Count = c_int] [PMPI_Reduce_scatter_c; Count = MPI_Count]
@@ -260,23 +226,12 @@ counted! {
     }
 }
 
-counted! {
-    [PMPI_Ireduce_scatter; Count = c_int] [PMPI_Ireduce_scatter_c; Count = MPI_Count]
-    fn(
-        sendbuf: *const c_void,
-        recvbuf: *mut c_void,
-        recvcounts: *const Count,
-        t: MPI_Datatype,
-        op: MPI_Op,
-        comm: MPI_Comm,
-        request: *mut MPI_Request,
-    ) -> c_int {
-        scheduled(FUNCTION, comm, request, |c| {
-            let (part, total) = varying_part(c, Count::ints(recvcounts), t)?;
-            reduce_scatter((sendbuf, recvbuf), total, part, (t, op), c)
-        })
-    }
-}
+nonblocking!([PMPI_Ireduce_scatter, PMPI_Ireduce_scatter_c, PMPI_Reduce_scatter_init, PMPI_Reduce_scatter_init_c], (
+    sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const Count, t: MPI_Datatype, op: MPI_Op,
+), |c| {
+    let (part, total) = varying_part(c, Count::ints(recvcounts), t)?;
+    reduce_scatter((sendbuf, recvbuf), total, part, (t, op), c)
+});
 
 /// Scan and exscan as a schedule.
 unsafe fn scan(
@@ -314,10 +269,10 @@ unsafe fn scan_now(
     })
 }
 
-/// `$name(sendbuf, recvbuf, count, t, op, comm)`, its I-form and their large-count twins, for
-/// scan (`false`) or exscan (`true`).
+/// `$name(sendbuf, recvbuf, count, t, op, comm)`, its I-form and persistent form and their
+/// large-count twins, for scan (`false`) or exscan (`true`).
 macro_rules! scans {
-    ([$name:ident, $iname:ident, $cname:ident, $icname:ident], $exclusive:expr) => {
+    ([$name:ident, $iname:ident, $cname:ident, $icname:ident, $pname:ident, $pcname:ident], $exclusive:expr) => {
         counted! {
             [$name; Count = c_int] [$cname; Count = MPI_Count]
             fn(sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, t: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
@@ -325,22 +280,11 @@ macro_rules! scans {
             }
         }
 
-        counted! {
-            [$iname; Count = c_int] [$icname; Count = MPI_Count]
-            fn(
-                sendbuf: *const c_void,
-                recvbuf: *mut c_void,
-                count: Count,
-                t: MPI_Datatype,
-                op: MPI_Op,
-                comm: MPI_Comm,
-                request: *mut MPI_Request,
-            ) -> c_int {
-                scheduled(FUNCTION, comm, request, |c| scan((sendbuf, recvbuf, count.into(), t, op), c, $exclusive))
-            }
-        }
+        nonblocking!([$iname, $icname, $pname, $pcname], (
+            sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, t: MPI_Datatype, op: MPI_Op,
+        ), |c| scan((sendbuf, recvbuf, count.into(), t, op), c, $exclusive));
     };
 }
 
-scans!([PMPI_Scan, PMPI_Iscan, PMPI_Scan_c, PMPI_Iscan_c], false);
-scans!([PMPI_Exscan, PMPI_Iexscan, PMPI_Exscan_c, PMPI_Iexscan_c], true);
+scans!([PMPI_Scan, PMPI_Iscan, PMPI_Scan_c, PMPI_Iscan_c, PMPI_Scan_init, PMPI_Scan_init_c], false);
+scans!([PMPI_Exscan, PMPI_Iexscan, PMPI_Exscan_c, PMPI_Iexscan_c, PMPI_Exscan_init, PMPI_Exscan_init_c], true);

@@ -379,7 +379,7 @@ pub(crate) fn set_hints(f: &File, info: MPI_Info) -> Res {
     if info == MPI_INFO_NULL {
         return Ok(());
     }
-    let given = state::with(|m| m.info(info).cloned()).expect("MPI is running")?;
+    let given = state::with(|m| m.info(info)).expect("MPI is running")?;
     let mut st = f.state();
     for (k, v) in given {
         if !KNOWN_HINTS.contains(&k.as_str()) {

@@ -294,6 +294,32 @@ fn create(
     Ok(state::with(|m| m.add_win(w)).expect("MPI is running"))
 }
 
+/// The large-count window constructors (`MPI_Win_create_c`, ...) take the displacement unit
+/// as an `MPI_Aint`; windows keep it as an int, as MPICH's do, so a larger one is refused.
+macro_rules! aint_disp_unit {
+    ($cname:ident => $name:path, $function:literal, ($($arg:ident: $ty:ty),*), $disp_unit:ident, $comm:ident) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $cname($($arg: $ty),*) -> c_int {
+            match c_int::try_from($disp_unit) {
+                Ok($disp_unit) => $name($($arg),*),
+                Err(_) => crate::error::call($function, $comm, |_| {
+                    Err(err(MPI_ERR_DISP, format!("displacement unit {} is larger than an int", $disp_unit)))
+                }),
+            }
+        }
+    };
+}
+
+aint_disp_unit!(PMPI_Win_create_c => PMPI_Win_create, "MPI_Win_create_c",
+    (base: *mut c_void, size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win),
+    disp_unit, comm);
+aint_disp_unit!(PMPI_Win_allocate_c => PMPI_Win_allocate, "MPI_Win_allocate_c",
+    (size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win),
+    disp_unit, comm);
+aint_disp_unit!(PMPI_Win_allocate_shared_c => shared::PMPI_Win_allocate_shared, "MPI_Win_allocate_shared_c",
+    (size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win),
+    disp_unit, comm);
+
 fn check_shape(size: MPI_Aint, disp_unit: c_int) -> Res {
     if size < 0 {
         return Err(err(MPI_ERR_SIZE, format!("negative window size {size}")));

@@ -121,7 +121,7 @@ pub(crate) fn lock_now(comm: &Communicator, target: usize, t: &mut Target) -> Re
 /// Where a get-type operation's answer goes: `count` instances of `layout` at `addr`.
 pub(crate) struct Landing {
     pub addr: *mut c_void,
-    pub count: i32,
+    pub count: i64,
     pub layout: Layout,
 }
 

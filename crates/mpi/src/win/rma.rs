@@ -20,7 +20,7 @@ use crate::state::{Mpi, Req};
 #[derive(Clone, Copy)]
 struct Buf {
     addr: *const c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
 }
 
@@ -32,7 +32,7 @@ struct Call {
     result: Option<Buf>,
     rank: c_int,
     disp: MPI_Aint,
-    target_count: c_int,
+    target_count: i64,
     target_type: MPI_Datatype,
     op: MPI_Op,
 }
@@ -40,7 +40,7 @@ struct Call {
 impl Call {
     /// A call of `kind` on `count` elements of `datatype` at `disp` in `rank`'s window, with no
     /// local buffers yet (each entry point sets the ones it has).
-    fn to(kind: Kind, rank: c_int, disp: MPI_Aint, count: c_int, datatype: MPI_Datatype, op: MPI_Op) -> Call {
+    fn to(kind: Kind, rank: c_int, disp: MPI_Aint, count: i64, datatype: MPI_Datatype, op: MPI_Op) -> Call {
         Call {
             kind,
             origin: None,
@@ -84,7 +84,7 @@ fn element(m: &Mpi, t: MPI_Datatype) -> Res<Option<MPI_Datatype>> {
 
 /// The target data of `count` instances of `l` at byte `offset` of the window: one block
 /// when the data is contiguous (so the target copies it in one piece, not per element).
-fn shape_of(l: &Layout, offset: i64, count: c_int) -> Shape {
+fn shape_of(l: &Layout, offset: i64, count: i64) -> Shape {
     if let Some(lb) = l.contiguous(count as usize) {
         let bytes = l.size() * count as usize;
         return Shape { offset: offset + lb, count: 1, extent: bytes as i64, blocks: vec![(0, bytes)] };
@@ -264,93 +264,101 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
     operate(&w.comm, target, &mut w.targets[target], msg, result, detach)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Put(
-    origin_addr: *const c_void,
-    origin_count: c_int,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: c_int,
-    target_datatype: MPI_Datatype,
-    win: MPI_Win,
-) -> c_int {
-    rma_call("MPI_Put", win, target_rank, |m| {
-        let origin = Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype };
-        let call = Call {
-            origin: Some(origin),
-            ..Call::to(Kind::Put, target_rank, target_disp, target_count, target_datatype, MPI_REPLACE)
-        };
-        issue(m, win, call, false).map(drop)
-    })
+counted! {
+    [PMPI_Put; Count = c_int] [PMPI_Put_c; Count = MPI_Count]
+    fn(
+        origin_addr: *const c_void,
+        origin_count: Count,
+        origin_datatype: MPI_Datatype,
+        target_rank: c_int,
+        target_disp: MPI_Aint,
+        target_count: Count,
+        target_datatype: MPI_Datatype,
+        win: MPI_Win,
+    ) -> c_int {
+        rma_call(FUNCTION, win, target_rank, |m| {
+            let origin = Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype };
+            let call = Call {
+                origin: Some(origin),
+                ..Call::to(Kind::Put, target_rank, target_disp, target_count.into(), target_datatype, MPI_REPLACE)
+            };
+            issue(m, win, call, false).map(drop)
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get(
-    origin_addr: *mut c_void,
-    origin_count: c_int,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: c_int,
-    target_datatype: MPI_Datatype,
-    win: MPI_Win,
-) -> c_int {
-    rma_call("MPI_Get", win, target_rank, |m| {
-        let result = Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype };
-        let call = Call {
-            result: Some(result),
-            ..Call::to(Kind::Get, target_rank, target_disp, target_count, target_datatype, MPI_NO_OP)
-        };
-        issue(m, win, call, false).map(drop)
-    })
+counted! {
+    [PMPI_Get; Count = c_int] [PMPI_Get_c; Count = MPI_Count]
+    fn(
+        origin_addr: *mut c_void,
+        origin_count: Count,
+        origin_datatype: MPI_Datatype,
+        target_rank: c_int,
+        target_disp: MPI_Aint,
+        target_count: Count,
+        target_datatype: MPI_Datatype,
+        win: MPI_Win,
+    ) -> c_int {
+        rma_call(FUNCTION, win, target_rank, |m| {
+            let result = Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype };
+            let call = Call {
+                result: Some(result),
+                ..Call::to(Kind::Get, target_rank, target_disp, target_count.into(), target_datatype, MPI_NO_OP)
+            };
+            issue(m, win, call, false).map(drop)
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Accumulate(
-    origin_addr: *const c_void,
-    origin_count: c_int,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: c_int,
-    target_datatype: MPI_Datatype,
-    op: MPI_Op,
-    win: MPI_Win,
-) -> c_int {
-    rma_call("MPI_Accumulate", win, target_rank, |m| {
-        let origin = Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype };
-        let call = Call {
-            origin: Some(origin),
-            ..Call::to(Kind::Accumulate, target_rank, target_disp, target_count, target_datatype, op)
-        };
-        issue(m, win, call, false).map(drop)
-    })
+counted! {
+    [PMPI_Accumulate; Count = c_int] [PMPI_Accumulate_c; Count = MPI_Count]
+    fn(
+        origin_addr: *const c_void,
+        origin_count: Count,
+        origin_datatype: MPI_Datatype,
+        target_rank: c_int,
+        target_disp: MPI_Aint,
+        target_count: Count,
+        target_datatype: MPI_Datatype,
+        op: MPI_Op,
+        win: MPI_Win,
+    ) -> c_int {
+        rma_call(FUNCTION, win, target_rank, |m| {
+            let origin = Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype };
+            let call = Call {
+                origin: Some(origin),
+                ..Call::to(Kind::Accumulate, target_rank, target_disp, target_count.into(), target_datatype, op)
+            };
+            issue(m, win, call, false).map(drop)
+        })
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_accumulate(
-    origin_addr: *const c_void,
-    origin_count: c_int,
-    origin_datatype: MPI_Datatype,
-    result_addr: *mut c_void,
-    result_count: c_int,
-    result_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: c_int,
-    target_datatype: MPI_Datatype,
-    op: MPI_Op,
-    win: MPI_Win,
-) -> c_int {
-    rma_call("MPI_Get_accumulate", win, target_rank, |m| {
-        let call = Call {
-            origin: Some(Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype }),
-            result: Some(Buf { addr: result_addr, count: result_count, datatype: result_datatype }),
-            ..Call::to(Kind::GetAccumulate, target_rank, target_disp, target_count, target_datatype, op)
-        };
-        issue(m, win, call, false).map(drop)
-    })
+counted! {
+    [PMPI_Get_accumulate; Count = c_int] [PMPI_Get_accumulate_c; Count = MPI_Count]
+    fn(
+        origin_addr: *const c_void,
+        origin_count: Count,
+        origin_datatype: MPI_Datatype,
+        result_addr: *mut c_void,
+        result_count: Count,
+        result_datatype: MPI_Datatype,
+        target_rank: c_int,
+        target_disp: MPI_Aint,
+        target_count: Count,
+        target_datatype: MPI_Datatype,
+        op: MPI_Op,
+        win: MPI_Win,
+    ) -> c_int {
+        rma_call(FUNCTION, win, target_rank, |m| {
+            let call = Call {
+                origin: Some(Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype }),
+                result: Some(Buf { addr: result_addr, count: result_count.into(), datatype: result_datatype }),
+                ..Call::to(Kind::GetAccumulate, target_rank, target_disp, target_count.into(), target_datatype, op)
+            };
+            issue(m, win, call, false).map(drop)
+        })
+    }
 }
 
 #[no_mangle]
@@ -412,84 +420,92 @@ unsafe fn request_based(function: &'static str, win: MPI_Win, request: *mut MPI_
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rput(
-    origin_addr: *const c_void,
-    origin_count: c_int,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: c_int,
-    target_datatype: MPI_Datatype,
-    win: MPI_Win,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = Call {
-        origin: Some(Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype }),
-        ..Call::to(Kind::Put, target_rank, target_disp, target_count, target_datatype, MPI_REPLACE)
-    };
-    request_based("MPI_Rput", win, request, call)
+counted! {
+    [PMPI_Rput; Count = c_int] [PMPI_Rput_c; Count = MPI_Count]
+    fn(
+        origin_addr: *const c_void,
+        origin_count: Count,
+        origin_datatype: MPI_Datatype,
+        target_rank: c_int,
+        target_disp: MPI_Aint,
+        target_count: Count,
+        target_datatype: MPI_Datatype,
+        win: MPI_Win,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        let call = Call {
+            origin: Some(Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype }),
+            ..Call::to(Kind::Put, target_rank, target_disp, target_count.into(), target_datatype, MPI_REPLACE)
+        };
+        request_based(FUNCTION, win, request, call)
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rget(
-    origin_addr: *mut c_void,
-    origin_count: c_int,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: c_int,
-    target_datatype: MPI_Datatype,
-    win: MPI_Win,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = Call {
-        result: Some(Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype }),
-        ..Call::to(Kind::Get, target_rank, target_disp, target_count, target_datatype, MPI_NO_OP)
-    };
-    request_based("MPI_Rget", win, request, call)
+counted! {
+    [PMPI_Rget; Count = c_int] [PMPI_Rget_c; Count = MPI_Count]
+    fn(
+        origin_addr: *mut c_void,
+        origin_count: Count,
+        origin_datatype: MPI_Datatype,
+        target_rank: c_int,
+        target_disp: MPI_Aint,
+        target_count: Count,
+        target_datatype: MPI_Datatype,
+        win: MPI_Win,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        let call = Call {
+            result: Some(Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype }),
+            ..Call::to(Kind::Get, target_rank, target_disp, target_count.into(), target_datatype, MPI_NO_OP)
+        };
+        request_based(FUNCTION, win, request, call)
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Raccumulate(
-    origin_addr: *const c_void,
-    origin_count: c_int,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: c_int,
-    target_datatype: MPI_Datatype,
-    op: MPI_Op,
-    win: MPI_Win,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = Call {
-        origin: Some(Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype }),
-        ..Call::to(Kind::Accumulate, target_rank, target_disp, target_count, target_datatype, op)
-    };
-    request_based("MPI_Raccumulate", win, request, call)
+counted! {
+    [PMPI_Raccumulate; Count = c_int] [PMPI_Raccumulate_c; Count = MPI_Count]
+    fn(
+        origin_addr: *const c_void,
+        origin_count: Count,
+        origin_datatype: MPI_Datatype,
+        target_rank: c_int,
+        target_disp: MPI_Aint,
+        target_count: Count,
+        target_datatype: MPI_Datatype,
+        op: MPI_Op,
+        win: MPI_Win,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        let call = Call {
+            origin: Some(Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype }),
+            ..Call::to(Kind::Accumulate, target_rank, target_disp, target_count.into(), target_datatype, op)
+        };
+        request_based(FUNCTION, win, request, call)
+    }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rget_accumulate(
-    origin_addr: *const c_void,
-    origin_count: c_int,
-    origin_datatype: MPI_Datatype,
-    result_addr: *mut c_void,
-    result_count: c_int,
-    result_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: c_int,
-    target_datatype: MPI_Datatype,
-    op: MPI_Op,
-    win: MPI_Win,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = Call {
-        origin: Some(Buf { addr: origin_addr, count: origin_count, datatype: origin_datatype }),
-        result: Some(Buf { addr: result_addr, count: result_count, datatype: result_datatype }),
-        ..Call::to(Kind::GetAccumulate, target_rank, target_disp, target_count, target_datatype, op)
-    };
-    request_based("MPI_Rget_accumulate", win, request, call)
+counted! {
+    [PMPI_Rget_accumulate; Count = c_int] [PMPI_Rget_accumulate_c; Count = MPI_Count]
+    fn(
+        origin_addr: *const c_void,
+        origin_count: Count,
+        origin_datatype: MPI_Datatype,
+        result_addr: *mut c_void,
+        result_count: Count,
+        result_datatype: MPI_Datatype,
+        target_rank: c_int,
+        target_disp: MPI_Aint,
+        target_count: Count,
+        target_datatype: MPI_Datatype,
+        op: MPI_Op,
+        win: MPI_Win,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        let call = Call {
+            origin: Some(Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype }),
+            result: Some(Buf { addr: result_addr, count: result_count.into(), datatype: result_datatype }),
+            ..Call::to(Kind::GetAccumulate, target_rank, target_disp, target_count.into(), target_datatype, op)
+        };
+        request_based(FUNCTION, win, request, call)
+    }
 }

@@ -186,3 +186,21 @@ pub unsafe extern "C" fn PMPI_Win_shared_query(
         Ok(())
     })
 }
+
+/// MPI_Win_shared_query_c: MPI_Win_shared_query with the displacement unit as an `MPI_Aint`.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_shared_query_c(
+    win: MPI_Win,
+    rank: c_int,
+    size: *mut MPI_Aint,
+    disp_unit: *mut MPI_Aint,
+    baseptr: *mut c_void,
+) -> c_int {
+    let mut unit: c_int = 0;
+    let unit_out = if disp_unit.is_null() { std::ptr::null_mut() } else { &mut unit as *mut c_int };
+    let rc = PMPI_Win_shared_query(win, rank, size, unit_out, baseptr);
+    if rc == MPI_SUCCESS {
+        *disp_unit = unit as MPI_Aint;
+    }
+    rc
+}
