@@ -62,6 +62,13 @@ declare -A KNOWN_BAD_UNDER_MPICH=(
   [xdllt]="may fail in PDPORFS (uninitialised EST in PDLACON, Reference-ScaLAPACK/scalapack#121)"
   [xcllt]="may fail in PCPORFS (uninitialised EST in PCLACON, Reference-ScaLAPACK/scalapack#121)"
   [xzllt]="may fail in PZPORFS (uninitialised EST in PZLACON, Reference-ScaLAPACK/scalapack#121)"
+  # The tester itself: PSSEPRTST passes VL, VU, IL, IU to PSSEPRSUBTST uninitialised for
+  # RANGE='A', and the subtest branches on them (valgrind --track-origins, the same 9 reports
+  # under mpiexec.mpich and bbrun: "Conditional jump ... depends on uninitialised value(s) ...
+  # created by a stack allocation" in PSSEPRTST's frame). Under `setarch -R mpiexec.mpich -n 4`
+  # it failed 3 of 3 runs (N=6 cases of TEST 5: "6 1 2 1 8 N ... 0.70 1.2 FAILED"), and it failed
+  # the same way under bbrun beside busy loops; it passed 3 of 3 under `setarch -R bbrun`.
+  [xssyevr]="may fail in TEST 5/6 (PSSEPRTST passes uninitialised VL, VU, IL, IU to PSSEPRSUBTST)"
 )
 
 TESTS=/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests
