@@ -5,8 +5,8 @@
 #   (0) the machine: nproc, uname -a, glibc, load, /dev/shm, ptrace scope; the bundle's mode
 #       (direct, or through the carried loader when the host's glibc is older), and a smoke run of
 #       each MPI (2 ranks), which picks fallbacks where one fails: Open MPI without CMA
-#       (btl_vader_single_copy_mechanism=none), then without binding; MPICH/UCX without CMA and
-#       /proc links
+#       (btl_vader_single_copy_mechanism=none), then without binding and over lo; MPICH/UCX without
+#       CMA and /proc links, then Hydra's fork launcher on localhost
 #   (a) the floor: bb-bench floor
 #   (b) one-way latency, 2 ranks, SIZES (default 8,1K,64K,1M): bb-bench latency on Billboard,
 #       pingpong (built for MPICH) on Billboard ("bb MPI"), on MPICH and (Open MPI build) on Open MPI
@@ -155,19 +155,24 @@ if [ "$OK_MPICH" = 0 ] && [ "$(left)" -gt 200 ]; then
     export UCX_TLS=self,posix,sysv,tcp UCX_POSIX_USE_PROC_LINK=n
     smoke mpich $MPIRUN_MPICH "$COLL_MPICH" && OK_MPICH=1 || unset UCX_TLS UCX_POSIX_USE_PROC_LINK
 fi
+if [ "$OK_MPICH" = 0 ] && [ "$(left)" -gt 200 ]; then
+    log "MPICH: retrying with -launcher fork -hosts localhost (no network, no name for this host?)"
+    MPIRUN_MPICH="$L/mpiexec.hydra -launcher fork -hosts localhost"
+    smoke mpich $MPIRUN_MPICH "$COLL_MPICH" && OK_MPICH=1
+fi
 if [ "$OK_OMPI" = 0 ] && [ "$(left)" -gt 200 ]; then
     log "Open MPI: retrying with btl_vader_single_copy_mechanism=none"
     export OMPI_MCA_btl_vader_single_copy_mechanism=none
     if ! smoke openmpi $MPIRUN_OPENMPI "$COLL_OPENMPI"; then
-        log "Open MPI: retrying with --bind-to none too"
-        MPIRUN_OPENMPI="$L/mpirun.openmpi --bind-to none"
+        log "Open MPI: retrying with --bind-to none, btl self,vader and oob over lo too"
+        MPIRUN_OPENMPI="$L/mpirun.openmpi --bind-to none --mca btl self,vader --mca oob_tcp_if_include lo"
         smoke openmpi $MPIRUN_OPENMPI "$COLL_OPENMPI" && OK_OMPI=1
     else
         OK_OMPI=1
     fi
 fi
 say "mode: $BBDEV_MODE; smoke (2 ranks, barrier+allreduce 1M): billboard=$OK_BB mpich=$OK_MPICH openmpi=$OK_OMPI;" \
-    "env: ${UCX_TLS:+UCX_TLS=$UCX_TLS }${OMPI_MCA_btl_vader_single_copy_mechanism:+vader_single_copy=none }openmpi launcher: ${MPIRUN_OPENMPI##*/}"
+    "env: ${UCX_TLS:+UCX_TLS=$UCX_TLS }${OMPI_MCA_btl_vader_single_copy_mechanism:+vader_single_copy=none }launchers: ${MPIRUN_MPICH##*/}, ${MPIRUN_OPENMPI##*/}"
 export BBDEV_MODE
 
 # --- (a) the floor, (b) latency ------------------------------------------------------------
