@@ -9,7 +9,12 @@
 # Environment: BBRUN (default dist/bin/bbrun), BBRUN_BEFORE (another build's bbrun, e.g. of the
 # commit before a change: an extra "before" column, same rounds), RANKS (default "2 4"), OPS (default
 # "reduce,allreduce"), SIZES (default "8K,64K,1M"), TRIALS (default 200), ROUNDS (default 3),
-# RUN_TIMEOUT (default 300 s per run).
+# RUN_TIMEOUT (default 300 s per run). To run prebuilt binaries through other launchers (a bundle
+# such as bench/device/run.sh's, with no MPI installed): COLL_MPICH and COLL_OPENMPI (the two
+# builds of coll.c; nothing is compiled when both are set), MPIRUN_MPICH (default mpirun.mpich),
+# MPIRUN_OPENMPI (default mpirun.openmpi; --oversubscribe is added; both may carry options),
+# DEADLINE (a `date +%s`: every run gets an equal share of the time left to it, at most RUN_TIMEOUT,
+# so a slow run cannot starve the runs after it; a run cut short keeps the rows it printed).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
@@ -25,12 +30,20 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 log() { printf 'coll.sh: %s\n' "$*" >&2; }
 
+MPIRUN_MPICH=${MPIRUN_MPICH:-mpirun.mpich}
+MPIRUN_OPENMPI=${MPIRUN_OPENMPI:-mpirun.openmpi}
+DEADLINE=${DEADLINE:-}
 CFLAGS=(-O2 -Wall -Wextra -Wno-stringop-overflow)
-mpicc.mpich "${CFLAGS[@]}" -o "$RESULTS/bin/coll-mpich" bench/peers/coll.c || { log "mpicc.mpich failed"; exit 1; }
-if command -v mpicc.openmpi >/dev/null; then
-    mpicc.openmpi "${CFLAGS[@]}" -o "$RESULTS/bin/coll-openmpi" bench/peers/coll.c || log "mpicc.openmpi failed"
-else
-    log "no mpicc.openmpi (apt-get install openmpi-bin libopenmpi-dev): its column stays empty"
+COLL_MPICH=${COLL_MPICH:-}
+COLL_OPENMPI=${COLL_OPENMPI:-}
+if [ -z "$COLL_MPICH" ] || [ -z "$COLL_OPENMPI" ]; then
+    COLL_MPICH=$RESULTS/bin/coll-mpich COLL_OPENMPI=$RESULTS/bin/coll-openmpi
+    mpicc.mpich "${CFLAGS[@]}" -o "$COLL_MPICH" bench/peers/coll.c || { log "mpicc.mpich failed"; exit 1; }
+    if command -v mpicc.openmpi >/dev/null; then
+        mpicc.openmpi "${CFLAGS[@]}" -o "$COLL_OPENMPI" bench/peers/coll.c || log "mpicc.openmpi failed"
+    else
+        log "no mpicc.openmpi (apt-get install openmpi-bin libopenmpi-dev): its column stays empty"
+    fi
 fi
 
 ARGS=(--csv --ops "$OPS" --sizes "$SIZES" --trials "$TRIALS")
@@ -38,18 +51,29 @@ ARGS=(--csv --ops "$OPS" --sizes "$SIZES" --trials "$TRIALS")
 run() { # name ranks command...
     local name=$1 np=$2
     shift 2
-    timeout -k 10 "$RUN_TIMEOUT" "$@" "${ARGS[@]}" 2>"$RESULTS/$name-$np.err" |
-        awk -F, -v name="$name" 'NR > 1 { print name "," $0 }' >>"$RESULTS/all.csv" ||
+    local limit=$RUN_TIMEOUT
+    if [ -n "$DEADLINE" ]; then
+        local left=$((DEADLINE - $(date +%s)))
+        [ "$left" -lt 5 ] && { log "$name -n $np skipped: past DEADLINE"; RUNS_LEFT=$((RUNS_LEFT - 1)); return; }
+        left=$((left / (RUNS_LEFT > 0 ? RUNS_LEFT : 1)))
+        [ "$left" -lt "$limit" ] && limit=$left
+        RUNS_LEFT=$((RUNS_LEFT - 1))
+    fi
+    timeout -k 5 "$limit" "$@" "${ARGS[@]}" 2>"$RESULTS/$name-$np.err" |
+        awk -F, -v name="$name" '/^[a-z]+,[0-9]+,[0-9]+,[0-9.]+,/ { print name "," $0 }' >>"$RESULTS/all.csv" ||
         log "$name -n $np failed: $(tail -n 1 "$RESULTS/$name-$np.err")"
 }
+IMPLS=$(( $([ -x "$BBRUN" ] && echo 1 || echo 0) + $([ -n "${BBRUN_BEFORE:-}" ] && echo 1 || echo 0) + 1 +
+    $([ -x "$COLL_OPENMPI" ] && echo 1 || echo 0) ))
+RUNS_LEFT=$((ROUNDS * $(echo $RANKS | wc -w) * IMPLS))
 for round in $(seq "$ROUNDS"); do
     for np in $RANKS; do
         log "round $round, $np ranks"
-        [ -x "$BBRUN" ] && run billboard "$np" "$BBRUN" -n "$np" "$RESULTS/bin/coll-mpich"
-        [ -n "${BBRUN_BEFORE:-}" ] && run before "$np" "$BBRUN_BEFORE" -n "$np" "$RESULTS/bin/coll-mpich"
-        run mpich "$np" mpirun.mpich -n "$np" "$RESULTS/bin/coll-mpich"
-        [ -x "$RESULTS/bin/coll-openmpi" ] &&
-            run openmpi "$np" mpirun.openmpi --oversubscribe -n "$np" "$RESULTS/bin/coll-openmpi"
+        [ -x "$BBRUN" ] && run billboard "$np" "$BBRUN" -n "$np" "$COLL_MPICH"
+        [ -n "${BBRUN_BEFORE:-}" ] && run before "$np" "$BBRUN_BEFORE" -n "$np" "$COLL_MPICH"
+        run mpich "$np" $MPIRUN_MPICH -n "$np" "$COLL_MPICH"
+        [ -x "$COLL_OPENMPI" ] &&
+            run openmpi "$np" $MPIRUN_OPENMPI --oversubscribe -n "$np" "$COLL_OPENMPI"
     done
 done
 
