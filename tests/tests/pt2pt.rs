@@ -182,6 +182,19 @@ fn collectives_on_1_to_8_ranks_by_every_algorithm() {
     }
 }
 
+/// Gather and scatter of parts of one length down binomial trees (forced; the table takes
+/// them from 8 ranks): every root, in place and not, parts from 0 B up, laid out in reverse
+/// rank order with gaps that must stay untouched (bb-coll's `sizes`).
+#[test]
+fn gather_and_scatter_down_binomial_trees() {
+    let env = [("BB_COLL_GATHER", "binomial"), ("BB_COLL_SCATTER", "binomial")];
+    for n in [2, 3, 5, 8] {
+        let job = run(n, "bb-coll", &["sizes"], &env, T);
+        job.assert_success();
+        assert!(job.stdout().contains(&format!("ok coll on {n} ranks")), "{}", job.stdout());
+    }
+}
+
 /// The table's own mix of algorithms, and trees with single copies but not shared ones, on 3
 /// to 8 ranks. A receiver used to fail with "a ring record of form 30 (40, 144, 360) and
 /// length 0" from a peer: a ring cell that had held the middle of a payload on an earlier lap

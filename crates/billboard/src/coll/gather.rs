@@ -5,7 +5,7 @@
 //! Each is written once, as a schedule (`nonblocking.rs`): the `_raw` forms start it
 //! (MPI_Igatherv, ...), the blocking forms start it and wait.
 
-use super::select::{allgather_by, alltoall_pairwise, AllgatherBy};
+use super::select::{allgather_by, alltoall_pairwise, gather_by, AllgatherBy, GatherBy};
 use crate::{Collective, Communicator, Error, Result};
 
 /// Where each rank's part lies in a root's buffer: `(displacement, length)` in bytes.
@@ -107,13 +107,14 @@ impl Communicator {
         root: usize,
     ) -> Result<Collective> {
         self.checked_world_rank(root)?;
-        if !super::select::gather_hier(self, true, part) {
-            return self.igatherv_raw(send, part, recv, root);
-        }
         if let Some((_, len, layout)) = recv {
             check_layout("gather", len, layout, self.size())?;
         }
-        self.nonblocking(None, |plan| plan.hier_gather(&self.hosts(), (send, part), recv, root))
+        self.nonblocking(None, |plan| match gather_by(self, true, part, plan.crowded) {
+            GatherBy::Linear => plan.gather(send, part, recv, root),
+            GatherBy::Hier => plan.hier_gather(&self.hosts(), (send, part), recv, root),
+            GatherBy::Binomial => plan.gather_binomial((send, part), recv, root),
+        })
     }
 
     /// Starts a scatter in which every rank's part has the same length (MPI_Iscatter): as
@@ -132,13 +133,14 @@ impl Communicator {
         self.checked_world_rank(root)?;
         // The root may receive nothing (in place): its parts' length is the layout's.
         let part = send.map_or(recv_len, |(_, _, layout)| layout.first().map_or(0, |p| p.1));
-        if !super::select::gather_hier(self, false, part) {
-            return self.iscatterv_raw(send, recv, recv_len, root);
-        }
         if let Some((_, len, layout)) = send {
             check_layout("scatter", len, layout, self.size())?;
         }
-        self.nonblocking(None, |plan| plan.hier_scatter(&self.hosts(), send, (recv, recv_len), part, root))
+        self.nonblocking(None, |plan| match gather_by(self, false, part, plan.crowded) {
+            GatherBy::Linear => plan.scatter(send, recv, recv_len, root),
+            GatherBy::Hier => plan.hier_scatter(&self.hosts(), send, (recv, recv_len), part, root),
+            GatherBy::Binomial => plan.scatter_binomial(send, (recv, recv_len), part, root),
+        })
     }
 
     /// Starts a [`Communicator::allgatherv_bytes`] (MPI_Iallgatherv) into the `recv_len`

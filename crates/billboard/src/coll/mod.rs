@@ -24,6 +24,7 @@ mod bcast;
 mod bcast_scatter_allgather;
 mod blocks;
 mod gather;
+mod gather_binomial;
 mod hier;
 pub(crate) mod hosts;
 mod inter;

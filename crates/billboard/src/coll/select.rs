@@ -373,18 +373,20 @@ pub(crate) fn alltoall_pairwise(comm: &Communicator, len: usize) -> bool {
 
 pub static GATHER: Switch = Switch::new(
     "BB_COLL_GATHER",
-    &["linear", "hier"],
+    &["linear", "hier", "binomial"],
     "gather with parts of one length (MPI_Gather): linear = every part straight to the root in one round, hier = \
-     each host's parts to its leader, one message per host to the root; unset: hier on several hosts up to \
-     BB_GATHER_HIER_MAX bytes a part, else linear (gatherv stays linear: only the root knows the parts' lengths)",
+     each host's parts to its leader, one message per host to the root, binomial = each rank's subtree's parts to \
+     its parent, log2(n) rounds; unset: hier on several hosts up to BB_GATHER_HIER_MAX bytes a part, on one host \
+     binomial from BB_GATHER_BINOMIAL_RANKS ranks up to BB_GATHER_BINOMIAL_MAX bytes a part, else linear (gatherv \
+     stays linear: only the root knows the parts' lengths)",
 );
 
 pub static SCATTER: Switch = Switch::new(
     "BB_COLL_SCATTER",
-    &["linear", "hier"],
+    &["linear", "hier", "binomial"],
     "scatter with parts of one length (MPI_Scatter): linear = every part straight from the root in one round, hier \
-     = one message per host to its leader, which hands its members theirs; unset: hier on several hosts up to \
-     BB_GATHER_HIER_MAX bytes a part, else linear (scatterv stays linear)",
+     = one message per host to its leader, which hands its members theirs, binomial = each rank's subtree's parts \
+     from its parent, log2(n) rounds; unset: as BB_COLL_GATHER (scatterv stays linear)",
 );
 
 pub static GATHER_HIER_MAX: Tunable = Tunable::new(
@@ -396,17 +398,41 @@ pub static GATHER_HIER_MAX: Tunable = Tunable::new(
      vs 3747; scatter 8 B 10.1 vs 6.5, 64 KiB 73 vs 78, 1 MiB 1038 vs 4043",
 );
 
-/// Whether a gather (or, not `gathers`, a scatter) of parts of `part` bytes each, every rank's
-/// alike, goes through the hosts' leaders rather than straight to or from the root.
-pub(crate) fn gather_hier(comm: &Communicator, gathers: bool, part: usize) -> bool {
+pub static GATHER_BINOMIAL_RANKS: Tunable = Tunable::new(
+    "BB_GATHER_BINOMIAL_RANKS",
+    8,
+    "fewest ranks on one host whose gather or scatter of small parts goes down a binomial tree: PLACEHOLDER",
+);
+
+pub static GATHER_BINOMIAL_MAX: Tunable = Tunable::new(
+    "BB_GATHER_BINOMIAL_MAX",
+    2 << 10,
+    "largest part (bytes) of a gather or scatter on one host that goes down a binomial tree: PLACEHOLDER",
+);
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum GatherBy {
+    Linear,
+    Hier,
+    Binomial,
+}
+
+/// How a gather (or, not `gathers`, a scatter) of parts of `part` bytes each, every rank's
+/// alike, goes: straight to or from the root, through the hosts' leaders, or down a tree.
+/// Where ranks outnumber cores the tree's extra hops each wait for a core, so it stays linear.
+pub(crate) fn gather_by(comm: &Communicator, gathers: bool, part: usize, crowded: bool) -> GatherBy {
+    use GatherBy::*;
     let (switch, what) = if gathers { (&GATHER, Collective::Gather) } else { (&SCATTER, Collective::Scatter) };
-    let hier = match switch.forced() {
-        _ if comm.size() < 2 => false,
-        Some(i) => i == 1,
-        None => !comm.on_one_host() && part <= GATHER_HIER_MAX.get(),
+    let n = comm.size();
+    let by = match switch.forced() {
+        _ if n < 2 => Linear,
+        Some(i) => [Linear, Hier, Binomial][i],
+        None if !comm.on_one_host() => [Linear, Hier][(part <= GATHER_HIER_MAX.get()) as usize],
+        None if !crowded && n >= GATHER_BINOMIAL_RANKS.get() && part <= GATHER_BINOMIAL_MAX.get() => Binomial,
+        None => Linear,
     };
-    report(comm, what, switch.algorithms[hier as usize], "", part);
-    hier
+    report(comm, what, switch.algorithms[by as usize], "", part);
+    by
 }
 
 /// Every switch, for `bbrun --info`.
@@ -464,6 +490,7 @@ fn what_it_does(what: Collective, algorithm: &str) -> &'static str {
             "bruck" => "Bruck's rounds",
             "linear" => "every part in one round",
             "pairwise" => "pairwise exchange",
+            "binomial" => "subtrees' parts down a binomial tree",
             _ => "",
         },
     }
