@@ -129,7 +129,7 @@ find "$DEST" -type f ! -path "$DEST/sys/*" -exec sh -c 'head -c 4 "$1" | grep -q
     while read -r f; do strip --strip-unneeded "$f" 2>/dev/null || true; done
 strip --strip-unneeded "$DEST"/sys/lib/libstdc++.so.6 2>/dev/null || true
 elfs | xargs objdump -T 2>/dev/null | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -n 1 >"$DEST/GLIBC_NEEDED"
-ldd --version | head -n 1 >"$DEST/GLIBC_BUILT"
+ldd --version | sed -n 1p >"$DEST/GLIBC_BUILT"
 # MPICH's library is 41 MB; gzip leaves 13 (the carry limit is 64 MiB with the tree): launch/*
 # unpack it on first use, outside the bundle (gzip, or python3 where gzip is missing).
 gzip -9 "$DEST/mpich/lib/libmpich.so.12"

@@ -8,10 +8,12 @@
 # Writes RESULTS_DIR (default $OUT, else target/bench-results/tune)/tune.csv:
 #   impl,op,ranks,size_bytes,us_median,us_min,us_mean   (impl: table, a forced BB_COLL_ value,
 #   mpich, openmpi)
-# and prints, per op, rank count and size, each column's median and its ratio to the best peer.
+# and prints, per op, rank count and size, each column's median over the rounds and its ratio to
+# the best peer.
 #
 # Environment: DEV, BUDGET, RANKS (default "8 16"), TRIALS (default 30), CASES (which of the
-# ops below, default all), BBDEV_MODE=direct|loader.
+# ops below, default all), ROUNDS (default 1: interleaved rounds of every job), BUSY_LOOPS
+# (default 0: busy loops running beside every job, waiting under load), BBDEV_MODE=direct|loader.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
@@ -50,6 +52,10 @@ job() {
         2>>"$RES/tune.log" | awk -F, -v impl="$impl" '$1 != "op" && NF >= 6 { print impl "," $0 }' >>"$CSV"
 }
 
+LOOPS=()
+trap 'kill "${LOOPS[@]}" 2>/dev/null' EXIT
+for _ in $(seq "${BUSY_LOOPS:-0}"); do (while :; do :; done) & LOOPS+=($!); done
+for _ in $(seq "${ROUNDS:-1}"); do
 for n in $RANKS; do
     for c in "${ALL[@]}"; do
         IFS='|' read -r op sizes algorithms <<<"$c"
@@ -63,13 +69,17 @@ for n in $RANKS; do
         job openmpi "$op" "$n" "$sizes" "" "$L/mpirun.openmpi" "$DEV/peers/bin/coll-openmpi"
     done
 done
+done
+kill "${LOOPS[@]}" 2>/dev/null
 
-# One line per op, rank count and size: every column's median, then / the best peer.
-awk -F, 'NR > 1 {
+# One line per op, rank count and size: every column's median (over the rounds: the middle
+# one, the lower of two), then / the best peer.
+sort -t, -k1,4 -k5,5g "$CSV" | awk -F, '$1 != "impl" {
         k = $2 " " $3 " " $4; if (!(k in seen)) { seen[k] = 1; keys[++n] = k }
-        v[k, $1] = $5; if (!($1 in col)) { col[$1] = 1; cols[++m] = $1 }
+        all[k, $1, ++c[k, $1]] = $5; if (!($1 in col)) { col[$1] = 1; cols[++m] = $1 }
     }
     END {
+        for (kc in c) { split(kc, p, SUBSEP); v[p[1], p[2]] = all[p[1], p[2], int((c[kc] + 1) / 2)] }
         for (i = 1; i <= n; i++) {
             k = keys[i]; best = ""
             if ((k, "mpich") in v) best = v[k, "mpich"]

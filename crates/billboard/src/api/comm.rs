@@ -234,6 +234,15 @@ impl Communicator {
         self.inner.reported.fetch_or(1 << bit, Ordering::Relaxed) & (1 << bit) == 0
     }
 
+    /// Whether ranks outnumber cores on this host (a setup fact: the tables of `select.rs`
+    /// choose fewer rounds there, since each round may wait for a core). Every rank of a host
+    /// must find it alike, since it decides which messages a collective exchanges: ranks count
+    /// the cores their affinity allows, which launchers that bind (Hydra, Slurm, bbrun) give
+    /// every rank alike; ranks bound to cpu sets of different sizes would disagree.
+    pub(crate) fn crowded(&self) -> bool {
+        self.inner.engine.crowded()
+    }
+
     /// Whether every member runs on this rank's host, so one billboard holds them all (what
     /// every member finds alike: the engine learned every rank's host at start).
     pub(crate) fn on_one_host(&self) -> bool {

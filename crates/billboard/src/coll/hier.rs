@@ -86,7 +86,7 @@ impl Plan<'_, '_> {
         // The host's result lands in scratch at the leader (in place, `recv` is still `send`).
         let host_result = if me == leader { self.scratch(len, None) } else { recv };
         self.within(members);
-        match select::reduce_on_one_host(members.len(), len, true) {
+        match select::reduce_on_one_host(members.len(), len, true, self.crowded) {
             ReduceBy::Split => self.reduce_split(send, host_result, len, Some(at), (elem, commutative))?,
             _ => self.reduce(send, host_result, len, at)?,
         }

@@ -200,7 +200,7 @@ impl Plan<'_, '_> {
 
     /// Broadcast among ranks on one host, by the one-host table.
     pub(super) fn bcast_on_one_host(&mut self, buf: *mut u8, len: usize, root: usize) -> Result<()> {
-        match select::bcast_on_one_host(self.size(), len) {
+        match select::bcast_on_one_host(self.size(), len, self.crowded) {
             BcastBy::Post => self.bcast_post(buf, len, root),
             _ => self.bcast_binomial(buf, len, root),
         }

@@ -42,8 +42,9 @@ pub static BCAST: Switch = Switch::new(
     &["post", "tree", "scatter-allgather", "hier"],
     "broadcast: post = the root posts once and every rank reads it (seed 004's multicast), tree = binomial tree of \
      messages, scatter-allgather = the root's blocks scattered then a ring all-gather (van de Geijn), hier = the \
-     leaders of the hosts, then each host; unset: one host post for more than 2 ranks up to BB_EAGER_MAX bytes, \
-     else tree; several hosts hier",
+     leaders of the hosts, then each host; unset: one host with cores for every rank tree up to \
+     BB_BCAST_TREE_MAX bytes, else post for more than 2 ranks up to BB_EAGER_MAX bytes, else tree; several hosts \
+     hier",
 );
 
 /// How a broadcast goes.
@@ -63,18 +64,30 @@ pub(crate) fn bcast_by(comm: &Communicator, len: usize) -> BcastBy {
         _ if n < 2 => Tree,
         Some(i) => [Post, Tree, ScatterAllgather, Hier][i],
         None if !comm.on_one_host() => Hier,
-        None => bcast_on_one_host(n, len),
+        None => bcast_on_one_host(n, len, comm.crowded()),
     };
     report(comm, Collective::Bcast, BCAST.algorithms[by as usize], "", len);
     by
 }
 
+pub static BCAST_TREE_MAX: Tunable = Tunable::new(
+    "BB_BCAST_TREE_MAX",
+    4 << 10,
+    "largest broadcast on one host with a core for every rank that goes down a binomial tree rather than as one \
+     post: the post's reader count of fast-box writes lands on the root alone; bench/device/tune.sh, 16-core VM, \
+     us, tree vs post: 8 ranks 8 B 0.53 vs 1.20, 512 B 1.16 vs 2.71, 8 KiB 5.04 vs 3.00; 16 ranks 8 B 0.62 vs \
+     2.06, 512 B 1.30 vs 5.46, 8 KiB 5.95 vs 3.61 (Open MPI 0.67-1.06, 2.95-3.00, 10.3-11.9)",
+);
+
 /// The one-host table of broadcasts (a communicator on one host, a host's phase of a
-/// hierarchical one): one post for more than 2 ranks up to the eager size, else a tree.
-pub(crate) fn bcast_on_one_host(n: usize, len: usize) -> BcastBy {
-    match n > 2 && len <= crate::engine::protocol::EAGER_MAX.get() {
-        true => BcastBy::Post,
-        false => BcastBy::Tree,
+/// hierarchical one): with a core for every rank a tree for small messages; else one post
+/// for more than 2 ranks up to the eager size (where ranks take turns on cores, each of the
+/// tree's hops may wait for one), else a tree.
+pub(crate) fn bcast_on_one_host(n: usize, len: usize, crowded: bool) -> BcastBy {
+    match () {
+        _ if !crowded && len <= BCAST_TREE_MAX.get() => BcastBy::Tree,
+        _ if n > 2 && len <= crate::engine::protocol::EAGER_MAX.get() => BcastBy::Post,
+        _ => BcastBy::Tree,
     }
 }
 
@@ -100,7 +113,8 @@ pub static BARRIER: Switch = Switch::new(
     &["post", "dissemination", "hier"],
     "barrier: post = every rank tells rank 0, which releases all with one post (seed 004's barrier by multicast), \
      dissemination = log2(n) rounds of messages, hier = arrivals at each host's leader, dissemination among the \
-     leaders, one post releases each host; unset: one host see BB_COLL_BARRIER_POST_MIN, several hosts hier",
+     leaders, one post releases each host; unset: one host with a core for every rank dissemination, else see \
+     BB_COLL_BARRIER_POST_MIN; several hosts hier",
 );
 
 pub static BARRIER_POST_MIN: Tunable = Tunable::new(
@@ -128,6 +142,10 @@ pub(crate) fn barrier_by(comm: &Communicator) -> BarrierBy {
         _ if n < 2 => Dissemination,
         Some(i) => [Post, Dissemination, Hier][i],
         None if !comm.on_one_host() => Hier,
+        // Rank 0's n - 1 arrivals are the post's whole cost where every rank has a core
+        // (bench/device/tune.sh, 16-core VM, us, post vs dissemination: 8 ranks 3.74 vs 1.13,
+        // 16 ranks 6.66 vs 1.52; Open MPI 1.76, 2.38).
+        None if !comm.crowded() => Dissemination,
         None if n >= BARRIER_POST_MIN.get().max(3) => Post,
         None => Dissemination,
     };
@@ -151,8 +169,9 @@ pub static ALLREDUCE: Switch = Switch::new(
      folds them in rank order, split = blocks reduced by every rank and exchanged, doubling = recursive doubling, \
      ring = ring reduce-scatter + all-gather (commutative operators), hier = each host into its leader, the \
      leaders by doubling or ring, each host's leader posts the result; unset: one host split from \
-     BB_REDUCE_SPLIT_MIN(_MANY), post within BB_ALLREDUCE_POST_MAX/_RANKS, else tree; several hosts hier (doubling \
-     for a non-commutative operator on hosts whose ranks are not consecutive)",
+     BB_REDUCE_SPLIT_MIN(_MANY), doubling for more than 2 ranks with a core each, post within \
+     BB_ALLREDUCE_POST_MAX/_RANKS, else tree; several hosts hier (doubling for a non-commutative operator on hosts \
+     whose ranks are not consecutive)",
 );
 
 /// How a reduction goes.
@@ -242,7 +261,7 @@ pub(crate) fn reduce_by(comm: &Communicator, len: usize, rooted: bool, commutati
         Some(by) => (by, ""),
         None if hosts.is_some() && ordered_hier => (Hier, ""),
         None if hosts.is_some() => (flat, " (a non-commutative operator on hosts whose ranks are not consecutive)"),
-        None => (reduce_on_one_host(n, len, rooted), ""),
+        None => (reduce_on_one_host(n, len, rooted, comm.crowded()), ""),
     };
     let what = if rooted { Collective::Reduce } else { Collective::Allreduce };
     report(comm, what, REDUCTIONS[by as usize], why, len);
@@ -257,10 +276,15 @@ fn by_name(name: &str) -> ReduceBy {
 
 /// The one-host table of reductions (a communicator on one host, a host's phase of a
 /// hierarchical one): tree, split or post.
-pub(crate) fn reduce_on_one_host(n: usize, len: usize, rooted: bool) -> ReduceBy {
+pub(crate) fn reduce_on_one_host(n: usize, len: usize, rooted: bool, crowded: bool) -> ReduceBy {
     match () {
         _ if n < 2 => ReduceBy::Tree,
         _ if len >= if n == 2 { REDUCE_SPLIT_MIN.get() } else { REDUCE_SPLIT_MIN_MANY.get() } => ReduceBy::Split,
+        // With a core for every rank, log2(n) exchanges beat a tree up and down (2 log2(n)
+        // hops): bench/device/tune.sh, 16-core VM, us, doubling vs tree vs post: 8 ranks 8 B
+        // 2.78 vs 2.62 vs 3.89, 512 B 3.69 vs 5.34 vs 6.05, 8 KiB 11.7 vs 14.4 vs 13.5; 16 ranks
+        // 8 B 3.49 vs 3.72 vs 7.05, 512 B 5.19 vs 8.36 vs 12.8, 8 KiB 15.5 vs 16.6 vs 29.5.
+        _ if !rooted && !crowded && n > 2 => ReduceBy::Doubling,
         // A reduce's root would read n-1 posts alone where the tree shares the folding out:
         // the tree measured faster (8 B, us, tree vs post: 4 ranks 0.2-0.8 vs 1.1-1.6, 8 ranks
         // 1.6-2.3 vs 3.9-4.8), at 2 ranks too (0.17-0.28 vs 0.37-0.49: the same message; the
@@ -296,7 +320,8 @@ pub static ALLGATHER: Switch = Switch::new(
      routes cannot multicast), gather-bcast = gather to rank 0 then broadcast, ring = n-1 steps around a ring, \
      doubling = recursive doubling (a power of two of ranks; else bruck), bruck = log2(n) rounds of Bruck's, hier = \
      each host's parts to its leader, the leaders by doubling, bruck or ring, each leader posts the others' parts \
-     on its host; unset: one host post, several hosts hier",
+     on its host; unset: one host bruck for small parts (BB_ALLGATHER_BRUCK_MAX) from 8 ranks with a core each, \
+     else post; several hosts hier",
 );
 
 /// How an all-gather goes.
@@ -318,6 +343,15 @@ pub static ALLGATHER_RING_MIN: Tunable = Tunable::new(
      24 KiB 53-55 vs 45-46, 192 KiB 101-139 vs 160-172, 768 KiB 702-3836 vs 687-749, 3 MiB 5186-8819 vs 4749-4842",
 );
 
+pub static ALLGATHER_BRUCK_MAX: Tunable = Tunable::new(
+    "BB_ALLGATHER_BRUCK_MAX",
+    64,
+    "largest part (bytes a rank, on average) of an all-gather on one host of at least 8 ranks with a core each that \
+     goes by Bruck's log2(n) rounds instead of every rank's post (n - 1 reads each); bench/device/tune.sh, 16-core \
+     VM, us, bruck vs post: 8 ranks 8 B 3.86 vs 4.32, 512 B 6.59 vs 5.91; 16 ranks 8 B 6.61 vs 9.63, 512 B 12.99 vs \
+     13.74, 8 KiB 42.3 vs 27.8",
+);
+
 /// How an all-gather on `comm` of `len` bytes in all goes.
 pub(crate) fn allgather_by(comm: &Communicator, len: usize) -> AllgatherBy {
     use AllgatherBy::*;
@@ -327,6 +361,7 @@ pub(crate) fn allgather_by(comm: &Communicator, len: usize) -> AllgatherBy {
         Some(3) if !n.is_power_of_two() => (Bruck, " (doubling asked: the rank count is not a power of two)"),
         Some(i) => ([Post, GatherBcast, Ring, Doubling, Bruck, Hier][i], ""),
         None if !comm.on_one_host() => (Hier, ""),
+        None if !comm.crowded() && n >= 8 && len <= n * ALLGATHER_BRUCK_MAX.get() => (Bruck, ""),
         None => (Post, ""),
     };
     report(comm, Collective::Allgather, names[by as usize], why, len);

@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     waiters: wait::Waiters,
     /// The host index of every world rank (fixed at start; read without the lock).
     nodes: Box<[usize]>,
+    /// Ranks outnumber cores on this host (a setup fact, readable without the lock).
+    crowded: bool,
 }
 
 // SAFETY: the engine is only reached through `lock`, which holds the mutex unless the process
@@ -76,10 +78,16 @@ impl Shared {
         &self.nodes
     }
 
+    /// Whether ranks outnumber cores on this host, as [`Engine::oversubscribed`] says.
+    pub(crate) fn crowded(&self) -> bool {
+        self.crowded
+    }
+
     pub fn new(engine: Engine) -> EngineRef {
         let nodes = engine.routes().nodes().into();
         Arc::new(Shared {
             nodes,
+            crowded: engine.oversubscribed(),
             engine: UnsafeCell::new(engine),
             lock: Mutex::new(()),
             serialized: AtomicBool::new(false),
