@@ -229,6 +229,7 @@ impl Agent {
             env: &env,
             // A folder that does not exist here: the ranks start where the agent is.
             cwd: Some(cwd).filter(|d| d.is_dir()),
+            spawned: false,
         };
         self.ranks = LocalRanks::start(&info, &ranks, out);
     }

@@ -1,0 +1,111 @@
+//! Dynamic processes across two separate `bbrun` jobs (the C program `tests/c/two_jobs.c`,
+//! built with our `dist/bin/mpicc`): a server job accepts on a port whose name it writes to a
+//! file; a client job with a wrong token in that name is refused (MPI_ERR_PORT) and does not
+//! disturb the server; then a client job connects, and the two exchange data, merge and reduce.
+//! Every job runs under a timeout and must leave no process and no /dev/shm file behind.
+//! The spawn tests are C programs of the suite (`tests/c/spawn*.c`, run by `c_suite.rs`).
+//! Skips until `dist/` exists (`make`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use bb_tests::{processes_named, shm_files};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn start(n: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
+    let dist = root().join("dist");
+    Command::new(dist.join("bin/bbrun"))
+        .arg("-n")
+        .arg(n.to_string())
+        .arg(exe)
+        .args(args)
+        .env("LD_LIBRARY_PATH", dist.join("lib"))
+        .env("BB_CTEST_TIMEOUT", "50")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start bbrun")
+}
+
+/// Waits for `child` until the deadline, killing it (and failing) past it.
+fn finish(child: Child, what: &str, deadline: Instant) -> Output {
+    let pid = child.id();
+    let waiter = std::thread::spawn(move || child.wait_with_output().expect("wait for bbrun"));
+    while !waiter.is_finished() {
+        if Instant::now() > deadline {
+            // SAFETY: kill(2) of our own child.
+            unsafe { kill(pid as i32, 9) };
+            let out = waiter.join().unwrap();
+            panic!(
+                "{what} timed out\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    waiter.join().unwrap()
+}
+
+extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+}
+
+fn assert_passed(out: &Output, what: &str) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.lines().any(|l| l == "PASS two_jobs") && !stdout.contains("FAIL"),
+        "{what}: {:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn two_bbrun_jobs_connect_through_a_port_and_a_wrong_token_is_refused() {
+    let dist = root().join("dist");
+    if !dist.join("bin/mpicc").exists() || !dist.join("lib/libmpi.so.12").exists() {
+        eprintln!("skipped: dist/ is not built (make)");
+        return;
+    }
+    let _turn = bb_tests::one_job_at_a_time();
+    let dir = std::env::temp_dir().join(format!("bb-dynamic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("two_jobs");
+    let built = Command::new(dist.join("bin/mpicc"))
+        .arg("-O1")
+        .arg("-o")
+        .arg(&exe)
+        .arg(root().join("tests/c/two_jobs.c"))
+        .status()
+        .expect("run mpicc");
+    assert!(built.success(), "two_jobs.c does not build");
+    let port_file = dir.join("port");
+    let file = port_file.to_str().unwrap();
+    let shm_before = shm_files();
+    let deadline = Instant::now() + TIMEOUT;
+
+    let server = start(2, &exe, &["server", file], &[]);
+    let bad = start(1, &exe, &["badclient", file], &[("BB_PORT_CONNECT_MS", "2000")]);
+    let bad = finish(bad, "the client with a wrong token", deadline);
+    assert_passed(&bad, "the client with a wrong token");
+    let client = start(2, &exe, &["client", file], &[]);
+    let client = finish(client, "the client job", deadline);
+    let server = finish(server, "the server job", deadline);
+    assert_passed(&client, "the client job");
+    assert_passed(&server, "the server job");
+
+    let left = processes_named(&exe.to_string_lossy());
+    assert!(left.is_empty(), "processes {left:?} outlived the jobs");
+    let new: Vec<String> = shm_files().into_iter().filter(|f| !shm_before.contains(f)).collect();
+    assert!(new.is_empty(), "the jobs left {new:?} in /dev/shm");
+    let _ = std::fs::remove_dir_all(&dir);
+}
