@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use billboard::bootstrap::pmi::wire::{format_line, parse_line, Command};
+use billboard::bootstrap::pmi::wire::{format_line, parse_line, Command, Message};
 
 use crate::pmi_spawn::{Collected, SpawnCollector, SpawnRequest};
 
@@ -154,10 +154,8 @@ impl PmiServer {
             self.members[member].spawn.start();
             return;
         }
-        if let Ok(m) = parse_line(line) {
-            if self.name_service(&m, &mut |cmd, fields| reply(out, cmd, fields)) {
-                return;
-            }
+        if let Some(line) = parse_line(line).ok().and_then(|m| self.name_service(&m)) {
+            return out.push(Event::Reply { rank, line });
         }
         let command = match Command::parse(line) {
             Ok(c) => c,
@@ -236,36 +234,32 @@ impl PmiServer {
     }
 
     /// `publish_name`, `unpublish_name`, `lookup_name` (MPICH's simple-PMI names for them):
-    /// one name space for the whole job. Returns whether `m` was one of them.
-    fn name_service(
-        &mut self,
-        m: &billboard::bootstrap::pmi::wire::Message,
-        reply: &mut dyn FnMut(&str, &[(&str, &str)]),
-    ) -> bool {
+    /// one name space for the whole job. The reply line if `m` was one of them.
+    fn name_service(&mut self, m: &Message) -> Option<String> {
         let service = m.get("service").unwrap_or("").to_string();
-        match m.cmd.as_str() {
+        let line = match m.cmd.as_str() {
             "publish_name" => {
                 let port = m.get("port").unwrap_or("").to_string();
                 if service.is_empty() || port.is_empty() {
-                    reply("publish_result", &[("rc", "-1"), ("msg", "service_or_port_missing")]);
-                } else if self.names.contains_key(&service) {
-                    reply("publish_result", &[("rc", "-1"), ("msg", "service_already_published")]);
+                    format_line("publish_result", &[("rc", "-1"), ("msg", "service_or_port_missing")])
+                } else if let std::collections::hash_map::Entry::Vacant(e) = self.names.entry(service) {
+                    e.insert(port);
+                    format_line("publish_result", &[("rc", "0"), ("msg", "success")])
                 } else {
-                    self.names.insert(service, port);
-                    reply("publish_result", &[("rc", "0"), ("msg", "success")]);
+                    format_line("publish_result", &[("rc", "-1"), ("msg", "service_already_published")])
                 }
             }
             "unpublish_name" => match self.names.remove(&service) {
-                Some(_) => reply("unpublish_result", &[("rc", "0"), ("msg", "success")]),
-                None => reply("unpublish_result", &[("rc", "-1"), ("msg", "service_not_published")]),
+                Some(_) => format_line("unpublish_result", &[("rc", "0"), ("msg", "success")]),
+                None => format_line("unpublish_result", &[("rc", "-1"), ("msg", "service_not_published")]),
             },
             "lookup_name" => match self.names.get(&service) {
-                Some(port) => reply("lookup_result", &[("rc", "0"), ("port", port)]),
-                None => reply("lookup_result", &[("rc", "-1"), ("msg", "service_not_published")]),
+                Some(port) => format_line("lookup_result", &[("rc", "0"), ("port", port)]),
+                None => format_line("lookup_result", &[("rc", "-1"), ("msg", "service_not_published")]),
             },
-            _ => return false,
-        }
-        true
+            _ => return None,
+        };
+        Some(line)
     }
 }
 
