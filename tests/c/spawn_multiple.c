@@ -1,6 +1,7 @@
-/* MPI_Comm_spawn_multiple of two commands (this program with two different arguments), with
- * the `wdir` info key on the second: the children form one MPI_COMM_WORLD, MPI_APPNUM tells
- * which command started each, the second runs in /tmp, and every child reports back. */
+/* MPI_Comm_spawn_multiple of two commands (this program with two different arguments), the
+ * first named without its directory and found through the `path` info key, the second with
+ * the `wdir` info key: the children form one MPI_COMM_WORLD, MPI_APPNUM tells which command
+ * started each, the second runs in /tmp, and every child reports back. */
 #include "common.h"
 
 int main(int argc, char **argv)
@@ -32,17 +33,21 @@ int main(int argc, char **argv)
     /* The second command runs in /tmp: its name must not depend on the directory. */
     if (!realpath(argv[0], prog))
         FAIL("realpath of %s failed", argv[0]);
-    char *cmds[2] = {prog, prog};
+    char dir[4096], *slash = strrchr(prog, '/');
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - prog), prog);
+    char *cmds[2] = {slash + 1, prog};
     char *args_a[] = {"cmdA", NULL}, *args_b[] = {"cmdB", NULL};
     char **argvs[2] = {args_a, args_b};
     int np[2] = {1, 2};
     MPI_Info infos[2];
-    infos[0] = MPI_INFO_NULL;
+    MPI_CHK(MPI_Info_create(&infos[0]));
+    MPI_CHK(MPI_Info_set(infos[0], "path", dir));
     MPI_CHK(MPI_Info_create(&infos[1]));
     MPI_CHK(MPI_Info_set(infos[1], "wdir", "/tmp"));
     MPI_Comm children;
     int errcodes[3] = {-1, -1, -1};
     MPI_CHK(MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, 0, MPI_COMM_WORLD, &children, errcodes));
+    MPI_CHK(MPI_Info_free(&infos[0]));
     MPI_CHK(MPI_Info_free(&infos[1]));
     for (int i = 0; i < 3; i++)
         CHECK_EQ(errcodes[i], MPI_SUCCESS, "errcode");

@@ -2,8 +2,9 @@
 //! built with our `dist/bin/mpicc`): a server job accepts on a port whose name it writes to a
 //! file; a client job with a wrong token in that name is refused (MPI_ERR_PORT) and does not
 //! disturb the server; then a client job connects, and the two exchange data, merge and reduce.
+//! And a spawned child that dies ends the job, named by bbrun (`tests/c/spawn_errors.c die`).
 //! Every job runs under a timeout and must leave no process and no /dev/shm file behind.
-//! The spawn tests are C programs of the suite (`tests/c/spawn*.c`, run by `c_suite.rs`).
+//! The other spawn tests are C programs of the suite (`tests/c/spawn*.c`, run by `c_suite.rs`).
 //! Skips until `dist/` exists (`make`).
 
 use std::path::{Path, PathBuf};
@@ -69,25 +70,56 @@ fn assert_passed(out: &Output, what: &str) {
     );
 }
 
-#[test]
-fn two_bbrun_jobs_connect_through_a_port_and_a_wrong_token_is_refused() {
+/// Builds `tests/c/<name>.c` with our mpicc into a fresh folder; `None` (skip) without `dist/`.
+fn build(name: &str) -> Option<(PathBuf, PathBuf)> {
     let dist = root().join("dist");
     if !dist.join("bin/mpicc").exists() || !dist.join("lib/libmpi.so.12").exists() {
         eprintln!("skipped: dist/ is not built (make)");
-        return;
+        return None;
     }
-    let _turn = bb_tests::one_job_at_a_time();
-    let dir = std::env::temp_dir().join(format!("bb-dynamic-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("bb-dynamic-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join("two_jobs");
+    let exe = dir.join(name);
     let built = Command::new(dist.join("bin/mpicc"))
         .arg("-O1")
         .arg("-o")
         .arg(&exe)
-        .arg(root().join("tests/c/two_jobs.c"))
+        .arg(root().join(format!("tests/c/{name}.c")))
         .status()
         .expect("run mpicc");
-    assert!(built.success(), "two_jobs.c does not build");
+    assert!(built.success(), "{name}.c does not build");
+    Some((dir, exe))
+}
+
+fn assert_nothing_left(exe: &Path, shm_before: &[String]) {
+    let left = processes_named(&exe.to_string_lossy());
+    assert!(left.is_empty(), "processes {left:?} outlived the jobs");
+    let new: Vec<String> = shm_files().into_iter().filter(|f| !shm_before.contains(f)).collect();
+    assert!(new.is_empty(), "the jobs left {new:?} in /dev/shm");
+}
+
+#[test]
+fn a_spawned_child_that_dies_ends_the_job_and_is_named() {
+    let Some((dir, exe)) = build("spawn_errors") else { return };
+    let _turn = bb_tests::one_job_at_a_time();
+    let shm_before = shm_files();
+    let job = start(1, &exe, &["die"], &[]);
+    let out = finish(job, "the job whose child dies", Instant::now() + TIMEOUT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "bbrun's exit code is the child's\n{stderr}");
+    assert!(
+        stderr.contains("rank 0 of spawned job 1 (") && stderr.contains("exited with code 3"),
+        "bbrun names the dead child: {stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("FAIL"), "the parent did not outlive its child");
+    assert_nothing_left(&exe, &shm_before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn two_bbrun_jobs_connect_through_a_port_and_a_wrong_token_is_refused() {
+    let Some((dir, exe)) = build("two_jobs") else { return };
+    let _turn = bb_tests::one_job_at_a_time();
     let port_file = dir.join("port");
     let file = port_file.to_str().unwrap();
     let shm_before = shm_files();
@@ -103,9 +135,6 @@ fn two_bbrun_jobs_connect_through_a_port_and_a_wrong_token_is_refused() {
     assert_passed(&client, "the client job");
     assert_passed(&server, "the server job");
 
-    let left = processes_named(&exe.to_string_lossy());
-    assert!(left.is_empty(), "processes {left:?} outlived the jobs");
-    let new: Vec<String> = shm_files().into_iter().filter(|f| !shm_before.contains(f)).collect();
-    assert!(new.is_empty(), "the jobs left {new:?} in /dev/shm");
+    assert_nothing_left(&exe, &shm_before);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -22,6 +22,7 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use super::comm::{Communicator, Source, TagMatch};
 use super::context;
@@ -32,7 +33,14 @@ use crate::transport::tcp::addr;
 use crate::transport::tcp::handshake::Secret;
 use crate::transport::tcp::listen::listen;
 use crate::transport::tcp::setup::{establish, Target};
+use crate::tunables::Tunable;
 use crate::{Error, Result};
+
+pub static SPAWN_WAIT_MS: Tunable = Tunable::new(
+    "BB_SPAWN_WAIT_MS",
+    120_000,
+    "how long MPI_Comm_spawn waits for its children to connect before it fails (ms; a loaded host may start them slowly)",
+);
 
 /// This process's job, as the other group must know it to tell who shares its routes.
 static JOB_ID: OnceLock<String> = OnceLock::new();
@@ -118,8 +126,9 @@ impl Advert {
 
 /// Which side of a join this group is.
 enum Side<'a> {
-    /// Accepting on the port (its group comes first in the union).
-    Accept(&'a str),
+    /// Accepting on the port (its group comes first in the union); a spawn waits until a
+    /// deadline for the processes it names.
+    Accept(&'a str, Option<(Instant, String)>),
     Connect(&'a str),
 }
 
@@ -127,7 +136,7 @@ impl Communicator {
     /// MPI_Comm_accept: waits on `port` (read at `root` only) for a group to connect, and
     /// returns the intercommunicator to it. Collective over this communicator.
     pub fn accept(&self, port: &str, root: usize) -> Result<Communicator> {
-        self.join_groups(Side::Accept(port), root)
+        self.join_groups(Side::Accept(port, None), root)
     }
 
     /// MPI_Comm_connect: connects to the group accepting on `port` (read at `root` only).
@@ -166,7 +175,7 @@ impl Communicator {
             (Some("ok"), Some(token), Some(theirs)) => {
                 let token = Secret::from_hex(token).map_err(|e| Error::Port(e.to_string()))?;
                 let theirs = theirs.lines().map(Advert::decode).collect::<Result<Vec<_>>>()?;
-                let accepting = matches!(side, Side::Accept(_));
+                let accepting = matches!(side, Side::Accept(..));
                 self.mesh(local, listeners, theirs, accepting, &token)
             }
             (Some("error"), Some(first), rest) => {
@@ -278,7 +287,7 @@ impl Communicator {
 /// to it, then swap the groups' descriptions. Returns theirs and the port's token.
 fn root_swap(side: &Side<'_>, mine: &str) -> Result<(String, Secret)> {
     let (mut link, token) = match side {
-        Side::Accept(name) => {
+        Side::Accept(name, until) => {
             // The port stays open while we wait, and can be closed only after: take it out of
             // the list for the wait so MPI_Open_port in another thread is not held up.
             let port = {
@@ -288,7 +297,13 @@ fn root_swap(side: &Side<'_>, mine: &str) -> Result<(String, Secret)> {
                 })?;
                 ports.swap_remove(i)
             };
-            let linked = port.accept_link();
+            let linked = port.accept_link(until.as_ref().map(|u| u.0)).map_err(|e| match until {
+                Some((_, who)) => Error::Spawn(format!(
+                    "{who} did not connect within {} ms (BB_SPAWN_WAIT_MS): did they start?",
+                    SPAWN_WAIT_MS.get()
+                )),
+                None => e,
+            });
             let token = port.token().clone();
             lock(&PORTS).push(port);
             (linked?, token)
@@ -382,11 +397,11 @@ pub struct Launcher(pub(super) Arc<Mutex<Job>>);
 pub use crate::bootstrap::pmi::SpawnCommand;
 
 impl Launcher {
-    /// MPI_UNIVERSE_SIZE: how many processes the launcher says the job may hold; without a
-    /// launcher, 1.
-    pub fn universe_size(&self) -> usize {
+    /// MPI_UNIVERSE_SIZE: how many processes the launcher says the job may hold; `None`
+    /// without a launcher, or when it does not know.
+    pub fn universe_size(&self) -> Option<usize> {
         let mut job = lock(&self.0);
-        job.pmi().and_then(|p| p.universe_size()).unwrap_or(1)
+        job.pmi().and_then(|p| p.universe_size()).ok().filter(|&n| n > 0)
     }
 
     /// MPI_APPNUM: which command of its spawn started this process (0 for most jobs).
@@ -415,8 +430,11 @@ impl Launcher {
         comm.checked_world_rank(root)?;
         let mut status = Vec::new();
         let mut port = String::new();
+        let mut who = String::new();
         if comm.rank() == root {
             let started = commands.and_then(|commands| {
+                let names: Vec<String> = commands.iter().map(|c| format!("'{}'", c.command)).collect();
+                who = format!("the spawned processes ({})", names.join(", "));
                 port = open_port()?;
                 let mut job = lock(&self.0);
                 job.pmi()?.spawn(&commands, &[(crate::bootstrap::PARENT_PORT_KEY, &port)])
@@ -435,7 +453,13 @@ impl Launcher {
         if let Some(why) = status.strip_prefix(b"error\n") {
             return Err(Error::Spawn(String::from_utf8_lossy(why).into_owned()));
         }
-        let children = comm.accept(&port, root);
+        // Under Hydra a command that cannot run is refused only by its proxy, after the spawn
+        // succeeded: the children's connection then never comes, and the wait must end.
+        let deadline = Instant::now() + Duration::from_millis(SPAWN_WAIT_MS.get() as u64);
+        let children = comm.join_groups(Side::Accept(&port, Some((deadline, who))), root).map_err(|e| match e {
+            Error::Port(why) => Error::Spawn(why),
+            other => other,
+        });
         if comm.rank() == root {
             let _ = close_port(&port);
         }

@@ -215,10 +215,11 @@ impl Pmi {
     }
 
     /// The number of processes the job may hold in all (`MPI_UNIVERSE_SIZE`).
+    /// Hydra answers -1 when it does not know: then 0.
     pub fn universe_size(&mut self) -> Result<usize> {
         let reply = self.call(&format_line("get_universe_size", &[]), "universe_size")?;
         self.check_rc(&reply, "get_universe_size")?;
-        reply.require_int("size")
+        Ok(reply.require_int::<i64>("size")?.max(0) as usize)
     }
 
     /// Asks the launcher to start `commands` as one new job (MPI_Comm_spawn_multiple), with

@@ -106,11 +106,17 @@ impl Port {
     }
 
     /// Waits for one connection that proves it knows the token (MPI_Comm_accept's root);
-    /// strangers are dropped and the wait goes on.
-    pub(crate) fn accept_link(&self) -> Result<Link> {
+    /// strangers are dropped and the wait goes on, until `deadline` if there is one.
+    pub(crate) fn accept_link(&self, deadline: Option<Instant>) -> Result<Link> {
         let mut incoming = Incoming::new(0, 2);
         loop {
             let now = Instant::now();
+            if deadline.is_some_and(|d| now > d) {
+                return Err(Error::Port(format!(
+                    "no process connected to port {} in time",
+                    PortName::decode(&self.name).map_or_else(|_| self.name.clone(), |n| n.encode_public())
+                )));
+            }
             incoming.accept(&self.listeners, &self.token, 1, now)?;
             if let Some((_, h, early)) = incoming.step(now).into_iter().next() {
                 return Link::new(h.fd, early);
@@ -239,7 +245,7 @@ mod tests {
         let mut wrong = good.clone();
         wrong.token = Secret::generate().unwrap();
         let acceptor = std::thread::scope(|s| {
-            let t = s.spawn(|| port.accept_link().and_then(|mut l| l.swap(b"from acceptor")));
+            let t = s.spawn(|| port.accept_link(None).and_then(|mut l| l.swap(b"from acceptor")));
             // A stranger with the wrong token is refused (it never gets a link, and the
             // acceptor never answers its MAC); then the right one gets through.
             let mut stranger = Handshaking::connect(wrong.addrs[0], &wrong.token, 1, 0).unwrap();

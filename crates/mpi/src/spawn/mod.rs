@@ -27,11 +27,13 @@ pub(crate) fn started() {
     let found = state::with(|m| {
         let launcher = m.universe.launcher();
         let parent = m.universe.parent().map(|p| m.add_comm(p));
-        (launcher, parent)
+        (launcher, parent, m.universe.world().size())
     });
-    if let Some((launcher, parent)) = found {
+    if let Some((launcher, parent, world)) = found {
         PARENT.store(parent.unwrap_or(MPI_COMM_NULL), Ordering::Relaxed);
-        crate::attr::set_universe(launcher.universe_size() as c_int, launcher.appnum());
+        // Hydra answers -1 (unknown) on one host: the world is the least the universe holds.
+        let universe = launcher.universe_size().unwrap_or(0).max(world);
+        crate::attr::set_universe(universe as c_int, launcher.appnum());
     }
 }
 
