@@ -714,6 +714,14 @@ impl<C: Channel> Engine<C> {
     }
 }
 
+#[cfg(test)]
+impl<C: Channel> Engine<C> {
+    /// Treats peers from `first` on as joined after start (what `add_tcp_peers` does).
+    pub(super) fn joined_from(&mut self, first: usize) {
+        self.core.joined_from = first;
+    }
+}
+
 impl Engine<Routes> {
     /// Joins peers of another job over TCP (`Routes::add_tcp_peers`), with the per-peer state
     /// every rank has; returns the first new peer number.
