@@ -1,4 +1,5 @@
-/* MPI_Comm_spawn: the program spawns itself, first 2 children, then 3. Each time the parents
+/* MPI_Comm_spawn: the program spawns itself, first 2 children, then 3 (`spawn on HOST`: on that
+ * host, through the `host` info key; tests/tests/dynamic.rs runs it on two network namespaces). Each time the parents
  * and the children exchange data both ways over the intercommunicator (every parent with every
  * child), merge it into an intracommunicator (parents first) and run an allreduce there, then
  * disconnect. The children check MPI_Comm_get_parent and their own MPI_COMM_WORLD. */
@@ -62,6 +63,10 @@ int main(int argc, char **argv)
         MPI_CHK(MPI_Comm_get_parent(&parent));
         CHECK(parent != MPI_COMM_NULL, "a spawned process has a parent");
         int want = atoi(argv[2]), flag = 0;
+        if (argc > 3) {
+            const char *host = getenv("BB_HOST");
+            CHECK(host && strcmp(host, argv[3]) == 0, "a child runs on host %s, not %s", host ? host : "?", argv[3]);
+        }
         CHECK_EQ(t_size, want, "the children's MPI_COMM_WORLD size");
         int is_inter = 0;
         MPI_CHK(MPI_Comm_test_inter(parent, &is_inter));
@@ -85,13 +90,19 @@ int main(int argc, char **argv)
     MPI_CHK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag));
     /* MPICH under Hydra on one host leaves it unset; where set, it counts the world. */
     CHECK(!flag || *usize >= t_size, "MPI_UNIVERSE_SIZE is at least the world's size");
+    MPI_Info info = MPI_INFO_NULL;
+    if (argc > 2 && strcmp(argv[1], "on") == 0) {
+        MPI_CHK(MPI_Info_create(&info));
+        MPI_CHK(MPI_Info_set(info, "host", argv[2]));
+    }
     for (int n = 2; n <= 3; n++) {
         char count[8];
         snprintf(count, sizeof count, "%d", n);
-        char *args[] = {"child", count, NULL};
+        /* On a named host, the children check they run there (BB_HOST: bbrun's name for it). */
+        char *args[] = {"child", count, info != MPI_INFO_NULL ? argv[2] : NULL, NULL};
         int errcodes[3] = {-1, -1, -1};
         MPI_Comm children;
-        MPI_CHK(MPI_Comm_spawn(argv[0], args, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &children, errcodes));
+        MPI_CHK(MPI_Comm_spawn(argv[0], args, n, info, 0, MPI_COMM_WORLD, &children, errcodes));
         for (int i = 0; i < n; i++)
             CHECK_EQ(errcodes[i], MPI_SUCCESS, "errcode");
         int remote = 0;
@@ -100,5 +111,7 @@ int main(int argc, char **argv)
         exchange(children, 1);
         MPI_CHK(MPI_Comm_disconnect(&children));
     }
+    if (info != MPI_INFO_NULL)
+        MPI_CHK(MPI_Info_free(&info));
     return t_finish();
 }

@@ -2,7 +2,8 @@
 //! built with our `dist/bin/mpicc`): a server job accepts on a port whose name it writes to a
 //! file; a client job with a wrong token in that name is refused (MPI_ERR_PORT) and does not
 //! disturb the server; then a client job connects, and the two exchange data, merge and reduce.
-//! And a spawned child that dies ends the job, named by bbrun (`tests/c/spawn_errors.c die`).
+//! And a spawned child that dies ends the job, named by bbrun (`tests/c/spawn_errors.c die`);
+//! and a spawn onto another host (network namespaces as hosts, as in `hosts.rs`; needs root).
 //! Every job runs under a timeout and must leave no process and no /dev/shm file behind.
 //! The other spawn tests are C programs of the suite (`tests/c/spawn*.c`, run by `c_suite.rs`).
 //! Skips until `dist/` exists (`make`).
@@ -20,8 +21,13 @@ fn root() -> PathBuf {
 }
 
 fn start(n: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
+    start_with(&[], n, exe, args, env)
+}
+
+fn start_with(options: &[&str], n: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
     let dist = root().join("dist");
     Command::new(dist.join("bin/bbrun"))
+        .args(options)
         .arg("-n")
         .arg(n.to_string())
         .arg(exe)
@@ -112,6 +118,28 @@ fn a_spawned_child_that_dies_ends_the_job_and_is_named() {
         "bbrun names the dead child: {stderr}"
     );
     assert!(!String::from_utf8_lossy(&out.stdout).contains("FAIL"), "the parent did not outlive its child");
+    assert_nothing_left(&exe, &shm_before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_spawn_onto_another_host_starts_the_children_there() {
+    let Some((dir, exe)) = build("spawn") else { return };
+    let Some(ns) = bb_tests::Netns::create(2) else { return };
+    let _turn = bb_tests::one_job_at_a_time();
+    let shm_before = shm_files();
+    let hosts = format!("{}:1,{}:1", ns.names[0], ns.names[1]);
+    let options = ["--launcher", "ip netns exec {host}", "--host", &hosts];
+    let job = start_with(&options, 2, &exe, &["on", &ns.names[1]], &[]);
+    let out = finish(job, "the spawn onto another host", Instant::now() + TIMEOUT);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.lines().any(|l| l == "PASS spawn") && !stdout.contains("FAIL"),
+        "{:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::thread::sleep(Duration::from_secs(1)); // agents clean up after bbrun exits
     assert_nothing_left(&exe, &shm_before);
     let _ = std::fs::remove_dir_all(&dir);
 }

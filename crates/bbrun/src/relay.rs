@@ -97,7 +97,19 @@ pub struct Setup {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Order {
     Setup(Box<Setup>),
-    PmiReply { rank: usize, line: String },
+    /// Start processes of a spawn (MPI_Comm_spawn) here: ranks `setup.ranks` of a group of
+    /// `setup.size`, launcher members `first + rank`, the `local_base`th.. of the group's
+    /// `local_size` processes on this host.
+    Spawn {
+        first: u32,
+        local_base: u32,
+        local_size: u32,
+        setup: Box<Setup>,
+    },
+    PmiReply {
+        rank: usize,
+        line: String,
+    },
     Stdin(Vec<u8>),
     StdinEnd,
     Signal(i32),
@@ -308,6 +320,39 @@ impl Reader<'_> {
     }
 }
 
+fn encode_setup(s: &Setup, w: &mut Writer<'_>) {
+    w.bytes(s.jobid.as_bytes());
+    w.bytes(s.secret.as_bytes());
+    w.bytes(s.host.as_bytes());
+    w.u32(s.node_id);
+    w.u32(s.nnodes);
+    w.u32(s.size);
+    w.list(&s.ranks, |w, r| w.u32(*r));
+    w.bytes(&s.program);
+    w.list(&s.args, |w, a| w.bytes(a));
+    w.list(&s.env, |w, (k, v)| {
+        w.bytes(k);
+        w.bytes(v);
+    });
+    w.bytes(&s.cwd);
+}
+
+fn decode_setup(r: &mut Reader<'_>) -> Result<Setup, DecodeError> {
+    Ok(Setup {
+        jobid: r.string()?,
+        secret: r.string()?,
+        host: r.string()?,
+        node_id: r.u32()?,
+        nnodes: r.u32()?,
+        size: r.u32()?,
+        ranks: r.list(|r| r.u32())?,
+        program: r.bytes()?,
+        args: r.list(|r| r.bytes())?,
+        env: r.list(|r| Ok((r.bytes()?, r.bytes()?)))?,
+        cwd: r.bytes()?,
+    })
+}
+
 impl Message for Order {
     fn kind(&self) -> u8 {
         match self {
@@ -317,26 +362,18 @@ impl Message for Order {
             Order::StdinEnd => 4,
             Order::Signal(_) => 5,
             Order::Stop => 6,
+            Order::Spawn { .. } => 7,
         }
     }
 
     fn encode_body(&self, w: &mut Writer<'_>) {
         match self {
-            Order::Setup(s) => {
-                w.bytes(s.jobid.as_bytes());
-                w.bytes(s.secret.as_bytes());
-                w.bytes(s.host.as_bytes());
-                w.u32(s.node_id);
-                w.u32(s.nnodes);
-                w.u32(s.size);
-                w.list(&s.ranks, |w, r| w.u32(*r));
-                w.bytes(&s.program);
-                w.list(&s.args, |w, a| w.bytes(a));
-                w.list(&s.env, |w, (k, v)| {
-                    w.bytes(k);
-                    w.bytes(v);
-                });
-                w.bytes(&s.cwd);
+            Order::Setup(s) => encode_setup(s, w),
+            Order::Spawn { first, local_base, local_size, setup } => {
+                w.u32(*first);
+                w.u32(*local_base);
+                w.u32(*local_size);
+                encode_setup(setup, w);
             }
             Order::PmiReply { rank, line } => {
                 w.rank(*rank);
@@ -350,19 +387,13 @@ impl Message for Order {
 
     fn decode_body(kind: u8, r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         Ok(match kind {
-            1 => Order::Setup(Box::new(Setup {
-                jobid: r.string()?,
-                secret: r.string()?,
-                host: r.string()?,
-                node_id: r.u32()?,
-                nnodes: r.u32()?,
-                size: r.u32()?,
-                ranks: r.list(|r| r.u32())?,
-                program: r.bytes()?,
-                args: r.list(|r| r.bytes())?,
-                env: r.list(|r| Ok((r.bytes()?, r.bytes()?)))?,
-                cwd: r.bytes()?,
-            })),
+            1 => Order::Setup(Box::new(decode_setup(r)?)),
+            7 => Order::Spawn {
+                first: r.u32()?,
+                local_base: r.u32()?,
+                local_size: r.u32()?,
+                setup: Box::new(decode_setup(r)?),
+            },
             2 => Order::PmiReply { rank: r.rank()?, line: r.string()? },
             3 => Order::Stdin(r.bytes()?),
             4 => Order::StdinEnd,
@@ -471,6 +502,7 @@ mod tests {
     fn orders() -> Vec<Order> {
         vec![
             Order::Setup(Box::new(setup())),
+            Order::Spawn { first: 4, local_base: 1, local_size: 3, setup: Box::new(setup()) },
             Order::PmiReply { rank: 3, line: "cmd=barrier_out rc=0\n".into() },
             Order::Stdin(b"input\n".to_vec()),
             Order::Stdin(vec![]),
