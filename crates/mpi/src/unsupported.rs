@@ -1,10 +1,8 @@
-//! The MPI 3.1 functions our mpi.h declares that Billboard does not implement yet (one-sided
-//! communication is all in `win/`): non-blocking and neighbourhood collectives,
-//! inter-communicators, dynamic processes, the tools interface (MPI_T_*). Each is exported, so
-//! a program built for MPICH that references one still loads and runs; a call reports a clear
-//! MPI_ERR_OTHER through the error handler (MPI_T functions, which never invoke handlers,
-//! return it directly). A few small ones are real here: MPI_Status_set_cancelled,
-//! MPI_Status_c2f / f2c. Dynamic processes are in `spawn/`.
+//! The functions our mpi.h declares that Billboard does not implement yet (one-sided
+//! communication is all in `win/`, dynamic processes in `spawn/`): the tools interface's
+//! variables (MPI_T_*), which return MPI_ERR_OTHER directly, as MPI_T functions never invoke
+//! error handlers. A few small calls live here too: MPI_Status_set_cancelled, MPI_Status_c2f /
+//! f2c.
 
 use std::ffi::c_int;
 
