@@ -46,6 +46,8 @@ struct Agent {
     outbox: Vec<u8>,
     ranks: LocalRanks,
     jobid: Option<String>,
+    /// Jobs of spawns started here, whose segments go with the job's.
+    spawned_jobs: Vec<String>,
     /// The launcher sent `Stop`.
     stopped: bool,
     /// The launcher is gone: nothing more comes in, nothing more goes out.
@@ -75,6 +77,7 @@ pub fn main() -> i32 {
         outbox: Vec::new(),
         ranks: LocalRanks::none(),
         jobid: None,
+        spawned_jobs: Vec::new(),
         stopped: false,
         orphaned: false,
         kill_at: None,
@@ -82,7 +85,7 @@ pub fn main() -> i32 {
     };
     relay::start_stream(&mut agent.outbox);
     agent.run();
-    if let Some(jobid) = &agent.jobid {
+    for jobid in agent.spawned_jobs.iter().chain(&agent.jobid) {
         crate::shm::remove_job_segments(jobid);
     }
     agent.last_words();
@@ -193,6 +196,9 @@ impl Agent {
         match order {
             Order::Setup(setup) if self.jobid.is_none() => self.start(&setup, out),
             Order::Setup(_) => {}
+            Order::Spawn { first, local_base, local_size, setup } => {
+                self.spawn(&setup, first as usize, local_base as usize, local_size as usize, out)
+            }
             Order::PmiReply { rank, line } => self.ranks.send_pmi(rank, &line),
             Order::Stdin(data) => self.ranks.stdin_data(&data, out),
             Order::StdinEnd => self.ranks.stdin_end(),
@@ -206,6 +212,27 @@ impl Agent {
 
     fn start(&mut self, setup: &Setup, out: &mut Vec<Report>) {
         self.jobid = Some(setup.jobid.clone());
+        let ranks: Vec<(usize, usize)> = setup.ranks.iter().map(|&r| (r as usize, r as usize)).collect();
+        let n = ranks.len();
+        self.start_ranks(setup, &ranks, 0, n, false, out);
+    }
+
+    /// Starts processes of a spawn: members `first + rank` (see [`Order::Spawn`]).
+    fn spawn(&mut self, setup: &Setup, first: usize, local_base: usize, local_size: usize, out: &mut Vec<Report>) {
+        self.spawned_jobs.push(setup.jobid.clone());
+        let ranks: Vec<(usize, usize)> = setup.ranks.iter().map(|&r| (first + r as usize, r as usize)).collect();
+        self.start_ranks(setup, &ranks, local_base, local_size, true, out);
+    }
+
+    fn start_ranks(
+        &mut self,
+        setup: &Setup,
+        members: &[(usize, usize)],
+        local_base: usize,
+        local_size: usize,
+        spawned: bool,
+        out: &mut Vec<Report>,
+    ) {
         let os = |b: &[u8]| OsString::from_vec(b.to_vec());
         let env: Vec<(OsString, OsString)> = setup.env.iter().map(|(k, v)| (os(k), os(v))).collect();
         let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
@@ -215,7 +242,6 @@ impl Agent {
         }
         let args: Vec<OsString> = setup.args.iter().map(|a| os(a)).collect();
         let cwd = Path::new(std::ffi::OsStr::from_bytes(&setup.cwd));
-        let ranks: Vec<usize> = setup.ranks.iter().map(|&r| r as usize).collect();
         let info = JobInfo {
             program: &program,
             args: &args,
@@ -225,12 +251,18 @@ impl Agent {
             host: &setup.host,
             node_id: setup.node_id as usize,
             nnodes: setup.nnodes as usize,
-            local_size: ranks.len(),
+            local_size,
             env: &env,
             // A folder that does not exist here: the ranks start where the agent is.
             cwd: Some(cwd).filter(|d| d.is_dir()),
+            spawned,
         };
-        self.ranks = LocalRanks::start(&info, &ranks, out);
+        if spawned {
+            self.ranks.start_members(&info, members, local_base, out);
+        } else {
+            let ranks: Vec<usize> = members.iter().map(|m| m.0).collect();
+            self.ranks = LocalRanks::start(&info, &ranks, out);
+        }
     }
 
     /// The launcher is gone: stop the ranks (SIGTERM, then SIGKILL) and end.

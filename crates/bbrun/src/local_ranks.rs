@@ -37,17 +37,34 @@ impl LocalRanks {
     /// cannot start is reported as [`Report::Failed`] (code 127 when the program is not there,
     /// 126 when it cannot run, as a shell would) and no further rank is started.
     pub fn start(job: &JobInfo<'_>, world: &[usize], out: &mut Vec<Report>) -> LocalRanks {
-        let mut ranks: Vec<Rank> = Vec::with_capacity(world.len());
-        for (local, &rank) in world.iter().enumerate() {
+        let mut ranks = LocalRanks::none();
+        let members: Vec<(usize, usize)> = world.iter().map(|&r| (r, r)).collect();
+        ranks.start_members(job, &members, 0, out);
+        let stdin = ranks.ranks.iter_mut().find(|r| r.world == 0).and_then(Rank::take_stdin);
+        ranks.stdin = Rank0Pipe::new(stdin);
+        ranks
+    }
+
+    /// Starts more processes here: `members` are (the launcher's member number, rank in
+    /// `job`), the first `local_base`th of `job` on this host; a spawn's children come this way.
+    pub fn start_members(
+        &mut self,
+        job: &JobInfo<'_>,
+        members: &[(usize, usize)],
+        local_base: usize,
+        out: &mut Vec<Report>,
+    ) {
+        for (i, &(member, rank)) in members.iter().enumerate() {
+            let local = local_base + i;
             let started = spawn_rank(job, rank, local).and_then(|s| {
                 let pid = s.child.id() as i32;
                 // A rank we cannot watch must not run unwatched.
-                Rank::new(rank, s).inspect_err(|_| signals::kill_group(pid, libc::SIGKILL))
+                Rank::new(member, s).inspect_err(|_| signals::kill_group(pid, libc::SIGKILL))
             });
             match started {
                 Ok(r) => {
-                    out.push(Report::Started { rank, pid: r.pid as u32 });
-                    ranks.push(r);
+                    out.push(Report::Started { rank: member, pid: r.pid as u32 });
+                    self.ranks.push(r);
                 }
                 Err(e) => {
                     let code = if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
@@ -61,8 +78,6 @@ impl LocalRanks {
                 }
             }
         }
-        let stdin = ranks.iter_mut().find(|r| r.world == 0).and_then(Rank::take_stdin);
-        LocalRanks { ranks, stdin: Rank0Pipe::new(stdin) }
     }
 
     /// No ranks: what an agent holds before its job is set up, or when it could not start it.

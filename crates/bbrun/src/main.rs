@@ -12,6 +12,7 @@ mod local_ranks;
 mod output;
 mod pipes;
 mod pmi_server;
+mod pmi_spawn;
 mod rank;
 mod relay;
 mod shm;

@@ -1,11 +1,19 @@
 //! The PMI-1 server of one job, sans-IO: it takes the lines ranks send and returns the lines to
-//! send back, plus the events the launcher must act on (an abort, a protocol error). The event
-//! loop in `job.rs` owns the sockets; this file owns the key-value space and the barrier, so both
-//! are tested here without processes. Wire format: `billboard::bootstrap::pmi::wire`.
+//! send back, plus the events the launcher must act on (an abort, a spawn, a protocol error). The
+//! event loop in `job.rs` owns the sockets; this file owns the key-value spaces, the barriers and
+//! the name service, so all are tested here without processes. Wire format:
+//! `billboard::bootstrap::pmi::wire`; spawn requests: `pmi_spawn.rs`.
+//!
+//! A job is one or more *groups*: the ranks bbrun started, then each set of processes a spawn
+//! started (an MPI_COMM_WORLD of their own). Every process the launcher runs is a *member*,
+//! numbered across groups in the order they started; each group has its own key-value space,
+//! barrier and ranks `0..size`, and the name service (`publish_name`) is the whole job's.
 
 use std::collections::HashMap;
 
-use billboard::bootstrap::pmi::wire::{format_line, Command};
+use billboard::bootstrap::pmi::wire::{format_line, parse_line, Command, Message};
+
+use crate::pmi_spawn::{Collected, SpawnCollector, SpawnRequest};
 
 /// Limits announced in `cmd=maxes`: Hydra's values, so MPICH's own simple-PMI client (whose
 /// line buffer is 1024 bytes) is never offered more than it can read.
@@ -16,87 +24,148 @@ const VALLEN_MAX: usize = 1024;
 /// What the launcher must do after a line was handled.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Event {
-    /// Send `line` to rank `rank`.
+    /// Send `line` to member `rank`.
     Reply { rank: usize, line: String },
-    /// The rank asked to end the job (`cmd=abort`).
+    /// The member asked to end the job (`cmd=abort`).
     Abort { rank: usize, code: i32, msg: String },
-    /// The rank sent a line we cannot decode; it now waits for a reply that will not come.
+    /// The member asks for processes (MPI_Comm_spawn); the launcher answers with
+    /// [`PmiServer::spawn_result`] once it has started them, or could not.
+    Spawn { rank: usize, request: SpawnRequest },
+    /// The member sent a line we cannot decode; it now waits for a reply that will not come.
     Malformed { rank: usize, error: String },
     /// A command this server does not implement (answered with rc=-1); worth one warning.
     Unsupported { rank: usize, cmd: String },
 }
 
-#[derive(Default, Clone)]
-struct RankState {
+#[derive(Default)]
+struct MemberState {
+    group: usize,
+    /// Rank within its group.
+    rank: usize,
+    /// Which command of its spawn started it (MPI_APPNUM).
+    appnum: usize,
     inited: bool,
     finalized: bool,
     in_barrier: bool,
     exited: bool,
-    /// Inside a multi-line `mcmd=spawn ... endcmd` request, which is swallowed then refused.
-    in_mcmd: bool,
+    /// Inside a multi-line `mcmd=spawn ... endcmd` request.
+    spawn: SpawnCollector,
+}
+
+/// One MPI_COMM_WORLD: its key-value space and barrier.
+struct Group {
+    kvsname: String,
+    kvs: HashMap<String, String>,
+    /// Its members, by rank.
+    members: Vec<usize>,
+    barrier_count: usize,
 }
 
 pub struct PmiServer {
-    size: usize,
-    kvsname: String,
-    kvs: HashMap<String, String>,
-    ranks: Vec<RankState>,
-    barrier_count: usize,
+    groups: Vec<Group>,
+    members: Vec<MemberState>,
+    /// The job's name service: service name to port name.
+    names: HashMap<String, String>,
+    universe_size: usize,
 }
 
 impl PmiServer {
     pub fn new(size: usize, kvsname: String) -> Self {
-        let mut kvs = HashMap::new();
+        let mut server =
+            PmiServer { groups: Vec::new(), members: Vec::new(), names: HashMap::new(), universe_size: size };
+        server.add_group(&[size], kvsname, &[]);
+        server
+    }
+
+    /// Adds a group of `sizes.iter().sum()` members (command k of a spawn gives the next
+    /// `sizes[k]`, with appnum k) whose key-value space starts with `preput`; returns the
+    /// first new member's number.
+    pub fn add_group(&mut self, sizes: &[usize], kvsname: String, preput: &[(String, String)]) -> usize {
+        let first = self.members.len();
+        let size: usize = sizes.iter().sum();
+        let mut kvs: HashMap<String, String> = preput.iter().cloned().collect();
         // MPICH reads this key to learn which ranks share a node (Hydra sets it too):
         // "(vector,(first node, node count, ranks per node))": here all ranks on node 0.
         kvs.insert("PMI_process_mapping".to_owned(), format!("(vector,(0,1,{size}))"));
-        PmiServer { size, kvsname, kvs, ranks: vec![RankState::default(); size], barrier_count: 0 }
+        let group = self.groups.len();
+        let appnums = sizes.iter().enumerate().flat_map(|(k, &n)| std::iter::repeat_n(k, n));
+        for (rank, appnum) in appnums.enumerate() {
+            self.members.push(MemberState { group, rank, appnum, ..Default::default() });
+        }
+        self.groups.push(Group { kvsname, kvs, members: (first..first + size).collect(), barrier_count: 0 });
+        first
     }
 
     /// Sets `PMI_process_mapping` (which ranks share a node) for a job on several hosts.
     pub fn set_process_mapping(&mut self, value: String) {
-        self.kvs.insert("PMI_process_mapping".to_owned(), value);
+        self.groups[0].kvs.insert("PMI_process_mapping".to_owned(), value);
     }
 
-    /// Whether the rank has done `cmd=init` and not yet `cmd=finalize`.
+    /// What `cmd=get_universe_size` answers (MPI_UNIVERSE_SIZE): at least the first group.
+    pub fn set_universe_size(&mut self, size: usize) {
+        self.universe_size = size.max(self.groups[0].members.len());
+    }
+
+    /// The answer to member `rank`'s spawn request: `Ok` once its processes started, or why not
+    /// (naming the command).
+    pub fn spawn_result(rank: usize, result: Result<(), String>) -> Event {
+        let line = match result {
+            Ok(()) => format_line("spawn_result", &[("rc", "0")]),
+            Err(why) => format_line("spawn_result", &[("rc", "-1"), ("error_msg", &why)]),
+        };
+        Event::Reply { rank, line }
+    }
+
+    /// Whether the member has done `cmd=init` and not yet `cmd=finalize`.
     pub fn mid_session(&self, rank: usize) -> bool {
-        self.ranks[rank].inited && !self.ranks[rank].finalized
+        self.members[rank].inited && !self.members[rank].finalized
     }
 
-    /// Records that a rank's process is gone. It can never join a barrier again.
+    /// Records that a member's process is gone. It can never join a barrier again.
     pub fn rank_exited(&mut self, rank: usize) {
-        self.ranks[rank].exited = true;
+        self.members[rank].exited = true;
     }
 
-    /// A rank that has exited while others wait for it in a barrier (which can then never
-    /// complete), if there is one: the launcher must stop the job instead of hanging.
+    /// A member that has exited while others of its group wait for it in a barrier (which
+    /// can then never complete), if there is one: the launcher must stop the job instead.
     pub fn barrier_blocked_by(&self) -> Option<usize> {
-        if self.barrier_count == 0 {
-            return None;
-        }
-        self.ranks.iter().position(|r| r.exited && !r.in_barrier)
+        self.groups
+            .iter()
+            .filter(|g| g.barrier_count > 0)
+            .find_map(|g| g.members.iter().copied().find(|&m| self.members[m].exited && !self.members[m].in_barrier))
     }
 
-    /// Handles one line from `rank`, appending what to do to `out`.
-    pub fn handle_line(&mut self, rank: usize, line: &str, out: &mut Vec<Event>) {
+    /// Handles one line from member `rank`, appending what to do to `out`.
+    pub fn handle_line(&mut self, member: usize, line: &str, out: &mut Vec<Event>) {
+        let rank = member;
         let reply = |out: &mut Vec<Event>, cmd: &str, fields: &[(&str, &str)]| {
             out.push(Event::Reply { rank, line: format_line(cmd, fields) })
         };
-        if self.ranks[rank].in_mcmd {
-            if line.trim() == "endcmd" {
-                self.ranks[rank].in_mcmd = false;
-                reply(out, "spawn_result", &[("rc", "-1"), ("msg", "bbrun_does_not_spawn")]);
+        if self.members[member].spawn.open() {
+            if let Collected::Request(request) = self.members[member].spawn.line(line) {
+                match request {
+                    Ok(request) => out.push(Event::Spawn { rank, request }),
+                    Err(why) => out.push(Self::spawn_result(rank, Err(why))),
+                }
             }
             return;
+        }
+        if line.trim() == "mcmd=spawn" {
+            self.members[member].spawn.start();
+            return;
+        }
+        if let Some(line) = parse_line(line).ok().and_then(|m| self.name_service(&m)) {
+            return out.push(Event::Reply { rank, line });
         }
         let command = match Command::parse(line) {
             Ok(c) => c,
             Err(e) => return out.push(Event::Malformed { rank, error: e.to_string() }),
         };
-        let size = self.size.to_string();
+        let g = self.members[member].group;
+        let size = self.groups[g].members.len().to_string();
         match command {
             Command::InitAck { .. } => {
-                let rank_text = rank.to_string();
+                let rank_text = self.members[member].rank.to_string();
                 reply(out, "initack", &[]);
                 reply(out, "set", &[("size", &size)]);
                 reply(out, "set", &[("rank", &rank_text)]);
@@ -104,28 +173,33 @@ impl PmiServer {
             }
             Command::Init { version, .. } => {
                 let rc = if version == 1 { "0" } else { "-1" };
-                self.ranks[rank].inited |= version == 1;
+                self.members[member].inited |= version == 1;
                 reply(out, "response_to_init", &[("pmi_version", "1"), ("pmi_subversion", "1"), ("rc", rc)]);
             }
             Command::GetMaxes => {
                 let (k, l, v) = (KVSNAME_MAX.to_string(), KEYLEN_MAX.to_string(), VALLEN_MAX.to_string());
                 reply(out, "maxes", &[("kvsname_max", &k), ("keylen_max", &l), ("vallen_max", &v), ("rc", "0")]);
             }
-            Command::GetMyKvsname => reply(out, "my_kvsname", &[("kvsname", &self.kvsname), ("rc", "0")]),
-            Command::GetAppnum => reply(out, "appnum", &[("appnum", "0"), ("rc", "0")]),
-            Command::GetUniverseSize => reply(out, "universe_size", &[("size", &size), ("rc", "0")]),
+            Command::GetMyKvsname => reply(out, "my_kvsname", &[("kvsname", &self.groups[g].kvsname), ("rc", "0")]),
+            Command::GetAppnum => {
+                let appnum = self.members[member].appnum.to_string();
+                reply(out, "appnum", &[("appnum", &appnum), ("rc", "0")])
+            }
+            Command::GetUniverseSize => {
+                reply(out, "universe_size", &[("size", &self.universe_size.to_string()), ("rc", "0")])
+            }
             Command::Put { kvsname, key, value } => {
-                if kvsname != self.kvsname {
+                if kvsname != self.groups[g].kvsname {
                     reply(out, "put_result", &[("rc", "-1"), ("msg", "unknown_kvsname")]);
                 } else {
                     // A second put of a key replaces the value (Hydra refuses it; being liberal
                     // costs nothing here and lets a rank republish its address).
-                    self.kvs.insert(key, value);
+                    self.groups[g].kvs.insert(key, value);
                     reply(out, "put_result", &[("rc", "0"), ("msg", "success")]);
                 }
             }
-            Command::Get { kvsname, key } => match self.kvs.get(&key) {
-                Some(value) if kvsname == self.kvsname => {
+            Command::Get { kvsname, key } => match self.groups[g].kvs.get(&key) {
+                Some(value) if kvsname == self.groups[g].kvsname => {
                     reply(out, "get_result", &[("rc", "0"), ("msg", "success"), ("value", value)])
                 }
                 _ => {
@@ -134,26 +208,22 @@ impl PmiServer {
                 }
             },
             Command::BarrierIn => {
-                if !self.ranks[rank].in_barrier {
-                    self.ranks[rank].in_barrier = true;
-                    self.barrier_count += 1;
+                if !self.members[member].in_barrier {
+                    self.members[member].in_barrier = true;
+                    self.groups[g].barrier_count += 1;
                 }
-                if self.barrier_count == self.size {
-                    self.barrier_count = 0;
-                    for (r, state) in self.ranks.iter_mut().enumerate() {
-                        state.in_barrier = false;
-                        out.push(Event::Reply { rank: r, line: format_line("barrier_out", &[("rc", "0")]) });
+                if self.groups[g].barrier_count == self.groups[g].members.len() {
+                    self.groups[g].barrier_count = 0;
+                    for &m in &self.groups[g].members {
+                        self.members[m].in_barrier = false;
+                        out.push(Event::Reply { rank: m, line: format_line("barrier_out", &[("rc", "0")]) });
                     }
                 }
             }
             Command::Abort { code, msg } => out.push(Event::Abort { rank, code, msg }),
             Command::Finalize => {
-                self.ranks[rank].finalized = true;
+                self.members[member].finalized = true;
                 reply(out, "finalize_ack", &[("rc", "0")]);
-            }
-            Command::Unsupported { cmd } if cmd.starts_with("mcmd:") => {
-                self.ranks[rank].in_mcmd = true;
-                out.push(Event::Unsupported { rank, cmd });
             }
             Command::Unsupported { cmd } => {
                 let reply_cmd = format!("{cmd}_result");
@@ -161,6 +231,35 @@ impl PmiServer {
                 out.push(Event::Unsupported { rank, cmd });
             }
         }
+    }
+
+    /// `publish_name`, `unpublish_name`, `lookup_name` (MPICH's simple-PMI names for them):
+    /// one name space for the whole job. The reply line if `m` was one of them.
+    fn name_service(&mut self, m: &Message) -> Option<String> {
+        let service = m.get("service").unwrap_or("").to_string();
+        let line = match m.cmd.as_str() {
+            "publish_name" => {
+                let port = m.get("port").unwrap_or("").to_string();
+                if service.is_empty() || port.is_empty() {
+                    format_line("publish_result", &[("rc", "-1"), ("msg", "service_or_port_missing")])
+                } else if let std::collections::hash_map::Entry::Vacant(e) = self.names.entry(service) {
+                    e.insert(port);
+                    format_line("publish_result", &[("rc", "0"), ("msg", "success")])
+                } else {
+                    format_line("publish_result", &[("rc", "-1"), ("msg", "service_already_published")])
+                }
+            }
+            "unpublish_name" => match self.names.remove(&service) {
+                Some(_) => format_line("unpublish_result", &[("rc", "0"), ("msg", "success")]),
+                None => format_line("unpublish_result", &[("rc", "-1"), ("msg", "service_not_published")]),
+            },
+            "lookup_name" => match self.names.get(&service) {
+                Some(port) => format_line("lookup_result", &[("rc", "0"), ("port", port)]),
+                None => format_line("lookup_result", &[("rc", "-1"), ("msg", "service_not_published")]),
+            },
+            _ => return None,
+        };
+        Some(line)
     }
 }
 
@@ -251,18 +350,52 @@ mod tests {
         assert_eq!(e, [Event::Abort { rank: 1, code: 7, msg: "out of memory".into() }]);
         let e = run(&mut s, 0, "hello");
         assert!(matches!(&e[..], [Event::Malformed { rank: 0, .. }]));
-        let e = run(&mut s, 0, "cmd=publish_name service=a port=b");
-        assert_eq!(replies(&e), [(0, "cmd=publish_name_result rc=-1 msg=unsupported_by_bbrun\n")]);
+        let e = run(&mut s, 0, "cmd=spawn_now");
+        assert_eq!(replies(&e), [(0, "cmd=spawn_now_result rc=-1 msg=unsupported_by_bbrun\n")]);
     }
 
     #[test]
-    fn multi_line_spawn_is_swallowed_then_refused() {
+    fn multi_line_spawn_becomes_one_event() {
         let mut s = PmiServer::new(1, "k".into());
-        let e = run(&mut s, 0, "mcmd=spawn");
-        assert!(matches!(&e[..], [Event::Unsupported { .. }]));
-        assert!(run(&mut s, 0, "nprocs=2").is_empty());
+        assert!(run(&mut s, 0, "mcmd=spawn").is_empty());
+        for line in ["nprocs=2", "execname=./child", "totspawns=1", "spawnssofar=1", "argcnt=0", "preput_num=0"] {
+            assert!(run(&mut s, 0, line).is_empty());
+        }
         let e = run(&mut s, 0, "endcmd");
-        assert!(replies(&e)[0].1.starts_with("cmd=spawn_result rc=-1"));
+        let [Event::Spawn { rank: 0, request }] = &e[..] else { panic!("{e:?}") };
+        assert_eq!((request.commands[0].execname.as_str(), request.commands[0].nprocs), ("./child", 2));
+        // The launcher starts them as a group with a key-value space and barrier of its own.
+        let first = s.add_group(&[1, 1], "k2".into(), &[("PARENT".into(), "port".into())]);
+        assert_eq!(first, 1);
+        let e = run(&mut s, 2, "cmd=get kvsname=k2 key=PARENT");
+        assert_eq!(replies(&e), [(2, "cmd=get_result rc=0 msg=success value=port\n")]);
+        let e = run(&mut s, 2, "cmd=get_appnum");
+        assert_eq!(replies(&e), [(2, "cmd=appnum appnum=1 rc=0\n")]);
+        assert!(run(&mut s, 1, "cmd=barrier_in").is_empty());
+        let e = run(&mut s, 2, "cmd=barrier_in");
+        assert_eq!(replies(&e).iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2], "the parent is not in it");
+        let e = run(&mut s, 1, "cmd=get kvsname=k key=PMI_process_mapping");
+        assert!(replies(&e)[0].1.contains("rc=-1"), "another group's space is not ours");
+        assert_eq!(
+            PmiServer::spawn_result(0, Err("cannot run 'x': not found".into())),
+            Event::Reply { rank: 0, line: "cmd=spawn_result rc=-1 error_msg=cannot run 'x': not found\n".into() }
+        );
+    }
+
+    #[test]
+    fn the_name_service_spans_the_job() {
+        let mut s = PmiServer::new(1, "k".into());
+        s.add_group(&[1], "k2".into(), &[]);
+        let e = run(&mut s, 0, "cmd=publish_name service=svc port=p1");
+        assert!(replies(&e)[0].1.starts_with("cmd=publish_result rc=0"));
+        let e = run(&mut s, 0, "cmd=publish_name service=svc port=p2");
+        assert!(replies(&e)[0].1.contains("rc=-1"), "published twice");
+        let e = run(&mut s, 1, "cmd=lookup_name service=svc");
+        assert_eq!(replies(&e), [(1, "cmd=lookup_result rc=0 port=p1\n")]);
+        let e = run(&mut s, 1, "cmd=unpublish_name service=svc");
+        assert!(replies(&e)[0].1.starts_with("cmd=unpublish_result rc=0"));
+        let e = run(&mut s, 0, "cmd=lookup_name service=svc");
+        assert!(replies(&e)[0].1.contains("rc=-1"));
     }
 
     #[test]

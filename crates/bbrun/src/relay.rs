@@ -97,7 +97,19 @@ pub struct Setup {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Order {
     Setup(Box<Setup>),
-    PmiReply { rank: usize, line: String },
+    /// Start processes of a spawn (MPI_Comm_spawn) here: ranks `setup.ranks` of a group of
+    /// `setup.size`, launcher members `first + rank`, the `local_base`th.. of the group's
+    /// `local_size` processes on this host.
+    Spawn {
+        first: u32,
+        local_base: u32,
+        local_size: u32,
+        setup: Box<Setup>,
+    },
+    PmiReply {
+        rank: usize,
+        line: String,
+    },
     Stdin(Vec<u8>),
     StdinEnd,
     Signal(i32),
@@ -308,6 +320,39 @@ impl Reader<'_> {
     }
 }
 
+fn encode_setup(s: &Setup, w: &mut Writer<'_>) {
+    w.bytes(s.jobid.as_bytes());
+    w.bytes(s.secret.as_bytes());
+    w.bytes(s.host.as_bytes());
+    w.u32(s.node_id);
+    w.u32(s.nnodes);
+    w.u32(s.size);
+    w.list(&s.ranks, |w, r| w.u32(*r));
+    w.bytes(&s.program);
+    w.list(&s.args, |w, a| w.bytes(a));
+    w.list(&s.env, |w, (k, v)| {
+        w.bytes(k);
+        w.bytes(v);
+    });
+    w.bytes(&s.cwd);
+}
+
+fn decode_setup(r: &mut Reader<'_>) -> Result<Setup, DecodeError> {
+    Ok(Setup {
+        jobid: r.string()?,
+        secret: r.string()?,
+        host: r.string()?,
+        node_id: r.u32()?,
+        nnodes: r.u32()?,
+        size: r.u32()?,
+        ranks: r.list(|r| r.u32())?,
+        program: r.bytes()?,
+        args: r.list(|r| r.bytes())?,
+        env: r.list(|r| Ok((r.bytes()?, r.bytes()?)))?,
+        cwd: r.bytes()?,
+    })
+}
+
 impl Message for Order {
     fn kind(&self) -> u8 {
         match self {
@@ -317,26 +362,18 @@ impl Message for Order {
             Order::StdinEnd => 4,
             Order::Signal(_) => 5,
             Order::Stop => 6,
+            Order::Spawn { .. } => 7,
         }
     }
 
     fn encode_body(&self, w: &mut Writer<'_>) {
         match self {
-            Order::Setup(s) => {
-                w.bytes(s.jobid.as_bytes());
-                w.bytes(s.secret.as_bytes());
-                w.bytes(s.host.as_bytes());
-                w.u32(s.node_id);
-                w.u32(s.nnodes);
-                w.u32(s.size);
-                w.list(&s.ranks, |w, r| w.u32(*r));
-                w.bytes(&s.program);
-                w.list(&s.args, |w, a| w.bytes(a));
-                w.list(&s.env, |w, (k, v)| {
-                    w.bytes(k);
-                    w.bytes(v);
-                });
-                w.bytes(&s.cwd);
+            Order::Setup(s) => encode_setup(s, w),
+            Order::Spawn { first, local_base, local_size, setup } => {
+                w.u32(*first);
+                w.u32(*local_base);
+                w.u32(*local_size);
+                encode_setup(setup, w);
             }
             Order::PmiReply { rank, line } => {
                 w.rank(*rank);
@@ -350,19 +387,13 @@ impl Message for Order {
 
     fn decode_body(kind: u8, r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         Ok(match kind {
-            1 => Order::Setup(Box::new(Setup {
-                jobid: r.string()?,
-                secret: r.string()?,
-                host: r.string()?,
-                node_id: r.u32()?,
-                nnodes: r.u32()?,
-                size: r.u32()?,
-                ranks: r.list(|r| r.u32())?,
-                program: r.bytes()?,
-                args: r.list(|r| r.bytes())?,
-                env: r.list(|r| Ok((r.bytes()?, r.bytes()?)))?,
-                cwd: r.bytes()?,
-            })),
+            1 => Order::Setup(Box::new(decode_setup(r)?)),
+            7 => Order::Spawn {
+                first: r.u32()?,
+                local_base: r.u32()?,
+                local_size: r.u32()?,
+                setup: Box::new(decode_setup(r)?),
+            },
             2 => Order::PmiReply { rank: r.rank()?, line: r.string()? },
             3 => Order::Stdin(r.bytes()?),
             4 => Order::StdinEnd,
@@ -449,156 +480,5 @@ impl Message for Report {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn setup() -> Setup {
-        Setup {
-            jobid: "12x34".into(),
-            secret: "00ff".repeat(16),
-            host: "node-2".into(),
-            node_id: 1,
-            nnodes: 2,
-            size: 4,
-            ranks: vec![2, 3],
-            program: b"/bin/prog".to_vec(),
-            args: vec![b"-x".to_vec(), vec![0xff, b' ']],
-            env: vec![(b"PATH".to_vec(), b"/bin".to_vec()), (b"EMPTY".to_vec(), vec![])],
-            cwd: b"/home/u".to_vec(),
-        }
-    }
-
-    fn orders() -> Vec<Order> {
-        vec![
-            Order::Setup(Box::new(setup())),
-            Order::PmiReply { rank: 3, line: "cmd=barrier_out rc=0\n".into() },
-            Order::Stdin(b"input\n".to_vec()),
-            Order::Stdin(vec![]),
-            Order::StdinEnd,
-            Order::Signal(15),
-            Order::Stop,
-        ]
-    }
-
-    fn reports() -> Vec<Report> {
-        vec![
-            Report::Started { rank: 2, pid: 4242 },
-            Report::Pmi { rank: 2, line: "cmd=barrier_in\n".into() },
-            Report::PmiBroken { rank: 3 },
-            Report::Output { rank: 3, stream: Stream::Stdout, data: b"hello\n".to_vec() },
-            Report::Output { rank: 3, stream: Stream::Stderr, data: vec![0, 1, 2] },
-            Report::OutputEnd { rank: 2, stream: Stream::Stderr },
-            Report::Exited { rank: 2, exit: Exit::Code(3) },
-            Report::Exited { rank: 3, exit: Exit::Signal(9) },
-            Report::StdinTaken,
-            Report::Failed { code: 127, message: "cannot run 'prog': not found in PATH".into() },
-        ]
-    }
-
-    fn stream_of<M: Message>(msgs: &[M]) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        start_stream(&mut bytes);
-        for m in msgs {
-            encode(m, &mut bytes);
-        }
-        bytes
-    }
-
-    fn decode_in_pieces<M: Message>(bytes: &[u8], piece: usize) -> Vec<M> {
-        let mut d = Decoder::<M>::default();
-        let mut out = Vec::new();
-        for chunk in bytes.chunks(piece) {
-            d.push(chunk);
-            while let Some(m) = d.next().unwrap() {
-                out.push(m);
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn every_message_round_trips_whatever_the_read_sizes() {
-        let (o, r) = (orders(), reports());
-        let (ob, rb) = (stream_of(&o), stream_of(&r));
-        for piece in [1, 2, 3, 7, 64, 4096] {
-            assert_eq!(decode_in_pieces::<Order>(&ob, piece), o, "pieces of {piece}");
-            assert_eq!(decode_in_pieces::<Report>(&rb, piece), r, "pieces of {piece}");
-        }
-    }
-
-    #[test]
-    fn the_frame_layout_is_as_documented() {
-        let mut bytes = Vec::new();
-        encode(&Report::Exited { rank: 3, exit: Exit::Signal(9) }, &mut bytes);
-        assert_eq!(bytes, [10, 0, 0, 0, 6, 3, 0, 0, 0, 1, 9, 0, 0, 0]);
-        bytes.clear();
-        encode(&Order::PmiReply { rank: 1, line: "ab".into() }, &mut bytes);
-        assert_eq!(bytes, [11, 0, 0, 0, 2, 1, 0, 0, 0, 2, 0, 0, 0, b'a', b'b']);
-    }
-
-    #[test]
-    fn a_stream_that_is_not_ours_is_refused_at_the_first_byte() {
-        let mut d = Decoder::<Report>::default();
-        d.push(b"Welcome to host");
-        assert!(matches!(d.next(), Err(DecodeError::BadMagic(got)) if got.starts_with(b"Welcome")));
-        let mut d = Decoder::<Report>::default();
-        d.push(b"BBre");
-        assert_eq!(d.next(), Ok(None), "a partial magic waits for more");
-        assert!(!d.greeted());
-        d.push(b"lay1");
-        assert_eq!(d.next(), Ok(None));
-        assert!(d.greeted());
-    }
-
-    #[test]
-    fn bad_frames_are_errors_not_panics() {
-        let with = |frame: &[u8]| {
-            let mut d = Decoder::<Report>::default();
-            d.push(MAGIC);
-            d.push(frame);
-            d.next()
-        };
-        assert_eq!(with(&[0, 0, 0, 0]), Err(DecodeError::TooLong(0)));
-        assert_eq!(with(&[0, 0, 0, 0x10]), Err(DecodeError::TooLong(0x1000_0000)));
-        assert_eq!(with(&[1, 0, 0, 0, 99]), Err(DecodeError::UnknownKind(99)));
-        assert!(matches!(with(&[2, 0, 0, 0, 1, 0]), Err(DecodeError::Malformed(1, _))), "truncated field");
-        assert!(matches!(with(&[2, 0, 0, 0, 7, 0]), Err(DecodeError::Malformed(7, _))), "trailing byte");
-        let bad_stream = [10, 0, 0, 0, 4, 0, 0, 0, 0, 3, 0, 0, 0, 0];
-        assert!(matches!(with(&bad_stream), Err(DecodeError::Malformed(4, _))));
-        // A list count far beyond the frame fails on the missing bytes, without reserving them.
-        let mut lie = vec![0; 4];
-        lie.push(1);
-        for _ in 0..3 {
-            lie.extend_from_slice(&0u32.to_le_bytes());
-        }
-        lie.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f]);
-        let len = (lie.len() - 4) as u32;
-        lie[..4].copy_from_slice(&len.to_le_bytes());
-        let mut d = Decoder::<Order>::default();
-        d.push(MAGIC);
-        d.push(&lie);
-        assert!(matches!(d.next(), Err(DecodeError::Malformed(1, _))));
-    }
-
-    #[test]
-    fn random_bytes_never_panic_the_decoder() {
-        // A small xorshift: deterministic, no dependency.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..2000 {
-            let mut bytes = MAGIC.to_vec();
-            let n = (x % 40) as usize;
-            for _ in 0..n {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                bytes.push(if x.is_multiple_of(3) { (x >> 8) as u8 % 12 } else { (x >> 16) as u8 & 3 });
-            }
-            let mut d = Decoder::<Report>::default();
-            d.push(&bytes);
-            while let Ok(Some(_)) = d.next() {}
-            let mut d = Decoder::<Order>::default();
-            d.push(&bytes);
-            while let Ok(Some(_)) = d.next() {}
-        }
-    }
-}
+#[path = "relay_tests.rs"]
+mod tests;

@@ -28,6 +28,8 @@ pub struct JobInfo<'a> {
     pub env: &'a [(OsString, OsString)],
     /// Where the ranks start; `None`: where we are.
     pub cwd: Option<&'a Path>,
+    /// Started by a spawn (MPI_Comm_spawn): `PMI_SPAWNED=1`, and no stdin.
+    pub spawned: bool,
 }
 
 /// A started rank as the event loop holds it.
@@ -87,7 +89,10 @@ pub fn spawn_rank(job: &JobInfo<'_>, rank: usize, local_rank: usize) -> io::Resu
         .env_remove("PMI_PORT")
         .env_remove("PMI_ID")
         .env_remove("PMI_SPAWNED")
-        .stdin(if rank == 0 { Stdio::piped() } else { Stdio::null() });
+        .stdin(if rank == 0 && !job.spawned { Stdio::piped() } else { Stdio::null() });
+    if job.spawned {
+        cmd.env("PMI_SPAWNED", "1");
+    }
     if let Some(path) = library_path() {
         cmd.env("LD_LIBRARY_PATH", path);
     }

@@ -22,6 +22,10 @@ pub enum Error {
     Bootstrap(String),
     /// Creating or mapping the shared-memory segment failed.
     SharedMemory(String),
+    /// The launcher could not start a command of a spawn; the message names the command.
+    Spawn(String),
+    /// A port name that is not one, or a port that cannot be reached or opened.
+    Port(String),
     /// The library is already initialized in this process, or was finalized.
     State(&'static str),
     /// An argument that does not fit the call (a buffer too short for its layout, say).
@@ -51,6 +55,8 @@ impl fmt::Display for Error {
             Error::PeerGone { rank, reason } => write!(f, "rank {rank} is gone: {reason}"),
             Error::Bootstrap(why) => write!(f, "cannot start the job: {why}"),
             Error::SharedMemory(why) => write!(f, "shared memory: {why}"),
+            Error::Spawn(why) => write!(f, "spawn: {why}"),
+            Error::Port(why) => write!(f, "port: {why}"),
             Error::State(why) => f.write_str(why),
             Error::InvalidArgument(why) => f.write_str(why),
             Error::StaleRequest { id } => {

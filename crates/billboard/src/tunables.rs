@@ -137,6 +137,8 @@ pub fn all() -> &'static [&'static Tunable] {
         &transport::tcp::EAGER_MAX,
         &transport::tcp::CHUNK,
         &transport::tcp::setup::CONNECT_TIMEOUT_MS,
+        &crate::bootstrap::port::CONNECT_WAIT_MS,
+        &crate::api::SPAWN_WAIT_MS,
         &transport::tcp::setup::TIMEOUT_MS,
         &transport::udp::MTU,
         &transport::udp::WINDOW,

@@ -158,6 +158,12 @@ static WTIME_IS_GLOBAL: AtomicI32 = AtomicI32::new(0);
 static UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(1);
 static APPNUM: AtomicI32 = AtomicI32::new(0);
 
+/// Sets MPI_UNIVERSE_SIZE and MPI_APPNUM, which the launcher tells at MPI_Init.
+pub(crate) fn set_universe(universe_size: c_int, appnum: c_int) {
+    UNIVERSE_SIZE.store(universe_size, Ordering::Relaxed);
+    APPNUM.store(appnum, Ordering::Relaxed);
+}
+
 /// The value of predefined attribute `keyval` on `comm`, if it is one.
 fn predefined(m: &Mpi, comm: MPI_Comm, keyval: c_int) -> Option<&'static AtomicI32> {
     Some(match keyval {
@@ -174,10 +180,7 @@ fn predefined(m: &Mpi, comm: MPI_Comm, keyval: c_int) -> Option<&'static AtomicI
             &IO_ANY
         }
         MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL,
-        MPI_UNIVERSE_SIZE => {
-            UNIVERSE_SIZE.store(m.comm(MPI_COMM_WORLD)?.comm.size() as c_int, Ordering::Relaxed);
-            &UNIVERSE_SIZE
-        }
+        MPI_UNIVERSE_SIZE => &UNIVERSE_SIZE,
         MPI_LASTUSEDCODE => &crate::errhandler::LAST_USED_CODE,
         MPI_APPNUM => &APPNUM,
         _ => return None,

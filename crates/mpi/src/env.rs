@@ -94,6 +94,7 @@ pub(crate) fn start(function: &str, required: c_int) -> c_int {
     };
     crate::info::started(world.size(), level);
     state::install(mpi);
+    crate::spawn::started();
     start_clock();
     level
 }

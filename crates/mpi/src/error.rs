@@ -69,6 +69,8 @@ impl From<billboard::Error> for MpiError {
             E::InvalidArgument(_) => MPI_ERR_ARG,
             E::StaleRequest { .. } => MPI_ERR_REQUEST,
             E::PeerGone { .. } => MPIX_ERR_PROC_FAILED,
+            E::Spawn(_) => MPI_ERR_SPAWN,
+            E::Port(_) => MPI_ERR_PORT,
             _ => MPI_ERR_OTHER,
         };
         err(class, e.to_string())

@@ -43,6 +43,7 @@ mod persistent;
 mod request;
 mod request_list;
 mod session;
+mod spawn;
 mod state;
 mod tool;
 mod topo;

@@ -35,7 +35,9 @@ use crate::spawn::JobInfo;
 use crate::stdin::StdinSource;
 
 mod reports;
+mod spawn;
 mod start;
+use spawn::universe_size;
 pub mod time_limit;
 
 /// Time between SIGTERM and SIGKILL when stopping a job: long enough for a rank to flush and
@@ -76,6 +78,9 @@ enum Host {
 /// One rank as the launcher sees it, wherever it runs.
 struct Member {
     host: usize,
+    /// How messages name a spawned process (`rank 1 of spawned job 1 ('./child')`); `None`
+    /// for the ranks bbrun started, named by their rank.
+    label: Option<String>,
     pid: Option<u32>,
     exited: bool,
     stdout: LineSplitter,
@@ -127,6 +132,12 @@ struct Job {
     warned: Vec<String>,
     /// The job's time limit and when it runs out; `None` once it has been enforced.
     time_limit: Option<(Duration, Instant)>,
+    /// What spawned processes inherit: the job's id and secret, the program's environment.
+    jobid: String,
+    secret: String,
+    tag_output: bool,
+    /// Spawns done so far (each names its processes' job `<jobid>c<n>`).
+    spawns: usize,
 }
 
 /// How long a rank's error exit waits for a likelier cause (another rank's death, reported a
@@ -153,13 +164,21 @@ pub fn run(opts: &Options, jobid: &str) -> i32 {
     let size = placement.host_of.len();
     let mut server = PmiServer::new(size, format!("kvs_{jobid}"));
     server.set_process_mapping(process_mapping(&placement.host_of));
+    server.set_universe_size(universe_size(placement, &opts.local));
     let members = placement
         .host_of
         .iter()
         .enumerate()
         .map(|(rank, &host)| {
             let tag = opts.tag_output.then_some(rank);
-            Member { host, pid: None, exited: false, stdout: LineSplitter::new(tag), stderr: LineSplitter::new(tag) }
+            Member {
+                host,
+                label: None,
+                pid: None,
+                exited: false,
+                stdout: LineSplitter::new(tag),
+                stderr: LineSplitter::new(tag),
+            }
         })
         .collect();
     let mut job = Job {
@@ -179,11 +198,18 @@ pub fn run(opts: &Options, jobid: &str) -> i32 {
         agents_until: None,
         warned: Vec::new(),
         time_limit: opts.time_limit.map(|limit| (limit, Instant::now() + limit)),
+        jobid: jobid.to_owned(),
+        secret: secret.clone(),
+        tag_output: opts.tag_output,
+        spawns: 0,
     };
     job.start_hosts(opts, jobid, &secret);
     job.event_loop();
     job.finish();
     crate::shm::remove_job_segments(jobid);
+    for n in 1..=job.spawns {
+        crate::shm::remove_job_segments(&format!("{jobid}c{n}"));
+    }
     job.exit_code()
 }
 

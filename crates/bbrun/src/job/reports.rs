@@ -156,6 +156,7 @@ impl Job {
                     };
                     self.fail(&format!("{} called PMI abort with code {code}{why}", self.who(rank)), exit);
                 }
+                Event::Spawn { rank, request } => self.on_spawn(rank, request),
                 Event::Malformed { rank, error } => {
                     self.fail(&format!("{} broke the PMI protocol: {error}", self.who(rank)), 1);
                 }
@@ -173,9 +174,10 @@ impl Job {
     /// `rank 3 (pid 1234)`, and ` on host h2` when the job is more than this machine.
     pub(super) fn who(&self, rank: usize) -> String {
         let m = &self.members[rank];
+        let name = m.label.clone().unwrap_or_else(|| format!("rank {rank}"));
         let mut who = match m.pid {
-            Some(pid) => format!("rank {rank} (pid {pid})"),
-            None => format!("rank {rank}"),
+            Some(pid) => format!("{name} (pid {pid})"),
+            None => name,
         };
         if self.name_hosts {
             who.push_str(&format!(" on host {}", self.names[m.host]));

@@ -36,6 +36,7 @@ impl Job {
                     local_size: ranks.len(),
                     env: &[],
                     cwd: None,
+                    spawned: false,
                 };
                 self.hosts[h] = Host::Local(LocalRanks::start(&info, &ranks, &mut reports));
             } else {

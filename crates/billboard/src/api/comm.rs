@@ -757,6 +757,20 @@ impl Communicator {
         Communicator { inner: Arc::new(inner) }
     }
 
+    /// A view of the processes `union` (peer numbers of this process; this one is
+    /// `union[me]`) on MPI_COMM_WORLD's contexts, ranked by position: for agreements among
+    /// processes of several jobs, whose peer numbers differ from process to process while
+    /// their positions in `union` are the same everywhere.
+    pub(super) fn union_view(&self, union: Vec<usize>, me: usize) -> Communicator {
+        self.inter_child(0, me, Some(union), None)
+    }
+
+    /// Whether every member of `union` belongs to this process's own job.
+    pub(super) fn all_in_world(&self, union: &[usize]) -> bool {
+        let world = self.inner.engine.world_size();
+        union.iter().all(|&p| p < world)
+    }
+
     /// The tag of the next nonblocking collective written as a schedule.
     pub(crate) fn next_nonblocking_tag(&self) -> i32 {
         self.next_tag(NONBLOCKING, TAG_NONBLOCKING)

@@ -18,12 +18,12 @@ use crate::{Error, Result};
 /// The other group of an intercommunicator, as this side sees it.
 pub(crate) struct Remote {
     /// World rank of each remote member, by remote rank.
-    members: Vec<usize>,
+    pub(super) members: Vec<usize>,
     /// An intracommunicator of the local group, for the library's own use.
-    local: Communicator,
+    pub(super) local: Communicator,
     /// Whether the local group comes first in the union (its leader has the lower world rank):
     /// the order of [`Communicator::merge`] when both groups pass the same `high`.
-    low: bool,
+    pub(super) low: bool,
 }
 
 impl Remote {
@@ -85,8 +85,16 @@ impl Communicator {
 
     /// A context id free in every process of `union` (world ranks; this one is `union[me]`),
     /// agreed on the world's collective context with `tag` (below [`BACKGROUND_SPAN`]).
-    fn agree_union(&self, union: &[usize], me: usize, tag: i32) -> Result<u32> {
-        context::agree(&self.world_view(), union, me, TAG_INTER + tag)
+    ///
+    /// With processes of another job among them (spawned or connected), the world ranks mean
+    /// nothing to those: the agreement runs on the union's positions instead (`union_view`).
+    pub(super) fn agree_union(&self, union: &[usize], me: usize, tag: i32) -> Result<u32> {
+        if self.all_in_world(union) {
+            return context::agree(&self.world_view(), union, me, TAG_INTER + tag);
+        }
+        let view = self.union_view(union.to_vec(), me);
+        let everyone: Vec<usize> = (0..union.len()).collect();
+        context::agree(&view, &everyone, me, TAG_INTER + tag)
     }
 
     /// An intercommunicator of this communicator's group and another one (MPI_Intercomm_create;

@@ -3,6 +3,7 @@
 mod comm;
 mod context;
 mod datatype;
+mod dynamic;
 mod intercomm;
 mod request;
 mod scope;
@@ -11,6 +12,7 @@ mod universe;
 
 pub use comm::{Background, Communicator, Message, SendMode, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use datatype::{Buffer, BufferMut, Equivalence};
+pub use dynamic::{close_port, open_port, Launcher, SpawnCommand, SPAWN_WAIT_MS};
 pub use request::{test_all, wait_all, wait_any, wait_each, Request, Status};
 pub use scope::Scope;
 pub use universe::{init, Universe};

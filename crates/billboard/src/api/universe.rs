@@ -2,7 +2,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use std::sync::{Arc, Mutex};
+
 use super::comm::Communicator;
+use super::dynamic::Launcher;
 use crate::bootstrap::Job;
 use crate::engine::{Engine, Shared};
 use crate::{Error, Result};
@@ -13,8 +16,10 @@ static INITIALIZED: AtomicBool = AtomicBool::new(false);
 /// without that (an early error return, a panic) leaves the job without waiting for the other
 /// ranks, which the launcher then reports, instead of hanging in a barrier they never reach.
 pub struct Universe {
-    job: Job,
+    job: Launcher,
     world: Communicator,
+    /// The intercommunicator to the group that spawned this job (MPI_Comm_get_parent).
+    parent: Option<Communicator>,
 }
 
 /// Joins the job this process was started in (by `bbrun`, or Hydra's PMI-1), or makes a
@@ -27,13 +32,30 @@ pub fn init() -> Result<Universe> {
     let chan = crate::bootstrap::wire::connect(&mut job)?;
     let engine = Shared::new(Engine::new(chan));
     let world = Communicator::world(engine, job.rank, job.size);
-    Ok(Universe { job, world })
+    super::dynamic::set_job_id(&job.id);
+    // A spawned job meets its parents before the program runs, as MPI_Init must return with
+    // MPI_Comm_get_parent ready; the parents wait for it in their MPI_Comm_spawn.
+    let parent = match job.parent_port()? {
+        Some(port) => Some(world.connect(&port, 0)?),
+        None => None,
+    };
+    Ok(Universe { job: Launcher(Arc::new(Mutex::new(job))), world, parent })
 }
 
 impl Universe {
     /// All ranks of the job.
     pub fn world(&self) -> Communicator {
         self.world.clone()
+    }
+
+    /// The intercommunicator to the parents, when a spawn started this job.
+    pub fn parent(&self) -> Option<Communicator> {
+        self.parent.clone()
+    }
+
+    /// The launcher: spawn, universe size, name service.
+    pub fn launcher(&self) -> Launcher {
+        self.job.clone()
     }
 
     /// Waits for every rank to get here, then leaves the job.
@@ -43,7 +65,7 @@ impl Universe {
 
     /// Ends the whole job with `code`, from any rank.
     pub fn abort(&mut self, code: i32, why: &str) -> ! {
-        let _ = self.job.abort(code, why);
+        let _ = self.job.0.lock().unwrap_or_else(|p| p.into_inner()).abort(code, why);
         std::process::exit(code)
     }
 
@@ -51,6 +73,6 @@ impl Universe {
         self.world.finish_orphans();
         self.world.barrier()?;
         self.world.drain();
-        self.job.finalize()
+        self.job.0.lock().unwrap_or_else(|p| p.into_inner()).finalize()
     }
 }

@@ -2,9 +2,14 @@
 //! singleton when started without a launcher.
 
 pub mod pmi;
+pub mod port;
 pub(crate) mod wire;
 
 use crate::Result;
+
+/// The key of a spawned job's key-value space that holds its parent root's port name
+/// (MPICH's name for it, so the library also spawns under Hydra).
+pub const PARENT_PORT_KEY: &str = "PARENT_ROOT_PORT_NAME";
 
 /// Where this process stands in the job, and the key-value exchange to set up routes with.
 pub(crate) struct Job {
@@ -53,6 +58,25 @@ impl Job {
         match &mut self.pmi {
             Some(p) => p.finalize(),
             None => Ok(()),
+        }
+    }
+
+    /// The launcher's PMI connection, for what only it can do (spawn, the name service).
+    pub fn pmi(&mut self) -> Result<&mut pmi::Pmi> {
+        self.pmi.as_mut().ok_or_else(|| {
+            crate::Error::Spawn("this process was started without a launcher (run it under bbrun or mpiexec)".into())
+        })
+    }
+
+    /// The port of the parent's root, when a spawn started this job (`PMI_SPAWNED`, and the key
+    /// the parent put in our key-value space, as MPICH names it).
+    pub fn parent_port(&mut self) -> Result<Option<String>> {
+        if std::env::var("PMI_SPAWNED").map_or(true, |v| v.trim() == "0" || v.trim().is_empty()) {
+            return Ok(None);
+        }
+        match &mut self.pmi {
+            Some(p) => p.get(PARENT_PORT_KEY).map(Some),
+            None => Ok(None),
         }
     }
 

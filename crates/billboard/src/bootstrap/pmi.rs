@@ -214,6 +214,79 @@ impl Pmi {
         Ok(())
     }
 
+    /// The number of processes the job may hold in all (`MPI_UNIVERSE_SIZE`).
+    /// Hydra answers -1 when it does not know: then 0.
+    pub fn universe_size(&mut self) -> Result<usize> {
+        let reply = self.call(&format_line("get_universe_size", &[]), "universe_size")?;
+        self.check_rc(&reply, "get_universe_size")?;
+        Ok(reply.require_int::<i64>("size")?.max(0) as usize)
+    }
+
+    /// Asks the launcher to start `commands` as one new job (MPI_Comm_spawn_multiple), with
+    /// `preput` in its key-value space: MPICH's simple-PMI wire, one `mcmd=spawn` block per
+    /// command, answered by one `cmd=spawn_result` after the last. A refusal says why (the
+    /// launcher names the command it could not start).
+    pub fn spawn(&mut self, commands: &[SpawnCommand], preput: &[(&str, &str)]) -> Result<()> {
+        let clean = |what: &str, text: &str| -> Result<()> {
+            if text.contains(['\n', '\r']) {
+                return Err(Error::Spawn(format!("{what} {text:?} holds a line break, which PMI cannot carry")));
+            }
+            Ok(())
+        };
+        let mut block = String::new();
+        for (i, c) in commands.iter().enumerate() {
+            clean("command", &c.command)?;
+            block.push_str(&format!("mcmd=spawn\nnprocs={}\nexecname={}\n", c.nprocs, c.command));
+            block.push_str(&format!("totspawns={}\nspawnssofar={}\n", commands.len(), i + 1));
+            block.push_str(&format!("argcnt={}\n", c.args.len()));
+            for (k, a) in c.args.iter().enumerate() {
+                clean("argument", a)?;
+                block.push_str(&format!("arg{}={a}\n", k + 1));
+            }
+            block.push_str(&format!("preput_num={}\n", preput.len()));
+            for (k, (key, value)) in preput.iter().enumerate() {
+                block.push_str(&format!("preput_key_{k}={key}\npreput_val_{k}={value}\n"));
+            }
+            block.push_str(&format!("info_num={}\n", c.info.len()));
+            for (k, (key, value)) in c.info.iter().enumerate() {
+                clean("info value", value)?;
+                block.push_str(&format!("info_key_{k}={key}\ninfo_val_{k}={value}\n"));
+            }
+            block.push_str("endcmd\n");
+        }
+        self.send(&block, "spawn")?;
+        let reply = self.read_reply("spawn_result", "spawn")?;
+        match reply.rc()? {
+            0 => Ok(()),
+            rc => Err(Error::Spawn(
+                reply
+                    .get("error_msg")
+                    .or(reply.get("msg"))
+                    .map_or_else(|| format!("the launcher refused the spawn (rc={rc})"), str::to_owned),
+            )),
+        }
+    }
+
+    /// Publishes `port` under `service` in the launcher's name service (MPI_Publish_name).
+    pub fn publish_name(&mut self, service: &str, port: &str) -> Result<()> {
+        let reply =
+            self.call(&format_line("publish_name", &[("service", service), ("port", port)]), "publish_result")?;
+        self.check_rc(&reply, &format!("publish of service {service:?}"))
+    }
+
+    /// Withdraws `service` (MPI_Unpublish_name).
+    pub fn unpublish_name(&mut self, service: &str) -> Result<()> {
+        let reply = self.call(&format_line("unpublish_name", &[("service", service)]), "unpublish_result")?;
+        self.check_rc(&reply, &format!("unpublish of service {service:?}"))
+    }
+
+    /// The port published under `service` (MPI_Lookup_name).
+    pub fn lookup_name(&mut self, service: &str) -> Result<String> {
+        let reply = self.call(&format_line("lookup_name", &[("service", service)]), "lookup_result")?;
+        self.check_rc(&reply, &format!("lookup of service {service:?}"))?;
+        Ok(reply.require("port")?.to_owned())
+    }
+
     fn check_key(&self, key: &str) -> Result<()> {
         if key.is_empty() || key.len() >= self.keylen_max || key.contains([' ', '\t', '\n', '\r', '=']) {
             return Err(Error::Bootstrap(format!(
@@ -273,6 +346,16 @@ impl Pmi {
         }
         Ok(reply)
     }
+}
+
+/// One command of a spawn: `nprocs` copies of `command args...`, placed as `info` says
+/// (`host`, `wdir`, `path`: the keys MPI reserves).
+#[derive(Clone, Debug, Default)]
+pub struct SpawnCommand {
+    pub command: String,
+    pub args: Vec<String>,
+    pub nprocs: usize,
+    pub info: Vec<(String, String)>,
 }
 
 /// Reads the environment (through `var`, so tests need not change the real one).

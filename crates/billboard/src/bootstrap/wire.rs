@@ -8,12 +8,10 @@
 //! The result is the [`Routes`] table the engine sends through.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::os::fd::OwnedFd;
-use std::sync::Arc;
 
 use super::Job;
-use crate::transport::routes::{route_between, Remote, Route, RouteChoice, Routes};
-use crate::transport::shm::{self, ShmChannel};
+use crate::transport::routes::{route_between, sleep_set, Remote, Route, RouteChoice, Routes};
+use crate::transport::shm;
 use crate::transport::tcp::addr::{self, IfChoice};
 use crate::transport::tcp::handshake::Secret;
 use crate::transport::tcp::listen::listen;
@@ -154,22 +152,6 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
         _ => None,
     };
     Ok(Routes::new(billboard, shm, tcp, both, node))
-}
-
-/// Where a rank with peers on both routes sleeps: one epoll set holding TCP's (ready when a
-/// socket is) and this rank's billboard doorbell, which its billboard peers ring when they post
-/// to it while it sleeps. Returns (set, doorbell).
-fn sleep_set(shm: &mut ShmChannel, tcp: &mut Remote) -> Result<(Arc<OwnedFd>, Arc<OwnedFd>)> {
-    use rustix::event::epoll;
-    let os = |call: &'static str| move |e: std::io::Error| Error::Os { call, errno: e };
-    shm.install_bell().map_err(os("bind (billboard doorbell)"))?;
-    let bell = shm.bell().expect("installed");
-    let set = epoll::create(epoll::CreateFlags::CLOEXEC).map_err(|e| os("epoll_create")(e.into()))?;
-    for fd in [&tcp.waker(), &bell] {
-        epoll::add(&set, fd, epoll::EventData::new_u64(0), epoll::EventFlags::IN)
-            .map_err(|e| os("epoll_ctl")(e.into()))?;
-    }
-    Ok((Arc::new(set), bell))
 }
 
 /// Whether `ranks` processes outnumber the cores this process may run on.

@@ -47,7 +47,7 @@ impl Core {
         }
         self.control.retain(|c| c.0 != peer);
         if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none()) {
-            if d.hint.is_none() || d.hint == Some(peer) {
+            if (d.hint.is_none() && peer < self.joined_from) || d.hint == Some(peer) {
                 d.outcome = Some(Outcome::Done(Err(gone(&why))));
             }
         }
@@ -55,7 +55,10 @@ impl Core {
             let req = self.reqs.get(id);
             let depends = match req.state {
                 State::Free | State::Done => false,
-                State::RecvPosted { .. } => (req.hint == Some(peer) || req.hint.is_none()) && self.matcher.cancel(id),
+                State::RecvPosted { .. } => {
+                    let wildcard = req.hint.is_none() && peer < self.joined_from;
+                    (req.hint == Some(peer) || wildcard) && self.matcher.cancel(id)
+                }
                 _ => req.hint == Some(peer),
             };
             if depends {

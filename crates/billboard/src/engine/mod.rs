@@ -39,8 +39,11 @@ pub(crate) struct Shared {
     helpers: Mutex<(usize, bool)>,
     /// Threads waiting at once (MPI_THREAD_MULTIPLE): which one polls, where the others sleep.
     waiters: wait::Waiters,
-    /// The host index of every world rank (fixed at start; read without the lock).
-    nodes: Box<[usize]>,
+    /// The host index of every peer (read without the engine's lock; it grows only when
+    /// processes join, `add_tcp_peers`).
+    nodes: std::sync::RwLock<Arc<[usize]>>,
+    /// Ranks of this process's own job; peers from this number on joined later.
+    world_size: usize,
     /// Ranks outnumber cores on this host (a setup fact, readable without the lock).
     crowded: bool,
 }
@@ -74,8 +77,28 @@ pub(crate) type EngineRef = Arc<Shared>;
 
 impl Shared {
     /// The host index of every world rank (equal index: same host), as the routes found it.
-    pub fn nodes(&self) -> &[usize] {
-        &self.nodes
+    pub fn nodes(&self) -> Arc<[usize]> {
+        Arc::clone(&self.nodes.read().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+
+    /// The ranks of this process's own job (MPI_COMM_WORLD); peers numbered from here on
+    /// joined later (spawn, connect, accept).
+    pub fn world_size(&self) -> usize {
+        self.world_size
+    }
+
+    /// Joins peers of another job to this engine over TCP (see `Routes::add_tcp_peers`);
+    /// returns the first new peer number.
+    pub(crate) fn add_tcp_peers(
+        &self,
+        hosts: Vec<String>,
+        node: Vec<usize>,
+        established: Vec<(usize, std::os::fd::OwnedFd, Vec<u8>)>,
+    ) -> Result<usize> {
+        let mut engine = self.lock();
+        let first = engine.add_tcp_peers(hosts, node, established)?;
+        *self.nodes.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = engine.routes().nodes().into();
+        Ok(first)
     }
 
     /// Whether ranks outnumber cores on this host, as [`Engine::oversubscribed`] says.
@@ -84,9 +107,10 @@ impl Shared {
     }
 
     pub fn new(engine: Engine) -> EngineRef {
-        let nodes = engine.routes().nodes().into();
+        let nodes: Arc<[usize]> = engine.routes().nodes().into();
         Arc::new(Shared {
-            nodes,
+            world_size: nodes.len(),
+            nodes: std::sync::RwLock::new(nodes),
             crowded: engine.oversubscribed(),
             engine: UnsafeCell::new(engine),
             lock: Mutex::new(()),

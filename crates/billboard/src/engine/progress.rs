@@ -115,6 +115,9 @@ struct Core {
     /// Per peer: why its route broke; requests that depend on it fail with that.
     failed: Vec<Option<String>>,
     any_failed: bool,
+    /// Peers from this number on joined after start (another job's): their leaving is normal
+    /// (disconnect, finalize), so it fails only requests that name them, not wildcard receives.
+    joined_from: usize,
     /// Peers failed for what they sent, whose routes are to be closed after this poll.
     to_close: Vec<usize>,
     /// The blocking receive waiting directly, if any (one at a time).
@@ -174,6 +177,7 @@ impl<C: Channel> Engine<C> {
                 push_refused: vec![false; n],
                 failed: vec![None; n],
                 any_failed: false,
+                joined_from: n,
                 to_close: Vec::new(),
                 direct: None,
             },
@@ -710,7 +714,38 @@ impl<C: Channel> Engine<C> {
     }
 }
 
+#[cfg(test)]
+impl<C: Channel> Engine<C> {
+    /// Treats peers from `first` on as joined after start (what `add_tcp_peers` does).
+    pub(super) fn joined_from(&mut self, first: usize) {
+        self.core.joined_from = first;
+    }
+}
+
 impl Engine<Routes> {
+    /// Joins peers of another job over TCP (`Routes::add_tcp_peers`), with the per-peer state
+    /// every rank has; returns the first new peer number.
+    pub(crate) fn add_tcp_peers(
+        &mut self,
+        hosts: Vec<String>,
+        node: Vec<usize>,
+        established: Vec<(usize, std::os::fd::OwnedFd, Vec<u8>)>,
+    ) -> Result<usize> {
+        let first = self.chan.add_tcp_peers(hosts, node, established)?;
+        let core = &mut self.core;
+        for p in first..self.chan.nranks() {
+            let caps = self.chan.caps_for(p);
+            self.thresholds.push(Thresholds::from_caps(&caps));
+            core.queued.push(VecDeque::new());
+            core.single_copy.push(false);
+            core.claim_words.push(caps.claim_words.min(16) as u32);
+            core.claims_busy.push(0);
+            core.push_refused.push(false);
+            core.failed.push(None);
+        }
+        Ok(first)
+    }
+
     pub(crate) fn sleeper(&mut self) -> crate::transport::routes::Sleeper {
         self.chan.sleeper()
     }

@@ -407,6 +407,27 @@ fn a_peer_dying_mid_transfer_fails_what_depends_on_it() {
     assert!(buf == fine);
 }
 
+/// A peer that joined after start (a spawned child, a connected job) leaving is normal: it
+/// fails the receives that name it, not a wildcard receive, which still matches a message from
+/// another rank afterwards.
+#[test]
+fn a_joined_peer_leaving_spares_wildcard_receives() {
+    let mut s = sim(3, records_only());
+    s.ranks[0].joined_from(2);
+    let mut named = [0u8; 4];
+    let from_joined = s.recv(0, Some(2), Some(1), &mut named);
+    let mut any = [0u8; 4];
+    let wildcard = s.recv(0, None, Some(3), &mut any);
+    s.net.borrow_mut().kill(2, "it finalized");
+    s.rounds(&[0]);
+    assert!(matches!(s.ranks[0].finish(from_joined), Err(Error::PeerGone { rank: 2, .. })));
+    assert!(!s.ranks[0].is_done(wildcard), "a wildcard receive outlives a joined peer's leaving");
+    let msg = data(1, 0, 4);
+    let send = s.send(1, 0, 3, &msg);
+    s.complete(&[(0, Some(wildcard)), (1, send)]);
+    assert!(any[..] == msg[..]);
+}
+
 /// Any mix of messages among three ranks, on any route, under any schedule of progress rounds
 /// and held links: each (sender, receiver, tag) stream arrives whole and in order.
 mod property {

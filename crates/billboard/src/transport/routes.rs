@@ -135,6 +135,50 @@ impl Routes {
         Routes { table, shm_world: billboard, shm, remote, both, node, polls: 0 }
     }
 
+    /// Adds peers that joined after start (another job's ranks: spawned children, or a group
+    /// met through a port), reached over TCP through `established` (new peer k's socket and
+    /// the bytes that followed its handshake; index k counts from 0). `hosts` names them and
+    /// `node` gives their host index (equal: same billboard, theirs). Returns the first new
+    /// peer number: they come after every rank known so far.
+    ///
+    /// Why TCP even on this host: the billboard segment is sized and mapped once, at start, by
+    /// the ranks of one job; a process of another job cannot join it. A rank that now has
+    /// peers on both routes sleeps on an epoll set with its doorbell (billboard peers that did
+    /// not add peers themselves wake it by the futex, which it notices within `BB_SLEEP_US`).
+    pub(crate) fn add_tcp_peers(
+        &mut self,
+        hosts: Vec<String>,
+        node: Vec<usize>,
+        established: Vec<(usize, OwnedFd, Vec<u8>)>,
+    ) -> Result<usize> {
+        let first = self.table.len();
+        let established: Vec<_> = established.into_iter().map(|(k, fd, early)| (first + k, fd, early)).collect();
+        let n = hosts.len();
+        match &mut self.remote {
+            Some(Remote::Tcp(tcp)) => tcp.add(hosts, established)?,
+            Some(Remote::Udp(_)) => {
+                return Err(Error::Bootstrap(
+                    "processes cannot join a job that runs under BB_ROUTES=udp (spawn, connect and accept need TCP)"
+                        .into(),
+                ))
+            }
+            None => {
+                let me = self.shm_world[self.shm.me()];
+                let mut all = vec![String::new(); first];
+                all.extend(hosts);
+                let mut tcp = Remote::Tcp(crate::transport::tcp::TcpChannel::new(me, all, established)?);
+                if self.shm_world.len() > 1 {
+                    self.both = Some(sleep_set(&mut self.shm, &mut tcp)?);
+                }
+                self.remote = Some(tcp);
+            }
+        }
+        let caps = self.remote.as_ref().expect("set above").caps();
+        self.table.extend((0..n).map(|_| Peer { index: REMOTE, caps }));
+        self.node.extend(node);
+        Ok(first)
+    }
+
     /// The host index of every world rank (equal index: same host).
     pub fn nodes(&self) -> &[usize] {
         &self.node
@@ -316,6 +360,22 @@ impl Channel for Routes {
     fn flushed(&self) -> bool {
         self.remote.as_ref().is_none_or(|t| t.flushed())
     }
+}
+
+/// Where a rank with peers on both routes sleeps: one epoll set holding TCP's (ready when a
+/// socket is) and this rank's billboard doorbell, which its billboard peers ring when they post
+/// to it while it sleeps. Returns (set, doorbell).
+pub(crate) fn sleep_set(shm: &mut ShmChannel, tcp: &mut Remote) -> Result<(Arc<OwnedFd>, Arc<OwnedFd>)> {
+    use rustix::event::epoll;
+    let os = |call: &'static str| move |e: std::io::Error| Error::Os { call, errno: e };
+    shm.install_bell().map_err(os("bind (billboard doorbell)"))?;
+    let bell = shm.bell().expect("installed");
+    let set = epoll::create(epoll::CreateFlags::CLOEXEC).map_err(|e| os("epoll_create")(e.into()))?;
+    for fd in [&tcp.waker(), &bell] {
+        epoll::add(&set, fd, epoll::EventData::new_u64(0), epoll::EventFlags::IN)
+            .map_err(|e| os("epoll_ctl")(e.into()))?;
+    }
+    Ok((Arc::new(set), bell))
 }
 
 /// Sleeps without a borrow of the routes (see [`shm::Sleeper`]).

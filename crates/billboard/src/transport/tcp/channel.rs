@@ -103,6 +103,26 @@ impl TcpChannel {
         })
     }
 
+    /// Takes over connections to peers that joined after start (`MPI_Comm_spawn`,
+    /// `MPI_Comm_accept`/`connect`): they get the next ranks, in order, and `hosts` names them.
+    pub(crate) fn add(&mut self, hosts: Vec<String>, established: Vec<(usize, OwnedFd, Vec<u8>)>) -> Result<()> {
+        let os = |call| move |e: rustix::io::Errno| Error::Os { call, errno: e.into() };
+        self.nranks += hosts.len();
+        self.hosts.extend(hosts);
+        self.conns.resize_with(self.nranks, || None);
+        self.reported.resize(self.nranks, false);
+        for (peer, fd, early) in established {
+            if !early.is_empty() {
+                self.buffered.push(peer);
+            }
+            tune(&fd)?;
+            epoll::add(&*self.epoll, &fd, epoll::EventData::new_u64(peer as u64), epoll::EventFlags::IN)
+                .map_err(os("epoll_ctl"))?;
+            self.conns[peer] = Some(Conn::new(fd, &early));
+        }
+        Ok(())
+    }
+
     /// Whether `peer` is reached through this channel.
     pub fn reaches(&self, peer: usize) -> bool {
         self.conns.get(peer).is_some_and(Option::is_some)

@@ -1,0 +1,200 @@
+//! Spawning (MPI_Comm_spawn): a member's PMI spawn request becomes a new group of processes
+//! with a job id, key-value space and barrier of their own (`<jobid>c<n>`), and the job's
+//! secret: each command on the host its `host` info key names (one of the job's), else on the
+//! host of the member that asked; this machine's through us, the others' through their agents
+//! (`Order::Spawn`). They are members like the ranks bbrun started: their output is forwarded,
+//! their exits tracked, and the same tear-down policy holds (a child that fails ends the job,
+//! and the job ends only once parents and children are all done).
+//!
+//! Every command is checked before any process starts: a command that cannot be run, a
+//! working directory that is not there, or a host that is not the job's fails the whole
+//! request with a message naming the command, and no child runs. (On another host the agent
+//! checks the command; one it cannot run there fails the job, naming the host.)
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::pmi_spawn::{SpawnCommand, SpawnRequest};
+
+/// MPI_UNIVERSE_SIZE: the ranks the job was started with, or this machine's cores when the job
+/// runs here alone and has more room (what a spawn may fill without oversubscribing).
+pub(crate) fn universe_size(placement: &Placement, local: &[bool]) -> usize {
+    let size = placement.host_of.len();
+    if local.iter().all(|&l| l) {
+        size.max(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    } else {
+        size
+    }
+}
+
+/// A command, checked: where and what to run.
+struct Ready {
+    host: usize,
+    program: PathBuf,
+    args: Vec<OsString>,
+    cwd: Option<PathBuf>,
+}
+
+impl Job {
+    /// Answers member `rank`'s spawn request, after starting its processes (or not).
+    pub(super) fn on_spawn(&mut self, rank: usize, request: SpawnRequest) {
+        let result = self.start_spawn(rank, &request);
+        if let Event::Reply { rank, line } = PmiServer::spawn_result(rank, result) {
+            self.send_pmi(rank, line);
+        }
+    }
+
+    fn start_spawn(&mut self, requester: usize, request: &SpawnRequest) -> Result<(), String> {
+        if self.stopping() {
+            return Err("the job is stopping".into());
+        }
+        let here = self.members[requester].host;
+        let ready = request.commands.iter().map(|c| self.check_command(c, here)).collect::<Result<Vec<_>, _>>()?;
+        // The group's hosts, in order of first use: its BB_NODE_ID and BB_NNODES.
+        let mut hosts: Vec<usize> = Vec::new();
+        for r in &ready {
+            if !hosts.contains(&r.host) {
+                hosts.push(r.host);
+            }
+        }
+        let on_host =
+            |h: usize| request.commands.iter().zip(&ready).filter(|(_, r)| r.host == h).map(|(c, _)| c.nprocs).sum();
+        let local_size: Vec<usize> = hosts.iter().map(|&h| on_host(h)).collect();
+        self.spawns += 1;
+        let n = self.spawns;
+        let child_job = format!("{}c{n}", self.jobid);
+        let sizes: Vec<usize> = request.commands.iter().map(|c| c.nprocs).collect();
+        let total: usize = sizes.iter().sum();
+        let first = self.server.add_group(&sizes, format!("kvs_{child_job}"), &request.preput);
+        let (mut offset, mut local_base) = (0, vec![0; hosts.len()]);
+        let now = Instant::now();
+        for (command, ready) in request.commands.iter().zip(&ready) {
+            let h = ready.host;
+            let node = hosts.iter().position(|&x| x == h).expect("listed");
+            for r in offset..offset + command.nprocs {
+                let tag = self.tag_output.then_some(first + r);
+                self.members.push(Member {
+                    host: h,
+                    label: Some(format!("rank {r} of spawned job {n} ('{}')", command.execname)),
+                    pid: None,
+                    exited: false,
+                    stdout: LineSplitter::new(tag),
+                    stderr: LineSplitter::new(tag),
+                });
+            }
+            let ranks = offset..offset + command.nprocs;
+            let mut reports = Vec::new();
+            match &mut self.hosts[h] {
+                Host::Local(local) => {
+                    let info = JobInfo {
+                        program: &ready.program,
+                        args: &ready.args,
+                        size: total,
+                        jobid: &child_job,
+                        secret: &self.secret,
+                        host: &self.names[h],
+                        node_id: node,
+                        nnodes: hosts.len(),
+                        local_size: local_size[node],
+                        env: &[],
+                        cwd: ready.cwd.as_deref(),
+                        spawned: true,
+                    };
+                    let members: Vec<(usize, usize)> = ranks.map(|r| (first + r, r)).collect();
+                    local.start_members(&info, &members, local_base[node], &mut reports);
+                }
+                Host::Remote(link) => {
+                    let cwd = ready.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+                    let setup = Setup {
+                        jobid: child_job.clone(),
+                        secret: self.secret.clone(),
+                        host: self.names[h].clone(),
+                        node_id: node as u32,
+                        nnodes: hosts.len() as u32,
+                        size: total as u32,
+                        ranks: ranks.map(|r| r as u32).collect(),
+                        program: ready.program.as_os_str().as_bytes().to_vec(),
+                        args: ready.args.iter().map(|a| a.as_bytes().to_vec()).collect(),
+                        env: forwarded_env(),
+                        cwd: cwd.as_os_str().as_bytes().to_vec(),
+                    };
+                    let (first, base, size) = (first as u32, local_base[node] as u32, local_size[node] as u32);
+                    link.send(&Order::Spawn { first, local_base: base, local_size: size, setup: Box::new(setup) });
+                }
+                Host::Down => unreachable!("check_command refuses a host that is down"),
+            }
+            for report in reports {
+                self.on_report(h, report, now);
+            }
+            offset += command.nprocs;
+            local_base[node] += command.nprocs;
+        }
+        Ok(())
+    }
+
+    /// Where and what `command` runs, honouring its `host`, `wdir` and `path` info keys; by
+    /// default on host `here`.
+    fn check_command(&self, command: &SpawnCommand, here: usize) -> Result<Ready, String> {
+        let name = &command.execname;
+        let host = match command.info("host") {
+            None => here,
+            Some(wanted) => self
+                .host_named(wanted)
+                .ok_or_else(|| format!("cannot start '{name}' on host {wanted}: it is not one of the job's hosts"))?,
+        };
+        let args = command.args.iter().map(OsString::from).collect();
+        let cwd = command.info("wdir").map(PathBuf::from);
+        match self.hosts[host] {
+            Host::Local(_) => {}
+            // The agent looks the program up and checks the folder on its own host.
+            Host::Remote(_) => return Ok(Ready { host, program: PathBuf::from(name), args, cwd }),
+            Host::Down => {
+                let why = "bbrun runs no agent there (none of the job's ranks is on it, or its agent ended)";
+                return Err(format!("cannot start '{name}' on host {}: {why}", self.names[host]));
+            }
+        }
+        if let Some(dir) = &cwd {
+            if !dir.is_dir() {
+                return Err(format!(
+                    "cannot start '{name}': its working directory {} is not a directory",
+                    dir.display()
+                ));
+            }
+        }
+        let mut program = PathBuf::from(name);
+        if let (Some(dir), true) = (&cwd, name.contains('/') && program.is_relative()) {
+            program = dir.join(&program);
+        }
+        // `path`: directories to look in first, then the PATH the children inherit.
+        let mut search: Vec<PathBuf> =
+            command.info("path").map_or_else(Vec::new, |p| std::env::split_paths(p).collect());
+        search.extend(std::env::var_os("PATH").iter().flat_map(std::env::split_paths));
+        let search = std::env::join_paths(search).map_err(|e| format!("cannot start '{name}': {e}"))?;
+        crate::spawn::find_program_in(&program, Some(&search)).map_err(|(why, _)| why)?;
+        if !name.contains('/') {
+            // Found through `path` or PATH: run what was found, whatever PATH the child has.
+            if let Some(found) = std::env::split_paths(&search).map(|d| d.join(name)).find(|p| is_program(p)) {
+                program = found;
+            }
+        }
+        Ok(Ready { host, program, args, cwd })
+    }
+
+    /// The job's host called `name`: by the name it was given, or this machine by any of its
+    /// names when the job runs ranks here.
+    fn host_named(&self, name: &str) -> Option<usize> {
+        if let Some(h) = self.names.iter().position(|n| n == name) {
+            return Some(h);
+        }
+        let hostname = billboard::transport::tcp::addr::host_name();
+        if crate::hosts::is_this_machine(name, &hostname) {
+            return self.hosts.iter().position(|h| matches!(h, Host::Local(_)));
+        }
+        None
+    }
+}
+
+fn is_program(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}

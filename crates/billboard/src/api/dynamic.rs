@@ -1,0 +1,475 @@
+//! Dynamic processes: two groups of processes that did not start together become one
+//! intercommunicator (MPI 4.0 chapter 11). The accepting group's root holds a port
+//! (`bootstrap/port.rs`), the connecting group's root reaches it; spawned children connect to
+//! their parents' port the same way ([`Launcher::spawn`]), and MPI_Comm_join opens a port on
+//! one side of a socket the program already has.
+//!
+//! How the groups join, in every member of both (collective over each local communicator):
+//! 1. each process opens a listening socket and describes itself in one line (its job, its
+//!    world rank there, its host, the address it listens on);
+//! 2. the lines reach the root, the two roots swap their group's lines over the port's
+//!    authenticated link, and each root broadcasts the other group's lines and the port's token;
+//! 3. every process connects to (or accepts) every process of the other group that is not of
+//!    its own job, each connection authenticated by the token (`transport/tcp/handshake.rs`),
+//!    and adds them to its engine as new peers, over TCP: a billboard is mapped once, at start,
+//!    by one job's ranks. Processes of the same job (two groups of one MPI_COMM_WORLD) keep
+//!    their routes;
+//! 4. a context id free in all of them is agreed on over the union (accepting group first).
+//!
+//! A failure at the root (no such port, a link that breaks) is broadcast, so every member of
+//! the group returns the error and none waits for a link that will not come.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use super::comm::{Communicator, Source, TagMatch};
+use super::context;
+use super::intercomm::Remote;
+use crate::bootstrap::port::{offered_addrs, Link, Port, PortName};
+use crate::bootstrap::Job;
+use crate::transport::tcp::addr;
+use crate::transport::tcp::handshake::Secret;
+use crate::transport::tcp::listen::listen;
+use crate::transport::tcp::setup::{establish, Target};
+use crate::tunables::Tunable;
+use crate::{Error, Result};
+
+pub static SPAWN_WAIT_MS: Tunable = Tunable::new(
+    "BB_SPAWN_WAIT_MS",
+    120_000,
+    "how long MPI_Comm_spawn waits for its children to connect before it fails (ms; a loaded host may start them slowly)",
+);
+
+/// This process's job, as the other group must know it to tell who shares its routes.
+static JOB_ID: OnceLock<String> = OnceLock::new();
+
+/// Host indices of the billboards of other jobs, by `job#node`: the same billboard gets the
+/// same index in every join, so every process of a communicator sees the same hosts.
+static NODE_KEYS: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
+
+/// The ports this process has open, by name (MPI_Open_port .. MPI_Close_port).
+static PORTS: Mutex<Vec<Port>> = Mutex::new(Vec::new());
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+pub(super) fn set_job_id(id: &str) {
+    let _ = JOB_ID.set(id.to_string());
+}
+
+fn job_id() -> &'static str {
+    JOB_ID.get().map_or("", String::as_str)
+}
+
+/// Opens a port (MPI_Open_port) and returns its name.
+pub fn open_port() -> Result<String> {
+    let port = Port::open()?;
+    let name = port.name.clone();
+    lock(&PORTS).push(port);
+    Ok(name)
+}
+
+/// Closes a port this process opened (MPI_Close_port).
+pub fn close_port(name: &str) -> Result<()> {
+    let mut ports = lock(&PORTS);
+    let i = ports
+        .iter()
+        .position(|p| p.name == name.trim())
+        .ok_or_else(|| Error::Port(format!("{name:?} is not a port this process opened (or it was closed)")))?;
+    ports.swap_remove(i);
+    Ok(())
+}
+
+/// One process as the other group learns it: `job|world rank|node|host|port|ip,ip`.
+struct Advert {
+    job: String,
+    world: usize,
+    node: usize,
+    host: String,
+    port: u16,
+    addrs: Vec<Ipv4Addr>,
+}
+
+impl Advert {
+    fn encode(&self) -> String {
+        let addrs: Vec<String> = self.addrs.iter().map(Ipv4Addr::to_string).collect();
+        format!("{}|{}|{}|{}|{}|{}", self.job, self.world, self.node, self.host, self.port, addrs.join(","))
+    }
+
+    fn decode(line: &str) -> Result<Advert> {
+        let bad = || Error::Port(format!("the other group sent a malformed description: {line:?}"));
+        let f: Vec<&str> = line.split('|').collect();
+        if f.len() != 6 {
+            return Err(bad());
+        }
+        Ok(Advert {
+            job: f[0].to_string(),
+            world: f[1].parse().map_err(|_| bad())?,
+            node: f[2].parse().map_err(|_| bad())?,
+            host: f[3].to_string(),
+            port: f[4].parse().map_err(|_| bad())?,
+            addrs: f[5]
+                .split(',')
+                .filter(|a| !a.is_empty())
+                .map(|a| a.parse().map_err(|_| bad()))
+                .collect::<Result<_>>()?,
+        })
+    }
+
+    fn node_key(&self) -> String {
+        format!("{}#{}", self.job, self.node)
+    }
+}
+
+/// Which side of a join this group is.
+enum Side<'a> {
+    /// Accepting on the port (its group comes first in the union); a spawn waits until a
+    /// deadline for the processes it names.
+    Accept(&'a str, Option<(Instant, String)>),
+    Connect(&'a str),
+}
+
+impl Communicator {
+    /// MPI_Comm_accept: waits on `port` (read at `root` only) for a group to connect, and
+    /// returns the intercommunicator to it. Collective over this communicator.
+    pub fn accept(&self, port: &str, root: usize) -> Result<Communicator> {
+        self.join_groups(Side::Accept(port, None), root)
+    }
+
+    /// MPI_Comm_connect: connects to the group accepting on `port` (read at `root` only).
+    pub fn connect(&self, port: &str, root: usize) -> Result<Communicator> {
+        self.join_groups(Side::Connect(port), root)
+    }
+
+    fn join_groups(&self, side: Side<'_>, root: usize) -> Result<Communicator> {
+        self.intra_only("MPI_Comm_accept and MPI_Comm_connect's communicator")?;
+        self.checked_world_rank(root)?;
+        let local = self.dup()?;
+        let offered = offered_addrs()?;
+        let listeners = listen(&offered)?;
+        let me_world = self.world_rank(self.rank());
+        let mine = Advert {
+            job: job_id().to_string(),
+            world: me_world,
+            node: self.engine().nodes()[me_world],
+            host: addr::host_key(),
+            port: listeners.port,
+            addrs: offered,
+        };
+        // 1-2: the adverts to the root, the roots swap, the other group's back with the token.
+        let lines = gather_lines(&local, root, &mine.encode())?;
+        let mut reply = Vec::new();
+        if local.rank() == root {
+            reply = match root_swap(&side, &lines.join("\n")) {
+                Ok((theirs, token)) => format!("ok\n{}\n{theirs}", token.to_hex()).into_bytes(),
+                Err(e) => format!("error\n{e}").into_bytes(),
+            };
+        }
+        let reply = String::from_utf8(bcast_blob(&local, root, reply)?)
+            .map_err(|_| Error::Port("the other group's description is not text".into()))?;
+        let mut parts = reply.splitn(3, '\n');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some("ok"), Some(token), Some(theirs)) => {
+                let token = Secret::from_hex(token).map_err(|e| Error::Port(e.to_string()))?;
+                let theirs = theirs.lines().map(Advert::decode).collect::<Result<Vec<_>>>()?;
+                let accepting = matches!(side, Side::Accept(..));
+                self.mesh(local, listeners, theirs, accepting, &token)
+            }
+            (Some("error"), Some(first), rest) => {
+                let why = [Some(first), rest].iter().flatten().copied().collect::<Vec<_>>().join("\n");
+                Err(Error::Port(why))
+            }
+            _ => Err(Error::Port("the root's broadcast of the other group is malformed".into())),
+        }
+    }
+
+    /// Steps 3 and 4: connections to the other group, then the intercommunicator.
+    fn mesh(
+        &self,
+        local: Communicator,
+        listeners: crate::transport::tcp::listen::Listeners,
+        theirs: Vec<Advert>,
+        accepting: bool,
+        token: &Secret,
+    ) -> Result<Communicator> {
+        let (n_mine, n_theirs) = (self.size(), theirs.len());
+        if n_theirs == 0 {
+            return Err(Error::Port("the other group has no members".into()));
+        }
+        let me = if accepting { self.rank() } else { n_theirs + self.rank() };
+        let their_first = if accepting { n_mine } else { 0 };
+        let mine_job = job_id();
+        // The other group's processes of another job, in their rank order: new peers.
+        let new: Vec<usize> = (0..n_theirs).filter(|&r| theirs[r].job != mine_job).collect();
+        let targets: Vec<Target> = new
+            .iter()
+            .map(|&r| {
+                let a = &theirs[r];
+                let addrs = a.addrs.iter().map(|&ip| SocketAddr::new(IpAddr::V4(ip), a.port)).collect();
+                Target { rank: their_first + r, host: host_label(&a.host), addrs }
+            })
+            .collect();
+        let mut members: Vec<usize> = theirs.iter().map(|a| a.world).collect();
+        if !new.is_empty() {
+            let established = establish(me, n_mine + n_theirs, listeners, &targets, token)?;
+            let index_of = |union_rank: usize| new.iter().position(|&r| their_first + r == union_rank);
+            let established = established
+                .into_iter()
+                .filter_map(|(u, fd, early)| index_of(u).map(|k| (k, fd, early)))
+                .collect::<Vec<_>>();
+            if established.len() != new.len() {
+                return Err(Error::Port(format!(
+                    "only {} of the {} processes of the other group connected",
+                    established.len(),
+                    new.len()
+                )));
+            }
+            let hosts = new.iter().map(|&r| host_label(&theirs[r].host)).collect();
+            let nodes = self.node_indices(new.iter().map(|&r| theirs[r].node_key()));
+            let first = self.engine().add_tcp_peers(hosts, nodes, established)?;
+            for (k, &r) in new.iter().enumerate() {
+                members[r] = first + k;
+            }
+        } else {
+            drop(listeners);
+        }
+        let mine = self.member_list();
+        let union =
+            if accepting { [mine.clone(), members.clone()].concat() } else { [members.clone(), mine.clone()].concat() };
+        let view = self.union_view(union.clone(), me);
+        let everyone: Vec<usize> = (0..union.len()).collect();
+        let context = context::agree(&view, &everyone, me, super::comm::TAG_INTER)?;
+        let remote = Remote { members, local, low: accepting };
+        Ok(self.inter_child(context, self.rank(), Some(mine), Some(remote)))
+    }
+
+    /// Host indices for billboards of other jobs, named by `job#node`: the same key always
+    /// gets the same index, apart from this job's hosts.
+    fn node_indices(&self, keys: impl Iterator<Item = String>) -> Vec<usize> {
+        let mut map = lock(&NODE_KEYS);
+        let map = map.get_or_insert_with(HashMap::new);
+        let nodes = self.engine().nodes();
+        keys.map(|key| {
+            let next = nodes.iter().chain(map.values()).max().map_or(0, |m| m + 1);
+            *map.entry(key).or_insert(next)
+        })
+        .collect()
+    }
+
+    /// MPI_Comm_join: the two processes at the ends of connected socket `fd` become an
+    /// intercommunicator of one process each. Each opens a port and sends its name over the
+    /// socket; the one with the lower name accepts, the other connects.
+    pub fn join(&self, fd: std::os::fd::BorrowedFd<'_>) -> Result<Communicator> {
+        let solo = self.solo();
+        let port = open_port()?;
+        let result = (|| {
+            let theirs = swap_over_socket(fd, port.as_bytes())?;
+            let theirs =
+                String::from_utf8(theirs).map_err(|_| Error::Port("the other end sent no port name".into()))?;
+            if theirs == port {
+                return Err(Error::Port("both ends of the socket are this process".into()));
+            }
+            if port < theirs {
+                solo.accept(&port, 0)
+            } else {
+                solo.connect(&theirs, 0)
+            }
+        })();
+        let _ = close_port(&port);
+        result
+    }
+}
+
+/// The root's part: accept on the named port (which this process must have open) or connect
+/// to it, then swap the groups' descriptions. Returns theirs and the port's token.
+fn root_swap(side: &Side<'_>, mine: &str) -> Result<(String, Secret)> {
+    let (mut link, token) = match side {
+        Side::Accept(name, until) => {
+            // The port stays open while we wait, and can be closed only after: take it out of
+            // the list for the wait so MPI_Open_port in another thread is not held up.
+            let port = {
+                let mut ports = lock(&PORTS);
+                let i = ports.iter().position(|p| p.name == name.trim()).ok_or_else(|| {
+                    Error::Port(format!("{name:?} is not a port this process opened (MPI_Open_port)"))
+                })?;
+                ports.swap_remove(i)
+            };
+            let linked = port.accept_link(until.as_ref().map(|u| u.0)).map_err(|e| match until {
+                Some((_, who)) => Error::Spawn(format!(
+                    "{who} did not connect within {} ms (BB_SPAWN_WAIT_MS): did they start?",
+                    SPAWN_WAIT_MS.get()
+                )),
+                None => e,
+            });
+            let token = port.token().clone();
+            lock(&PORTS).push(port);
+            (linked?, token)
+        }
+        Side::Connect(name) => {
+            let name = PortName::decode(name).map_err(|e| Error::Port(e.to_string()))?;
+            (Link::connect(&name).map_err(|e| Error::Port(e.to_string()))?, name.token.clone())
+        }
+    };
+    let theirs = link.swap(mine.as_bytes())?;
+    let theirs = String::from_utf8(theirs).map_err(|_| Error::Port("the other root sent no text".into()))?;
+    Ok((theirs, token))
+}
+
+/// Every member's `line` at `root`, in rank order (empty elsewhere).
+fn gather_lines(comm: &Communicator, root: usize, line: &str) -> Result<Vec<String>> {
+    const TAG: i32 = 1;
+    if comm.rank() != root {
+        let blob = line.as_bytes().to_vec();
+        comm.send_on(comm.context_id(), &(blob.len() as u64).to_le_bytes(), root, TAG, super::SendMode::Standard)?;
+        comm.send_on(comm.context_id(), &blob, root, TAG, super::SendMode::Standard)?;
+        return Ok(Vec::new());
+    }
+    let mut lines = Vec::with_capacity(comm.size());
+    for r in 0..comm.size() {
+        if r == root {
+            lines.push(line.to_string());
+            continue;
+        }
+        let mut len = [0u8; 8];
+        comm.recv_on(comm.context_id(), &mut len, Source::Rank(r), TagMatch::Tag(TAG))?;
+        let mut blob = vec![0u8; u64::from_le_bytes(len) as usize];
+        comm.recv_on(comm.context_id(), &mut blob, Source::Rank(r), TagMatch::Tag(TAG))?;
+        lines.push(String::from_utf8(blob).map_err(|_| Error::Port(format!("rank {r} described itself badly")))?);
+    }
+    Ok(lines)
+}
+
+/// `blob` from `root` to every member.
+fn bcast_blob(comm: &Communicator, root: usize, blob: Vec<u8>) -> Result<Vec<u8>> {
+    let mut len = (blob.len() as u64).to_le_bytes();
+    comm.bcast_bytes(&mut len, root)?;
+    let mut out = if comm.rank() == root { blob } else { vec![0u8; u64::from_le_bytes(len) as usize] };
+    comm.bcast_bytes(&mut out, root)?;
+    Ok(out)
+}
+
+/// Sends `mine` (length first) on a connected stream socket and reads what the other end sends.
+fn swap_over_socket(fd: std::os::fd::BorrowedFd<'_>, mine: &[u8]) -> Result<Vec<u8>> {
+    use rustix::net::{recv, send, RecvFlags, SendFlags};
+    let io = |e: rustix::io::Errno| Error::Port(format!("MPI_Comm_join's socket: {e}"));
+    let mut out = (mine.len() as u32).to_le_bytes().to_vec();
+    out.extend_from_slice(mine);
+    let mut sent = 0;
+    while sent < out.len() {
+        sent += send(fd, &out[sent..], SendFlags::NOSIGNAL).map_err(io)?;
+    }
+    let read_exact = |buf: &mut [u8]| -> Result<()> {
+        let mut got = 0;
+        while got < buf.len() {
+            match recv(fd, &mut buf[got..], RecvFlags::empty()).map_err(io)? {
+                (0, _) => {
+                    return Err(Error::Port("MPI_Comm_join's socket closed before the other end answered".into()))
+                }
+                (n, _) => got += n,
+            }
+        }
+        Ok(())
+    };
+    let mut len = [0u8; 4];
+    read_exact(&mut len)?;
+    let len = u32::from_le_bytes(len) as usize;
+    if len > 4096 {
+        return Err(Error::Port(format!("MPI_Comm_join's other end sent {len} bytes for a port name")));
+    }
+    let mut theirs = vec![0u8; len];
+    read_exact(&mut theirs)?;
+    Ok(theirs)
+}
+
+/// A host key as people read it: the name, without the network namespace number.
+fn host_label(key: &str) -> String {
+    key.split('~').next().unwrap_or(key).to_string()
+}
+
+/// The launcher, for what only it can do: start processes, and its name service. Shared by
+/// the universe and the MPI layer's calls, which must not hold the library's state meanwhile.
+#[derive(Clone)]
+pub struct Launcher(pub(super) Arc<Mutex<Job>>);
+
+pub use crate::bootstrap::pmi::SpawnCommand;
+
+impl Launcher {
+    /// MPI_UNIVERSE_SIZE: how many processes the launcher says the job may hold; `None`
+    /// without a launcher, or when it does not know.
+    pub fn universe_size(&self) -> Option<usize> {
+        let mut job = lock(&self.0);
+        job.pmi().and_then(|p| p.universe_size()).ok().filter(|&n| n > 0)
+    }
+
+    /// MPI_APPNUM: which command of its spawn started this process (0 for most jobs).
+    pub fn appnum(&self) -> i32 {
+        lock(&self.0).pmi().map_or(0, |p| p.appnum())
+    }
+
+    pub fn publish_name(&self, service: &str, port: &str) -> Result<()> {
+        lock(&self.0).pmi()?.publish_name(service, port)
+    }
+
+    pub fn unpublish_name(&self, service: &str) -> Result<()> {
+        lock(&self.0).pmi()?.unpublish_name(service)
+    }
+
+    pub fn lookup_name(&self, service: &str) -> Result<String> {
+        lock(&self.0).pmi()?.lookup_name(service)
+    }
+
+    /// MPI_Comm_spawn(_multiple), collective over `comm`: `root` (the only one whose `commands`
+    /// are read) has the launcher start them as one new job whose MPI_COMM_WORLD connects back
+    /// to a port it opened; returns the intercommunicator to the children. A command that
+    /// cannot be started is an error naming it, in every member, and no child runs.
+    pub fn spawn(&self, comm: &Communicator, root: usize, commands: Result<Vec<SpawnCommand>>) -> Result<Communicator> {
+        comm.intra_only("MPI_Comm_spawn's communicator")?;
+        comm.checked_world_rank(root)?;
+        let mut status = Vec::new();
+        let mut port = String::new();
+        let mut who = String::new();
+        if comm.rank() == root {
+            let started = commands.and_then(|commands| {
+                let names: Vec<String> = commands.iter().map(|c| format!("'{}'", c.command)).collect();
+                who = format!("the spawned processes ({})", names.join(", "));
+                port = open_port()?;
+                let mut job = lock(&self.0);
+                job.pmi()?.spawn(&commands, &[(crate::bootstrap::PARENT_PORT_KEY, &port)])
+            });
+            status = match started {
+                Ok(()) => b"ok".to_vec(),
+                Err(e) => {
+                    if !port.is_empty() {
+                        let _ = close_port(&port);
+                    }
+                    format!("error\n{}", spawn_message(e)).into_bytes()
+                }
+            };
+        }
+        let status = bcast_blob(comm, root, status)?;
+        if let Some(why) = status.strip_prefix(b"error\n") {
+            return Err(Error::Spawn(String::from_utf8_lossy(why).into_owned()));
+        }
+        // Under Hydra a command that cannot run is refused only by its proxy, after the spawn
+        // succeeded: the children's connection then never comes, and the wait must end.
+        let deadline = Instant::now() + Duration::from_millis(SPAWN_WAIT_MS.get() as u64);
+        let children = comm.join_groups(Side::Accept(&port, Some((deadline, who))), root).map_err(|e| match e {
+            Error::Port(why) => Error::Spawn(why),
+            other => other,
+        });
+        if comm.rank() == root {
+            let _ = close_port(&port);
+        }
+        children
+    }
+}
+
+fn spawn_message(e: Error) -> String {
+    match e {
+        Error::Spawn(why) => why,
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,168 @@
+//! Dynamic processes across two separate `bbrun` jobs (the C program `tests/c/two_jobs.c`,
+//! built with our `dist/bin/mpicc`): a server job accepts on a port whose name it writes to a
+//! file; a client job with a wrong token in that name is refused (MPI_ERR_PORT) and does not
+//! disturb the server; then a client job connects, and the two exchange data, merge and reduce.
+//! And a spawned child that dies ends the job, named by bbrun (`tests/c/spawn_errors.c die`);
+//! and a spawn onto another host (network namespaces as hosts, as in `hosts.rs`; needs root).
+//! Every job runs under a timeout and must leave no process and no /dev/shm file behind.
+//! The other spawn tests are C programs of the suite (`tests/c/spawn*.c`, run by `c_suite.rs`).
+//! Skips until `dist/` exists (`make`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use bb_tests::{processes_named, shm_files};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn start(n: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
+    start_with(&[], n, exe, args, env)
+}
+
+fn start_with(options: &[&str], n: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
+    let dist = root().join("dist");
+    Command::new(dist.join("bin/bbrun"))
+        .args(options)
+        .arg("-n")
+        .arg(n.to_string())
+        .arg(exe)
+        .args(args)
+        .env("LD_LIBRARY_PATH", dist.join("lib"))
+        .env("BB_CTEST_TIMEOUT", "50")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start bbrun")
+}
+
+/// Waits for `child` until the deadline, killing it (and failing) past it.
+fn finish(child: Child, what: &str, deadline: Instant) -> Output {
+    let pid = child.id();
+    let waiter = std::thread::spawn(move || child.wait_with_output().expect("wait for bbrun"));
+    while !waiter.is_finished() {
+        if Instant::now() > deadline {
+            // SAFETY: kill(2) of our own child.
+            unsafe { kill(pid as i32, 9) };
+            let out = waiter.join().unwrap();
+            panic!(
+                "{what} timed out\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    waiter.join().unwrap()
+}
+
+extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+}
+
+fn assert_passed(out: &Output, what: &str) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.lines().any(|l| l == "PASS two_jobs") && !stdout.contains("FAIL"),
+        "{what}: {:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Builds `tests/c/<name>.c` with our mpicc into a fresh folder; `None` (skip) without `dist/`.
+fn build(name: &str) -> Option<(PathBuf, PathBuf)> {
+    let dist = root().join("dist");
+    if !dist.join("bin/mpicc").exists() || !dist.join("lib/libmpi.so.12").exists() {
+        eprintln!("skipped: dist/ is not built (make)");
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("bb-dynamic-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join(name);
+    let built = Command::new(dist.join("bin/mpicc"))
+        .arg("-O1")
+        .arg("-o")
+        .arg(&exe)
+        .arg(root().join(format!("tests/c/{name}.c")))
+        .status()
+        .expect("run mpicc");
+    assert!(built.success(), "{name}.c does not build");
+    Some((dir, exe))
+}
+
+fn assert_nothing_left(exe: &Path, shm_before: &[String]) {
+    let left = processes_named(&exe.to_string_lossy());
+    assert!(left.is_empty(), "processes {left:?} outlived the jobs");
+    let new: Vec<String> = shm_files().into_iter().filter(|f| !shm_before.contains(f)).collect();
+    assert!(new.is_empty(), "the jobs left {new:?} in /dev/shm");
+}
+
+#[test]
+fn a_spawned_child_that_dies_ends_the_job_and_is_named() {
+    let Some((dir, exe)) = build("spawn_errors") else { return };
+    let _turn = bb_tests::one_job_at_a_time();
+    let shm_before = shm_files();
+    let job = start(1, &exe, &["die"], &[]);
+    let out = finish(job, "the job whose child dies", Instant::now() + TIMEOUT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "bbrun's exit code is the child's\n{stderr}");
+    assert!(
+        stderr.contains("rank 0 of spawned job 1 (") && stderr.contains("exited with code 3"),
+        "bbrun names the dead child: {stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("FAIL"), "the parent did not outlive its child");
+    assert_nothing_left(&exe, &shm_before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_spawn_onto_another_host_starts_the_children_there() {
+    let Some((dir, exe)) = build("spawn") else { return };
+    let Some(ns) = bb_tests::Netns::create(2) else { return };
+    let _turn = bb_tests::one_job_at_a_time();
+    let shm_before = shm_files();
+    let hosts = format!("{}:1,{}:1", ns.names[0], ns.names[1]);
+    let options = ["--launcher", "ip netns exec {host}", "--host", &hosts];
+    let job = start_with(&options, 2, &exe, &["on", &ns.names[1]], &[]);
+    let out = finish(job, "the spawn onto another host", Instant::now() + TIMEOUT);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.lines().any(|l| l == "PASS spawn") && !stdout.contains("FAIL"),
+        "{:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::thread::sleep(Duration::from_secs(1)); // agents clean up after bbrun exits
+    assert_nothing_left(&exe, &shm_before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn two_bbrun_jobs_connect_through_a_port_and_a_wrong_token_is_refused() {
+    let Some((dir, exe)) = build("two_jobs") else { return };
+    let _turn = bb_tests::one_job_at_a_time();
+    let port_file = dir.join("port");
+    let file = port_file.to_str().unwrap();
+    let shm_before = shm_files();
+    let deadline = Instant::now() + TIMEOUT;
+
+    let server = start(2, &exe, &["server", file], &[]);
+    let bad = start(1, &exe, &["badclient", file], &[("BB_PORT_CONNECT_MS", "2000")]);
+    let bad = finish(bad, "the client with a wrong token", deadline);
+    assert_passed(&bad, "the client with a wrong token");
+    let client = start(2, &exe, &["client", file], &[]);
+    let client = finish(client, "the client job", deadline);
+    let server = finish(server, "the server job", deadline);
+    assert_passed(&client, "the client job");
+    assert_passed(&server, "the server job");
+
+    assert_nothing_left(&exe, &shm_before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
