@@ -48,10 +48,20 @@ fn info_lists_the_algorithms_for_several_hosts() {
     assert!(switch("BB_COLL_BCAST").contains("post|tree|scatter-allgather|hier"));
     assert!(switch("BB_COLL_BARRIER").contains("post|dissemination|hier"));
     assert!(switch("BB_COLL_REDUCE").contains("tree|post|split|hier"));
-    assert!(switch("BB_COLL_GATHER").contains("linear|hier") && switch("BB_COLL_SCATTER").contains("linear|hier"));
-    for tunable in
-        ["BB_BCAST_SCATTER_MIN", "BB_ALLREDUCE_RING_MIN", "BB_ALLGATHER_RING_MIN", "BB_ALLTOALL_PAIRWISE_MIN"]
-    {
+    assert!(
+        switch("BB_COLL_GATHER").contains("linear|hier|binomial")
+            && switch("BB_COLL_SCATTER").contains("linear|hier|binomial")
+    );
+    for tunable in [
+        "BB_BCAST_SCATTER_MIN",
+        "BB_ALLREDUCE_RING_MIN",
+        "BB_ALLGATHER_RING_MIN",
+        "BB_ALLTOALL_PAIRWISE_MIN",
+        "BB_BCAST_TREE_MAX",
+        "BB_ALLGATHER_BRUCK_MAX",
+        "BB_GATHER_BINOMIAL_RANKS",
+        "BB_GATHER_BINOMIAL_MAX",
+    ] {
         assert!(text.contains(tunable), "{tunable} missing: {text}");
     }
 }

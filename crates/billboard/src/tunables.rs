@@ -154,6 +154,10 @@ pub fn all() -> &'static [&'static Tunable] {
         &crate::coll::select::ALLGATHER_RING_MIN,
         &crate::coll::select::ALLTOALL_PAIRWISE_MIN,
         &crate::coll::select::GATHER_HIER_MAX,
+        &crate::coll::select::BCAST_TREE_MAX,
+        &crate::coll::select::ALLGATHER_BRUCK_MAX,
+        &crate::coll::select::GATHER_BINOMIAL_RANKS,
+        &crate::coll::select::GATHER_BINOMIAL_MAX,
         &crate::VERBOSE,
     ];
     ALL
