@@ -251,6 +251,17 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
     }
     let elem = elem.unwrap_or(MPI_DATATYPE_NULL);
     let access = Access { kind: c.kind, op: c.op, elem, target: shape, data: Vec::new() };
+    let w = m.win_mut(win)?;
+    w.issued = true;
+    if w.node.is_some() {
+        // A window in the node segment: the origin does the operation itself, now.
+        if let Epoch::Lock { all: true } = w.epoch {
+            lock_all_lazily(w, target);
+        }
+        let seg = w.node.as_ref().expect("a node window");
+        super::direct::operate(seg, target, &access, &data, result)?;
+        return Ok(None);
+    }
     // The request: its header, the operation's, then the origin data straight from the views.
     let data_len: usize = data.iter().map(|v| v.len()).sum();
     let mut msg = Vec::with_capacity(16 + 64 + 16 * access.target.blocks.len() + data_len);
@@ -259,9 +270,21 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
     for v in &data {
         msg.extend_from_slice(v.bytes());
     }
-    let w = m.win_mut(win)?;
-    w.issued = true;
     operate(&w.comm, target, &mut w.targets[target], msg, result, detach)
+}
+
+/// Takes the shared lock of `target` in a node window's MPI_Win_lock_all epoch, before the
+/// first operation on it (MPI_Win_lock_all takes none: a program holding an exclusive lock of
+/// one rank while it asks another's could otherwise deadlock against it).
+fn lock_all_lazily(w: &mut super::Win, target: usize) {
+    let t = &mut w.targets[target];
+    if t.lock_sent || t.nocheck {
+        return;
+    }
+    if let Some(seg) = &w.node {
+        super::shm_sync::lock_shared(&w.comm, seg.lock_word(target));
+        t.lock_sent = true;
+    }
 }
 
 counted! {
