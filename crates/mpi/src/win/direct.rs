@@ -67,7 +67,7 @@ pub(crate) unsafe fn get(base: *const u8, shape: &Shape, out: &mut [u8]) {
 
 /// What one element's atomic update does.
 #[derive(Clone, Copy)]
-enum How {
+pub(crate) enum How {
     Load,
     Swap,
     Add,
@@ -85,11 +85,11 @@ enum How {
     Combine,
 }
 
-fn how(a: &Access) -> How {
-    if a.kind == Kind::CompareAndSwap {
+fn how(kind: Kind, op: MPI_Op, elem: MPI_Datatype) -> How {
+    if kind == Kind::CompareAndSwap {
         return How::CompareSwap;
     }
-    match (a.op, crate::ops::integer_sign(a.elem)) {
+    match (op, crate::ops::integer_sign(elem)) {
         (MPI_NO_OP, _) => How::Load,
         (MPI_REPLACE, _) => How::Swap,
         (MPI_SUM, Some(_)) => How::Add,
@@ -154,6 +154,32 @@ atomic_elem!(atomic2, u16, AtomicU16, i16, AtomicI16);
 atomic_elem!(atomic4, u32, AtomicU32, i32, AtomicI32);
 atomic_elem!(atomic8, u64, AtomicU64, i64, AtomicI64);
 
+/// The update of one aligned element of `width` bytes at `p` when `how` needs no operator
+/// (all but [`How::Combine`]): the fast path of fetch-and-op and compare-and-swap.
+///
+/// # Safety
+/// `p` is aligned to `width` (1, 2, 4 or 8) and inside the mapping; `x`, `cmp` and `old` hold
+/// one element each (or nothing where unused).
+pub(crate) unsafe fn atomic_element(p: *mut u8, width: usize, how: How, x: &[u8], cmp: &[u8], old: &mut [u8]) {
+    debug_assert!(!matches!(how, How::Combine));
+    let mut none: Combiner = Box::new(|_: &[u8], _: &mut [u8]| {});
+    match width {
+        1 => atomic1(p, how, x, cmp, old, &mut none),
+        2 => atomic2(p, how, x, cmp, old, &mut none),
+        4 => atomic4(p, how, x, cmp, old, &mut none),
+        _ => atomic8(p, how, x, cmp, old, &mut none),
+    }
+}
+
+/// The CPU instruction that does accumulate `op` on elements of `elem` by itself, if one does
+/// (`None`: a compare-exchange loop around the operator, or the slow path decides).
+pub(crate) fn instruction(kind: Kind, op: MPI_Op, elem: MPI_Datatype) -> Option<How> {
+    match how(kind, op, elem) {
+        How::Combine => None,
+        h => Some(h),
+    }
+}
+
 /// The same update by plain loads and stores, under the accumulate lock (unaligned elements).
 ///
 /// # Safety
@@ -215,7 +241,7 @@ pub(crate) unsafe fn accumulate(
         }
         return done;
     };
-    let how = how(a);
+    let how = how(a.kind, a.op, a.elem);
     let mut combine: Combiner = match how {
         How::Combine => super::serve::combiner(a)?,
         _ => Box::new(|_: &[u8], _: &mut [u8]| {}),
