@@ -43,6 +43,10 @@ fn check_assert(assert: c_int, call: &str) -> Res {
 /// Runs `start` on the window under the tables, then waits for what it returns without them.
 fn then_wait(win: MPI_Win, start: impl FnOnce(&mut Win) -> Res<Vec<Wait>>) -> Res {
     let waits = state::with(|m: &mut Mpi| start(m.win_mut(win)?)).expect("MPI is running")?;
+    if waits.is_empty() {
+        // A node window's flush: nothing is outstanding (and no iterator to build and drop).
+        return Ok(());
+    }
     finish_all(waits)
 }
 
