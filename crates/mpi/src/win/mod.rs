@@ -380,9 +380,15 @@ pub unsafe extern "C" fn PMPI_Win_allocate(
         let baseptr = out(baseptr as *mut *mut c_void, "baseptr")?;
         check_shape(size, disp_unit)?;
         let (parent, _) = crate::comm_create::take(comm)?;
-        if SHM_WINDOWS.get() != 0 && segment::one_host(&parent)?.is_ok() {
-            // Every member decides alike: hosts are known to all, the variable is the job's.
-            let seg = Arc::new(segment::allocate(size as usize, &parent)?);
+        let mut needed = 0;
+        // Every member decides alike: hosts are known to all, the variable is the job's, and
+        // rank 0 tells all whether /dev/shm has room (if not, private memory as below).
+        let seg = match SHM_WINDOWS.get() != 0 && segment::one_host(&parent)?.is_ok() {
+            true => segment::allocate(size as usize, &parent, &mut needed)?,
+            false => None,
+        };
+        if let Some(seg) = seg {
+            let seg = Arc::new(seg);
             let base = if size == 0 { std::ptr::null_mut() } else { seg.part(parent.rank()).0 };
             *win = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, None, None)?;
             state::with(|m| m.win_mut(*win).map(|w| w.node = Some(seg))).expect("MPI is running")?;

@@ -167,7 +167,8 @@ unsafe fn issue_fast(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
     let target = usize::try_from(c.rank).ok().filter(|&r| r < w.peers.len())?;
     match &w.epoch {
         Epoch::Fence => {}
-        Epoch::Lock { all } if w.targets[target].lock != 0 && (!all || w.targets[target].lock_sent) => {}
+        Epoch::Lock { all }
+            if w.targets[target].lock != 0 && (!all || w.targets[target].lock_sent || w.targets[target].nocheck) => {}
         Epoch::Access(group) if group.contains(&target) => {}
         _ => return None,
     }

@@ -163,9 +163,26 @@ pub(crate) fn one_host(comm: &Communicator) -> Res<std::result::Result<(), usize
     Ok(Ok(()))
 }
 
+/// Whether `/dev/shm` has room for `bytes` more (what rank 0 sees: it decides for all).
+pub(crate) fn room_for(bytes: usize) -> bool {
+    let mut s: libc::statvfs = unsafe_zeroed_statvfs();
+    let path = c"/dev/shm";
+    // SAFETY: a NUL-terminated path and a struct of the size the call expects.
+    if unsafe { libc::statvfs(path.as_ptr(), &mut s) } != 0 {
+        return true;
+    }
+    (s.f_bavail as u128) * (s.f_frsize as u128) > bytes as u128
+}
+
+fn unsafe_zeroed_statvfs() -> libc::statvfs {
+    // SAFETY: statvfs is plain integers, for which all zeros is a value.
+    unsafe { std::mem::zeroed() }
+}
+
 /// The collective making of a node segment over `comm` (all on one host), this member's part
-/// `size` bytes.
-pub(crate) fn allocate(size: usize, comm: &Communicator) -> Res<Segment> {
+/// `size` bytes; `None` (on every member alike) when `/dev/shm` has too little room for it,
+/// the bytes needed in `needed`.
+pub(crate) fn allocate(size: usize, comm: &Communicator, needed: &mut usize) -> Res<Option<Segment>> {
     let (n, me) = (comm.size(), comm.rank());
     // Each member's size, and rank 0's object name (64 bytes, NUL-padded), in one exchange.
     let mut mine = [0u8; 72];
@@ -190,23 +207,34 @@ pub(crate) fn allocate(size: usize, comm: &Communicator) -> Res<Segment> {
     let stride = (COUNTERS_AT + 16 * n).div_ceil(128) * 128;
     let data = (CONTROL_AT + n * stride).div_ceil(4096) * 4096;
     let len = data + at.max(1);
+    *needed = len;
     let raw = &all[8..72];
     let name = CString::new(&raw[..raw.iter().position(|&b| b == 0).unwrap_or(64)]).expect("no NUL inside");
-    let base = if me == 0 { map(&name, len, true) } else { Err(err(MPI_ERR_NO_MEM, "not mapped yet")) };
+    // Rank 0 creates it (or fails, or finds too little room) before anyone opens it; its flag
+    // says which to all: 1 made, 0 failed, 2 no room (the caller may do without a segment).
+    let no_room = me == 0 && !room_for(len);
+    let base = match me {
+        0 if no_room => Err(err(MPI_ERR_NO_MEM, "no room")),
+        0 => map(&name, len, true),
+        _ => Err(err(MPI_ERR_NO_MEM, "not mapped yet")),
+    };
     if let Ok(b) = base {
         let header = [MAGIC, VERSION, n as u64, stride as u64, data as u64];
         // SAFETY: the start of our fresh mapping; nobody else maps it before the exchange below.
         unsafe { std::ptr::copy_nonoverlapping(header.as_ptr(), b as *mut u64, header.len()) };
     }
-    // Rank 0 has created it (or failed) before anyone opens it.
-    let made = base.is_ok() as u8;
+    let made = if no_room { 2 } else { base.is_ok() as u8 };
     let mut flags = vec![0u8; n];
     comm.allgatherv_bytes(&[made], &mut flags, &(0..n).map(|r| (r, 1)).collect::<Vec<_>>())?;
     let base = match base {
         Ok(b) => b,
+        Err(_) if flags[0] == 2 => return Ok(None),
         Err(e) if me == 0 => return Err(e),
         Err(_) if flags[0] == 0 => {
-            return Err(err(MPI_ERR_NO_MEM, format!("rank 0 could not create the window's {len} bytes of memory")));
+            return Err(err(
+                MPI_ERR_NO_MEM,
+                format!("rank 0 could not create the window's {len} bytes of memory in /dev/shm"),
+            ));
         }
         Err(_) => map(&name, len, false)?,
     };
@@ -225,7 +253,7 @@ pub(crate) fn allocate(size: usize, comm: &Communicator) -> Res<Segment> {
             format!("window memory {}: header disagrees with the layout", name.to_string_lossy()),
         ));
     }
-    Ok(segment)
+    Ok(Some(segment))
 }
 
 fn random() -> u32 {

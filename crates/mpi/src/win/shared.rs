@@ -32,7 +32,14 @@ pub unsafe extern "C" fn PMPI_Win_allocate_shared(
                 format!("MPI_Win_allocate_shared: rank {r} of the communicator is on another host than rank 0"),
             ));
         }
-        let seg = Arc::new(segment::allocate(size as usize, &parent)?);
+        let mut needed = 0;
+        let seg = segment::allocate(size as usize, &parent, &mut needed)?.ok_or_else(|| {
+            err(
+                MPI_ERR_NO_MEM,
+                format!("MPI_Win_allocate_shared: /dev/shm has no room for the window's {needed} bytes"),
+            )
+        })?;
+        let seg = Arc::new(seg);
         let base = if size == 0 { std::ptr::null_mut() } else { seg.part(parent.rank()).0 };
         let h = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_SHARED, None, None)?;
         crate::state::with(|m| m.win_mut(h).map(|w| w.node = Some(seg))).expect("MPI is running")?;
