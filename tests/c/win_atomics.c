@@ -17,6 +17,10 @@
  * 5. Exclusive MPI_Win_lock among all ranks: non-atomic read-modify-writes (get, flush, put)
  *    of one counter inside the lock never lose an update; shared-lock readers meanwhile never
  *    see a half-done update of a two-word record (both words change together).
+ * 6. Store then load (Dekker): in each round ranks 0 and 1 put the round number into their own
+ *    word at rank 0, flush, and get the other's word; after MPI_Win_flush the put is complete
+ *    at the target, so at least one of the two must see the other's round. A CPU that lets
+ *    the get's load pass the put's store (x86 does, without a full barrier) fails this.
  */
 #include "common.h"
 #include <complex.h>
@@ -34,7 +38,8 @@ enum {
     ODD = 57,     /* long at an odd address */
     CPLX = 80,    /* double complex, 16-aligned */
     MAXL = 96,    /* struct { double v; int i; } */
-    WINBYTES = 128
+    DEKKER = 256, /* the round rank 0 reached; rank 1's 128 bytes on (lines of their own) */
+    WINBYTES = 512
 };
 
 static void lock_all_flush(MPI_Win win) { MPI_CHK(MPI_Win_flush(0, win)); }
@@ -201,6 +206,37 @@ int main(int argc, char **argv)
         CHECK_EQ(rec[0], (long)n * writes, "counter after exclusive read-modify-writes");
         CHECK_EQ(rec[1], rec[0], "second word of the record");
     }
+
+    /* 6. Dekker, free-running: seen[r] is the other's word that a rank's get of round r
+     * returned (words only grow). If rank 0's get of round r missed rank 1's round s
+     * (seen0[r] < s), it came before that put, so rank 0's put of r came before rank 1's get of
+     * s, which must then see at least r: seen1[seen0[r] + 1] >= r. */
+    enum { DROUNDS = 100000 };
+    long *seen = calloc(DROUNDS + 2, sizeof(long)), *theirs = calloc(DROUNDS + 2, sizeof(long));
+    MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_CHK(MPI_Win_lock_all(0, win));
+    for (long r = 1; r <= DROUNDS && me < 2 && n >= 2; r++) {
+        MPI_CHK(MPI_Put(&r, 1, MPI_LONG, 0, DEKKER + 128 * me, 1, MPI_LONG, win));
+        MPI_CHK(MPI_Win_flush(0, win));
+        MPI_CHK(MPI_Get(&seen[r], 1, MPI_LONG, 0, DEKKER + 128 * (1 - me), 1, MPI_LONG, win));
+        MPI_CHK(MPI_Win_flush(0, win));
+    }
+    MPI_CHK(MPI_Win_unlock_all(win));
+    if (n >= 2) {
+        if (me == 1)
+            MPI_CHK(MPI_Send(seen, DROUNDS + 2, MPI_LONG, 0, 6, MPI_COMM_WORLD));
+        if (me == 0) {
+            MPI_CHK(MPI_Recv(theirs, DROUNDS + 2, MPI_LONG, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            for (long r = 1; r <= DROUNDS; r++) {
+                long s = seen[r] + 1;
+                CHECK(s > DROUNDS || theirs[s] >= r,
+                      "rank 0's get of round %ld missed rank 1's put of round %ld, and rank 1's get of round %ld "
+                      "missed rank 0's put of round %ld (both after put + flush)", r, s, s, r);
+            }
+        }
+    }
+    free(seen);
+    free(theirs);
 
     MPI_CHK(MPI_Win_free(&win));
     return t_finish();

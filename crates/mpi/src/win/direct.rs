@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicU16, At
 
 use super::origin::Landing;
 use super::segment::Segment;
-use super::shm_sync::AccumulateGuard;
+use super::shm_sync::{self, AccumulateGuard};
 use super::target::{apply_data, Access, Kind, Shape};
 use crate::abi::*;
 use crate::datatype::{view, Dir, View};
@@ -299,9 +299,19 @@ pub(crate) unsafe fn operate(seg: &Segment, target: usize, a: &Access, data: &[V
         None => None,
     };
     match a.kind {
-        Kind::Put => put(base, &a.target, data.first().map_or(&[][..], |v| v.bytes())),
-        Kind::Get => get(base, &a.target, out.as_mut().map_or(&mut [][..], |v| v.bytes_mut())),
+        Kind::Put => {
+            put(base, &a.target, data.first().map_or(&[][..], |v| v.bytes()));
+            shm_sync::stored();
+        }
+        Kind::Get => {
+            shm_sync::before_load();
+            get(base, &a.target, out.as_mut().map_or(&mut [][..], |v| v.bytes_mut()))
+        }
         _ => {
+            // A fetch by atomic loads (MPI_NO_OP) is a load like a get's; under the lock,
+            // plain stores (the lock's compare-exchange fences before them, not after).
+            shm_sync::before_load();
+            shm_sync::stored();
             let joined: Vec<u8>;
             let bytes = match data {
                 [] => &[][..],
@@ -323,4 +333,72 @@ pub(crate) unsafe fn operate(seg: &Segment, target: usize, a: &Access, data: &[V
         v.finish(len);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A word shared by threads as the segment is by processes (the same instructions).
+    #[repr(align(8))]
+    struct Word([u8; 16]);
+
+    #[test]
+    fn operators_map_to_the_instructions_that_do_them() {
+        assert!(matches!(instruction(Kind::GetAccumulate, MPI_SUM, MPI_LONG), Some(How::Add)));
+        assert!(matches!(instruction(Kind::Accumulate, MPI_MAX, MPI_UNSIGNED), Some(How::Max { signed: false })));
+        assert!(matches!(instruction(Kind::GetAccumulate, MPI_NO_OP, MPI_DOUBLE), Some(How::Load)));
+        assert!(matches!(instruction(Kind::CompareAndSwap, MPI_REPLACE, MPI_INT), Some(How::CompareSwap)));
+        assert!(instruction(Kind::Accumulate, MPI_SUM, MPI_DOUBLE).is_none(), "a floating sum loops");
+        assert!(instruction(Kind::Accumulate, MPI_PROD, MPI_INT).is_none(), "no instruction multiplies");
+        assert_eq!(atomic_width(MPI_C_DOUBLE_COMPLEX), None);
+        assert_eq!(atomic_width(MPI_DOUBLE_INT), None);
+        assert_eq!(atomic_width(MPI_SHORT), Some(2));
+    }
+
+    #[test]
+    fn fetch_adds_and_compare_exchange_loops_from_threads_lose_nothing() {
+        let cell = Word([0; 16]);
+        let at = cell.0.as_ptr() as usize;
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                s.spawn(move || {
+                    let mut sum = crate::ops::predefined(MPI_SUM, MPI_DOUBLE).expect("double sum");
+                    for _ in 0..5000 {
+                        let mut old = [0u8; 8];
+                        // SAFETY: an aligned word of `cell`, which outlives the scope; only
+                        // atomics touch it meanwhile.
+                        unsafe { atomic_element(at as *mut u8, 8, How::Add, &1u64.to_ne_bytes(), &[], &mut old) };
+                        assert!(u64::from_ne_bytes(old) < 20_000);
+                        // SAFETY: as above, the second word.
+                        unsafe {
+                            atomic8((at + 8) as *mut u8, How::Combine, &0.5f64.to_ne_bytes(), &[], &mut [], &mut sum)
+                        };
+                    }
+                    let _ = t;
+                });
+            }
+        });
+        assert_eq!(u64::from_ne_bytes(cell.0[..8].try_into().unwrap()), 20_000);
+        assert_eq!(f64::from_ne_bytes(cell.0[8..].try_into().unwrap()), 10_000.0);
+    }
+
+    #[test]
+    fn compare_and_swap_swaps_only_on_equal_and_returns_the_old_value() {
+        let mut cell = Word([0; 16]);
+        cell.0[..4].copy_from_slice(&7i32.to_ne_bytes());
+        let p = cell.0.as_mut_ptr();
+        let mut old = [0u8; 4];
+        // SAFETY: an aligned word of `cell`, ours alone.
+        unsafe { atomic_element(p, 4, How::CompareSwap, &9i32.to_ne_bytes(), &6i32.to_ne_bytes(), &mut old) };
+        assert_eq!((i32::from_ne_bytes(old), i32::from_ne_bytes(cell.0[..4].try_into().unwrap())), (7, 7));
+        // SAFETY: as above.
+        unsafe { atomic_element(p, 4, How::CompareSwap, &9i32.to_ne_bytes(), &7i32.to_ne_bytes(), &mut old) };
+        assert_eq!((i32::from_ne_bytes(old), i32::from_ne_bytes(cell.0[..4].try_into().unwrap())), (7, 9));
+        // An unaligned element under the lock: the same outcome by plain bytes.
+        let mut none: Combiner = Box::new(|_: &[u8], _: &mut [u8]| {});
+        // SAFETY: bytes 5..9 of `cell`, ours alone.
+        unsafe { locked_elem(p.add(5), How::CompareSwap, &3i32.to_ne_bytes(), &[0; 4], &mut old, &mut none) };
+        assert_eq!((i32::from_ne_bytes(old), i32::from_ne_bytes(cell.0[5..9].try_into().unwrap())), (0, 3));
+    }
 }

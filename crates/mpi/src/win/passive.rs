@@ -13,7 +13,6 @@
 //! when their calls return), only a memory fence to order them.
 
 use std::ffi::c_int;
-use std::sync::atomic::Ordering;
 
 use super::origin::{finish_all, lock_now, start_flush, start_unlock, Wait};
 use super::{shm_sync, win_call_unlocked, Epoch, Win};
@@ -111,11 +110,11 @@ pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_
     })
 }
 
-/// Ends a node window's hold of target `r` (`t`): its operations are done already; a fence
-/// orders them before the release, and the lock word is let go if this origin holds it.
+/// Ends a node window's hold of target `r` (`t`): its operations are done already (and
+/// ordered before the release, `shm_sync.rs`); the lock word is let go if this origin holds it.
 fn node_unlock(w: &mut Win, r: usize) {
     let t = std::mem::take(&mut w.targets[r]);
-    std::sync::atomic::fence(Ordering::SeqCst);
+    shm_sync::complete_stores();
     if let (Some(seg), true) = (&w.node, t.lock_sent) {
         match t.lock {
             MPI_LOCK_EXCLUSIVE => shm_sync::unlock_exclusive(seg.lock_word(r)),
@@ -199,14 +198,14 @@ fn flush(call: &'static str, win: MPI_Win, rank: Option<c_int>, local: bool) -> 
             }
             let mut waits = Vec::new();
             if w.node.is_some() {
-                // Operations on a node window are done when their calls return: a fence
-                // orders them before whatever the program does next.
+                // Operations on a node window are done when their calls return; what orders
+                // them before the program's next accesses is in `shm_sync.rs`.
                 if let Some(r) = rank.map(|rank| target(w, rank, call)).transpose()?.flatten() {
                     if w.targets[r].lock == 0 {
                         return Err(err(MPI_ERR_RMA_SYNC, format!("{call}: rank {r} is not locked by this process")));
                     }
                 }
-                std::sync::atomic::fence(Ordering::SeqCst);
+                shm_sync::complete_stores();
                 return Ok(waits);
             }
             match rank {

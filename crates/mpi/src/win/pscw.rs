@@ -113,8 +113,8 @@ pub unsafe extern "C" fn PMPI_Win_complete(win: MPI_Win) -> c_int {
             };
             let mut waits = Vec::new();
             if let Some(seg) = &w.node {
-                // The operations are done: a fence orders them before the counters' release.
-                std::sync::atomic::fence(Ordering::SeqCst);
+                // The operations are done, ordered before the counters' release.
+                shm_sync::complete_stores();
                 let me = w.comm.rank();
                 for &r in &targets {
                     seg.completed(r, me).fetch_add(1, Ordering::Release);

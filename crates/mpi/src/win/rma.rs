@@ -180,10 +180,19 @@ unsafe fn issue_fast(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
     }
     let at = seg.part(target).0.add(offset);
     match c.kind {
-        Kind::Put => std::ptr::copy_nonoverlapping(c.origin?.addr as *const u8, at, bytes),
-        Kind::Get => std::ptr::copy_nonoverlapping(at, c.result?.addr as *mut u8, bytes),
+        Kind::Put => {
+            std::ptr::copy_nonoverlapping(c.origin?.addr as *const u8, at, bytes);
+            super::shm_sync::stored();
+        }
+        Kind::Get => {
+            super::shm_sync::before_load();
+            std::ptr::copy_nonoverlapping(at, c.result?.addr as *mut u8, bytes)
+        }
         kind => {
             let how = super::direct::instruction(kind, c.op, c.target_type)?;
+            if matches!(how, super::direct::How::Load) {
+                super::shm_sync::before_load();
+            }
             if !matches!(size, 1 | 2 | 4 | 8) || !(at as usize).is_multiple_of(size) || is_pair_type(c.target_type) {
                 return None;
             }
