@@ -12,16 +12,19 @@
 //! stand in for another's of this one.
 //!
 //! A window in a node segment (`segment.rs`) needs none of that: its origins did their
-//! operations themselves when they issued them, so its fence is a memory fence and a barrier.
+//! operations themselves when they issued them, so its fence is a barrier through the
+//! segment (each member's count of fences entered) and a memory fence.
 
 use std::ffi::c_int;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use billboard::Communicator;
 
 use super::origin::{finish_all, send, Wait};
+use super::segment::Segment;
 use super::serve::{Counters, Request as Ask};
-use super::Epoch;
+use super::{shm_sync, Epoch};
 use crate::abi::*;
 use crate::error::{err, Res};
 use crate::state;
@@ -29,7 +32,7 @@ use crate::state;
 /// What a fence waits for: a node window's barrier, or the handler's markers (the
 /// communicator, the marker counts, the answers outstanding, the counts that end this fence).
 enum Fence {
-    Node(Communicator),
+    Node(Communicator, Arc<Segment>),
     Handler(Communicator, Arc<Counters>, Vec<Wait>, Vec<usize>),
 }
 
@@ -58,8 +61,8 @@ pub(crate) fn fence(assert: c_int, win: MPI_Win) -> Res {
         }
         w.epoch = if assert & MPI_MODE_NOSUCCEED != 0 { Epoch::Closed } else { Epoch::Fence };
         w.issued = false;
-        if w.node.is_some() {
-            return Ok(Fence::Node(w.comm.clone()));
+        if let Some(seg) = &w.node {
+            return Ok(Fence::Node(w.comm.clone(), seg.clone()));
         }
         let mut waits: Vec<Wait> = Vec::new();
         for (r, t) in w.targets.iter_mut().enumerate() {
@@ -73,12 +76,16 @@ pub(crate) fn fence(assert: c_int, win: MPI_Win) -> Res {
     })
     .expect("MPI is running")?;
     let (comm, counters, waits, wanted) = match fence {
-        Fence::Node(comm) => {
-            // Every operation of the epoch was done by its origin when issued: a fence
-            // orders this process's, the barrier everyone's.
-            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-            comm.barrier()?;
-            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        Fence::Node(comm, seg) => {
+            // Every operation of the epoch was done by its origin when issued: what is left
+            // is a barrier, by each member's count of fences entered. The count's Release
+            // store follows this process's stores (puts), the Acquire loads of the others'
+            // precede its next accesses; no message.
+            let me = comm.rank();
+            let k = seg.fences(me).load(Ordering::Relaxed) + 1;
+            seg.fences(me).store(k, Ordering::Release);
+            shm_sync::wait_until(&comm, || (0..seg.ranks()).all(|r| seg.fences(r).load(Ordering::Acquire) >= k));
+            std::sync::atomic::fence(Ordering::SeqCst);
             return Ok(());
         }
         Fence::Handler(comm, counters, waits, wanted) => (comm, counters, waits, wanted),

@@ -12,15 +12,16 @@
 //! 128     control block of rank 0, then of rank 1, ... each `stride` bytes:
 //!           +0    lock word (AtomicU64): MPI_Win_lock's reader-writer lock on this part
 //!           +128  accumulate lock (AtomicU32): accumulates that no CPU atomic does
-//!           +256  posted[n] (AtomicU64): MPI_Win_post's of target t to this rank, written by t
-//!           +256+8n completed[n] (AtomicU64): MPI_Win_complete's of origin o here, written by o
+//!           +256  fences (AtomicU64): MPI_Win_fence's this rank has entered, written by it
+//!           +384  posted[n] (AtomicU64): MPI_Win_post's of target t to this rank, written by t
+//!           +384+8n completed[n] (AtomicU64): MPI_Win_complete's of origin o here, written by o
 //! data    every member's part back to back in rank order, each rounded up to 64 bytes (MPI's
 //!         default for shared windows, `alloc_shared_noncontig` unset); `data` is page-aligned
 //! ```
 //!
 //! Every word has one writer except the two locks, which are read-modify-written by whoever
-//! takes them. The two locks lie on lines of their own (128 bytes: adjacent-line prefetch);
-//! the counters change once per epoch and share lines.
+//! takes them. The two locks and the fence count lie on lines of their own (128 bytes:
+//! adjacent-line prefetch); the post/complete counters change once per epoch and share lines.
 //!
 //! # Lifetime
 //!
@@ -43,11 +44,12 @@ const ALIGN: usize = 64;
 const CONTROL_AT: usize = 128;
 /// "BBWINSEG" as a word.
 const MAGIC: u64 = u64::from_ne_bytes(*b"BBWINSEG");
-const VERSION: u64 = 1;
+const VERSION: u64 = 2;
 /// Offsets inside a control block.
 const LOCK_AT: usize = 0;
 const ACC_LOCK_AT: usize = 128;
-const COUNTERS_AT: usize = 256;
+const FENCES_AT: usize = 256;
+const COUNTERS_AT: usize = 384;
 
 /// The mapping of a node segment; unmapped on drop (after MPI_Win_free's barrier).
 pub(crate) struct Segment {
@@ -98,6 +100,17 @@ impl Segment {
     pub fn accumulate_lock(&self, rank: usize) -> &AtomicU32 {
         // SAFETY: as in `lock_word`.
         unsafe { &*(self.control(rank, ACC_LOCK_AT) as *const AtomicU32) }
+    }
+
+    /// MPI_Win_fence's that `rank` has entered (written by `rank`).
+    pub fn fences(&self, rank: usize) -> &AtomicU64 {
+        // SAFETY: as in `lock_word`.
+        unsafe { &*(self.control(rank, FENCES_AT) as *const AtomicU64) }
+    }
+
+    /// Members of the window.
+    pub fn ranks(&self) -> usize {
+        self.ranks
     }
 
     /// MPI_Win_post's of `target` to `origin` (written by `target`).
