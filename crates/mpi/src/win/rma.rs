@@ -152,17 +152,18 @@ fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce
 ///
 /// # Safety
 /// As MPI requires of the program: the buffers hold `count` elements.
-#[inline]
+#[inline(always)]
 unsafe fn issue_fast(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
     let w = m.win_mut(win).ok()?;
     let seg = w.node.as_ref()?;
     let size = builtin_datatype_size(c.target_type).filter(|&s| s > 0)?;
     let count = usize::try_from(c.target_count).ok().filter(|&n| n > 0)?;
     let origin = c.origin.filter(|_| c.op != MPI_NO_OP || c.kind == Kind::CompareAndSwap);
-    for b in [origin, c.compare, c.result].iter().flatten() {
-        if b.datatype != c.target_type || b.count != c.target_count || b.addr.is_null() {
-            return None;
-        }
+    let like_target = |b: Option<Buf>| {
+        b.is_none_or(|b| b.datatype == c.target_type && b.count == c.target_count && !b.addr.is_null())
+    };
+    if !(like_target(origin) && like_target(c.compare) && like_target(c.result)) {
+        return None;
     }
     let target = usize::try_from(c.rank).ok().filter(|&r| r < w.peers.len())?;
     match &w.epoch {
@@ -217,6 +218,15 @@ unsafe fn issue_fast(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
     }
     w.issued = true;
     Some(Ok(()))
+}
+
+/// A plain (not request-based) call: the fast path where it applies, else [`issue`].
+#[inline(always)]
+unsafe fn issue_plain(m: &mut Mpi, win: MPI_Win, c: Call) -> Res {
+    match issue_fast(m, win, &c) {
+        Some(done) => done,
+        None => issue(m, win, c, false).map(drop),
+    }
 }
 
 /// Checks `c` on window `win` and sends it to its target. `detach`: a request-based call,
@@ -382,7 +392,7 @@ counted! {
                 origin: Some(origin),
                 ..Call::to(Kind::Put, target_rank, target_disp, target_count.into(), target_datatype, MPI_REPLACE)
             };
-            issue(m, win, call, false).map(drop)
+            issue_plain(m, win, call)
         })
     }
 }
@@ -405,7 +415,7 @@ counted! {
                 result: Some(result),
                 ..Call::to(Kind::Get, target_rank, target_disp, target_count.into(), target_datatype, MPI_NO_OP)
             };
-            issue(m, win, call, false).map(drop)
+            issue_plain(m, win, call)
         })
     }
 }
@@ -429,7 +439,7 @@ counted! {
                 origin: Some(origin),
                 ..Call::to(Kind::Accumulate, target_rank, target_disp, target_count.into(), target_datatype, op)
             };
-            issue(m, win, call, false).map(drop)
+            issue_plain(m, win, call)
         })
     }
 }
@@ -456,7 +466,7 @@ counted! {
                 result: Some(Buf { addr: result_addr, count: result_count.into(), datatype: result_datatype }),
                 ..Call::to(Kind::GetAccumulate, target_rank, target_disp, target_count.into(), target_datatype, op)
             };
-            issue(m, win, call, false).map(drop)
+            issue_plain(m, win, call)
         })
     }
 }
@@ -477,7 +487,7 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(
             result: Some(Buf { addr: result_addr, count: 1, datatype }),
             ..Call::to(Kind::GetAccumulate, target_rank, target_disp, 1, datatype, op)
         };
-        issue(m, win, call, false).map(drop)
+        issue_plain(m, win, call)
     })
 }
 
@@ -498,7 +508,7 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(
             result: Some(Buf { addr: result_addr, count: 1, datatype }),
             ..Call::to(Kind::CompareAndSwap, target_rank, target_disp, 1, datatype, MPI_REPLACE)
         };
-        issue(m, win, call, false).map(drop)
+        issue_plain(m, win, call)
     })
 }
 
