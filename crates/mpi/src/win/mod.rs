@@ -29,6 +29,7 @@
 //! creating calls, before there is a window, through the communicator's.
 
 mod direct;
+mod fast;
 mod fence;
 mod origin;
 mod passive;

@@ -18,23 +18,23 @@ use crate::state::{Mpi, Req};
 
 /// A buffer argument: address, count, datatype.
 #[derive(Clone, Copy)]
-struct Buf {
-    addr: *const c_void,
-    count: i64,
-    datatype: MPI_Datatype,
+pub(super) struct Buf {
+    pub addr: *const c_void,
+    pub count: i64,
+    pub datatype: MPI_Datatype,
 }
 
 /// One RMA call's arguments.
-struct Call {
-    kind: Kind,
-    origin: Option<Buf>,
-    compare: Option<Buf>,
-    result: Option<Buf>,
-    rank: c_int,
-    disp: MPI_Aint,
-    target_count: i64,
-    target_type: MPI_Datatype,
-    op: MPI_Op,
+pub(super) struct Call {
+    pub kind: Kind,
+    pub origin: Option<Buf>,
+    pub compare: Option<Buf>,
+    pub result: Option<Buf>,
+    pub rank: c_int,
+    pub disp: MPI_Aint,
+    pub target_count: i64,
+    pub target_type: MPI_Datatype,
+    pub op: MPI_Op,
 }
 
 impl Call {
@@ -145,85 +145,10 @@ fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce
     super::win_call_unlocked(function, win, || super::origin::finish_all(waits))
 }
 
-/// The common case on a node window, done with no allocation and no datatype table: every
-/// buffer of one predefined type and count, in range, and an operation the CPU does in one
-/// instruction (or a copy). `None`: anything else, the general path checks and does it (and
-/// reports what is wrong).
-///
-/// # Safety
-/// As MPI requires of the program: the buffers hold `count` elements.
-#[inline(always)]
-unsafe fn issue_fast(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
-    let w = m.win_mut(win).ok()?;
-    let seg = w.node.as_ref()?;
-    let size = builtin_datatype_size(c.target_type).filter(|&s| s > 0)?;
-    let count = usize::try_from(c.target_count).ok().filter(|&n| n > 0)?;
-    let origin = c.origin.filter(|_| c.op != MPI_NO_OP || c.kind == Kind::CompareAndSwap);
-    let like_target = |b: Option<Buf>| {
-        b.is_none_or(|b| b.datatype == c.target_type && b.count == c.target_count && !b.addr.is_null())
-    };
-    if !(like_target(origin) && like_target(c.compare) && like_target(c.result)) {
-        return None;
-    }
-    let target = usize::try_from(c.rank).ok().filter(|&r| r < w.peers.len())?;
-    match &w.epoch {
-        Epoch::Fence => {}
-        Epoch::Lock { all }
-            if w.targets[target].lock != 0 && (!all || w.targets[target].lock_sent || w.targets[target].nocheck) => {}
-        Epoch::Access(group) if group.contains(&target) => {}
-        _ => return None,
-    }
-    let (window, unit) = w.peers[target];
-    let offset = usize::try_from(c.disp).ok()?.checked_mul(unit as usize)?;
-    let bytes = count.checked_mul(size)?;
-    if offset.checked_add(bytes)? > window {
-        return None;
-    }
-    let at = seg.part(target).0.add(offset);
-    match c.kind {
-        Kind::Put => {
-            std::ptr::copy_nonoverlapping(c.origin?.addr as *const u8, at, bytes);
-            super::shm_sync::stored();
-        }
-        Kind::Get => {
-            super::shm_sync::before_load();
-            std::ptr::copy_nonoverlapping(at, c.result?.addr as *mut u8, bytes)
-        }
-        kind => {
-            let how = super::direct::instruction(kind, c.op, c.target_type)?;
-            if matches!(how, super::direct::How::Load) {
-                super::shm_sync::before_load();
-            }
-            if !matches!(size, 1 | 2 | 4 | 8) || !(at as usize).is_multiple_of(size) || is_pair_type(c.target_type) {
-                return None;
-            }
-            if kind == Kind::Accumulate && c.op == MPI_NO_OP {
-                return None;
-            }
-            let slice = |b: Option<Buf>| b.map_or(&[][..], |b| std::slice::from_raw_parts(b.addr as *const u8, bytes));
-            let (x, cmp) = (slice(origin), slice(c.compare));
-            let mut none = [0u8; 0];
-            let old = match c.result {
-                Some(b) => std::slice::from_raw_parts_mut(b.addr as *mut u8, bytes),
-                None => &mut none[..],
-            };
-            for k in (0..bytes).step_by(size) {
-                fn part(s: &[u8], k: usize, size: usize) -> &[u8] {
-                    s.get(k..k + size).unwrap_or(&[])
-                }
-                let old = if old.is_empty() { &mut [][..] } else { &mut old[k..k + size] };
-                super::direct::atomic_element(at.add(k), size, how, part(x, k, size), part(cmp, k, size), old);
-            }
-        }
-    }
-    w.issued = true;
-    Some(Ok(()))
-}
-
 /// A plain (not request-based) call: the fast path where it applies, else [`issue`].
 #[inline(always)]
 unsafe fn issue_plain(m: &mut Mpi, win: MPI_Win, c: Call) -> Res {
-    match issue_fast(m, win, &c) {
+    match super::fast::issue(m, win, &c) {
         Some(done) => done,
         None => issue(m, win, c, false).map(drop),
     }
@@ -232,7 +157,7 @@ unsafe fn issue_plain(m: &mut Mpi, win: MPI_Win, c: Call) -> Res {
 /// Checks `c` on window `win` and sends it to its target. `detach`: a request-based call,
 /// which gets the wait for a get-type operation's answer instead of the window keeping it.
 unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<Wait>> {
-    if let Some(done) = issue_fast(m, win, &c) {
+    if let Some(done) = super::fast::issue(m, win, &c) {
         return done.map(|()| None);
     }
     let w = m.win(win)?;
