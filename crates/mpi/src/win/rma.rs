@@ -136,7 +136,10 @@ fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce
     let mut waits = Vec::new();
     let rc = win_call(function, win, |m| {
         body(m)?;
-        waits = super::passive::start_self_flush(m.win_mut(win)?, rank)?;
+        let w = m.win_mut(win)?;
+        if w.node.is_none() {
+            waits = super::passive::start_self_flush(w, rank)?;
+        }
         Ok(())
     });
     if rc != MPI_SUCCESS || waits.is_empty() {
