@@ -15,7 +15,7 @@ fi
 # stand in for hosts; Debian's parallel HDF5 for MPICH (h5pcc.mpich) and h5dump test MPI-IO.
 # Debian's PVM (library, header, example programs, NetPIPE's NPpvm) is the reference the PVM
 # library is compared with.
-PACKAGES="mpich libmpich-dev netpipe-mpich2 scalapack-mpi-test libscalapack-mpich2.2 bagel g++ iproute2 libhdf5-mpich-dev hdf5-tools pvm pvm-dev pvm-examples netpipe-pvm"
+PACKAGES="mpich libmpich-dev netpipe-mpich2 scalapack-mpi-test libscalapack-mpich2.2 bagel g++ iproute2 libhdf5-mpich-dev hdf5-tools pvm pvm-dev pvm-examples netpipe-pvm libcoarrays-mpich-dev"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
    { ! command -v mpicc.mpich >/dev/null || ! command -v g++ >/dev/null || ! command -v ip >/dev/null || [ ! -x /usr/bin/NPmpich2 ] ||
      [ ! -x /usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/xdlu ] || [ ! -x /usr/bin/BAGEL ] ||

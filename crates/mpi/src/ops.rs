@@ -87,6 +87,18 @@ fn num(t: MPI_Datatype) -> Option<(Num, bool)> {
     })
 }
 
+/// Whether `t` is an integer type that the arithmetic operators take, and then whether it is
+/// signed (RMA does such operators with the CPU's own atomic instructions, `win/direct.rs`).
+pub(crate) fn integer_sign(t: MPI_Datatype) -> Option<bool> {
+    use Num::*;
+    match num(t)? {
+        (_, true) => None,
+        (I8 | I16 | I32 | I64, _) => Some(true),
+        (U8 | U16 | U32 | U64, _) => Some(false),
+        (F32 | F64, _) => None,
+    }
+}
+
 /// Applies `f(in, inout)` element-wise; buffers may be unaligned. `f` is a type of its own
 /// for each operator (not a function pointer), so the loop is compiled per operator and
 /// vectorised: a call per element made a 1 MiB sum cost several times the memory traffic.

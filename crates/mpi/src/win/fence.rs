@@ -10,15 +10,31 @@
 //! MPI asks for (no operation of the next epoch reaches a window whose owner is still in the
 //! last one). Markers are counted per origin, so one member's marker of the next fence cannot
 //! stand in for another's of this one.
+//!
+//! A window in a node segment (`segment.rs`) needs none of that: its origins did their
+//! operations themselves when they issued them, so its fence is a barrier through the
+//! segment (each member's count of fences entered) and a memory fence.
 
 use std::ffi::c_int;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use billboard::Communicator;
 
 use super::origin::{finish_all, send, Wait};
-use super::serve::Request as Ask;
-use super::Epoch;
+use super::segment::Segment;
+use super::serve::{Counters, Request as Ask};
+use super::{shm_sync, Epoch};
 use crate::abi::*;
 use crate::error::{err, Res};
 use crate::state;
+
+/// What a fence waits for: a node window's barrier, or the handler's markers (the
+/// communicator, the marker counts, the answers outstanding, the counts that end this fence).
+enum Fence {
+    Node(Communicator, Arc<Segment>),
+    Handler(Communicator, Arc<Counters>, Vec<Wait>, Vec<usize>),
+}
 
 pub(crate) fn fence(assert: c_int, win: MPI_Win) -> Res {
     let valid = MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED;
@@ -28,7 +44,7 @@ pub(crate) fn fence(assert: c_int, win: MPI_Win) -> Res {
             format!("assert {assert} ({assert:#x}): MPI_Win_fence takes MPI_MODE_NOSTORE, NOPUT, NOPRECEDE and NOSUCCEED only"),
         ));
     }
-    let (comm, counters, waits, wanted) = state::with(|m| -> Res<_> {
+    let fence = state::with(|m| -> Res<Fence> {
         let w = m.win_mut(win)?;
         match w.epoch {
             Epoch::Closed | Epoch::Fence => {}
@@ -45,6 +61,9 @@ pub(crate) fn fence(assert: c_int, win: MPI_Win) -> Res {
         }
         w.epoch = if assert & MPI_MODE_NOSUCCEED != 0 { Epoch::Closed } else { Epoch::Fence };
         w.issued = false;
+        if let Some(seg) = &w.node {
+            return Ok(Fence::Node(w.comm.clone(), seg.clone()));
+        }
         let mut waits: Vec<Wait> = Vec::new();
         for (r, t) in w.targets.iter_mut().enumerate() {
             waits.append(&mut t.waits);
@@ -53,9 +72,24 @@ pub(crate) fn fence(assert: c_int, win: MPI_Win) -> Res {
         }
         // One more marker from every member ends this fence.
         w.seen.iter_mut().for_each(|k| *k += 1);
-        Ok((w.comm.clone(), w.counters.clone(), waits, w.seen.clone()))
+        Ok(Fence::Handler(w.comm.clone(), w.counters.clone(), waits, w.seen.clone()))
     })
     .expect("MPI is running")?;
+    let (comm, counters, waits, wanted) = match fence {
+        Fence::Node(comm, seg) => {
+            // Every operation of the epoch was done by its origin when issued: what is left
+            // is a barrier, by each member's count of fences entered. The count's Release
+            // store follows this process's stores (puts), the Acquire loads of the others'
+            // precede its next accesses; no message.
+            let me = comm.rank();
+            let k = seg.fences(me).load(Ordering::Relaxed) + 1;
+            seg.fences(me).store(k, Ordering::Release);
+            shm_sync::wait_until(&comm, || (0..seg.ranks()).all(|r| seg.fences(r).load(Ordering::Acquire) >= k));
+            std::sync::atomic::fence(Ordering::SeqCst);
+            return Ok(());
+        }
+        Fence::Handler(comm, counters, waits, wanted) => (comm, counters, waits, wanted),
+    };
     let outcome = finish_all(waits);
     comm.wait_for(|| wanted.iter().enumerate().all(|(r, &k)| counters.ends(r) >= k));
     outcome

@@ -7,26 +7,38 @@
 //! origin, `serve.rs` the target's handler, `target.rs` the operations' format and effect.
 //!
 //! Each window holds a private duplicate of its communicator, so its traffic never meets the
-//! program's, and serves it with an active-message handler (`serve.rs`) that the engine runs
-//! in every round of progress: an RMA call sends its operation to the target at once, and the
-//! target applies it whenever it is inside any MPI call. Synchronisation calls wait for the
-//! target's answers (flush, unlock) or for the ends of epochs it was sent (fence, wait).
-//! A target that never enters MPI serves nobody: RMA calls reach a window only through its
-//! owner's handler, even a shared window's (`shared.rs`), whose memory the program itself
-//! may load and store across the node. Origins that copy straight into such memory, and a
-//! progress thread for the rest, are still to come.
+//! program's. How operations reach a target depends on where the window's memory is:
+//!
+//! - **In a node segment** (`segment.rs`): MPI_Win_allocate_shared, and MPI_Win_allocate when
+//!   every member runs on one host. Every member maps every part; the origin does each
+//!   operation itself (`direct.rs`: copies, CPU atomics, a lock word where no atomic fits)
+//!   and synchronises through words in the segment (`shm_sync.rs`: MPI_Win_lock's
+//!   reader-writer lock, post/complete counters; fence is a memory fence and a barrier). The
+//!   target takes no part: a rank computing outside MPI stalls nobody.
+//! - **Anywhere else** (MPI_Win_create on the program's memory, MPI_Win_create_dynamic,
+//!   MPI_Win_allocate across hosts): an active-message handler (`serve.rs`) that the engine
+//!   runs in every round of progress. An RMA call sends its operation to the target at once,
+//!   and the target applies it whenever it is inside any MPI call; synchronisation calls wait
+//!   for the target's answers (flush, unlock) or for the ends of epochs it was sent (fence,
+//!   wait). A target that never enters MPI serves nobody on these windows: single-copy access
+//!   to created windows (`process_vm_readv`) and a progress thread across hosts are still to
+//!   come.
 //!
 //! Errors of window calls go through the window's error handler (MPI_ERRORS_ARE_FATAL unless
 //! the program sets another; windows do not inherit their communicator's); errors of the
 //! creating calls, before there is a window, through the communicator's.
 
+mod direct;
+mod fast;
 mod fence;
 mod origin;
 mod passive;
 mod pscw;
 mod rma;
+mod segment;
 mod serve;
 mod shared;
+mod shm_sync;
 mod target;
 
 use std::ffi::{c_char, c_int, c_void};
@@ -116,8 +128,12 @@ pub(crate) struct Win {
     service: u32,
     /// A dynamic window's attached regions (None: the window is `base`, `size`).
     regions: Option<serve::Regions>,
-    /// A shared window's mapping of every member's part (MPI_Win_allocate_shared).
-    shared: Option<shared::Mapping>,
+    /// The node segment holding every member's part, when all run on one host and the
+    /// library allocated the memory (MPI_Win_allocate, MPI_Win_allocate_shared): then every
+    /// operation and synchronisation is done by the origin in shared memory.
+    node: Option<Arc<segment::Segment>>,
+    /// Per target: MPI_Win_post's of it consumed by MPI_Win_start here (node windows).
+    started: Vec<u64>,
     _memory: Option<Memory>,
 }
 
@@ -288,7 +304,8 @@ fn create(
         exposed: None,
         service,
         regions,
-        shared: None,
+        node: None,
+        started: vec![0; n],
         _memory: memory,
     };
     Ok(state::with(|m| m.add_win(w)).expect("MPI is running"))
@@ -363,6 +380,22 @@ pub unsafe extern "C" fn PMPI_Win_allocate(
         let win = out(win, "win")?;
         let baseptr = out(baseptr as *mut *mut c_void, "baseptr")?;
         check_shape(size, disp_unit)?;
+        let (parent, _) = crate::comm_create::take(comm)?;
+        let mut needed = 0;
+        // Every member decides alike: hosts are known to all, the variable is the job's, and
+        // rank 0 tells all whether /dev/shm has room (if not, private memory as below).
+        let seg = match SHM_WINDOWS.get() != 0 && segment::one_host(&parent)?.is_ok() {
+            true => segment::allocate(size as usize, &parent, &mut needed)?,
+            false => None,
+        };
+        if let Some(seg) = seg {
+            let seg = Arc::new(seg);
+            let base = if size == 0 { std::ptr::null_mut() } else { seg.part(parent.rank()).0 };
+            *win = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, None, None)?;
+            state::with(|m| m.win_mut(*win).map(|w| w.node = Some(seg))).expect("MPI is running")?;
+            *baseptr = base.cast();
+            return Ok(());
+        }
         let memory = Memory::new(size as usize)?;
         let base = if size == 0 { std::ptr::null_mut() } else { memory.ptr };
         *win = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, Some(memory), None)?;
@@ -370,6 +403,13 @@ pub unsafe extern "C" fn PMPI_Win_allocate(
         Ok(())
     })
 }
+
+/// Whether MPI_Win_allocate places a window whose members share a host in one node segment.
+pub(crate) static SHM_WINDOWS: billboard::tunables::Tunable = billboard::tunables::Tunable::new(
+    "BB_RMA_SHM",
+    1,
+    "MPI_Win_allocate on one host in shared memory, RMA done by the origin (0: every operation through the target's handler)",
+);
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_free(win: *mut MPI_Win) -> c_int {

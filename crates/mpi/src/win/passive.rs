@@ -6,11 +6,16 @@
 //! until it grants it (`serve.rs`). Only a lock of one's own window is waited for at once:
 //! the program may load and store there as soon as MPI_Win_lock returns. MPI_MODE_NOCHECK
 //! (no other process will want a conflicting lock) asks for no lock at all.
+//!
+//! A window in a node segment locks in shared memory instead (`shm_sync.rs`): MPI_Win_lock
+//! takes the target's lock word before it returns, MPI_Win_lock_all takes each target's shared
+//! with the first operation on it, and flush has nothing to wait for (operations are done
+//! when their calls return), only a memory fence to order them.
 
 use std::ffi::c_int;
 
 use super::origin::{finish_all, lock_now, start_flush, start_unlock, Wait};
-use super::{win_call_unlocked, Epoch, Win};
+use super::{shm_sync, win_call_unlocked, Epoch, Win};
 use crate::abi::*;
 use crate::error::{err, Res};
 use crate::state::{self, Mpi};
@@ -37,6 +42,10 @@ fn check_assert(assert: c_int, call: &str) -> Res {
 /// Runs `start` on the window under the tables, then waits for what it returns without them.
 fn then_wait(win: MPI_Win, start: impl FnOnce(&mut Win) -> Res<Vec<Wait>>) -> Res {
     let waits = state::with(|m: &mut Mpi| start(m.win_mut(win)?)).expect("MPI is running")?;
+    if waits.is_empty() {
+        // A node window's flush: nothing is outstanding (and no iterator to build and drop).
+        return Ok(());
+    }
     finish_all(waits)
 }
 
@@ -46,7 +55,11 @@ fn then_wait(win: MPI_Win, start: impl FnOnce(&mut Win) -> Res<Vec<Wait>>) -> Re
 /// belongs to its request, and the flush's answer comes after it.
 pub(crate) fn start_self_flush(w: &mut Win, rank: c_int) -> Res<Vec<Wait>> {
     let me = w.comm.rank();
-    if !matches!(w.epoch, Epoch::Lock { .. }) || usize::try_from(rank).ok() != Some(me) || w.targets[me].lock == 0 {
+    if w.node.is_some()
+        || !matches!(w.epoch, Epoch::Lock { .. })
+        || usize::try_from(rank).ok() != Some(me)
+        || w.targets[me].lock == 0
+    {
         return Ok(Vec::new());
     }
     w.targets[me].unflushed = true;
@@ -56,6 +69,7 @@ pub(crate) fn start_self_flush(w: &mut Win, rank: c_int) -> Res<Vec<Wait>> {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win) -> c_int {
     win_call_unlocked("MPI_Win_lock", win, || {
+        let mut node_lock = None;
         then_wait(win, |w| {
             if lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE {
                 return Err(err(
@@ -75,12 +89,38 @@ pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_
             let t = &mut w.targets[r];
             t.lock = lock_type;
             t.nocheck = assert & MPI_MODE_NOCHECK != 0;
+            if let Some(seg) = w.node.as_ref().filter(|_| !t.nocheck) {
+                // Taken now, in shared memory, with the tables let go (below).
+                t.lock_sent = true;
+                node_lock = Some((seg.clone(), w.comm.clone(), r));
+                return Ok(Vec::new());
+            }
             if r == w.comm.rank() && !t.nocheck {
                 return lock_now(&w.comm, r, t);
             }
             Ok(Vec::new())
-        })
+        })?;
+        if let Some((seg, comm, r)) = node_lock {
+            match lock_type {
+                MPI_LOCK_EXCLUSIVE => shm_sync::lock_exclusive(&comm, seg.lock_word(r)),
+                _ => shm_sync::lock_shared(&comm, seg.lock_word(r)),
+            }
+        }
+        Ok(())
     })
+}
+
+/// Ends a node window's hold of target `r` (`t`): its operations are done already (and
+/// ordered before the release, `shm_sync.rs`); the lock word is let go if this origin holds it.
+fn node_unlock(w: &mut Win, r: usize) {
+    let t = std::mem::take(&mut w.targets[r]);
+    shm_sync::complete_stores();
+    if let (Some(seg), true) = (&w.node, t.lock_sent) {
+        match t.lock {
+            MPI_LOCK_EXCLUSIVE => shm_sync::unlock_exclusive(seg.lock_word(r)),
+            _ => shm_sync::unlock_shared(seg.lock_word(r)),
+        }
+    }
 }
 
 #[no_mangle]
@@ -91,7 +131,12 @@ pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: MPI_Win) -> c_int {
             if w.epoch != (Epoch::Lock { all: false }) || w.targets[r].lock == 0 {
                 return Err(err(MPI_ERR_RMA_SYNC, format!("MPI_Win_unlock: rank {r} is not locked by this process")));
             }
-            let waits = start_unlock(&w.comm, r, &mut w.targets[r])?;
+            let waits = if w.node.is_some() {
+                node_unlock(w, r);
+                Vec::new()
+            } else {
+                start_unlock(&w.comm, r, &mut w.targets[r])?
+            };
             if w.targets.iter().all(|t| t.lock == 0) {
                 w.epoch = Epoch::Closed;
             }
@@ -113,7 +158,9 @@ pub unsafe extern "C" fn PMPI_Win_lock_all(assert: c_int, win: MPI_Win) -> c_int
                 t.nocheck = nocheck;
             }
             let me = w.comm.rank();
-            if nocheck {
+            if nocheck || w.node.is_some() {
+                // A node window takes each target's shared lock with the first operation on
+                // it (`rma.rs`).
                 return Ok(Vec::new());
             }
             lock_now(&w.comm, me, &mut w.targets[me])
@@ -129,6 +176,9 @@ pub unsafe extern "C" fn PMPI_Win_unlock_all(win: MPI_Win) -> c_int {
                 return Err(err(MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all"));
             }
             let mut waits = Vec::new();
+            if w.node.is_some() {
+                (0..w.targets.len()).for_each(|r| node_unlock(w, r));
+            }
             for (r, t) in w.targets.iter_mut().enumerate() {
                 waits.append(&mut start_unlock(&w.comm, r, t)?);
             }
@@ -147,6 +197,17 @@ fn flush(call: &'static str, win: MPI_Win, rank: Option<c_int>, local: bool) -> 
                 return Err(err(MPI_ERR_RMA_SYNC, format!("{call} outside a passive-target epoch (MPI_Win_lock)")));
             }
             let mut waits = Vec::new();
+            if w.node.is_some() {
+                // Operations on a node window are done when their calls return; what orders
+                // them before the program's next accesses is in `shm_sync.rs`.
+                if let Some(r) = rank.map(|rank| target(w, rank, call)).transpose()?.flatten() {
+                    if w.targets[r].lock == 0 {
+                        return Err(err(MPI_ERR_RMA_SYNC, format!("{call}: rank {r} is not locked by this process")));
+                    }
+                }
+                shm_sync::complete_stores();
+                return Ok(waits);
+            }
             match rank {
                 Some(rank) => {
                     let Some(r) = target(w, rank, call)? else { return Ok(waits) };

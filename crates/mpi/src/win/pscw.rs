@@ -9,12 +9,18 @@
 //! its handler has counted a marker from every origin of the group, each after that origin's
 //! operations. With MPI_MODE_NOCHECK (the program promises the post has happened) neither
 //! post nor start sends or waits.
+//!
+//! A window in a node segment (`segment.rs`) keeps the same counts as words in the segment:
+//! post adds one to a word of each origin's (`posted`), complete to one of each target's
+//! (`completed`), each word written by one rank only; start and wait watch them. The
+//! operations were done by the origin when issued, so nothing else is waited for.
 
 use std::ffi::c_int;
+use std::sync::atomic::Ordering;
 
 use super::origin::{finish_all, send, Wait};
 use super::serve::{Request as Ask, TAG_POST};
-use super::{win_call_unlocked, Epoch};
+use super::{shm_sync, win_call_unlocked, Epoch};
 use crate::abi::*;
 use crate::error::{err, out, Res};
 use crate::state;
@@ -38,7 +44,12 @@ pub unsafe extern "C" fn PMPI_Win_post(group: MPI_Group, assert: c_int, win: MPI
                 return Err(err(MPI_ERR_RMA_SYNC, "MPI_Win_post: the previous exposure epoch has not been waited for"));
             }
             let origins = w.ranks_of(&members)?;
-            if assert & MPI_MODE_NOCHECK == 0 {
+            if let Some(seg) = w.node.as_ref().filter(|_| assert & MPI_MODE_NOCHECK == 0) {
+                let me = w.comm.rank();
+                for &o in &origins {
+                    seg.posted(o, me).fetch_add(1, Ordering::Release);
+                }
+            } else if assert & MPI_MODE_NOCHECK == 0 {
                 for &o in &origins {
                     // An empty message: it leaves at once (eager), nothing to keep.
                     w.comm.send(&[0u8; 0][..], o, TAG_POST)?;
@@ -55,16 +66,31 @@ pub unsafe extern "C" fn PMPI_Win_post(group: MPI_Group, assert: c_int, win: MPI
 pub unsafe extern "C" fn PMPI_Win_start(group: MPI_Group, assert: c_int, win: MPI_Win) -> c_int {
     win_call_unlocked("MPI_Win_start", win, || {
         check_assert(assert, "MPI_Win_start")?;
-        let (comm, targets) = state::with(|m| -> Res<_> {
+        let (comm, targets, node) = state::with(|m| -> Res<_> {
             let members = m.group(group)?.to_vec();
             let w = m.win_mut(win)?;
             w.may_start_epoch("MPI_Win_start")?;
             let targets = w.ranks_of(&members)?;
             w.epoch = Epoch::Access(targets.clone());
-            Ok((w.comm.clone(), targets))
+            // A node window's posts are counters in the segment: the ones to wait for.
+            let node = w.node.clone().map(|seg| {
+                let wanted: Vec<(usize, u64)> = targets.iter().map(|&t| (t, w.started[t] + 1)).collect();
+                (seg, wanted)
+            });
+            if node.is_some() && assert & MPI_MODE_NOCHECK == 0 {
+                targets.iter().for_each(|&t| w.started[t] += 1);
+            }
+            Ok((w.comm.clone(), targets, node))
         })
         .expect("MPI is running")?;
-        if assert & MPI_MODE_NOCHECK == 0 {
+        if let Some((seg, wanted)) = node {
+            if assert & MPI_MODE_NOCHECK == 0 {
+                let me = comm.rank();
+                shm_sync::wait_until(&comm, || {
+                    wanted.iter().all(|&(t, k)| seg.posted(me, t).load(Ordering::Acquire) >= k)
+                });
+            }
+        } else if assert & MPI_MODE_NOCHECK == 0 {
             for &t in &targets {
                 comm.recv(&mut [0u8; 0][..], t, TAG_POST)?;
             }
@@ -86,6 +112,15 @@ pub unsafe extern "C" fn PMPI_Win_complete(win: MPI_Win) -> c_int {
                 ));
             };
             let mut waits = Vec::new();
+            if let Some(seg) = &w.node {
+                // The operations are done, ordered before the counters' release.
+                shm_sync::complete_stores();
+                let me = w.comm.rank();
+                for &r in &targets {
+                    seg.completed(r, me).fetch_add(1, Ordering::Release);
+                }
+                return Ok(waits);
+            }
             for &r in &targets {
                 let t = &mut w.targets[r];
                 waits.append(&mut t.waits);
@@ -99,6 +134,15 @@ pub unsafe extern "C" fn PMPI_Win_complete(win: MPI_Win) -> c_int {
     })
 }
 
+/// Ends of epochs (MPI_Win_complete) received from `origin`: counted by the handler, or by
+/// the origins themselves in a node window's segment.
+fn ends(w: &super::Win, origin: usize) -> usize {
+    match &w.node {
+        Some(seg) => seg.completed(w.comm.rank(), origin).load(Ordering::Acquire) as usize,
+        None => w.counters.ends(origin),
+    }
+}
+
 /// Whether every origin of the exposure has sent its marker; if so, consumes them and ends
 /// the exposure. `Err`: no exposure is open.
 fn exposure_over(win: MPI_Win, call: &str) -> Res<bool> {
@@ -107,7 +151,7 @@ fn exposure_over(win: MPI_Win, call: &str) -> Res<bool> {
         let Some(origins) = &w.exposed else {
             return Err(err(MPI_ERR_RMA_SYNC, format!("{call} without MPI_Win_post")));
         };
-        if !origins.iter().all(|&o| w.counters.ends(o) > w.seen[o]) {
+        if !origins.iter().all(|&o| ends(w, o) > w.seen[o]) {
             return Ok(false);
         }
         for &o in origins {
@@ -122,16 +166,24 @@ fn exposure_over(win: MPI_Win, call: &str) -> Res<bool> {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_wait(win: MPI_Win) -> c_int {
     win_call_unlocked("MPI_Win_wait", win, || {
-        let (comm, counters, wanted) = state::with(|m| -> Res<_> {
+        let (comm, counters, node, wanted) = state::with(|m| -> Res<_> {
             let w = m.win(win)?;
             let Some(origins) = &w.exposed else {
                 return Err(err(MPI_ERR_RMA_SYNC, "MPI_Win_wait without MPI_Win_post"));
             };
             let wanted: Vec<(usize, usize)> = origins.iter().map(|&o| (o, w.seen[o] + 1)).collect();
-            Ok((w.comm.clone(), w.counters.clone(), wanted))
+            Ok((w.comm.clone(), w.counters.clone(), w.node.clone(), wanted))
         })
         .expect("MPI is running")?;
-        comm.wait_for(|| wanted.iter().all(|&(o, k)| counters.ends(o) >= k));
+        match node {
+            Some(seg) => {
+                let me = comm.rank();
+                shm_sync::wait_until(&comm, || {
+                    wanted.iter().all(|&(o, k)| seg.completed(me, o).load(Ordering::Acquire) as usize >= k)
+                })
+            }
+            None => comm.wait_for(|| wanted.iter().all(|&(o, k)| counters.ends(o) >= k)),
+        }
         exposure_over(win, "MPI_Win_wait").map(drop)
     })
 }

@@ -18,23 +18,23 @@ use crate::state::{Mpi, Req};
 
 /// A buffer argument: address, count, datatype.
 #[derive(Clone, Copy)]
-struct Buf {
-    addr: *const c_void,
-    count: i64,
-    datatype: MPI_Datatype,
+pub(super) struct Buf {
+    pub addr: *const c_void,
+    pub count: i64,
+    pub datatype: MPI_Datatype,
 }
 
 /// One RMA call's arguments.
-struct Call {
-    kind: Kind,
-    origin: Option<Buf>,
-    compare: Option<Buf>,
-    result: Option<Buf>,
-    rank: c_int,
-    disp: MPI_Aint,
-    target_count: i64,
-    target_type: MPI_Datatype,
-    op: MPI_Op,
+pub(super) struct Call {
+    pub kind: Kind,
+    pub origin: Option<Buf>,
+    pub compare: Option<Buf>,
+    pub result: Option<Buf>,
+    pub rank: c_int,
+    pub disp: MPI_Aint,
+    pub target_count: i64,
+    pub target_type: MPI_Datatype,
+    pub op: MPI_Op,
 }
 
 impl Call {
@@ -136,7 +136,10 @@ fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce
     let mut waits = Vec::new();
     let rc = win_call(function, win, |m| {
         body(m)?;
-        waits = super::passive::start_self_flush(m.win_mut(win)?, rank)?;
+        let w = m.win_mut(win)?;
+        if w.node.is_none() {
+            waits = super::passive::start_self_flush(w, rank)?;
+        }
         Ok(())
     });
     if rc != MPI_SUCCESS || waits.is_empty() {
@@ -145,9 +148,21 @@ fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce
     super::win_call_unlocked(function, win, || super::origin::finish_all(waits))
 }
 
+/// A plain (not request-based) call: the fast path where it applies, else [`issue`].
+#[inline(always)]
+unsafe fn issue_plain(m: &mut Mpi, win: MPI_Win, c: Call) -> Res {
+    match super::fast::issue(m, win, &c) {
+        Some(done) => done,
+        None => issue(m, win, c, false).map(drop),
+    }
+}
+
 /// Checks `c` on window `win` and sends it to its target. `detach`: a request-based call,
 /// which gets the wait for a get-type operation's answer instead of the window keeping it.
 unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<Wait>> {
+    if let Some(done) = super::fast::issue(m, win, &c) {
+        return done.map(|()| None);
+    }
     let w = m.win(win)?;
     if w.epoch == Epoch::Closed {
         return Err(err(
@@ -251,6 +266,17 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
     }
     let elem = elem.unwrap_or(MPI_DATATYPE_NULL);
     let access = Access { kind: c.kind, op: c.op, elem, target: shape, data: Vec::new() };
+    let w = m.win_mut(win)?;
+    w.issued = true;
+    if w.node.is_some() {
+        // A window in the node segment: the origin does the operation itself, now.
+        if let Epoch::Lock { all: true } = w.epoch {
+            lock_all_lazily(w, target);
+        }
+        let seg = w.node.as_ref().expect("a node window");
+        super::direct::operate(seg, target, &access, &data, result)?;
+        return Ok(None);
+    }
     // The request: its header, the operation's, then the origin data straight from the views.
     let data_len: usize = data.iter().map(|v| v.len()).sum();
     let mut msg = Vec::with_capacity(16 + 64 + 16 * access.target.blocks.len() + data_len);
@@ -259,9 +285,21 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
     for v in &data {
         msg.extend_from_slice(v.bytes());
     }
-    let w = m.win_mut(win)?;
-    w.issued = true;
     operate(&w.comm, target, &mut w.targets[target], msg, result, detach)
+}
+
+/// Takes the shared lock of `target` in a node window's MPI_Win_lock_all epoch, before the
+/// first operation on it (MPI_Win_lock_all takes none: a program holding an exclusive lock of
+/// one rank while it asks another's could otherwise deadlock against it).
+fn lock_all_lazily(w: &mut super::Win, target: usize) {
+    let t = &mut w.targets[target];
+    if t.lock_sent || t.nocheck {
+        return;
+    }
+    if let Some(seg) = &w.node {
+        super::shm_sync::lock_shared(&w.comm, seg.lock_word(target));
+        t.lock_sent = true;
+    }
 }
 
 counted! {
@@ -282,7 +320,7 @@ counted! {
                 origin: Some(origin),
                 ..Call::to(Kind::Put, target_rank, target_disp, target_count.into(), target_datatype, MPI_REPLACE)
             };
-            issue(m, win, call, false).map(drop)
+            issue_plain(m, win, call)
         })
     }
 }
@@ -305,7 +343,7 @@ counted! {
                 result: Some(result),
                 ..Call::to(Kind::Get, target_rank, target_disp, target_count.into(), target_datatype, MPI_NO_OP)
             };
-            issue(m, win, call, false).map(drop)
+            issue_plain(m, win, call)
         })
     }
 }
@@ -329,7 +367,7 @@ counted! {
                 origin: Some(origin),
                 ..Call::to(Kind::Accumulate, target_rank, target_disp, target_count.into(), target_datatype, op)
             };
-            issue(m, win, call, false).map(drop)
+            issue_plain(m, win, call)
         })
     }
 }
@@ -356,7 +394,7 @@ counted! {
                 result: Some(Buf { addr: result_addr, count: result_count.into(), datatype: result_datatype }),
                 ..Call::to(Kind::GetAccumulate, target_rank, target_disp, target_count.into(), target_datatype, op)
             };
-            issue(m, win, call, false).map(drop)
+            issue_plain(m, win, call)
         })
     }
 }
@@ -377,7 +415,7 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(
             result: Some(Buf { addr: result_addr, count: 1, datatype }),
             ..Call::to(Kind::GetAccumulate, target_rank, target_disp, 1, datatype, op)
         };
-        issue(m, win, call, false).map(drop)
+        issue_plain(m, win, call)
     })
 }
 
@@ -398,7 +436,7 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(
             result: Some(Buf { addr: result_addr, count: 1, datatype }),
             ..Call::to(Kind::CompareAndSwap, target_rank, target_disp, 1, datatype, MPI_REPLACE)
         };
-        issue(m, win, call, false).map(drop)
+        issue_plain(m, win, call)
     })
 }
 

@@ -81,7 +81,7 @@ impl Shape {
     }
 
     /// The window byte ranges of the data, in packed order.
-    fn regions(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+    pub(crate) fn regions(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         (0..self.count as i64).flat_map(move |i| {
             self.blocks
                 .iter()

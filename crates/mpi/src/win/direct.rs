@@ -1,0 +1,404 @@
+//! RMA operations that the origin carries out itself on a target part of a node segment
+//! (`segment.rs`): no message, no target involvement, complete when the call returns.
+//! MPI_Put and MPI_Get are copies along the target's shape (`target.rs`); the accumulate
+//! family (MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op, MPI_Compare_and_swap) works
+//! element by element.
+//!
+//! # Atomicity
+//!
+//! MPI (4.0 section 12.7.1) asks that accumulate-family operations on one location with one
+//! predefined datatype act as if done one at a time, element by element; nothing more (an
+//! operation on many elements need not be atomic as a whole; a put beside an accumulate on
+//! one location is the program's error). Every origin of the node may update the same place
+//! at once, so the rule is kept per element, and *the path an element takes depends only on
+//! the location and the datatype*, never on the operation or on which origin issues it:
+//!
+//! - An element of 1, 2, 4 or 8 bytes (not a MINLOC/MAXLOC pair type) at an address aligned
+//!   to its size is changed by one CPU atomic instruction: fetch-add for sums of integers,
+//!   fetch-and/or/xor, fetch-min/max of integers, swap for MPI_REPLACE, a load for MPI_NO_OP,
+//!   compare-exchange for MPI_Compare_and_swap, and a compare-exchange loop around the
+//!   operator for everything else (floating sums, products, logical operators, MINLOC on
+//!   MPI_2INT). Any two of these on one element are atomic with respect to each other.
+//! - Any other element (16-byte types, pair types, an unaligned address) is read, combined and
+//!   written under the target part's accumulate lock, which every such update of that part
+//!   takes. Since such a location is never touched by the atomic path (same location, same
+//!   datatype: same size and alignment), the lock alone orders all updates of it.
+//!
+//! Accumulates to one location from one origin apply in the order issued (MPI's default
+//! `accumulate_ordering`), since each is done before the call returns.
+
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, SeqCst};
+use std::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicU16, AtomicU32, AtomicU64, AtomicU8};
+
+use super::origin::Landing;
+use super::segment::Segment;
+use super::shm_sync::{self, AccumulateGuard};
+use super::target::{apply_data, Access, Kind, Shape};
+use crate::abi::*;
+use crate::datatype::{view, Dir, View};
+use crate::error::{err, Res};
+use crate::ops::Combiner;
+
+/// Copies packed `data` into the target places of `shape` at `base`.
+///
+/// # Safety
+/// `shape` lies inside the part at `base` (the origin checked it against the window size).
+pub(crate) unsafe fn put(base: *mut u8, shape: &Shape, data: &[u8]) {
+    let mut pos = 0;
+    for (at, len) in shape.regions() {
+        // SAFETY: inside the target part (caller) and inside `data` (its size is the shape's).
+        std::ptr::copy_nonoverlapping(data.as_ptr().add(pos), base.add(at), len);
+        pos += len;
+    }
+}
+
+/// Copies the target places of `shape` at `base` into packed `out`.
+///
+/// # Safety
+/// As for [`put`].
+pub(crate) unsafe fn get(base: *const u8, shape: &Shape, out: &mut [u8]) {
+    let mut pos = 0;
+    for (at, len) in shape.regions() {
+        // SAFETY: as in `put`.
+        std::ptr::copy_nonoverlapping(base.add(at), out.as_mut_ptr().add(pos), len);
+        pos += len;
+    }
+}
+
+/// What one element's atomic update does.
+#[derive(Clone, Copy)]
+pub(crate) enum How {
+    Load,
+    Swap,
+    Add,
+    And,
+    Or,
+    Xor,
+    Min {
+        signed: bool,
+    },
+    Max {
+        signed: bool,
+    },
+    CompareSwap,
+    /// A compare-exchange loop around the operator.
+    Combine,
+}
+
+fn how(kind: Kind, op: MPI_Op, elem: MPI_Datatype) -> How {
+    if kind == Kind::CompareAndSwap {
+        return How::CompareSwap;
+    }
+    match (op, crate::ops::integer_sign(elem)) {
+        (MPI_NO_OP, _) => How::Load,
+        (MPI_REPLACE, _) => How::Swap,
+        (MPI_SUM, Some(_)) => How::Add,
+        (MPI_BAND, Some(_)) => How::And,
+        (MPI_BOR, Some(_)) => How::Or,
+        (MPI_BXOR, Some(_)) => How::Xor,
+        (MPI_MIN, Some(signed)) => How::Min { signed },
+        (MPI_MAX, Some(signed)) => How::Max { signed },
+        _ => How::Combine,
+    }
+}
+
+/// One element's update at `p` by the CPU's atomics: `x` the origin element, `cmp` the
+/// compare element (compare-and-swap), the old value written to `old`.
+macro_rules! atomic_elem {
+    ($name:ident, $U:ty, $AU:ty, $I:ty, $AI:ty) => {
+        /// # Safety
+        /// `p` is aligned to the element size and inside the mapping.
+        unsafe fn $name(p: *mut u8, how: How, x: &[u8], cmp: &[u8], old: &mut [u8], combine: &mut Combiner) {
+            const N: usize = std::mem::size_of::<$U>();
+            // SAFETY: aligned and inside the mapping (caller); shared words are only ever
+            // changed atomically on this path (module comment).
+            let a = &*(p as *const $AU);
+            let s = &*(p as *const $AI);
+            let word = |b: &[u8]| b.get(..N).map_or(0, |b| <$U>::from_ne_bytes(b.try_into().expect("N bytes")));
+            let v = word(x);
+            let was: $U = match how {
+                How::Load => a.load(SeqCst),
+                How::Swap => a.swap(v, AcqRel),
+                How::Add => a.fetch_add(v, AcqRel),
+                How::And => a.fetch_and(v, AcqRel),
+                How::Or => a.fetch_or(v, AcqRel),
+                How::Xor => a.fetch_xor(v, AcqRel),
+                How::Min { signed: true } => s.fetch_min(v as $I, AcqRel) as $U,
+                How::Max { signed: true } => s.fetch_max(v as $I, AcqRel) as $U,
+                How::Min { signed: false } => a.fetch_min(v, AcqRel),
+                How::Max { signed: false } => a.fetch_max(v, AcqRel),
+                How::CompareSwap => match a.compare_exchange(word(cmp), v, AcqRel, Acquire) {
+                    Ok(w) | Err(w) => w,
+                },
+                How::Combine => {
+                    let mut cur = a.load(Relaxed);
+                    loop {
+                        let mut new = cur.to_ne_bytes();
+                        combine(&x[..N], &mut new);
+                        match a.compare_exchange_weak(cur, <$U>::from_ne_bytes(new), AcqRel, Relaxed) {
+                            Ok(_) => break cur,
+                            Err(w) => cur = w,
+                        }
+                    }
+                }
+            };
+            if old.len() >= N {
+                old[..N].copy_from_slice(&was.to_ne_bytes());
+            }
+        }
+    };
+}
+
+atomic_elem!(atomic1, u8, AtomicU8, i8, AtomicI8);
+atomic_elem!(atomic2, u16, AtomicU16, i16, AtomicI16);
+atomic_elem!(atomic4, u32, AtomicU32, i32, AtomicI32);
+atomic_elem!(atomic8, u64, AtomicU64, i64, AtomicI64);
+
+/// The update of one aligned element of `width` bytes at `p` when `how` needs no operator
+/// (all but [`How::Combine`]): the fast path of fetch-and-op and compare-and-swap.
+///
+/// # Safety
+/// `p` is aligned to `width` (1, 2, 4 or 8) and inside the mapping; `x`, `cmp` and `old` hold
+/// one element each (or nothing where unused).
+pub(crate) unsafe fn atomic_element(p: *mut u8, width: usize, how: How, x: &[u8], cmp: &[u8], old: &mut [u8]) {
+    debug_assert!(!matches!(how, How::Combine));
+    let mut none: Combiner = Box::new(|_: &[u8], _: &mut [u8]| {});
+    match width {
+        1 => atomic1(p, how, x, cmp, old, &mut none),
+        2 => atomic2(p, how, x, cmp, old, &mut none),
+        4 => atomic4(p, how, x, cmp, old, &mut none),
+        _ => atomic8(p, how, x, cmp, old, &mut none),
+    }
+}
+
+/// The CPU instruction that does accumulate `op` on elements of `elem` by itself, if one does
+/// (`None`: a compare-exchange loop around the operator, or the slow path decides).
+pub(crate) fn instruction(kind: Kind, op: MPI_Op, elem: MPI_Datatype) -> Option<How> {
+    match how(kind, op, elem) {
+        How::Combine => None,
+        h => Some(h),
+    }
+}
+
+/// The same update by plain loads and stores, under the accumulate lock (unaligned elements).
+///
+/// # Safety
+/// `p..p+x.len()` is inside the mapping; the caller holds the part's accumulate lock.
+unsafe fn locked_elem(p: *mut u8, how: How, x: &[u8], cmp: &[u8], old: &mut [u8], combine: &mut Combiner) {
+    let n = old.len().max(x.len()).max(cmp.len());
+    let mut cur = vec![0u8; n];
+    // SAFETY: inside the mapping (caller); other writers of it wait for the lock we hold.
+    std::ptr::copy_nonoverlapping(p, cur.as_mut_ptr(), n);
+    if !old.is_empty() {
+        old.copy_from_slice(&cur);
+    }
+    let new = match how {
+        How::Load => return,
+        How::CompareSwap if cur != cmp => return,
+        How::CompareSwap | How::Swap => x.to_vec(),
+        _ => {
+            combine(x, &mut cur);
+            cur
+        }
+    };
+    // SAFETY: as above.
+    std::ptr::copy_nonoverlapping(new.as_ptr(), p, n);
+}
+
+/// The size of elements of `elem` that the CPU updates atomically (aligned), if it can.
+fn atomic_width(elem: MPI_Datatype) -> Option<usize> {
+    if is_pair_type(elem) {
+        return None;
+    }
+    builtin_datatype_size(elem).filter(|w| matches!(w, 1 | 2 | 4 | 8))
+}
+
+/// Applies the accumulate-family operation `a` to the part at `base` (`len` bytes) of target
+/// `target` of `seg`: `data` is the packed origin data (then, for compare-and-swap, the
+/// compare data), and a get-type operation's reply (the packed target data before) goes to
+/// `reply`, whose size is the shape's.
+///
+/// # Safety
+/// `a.target` lies inside the part (the origin checked it against the window size).
+pub(crate) unsafe fn accumulate(
+    seg: &Segment,
+    target: usize,
+    a: &Access,
+    data: &[u8],
+    reply: &mut [u8],
+) -> Result<(), String> {
+    let (base, len) = seg.part(target);
+    let Some(w) = atomic_width(a.elem) else {
+        // No CPU atomic fits: the whole operation under the part's lock.
+        let _held = AccumulateGuard::take(seg.accumulate_lock(target));
+        let mut combine = super::serve::combiner(a)?;
+        // SAFETY: the part, which the lock we hold keeps every other accumulate out of.
+        let window = std::slice::from_raw_parts_mut(base, len);
+        let mut out = Vec::with_capacity(reply.len());
+        let done = apply_data(window, a, data, &mut *combine, &mut out);
+        if a.kind.fetches() {
+            reply.copy_from_slice(&out[..reply.len()]);
+        }
+        return done;
+    };
+    let how = how(a.kind, a.op, a.elem);
+    let mut combine: Combiner = match how {
+        How::Combine => super::serve::combiner(a)?,
+        _ => Box::new(|_: &[u8], _: &mut [u8]| {}),
+    };
+    let elem = match w {
+        1 => atomic1,
+        2 => atomic2,
+        4 => atomic4,
+        _ => atomic8,
+    };
+    let (x_all, cmp_all) = match a.kind {
+        Kind::CompareAndSwap => data.split_at(data.len() / 2),
+        _ => (data, &[][..]),
+    };
+    let fetches = a.kind.fetches();
+    // Unaligned elements: the part's lock, taken once, and the operator on plain bytes.
+    let mut held: Option<AccumulateGuard> = None;
+    let mut plain: Option<Combiner> = None;
+    let mut pos = 0;
+    for (at, bytes) in a.target.regions() {
+        for k in (0..bytes).step_by(w) {
+            let p = base.add(at + k);
+            let i = pos + k;
+            let x = x_all.get(i..i + w).unwrap_or(&[]);
+            let cmp = cmp_all.get(i..i + w).unwrap_or(&[]);
+            let old = if fetches { &mut reply[i..i + w] } else { &mut [][..] };
+            if (p as usize).is_multiple_of(w) {
+                elem(p, how, x, cmp, old, &mut combine);
+            } else {
+                held.get_or_insert_with(|| AccumulateGuard::take(seg.accumulate_lock(target)));
+                let plain = match plain {
+                    Some(ref mut c) => c,
+                    None => plain.insert(super::serve::combiner(a)?),
+                };
+                locked_elem(p, how, x, cmp, old, plain);
+            }
+        }
+        pos += bytes;
+    }
+    Ok(())
+}
+
+/// Carries out operation `a` on target `target` of the node window `seg`: `data` the origin
+/// data's views (then the compare data's), `result` where a get-type operation's data goes.
+/// Done when this returns.
+///
+/// # Safety
+/// As MPI requires of the program: the buffers hold what their datatypes and counts say;
+/// `a.target` lies inside the target's part (the origin checked it).
+pub(crate) unsafe fn operate(seg: &Segment, target: usize, a: &Access, data: &[View], result: Option<Landing>) -> Res {
+    let (base, _) = seg.part(target);
+    let mut out = match result {
+        // SAFETY: the program's result buffer (caller).
+        Some(l) => Some(view(&l.layout, l.addr, l.count, Dir::Write)?),
+        None => None,
+    };
+    match a.kind {
+        Kind::Put => {
+            put(base, &a.target, data.first().map_or(&[][..], |v| v.bytes()));
+            shm_sync::stored();
+        }
+        Kind::Get => {
+            shm_sync::before_load();
+            get(base, &a.target, out.as_mut().map_or(&mut [][..], |v| v.bytes_mut()))
+        }
+        _ => {
+            // A fetch by atomic loads (MPI_NO_OP) is a load like a get's; under the lock,
+            // plain stores (the lock's compare-exchange fences before them, not after).
+            shm_sync::before_load();
+            shm_sync::stored();
+            let joined: Vec<u8>;
+            let bytes = match data {
+                [] => &[][..],
+                [one] => one.bytes(),
+                many => {
+                    joined = many.iter().flat_map(|v| v.bytes()).copied().collect();
+                    &joined[..]
+                }
+            };
+            let reply = out.as_mut().map_or(&mut [][..], |v| v.bytes_mut());
+            accumulate(seg, target, a, bytes, reply).map_err(|e| {
+                err(MPI_ERR_OP, format!("{} on target rank {target}: {e}", super::target::op_name(a.op)))
+            })?;
+        }
+    }
+    if let Some(v) = out {
+        let len = v.len();
+        // SAFETY: the result buffer is still the program's (caller).
+        v.finish(len);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A word shared by threads as the segment is by processes (the same instructions).
+    #[repr(align(8))]
+    struct Word([u8; 16]);
+
+    #[test]
+    fn operators_map_to_the_instructions_that_do_them() {
+        assert!(matches!(instruction(Kind::GetAccumulate, MPI_SUM, MPI_LONG), Some(How::Add)));
+        assert!(matches!(instruction(Kind::Accumulate, MPI_MAX, MPI_UNSIGNED), Some(How::Max { signed: false })));
+        assert!(matches!(instruction(Kind::GetAccumulate, MPI_NO_OP, MPI_DOUBLE), Some(How::Load)));
+        assert!(matches!(instruction(Kind::CompareAndSwap, MPI_REPLACE, MPI_INT), Some(How::CompareSwap)));
+        assert!(instruction(Kind::Accumulate, MPI_SUM, MPI_DOUBLE).is_none(), "a floating sum loops");
+        assert!(instruction(Kind::Accumulate, MPI_PROD, MPI_INT).is_none(), "no instruction multiplies");
+        assert_eq!(atomic_width(MPI_C_DOUBLE_COMPLEX), None);
+        assert_eq!(atomic_width(MPI_DOUBLE_INT), None);
+        assert_eq!(atomic_width(MPI_SHORT), Some(2));
+    }
+
+    #[test]
+    fn fetch_adds_and_compare_exchange_loops_from_threads_lose_nothing() {
+        let cell = Word([0; 16]);
+        let at = cell.0.as_ptr() as usize;
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                s.spawn(move || {
+                    let mut sum = crate::ops::predefined(MPI_SUM, MPI_DOUBLE).expect("double sum");
+                    for _ in 0..5000 {
+                        let mut old = [0u8; 8];
+                        // SAFETY: an aligned word of `cell`, which outlives the scope; only
+                        // atomics touch it meanwhile.
+                        unsafe { atomic_element(at as *mut u8, 8, How::Add, &1u64.to_ne_bytes(), &[], &mut old) };
+                        assert!(u64::from_ne_bytes(old) < 20_000);
+                        // SAFETY: as above, the second word.
+                        unsafe {
+                            atomic8((at + 8) as *mut u8, How::Combine, &0.5f64.to_ne_bytes(), &[], &mut [], &mut sum)
+                        };
+                    }
+                    let _ = t;
+                });
+            }
+        });
+        assert_eq!(u64::from_ne_bytes(cell.0[..8].try_into().unwrap()), 20_000);
+        assert_eq!(f64::from_ne_bytes(cell.0[8..].try_into().unwrap()), 10_000.0);
+    }
+
+    #[test]
+    fn compare_and_swap_swaps_only_on_equal_and_returns_the_old_value() {
+        let mut cell = Word([0; 16]);
+        cell.0[..4].copy_from_slice(&7i32.to_ne_bytes());
+        let p = cell.0.as_mut_ptr();
+        let mut old = [0u8; 4];
+        // SAFETY: an aligned word of `cell`, ours alone.
+        unsafe { atomic_element(p, 4, How::CompareSwap, &9i32.to_ne_bytes(), &6i32.to_ne_bytes(), &mut old) };
+        assert_eq!((i32::from_ne_bytes(old), i32::from_ne_bytes(cell.0[..4].try_into().unwrap())), (7, 7));
+        // SAFETY: as above.
+        unsafe { atomic_element(p, 4, How::CompareSwap, &9i32.to_ne_bytes(), &7i32.to_ne_bytes(), &mut old) };
+        assert_eq!((i32::from_ne_bytes(old), i32::from_ne_bytes(cell.0[..4].try_into().unwrap())), (7, 9));
+        // An unaligned element under the lock: the same outcome by plain bytes.
+        let mut none: Combiner = Box::new(|_: &[u8], _: &mut [u8]| {});
+        // SAFETY: bytes 5..9 of `cell`, ours alone.
+        unsafe { locked_elem(p.add(5), How::CompareSwap, &3i32.to_ne_bytes(), &[0; 4], &mut old, &mut none) };
+        assert_eq!((i32::from_ne_bytes(old), i32::from_ne_bytes(cell.0[5..9].try_into().unwrap())), (0, 3));
+    }
+}

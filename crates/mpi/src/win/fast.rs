@@ -1,0 +1,102 @@
+//! The fast path of the RMA calls on a window in a node segment (`segment.rs`): one
+//! predefined datatype and count at every buffer, the target range inside the window, and a
+//! put, a get, or an accumulate-family operation the CPU does in one instruction per element
+//! (`direct.rs`). It checks what it needs with no allocation and no datatype table, and does
+//! the operation; anything else goes to the general path of `rma.rs`, which checks everything
+//! and reports what is wrong. An 8 B put is about 250 instructions this way.
+
+use super::rma::{Buf, Call};
+use super::target::Kind;
+use super::{direct, shm_sync, Epoch};
+use crate::abi::*;
+use crate::error::Res;
+use crate::state::Mpi;
+
+/// The common case on a node window, done with no allocation and no datatype table: every
+/// buffer of one predefined type and count, in range, and an operation the CPU does in one
+/// instruction (or a copy). `None`: anything else, the general path checks and does it (and
+/// reports what is wrong).
+///
+/// # Safety
+/// As MPI requires of the program: the buffers hold `count` elements.
+#[inline(always)]
+pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
+    let w = m.win_mut(win).ok()?;
+    let seg = w.node.as_ref()?;
+    let size = builtin_datatype_size(c.target_type).filter(|&s| s > 0)?;
+    let count = usize::try_from(c.target_count).ok().filter(|&n| n > 0)?;
+    let origin = c.origin.filter(|_| c.op != MPI_NO_OP || c.kind == Kind::CompareAndSwap);
+    let like_target = |b: Option<Buf>| {
+        b.is_none_or(|b| b.datatype == c.target_type && b.count == c.target_count && !b.addr.is_null())
+    };
+    if !(like_target(origin) && like_target(c.compare) && like_target(c.result)) {
+        return None;
+    }
+    let target = usize::try_from(c.rank).ok().filter(|&r| r < w.peers.len())?;
+    match &w.epoch {
+        Epoch::Fence => {}
+        Epoch::Lock { all }
+            if w.targets[target].lock != 0 && (!all || w.targets[target].lock_sent || w.targets[target].nocheck) => {}
+        Epoch::Access(group) if group.contains(&target) => {}
+        _ => return None,
+    }
+    let (window, unit) = w.peers[target];
+    let offset = usize::try_from(c.disp).ok()?.checked_mul(unit as usize)?;
+    let bytes = count.checked_mul(size)?;
+    if offset.checked_add(bytes)? > window {
+        return None;
+    }
+    let at = seg.part(target).0.add(offset);
+    match c.kind {
+        Kind::Put => {
+            copy(c.origin?.addr as *const u8, at, bytes);
+            shm_sync::stored();
+        }
+        Kind::Get => {
+            shm_sync::before_load();
+            copy(at, c.result?.addr as *mut u8, bytes)
+        }
+        kind => {
+            let how = direct::instruction(kind, c.op, c.target_type)?;
+            if matches!(how, direct::How::Load) {
+                shm_sync::before_load();
+            }
+            if !matches!(size, 1 | 2 | 4 | 8) || !(at as usize).is_multiple_of(size) || is_pair_type(c.target_type) {
+                return None;
+            }
+            if kind == Kind::Accumulate && c.op == MPI_NO_OP {
+                return None;
+            }
+            let slice = |b: Option<Buf>| b.map_or(&[][..], |b| std::slice::from_raw_parts(b.addr as *const u8, bytes));
+            let (x, cmp) = (slice(origin), slice(c.compare));
+            let mut none = [0u8; 0];
+            let old = match c.result {
+                Some(b) => std::slice::from_raw_parts_mut(b.addr as *mut u8, bytes),
+                None => &mut none[..],
+            };
+            for k in (0..bytes).step_by(size) {
+                fn part(s: &[u8], k: usize, size: usize) -> &[u8] {
+                    s.get(k..k + size).unwrap_or(&[])
+                }
+                let old = if old.is_empty() { &mut [][..] } else { &mut old[k..k + size] };
+                direct::atomic_element(at.add(k), size, how, part(x, k, size), part(cmp, k, size), old);
+            }
+        }
+    }
+    w.issued = true;
+    Some(Ok(()))
+}
+
+/// A copy that moves one word inline (the common 8-byte case costs a call to `memcpy` and its
+/// size dispatch otherwise).
+///
+/// # Safety
+/// As for `copy_nonoverlapping`.
+#[inline(always)]
+unsafe fn copy(from: *const u8, to: *mut u8, bytes: usize) {
+    if bytes == 8 {
+        (to as *mut u64).write_unaligned((from as *const u64).read_unaligned());
+    } else {
+        std::ptr::copy_nonoverlapping(from, to, bytes);
+    }
+}
