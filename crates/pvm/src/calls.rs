@@ -8,6 +8,7 @@ use crate::buffer::Buffer;
 use crate::encoding::Encoding;
 use crate::error::PvmError;
 use crate::place::{self, HOST_TID};
+use crate::recvf;
 use crate::state::{call, lock, put, Lib};
 use crate::task::Arrived;
 use crate::wire::{Frame, SpawnRequest};
@@ -292,6 +293,9 @@ fn deliver(lib: &mut Lib, m: Arrived) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn pvm_recv(tid: c_int, tag: c_int) -> c_int {
+    if let Some(f) = recvf::installed() {
+        return recvf::recv("pvm_recv", f, tid, tag, None);
+    }
     call("pvm_recv", |lib| {
         wildcard_ok(tid, tag)?;
         let m = lib.task()?.receive(tid, tag, None).ok_or(PvmError::SysErr)?;
@@ -301,6 +305,9 @@ pub extern "C" fn pvm_recv(tid: c_int, tag: c_int) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn pvm_nrecv(tid: c_int, tag: c_int) -> c_int {
+    if let Some(f) = recvf::installed() {
+        return recvf::recv("pvm_nrecv", f, tid, tag, Some(Duration::ZERO));
+    }
     call("pvm_nrecv", |lib| {
         wildcard_ok(tid, tag)?;
         match lib.task()?.receive(tid, tag, Some(Duration::ZERO)) {
@@ -310,20 +317,32 @@ pub extern "C" fn pvm_nrecv(tid: c_int, tag: c_int) -> c_int {
     })
 }
 
+/// A `struct timeval *` as a wait (null: for ever).
+///
+/// # Safety
+/// `tmout` is null or a `struct timeval`.
+unsafe fn timeout_of(tmout: *const libc::timeval) -> Result<Option<Duration>, PvmError> {
+    if tmout.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller's contract.
+    let tv = unsafe { tmout.read() };
+    if tv.tv_sec < 0 || tv.tv_usec < 0 {
+        return Err(PvmError::BadParam);
+    }
+    Ok(Some(Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64)))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn pvm_trecv(tid: c_int, tag: c_int, tmout: *mut libc::timeval) -> c_int {
+    // SAFETY: C's contract: null or a struct timeval.
+    let timeout = unsafe { timeout_of(tmout) };
+    if let (Some(f), Ok(timeout)) = (recvf::installed(), timeout) {
+        return recvf::recv("pvm_trecv", f, tid, tag, timeout);
+    }
     call("pvm_trecv", |lib| {
+        let timeout = timeout?;
         wildcard_ok(tid, tag)?;
-        let timeout = if tmout.is_null() {
-            None
-        } else {
-            // SAFETY: C's contract: a struct timeval.
-            let tv = unsafe { tmout.read() };
-            if tv.tv_sec < 0 || tv.tv_usec < 0 {
-                return Err(PvmError::BadParam);
-            }
-            Some(Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64))
-        };
         match lib.task()?.receive(tid, tag, timeout) {
             Some(m) => Ok(deliver(lib, m)),
             None => nothing_or_handlers(lib, 0),
@@ -335,6 +354,9 @@ pub unsafe extern "C" fn pvm_trecv(tid: c_int, tag: c_int, tmout: *mut libc::tim
 /// or 0. The message stays to be received.
 #[no_mangle]
 pub extern "C" fn pvm_probe(tid: c_int, tag: c_int) -> c_int {
+    if let Some(f) = recvf::installed() {
+        return recvf::probe(f, tid, tag);
+    }
     call("pvm_probe", |lib| {
         wildcard_ok(tid, tag)?;
         let t = lib.task()?;
@@ -402,26 +424,45 @@ pub unsafe extern "C" fn pvm_precv(
     rtag: *mut c_int,
     rlen: *mut c_int,
 ) -> c_int {
-    call("pvm_precv", |lib| {
-        wildcard_ok(tid, tag)?;
+    // Checks the caller's buffer: its size in bytes, and the bytes per item.
+    let room = || -> Result<(usize, usize), PvmError> {
         let size = type_size(datatype)?;
         let room = usize::try_from(len).map_err(|_| PvmError::BadParam)? * size;
         if room > 0 && buf.is_null() {
             return Err(PvmError::BadParam);
         }
-        let m = lib.task()?.receive(tid, tag, None).ok_or(PvmError::SysErr)?;
-        let n = m.data.len().min(room);
-        // SAFETY: C's contract: room for len items at buf; n <= that.
+        Ok((room, size))
+    };
+    // Copies a message out: as much as fits, and what it was (too long: `PvmNoMem`).
+    let copy_out = |data: &[u8], src: i32, mtag: i32, (room, size): (usize, usize)| {
+        let n = data.len().min(room);
+        // SAFETY: C's contract: room for len items at buf (room bytes); n <= that; each
+        // out-pointer null or an int.
         unsafe {
-            std::ptr::copy_nonoverlapping(m.data.as_ptr(), buf.cast::<u8>(), n);
-            put(rtid, m.src);
-            put(rtag, m.tag);
-            put(rlen, (m.data.len() / size) as c_int);
+            std::ptr::copy_nonoverlapping(data.as_ptr(), buf.cast::<u8>(), n);
+            put(rtid, src);
+            put(rtag, mtag);
+            put(rlen, (data.len() / size) as c_int);
         }
-        if m.data.len() > room {
+        if data.len() > room {
             return Err(PvmError::NoMem);
         }
         Ok(0)
+    };
+    if let Some(f) = recvf::installed() {
+        return crate::state::call_unlocked("pvm_precv", || {
+            let room = room()?;
+            let id = recvf::receive(f, tid, tag, None, recvf::Pick::Take)?.ok_or(PvmError::SysErr)?;
+            let b = lock().bufs.take(id).ok_or(PvmError::NoSuchBuf)?;
+            let (src, mtag) = (b.src, b.tag);
+            copy_out(&b.into_data(), src, mtag, room)
+        });
+    }
+    call("pvm_precv", |lib| {
+        wildcard_ok(tid, tag)?;
+        let room = room()?;
+        let m = lib.task()?.receive(tid, tag, None).ok_or(PvmError::SysErr)?;
+        copy_out(&m.data, m.src, m.tag, room)
     })
 }
 

@@ -38,7 +38,6 @@
 //! # Not yet
 //!
 //! One host only (`pvm_addhosts` answers `PvmNoHost`; the agent knows no other);
-//! `pvm_recvf`;
 //! output and trace redirection (`PvmOutputTid`, `PvmTraceTid`: accepted, not acted on, so
 //! the console's `spawn -> prog` prints nothing); messages on Billboard's engine (see above); `pvm_psend`'s `PvmDataInPlace`-like zero copy of large messages.
 //!
@@ -48,10 +47,10 @@
 //! the process-wide state and the wrapper every C call goes through; `place.rs` the agent's
 //! folder and PVM's tid layout; `wire.rs` what tasks and the agent say (byte by byte);
 //! `task.rs` a task's connections and progress, `link.rs` one connection, `ring.rs` the
-//! shared-memory route;
-//! `calls.rs` the task calls; `compat.rs` the other names Debian's programs import and the
-//! message box calls (`mailbox.rs` in the agent); `agent.rs`, `groups.rs`, `group_calls.rs`
-//! as above.
+//! shared-memory route; `calls.rs` the task calls, `recvf.rs` receiving by the program's own
+//! matching function (`pvm_recvf`); `compat.rs` the other names Debian's programs import and
+//! the message box calls (`mailbox.rs` in the agent); `agent.rs`, `groups.rs`,
+//! `group_calls.rs` as above.
 
 // PVM's names are the C ABI's; the exported functions' safety contract is PVM's manual.
 #![allow(non_upper_case_globals, clippy::missing_safety_doc)]
@@ -68,6 +67,7 @@ mod link;
 pub mod mailbox;
 pub mod pack;
 pub mod place;
+pub mod recvf;
 pub mod ring;
 pub mod state;
 pub mod task;

@@ -500,6 +500,12 @@ impl Task {
         }
     }
 
+    /// Takes in what has arrived, waiting up to `timeout` (`None`: until something comes)
+    /// while nothing has: the wait of a receive that matches by the program's function.
+    pub fn take_in(&mut self, timeout: Option<Duration>) {
+        self.progress(timeout, None)
+    }
+
     /// The descriptors on which input for this task arrives (`pvm_getfds`).
     pub fn wait_fds(&self) -> Vec<i32> {
         let mut v = vec![self.agent.stream.as_raw_fd(), self.listener.as_raw_fd()];

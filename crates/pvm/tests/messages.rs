@@ -1,0 +1,60 @@
+//! Whole-message calls against Debian's PVM: receiving by the program's own matching
+//! function (`pvm_recvf`, `tests/c/recvf.c`). Each C program prints the same built against
+//! our library and against Debian's (run under a pvmd of its own), under a timeout, leaving
+//! nothing behind.
+
+mod common;
+
+use common::*;
+
+/// Runs `tests/c/<name>.c` on our library, checks what it printed, and compares with the same
+/// source built against Debian's PVM where that is installed.
+fn prints_as_under_debian(name: &str, expected: &str) {
+    let vm = Vm::new(name);
+    let prog = build_c(&vm, name);
+    let ours = run(&mut vm.command(&prog), name);
+    vm.assert_nothing_left();
+    assert_eq!(ours, expected);
+    let debian = Vm::new(&format!("{name}-debian"));
+    if let Some(theirs) = build_c_debian(&debian, name).and_then(|p| under_debian(name, p.to_str().unwrap())) {
+        assert_eq!(ours, theirs, "Debian's PVM printed otherwise");
+    }
+    let _ = std::fs::remove_dir_all(&debian.scratch);
+}
+
+#[test]
+fn recvf_matchers_pick_and_rank_as_under_debian() {
+    prints_as_under_debian(
+        "recvf",
+        "\
+the default comes back as a function: 1
+installing again returns the one before: 1
+matcher saw tid 77 tag -99 (as given, unchecked)
+highest rank: got tag 7 holding 70, 3 calls
+equal ranks take the first: got tag 3 holding 30, 2 calls
+the last one: got tag 5 holding 50, 1 calls
+an empty queue asks nobody: nothing tag -1 holding -1, 0 calls
+the receive buffer was freed first: 1
+rank 1 ends the look: got tag 7 holding 70, 2 calls
+an error ends the look: -7, 2 calls
+a code PVM does not name: -99, probe -99
+nrecv, none picked: nothing tag -1 holding -1, 2 calls
+trecv, none picked: nothing tag -1 holding -1, 2 calls
+probe, none picked: nothing tag -1 holding -1, 2 calls
+probe by content: got tag 5 holding -1, 2 calls
+probe again (still there): got tag 5 holding -1, 2 calls
+recv by content (unpacked from its start): got tag 5 holding 50, 2 calls
+precv asks the matcher: 0, tag 3 from self 1, 1 calls
+null restores the default, returns the one before: 1
+default: nothing in this context: nothing tag -1 holding -1, 0 calls
+a matcher sees every context: got tag 4 holding 40, 1 calls
+the default, called: 1 for its message, 0 for another tag, -16 for no buffer
+the default installed again is the default: 1
+default recv of tag 5: got tag 5 holding 50, 0 calls
+default recv of any: got tag 3 holding 30, 0 calls
+default recv of any: got tag 7 holding 70, 0 calls
+recv waited for the message it picks: tag 21, after more than one look 1
+the one it passed over: got tag 20 holding 200, 0 calls
+",
+    );
+}
