@@ -77,6 +77,11 @@ impl Buffer {
         encoding::pack_bytes(self.enc, &mut self.data, bytes)
     }
 
+    /// Appends bytes already in this buffer's encoding (`pvm_pkmesgbody`).
+    pub fn append_encoded(&mut self, bytes: &[u8]) {
+        self.data.extend_from_slice(bytes);
+    }
+
     pub fn pack_str(&mut self, s: &[u8]) -> Result<(), PvmError> {
         encoding::pack_str(self.enc, &mut self.data, s)
     }

@@ -1,7 +1,8 @@
-//! Whole-message calls against Debian's PVM: receiving by the program's own matching
-//! function (`pvm_recvf`, `tests/c/recvf.c`). Each C program prints the same built against
-//! our library and against Debian's (run under a pvmd of its own), under a timeout, leaving
-//! nothing behind.
+//! Message calls checked against Debian's PVM: receiving by the program's own matching
+//! function (`pvm_recvf`, `tests/c/recvf.c`), and whole messages packed into others
+//! (`pvm_pkmesg`, `pvm_pkmesgbody`, `pvm_upkmesg`, `tests/c/pkmesg.c`). Each C program prints
+//! the same built against our library and against Debian's (run under a pvmd of its own),
+//! under a timeout, leaving nothing behind.
 
 mod common;
 
@@ -56,5 +57,70 @@ default recv of any: got tag 7 holding 70, 0 calls
 recv waited for the message it picks: tag 21, after more than one look 1
 the one it passed over: got tag 20 holding 200, 0 calls
 ",
+    );
+}
+
+#[test]
+fn whole_messages_of_every_type_pack_into_others_as_under_debian() {
+    prints_as_under_debian(
+        "pkmesg",
+        "\
+xdr in xdr: pkmesg 0, inner 156 bytes, outer 200 (header and length: 36)
+  upkmesg: new buffer 1, receive buffer kept 1; around it 11 22; len 156 tag 77 ctx 5 src self 1
+raw in raw: pkmesg 0, inner 158 bytes, outer 202 (header and length: 36)
+  upkmesg: new buffer 1, receive buffer kept 1; around it 11 22; len 158 tag 77 ctx 5 src self 1
+xdr in raw: pkmesg 0, inner 156 bytes, outer 200 (header and length: 36)
+  upkmesg: new buffer 1, receive buffer kept 1; around it 11 22; len 156 tag 77 ctx 5 src self 1
+pkmesg of the receive buffer: 0
+  here is the message I received...: tag 41 from self 1 holding 99
+pkmesgbody: 0, outer 8 bytes
+  spliced: 4 5, then -5
+pkmesgbody of xdr into raw: -3
+pkmesg of the send buffer: -2
+pkmesg of no such buffer: -16
+pkmesg of a negative id: -2
+pkmesg with no send buffer: -15
+pkmesgbody with no send buffer: -15
+upkmesg with no receive buffer: -15
+",
+    );
+    // What Debian's library gets wrong (see tests/c/pkmesg.c), on ours alone: every type
+    // unpacked from each inner message, in-place and raw inner messages, bad headers.
+    let vm = Vm::new("pkmesg-ours");
+    let prog = build_c(&vm, "pkmesg");
+    let out = run(vm.command(&prog).arg("ours"), "pkmesg ours");
+    vm.assert_nothing_left();
+    assert_eq!(
+        out,
+        "\
+xdr in xdr: pkmesg 0, inner 156 bytes, outer 200 (header and length: 36)
+  upkmesg: new buffer 1, receive buffer kept 1; around it 11 22; len 156 tag 77 ctx 5 src self 1
+  every type unpacked: 1, then -5
+raw in raw: pkmesg 0, inner 158 bytes, outer 202 (header and length: 36)
+  upkmesg: new buffer 1, receive buffer kept 1; around it 11 22; len 158 tag 77 ctx 5 src self 1
+  every type unpacked: 1, then -5
+xdr in raw: pkmesg 0, inner 156 bytes, outer 200 (header and length: 36)
+  upkmesg: new buffer 1, receive buffer kept 1; around it 11 22; len 156 tag 77 ctx 5 src self 1
+  every type unpacked: 1, then -5
+inplace in raw: pkmesg 0, inner 158 bytes, outer 202 (header and length: 36)
+  upkmesg: new buffer 1, receive buffer kept 1; around it 11 22; len 158 tag 77 ctx 5 src self 1
+  every type unpacked: 1, then -5
+raw in xdr: pkmesg 0, inner 158 bytes, outer 204 (header and length: 38)
+  upkmesg: new buffer 1, receive buffer kept 1; around it 11 22; len 158 tag 77 ctx 5 src self 1
+  every type unpacked: 1, then -5
+pkmesg of the receive buffer: 0
+  here is the message I received...: tag 41 from self 1 holding 99
+pkmesgbody: 0, outer 8 bytes
+  spliced: 4 5, then -5
+pkmesgbody of xdr into raw: -3
+pkmesg of the send buffer: -2
+pkmesg of no such buffer: -16
+pkmesg of a negative id: -2
+pkmesg with no send buffer: -15
+pkmesgbody with no send buffer: -15
+upkmesg with no receive buffer: -15
+upkmesg of an int (too short a header): -5
+upkmesg of a send buffer: 1, then past the end -5
+"
     );
 }
