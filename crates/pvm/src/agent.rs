@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-use std::os::unix::io::AsRawFd;
+use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -25,7 +25,7 @@ use crate::error::PvmError;
 use crate::groups::Groups;
 use crate::mailbox::Mailbox;
 use crate::place::{self, HOST_TID, TID_LOCAL_MASK};
-use crate::wire::{Frame, FrameBuffer, HostEntry, SpawnRequest, TaskEntry};
+use crate::wire::{Frame, FrameBuffer, HostEntry, SpawnRequest, TaskEntry, OUTPUT_BEGIN, OUTPUT_EOF, OUTPUT_LINE};
 
 const NO_PARENT: i32 = -23;
 
@@ -401,14 +401,17 @@ impl Agent {
         // The lock is held from the fork until the record holds the pid: a child that
         // enrolls at once waits for it.
         let mut st = self.lock();
+        // stdout and stderr share one pipe, as under pvmd: what the child writes comes out in
+        // the order it wrote it.
+        let (output, into) = output_pipe().map_err(|_| PvmError::OutOfRes)?;
         let mut cmd = Command::new(exe);
         cmd.args(&req.argv)
             .current_dir(if req.cwd.is_empty() { "/" } else { &req.cwd })
             .env(place::TID_ENV, tid.to_string())
             .env(place::DIR_ENV, &self.dir)
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stdout(Stdio::from(into.try_clone().map_err(|_| PvmError::OutOfRes)?))
+            .stderr(Stdio::from(into));
         for kv in &req.env {
             if let Some((k, v)) = kv.split_once('=') {
                 cmd.env(k, v);
@@ -423,60 +426,70 @@ impl Agent {
             })
         };
         let mut child = cmd.spawn().map_err(|_| PvmError::NoFile)?;
+        // Our copies of the pipe's writing end go with `cmd`, so that the reader sees the end
+        // of the output when the child's close.
+        drop(cmd);
         let pid = child.id() as i32;
         if let Some(rec) = st.tasks.get_mut(&tid) {
             rec.pid = pid;
         }
         drop(st);
-        let readers = [
-            child.stdout.take().map(|o| Box::new(o) as Box<dyn std::io::Read + Send>),
-            child.stderr.take().map(|e| Box::new(e) as _),
-        ]
-        .into_iter()
-        .flatten()
-        .map(|out| {
-            let me = Arc::clone(self);
-            std::thread::spawn(move || me.forward_output(tid, catcher, out))
-        })
-        .collect::<Vec<_>>();
+        // A parent that catches output hears where each child's begins, before its spawn
+        // returns, and where it ends, once both its pipes are closed (as pvmd says BEGIN and
+        // EOF).
+        self.tell_catcher(catcher, &Frame::Output { tid, event: OUTPUT_BEGIN, text: Vec::new() });
+        let me = Arc::clone(self);
+        let reader = std::thread::spawn(move || me.forward_output(tid, catcher, std::fs::File::from(output)));
         let me = Arc::clone(self);
         std::thread::spawn(move || {
             let _ = child.wait();
             // All its output is forwarded before anyone hears it ended (a parent that
             // caught it waits for its children to end, then for nothing more).
-            for r in readers {
-                let _ = r.join();
-            }
+            let _ = reader.join();
+            me.tell_catcher(catcher, &Frame::Output { tid, event: OUTPUT_EOF, text: Vec::new() });
             me.task_gone(tid);
         });
         Ok(())
     }
 
+    /// Sends `f` to the parent that catches a child's output, if there is one and it is still
+    /// here. Only the parent's connection is held while writing (not the agent's state): a
+    /// parent that does not read for a while stalls only its children's output.
+    fn tell_catcher(&self, catcher: Option<i32>, f: &Frame) -> bool {
+        let Some(w) = catcher.and_then(|parent| self.lock().writers.get(&parent).cloned()) else { return false };
+        let mut s = w.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = place::write_frame(&mut s, f);
+        true
+    }
+
     /// A child's output, line by line: to the parent that caught it, else to the agent's log
     /// (its stderr: `BB_PVM_LOG`, else nowhere), as pvmd writes it to its log.
-    fn forward_output(&self, tid: i32, catcher: Option<i32>, out: Box<dyn std::io::Read + Send>) {
+    fn forward_output(&self, tid: i32, catcher: Option<i32>, out: std::fs::File) {
         let mut r = BufReader::new(out);
         let mut line = Vec::new();
         while r.read_until(b'\n', &mut line).unwrap_or(0) > 0 {
             if line.last() == Some(&b'\n') {
                 line.pop();
             }
-            // The parent's connection alone is held while writing (not the agent's state): a
-            // parent that does not read for a while stalls only its children's output.
-            let writer = catcher.and_then(|parent| self.lock().writers.get(&parent).cloned());
-            match writer {
-                Some(w) => {
-                    let mut s = w.lock().unwrap_or_else(|e| e.into_inner());
-                    let _ = place::write_frame(&mut s, &Frame::Output { tid, text: std::mem::take(&mut line) });
-                }
-                None => {
-                    let mut e = std::io::stderr().lock();
-                    let _ = writeln!(e, "[t{tid:x}] {}", String::from_utf8_lossy(&line));
-                }
+            let f = Frame::Output { tid, event: OUTPUT_LINE, text: std::mem::take(&mut line) };
+            if let (false, Frame::Output { text, .. }) = (self.tell_catcher(catcher, &f), &f) {
+                let mut e = std::io::stderr().lock();
+                let _ = writeln!(e, "[t{tid:x}] {}", String::from_utf8_lossy(text));
             }
             line.clear();
         }
     }
+}
+
+/// A pipe for a child's output: (reading end, writing end), both closed on exec.
+fn output_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two new descriptors into `fds`.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both are fresh descriptors that nothing else owns.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// Finds `file` as pvmd does: a path with a slash as given (relative to the spawner's

@@ -44,6 +44,7 @@ const NO_PARENT: i32 = -23;
 /// Options `pvm_setopt` takes (PVM's numbers).
 const OPT_ROUTE: i32 = 1;
 const OPT_AUTO_ERR: i32 = 3;
+const OPT_SHOW_TIDS: i32 = 18;
 const ROUTE_DIRECT: i32 = 3;
 
 #[no_mangle]
@@ -529,7 +530,9 @@ pub unsafe extern "C" fn pvm_tasks(which: c_int, ntask: *mut c_int, taskp: *mut 
 }
 
 /// Children spawned after this call send their output here, each line as `[t<tid>] line`
-/// (null: back to the agent's log).
+/// between `[t<tid>] BEGIN` and `[t<tid>] EOF` (as Debian's library prints it; plain lines
+/// with `PvmShowTids` 0), printed during whichever call of this task it arrives in; null:
+/// back to the agent's log. `pvm_exit` waits for such children to end.
 #[no_mangle]
 pub unsafe extern "C" fn pvm_catchout(file: *mut libc::FILE) -> c_int {
     call("pvm_catchout", |lib| {
@@ -545,6 +548,7 @@ pub extern "C" fn pvm_setopt(what: c_int, val: c_int) -> c_int {
         let slot = usize::try_from(what).ok().filter(|&w| w > 0 && w < lib.opts.len()).ok_or(PvmError::BadParam)?;
         Ok(match what {
             OPT_AUTO_ERR => std::mem::replace(&mut lib.auto_err, val),
+            OPT_SHOW_TIDS => i32::from(crate::task::SHOW_TIDS.swap(val != 0, std::sync::atomic::Ordering::Relaxed)),
             // Routes are accepted and remembered; messages always go directly between tasks.
             _ => std::mem::replace(&mut lib.opts[slot], val),
         })
@@ -557,6 +561,7 @@ pub extern "C" fn pvm_getopt(what: c_int) -> c_int {
         let slot = usize::try_from(what).ok().filter(|&w| w > 0 && w < lib.opts.len()).ok_or(PvmError::BadParam)?;
         Ok(match what {
             OPT_AUTO_ERR => lib.auto_err,
+            OPT_SHOW_TIDS => i32::from(crate::task::SHOW_TIDS.load(std::sync::atomic::Ordering::Relaxed)),
             OPT_ROUTE if lib.opts[slot] == 0 => ROUTE_DIRECT,
             _ => lib.opts[slot],
         })

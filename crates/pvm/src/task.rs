@@ -44,6 +44,10 @@ pub static SPIN_US: Tunable = Tunable::new(
     "PVM: us a receive polls the rings (yielding) before it sleeps; 50 cut 1-byte NPpvm from ~40 to ~5-8 us on separate cores",
 );
 
+/// `PvmShowTids` (`pvm_setopt`): caught output is printed with its task's tid, and where
+/// each task's begins and ends (PVM's default), or as it is.
+pub static SHOW_TIDS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
 /// The PVM library's tunables, for `bbrun --info`.
 pub fn tunables() -> [&'static Tunable; 4] {
     [&SHM, &SPIN_US, &crate::ring::RING_BYTES, &crate::agent::LINGER_MS]
@@ -251,7 +255,7 @@ impl Task {
     fn take_from_agent(&mut self, f: Frame) {
         match f {
             Frame::Message { src, tag, ctx, enc, data } => self.arrive(Arrived { src, tag, ctx, enc, data }),
-            Frame::Output { tid, text } => self.print_caught(tid, &text),
+            Frame::Output { tid, event, text } => self.print_caught(tid, event, &text),
             other => self.replies.push_back(other),
         }
     }
@@ -268,10 +272,19 @@ impl Task {
         }
     }
 
-    fn print_caught(&self, tid: i32, text: &[u8]) {
+    /// Prints a child's caught output as Debian's library does: each line as `[t40002] text`,
+    /// and `[t40002] BEGIN` and `[t40002] EOF` around it; only the lines, as they are, with
+    /// `PvmShowTids` off.
+    fn print_caught(&self, tid: i32, event: i32, text: &[u8]) {
         let Some(file) = self.catch else { return };
-        let mut line = format!("[t{tid:x}] ").into_bytes();
-        line.extend_from_slice(text);
+        let show_tids = SHOW_TIDS.load(std::sync::atomic::Ordering::Relaxed);
+        let mut line = if show_tids { format!("[t{tid:x}] ").into_bytes() } else { Vec::new() };
+        match event {
+            crate::wire::OUTPUT_BEGIN if show_tids => line.extend_from_slice(b"BEGIN"),
+            crate::wire::OUTPUT_EOF if show_tids => line.extend_from_slice(b"EOF"),
+            crate::wire::OUTPUT_LINE => line.extend_from_slice(text),
+            _ => return,
+        }
         line.push(b'\n');
         // SAFETY: `file` is the FILE * the program gave pvm_catchout, valid while it is set.
         unsafe {
@@ -517,10 +530,15 @@ impl Task {
     pub fn leave(mut self) {
         if let Some(_file) = self.catch {
             // Like PVM, a task that catches its children's output waits for them to end
-            // first, so that all of it is printed.
+            // first, so that all of it is printed, and says so.
+            let mut said = false;
             while let Ok(Frame::TasksAre { tasks }) = self.request(&Frame::Tasks { which: 0 }) {
                 if !tasks.iter().any(|t| t.ptid == self.tid) {
                     break;
+                }
+                if !std::mem::replace(&mut said, true) {
+                    let who = crate::state::who(Some(self.tid));
+                    crate::state::say(format_args!("{who}: child task(s) still running.  waiting..."));
                 }
                 self.progress(Some(Duration::from_millis(20)), None);
             }

@@ -11,6 +11,11 @@ use std::fmt;
 /// A frame's body may not exceed this (1 GiB): a length beyond it is a broken peer.
 pub const MAX_FRAME: usize = 1 << 30;
 
+/// What an `Output` frame says: a line, or the start or end of a child's output.
+pub const OUTPUT_LINE: i32 = 0;
+pub const OUTPUT_BEGIN: i32 = 1;
+pub const OUTPUT_EOF: i32 = 2;
+
 /// A task as `pvm_tasks` lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TaskEntry {
@@ -72,9 +77,11 @@ pub enum Frame {
         enc: i32,
         data: Vec<u8>,
     },
-    /// Output of a child whose parent called `pvm_catchout` (one line, newline stripped).
+    /// Output of a child whose parent called `pvm_catchout`: a line (`OUTPUT_LINE`, newline
+    /// stripped), or where the child's output begins or ends (`OUTPUT_BEGIN`, `OUTPUT_EOF`).
     Output {
         tid: i32,
+        event: i32,
         text: Vec<u8>,
     },
     Spawn(SpawnRequest),
@@ -245,7 +252,7 @@ impl Frame {
             Frame::Hello { secret, pid, tid, name } => w.int(1).str(secret).int(*pid).int(*tid).str(name),
             Frame::Welcome { tid, ptid, siblings } => w.int(2).int(*tid).int(*ptid).ints(siblings),
             Frame::Message { src, tag, ctx, enc, data } => w.int(3).int(*src).int(*tag).int(*ctx).int(*enc).bytes(data),
-            Frame::Output { tid, text } => w.int(4).int(*tid).bytes(text),
+            Frame::Output { tid, event, text } => w.int(4).int(*tid).int(*event).bytes(text),
             Frame::Spawn(s) => w
                 .int(5)
                 .str(&s.file)
@@ -310,7 +317,7 @@ impl Frame {
             1 => Frame::Hello { secret: r.str()?, pid: r.int()?, tid: r.int()?, name: r.str()? },
             2 => Frame::Welcome { tid: r.int()?, ptid: r.int()?, siblings: r.ints()? },
             3 => Frame::Message { src: r.int()?, tag: r.int()?, ctx: r.int()?, enc: r.int()?, data: r.bytes()? },
-            4 => Frame::Output { tid: r.int()?, text: r.bytes()? },
+            4 => Frame::Output { tid: r.int()?, event: r.int()?, text: r.bytes()? },
             5 => Frame::Spawn(SpawnRequest {
                 file: r.str()?,
                 argv: r.strs()?,
@@ -494,7 +501,8 @@ mod tests {
             Frame::Hello { secret: "abc".into(), pid: 7, tid: 0x40001, name: "hello".into() },
             Frame::Welcome { tid: 0x40002, ptid: -23, siblings: vec![0x40002, 0x40003] },
             Frame::Message { src: 1, tag: -1, ctx: 0, enc: 0, data: vec![1, 2, 3] },
-            Frame::Output { tid: 3, text: b"line".to_vec() },
+            Frame::Output { tid: 3, event: OUTPUT_LINE, text: b"line".to_vec() },
+            Frame::Output { tid: 3, event: OUTPUT_EOF, text: Vec::new() },
             Frame::Spawn(SpawnRequest {
                 file: "slave1".into(),
                 argv: vec!["-x".into()],

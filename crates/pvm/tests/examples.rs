@@ -136,14 +136,26 @@ fn four_spmd_siblings_pass_their_token_around() {
     let out = run(&mut vm.command(&prog), "spawn_spmd");
     vm.assert_nothing_left();
     // The first sibling (t40002) prints the ring of tids, the others nothing; its lines may
-    // come before the parent's own (caught output prints in whichever call it arrives).
-    let expected = "\
-[t40002] Pass a token through the   4 tid ring:
-[t40002] 262146 -> 262147 -> 262148 -> 262149 -> 262146 
-[t40002] token ring done
-";
-    assert!(out.contains("spawned 4\n"), "{out}");
-    assert_eq!(out.replacen("spawned 4\n", "", 1), expected);
+    // come before the parent's own (caught output prints in whichever call it arrives), but
+    // every BEGIN comes before pvm_spawn returns.
+    let expected = sources(&[
+        ("", &["spawned 4"]),
+        (
+            "t40002",
+            &[
+                "BEGIN",
+                "Pass a token through the   4 tid ring:",
+                "262146 -> 262147 -> 262148 -> 262149 -> 262146 ",
+                "token ring done",
+                "EOF",
+            ],
+        ),
+        ("t40003", &["BEGIN", "EOF"]),
+        ("t40004", &["BEGIN", "EOF"]),
+        ("t40005", &["BEGIN", "EOF"]),
+    ]);
+    assert_eq!(by_source(&out), expected, "{out}");
+    assert!(out.find("[t40005] BEGIN") < out.find("spawned 4"), "{out}");
 }
 
 #[test]
@@ -175,7 +187,9 @@ fn exported_variables_reach_spawned_tasks() {
     let out = run(&mut vm.command(&prog), "export");
     vm.assert_nothing_left();
     // The second printenv finds nothing and prints nothing.
-    assert_eq!(out, "[t40002] exported value\nexit\n");
+    let expected =
+        sources(&[("", &["exit"]), ("t40002", &["BEGIN", "exported value", "EOF"]), ("t40003", &["BEGIN", "EOF"])]);
+    assert_eq!(by_source(&out), expected, "{out}");
 }
 
 #[test]
@@ -355,10 +369,12 @@ delinfo again: -32
 spawn echo: 1
 after exit
 ";
-    // The caught line is printed in whichever call of the parent it arrives during (the
+    // The caught lines are printed in whichever call of the parent they arrive during (the
     // spawn's own, or the wait in pvm_exit), always before pvm_exit returns.
-    let caught = "[t40003] caught line\n";
-    let at = out.find(caught).unwrap_or_else(|| panic!("no caught output in\n{out}"));
+    let caught: Vec<&str> = out.lines().filter(|l| l.starts_with("[t40003] ")).collect();
+    assert_eq!(caught, ["[t40003] BEGIN", "[t40003] caught line", "[t40003] EOF"], "{out}");
+    let at = out.find("[t40003] EOF").unwrap();
     assert!(at < out.find("after exit").unwrap(), "caught output after pvm_exit returned:\n{out}");
-    assert_eq!(out.replacen(caught, "", 1), expected);
+    let rest: String = out.lines().filter(|l| !l.starts_with("[t40003] ")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(rest, expected);
 }

@@ -1,6 +1,7 @@
 //! Message calls checked against Debian's PVM: receiving by the program's own matching
 //! function (`pvm_recvf`, `tests/c/recvf.c`), and whole messages packed into others
-//! (`pvm_pkmesg`, `pvm_pkmesgbody`, `pvm_upkmesg`, `tests/c/pkmesg.c`). Each C program prints
+//! (`pvm_pkmesg`, `pvm_pkmesgbody`, `pvm_upkmesg`, `tests/c/pkmesg.c`), and children's output
+//! caught by the parent (`pvm_catchout`, `tests/c/catchout.c`). Each C program prints
 //! the same built against our library and against Debian's (run under a pvmd of its own),
 //! under a timeout, leaving nothing behind.
 
@@ -123,4 +124,54 @@ upkmesg of an int (too short a header): -5
 upkmesg of a send buffer: 1, then past the end -5
 "
     );
+}
+
+#[test]
+fn caught_output_is_printed_as_under_debian() {
+    let vm = Vm::new("catchout");
+    let prog = build_c(&vm, "catchout");
+    let ours = run(&mut vm.command(&prog), "catchout");
+    vm.assert_nothing_left();
+    // Each task's lines in order (the children's and the parent's interleave as they come;
+    // the plain lines of the child caught with PvmShowTids 0 are set apart by their text).
+    let shape = |out: &str| {
+        let mut m = by_source(out);
+        let (plain, parent): (Vec<String>, Vec<String>) =
+            m.remove("").unwrap_or_default().into_iter().partition(|l| l.starts_with("plain: "));
+        m.insert(String::new(), parent);
+        m.insert("plain".into(), plain);
+        m
+    };
+    let tagged: &[&str] = &["BEGIN", "tagged out", "tagged err", "tagged last, no newline", "EOF"];
+    let expected = sources(&[
+        (
+            "",
+            &[
+                "catchout 0, PvmShowTids 1",
+                "spawned 2",
+                "2 ended",
+                "PvmShowTids was 1",
+                "spawned 1",
+                "1 ended",
+                "spawned 1",
+                "1 ended",
+                "after exit",
+            ],
+        ),
+        ("plain", &["plain: out", "plain: err", "plain: last, no newline"]),
+        ("t40002", tagged),
+        ("t40003", tagged),
+    ]);
+    assert_eq!(shape(&ours), expected, "{ours}");
+    // Both BEGINs before pvm_spawn returns; every line of a child before its exit is
+    // notified.
+    assert!(ours.find("[t40003] BEGIN") < ours.find("spawned 2"), "{ours}");
+    assert!(ours.find("[t40003] EOF") < ours.find("2 ended"), "{ours}");
+    let debian = Vm::new("catchout-debian");
+    if let Some(theirs) =
+        build_c_debian(&debian, "catchout").and_then(|p| under_debian("catchout", p.to_str().unwrap()))
+    {
+        assert_eq!(shape(&ours), shape(&theirs), "Debian's PVM printed otherwise:\n{theirs}");
+    }
+    let _ = std::fs::remove_dir_all(&debian.scratch);
 }

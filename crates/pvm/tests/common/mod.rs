@@ -4,6 +4,7 @@
 // Each test file uses a part of this.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -218,4 +219,24 @@ pub fn build_c_debian(vm: &Vm, name: &str) -> Option<PathBuf> {
     let cc = Command::new("cc").arg("-o").arg(&prog).arg(&src).arg("-lpvm3").output().unwrap();
     assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
     Some(prog)
+}
+
+/// Output with caught lines, sorted by where each came from: the lines of each `[t40002] `
+/// prefix in order, under its tid (`t40002`), and every other line in order under "". What
+/// stays the same however the tasks' lines interleave.
+pub fn by_source(out: &str) -> BTreeMap<String, Vec<String>> {
+    let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in out.lines() {
+        let (key, text) = match line.strip_prefix("[t").and_then(|r| r.split_once("] ")) {
+            Some((tid, text)) => (format!("t{tid}"), text),
+            None => (String::new(), line),
+        };
+        m.entry(key).or_default().push(text.to_string());
+    }
+    m
+}
+
+/// The map `by_source` makes, written out: (source, its lines).
+pub fn sources(list: &[(&str, &[&str])]) -> BTreeMap<String, Vec<String>> {
+    list.iter().map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect())).collect()
 }
