@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bench/peers/pvm.sh [RESULTS_DIR]: NetPIPE's NPpvm (Debian's netpipe-pvm, the binary built for
 # Debian's PVM 3.4.6) under Debian's PVM and, unchanged, on Billboard's PVM library, in one
-# run, alternating ROUNDS times. Prints the 1-byte one-way latency and the peak throughput of
-# each, and their ratios; the NetPIPE tables stay in RESULTS_DIR (default
+# run, alternating ROUNDS times, beside the floor: the bare shared-memory ping-pong between two
+# processes (`bb-bench floor`: 1 B one-way, and its throughput at 4 MiB). Prints each round's
+# 1-byte one-way latency and peak throughput, then the medians over the rounds and their
+# ratios; the NetPIPE tables and floor.csv stay in RESULTS_DIR (default
 # target/bench-results/pvm).
 #
 # Environment: DIST (default dist), UPPER (largest message, default 8388608), ROUNDS
@@ -66,10 +68,30 @@ for r in $(seq 1 "$ROUNDS"); do
     printf "%-6s %-10s %14s %14s %12s\n" "$r" "$lib" "$lat" "$peak" "$at"
   done
 done
-awk 'FNR == 1 { f = FILENAME } $1 == 1 { lat[f] = $3 } { if ($2 > peak[f]) peak[f] = $2 }
-     END {
-       for (f in lat) { k = (f ~ /debian/) ? "d" : "b"; L[k] += lat[f]; P[k] += peak[f]; n[k]++ }
-       if (n["d"] && n["b"])
-         printf "mean over rounds: 1 B latency Debian/Billboard = %.1fx, peak throughput Billboard/Debian = %.2fx\n",
-           (L["d"] / n["d"]) / (L["b"] / n["b"]), (P["b"] / n["b"]) / (P["d"] / n["d"])
-     }' "$RESULTS"/debian-*.out "$RESULTS"/billboard-*.out
+# The floor, once: its 1 B one-way time (us) and its throughput at 4 MiB (GB/s, as Mbps).
+floor_lat=- floor_mbps=-
+if [ -x "$DIST/bin/bb-bench" ]; then
+  "$DIST/bin/bb-bench" floor --sizes 1,4M --csv >"$RESULTS/floor.csv" 2>/dev/null
+  read -r floor_lat floor_mbps < <(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $1 == 1 { lat = $c["oneway_us_median"] } $1 == 4194304 { mbps = $c["floor_gbps_median"] * 8000 }
+    END { printf "%.2f %.0f", lat, mbps }' "$RESULTS/floor.csv")
+fi
+
+# Medians over the rounds (the middle value; the mean of the two middle ones when even).
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+declare -A LAT PEAK
+for lib in debian billboard; do
+  LAT[$lib]=$(for f in "$RESULTS"/$lib-*.out; do summary "$f" | cut -d' ' -f1; done | median)
+  PEAK[$lib]=$(for f in "$RESULTS"/$lib-*.out; do summary "$f" | cut -d' ' -f2; done | median)
+done
+echo
+printf "median of %s rounds  %14s %14s\n" "$ROUNDS" "1 B one-way us" "peak Mbps"
+printf "%-20s %14s %14s\n" "floor (bare shm)" "$floor_lat" "$floor_mbps" debian "${LAT[debian]}" "${PEAK[debian]}" \
+  billboard "${LAT[billboard]}" "${PEAK[billboard]}"
+awk -v dl="${LAT[debian]}" -v bl="${LAT[billboard]}" -v dp="${PEAK[debian]}" -v bp="${PEAK[billboard]}" \
+  -v fl="$floor_lat" -v fp="$floor_mbps" 'BEGIN {
+    printf "1 B latency: Debian/Billboard %.1fx", dl / bl
+    if (fl + 0 > 0) printf ", Billboard/floor %.1fx", bl / fl
+    printf "; peak throughput: Billboard/Debian %.2fx", bp / dp
+    if (fp + 0 > 0) printf ", Billboard/floor %.2f", bp / fp
+    printf "\n" }'

@@ -9,13 +9,11 @@
 //! `BB_PVM_LINGER_MS` (default 2000) or on `pvm_halt`, removing its folder's files.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -25,7 +23,7 @@ use crate::error::PvmError;
 use crate::groups::Groups;
 use crate::mailbox::Mailbox;
 use crate::place::{self, HOST_TID, TID_LOCAL_MASK};
-use crate::wire::{Frame, FrameBuffer, HostEntry, SpawnRequest, TaskEntry};
+use crate::wire::{Frame, FrameBuffer, HostEntry, TaskEntry};
 
 const NO_PARENT: i32 = -23;
 
@@ -73,6 +71,9 @@ pub struct Agent {
     hostname: String,
     state: Mutex<State>,
 }
+
+#[path = "agent_spawn.rs"]
+mod spawn;
 
 impl Agent {
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -325,173 +326,6 @@ impl Agent {
         }
         Ok(0)
     }
-
-    /// Starts `req.count` copies of `req.file`; each slot holds a tid or an error code.
-    fn spawn(self: &Arc<Self>, from: i32, req: &SpawnRequest) -> Vec<i32> {
-        let n = usize::try_from(req.count).unwrap_or(0);
-        let fail = |e: PvmError| vec![e.code(); n];
-        const TASK_HOST: i32 = 1;
-        const TASK_ARCH: i32 = 2;
-        if req.flags & TASK_HOST != 0 && !["", ".", "localhost", self.hostname.as_str()].contains(&req.place.as_str()) {
-            return fail(PvmError::NoHost);
-        }
-        if req.flags & TASK_ARCH != 0 && req.place != place::ARCH {
-            return fail(PvmError::NoHost);
-        }
-        let Some(exe) = find_program(&req.file, &req.path, &req.cwd) else { return fail(PvmError::NoFile) };
-        // Every tid is reserved, with the whole sibling list, before the first child runs:
-        // a child that enrolls at once must already see all its siblings (spmd hung when the
-        // first one saw only itself).
-        let (tids, catcher) = {
-            let mut st = self.lock();
-            let mut tids = Vec::with_capacity(n);
-            for _ in 0..n {
-                match Self::new_tid(&mut st) {
-                    Ok(t) => {
-                        // A placeholder until its fork: pid 0, not enrolled.
-                        st.tasks.insert(
-                            t,
-                            TaskRecord {
-                                ptid: from,
-                                pid: 0,
-                                name: req.file.clone(),
-                                siblings: Vec::new(),
-                                enrolled: false,
-                                spawned: true,
-                                left: false,
-                            },
-                        );
-                        tids.push(t);
-                    }
-                    Err(e) => tids.push(e.code()),
-                }
-            }
-            let siblings: Vec<i32> = tids.iter().copied().filter(|&t| t > 0).collect();
-            for t in &siblings {
-                if let Some(rec) = st.tasks.get_mut(t) {
-                    rec.siblings = siblings.clone();
-                }
-            }
-            (tids, st.catching.contains(&from).then_some(from))
-        };
-        tids.into_iter()
-            .map(|tid| {
-                if tid < 0 {
-                    return tid;
-                }
-                self.start_one(tid, &exe, req, catcher).map_or_else(
-                    |e| {
-                        self.lock().tasks.remove(&tid);
-                        e.code()
-                    },
-                    |()| tid,
-                )
-            })
-            .collect()
-    }
-
-    /// Starts the child for the reserved `tid`.
-    fn start_one(
-        self: &Arc<Self>,
-        tid: i32,
-        exe: &Path,
-        req: &SpawnRequest,
-        catcher: Option<i32>,
-    ) -> Result<(), PvmError> {
-        // The lock is held from the fork until the record holds the pid: a child that
-        // enrolls at once waits for it.
-        let mut st = self.lock();
-        let mut cmd = Command::new(exe);
-        cmd.args(&req.argv)
-            .current_dir(if req.cwd.is_empty() { "/" } else { &req.cwd })
-            .env(place::TID_ENV, tid.to_string())
-            .env(place::DIR_ENV, &self.dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for kv in &req.env {
-            if let Some((k, v)) = kv.split_once('=') {
-                cmd.env(k, v);
-            }
-        }
-        // SAFETY: only async-signal-safe calls between fork and exec: the child leaves the
-        // agent's session-less process group so a signal to the agent's group spares it.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::setpgid(0, 0);
-                Ok(())
-            })
-        };
-        let mut child = cmd.spawn().map_err(|_| PvmError::NoFile)?;
-        let pid = child.id() as i32;
-        if let Some(rec) = st.tasks.get_mut(&tid) {
-            rec.pid = pid;
-        }
-        drop(st);
-        let readers = [
-            child.stdout.take().map(|o| Box::new(o) as Box<dyn std::io::Read + Send>),
-            child.stderr.take().map(|e| Box::new(e) as _),
-        ]
-        .into_iter()
-        .flatten()
-        .map(|out| {
-            let me = Arc::clone(self);
-            std::thread::spawn(move || me.forward_output(tid, catcher, out))
-        })
-        .collect::<Vec<_>>();
-        let me = Arc::clone(self);
-        std::thread::spawn(move || {
-            let _ = child.wait();
-            // All its output is forwarded before anyone hears it ended (a parent that
-            // caught it waits for its children to end, then for nothing more).
-            for r in readers {
-                let _ = r.join();
-            }
-            me.task_gone(tid);
-        });
-        Ok(())
-    }
-
-    /// A child's output, line by line: to the parent that caught it, else to the agent's log
-    /// (its stderr: `BB_PVM_LOG`, else nowhere), as pvmd writes it to its log.
-    fn forward_output(&self, tid: i32, catcher: Option<i32>, out: Box<dyn std::io::Read + Send>) {
-        let mut r = BufReader::new(out);
-        let mut line = Vec::new();
-        while r.read_until(b'\n', &mut line).unwrap_or(0) > 0 {
-            if line.last() == Some(&b'\n') {
-                line.pop();
-            }
-            // The parent's connection alone is held while writing (not the agent's state): a
-            // parent that does not read for a while stalls only its children's output.
-            let writer = catcher.and_then(|parent| self.lock().writers.get(&parent).cloned());
-            match writer {
-                Some(w) => {
-                    let mut s = w.lock().unwrap_or_else(|e| e.into_inner());
-                    let _ = place::write_frame(&mut s, &Frame::Output { tid, text: std::mem::take(&mut line) });
-                }
-                None => {
-                    let mut e = std::io::stderr().lock();
-                    let _ = writeln!(e, "[t{tid:x}] {}", String::from_utf8_lossy(&line));
-                }
-            }
-            line.clear();
-        }
-    }
-}
-
-/// Finds `file` as pvmd does: a path with a slash as given (relative to the spawner's
-/// folder), else the first executable of that name in `path`.
-fn find_program(file: &str, path: &[String], cwd: &str) -> Option<PathBuf> {
-    let executable =
-        |p: &Path| p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false);
-    if file.is_empty() {
-        return None;
-    }
-    if file.contains('/') {
-        let p = Path::new(cwd).join(file);
-        return executable(&p).then_some(p);
-    }
-    path.iter().map(|d| Path::new(d).join(file)).find(|p| executable(p))
 }
 
 /// Runs the agent for `dir` until it is idle or halted. Returns at once (Ok) if another

@@ -77,6 +77,11 @@ impl Buffer {
         encoding::pack_bytes(self.enc, &mut self.data, bytes)
     }
 
+    /// Appends bytes already in this buffer's encoding (`pvm_pkmesgbody`).
+    pub fn append_encoded(&mut self, bytes: &[u8]) {
+        self.data.extend_from_slice(bytes);
+    }
+
     pub fn pack_str(&mut self, s: &[u8]) -> Result<(), PvmError> {
         encoding::pack_str(self.enc, &mut self.data, s)
     }
@@ -89,6 +94,17 @@ impl Buffer {
         if len > 0 {
             self.in_place.push(InPlace { at: self.data.len(), ptr, len });
         }
+    }
+
+    /// The message's bytes, taken out of the buffer.
+    pub fn into_data(mut self) -> Vec<u8> {
+        self.settle();
+        self.data
+    }
+
+    /// Unpacking starts again at the message's first byte.
+    pub fn rewind(&mut self) {
+        self.pos = 0;
     }
 
     /// Reading a buffer that holds in-place stretches (a send buffer made the receive buffer):
@@ -203,6 +219,28 @@ impl Buffers {
         self.rbuf
     }
 
+    /// Takes buffer `id` out of the table (it is no longer active).
+    pub fn take(&mut self, id: i32) -> Option<Buffer> {
+        let b = self.map().remove(&id)?;
+        if self.sbuf == id {
+            self.sbuf = 0;
+        }
+        if self.rbuf == id {
+            self.rbuf = 0;
+        }
+        Some(b)
+    }
+
+    /// Buffer `id`, already in the table, becomes the active receive buffer; the one before
+    /// is freed.
+    pub fn deliver_id(&mut self, id: i32) {
+        if self.rbuf != 0 && self.rbuf != id {
+            let old = self.rbuf;
+            self.map().remove(&old);
+        }
+        self.rbuf = id;
+    }
+
     pub fn get(&self, id: i32) -> Result<&Buffer, PvmError> {
         if id <= 0 {
             return Err(PvmError::BadParam);
@@ -223,6 +261,13 @@ impl Buffers {
     pub fn send_buffer(&mut self) -> Result<&mut Buffer, PvmError> {
         let id = self.sbuf;
         self.map().get_mut(&id).ok_or(PvmError::NoBuf)
+    }
+
+    pub fn get_mut(&mut self, id: i32) -> Result<&mut Buffer, PvmError> {
+        if id <= 0 {
+            return Err(PvmError::BadParam);
+        }
+        self.map().get_mut(&id).ok_or(PvmError::NoSuchBuf)
     }
 
     pub fn recv_buffer(&mut self) -> Result<&mut Buffer, PvmError> {

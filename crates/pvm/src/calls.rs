@@ -1,15 +1,12 @@
-//! The task calls: enrolling and leaving, spawning and killing, sending and receiving,
-//! notification, and what the virtual machine holds (`pvm_config`, `pvm_tasks`).
+//! The task calls: enrolling and leaving, spawning and killing, notification, options, and
+//! what the virtual machine holds (`pvm_config`, `pvm_tasks`). Sending and receiving are in
+//! `sendrecv.rs`.
 
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
-use std::time::Duration;
+use std::ffi::{c_char, c_int, CStr, CString};
 
-use crate::buffer::Buffer;
-use crate::encoding::Encoding;
 use crate::error::PvmError;
 use crate::place::{self, HOST_TID};
-use crate::state::{call, lock, put, Lib};
-use crate::task::Arrived;
+use crate::state::{call, lock, put};
 use crate::wire::{Frame, SpawnRequest};
 
 /// `struct pvmhostinfo`.
@@ -43,6 +40,7 @@ const NO_PARENT: i32 = -23;
 /// Options `pvm_setopt` takes (PVM's numbers).
 const OPT_ROUTE: i32 = 1;
 const OPT_AUTO_ERR: i32 = 3;
+const OPT_SHOW_TIDS: i32 = 18;
 const ROUTE_DIRECT: i32 = 3;
 
 #[no_mangle]
@@ -228,203 +226,6 @@ pub unsafe extern "C" fn pvm_notify(what: c_int, tag: c_int, count: c_int, tids:
     })
 }
 
-/// Sends the active send buffer's message.
-#[no_mangle]
-pub extern "C" fn pvm_send(tid: c_int, tag: c_int) -> c_int {
-    call("pvm_send", |lib| send_active(lib, &[tid], tag))
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn pvm_mcast(tids: *mut c_int, count: c_int, tag: c_int) -> c_int {
-    call("pvm_mcast", |lib| {
-        let n = usize::try_from(count).map_err(|_| PvmError::BadParam)?;
-        if n > 0 && tids.is_null() {
-            return Err(PvmError::BadParam);
-        }
-        // SAFETY: C's contract: count tids.
-        let list = if n == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(tids, n) }.to_vec() };
-        let me = lib.task()?.tid;
-        // PVM's multicast never sends the caller a copy.
-        let list: Vec<i32> = list.into_iter().filter(|&t| t != me).collect();
-        send_active(lib, &list, tag)
-    })
-}
-
-/// Sends the active send buffer's message to each of `tids`.
-pub(crate) fn send_active(lib: &mut Lib, tids: &[i32], tag: i32) -> Result<c_int, PvmError> {
-    if tag < 0 {
-        return Err(PvmError::BadParam);
-    }
-    lib.task()?;
-    // The buffer's bytes go out as they are (no copy), beside the task that sends them.
-    let Lib { bufs, task, .. } = lib;
-    let b = bufs.send_buffer()?;
-    let enc = b.enc.on_wire().code();
-    let data = b.wire_bytes();
-    let task = task.as_mut().expect("enrolled above");
-    for &t in tids {
-        task.send(t, tag, enc, &data)?;
-    }
-    Ok(0)
-}
-
-/// A wait that ended with nothing for it: `Ok(none)`, unless message handlers cut it short,
-/// then an error that makes `state::call` run them and the call again.
-fn nothing_or_handlers(lib: &Lib, none: c_int) -> Result<c_int, PvmError> {
-    match lib.task.as_ref().is_some_and(|t| t.cut_short) {
-        true => Err(PvmError::SysErr),
-        false => Ok(none),
-    }
-}
-
-fn wildcard_ok(tid: i32, tag: i32) -> Result<(), PvmError> {
-    if tid < -1 || tag < -1 {
-        return Err(PvmError::BadParam);
-    }
-    Ok(())
-}
-
-/// A message received becomes the active receive buffer.
-fn deliver(lib: &mut Lib, m: Arrived) -> c_int {
-    let enc = Encoding::from_code(m.enc).unwrap_or(Encoding::Raw);
-    lib.bufs.deliver(Buffer::received(enc, m.data, m.src, m.tag, m.ctx))
-}
-
-#[no_mangle]
-pub extern "C" fn pvm_recv(tid: c_int, tag: c_int) -> c_int {
-    call("pvm_recv", |lib| {
-        wildcard_ok(tid, tag)?;
-        let m = lib.task()?.receive(tid, tag, None).ok_or(PvmError::SysErr)?;
-        Ok(deliver(lib, m))
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn pvm_nrecv(tid: c_int, tag: c_int) -> c_int {
-    call("pvm_nrecv", |lib| {
-        wildcard_ok(tid, tag)?;
-        match lib.task()?.receive(tid, tag, Some(Duration::ZERO)) {
-            Some(m) => Ok(deliver(lib, m)),
-            None => nothing_or_handlers(lib, 0),
-        }
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn pvm_trecv(tid: c_int, tag: c_int, tmout: *mut libc::timeval) -> c_int {
-    call("pvm_trecv", |lib| {
-        wildcard_ok(tid, tag)?;
-        let timeout = if tmout.is_null() {
-            None
-        } else {
-            // SAFETY: C's contract: a struct timeval.
-            let tv = unsafe { tmout.read() };
-            if tv.tv_sec < 0 || tv.tv_usec < 0 {
-                return Err(PvmError::BadParam);
-            }
-            Some(Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64))
-        };
-        match lib.task()?.receive(tid, tag, timeout) {
-            Some(m) => Ok(deliver(lib, m)),
-            None => nothing_or_handlers(lib, 0),
-        }
-    })
-}
-
-/// Whether a matching message has arrived: a buffer id describing it (for `pvm_bufinfo`),
-/// or 0. The message stays to be received.
-#[no_mangle]
-pub extern "C" fn pvm_probe(tid: c_int, tag: c_int) -> c_int {
-    call("pvm_probe", |lib| {
-        wildcard_ok(tid, tag)?;
-        let t = lib.task()?;
-        let Some(i) = t.wait_for(tid, tag, Some(Duration::ZERO)) else { return nothing_or_handlers(lib, 0) };
-        let m = &t.queue[i];
-        let b =
-            Buffer::received(Encoding::from_code(m.enc).unwrap_or(Encoding::Raw), m.data.clone(), m.src, m.tag, m.ctx);
-        Ok(lib.bufs.insert(b))
-    })
-}
-
-/// Bytes per item of a PVM data type (`PVM_BYTE` ... `PVM_ULONG`).
-pub fn type_size(datatype: c_int) -> Result<usize, PvmError> {
-    Ok(match datatype {
-        1 => 1,
-        2 | 9 => 2,
-        3 | 4 | 10 => 4,
-        6 | 5 | 8 | 11 => 8,
-        7 => 16,
-        _ => return Err(PvmError::BadParam),
-    })
-}
-
-/// `pvm_psend`: packs and sends in one call, raw, without touching the active buffers.
-#[no_mangle]
-pub unsafe extern "C" fn pvm_psend(tid: c_int, tag: c_int, buf: *mut c_void, len: c_int, datatype: c_int) -> c_int {
-    call("pvm_psend", |lib| {
-        // SAFETY: C's contract: len items of datatype at buf.
-        let data = unsafe { items(buf, len, datatype)? };
-        if tag < 0 {
-            return Err(PvmError::BadParam);
-        }
-        lib.task()?.send(tid, tag, Encoding::Raw.code(), data)?;
-        Ok(0)
-    })
-}
-
-/// `len` items of `datatype` at `buf` as bytes.
-///
-/// # Safety
-/// `buf` holds `len` items of that type.
-pub unsafe fn items<'a>(buf: *const c_void, len: c_int, datatype: c_int) -> Result<&'a [u8], PvmError> {
-    let n = usize::try_from(len)
-        .map_err(|_| PvmError::BadParam)?
-        .checked_mul(type_size(datatype)?)
-        .ok_or(PvmError::BadParam)?;
-    if n == 0 {
-        return Ok(&[]);
-    }
-    if buf.is_null() {
-        return Err(PvmError::BadParam);
-    }
-    // SAFETY: the caller's contract.
-    Ok(unsafe { std::slice::from_raw_parts(buf.cast(), n) })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn pvm_precv(
-    tid: c_int,
-    tag: c_int,
-    buf: *mut c_void,
-    len: c_int,
-    datatype: c_int,
-    rtid: *mut c_int,
-    rtag: *mut c_int,
-    rlen: *mut c_int,
-) -> c_int {
-    call("pvm_precv", |lib| {
-        wildcard_ok(tid, tag)?;
-        let size = type_size(datatype)?;
-        let room = usize::try_from(len).map_err(|_| PvmError::BadParam)? * size;
-        if room > 0 && buf.is_null() {
-            return Err(PvmError::BadParam);
-        }
-        let m = lib.task()?.receive(tid, tag, None).ok_or(PvmError::SysErr)?;
-        let n = m.data.len().min(room);
-        // SAFETY: C's contract: room for len items at buf; n <= that.
-        unsafe {
-            std::ptr::copy_nonoverlapping(m.data.as_ptr(), buf.cast::<u8>(), n);
-            put(rtid, m.src);
-            put(rtag, m.tag);
-            put(rlen, (m.data.len() / size) as c_int);
-        }
-        if m.data.len() > room {
-            return Err(PvmError::NoMem);
-        }
-        Ok(0)
-    })
-}
-
 #[no_mangle]
 pub unsafe extern "C" fn pvm_config(nhost: *mut c_int, narch: *mut c_int, hostp: *mut *mut HostInfo) -> c_int {
     call("pvm_config", |lib| {
@@ -488,7 +289,9 @@ pub unsafe extern "C" fn pvm_tasks(which: c_int, ntask: *mut c_int, taskp: *mut 
 }
 
 /// Children spawned after this call send their output here, each line as `[t<tid>] line`
-/// (null: back to the agent's log).
+/// between `[t<tid>] BEGIN` and `[t<tid>] EOF` (as Debian's library prints it; plain lines
+/// with `PvmShowTids` 0), printed during whichever call of this task it arrives in; null:
+/// back to the agent's log. `pvm_exit` waits for such children to end.
 #[no_mangle]
 pub unsafe extern "C" fn pvm_catchout(file: *mut libc::FILE) -> c_int {
     call("pvm_catchout", |lib| {
@@ -504,6 +307,7 @@ pub extern "C" fn pvm_setopt(what: c_int, val: c_int) -> c_int {
         let slot = usize::try_from(what).ok().filter(|&w| w > 0 && w < lib.opts.len()).ok_or(PvmError::BadParam)?;
         Ok(match what {
             OPT_AUTO_ERR => std::mem::replace(&mut lib.auto_err, val),
+            OPT_SHOW_TIDS => i32::from(crate::task::SHOW_TIDS.swap(val != 0, std::sync::atomic::Ordering::Relaxed)),
             // Routes are accepted and remembered; messages always go directly between tasks.
             _ => std::mem::replace(&mut lib.opts[slot], val),
         })
@@ -516,6 +320,7 @@ pub extern "C" fn pvm_getopt(what: c_int) -> c_int {
         let slot = usize::try_from(what).ok().filter(|&w| w > 0 && w < lib.opts.len()).ok_or(PvmError::BadParam)?;
         Ok(match what {
             OPT_AUTO_ERR => lib.auto_err,
+            OPT_SHOW_TIDS => i32::from(crate::task::SHOW_TIDS.load(std::sync::atomic::Ordering::Relaxed)),
             OPT_ROUTE if lib.opts[slot] == 0 => ROUTE_DIRECT,
             _ => lib.opts[slot],
         })

@@ -200,8 +200,8 @@ pub unsafe extern "C" fn pvm_getfds(fds: *mut *mut c_int) -> c_int {
     })
 }
 
-/// Calls of PVM's resource manager, tracer, tasker and hoster interfaces and whole-message
-/// packing, which this library does not offer: `PvmNotImpl`.
+/// Calls of PVM's resource manager, tracer, tasker and hoster interfaces, which this library
+/// does not offer: `PvmNotImpl`.
 macro_rules! not_implemented {
     ($($f:ident($($a:ident: $t:ty),*);)*) => {$(
         #[no_mangle]
@@ -219,9 +219,6 @@ not_implemented! {
     pvm_reg_tracer(a: c_int, b: c_int, c: c_int, d: c_int, e: *mut c_char, f: c_int, g: c_int);
     pvm_tickle(n: c_int, a: *mut c_int, b: *mut c_int, c: *mut c_int);
     pvm_getnoresets(t: *mut *mut c_int, n: *mut c_int);
-    pvm_pkmesg(id: c_int);
-    pvm_pkmesgbody(id: c_int);
-    pvm_upkmesg();
 }
 
 /// `pvm_gettmask(who, mask)`: the trace mask: no event traced (PVM's empty mask: 35 `@`

@@ -35,6 +35,9 @@ pub enum PvmError {
     NoTask,
     NotFound,
     Exists,
+    /// A code PVM gives no name, chosen by the program's own function and passed on as it
+    /// is (a `pvm_recvf` matcher's negative result).
+    Code(i32),
 }
 
 impl PvmError {
@@ -70,6 +73,15 @@ impl PvmError {
             NoTask => -31,
             NotFound => -32,
             Exists => -33,
+            Code(c) => c,
+        }
+    }
+
+    /// A negative code as it is: its name where PVM has one, else [`PvmError::Code`].
+    pub fn exactly(code: i32) -> PvmError {
+        match PvmError::from_code(code) {
+            e if e.code() == code => e,
+            _ => PvmError::Code(code),
         }
     }
 
@@ -184,5 +196,7 @@ mod tests {
         assert_eq!(text_of(-14), "Can't contact local daemon");
         assert_eq!(text_of(5), "Unknown error");
         assert_eq!(text_of(-99), "Unknown error");
+        assert_eq!(PvmError::exactly(-99).code(), -99);
+        assert_eq!(PvmError::exactly(-5), PvmError::NoData);
     }
 }

@@ -4,10 +4,10 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
-use crate::calls::{items, type_size};
 use crate::encoding::Encoding;
 use crate::error::PvmError;
 use crate::groups::op;
+use crate::sendrecv::{items, type_size};
 use crate::state::{call, Lib};
 use crate::wire::Frame;
 
@@ -83,7 +83,7 @@ pub unsafe extern "C" fn pvm_bcast(name: *mut c_char, tag: c_int) -> c_int {
         let tids = members(lib, &name)?;
         let me = lib.task()?.tid;
         let others: Vec<i32> = tids.into_iter().filter(|&t| t != 0 && t != me).collect();
-        crate::calls::send_active(lib, &others, tag)
+        crate::sendrecv::send_active(lib, &others, tag)
     })
 }
 

@@ -38,25 +38,28 @@
 //! # Not yet
 //!
 //! One host only (`pvm_addhosts` answers `PvmNoHost`; the agent knows no other);
-//! `pvm_recvf`;
-//! output and trace redirection (`PvmOutputTid`, `PvmTraceTid`: accepted, not acted on, so
-//! the console's `spawn -> prog` prints nothing); messages on Billboard's engine (see above); `pvm_psend`'s `PvmDataInPlace`-like zero copy of large messages.
+//! output and trace redirection to a task (`PvmOutputTid`, `PvmTraceTid`: accepted, not acted
+//! on, so the console's `spawn -> prog` prints nothing; `pvm_catchout` works); messages on
+//! Billboard's engine (see above); `pvm_psend`'s `PvmDataInPlace`-like zero copy of large
+//! messages.
 //!
 //! Layout: `error.rs` PVM's error codes and texts; `encoding.rs` how packed items become bytes
 //! (XDR and raw, byte by byte); `buffer.rs` message buffers and the table behind buffer ids;
 //! `pack.rs` the pack/unpack and buffer calls (`packf.c` the two variadic ones); `state.rs`
 //! the process-wide state and the wrapper every C call goes through; `place.rs` the agent's
 //! folder and PVM's tid layout; `wire.rs` what tasks and the agent say (byte by byte);
-//! `task.rs` a task's connections and progress, `link.rs` one connection, `ring.rs` the
-//! shared-memory route;
-//! `calls.rs` the task calls; `compat.rs` the other names Debian's programs import and the
-//! message box calls (`mailbox.rs` in the agent); `agent.rs`, `groups.rs`, `group_calls.rs`
-//! as above.
+//! `task.rs` a task's connections and progress (`agent_start.rs` finding or starting its
+//! agent), `link.rs` one connection, `ring.rs` the shared-memory route; `calls.rs` the task
+//! calls, `sendrecv.rs` the message calls, `recvf.rs` receiving by the program's own matching
+//! function (`pvm_recvf`); `compat.rs` the other names Debian's programs import and the
+//! message box calls (`mailbox.rs` in the agent); `agent.rs` (`agent_spawn.rs` its spawning
+//! and caught output), `groups.rs`, `group_calls.rs` as above.
 
 // PVM's names are the C ABI's; the exported functions' safety contract is PVM's manual.
 #![allow(non_upper_case_globals, clippy::missing_safety_doc)]
 
 pub mod agent;
+mod agent_start;
 pub mod buffer;
 pub mod calls;
 pub mod compat;
@@ -68,7 +71,9 @@ mod link;
 pub mod mailbox;
 pub mod pack;
 pub mod place;
+pub mod recvf;
 pub mod ring;
+pub mod sendrecv;
 pub mod state;
 pub mod task;
 pub mod wire;

@@ -1,12 +1,15 @@
 //! The pack and unpack routines (`pvm_pk*`, `pvm_upk*`) and the buffer calls
 //! (`pvm_initsend`, `pvm_mkbuf`, `pvm_freebuf`, `pvm_setsbuf`, `pvm_setrbuf`, `pvm_getsbuf`,
-//! `pvm_getrbuf`, `pvm_bufinfo`). `pvm_packf`/`pvm_unpackf` are in `packf.c` on top of these.
+//! `pvm_getrbuf`, `pvm_bufinfo`), and whole messages packed into others (`pvm_pkmesg`,
+//! `pvm_pkmesgbody`, `pvm_upkmesg`). `pvm_packf`/`pvm_unpackf` are in `packf.c` on top of
+//! these.
 
 use std::ffi::{c_char, c_int, c_long, c_short, c_uint, c_ulong, c_ushort, CStr};
 
+use crate::buffer::Buffer;
 use crate::encoding::{Encoding, Item};
 use crate::error::PvmError;
-use crate::state::call;
+use crate::state::{call, Lib};
 
 extern "C" {
     fn pvm_packf(fmt: *const c_char, ...) -> c_int;
@@ -251,4 +254,72 @@ pub struct MsgInfo {
     pub crc: c_int,
     pub src: c_int,
     pub dst: c_int,
+}
+
+/// What `pvm_pkmesg` packs before a message's body, laid out as Debian's library does for a
+/// message in one fragment: eight ints (length, context, tag, wait id, encoding, checksum,
+/// source, destination), then the body's length again; the body follows as `pvm_pkbyte`
+/// packs bytes, in its own encoding (carried, not converted).
+fn header_of(b: &Buffer, dst: i32) -> Result<[i32; 9], PvmError> {
+    let len = i32::try_from(b.len()).map_err(|_| PvmError::Overflow)?;
+    Ok([len, b.ctx, b.tag, 0, b.enc.on_wire().code(), 0, b.src, dst, len])
+}
+
+/// The message `id` that `pvm_pkmesg` or `pvm_pkmesgbody` packs into the active send buffer:
+/// its encoding on the wire, header and bytes. It may not be the send buffer itself.
+fn inner_message(lib: &mut Lib, id: c_int) -> Result<(Encoding, [i32; 9], Vec<u8>), PvmError> {
+    if id <= 0 {
+        return Err(PvmError::BadParam);
+    }
+    let sbuf = lib.bufs.sbuf;
+    lib.bufs.send_buffer()?;
+    if id == sbuf {
+        return Err(PvmError::BadParam);
+    }
+    let dst = lib.task.as_ref().map_or(0, |t| t.tid);
+    let b = lib.bufs.get(id)?;
+    Ok((b.enc.on_wire(), header_of(b, dst)?, b.wire_bytes().into_owned()))
+}
+
+/// Packs message `id` whole (header and body) into the active send buffer.
+#[no_mangle]
+pub extern "C" fn pvm_pkmesg(id: c_int) -> c_int {
+    call("pvm_pkmesg", |lib| {
+        let (_, header, body) = inner_message(lib, id)?;
+        let out = lib.bufs.send_buffer()?;
+        out.pack(header)?;
+        out.pack_bytes(&body);
+        Ok(0)
+    })
+}
+
+/// Appends message `id`'s body to the active send buffer as it is: the encodings must match
+/// (`PvmMismatch`), and nothing marks where it began.
+#[no_mangle]
+pub extern "C" fn pvm_pkmesgbody(id: c_int) -> c_int {
+    call("pvm_pkmesgbody", |lib| {
+        let (enc, _, body) = inner_message(lib, id)?;
+        let out = lib.bufs.send_buffer()?;
+        if out.enc.on_wire() != enc {
+            return Err(PvmError::Mismatch);
+        }
+        out.append_encoded(&body);
+        Ok(0)
+    })
+}
+
+/// Unpacks a message that `pvm_pkmesg` packed from the active receive buffer into a new
+/// buffer (not made active), with its tag, context and source: its id.
+#[no_mangle]
+pub extern "C" fn pvm_upkmesg() -> c_int {
+    call("pvm_upkmesg", |lib| {
+        let b = lib.bufs.recv_buffer()?;
+        let mut h = [0i32; 9];
+        b.unpack(9, |i, v: i32| h[i] = v)?;
+        let [len, ctx, tag, _wid, enc, _crc, src, _dst, body_len] = h;
+        let enc = Encoding::from_code(enc).map_err(|_| PvmError::BadMsg)?;
+        let n = usize::try_from(body_len).ok().filter(|_| len == body_len).ok_or(PvmError::BadMsg)?;
+        let body = b.unpack_bytes(n)?.to_vec();
+        Ok(lib.bufs.insert(Buffer::received(enc, body, src, tag, ctx)))
+    })
 }

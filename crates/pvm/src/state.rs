@@ -69,12 +69,36 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
                 break (lib, r);
             }
         };
-        if let Err(e) = r {
-            lib.last_err = e.code();
-            crate::compat::pvm_errno.store(e.code(), std::sync::atomic::Ordering::Relaxed);
-        }
-        (r, lib.auto_err, lib.task.as_ref().map(|t| t.tid))
+        note(&mut lib, r)
     }));
+    report(name, out)
+}
+
+/// As [`call`], for a call that runs a function of the program's while it works (a
+/// `pvm_recvf` matcher, which calls the library itself): `f` takes the lock in short steps
+/// and never holds it while the program's function runs.
+pub fn call_unlocked(name: &str, f: impl FnOnce() -> Result<c_int, PvmError>) -> c_int {
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_handlers();
+        let r = f();
+        note(&mut lock(), r)
+    }));
+    report(name, out)
+}
+
+/// What a call's report needs: its result, `PvmAutoErr`, and the task's tid; an error is
+/// remembered for `pvm_perror` and `pvm_errno`.
+fn note(lib: &mut Lib, r: Result<c_int, PvmError>) -> (Result<c_int, PvmError>, i32, Option<i32>) {
+    if let Err(e) = r {
+        lib.last_err = e.code();
+        crate::compat::pvm_errno.store(e.code(), std::sync::atomic::Ordering::Relaxed);
+    }
+    (r, lib.auto_err, lib.task.as_ref().map(|t| t.tid))
+}
+
+/// A call's return value; its error printed when `PvmAutoErr` asks for it, a panic as an
+/// internal error (never unwound into C).
+fn report(name: &str, out: std::thread::Result<(Result<c_int, PvmError>, i32, Option<i32>)>) -> c_int {
     match out {
         Ok((Ok(v), _, _)) => v,
         Ok((Err(e), auto_err, tid)) => {
@@ -100,7 +124,7 @@ thread_local! {
 
 /// Hands each waiting message to its handler: the message is the active receive buffer while
 /// the handler runs (as in PVM), then it is freed and the receive buffer before it restored.
-fn run_handlers() {
+pub fn run_handlers() {
     if IN_HANDLER.with(|h| h.replace(true)) {
         return;
     }

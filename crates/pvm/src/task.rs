@@ -12,7 +12,7 @@ use std::ffi::c_void;
 use std::io::ErrorKind;
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use billboard::tunables::Tunable;
@@ -43,6 +43,10 @@ pub static SPIN_US: Tunable = Tunable::new(
     50,
     "PVM: us a receive polls the rings (yielding) before it sleeps; 50 cut 1-byte NPpvm from ~40 to ~5-8 us on separate cores",
 );
+
+/// `PvmShowTids` (`pvm_setopt`): caught output is printed with its task's tid, and where
+/// each task's begins and ends (PVM's default), or as it is.
+pub static SHOW_TIDS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 /// The PVM library's tunables, for `bbrun --info`.
 pub fn tunables() -> [&'static Tunable; 4] {
@@ -96,13 +100,13 @@ pub struct Task {
 unsafe impl Send for Task {}
 
 /// How long a task waits for its agent to answer the hello, or to start.
-const START_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const START_WAIT: Duration = Duration::from_secs(10);
 
 impl Task {
     /// Enrolls this process: finds or starts the host agent, says hello, and listens.
     pub fn enroll() -> Result<Task, PvmError> {
         let dir = place::dir();
-        let mut stream = connect_or_start_agent(&dir)?;
+        let mut stream = crate::agent_start::connect_or_start_agent(&dir)?;
         let secret = std::fs::read_to_string(place::secret_file(&dir)).map_err(|_| PvmError::SysErr)?;
         let given = std::env::var(place::TID_ENV).ok().and_then(|t| t.parse().ok()).unwrap_or(0);
         // A program this task starts by itself is a task of its own, not this one.
@@ -251,7 +255,7 @@ impl Task {
     fn take_from_agent(&mut self, f: Frame) {
         match f {
             Frame::Message { src, tag, ctx, enc, data } => self.arrive(Arrived { src, tag, ctx, enc, data }),
-            Frame::Output { tid, text } => self.print_caught(tid, &text),
+            Frame::Output { tid, event, text } => self.print_caught(tid, event, &text),
             other => self.replies.push_back(other),
         }
     }
@@ -268,10 +272,19 @@ impl Task {
         }
     }
 
-    fn print_caught(&self, tid: i32, text: &[u8]) {
+    /// Prints a child's caught output as Debian's library does: each line as `[t40002] text`,
+    /// and `[t40002] BEGIN` and `[t40002] EOF` around it; only the lines, as they are, with
+    /// `PvmShowTids` off.
+    fn print_caught(&self, tid: i32, event: i32, text: &[u8]) {
         let Some(file) = self.catch else { return };
-        let mut line = format!("[t{tid:x}] ").into_bytes();
-        line.extend_from_slice(text);
+        let show_tids = SHOW_TIDS.load(std::sync::atomic::Ordering::Relaxed);
+        let mut line = if show_tids { format!("[t{tid:x}] ").into_bytes() } else { Vec::new() };
+        match event {
+            crate::wire::OUTPUT_BEGIN if show_tids => line.extend_from_slice(b"BEGIN"),
+            crate::wire::OUTPUT_EOF if show_tids => line.extend_from_slice(b"EOF"),
+            crate::wire::OUTPUT_LINE => line.extend_from_slice(text),
+            _ => return,
+        }
         line.push(b'\n');
         // SAFETY: `file` is the FILE * the program gave pvm_catchout, valid while it is set.
         unsafe {
@@ -500,6 +513,12 @@ impl Task {
         }
     }
 
+    /// Takes in what has arrived, waiting up to `timeout` (`None`: until something comes)
+    /// while nothing has: the wait of a receive that matches by the program's function.
+    pub fn take_in(&mut self, timeout: Option<Duration>) {
+        self.progress(timeout, None)
+    }
+
     /// The descriptors on which input for this task arrives (`pvm_getfds`).
     pub fn wait_fds(&self) -> Vec<i32> {
         let mut v = vec![self.agent.stream.as_raw_fd(), self.listener.as_raw_fd()];
@@ -511,10 +530,15 @@ impl Task {
     pub fn leave(mut self) {
         if let Some(_file) = self.catch {
             // Like PVM, a task that catches its children's output waits for them to end
-            // first, so that all of it is printed.
+            // first, so that all of it is printed, and says so.
+            let mut said = false;
             while let Ok(Frame::TasksAre { tasks }) = self.request(&Frame::Tasks { which: 0 }) {
                 if !tasks.iter().any(|t| t.ptid == self.tid) {
                     break;
+                }
+                if !std::mem::replace(&mut said, true) {
+                    let who = crate::state::who(Some(self.tid));
+                    crate::state::say(format_args!("{who}: child task(s) still running.  waiting..."));
                 }
                 self.progress(Some(Duration::from_millis(20)), None);
             }
@@ -532,69 +556,4 @@ impl Drop for Task {
 
 fn program_name() -> String {
     std::fs::read_to_string("/proc/self/comm").map(|s| s.trim_end().to_string()).unwrap_or_default()
-}
-
-/// Connects to the host agent, starting it when none answers.
-fn connect_or_start_agent(dir: &Path) -> Result<UnixStream, PvmError> {
-    let sock = place::agent_socket(dir);
-    if let Ok(s) = UnixStream::connect(&sock) {
-        return Ok(s);
-    }
-    let exe = agent_program().ok_or_else(|| {
-        crate::state::say(format_args!(
-            "libpvm: cannot find bbpvmd (the host agent): set BB_PVMD or install it beside the library"
-        ));
-        PvmError::CantStart
-    })?;
-    let mut cmd = std::process::Command::new(&exe);
-    cmd.arg("--dir").arg(dir).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
-    match std::env::var_os("BB_PVM_LOG") {
-        Some(log) => {
-            let f = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(|_| PvmError::CantStart)?;
-            cmd.stderr(f);
-        }
-        None => {
-            cmd.stderr(std::process::Stdio::null());
-        }
-    }
-    // bbpvmd detaches itself: this returns as soon as its first process has forked.
-    cmd.status().map_err(|_| PvmError::CantStart)?;
-    let start = Instant::now();
-    while start.elapsed() < START_WAIT {
-        if let Ok(s) = UnixStream::connect(&sock) {
-            // The socket can exist a moment before the secret beside it is readable.
-            if place::secret_file(dir).exists() {
-                return Ok(s);
-            }
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    crate::state::say(format_args!("libpvm: bbpvmd did not start in {}s ({})", START_WAIT.as_secs(), exe.display()));
-    Err(PvmError::CantStart)
-}
-
-/// The agent program: `$BB_PVMD`, else `bbpvmd` in the `bin` folder beside this library's
-/// `lib` folder (dist/), else on `PATH`.
-fn agent_program() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("BB_PVMD") {
-        return Some(PathBuf::from(p));
-    }
-    // SAFETY: a zeroed Dl_info is valid output space; dladdr reads only the address given.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: dladdr with an address inside this object.
-    if unsafe { libc::dladdr(agent_program as *const c_void, &mut info) } != 0 && !info.dli_fname.is_null() {
-        // SAFETY: dladdr returned a NUL-terminated file name.
-        let lib = PathBuf::from(unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned());
-        if let Some(p) = lib.parent().and_then(Path::parent).map(|d| d.join("bin/bbpvmd")) {
-            if p.exists() {
-                return Some(p);
-            }
-        }
-        if let Some(p) = lib.parent().map(|d| d.join("bbpvmd")) {
-            if p.exists() {
-                return Some(p);
-            }
-        }
-    }
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join("bbpvmd")).find(|p| p.exists())
 }

@@ -5,192 +5,14 @@
 //!
 //! Each test has its own agent folder (`BB_PVM_DIR`), so they run side by side.
 
+mod common;
+
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-/// A virtual machine of our own for one test: the folder of its agent, and our library laid
-/// out as programs load it.
-struct Vm {
-    scratch: PathBuf,
-}
-
-impl Vm {
-    fn new(name: &str) -> Vm {
-        let scratch = std::env::temp_dir().join(format!("bb-pvm-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&scratch);
-        let lib_dir = scratch.join("lib");
-        std::fs::create_dir_all(&lib_dir).unwrap();
-        let exe = std::env::current_exe().unwrap();
-        let lib = exe.parent().and_then(|d| d.parent()).unwrap().join("libpvm.so");
-        assert!(
-            lib.exists(),
-            "{} missing: `cargo build --workspace --lib` builds it (scripts/test.sh does)",
-            lib.display()
-        );
-        for soname in ["libpvm3.so.3", "libgpvm3.so.3"] {
-            std::os::unix::fs::symlink(&lib, lib_dir.join(soname)).unwrap();
-        }
-        Vm { scratch }
-    }
-
-    fn dir(&self) -> PathBuf {
-        self.scratch.join("vm")
-    }
-
-    /// A command with our library and this VM's agent folder.
-    fn command(&self, prog: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut c = Command::new(prog);
-        c.env("LD_LIBRARY_PATH", self.scratch.join("lib"))
-            .env("BB_PVMD", env!("CARGO_BIN_EXE_bbpvmd"))
-            .env("BB_PVM_DIR", self.dir())
-            .env("BB_PVM_LINGER_MS", "200")
-            .env("PVM_PATH", "/usr/bin:/bin")
-            .current_dir(&self.scratch)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        c
-    }
-
-    /// Checks that the agent and every task are gone and the folder removed (waiting a little
-    /// for the agent's linger).
-    fn assert_nothing_left(&self) {
-        let needle = self.dir().to_string_lossy().into_owned();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let procs = processes_with(&needle);
-            let dir_left = self.dir().exists();
-            if procs.is_empty() && !dir_left {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "left behind: processes {procs:?}, folder {} {}",
-                self.dir().display(),
-                if dir_left {
-                    format!("{:?}", std::fs::read_dir(self.dir()).map(|d| d.count()))
-                } else {
-                    "gone".into()
-                }
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = std::fs::remove_dir_all(&self.scratch);
-    }
-}
-
-/// Pids of processes (not zombies) whose command line or environment mentions `needle`.
-fn processes_with(needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        if pid == std::process::id() {
-            continue;
-        }
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        if stat.rsplit(')').next().is_some_and(|s| s.trim_start().starts_with('Z')) {
-            continue;
-        }
-        let mut text = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-        text.extend(std::fs::read(e.path().join("environ")).unwrap_or_default());
-        if String::from_utf8_lossy(&text).contains(needle) {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-/// Waits for a child up to `limit`, killing it past that.
-fn finish(mut child: Child, limit: Duration, what: &str) -> Output {
-    let deadline = Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "{what} ran past {limit:?}; stdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn run(cmd: &mut Command, what: &str) -> String {
-    let out = finish(cmd.spawn().unwrap_or_else(|e| panic!("{what}: {e}")), Duration::from_secs(60), what);
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn installed(prog: &str) -> bool {
-    let ok = Path::new("/usr/bin").join(prog).exists();
-    if !ok {
-        eprintln!("SKIP: /usr/bin/{prog} is not installed (Debian's pvm-examples / netpipe-pvm)");
-    }
-    ok
-}
-
-/// The same program under Debian's PVM: a pvmd of its own (in a scratch `PVM_TMP`) that finds
-/// programs in /usr/bin. `None` where Debian's pvmd is not installed.
-fn under_debian(name: &str, prog: &str) -> Option<String> {
-    under_debian_with_input(name, prog, "")
-}
-
-/// As [`under_debian`], with `input` on the program's stdin. Debian's group server (pvmgs)
-/// is found in /usr/lib/pvm3/lib.
-fn under_debian_with_input(name: &str, prog: &str, input: &str) -> Option<String> {
-    if !Path::new("/usr/bin/pvmd").exists() {
-        return None;
-    }
-    let tmp = std::env::temp_dir().join(format!("bb-pvm-debian-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
-    std::fs::write(tmp.join("hostfile"), "* ep=/usr/bin:/usr/lib/pvm3/lib\n").unwrap();
-    let env = |c: &mut Command| {
-        c.env("PVM_ROOT", "/usr/lib/pvm3").env("PVM_TMP", &tmp).env("PVM_ALLOW_ROOT", "1").current_dir(&tmp);
-    };
-    let mut d = Command::new("/usr/bin/pvmd");
-    env(&mut d);
-    let pvmd = d.arg("hostfile").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().ok()?;
-    // Ended however this function ends (a timeout panics in `finish`).
-    let _pvmd = KillOnDrop(pvmd);
-    // SAFETY: getuid cannot fail.
-    let addr = tmp.join(format!("pvmd.{}", unsafe { libc::getuid() }));
-    let start = Instant::now();
-    while !addr.exists() && start.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let mut c = Command::new(Path::new("/usr/bin").join(prog));
-    env(&mut c);
-    c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let out = c.spawn().ok().map(|mut ch| {
-        use std::io::Write;
-        let _ = ch.stdin.take().unwrap().write_all(input.as_bytes());
-        finish(ch, Duration::from_secs(60), prog)
-    });
-    drop(_pvmd);
-    let _ = std::fs::remove_dir_all(&tmp);
-    eprintln!("{name}: compared with Debian's PVM");
-    out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-}
-
-/// A child process that is killed and reaped when this goes out of scope.
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn hostname() -> String {
-    let out = Command::new("hostname").output().unwrap();
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
+use common::*;
 
 #[test]
 fn hello_prints_what_it_prints_under_debian() {
@@ -314,14 +136,26 @@ fn four_spmd_siblings_pass_their_token_around() {
     let out = run(&mut vm.command(&prog), "spawn_spmd");
     vm.assert_nothing_left();
     // The first sibling (t40002) prints the ring of tids, the others nothing; its lines may
-    // come before the parent's own (caught output prints in whichever call it arrives).
-    let expected = "\
-[t40002] Pass a token through the   4 tid ring:
-[t40002] 262146 -> 262147 -> 262148 -> 262149 -> 262146 
-[t40002] token ring done
-";
-    assert!(out.contains("spawned 4\n"), "{out}");
-    assert_eq!(out.replacen("spawned 4\n", "", 1), expected);
+    // come before the parent's own (caught output prints in whichever call it arrives), but
+    // every BEGIN comes before pvm_spawn returns.
+    let expected = sources(&[
+        ("", &["spawned 4"]),
+        (
+            "t40002",
+            &[
+                "BEGIN",
+                "Pass a token through the   4 tid ring:",
+                "262146 -> 262147 -> 262148 -> 262149 -> 262146 ",
+                "token ring done",
+                "EOF",
+            ],
+        ),
+        ("t40003", &["BEGIN", "EOF"]),
+        ("t40004", &["BEGIN", "EOF"]),
+        ("t40005", &["BEGIN", "EOF"]),
+    ]);
+    assert_eq!(by_source(&out), expected, "{out}");
+    assert!(out.find("[t40005] BEGIN") < out.find("spawned 4"), "{out}");
 }
 
 #[test]
@@ -353,7 +187,9 @@ fn exported_variables_reach_spawned_tasks() {
     let out = run(&mut vm.command(&prog), "export");
     vm.assert_nothing_left();
     // The second printenv finds nothing and prints nothing.
-    assert_eq!(out, "[t40002] exported value\nexit\n");
+    let expected =
+        sources(&[("", &["exit"]), ("t40002", &["BEGIN", "exported value", "EOF"]), ("t40003", &["BEGIN", "EOF"])]);
+    assert_eq!(by_source(&out), expected, "{out}");
 }
 
 #[test]
@@ -452,23 +288,6 @@ fn netpipe_runs_between_two_tasks_started_from_a_shell() {
     vm.assert_nothing_left();
 }
 
-/// Builds `tests/c/<name>.c` against our header and library.
-fn build_c(vm: &Vm, name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
-    let prog = vm.scratch.join(name);
-    let cc = Command::new("cc")
-        .arg("-o")
-        .arg(&prog)
-        .arg(&src)
-        .arg("-I")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"))
-        .arg(vm.scratch.join("lib/libpvm3.so.3"))
-        .output()
-        .unwrap();
-    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
-    prog
-}
-
 #[test]
 fn a_task_killed_with_sigkill_is_notified_and_halt_ends_everything() {
     if !installed("slave1") {
@@ -550,10 +369,12 @@ delinfo again: -32
 spawn echo: 1
 after exit
 ";
-    // The caught line is printed in whichever call of the parent it arrives during (the
+    // The caught lines are printed in whichever call of the parent they arrive during (the
     // spawn's own, or the wait in pvm_exit), always before pvm_exit returns.
-    let caught = "[t40003] caught line\n";
-    let at = out.find(caught).unwrap_or_else(|| panic!("no caught output in\n{out}"));
+    let caught: Vec<&str> = out.lines().filter(|l| l.starts_with("[t40003] ")).collect();
+    assert_eq!(caught, ["[t40003] BEGIN", "[t40003] caught line", "[t40003] EOF"], "{out}");
+    let at = out.find("[t40003] EOF").unwrap();
     assert!(at < out.find("after exit").unwrap(), "caught output after pvm_exit returned:\n{out}");
-    assert_eq!(out.replacen(caught, "", 1), expected);
+    let rest: String = out.lines().filter(|l| !l.starts_with("[t40003] ")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(rest, expected);
 }

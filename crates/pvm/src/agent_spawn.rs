@@ -1,0 +1,198 @@
+//! The host agent's spawning (`agent.rs`): starting `pvm_spawn`'s children with their tids
+//! and environment, waiting for each, and forwarding its output to the parent that catches
+//! it (`pvm_catchout`) or to the agent's log.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::io::{FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use super::{Agent, TaskRecord};
+use crate::error::PvmError;
+use crate::place;
+use crate::wire::{Frame, SpawnRequest, OUTPUT_BEGIN, OUTPUT_EOF, OUTPUT_LINE};
+
+impl Agent {
+    /// Starts `req.count` copies of `req.file`; each slot holds a tid or an error code.
+    pub(super) fn spawn(self: &Arc<Self>, from: i32, req: &SpawnRequest) -> Vec<i32> {
+        let n = usize::try_from(req.count).unwrap_or(0);
+        let fail = |e: PvmError| vec![e.code(); n];
+        const TASK_HOST: i32 = 1;
+        const TASK_ARCH: i32 = 2;
+        if req.flags & TASK_HOST != 0 && !["", ".", "localhost", self.hostname.as_str()].contains(&req.place.as_str()) {
+            return fail(PvmError::NoHost);
+        }
+        if req.flags & TASK_ARCH != 0 && req.place != place::ARCH {
+            return fail(PvmError::NoHost);
+        }
+        let Some(exe) = find_program(&req.file, &req.path, &req.cwd) else { return fail(PvmError::NoFile) };
+        // Every tid is reserved, with the whole sibling list, before the first child runs:
+        // a child that enrolls at once must already see all its siblings (spmd hung when the
+        // first one saw only itself).
+        let (tids, catcher) = {
+            let mut st = self.lock();
+            let mut tids = Vec::with_capacity(n);
+            for _ in 0..n {
+                match Self::new_tid(&mut st) {
+                    Ok(t) => {
+                        // A placeholder until its fork: pid 0, not enrolled.
+                        st.tasks.insert(
+                            t,
+                            TaskRecord {
+                                ptid: from,
+                                pid: 0,
+                                name: req.file.clone(),
+                                siblings: Vec::new(),
+                                enrolled: false,
+                                spawned: true,
+                                left: false,
+                            },
+                        );
+                        tids.push(t);
+                    }
+                    Err(e) => tids.push(e.code()),
+                }
+            }
+            let siblings: Vec<i32> = tids.iter().copied().filter(|&t| t > 0).collect();
+            for t in &siblings {
+                if let Some(rec) = st.tasks.get_mut(t) {
+                    rec.siblings = siblings.clone();
+                }
+            }
+            (tids, st.catching.contains(&from).then_some(from))
+        };
+        tids.into_iter()
+            .map(|tid| {
+                if tid < 0 {
+                    return tid;
+                }
+                self.start_one(tid, &exe, req, catcher).map_or_else(
+                    |e| {
+                        self.lock().tasks.remove(&tid);
+                        e.code()
+                    },
+                    |()| tid,
+                )
+            })
+            .collect()
+    }
+
+    /// Starts the child for the reserved `tid`.
+    fn start_one(
+        self: &Arc<Self>,
+        tid: i32,
+        exe: &Path,
+        req: &SpawnRequest,
+        catcher: Option<i32>,
+    ) -> Result<(), PvmError> {
+        // The lock is held from the fork until the record holds the pid: a child that
+        // enrolls at once waits for it.
+        let mut st = self.lock();
+        // stdout and stderr share one pipe, as under pvmd: what the child writes comes out in
+        // the order it wrote it.
+        let (output, into) = output_pipe().map_err(|_| PvmError::OutOfRes)?;
+        let mut cmd = Command::new(exe);
+        cmd.args(&req.argv)
+            .current_dir(if req.cwd.is_empty() { "/" } else { &req.cwd })
+            .env(place::TID_ENV, tid.to_string())
+            .env(place::DIR_ENV, &self.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(into.try_clone().map_err(|_| PvmError::OutOfRes)?))
+            .stderr(Stdio::from(into));
+        for kv in &req.env {
+            if let Some((k, v)) = kv.split_once('=') {
+                cmd.env(k, v);
+            }
+        }
+        // SAFETY: only async-signal-safe calls between fork and exec: the child leaves the
+        // agent's session-less process group so a signal to the agent's group spares it.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setpgid(0, 0);
+                Ok(())
+            })
+        };
+        let mut child = cmd.spawn().map_err(|_| PvmError::NoFile)?;
+        // Our copies of the pipe's writing end go with `cmd`, so that the reader sees the end
+        // of the output when the child's close.
+        drop(cmd);
+        let pid = child.id() as i32;
+        if let Some(rec) = st.tasks.get_mut(&tid) {
+            rec.pid = pid;
+        }
+        drop(st);
+        // A parent that catches output hears where each child's begins, before its spawn
+        // returns, and where it ends, once both its pipes are closed (as pvmd says BEGIN and
+        // EOF).
+        self.tell_catcher(catcher, &Frame::Output { tid, event: OUTPUT_BEGIN, text: Vec::new() });
+        let me = Arc::clone(self);
+        let reader = std::thread::spawn(move || me.forward_output(tid, catcher, std::fs::File::from(output)));
+        let me = Arc::clone(self);
+        std::thread::spawn(move || {
+            let _ = child.wait();
+            // All its output is forwarded before anyone hears it ended (a parent that
+            // caught it waits for its children to end, then for nothing more).
+            let _ = reader.join();
+            me.tell_catcher(catcher, &Frame::Output { tid, event: OUTPUT_EOF, text: Vec::new() });
+            me.task_gone(tid);
+        });
+        Ok(())
+    }
+
+    /// Sends `f` to the parent that catches a child's output, if there is one and it is still
+    /// here. Only the parent's connection is held while writing (not the agent's state): a
+    /// parent that does not read for a while stalls only its children's output.
+    fn tell_catcher(&self, catcher: Option<i32>, f: &Frame) -> bool {
+        let Some(w) = catcher.and_then(|parent| self.lock().writers.get(&parent).cloned()) else { return false };
+        let mut s = w.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = place::write_frame(&mut s, f);
+        true
+    }
+
+    /// A child's output, line by line: to the parent that caught it, else to the agent's log
+    /// (its stderr: `BB_PVM_LOG`, else nowhere), as pvmd writes it to its log.
+    fn forward_output(&self, tid: i32, catcher: Option<i32>, out: std::fs::File) {
+        let mut r = BufReader::new(out);
+        let mut line = Vec::new();
+        while r.read_until(b'\n', &mut line).unwrap_or(0) > 0 {
+            if line.last() == Some(&b'\n') {
+                line.pop();
+            }
+            let f = Frame::Output { tid, event: OUTPUT_LINE, text: std::mem::take(&mut line) };
+            if let (false, Frame::Output { text, .. }) = (self.tell_catcher(catcher, &f), &f) {
+                let mut e = std::io::stderr().lock();
+                let _ = writeln!(e, "[t{tid:x}] {}", String::from_utf8_lossy(text));
+            }
+            line.clear();
+        }
+    }
+}
+
+/// A pipe for a child's output: (reading end, writing end), both closed on exec.
+fn output_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two new descriptors into `fds`.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both are fresh descriptors that nothing else owns.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Finds `file` as pvmd does: a path with a slash as given (relative to the spawner's
+/// folder), else the first executable of that name in `path`.
+fn find_program(file: &str, path: &[String], cwd: &str) -> Option<PathBuf> {
+    let executable =
+        |p: &Path| p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false);
+    if file.is_empty() {
+        return None;
+    }
+    if file.contains('/') {
+        let p = Path::new(cwd).join(file);
+        return executable(&p).then_some(p);
+    }
+    path.iter().map(|d| Path::new(d).join(file)).find(|p| executable(p))
+}

@@ -1,0 +1,251 @@
+//! The calls that send and receive messages: `pvm_send`, `pvm_mcast`, `pvm_psend`, and
+//! `pvm_recv`, `pvm_nrecv`, `pvm_trecv`, `pvm_probe`, `pvm_precv`, which match by source and
+//! tag in the task's context, or by the program's own function where it installed one
+//! (`recvf.rs`).
+
+use std::ffi::{c_int, c_void};
+use std::time::Duration;
+
+use crate::buffer::Buffer;
+use crate::encoding::Encoding;
+use crate::error::PvmError;
+use crate::recvf;
+use crate::state::{call, lock, put, Lib};
+use crate::task::Arrived;
+
+/// Sends the active send buffer's message.
+#[no_mangle]
+pub extern "C" fn pvm_send(tid: c_int, tag: c_int) -> c_int {
+    call("pvm_send", |lib| send_active(lib, &[tid], tag))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pvm_mcast(tids: *mut c_int, count: c_int, tag: c_int) -> c_int {
+    call("pvm_mcast", |lib| {
+        let n = usize::try_from(count).map_err(|_| PvmError::BadParam)?;
+        if n > 0 && tids.is_null() {
+            return Err(PvmError::BadParam);
+        }
+        // SAFETY: C's contract: count tids.
+        let list = if n == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(tids, n) }.to_vec() };
+        let me = lib.task()?.tid;
+        // PVM's multicast never sends the caller a copy.
+        let list: Vec<i32> = list.into_iter().filter(|&t| t != me).collect();
+        send_active(lib, &list, tag)
+    })
+}
+
+/// Sends the active send buffer's message to each of `tids`.
+pub(crate) fn send_active(lib: &mut Lib, tids: &[i32], tag: i32) -> Result<c_int, PvmError> {
+    if tag < 0 {
+        return Err(PvmError::BadParam);
+    }
+    lib.task()?;
+    // The buffer's bytes go out as they are (no copy), beside the task that sends them.
+    let Lib { bufs, task, .. } = lib;
+    let b = bufs.send_buffer()?;
+    let enc = b.enc.on_wire().code();
+    let data = b.wire_bytes();
+    let task = task.as_mut().expect("enrolled above");
+    for &t in tids {
+        task.send(t, tag, enc, &data)?;
+    }
+    Ok(0)
+}
+
+/// A wait that ended with nothing for it: `Ok(none)`, unless message handlers cut it short,
+/// then an error that makes `state::call` run them and the call again.
+fn nothing_or_handlers(lib: &Lib, none: c_int) -> Result<c_int, PvmError> {
+    match lib.task.as_ref().is_some_and(|t| t.cut_short) {
+        true => Err(PvmError::SysErr),
+        false => Ok(none),
+    }
+}
+
+fn wildcard_ok(tid: i32, tag: i32) -> Result<(), PvmError> {
+    if tid < -1 || tag < -1 {
+        return Err(PvmError::BadParam);
+    }
+    Ok(())
+}
+
+/// A message received becomes the active receive buffer.
+fn deliver(lib: &mut Lib, m: Arrived) -> c_int {
+    let enc = Encoding::from_code(m.enc).unwrap_or(Encoding::Raw);
+    lib.bufs.deliver(Buffer::received(enc, m.data, m.src, m.tag, m.ctx))
+}
+
+#[no_mangle]
+pub extern "C" fn pvm_recv(tid: c_int, tag: c_int) -> c_int {
+    if let Some(f) = recvf::installed() {
+        return recvf::recv("pvm_recv", f, tid, tag, None);
+    }
+    call("pvm_recv", |lib| {
+        wildcard_ok(tid, tag)?;
+        let m = lib.task()?.receive(tid, tag, None).ok_or(PvmError::SysErr)?;
+        Ok(deliver(lib, m))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn pvm_nrecv(tid: c_int, tag: c_int) -> c_int {
+    if let Some(f) = recvf::installed() {
+        return recvf::recv("pvm_nrecv", f, tid, tag, Some(Duration::ZERO));
+    }
+    call("pvm_nrecv", |lib| {
+        wildcard_ok(tid, tag)?;
+        match lib.task()?.receive(tid, tag, Some(Duration::ZERO)) {
+            Some(m) => Ok(deliver(lib, m)),
+            None => nothing_or_handlers(lib, 0),
+        }
+    })
+}
+
+/// A `struct timeval *` as a wait (null: for ever).
+///
+/// # Safety
+/// `tmout` is null or a `struct timeval`.
+unsafe fn timeout_of(tmout: *const libc::timeval) -> Result<Option<Duration>, PvmError> {
+    if tmout.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller's contract.
+    let tv = unsafe { tmout.read() };
+    if tv.tv_sec < 0 || tv.tv_usec < 0 {
+        return Err(PvmError::BadParam);
+    }
+    Ok(Some(Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pvm_trecv(tid: c_int, tag: c_int, tmout: *mut libc::timeval) -> c_int {
+    // SAFETY: C's contract: null or a struct timeval.
+    let timeout = unsafe { timeout_of(tmout) };
+    if let (Some(f), Ok(timeout)) = (recvf::installed(), timeout) {
+        return recvf::recv("pvm_trecv", f, tid, tag, timeout);
+    }
+    call("pvm_trecv", |lib| {
+        let timeout = timeout?;
+        wildcard_ok(tid, tag)?;
+        match lib.task()?.receive(tid, tag, timeout) {
+            Some(m) => Ok(deliver(lib, m)),
+            None => nothing_or_handlers(lib, 0),
+        }
+    })
+}
+
+/// Whether a matching message has arrived: a buffer id describing it (for `pvm_bufinfo`),
+/// or 0. The message stays to be received.
+#[no_mangle]
+pub extern "C" fn pvm_probe(tid: c_int, tag: c_int) -> c_int {
+    if let Some(f) = recvf::installed() {
+        return recvf::probe(f, tid, tag);
+    }
+    call("pvm_probe", |lib| {
+        wildcard_ok(tid, tag)?;
+        let t = lib.task()?;
+        let Some(i) = t.wait_for(tid, tag, Some(Duration::ZERO)) else { return nothing_or_handlers(lib, 0) };
+        let m = &t.queue[i];
+        let b =
+            Buffer::received(Encoding::from_code(m.enc).unwrap_or(Encoding::Raw), m.data.clone(), m.src, m.tag, m.ctx);
+        Ok(lib.bufs.insert(b))
+    })
+}
+
+/// Bytes per item of a PVM data type (`PVM_BYTE` ... `PVM_ULONG`).
+pub fn type_size(datatype: c_int) -> Result<usize, PvmError> {
+    Ok(match datatype {
+        1 => 1,
+        2 | 9 => 2,
+        3 | 4 | 10 => 4,
+        6 | 5 | 8 | 11 => 8,
+        7 => 16,
+        _ => return Err(PvmError::BadParam),
+    })
+}
+
+/// `pvm_psend`: packs and sends in one call, raw, without touching the active buffers.
+#[no_mangle]
+pub unsafe extern "C" fn pvm_psend(tid: c_int, tag: c_int, buf: *mut c_void, len: c_int, datatype: c_int) -> c_int {
+    call("pvm_psend", |lib| {
+        // SAFETY: C's contract: len items of datatype at buf.
+        let data = unsafe { items(buf, len, datatype)? };
+        if tag < 0 {
+            return Err(PvmError::BadParam);
+        }
+        lib.task()?.send(tid, tag, Encoding::Raw.code(), data)?;
+        Ok(0)
+    })
+}
+
+/// `len` items of `datatype` at `buf` as bytes.
+///
+/// # Safety
+/// `buf` holds `len` items of that type.
+pub unsafe fn items<'a>(buf: *const c_void, len: c_int, datatype: c_int) -> Result<&'a [u8], PvmError> {
+    let n = usize::try_from(len)
+        .map_err(|_| PvmError::BadParam)?
+        .checked_mul(type_size(datatype)?)
+        .ok_or(PvmError::BadParam)?;
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if buf.is_null() {
+        return Err(PvmError::BadParam);
+    }
+    // SAFETY: the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(buf.cast(), n) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn pvm_precv(
+    tid: c_int,
+    tag: c_int,
+    buf: *mut c_void,
+    len: c_int,
+    datatype: c_int,
+    rtid: *mut c_int,
+    rtag: *mut c_int,
+    rlen: *mut c_int,
+) -> c_int {
+    // Checks the caller's buffer: its size in bytes, and the bytes per item.
+    let room = || -> Result<(usize, usize), PvmError> {
+        let size = type_size(datatype)?;
+        let room = usize::try_from(len).map_err(|_| PvmError::BadParam)? * size;
+        if room > 0 && buf.is_null() {
+            return Err(PvmError::BadParam);
+        }
+        Ok((room, size))
+    };
+    // Copies a message out: as much as fits, and what it was (too long: `PvmNoMem`).
+    let copy_out = |data: &[u8], src: i32, mtag: i32, (room, size): (usize, usize)| {
+        let n = data.len().min(room);
+        // SAFETY: C's contract: room for len items at buf (room bytes); n <= that; each
+        // out-pointer null or an int.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), buf.cast::<u8>(), n);
+            put(rtid, src);
+            put(rtag, mtag);
+            put(rlen, (data.len() / size) as c_int);
+        }
+        if data.len() > room {
+            return Err(PvmError::NoMem);
+        }
+        Ok(0)
+    };
+    if let Some(f) = recvf::installed() {
+        return crate::state::call_unlocked("pvm_precv", || {
+            let room = room()?;
+            let id = recvf::receive(f, tid, tag, None, recvf::Pick::Take)?.ok_or(PvmError::SysErr)?;
+            let b = lock().bufs.take(id).ok_or(PvmError::NoSuchBuf)?;
+            let (src, mtag) = (b.src, b.tag);
+            copy_out(&b.into_data(), src, mtag, room)
+        });
+    }
+    call("pvm_precv", |lib| {
+        wildcard_ok(tid, tag)?;
+        let room = room()?;
+        let m = lib.task()?.receive(tid, tag, None).ok_or(PvmError::SysErr)?;
+        copy_out(&m.data, m.src, m.tag, room)
+    })
+}
