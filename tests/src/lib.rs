@@ -1,9 +1,31 @@
 //! Helpers for the multi-process tests: find `bbrun` and the rank programs, run a job under a
 //! timeout, and check that it left no process and no shared-memory file behind.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+/// The repository's root folder.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repository root").to_path_buf()
+}
+
+/// Builds `source` (relative to the repository's root) with a compiler wrapper of Debian's
+/// MPICH packages (`h5pcc.mpich`, `caf.mpich`, ...), `-O1`, into `dir/name`, in `dir`; the
+/// wrapper's failure fails the test with its messages.
+pub fn build_with(wrapper: &Path, source: &str, dir: &Path, name: &str) -> PathBuf {
+    let exe = dir.join(name);
+    let built = Command::new(wrapper)
+        .args(["-O1", "-o"])
+        .arg(&exe)
+        .arg(root().join(source))
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", wrapper.display()));
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    assert!(built.status.success(), "{} failed:\n{stderr}", wrapper.display());
+    exe
+}
 
 /// A binary of this workspace, built in the same profile as the running test.
 pub fn binary(name: &str) -> PathBuf {

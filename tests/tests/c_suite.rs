@@ -14,17 +14,13 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use bb_tests::{processes_named, shm_files};
+use bb_tests::{processes_named, root, shm_files};
 
 /// A job that runs longer than this is killed and fails (the programs' own watchdog fires at 50 s).
 const JOB_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// The two tests build and launch jobs: one at a time on a 2-core machine.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Expect {

@@ -8,14 +8,10 @@
 //! why, without `libcoarrays-mpich-dev` or `dist/` (`scripts/test.sh` installs the package and
 //! builds `dist/`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use bb_tests::{processes_named, shm_files};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repository root").to_path_buf()
-}
+use bb_tests::{build_with, processes_named, root, shm_files};
 
 fn skip(why: &str) {
     eprintln!("SKIP coarrays: {why}");
@@ -33,15 +29,7 @@ fn coarray_fortran_built_for_mpich_runs_on_billboard() {
     }
     let dir = std::env::temp_dir().join(format!("bb-caf-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join("coarrays");
-    let built = Command::new(caf)
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(root().join("tests/caf/coarrays.f90"))
-        .current_dir(&dir)
-        .output()
-        .expect("run caf.mpich");
-    assert!(built.status.success(), "caf.mpich failed:\n{}", String::from_utf8_lossy(&built.stderr));
+    let exe = build_with(caf, "tests/caf/coarrays.f90", &dir, "coarrays");
     let shm_before = shm_files();
     for n in [1, 2, 4] {
         let out = Command::new("timeout")

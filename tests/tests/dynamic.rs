@@ -12,13 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use bb_tests::{processes_named, shm_files};
+use bb_tests::{processes_named, root, shm_files};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
 
 fn start(n: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
     start_with(&[], n, exe, args, env)

@@ -7,14 +7,10 @@
 //! Skipped, saying why, without `libhdf5-mpich-dev`/`hdf5-tools` or `dist/` (`scripts/test.sh`
 //! installs the packages and builds `dist/`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use bb_tests::{processes_named, shm_files};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repository root").to_path_buf()
-}
+use bb_tests::{build_with, processes_named, root, shm_files};
 
 fn skip(why: &str) {
     eprintln!("SKIP parallel HDF5: {why}");
@@ -37,14 +33,7 @@ fn parallel_hdf5_built_for_mpich_writes_and_reads_collectively_on_billboard() {
     }
     let dir = std::env::temp_dir().join(format!("bb-hdf5-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join("ph5_rw");
-    let built = Command::new(h5pcc)
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(root().join("tests/hdf5/ph5_rw.c"))
-        .output()
-        .expect("run h5pcc.mpich");
-    assert!(built.status.success(), "h5pcc.mpich failed:\n{}", String::from_utf8_lossy(&built.stderr));
+    let exe = build_with(h5pcc, "tests/hdf5/ph5_rw.c", &dir, "ph5_rw");
     let expect = Command::new(&exe).arg("--expect").output().expect("ph5_rw --expect");
     let expected = numbers(&String::from_utf8_lossy(&expect.stdout));
     assert_eq!(expected.len(), 16 * 24);

@@ -8,11 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use bb_tests::{processes_named, shm_files};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repository root").to_path_buf()
-}
+use bb_tests::{processes_named, root, shm_files};
 
 /// `dist/bin/bbrun` when our MPI library is installed beside it.
 fn bbrun() -> Option<PathBuf> {
