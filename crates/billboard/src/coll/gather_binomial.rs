@@ -30,9 +30,9 @@ impl Plan<'_, '_> {
         let (me, n) = (self.rank(), self.size());
         let rel = (me + n - root) % n;
         let size = subtree(rel, n);
-        let children: Vec<usize> = binomial_children(me, root, n).collect();
+        let children = || binomial_children(me, root, n);
         let parent = binomial_parent(me, root, n);
-        if children.is_empty() {
+        if children().next().is_none() {
             if let Some(p) = parent {
                 self.send(p, send, part)?;
                 self.end_round();
@@ -44,7 +44,7 @@ impl Plan<'_, '_> {
         let block = self.scratch(size * part, None);
         // SAFETY: `send` holds `part` bytes, the block `size * part >= part`.
         unsafe { std::ptr::copy_nonoverlapping(send, block, part) };
-        for &c in &children {
+        for c in children() {
             let crel = (c + n - root) % n;
             let at = (crel - rel) * part;
             self.recv(c, block.wrapping_add(at), subtree(crel, n) * part)?;
@@ -78,9 +78,9 @@ impl Plan<'_, '_> {
         let (me, n) = (self.rank(), self.size());
         let rel = (me + n - root) % n;
         let size = subtree(rel, n);
-        let children: Vec<usize> = binomial_children(me, root, n).collect();
+        let children = || binomial_children(me, root, n);
         let block = match binomial_parent(me, root, n) {
-            Some(p) if children.is_empty() => {
+            Some(p) if children().next().is_none() => {
                 self.recv(p, recv, part.min(recv_len))?;
                 self.end_round();
                 return Ok(());
@@ -105,7 +105,7 @@ impl Plan<'_, '_> {
                 block
             }
         };
-        for &c in &children {
+        for c in children() {
             let crel = (c + n - root) % n;
             self.send(c, block.wrapping_add((crel - rel) * part), subtree(crel, n) * part)?;
         }
