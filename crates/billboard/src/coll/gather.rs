@@ -110,7 +110,7 @@ impl Communicator {
         if let Some((_, len, layout)) = recv {
             check_layout("gather", len, layout, self.size())?;
         }
-        self.nonblocking(None, |plan| match gather_by(self, true, part, plan.crowded) {
+        self.nonblocking(None, |plan| match gather_by(self, true, part) {
             GatherBy::Linear => plan.gather(send, part, recv, root),
             GatherBy::Hier => plan.hier_gather(&self.hosts(), (send, part), recv, root),
             GatherBy::Binomial => plan.gather_binomial((send, part), recv, root),
@@ -136,7 +136,7 @@ impl Communicator {
         if let Some((_, len, layout)) = send {
             check_layout("scatter", len, layout, self.size())?;
         }
-        self.nonblocking(None, |plan| match gather_by(self, false, part, plan.crowded) {
+        self.nonblocking(None, |plan| match gather_by(self, false, part) {
             GatherBy::Linear => plan.scatter(send, recv, recv_len, root),
             GatherBy::Hier => plan.hier_scatter(&self.hosts(), send, (recv, recv_len), part, root),
             GatherBy::Binomial => plan.scatter_binomial(send, (recv, recv_len), part, root),

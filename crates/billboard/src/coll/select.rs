@@ -459,7 +459,7 @@ pub(crate) enum GatherBy {
 /// How a gather (or, not `gathers`, a scatter) of parts of `part` bytes each, every rank's
 /// alike, goes: straight to or from the root, through the hosts' leaders, or down a tree.
 /// Where ranks outnumber cores the tree's extra hops each wait for a core, so it stays linear.
-pub(crate) fn gather_by(comm: &Communicator, gathers: bool, part: usize, crowded: bool) -> GatherBy {
+pub(crate) fn gather_by(comm: &Communicator, gathers: bool, part: usize) -> GatherBy {
     use GatherBy::*;
     let (switch, what) = if gathers { (&GATHER, Collective::Gather) } else { (&SCATTER, Collective::Scatter) };
     let n = comm.size();
@@ -467,7 +467,7 @@ pub(crate) fn gather_by(comm: &Communicator, gathers: bool, part: usize, crowded
         _ if n < 2 => Linear,
         Some(i) => [Linear, Hier, Binomial][i],
         None if !comm.on_one_host() => [Linear, Hier][(part <= GATHER_HIER_MAX.get()) as usize],
-        None if !crowded && n >= GATHER_BINOMIAL_RANKS.get() && part <= GATHER_BINOMIAL_MAX.get() => Binomial,
+        None if !comm.crowded() && n >= GATHER_BINOMIAL_RANKS.get() && part <= GATHER_BINOMIAL_MAX.get() => Binomial,
         None => Linear,
     };
     report(comm, what, switch.algorithms[by as usize], "", part);
