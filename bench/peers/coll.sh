@@ -30,6 +30,18 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 log() { printf 'coll.sh: %s\n' "$*" >&2; }
 
+# Under a real-time policy (`chrt -f`) a busy-polling rank is never preempted by a rank of the
+# same priority, so more ranks than cores livelock: the ranks that run spin forever on the ones
+# that never get a core (and `timeout`, real-time too, never runs to end them). Refuse that.
+if [ "$(chrt -p $$ 2>/dev/null | grep -c 'SCHED_FIFO\|SCHED_RR')" != 0 ]; then
+    for np in ${RANKS//,/ }; do
+        if [ "$np" -gt "$(nproc)" ]; then
+            log "refusing: $np ranks on $(nproc) cores under a real-time policy (chrt) livelock; drop chrt or RANKS=$np"
+            exit 2
+        fi
+    done
+fi
+
 MPIRUN_MPICH=${MPIRUN_MPICH:-mpirun.mpich}
 MPIRUN_OPENMPI=${MPIRUN_OPENMPI:-mpirun.openmpi}
 DEADLINE=${DEADLINE:-}
