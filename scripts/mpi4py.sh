@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Runs mpi4py's own test suite (2,127 tests: every MPI family, from Python) on our library, the
+# way a user gets mpi4py: built from PyPI's source release with our mpicc, then run under bbrun.
+#
+#   scripts/mpi4py.sh                         the whole suite at 1, 2 and 3 ranks
+#   scripts/mpi4py.sh --ranks 2 test_comm     one module at 2 ranks
+#   scripts/mpi4py.sh --launcher mpiexec.mpich --ranks 2
+#                                             the same build under MPICH's Hydra and library
+#
+# Options:
+#   --ranks LIST     comma-separated rank counts (default 1,2,3; 3 outnumbers this machine's cores)
+#   --timeout S      seconds one run of the suite may take before it counts as hung (default 600)
+#   --launcher CMD   word-split, run as `CMD -n N python main.py ...` (default dist/bin/bbrun)
+#
+# mpi4py's build probes which MPI functions the library has and builds the missing ones as
+# stubs that raise NotImplementedError, so a build made before a function existed hides it from
+# the tests. The build is therefore cached per set of exported names: a virtual environment under
+# ${BB_CACHE:-~/.cache/billboard}/mpi4py-VERSION-HASH, HASH taken from `nm -D` of
+# dist/lib/libmpi.so.12, Python's version and this script's build recipe; a change of exports
+# builds it again (about 5 minutes on 2 cores). Exit status: 0 when every run passed, 1 when a
+# run failed or hung, 2 for a usage error or a build that failed.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+VERSION=4.1.2
+RANKS=1,2,3
+TIMEOUT=600
+LAUNCHER="$ROOT/dist/bin/bbrun"
+MODULES=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ranks) RANKS=$2; shift 2 ;;
+    --timeout) TIMEOUT=$2; shift 2 ;;
+    --launcher) LAUNCHER=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "mpi4py.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) MODULES+=("$1"); shift ;;
+  esac
+done
+
+LIB="$ROOT/dist/lib/libmpi.so.12"
+if [ ! -f "$LIB" ] || [ ! -x "$ROOT/dist/bin/mpicc" ]; then
+  echo "mpi4py.sh: $LIB or dist/bin/mpicc missing: run make first" >&2
+  exit 2
+fi
+if ! python3 -c 'import venv, sysconfig, os; assert os.path.exists(sysconfig.get_paths()["include"] + "/Python.h")' 2>/dev/null; then
+  echo "mpi4py.sh: SKIP: python3 with venv and Python.h needed (apt-get install python3-venv python3-dev)"
+  exit 0
+fi
+
+KEY=$({ nm -D --defined-only "$LIB" | awk '{print $3}' | sort; python3 -V; sed -n '/^build()/,/^}/p' "$0"; } |
+  sha256sum | cut -c1-16)
+VENV="${BB_CACHE:-$HOME/.cache/billboard}/mpi4py-$VERSION-$KEY"
+
+build() {
+  rm -rf "$VENV" && python3 -m venv "$VENV" &&
+    MPICC="$ROOT/dist/bin/mpicc" "$VENV/bin/pip" install -q --no-cache-dir --no-binary mpi4py \
+      "mpi4py==$VERSION" &&
+    "$VENV/bin/pip" download -q --no-deps --no-binary :all: -d "$VENV/src" "mpi4py==$VERSION" &&
+    tar -xzf "$VENV"/src/mpi4py-$VERSION.tar.gz -C "$VENV/src" &&
+    touch "$VENV/built"
+}
+mkdir -p "$(dirname "$VENV")"
+if [ ! -f "$VENV/built" ]; then
+  echo "== building mpi4py $VERSION with dist/bin/mpicc into $VENV"
+  if ! build >"$VENV.log" 2>&1; then
+    tail -20 "$VENV.log"
+    echo "mpi4py.sh: the build failed (log: $VENV.log)" >&2
+    exit 2
+  fi
+  # Older builds of other export sets are of no use any more.
+  find "$(dirname "$VENV")" -maxdepth 1 -name "mpi4py-$VERSION-*" ! -name "$(basename "$VENV")*" \
+    -exec rm -rf {} + 2>/dev/null
+fi
+
+cd "$VENV/src/mpi4py-$VERSION/test" || exit 2
+failed=0
+IFS=, read -ra counts <<<"$RANKS"
+for n in "${counts[@]}"; do
+  log=$(mktemp)
+  start=$(date +%s)
+  # MPIEXEC_TIMEOUT: bbrun and Hydra end the job themselves; `timeout` is the backstop.
+  MPIEXEC_TIMEOUT=$TIMEOUT LD_LIBRARY_PATH="$ROOT/dist/lib" timeout --kill-after=10 $((TIMEOUT + 15)) \
+    $LAUNCHER -n "$n" "$VENV/bin/python" main.py -q "${MODULES[@]}" >"$log" 2>&1
+  rc=$?
+  summary=$(grep -E '^(OK|FAILED)' "$log" | sort | uniq -c | tr -s ' ' | paste -sd ';')
+  if [ $rc -eq 0 ]; then
+    echo "mpi4py $n rank(s): passed in $(($(date +%s) - start)) s ($summary)"
+  else
+    failed=1
+    echo "mpi4py $n rank(s): FAILED, exit $rc after $(($(date +%s) - start)) s ($summary)"
+    grep -E '^(FAIL|ERROR):' "$log" | sort | uniq -c | head -40
+    tail -40 "$log"
+  fi
+  rm -f "$log"
+done
+exit $failed
