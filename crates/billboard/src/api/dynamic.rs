@@ -40,7 +40,8 @@ pub static SPAWN_WAIT_MS: Tunable = Tunable::new(
     "BB_SPAWN_WAIT_MS",
     120_000,
     "how long MPI_Comm_spawn waits for its children to connect before it fails (ms; a loaded host may start them slowly)",
-);
+)
+.read_at(crate::tunables::Effect::EachUse);
 
 /// This process's job, as the other group must know it to tell who shares its routes.
 static JOB_ID: OnceLock<String> = OnceLock::new();
