@@ -234,6 +234,17 @@ impl Communicator {
         self.inner.reported.fetch_or(1 << bit, Ordering::Relaxed) & (1 << bit) == 0
     }
 
+    /// What this process exchanged with each peer so far, by world rank (then the peers that
+    /// joined later): the engine's counts, for every communicator alike.
+    pub fn traffic(&self) -> Vec<crate::engine::traffic::Traffic> {
+        self.inner.engine.traffic()
+    }
+
+    /// Messages of this process that arrived before their receive was posted, waiting now.
+    pub fn unexpected_messages(&self) -> usize {
+        self.inner.engine.unexpected_messages()
+    }
+
     /// Whether ranks outnumber cores on this host (a setup fact: the tables of `select.rs`
     /// choose fewer rounds there, since each round may wait for a core). Every rank of a host
     /// must find it alike, since it decides which messages a collective exchanges: ranks count
