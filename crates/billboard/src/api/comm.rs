@@ -123,6 +123,9 @@ struct Inner {
     one_host: std::sync::OnceLock<bool>,
     /// Collective algorithm choices already reported under `BB_VERBOSE` (one bit each).
     reported: AtomicU64,
+    /// Processes of other jobs this communicator may reach, held for it and every communicator
+    /// made from it: the last one to go closes their connections (MPI_Comm_disconnect).
+    joined: Vec<Arc<super::dynamic::JoinedPeers>>,
 }
 
 impl Drop for Inner {
@@ -150,6 +153,7 @@ impl Communicator {
                 started: Default::default(),
                 one_host: std::sync::OnceLock::new(),
                 reported: AtomicU64::new(0),
+                joined: Vec::new(),
             }),
         }
     }
@@ -169,6 +173,7 @@ impl Communicator {
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
             reported: AtomicU64::new(0),
+            joined: Vec::new(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -668,6 +673,7 @@ impl Communicator {
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
             reported: AtomicU64::new(0),
+            joined: self.inner.joined.clone(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -764,8 +770,15 @@ impl Communicator {
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
             reported: AtomicU64::new(0),
+            joined: self.inner.joined.clone(),
         };
         Communicator { inner: Arc::new(inner) }
+    }
+
+    /// This new communicator (no other handle yet) also holds `peers` (see [`Inner::joined`]).
+    pub(super) fn holding(mut self, peers: Arc<super::dynamic::JoinedPeers>) -> Communicator {
+        Arc::get_mut(&mut self.inner).expect("a communicator just made has one handle").joined.push(peers);
+        self
     }
 
     /// A view of the processes `union` (peer numbers of this process; this one is

@@ -102,6 +102,12 @@ impl Shared {
         Ok(first)
     }
 
+    /// Closes the connections to `peers` (joined by `add_tcp_peers`), once no communicator uses
+    /// them (see `api::dynamic::JoinedPeers`).
+    pub(crate) fn release_peers(&self, peers: std::ops::Range<usize>) {
+        self.lock().release_peers(peers);
+    }
+
     /// What this process exchanged with each peer so far (index: world rank, then joined peers).
     pub(crate) fn traffic(&self) -> Vec<traffic::Traffic> {
         self.lock().traffic().to_vec()

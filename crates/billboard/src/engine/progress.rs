@@ -768,6 +768,18 @@ impl Engine<Routes> {
         Ok(first)
     }
 
+    /// Lets go of `peers`, processes of another job that no communicator uses any more: they
+    /// count as failed ("disconnected"), so nothing is sent to them again and a late record of
+    /// theirs is dropped, and their connections close.
+    pub(crate) fn release_peers(&mut self, peers: std::ops::Range<usize>) {
+        for p in peers {
+            if self.core.failed.get(p).is_some_and(Option::is_none) {
+                self.core.fail_peer(p, format!("world rank {p} (another job's) was disconnected"));
+            }
+            self.chan.release(p);
+        }
+    }
+
     pub(crate) fn sleeper(&mut self) -> crate::transport::routes::Sleeper {
         self.chan.sleeper()
     }
