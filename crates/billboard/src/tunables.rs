@@ -92,19 +92,25 @@ impl Tunable {
     /// The value in force for this process (read from the environment on first use).
     #[inline]
     pub fn get(&self) -> usize {
-        self.get_with_origin().0
+        self.read_once();
+        self.value.load(Ordering::Relaxed)
     }
 
     /// The value and where it came from.
-    #[inline]
     pub fn get_with_origin(&self) -> (usize, Origin) {
+        self.read_once();
+        (self.value.load(Ordering::Relaxed), Origin::from_code(self.origin.load(Ordering::Relaxed)))
+    }
+
+    /// Reads the environment on first use. `call_once` orders these stores before every later
+    /// load; `set` stores only after it.
+    #[inline]
+    fn read_once(&self) {
         self.read.call_once(|| {
             let (v, origin) = self.read_environment();
             self.value.store(v, Ordering::Relaxed);
             self.origin.store(origin.code(), Ordering::Relaxed);
         });
-        // `call_once` orders the first store before every later load; `set` stores only after it.
-        (self.value.load(Ordering::Relaxed), Origin::from_code(self.origin.load(Ordering::Relaxed)))
     }
 
     /// Sets a new value for this process (MPI_T_cvar_write). Refused for a tunable read only
@@ -113,7 +119,7 @@ impl Tunable {
         if self.effect == Effect::Setup {
             return Err(Effect::Setup);
         }
-        self.get();
+        self.read_once();
         self.value.store(value, Ordering::Relaxed);
         self.origin.store(Origin::Tool.code(), Ordering::Relaxed);
         Ok(())
