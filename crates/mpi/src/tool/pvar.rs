@@ -463,3 +463,43 @@ pub unsafe extern "C" fn PMPI_T_pvar_write(session: *mut c_void, handle: *mut c_
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counter() -> Handle {
+        Handle { session: 1, pvar: &PVARS[1], started: false, since: vec![10, 20], kept: vec![0, 0] }
+    }
+
+    /// MPI 4.0 §15.3.7: a counter handle starts stopped at 0, counts only while started, keeps
+    /// its value while stopped, and reset or write set it from now on.
+    #[test]
+    fn a_counter_counts_only_while_started() {
+        let mut h = counter();
+        assert_eq!(h.value(&[15, 20]), [0, 0], "stopped: what the engine counted does not show");
+        h.set(&[15, 20], &h.kept.clone());
+        h.started = true;
+        assert_eq!(h.value(&[18, 26]), [3, 6]);
+        h.kept = h.value(&[18, 26]);
+        h.started = false;
+        assert_eq!(h.value(&[100, 100]), [3, 6], "stopped again: the value stays");
+        h.set(&[100, 100], &h.kept.clone());
+        h.started = true;
+        assert_eq!(h.value(&[101, 100]), [4, 6], "restarted: it goes on from its value");
+        h.set(&[101, 100], &[0, 0]);
+        assert_eq!(h.value(&[101, 102]), [0, 2], "reset: from zero, from now on");
+        h.set(&[101, 102], &[50, 60]);
+        assert_eq!(h.value(&[102, 102]), [51, 60], "write: from the value written");
+    }
+
+    /// A handle allocated for more peers than the engine now reports (after MPI_Finalize) keeps
+    /// its value instead of failing.
+    #[test]
+    fn a_counter_without_an_engine_keeps_its_value() {
+        let mut h = counter();
+        h.started = true;
+        h.kept = vec![7, 8];
+        assert_eq!(h.value(&[]), [7, 8]);
+    }
+}
