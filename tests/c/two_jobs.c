@@ -4,8 +4,54 @@
  *   two_jobs client FILE      reads FILE, connects
  *   two_jobs badclient FILE   reads FILE, changes the port's token, and expects the connect to
  *                             fail with MPI_ERR_PORT (the server never sees it)
+ *   two_jobs rounds_server FILE / rounds_client FILE
+ *                             20 rounds of accept (connect), an exchange and MPI_Comm_disconnect
+ *                             on one port: every rank's open descriptors after the last round are
+ *                             as many as after the first (disconnect closes the other job's
+ *                             connections)
  * Server and client exchange data both ways, merge and reduce, then disconnect. */
 #include "common.h"
+#include <dirent.h>
+
+#define ROUNDS 20
+
+/* Descriptors this process has open now. */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    CHECK(d != NULL, "cannot read /proc/self/fd");
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n - 1; /* the directory's own */
+}
+
+/* Accept (connect) ROUNDS times on `port`, exchange, disconnect; the descriptors stay level. */
+static void rounds(int server, const char *port)
+{
+    int first = -1, now = -1;
+    for (int round = 0; round < ROUNDS; round++) {
+        MPI_Comm inter;
+        if (server)
+            MPI_CHK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
+        else
+            MPI_CHK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
+        int nremote;
+        MPI_CHK(MPI_Comm_remote_size(inter, &nremote));
+        for (int r = 0; r < nremote; r++) {
+            int out = 1000 * round + t_rank, in = -1;
+            MPI_CHK(MPI_Sendrecv(&out, 1, MPI_INT, r, 6, &in, 1, MPI_INT, r, 6, inter, MPI_STATUS_IGNORE));
+            CHECK_EQ(in, 1000 * round + r, "value from the other job");
+        }
+        MPI_CHK(MPI_Comm_disconnect(&inter));
+        now = open_fds();
+        if (round == 0)
+            first = now;
+    }
+    CHECK(now == first, "%d descriptors open after %d connect/disconnect rounds, %d after the first", now, ROUNDS,
+          first);
+}
 
 static void read_port(const char *file, char *port)
 {
@@ -30,7 +76,7 @@ int main(int argc, char **argv)
         return 2;
     const char *mode = argv[1], *file = argv[2];
     t_init(&argc, &argv, "two_jobs", 1);
-    int server = strcmp(mode, "server") == 0;
+    int server = strcmp(mode, "server") == 0 || strcmp(mode, "rounds_server") == 0;
     char port[MPI_MAX_PORT_NAME] = "";
     if (server && t_rank == 0) {
         MPI_CHK(MPI_Open_port(MPI_INFO_NULL, port));
@@ -43,6 +89,12 @@ int main(int argc, char **argv)
         CHECK(rename(tmp, file) == 0, "rename to %s", file);
     } else if (!server && t_rank == 0) {
         read_port(file, port);
+    }
+    if (strncmp(mode, "rounds_", 7) == 0) {
+        rounds(server, port);
+        if (server && t_rank == 0)
+            MPI_CHK(MPI_Close_port(port));
+        return t_finish();
     }
     if (strcmp(mode, "badclient") == 0) {
         if (t_rank == 0) {

@@ -2,6 +2,8 @@
 //! built with our `dist/bin/mpicc`): a server job accepts on a port whose name it writes to a
 //! file; a client job with a wrong token in that name is refused (MPI_ERR_PORT) and does not
 //! disturb the server; then a client job connects, and the two exchange data, merge and reduce.
+//! A server that accepts 20 rounds of connect, exchange and disconnect keeps its descriptors
+//! level (disconnect closes the other job's connections).
 //! And a spawned child that dies ends the job, named by bbrun (`tests/c/spawn_errors.c die`);
 //! and a spawn onto another host (network namespaces as hosts, as in `hosts.rs`; needs root).
 //! Every job runs under a timeout and must leave no process and no /dev/shm file behind.
@@ -159,6 +161,24 @@ fn two_bbrun_jobs_connect_through_a_port_and_a_wrong_token_is_refused() {
     assert_passed(&client, "the client job");
     assert_passed(&server, "the server job");
 
+    assert_nothing_left(&exe, &shm_before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_server_that_accepts_twenty_rounds_keeps_its_descriptors_level() {
+    let Some((dir, exe)) = build("two_jobs") else { return };
+    let _turn = bb_tests::one_job_at_a_time();
+    let port_file = dir.join("port");
+    let file = port_file.to_str().unwrap();
+    let shm_before = shm_files();
+    let deadline = Instant::now() + TIMEOUT;
+    let server = start(2, &exe, &["rounds_server", file], &[]);
+    let client = start(2, &exe, &["rounds_client", file], &[]);
+    let client = finish(client, "the client job of 20 rounds", deadline);
+    let server = finish(server, "the server job of 20 rounds", deadline);
+    assert_passed(&client, "the client job of 20 rounds");
+    assert_passed(&server, "the server job of 20 rounds");
     assert_nothing_left(&exe, &shm_before);
     let _ = std::fs::remove_dir_all(&dir);
 }

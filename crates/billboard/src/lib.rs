@@ -38,7 +38,8 @@ pub const TAG_UB: i32 = (1 << 30) - 1;
 
 /// `BB_VERBOSE=1` prints protocol decisions (e.g. the single-copy fallback) once each on stderr.
 pub static VERBOSE: tunables::Tunable =
-    tunables::Tunable::new("BB_VERBOSE", 0, "1 prints one line per notable protocol decision on stderr");
+    tunables::Tunable::new("BB_VERBOSE", 0, "1 prints one line per notable protocol decision on stderr")
+        .read_at(tunables::Effect::EachUse);
 
 /// Prints a verbose line when `BB_VERBOSE` is set.
 pub(crate) fn verbose(msg: std::fmt::Arguments<'_>) {

@@ -678,7 +678,8 @@ pub static MPI_F08_STATUS_IGNORE: Exported<StatusObject> = Exported(&MPIR_F08_MP
 #[no_mangle]
 pub static MPI_F08_STATUSES_IGNORE: Exported<StatusObject> = Exported(&MPIR_F08_MPI_STATUSES_IGNORE_OBJ);
 #[no_mangle]
-pub static MPI_T_PVAR_ALL_HANDLES: Exported<c_void> = Exported(std::ptr::null());
+pub static MPI_T_PVAR_ALL_HANDLES: Exported<c_void> =
+    Exported(&crate::tool::pvar::ALL_HANDLES as *const u8 as *const c_void);
 
 /// `MPI_DUP_FN` and friends: the attribute copy callback that copies the value.
 #[no_mangle]

@@ -123,6 +123,9 @@ struct Inner {
     one_host: std::sync::OnceLock<bool>,
     /// Collective algorithm choices already reported under `BB_VERBOSE` (one bit each).
     reported: AtomicU64,
+    /// Processes of other jobs this communicator may reach, held for it and every communicator
+    /// made from it: the last one to go closes their connections (MPI_Comm_disconnect).
+    joined: Vec<Arc<super::dynamic::JoinedPeers>>,
 }
 
 impl Drop for Inner {
@@ -150,6 +153,7 @@ impl Communicator {
                 started: Default::default(),
                 one_host: std::sync::OnceLock::new(),
                 reported: AtomicU64::new(0),
+                joined: Vec::new(),
             }),
         }
     }
@@ -169,6 +173,7 @@ impl Communicator {
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
             reported: AtomicU64::new(0),
+            joined: Vec::new(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -232,6 +237,17 @@ impl Communicator {
     /// communicator (`BB_VERBOSE` reports each once).
     pub(crate) fn first_report(&self, bit: u32) -> bool {
         self.inner.reported.fetch_or(1 << bit, Ordering::Relaxed) & (1 << bit) == 0
+    }
+
+    /// What this process exchanged with each peer so far, by world rank (then the peers that
+    /// joined later): the engine's counts, for every communicator alike.
+    pub fn traffic(&self) -> Vec<crate::engine::traffic::Traffic> {
+        self.inner.engine.traffic()
+    }
+
+    /// Messages of this process that arrived before their receive was posted, waiting now.
+    pub fn unexpected_messages(&self) -> usize {
+        self.inner.engine.unexpected_messages()
     }
 
     /// Whether ranks outnumber cores on this host (a setup fact: the tables of `select.rs`
@@ -657,6 +673,7 @@ impl Communicator {
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
             reported: AtomicU64::new(0),
+            joined: self.inner.joined.clone(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -753,8 +770,15 @@ impl Communicator {
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
             reported: AtomicU64::new(0),
+            joined: self.inner.joined.clone(),
         };
         Communicator { inner: Arc::new(inner) }
+    }
+
+    /// This new communicator (no other handle yet) also holds `peers` (see [`Inner::joined`]).
+    pub(super) fn holding(mut self, peers: Arc<super::dynamic::JoinedPeers>) -> Communicator {
+        Arc::get_mut(&mut self.inner).expect("a communicator just made has one handle").joined.push(peers);
+        self
     }
 
     /// A view of the processes `union` (peer numbers of this process; this one is

@@ -40,7 +40,8 @@ pub static SPAWN_WAIT_MS: Tunable = Tunable::new(
     "BB_SPAWN_WAIT_MS",
     120_000,
     "how long MPI_Comm_spawn waits for its children to connect before it fails (ms; a loaded host may start them slowly)",
-);
+)
+.read_at(crate::tunables::Effect::EachUse);
 
 /// This process's job, as the other group must know it to tell who shares its routes.
 static JOB_ID: OnceLock<String> = OnceLock::new();
@@ -51,6 +52,23 @@ static NODE_KEYS: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
 
 /// The ports this process has open, by name (MPI_Open_port .. MPI_Close_port).
 static PORTS: Mutex<Vec<Port>> = Mutex::new(Vec::new());
+
+/// Processes of another job joined by one MPI_Comm_accept/connect/spawn/join (engine peers
+/// `peers`), held by the intercommunicator made with them and by every communicator made from
+/// it. When the last of those goes (MPI_Comm_disconnect, MPI_Comm_free), their connections
+/// close, so a server that accepts clients one after another keeps no socket of those gone.
+/// Communicators are never dropped inside the engine (it holds none), so taking its lock here
+/// is safe.
+pub(crate) struct JoinedPeers {
+    engine: crate::engine::EngineRef,
+    peers: std::ops::Range<usize>,
+}
+
+impl Drop for JoinedPeers {
+    fn drop(&mut self) {
+        self.engine.release_peers(self.peers.clone());
+    }
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -213,6 +231,7 @@ impl Communicator {
             })
             .collect();
         let mut members: Vec<usize> = theirs.iter().map(|a| a.world).collect();
+        let mut joined = None;
         if !new.is_empty() {
             let established = establish(me, n_mine + n_theirs, listeners, &targets, token)?;
             let index_of = |union_rank: usize| new.iter().position(|&r| their_first + r == union_rank);
@@ -230,6 +249,7 @@ impl Communicator {
             let hosts = new.iter().map(|&r| host_label(&theirs[r].host)).collect();
             let nodes = self.node_indices(new.iter().map(|&r| theirs[r].node_key()));
             let first = self.engine().add_tcp_peers(hosts, nodes, established)?;
+            joined = Some(Arc::new(JoinedPeers { engine: self.engine().clone(), peers: first..first + new.len() }));
             for (k, &r) in new.iter().enumerate() {
                 members[r] = first + k;
             }
@@ -243,7 +263,11 @@ impl Communicator {
         let everyone: Vec<usize> = (0..union.len()).collect();
         let context = context::agree(&view, &everyone, me, super::comm::TAG_INTER)?;
         let remote = Remote { members, local, low: accepting };
-        Ok(self.inter_child(context, self.rank(), Some(mine), Some(remote)))
+        let made = self.inter_child(context, self.rank(), Some(mine), Some(remote));
+        Ok(match joined {
+            Some(peers) => made.holding(peers),
+            None => made,
+        })
     }
 
     /// Host indices for billboards of other jobs, named by `job#node`: the same key always

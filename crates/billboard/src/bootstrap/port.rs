@@ -37,7 +37,8 @@ pub static CONNECT_WAIT_MS: Tunable = Tunable::new(
     "BB_PORT_CONNECT_MS",
     60_000,
     "how long MPI_Comm_connect tries to reach a port before it fails (ms; MPICH waits about as long)",
-);
+)
+.read_at(crate::tunables::Effect::EachUse);
 
 const PREFIX: &str = "bbport:1:";
 

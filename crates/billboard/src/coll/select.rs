@@ -34,7 +34,7 @@
 //! forward them: they stay flat on several hosts; MPI_Gather and MPI_Scatter (every part of
 //! one length) go through the leaders. All-to-all stays flat too (pairwise when large).
 
-use crate::tunables::{Switch, Tunable};
+use crate::tunables::{Effect, Switch, Tunable};
 use crate::Communicator;
 
 pub static BCAST: Switch = Switch::new(
@@ -77,7 +77,8 @@ pub static BCAST_TREE_MAX: Tunable = Tunable::new(
      post: the post's reader count of fast-box writes lands on the root alone; bench/device/tune.sh, 16-core VM, \
      us, tree vs post: 8 ranks 8 B 0.53 vs 1.20, 512 B 1.16 vs 2.71, 8 KiB 5.04 vs 3.00; 16 ranks 8 B 0.62 vs \
      2.06, 512 B 1.30 vs 5.46, 8 KiB 5.95 vs 3.61 (Open MPI 0.67-1.06, 2.95-3.00, 10.3-11.9)",
-);
+)
+.read_at(Effect::EachCollective);
 
 /// The one-host table of broadcasts (a communicator on one host, a host's phase of a
 /// hierarchical one): with a core for every rank a tree for small messages; else one post
@@ -98,7 +99,8 @@ pub static BCAST_SCATTER_MIN: Tunable = Tunable::new(
      binomial tree; 3 namespace hosts x 1 rank, forced, 2 alternating runs, load 6-7, us, tree vs scatter-allgather: \
      8 KiB 12-13 vs 56-92, 64 KiB 58-67 vs 95-101, 256 KiB 205 vs 312-327, 1 MiB 719-1051 vs 1102-2699: the tree \
      was ahead at every size measured, so the switch lies above them (MPICH's is 512 KiB on real networks)",
-);
+)
+.read_at(Effect::EachCollective);
 
 /// How the leaders of `leaders` hosts broadcast `len` bytes among themselves.
 pub(crate) fn bcast_between_hosts(leaders: usize, len: usize) -> BcastBy {
@@ -124,7 +126,8 @@ pub static BARRIER_POST_MIN: Tunable = Tunable::new(
      cores, post vs dissemination, us: load 6-11: 3 ranks 4.7-7.8 vs 6.8-7.0, 4 ranks 8.1-10.5 vs 4.0-9.5, 5 ranks \
      11.1-12.2 vs 14.0-14.1; again at load 10 (BB_COLL_BARRIER forced, 3 rounds): 2 ranks >= 1600 vs 0.25-900, \
      3 ranks 7.7-9.3 vs 6.9-7.6, 4 ranks 10.6-15.9 vs 4.3-11.6, 5 ranks 15.6-25.0 vs 23.1-25.9",
-);
+)
+.read_at(Effect::EachCollective);
 
 /// How a barrier goes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -200,7 +203,8 @@ pub static ALLREDUCE_POST_MAX: Tunable = Tunable::new(
     "largest allreduce (bytes) on one host of at most BB_ALLREDUCE_POST_RANKS ranks by posts (every rank posts its \
      vector to all, each folds) instead of a binomial tree + broadcast; coll.sh-style runs, 2 cores, load 3.5, us, \
      post vs tree: 4 ranks 8 B 4.4-4.6 vs 8.2-17, 16 KiB 17.3-18.5 vs 17.2-21, 32 KiB 30-31 vs 28-33 (even)",
-);
+)
+.read_at(Effect::EachCollective);
 
 pub static ALLREDUCE_POST_RANKS: Tunable = Tunable::new(
     "BB_ALLREDUCE_POST_RANKS",
@@ -208,28 +212,32 @@ pub static ALLREDUCE_POST_RANKS: Tunable = Tunable::new(
     "most ranks of an allreduce by posts (each rank reads every other's post: n-1 reads and folds); same runs: 3 \
      ranks 4 KiB 6.6 vs 7.9-8.8 us; 5 ranks 4 KiB 16.1 vs 13.0-13.7 and 6 ranks 19.0 vs 17.0-20.0 (tree ahead from \
      5 ranks but at 8 B); 8 ranks 8 B 23-26 vs 13-23",
-);
+)
+.read_at(Effect::EachCollective);
 
 pub static REDUCE_SPLIT_MIN: Tunable = Tunable::new(
     "BB_REDUCE_SPLIT_MIN",
     8 << 10,
     "reductions of this many bytes and more on 2 ranks go by reduce-scatter + gather (each rank reduces a half) \
      instead of a binomial tree; bench/peers/coll.sh on 2 ranks: tree faster below 8 KiB, even at 8, split from 16",
-);
+)
+.read_at(Effect::EachCollective);
 
 pub static REDUCE_SPLIT_MIN_MANY: Tunable = Tunable::new(
     "BB_REDUCE_SPLIT_MIN_MANY",
     64 << 10,
     "BB_REDUCE_SPLIT_MIN on more than 2 ranks: each rank of a split waits on every other (a context switch each \
      where ranks outnumber cores); 4 ranks on 2 cores, the tree was faster up to 32 KiB, the split from 64 KiB",
-);
+)
+.read_at(Effect::EachCollective);
 
 pub static REDUCE_SEGMENT: Tunable = Tunable::new(
     "BB_REDUCE_SEGMENT",
     64 << 10,
     "largest message of a split reduction (bytes): the eager limit, so blocks go through data-part slots, \
      pipelined, instead of a single-copy rendezvous each (2 ranks, 1 MiB allreduce: see reduce_split.rs)",
-);
+)
+.read_at(Effect::EachCollective);
 
 pub static ALLREDUCE_RING_MIN: Tunable = Tunable::new(
     "BB_ALLREDUCE_RING_MIN",
@@ -238,7 +246,8 @@ pub static ALLREDUCE_RING_MIN: Tunable = Tunable::new(
      of recursive doubling (each link carries 2(p-1)/p of the vector, not log2(p) whole ones); 3 namespace hosts x \
      1 rank, forced, 2 alternating runs, load 6-7, us, doubling vs ring: 64 KiB 105-127 vs 97-133 (even), 256 KiB \
      404-533 vs 398-460, 1 MiB 4576-11722 vs 4140-7873",
-);
+)
+.read_at(Effect::EachCollective);
 
 /// How a reduction of `len` bytes on `comm` goes: to one root (`rooted`) or to all, with an
 /// operator that commutes or not. Every rank must choose alike, so this depends only on what
@@ -341,7 +350,8 @@ pub static ALLGATHER_RING_MIN: Tunable = Tunable::new(
     "smallest all-gather between hosts' leaders (bytes gathered in all) by a ring instead of recursive doubling or \
      Bruck; 3 namespace hosts x 1 rank, forced, 2 alternating runs, load 6-7, us, bruck vs ring by bytes in all: \
      24 KiB 53-55 vs 45-46, 192 KiB 101-139 vs 160-172, 768 KiB 702-3836 vs 687-749, 3 MiB 5186-8819 vs 4749-4842",
-);
+)
+.read_at(Effect::EachCollective);
 
 pub static ALLGATHER_BRUCK_MAX: Tunable = Tunable::new(
     "BB_ALLGATHER_BRUCK_MAX",
@@ -350,7 +360,8 @@ pub static ALLGATHER_BRUCK_MAX: Tunable = Tunable::new(
      goes by Bruck's log2(n) rounds instead of every rank's post (n - 1 reads each); bench/device/tune.sh, 16-core \
      VM, us, bruck vs post: 8 ranks 8 B 3.86 vs 4.32, 512 B 6.59 vs 5.91; 16 ranks 8 B 6.61 vs 9.63, 512 B 12.99 vs \
      13.74, 8 KiB 42.3 vs 27.8",
-);
+)
+.read_at(Effect::EachCollective);
 
 /// How an all-gather on `comm` of `len` bytes in all goes.
 pub(crate) fn allgather_by(comm: &Communicator, len: usize) -> AllgatherBy {
@@ -391,7 +402,8 @@ pub static ALLTOALL_PAIRWISE_MIN: Tunable = Tunable::new(
     "smallest all-to-all (bytes this rank sends) on several hosts that goes pairwise; MPICH's medium/long switch is \
      32 KiB a part with many processes; each rank decides alone (one message per pair either way, so ranks that \
      choose differently still match)",
-);
+)
+.read_at(Effect::EachCollective);
 
 /// Whether this rank's part of an all-to-all on `comm`, sending `len` bytes in all, goes
 /// pairwise rather than in one round. Unlike the other choices this one may differ between
@@ -431,7 +443,8 @@ pub static GATHER_HIER_MAX: Tunable = Tunable::new(
      the leader's extra hop costs more than the messages it saves; bench/peers/coll.c, 2 namespace hosts x 2 ranks, \
      median of 5 alternating runs, load 7, us, linear vs hier: gather 8 B 5.7 vs 6.0, 64 KiB 39 vs 89, 1 MiB 3200 \
      vs 3747; scatter 8 B 10.1 vs 6.5, 64 KiB 73 vs 78, 1 MiB 1038 vs 4043",
-);
+)
+.read_at(Effect::EachCollective);
 
 pub static GATHER_BINOMIAL_RANKS: Tunable = Tunable::new(
     "BB_GATHER_BINOMIAL_RANKS",
@@ -439,7 +452,8 @@ pub static GATHER_BINOMIAL_RANKS: Tunable = Tunable::new(
     "fewest ranks on one host, with a core each, whose gather or scatter of small parts goes down a binomial tree; \
      bench/device/tune.sh, 16-core VM, us, binomial vs linear: gather 8 ranks 8 B 1.59 vs 1.84, 512 B 2.42 vs \
      2.22; 16 ranks 8 B 2.05-2.18 vs 3.47-4.00, 512 B 3.41-3.75 vs 4.24-4.81 (Open MPI 0.93-0.96, 4.2-4.4)",
-);
+)
+.read_at(Effect::EachCollective);
 
 pub static GATHER_BINOMIAL_MAX: Tunable = Tunable::new(
     "BB_GATHER_BINOMIAL_MAX",
@@ -447,7 +461,8 @@ pub static GATHER_BINOMIAL_MAX: Tunable = Tunable::new(
     "largest part (bytes) of a gather or scatter on one host that goes down a binomial tree (each hop carries a \
      subtree's parts); bench/device/tune.sh, 16 ranks on a 16-core VM, us, binomial vs linear: gather 2 KiB \
      10.9-12.4 vs 13.7-14.5, 8 KiB 60-66 vs 61-64; scatter 2 KiB 6.0-6.7 vs 7.2-8.4, 64 KiB 210-224 vs 76-79",
-);
+)
+.read_at(Effect::EachCollective);
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum GatherBy {
@@ -475,8 +490,7 @@ pub(crate) fn gather_by(comm: &Communicator, gathers: bool, part: usize) -> Gath
 }
 
 /// Every switch, for `bbrun --info`.
-pub(crate) static SWITCHES: &[&Switch] =
-    &[&BCAST, &BARRIER, &REDUCE, &ALLREDUCE, &ALLGATHER, &ALLTOALL, &GATHER, &SCATTER];
+pub static SWITCHES: &[&Switch] = &[&BCAST, &BARRIER, &REDUCE, &ALLREDUCE, &ALLGATHER, &ALLTOALL, &GATHER, &SCATTER];
 
 /// The collectives whose choices are reported, each with 8 bits of a communicator's report
 /// word (one per algorithm of its switch).

@@ -11,11 +11,14 @@ use std::time::Duration;
 use crate::tunables::Tunable;
 
 pub static SPIN: Tunable =
-    Tunable::new("BB_SPIN", 20000, "empty polls before yielding the core (~1 ms here; a socket poll counts 16)");
+    Tunable::new("BB_SPIN", 20000, "empty polls before yielding the core (~1 ms here; a socket poll counts 16)")
+        .read_at(crate::tunables::Effect::EachUse);
 pub static YIELD: Tunable =
-    Tunable::new("BB_YIELD", 2000, "sched_yield rounds before sleeping; ranks that outnumber the cores start here");
+    Tunable::new("BB_YIELD", 2000, "sched_yield rounds before sleeping; ranks that outnumber the cores start here")
+        .read_at(crate::tunables::Effect::EachUse);
 pub static SLEEP_US: Tunable =
-    Tunable::new("BB_SLEEP_US", 2000, "longest sleep (µs); bounds a missed wake-up and the delay of dead-peer checks");
+    Tunable::new("BB_SLEEP_US", 2000, "longest sleep (µs); bounds a missed wake-up and the delay of dead-peer checks")
+        .read_at(crate::tunables::Effect::EachUse);
 
 /// Where a waiting rank is in spin → yield → sleep.
 pub struct Backoff {

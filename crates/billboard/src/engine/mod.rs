@@ -8,6 +8,7 @@ pub mod protocol;
 pub mod request;
 pub mod scatter;
 pub(crate) mod sched;
+pub mod traffic;
 mod wait;
 
 pub(crate) use progress::{Engine, Pending, Service, Started};
@@ -99,6 +100,22 @@ impl Shared {
         let first = engine.add_tcp_peers(hosts, node, established)?;
         *self.nodes.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = engine.routes().nodes().into();
         Ok(first)
+    }
+
+    /// Closes the connections to `peers` (joined by `add_tcp_peers`), once no communicator uses
+    /// them (see `api::dynamic::JoinedPeers`).
+    pub(crate) fn release_peers(&self, peers: std::ops::Range<usize>) {
+        self.lock().release_peers(peers);
+    }
+
+    /// What this process exchanged with each peer so far (index: world rank, then joined peers).
+    pub(crate) fn traffic(&self) -> Vec<traffic::Traffic> {
+        self.lock().traffic().to_vec()
+    }
+
+    /// Messages that arrived before a receive was posted for them, waiting now.
+    pub(crate) fn unexpected_messages(&self) -> usize {
+        self.lock().unexpected_messages()
     }
 
     /// Whether ranks outnumber cores on this host, as [`Engine::oversubscribed`] says.

@@ -18,6 +18,7 @@ use super::protocol::{Protocol, Rts, Share, Thresholds, CTS, DATA, EAGER, FIN, P
 use super::protocol::{CMA_SEGMENT, SHARED_CHUNK, SHARED_COPY, SINGLE_COPY};
 use super::request::{Completion, ReqId, Slab, State, NO_SLOT};
 use super::scatter::{copy_into, iovecs, Block, Cursor, Pieces};
+use super::traffic::Traffic;
 use crate::transport::routes::Routes;
 use crate::transport::{Channel, Header};
 use crate::{verbose, Error, Result};
@@ -122,6 +123,8 @@ struct Core {
     to_close: Vec<usize>,
     /// The blocking receive waiting directly, if any (one at a time).
     direct: Option<Direct>,
+    /// Per peer: messages and bytes exchanged (MPI_T's counters).
+    pub(super) traffic: Vec<Traffic>,
 }
 
 /// The engine over channel `C`: the process's routes, or an in-memory channel in tests.
@@ -180,6 +183,7 @@ impl<C: Channel> Engine<C> {
                 joined_from: n,
                 to_close: Vec::new(),
                 direct: None,
+                traffic: vec![Traffic::default(); n],
             },
             pieces: Pieces::default(),
             scheds: Default::default(),
@@ -271,6 +275,7 @@ impl<C: Channel> Engine<C> {
         if self.core.any_failed && self.core.failed[peer].is_some() {
             return Some(self.core.failed_request(peer));
         }
+        self.core.traffic[peer].sent(len);
         let eager = !synchronous && self.thresholds[peer].protocol(len) == Protocol::Eager;
         let header = Header { kind: if eager { EAGER } else { RTS }, context: ctx, source: src, tag, aux: 0 };
         if self.core.queued[peer].is_empty() {
@@ -328,7 +333,13 @@ impl<C: Channel> Engine<C> {
             return false;
         }
         let header = Header { kind: EAGER, context: ctx, source: src, tag, aux: 0 };
-        self.chan.try_multicast(peers, &header, std::slice::from_raw_parts(buf, len)).is_ok()
+        let sent = self.chan.try_multicast(peers, &header, std::slice::from_raw_parts(buf, len)).is_ok();
+        if sent {
+            for &p in peers {
+                self.core.traffic[p].sent(len);
+            }
+        }
+        sent
     }
 
     /// Offers a rendezvous: `matching` carries the envelope. A gathered send offers its block
@@ -563,6 +574,16 @@ impl<C: Channel> Engine<C> {
         self.oversubscribed
     }
 
+    /// Per peer: what this process exchanged with it so far.
+    pub(crate) fn traffic(&self) -> &[Traffic] {
+        &self.core.traffic
+    }
+
+    /// Messages waiting in the unexpected queue.
+    pub(crate) fn unexpected_messages(&self) -> usize {
+        self.core.matcher.unexpected_len()
+    }
+
     /// One round of progress: poll the channel, then push what waits for room or copies.
     /// Returns whether anything happened.
     pub(crate) fn progress(&mut self, hint: Option<usize>) -> bool {
@@ -742,8 +763,21 @@ impl Engine<Routes> {
             core.claims_busy.push(0);
             core.push_refused.push(false);
             core.failed.push(None);
+            core.traffic.push(Traffic::default());
         }
         Ok(first)
+    }
+
+    /// Lets go of `peers`, processes of another job that no communicator uses any more: they
+    /// count as failed ("disconnected"), so nothing is sent to them again and a late record of
+    /// theirs is dropped, and their connections close.
+    pub(crate) fn release_peers(&mut self, peers: std::ops::Range<usize>) {
+        for p in peers {
+            if self.core.failed.get(p).is_some_and(Option::is_none) {
+                self.core.fail_peer(p, format!("world rank {p} (another job's) was disconnected"));
+            }
+            self.chan.release(p);
+        }
     }
 
     pub(crate) fn sleeper(&mut self) -> crate::transport::routes::Sleeper {

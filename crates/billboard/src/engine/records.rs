@@ -13,6 +13,7 @@ impl Core {
         }
         match h.kind {
             EAGER => {
+                self.traffic[peer].received(payload.len());
                 let env = Envelope { context: h.context, source: h.source, tag: h.tag };
                 if self.land_direct(env, payload) {
                     return;
@@ -42,6 +43,7 @@ impl Core {
             return self.malformed(peer, format_args!("an RTS record of {} payload bytes", payload.len()));
         };
         let len = h.aux as usize;
+        self.traffic[peer].received(len);
         // A gathered send lists only blocks that hold bytes (`Engine::isend_blocks`).
         if rts.blocks as usize > len {
             return self.malformed(peer, format_args!("an RTS of {len} bytes in {} blocks", rts.blocks));

@@ -135,6 +135,14 @@ impl Routes {
         Routes { table, shm_world: billboard, shm, remote, both, node, polls: 0 }
     }
 
+    /// Closes the TCP connection to `peer`, a process that joined later and that no
+    /// communicator uses any more (see `TcpChannel::release`).
+    pub(crate) fn release(&mut self, peer: usize) {
+        if let (Some(&Peer { index: REMOTE, .. }), Some(Remote::Tcp(tcp))) = (self.table.get(peer), &mut self.remote) {
+            tcp.release(peer);
+        }
+    }
+
     /// Adds peers that joined after start (another job's ranks: spawned children, or a group
     /// met through a port), reached over TCP through `established` (new peer k's socket and
     /// the bytes that followed its handshake; index k counts from 0). `hosts` names them and

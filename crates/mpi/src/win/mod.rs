@@ -409,7 +409,8 @@ pub(crate) static SHM_WINDOWS: billboard::tunables::Tunable = billboard::tunable
     "BB_RMA_SHM",
     1,
     "MPI_Win_allocate on one host in shared memory, RMA done by the origin (0: every operation through the target's handler)",
-);
+)
+.read_at(billboard::tunables::Effect::EachCollective);
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_free(win: *mut MPI_Win) -> c_int {

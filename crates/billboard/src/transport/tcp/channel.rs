@@ -123,6 +123,29 @@ impl TcpChannel {
         Ok(())
     }
 
+    /// Ends the connection to `peer`, a process of another job that no communicator uses any
+    /// more (MPI_Comm_disconnect), and closes its socket. In order: a Close frame after what is
+    /// held back, sent for up to `BB_TCP_TIMEOUT_MS`; our write side shut; what the peer still
+    /// sent read and dropped, so that closing sends no reset (a reset would discard what the
+    /// peer has not read yet). Its rank is not reused; nothing is sent to it any more (the
+    /// engine has failed it).
+    pub(crate) fn release(&mut self, peer: usize) {
+        let Some(mut c) = self.conns.get_mut(peer).and_then(Option::take) else { return };
+        let _ = epoll::delete(&*self.epoll, &c.fd);
+        self.reported[peer] = true;
+        self.buffered.retain(|&p| p != peer);
+        self.failures.retain(|&(p, _)| p != peer);
+        c.close();
+        let deadline = Instant::now() + Duration::from_millis(super::setup::TIMEOUT_MS.get() as u64);
+        while c.pending() > 0 && c.broken.is_none() && Instant::now() < deadline {
+            let mut fds = [rustix::event::PollFd::new(&c.fd, rustix::event::PollFlags::OUT)];
+            let _ = rustix::event::poll(&mut fds, Some(&rustix::time::Timespec { tv_sec: 0, tv_nsec: 10_000_000 }));
+            c.flush();
+        }
+        let _ = rustix::net::shutdown(&c.fd, rustix::net::Shutdown::Write);
+        c.receive(&mut |_, _| {});
+    }
+
     /// Whether `peer` is reached through this channel.
     pub fn reaches(&self, peer: usize) -> bool {
         self.conns.get(peer).is_some_and(Option::is_some)

@@ -142,7 +142,7 @@ impl UdpChannel {
         }
         epoll::add(&epoll, &timer, epoll::EventData::new_u64(TIMER), epoll::EventFlags::IN).map_err(os("epoll_ctl"))?;
         let mtu = match MTU.get_with_origin() {
-            (set, Origin::Environment) => set,
+            (set, Origin::Environment | Origin::Tool) => set,
             (default, Origin::Default) => {
                 let paths = addrs.iter().flatten().map(|&to| super::path::datagram_max(to));
                 paths.min().flatten().unwrap_or(default)

@@ -6,10 +6,18 @@
 //! null output, MPI_T_ERR_INVALID_NAME for an event name, MPI_T_ERR_INVALID_INDEX for a source
 //! or category index, MPI_T_ERR_NOT_INITIALIZED outside MPI_T_init_thread/MPI_T_finalize).
 //! Where MPICH dereferences a registration or instance that cannot exist (it crashes), these
-//! say MPI_T_ERR_INVALID_HANDLE. No category holds an event: the categories' calls on events
-//! check the index against this library's categories (none yet).
+//! say MPI_T_ERR_INVALID_HANDLE. No category holds an event.
+//!
+//! The variables: control variables (every `BB_` tunable and collective switch, `cvar.rs`),
+//! performance variables (per-peer traffic and the unexpected queue, `pvar.rs`), grouped in
+//! categories by layer (`category.rs`), all numbered in `registry.rs`.
 
-use std::ffi::{c_char, c_int, c_void};
+mod category;
+mod cvar;
+pub(crate) mod pvar;
+mod registry;
+
+use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::abi::*;
@@ -17,15 +25,50 @@ use crate::abi::*;
 /// How many MPI_T_init_thread calls MPI_T_finalize has not yet matched.
 static INITS: AtomicUsize = AtomicUsize::new(0);
 
-/// The categories this library exposes (see the cvar and pvar calls: none yet).
-const CATEGORIES: c_int = 0;
-
 /// `MPI_T_ERR_NOT_INITIALIZED` outside MPI_T_init_thread .. MPI_T_finalize, else `ok()`.
 fn initialized(ok: impl FnOnce() -> c_int) -> c_int {
     if INITS.load(Ordering::Acquire) == 0 {
         return MPI_T_ERR_NOT_INITIALIZED;
     }
     crate::error::guard("MPI_T", ok)
+}
+
+/// Copies `src` into the caller's `len`-byte buffer `dst` as MPICH does: a null `dst` or a
+/// zero `len` asks only for the length needed (with the terminating null); otherwise at most
+/// `len - 1` characters and a null are written and `len` becomes what was written. A null
+/// `len` means the caller wants neither.
+///
+/// # Safety
+/// `len`, if not null, is readable and writable; `dst`, if not null, holds `*len` bytes.
+unsafe fn copy_string(src: &CStr, dst: *mut c_char, len: *mut c_int) {
+    let Some(len) = len.as_mut() else { return };
+    let bytes = src.to_bytes();
+    if dst.is_null() || *len <= 0 {
+        *len = bytes.len() as c_int + 1;
+        return;
+    }
+    let n = bytes.len().min(*len as usize - 1);
+    std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.cast::<u8>(), n);
+    *dst.add(n) = 0;
+    *len = n as c_int + 1;
+}
+
+/// Writes `value` where `out` points, if it is not null (every output of the info calls may be).
+///
+/// # Safety
+/// `out`, if not null, is writable.
+unsafe fn put<T>(out: *mut T, value: T) {
+    if let Some(out) = out.as_mut() {
+        *out = value;
+    }
+}
+
+/// Reads a name the caller passed: `None` for a null pointer.
+///
+/// # Safety
+/// `name`, if not null, is a null-terminated string.
+unsafe fn name_arg<'a>(name: *const c_char) -> Option<&'a CStr> {
+    (!name.is_null()).then(|| CStr::from_ptr(name))
 }
 
 #[no_mangle]
@@ -65,21 +108,6 @@ pub unsafe extern "C" fn PMPI_T_event_get_num(num_events: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_source_get_num(num_sources: *mut c_int) -> c_int {
     none(num_sources)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_cvar_get_num(num_cvar: *mut c_int) -> c_int {
-    none(num_cvar)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_pvar_get_num(num_pvar: *mut c_int) -> c_int {
-    none(num_pvar)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_category_get_num(num_cat: *mut c_int) -> c_int {
-    none(num_cat)
 }
 
 #[no_mangle]
@@ -161,25 +189,11 @@ no_such_handle! {
     PMPI_T_event_get_source(instance: *mut c_void, source_index: *mut c_int);
 }
 
-/// A category index: valid ones are 0 to CATEGORIES - 1.
-fn category(cat_index: c_int) -> Result<(), c_int> {
-    if (0..CATEGORIES).contains(&cat_index) {
-        Ok(())
-    } else {
-        Err(MPI_T_ERR_INVALID_INDEX)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_category_get_num_events(cat_index: c_int, num_events: *mut c_int) -> c_int {
-    initialized(|| match category(cat_index) {
-        Err(code) => code,
-        Ok(()) => none(num_events),
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_T_category_get_events(cat_index: c_int, _len: c_int, _indices: *mut c_int) -> c_int {
-    // No category holds an event: nothing to write.
-    initialized(|| category(cat_index).map_or_else(|code| code, |()| MPI_SUCCESS))
+/// A new handle value for a cvar handle, a pvar session or a pvar handle: never null, never
+/// MPI_T_PVAR_ALL_HANDLES (a static's address), never given twice, so a freed or made-up
+/// handle is recognised as invalid instead of being followed. The program never dereferences
+/// one (they are opaque); the tables of `cvar.rs` and `pvar.rs` map them to their state.
+fn new_handle() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed) << 4
 }
