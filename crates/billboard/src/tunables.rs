@@ -134,6 +134,7 @@ pub fn all() -> &'static [&'static Tunable] {
         &transport::shm::EAGER_INLINE,
         &engine::protocol::EAGER_MAX,
         &crate::coll::select::BARRIER_POST_MIN,
+        &crate::coll::select::BOARD,
         &transport::tcp::EAGER_MAX,
         &transport::tcp::CHUNK,
         &transport::tcp::setup::CONNECT_TIMEOUT_MS,

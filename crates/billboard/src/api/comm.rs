@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::context::{self, ContextPool};
 use super::datatype::{Buffer, BufferMut};
 use super::request::{Request, Status};
+use crate::coll::board::{Board, BoardPool};
 use crate::engine::matching::{Envelope, Pattern};
 use crate::engine::request::Completion;
 use crate::engine::{EngineRef, Helper, Pending};
@@ -123,6 +124,10 @@ struct Inner {
     one_host: std::sync::OnceLock<bool>,
     /// Collective algorithm choices already reported under `BB_VERBOSE` (one bit each).
     reported: AtomicU64,
+    /// This process's board slots, shared by all its communicators (`coll/board.rs`).
+    boards: Arc<BoardPool>,
+    /// The board slot of this communicator, once its first board collective agreed on one.
+    board: std::sync::OnceLock<Option<Board>>,
 }
 
 impl Drop for Inner {
@@ -131,6 +136,9 @@ impl Drop for Inner {
     fn drop(&mut self) {
         if self.context >= FIRST_FREE_CONTEXT {
             self.contexts.retire(self.context);
+        }
+        if let Some(Some(board)) = self.board.get() {
+            board.release(&self.boards);
         }
     }
 }
@@ -150,6 +158,8 @@ impl Communicator {
                 started: Default::default(),
                 one_host: std::sync::OnceLock::new(),
                 reported: AtomicU64::new(0),
+                boards: Arc::new(BoardPool::default()),
+                board: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -169,6 +179,8 @@ impl Communicator {
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
             reported: AtomicU64::new(0),
+            boards: self.inner.boards.clone(),
+            board: std::sync::OnceLock::new(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -591,7 +603,14 @@ impl Communicator {
     /// Where the table chooses another algorithm (one post on one host, the hierarchy on
     /// several), the schedule of [`Communicator::ibarrier`], started and waited for.
     pub fn barrier(&self) -> Result<()> {
-        use crate::coll::select::{barrier_by, BarrierBy};
+        use crate::coll::select::{barrier_by, BarrierBy, Collective};
+        if let Some((board, by)) = self.board_for(Collective::Barrier, 0, true)? {
+            match by {
+                "board-leader" => board.barrier_leader(self),
+                _ => board.barrier(self),
+            }
+            return Ok(());
+        }
         if self.is_inter() || barrier_by(self) != BarrierBy::Dissemination {
             return self.ibarrier()?.wait();
         }
@@ -657,6 +676,8 @@ impl Communicator {
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
             reported: AtomicU64::new(0),
+            boards: self.inner.boards.clone(),
+            board: std::sync::OnceLock::new(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -753,6 +774,8 @@ impl Communicator {
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
             reported: AtomicU64::new(0),
+            boards: self.inner.boards.clone(),
+            board: std::sync::OnceLock::new(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -831,6 +854,36 @@ impl Communicator {
     /// This process's context ids.
     pub(crate) fn pool(&self) -> &ContextPool {
         &self.inner.contexts
+    }
+
+    /// This process's board slots.
+    pub(crate) fn boards(&self) -> &BoardPool {
+        &self.inner.boards
+    }
+
+    /// This communicator's board slot, agreed by the first call (collective: every member
+    /// calls it at the same collective); `None` where it has none.
+    pub(crate) fn board(&self) -> Result<Option<&Board>> {
+        if let Some(b) = self.inner.board.get() {
+            return Ok(b.as_ref());
+        }
+        let agreed = match self.is_inter() || self.size() < 2 {
+            true => None,
+            false => Board::agree(self)?,
+        };
+        if let Err(Some(lost)) = self.inner.board.set(agreed) {
+            // Another thread of this process agreed at once (a program that runs collectives
+            // on one communicator from two threads at once, which MPI forbids): keep its slot.
+            lost.release(&self.inner.boards);
+        }
+        Ok(self.inner.board.get().and_then(Option::as_ref))
+    }
+
+    /// AND of every member's first word, MAX of their second, left in each member's words
+    /// (collective, on the collective context with `tag`).
+    pub(crate) fn agree_words(&self, tag: i32, words: &mut [u64; 2]) -> Result<()> {
+        let everyone: Vec<usize> = (0..self.inner.size).collect();
+        context::allreduce(self, &everyone, self.inner.rank, tag, words, true)
     }
 
     /// The context of the library's collective traffic on this communicator.
