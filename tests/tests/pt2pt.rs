@@ -142,7 +142,7 @@ fn a_sleeping_rank_is_woken_by_its_data_on_either_route() {
 /// oversubscribe the 2 cores): bb-coll checks every result against the value each rank
 /// computes alone. Large messages go by the pipelined copy here (single copies off); the
 /// table's own mix and the copies are in `collectives_by_the_table_and_by_copies`.
-const ALGORITHMS: [&[(&str, &str)]; 4] = [
+const ALGORITHMS: [&[(&str, &str)]; 5] = [
     &[
         ("BB_COLL_BCAST", "post"),
         ("BB_COLL_BARRIER", "post"),
@@ -167,6 +167,17 @@ const ALGORITHMS: [&[(&str, &str)]; 4] = [
         ("BB_COLL_ALLREDUCE", "doubling"),
         ("BB_COLL_ALLGATHER", "bruck"),
         ("BB_COLL_ALLTOALL", "pairwise"),
+    ],
+    // The board where a post fits (bb-coll's larger sizes take the table's paths).
+    &[
+        ("BB_COLL_BCAST", "board"),
+        ("BB_COLL_BARRIER", "board"),
+        ("BB_COLL_REDUCE", "board"),
+        ("BB_COLL_ALLREDUCE", "board"),
+        ("BB_COLL_ALLGATHER", "board"),
+        ("BB_COLL_GATHER", "board"),
+        ("BB_COLL_SCATTER", "board"),
+        ("BB_COLL_ALLTOALL", "board"),
     ],
 ];
 

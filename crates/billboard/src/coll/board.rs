@@ -8,20 +8,24 @@
 //! only by p:
 //!
 //! ```text
-//! +0                 read mark: u64, the last epoch p finished reading (of any member)
-//! +128               buffer 0: header line (epoch u64 at +0, inline payload at +16, 112 B),
-//!                    then DATA bytes of data area
-//! +128+(128+DATA)    buffer 1: the same
+//! +0                   read mark: u64, the last epoch p finished reading (of any member)
+//! +128                 buffer 0: header line (epoch u64 at +0, inline payload at +16, 112 B),
+//!                      then DATA (2 KiB) of data area
+//! +128+k(128+DATA)     buffer k, for k < DEPTH (8): the same
 //! ```
 //!
 //! Each collective on the communicator is one *epoch* e, the same number in every member
 //! (they run the communicator's blocking collectives in the same order). A rank that posts in
-//! epoch e writes buffer e % 2: payload first (inline in the header line when it fits), then
-//! the epoch word with a Release store; a reader Acquire-loads the writer's epoch word until
-//! it reaches e, then reads the payload in place. When it has read all it needs it stores e in
-//! its own read mark. A writer never overwrites a buffer a reader is still on: before posting
-//! in epoch e it waits until every member's read mark is at least e - 2 (the last use of that
-//! buffer). Every word has one writer, no read-modify-write, and epochs only grow.
+//! epoch e writes buffer e % DEPTH: payload first (inline in the header line when it fits),
+//! then the epoch word with a Release store; a reader Acquire-loads the writer's epoch word
+//! until it reaches e, then reads the payload in place. When it has read all it needs it
+//! stores e in its own read mark. A writer never overwrites a buffer a reader is still on:
+//! before posting in epoch e it waits until every member's read mark is at least e - DEPTH
+//! (the last use of that buffer). Every word has one writer, no read-modify-write, and epochs
+//! only grow. DEPTH buffers let a writer run that many collectives ahead of its slowest
+//! reader (a root's broadcasts back to back, a gather's senders), as a ring of messages does;
+//! with two, a root waited for its readers every other broadcast (2 ranks, 8 B: 0.17 us
+//! against 0.10 by messages).
 //!
 //! Generations: a communicator's first epoch is above every epoch any of its members has
 //! used on any slot (the maximum of their clocks, agreed with the slot), so the lines a freed
@@ -48,8 +52,10 @@ pub(crate) use crate::transport::shm::{BOARD_SLOTS, BOARD_SLOT_BYTES};
 use crate::{Communicator, Result};
 
 const LINE: usize = 128;
+/// Buffers of a slot: how many collectives a writer may run ahead of its slowest reader.
+const DEPTH: u64 = 8;
 /// Bytes of a buffer's data area: the most one rank posts in one collective.
-pub(crate) const DATA: usize = (BOARD_SLOT_BYTES - LINE) / 2 - LINE;
+pub(crate) const DATA: usize = (BOARD_SLOT_BYTES - LINE) / DEPTH as usize - LINE;
 /// Where an inline payload starts in the header line (16-byte aligned for any element type).
 const INLINE_AT: usize = 16;
 /// Largest payload carried in the header line itself (one line moves, not two).
@@ -65,15 +71,15 @@ const NAP: Duration = Duration::from_micros(50);
 const SPINS_PER_PROGRESS: u32 = 256;
 
 /// The buffer of epoch `e`.
-fn parity(e: u64) -> usize {
-    (e & 1) as usize
+fn buffer(e: u64) -> usize {
+    (e % DEPTH) as usize
 }
 
 /// Whether a writer may post epoch `e` of a communicator whose first epoch was `first`, when
-/// the lowest read mark among its members is `lowest`: its buffer was last used in e - 2, and
-/// the first two epochs use buffers no member of this communicator has read.
+/// the lowest read mark among its members is `lowest`: its buffer was last used in
+/// e - DEPTH, and the first DEPTH epochs use buffers no member of this communicator has read.
 fn may_post(e: u64, first: u64, lowest: u64) -> bool {
-    e < first + 2 || lowest + 2 >= e
+    e < first + DEPTH || lowest + DEPTH >= e
 }
 
 /// The first epoch of a communicator whose members' clocks reach at most `clock`.
@@ -261,7 +267,7 @@ impl Board {
     }
 
     fn header(&self, r: usize, e: u64) -> *mut u8 {
-        self.lines[r].wrapping_add(LINE + parity(e) * (LINE + DATA))
+        self.lines[r].wrapping_add(LINE + buffer(e) * (LINE + DATA))
     }
 
     fn stamp(&self, r: usize, e: u64) -> &AtomicU64 {
@@ -370,11 +376,12 @@ mod tests {
     #[test]
     fn a_buffer_is_rewritten_only_after_every_reader_finished_its_last_use() {
         let first = 100;
-        assert!(may_post(100, first, 0) && may_post(101, first, 0), "the first two buffers are fresh");
-        assert!(!may_post(102, first, 99), "a reader still on epoch 100's buffer");
-        assert!(may_post(102, first, 100));
-        assert!(!may_post(103, first, 100) && may_post(103, first, 101));
-        assert_eq!(parity(102), parity(100));
+        assert!((100..100 + DEPTH).all(|e| may_post(e, first, 0)), "the first DEPTH buffers are fresh");
+        let e = first + DEPTH;
+        assert_eq!(buffer(e), buffer(first), "epoch first + DEPTH reuses the first buffer");
+        assert!(!may_post(e, first, first - 1), "a reader still on the first epoch's buffer");
+        assert!(may_post(e, first, first));
+        assert!(!may_post(e + 1, first, first) && may_post(e + 1, first, first + 1));
     }
 
     #[test]

@@ -5,13 +5,17 @@
 //!
 //! | collective | algorithms (`BB_COLL_<NAME>=`) | the table, unforced |
 //! |---|---|---|
-//! | bcast | `post`, `tree`, `scatter-allgather`, `hier` | one host: post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
-//! | barrier | `post`, `dissemination`, `hier` | one host: post from `BB_COLL_BARRIER_POST_MIN` ranks, else dissemination; several hosts: hier |
-//! | reduce | `tree`, `post`, `split`, `hier` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
-//! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
-//! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier` | one host: post; several hosts: hier |
-//! | alltoall(v) | `linear`, `pairwise` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
-//! | gather, scatter (parts of one length) | `linear`, `hier` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`; else linear |
+//! | bcast | `post`, `tree`, `scatter-allgather`, `hier`, `board` | one host: post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
+//! | barrier | `post`, `dissemination`, `hier`, `board`, `board-leader` | one host: post from `BB_COLL_BARRIER_POST_MIN` ranks, else dissemination; several hosts: hier |
+//! | reduce | `tree`, `post`, `split`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
+//! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
+//! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier`, `board` | one host: post; several hosts: hier |
+//! | alltoall(v) | `linear`, `pairwise`, `board` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
+//! | gather, scatter (parts of one length) | `linear`, `hier`, `binomial`, `board` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`; else linear |
+//!
+//! The board (`board.rs`) comes first: a blocking form on one host whose posts fit a rank's
+//! board data area (2 KiB) runs there ([`board_by`]; `BB_BOARD=0` leaves it to forcing), the
+//! rows above choose the rest, and `board` forced where it cannot apply leaves it to them.
 //!
 //! Hierarchical (`hier`, `hier.rs`): the members of each host on their billboard by the
 //! one-host table, one leader per host (the root on its own host) between hosts, then the

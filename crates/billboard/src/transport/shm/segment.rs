@@ -44,9 +44,9 @@ pub(crate) const CLAIM_WORDS: usize = LINE / 8;
 const PAGE: usize = 4096;
 /// Board slots per rank: communicators that can hold one at once (coll/board.rs).
 pub(crate) const BOARD_SLOTS: usize = 8;
-/// Bytes of one rank's board slot: a line of read marks and two buffers of a 128-byte
-/// header line and 2 KiB of data (coll/board.rs lays them out).
-pub(crate) const BOARD_SLOT_BYTES: usize = LINE + 2 * (LINE + 2048);
+/// Bytes of one rank's board slot: a line for its read mark and eight buffers of a 128-byte
+/// header line and 2 KiB of data (coll/board.rs lays them out): 17 KiB, 137 KiB a rank.
+pub(crate) const BOARD_SLOT_BYTES: usize = LINE + 8 * (LINE + 2048);
 
 /// The segment header, written once by the creator before any other rank maps.
 #[repr(C)]
