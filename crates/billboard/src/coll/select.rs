@@ -500,7 +500,6 @@ pub static BOARD: Tunable = Tunable::new(
 /// on the board, and by which of its algorithms ("board", or for barriers "board-leader").
 /// Every member decides alike: the sizes, the rank count, the switches are the same in all.
 pub(crate) fn board_by(comm: &Communicator, what: Collective, post: usize) -> Option<&'static str> {
-    use Collective::*;
     let (_, switch) = what.name_and_switch();
     let n = comm.size();
     if n < 2 || comm.is_inter() || post > super::board::DATA || !comm.on_one_host() {
@@ -509,15 +508,11 @@ pub(crate) fn board_by(comm: &Communicator, what: Collective, post: usize) -> Op
     let by = match switch.forced() {
         Some(i) => Some(switch.algorithms[i]).filter(|a| a.starts_with("board")),
         None if BOARD.get() == 0 => None,
-        // Where ranks outnumber cores, a rooted collective's messages let the ranks that only
-        // send or only receive run ahead in their rings while the root waits for a core; on
-        // the board they stall after its 8 buffers (bench/peers/coll.sh, 4 ranks on 2 cores,
-        // us, board vs before: bcast 8 B 1.46 vs 0.27, reduce 2.22 vs 0.30, gather 1.33 vs
-        // 1.13, scatter 2.06 vs 2.09; but allreduce 5.5 vs 9.7, allgather 5.7 vs 10.7,
-        // barrier 4.8 vs 9.9, alltoall 7.7 vs 11.5).
-        None if comm.crowded() && matches!(what, Bcast | Reduce | Gather | Scatter) => None,
-        // Every rank reading the n - 1 arrivals costs no more loads than a leader's release,
-        // and they run in parallel.
+        // Every rank reading the n - 1 arrivals beats a leader's release (coll.c barrier, us,
+        // board vs board-leader: 2 ranks 0.18 vs 0.29, 4 ranks on 2 cores 4.7 vs 5.9). Where
+        // ranks outnumber cores the waiters yield at once (`board.rs`); 4 ranks on 2 cores, us,
+        // table of messages vs board, 8 B: bcast 1.09-1.26 vs 0.53-0.79, reduce 1.04-1.17 vs
+        // 0.73-0.87, gather 0.96-1.08 vs 0.93-1.13, scatter 1.25-1.54 vs 0.94-1.15.
         None => Some("board"),
     }?;
     Some(by)
