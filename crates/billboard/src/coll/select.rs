@@ -493,7 +493,7 @@ pub static BOARD: Tunable = Tunable::new(
     1,
     "1: the one-host table gives blocking collectives to the board (coll/board.rs: each rank posts once in its own \
      lines of the node segment, readers copy straight out) where a rank posts at most the board's 2 KiB data area, \
-     0: only where BB_COLL_<NAME>=board forces it; bench/peers/coll.sh, 2 cores: see README's board figures",
+     0: only where BB_COLL_<NAME>=board forces it; figures in bench/README.md, \"The board\"",
 );
 
 /// Whether blocking collective `what` on `comm`, where a rank posts at most `post` bytes, runs
