@@ -241,7 +241,8 @@ fn verbose_reports_each_collective_choice_once() {
     );
     // The blocking barrier on the board, the nonblocking one by a post.
     assert_eq!(line("barrier on a communicator of 5 ranks (one host, context 1)"), 10, "{err}");
-    let past_board = "bcast on a communicator of 5 ranks (one host, context 1), first at 8192 bytes: the root posts once";
+    let past_board =
+        "bcast on a communicator of 5 ranks (one host, context 1), first at 8192 bytes: the root posts once";
     assert_eq!(line(past_board), 5, "{err}");
     let past_eager = "bcast on a communicator of 5 ranks (one host, context 1), first at 65537 bytes: binomial tree";
     assert_eq!(line(past_eager), 5, "{err}");
