@@ -31,14 +31,14 @@ bbdev_unpack
 
 # op | sizes | the values of its switch to force
 ALL=(
-    "barrier|8|post dissemination"
-    "bcast|8,512,8K,64K|post tree"
-    "gather|8,512,2K,8K,64K|linear binomial"
-    "scatter|8,512,2K,8K,64K|linear binomial"
-    "allgather|8,512,8K|post doubling bruck ring"
-    "allreduce|8,512,8K|post tree doubling"
-    "reduce|8,512,8K|post tree"
-    "alltoall|8,512,8K|linear pairwise"
+    "barrier|8|post dissemination board board-leader"
+    "bcast|8,512,8K,64K|post tree board"
+    "gather|8,512,2K,8K,64K|linear binomial board"
+    "scatter|8,512,2K,8K,64K|linear binomial board"
+    "allgather|8,512,8K|post doubling bruck ring board"
+    "allreduce|8,512,8K|post tree doubling board"
+    "reduce|8,512,8K|post tree board"
+    "alltoall|8,512,8K|linear pairwise board"
 )
 CSV=$RES/tune.csv
 echo "impl,op,ranks,size_bytes,us_median,us_min,us_mean" >"$CSV"

@@ -142,7 +142,7 @@ fn a_sleeping_rank_is_woken_by_its_data_on_either_route() {
 /// oversubscribe the 2 cores): bb-coll checks every result against the value each rank
 /// computes alone. Large messages go by the pipelined copy here (single copies off); the
 /// table's own mix and the copies are in `collectives_by_the_table_and_by_copies`.
-const ALGORITHMS: [&[(&str, &str)]; 4] = [
+const ALGORITHMS: [&[(&str, &str)]; 5] = [
     &[
         ("BB_COLL_BCAST", "post"),
         ("BB_COLL_BARRIER", "post"),
@@ -167,6 +167,17 @@ const ALGORITHMS: [&[(&str, &str)]; 4] = [
         ("BB_COLL_ALLREDUCE", "doubling"),
         ("BB_COLL_ALLGATHER", "bruck"),
         ("BB_COLL_ALLTOALL", "pairwise"),
+    ],
+    // The board where a post fits (bb-coll's larger sizes take the table's paths).
+    &[
+        ("BB_COLL_BCAST", "board"),
+        ("BB_COLL_BARRIER", "board"),
+        ("BB_COLL_REDUCE", "board"),
+        ("BB_COLL_ALLREDUCE", "board"),
+        ("BB_COLL_ALLGATHER", "board"),
+        ("BB_COLL_GATHER", "board"),
+        ("BB_COLL_SCATTER", "board"),
+        ("BB_COLL_ALLTOALL", "board"),
     ],
 ];
 
@@ -220,17 +231,22 @@ fn verbose_reports_each_collective_choice_once() {
     job.assert_success();
     let err = job.stderr();
     let line = |text: &str| err.lines().filter(|l| l.contains(text)).count();
-    // The world of five ranks: its first broadcast is of 0 bytes, its first past the eager
-    // limit of 65537; a duplicate's first is of 100 bytes.
+    // The world of five ranks: its first broadcast is of 0 bytes (on the board), its first
+    // past the board's data area of 8192 (a post), past the eager limit of 65537; a
+    // duplicate's first is of 100 bytes (nonblocking: a post).
     assert_eq!(
-        line("bcast on a communicator of 5 ranks (one host, context 1), first at 0 bytes: the root posts once"),
+        line("bcast on a communicator of 5 ranks (one host, context 1), first at 0 bytes: on the board"),
         5,
         "{err}"
     );
-    assert_eq!(line("barrier on a communicator of 5 ranks (one host, context 1)"), 5, "{err}");
+    // The blocking barrier on the board, the nonblocking one by a post.
+    assert_eq!(line("barrier on a communicator of 5 ranks (one host, context 1)"), 10, "{err}");
+    let past_board =
+        "bcast on a communicator of 5 ranks (one host, context 1), first at 8192 bytes: the root posts once";
+    assert_eq!(line(past_board), 5, "{err}");
     let past_eager = "bcast on a communicator of 5 ranks (one host, context 1), first at 65537 bytes: binomial tree";
     assert_eq!(line(past_eager), 5, "{err}");
-    assert_eq!(line("bcast on a communicator of 5 ranks"), 15, "three choices a process, once each: {err}");
+    assert_eq!(line("bcast on a communicator of 5 ranks"), 20, "four choices a process, once each: {err}");
 }
 
 /// Every route but a rank's own goes over TCP (loopback), as between hosts.

@@ -266,6 +266,7 @@ pub fn layers() -> &'static [Layer] {
             name: "collectives",
             doc: "the algorithm table of coll/select.rs: switch points and forced algorithms",
             tunables: &[
+                &coll::BOARD,
                 &coll::BARRIER_POST_MIN,
                 &coll::BCAST_TREE_MAX,
                 &coll::BCAST_SCATTER_MIN,

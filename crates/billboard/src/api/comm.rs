@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::context::{self, ContextPool};
 use super::datatype::{Buffer, BufferMut};
 use super::request::{Request, Status};
+use crate::coll::board::{Board, BoardPool};
 use crate::engine::matching::{Envelope, Pattern};
 use crate::engine::request::Completion;
 use crate::engine::{EngineRef, Helper, Pending};
@@ -126,6 +127,10 @@ struct Inner {
     /// Processes of other jobs this communicator may reach, held for it and every communicator
     /// made from it: the last one to go closes their connections (MPI_Comm_disconnect).
     joined: Vec<Arc<super::dynamic::JoinedPeers>>,
+    /// This process's board slots, shared by all its communicators (`coll/board.rs`).
+    boards: Arc<BoardPool>,
+    /// The board slot of this communicator, once its first board collective agreed on one.
+    board: std::sync::OnceLock<Option<Board>>,
 }
 
 impl Drop for Inner {
@@ -134,6 +139,9 @@ impl Drop for Inner {
     fn drop(&mut self) {
         if self.context >= FIRST_FREE_CONTEXT {
             self.contexts.retire(self.context);
+        }
+        if let Some(Some(board)) = self.board.get() {
+            board.release(&self.boards);
         }
     }
 }
@@ -154,6 +162,8 @@ impl Communicator {
                 one_host: std::sync::OnceLock::new(),
                 reported: AtomicU64::new(0),
                 joined: Vec::new(),
+                boards: Arc::new(BoardPool::default()),
+                board: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -174,6 +184,8 @@ impl Communicator {
             one_host: std::sync::OnceLock::new(),
             reported: AtomicU64::new(0),
             joined: Vec::new(),
+            boards: self.inner.boards.clone(),
+            board: std::sync::OnceLock::new(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -607,7 +619,14 @@ impl Communicator {
     /// Where the table chooses another algorithm (one post on one host, the hierarchy on
     /// several), the schedule of [`Communicator::ibarrier`], started and waited for.
     pub fn barrier(&self) -> Result<()> {
-        use crate::coll::select::{barrier_by, BarrierBy};
+        use crate::coll::select::{barrier_by, BarrierBy, Collective};
+        if let Some((board, by)) = self.board_for(Collective::Barrier, 0, true)? {
+            match by {
+                "board-leader" => board.barrier_leader(self),
+                _ => board.barrier(self),
+            }
+            return Ok(());
+        }
         if self.is_inter() || barrier_by(self) != BarrierBy::Dissemination {
             return self.ibarrier()?.wait();
         }
@@ -674,6 +693,8 @@ impl Communicator {
             one_host: std::sync::OnceLock::new(),
             reported: AtomicU64::new(0),
             joined: self.inner.joined.clone(),
+            boards: self.inner.boards.clone(),
+            board: std::sync::OnceLock::new(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -771,6 +792,8 @@ impl Communicator {
             one_host: std::sync::OnceLock::new(),
             reported: AtomicU64::new(0),
             joined: self.inner.joined.clone(),
+            boards: self.inner.boards.clone(),
+            board: std::sync::OnceLock::new(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -855,6 +878,36 @@ impl Communicator {
     /// This process's context ids.
     pub(crate) fn pool(&self) -> &ContextPool {
         &self.inner.contexts
+    }
+
+    /// This process's board slots.
+    pub(crate) fn boards(&self) -> &BoardPool {
+        &self.inner.boards
+    }
+
+    /// This communicator's board slot, agreed by the first call (collective: every member
+    /// calls it at the same collective); `None` where it has none.
+    pub(crate) fn board(&self) -> Result<Option<&Board>> {
+        if let Some(b) = self.inner.board.get() {
+            return Ok(b.as_ref());
+        }
+        let agreed = match self.is_inter() || self.size() < 2 {
+            true => None,
+            false => Board::agree(self)?,
+        };
+        if let Err(Some(lost)) = self.inner.board.set(agreed) {
+            // Another thread of this process agreed at once (a program that runs collectives
+            // on one communicator from two threads at once, which MPI forbids): keep its slot.
+            lost.release(&self.inner.boards);
+        }
+        Ok(self.inner.board.get().and_then(Option::as_ref))
+    }
+
+    /// AND of every member's first word, MAX of their second, left in each member's words
+    /// (collective, on the collective context with `tag`).
+    pub(crate) fn agree_words(&self, tag: i32, words: &mut [u64; 2]) -> Result<()> {
+        let everyone: Vec<usize> = (0..self.inner.size).collect();
+        context::allreduce(self, &everyone, self.inner.rank, tag, words, true)
     }
 
     /// The context of the library's collective traffic on this communicator.

@@ -315,7 +315,7 @@ pub(crate) fn release(parent: &Communicator, context: u32) {
 /// AND of every member's `words` (MAX for the last word if `max_last`), left in each member's
 /// `words`: a binomial reduce to `group[0]` and a binomial broadcast back, on the same tree
 /// (2 log n steps of one message each).
-fn allreduce(
+pub(crate) fn allreduce(
     parent: &Communicator,
     group: &[usize],
     me: usize,

@@ -14,6 +14,10 @@ impl Communicator {
         if root >= n {
             return Err(Error::InvalidRank { rank: root, size: n });
         }
+        if let Some((board, _)) = self.board_for(super::select::Collective::Bcast, buf.len(), true)? {
+            board.bcast(self, buf, root);
+            return Ok(());
+        }
         if super::select::bcast_by(self, buf.len()) != super::select::BcastBy::Tree {
             // SAFETY: `buf` is borrowed mutably until the broadcast has ended (waited for here).
             return unsafe { self.ibcast_raw(buf.as_mut_ptr(), buf.len(), root) }?.wait();

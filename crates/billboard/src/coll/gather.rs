@@ -5,7 +5,8 @@
 //! Each is written once, as a schedule (`nonblocking.rs`): the `_raw` forms start it
 //! (MPI_Igatherv, ...), the blocking forms start it and wait.
 
-use super::select::{allgather_by, alltoall_pairwise, gather_by, AllgatherBy, GatherBy};
+use super::board::in_blocking_call;
+use super::select::{allgather_by, alltoall_pairwise, gather_by, AllgatherBy, Collective as Op, GatherBy};
 use crate::{Collective, Communicator, Error, Result};
 
 /// Where each rank's part lies in a root's buffer: `(displacement, length)` in bytes.
@@ -43,7 +44,9 @@ impl Communicator {
     /// `select.rs` chooses (each rank's one post to all on one host, the hierarchy on several).
     pub fn allgatherv_bytes(&self, send: &[u8], recv: &mut [u8], layout: Layout<'_>) -> Result<()> {
         // SAFETY: as above.
-        unsafe { self.iallgatherv_raw(send.as_ptr(), send.len(), recv.as_mut_ptr(), recv.len(), layout) }?.wait()
+        let start =
+            || unsafe { self.iallgatherv_raw(send.as_ptr(), send.len(), recv.as_mut_ptr(), recv.len(), layout) };
+        super::board::blocking(true, start)?.wait()
     }
 
     /// Rank r's `send[send_layout[s]]` goes to rank s's `recv[recv_layout[r]]`, for all r, s.
@@ -110,6 +113,13 @@ impl Communicator {
         if let Some((_, len, layout)) = recv {
             check_layout("gather", len, layout, self.size())?;
         }
+        if let Some((board, _)) = self.board_for(Op::Gather, part, in_blocking_call())? {
+            if recv.is_none() && self.rank() == root {
+                return Err(Error::InvalidArgument(format!("gather: root {root} must pass a receive buffer")));
+            }
+            board.gather(self, (send, part), recv.map(|(b, _, l)| (b, l)), root);
+            return Ok(Collective::finished(self));
+        }
         self.nonblocking(None, |plan| match gather_by(self, true, part) {
             GatherBy::Linear => plan.gather(send, part, recv, root),
             GatherBy::Hier => plan.hier_gather(&self.hosts(), (send, part), recv, root),
@@ -136,6 +146,13 @@ impl Communicator {
         if let Some((_, len, layout)) = send {
             check_layout("scatter", len, layout, self.size())?;
         }
+        if let Some((board, _)) = self.board_for(Op::Scatter, part * self.size(), in_blocking_call())? {
+            if send.is_none() && self.rank() == root {
+                return Err(Error::InvalidArgument(format!("scatter: root {root} must pass a send buffer")));
+            }
+            board.scatter(self, send.map(|(b, _, l)| (b, l)), (recv, recv_len), part, root);
+            return Ok(Collective::finished(self));
+        }
         self.nonblocking(None, |plan| match gather_by(self, false, part) {
             GatherBy::Linear => plan.scatter(send, recv, recv_len, root),
             GatherBy::Hier => plan.hier_scatter(&self.hosts(), send, (recv, recv_len), part, root),
@@ -160,6 +177,18 @@ impl Communicator {
             return self.inter_iallgatherv_raw(send, send_len, recv, recv_len, layout);
         }
         check_layout("allgather", recv_len, layout, self.size())?;
+        let largest = layout.iter().map(|p| p.1).max().unwrap_or(0);
+        if let Some((board, _)) = self.board_for(Op::Allgather, largest, in_blocking_call())? {
+            if send_len < layout[self.rank()].1 {
+                return Err(Error::InvalidArgument(format!(
+                    "allgather: rank {} sends {send_len} bytes into a part of {}",
+                    self.rank(),
+                    layout[self.rank()].1
+                )));
+            }
+            board.allgather(self, send, recv, layout);
+            return Ok(Collective::finished(self));
+        }
         let by = allgather_by(self, layout.iter().map(|p| p.1).sum());
         self.nonblocking(None, |plan| match by {
             AllgatherBy::Post => plan.allgather_post((send, send_len), recv, layout),
@@ -170,6 +199,31 @@ impl Communicator {
             AllgatherBy::Hier => plan.hier_allgather(&self.hosts(), (send, send_len), (recv, recv_len), layout),
             network => plan.allgather_net(network, (send, send_len), recv, layout),
         })
+    }
+
+    /// Starts an all-to-all whose parts all have one length, the same in every rank
+    /// (MPI_Ialltoall): as [`Communicator::ialltoallv_raw`], and where the caller waits for it
+    /// at once, on the board when the table gives it that.
+    ///
+    /// # Safety
+    /// As for [`Communicator::igatherv_raw`].
+    pub unsafe fn ialltoall_raw(
+        &self,
+        send: (*const u8, usize, Layout<'_>),
+        recv: (*mut u8, usize, Layout<'_>),
+    ) -> Result<Collective> {
+        let (n, part) = (self.size(), recv.2.first().map_or(0, |p| p.1));
+        let uniform = |l: Layout<'_>| l.len() == n && l.iter().all(|p| p.1 == part);
+        if self.is_inter() || !uniform(send.2) || !uniform(recv.2) {
+            return self.ialltoallv_raw(send, recv);
+        }
+        check_layout("alltoall (send)", send.1, send.2, n)?;
+        check_layout("alltoall (recv)", recv.1, recv.2, n)?;
+        if let Some((board, _)) = self.board_for(Op::Alltoall, n * part, in_blocking_call())? {
+            board.alltoall(self, (send.0, send.2), (recv.0, recv.2), part);
+            return Ok(Collective::finished(self));
+        }
+        self.ialltoallv_raw(send, recv)
     }
 
     /// Starts a [`Communicator::alltoallv_bytes`] (MPI_Ialltoallv): each side is a buffer,

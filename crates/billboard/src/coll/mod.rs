@@ -23,6 +23,14 @@ mod barrier;
 mod bcast;
 mod bcast_scatter_allgather;
 mod blocks;
+pub(crate) mod board;
+mod board_allgather;
+mod board_alltoall;
+mod board_barrier;
+mod board_bcast;
+mod board_gather;
+mod board_reduce;
+mod board_scatter;
 mod gather;
 mod gather_binomial;
 mod hier;
@@ -38,6 +46,7 @@ pub(crate) mod schedule;
 pub mod select;
 
 pub use crate::engine::sched::ReduceFn;
+pub use board::blocking;
 pub use inter::InterRoot;
 pub use nonblocking::Collective;
 
@@ -56,4 +65,6 @@ pub struct Reduction {
 /// runs ahead into the next collective can never match the current one's messages.
 pub(crate) const TAG_BCAST: i32 = 10;
 pub(crate) const TAG_REDUCE: i32 = 11;
+/// The agreement of a communicator's board slot (`board.rs`).
+pub(crate) const TAG_BOARD: i32 = 12;
 pub(crate) const TAG_SCAN: i32 = 15;

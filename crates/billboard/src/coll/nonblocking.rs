@@ -47,6 +47,13 @@ impl Collective {
     }
 }
 
+impl Collective {
+    /// A collective that ended inside the call that started it (a blocking form on the board).
+    pub(super) fn finished(comm: &Communicator) -> Collective {
+        Collective { engine: EngineLink::new(comm.engine()), id: None }
+    }
+}
+
 impl Drop for Collective {
     fn drop(&mut self) {
         let _ = self.end();
@@ -482,7 +489,8 @@ impl Communicator {
         let id = engine.scheds().reserve();
         let crowded = engine.oversubscribed();
         let mut plan = Plan { comm: self, home: self, context, tag, scheds: engine.scheds(), id, crowded, group: None };
-        if let Err(e) = write(&mut plan) {
+        // A schedule never runs on the board, whatever its caller then does.
+        if let Err(e) = super::board::blocking(false, || write(&mut plan)) {
             engine.scheds().release(id);
             return Err(e);
         }

@@ -1,7 +1,10 @@
 //! Reduce and allreduce: a binomial tree into rank 0 that keeps rank order (so
 //! non-commutative operators are right), then a hop to the root if it is another rank.
 
+use super::select::Collective;
 use super::{ReduceOp, TAG_REDUCE};
+
+const NO_RECV: &str = "reduce: the root must pass a receive buffer";
 use crate::{Communicator, Error, Result, SendMode, Source, TagMatch};
 
 impl Communicator {
@@ -12,6 +15,22 @@ impl Communicator {
         let (n, me) = (self.size(), self.rank());
         if root >= n {
             return Err(Error::InvalidRank { rank: root, size: n });
+        }
+        if let Some((board, _)) = self.board_for(Collective::Reduce, send.len(), true)? {
+            let recv = match (recv, me == root) {
+                (Some(recv), true) if recv.len() != send.len() => {
+                    return Err(Error::InvalidArgument(format!(
+                        "reduce: a {}-byte receive buffer at root {root} for {} bytes sent",
+                        recv.len(),
+                        send.len()
+                    )))
+                }
+                (Some(recv), true) => Some(recv),
+                (None, true) => return Err(Error::InvalidArgument(NO_RECV.into())),
+                _ => None,
+            };
+            board.reduce(self, send, recv, Some(root), op);
+            return Ok(());
         }
         let ctx = self.coll_context();
         // acc holds v[me] ⊕ … ⊕ v[me + 2^k - 1] after round k.
@@ -38,13 +57,26 @@ impl Communicator {
             }
             _ => return Ok(()),
         }
-        let recv = recv.ok_or_else(|| Error::InvalidArgument("reduce: the root must pass a receive buffer".into()))?;
+        let recv = recv.ok_or_else(|| Error::InvalidArgument(NO_RECV.into()))?;
         recv.copy_from_slice(&acc);
         Ok(())
     }
 
     /// Reduces every rank's `send` with `op` and leaves the result in every rank's `recv`.
     pub fn allreduce_bytes(&self, send: &[u8], recv: &mut [u8], op: ReduceOp<'_>) -> Result<()> {
+        self.intra_only("allreduce by bytes")?;
+        if let Some((board, _)) = self.board_for(Collective::Allreduce, send.len(), true)? {
+            if recv.len() != send.len() {
+                return Err(Error::InvalidArgument(format!(
+                    "allreduce: a {}-byte receive buffer for {} bytes sent (rank {})",
+                    recv.len(),
+                    send.len(),
+                    self.rank()
+                )));
+            }
+            board.reduce(self, send, Some(recv), None, op);
+            return Ok(());
+        }
         self.reduce_bytes(send, Some(&mut *recv).filter(|_| self.rank() == 0), 0, op)?;
         self.bcast_bytes(recv, 0)
     }

@@ -5,13 +5,17 @@
 //!
 //! | collective | algorithms (`BB_COLL_<NAME>=`) | the table, unforced |
 //! |---|---|---|
-//! | bcast | `post`, `tree`, `scatter-allgather`, `hier` | one host: post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
-//! | barrier | `post`, `dissemination`, `hier` | one host: post from `BB_COLL_BARRIER_POST_MIN` ranks, else dissemination; several hosts: hier |
-//! | reduce | `tree`, `post`, `split`, `hier` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
-//! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
-//! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier` | one host: post; several hosts: hier |
-//! | alltoall(v) | `linear`, `pairwise` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
-//! | gather, scatter (parts of one length) | `linear`, `hier` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`; else linear |
+//! | bcast | `post`, `tree`, `scatter-allgather`, `hier`, `board` | one host: post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
+//! | barrier | `post`, `dissemination`, `hier`, `board`, `board-leader` | one host: post from `BB_COLL_BARRIER_POST_MIN` ranks, else dissemination; several hosts: hier |
+//! | reduce | `tree`, `post`, `split`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
+//! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
+//! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier`, `board` | one host: post; several hosts: hier |
+//! | alltoall(v) | `linear`, `pairwise`, `board` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
+//! | gather, scatter (parts of one length) | `linear`, `hier`, `binomial`, `board` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`; else linear |
+//!
+//! The board (`board.rs`) comes first: a blocking form on one host whose posts fit a rank's
+//! board data area (2 KiB) runs there ([`board_by`]; `BB_BOARD=0` leaves it to forcing), the
+//! rows above choose the rest, and `board` forced where it cannot apply leaves it to them.
 //!
 //! Hierarchical (`hier`, `hier.rs`): the members of each host on their billboard by the
 //! one-host table, one leader per host (the root on its own host) between hosts, then the
@@ -35,11 +39,11 @@
 //! one length) go through the leaders. All-to-all stays flat too (pairwise when large).
 
 use crate::tunables::{Effect, Switch, Tunable};
-use crate::Communicator;
+use crate::{Communicator, Result};
 
 pub static BCAST: Switch = Switch::new(
     "BB_COLL_BCAST",
-    &["post", "tree", "scatter-allgather", "hier"],
+    &["post", "tree", "scatter-allgather", "hier", "board"],
     "broadcast: post = the root posts once and every rank reads it (seed 004's multicast), tree = binomial tree of \
      messages, scatter-allgather = the root's blocks scattered then a ring all-gather (van de Geijn), hier = the \
      leaders of the hosts, then each host; unset: one host with cores for every rank tree up to \
@@ -60,7 +64,7 @@ pub(crate) enum BcastBy {
 pub(crate) fn bcast_by(comm: &Communicator, len: usize) -> BcastBy {
     use BcastBy::*;
     let n = comm.size();
-    let by = match BCAST.forced() {
+    let by = match forced(&BCAST) {
         _ if n < 2 => Tree,
         Some(i) => [Post, Tree, ScatterAllgather, Hier][i],
         None if !comm.on_one_host() => Hier,
@@ -112,7 +116,7 @@ pub(crate) fn bcast_between_hosts(leaders: usize, len: usize) -> BcastBy {
 
 pub static BARRIER: Switch = Switch::new(
     "BB_COLL_BARRIER",
-    &["post", "dissemination", "hier"],
+    &["post", "dissemination", "hier", "board", "board-leader"],
     "barrier: post = every rank tells rank 0, which releases all with one post (seed 004's barrier by multicast), \
      dissemination = log2(n) rounds of messages, hier = arrivals at each host's leader, dissemination among the \
      leaders, one post releases each host; unset: one host with a core for every rank dissemination, else see \
@@ -141,7 +145,7 @@ pub(crate) enum BarrierBy {
 pub(crate) fn barrier_by(comm: &Communicator) -> BarrierBy {
     use BarrierBy::*;
     let n = comm.size();
-    let by = match BARRIER.forced() {
+    let by = match forced(&BARRIER) {
         _ if n < 2 => Dissemination,
         Some(i) => [Post, Dissemination, Hier][i],
         None if !comm.on_one_host() => Hier,
@@ -158,7 +162,7 @@ pub(crate) fn barrier_by(comm: &Communicator) -> BarrierBy {
 
 pub static REDUCE: Switch = Switch::new(
     "BB_COLL_REDUCE",
-    &["tree", "post", "split", "hier"],
+    &["tree", "post", "split", "hier", "board"],
     "reduce: tree = binomial tree into rank 0 (then to the root), post = every rank posts its vector to the root, \
      which folds them in rank order, split = blocks reduced by every rank (reduce_split.rs), hier = each host into \
      its leader, then a tree of the leaders; unset: one host split from BB_REDUCE_SPLIT_MIN(_MANY), else tree; \
@@ -167,7 +171,7 @@ pub static REDUCE: Switch = Switch::new(
 
 pub static ALLREDUCE: Switch = Switch::new(
     "BB_COLL_ALLREDUCE",
-    &["tree", "post", "split", "doubling", "ring", "hier"],
+    &["tree", "post", "split", "doubling", "ring", "hier", "board"],
     "allreduce: tree = binomial reduce then broadcast, post = every rank posts its vector once to all and each \
      folds them in rank order, split = blocks reduced by every rank and exchanged, doubling = recursive doubling, \
      ring = ring reduce-scatter + all-gather (commutative operators), hier = each host into its leader, the \
@@ -260,7 +264,7 @@ pub(crate) fn reduce_by(comm: &Communicator, len: usize, rooted: bool, commutati
     // A hierarchy keeps rank order only where each host's ranks follow one another.
     let ordered_hier = commutative || hosts.as_ref().is_none_or(|h| h.consecutive());
     let flat = if rooted { Tree } else { Doubling };
-    let forced = switch.forced().map(|i| by_name(switch.algorithms[i]));
+    let forced = forced(switch).map(|i| by_name(switch.algorithms[i]));
     let (by, why) = match forced {
         _ if n < 2 => (Tree, ""),
         Some(Hier) if !ordered_hier => {
@@ -317,14 +321,18 @@ impl Communicator {
     /// its schedule (then the blocking form is start + wait) rather than the direct binomial
     /// tree of [`Communicator::reduce_bytes`]: always on several hosts, where the schedule's
     /// own choice also weighs whether the operator commutes.
-    pub fn reduction_scheduled(&self, len: usize, rooted: bool) -> bool {
-        !self.on_one_host() || reduce_by(self, len, rooted, false) != ReduceBy::Tree
+    pub fn reduction_scheduled(&self, len: usize, rooted: bool) -> Result<bool> {
+        let what = if rooted { Collective::Reduce } else { Collective::Allreduce };
+        if self.board_for(what, len, true)?.is_some() {
+            return Ok(false);
+        }
+        Ok(!self.on_one_host() || reduce_by(self, len, rooted, false) != ReduceBy::Tree)
     }
 }
 
 pub static ALLGATHER: Switch = Switch::new(
     "BB_COLL_ALLGATHER",
-    &["post", "gather-bcast", "ring", "doubling", "bruck", "hier"],
+    &["post", "gather-bcast", "ring", "doubling", "bruck", "hier", "board"],
     "allgather(v): post = every rank posts its part once to all (seed 000's partitioned cache; a send each where \
      routes cannot multicast), gather-bcast = gather to rank 0 then broadcast, ring = n-1 steps around a ring, \
      doubling = recursive doubling (a power of two of ranks; else bruck), bruck = log2(n) rounds of Bruck's, hier = \
@@ -368,7 +376,7 @@ pub(crate) fn allgather_by(comm: &Communicator, len: usize) -> AllgatherBy {
     use AllgatherBy::*;
     let n = comm.size();
     let names = ALLGATHER.algorithms;
-    let (by, why) = match ALLGATHER.forced() {
+    let (by, why) = match forced(&ALLGATHER) {
         Some(3) if !n.is_power_of_two() => (Bruck, " (doubling asked: the rank count is not a power of two)"),
         Some(i) => ([Post, GatherBcast, Ring, Doubling, Bruck, Hier][i], ""),
         None if !comm.on_one_host() => (Hier, ""),
@@ -390,7 +398,7 @@ pub(crate) fn allgather_between_hosts(leaders: usize, len: usize) -> AllgatherBy
 
 pub static ALLTOALL: Switch = Switch::new(
     "BB_COLL_ALLTOALL",
-    &["linear", "pairwise"],
+    &["linear", "pairwise", "board"],
     "alltoall(v): linear = every part sent and received in one round, pairwise = n-1 rounds, in round k a rank \
      sends to rank + k and receives from rank - k (one peer at a time: no burst of n-1 rendezvous on one link); \
      unset: pairwise on several hosts from BB_ALLTOALL_PAIRWISE_MIN bytes sent by a rank, else linear",
@@ -410,7 +418,7 @@ pub static ALLTOALL_PAIRWISE_MIN: Tunable = Tunable::new(
 /// ranks (an alltoallv's sizes do): both send one message to each peer with the same tag, so
 /// they match whichever round each rank posts it in.
 pub(crate) fn alltoall_pairwise(comm: &Communicator, len: usize) -> bool {
-    let pairwise = match ALLTOALL.forced() {
+    let pairwise = match forced(&ALLTOALL) {
         Some(i) => i == 1,
         None => !comm.on_one_host() && len >= ALLTOALL_PAIRWISE_MIN.get(),
     };
@@ -420,7 +428,7 @@ pub(crate) fn alltoall_pairwise(comm: &Communicator, len: usize) -> bool {
 
 pub static GATHER: Switch = Switch::new(
     "BB_COLL_GATHER",
-    &["linear", "hier", "binomial"],
+    &["linear", "hier", "binomial", "board"],
     "gather with parts of one length (MPI_Gather): linear = every part straight to the root in one round, hier = \
      each host's parts to its leader, one message per host to the root, binomial = each rank's subtree's parts to \
      its parent, log2(n) rounds; unset: hier on several hosts up to BB_GATHER_HIER_MAX bytes a part, on one host \
@@ -430,7 +438,7 @@ pub static GATHER: Switch = Switch::new(
 
 pub static SCATTER: Switch = Switch::new(
     "BB_COLL_SCATTER",
-    &["linear", "hier", "binomial"],
+    &["linear", "hier", "binomial", "board"],
     "scatter with parts of one length (MPI_Scatter): linear = every part straight from the root in one round, hier \
      = one message per host to its leader, which hands its members theirs, binomial = each rank's subtree's parts \
      from its parent, log2(n) rounds; unset: as BB_COLL_GATHER (scatterv stays linear)",
@@ -478,7 +486,7 @@ pub(crate) fn gather_by(comm: &Communicator, gathers: bool, part: usize) -> Gath
     use GatherBy::*;
     let (switch, what) = if gathers { (&GATHER, Collective::Gather) } else { (&SCATTER, Collective::Scatter) };
     let n = comm.size();
-    let by = match switch.forced() {
+    let by = match forced(switch) {
         _ if n < 2 => Linear,
         Some(i) => [Linear, Hier, Binomial][i],
         None if !comm.on_one_host() => [Linear, Hier][(part <= GATHER_HIER_MAX.get()) as usize],
@@ -489,13 +497,50 @@ pub(crate) fn gather_by(comm: &Communicator, gathers: bool, part: usize) -> Gath
     by
 }
 
+/// The algorithm a switch forces, unless it is the board's: a board algorithm applies only
+/// to blocking forms whose posts fit (`board_by`); elsewhere the table chooses.
+fn forced(switch: &Switch) -> Option<usize> {
+    switch.forced().filter(|&i| !switch.algorithms[i].starts_with("board"))
+}
+
+pub static BOARD: Tunable = Tunable::new(
+    "BB_BOARD",
+    1,
+    "1: the one-host table gives blocking collectives to the board (coll/board.rs: each rank posts once in its own \
+     lines of the node segment, readers copy straight out) where a rank posts at most the board's 2 KiB data area, \
+     0: only where BB_COLL_<NAME>=board forces it; figures in bench/README.md, \"The board\"",
+)
+.read_at(Effect::EachCollective);
+
+/// Whether blocking collective `what` on `comm`, where a rank posts at most `post` bytes, runs
+/// on the board, and by which of its algorithms ("board", or for barriers "board-leader").
+/// Every member decides alike: the sizes, the rank count, the switches are the same in all.
+pub(crate) fn board_by(comm: &Communicator, what: Collective, post: usize) -> Option<&'static str> {
+    let (_, switch) = what.name_and_switch();
+    let n = comm.size();
+    if n < 2 || comm.is_inter() || post > super::board::DATA || !comm.on_one_host() {
+        return None;
+    }
+    let by = match switch.forced() {
+        Some(i) => Some(switch.algorithms[i]).filter(|a| a.starts_with("board")),
+        None if BOARD.get() == 0 => None,
+        // Every rank reading the n - 1 arrivals beats a leader's release (coll.c barrier, us,
+        // board vs board-leader: 2 ranks 0.18 vs 0.29, 4 ranks on 2 cores 4.7 vs 5.9). Where
+        // ranks outnumber cores the waiters yield at once (`board.rs`); 4 ranks on 2 cores, us,
+        // table of messages vs board, 8 B: bcast 1.09-1.26 vs 0.53-0.79, reduce 1.04-1.17 vs
+        // 0.73-0.87, gather 0.96-1.08 vs 0.93-1.13, scatter 1.25-1.54 vs 0.94-1.15.
+        None => Some("board"),
+    }?;
+    Some(by)
+}
+
 /// Every switch, for `bbrun --info`.
 pub static SWITCHES: &[&Switch] = &[&BCAST, &BARRIER, &REDUCE, &ALLREDUCE, &ALLGATHER, &ALLTOALL, &GATHER, &SCATTER];
 
 /// The collectives whose choices are reported, each with 8 bits of a communicator's report
 /// word (one per algorithm of its switch).
 #[derive(Clone, Copy)]
-enum Collective {
+pub(crate) enum Collective {
     Bcast,
     Barrier,
     Reduce,
@@ -531,6 +576,8 @@ fn what_it_does(what: Collective, algorithm: &str) -> &'static str {
         (Allreduce, "post") => "every rank posts to all, each folds in rank order",
         (Allgather, "post") => "every rank posts its part to all",
         (Allreduce, "tree") => "binomial tree and broadcast",
+        (Barrier, "board-leader") => "arrival lines read by rank 0, which posts the release line",
+        (_, "board") => "on the board: each rank posts once in its own lines, readers copy straight out",
         (_, "tree") => "binomial tree",
         (_, algorithm) => match algorithm {
             "scatter-allgather" => "scatter then ring all-gather",
@@ -552,7 +599,7 @@ fn what_it_does(what: Collective, algorithm: &str) -> &'static str {
 /// Reports under `BB_VERBOSE` the first time `comm` chooses `algorithm` for `what` (for a
 /// message of `len` bytes): which algorithm, why it applies, and `note` (what was asked
 /// instead, if the switch asked for one that cannot apply).
-fn report(comm: &Communicator, what: Collective, algorithm: &str, note: &str, len: usize) {
+pub(super) fn report(comm: &Communicator, what: Collective, algorithm: &str, note: &str, len: usize) {
     if crate::VERBOSE.get() == 0 {
         return;
     }
@@ -561,7 +608,8 @@ fn report(comm: &Communicator, what: Collective, algorithm: &str, note: &str, le
     let bit = what as u32 * 8 + index as u32;
     if comm.first_report(bit) {
         let host = if comm.on_one_host() { "one host" } else { "several hosts" };
-        let origin = if switch.forced().is_some() { "forced by" } else { "table; force with" };
+        let forced = switch.forced().is_some_and(|i| switch.algorithms[i] == algorithm);
+        let origin = if forced { "forced by" } else { "table; force with" };
         crate::verbose(format_args!(
             "{name} on a communicator of {} ranks ({host}, context {}), first at {len} bytes: {} \
              ({algorithm}{note}; {origin} {})",

@@ -59,6 +59,12 @@ impl Backoff {
         self.rounds += (pauses as usize).saturating_sub(1);
     }
 
+    /// Goes straight to yielding (a waiter whose peer needs this core to go on).
+    #[inline]
+    pub fn skip_spin(&mut self) {
+        self.rounds = self.rounds.max(self.spin);
+    }
+
     /// Called after a poll that made progress.
     #[inline]
     pub fn reset(&mut self) {

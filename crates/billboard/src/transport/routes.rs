@@ -204,6 +204,15 @@ impl Routes {
         }
     }
 
+    /// The first byte of board slot `slot` of `peer` (coll/board.rs), if `peer` is on this
+    /// host's billboard. The memory stays mapped as long as these routes live.
+    pub(crate) fn board_slot(&self, peer: usize, slot: usize) -> Option<*mut u8> {
+        match self.table.get(peer)?.index {
+            REMOTE => None,
+            i => Some(self.shm.board_slot(i as usize, slot)),
+        }
+    }
+
     /// The billboard index of `peer`, which must be on this host's billboard (the remote
     /// memory of large transfers is there alone).
     fn on_billboard(&self, peer: usize) -> usize {

@@ -175,7 +175,7 @@ fn reduction(op: MPI_Op, t: MPI_Datatype, layout: &datatype::Layout) -> Res<bill
 /// its schedule (start + wait): every algorithm but the binomial tree, whose direct form
 /// allocates less.
 fn scheduled_reduction(c: &Communicator, count: i64, t: MPI_Datatype, rooted: bool) -> Res<bool> {
-    Ok(c.reduction_scheduled(datatype::layout(t)?.reduce_bytes(count)?, rooted))
+    Ok(c.reduction_scheduled(datatype::layout(t)?.reduce_bytes(count)?, rooted)?)
 }
 
 /// What a rooted collective's `root` makes of this process: the root (`Here`), a process that
@@ -382,10 +382,12 @@ unsafe fn scheduled(
     })
 }
 
-/// Starts a collective written as a schedule and waits for it (the blocking forms).
+/// Starts a collective written as a schedule and waits for it (the blocking forms): the
+/// start knows it is waited for at once, so it may run on the board (`billboard::coll::blocking`).
 unsafe fn blocking(function: &'static str, comm: MPI_Comm, start: impl FnOnce(&Communicator) -> Res<Started>) -> c_int {
     call_unlocked(function, comm, || {
-        let (coll, done) = start(&*comm_ref(comm)?)?;
+        let c = comm_ref(comm)?;
+        let (coll, done) = billboard::coll::blocking(true, || start(&c))?;
         Scheduled { coll, done }.wait()
     })
 }

@@ -213,7 +213,10 @@ collective!([PMPI_Allgatherv, PMPI_Iallgatherv, PMPI_Allgatherv_c, PMPI_Iallgath
     allgatherv((sendbuf, sendcount.into(), sendtype), recvbuf, Shape::varying(c.peers(), recvcounts, displs)?, recvtype, c)
 });
 
+/// All-to-all(v) as a schedule; `uniform`: MPI_Alltoall, every part of one length in every
+/// rank (so that its blocking form may run on the board).
 unsafe fn alltoallv(
+    uniform: bool,
     (sendbuf, send_shape, sendtype): (*const c_void, Shape, MPI_Datatype),
     (recvbuf, recv_shape, recvtype): (*mut c_void, Shape, MPI_Datatype),
     c: &Communicator,
@@ -226,7 +229,8 @@ unsafe fn alltoallv(
     if in_place(sendbuf) {
         // A copy to send from: the receives overwrite the buffer.
         let send = recv.bytes().to_vec();
-        let coll = c.ialltoallv_raw((send.as_ptr(), send.len(), recv.parts()), into)?;
+        let from = (send.as_ptr(), send.len(), recv.parts());
+        let coll = if uniform { c.ialltoall_raw(from, into) } else { c.ialltoallv_raw(from, into) }?;
         return Ok((
             coll,
             Some(Box::new(move || {
@@ -236,7 +240,8 @@ unsafe fn alltoallv(
         ));
     }
     let send = parted(&datatype::layout(sendtype)?, sendbuf, send_shape.parts(), Dir::Read)?;
-    let coll = c.ialltoallv_raw((send.ptr(), send.len(), send.parts()), into)?;
+    let from = (send.ptr() as *const u8, send.len(), send.parts());
+    let coll = if uniform { c.ialltoall_raw(from, into) } else { c.ialltoallv_raw(from, into) }?;
     Ok((
         coll,
         Some(Box::new(move || {
@@ -264,7 +269,7 @@ collective!([PMPI_Alltoall, PMPI_Ialltoall, PMPI_Alltoall_c, PMPI_Ialltoall_c, P
 ), |c| {
     let n = c.peers();
     let (send, recv) = (Shape::Uniform(n, sendcount.into()), Shape::Uniform(n, recvcount.into()));
-    alltoallv((sendbuf, send, sendtype), (recvbuf, recv, recvtype), c)
+    alltoallv(true, (sendbuf, send, sendtype), (recvbuf, recv, recvtype), c)
 });
 
 collective!([PMPI_Alltoallv, PMPI_Ialltoallv, PMPI_Alltoallv_c, PMPI_Ialltoallv_c, PMPI_Alltoallv_init, PMPI_Alltoallv_init_c], (
@@ -273,7 +278,7 @@ collective!([PMPI_Alltoallv, PMPI_Ialltoallv, PMPI_Alltoallv_c, PMPI_Ialltoallv_
 ), |c| {
     let (send, recv) =
         alltoall_shapes(c, sendbuf, |n| Shape::varying(n, sendcounts, sdispls), |n| Shape::varying(n, recvcounts, rdispls))?;
-    alltoallv((sendbuf, send, sendtype), (recvbuf, recv, recvtype), c)
+    alltoallv(false, (sendbuf, send, sendtype), (recvbuf, recv, recvtype), c)
 });
 
 /// One rank's part in Alltoallw: count, byte displacement, type.

@@ -180,7 +180,7 @@ unsafe fn reduce_scatter_now(
     }
     // On several hosts (and wherever the table schedules the allreduce) the schedule's own
     // choice runs: the hierarchy there.
-    if c.reduction_scheduled(total, false) {
+    if c.reduction_scheduled(total, false)? {
         let (coll, done) = reduce_scatter((sendbuf, recvbuf), total, (d, l), (t, op), c)?;
         return Scheduled { coll, done }.wait();
     }

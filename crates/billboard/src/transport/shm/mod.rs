@@ -27,7 +27,7 @@ mod slots;
 pub mod wait;
 
 use ring::{RingMemory, RingRx, RingTx, CELL, FORM_INLINE, FORM_MALFORMED, FORM_SLOT};
-pub(crate) use segment::{segment_name, Layout, Segment, CLAIM_WORDS};
+pub(crate) use segment::{segment_name, Layout, Segment, BOARD_SLOTS, BOARD_SLOT_BYTES, CLAIM_WORDS};
 use slots::SlotPool;
 
 pub static RING_BYTES: Tunable = Tunable::new(
@@ -419,6 +419,11 @@ impl ShmChannel {
         Ok(())
     }
 
+    /// The first byte of board slot `slot` of billboard rank `p` (coll/board.rs).
+    pub(crate) fn board_slot(&self, p: usize, slot: usize) -> *mut u8 {
+        self.seg.board(p, slot)
+    }
+
     /// This rank's doorbell socket, for the epoll set it sleeps in.
     pub(crate) fn bell(&self) -> Option<std::sync::Arc<std::os::fd::OwnedFd>> {
         self.bell.as_ref().map(bell::Bell::socket)
@@ -653,7 +658,7 @@ pub(crate) fn connect(
     let kvs_key = format!("bb-shm-segment-{key}");
     let seg = if me == 0 {
         let name = segment_name(&job.id);
-        let seg = Segment::create(&name, layout)?;
+        let seg = Segment::create(&name, layout, oversubscribed)?;
         if ranks.len() > 1 {
             job.put(&kvs_key, &name)?;
         }
@@ -664,7 +669,9 @@ pub(crate) fn connect(
         let name = job.get(&kvs_key)?;
         Segment::open(&name, layout)?
     };
-    let mut chan = ShmChannel::new(seg, me, oversubscribed);
+    // The creator's flag, so that every rank of the host chooses from the same tables.
+    let crowded = seg.crowded();
+    let mut chan = ShmChannel::new(seg, me, crowded);
     job.barrier()?;
     if me == 0 {
         chan.unlink();
@@ -695,7 +702,7 @@ impl ShmChannel {
 pub(crate) fn endpoints(n: usize, ring_bytes: usize, slot_bytes: usize, slots: usize) -> Vec<ShmChannel> {
     let layout = Layout::new(n, ring_bytes, slot_bytes, slots);
     let name = segment_name("conformance");
-    let mut first = Some(Segment::create(&name, layout).expect("create segment"));
+    let mut first = Some(Segment::create(&name, layout, false).expect("create segment"));
     let eps: Vec<ShmChannel> = (0..n)
         .map(|me| {
             let seg = first.take().unwrap_or_else(|| Segment::open(&name, layout).expect("map segment"));

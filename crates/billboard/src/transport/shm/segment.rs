@@ -17,7 +17,12 @@
 //!                     of messages from s that both copy      of a shared copy (engine/claims.rs)
 //!   +rings            ring[s], ring_bytes each: cells from s to p  [s]
 //!   +data             slots x slot_bytes: p's data part      [p]
+//!   +board            BOARD_SLOTS x BOARD_SLOT_BYTES: p's    [p] the collectives' board
+//!                     lines (layout inside a slot: coll/board.rs)
 //! ```
+//!
+//! The header also carries the creator's `crowded` flag (ranks outnumber cores), so every
+//! mapper takes the same value and all ranks of a host choose from the same tables.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::ptr::NonNull;
@@ -30,13 +35,18 @@ use crate::sync::{AtomicU64, Ordering};
 use crate::{Error, Result};
 
 const MAGIC: u64 = u64::from_le_bytes(*b"BBOARD01");
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const HEADER_BYTES: usize = 4096;
 const CONTROL_BYTES: usize = 256;
 pub(crate) const LINE: usize = 128;
 /// Claim words per (sender, receiver) pair: shared copies in flight between them at once.
 pub(crate) const CLAIM_WORDS: usize = LINE / 8;
 const PAGE: usize = 4096;
+/// Board slots per rank: communicators that can hold one at once (coll/board.rs).
+pub(crate) const BOARD_SLOTS: usize = 8;
+/// Bytes of one rank's board slot: a line for its read mark and eight buffers of a 128-byte
+/// header line and 2 KiB of data (coll/board.rs lays them out): 17 KiB, 137 KiB a rank.
+pub(crate) const BOARD_SLOT_BYTES: usize = LINE + 8 * (LINE + 2048);
 
 /// The segment header, written once by the creator before any other rank maps.
 #[repr(C)]
@@ -49,6 +59,8 @@ struct SegmentHeader {
     slots: u64,
     part_bytes: u64,
     total_bytes: u64,
+    /// 1 if ranks outnumber cores on this host, as the creator found it. [creator]
+    crowded: u64,
 }
 
 /// Per-rank control words, each on its own 128-byte line.
@@ -91,6 +103,7 @@ pub(crate) struct Layout {
     pub claims_off: usize,
     pub rings_off: usize,
     pub data_off: usize,
+    pub board_off: usize,
     pub part_bytes: usize,
     pub total_bytes: usize,
 }
@@ -109,7 +122,8 @@ impl Layout {
         let claims_off = returns_off + LINE * nranks;
         let rings_off = claims_off + LINE * nranks;
         let data_off = round_up(rings_off + ring_bytes * nranks, PAGE);
-        let part_bytes = round_up(data_off + slot_bytes * slots, PAGE);
+        let board_off = data_off + slot_bytes * slots;
+        let part_bytes = round_up(board_off + BOARD_SLOTS * BOARD_SLOT_BYTES, PAGE);
         let total_bytes = HEADER_BYTES + part_bytes * nranks;
         Layout {
             nranks,
@@ -121,6 +135,7 @@ impl Layout {
             claims_off,
             rings_off,
             data_off,
+            board_off,
             part_bytes,
             total_bytes,
         }
@@ -138,7 +153,7 @@ pub(crate) struct Segment {
 impl Segment {
     /// Creates the segment (`O_EXCL`, mode 0600), reserves its pages so a full `/dev/shm` is an
     /// error now rather than a SIGBUS later, maps it and writes the header.
-    pub fn create(name: &str, layout: Layout) -> Result<Segment> {
+    pub fn create(name: &str, layout: Layout, crowded: bool) -> Result<Segment> {
         check_free_space(layout.total_bytes)?;
         let fd = shm::open(name, shm::OFlags::CREATE | shm::OFlags::EXCL | shm::OFlags::RDWR, Mode::RUSR | Mode::WUSR)
             .map_err(|e| Error::SharedMemory(format!("cannot create /dev/shm{name}: {e}")))?;
@@ -166,6 +181,7 @@ impl Segment {
             (*hp).slots = layout.slots as u64;
             (*hp).part_bytes = layout.part_bytes as u64;
             (*hp).total_bytes = layout.total_bytes as u64;
+            (*hp).crowded = crowded as u64;
         }
         h.magic.store(MAGIC, Ordering::Release);
         Ok(seg)
@@ -234,6 +250,19 @@ impl Segment {
     fn header(&self) -> &SegmentHeader {
         // SAFETY: the header lies at offset 0 of a mapping of at least HEADER_BYTES.
         unsafe { &*(self.base.as_ptr() as *const SegmentHeader) }
+    }
+
+    /// Whether ranks outnumber cores on this host, as the segment's creator found it: every
+    /// rank takes this value, so that all choose collective algorithms from the same table.
+    pub fn crowded(&self) -> bool {
+        self.header().crowded != 0
+    }
+
+    /// First byte of board slot `i` of rank `p` ([`BOARD_SLOT_BYTES`] long, 128-byte aligned).
+    pub fn board(&self, p: usize, i: usize) -> *mut u8 {
+        assert!(i < BOARD_SLOTS);
+        // SAFETY: in bounds by construction of the layout.
+        unsafe { self.partition(p).add(self.layout.board_off + BOARD_SLOT_BYTES * i) }
     }
 
     /// Start of rank `p`'s partition.
@@ -346,21 +375,24 @@ mod tests {
         assert_eq!(l.part_bytes % PAGE, 0);
         assert!(l.doorbell_off + 8 * 5 <= l.returns_off);
         assert!(l.rings_off + 5 * l.ring_bytes <= l.data_off);
+        assert_eq!(l.board_off % LINE, 0);
+        assert!(l.board_off + BOARD_SLOTS * BOARD_SLOT_BYTES <= l.part_bytes);
     }
 
     #[test]
     fn create_open_unlink_round_trip() {
         let l = Layout::new(2, 4096, 4096, 2);
         let name = segment_name("unit");
-        let mut a = Segment::create(&name, l).unwrap();
+        let mut a = Segment::create(&name, l, true).unwrap();
         let b = Segment::open(&name, l).unwrap();
+        assert!(b.crowded(), "a mapper reads the creator's crowded flag");
         a.control(1).pid.store(42, Ordering::Release);
         assert_eq!(b.control(1).pid.load(Ordering::Acquire), 42);
         a.unlink();
         assert!(Segment::open(&name, l).is_err(), "the name is gone once unlinked");
         let other = Layout::new(3, 4096, 4096, 2);
         let name2 = segment_name("unit");
-        let mut c = Segment::create(&name2, l).unwrap();
+        let mut c = Segment::create(&name2, l, false).unwrap();
         let err = Segment::open(&name2, other).err().expect("layout mismatch is refused");
         assert!(err.to_string().contains("BB_SHM"), "{err}");
         c.unlink();

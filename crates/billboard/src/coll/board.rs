@@ -1,0 +1,443 @@
+//! The board: collectives written straight into the node segment (seed 000's partitioned
+//! memory that every node sees, seed 004's one post read by many), for communicators whose
+//! members all share this host's billboard. The operations live in `board_*.rs`; this file
+//! holds the slots, the epochs and the waiting.
+//!
+//! Every rank owns [`BOARD_SLOTS`] slots in its partition (`transport/shm/segment.rs`); a
+//! communicator holds one slot index, the same in every member. A slot of rank p, written
+//! only by p:
+//!
+//! ```text
+//! +0                   read mark: u64, the last epoch p finished reading (of any member)
+//! +128                 buffer 0: header line (epoch u64 at +0, inline payload at +16, 112 B),
+//!                      then DATA (2 KiB) of data area
+//! +128+k(128+DATA)     buffer k, for k < DEPTH (8): the same
+//! ```
+//!
+//! Each collective on the communicator is one *epoch* e, the same number in every member
+//! (they run the communicator's blocking collectives in the same order). A rank that posts in
+//! epoch e writes buffer e % DEPTH: payload first (inline in the header line when it fits),
+//! then the epoch word with a Release store; a reader Acquire-loads the writer's epoch word
+//! until it reaches e, then reads the payload in place. When it has read all it needs it
+//! stores e in its own read mark. A writer never overwrites a buffer a reader is still on:
+//! before posting in epoch e it waits until every member's read mark is at least e - DEPTH
+//! (the last use of that buffer). Every word has one writer, no read-modify-write, and epochs
+//! only grow. DEPTH buffers let a writer run that many collectives ahead of its slowest
+//! reader (a root's broadcasts back to back, a gather's senders), as a ring of messages does;
+//! with two, a root waited for its readers every other broadcast (2 ranks, 8 B: 0.17 us
+//! against 0.10 by messages).
+//!
+//! Generations: a communicator's first epoch is above every epoch any of its members has
+//! used on any slot (the maximum of their clocks, agreed with the slot), so the lines a freed
+//! communicator left in a slot can never pass for a new one's. A freed communicator's slot is
+//! offered again only once every member it had has marked its last epoch read (it may still
+//! be reading the rank's buffers when the rank frees it), so a rank outside the new
+//! communicator never reads a buffer being rewritten.
+//!
+//! Slots are agreed lazily, by the communicator's first collective that the table gives the
+//! board (collective by nature, so every member agrees at the same point): an AND of every
+//! member's free-slot mask and a MAX of their clocks. A process lends its mask to one
+//! agreement at a time; a concurrent one contributes nothing and goes without a slot, as does
+//! a communicator that finds no slot free in all its members: it keeps the message-based
+//! algorithms, silently.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::select::{board_by, report, Collective};
+use crate::engine::ladder::{Backoff, Step};
+pub(crate) use crate::transport::shm::{BOARD_SLOTS, BOARD_SLOT_BYTES};
+use crate::{Communicator, Result};
+
+const LINE: usize = 128;
+/// Buffers of a slot: how many collectives a writer may run ahead of its slowest reader.
+const DEPTH: u64 = 8;
+/// Bytes of a buffer's data area: the most one rank posts in one collective.
+pub(crate) const DATA: usize = (BOARD_SLOT_BYTES - LINE) / DEPTH as usize - LINE;
+/// Where an inline payload starts in the header line (16-byte aligned for any element type).
+const INLINE_AT: usize = 16;
+/// Largest payload carried in the header line itself (one line moves, not two).
+const INLINE: usize = LINE - INLINE_AT;
+const _: () = assert!(BOARD_SLOTS <= 64 && DATA >= 1024 && DATA.is_multiple_of(LINE));
+
+/// The longest nap of a board waiter that has climbed the ladder to sleeping: nobody wakes
+/// it (a post rings no doorbell), so it looks again this soon.
+const NAP: Duration = Duration::from_micros(50);
+
+/// Spins between two rounds of the engine's progress while a board waiter spins: it must not
+/// starve point-to-point traffic a peer needs from it (a rendezvous it must answer).
+const SPINS_PER_PROGRESS: u32 = 256;
+
+/// Yields between two rounds of the engine's progress (a round costs a lock and a look at
+/// every peer's doorbell, more than the line the waiter looks for).
+const YIELDS_PER_PROGRESS: u32 = 4;
+
+/// The buffer of epoch `e`.
+fn buffer(e: u64) -> usize {
+    (e % DEPTH) as usize
+}
+
+/// Whether a writer may post epoch `e` of a communicator whose first epoch was `first`, when
+/// the lowest read mark among its members is `lowest`: its buffer was last used in
+/// e - DEPTH, and the first DEPTH epochs use buffers no member of this communicator has read.
+fn may_post(e: u64, first: u64, lowest: u64) -> bool {
+    e < first + DEPTH || lowest + DEPTH >= e
+}
+
+/// The first epoch of a communicator whose members' clocks reach at most `clock`.
+fn first_epoch(clock: u64) -> u64 {
+    clock + 1
+}
+
+/// A slot left by a freed communicator: offered again once every member's read mark
+/// (pointers into the segment) has reached `last`.
+struct Draining {
+    slot: usize,
+    marks: Vec<*const AtomicU64>,
+    last: u64,
+}
+
+/// This process's board slots.
+pub(crate) struct BoardPool {
+    state: Mutex<PoolState>,
+}
+
+struct PoolState {
+    /// Bit s set: slot s is free here.
+    free: u64,
+    /// The free mask is lent to one agreement.
+    lent: bool,
+    /// Above every epoch this process used on a slot now free or draining.
+    clock: u64,
+    draining: Vec<Draining>,
+}
+
+// SAFETY: the read-mark pointers point into the segment, mapped while the engine lives; they
+// are only read, under the pool's lock, by agreements that hold the engine.
+unsafe impl Send for PoolState {}
+
+impl Default for BoardPool {
+    fn default() -> Self {
+        let free = if BOARD_SLOTS == 64 { u64::MAX } else { (1 << BOARD_SLOTS) - 1 };
+        BoardPool { state: Mutex::new(PoolState { free, lent: false, clock: 0, draining: Vec::new() }) }
+    }
+}
+
+impl BoardPool {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PoolState> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// What this process offers an agreement: its free mask (nothing if lent to another) and
+    /// its clock. Slots whose last readers have all finished are free again first.
+    fn offer(&self) -> ([u64; 2], bool) {
+        let mut s = self.lock();
+        let mut back = 0;
+        s.draining.retain(|d| {
+            // SAFETY: see `PoolState`.
+            let done = d.marks.iter().all(|&m| unsafe { &*m }.load(Ordering::Acquire) >= d.last);
+            if done {
+                back |= 1 << d.slot;
+            }
+            !done
+        });
+        s.free |= back;
+        if s.lent {
+            return ([0, s.clock], false);
+        }
+        s.lent = true;
+        ([s.free, s.clock], true)
+    }
+
+    /// Takes the slot the members agreed on (`and` of the masks), if any, and returns the loan.
+    fn settle(&self, owned: bool, and: u64) -> Option<usize> {
+        let mut s = self.lock();
+        if owned {
+            s.lent = false;
+        }
+        let slot = (and != 0).then(|| and.trailing_zeros() as usize)?;
+        debug_assert!(owned && s.free & (1 << slot) != 0, "an agreed slot is free under the loan");
+        s.free &= !(1 << slot);
+        Some(slot)
+    }
+
+    /// A communicator that held `slot` up to epoch `last` is gone; its members' read marks.
+    /// (A communicator that never posted wrote nothing: `marks` empty, free at once.)
+    fn release(&self, slot: usize, last: u64, marks: Vec<*const AtomicU64>) {
+        let mut s = self.lock();
+        s.clock = s.clock.max(last);
+        s.draining.push(Draining { slot, marks, last });
+    }
+}
+
+thread_local! {
+    /// The caller of the collective being started waits for it at once (a blocking form):
+    /// only then may it run on the board, which completes inside the call.
+    static BLOCKING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` (which starts a collective and waits for it, or says `blocking` false: writes a
+/// schedule) with the blocking flag set so; restored on the way out, panics included.
+pub fn blocking<T>(blocking: bool, f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            BLOCKING.with(|b| b.set(self.0));
+        }
+    }
+    let _restore = Restore(BLOCKING.with(|b| b.replace(blocking)));
+    f()
+}
+
+/// Whether the collective being started is waited for at once ([`blocking`]).
+pub(crate) fn in_blocking_call() -> bool {
+    BLOCKING.with(Cell::get)
+}
+
+/// A communicator's board slot: where each member's lines are, and its epochs.
+pub(crate) struct Board {
+    slot: usize,
+    me: usize,
+    /// Each member's slot, in rank order.
+    lines: Vec<*mut u8>,
+    first: u64,
+    next: AtomicU64,
+    /// The lowest read mark seen last time all were read (saves reading them every post).
+    lowest: AtomicU64,
+    crowded: bool,
+}
+
+// SAFETY: the lines lie in the segment, mapped while the engine (held by the communicator that
+// holds this board) lives; each word is an atomic, and payload bytes are published by them.
+unsafe impl Send for Board {}
+unsafe impl Sync for Board {}
+
+impl Board {
+    /// Agrees on a slot for `comm` with its members (collective); `None` where a member is
+    /// off this host's billboard or no slot is free in all of them.
+    pub(crate) fn agree(comm: &Communicator) -> Result<Option<Board>> {
+        let me = comm.rank();
+        let lines = {
+            let engine = comm.engine().lock();
+            (0..comm.size()).map(|r| engine.routes().board_slot(comm.world_rank(r), 0)).collect::<Option<Vec<_>>>()
+        };
+        let pool = comm.boards();
+        let ((words, owned), on_board) = match lines {
+            Some(_) => (pool.offer(), true),
+            None => (([0, 0], false), false),
+        };
+        let mut agreed = words;
+        let outcome = comm.agree_words(super::TAG_BOARD, &mut agreed);
+        let slot = pool.settle(owned, if on_board && outcome.is_ok() { agreed[0] } else { 0 });
+        outcome?;
+        let (Some(slot), Some(lines)) = (slot, lines) else { return Ok(None) };
+        let lines = lines.into_iter().map(|base| base.wrapping_add(slot * BOARD_SLOT_BYTES)).collect();
+        let first = first_epoch(agreed[1]);
+        let crowded = comm.crowded();
+        Ok(Some(Board { slot, me, lines, first, next: AtomicU64::new(first), lowest: AtomicU64::new(0), crowded }))
+    }
+
+    /// Gives the slot back to `pool` (the communicator is gone): free again once every
+    /// member has finished reading this rank's buffers.
+    pub(crate) fn release(&self, pool: &BoardPool) {
+        let last = self.next.load(Ordering::Relaxed).saturating_sub(1);
+        let marks = match last >= self.first {
+            true => (0..self.lines.len()).map(|r| self.mark(r) as *const _).collect(),
+            false => Vec::new(),
+        };
+        pool.release(self.slot, last, marks);
+    }
+
+    pub(crate) fn size(&self) -> usize {
+        self.lines.len()
+    }
+
+    pub(crate) fn rank(&self) -> usize {
+        self.me
+    }
+
+    /// The epoch of the collective starting now.
+    pub(crate) fn epoch(&self) -> u64 {
+        let e = self.next.load(Ordering::Relaxed);
+        self.next.store(e + 1, Ordering::Relaxed);
+        e
+    }
+
+    fn mark(&self, r: usize) -> &AtomicU64 {
+        // SAFETY: the read mark opens the member's slot, 128-byte aligned (see `Board`).
+        unsafe { &*(self.lines[r] as *const AtomicU64) }
+    }
+
+    fn header(&self, r: usize, e: u64) -> *mut u8 {
+        self.lines[r].wrapping_add(LINE + buffer(e) * (LINE + DATA))
+    }
+
+    fn stamp(&self, r: usize, e: u64) -> &AtomicU64 {
+        // SAFETY: the epoch word opens the buffer's header line, inside the slot.
+        unsafe { &*(self.header(r, e) as *const AtomicU64) }
+    }
+
+    /// Where `len` bytes of member `r`'s post in epoch `e` lie: inline, or in the data area.
+    pub(crate) fn payload(&self, r: usize, e: u64, len: usize) -> *mut u8 {
+        debug_assert!(len <= DATA);
+        match len <= INLINE {
+            true => self.header(r, e).wrapping_add(INLINE_AT),
+            false => self.header(r, e).wrapping_add(LINE),
+        }
+    }
+
+    /// Posts this rank's `len` bytes for epoch `e`, written by `fill` at the pointer it is
+    /// given, once no member still reads the buffer.
+    pub(crate) fn post(&self, comm: &Communicator, e: u64, len: usize, fill: impl FnOnce(*mut u8)) {
+        if !may_post(e, self.first, self.lowest.load(Ordering::Relaxed)) {
+            let lowest = || (0..self.size()).map(|r| self.mark(r).load(Ordering::Acquire)).min().unwrap_or(e);
+            self.wait(comm, || may_post(e, self.first, lowest()));
+            self.lowest.store(lowest(), Ordering::Relaxed);
+        }
+        fill(self.payload(self.me, e, len));
+        self.stamp(self.me, e).store(e, Ordering::Release);
+    }
+
+    /// Waits until member `r` has posted in epoch `e`.
+    pub(crate) fn wait_for(&self, comm: &Communicator, r: usize, e: u64) {
+        let stamp = self.stamp(r, e);
+        self.wait(comm, || stamp.load(Ordering::Acquire) >= e);
+    }
+
+    /// Member `r`'s `len` bytes of epoch `e` (posted: [`Board::wait_for`]).
+    pub(crate) fn read(&self, r: usize, e: u64, len: usize) -> &[u8] {
+        // SAFETY: posted (the caller waited for the stamp, Acquire), and not rewritten before
+        // this rank marks epoch `e` read ([`Board::finish`]), which the borrow of `self`
+        // spans in every operation.
+        unsafe { std::slice::from_raw_parts(self.payload(r, e, len), len) }
+    }
+
+    /// This rank has read all it reads in epoch `e`.
+    pub(crate) fn finish(&self, e: u64) {
+        self.mark(self.me).store(e, Ordering::Release);
+    }
+
+    /// Polls `ready` down the engine's ladder: spin, yield, then short naps; the engine's
+    /// progress runs between looks, so point-to-point traffic a peer needs from this rank
+    /// goes on. With more ranks than cores the spin is cut short (`Backoff`).
+    pub(crate) fn wait(&self, comm: &Communicator, mut ready: impl FnMut() -> bool) {
+        if ready() {
+            return;
+        }
+        let mut ladder = Backoff::new(self.crowded);
+        let mut spins = 0u32;
+        // Where ranks outnumber cores the rank this one waits for needs its core: no spin
+        // (coll.c, 4 ranks on 2 cores, 8 B, us, 50 spins first vs none: barrier 4.9-5.2 vs
+        // 2.3-2.7, allreduce 5.9-6.3 vs 3.0-4.0, allgather 6.1-6.8 vs 1.7-4.5).
+        if self.crowded {
+            ladder.skip_spin();
+        }
+        while !ready() {
+            match ladder.step() {
+                Step::Spin => {
+                    std::hint::spin_loop();
+                    spins += 1;
+                    if spins.is_multiple_of(SPINS_PER_PROGRESS) {
+                        comm.engine().lock().progress(None);
+                    }
+                }
+                Step::Yield => {
+                    spins += 1;
+                    if spins.is_multiple_of(YIELDS_PER_PROGRESS) {
+                        comm.engine().lock().progress(None);
+                    }
+                    std::thread::yield_now();
+                }
+                Step::Sleep(d) => {
+                    comm.engine().lock().progress(None);
+                    std::thread::sleep(d.min(NAP));
+                }
+            }
+        }
+    }
+}
+
+impl Communicator {
+    /// The board and the algorithm of it, where the table (or `BB_COLL_<NAME>`) gives it
+    /// collective `what`, in which a rank posts at most `post` bytes, and the caller
+    /// `blocks` (waits for it at once: nonblocking forms keep their schedules). Agrees on the
+    /// slot at the first such call.
+    pub(crate) fn board_for(
+        &self,
+        what: Collective,
+        post: usize,
+        blocks: bool,
+    ) -> Result<Option<(&Board, &'static str)>> {
+        if !blocks {
+            return Ok(None);
+        }
+        let Some(by) = board_by(self, what, post) else { return Ok(None) };
+        let board = self.board()?;
+        if board.is_some() {
+            report(self, what, by, "", post);
+        }
+        Ok(board.map(|b| (b, by)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_buffer_is_rewritten_only_after_every_reader_finished_its_last_use() {
+        let first = 100;
+        assert!((100..100 + DEPTH).all(|e| may_post(e, first, 0)), "the first DEPTH buffers are fresh");
+        let e = first + DEPTH;
+        assert_eq!(buffer(e), buffer(first), "epoch first + DEPTH reuses the first buffer");
+        assert!(!may_post(e, first, first - 1), "a reader still on the first epoch's buffer");
+        assert!(may_post(e, first, first));
+        assert!(!may_post(e + 1, first, first) && may_post(e + 1, first, first + 1));
+    }
+
+    #[test]
+    fn a_new_communicator_starts_above_every_stale_line() {
+        // Two members used the slot up to epochs 57 and 40: the new first epoch passes both,
+        // so no stale stamp (<= 57) reads as posted, whichever buffer it lies in.
+        let clocks = [57, 40];
+        let first = first_epoch(clocks.into_iter().max().unwrap());
+        assert!(first > 57 && first + 1 > 57);
+    }
+
+    #[test]
+    fn agreed_slots_are_taken_and_come_back_once_drained() {
+        let (a, b) = (BoardPool::default(), BoardPool::default());
+        a.lock().free = 0b0110;
+        let ((wa, oa), (wb, ob)) = (a.offer(), b.offer());
+        assert!(oa && ob);
+        assert_eq!(a.settle(oa, wa[0] & wb[0]), Some(1));
+        assert_eq!(b.settle(ob, wa[0] & wb[0]), Some(1));
+        assert_eq!(a.lock().free, 0b0100);
+        // A concurrent agreement in one process gets nothing while the mask is lent.
+        let (w1, o1) = a.offer();
+        let (w2, o2) = a.offer();
+        assert!(o1 && !o2 && w2[0] == 0);
+        assert_eq!(a.settle(o2, w2[0]), None);
+        assert_eq!(a.settle(o1, w1[0]), Some(2));
+        // Freed at epoch 9 with one reader at 8: not offered until it reads 9.
+        let mark = AtomicU64::new(8);
+        a.release(1, 9, vec![&mark as *const _]);
+        assert_eq!(a.offer().0, [0, 9], "draining slot 1 is not offered; the clock passed 9");
+        a.settle(true, 0);
+        mark.store(9, Ordering::Release);
+        assert_eq!(a.offer().0[0], 0b0010);
+    }
+
+    #[test]
+    fn the_blocking_flag_is_restored_even_when_nested() {
+        assert!(!in_blocking_call());
+        blocking(true, || {
+            assert!(in_blocking_call());
+            blocking(false, || assert!(!in_blocking_call()));
+            assert!(in_blocking_call());
+        });
+        assert!(!in_blocking_call());
+    }
+}

@@ -1,0 +1,20 @@
+//! Broadcast on the board: the root posts once, every other rank copies the same bytes
+//! straight out of the root's lines (seed 004's one post read by many; inline in the header
+//! line up to 112 bytes).
+
+use super::board::Board;
+use crate::Communicator;
+
+impl Board {
+    pub(crate) fn bcast(&self, comm: &Communicator, buf: &mut [u8], root: usize) {
+        let (e, len) = (self.epoch(), buf.len());
+        if self.rank() == root {
+            // SAFETY: `post` hands this rank's buffer of at least `len` bytes.
+            self.post(comm, e, len, |at| unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), at, len) });
+        } else {
+            self.wait_for(comm, root, e);
+            buf.copy_from_slice(self.read(root, e, len));
+        }
+        self.finish(e);
+    }
+}

@@ -1,0 +1,67 @@
+//! Collectives on the board (`coll/board*.rs`), forced by `BB_COLL_<NAME>=board`, as real
+//! jobs under `bbrun` on 1 to 8 ranks (8 oversubscribe the 2 cores): bb-board runs every one
+//! back to back with varying roots, sizes and in-place forms on alternating communicators,
+//! frees and remakes them (slots reused) and makes more than there are slots, checking every
+//! result against what each rank computes alone. Each job runs under a timeout and must
+//! leave no process and no /dev/shm file behind (`bb_tests::run`).
+
+use std::time::Duration;
+
+use bb_tests::run;
+
+const T: Duration = Duration::from_secs(180);
+
+const BOARD: [(&str, &str); 8] = [
+    ("BB_COLL_BARRIER", "board"),
+    ("BB_COLL_BCAST", "board"),
+    ("BB_COLL_REDUCE", "board"),
+    ("BB_COLL_ALLREDUCE", "board"),
+    ("BB_COLL_GATHER", "board"),
+    ("BB_COLL_SCATTER", "board"),
+    ("BB_COLL_ALLGATHER", "board"),
+    ("BB_COLL_ALLTOALL", "board"),
+];
+
+/// The verbose report's line for `what` on the board, as every rank of a world of `n` prints it.
+fn on_board(err: &str, what: &str, n: usize) -> usize {
+    let head = format!("]: {what} on a communicator of {n} ranks (one host, context 1)");
+    err.lines().filter(|l| l.contains(&head) && l.contains("(board")).count()
+}
+
+#[test]
+fn every_board_collective_on_1_to_8_ranks() {
+    let env: Vec<_> = BOARD.iter().copied().chain([("BB_VERBOSE", "1")]).collect();
+    for n in 1..=8 {
+        let iters = if n > 4 { "40" } else { "120" };
+        let job = run(n, "bb-board", &[iters], &env, T);
+        job.assert_success();
+        assert!(job.stdout().contains(&format!("ok board on {n} ranks")), "{}", job.stdout());
+        let err = job.stderr();
+        for what in ["barrier", "bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall"] {
+            // A world of one rank has nobody to share a board with: the messages' paths run.
+            let want = if n == 1 { 0 } else { n };
+            assert_eq!(on_board(&err, what, n), want, "{what} on the board, {n} ranks:\n{err}");
+        }
+    }
+}
+
+#[test]
+fn the_leaders_barrier_and_the_table_choice() {
+    let leader: Vec<_> =
+        BOARD.iter().copied().map(|(k, v)| if k == "BB_COLL_BARRIER" { (k, "board-leader") } else { (k, v) }).collect();
+    for n in [2, 3, 5] {
+        run(n, "bb-board", &["60"], &leader, T).assert_success();
+        // Unforced: the table's own mix (the board where it gives it).
+        run(n, "bb-board", &["60"], &[], T).assert_success();
+    }
+}
+
+/// A rank that sleeps at once while waiting on the board (nothing rings a doorbell for a board
+/// post) still goes on: its naps are short.
+#[test]
+fn board_waiters_that_sleep_at_once_still_finish() {
+    let env: Vec<_> = BOARD.iter().copied().chain([("BB_SPIN", "1"), ("BB_YIELD", "1")]).collect();
+    for n in [2, 4] {
+        run(n, "bb-board", &["20"], &env, T).assert_success();
+    }
+}
