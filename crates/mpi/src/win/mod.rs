@@ -15,14 +15,18 @@
 //!   and synchronises through words in the segment (`shm_sync.rs`: MPI_Win_lock's
 //!   reader-writer lock, post/complete counters; fence is a memory fence and a barrier). The
 //!   target takes no part: a rank computing outside MPI stalls nobody.
-//! - **Anywhere else** (MPI_Win_create on the program's memory, MPI_Win_create_dynamic,
+//! - **The program's memory on one host** (MPI_Win_create, every member on one host):
+//!   synchronised like the above through a node segment of words only; put and get by a
+//!   single copy from the origin (`process_vm_writev/readv`, `single_copy.rs`); accumulates
+//!   through the target's handler (below), whose answers flush, unlock, fence and complete
+//!   wait for before they act on the segment's words.
+//! - **Anywhere else** (MPI_Win_create across hosts, MPI_Win_create_dynamic,
 //!   MPI_Win_allocate across hosts): an active-message handler (`serve.rs`) that the engine
 //!   runs in every round of progress. An RMA call sends its operation to the target at once,
 //!   and the target applies it whenever it is inside any MPI call; synchronisation calls wait
 //!   for the target's answers (flush, unlock) or for the ends of epochs it was sent (fence,
-//!   wait). A target that never enters MPI serves nobody on these windows: single-copy access
-//!   to created windows (`process_vm_readv`) and a progress thread across hosts are still to
-//!   come.
+//!   wait). A target that never enters MPI serves nobody on these windows: a progress thread
+//!   across hosts is still to come.
 //!
 //! Errors of window calls go through the window's error handler (MPI_ERRORS_ARE_FATAL unless
 //! the program sets another; windows do not inherit their communicator's); errors of the
@@ -39,6 +43,7 @@ mod segment;
 mod serve;
 mod shared;
 mod shm_sync;
+mod single_copy;
 mod target;
 
 use std::ffi::{c_char, c_int, c_void};
@@ -132,12 +137,21 @@ pub(crate) struct Win {
     /// library allocated the memory (MPI_Win_allocate, MPI_Win_allocate_shared): then every
     /// operation and synchronisation is done by the origin in shared memory.
     node: Option<Arc<segment::Segment>>,
+    /// MPI_Win_create on one host: where every member's window lies, for put and get by
+    /// single copy (`single_copy.rs`); then `node` holds only the synchronisation words.
+    reach: Option<single_copy::Reach>,
     /// Per target: MPI_Win_post's of it consumed by MPI_Win_start here (node windows).
     started: Vec<u64>,
     _memory: Option<Memory>,
 }
 
 impl Win {
+    /// Whether the origin does every operation itself in the node segment (the window's
+    /// memory is there), so none waits for the target's handler.
+    fn direct(&self) -> bool {
+        self.node.is_some() && self.reach.is_none()
+    }
+
     /// The window rank of each member of `group` (world ranks), or which is not a member.
     fn ranks_of(&self, group: &[usize]) -> Res<Vec<usize>> {
         let members: Vec<usize> = (0..self.comm.size()).map(|r| self.comm.world_rank(r)).collect();
@@ -305,6 +319,7 @@ fn create(
         service,
         regions,
         node: None,
+        reach: None,
         started: vec![0; n],
         _memory: memory,
     };
@@ -362,7 +377,27 @@ pub unsafe extern "C" fn PMPI_Win_create(
         if base.is_null() && size > 0 {
             return Err(err(MPI_ERR_BASE, format!("NULL base for a window of {size} bytes")));
         }
+        // On one host, a node segment of synchronisation words only (no data parts) and
+        // everyone's window address for single copies; every member decides alike, as in
+        // MPI_Win_allocate.
+        let (parent, _) = crate::comm_create::take(comm)?;
+        let mut needed = 0;
+        let node = match SHM_WINDOWS.get() != 0 && segment::one_host(&parent)?.is_ok() {
+            true => segment::allocate(0, &parent, &mut needed)?,
+            false => None,
+        };
         *win = create(base.cast(), size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, None, None)?;
+        if let Some(seg) = node {
+            let private = state::with(|m| m.win(*win).map(|w| w.comm.clone())).expect("MPI is running")?;
+            let reach = single_copy::Reach::exchange(&private, base.cast())?;
+            state::with(|m| {
+                m.win_mut(*win).map(|w| {
+                    w.node = Some(Arc::new(seg));
+                    w.reach = Some(reach);
+                })
+            })
+            .expect("MPI is running")?;
+        }
         Ok(())
     })
 }
@@ -408,7 +443,7 @@ pub unsafe extern "C" fn PMPI_Win_allocate(
 pub(crate) static SHM_WINDOWS: billboard::tunables::Tunable = billboard::tunables::Tunable::new(
     "BB_RMA_SHM",
     1,
-    "MPI_Win_allocate on one host in shared memory, RMA done by the origin (0: every operation through the target's handler)",
+    "MPI_Win_allocate on one host in shared memory, RMA done by the origin; MPI_Win_create on one host synchronised there (0: every operation through the target's handler)",
 );
 
 #[no_mangle]

@@ -137,7 +137,7 @@ fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce
     let rc = win_call(function, win, |m| {
         body(m)?;
         let w = m.win_mut(win)?;
-        if w.node.is_none() {
+        if !w.direct() {
             waits = super::passive::start_self_flush(w, rank)?;
         }
         Ok(())
@@ -269,13 +269,24 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
     let w = m.win_mut(win)?;
     w.issued = true;
     if w.node.is_some() {
-        // A window in the node segment: the origin does the operation itself, now.
+        // Synchronised in the node segment: a lock_all epoch's lock of this target first.
         if let Epoch::Lock { all: true } = w.epoch {
             lock_all_lazily(w, target);
         }
-        let seg = w.node.as_ref().expect("a node window");
-        super::direct::operate(seg, target, &access, &data, result)?;
-        return Ok(None);
+        match &mut w.reach {
+            // The program's memory: put and get by single copy, the rest by the handler.
+            Some(reach) => {
+                if reach.copy(target, &access, &data, result.as_ref())? {
+                    return Ok(None);
+                }
+            }
+            // The window is in the segment: the origin does the operation itself, now.
+            None => {
+                let seg = w.node.as_ref().expect("a node window");
+                super::direct::operate(seg, target, &access, &data, result)?;
+                return Ok(None);
+            }
+        }
     }
     // The request: its header, the operation's, then the origin data straight from the views.
     let data_len: usize = data.iter().map(|v| v.len()).sum();
