@@ -50,5 +50,10 @@ mod topo;
 mod topo_graph;
 mod unsupported;
 mod win;
+
+/// The MPI library's tunables, for `bbrun --info`.
+pub fn tunables() -> [&'static billboard::tunables::Tunable; 2] {
+    win::tunables()
+}
 #[cfg(target_arch = "x86_64")]
 mod x87;

@@ -446,6 +446,11 @@ pub(crate) static SHM_WINDOWS: billboard::tunables::Tunable = billboard::tunable
     "MPI_Win_allocate on one host in shared memory, RMA done by the origin; MPI_Win_create on one host synchronised there (0: every operation through the target's handler)",
 );
 
+/// The windows' tunables, for `bbrun --info`.
+pub(crate) fn tunables() -> [&'static billboard::tunables::Tunable; 2] {
+    [&SHM_WINDOWS, &single_copy::SINGLE_COPY]
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_free(win: *mut MPI_Win) -> c_int {
     let h = if win.is_null() { MPI_WIN_NULL } else { *win };
