@@ -64,6 +64,11 @@ pub(crate) fn start_self_flush(w: &mut Win, rank: c_int) -> Res<Vec<Wait>> {
     {
         return Ok(Vec::new());
     }
+    if w.reach.is_some() && !w.targets[me].unflushed && w.targets[me].waits.is_empty() {
+        // A created window's put or get to itself was a copy, done; only what went to the
+        // handler (unflushed, or an answer awaited) has to be waited for.
+        return Ok(Vec::new());
+    }
     w.targets[me].unflushed = true;
     start_flush(&w.comm, me, &mut w.targets[me], false)
 }
