@@ -267,8 +267,28 @@ fn flush(call: &'static str, win: MPI_Win, rank: Option<c_int>, local: bool) -> 
     })
 }
 
+/// MPI_Win_flush(_local) of a locked target of a window whose origin did every operation
+/// itself (in a node segment): only the memory order of `shm_sync.rs`, with no error handler
+/// to set up and no list of waits. `None`: anything else, for [`flush`] (which also reports
+/// what is wrong). Nothing here can panic.
+#[inline(always)]
+fn flush_direct(win: MPI_Win, rank: c_int) -> Option<c_int> {
+    state::with(|m| {
+        let w = m.win(win).ok()?;
+        let locked = usize::try_from(rank).ok().and_then(|r| w.targets.get(r)).is_some_and(|t| t.lock != 0);
+        (locked && w.direct() && matches!(w.epoch, Epoch::Lock { .. })).then(|| {
+            shm_sync::complete_stores();
+            MPI_SUCCESS
+        })
+    })
+    .flatten()
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_flush(rank: c_int, win: MPI_Win) -> c_int {
+    if let Some(rc) = flush_direct(win, rank) {
+        return rc;
+    }
     flush("MPI_Win_flush", win, Some(rank), false)
 }
 
@@ -279,6 +299,9 @@ pub unsafe extern "C" fn PMPI_Win_flush_all(win: MPI_Win) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_flush_local(rank: c_int, win: MPI_Win) -> c_int {
+    if let Some(rc) = flush_direct(win, rank) {
+        return rc;
+    }
     flush("MPI_Win_flush_local", win, Some(rank), true)
 }
 
