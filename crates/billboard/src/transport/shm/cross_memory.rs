@@ -55,7 +55,13 @@ pub unsafe fn copy_iov(
     mut remote: &mut [libc::iovec],
     dir: Direction,
 ) -> io::Result<()> {
-    while !local.is_empty() && !remote.is_empty() {
+    loop {
+        // Empty pieces first: a call with nothing to move moves nothing, which is no error.
+        local = advance_iovecs(local, 0);
+        remote = advance_iovecs(remote, 0);
+        if local.is_empty() || remote.is_empty() {
+            break;
+        }
         let (lb, rb) = (local.len().min(IOV_MAX) as libc::c_ulong, remote.len().min(IOV_MAX) as libc::c_ulong);
         let n = match dir {
             Direction::Read => libc::process_vm_readv(pid, local.as_ptr(), lb, remote.as_ptr(), rb, 0),
@@ -84,4 +90,34 @@ pub unsafe fn copy(pid: libc::pid_t, local: *mut u8, remote: u64, len: usize, di
     let mut mine = [libc::iovec { iov_base: local.cast(), iov_len: len }];
     let mut theirs = [libc::iovec { iov_base: remote as usize as *mut libc::c_void, iov_len: len }];
     copy_iov(pid, &mut mine, &mut theirs, dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Nothing to move is no error (a zero-byte single copy once failed as "moved nothing" and
+    /// sent messages down the fallback path), and empty pieces among others are skipped.
+    #[test]
+    fn empty_copies_and_empty_pieces_move_what_there_is() {
+        let pid = std::process::id() as libc::pid_t;
+        let src = [1u8, 2, 3, 4];
+        let mut dst = [0u8; 4];
+        // SAFETY: both buffers are ours, for their lengths.
+        unsafe {
+            copy(pid, dst.as_mut_ptr(), src.as_ptr() as u64, 0, Direction::Read).expect("zero bytes");
+            let mut local = [
+                libc::iovec { iov_base: dst.as_mut_ptr().cast(), iov_len: 0 },
+                libc::iovec { iov_base: dst.as_mut_ptr().cast(), iov_len: 4 },
+            ];
+            let mut remote = [
+                libc::iovec { iov_base: src.as_ptr() as *mut libc::c_void, iov_len: 2 },
+                libc::iovec { iov_base: src.as_ptr() as *mut libc::c_void, iov_len: 0 },
+                libc::iovec { iov_base: src.as_ptr().add(2) as *mut libc::c_void, iov_len: 2 },
+                libc::iovec { iov_base: src.as_ptr() as *mut libc::c_void, iov_len: 0 },
+            ];
+            copy_iov(pid, &mut local, &mut remote, Direction::Read).expect("pieces");
+        }
+        assert_eq!(dst, src);
+    }
 }
