@@ -12,10 +12,12 @@
  *               per acquisition (trial time / acquisitions of all ranks).
  *   fence       MPI_Put of SIZE bytes to the right neighbour + MPI_Win_fence, every rank;
  *               per epoch; sizes 8 B, 8 KiB, 1 MiB unless --sizes.
- * Windows come from MPI_Win_allocate. A trial batches min(16, 64 KiB / size) operations
- * (at least 1).
+ *   get_flush   MPI_Get of SIZE bytes + MPI_Win_flush under MPI_Win_lock_all, rank 0 from
+ *               rank 1 (waiting in MPI_Barrier); per operation; sizes as for fence.
+ * Windows come from MPI_Win_allocate, or with --create from MPI_Win_create on memory of the
+ * program's own (malloc). A trial batches min(16, 64 KiB / size) operations (at least 1).
  *
- * Usage: rma put_flush|fetch_op|cas|lock|fence [--trials N] [--sizes 8,8K,1M]
+ * Usage: rma put_flush|fetch_op|cas|lock|fence|get_flush [--trials N] [--sizes 8,8K,1M] [--create]
  * Prints: test size_bytes median_us min_us mean_us
  */
 #define _POSIX_C_SOURCE 200809L
@@ -71,9 +73,11 @@ int main(int argc, char **argv)
     const char *test = argc > 1 ? argv[1] : "put_flush";
     int trials = 200;
     long sizes[16] = {8, 8 << 10, 1 << 20};
-    int nsizes = 3;
+    int nsizes = 3, create = 0;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--trials") && i + 1 < argc)
+        if (!strcmp(argv[i], "--create"))
+            create = 1;
+        else if (!strcmp(argv[i], "--trials") && i + 1 < argc)
             trials = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
             nsizes = 0;
@@ -91,7 +95,12 @@ int main(int argc, char **argv)
             maxsize = sizes[s];
     char *mem, *src = calloc(1, (size_t)maxsize);
     MPI_Win win;
-    MPI_Win_allocate(maxsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    if (create) {
+        mem = malloc((size_t)maxsize);
+        MPI_Win_create(mem, maxsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    } else {
+        MPI_Win_allocate(maxsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    }
     memset(mem, 0, (size_t)maxsize);
     if (me == 0)
         printf("%-10s %8s %10s %10s %10s   (%d ranks, %d trials)\n", "test", "bytes", "median_us", "min_us",
@@ -158,10 +167,35 @@ int main(int argc, char **argv)
                 report(test, size, t, trials, batch);
         }
         MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+    } else if (!strcmp(test, "get_flush")) {
+        char *dst = calloc(1, (size_t)maxsize);
+        MPI_Win_lock_all(0, win);
+        for (int s = 0; s < nsizes; s++) {
+            long size = sizes[s];
+            int batch = size >= 65536 ? 1 : (int)(65536 / size > 16 ? 16 : 65536 / size);
+            if (me == 0 && n > 1) {
+                for (int k = 0; k < warm + trials; k++) {
+                    double t0 = now_s();
+                    for (int b = 0; b < batch; b++) {
+                        MPI_Get(dst, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, win);
+                        MPI_Win_flush(1, win);
+                    }
+                    if (k >= warm)
+                        t[k - warm] = now_s() - t0;
+                }
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (me == 0)
+                report(test, size, t, trials, batch);
+        }
+        MPI_Win_unlock_all(win);
+        free(dst);
     } else if (me == 0) {
         fprintf(stderr, "unknown test %s\n", test);
     }
     MPI_Win_free(&win);
+    if (create)
+        free(mem);
     free(src);
     free(t);
     MPI_Finalize();

@@ -8,7 +8,8 @@
 #
 # Environment: BBRUN (default dist/bin/bbrun), BBRUN_BEFORE (another build's bbrun: a
 # "before" column, same rounds), TESTS (default "put_flush:2 fetch_op:2 cas:2 lock:2 lock:8
-# fence:2"), SIZES (fence; default 8,8K,1M), TRIALS (default 200), ROUNDS (default 5),
+# fence:2"), SIZES (fence, get_flush; default 8,8K,1M), WINDOW (allocate, the default, or
+# create: MPI_Win_create on malloc'd memory), TRIALS (default 200), ROUNDS (default 5),
 # CHRT (default "chrt -f 10" when root, for runs with no more ranks than cores: bench/README.md,
 # "On a busy machine"), RUN_TIMEOUT
 # (default 120 s per run).
@@ -23,6 +24,8 @@ SIZES=${SIZES:-8,8K,1M}
 TRIALS=${TRIALS:-200}
 ROUNDS=${ROUNDS:-5}
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
+WINDOW=${WINDOW:-allocate}
+FLAVOR=$([ "$WINDOW" = create ] && echo "--create" || echo "")
 if [ -z "${CHRT+x}" ]; then CHRT=$([ "$(id -u)" = 0 ] && echo "chrt -f 10" || echo ""); fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 log() { printf 'rma.sh: %s\n' "$*" >&2; }
@@ -38,12 +41,12 @@ run() { # name test ranks command...
     # core to one of the same priority): MPICH's lock at 8 ranks then takes minutes.
     [ "$np" -gt "$(nproc)" ] && chrt=""
     # shellcheck disable=SC2086
-    timeout -k 10 "$RUN_TIMEOUT" $chrt "$@" "$test" --trials "$TRIALS" --sizes "$SIZES" </dev/null 2>"$RESULTS/$name.err" |
+    timeout -k 10 "$RUN_TIMEOUT" $chrt "$@" "$test" --trials "$TRIALS" --sizes "$SIZES" $FLAVOR </dev/null 2>"$RESULTS/$name.err" |
         awk -v name="$name" -v np="$np" '$2 ~ /^[0-9]+$/ { print name, $1, np, $2, $3 }' >>"$RESULTS/all.txt" ||
         log "$name $test -n $np failed: $(tail -n 1 "$RESULTS/$name.err")"
 }
 for round in $(seq "$ROUNDS"); do
-    log "round $round (load $(cut -d' ' -f1-3 /proc/loadavg))"
+    log "round $round, $WINDOW windows (load $(cut -d' ' -f1-3 /proc/loadavg))"
     # shellcheck disable=SC2086
     timeout 60 $CHRT "$(dirname "$BBRUN")/bb-bench" floor --sizes 8 --csv 2>/dev/null |
         awk -F, 'NR > 1 { print "floor", "store_flag", 2, $1, $3 }' >>"$RESULTS/all.txt"

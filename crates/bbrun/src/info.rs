@@ -6,7 +6,7 @@ use billboard::tunables::{self, Switch, Tunable};
 
 pub fn print() {
     let ours: [&Tunable; 1] = [&crate::agent_link::GREETING_WAIT];
-    let all: Vec<&Tunable> = tunables::all().chain(ours).chain(pvm::task::tunables()).collect();
+    let all: Vec<&Tunable> = tunables::all().chain(ours).chain(mpi::tunables()).chain(pvm::task::tunables()).collect();
     print!("{}", table(&all));
     print!("\n{}", switches_text(&tunables::switches().collect::<Vec<_>>()));
 }

@@ -9,8 +9,12 @@ fn info_lists_every_tunable_with_value_and_origin() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let line = out.stdout.lines().find(|l| l.starts_with("BB_EAGER_INLINE ")).expect("BB_EAGER_INLINE listed");
     assert!(line.contains("default"), "{line}");
-    for t in billboard::tunables::all() {
+    for t in billboard::tunables::all().iter().chain(&mpi::tunables()).chain(&pvm::task::tunables()) {
         assert!(out.stdout.contains(t.env), "{} missing", t.env);
+    }
+    // The MPI library's own: where windows live, and single copy to created ones.
+    for env in ["BB_RMA_SHM", "BB_RMA_SINGLE_COPY"] {
+        assert!(out.stdout.lines().any(|l| l.starts_with(&format!("{env} "))), "{env} missing");
     }
 }
 

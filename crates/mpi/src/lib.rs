@@ -50,5 +50,10 @@ mod topo;
 mod topo_graph;
 mod unsupported;
 mod win;
+
+/// The MPI library's own tunables (its MPI_T category "rma"), for `bbrun --info`.
+pub fn tunables() -> impl Iterator<Item = &'static billboard::tunables::Tunable> {
+    tool::RMA.tunables.iter().copied()
+}
 #[cfg(target_arch = "x86_64")]
 mod x87;

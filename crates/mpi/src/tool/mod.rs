@@ -17,6 +17,8 @@ mod cvar;
 pub(crate) mod pvar;
 mod registry;
 
+pub(crate) use registry::RMA;
+
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -40,10 +40,10 @@ pub(super) struct Registry {
 }
 
 /// This library's own layer: one-sided communication.
-static RMA: tunables::Layer = tunables::Layer {
+pub(crate) static RMA: tunables::Layer = tunables::Layer {
     name: "rma",
-    doc: "one-sided communication: where windows live",
-    tunables: &[&crate::win::SHM_WINDOWS],
+    doc: "one-sided communication: where windows live, how origins reach them",
+    tunables: &[&crate::win::SHM_WINDOWS, &crate::win::SINGLE_COPY],
     switches: &[],
 };
 

@@ -22,7 +22,7 @@ use crate::state::Mpi;
 #[inline(always)]
 pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
     let w = m.win_mut(win).ok()?;
-    let seg = w.node.as_ref()?;
+    let seg = w.node.as_ref().filter(|_| w.reach.is_none())?;
     let size = builtin_datatype_size(c.target_type).filter(|&s| s > 0)?;
     let count = usize::try_from(c.target_count).ok().filter(|&n| n > 0)?;
     let origin = c.origin.filter(|_| c.op != MPI_NO_OP || c.kind == Kind::CompareAndSwap);

@@ -13,7 +13,9 @@
 //!
 //! A window in a node segment (`segment.rs`) needs none of that: its origins did their
 //! operations themselves when they issued them, so its fence is a barrier through the
-//! segment (each member's count of fences entered) and a memory fence.
+//! segment (each member's count of fences entered) and a memory fence. A created window on
+//! one host (`single_copy.rs`) has the same barrier, after the answers of the accumulates its
+//! origins sent to the handlers.
 
 use std::ffi::c_int;
 use std::sync::atomic::Ordering;
@@ -21,7 +23,7 @@ use std::sync::Arc;
 
 use billboard::Communicator;
 
-use super::origin::{finish_all, send, Wait};
+use super::origin::{finish_all, send, start_flush, Wait};
 use super::segment::Segment;
 use super::serve::{Counters, Request as Ask};
 use super::{shm_sync, Epoch};
@@ -32,7 +34,8 @@ use crate::state;
 /// What a fence waits for: a node window's barrier, or the handler's markers (the
 /// communicator, the marker counts, the answers outstanding, the counts that end this fence).
 enum Fence {
-    Node(Communicator, Arc<Segment>),
+    /// The barrier, after the waits for a created window's handler answers (none otherwise).
+    Node(Communicator, Arc<Segment>, Vec<Wait>),
     Handler(Communicator, Arc<Counters>, Vec<Wait>, Vec<usize>),
 }
 
@@ -61,8 +64,16 @@ pub(crate) fn fence(assert: c_int, win: MPI_Win) -> Res {
         }
         w.epoch = if assert & MPI_MODE_NOSUCCEED != 0 { Epoch::Closed } else { Epoch::Fence };
         w.issued = false;
-        if let Some(seg) = &w.node {
-            return Ok(Fence::Node(w.comm.clone(), seg.clone()));
+        if let Some(seg) = w.node.clone() {
+            // A created window's accumulates went to their targets' handlers: their answers
+            // first (a target in this fence serves them while it waits).
+            let mut waits = Vec::new();
+            if !w.direct() {
+                for (r, t) in w.targets.iter_mut().enumerate() {
+                    waits.append(&mut start_flush(&w.comm, r, t, false)?);
+                }
+            }
+            return Ok(Fence::Node(w.comm.clone(), seg, waits));
         }
         let mut waits: Vec<Wait> = Vec::new();
         for (r, t) in w.targets.iter_mut().enumerate() {
@@ -76,11 +87,14 @@ pub(crate) fn fence(assert: c_int, win: MPI_Win) -> Res {
     })
     .expect("MPI is running")?;
     let (comm, counters, waits, wanted) = match fence {
-        Fence::Node(comm, seg) => {
-            // Every operation of the epoch was done by its origin when issued: what is left
-            // is a barrier, by each member's count of fences entered. The count's Release
-            // store follows this process's stores (puts), the Acquire loads of the others'
-            // precede its next accesses; no message.
+        Fence::Node(comm, seg, waits) => {
+            // Every operation of the epoch was done by its origin when issued (or answered
+            // by the handler): what is left is a barrier, by each member's count of fences
+            // entered. The count's Release store follows this process's stores (puts), the
+            // Acquire loads of the others' precede its next accesses; no message.
+            if !waits.is_empty() {
+                finish_all(waits)?;
+            }
             let me = comm.rank();
             let k = seg.fences(me).load(Ordering::Relaxed) + 1;
             seg.fences(me).store(k, Ordering::Release);

@@ -1,7 +1,7 @@
-//! Windows (MPI 3.1 chapter 11, one-sided communication): creation (MPI_Win_create,
-//! MPI_Win_allocate, MPI_Win_create_dynamic with attach/detach; MPI_Win_allocate_shared in
-//! `shared.rs`), MPI_Win_free, names, group, info, the predefined attributes, and window
-//! error handlers. The RMA calls are in `rma.rs`;
+//! Windows (MPI 3.1 chapter 11, one-sided communication): the window table, MPI_Win_free,
+//! names, group, info, the predefined attributes, and window error handlers. Creation
+//! (MPI_Win_create, MPI_Win_allocate, MPI_Win_create_dynamic with attach/detach) is in
+//! `create.rs`, MPI_Win_allocate_shared in `shared.rs`. The RMA calls are in `rma.rs`;
 //! each synchronisation has its file: `fence.rs`, `passive.rs` (lock, unlock, flush, sync),
 //! `pscw.rs` (post, start, complete, wait, test); `origin.rs` is what they share at the
 //! origin, `serve.rs` the target's handler, `target.rs` the operations' format and effect.
@@ -15,19 +15,24 @@
 //!   and synchronises through words in the segment (`shm_sync.rs`: MPI_Win_lock's
 //!   reader-writer lock, post/complete counters; fence is a memory fence and a barrier). The
 //!   target takes no part: a rank computing outside MPI stalls nobody.
-//! - **Anywhere else** (MPI_Win_create on the program's memory, MPI_Win_create_dynamic,
+//! - **The program's memory on one host** (MPI_Win_create, every member on one host):
+//!   synchronised like the above through a node segment of words only; put and get by a
+//!   single copy from the origin (`process_vm_writev/readv`, `single_copy.rs`); accumulates
+//!   through the target's handler (below), whose answers flush, unlock, fence and complete
+//!   wait for before they act on the segment's words.
+//! - **Anywhere else** (MPI_Win_create across hosts, MPI_Win_create_dynamic,
 //!   MPI_Win_allocate across hosts): an active-message handler (`serve.rs`) that the engine
 //!   runs in every round of progress. An RMA call sends its operation to the target at once,
 //!   and the target applies it whenever it is inside any MPI call; synchronisation calls wait
 //!   for the target's answers (flush, unlock) or for the ends of epochs it was sent (fence,
-//!   wait). A target that never enters MPI serves nobody on these windows: single-copy access
-//!   to created windows (`process_vm_readv`) and a progress thread across hosts are still to
-//!   come.
+//!   wait). A target that never enters MPI serves nobody on these windows: a progress thread
+//!   across hosts is still to come.
 //!
 //! Errors of window calls go through the window's error handler (MPI_ERRORS_ARE_FATAL unless
 //! the program sets another; windows do not inherit their communicator's); errors of the
 //! creating calls, before there is a window, through the communicator's.
 
+mod create;
 mod direct;
 mod fast;
 mod fence;
@@ -39,15 +44,20 @@ mod segment;
 mod serve;
 mod shared;
 mod shm_sync;
+mod single_copy;
 mod target;
 
-use std::ffi::{c_char, c_int, c_void};
+pub(crate) use create::SHM_WINDOWS;
+use create::{check_shape, create, Memory};
+pub(crate) use single_copy::SINGLE_COPY;
+
+use std::ffi::{c_char, c_int};
 use std::sync::Arc;
 
 use billboard::Communicator;
 
 use crate::abi::*;
-use crate::error::{call_unlocked, copy_out, err, out, MpiError, Res};
+use crate::error::{copy_out, err, out, MpiError, Res};
 use crate::state::{self, Mpi};
 
 /// Windows by handle (direct handles of object type [`object_type::WIN`]).
@@ -55,32 +65,6 @@ use crate::state::{self, Mpi};
 pub(crate) struct Wins {
     table: Vec<Option<Win>>,
     free: Vec<u32>,
-}
-
-/// Memory a window allocated itself (MPI_Win_allocate): zeroed, 64-byte aligned.
-struct Memory {
-    ptr: *mut u8,
-    layout: std::alloc::Layout,
-}
-
-impl Memory {
-    fn new(bytes: usize) -> Res<Memory> {
-        let layout = std::alloc::Layout::from_size_align(bytes.max(1), 64)
-            .map_err(|_| err(MPI_ERR_SIZE, format!("cannot allocate a window of {bytes} bytes")))?;
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(err(MPI_ERR_NO_MEM, format!("cannot allocate a window of {bytes} bytes")));
-        }
-        Ok(Memory { ptr, layout })
-    }
-}
-
-impl Drop for Memory {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `Memory::new` with this layout, freed once.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
-    }
 }
 
 /// Values of the predefined attributes: the program gets pointers to them, so they live in a
@@ -132,12 +116,21 @@ pub(crate) struct Win {
     /// library allocated the memory (MPI_Win_allocate, MPI_Win_allocate_shared): then every
     /// operation and synchronisation is done by the origin in shared memory.
     node: Option<Arc<segment::Segment>>,
+    /// MPI_Win_create on one host: where every member's window lies, for put and get by
+    /// single copy (`single_copy.rs`); then `node` holds only the synchronisation words.
+    reach: Option<single_copy::Reach>,
     /// Per target: MPI_Win_post's of it consumed by MPI_Win_start here (node windows).
     started: Vec<u64>,
     _memory: Option<Memory>,
 }
 
 impl Win {
+    /// Whether the origin does every operation itself in the node segment (the window's
+    /// memory is there), so none waits for the target's handler.
+    fn direct(&self) -> bool {
+        self.node.is_some() && self.reach.is_none()
+    }
+
     /// The window rank of each member of `group` (world ranks), or which is not a member.
     fn ranks_of(&self, group: &[usize]) -> Res<Vec<usize>> {
         let members: Vec<usize> = (0..self.comm.size()).map(|r| self.comm.world_rank(r)).collect();
@@ -257,160 +250,6 @@ pub(crate) fn predefined_attr(m: &Mpi, win: MPI_Win, keyval: c_int) -> Option<us
 pub(crate) fn predefined_key(keyval: c_int) -> bool {
     matches!(keyval, MPI_WIN_BASE | MPI_WIN_SIZE | MPI_WIN_DISP_UNIT | MPI_WIN_CREATE_FLAVOR | MPI_WIN_MODEL)
 }
-
-/// The collective part of window creation: a private communicator, every member's size
-/// and displacement unit, and the handler that serves the window here.
-#[allow(clippy::too_many_arguments)]
-fn create(
-    base: *mut u8,
-    size: MPI_Aint,
-    disp_unit: c_int,
-    info: MPI_Info,
-    comm: MPI_Comm,
-    flavor: c_int,
-    memory: Option<Memory>,
-    regions: Option<serve::Regions>,
-) -> Res<MPI_Win> {
-    let (parent, _) = crate::comm_create::take(comm)?;
-    state::with(|m| m.check_info(info)).expect("MPI is running")?;
-    let private = parent.dup()?;
-    let n = private.size();
-    let mine: Vec<u8> = [size, disp_unit as i64].iter().flat_map(|w| w.to_ne_bytes()).collect();
-    let mut all = vec![0u8; 16 * n];
-    let layout: Vec<(usize, usize)> = (0..n).map(|r| (16 * r, 16)).collect();
-    private.allgatherv_bytes(&mine, &mut all, &layout)?;
-    let word = |i: usize| i64::from_ne_bytes(all[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-    let peers = (0..n).map(|r| (word(2 * r) as usize, word(2 * r + 1))).collect();
-    let attrs = Box::new(Predefined { size, disp_unit, flavor, model: MPI_WIN_UNIFIED });
-    let counters = Arc::new(serve::Counters::new(n));
-    let place = match &regions {
-        Some(r) => serve::Memory::Dynamic(r.clone()),
-        None => serve::Memory::Fixed { base: base as usize, size: size as usize },
-    };
-    let exposure = serve::Exposure::new(place, counters.clone(), n, private.rank());
-    let service = private.serve(serve::TAG_REQUEST, Box::new(exposure))?;
-    let w = Win {
-        comm: private,
-        base,
-        peers,
-        attrs,
-        errhandler: MPI_ERRORS_ARE_FATAL,
-        name: String::new(),
-        epoch: Epoch::Closed,
-        issued: false,
-        targets: (0..n).map(|_| origin::Target::default()).collect(),
-        counters,
-        seen: vec![0; n],
-        exposed: None,
-        service,
-        regions,
-        node: None,
-        started: vec![0; n],
-        _memory: memory,
-    };
-    Ok(state::with(|m| m.add_win(w)).expect("MPI is running"))
-}
-
-/// The large-count window constructors (`MPI_Win_create_c`, ...) take the displacement unit
-/// as an `MPI_Aint`; windows keep it as an int, as MPICH's do, so a larger one is refused.
-macro_rules! aint_disp_unit {
-    ($cname:ident => $name:path, $function:literal, ($($arg:ident: $ty:ty),*), $disp_unit:ident, $comm:ident) => {
-        #[no_mangle]
-        pub unsafe extern "C" fn $cname($($arg: $ty),*) -> c_int {
-            match c_int::try_from($disp_unit) {
-                Ok($disp_unit) => $name($($arg),*),
-                Err(_) => crate::error::call($function, $comm, |_| {
-                    Err(err(MPI_ERR_DISP, format!("displacement unit {} is larger than an int", $disp_unit)))
-                }),
-            }
-        }
-    };
-}
-
-aint_disp_unit!(PMPI_Win_create_c => PMPI_Win_create, "MPI_Win_create_c",
-    (base: *mut c_void, size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win),
-    disp_unit, comm);
-aint_disp_unit!(PMPI_Win_allocate_c => PMPI_Win_allocate, "MPI_Win_allocate_c",
-    (size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win),
-    disp_unit, comm);
-aint_disp_unit!(PMPI_Win_allocate_shared_c => shared::PMPI_Win_allocate_shared, "MPI_Win_allocate_shared_c",
-    (size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win),
-    disp_unit, comm);
-
-fn check_shape(size: MPI_Aint, disp_unit: c_int) -> Res {
-    if size < 0 {
-        return Err(err(MPI_ERR_SIZE, format!("negative window size {size}")));
-    }
-    if disp_unit <= 0 {
-        return Err(err(MPI_ERR_DISP, format!("displacement unit {disp_unit}: it must be positive")));
-    }
-    Ok(())
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create(
-    base: *mut c_void,
-    size: MPI_Aint,
-    disp_unit: c_int,
-    info: MPI_Info,
-    comm: MPI_Comm,
-    win: *mut MPI_Win,
-) -> c_int {
-    call_unlocked("MPI_Win_create", comm, || {
-        let win = out(win, "win")?;
-        check_shape(size, disp_unit)?;
-        if base.is_null() && size > 0 {
-            return Err(err(MPI_ERR_BASE, format!("NULL base for a window of {size} bytes")));
-        }
-        *win = create(base.cast(), size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, None, None)?;
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate(
-    size: MPI_Aint,
-    disp_unit: c_int,
-    info: MPI_Info,
-    comm: MPI_Comm,
-    baseptr: *mut c_void,
-    win: *mut MPI_Win,
-) -> c_int {
-    call_unlocked("MPI_Win_allocate", comm, || {
-        let win = out(win, "win")?;
-        let baseptr = out(baseptr as *mut *mut c_void, "baseptr")?;
-        check_shape(size, disp_unit)?;
-        let (parent, _) = crate::comm_create::take(comm)?;
-        let mut needed = 0;
-        // Every member decides alike: hosts are known to all, the variable is the job's, and
-        // rank 0 tells all whether /dev/shm has room (if not, private memory as below).
-        let seg = match SHM_WINDOWS.get() != 0 && segment::one_host(&parent)?.is_ok() {
-            true => segment::allocate(size as usize, &parent, &mut needed)?,
-            false => None,
-        };
-        if let Some(seg) = seg {
-            let seg = Arc::new(seg);
-            let base = if size == 0 { std::ptr::null_mut() } else { seg.part(parent.rank()).0 };
-            *win = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, None, None)?;
-            state::with(|m| m.win_mut(*win).map(|w| w.node = Some(seg))).expect("MPI is running")?;
-            *baseptr = base.cast();
-            return Ok(());
-        }
-        let memory = Memory::new(size as usize)?;
-        let base = if size == 0 { std::ptr::null_mut() } else { memory.ptr };
-        *win = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, Some(memory), None)?;
-        *baseptr = base.cast();
-        Ok(())
-    })
-}
-
-/// Whether MPI_Win_allocate places a window whose members share a host in one node segment.
-pub(crate) static SHM_WINDOWS: billboard::tunables::Tunable = billboard::tunables::Tunable::new(
-    "BB_RMA_SHM",
-    1,
-    "MPI_Win_allocate on one host in shared memory, RMA done by the origin (0: every operation through the target's handler)",
-)
-.read_at(billboard::tunables::Effect::EachCollective);
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_free(win: *mut MPI_Win) -> c_int {
@@ -542,57 +381,6 @@ pub unsafe extern "C" fn PMPI_Win_call_errhandler(win: MPI_Win, errorcode: c_int
             // MPI_ERRORS_ARE_FATAL (or ABORT): the predefined handler ends the job.
             crate::error::raise("MPI_Win_call_errhandler", eh, win, err(errorcode, "called by the program"));
         }
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> c_int {
-    call_unlocked("MPI_Win_create_dynamic", comm, || {
-        let win = out(win, "win")?;
-        let regions = serve::Regions::default();
-        *win = create(std::ptr::null_mut(), 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC, None, Some(regions))?;
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_attach(win: MPI_Win, base: *mut c_void, size: MPI_Aint) -> c_int {
-    win_call("MPI_Win_attach", win, |m| {
-        let w = m.win(win)?;
-        let regions = w
-            .regions
-            .as_ref()
-            .ok_or_else(|| err(MPI_ERR_RMA_FLAVOR, "MPI_Win_attach on a window not made by MPI_Win_create_dynamic"))?;
-        if size < 0 {
-            return Err(err(MPI_ERR_SIZE, format!("negative size {size} to attach")));
-        }
-        if base.is_null() && size > 0 {
-            return Err(err(MPI_ERR_BASE, format!("NULL base for {size} bytes to attach")));
-        }
-        let (at, len) = (base as usize, size as usize);
-        let mut list = regions.lock().unwrap_or_else(|e| e.into_inner());
-        if list.iter().any(|&(a, l)| at < a + l && a < at + len) {
-            return Err(err(MPI_ERR_BASE, format!("[{at:#x}, +{len}) overlaps a region already attached")));
-        }
-        list.push((at, len));
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_detach(win: MPI_Win, base: *const c_void) -> c_int {
-    win_call("MPI_Win_detach", win, |m| {
-        let w = m.win(win)?;
-        let regions = w
-            .regions
-            .as_ref()
-            .ok_or_else(|| err(MPI_ERR_RMA_FLAVOR, "MPI_Win_detach on a window not made by MPI_Win_create_dynamic"))?;
-        let mut list = regions.lock().unwrap_or_else(|e| e.into_inner());
-        let i = list.iter().position(|&(a, _)| a == base as usize).ok_or_else(|| {
-            err(MPI_ERR_BASE, format!("{base:?} is not the base of a region attached to this window"))
-        })?;
-        list.swap_remove(i);
         Ok(())
     })
 }

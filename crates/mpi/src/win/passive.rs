@@ -10,7 +10,9 @@
 //! A window in a node segment locks in shared memory instead (`shm_sync.rs`): MPI_Win_lock
 //! takes the target's lock word before it returns, MPI_Win_lock_all takes each target's shared
 //! with the first operation on it, and flush has nothing to wait for (operations are done
-//! when their calls return), only a memory fence to order them.
+//! when their calls return), only a memory fence to order them. A created window on one host
+//! (`single_copy.rs`) locks there too, but its accumulates go through the handler: flush and
+//! unlock wait for their answers first, and only then let the lock word go.
 
 use std::ffi::c_int;
 
@@ -55,11 +57,16 @@ fn then_wait(win: MPI_Win, start: impl FnOnce(&mut Win) -> Res<Vec<Wait>>) -> Re
 /// belongs to its request, and the flush's answer comes after it.
 pub(crate) fn start_self_flush(w: &mut Win, rank: c_int) -> Res<Vec<Wait>> {
     let me = w.comm.rank();
-    if w.node.is_some()
+    if w.direct()
         || !matches!(w.epoch, Epoch::Lock { .. })
         || usize::try_from(rank).ok() != Some(me)
         || w.targets[me].lock == 0
     {
+        return Ok(Vec::new());
+    }
+    if w.reach.is_some() && !w.targets[me].unflushed && w.targets[me].waits.is_empty() {
+        // A created window's put or get to itself was a copy, done; only what went to the
+        // handler (unflushed, or an answer awaited) has to be waited for.
         return Ok(Vec::new());
     }
     w.targets[me].unflushed = true;
@@ -110,30 +117,51 @@ pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_
     })
 }
 
-/// Ends a node window's hold of target `r` (`t`): its operations are done already (and
-/// ordered before the release, `shm_sync.rs`); the lock word is let go if this origin holds it.
-fn node_unlock(w: &mut Win, r: usize) {
+/// A node window's lock word to let go once the operations are complete: (segment, target,
+/// lock type).
+type Release = (std::sync::Arc<super::segment::Segment>, usize, c_int);
+
+/// Ends a node window's hold of target `r`: returns the waits for the answers of operations
+/// the handler does (a created window's accumulates; none where the origin did them all), and
+/// the lock word to let go after them, if this origin holds it.
+fn node_unlock(w: &mut Win, r: usize) -> Res<(Vec<Wait>, Option<Release>)> {
+    let waits = start_flush(&w.comm, r, &mut w.targets[r], false)?;
     let t = std::mem::take(&mut w.targets[r]);
+    let release = match (&w.node, t.lock_sent) {
+        (Some(seg), true) => Some((seg.clone(), r, t.lock)),
+        _ => None,
+    };
+    Ok((waits, release))
+}
+
+/// Waits for `waits`, then lets the lock words go (even if a wait failed: the operations
+/// are over either way), the operations ordered before the release (`shm_sync.rs`).
+fn finish_and_release(waits: Vec<Wait>, release: Vec<Release>) -> Res {
+    let outcome = if waits.is_empty() { Ok(()) } else { finish_all(waits) };
     shm_sync::complete_stores();
-    if let (Some(seg), true) = (&w.node, t.lock_sent) {
-        match t.lock {
+    for (seg, r, lock) in release {
+        match lock {
             MPI_LOCK_EXCLUSIVE => shm_sync::unlock_exclusive(seg.lock_word(r)),
             _ => shm_sync::unlock_shared(seg.lock_word(r)),
         }
     }
+    outcome
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: MPI_Win) -> c_int {
     win_call_unlocked("MPI_Win_unlock", win, || {
-        then_wait(win, |w| {
+        let mut release = Vec::new();
+        let waits = state::with(|m: &mut Mpi| -> Res<Vec<Wait>> {
+            let w = m.win_mut(win)?;
             let Some(r) = target(w, rank, "MPI_Win_unlock")? else { return Ok(Vec::new()) };
             if w.epoch != (Epoch::Lock { all: false }) || w.targets[r].lock == 0 {
                 return Err(err(MPI_ERR_RMA_SYNC, format!("MPI_Win_unlock: rank {r} is not locked by this process")));
             }
             let waits = if w.node.is_some() {
-                node_unlock(w, r);
-                Vec::new()
+                let (waits, held) = node_unlock(w, r)?;
+                release.extend(held);
+                waits
             } else {
                 start_unlock(&w.comm, r, &mut w.targets[r])?
             };
@@ -142,6 +170,8 @@ pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: MPI_Win) -> c_int {
             }
             Ok(waits)
         })
+        .expect("MPI is running")?;
+        finish_and_release(waits, release)
     })
 }
 
@@ -171,20 +201,27 @@ pub unsafe extern "C" fn PMPI_Win_lock_all(assert: c_int, win: MPI_Win) -> c_int
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_unlock_all(win: MPI_Win) -> c_int {
     win_call_unlocked("MPI_Win_unlock_all", win, || {
-        then_wait(win, |w| {
+        let mut release = Vec::new();
+        let waits = state::with(|m: &mut Mpi| -> Res<Vec<Wait>> {
+            let w = m.win_mut(win)?;
             if w.epoch != (Epoch::Lock { all: true }) {
                 return Err(err(MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all"));
             }
             let mut waits = Vec::new();
-            if w.node.is_some() {
-                (0..w.targets.len()).for_each(|r| node_unlock(w, r));
-            }
-            for (r, t) in w.targets.iter_mut().enumerate() {
-                waits.append(&mut start_unlock(&w.comm, r, t)?);
+            for r in 0..w.targets.len() {
+                if w.node.is_some() {
+                    let (mut more, held) = node_unlock(w, r)?;
+                    waits.append(&mut more);
+                    release.extend(held);
+                } else {
+                    waits.append(&mut start_unlock(&w.comm, r, &mut w.targets[r])?);
+                }
             }
             w.epoch = Epoch::Closed;
             Ok(waits)
         })
+        .expect("MPI is running")?;
+        finish_and_release(waits, release)
     })
 }
 
@@ -206,7 +243,10 @@ fn flush(call: &'static str, win: MPI_Win, rank: Option<c_int>, local: bool) -> 
                     }
                 }
                 shm_sync::complete_stores();
-                return Ok(waits);
+                if w.direct() {
+                    return Ok(waits);
+                }
+                // A created window: its accumulates' answers from the handler, below.
             }
             match rank {
                 Some(rank) => {
@@ -227,8 +267,28 @@ fn flush(call: &'static str, win: MPI_Win, rank: Option<c_int>, local: bool) -> 
     })
 }
 
+/// MPI_Win_flush(_local) of a locked target of a window whose origin did every operation
+/// itself (in a node segment): only the memory order of `shm_sync.rs`, with no error handler
+/// to set up and no list of waits. `None`: anything else, for [`flush`] (which also reports
+/// what is wrong). Nothing here can panic.
+#[inline(always)]
+fn flush_direct(win: MPI_Win, rank: c_int) -> Option<c_int> {
+    state::with(|m| {
+        let w = m.win(win).ok()?;
+        let locked = usize::try_from(rank).ok().and_then(|r| w.targets.get(r)).is_some_and(|t| t.lock != 0);
+        (locked && w.direct() && matches!(w.epoch, Epoch::Lock { .. })).then(|| {
+            shm_sync::complete_stores();
+            MPI_SUCCESS
+        })
+    })
+    .flatten()
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_flush(rank: c_int, win: MPI_Win) -> c_int {
+    if let Some(rc) = flush_direct(win, rank) {
+        return rc;
+    }
     flush("MPI_Win_flush", win, Some(rank), false)
 }
 
@@ -239,6 +299,9 @@ pub unsafe extern "C" fn PMPI_Win_flush_all(win: MPI_Win) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_flush_local(rank: c_int, win: MPI_Win) -> c_int {
+    if let Some(rc) = flush_direct(win, rank) {
+        return rc;
+    }
     flush("MPI_Win_flush_local", win, Some(rank), true)
 }
 

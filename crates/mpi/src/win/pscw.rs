@@ -13,12 +13,14 @@
 //! A window in a node segment (`segment.rs`) keeps the same counts as words in the segment:
 //! post adds one to a word of each origin's (`posted`), complete to one of each target's
 //! (`completed`), each word written by one rank only; start and wait watch them. The
-//! operations were done by the origin when issued, so nothing else is waited for.
+//! operations were done by the origin when issued, so nothing else is waited for (but the
+//! handler's answers to a created window's accumulates, `single_copy.rs`, before complete
+//! counts).
 
 use std::ffi::c_int;
 use std::sync::atomic::Ordering;
 
-use super::origin::{finish_all, send, Wait};
+use super::origin::{finish_all, send, start_flush, Wait};
 use super::serve::{Request as Ask, TAG_POST};
 use super::{shm_sync, win_call_unlocked, Epoch};
 use crate::abi::*;
@@ -102,6 +104,7 @@ pub unsafe extern "C" fn PMPI_Win_start(group: MPI_Group, assert: c_int, win: MP
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_complete(win: MPI_Win) -> c_int {
     win_call_unlocked("MPI_Win_complete", win, || {
+        let mut counts = None;
         let waits = state::with(|m| -> Res<Vec<Wait>> {
             let w = m.win_mut(win)?;
             let Epoch::Access(targets) = std::mem::replace(&mut w.epoch, Epoch::Closed) else {
@@ -112,13 +115,12 @@ pub unsafe extern "C" fn PMPI_Win_complete(win: MPI_Win) -> c_int {
                 ));
             };
             let mut waits = Vec::new();
-            if let Some(seg) = &w.node {
-                // The operations are done, ordered before the counters' release.
-                shm_sync::complete_stores();
-                let me = w.comm.rank();
+            if let Some(seg) = w.node.clone() {
+                // A created window's accumulates: the handlers' answers, then the counts.
                 for &r in &targets {
-                    seg.completed(r, me).fetch_add(1, Ordering::Release);
+                    waits.append(&mut start_flush(&w.comm, r, &mut w.targets[r], false)?);
                 }
+                counts = Some((seg, w.comm.rank(), targets));
                 return Ok(waits);
             }
             for &r in &targets {
@@ -130,7 +132,15 @@ pub unsafe extern "C" fn PMPI_Win_complete(win: MPI_Win) -> c_int {
             Ok(waits)
         })
         .expect("MPI is running")?;
-        finish_all(waits)
+        let outcome = if waits.is_empty() { Ok(()) } else { finish_all(waits) };
+        if let Some((seg, me, targets)) = counts {
+            // The operations are done, ordered before the counters' release.
+            shm_sync::complete_stores();
+            for &r in &targets {
+                seg.completed(r, me).fetch_add(1, Ordering::Release);
+            }
+        }
+        outcome
     })
 }
 

@@ -131,13 +131,17 @@ fn check_op(m: &Mpi, kind: Kind, op: MPI_Op, elem: Option<MPI_Datatype>) -> Res 
 /// rely on it (BAGEL's distributed FCI reads what MPI_Rget brought from its own rank right
 /// after the call, and read garbage before). The operation went to this process's own
 /// handler, which the wait's progress runs.
-/// One hold of the tables: an operation on another rank costs a few comparisons more.
-fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce(&mut Mpi) -> Res) -> c_int {
+/// One hold of the tables: an operation on another rank costs a few comparisons more. The
+/// body returns true when the fast path did the operation on a node window (then nothing
+/// waits, and the window is not looked up again).
+fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce(&mut Mpi) -> Res<bool>) -> c_int {
     let mut waits = Vec::new();
     let rc = win_call(function, win, |m| {
-        body(m)?;
+        if body(m)? {
+            return Ok(());
+        }
         let w = m.win_mut(win)?;
-        if w.node.is_none() {
+        if !w.direct() {
             waits = super::passive::start_self_flush(w, rank)?;
         }
         Ok(())
@@ -148,12 +152,12 @@ fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce
     super::win_call_unlocked(function, win, || super::origin::finish_all(waits))
 }
 
-/// A plain (not request-based) call: the fast path where it applies, else [`issue`].
+/// A plain (not request-based) call: the fast path where it applies (true), else [`issue`].
 #[inline(always)]
-unsafe fn issue_plain(m: &mut Mpi, win: MPI_Win, c: Call) -> Res {
+unsafe fn issue_plain(m: &mut Mpi, win: MPI_Win, c: Call) -> Res<bool> {
     match super::fast::issue(m, win, &c) {
-        Some(done) => done,
-        None => issue(m, win, c, false).map(drop),
+        Some(done) => done.map(|()| true),
+        None => issue(m, win, c, false).map(|_| false),
     }
 }
 
@@ -269,13 +273,24 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
     let w = m.win_mut(win)?;
     w.issued = true;
     if w.node.is_some() {
-        // A window in the node segment: the origin does the operation itself, now.
+        // Synchronised in the node segment: a lock_all epoch's lock of this target first.
         if let Epoch::Lock { all: true } = w.epoch {
             lock_all_lazily(w, target);
         }
-        let seg = w.node.as_ref().expect("a node window");
-        super::direct::operate(seg, target, &access, &data, result)?;
-        return Ok(None);
+        match &mut w.reach {
+            // The program's memory: put and get by single copy, the rest by the handler.
+            Some(reach) => {
+                if reach.copy(target, &access, &data, result.as_ref())? {
+                    return Ok(None);
+                }
+            }
+            // The window is in the segment: the origin does the operation itself, now.
+            None => {
+                let seg = w.node.as_ref().expect("a node window");
+                super::direct::operate(seg, target, &access, &data, result)?;
+                return Ok(None);
+            }
+        }
     }
     // The request: its header, the operation's, then the origin data straight from the views.
     let data_len: usize = data.iter().map(|v| v.len()).sum();
@@ -454,7 +469,7 @@ unsafe fn request_based(function: &'static str, win: MPI_Win, request: *mut MPI_
             None => Req::Complete(crate::request::empty_status()),
         };
         *request = m.add_request(req);
-        Ok(())
+        Ok(false)
     })
 }
 

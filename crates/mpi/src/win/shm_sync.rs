@@ -34,14 +34,13 @@
 //! other's word, and both read the old values. A full fence in every flush closes it but costs
 //! 22 ns here (`mfence`; a whole 8 B put costs less), so the fence moves to where it matters:
 //! a flush is a compiler fence only, and the next load-type operation on a node window (a
-//! get, a fetch with MPI_NO_OP) of the thread that stored since its last full barrier runs
+//! get, a fetch with MPI_NO_OP) of a process that stored since its last full barrier runs
 //! `mfence` first ([`before_load`]). Read-modify-writes (fetch-and-op, compare-and-swap, the
 //! lock words) are locked instructions, full barriers already. Other CPUs fence in every
 //! flush. The program's own loads and stores of its window are ordered by MPI_Win_sync, a
 //! full fence, as MPI's unified model asks.
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use billboard::Communicator;
 
@@ -57,22 +56,28 @@ const YIELDS: u32 = 2000;
 /// The sleep between looks of a long wait.
 const NAP: std::time::Duration = std::time::Duration::from_micros(50);
 
-thread_local! {
-    /// This thread made plain stores to a node segment since its last full barrier.
-    static STORED: Cell<bool> = const { Cell::new(false) };
-}
+/// This process made plain stores to a node segment since its last full barrier. One flag per
+/// process, not per thread (a thread-local costs a `__tls_get_addr` call in a shared library,
+/// about 25 instructions per put): RMA calls change it holding the tables, whose lock is a
+/// locked instruction under MPI_THREAD_MULTIPLE (a full barrier: no other thread's stores
+/// wait in a store buffer when it looks); below MULTIPLE the program hands MPI from thread to
+/// thread through its own synchronisation, after which the first thread's stores are visible
+/// (TSO: a store buffer drains in order). Relaxed, because only this process reads it.
+static STORED: AtomicBool = AtomicBool::new(false);
 
 /// Notes plain stores to a node segment (a put, an accumulate under the lock).
 #[inline]
 pub(crate) fn stored() {
-    STORED.set(true);
+    STORED.store(true, Ordering::Relaxed);
 }
 
 /// Before a load-type operation on a node segment: the full barrier that a flush left out,
 /// if stores since the last one could still be in this CPU's store buffer.
 #[inline]
 pub(crate) fn before_load() {
-    if STORED.replace(false) {
+    // A load and a store, not a swap: a swap is a locked instruction, the barrier itself.
+    if STORED.load(Ordering::Relaxed) {
+        STORED.store(false, Ordering::Relaxed);
         std::sync::atomic::fence(Ordering::SeqCst);
     }
 }
@@ -85,7 +90,7 @@ pub(crate) fn complete_stores() {
         std::sync::atomic::compiler_fence(Ordering::SeqCst);
     } else {
         std::sync::atomic::fence(Ordering::SeqCst);
-        STORED.set(false);
+        STORED.store(false, Ordering::Relaxed);
     }
 }
 

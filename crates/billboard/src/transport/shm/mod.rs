@@ -12,7 +12,8 @@
 //!
 //! Files: `segment.rs` sets up and tears down, `ring.rs` sends and receives records,
 //! `slots.rs` manages the data part, `wait.rs` waits,
-//! `bell.rs` wakes a rank that sleeps in `epoll_wait` (one that also has TCP peers).
+//! `bell.rs` wakes a rank that sleeps in `epoll_wait` (one that also has TCP peers),
+//! `cross_memory.rs` copies straight between two processes' memories.
 
 use std::io;
 
@@ -21,11 +22,13 @@ use crate::transport::{Caps, Channel, Header, WouldBlock};
 use crate::tunables::Tunable;
 
 mod bell;
+pub mod cross_memory;
 mod ring;
 mod segment;
 mod slots;
 pub mod wait;
 
+use cross_memory::Direction;
 use ring::{RingMemory, RingRx, RingTx, CELL, FORM_INLINE, FORM_MALFORMED, FORM_SLOT};
 pub(crate) use segment::{segment_name, Layout, Segment, BOARD_SLOTS, BOARD_SLOT_BYTES, CLAIM_WORDS};
 use slots::SlotPool;
@@ -93,60 +96,6 @@ fn ring(seg: &Segment, sender: usize, receiver: usize) -> ShmRing {
         ncells: seg.layout.ring_bytes / CELL,
         consumed: &seg.returns(sender, receiver).consumed,
     }
-}
-
-/// Most I/O vectors one `process_vm_readv` takes on each side (Linux's UIO_MAXIOV).
-const IOV_MAX: usize = 1024;
-
-/// `iov` without its first `n` bytes: the vectors filled are dropped, a partly filled one
-/// shortened.
-fn advance_iovecs(mut iov: &mut [libc::iovec], mut n: usize) -> &mut [libc::iovec] {
-    while let Some(first) = iov.first_mut() {
-        if n < first.iov_len {
-            first.iov_base = first.iov_base.cast::<u8>().wrapping_add(n).cast();
-            first.iov_len -= n;
-            break;
-        }
-        n -= first.iov_len;
-        iov = &mut iov[1..];
-    }
-    iov
-}
-
-/// Which way [`cross_copy`] moves bytes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Direction {
-    /// From the other process into ours (`process_vm_readv`).
-    Read,
-    /// From ours into the other process (`process_vm_writev`).
-    Write,
-}
-
-/// Moves `len` bytes between `local` (ours) and address `remote` of process `pid`, looping
-/// over partial transfers.
-///
-/// # Safety
-/// `local..local+len` is writable (`Read`) or readable (`Write`); the kernel checks `remote`.
-unsafe fn cross_copy(pid: libc::pid_t, local: *mut u8, remote: u64, len: usize, dir: Direction) -> io::Result<()> {
-    let mut done = 0;
-    while done < len {
-        let mine = libc::iovec { iov_base: local.wrapping_add(done).cast(), iov_len: len - done };
-        let theirs =
-            libc::iovec { iov_base: (remote as usize).wrapping_add(done) as *mut libc::c_void, iov_len: len - done };
-        let n = match dir {
-            Direction::Read => libc::process_vm_readv(pid, &mine, 1, &theirs, 1, 0),
-            Direction::Write => libc::process_vm_writev(pid, &mine, 1, &theirs, 1, 0),
-        };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if n == 0 {
-            let call = if dir == Direction::Read { "process_vm_readv" } else { "process_vm_writev" };
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("{call} moved nothing")));
-        }
-        done += n as usize;
-    }
-    Ok(())
 }
 
 /// Sleeps on this rank's futex word without a borrow of the channel.
@@ -569,46 +518,16 @@ impl Channel for ShmChannel {
     /// half of a shared copy.
     fn write_remote(&self, peer: usize, addr: u64, src: &[u8]) -> io::Result<()> {
         // SAFETY: `src` is readable for its length, and a write only reads the local side.
-        unsafe { cross_copy(self.pid(peer), src.as_ptr().cast_mut(), addr, src.len(), Direction::Write) }
+        unsafe { cross_memory::copy(self.pid(peer), src.as_ptr().cast_mut(), addr, src.len(), Direction::Write) }
     }
 
     /// Copies from several pieces of `peer`'s memory (`remote`) into several local pieces
     /// (`local`), both consumed as it goes, in `process_vm_readv` calls of at most IOV_MAX
     /// vectors a side. The two lists must cover the same number of bytes.
-    fn read_remote_iov(
-        &self,
-        peer: usize,
-        mut local: &mut [libc::iovec],
-        mut remote: &mut [libc::iovec],
-    ) -> io::Result<()> {
-        let pid = self.pid(peer);
-        while !local.is_empty() && !remote.is_empty() {
-            let (lb, rb) = (local.len().min(IOV_MAX), remote.len().min(IOV_MAX));
-            // SAFETY: the local iovecs cover memory the caller owns mutably; the kernel checks
-            // the remote ones.
-            let n = unsafe {
-                libc::process_vm_readv(
-                    pid,
-                    local.as_ptr(),
-                    lb as libc::c_ulong,
-                    remote.as_ptr(),
-                    rb as libc::c_ulong,
-                    0,
-                )
-            };
-            if n < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if n == 0 {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "process_vm_readv read nothing"));
-            }
-            local = advance_iovecs(local, n as usize);
-            remote = advance_iovecs(remote, n as usize);
-        }
-        if local.iter().chain(remote.iter()).any(|v| v.iov_len > 0) {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "local and remote pieces differ in length"));
-        }
-        Ok(())
+    fn read_remote_iov(&self, peer: usize, local: &mut [libc::iovec], remote: &mut [libc::iovec]) -> io::Result<()> {
+        // SAFETY: the local iovecs cover memory the caller owns mutably; the kernel checks
+        // the remote ones.
+        unsafe { cross_memory::copy_iov(self.pid(peer), local, remote, Direction::Read) }
     }
 
     /// Claim word `k` of the copies shared with `peer`, in the receiver's partition.
@@ -631,7 +550,7 @@ impl Channel for ShmChannel {
     /// (`process_vm_readv`).
     fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> io::Result<()> {
         // SAFETY: `dst` is ours to write for its length.
-        unsafe { cross_copy(self.pid(peer), dst.as_mut_ptr(), addr, dst.len(), Direction::Read) }
+        unsafe { cross_memory::copy(self.pid(peer), dst.as_mut_ptr(), addr, dst.len(), Direction::Read) }
     }
 
     /// Sleeps until a sender rings, or `timeout` passes. Returns at once if something is

@@ -1,0 +1,145 @@
+//! MPI_Win_create on one host: the window is the program's own memory, which no other process
+//! maps, so an origin puts and gets by a single copy straight between its buffer and the
+//! target's window (`process_vm_writev/readv`, billboard's `cross_memory`), with no help from
+//! the target. The window's synchronisation lives in a node segment with no data parts
+//! (`segment.rs`, `shm_sync.rs`: lock words, fence and post/complete counts), as for windows
+//! in shared memory, so a target computing outside MPI stalls no lock, put or get.
+//!
+//! Accumulates (and fetch-and-op, compare-and-swap) still go to the target's handler
+//! (`serve.rs`): it alone applies them, so accumulates on one location stay atomic and in
+//! order whoever issues them. Every synchronisation that completes operations (flush, unlock,
+//! fence, complete) therefore first waits for the handler's answers, then acts on the words
+//! in the segment.
+//!
+//! Where the kernel refuses the copy (EPERM under a strict Yama or seccomp, ENOSYS), or
+//! `BB_RMA_SINGLE_COPY=0`, put and get go to the handler as accumulates do, from then on;
+//! `BB_VERBOSE=1` says so once.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use billboard::transport::shm::cross_memory::{copy_iov, Direction, IOV_MAX};
+use billboard::Communicator;
+
+use super::origin::Landing;
+use super::target::{Access, Kind};
+use super::{direct, shm_sync};
+use crate::datatype::{view, Dir, View};
+use crate::error::Res;
+
+/// Whether put and get on a created window reach a target of the same host by single copy.
+pub(crate) static SINGLE_COPY: billboard::tunables::Tunable = billboard::tunables::Tunable::new(
+    "BB_RMA_SINGLE_COPY",
+    1,
+    "MPI_Win_create on one host: put/get by process_vm_writev/readv from the origin (0: through the target's handler, as where the kernel refuses)",
+);
+
+/// The refusal was reported (once per process, whatever the window).
+static REPORTED: AtomicBool = AtomicBool::new(false);
+
+/// Where every member's window lies, for copies straight into it.
+pub(crate) struct Reach {
+    /// Per member (window rank): its process id and window base address.
+    peers: Vec<(libc::pid_t, usize)>,
+    me: usize,
+    /// The kernel refused a copy (or the tunable is 0): put and get go to the handler.
+    refused: bool,
+}
+
+impl Reach {
+    /// The collective exchange of every member's process id and window base over `comm`
+    /// (the window's communicator, whose members all run on this host).
+    pub fn exchange(comm: &Communicator, base: *mut u8) -> Res<Reach> {
+        let n = comm.size();
+        let mine: Vec<u8> = [std::process::id() as u64, base as u64].iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let mut all = vec![0u8; 16 * n];
+        let layout: Vec<(usize, usize)> = (0..n).map(|r| (16 * r, 16)).collect();
+        comm.allgatherv_bytes(&mine, &mut all, &layout)?;
+        let word = |i: usize| u64::from_ne_bytes(all[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        let peers = (0..n).map(|r| (word(2 * r) as libc::pid_t, word(2 * r + 1) as usize)).collect();
+        let refused = SINGLE_COPY.get() == 0;
+        if refused {
+            report(comm.rank(), "BB_RMA_SINGLE_COPY=0");
+        }
+        Ok(Reach { peers, me: comm.rank(), refused })
+    }
+
+    /// Carries out put or get `a` on `target` by single copy: `data` the put's packed origin
+    /// data, `result` where a get's data goes. `Ok(false)`: not done (not a put or get, or the
+    /// kernel refuses): the caller sends it to the target's handler.
+    ///
+    /// # Safety
+    /// As MPI requires of the program: the buffers hold what their datatypes and counts say;
+    /// `a.target` lies inside the target's window (the origin checked it against its size).
+    pub unsafe fn copy(&mut self, target: usize, a: &Access, data: &[View], result: Option<&Landing>) -> Res<bool> {
+        if self.refused || !matches!(a.kind, Kind::Put | Kind::Get) {
+            return Ok(false);
+        }
+        let (pid, base) = self.peers[target];
+        if a.kind == Kind::Put {
+            let bytes = data.first().map_or(&[][..], |v| v.bytes());
+            if target == self.me {
+                direct::put(base as *mut u8, &a.target, bytes);
+            } else if let Err(e) = transfer(pid, base, a, bytes.as_ptr().cast_mut(), Direction::Write) {
+                return Ok(self.refuse(target, e));
+            }
+            shm_sync::stored();
+            return Ok(true);
+        }
+        let Some(l) = result else { return Ok(true) };
+        // SAFETY: the program's result buffer (caller).
+        let mut out = view(&l.layout, l.addr, l.count, Dir::Write)?;
+        shm_sync::before_load();
+        if target == self.me {
+            direct::get(base as *const u8, &a.target, out.bytes_mut());
+        } else if let Err(e) = transfer(pid, base, a, out.bytes_mut().as_mut_ptr(), Direction::Read) {
+            return Ok(self.refuse(target, e));
+        }
+        let len = out.len();
+        // SAFETY: the result buffer is still the program's (caller).
+        out.finish(len);
+        Ok(true)
+    }
+
+    /// The kernel refused a copy to or from `target`: from now on the handler does them.
+    fn refuse(&mut self, target: usize, e: std::io::Error) -> bool {
+        self.refused = true;
+        report(self.me, &format!("{e} (rank {target})"));
+        false
+    }
+}
+
+/// Says once, under `BB_VERBOSE`, that created windows go through the handler.
+fn report(me: usize, why: &str) {
+    if billboard::VERBOSE.get() != 0 && !REPORTED.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "billboard MPI (rank {me}): single copy to MPI_Win_create windows refused ({why}); put and get go \
+             through the target's handler from now on"
+        );
+    }
+}
+
+/// Moves the packed bytes at `packed` to (`Write`) or from (`Read`) the places of `a`'s
+/// target shape in process `pid`'s window at `base`, at most [`IOV_MAX`] places a call.
+///
+/// # Safety
+/// `packed` holds the shape's packed size, readable (`Write`) or writable (`Read`).
+unsafe fn transfer(pid: libc::pid_t, base: usize, a: &Access, packed: *mut u8, dir: Direction) -> std::io::Result<()> {
+    let mut remote: Vec<libc::iovec> =
+        Vec::with_capacity(a.target.count.saturating_mul(a.target.blocks.len()).min(IOV_MAX));
+    let mut regions = a.target.regions().peekable();
+    let mut done = 0usize;
+    while regions.peek().is_some() {
+        remote.clear();
+        remote.extend(
+            regions
+                .by_ref()
+                .take(IOV_MAX)
+                .map(|(at, len)| libc::iovec { iov_base: base.wrapping_add(at) as *mut libc::c_void, iov_len: len }),
+        );
+        let len: usize = remote.iter().map(|v| v.iov_len).sum();
+        let mut local = [libc::iovec { iov_base: packed.add(done).cast(), iov_len: len }];
+        copy_iov(pid, &mut local, &mut remote, dir)?;
+        done += len;
+    }
+    Ok(())
+}

@@ -1,0 +1,64 @@
+//! One-sided communication on windows that span hosts: network namespaces stand in for hosts
+//! (as in `coll_hosts.rs`), the launcher template `ip netns exec {host}` starts each host's
+//! agent. `tests/c/win_hosts.c` (built with our `dist/bin/mpicc`) runs fence puts,
+//! exclusive-lock read-modify-writes, shared-lock accumulates, fetch-and-op tickets,
+//! compare-and-swap and lock_all gets on one window over every rank, and checks each answer;
+//! here on 2 hosts of 1 and 2 ranks each (so a window also joins ranks of one host with ranks
+//! of another), with windows from MPI_Win_allocate and from MPI_Win_create. Every job runs
+//! under a timeout and must leave no process and no /dev/shm file behind.
+//!
+//! Needs root, `ip` and `dist/` (`make`); prints a SKIP line and passes without them.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use bb_tests::{root, Netns, Running};
+
+const T: Duration = Duration::from_secs(120);
+const SETTLE: Duration = Duration::from_secs(3);
+const LAUNCHER: &str = "ip netns exec {host}";
+
+/// `tests/c/win_hosts.c` built with our mpicc into a fresh folder; `None` (skip) without `dist/`.
+fn build() -> Option<PathBuf> {
+    let dist = root().join("dist");
+    if !dist.join("bin/mpicc").exists() || !dist.join("lib/libmpi.so.12").exists() {
+        eprintln!("SKIP: dist/ is not built (make)");
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("bb-win-hosts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("make the build folder");
+    let exe = dir.join("win_hosts");
+    let built = Command::new(dist.join("bin/mpicc"))
+        .args(["-O1", "-o"])
+        .arg(&exe)
+        .arg(root().join("tests/c/win_hosts.c"))
+        .status()
+        .expect("run dist/bin/mpicc");
+    assert!(built.success(), "tests/c/win_hosts.c does not build");
+    Some(exe)
+}
+
+#[test]
+fn windows_spanning_hosts_lock_put_get_and_accumulate() {
+    let Some(exe) = build() else { return };
+    let Some(ns) = Netns::create(2) else { return };
+    let program = exe.to_str().unwrap();
+    let lib = root().join("dist/lib");
+    let env = [("LD_LIBRARY_PATH", lib.to_str().unwrap()), ("BB_CTEST_TIMEOUT", "60")];
+    // Slots per host and ranks: one on each; two on each; two beside one.
+    for (slots, n) in [([1, 1], 2), ([2, 2], 4), ([2, 1], 3)] {
+        let hosts: Vec<String> = ns.names.iter().zip(slots).map(|(h, s)| format!("{h}:{s}")).collect();
+        let (hosts, ranks) = (hosts.join(","), n.to_string());
+        for flavor in [&[][..], &["create"][..]] {
+            let mut args = vec!["--launcher", LAUNCHER, "--host", &hosts, "-n", &ranks, program];
+            args.extend_from_slice(flavor);
+            let job = Running::start_env(&args, &env, b"", &[program]).finish(T, SETTLE);
+            let what = format!("{n} ranks on hosts {hosts}, {flavor:?}");
+            job.assert_success();
+            let out = job.stdout();
+            assert!(out.lines().any(|l| l == "PASS win_hosts") && !out.contains("FAIL"), "{what}:\n{out}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(exe.parent().unwrap());
+}
