@@ -38,8 +38,8 @@ pub static MTU: Tunable = Tunable::new(
 );
 pub static WINDOW: Tunable = Tunable::new(
     "BB_UDP_WINDOW",
-    512,
-    "datagrams in flight to one peer over UDP, at most: a sender with that many unacknowledged is told to wait (back-pressure)",
+    256,
+    "datagrams in flight to one peer over UDP, at most: a sender with that many unacknowledged is told to wait (back-pressure); 256, not 512: an acknowledgement describes only the 64 datagrams after the oldest gap, so under loss a longer flight only lengthens the queue (1 MiB streaming, 1472-byte datagrams, 5 % loss: 0.69 GB/s at 256, 0.47 at 512; loss-free 1.30 vs 1.38)",
 );
 pub static DEADLINE_MS: Tunable = Tunable::new(
     "BB_UDP_TIMEOUT_MS",
