@@ -340,8 +340,9 @@ impl UdpChannel {
             self.ep.send(self.now(), peer, header, pieces)?;
         }
         self.flush(now, false);
-        // The flight's timer is at least the minimum timeout away: look again then.
-        self.due = self.due.min(now + self.ep.cfg.rto_min);
+        // A flight that just started is due for its probe (peer.rs), which may come before
+        // the minimum timeout: the next poll must see it.
+        self.due = self.due.min(self.ep.next_deadline().unwrap_or(u64::MAX));
         Ok(())
     }
 }
