@@ -38,8 +38,8 @@ pub static MTU: Tunable = Tunable::new(
 );
 pub static WINDOW: Tunable = Tunable::new(
     "BB_UDP_WINDOW",
-    512,
-    "datagrams in flight to one peer over UDP, at most: a sender with that many unacknowledged is told to wait (back-pressure)",
+    256,
+    "datagrams in flight to one peer over UDP, at most: a sender with that many unacknowledged is told to wait (back-pressure); 256, not 512: an acknowledgement describes only the 64 datagrams after the oldest gap, so under loss a longer flight only lengthens the queue (1 MiB streaming, 1472-byte datagrams, 5 % loss: 0.69 GB/s at 256, 0.47 at 512; loss-free 1.30 vs 1.38)",
 );
 pub static DEADLINE_MS: Tunable = Tunable::new(
     "BB_UDP_TIMEOUT_MS",
@@ -340,8 +340,9 @@ impl UdpChannel {
             self.ep.send(self.now(), peer, header, pieces)?;
         }
         self.flush(now, false);
-        // The flight's timer is at least the minimum timeout away: look again then.
-        self.due = self.due.min(now + self.ep.cfg.rto_min);
+        // A flight that just started is due for its probe (peer.rs), which may come before
+        // the minimum timeout: the next poll must see it.
+        self.due = self.due.min(self.ep.next_deadline().unwrap_or(u64::MAX));
         Ok(())
     }
 }

@@ -95,7 +95,18 @@ impl Endpoint {
             if k + 1 == needed {
                 flags |= wire::LAST;
             }
-            let head = Head { kind: wire::DATA, flags, src: self.me as u32, dst: peer as u32, seq: p.next, ack, sack };
+            let (xmit, echo) = (p.next_xmit() as u32, p.echo);
+            let head = Head {
+                kind: wire::DATA,
+                flags,
+                src: self.me as u32,
+                dst: peer as u32,
+                seq: p.next,
+                ack,
+                sack,
+                xmit,
+                echo,
+            };
             let mut d = Vec::with_capacity(wire::HEAD + n + wire::MAC);
             head.put(&mut d);
             src.copy(n, &mut d);
@@ -124,7 +135,10 @@ impl Endpoint {
             return Ok(());
         }
         p.heard(now);
-        for seq in p.on_ack(now, head.ack, head.sack) {
+        if head.kind == wire::DATA {
+            p.echo = head.xmit;
+        }
+        for seq in p.on_ack(now, head.ack, head.sack, head.echo) {
             self.stats.repairs += 1;
             self.out.push_back((from, Out::Data(seq)));
         }
@@ -162,11 +176,12 @@ impl Endpoint {
         let me = self.me;
         for peer in (0..self.peers.len()).filter(|&p| p != me) {
             match self.peers[peer].on_timer(now, &self.cfg) {
-                Ok(Some(seq)) => {
-                    self.stats.timeouts += 1;
-                    self.out.push_back((peer, Out::Data(seq)));
+                Ok((lost, timeout)) => {
+                    for seq in lost {
+                        *if timeout { &mut self.stats.timeouts } else { &mut self.stats.repairs } += 1;
+                        self.out.push_back((peer, Out::Data(seq)));
+                    }
                 }
-                Ok(None) => {}
                 Err(why) => self.fail(peer, why),
             }
             self.queue_ack(peer);
@@ -206,10 +221,12 @@ impl Endpoint {
                     if seq < p.una || p.gone {
                         true // acknowledged (or the peer gone) meanwhile
                     } else {
-                        let d = &mut p.flight[(seq - p.una) as usize].bytes;
-                        if d[24..32] != ack.to_le_bytes() || d[32..40] != sack.to_le_bytes() {
-                            self.key.reseal(d, ack, sack);
+                        let s = &mut p.flight[(seq - p.una) as usize];
+                        let fields = Head::resent(ack, sack, s.xmit as u32, p.echo);
+                        if s.bytes[24..48] != fields {
+                            self.key.reseal(&mut s.bytes, &fields);
                         }
+                        let d = &s.bytes;
                         let ok = emit(peer, d);
                         if ok {
                             p.acked();
@@ -220,7 +237,8 @@ impl Endpoint {
                 Out::Ack | Out::Fin => {
                     let kind = if matches!(what, Out::Ack) { wire::ACK } else { wire::FIN };
                     self.scratch.clear();
-                    Head { kind, flags: 0, src: self.me as u32, dst: peer as u32, seq: 0, ack, sack }
+                    let echo = p.echo;
+                    Head { kind, flags: 0, src: self.me as u32, dst: peer as u32, seq: 0, ack, sack, xmit: 0, echo }
                         .put(&mut self.scratch);
                     self.key.seal(&mut self.scratch);
                     let ok = emit(peer, &self.scratch);

@@ -2,13 +2,23 @@
 //! (cumulative and selective), loss detection and retransmission, the send window, duplicate
 //! suppression, in-order delivery and reassembly of records. Time comes in as microseconds.
 //!
-//! Loss is detected two ways. When an acknowledgement shows that a datagram sent later has
-//! arrived, an earlier one still missing is lost if three later ones arrived or it is older than
-//! 9/8 of the round trip (RACK-like, so reordering of a few datagrams is tolerated); it is sent
-//! again at once. When nothing comes back for the retransmission timeout ([`Rtt`]), the oldest
-//! missing datagram is sent again and the timeout doubles; the acknowledgement of that copy then
-//! shows every older one missing. A peer that acknowledges nothing for `deadline` while
-//! datagrams wait has failed.
+//! Loss is detected as RACK does (RFC 8985), by order of transmission: once a datagram is
+//! known to have arrived, one still missing that left before it is lost if it left three or
+//! more transmissions earlier or is older than 9/8 of the round trip (so reordering of a few
+//! datagrams is tolerated; a timer rechecks one not yet old enough), and is sent again at once.
+//! Transmissions are ordered by a count ([`Sent::xmit`]), not by clock readings or sequence
+//! numbers: repairs sent in one burst share a microsecond, and a repair's sequence number is
+//! older than everything sent before it. Which transmission arrived last the peer says itself
+//! (every datagram echoes the xmit of the last one it got, `wire.rs`): an acknowledged sequence
+//! number does not say whether its first copy or its repair arrived, and without the echo a lost
+//! repair among repairs (a full window sends nothing else) was found only by the timeout. What
+//! is missing is what the cumulative acknowledgement and the selective bitmap of the 64
+//! datagrams after it do not cover. When the flight makes no progress for two round trips (a
+//! probe timeout, as RFC 8985's tail loss probe), the oldest missing datagram is sent again:
+//! the echo of that copy shows every other one missing, so a loss at the end of a burst, or
+//! of a repair when a full window sends nothing else, costs two round trips, not the
+//! retransmission timeout. After that, at each retransmission timeout ([`Rtt`]) the oldest is
+//! sent again and the timeout doubles. A peer that acknowledges nothing for `deadline` while datagrams wait has failed.
 
 use std::collections::VecDeque;
 
@@ -43,11 +53,19 @@ pub struct Config {
 pub(super) struct Sent {
     pub bytes: Vec<u8>,
     pub sent_at: u64,
+    /// Its place in the order of this stream's transmissions, retransmissions included: the
+    /// latest, and the first.
+    pub xmit: u64,
+    pub first: u64,
     pub sends: u32,
     pub sacked: bool,
 }
 
-/// Reordering tolerated before a missing datagram counts as lost.
+/// The shortest probe timeout (µs): a receiver delays an acknowledgement up to
+/// [`Config::ack_delay`] (200 µs), and a timer wakes some tens of µs late.
+const PROBE_MIN_US: u64 = 300;
+
+/// Reordering tolerated before a missing datagram counts as lost (in transmissions).
 const DUPTHRESH: u64 = 3;
 
 pub(super) struct Peer {
@@ -56,8 +74,21 @@ pub(super) struct Peer {
     pub next: u64,
     /// Datagrams `una..next`.
     pub flight: VecDeque<Sent>,
+    /// The next [`Sent::xmit`] (from 1: an echo of 0 says nothing arrived).
+    xmits: u64,
+    /// The xmit of the peer's datagram that arrived last, which our datagrams echo.
+    pub echo: u32,
     pub rtt: Rtt,
     rto_at: Option<u64>,
+    /// The probe was sent since the flight last made progress: the next expiry is a timeout.
+    probed: bool,
+    /// The latest transmission known to have arrived (RACK's), and the end of the datagrams the
+    /// last acknowledgement tells about (below it, one neither acknowledged nor marked is
+    /// missing; beyond it the peer may hold some unreported).
+    rack: Option<u64>,
+    told_below: u64,
+    /// When a datagram that may only be overtaken becomes old enough to count as lost.
+    rack_at: Option<u64>,
     /// When the flight last made progress (or started, from empty).
     progress_at: u64,
     /// Next datagram to deliver; those after it that came early (by `seq - expected`).
@@ -85,8 +116,14 @@ impl Peer {
             una: 0,
             next: 0,
             flight: VecDeque::new(),
+            xmits: 1,
+            echo: 0,
             rtt: Rtt::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
             rto_at: None,
+            probed: false,
+            rack: None,
+            told_below: 0,
+            rack_at: None,
             progress_at: 0,
             expected: 0,
             held: VecDeque::new(),
@@ -111,6 +148,11 @@ impl Peer {
             }
         }
         (self.expected, sack)
+    }
+
+    /// The xmit the next datagram pushed takes.
+    pub fn next_xmit(&self) -> u64 {
+        self.xmits
     }
 
     /// Whether an acknowledgement is owed, now or delayed.
@@ -144,34 +186,52 @@ impl Peer {
     pub fn push(&mut self, now: u64, bytes: Vec<u8>) {
         if self.flight.is_empty() {
             self.progress_at = now;
-            self.rto_at = Some(now + self.rtt.rto());
+            self.arm(now);
         }
-        self.flight.push_back(Sent { bytes, sent_at: now, sends: 1, sacked: false });
+        self.flight.push_back(Sent {
+            bytes,
+            sent_at: now,
+            xmit: self.xmits,
+            first: self.xmits,
+            sends: 1,
+            sacked: false,
+        });
+        self.xmits += 1;
         self.next += 1;
     }
 
-    /// Takes the peer's acknowledgement of our stream; returns datagrams found lost.
-    pub fn on_ack(&mut self, now: u64, ack: u64, sack: u64) -> Resend {
+    /// Takes the peer's acknowledgement of our stream and its echo (the low 32 bits of the xmit
+    /// that arrived last, 0: none); returns datagrams found lost.
+    pub fn on_ack(&mut self, now: u64, ack: u64, sack: u64, echo: u32) -> Resend {
         if ack > self.next || ack < self.una && sack == 0 {
             return Vec::new(); // stale (reordered) or impossible: nothing new
         }
-        let mut newest_sent: Option<u64> = None; // send time of the latest-sent datagram acknowledged now
         let mut sample: Option<u64> = None;
-        let mut note = |s: &Sent, newest: &mut Option<u64>| {
-            if s.sends == 1 {
+        // The echo names one of the last 2^32 transmissions: the latest with those low bits.
+        let back = u64::from((self.xmits as u32).wrapping_sub(echo));
+        let echoed = (echo != 0 && back >= 1 && back < self.xmits).then(|| self.xmits - back);
+        let mut rack = self.rack.max(echoed);
+        let mut arrived = |s: &Sent| {
+            // Of a datagram sent more than once, only the first copy surely left before the
+            // one that arrived (a late original looks like its repair arrived, and taking the
+            // repair's place condemned everything sent between the two: one spurious timeout
+            // grew into thousands of repairs of a loss-free stream); the echo says the rest.
+            let x = if s.sends == 1 {
                 sample = Some(now.saturating_sub(s.sent_at));
-            }
-            *newest = Some(newest.map_or(s.sent_at, |t: u64| t.max(s.sent_at)));
+                s.xmit
+            } else {
+                s.first
+            };
+            rack = Some(rack.map_or(x, |r: u64| r.max(x)));
         };
         let advanced = ack > self.una;
         while self.una < ack {
             let s = self.flight.pop_front().expect("una < next");
             if !s.sacked {
-                note(&s, &mut newest_sent);
+                arrived(&s);
             }
             self.una += 1;
         }
-        let mut highest = ack.checked_sub(1);
         let mut bits = sack;
         while bits != 0 {
             let seq = ack + 1 + u64::from(bits.trailing_zeros());
@@ -182,40 +242,62 @@ impl Peer {
             let s = &mut self.flight[(seq - self.una) as usize];
             if !s.sacked {
                 s.sacked = true;
-                note(s, &mut newest_sent);
+                arrived(s);
             }
-            highest = Some(seq);
         }
+        self.rack = rack;
+        self.told_below = self.told_below.max(ack + 65);
         if let Some(r) = sample {
             self.rtt.sample(r);
         }
         if advanced {
             self.progress_at = now;
-            self.rto_at = (!self.flight.is_empty()).then(|| now + self.rtt.rto());
+            self.rto_at = None;
+            if !self.flight.is_empty() {
+                self.arm(now);
+            }
         }
-        let (Some(newest), Some(highest)) = (newest_sent, highest) else { return Vec::new() };
+        self.find_lost(now)
+    }
+
+    /// Marks lost, and returns, every missing datagram that left before the latest known
+    /// arrival, long enough before (see the module's note); arms the reordering timer for any
+    /// that may yet be only overtaken.
+    fn find_lost(&mut self, now: u64) -> Resend {
+        self.rack_at = None;
+        let Some(rack) = self.rack else { return Vec::new() };
         let late = self.rtt.srtt() * 9 / 8;
         let mut lost = Vec::new();
         for (k, s) in self.flight.iter_mut().enumerate() {
             let seq = self.una + k as u64;
-            if seq >= highest {
+            if seq >= self.told_below {
                 break;
             }
-            if !s.sacked && s.sent_at <= newest && (highest - seq >= DUPTHRESH || now.saturating_sub(s.sent_at) >= late)
-            {
+            if s.sacked || s.xmit >= rack {
+                continue;
+            }
+            // Before transmissions were ordered by count, a repair's arrival condemned every
+            // repair sent in the same microsecond (all still on their way): 10 % of a stream
+            // under 5 % loss arrived twice.
+            if rack - s.xmit >= DUPTHRESH || now.saturating_sub(s.sent_at) >= late {
                 s.sent_at = now;
+                s.xmit = self.xmits;
+                self.xmits += 1;
                 s.sends += 1;
                 lost.push(seq);
+            } else {
+                let at = s.sent_at + late;
+                self.rack_at = Some(self.rack_at.map_or(at, |t| t.min(at)));
             }
         }
         lost
     }
 
-    /// Runs the timers due at `now`: a datagram to send again, whether an acknowledgement is
-    /// due, or why the peer failed.
-    pub fn on_timer(&mut self, now: u64, cfg: &Config) -> Result<Option<u64>, String> {
+    /// Runs the timers due at `now`: datagrams to send again (and whether one is for the
+    /// retransmission timeout), whether an acknowledgement is due, or why the peer failed.
+    pub fn on_timer(&mut self, now: u64, cfg: &Config) -> Result<(Resend, bool), String> {
         if self.gone {
-            return Ok(None);
+            return Ok((Vec::new(), false));
         }
         if self.ack_at.is_some_and(|t| t <= now) {
             self.ack_now = true;
@@ -225,7 +307,7 @@ impl Peer {
             self.ack_now = true;
         }
         if self.flight.is_empty() {
-            return Ok(None);
+            return Ok((Vec::new(), false));
         }
         if now.saturating_sub(self.progress_at) >= cfg.deadline {
             return Err(format!(
@@ -234,20 +316,30 @@ impl Peer {
                 self.flight.len()
             ));
         }
-        match self.rto_at {
-            Some(t) if t <= now => {
+        let mut lost = if self.rack_at.is_some_and(|t| t <= now) { self.find_lost(now) } else { Vec::new() };
+        let timeout = self.rto_at.is_some_and(|t| t <= now) && lost.is_empty();
+        if timeout {
+            if std::mem::replace(&mut self.probed, true) {
                 self.rtt.back_off();
-                self.rto_at = Some(now + self.rtt.rto());
-                let una = self.una;
-                let first = self.flight.iter_mut().enumerate().find(|(_, s)| !s.sacked);
-                Ok(first.map(|(k, s)| {
-                    s.sent_at = now;
-                    s.sends += 1;
-                    una + k as u64
-                }))
             }
-            _ => Ok(None),
+            self.rto_at = Some(now + self.rtt.rto());
+            let una = self.una;
+            if let Some((k, s)) = self.flight.iter_mut().enumerate().find(|(_, s)| !s.sacked) {
+                s.sent_at = now;
+                s.xmit = self.xmits;
+                self.xmits += 1;
+                s.sends += 1;
+                lost.push(una + k as u64);
+            }
         }
+        Ok((lost, timeout))
+    }
+
+    /// Starts the timer of a flight that just made progress: the probe is due first.
+    fn arm(&mut self, now: u64) {
+        self.probed = false;
+        let probe = (2 * self.rtt.srtt()).max(PROBE_MIN_US).min(self.rtt.rto());
+        self.rto_at = Some(now + probe);
     }
 
     /// The earliest time a timer of this peer is due.
@@ -257,7 +349,7 @@ impl Peer {
         }
         let fail = (!self.flight.is_empty()).then(|| self.progress_at + cfg.deadline);
         let probe = (cfg.keepalive > 0).then(|| self.quiet_since + cfg.keepalive);
-        [self.rto_at, self.ack_at, fail, probe].into_iter().flatten().min()
+        [self.rto_at, self.rack_at, self.ack_at, fail, probe].into_iter().flatten().min()
     }
 
     /// Takes a DATA datagram of the peer's stream (`datagram` whole, `body` within it) and hands

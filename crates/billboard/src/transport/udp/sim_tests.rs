@@ -115,6 +115,13 @@ fn run(n: usize, records: &[(usize, usize, usize)], f: Faults, cfg: Config) -> (
         for (_, to, mut d) in due {
             let sink = &mut got[to];
             eps[to].receive(now, &mut d, &mut |s, h, p| sink.push((s, *h, p.to_vec()))).unwrap();
+            // What a datagram made due leaves before the next is read, as the socket layer
+            // does (`channel.rs`): an acknowledgement per gap filled, each with the state of
+            // its moment, not one for a whole step's arrivals.
+            eps[to].transmit(|dst, d| {
+                net.submit(dst, d);
+                true
+            });
         }
         let delivered: usize = got.iter().map(Vec::len).sum();
         if delivered == records.len() && eps.iter().all(Endpoint::flushed) && queues.iter().all(VecDeque::is_empty) {
@@ -169,8 +176,11 @@ fn repairs_follow_the_losses_and_an_acknowledgement_is_not_sent_per_datagram() {
     let (sender, receiver) = (st[0], st[1]);
     let data = sender.sent as f64;
     // About 5 % of the data is lost, and some of what is sent again: no more is repaired, and
-    // the receiver gets next to nothing twice.
-    assert!(((sender.repairs + sender.timeouts) as f64) < 0.08 * data, "{sender:?}");
+    // the receiver gets next to nothing twice. Before transmissions were ordered by count
+    // (`peer.rs`), the first repair of a burst to arrive condemned the others, all sent in the
+    // same microsecond and still on their way: 15 % repaired, 10 % of the data received twice,
+    // as on real sockets.
+    assert!(((sender.repairs + sender.timeouts) as f64) < 0.06 * data, "{sender:?}");
     assert!((receiver.duplicates as f64) < 0.005 * data, "{receiver:?}");
     // Out-of-order arrivals are acknowledged when a gap opens or closes and every fourth
     // datagram: before, each one was (with 5 % loss a gap is open most of the time, and the
@@ -227,8 +237,10 @@ fn a_lost_datagram_is_sent_again_after_the_timeout_which_backs_off() {
             true
         });
     }
-    // Sent at 0, again after 1000 µs (the initial timeout), then 2000 and 4000 µs later.
-    assert_eq!(&times[..4], &[0, 1000, 3000, 7000]);
+    // Sent at 0; the probe after 1000 µs (twice the round trip, which before any sample is
+    // the initial timeout, and no more than it); then at each timeout, doubling: 1000, 2000
+    // and 4000 µs later.
+    assert_eq!(&times[..5], &[0, 1000, 2000, 4000, 8000]);
     assert!(!a.has_failure());
 }
 
@@ -275,12 +287,57 @@ fn duplicates_and_strangers_are_dropped() {
 fn a_peer_breaking_the_framing_is_failed() {
     let mut b = Endpoint::new(1, 2, key(), cfg());
     let mut d = Vec::new();
-    Head { kind: wire::DATA, flags: wire::LAST, src: 0, dst: 1, seq: 0, ack: 0, sack: 0 }.put(&mut d);
+    Head { kind: wire::DATA, flags: wire::LAST, src: 0, dst: 1, seq: 0, ack: 0, sack: 0, xmit: 1, echo: 0 }.put(&mut d);
     d.extend_from_slice(b"orphan");
     key().seal(&mut d);
     b.receive(0, &mut d, &mut |_, _, _| panic!("no record")).unwrap();
     let (peer, why) = b.take_failure().unwrap();
     assert!(peer == 0 && why.contains("outside any record"), "{why}");
+}
+
+#[test]
+fn a_late_original_does_not_condemn_what_left_after_it() {
+    // Ten datagrams leave; the timer sends the first again before any comes back (it was only
+    // late). Its original then arrives alone and is acknowledged: that acknowledgement must not
+    // count the nine still on their way as lost (the repair left after them, but the copy that
+    // arrived did not).
+    let (mut a, mut b) = (Endpoint::new(0, 2, key(), cfg()), Endpoint::new(1, 2, key(), cfg()));
+    for k in 0..10u64 {
+        a.send(0, 1, &Header { aux: k, ..Header::default() }, &[&[1u8; 50]]).unwrap();
+    }
+    let mut wire = Vec::new();
+    a.transmit(|_, d| {
+        wire.push(d.to_vec());
+        true
+    });
+    let mut repair = 0;
+    for now in (0..5000).step_by(10) {
+        a.on_timer(now);
+        a.transmit(|_, _| {
+            repair += 1;
+            true
+        });
+        if repair > 0 {
+            break;
+        }
+    }
+    assert_eq!((repair, a.stats.timeouts), (1, 1), "the first datagram went again on the timer");
+    b.receive(6000, &mut wire[0], &mut |_, _, _| {}).unwrap();
+    b.ack_all();
+    let mut acks = Vec::new();
+    b.transmit(|_, d| {
+        acks.push(d.to_vec());
+        true
+    });
+    for d in &mut acks {
+        a.receive(6010, d, &mut |_, _, _| {}).unwrap();
+    }
+    let mut again = 0;
+    a.transmit(|_, _| {
+        again += 1;
+        true
+    });
+    assert_eq!((again, a.stats.repairs), (0, 0), "nothing else is sent again: {:?}", a.stats);
 }
 
 proptest! {

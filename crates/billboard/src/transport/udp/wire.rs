@@ -1,8 +1,8 @@
 //! One UDP datagram, byte by byte (integers little-endian), and its protection.
 //!
 //! ```text
-//!  0  magic "BBu3"      4   (version 3 of this layout; 2 had a keyed BLAKE3 MAC and no
-//!                           encryption, 1 an HMAC-SHA256 MAC)
+//!  0  magic "BBu4"      4   (version 4 of this layout; 3 had no xmit and echo, 2 a keyed
+//!                           BLAKE3 MAC and no encryption, 1 an HMAC-SHA256 MAC)
 //!  4  kind u8           1   DATA = 1, ACK = 2, FIN = 3 (the sender is done: it acknowledges
 //!                           everything it will ever acknowledge)
 //!  5  flags u8          1   DATA only: FIRST = 1 (a record starts here), LAST = 2 (it ends here)
@@ -12,10 +12,15 @@
 //! 16  seq u64           8   DATA: this datagram's number in the src -> dst stream (from 0)
 //! 24  ack u64           8   every datagram of the dst -> src stream below this has arrived
 //! 32  sack u64          8   bit i: datagram ack + 1 + i of the dst -> src stream has arrived
-//! 40  nonce u64         8   the sender's count of datagrams it sealed (see below)
-//! 48  body              n   DATA: a fragment of a record, encrypted; a FIRST fragment opens
+//! 40  xmit u32          4   DATA: this transmission's number in the src -> dst stream (from 1;
+//!                           a retransmission takes a new one), low 32 bits; others zero
+//! 44  echo u32          4   the xmit of the DATA datagram of the dst -> src stream that arrived
+//!                           last (0: none yet): tells the sender, without the ambiguity of a
+//!                           sequence number sent twice, how far its transmissions got (RACK)
+//! 48  nonce u64         8   the sender's count of datagrams it sealed (see below)
+//! 56  body              n   DATA: a fragment of a record, encrypted; a FIRST fragment opens
 //!                           with the record's 24-byte header and its payload length (u32)
-//! 48+n tag [16]        16   AES-128-GCM tag over bytes 0 .. 48 (authenticated, in clear) and
+//! 56+n tag [16]        16   AES-128-GCM tag over bytes 0 .. 56 (authenticated, in clear) and
 //!                           the body (encrypted); the key: the first 16 bytes of
 //!                           HKDF-SHA256(job secret, info "billboard-udp-3 datagram")
 //! ```
@@ -28,8 +33,8 @@
 //! MAC of layout 2, took 1.7 us and GCM over unencrypted data 1.0 us; 104 B 0.10 vs 0.14 us;
 //! 64 KiB 7.7 vs 15.6 us). Each seal takes a fresh 96-bit GCM nonce: the sender's rank (u32) and
 //! its count of seals (u64, the `nonce` field), so no two datagrams of one job share a nonce
-//! under its key (a retransmission carrying new acknowledgements is sealed again under the next
-//! count). The count starts at a random value in each process, so that a rank number reused by
+//! under its key (a retransmission, with its new xmit and acknowledgements, is sealed again
+//! under the next count). The count starts at a random value in each process, so that a rank number reused by
 //! another process of the same job (a spawned one) cannot run into a range already used but with
 //! a chance of 2^-64 per datagram.
 
@@ -37,8 +42,8 @@ use ring::aead::{Aad, LessSafeKey, Nonce, Tag, UnboundKey, AES_128_GCM};
 
 use crate::transport::tcp::handshake::Secret;
 
-pub const MAGIC: &[u8; 4] = b"BBu3";
-pub const HEAD: usize = 48;
+pub const MAGIC: &[u8; 4] = b"BBu4";
+pub const HEAD: usize = 56;
 /// Bytes of the authentication tag that ends every datagram.
 pub const MAC: usize = 16;
 /// Bytes a FIRST fragment spends on the record's header and length.
@@ -60,6 +65,8 @@ pub struct Head {
     pub seq: u64,
     pub ack: u64,
     pub sack: u64,
+    pub xmit: u32,
+    pub echo: u32,
 }
 
 impl Head {
@@ -69,16 +76,23 @@ impl Head {
         out.extend_from_slice(&[self.kind, self.flags, 0, 0]);
         out.extend_from_slice(&self.src.to_le_bytes());
         out.extend_from_slice(&self.dst.to_le_bytes());
-        for w in [self.seq, self.ack, self.sack, 0] {
+        for w in [self.seq, self.ack, self.sack] {
             out.extend_from_slice(&w.to_le_bytes());
         }
+        out.extend_from_slice(&self.xmit.to_le_bytes());
+        out.extend_from_slice(&self.echo.to_le_bytes());
+        out.extend_from_slice(&0u64.to_le_bytes());
     }
 
-    /// Rewrites the acknowledgement fields of an encoded datagram (a retransmission carries
-    /// the acknowledgements of when it leaves).
-    pub fn set_ack(bytes: &mut [u8], ack: u64, sack: u64) {
-        bytes[24..32].copy_from_slice(&ack.to_le_bytes());
-        bytes[32..40].copy_from_slice(&sack.to_le_bytes());
+    /// The fields a retransmission rewrites (its xmit, and the acknowledgements of when it
+    /// leaves), as they sit in bytes 24 .. 48.
+    pub fn resent(ack: u64, sack: u64, xmit: u32, echo: u32) -> [u8; 24] {
+        let mut b = [0u8; 24];
+        b[..8].copy_from_slice(&ack.to_le_bytes());
+        b[8..16].copy_from_slice(&sack.to_le_bytes());
+        b[16..20].copy_from_slice(&xmit.to_le_bytes());
+        b[20..].copy_from_slice(&echo.to_le_bytes());
+        b
     }
 
     fn get(b: &[u8]) -> Head {
@@ -92,6 +106,8 @@ impl Head {
             seq: u64_at(16),
             ack: u64_at(24),
             sack: u64_at(32),
+            xmit: u32_at(40),
+            echo: u32_at(44),
         }
     }
 }
@@ -116,7 +132,7 @@ impl Key {
     fn nonce(datagram: &[u8]) -> Nonce {
         let mut n = [0u8; 12];
         n[..4].copy_from_slice(&datagram[8..12]);
-        n[4..].copy_from_slice(&datagram[40..48]);
+        n[4..].copy_from_slice(&datagram[48..56]);
         Nonce::assume_unique_for_key(n)
     }
 
@@ -124,15 +140,15 @@ impl Key {
     /// tag.
     pub fn seal(&mut self, datagram: &mut Vec<u8>) {
         self.seals = self.seals.wrapping_add(1);
-        datagram[40..48].copy_from_slice(&self.seals.to_le_bytes());
+        datagram[48..56].copy_from_slice(&self.seals.to_le_bytes());
         let (head, body) = datagram.split_at_mut(HEAD);
         let tag = self.aead.seal_in_place_separate_tag(Self::nonce(head), Aad::from(&*head), body);
         datagram.extend_from_slice(tag.expect("a datagram is far below GCM's limit").as_ref());
     }
 
-    /// Seals a datagram sealed before again, with new acknowledgement fields (a retransmission
-    /// carries the acknowledgements of when it leaves) and the next nonce.
-    pub fn reseal(&mut self, datagram: &mut [u8], ack: u64, sack: u64) {
+    /// Seals a datagram sealed before again, with bytes 24 .. 48 replaced ([`Head::resent`]: a
+    /// retransmission's xmit and the acknowledgements of when it leaves) and the next nonce.
+    pub fn reseal(&mut self, datagram: &mut [u8], fields: &[u8; 24]) {
         let n = datagram.len() - MAC;
         let (head, rest) = datagram.split_at_mut(HEAD);
         let (body, tag) = rest.split_at_mut(n - HEAD);
@@ -140,9 +156,9 @@ impl Key {
         self.aead
             .open_in_place_separate_tag(Self::nonce(head), Aad::from(&*head), old, body, 0..)
             .expect("a datagram this side sealed opens");
-        Head::set_ack(head, ack, sack);
+        head[24..48].copy_from_slice(fields);
         self.seals = self.seals.wrapping_add(1);
-        head[40..48].copy_from_slice(&self.seals.to_le_bytes());
+        head[48..56].copy_from_slice(&self.seals.to_le_bytes());
         let new = self.aead.seal_in_place_separate_tag(Self::nonce(head), Aad::from(&*head), body);
         tag.copy_from_slice(new.expect("a datagram is far below GCM's limit").as_ref());
     }
@@ -193,7 +209,8 @@ mod tests {
 
     #[test]
     fn a_sealed_datagram_opens_and_any_change_is_refused() {
-        let head = Head { kind: DATA, flags: FIRST | LAST, src: 3, dst: 1, seq: 7, ack: 9, sack: 0b101 };
+        let head =
+            Head { kind: DATA, flags: FIRST | LAST, src: 3, dst: 1, seq: 7, ack: 9, sack: 0b101, xmit: 4, echo: 2 };
         let mut d = Vec::new();
         head.put(&mut d);
         d.extend_from_slice(b"body");
@@ -215,12 +232,12 @@ mod tests {
         // New acknowledgements written over a sealed datagram: refused; resealed: open, under
         // another nonce.
         let mut altered = d.clone();
-        Head::set_ack(&mut altered, 11, 1);
+        altered[24..48].copy_from_slice(&Head::resent(11, 1, 5, 3));
         assert_eq!(key().open(1, &mut altered), Err(Refused::BadMac));
         let mut again = d.clone();
-        sealer.reseal(&mut again, 11, 1);
-        assert_ne!(again[40..48], d[40..48], "a new nonce");
+        sealer.reseal(&mut again, &Head::resent(11, 1, 5, 3));
+        assert_ne!(again[48..56], d[48..56], "a new nonce");
         let (h, body) = key().open(1, &mut again).unwrap();
-        assert_eq!((h.ack, h.sack, body), (11, 1, &b"body"[..]));
+        assert_eq!((h.ack, h.sack, h.xmit, h.echo, body), (11, 1, 5, 3, &b"body"[..]));
     }
 }
