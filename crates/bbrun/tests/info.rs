@@ -9,7 +9,7 @@ fn info_lists_every_tunable_with_value_and_origin() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let line = out.stdout.lines().find(|l| l.starts_with("BB_EAGER_INLINE ")).expect("BB_EAGER_INLINE listed");
     assert!(line.contains("default"), "{line}");
-    for t in billboard::tunables::all().iter().chain(&mpi::tunables()).chain(&pvm::task::tunables()) {
+    for t in billboard::tunables::all().chain(mpi::tunables()).chain(pvm::task::tunables()) {
         assert!(out.stdout.contains(t.env), "{} missing", t.env);
     }
     // The MPI library's own: where windows live, and single copy to created ones.
