@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzes the decoders of bytes from the network (TCP frame header, frame reader, connection
-# handshake, PMI-1 lines) for SECONDS_PER_TARGET seconds each (default 15), starting from a
-# generated seed corpus. Fails if any target crashes: a panic, a broken property, a hang (10 s on
-# one input) or a leak of memory past libFuzzer's limit. The crashing input is kept in
+# handshake, PMI-1 lines, the UDP route as a peer holding the secret drives it) for
+# SECONDS_PER_TARGET seconds each (default 15), starting from a generated seed corpus. Fails if
+# any target crashes: a panic, a broken property, a hang (10 s on one input) or a leak of memory
+# past libFuzzer's limit. The crashing input is kept in
 # fuzz/artifacts/<target>/; replay it with `cargo fuzz run -s none -O -a <target> <file>`.
 #
 # Stable toolchain only: `-s none` builds without a sanitizer (AddressSanitizer needs nightly's

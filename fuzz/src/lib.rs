@@ -10,4 +10,5 @@ pub mod handshake;
 pub mod input;
 pub mod pmi;
 pub mod seeds;
+pub mod udp;
 pub mod wire;

@@ -10,7 +10,8 @@ use billboard::transport::Header;
 use crate::handshake::{secret, ACCEPTOR};
 
 /// The fuzz targets, as named in Cargo.toml.
-pub const TARGETS: [&str; 5] = ["wire_decode", "frame_reader", "handshake_acceptor", "handshake_initiator", "pmi_line"];
+pub const TARGETS: [&str; 6] =
+    ["wire_decode", "frame_reader", "handshake_acceptor", "handshake_initiator", "pmi_line", "udp_endpoint"];
 
 /// Seeds of `target`: (file name, bytes).
 pub fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
@@ -25,6 +26,7 @@ pub fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
         "handshake_acceptor" => named("handshake", handshake(true)),
         "handshake_initiator" => named("handshake", handshake(false)),
         "pmi_line" => named("line", pmi_lines()),
+        "udp_endpoint" => named("datagrams", udp_datagrams()),
         _ => panic!("unknown fuzz target {target}"),
     }
 }
@@ -76,6 +78,47 @@ fn handshake(acceptor: bool) -> Vec<Vec<u8>> {
     ]
 }
 
+/// Honest traffic for `udp_endpoint` (see `udp::check` for the layout of a step): records of one
+/// datagram each in order, with ticks and sends between; a record in three fragments; the same
+/// datagram twice; an acknowledgement and a FIN.
+fn udp_datagrams() -> Vec<Vec<u8>> {
+    // op 0 = DATA: flags, src marker, seq u16, ack u16, sack u64, xmit u16, echo u16, then for a
+    // FIRST fragment: 0 (honest prefix), header kind, payload length u16; then body length, body.
+    let data = |flags: u8, seq: u16, prefix: Option<u16>, body: &[u8]| -> Vec<u8> {
+        let mut s = vec![0, flags, 0];
+        s.extend_from_slice(&seq.to_le_bytes());
+        s.extend_from_slice(&[0, 0]);
+        s.extend_from_slice(&[0; 8]);
+        s.extend_from_slice(&(seq + 1).to_le_bytes());
+        s.extend_from_slice(&[0, 0]);
+        if let Some(len) = prefix {
+            s.extend_from_slice(&[0, 1]);
+            s.extend_from_slice(&len.to_le_bytes());
+        }
+        s.push(body.len() as u8);
+        s.extend_from_slice(body);
+        s
+    };
+    // An acknowledgement (op 1) or a FIN (op 2, kind byte 3) of everything below `ack`.
+    let control = |fin: bool, ack: u16| -> Vec<u8> {
+        let mut s = if fin { vec![2, 3] } else { vec![1] };
+        s.extend_from_slice(&[0, 0, 0, 0]);
+        s.extend_from_slice(&ack.to_le_bytes());
+        s.extend_from_slice(&[0; 12]);
+        s.push(0);
+        s
+    };
+    let tick = [4u8, 0x10, 0x00];
+    let send = [5u8, 0x40, 0x00];
+    let whole = |seq: u16| data(3, seq, Some(5), b"hello");
+    vec![
+        [whole(0), tick.to_vec(), whole(1), send.to_vec(), tick.to_vec(), whole(2)].concat(),
+        [data(1, 0, Some(12), b"abcd"), data(0, 1, None, b"efgh"), data(2, 2, None, b"ijkl"), tick.to_vec()].concat(),
+        [whole(0), whole(0), tick.to_vec(), control(false, 1), tick.to_vec()].concat(),
+        [whole(0), control(true, 1), tick.to_vec(), whole(1)].concat(),
+    ]
+}
+
 fn pmi_lines() -> Vec<Vec<u8>> {
     let lines = [
         format_line("init", &[("pmi_version", "1"), ("pmi_subversion", "1")]),
@@ -102,6 +145,7 @@ mod tests {
                 "frame_reader" => crate::frames::check,
                 "handshake_acceptor" => crate::handshake::check_acceptor,
                 "handshake_initiator" => crate::handshake::check_initiator,
+                "udp_endpoint" => crate::udp::check,
                 _ => crate::pmi::check,
             };
             for (name, bytes) in seeds(target) {
@@ -109,6 +153,14 @@ mod tests {
                 check(&bytes);
             }
         }
+    }
+
+    /// The honest UDP seeds deliver what they carry: three records, one record of three
+    /// fragments, one record sent twice, one record before the FIN (none after it).
+    #[test]
+    fn honest_datagrams_come_out_record_for_record() {
+        let delivered: Vec<usize> = udp_datagrams().iter().map(|s| crate::udp::drive(s)).collect();
+        assert_eq!(delivered, [3, 1, 1, 1]);
     }
 
     #[test]

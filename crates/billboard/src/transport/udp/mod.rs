@@ -2,7 +2,7 @@
 //!
 //! - [`wire`]: the datagram layout and its HMAC (the job secret, as the TCP handshake uses it).
 //! - [`rtt`]: round-trip estimation and the retransmission timeout (Jacobson/Karels, backoff).
-//! - `peer`, `endpoint`: the protocol, sans IO (sequence numbers, cumulative and selective
+//! - [`peer`], [`endpoint`]: the protocol, sans IO (sequence numbers, cumulative and selective
 //!   acknowledgements, loss detection and retransmission, the send window, fragmentation and
 //!   reassembly of records, duplicate suppression, in-order delivery, peer failure after a
 //!   deadline), driven by datagrams in and the time passed in; tested over a simulated network.
@@ -16,11 +16,12 @@
 //!   descriptor in one epoll set a sleeping rank waits on; timers run from `poll`.
 
 mod channel;
-mod endpoint;
+/// Public for the fuzz target `udp_endpoint` (fuzz/src/udp.rs), which drives it as a peer would.
+pub mod endpoint;
 mod faults;
 mod icmp;
 mod path;
-mod peer;
+pub mod peer;
 pub mod rtt;
 mod sockets;
 pub mod wire;
