@@ -528,7 +528,9 @@ pub(crate) fn board_by(comm: &Communicator, what: Collective, post: usize) -> Op
         // on row and column communicators) failed its residual check 8 runs of 8 with only
         // reduce on the board (BB_BOARD=0 BB_COLL_REDUCE=board), 0 of 8 with every other
         // collective there and reduce by messages; a plain MPI_Reduce stress (roots, counts,
-        // in place, user operators, split communicators) does not show it.
+        // in place, user operators, split communicators) does not show it. The message-based
+        // `post` reduce, which folds in the same right-to-left order, fails xdsep too (5-6 of 8):
+        // the defect lies in that fold, not in the board's memory.
         None if what == Collective::Reduce => None,
         // Every rank reading the n - 1 arrivals beats a leader's release (coll.c barrier, us,
         // board vs board-leader: 2 ranks 0.18 vs 0.29, 4 ranks on 2 cores 4.7 vs 5.9). Where
