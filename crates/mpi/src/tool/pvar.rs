@@ -315,6 +315,16 @@ fn each_handle(
     })
 }
 
+/// Runs `op` on one handle whose value goes to or comes from the caller's buffer (read,
+/// readreset, write): those refuse MPI_T_PVAR_ALL_HANDLES, and a null buffer once the session
+/// and handle are found good, as MPICH does.
+fn with_buffer(session: *mut c_void, h: *mut c_void, buf_is_null: bool, op: impl Fn(&mut Handle) -> c_int) -> c_int {
+    if std::ptr::eq(h.cast_const(), (&ALL_HANDLES as *const u8).cast()) {
+        return MPI_T_ERR_INVALID_HANDLE;
+    }
+    each_handle(session, h, |_| false, |handle| if buf_is_null { MPI_T_ERR_INVALID } else { op(handle) })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_start(session: *mut c_void, handle: *mut c_void) -> c_int {
     initialized(|| {
@@ -371,50 +381,28 @@ unsafe fn write_out(h: &Handle, value: &[u64], buf: *mut c_void) {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_read(session: *mut c_void, handle: *mut c_void, buf: *mut c_void) -> c_int {
     initialized(|| {
-        if std::ptr::eq(handle.cast_const(), (&ALL_HANDLES as *const u8).cast()) {
-            return MPI_T_ERR_INVALID_HANDLE;
-        }
-        each_handle(
-            session,
-            handle,
-            |_| false,
-            |h| {
-                if buf.is_null() {
-                    return MPI_T_ERR_INVALID;
-                }
-                let now = h.pvar.now();
-                // SAFETY: the caller's buffer holds `count` elements of the variable's datatype.
-                unsafe { write_out(h, &h.value(&now), buf) };
-                MPI_SUCCESS
-            },
-        )
+        with_buffer(session, handle, buf.is_null(), |h| {
+            let now = h.pvar.now();
+            // SAFETY: the caller's buffer holds `count` elements of the variable's datatype.
+            unsafe { write_out(h, &h.value(&now), buf) };
+            MPI_SUCCESS
+        })
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_readreset(session: *mut c_void, handle: *mut c_void, buf: *mut c_void) -> c_int {
     initialized(|| {
-        if std::ptr::eq(handle.cast_const(), (&ALL_HANDLES as *const u8).cast()) {
-            return MPI_T_ERR_INVALID_HANDLE;
-        }
-        each_handle(
-            session,
-            handle,
-            |_| false,
-            |h| {
-                if buf.is_null() {
-                    return MPI_T_ERR_INVALID;
-                }
-                if h.pvar.continuous() {
-                    return MPI_T_ERR_PVAR_NO_WRITE;
-                }
-                let now = h.pvar.now();
-                // SAFETY: the caller's buffer holds `count` elements of the variable's datatype.
-                unsafe { write_out(h, &h.value(&now), buf) };
-                h.set(&now, &vec![0; h.kept.len()]);
-                MPI_SUCCESS
-            },
-        )
+        with_buffer(session, handle, buf.is_null(), |h| {
+            if h.pvar.continuous() {
+                return MPI_T_ERR_PVAR_NO_WRITE;
+            }
+            let now = h.pvar.now();
+            // SAFETY: the caller's buffer holds `count` elements of the variable's datatype.
+            unsafe { write_out(h, &h.value(&now), buf) };
+            h.set(&now, &vec![0; h.kept.len()]);
+            MPI_SUCCESS
+        })
     })
 }
 
@@ -440,27 +428,16 @@ pub unsafe extern "C" fn PMPI_T_pvar_reset(session: *mut c_void, handle: *mut c_
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_T_pvar_write(session: *mut c_void, handle: *mut c_void, buf: *const c_void) -> c_int {
     initialized(|| {
-        if std::ptr::eq(handle.cast_const(), (&ALL_HANDLES as *const u8).cast()) {
-            return MPI_T_ERR_INVALID_HANDLE;
-        }
-        each_handle(
-            session,
-            handle,
-            |_| false,
-            |h| {
-                if buf.is_null() {
-                    return MPI_T_ERR_INVALID;
-                }
-                if h.pvar.continuous() {
-                    return MPI_T_ERR_PVAR_NO_WRITE;
-                }
-                // SAFETY: the caller's buffer holds `count` elements of the variable's datatype.
-                let to = unsafe { std::slice::from_raw_parts(buf.cast::<u64>(), h.kept.len()) }.to_vec();
-                let now = h.pvar.now();
-                h.set(&now, &to);
-                MPI_SUCCESS
-            },
-        )
+        with_buffer(session, handle, buf.is_null(), |h| {
+            if h.pvar.continuous() {
+                return MPI_T_ERR_PVAR_NO_WRITE;
+            }
+            // SAFETY: the caller's buffer holds `count` elements of the variable's datatype.
+            let to = unsafe { std::slice::from_raw_parts(buf.cast::<u64>(), h.kept.len()) }.to_vec();
+            let now = h.pvar.now();
+            h.set(&now, &to);
+            MPI_SUCCESS
+        })
     })
 }
 
