@@ -193,6 +193,22 @@ fn collectives_on_1_to_8_ranks_by_every_algorithm() {
     }
 }
 
+/// Reductions by the tree, the posts and the board group their operands alike, in the
+/// binomial tree's order (bb-coll's `association`: an operator that is neither associative
+/// nor commutative names the grouping). The posts and the board folded right to left before,
+/// and ScaLAPACK's xdsep failed its orthogonality check with them.
+#[test]
+fn reductions_group_operands_as_the_tree_by_every_algorithm_of_one_host() {
+    for algorithm in ["tree", "post", "board"] {
+        let env = [("BB_COLL_REDUCE", algorithm), ("BB_COLL_ALLREDUCE", algorithm)];
+        for n in 1..=8 {
+            let job = run(n, "bb-coll", &["association"], &env, T);
+            job.assert_success();
+            assert!(job.stdout().contains(&format!("ok association on {n} ranks")), "{env:?}: {}", job.stdout());
+        }
+    }
+}
+
 /// Gather and scatter of parts of one length down binomial trees (forced; the table takes
 /// them from 8 ranks): every root, in place and not, parts from 0 B up, laid out in reverse
 /// rank order with gaps that must stay untouched (bb-coll's `sizes`).

@@ -1,11 +1,20 @@
 //! Reduce and allreduce of small vectors on the board: each rank posts its vector once; the
-//! root (reduce) or every rank (allreduce) folds them straight out of the posters' lines, in
-//! rank order from the right, `v0 ⊕ (v1 ⊕ (… ⊕ v(n-1)))`: right for non-commutative
-//! operators, and bit-identical in every rank, which all fold in the same order.
+//! root (reduce) or every rank (allreduce) folds them straight out of the posters' lines in
+//! the binomial tree's order (`schedule::binomial_fold`): right for non-commutative operators,
+//! bit-identical in every rank, and the same bits as the tree's and the posts' reductions.
+
+use std::cell::RefCell;
 
 use super::board::Board;
+use super::schedule::binomial_fold;
 use super::ReduceOp;
 use crate::Communicator;
+
+thread_local! {
+    /// Private copies of the slots the fold writes into (a poster's line is only read), kept
+    /// for the next reduction: a collective in steady use allocates nothing.
+    static INTO: RefCell<(Vec<u8>, Vec<bool>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
 
 impl Board {
     /// Folds every rank's `send` into `recv` where `recv` is given: at the root of a reduce
@@ -32,10 +41,26 @@ impl Board {
                     self.read(r, e, len)
                 }
             };
+            // Slot n-1, where the result ends, is `recv`; the others written are copies.
             recv.copy_from_slice(vector(n - 1));
-            for r in (0..n - 1).rev() {
-                op(vector(r), recv);
-            }
+            INTO.with_borrow_mut(|(copies, private)| {
+                if copies.len() < len * n {
+                    copies.resize(len * n, 0);
+                }
+                private.clear();
+                private.resize(n, false);
+                for (from, into) in binomial_fold(n) {
+                    if into + 1 < n && !private[into] {
+                        copies[into * len..][..len].copy_from_slice(vector(into));
+                        private[into] = true;
+                    }
+                    // `from` < `into`: its copy, if any, lies below.
+                    let (lower, upper) = copies.split_at_mut(into * len);
+                    let from = if private[from] { &lower[from * len..][..len] } else { vector(from) };
+                    let into = if into + 1 == n { &mut *recv } else { &mut upper[..len] };
+                    op(from, into);
+                }
+            });
         }
         self.finish(e);
     }

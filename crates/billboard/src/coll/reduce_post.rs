@@ -6,10 +6,12 @@
 //! then a broadcast, every rank here waits for one post from each other rank, all in flight at
 //! once; the folding is (n-1) operator calls on a small vector.
 //!
-//! Contributions are folded in rank order, `v0 ⊕ (v1 ⊕ (… ⊕ v(n-1)))` (MPI's operators are
-//! associative), so non-commutative operators stay right.
+//! Contributions are folded in the binomial tree's order (`schedule::binomial_fold`), rank
+//! order kept, so non-commutative operators stay right and the result has the same bits as
+//! the tree's.
 
 use super::nonblocking::Plan;
+use super::schedule::binomial_fold;
 use crate::engine::sched::Local;
 use crate::Result;
 
@@ -35,24 +37,31 @@ impl Plan<'_, '_> {
         if root.is_none() && n > 1 {
             self.send_to_all(own, len);
         }
+        // The fold writes into some slots: this rank's, if one of them, is a copy (what it
+        // sends is not written); the last is `recv`, where the result ends.
+        let mine = match me + 1 < n && binomial_fold(n).any(|(_, into)| into == me) {
+            true => self.scratch(len, Some(own)),
+            false => own as *mut u8,
+        };
         // Every other rank's contribution lands in its own part of one scratch block.
         let parts = self.scratch(len * (n - 1), None);
-        let part = |k: usize| -> *const u8 {
+        let part = |k: usize| -> *mut u8 {
             match k.cmp(&me) {
-                std::cmp::Ordering::Equal => own,
+                std::cmp::Ordering::Equal => mine,
                 // Inside the scratch block of (n-1) parts; only the engine dereferences it.
                 std::cmp::Ordering::Less => parts.wrapping_add(k * len),
                 std::cmp::Ordering::Greater => parts.wrapping_add((k - 1) * len),
             }
         };
         for k in (0..n).filter(|&k| k != me) {
-            self.recv(k, part(k) as *mut u8, len)?;
+            self.recv(k, part(k), len)?;
         }
         // An empty vector has nothing to fold (a user's function may not expect a count of 0).
         if len > 0 {
+            let slot = |k: usize| if k == n - 1 { recv } else { part(k) };
             self.then(Local::Copy { from: part(n - 1), to: recv, len });
-            for k in (0..n - 1).rev() {
-                self.then(Local::Combine { from: part(k), into: recv, len });
+            for (from, into) in binomial_fold(n) {
+                self.then(Local::Combine { from: slot(from), into: slot(into), len });
             }
         }
         self.end_round();

@@ -81,6 +81,25 @@ pub(crate) fn doubling_rank(new: usize, n: usize) -> usize {
     }
 }
 
+/// The combining steps of a reduction over `n` vectors in the binomial tree's order, for a
+/// rank that holds them all (the root of a post or board reduction): `(from, into)` slot
+/// pairs, each `into = from ⊕ into`, in order; the result ends in slot `n - 1`.
+///
+/// It is the order of the binomial tree into rank 0 (`reduce.rs`), and of recursive doubling
+/// for a power of two of ranks: at distance `m`, the partial result of ranks `r..r+m` is
+/// combined, as `in`, with that of `r+m..r+2m`, as `inout`. The partial result of `r..r+m`
+/// lies in slot `min(r + m, n) - 1`, so no table is needed. Reductions that fold in another
+/// order (right to left, `v0 ⊕ (v1 ⊕ (… ⊕ v(n-1)))`) round differently: results that differ
+/// in the last bits between algorithms are allowed by MPI, but the standard strongly
+/// recommends the same result for the same arguments in the same order (MPI 4.0 section
+/// 6.9.1), and ScaLAPACK's eigensolvers lose orthogonality without it (xdsep's PDSYEVX rows
+/// failed with a right-to-left fold at the root, never with the tree's order).
+pub(crate) fn binomial_fold(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    distances(n).flat_map(move |m| {
+        (0..n).step_by(2 * m).filter(move |&r| r + m < n).map(move |r| (r + m - 1, (r + 2 * m).min(n) - 1))
+    })
+}
+
 /// Bruck's rounds (and the dissemination barrier's) over `n` ranks: the distances 1, 2, 4, ...
 /// below `n`. In the round of distance `d`, `me` sends to `me - d` and receives from `me + d`
 /// (Bruck, Ho, Kipnis, Upfal and Weathersby 1997, the all-gather without final rotation when
@@ -92,6 +111,35 @@ pub(crate) fn distances(n: usize) -> impl Iterator<Item = usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The expression the tree of `reduce.rs` computes at rank 0 for `n` ranks: each rank's
+    /// accumulator takes in the one `mask` above it, lower ranks on the left.
+    fn tree_expression(n: usize) -> String {
+        let mut acc: Vec<String> = (0..n).map(|r| format!("v{r}")).collect();
+        let mut mask = 1;
+        while mask < n {
+            for r in (0..n).step_by(2 * mask).filter(|&r| r + mask < n) {
+                acc[r] = format!("({} {})", acc[r], acc[r + mask]);
+            }
+            mask <<= 1;
+        }
+        acc.swap_remove(0)
+    }
+
+    #[test]
+    fn the_binomial_fold_computes_the_trees_expression_in_slots() {
+        for n in 1..70 {
+            let mut slot: Vec<String> = (0..n).map(|r| format!("v{r}")).collect();
+            let mut used = vec![false; n];
+            for (from, into) in binomial_fold(n) {
+                assert!(from < into && !used[from], "n {n}: slot {from} read after it was folded in");
+                slot[into] = format!("({} {})", slot[from], slot[into]);
+                used[from] = true;
+            }
+            assert_eq!(slot[n - 1], tree_expression(n), "n {n}");
+            assert_eq!(used.iter().filter(|&&u| u).count(), n - 1, "n {n}: every vector but one folded in");
+        }
+    }
 
     #[test]
     fn blocks_tile_the_vector_between_elements() {

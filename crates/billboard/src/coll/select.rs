@@ -524,14 +524,6 @@ pub(crate) fn board_by(comm: &Communicator, what: Collective, post: usize) -> Op
     let by = match switch.forced() {
         Some(i) => Some(switch.algorithms[i]).filter(|a| a.starts_with("board")),
         None if BOARD.get() == 0 => None,
-        // Not reduce, until its defect is found: ScaLAPACK's xdsep (4 ranks, BLACS reductions
-        // on row and column communicators) failed its residual check 8 runs of 8 with only
-        // reduce on the board (BB_BOARD=0 BB_COLL_REDUCE=board), 0 of 8 with every other
-        // collective there and reduce by messages; a plain MPI_Reduce stress (roots, counts,
-        // in place, user operators, split communicators) does not show it. The message-based
-        // `post` reduce, which folds in the same right-to-left order, fails xdsep too (5-6 of 8):
-        // the defect lies in that fold, not in the board's memory.
-        None if what == Collective::Reduce => None,
         // Every rank reading the n - 1 arrivals beats a leader's release (coll.c barrier, us,
         // board vs board-leader: 2 ranks 0.18 vs 0.29, 4 ranks on 2 cores 4.7 vs 5.9). Where
         // ranks outnumber cores the waiters yield at once (`board.rs`); 4 ranks on 2 cores, us,
@@ -580,8 +572,8 @@ fn what_it_does(what: Collective, algorithm: &str) -> &'static str {
     match (what, algorithm) {
         (Bcast, "post") => "the root posts once, every rank reads it",
         (Barrier, "post") => "arrivals to rank 0, released by one post",
-        (Reduce, "post") => "every rank posts to the root, folded in rank order",
-        (Allreduce, "post") => "every rank posts to all, each folds in rank order",
+        (Reduce, "post") => "every rank posts to the root, folded in the tree's order",
+        (Allreduce, "post") => "every rank posts to all, each folds in the tree's order",
         (Allgather, "post") => "every rank posts its part to all",
         (Allreduce, "tree") => "binomial tree and broadcast",
         (Barrier, "board-leader") => "arrival lines read by rank 0, which posts the release line",
