@@ -211,6 +211,12 @@ impl Endpoint {
         }
     }
 
+    /// When the next timer of `peer` is due, if any (after a send to it, the only one that
+    /// may have moved).
+    pub fn deadline_of(&self, peer: usize) -> Option<u64> {
+        self.peers[peer].deadline(&self.cfg)
+    }
+
     /// When the next timer is due, if any.
     pub fn next_deadline(&self) -> Option<u64> {
         let others = self.peers.iter().enumerate().filter(|&(k, _)| k != self.me);

@@ -26,6 +26,6 @@ pub mod rtt;
 mod sockets;
 pub mod wire;
 
-#[cfg(test)]
-pub(crate) use channel::endpoints;
+#[doc(hidden)]
+pub use channel::endpoints;
 pub use channel::{UdpChannel, DEADLINE_MS, EAGER_MAX, MTU, WINDOW};
