@@ -80,7 +80,8 @@ fn handshake(acceptor: bool) -> Vec<Vec<u8>> {
 
 /// Honest traffic for `udp_endpoint` (see `udp::check` for the layout of a step): records of one
 /// datagram each in order, with ticks and sends between; a record in three fragments; the same
-/// datagram twice; an acknowledgement and a FIN.
+/// datagram twice; an acknowledgement and a FIN; acknowledgements with selective ranges of
+/// records this side sent.
 fn udp_datagrams() -> Vec<Vec<u8>> {
     // op 0 = DATA: flags, src marker, seq u16, ack u16, sack u64, xmit u16, echo u16, then for a
     // FIRST fragment: 0 (honest prefix), header kind, payload length u16; then body length, body.
@@ -108,6 +109,18 @@ fn udp_datagrams() -> Vec<Vec<u8>> {
         s.push(0);
         s
     };
+    // An acknowledgement of everything below `ack` and of the ranges (offset past `ack`, length).
+    let ranged = |ack: u16, ranges: &[(u32, u32)]| -> Vec<u8> {
+        let mut s = vec![1, 0, 0, 0, 0];
+        s.extend_from_slice(&ack.to_le_bytes());
+        s.extend_from_slice(&[0; 12]);
+        s.push((ranges.len() * 8) as u8);
+        for &(off, len) in ranges {
+            s.extend_from_slice(&off.to_le_bytes());
+            s.extend_from_slice(&len.to_le_bytes());
+        }
+        s
+    };
     let tick = [4u8, 0x10, 0x00];
     let send = [5u8, 0x40, 0x00];
     let whole = |seq: u16| data(3, seq, Some(5), b"hello");
@@ -116,6 +129,7 @@ fn udp_datagrams() -> Vec<Vec<u8>> {
         [data(1, 0, Some(12), b"abcd"), data(0, 1, None, b"efgh"), data(2, 2, None, b"ijkl"), tick.to_vec()].concat(),
         [whole(0), whole(0), tick.to_vec(), control(false, 1), tick.to_vec()].concat(),
         [whole(0), control(true, 1), tick.to_vec(), whole(1)].concat(),
+        [&send[..], &send, &send, &send, &send, &tick, &ranged(0, &[(2, 1), (4, 1)]), &tick, &control(false, 5)].concat(),
     ]
 }
 
@@ -156,11 +170,12 @@ mod tests {
     }
 
     /// The honest UDP seeds deliver what they carry: three records, one record of three
-    /// fragments, one record sent twice, one record before the FIN (none after it).
+    /// fragments, one record sent twice, one record before the FIN (none after it), none from
+    /// acknowledgements (with ranges) of what this side sent.
     #[test]
     fn honest_datagrams_come_out_record_for_record() {
         let delivered: Vec<usize> = udp_datagrams().iter().map(|s| crate::udp::drive(s)).collect();
-        assert_eq!(delivered, [3, 1, 1, 1]);
+        assert_eq!(delivered, [3, 1, 1, 1, 0]);
     }
 
     #[test]

@@ -38,8 +38,8 @@ pub static MTU: Tunable = Tunable::new(
 );
 pub static WINDOW: Tunable = Tunable::new(
     "BB_UDP_WINDOW",
-    256,
-    "datagrams in flight to one peer over UDP, at most: a sender with that many unacknowledged is told to wait (back-pressure); 256, not 512: an acknowledgement describes only the 64 datagrams after the oldest gap, so under loss a longer flight only lengthens the queue (1 MiB streaming, 1472-byte datagrams, 5 % loss: 0.69 GB/s at 256, 0.47 at 512; loss-free 1.30 vs 1.38)",
+    512,
+    "datagrams in flight to one peer over UDP, at most: a sender with that many unacknowledged is told to wait (back-pressure); chosen by bench/udp/rounds.sh window (1 MiB streaming, 1472-byte datagrams, loopback, chrt, 3 rounds, load 11-17), GB/s loss-free / under 5 % loss: 256: 1.31 / 0.70, 512: 1.41 / 0.83, 1024: 1.44 / 0.78, 2048: 1.43 / 0.65 (acknowledgements list ranges: with only a bitmap of 64, 512 was 1.38 / 0.47)",
 );
 pub static DEADLINE_MS: Tunable = Tunable::new(
     "BB_UDP_TIMEOUT_MS",
@@ -53,6 +53,10 @@ pub static EAGER_MAX: Tunable =
 const MAX_RECORD: usize = 256 << 10;
 /// Batched receives per socket per poll at most, so a flood cannot hold a poll forever.
 const READ_BATCHES: usize = 4;
+/// Polls that find nothing between two readings of the clock (timers are due no sooner than
+/// some tens of µs, and an empty poll takes about half a µs): a reading cost ~60 ns and its
+/// conversion to µs as much again, on every poll of a rank spinning for its next message.
+const CLOCK_EVERY: u32 = 16;
 /// Refused datagrams logged per process, at most.
 const LOG_REFUSED: u64 = 5;
 
@@ -92,6 +96,12 @@ pub struct UdpChannel {
     batch: Batch,
     /// When the earliest timer is due (µs since `start`).
     due: u64,
+    /// Polls that found nothing since the clock was last read ([`CLOCK_EVERY`]).
+    idle: u32,
+    /// The last two receives found datagrams, so more are likely: the next receives a batch.
+    busy: bool,
+    /// The last receive found datagrams.
+    found: bool,
     refused: u64,
 }
 
@@ -187,6 +197,9 @@ impl UdpChannel {
             stash: VecDeque::new(),
             batch: Batch::new(),
             due: u64::MAX,
+            idle: 0,
+            busy: false,
+            found: false,
             refused: 0,
         })
     }
@@ -208,6 +221,8 @@ impl UdpChannel {
         // nothing since looked at it: look now, before sleeping on.
         self.read_errors();
         let now = self.now();
+        // The next poll is after a wake-up, maybe by the timer: it reads the clock.
+        self.idle = CLOCK_EVERY;
         self.ep.ack_all();
         self.flush(now, true);
         self.due = self.ep.next_deadline().unwrap_or(u64::MAX);
@@ -226,12 +241,23 @@ impl UdpChannel {
         Arc::clone(&self.epoll)
     }
 
-    /// Reads what the sockets hold into the protocol; records go to `f`. Returns records handed.
-    fn read<F: FnMut(usize, &Header, &[u8])>(&mut self, now: u64, f: &mut F) -> usize {
-        let mut handled = 0;
+    /// Reads what the sockets hold into the protocol; records go to `f`. Returns the records
+    /// handed, and the time it read the clock at if any datagram came.
+    ///
+    /// A socket found empty last time is asked with `recvfrom` for one datagram, where a
+    /// `recvmmsg` asks for a batch: for a socket that holds nothing, the batch call costs
+    /// ~560 ns on this machine and `recvfrom` ~420 (it copies no message headers in), and a
+    /// rank waiting for its next message polls an empty socket over and over. Once two polls in
+    /// a row found datagrams (a stream), the next receive is a batch: after one alone (a
+    /// ping-pong's message) a batch call would only find the socket empty, the system call a
+    /// rank sharing its core with its peer makes before it yields.
+    fn read<F: FnMut(usize, &Header, &[u8])>(&mut self, f: &mut F) -> (usize, Option<u64>) {
+        let (mut handled, mut read) = (0, None);
         for k in 0..self.socks.len() {
             for _ in 0..READ_BATCHES {
-                let n = match self.batch.receive(&self.socks[k]) {
+                let got =
+                    if self.busy { self.batch.receive(&self.socks[k]) } else { self.batch.receive_one(&self.socks[k]) };
+                let n = match got {
                     Ok(n) => n,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     Err(e) => {
@@ -240,7 +266,11 @@ impl UdpChannel {
                         break;
                     }
                 };
-                let more = n == self.batch.capacity();
+                // A single receive stops here, so that a rank that got its message answers it
+                // without a second system call first; the next poll takes a batch.
+                let more = self.busy && n == self.batch.capacity();
+                let now = self.now();
+                read = Some(now);
                 for d in 0..n {
                     let mut count = |s: usize, h: &Header, p: &[u8]| {
                         handled += 1;
@@ -264,10 +294,12 @@ impl UdpChannel {
                 }
             }
         }
+        self.busy = read.is_some() && self.found;
+        self.found = read.is_some();
         if std::mem::take(&mut self.errors) {
             self.read_errors();
         }
-        handled
+        (handled, read)
     }
 
     /// Fails the peers whose hosts said nothing listens at their address any more.
@@ -314,14 +346,33 @@ impl UdpChannel {
     }
 
     /// Reads, runs due timers and sends: what a poll does besides handing records over.
+    ///
+    /// A poll that read nothing, has nothing waiting to leave and no fault injection holding
+    /// datagrams back changes no timer: it reads the clock only every [`CLOCK_EVERY`] times to
+    /// see whether one is due, and recomputes the next deadline only when something happened
+    /// (a datagram, a timer; a send lowers `due` itself). A deadline kept from before is never
+    /// later than the true one: what moves timers earlier is a datagram, a timer or a send.
     fn progress<F: FnMut(usize, &Header, &[u8])>(&mut self, f: &mut F) -> usize {
-        let now = self.now();
-        let handled = self.read(now, f);
-        if now >= self.due {
+        let (handled, read) = self.read(f);
+        let quiet = read.is_none() && !self.ep.has_output() && self.faults.is_none();
+        if quiet {
+            self.idle += 1;
+            if self.idle < CLOCK_EVERY {
+                return handled;
+            }
+        }
+        self.idle = 0;
+        let now = read.unwrap_or_else(|| self.now());
+        let timers = now >= self.due;
+        if timers {
             self.ep.on_timer(now);
         }
-        self.flush(now, false);
-        self.due = self.ep.next_deadline().unwrap_or(u64::MAX);
+        if !quiet || timers {
+            self.flush(now, false);
+        }
+        if read.is_some() || timers {
+            self.due = self.ep.next_deadline().unwrap_or(u64::MAX);
+        }
         handled
     }
 
@@ -342,7 +393,7 @@ impl UdpChannel {
         self.flush(now, false);
         // A flight that just started is due for its probe (peer.rs), which may come before
         // the minimum timeout: the next poll must see it.
-        self.due = self.due.min(self.ep.next_deadline().unwrap_or(u64::MAX));
+        self.due = self.due.min(self.ep.deadline_of(peer).unwrap_or(u64::MAX));
         Ok(())
     }
 }
@@ -499,9 +550,10 @@ impl Channel for UdpChannel {
     }
 }
 
-/// `n` endpoints in this process over loopback, for the conformance suite.
-#[cfg(test)]
-pub(crate) fn endpoints(n: usize) -> Vec<UdpChannel> {
+/// `n` endpoints in this process over loopback: for the conformance suite, and for
+/// `examples/udp_path_cost`, which counts the route's instructions per round trip.
+#[doc(hidden)]
+pub fn endpoints(n: usize) -> Vec<UdpChannel> {
     let secret = Secret::generate().unwrap();
     let socks: Vec<Bound> = (0..n).map(|_| UdpChannel::bind(&[std::net::Ipv4Addr::LOCALHOST]).unwrap()).collect();
     let addrs: Vec<Option<SocketAddr>> = socks.iter().map(|s| Some(s.local_addr().unwrap())).collect();

@@ -40,6 +40,8 @@ pub struct Endpoint {
     /// Failed peers not yet reported: the peer and what happened.
     failures: VecDeque<(usize, String)>,
     scratch: Vec<u8>,
+    /// The selective acknowledgement ranges of the datagram at hand (received or being built).
+    ranges: Vec<(u64, u64)>,
 }
 
 impl Endpoint {
@@ -54,6 +56,7 @@ impl Endpoint {
             out: VecDeque::new(),
             failures: VecDeque::new(),
             scratch: Vec::new(),
+            ranges: Vec::new(),
         }
     }
 
@@ -137,8 +140,12 @@ impl Endpoint {
         p.heard(now);
         if head.kind == wire::DATA {
             p.echo = head.xmit;
+            self.ranges.clear();
+        } else if let Err(why) = wire::get_ranges(head.ack, body, &mut self.ranges) {
+            self.fail(from, format!("sent a UDP acknowledgement that breaks the route's framing: {why}"));
+            return Ok(());
         }
-        for seq in p.on_ack(now, head.ack, head.sack, head.echo) {
+        for seq in p.on_ack(now, head.ack, head.sack, &self.ranges, head.echo) {
             self.stats.repairs += 1;
             self.out.push_back((from, Out::Data(seq)));
         }
@@ -204,6 +211,12 @@ impl Endpoint {
         }
     }
 
+    /// When the next timer of `peer` is due, if any (after a send to it, the only one that
+    /// may have moved).
+    pub fn deadline_of(&self, peer: usize) -> Option<u64> {
+        self.peers[peer].deadline(&self.cfg)
+    }
+
     /// When the next timer is due, if any.
     pub fn next_deadline(&self) -> Option<u64> {
         let others = self.peers.iter().enumerate().filter(|&(k, _)| k != self.me);
@@ -240,6 +253,8 @@ impl Endpoint {
                     let echo = p.echo;
                     Head { kind, flags: 0, src: self.me as u32, dst: peer as u32, seq: 0, ack, sack, xmit: 0, echo }
                         .put(&mut self.scratch);
+                    p.ack_ranges(wire::MAX_RANGES.min(self.cfg.body / wire::RANGE), &mut self.ranges);
+                    wire::put_ranges(ack, &self.ranges, &mut self.scratch);
                     self.key.seal(&mut self.scratch);
                     let ok = emit(peer, &self.scratch);
                     if ok {

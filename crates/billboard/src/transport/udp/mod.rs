@@ -1,6 +1,7 @@
 //! The UDP route: a reliable, authenticated datagram protocol (`BB_ROUTES=udp`).
 //!
-//! - [`wire`]: the datagram layout and its HMAC (the job secret, as the TCP handshake uses it).
+//! - [`wire`]: the datagram layout, its AES-GCM seal (a key derived from the job secret) and the
+//!   ranges of selective acknowledgements.
 //! - [`rtt`]: round-trip estimation and the retransmission timeout (Jacobson/Karels, backoff).
 //! - [`peer`], [`endpoint`]: the protocol, sans IO (sequence numbers, cumulative and selective
 //!   acknowledgements, loss detection and retransmission, the send window, fragmentation and
@@ -26,6 +27,6 @@ pub mod rtt;
 mod sockets;
 pub mod wire;
 
-#[cfg(test)]
-pub(crate) use channel::endpoints;
+#[doc(hidden)]
+pub use channel::endpoints;
 pub use channel::{UdpChannel, DEADLINE_MS, EAGER_MAX, MTU, WINDOW};

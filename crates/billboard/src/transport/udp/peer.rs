@@ -12,8 +12,9 @@
 //! (every datagram echoes the xmit of the last one it got, `wire.rs`): an acknowledged sequence
 //! number does not say whether its first copy or its repair arrived, and without the echo a lost
 //! repair among repairs (a full window sends nothing else) was found only by the timeout. What
-//! is missing is what the cumulative acknowledgement and the selective bitmap of the 64
-//! datagrams after it do not cover. When the flight makes no progress for two round trips (a
+//! is missing is what the cumulative acknowledgement, the selective bitmap of the 64 datagrams
+//! after it and the ranges of a standalone acknowledgement (`wire.rs`: all the receiver holds,
+//! up to 128 ranges) do not cover. When the flight makes no progress for two round trips (a
 //! probe timeout, as RFC 8985's tail loss probe), the oldest missing datagram is sent again:
 //! the echo of that copy shows every other one missing, so a loss at the end of a burst, or
 //! of a repair when a full window sends nothing else, costs two round trips, not the
@@ -150,6 +151,29 @@ impl Peer {
         (self.expected, sack)
     }
 
+    /// The ranges (`start .. end`) of datagrams held past the first gap, from the lowest, at
+    /// most `max` of them, into `out`: what a standalone acknowledgement lists besides the
+    /// cumulative one.
+    pub fn ack_ranges(&self, max: usize, out: &mut Vec<(u64, u64)>) {
+        out.clear();
+        let mut start = None;
+        // The front of `held` is the gap at `expected`; a `None` past the end closes a last run.
+        for (k, d) in self.held.iter().chain([&None]).enumerate().skip(1) {
+            let seq = self.expected + k as u64;
+            match (d.is_some(), start) {
+                (true, None) => start = Some(seq),
+                (false, Some(s)) => {
+                    out.push((s, seq));
+                    start = None;
+                    if out.len() == max {
+                        return;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// The xmit the next datagram pushed takes.
     pub fn next_xmit(&self) -> u64 {
         self.xmits
@@ -200,10 +224,11 @@ impl Peer {
         self.next += 1;
     }
 
-    /// Takes the peer's acknowledgement of our stream and its echo (the low 32 bits of the xmit
-    /// that arrived last, 0: none); returns datagrams found lost.
-    pub fn on_ack(&mut self, now: u64, ack: u64, sack: u64, echo: u32) -> Resend {
-        if ack > self.next || ack < self.una && sack == 0 {
+    /// Takes the peer's acknowledgement of our stream (cumulative, the bitmap of the 64 after
+    /// it, ranges past it as `start .. end`) and its echo (the low 32 bits of the xmit that
+    /// arrived last, 0: none); returns datagrams found lost.
+    pub fn on_ack(&mut self, now: u64, ack: u64, sack: u64, ranges: &[(u64, u64)], echo: u32) -> Resend {
+        if ack > self.next || ack < self.una && sack == 0 && ranges.is_empty() {
             return Vec::new(); // stale (reordered) or impossible: nothing new
         }
         let mut sample: Option<u64> = None;
@@ -245,8 +270,21 @@ impl Peer {
                 arrived(s);
             }
         }
+        let mut told = ack + 65;
+        for &(start, end) in ranges {
+            let (from, to) = (start.max(self.una), end.min(self.next));
+            if from < to {
+                for s in self.flight.range_mut((from - self.una) as usize..(to - self.una) as usize) {
+                    if !s.sacked {
+                        s.sacked = true;
+                        arrived(s);
+                    }
+                }
+            }
+            told = told.max(end.min(self.next));
+        }
         self.rack = rack;
-        self.told_below = self.told_below.max(ack + 65);
+        self.told_below = self.told_below.max(told);
         if let Some(r) = sample {
             self.rtt.sample(r);
         }
@@ -347,9 +385,17 @@ impl Peer {
         if self.gone {
             return None;
         }
-        let fail = (!self.flight.is_empty()).then(|| self.progress_at + cfg.deadline);
-        let probe = (cfg.keepalive > 0).then(|| self.quiet_since + cfg.keepalive);
-        [self.rto_at, self.rack_at, self.ack_at, fail, probe].into_iter().flatten().min()
+        // Plain minima over u64::MAX for "none" (it runs after every send): the same as
+        // collecting the five options, in a third of the instructions.
+        let none = u64::MAX;
+        let mut at = self.rto_at.unwrap_or(none).min(self.rack_at.unwrap_or(none)).min(self.ack_at.unwrap_or(none));
+        if !self.flight.is_empty() {
+            at = at.min(self.progress_at.saturating_add(cfg.deadline));
+        }
+        if cfg.keepalive > 0 {
+            at = at.min(self.quiet_since.saturating_add(cfg.keepalive));
+        }
+        (at != none).then_some(at)
     }
 
     /// Takes a DATA datagram of the peer's stream (`datagram` whole, `body` within it) and hands

@@ -70,3 +70,27 @@ fn binds_each_offered_address_on_one_port_and_nothing_else() {
     // Not bound on every interface: another socket may take the port on a third address.
     assert!(std::net::UdpSocket::bind((Ipv4Addr::new(127, 0, 0, 3), port)).is_ok());
 }
+
+#[test]
+fn timers_run_while_a_rank_only_polls() {
+    // A rank spinning on empty polls reads the clock only now and then (channel.rs,
+    // CLOCK_EVERY), never sleeping in between: the probe and the retransmission timeouts of a
+    // datagram nobody acknowledges still go out, on time.
+    let (mut ch, b) = pair();
+    ch.try_send(1, &Header::default(), b"hello").unwrap();
+    // Sent at 0; the probe after the initial timeout (5 ms, no round trip yet), then 5 ms and
+    // 10 ms later (the backoff): 3 repeats by about 20 ms. A loaded machine may stretch that,
+    // not to a second.
+    let start = Instant::now();
+    while ch.ep.stats.timeouts < 3 && start.elapsed() < Duration::from_secs(1) {
+        assert_eq!(ch.poll(None, |_, _, _| panic!("nothing comes")), 0);
+    }
+    assert!(ch.ep.stats.timeouts >= 3, "{:?} after {:?}", ch.ep.stats, start.elapsed());
+    // They reached the peer's socket: the original and every repeat.
+    let mut buf = [0u8; 2048];
+    let mut arrived = 0;
+    while b.0[0].recv(&mut buf).is_ok() {
+        arrived += 1;
+    }
+    assert_eq!(arrived as u64, 1 + ch.ep.stats.timeouts);
+}

@@ -98,6 +98,8 @@ unsafe impl Send for Batch {}
 
 /// Datagrams one receive takes at most.
 const BATCH: usize = 16;
+/// The length of a sender's address, which the kernel overwrites with the one it wrote.
+const NAME_LEN: libc::socklen_t = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
 /// A slot holds the largest UDP payload (peers may have chosen another datagram size).
 const SLOT: usize = 65_536;
 
@@ -116,6 +118,7 @@ impl Batch {
             h.msg_iov = &mut iov[k];
             h.msg_iovlen = 1;
             h.msg_name = (&mut names[k] as *mut libc::sockaddr_in).cast();
+            h.msg_namelen = NAME_LEN;
         }
         Batch { bytes, _iov: iov, names, msgs, count: 0 }
     }
@@ -128,9 +131,9 @@ impl Batch {
     /// Receives what `sock` holds now, up to a batch, in one system call: the count, or the
     /// error (`WouldBlock` when it holds nothing).
     pub fn receive(&mut self, sock: &UdpSocket) -> std::io::Result<usize> {
-        for m in self.msgs.iter_mut() {
-            // The kernel wrote the last name's length here.
-            m.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        for m in &mut self.msgs[..self.count] {
+            // The kernel wrote the last names' lengths here; the rest are as set up.
+            m.msg_hdr.msg_namelen = NAME_LEN;
         }
         // SAFETY: every header points at its own iovec, slot of `bytes` (of the length given)
         // and name, all alive as long as `self`; the kernel writes only there and into `msgs`.
@@ -149,6 +152,32 @@ impl Batch {
         }
         self.count = n as usize;
         Ok(self.count)
+    }
+
+    /// Receives one datagram, if `sock` holds any, into the batch's first slot (`recvfrom`, the
+    /// cheaper call): 1, or the error (`WouldBlock` when it holds nothing).
+    pub fn receive_one(&mut self, sock: &UdpSocket) -> std::io::Result<usize> {
+        self.msgs[0].msg_hdr.msg_namelen = NAME_LEN;
+        let h = &mut self.msgs[0].msg_hdr;
+        // SAFETY: the slot and the name are the batch's own, of the lengths given, alive as long
+        // as `self`; the kernel writes only there and into `msg_namelen`.
+        let n = unsafe {
+            libc::recvfrom(
+                sock.as_raw_fd(),
+                self.bytes.as_mut_ptr().cast(),
+                SLOT,
+                libc::MSG_DONTWAIT,
+                h.msg_name.cast(),
+                &mut h.msg_namelen,
+            )
+        };
+        if n < 0 {
+            self.count = 0;
+            return Err(std::io::Error::last_os_error());
+        }
+        self.msgs[0].msg_len = n as u32;
+        self.count = 1;
+        Ok(1)
     }
 
     /// Datagram `k` of the last receive.
