@@ -6,10 +6,15 @@
 //! Layout (every word has one writer, the BBP rule):
 //!
 //! ```text
-//! 0    magic   u64  RING_MAGIC, then the data capacity (u64), written once by the sender
+//! 0    magic   u64  RING_MAGIC, then the data capacity (u64), then the address of the
+//!                   sender's probe word (u64, `single_copy.rs`), written once by the sender
 //! 128  tail    u64  bytes ever written (sender; Release after the bytes)
 //! 256  head    u64  bytes ever consumed (receiver; Release after copying them out)
 //! 384  asleep  u32  1 while the receiver may block in poll (receiver)
+//! 388  single  u32  1 once the receiver has read the sender's probe word from the sender's
+//!                   memory: large messages may then go by single copy (receiver)
+//! 392  acked   u64  the sequence number of the last single-copy message the receiver is done
+//!                   with (receiver; Release once it no longer reads the sender's memory)
 //! 512  data    cap bytes, a power of two; byte n of the stream is at data[n % cap]
 //! ```
 //!
@@ -35,36 +40,112 @@ pub static RING_BYTES: billboard::tunables::Tunable = billboard::tunables::Tunab
 struct Header {
     magic: u64,
     cap: u64,
-    _pad0: [u8; 112],
+    probe: u64,
+    _pad0: [u8; 104],
     tail: AtomicU64,
     _pad1: [u8; 120],
     head: AtomicU64,
     _pad2: [u8; 120],
     asleep: AtomicU32,
+    single: AtomicU32,
+    acked: AtomicU64,
 }
 
 const _: () = assert!(std::mem::offset_of!(Header, tail) == 128);
 const _: () = assert!(std::mem::offset_of!(Header, head) == 256);
 const _: () = assert!(std::mem::offset_of!(Header, asleep) == 384);
+const _: () = assert!(std::mem::offset_of!(Header, single) == 388);
+const _: () = assert!(std::mem::offset_of!(Header, acked) == 392);
 const _: () = assert!(std::mem::size_of::<Header>() <= DATA);
+
+/// A ring's memory, mapped; unmapped when the last of its users (the ring's end, and the
+/// [`Acker`]s of single-copy messages still unread) lets go.
+struct Mapping {
+    base: *mut u8,
+    len: usize,
+}
+
+// SAFETY: shared memory whose words each have one writer process; inside this process each
+// end is used under the library's lock, and the header words it shares are atomics.
+unsafe impl Send for Mapping {}
+// SAFETY: as above.
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    fn header(&self) -> &Header {
+        // SAFETY: base maps at least DATA bytes, laid out as Header (checked at map time).
+        unsafe { &*(self.base as *const Header) }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps the mapping made in `Ring::map`, used by nothing after this.
+        unsafe { libc::munmap(self.base.cast(), self.len) };
+    }
+}
 
 /// One end of a ring, mapped.
 pub struct Ring {
+    map: std::sync::Arc<Mapping>,
     base: *mut u8,
-    map_len: usize,
     cap: usize,
     /// The sender's copy of `tail`, or the receiver's of `head`.
     mine: u64,
 }
 
-// SAFETY: the mapping is process-wide memory; each end is used by one thread at a time
-// (under the library's lock).
+// SAFETY: see Mapping; `base` is the mapping's own address.
 unsafe impl Send for Ring {}
+
+/// The receiver's word that tells the sender a single-copy message is done with (its memory
+/// free again); held by the message until then, so it may outlive the connection.
+pub struct Acker {
+    map: std::sync::Arc<Mapping>,
+    seq: u64,
+}
+
+impl Acker {
+    /// Tells the sender: its memory is no longer read.
+    pub fn ack(self) {
+        self.map.header().acked.store(self.seq, Ordering::Release);
+    }
+}
 
 impl Ring {
     fn header(&self) -> &Header {
-        // SAFETY: base maps at least DATA bytes, laid out as Header (checked at map time).
-        unsafe { &*(self.base as *const Header) }
+        self.map.header()
+    }
+
+    /// Sender: the address of its probe word, for the receiver to check it can read this
+    /// process's memory.
+    pub fn set_probe(&mut self, addr: u64) {
+        // SAFETY: the sender's own word, written before the memfd goes to the receiver.
+        unsafe { (*(self.base as *mut Header)).probe = addr };
+    }
+
+    /// Receiver: the sender's probe word's address.
+    pub fn probe(&self) -> u64 {
+        self.header().probe
+    }
+
+    /// Receiver: large messages may come by single copy from now on.
+    pub fn allow_single_copy(&self) {
+        self.header().single.store(1, Ordering::Release);
+    }
+
+    /// Sender: whether the receiver reads this process's memory.
+    pub fn single_copy_allowed(&self) -> bool {
+        self.header().single.load(Ordering::Acquire) != 0
+    }
+
+    /// Sender: the last single-copy message the receiver is done with.
+    pub fn acked(&self) -> u64 {
+        self.header().acked.load(Ordering::Acquire)
+    }
+
+    /// Receiver: the handle that acknowledges single-copy message `seq`.
+    pub fn acker(&self, seq: u64) -> Acker {
+        Acker { map: self.map.clone(), seq }
     }
 
     /// Makes a ring of `cap` bytes (rounded up to a power of two); its memfd for the peer.
@@ -144,7 +225,8 @@ impl Ring {
         if p == libc::MAP_FAILED {
             return Err(PvmError::OutOfRes);
         }
-        Ok(Ring { base: p.cast(), map_len: len, cap: 0, mine: 0 })
+        let base = p.cast::<u8>();
+        Ok(Ring { map: std::sync::Arc::new(Mapping { base, len }), base, cap: 0, mine: 0 })
     }
 
     fn data(&self) -> *mut u8 {
@@ -218,13 +300,6 @@ impl Ring {
     }
 }
 
-impl Drop for Ring {
-    fn drop(&mut self) {
-        // SAFETY: unmaps the mapping made in `map`, used by nothing after this.
-        unsafe { libc::munmap(self.base.cast(), self.map_len) };
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,5 +363,21 @@ mod tests {
         assert!(tx.receiver_asleep());
         rx.set_asleep(false);
         assert!(!tx.receiver_asleep());
+    }
+
+    #[test]
+    fn single_copy_is_allowed_and_acknowledged_by_the_receiver_even_after_its_end_is_gone() {
+        let (mut tx, fd) = Ring::create(4096).unwrap();
+        tx.set_probe(0x1234);
+        let rx = Ring::open(&fd).unwrap();
+        assert_eq!(rx.probe(), 0x1234);
+        assert!(!tx.single_copy_allowed());
+        rx.allow_single_copy();
+        assert!(tx.single_copy_allowed());
+        let acker = rx.acker(7);
+        drop(rx);
+        assert_eq!(tx.acked(), 0);
+        acker.ack();
+        assert_eq!(tx.acked(), 7);
     }
 }

@@ -63,6 +63,7 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
         let (mut lib, r) = loop {
             run_handlers();
             let mut lib = lock();
+            settle_receive_buffer(&mut lib, name);
             let r = f(&mut lib);
             let interrupted = r.is_err() && lib.task.as_mut().is_some_and(|t| std::mem::take(&mut t.cut_short));
             if !interrupted {
@@ -74,12 +75,27 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
     report(name, out)
 }
 
+/// A received message left in its sender's memory waits there only for the unpack calls
+/// that follow its receive (`single_copy.rs`): any other call copies it in first, so that
+/// no sender waits on a receiver that has gone on to other things.
+fn settle_receive_buffer(lib: &mut Lib, name: &str) {
+    if name.starts_with("pvm_upk") {
+        return;
+    }
+    if let Ok(b) = lib.bufs.recv_buffer() {
+        if let Err(e) = b.settle() {
+            say(format_args!("{}: {name}(): the received message could not be read: {}", who(None), e.text()));
+        }
+    }
+}
+
 /// As [`call`], for a call that runs a function of the program's while it works (a
 /// `pvm_recvf` matcher, which calls the library itself): `f` takes the lock in short steps
 /// and never holds it while the program's function runs.
 pub fn call_unlocked(name: &str, f: impl FnOnce() -> Result<c_int, PvmError>) -> c_int {
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run_handlers();
+        settle_receive_buffer(&mut lock(), name);
         let r = f();
         note(&mut lock(), r)
     }));

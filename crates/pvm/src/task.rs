@@ -21,6 +21,7 @@ use crate::error::PvmError;
 use crate::link::{peer_closed, send_carrier, Link, Route};
 use crate::place;
 use crate::ring::Ring;
+use crate::single_copy::Remote;
 use crate::wire::{Frame, FrameBuffer};
 
 /// A message that arrived and waits to be received.
@@ -31,6 +32,30 @@ pub struct Arrived {
     pub ctx: i32,
     pub enc: i32,
     pub data: Vec<u8>,
+    /// A single-copy message still in its sender's memory (`data` is then empty); only
+    /// while a receive hands it out (`single_copy.rs`).
+    pub remote: Option<Remote>,
+}
+
+impl Arrived {
+    pub fn new(src: i32, tag: i32, ctx: i32, enc: i32, data: Vec<u8>) -> Arrived {
+        Arrived { src, tag, ctx, enc, data, remote: None }
+    }
+
+    /// Copies a single-copy message in from its sender's memory, freeing the sender.
+    pub fn settle(&mut self) {
+        let Some(r) = self.remote.take() else { return };
+        let len = r.len();
+        match r.read_all() {
+            Ok(d) => self.data = d,
+            Err(e) => crate::state::say(format_args!(
+                "libpvm: cannot read a message of {len} bytes (tag {}) from t{:x}'s memory: {}",
+                self.tag,
+                self.src,
+                e.text()
+            )),
+        }
+    }
 }
 
 pub static SHM: Tunable = Tunable::new(
@@ -49,8 +74,8 @@ pub static SPIN_US: Tunable = Tunable::new(
 pub static SHOW_TIDS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 /// The PVM library's tunables, for `bbrun --info`.
-pub fn tunables() -> [&'static Tunable; 4] {
-    [&SHM, &SPIN_US, &crate::ring::RING_BYTES, &crate::agent::LINGER_MS]
+pub fn tunables() -> [&'static Tunable; 5] {
+    [&SHM, &SPIN_US, &crate::ring::RING_BYTES, &crate::single_copy::SINGLE_COPY_BYTES, &crate::agent::LINGER_MS]
 }
 
 /// A message handler (`pvm_addmhf`): messages matching src, tag and context (-1: any) go to
@@ -78,7 +103,7 @@ pub struct Task {
     agent_lost: bool,
     listener: UnixListener,
     inbound: Vec<Link>,
-    outbound: HashMap<i32, Route>,
+    pub(crate) outbound: HashMap<i32, Route>,
     pub queue: VecDeque<Arrived>,
     pub handlers: Vec<Handler>,
     /// Messages for handlers, to be handed over when the library's lock is free
@@ -89,10 +114,14 @@ pub struct Task {
     replies: VecDeque<Frame>,
     /// Where caught output of children goes (`pvm_catchout`): a C `FILE *`.
     pub catch: Option<usize>,
-    /// `BB_PVM_SHM`, `BB_PVM_SPIN_US`, `BB_PVM_RING_BYTES`, read once.
+    /// `BB_PVM_SHM`, `BB_PVM_SPIN_US`, `BB_PVM_RING_BYTES`, `BB_PVM_SINGLE_COPY`, read once.
     shm: bool,
     spin: Duration,
     ring_bytes: usize,
+    pub(crate) single_copy: usize,
+    /// While a receive waits: an arriving single-copy message may stay in its sender's
+    /// memory (the receive may hand it out); at any other time it is copied in at once.
+    lazy_ok: bool,
 }
 
 // SAFETY: the FILE pointer in `catch` is only used under the library's lock, as C's stdio
@@ -148,12 +177,17 @@ impl Task {
             shm: SHM.get() != 0,
             spin: Duration::from_micros(SPIN_US.get() as u64),
             ring_bytes: crate::ring::RING_BYTES.get(),
+            single_copy: match crate::single_copy::SINGLE_COPY_BYTES.get() {
+                0 => usize::MAX,
+                n => n,
+            },
+            lazy_ok: false,
         })
     }
 
     /// Waits up to `timeout` (`None`: until something happens) for input, and takes in all
     /// that arrived. With `writable`, also returns when that descriptor can take bytes.
-    fn progress(&mut self, timeout: Option<Duration>, writable: Option<RawFd>) {
+    pub(crate) fn progress(&mut self, timeout: Option<Duration>, writable: Option<RawFd>) {
         let mut timeout = timeout;
         if self.drain_rings() {
             timeout = Some(Duration::ZERO);
@@ -228,7 +262,7 @@ impl Task {
     }
 
     /// Takes in what waits in every ring; whether there was anything.
-    fn drain_rings(&mut self) -> bool {
+    pub(crate) fn drain_rings(&mut self) -> bool {
         let mut got = false;
         for i in 0..self.inbound.len() {
             if self.inbound[i].drain_ring() {
@@ -242,19 +276,36 @@ impl Task {
     }
 
     /// A message arrived: for a message handler that matches it, else for a receive.
-    fn arrive(&mut self, m: Arrived) {
+    fn arrive(&mut self, mut m: Arrived) {
         let matches = |h: &Handler| {
             (h.src == -1 || h.src == m.src) && (h.tag == -1 || h.tag == m.tag) && (h.ctx == -1 || h.ctx == m.ctx)
         };
         match self.handlers.iter().find(|h| matches(h)) {
-            Some(h) => self.for_handlers.push_back((h.func, m)),
-            None => self.queue.push_back(m),
+            Some(h) => {
+                m.settle();
+                self.for_handlers.push_back((h.func, m))
+            }
+            None => {
+                if !self.lazy_ok {
+                    m.settle();
+                }
+                self.queue.push_back(m)
+            }
+        }
+    }
+
+    /// Copies in every queued single-copy message but the one at `keep`.
+    fn settle_queue(&mut self, keep: Option<usize>) {
+        for (i, m) in self.queue.iter_mut().enumerate() {
+            if Some(i) != keep {
+                m.settle();
+            }
         }
     }
 
     fn take_from_agent(&mut self, f: Frame) {
         match f {
-            Frame::Message { src, tag, ctx, enc, data } => self.arrive(Arrived { src, tag, ctx, enc, data }),
+            Frame::Message { src, tag, ctx, enc, data } => self.arrive(Arrived::new(src, tag, ctx, enc, data)),
             Frame::Output { tid, event, text } => self.print_caught(tid, event, &text),
             other => self.replies.push_back(other),
         }
@@ -263,9 +314,22 @@ impl Task {
     fn take_from_task(&mut self, link: usize, f: Frame) {
         let l = &mut self.inbound[link];
         match (l.peer, f) {
-            (None, Frame::Hello { secret, tid, .. }) if place::same_secret(&secret, &self.secret) => l.peer = Some(tid),
+            (None, Frame::Hello { secret, tid, pid, .. }) if place::same_secret(&secret, &self.secret) => {
+                l.peer = Some(tid);
+                l.peer_pid = pid;
+                if let Some(r) = &l.ring {
+                    if crate::single_copy::can_read(pid, r.probe()) {
+                        r.allow_single_copy();
+                    }
+                }
+            }
             (Some(peer), Frame::Message { tag, ctx, enc, data, .. }) => {
-                self.arrive(Arrived { src: peer, tag, ctx, enc, data })
+                self.arrive(Arrived::new(peer, tag, ctx, enc, data))
+            }
+            (Some(peer), Frame::Remote { tag, ctx, enc, seq, pieces }) if l.ring.is_some() => {
+                let acker = l.ring.as_ref().expect("checked").acker(seq);
+                let remote = Some(Remote::new(l.peer_pid, pieces, acker));
+                self.arrive(Arrived { src: peer, tag, ctx, enc, data: Vec::new(), remote })
             }
             // A stranger, or a peer that breaks the protocol: dropped.
             _ => l.closed = true,
@@ -381,10 +445,13 @@ impl Task {
             self.progress(Some(pause), None);
             pause = (pause * 2).min(Duration::from_millis(20));
         };
-        let ring = if self.shm { Ring::create(self.ring_bytes).ok() } else { None };
+        let mut ring = if self.shm { Ring::create(self.ring_bytes).ok() } else { None };
+        if let Some((r, _)) = &mut ring {
+            r.set_probe(crate::single_copy::probe_address());
+        }
         send_carrier(&stream, ring.as_ref().map(|(_, fd)| fd))?;
         stream.set_nonblocking(true).map_err(|_| PvmError::SysErr)?;
-        self.outbound.insert(tid, Route { stream, ring: ring.map(|(r, _)| r) });
+        self.outbound.insert(tid, Route { stream, ring: ring.map(|(r, _)| r), posted: 0 });
         let hello = Frame::Hello {
             secret: self.secret.clone(),
             pid: std::process::id() as i32,
@@ -395,7 +462,7 @@ impl Task {
     }
 
     /// Writes `parts` to the task at the end of an existing route.
-    fn write_route(&mut self, tid: i32, parts: &[&[u8]]) -> Result<(), PvmError> {
+    pub(crate) fn write_route(&mut self, tid: i32, parts: &[&[u8]]) -> Result<(), PvmError> {
         let mut route = self.outbound.remove(&tid).ok_or(PvmError::NoTask)?;
         let r = match route.ring.is_some() {
             true => self.write_ring(&mut route, parts),
@@ -410,7 +477,7 @@ impl Task {
     /// Writes `parts` into a route's ring, waking its receiver when it sleeps; while the ring
     /// is full, takes in arrivals (so two tasks that fill each other's rings both go on).
     fn write_ring(&mut self, route: &mut Route, parts: &[&[u8]]) -> Result<(), PvmError> {
-        let Route { stream, ring } = route;
+        let Route { stream, ring, .. } = route;
         let ring = ring.as_mut().expect("a ring route");
         let mut idle = 0u32;
         for part in parts {
@@ -449,14 +516,54 @@ impl Task {
 
     /// Sends a message: to itself straight into its own queue.
     pub fn send(&mut self, tid: i32, tag: i32, enc: i32, data: &[u8]) -> Result<(), PvmError> {
+        self.send_parts(&[tid], tag, enc, &[data])
+    }
+
+    /// Sends a message whose bytes are `parts` in order to each of `tids`: through each
+    /// route, or left in place for the receivers' single copies, posted to all before it
+    /// waits for any (`single_copy.rs`).
+    pub fn send_parts(&mut self, tids: &[i32], tag: i32, enc: i32, parts: &[&[u8]]) -> Result<(), PvmError> {
+        let mut posted = Vec::new();
+        let mut r = Ok(());
+        for &t in tids {
+            r = self.post(t, tag, enc, parts, &mut posted);
+            if r.is_err() {
+                break;
+            }
+        }
+        // Even after an error, the receivers of what was posted read this memory until they
+        // say they are done.
+        let w = self.wait_single_copies(&posted);
+        r.and(w)
+    }
+
+    /// Sends one message to `tid`; a single copy posted is added to `posted`.
+    fn post(
+        &mut self,
+        tid: i32,
+        tag: i32,
+        enc: i32,
+        parts: &[&[u8]],
+        posted: &mut Vec<(i32, u64)>,
+    ) -> Result<(), PvmError> {
         if tid == self.tid {
             let ctx = self.ctx;
-            self.arrive(Arrived { src: tid, tag, ctx, enc, data: data.to_vec() });
+            self.arrive(Arrived::new(tid, tag, ctx, enc, parts.concat()));
             return Ok(());
         }
         self.link_to(tid)?;
-        let header = crate::wire::message_header(self.tid, tag, self.ctx, enc, data.len()).ok_or(PvmError::Overflow)?;
-        self.write_route(tid, &[&header, data])
+        let len = parts.iter().map(|p| p.len()).sum();
+        if len >= self.single_copy {
+            if let Some(seq) = self.post_single_copy(tid, tag, enc, parts)? {
+                posted.push((tid, seq));
+                return Ok(());
+            }
+        }
+        let header = crate::wire::message_header(self.tid, tag, self.ctx, enc, len).ok_or(PvmError::Overflow)?;
+        let mut all = Vec::with_capacity(parts.len() + 1);
+        all.push(&header[..]);
+        all.extend_from_slice(parts);
+        self.write_route(tid, &all)
     }
 
     /// Takes the first waiting message from `src` with `tag` (-1: any) in the current context,
@@ -466,8 +573,22 @@ impl Task {
         self.queue.remove(i)
     }
 
+    /// As [`Task::receive`], but a large message may still be in its sender's memory
+    /// (`Arrived::remote`): for a receive whose buffer copies it out itself.
+    pub fn receive_in_place(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<Arrived> {
+        self.lazy_ok = true;
+        let found = self.wait_matching(src, tag, timeout);
+        self.lazy_ok = false;
+        self.settle_queue(found);
+        self.queue.remove(found?)
+    }
+
     /// Where the first matching message waits in the queue, waiting as `receive` does.
     pub fn wait_for(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<usize> {
+        self.wait_matching(src, tag, timeout)
+    }
+
+    fn wait_matching(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<usize> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut first = true;
         loop {
@@ -484,6 +605,8 @@ impl Task {
             {
                 return Some(i);
             }
+            // What does not match is copied in before this task waits: its senders go on.
+            self.settle_queue(None);
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if left == Some(Duration::ZERO) && !first {
                 return None;
