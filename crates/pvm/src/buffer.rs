@@ -189,11 +189,13 @@ pub struct Buffers {
     /// The active send and receive buffers (0: none).
     pub sbuf: i32,
     pub rbuf: i32,
+    /// Whether the active receive buffer may still be in its sender's memory (only it may).
+    lazy_rbuf: bool,
 }
 
 impl Buffers {
     pub const fn new() -> Buffers {
-        Buffers { map: None, last_id: 0, sbuf: 0, rbuf: 0 }
+        Buffers { map: None, last_id: 0, sbuf: 0, rbuf: 0, lazy_rbuf: false }
     }
 
     fn map(&mut self) -> &mut HashMap<i32, Buffer> {
@@ -259,8 +261,20 @@ impl Buffers {
             let id = self.rbuf;
             self.map().remove(&id);
         }
+        self.lazy_rbuf = b.remote.is_some();
         self.rbuf = self.insert(b);
         self.rbuf
+    }
+
+    /// Copies in the active receive buffer's message if it is still in its sender's memory.
+    pub fn settle_receive_buffer(&mut self) -> Result<(), PvmError> {
+        if !std::mem::take(&mut self.lazy_rbuf) {
+            return Ok(());
+        }
+        match self.recv_buffer() {
+            Ok(b) => b.settle(),
+            Err(_) => Ok(()),
+        }
     }
 
     /// Takes buffer `id` out of the table (it is no longer active).

@@ -52,9 +52,10 @@
 //! the process-wide state and the wrapper every C call goes through; `place.rs` the agent's
 //! folder and PVM's tid layout; `wire.rs` what tasks and the agent say (byte by byte);
 //! `task.rs` a task's connections and progress (`agent_start.rs` finding or starting its
-//! agent), `link.rs` one connection, `ring.rs` the shared-memory route, `single_copy.rs` large
-//! messages read once from the sender's memory; `calls.rs` the task
-//! calls, `sendrecv.rs` the message calls, `recvf.rs` receiving by the program's own matching
+//! agent), `task_send.rs` its sending side, `link.rs` one connection, `ring.rs` the
+//! shared-memory route, `single_copy.rs` large messages read once from the sender's memory;
+//! `calls.rs` the task calls, `sendrecv.rs` the message calls, `recvf.rs` receiving by the
+//! program's own matching
 //! function (`pvm_recvf`); `compat.rs` the other names Debian's programs import and the
 //! message box calls (`mailbox.rs` in the agent); `agent.rs` (`agent_spawn.rs` its spawning
 //! and caught output), `groups.rs`, `group_calls.rs` as above.
@@ -81,4 +82,5 @@ pub mod sendrecv;
 pub mod single_copy;
 pub mod state;
 pub mod task;
+mod task_send;
 pub mod wire;

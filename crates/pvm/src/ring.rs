@@ -92,6 +92,9 @@ pub struct Ring {
     cap: usize,
     /// The sender's copy of `tail`, or the receiver's of `head`.
     mine: u64,
+    /// Sender: `head` as last read. Credits flow back lazily: the receiver's line is read
+    /// again only when the ring looks too full for a write (one cache miss a message less).
+    seen_head: u64,
 }
 
 // SAFETY: see Mapping; `base` is the mapping's own address.
@@ -226,7 +229,7 @@ impl Ring {
             return Err(PvmError::OutOfRes);
         }
         let base = p.cast::<u8>();
-        Ok(Ring { map: std::sync::Arc::new(Mapping { base, len }), base, cap: 0, mine: 0 })
+        Ok(Ring { map: std::sync::Arc::new(Mapping { base, len }), base, cap: 0, mine: 0, seen_head: 0 })
     }
 
     fn data(&self) -> *mut u8 {
@@ -234,26 +237,53 @@ impl Ring {
         unsafe { self.base.add(DATA) }
     }
 
-    /// Sender: writes as much of `bytes` as fits; how much.
-    pub fn write(&mut self, bytes: &[u8]) -> usize {
-        let h = self.header();
-        let head = h.head.load(Ordering::Acquire);
-        let free = self.cap - (self.mine.wrapping_sub(head) as usize).min(self.cap);
-        let n = bytes.len().min(free);
-        if n == 0 {
-            return 0;
+    /// Sender: bytes free now, at least `want` if the receiver has made that much room.
+    fn free(&mut self, want: usize) -> usize {
+        let free = |head: u64| self.cap - (self.mine.wrapping_sub(head) as usize).min(self.cap);
+        if free(self.seen_head) >= want {
+            return free(self.seen_head);
         }
+        self.seen_head = self.header().head.load(Ordering::Acquire);
+        free(self.seen_head)
+    }
+
+    /// Sender: copies `bytes` (at most what is free) after the last written, unpublished.
+    fn copy_in(&mut self, bytes: &[u8]) {
+        let n = bytes.len();
         let at = (self.mine as usize) & (self.cap - 1);
         let first = n.min(self.cap - at);
-        // SAFETY: the bytes [tail, tail + n) are free (the receiver consumed up to head) and
-        // lie inside the data area in at most two pieces.
+        // SAFETY: the caller checked that [tail, tail + n) is free (the receiver consumed up
+        // to head); it lies inside the data area in at most two pieces.
         unsafe {
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.data().add(at), first);
             std::ptr::copy_nonoverlapping(bytes.as_ptr().add(first), self.data(), n - first);
         }
         self.mine += n as u64;
+    }
+
+    /// Sender: writes as much of `bytes` as fits; how much.
+    pub fn write(&mut self, bytes: &[u8]) -> usize {
+        let n = bytes.len().min(self.free(bytes.len()));
+        if n == 0 {
+            return 0;
+        }
+        self.copy_in(&bytes[..n]);
         self.header().tail.store(self.mine, Ordering::Release);
         n
+    }
+
+    /// Sender: writes all of `parts` when they fit now, published at once (one store for
+    /// the receiver to see, one wake-up check); whether they did.
+    pub fn write_whole(&mut self, parts: &[&[u8]]) -> bool {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        if total == 0 || total > self.free(total) {
+            return false;
+        }
+        for p in parts {
+            self.copy_in(p);
+        }
+        self.header().tail.store(self.mine, Ordering::Release);
+        true
     }
 
     /// Sender, after writing: whether the receiver may be asleep and needs a wake-up byte.
@@ -327,6 +357,18 @@ mod tests {
         for f in sent {
             assert_eq!(fb.next_frame().unwrap(), Some(f));
         }
+    }
+
+    #[test]
+    fn parts_that_fit_are_written_whole_and_the_rest_waits() {
+        let (mut tx, fd) = Ring::create(4096).unwrap();
+        let mut rx = Ring::open(&fd).unwrap();
+        assert!(tx.write_whole(&[&[1; 3000], &[2; 1000]]));
+        assert!(!tx.write_whole(&[&[3; 50], &[4; 50]]), "100 bytes do not fit in 96");
+        let mut fb = FrameBuffer::default();
+        assert_eq!(rx.read_into(&mut fb).unwrap(), 4000);
+        assert!(tx.write_whole(&[&[3; 50], &[4; 50]]), "across the ring's end");
+        assert_eq!(rx.read_into(&mut fb).unwrap(), 100);
     }
 
     #[test]

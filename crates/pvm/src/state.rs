@@ -3,6 +3,7 @@
 //! (`PvmAutoErr`), and keeps a Rust panic from unwinding into C.
 
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::buffer::Buffers;
@@ -82,10 +83,8 @@ fn settle_receive_buffer(lib: &mut Lib, name: &str) {
     if name.starts_with("pvm_upk") {
         return;
     }
-    if let Ok(b) = lib.bufs.recv_buffer() {
-        if let Err(e) = b.settle() {
-            say(format_args!("{}: {name}(): the received message could not be read: {}", who(None), e.text()));
-        }
+    if let Err(e) = lib.bufs.settle_receive_buffer() {
+        say(format_args!("{}: {name}(): the received message could not be read: {}", who(None), e.text()));
     }
 }
 
@@ -133,6 +132,10 @@ fn report(name: &str, out: std::thread::Result<(Result<c_int, PvmError>, i32, Op
     }
 }
 
+/// Whether messages may wait for their handlers (set under the lock where they are queued,
+/// cleared under it where the queue is found empty).
+pub(crate) static HANDLERS_WAITING: AtomicBool = AtomicBool::new(false);
+
 thread_local! {
     /// Whether this thread is inside a message handler (handlers do not nest).
     static IN_HANDLER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -141,13 +144,17 @@ thread_local! {
 /// Hands each waiting message to its handler: the message is the active receive buffer while
 /// the handler runs (as in PVM), then it is freed and the receive buffer before it restored.
 pub fn run_handlers() {
-    if IN_HANDLER.with(|h| h.replace(true)) {
+    // Most calls find no message for a handler: they skip the lock and the thread-local here.
+    if !HANDLERS_WAITING.load(Ordering::Relaxed) || IN_HANDLER.with(|h| h.replace(true)) {
         return;
     }
     loop {
         let next = {
             let mut lib = lock();
-            let Some((func, m)) = lib.task.as_mut().and_then(|t| t.for_handlers.pop_front()) else { break };
+            let Some((func, m)) = lib.task.as_mut().and_then(|t| t.for_handlers.pop_front()) else {
+                HANDLERS_WAITING.store(false, Ordering::Relaxed);
+                break;
+            };
             let enc = crate::encoding::Encoding::from_code(m.enc).unwrap_or(crate::encoding::Encoding::Raw);
             let id = lib.bufs.insert(crate::buffer::Buffer::received(enc, m.data, m.src, m.tag, m.ctx));
             let before = lib.bufs.set_active(id, false).unwrap_or(0);
