@@ -2,10 +2,9 @@
 //! routines fill, the active receive buffer that the unpack routines read, and any number of
 //! others a program makes with `pvm_mkbuf` and switches between.
 
-use std::collections::HashMap;
-
 use crate::encoding::{self, Encoding, Item};
 use crate::error::PvmError;
+use crate::idmap::IdMap;
 use crate::single_copy::Remote;
 
 /// A stretch of the caller's memory that a `PvmDataInPlace` buffer reads at `pvm_send`.
@@ -78,6 +77,21 @@ impl Buffer {
         parts.push(&self.data[from..]);
         parts.retain(|p| !p.is_empty());
         parts
+    }
+
+    /// Runs `f` on [`Buffer::wire_parts`], on the stack for the usual message (at most one
+    /// in-place stretch): no allocation on the small-message path.
+    pub fn with_wire_parts<R>(&self, f: impl FnOnce(&[&[u8]]) -> R) -> R {
+        let [s] = self.in_place.as_slice() else { return f(&self.wire_parts()) };
+        // SAFETY: as in wire_parts.
+        let stretch = unsafe { std::slice::from_raw_parts(s.ptr, s.len) };
+        let all: [&[u8]; 3] = [&self.data[..s.at], stretch, &self.data[s.at..]];
+        match (s.at == 0, s.at == self.data.len()) {
+            (true, true) => f(&all[1..2]),
+            (true, false) => f(&all[1..]),
+            (false, true) => f(&all[..2]),
+            (false, false) => f(&all),
+        }
     }
 
     /// The message's bytes as they travel, in one vector.
@@ -184,7 +198,7 @@ unsafe impl Send for Buffer {}
 #[derive(Debug, Default)]
 pub struct Buffers {
     /// Made on first use, so that the table can start in a `static`.
-    map: Option<HashMap<i32, Buffer>>,
+    map: Option<IdMap<Buffer>>,
     last_id: i32,
     /// The active send and receive buffers (0: none).
     pub sbuf: i32,
@@ -198,8 +212,8 @@ impl Buffers {
         Buffers { map: None, last_id: 0, sbuf: 0, rbuf: 0, lazy_rbuf: false }
     }
 
-    fn map(&mut self) -> &mut HashMap<i32, Buffer> {
-        self.map.get_or_insert_with(HashMap::new)
+    fn map(&mut self) -> &mut IdMap<Buffer> {
+        self.map.get_or_insert_with(IdMap::default)
     }
 
     /// Adds a buffer and returns its id (ids start at 1 and are not reused soon).
@@ -354,6 +368,32 @@ mod tests {
         assert_eq!(b.set_active(0, true).unwrap(), second);
         b.free(second).unwrap();
         assert_eq!(b.sbuf, 0);
+    }
+
+    #[test]
+    fn the_stack_parts_are_the_message_in_every_shape() {
+        let data = [1u8, 2, 3];
+        let shapes: [(bool, usize, bool); 5] =
+            [(false, 1, false), (true, 1, false), (false, 1, true), (true, 1, true), (true, 2, true)];
+        for (before, stretches, after) in shapes {
+            let mut b = Buffer::new(Encoding::InPlace);
+            if before {
+                b.pack([7i32]).unwrap();
+            }
+            for _ in 0..stretches {
+                // SAFETY: `data` outlives `b`.
+                unsafe { b.pack_in_place(data.as_ptr(), 3) };
+            }
+            if after {
+                b.pack([8i32]).unwrap();
+            }
+            let whole = b.wire_bytes().into_owned();
+            assert_eq!(whole.len(), 4 * usize::from(before) + 3 * stretches + 4 * usize::from(after));
+            b.with_wire_parts(|parts| {
+                assert!(parts.iter().all(|p| !p.is_empty()), "{before} {stretches} {after}");
+                assert_eq!(parts.concat(), whole, "{before} {stretches} {after}");
+            });
+        }
     }
 
     #[test]

@@ -72,6 +72,7 @@ pub mod encoding;
 pub mod error;
 pub mod group_calls;
 pub mod groups;
+pub mod idmap;
 mod link;
 pub mod mailbox;
 pub mod pack;

@@ -46,8 +46,8 @@ pub(crate) fn send_active(lib: &mut Lib, tids: &[i32], tag: i32) -> Result<c_int
     let Lib { bufs, task, .. } = lib;
     let b = bufs.send_buffer()?;
     let enc = b.enc.on_wire().code();
-    let parts = b.wire_parts();
-    task.as_mut().expect("enrolled above").send_parts(tids, tag, enc, &parts)?;
+    let task = task.as_mut().expect("enrolled above");
+    b.with_wire_parts(|parts| task.send_parts(tids, tag, enc, parts))?;
     Ok(0)
 }
 

@@ -7,7 +7,7 @@
 //! for good: while a write waits for room, the loop keeps reading what arrives, so two tasks
 //! that send large messages to each other at once both get through.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use billboard::tunables::Tunable;
 
 use crate::error::PvmError;
+use crate::idmap::IdMap;
 use crate::link::{Link, Route};
 use crate::place;
 use crate::ring::Ring;
@@ -101,7 +102,7 @@ pub struct Task {
     agent_lost: bool,
     listener: UnixListener,
     inbound: Vec<Link>,
-    pub(crate) outbound: HashMap<i32, Route>,
+    pub(crate) outbound: IdMap<Route>,
     pub queue: VecDeque<Arrived>,
     pub handlers: Vec<Handler>,
     /// Messages for handlers, to be handed over when the library's lock is free
@@ -165,7 +166,7 @@ impl Task {
             agent_lost: false,
             listener,
             inbound: Vec::new(),
-            outbound: HashMap::new(),
+            outbound: IdMap::default(),
             queue: VecDeque::new(),
             handlers: Vec::new(),
             for_handlers: VecDeque::new(),
@@ -437,9 +438,10 @@ impl Task {
                 // ladder: spin, then yield, then sleep).
                 let until = Instant::now() + self.spin;
                 let mut looks = 0u32;
-                while Instant::now() < until && !self.drain_rings() {
+                // The clock is read every 16th look: a look is a few loads, a clock read more.
+                while (!looks.is_multiple_of(16) || Instant::now() < until) && !self.drain_rings() {
                     looks += 1;
-                    if looks < 64 {
+                    if looks < 1024 {
                         std::hint::spin_loop();
                     } else {
                         std::thread::yield_now();

@@ -192,6 +192,13 @@ impl Task {
             }
         }
         let header = crate::wire::message_header(self.tid, tag, self.ctx, enc, len).ok_or(PvmError::Overflow)?;
+        // The header before the parts, on the stack for the usual message.
+        if parts.len() <= 3 {
+            let mut all: [&[u8]; 4] = [&[]; 4];
+            all[0] = &header;
+            all[1..=parts.len()].copy_from_slice(parts);
+            return self.write_route(tid, &all[..=parts.len()]);
+        }
         let mut all = Vec::with_capacity(parts.len() + 1);
         all.push(&header[..]);
         all.extend_from_slice(parts);
