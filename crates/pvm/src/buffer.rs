@@ -280,6 +280,16 @@ impl Buffers {
         self.rbuf
     }
 
+    /// Forgets the active receive buffer's message if it is still in its sender's memory,
+    /// letting the sender go (at exit).
+    pub fn let_sender_go(&mut self) {
+        if std::mem::take(&mut self.lazy_rbuf) {
+            if let Ok(b) = self.recv_buffer() {
+                b.remote = None;
+            }
+        }
+    }
+
     /// Copies in the active receive buffer's message if it is still in its sender's memory.
     pub fn settle_receive_buffer(&mut self) -> Result<(), PvmError> {
         if !std::mem::take(&mut self.lazy_rbuf) {

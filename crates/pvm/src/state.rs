@@ -45,11 +45,30 @@ impl Lib {
     pub fn task(&mut self) -> Result<&mut Task, PvmError> {
         if self.task.is_none() {
             let t = Task::enroll()?;
+            static AT_EXIT: std::sync::Once = std::sync::Once::new();
+            // SAFETY: registers a plain extern "C" function with no arguments.
+            AT_EXIT.call_once(|| unsafe {
+                libc::atexit(let_senders_go_at_exit);
+            });
             crate::compat::pvmmytid.store(t.tid, std::sync::atomic::Ordering::Relaxed);
             self.task = Some(t);
         }
         Ok(self.task.as_mut().expect("enrolled above"))
     }
+}
+
+/// A program that ends (`exit`) while the message it received last is still in its sender's
+/// memory lets the sender go, as having received it (else the sender would find the
+/// connection closed and say `PvmNoTask`).
+extern "C" fn let_senders_go_at_exit() {
+    let lib = match LIB.try_lock() {
+        Ok(l) => l,
+        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+        // Another thread is inside a call: its own end will do.
+        Err(std::sync::TryLockError::WouldBlock) => return,
+    };
+    let mut lib = lib;
+    lib.bufs.let_sender_go();
 }
 
 /// The library's state, locked. A panic while it was held does not make it unusable.

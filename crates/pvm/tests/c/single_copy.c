@@ -6,7 +6,9 @@
  * later message (tag 2), so the multicast must not wait on it for good, and unpacks that one
  * in two pvm_upkbyte calls. Each child then takes a bytes-only message whole in one
  * pvm_upkbyte, after which pvm_bufinfo still gives its length and a further unpack is
- * PvmNoData. The program spawns copies of itself (argv[0] must be a path).
+ * PvmNoData. Child 1 finally receives a large message and exits without unpacking it or
+ * calling pvm_exit: the send still succeeds. The program spawns copies of itself (argv[0]
+ * must be a path).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +60,10 @@ static void child(int parent, int me)
     pvm_initsend(PvmDataDefault);
     pvm_pkint(&bad, 1, 1);
     pvm_send(parent, 9);
+    if (me == 1) {
+        pvm_recv(parent, 4);
+        exit(0);
+    }
 }
 
 int main(int argc, char **argv)
@@ -106,6 +112,9 @@ int main(int argc, char **argv)
         pvm_upkint(&b, 1, 1);
         bad += b;
     }
+    pvm_initsend(PvmDataRaw);
+    pvm_pkbyte(raw, N, 1);
+    bad += pvm_send(kids[1], 4) < 0;
     printf("single copy: %d bad\n", bad);
     pvm_exit();
     return bad != 0;
