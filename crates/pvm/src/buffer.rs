@@ -162,7 +162,7 @@ impl Buffer {
         let r = self.remote.as_ref().filter(|_| self.enc.on_wire() == Encoding::Raw)?;
         let end = self.pos.checked_add(dst.len()).filter(|&e| e <= r.len());
         let Some(end) = end else { return Some(Err(PvmError::NoData)) };
-        if let Err(e) = r.read(self.pos, dst) {
+        if let Err(e) = r.read_shared(self.pos, dst) {
             return Some(Err(e));
         }
         self.pos = end;

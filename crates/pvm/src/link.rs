@@ -141,6 +141,8 @@ pub(crate) struct Route {
     pub ring: Option<Ring>,
     /// Single-copy messages posted on the ring so far (the last one's sequence number).
     pub posted: u64,
+    /// The receiver's last shared-copy request this task has answered.
+    pub helped: u64,
 }
 
 /// Reads from a socket without blocking, taking a descriptor passed with the bytes (the first

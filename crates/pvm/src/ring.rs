@@ -8,6 +8,8 @@
 //! ```text
 //! 0    magic   u64  RING_MAGIC, then the data capacity (u64), then the address of the
 //!                   sender's probe word (u64, `single_copy.rs`), written once by the sender
+//! 24   helped  u64  the last shared-copy request the sender has written its half of, with
+//!                   bit 63 set when it could not (sender; Release after writing)
 //! 128  tail    u64  bytes ever written (sender; Release after the bytes)
 //! 256  head    u64  bytes ever consumed (receiver; Release after copying them out)
 //! 384  asleep  u32  1 while the receiver may block in poll (receiver)
@@ -15,6 +17,10 @@
 //!                   memory: large messages may then go by single copy (receiver)
 //! 392  acked   u64  the sequence number of the last single-copy message the receiver is done
 //!                   with (receiver; Release once it no longer reads the sender's memory)
+//! 400  help    u64  shared-copy requests so far (receiver; Release after the next three)
+//! 408  at, len, addr  u64 each: the request's part of the message (offset, length) and
+//!                   where it goes in the receiver's memory (receiver)
+//! 432  rx_pid  u32  the receiver's process, written when it allows single copies
 //! 512  data    cap bytes, a power of two; byte n of the stream is at data[n % cap]
 //! ```
 //!
@@ -41,7 +47,8 @@ struct Header {
     magic: u64,
     cap: u64,
     probe: u64,
-    _pad0: [u8; 104],
+    helped: AtomicU64,
+    _pad0: [u8; 96],
     tail: AtomicU64,
     _pad1: [u8; 120],
     head: AtomicU64,
@@ -49,6 +56,11 @@ struct Header {
     asleep: AtomicU32,
     single: AtomicU32,
     acked: AtomicU64,
+    help: AtomicU64,
+    help_at: AtomicU64,
+    help_len: AtomicU64,
+    help_addr: AtomicU64,
+    rx_pid: AtomicU32,
 }
 
 const _: () = assert!(std::mem::offset_of!(Header, tail) == 128);
@@ -56,6 +68,23 @@ const _: () = assert!(std::mem::offset_of!(Header, head) == 256);
 const _: () = assert!(std::mem::offset_of!(Header, asleep) == 384);
 const _: () = assert!(std::mem::offset_of!(Header, single) == 388);
 const _: () = assert!(std::mem::offset_of!(Header, acked) == 392);
+const _: () = assert!(std::mem::offset_of!(Header, helped) == 24);
+const _: () = assert!(std::mem::offset_of!(Header, help) == 400);
+const _: () = assert!(std::mem::offset_of!(Header, rx_pid) == 432);
+
+/// `helped`'s bit saying the sender could not write its half.
+const HELP_FAILED: u64 = 1 << 63;
+
+/// A shared-copy request as the sender reads it: its number, the part of the message
+/// (offset, length), where it goes in the receiver, and the receiver's process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HelpRequest {
+    pub id: u64,
+    pub at: u64,
+    pub len: u64,
+    pub addr: u64,
+    pub pid: i32,
+}
 const _: () = assert!(std::mem::size_of::<Header>() <= DATA);
 
 /// A ring's memory, mapped; unmapped when the last of its users (the ring's end, and the
@@ -112,6 +141,25 @@ impl Acker {
     pub fn ack(self) {
         self.map.header().acked.store(self.seq, Ordering::Release);
     }
+
+    /// Receiver: asks the sender, which waits for this message, to write bytes `at..at+len`
+    /// of it to `addr` in this process; the request's number.
+    pub fn ask_help(&self, at: u64, len: u64, addr: u64) -> u64 {
+        let h = self.map.header();
+        let id = h.help.load(Ordering::Relaxed) + 1;
+        h.help_at.store(at, Ordering::Relaxed);
+        h.help_len.store(len, Ordering::Relaxed);
+        h.help_addr.store(addr, Ordering::Relaxed);
+        h.help.store(id, Ordering::Release);
+        id
+    }
+
+    /// Receiver: whether the sender has done request `id`: `Some(true)` written, `Some(false)`
+    /// could not, `None` not yet.
+    pub fn helped(&self, id: u64) -> Option<bool> {
+        let h = self.map.header().helped.load(Ordering::Acquire);
+        (h & !HELP_FAILED == id).then_some(h & HELP_FAILED == 0)
+    }
 }
 
 impl Ring {
@@ -133,12 +181,31 @@ impl Ring {
 
     /// Receiver: large messages may come by single copy from now on.
     pub fn allow_single_copy(&self) {
+        self.header().rx_pid.store(std::process::id(), Ordering::Relaxed);
         self.header().single.store(1, Ordering::Release);
     }
 
     /// Sender: whether the receiver reads this process's memory.
     pub fn single_copy_allowed(&self) -> bool {
         self.header().single.load(Ordering::Acquire) != 0
+    }
+
+    /// Sender: the receiver's newest shared-copy request, when it is newer than `done`.
+    pub fn help_request(&self, done: u64) -> Option<HelpRequest> {
+        let h = self.header();
+        let id = h.help.load(Ordering::Acquire);
+        (id > done).then(|| HelpRequest {
+            id,
+            at: h.help_at.load(Ordering::Relaxed),
+            len: h.help_len.load(Ordering::Relaxed),
+            addr: h.help_addr.load(Ordering::Relaxed),
+            pid: h.rx_pid.load(Ordering::Relaxed) as i32,
+        })
+    }
+
+    /// Sender: request `id` is done (its half written, or not: `ok`).
+    pub fn mark_helped(&self, id: u64, ok: bool) {
+        self.header().helped.store(id | if ok { 0 } else { HELP_FAILED }, Ordering::Release);
     }
 
     /// Sender: the last single-copy message the receiver is done with.
@@ -421,5 +488,25 @@ mod tests {
         assert_eq!(tx.acked(), 0);
         acker.ack();
         assert_eq!(tx.acked(), 7);
+    }
+
+    #[test]
+    fn a_shared_copy_request_is_seen_once_and_answered() {
+        let (tx, fd) = Ring::create(4096).unwrap();
+        let rx = Ring::open(&fd).unwrap();
+        rx.allow_single_copy();
+        let acker = rx.acker(1);
+        assert_eq!(tx.help_request(0), None);
+        let id = acker.ask_help(100, 50, 0xabc);
+        let pid = std::process::id() as i32;
+        assert_eq!(tx.help_request(0), Some(HelpRequest { id, at: 100, len: 50, addr: 0xabc, pid }));
+        assert_eq!(tx.help_request(id), None, "answered requests are not seen again");
+        assert_eq!(acker.helped(id), None);
+        tx.mark_helped(id, false);
+        assert_eq!(acker.helped(id), Some(false));
+        let next = acker.ask_help(0, 1, 0xdef);
+        assert_eq!(acker.helped(next), None);
+        tx.mark_helped(next, true);
+        assert_eq!(acker.helped(next), Some(true));
     }
 }

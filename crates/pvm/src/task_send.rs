@@ -82,7 +82,7 @@ impl Task {
         }
         send_carrier(&stream, ring.as_ref().map(|(_, fd)| fd))?;
         stream.set_nonblocking(true).map_err(|_| PvmError::SysErr)?;
-        self.outbound.insert(tid, Route { stream, ring: ring.map(|(r, _)| r), posted: 0 });
+        self.outbound.insert(tid, Route { stream, ring: ring.map(|(r, _)| r), posted: 0, helped: 0 });
         let hello = Frame::Hello {
             secret: self.secret.clone(),
             pid: std::process::id() as i32,
@@ -165,7 +165,7 @@ impl Task {
         }
         // Even after an error, the receivers of what was posted read this memory until they
         // say they are done.
-        let w = self.wait_single_copies(&posted);
+        let w = self.wait_single_copies(&posted, parts);
         r.and(w)
     }
 
