@@ -32,9 +32,13 @@
 //!   receiver copies them once out of the sender's memory, straight into the program's
 //!   buffer when `pvm_upkbyte` takes them whole (`single_copy.rs`); `PvmDataInPlace`
 //!   stretches are read from the program's memory only by the route (ring or single copy),
-//!   never gathered first. What remains for issue 21: carrying these messages on Billboard's engine itself (its
-//!   fast-box billboard, single copies, TCP between hosts) needs the engine to take
-//!   processes that join and leave a running job; today it is sized at start-up from PMI.
+//!   never gathered first. What remains for issue 21: carrying these messages on Billboard's
+//!   engine itself. The engine now takes peers that join a running job
+//!   (`Routes::add_tcp_peers`, crate-private, built for MPI_Comm_spawn), but only over TCP,
+//!   even on one host (its billboard is sized and mapped once by one job's ranks): PVM tasks
+//!   there would lose their shared memory. It still needs a public way to start an engine
+//!   without PMI and add or drop peers, and shared memory that late joiners can map (per
+//!   pair, as the rings here are); then PVM's tid/tag/context matching maps onto its own.
 //! - **Groups** (`groups.rs` in the agent, `group_calls.rs` in the library): the agent keeps
 //!   names, instances and barriers; broadcast, reduce, gather and scatter move their data
 //!   between the members directly. `libgpvm3.so.3` is the same object as `libpvm3.so.3`.
