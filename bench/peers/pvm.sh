@@ -9,7 +9,9 @@
 #
 # Environment: DIST (default dist), UPPER (largest message, default 8388608), ROUNDS
 # (default 3), PIN=1 (receiver on core 0, transmitter on core 1: on a loaded machine this is
-# what shows the rings' latency; unpinned, both libraries queue behind other processes). Under Debian's PVM, NPpvm asks for direct task-to-task routes (PvmRouteDirect);
+# what shows the rings' latency; unpinned, both libraries queue behind other processes),
+# RTPRIO=1 (both NetPIPE processes and the floor under `chrt -f 10`, as bench/README.md's "On
+# a busy machine" says; two busy processes at most, one a core). Under Debian's PVM, NPpvm asks for direct task-to-task routes (PvmRouteDirect);
 # on Billboard every message goes directly between the tasks.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -27,6 +29,9 @@ NP=/usr/bin/NPpvm
 # One NetPIPE pair: receiver, then the transmitter once the receiver has enrolled.
 RX=() TX=()
 [ "${PIN:-0}" = 1 ] && RX=(taskset -c 0) TX=(taskset -c 1)
+RT=()
+[ "${RTPRIO:-0}" = 1 ] && RT=(chrt -f 10)
+RX=("${RT[@]}" "${RX[@]}") TX=("${RT[@]}" "${TX[@]}")
 pair() { # $1: output table
   ( cd "$RESULTS" && timeout 600 "${RX[@]}" "$NP" -u "$UPPER" -o "$1.receiver" >/dev/null 2>&1 ) &
   local rx=$!
@@ -71,7 +76,7 @@ done
 # The floor, once: its 1 B one-way time (us) and its throughput at 4 MiB (GB/s, as Mbps).
 floor_lat=- floor_mbps=-
 if [ -x "$DIST/bin/bb-bench" ]; then
-  "$DIST/bin/bb-bench" floor --sizes 1,4M --csv >"$RESULTS/floor.csv" 2>/dev/null
+  "${RT[@]}" "$DIST/bin/bb-bench" floor --sizes 1,4M --csv >"$RESULTS/floor.csv" 2>/dev/null
   read -r floor_lat floor_mbps < <(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     $1 == 1 { lat = $c["oneway_us_median"] } $1 == 4194304 { mbps = $c["floor_gbps_median"] * 8000 }
     END { printf "%.2f %.0f", lat, mbps }' "$RESULTS/floor.csv")

@@ -2,10 +2,10 @@
 //! routines fill, the active receive buffer that the unpack routines read, and any number of
 //! others a program makes with `pvm_mkbuf` and switches between.
 
-use std::collections::HashMap;
-
 use crate::encoding::{self, Encoding, Item};
 use crate::error::PvmError;
+use crate::idmap::IdMap;
+use crate::single_copy::Remote;
 
 /// A stretch of the caller's memory that a `PvmDataInPlace` buffer reads at `pvm_send`.
 #[derive(Debug)]
@@ -22,7 +22,11 @@ pub struct Buffer {
     pub enc: Encoding,
     data: Vec<u8>,
     in_place: Vec<InPlace>,
-    /// The unpack routines' position in `data`.
+    /// A received message still in its sender's memory (`single_copy.rs`); `data` is then
+    /// empty. `spent`: the length of one that was unpacked whole straight from there.
+    remote: Option<Remote>,
+    spent: usize,
+    /// The unpack routines' position in `data` (in `remote` while there is one).
     pos: usize,
     /// Sender, tag and context of a received message (0 in a buffer made here).
     pub src: i32,
@@ -32,40 +36,70 @@ pub struct Buffer {
 
 impl Buffer {
     pub fn new(enc: Encoding) -> Buffer {
-        Buffer { enc, data: Vec::new(), in_place: Vec::new(), pos: 0, src: 0, tag: 0, ctx: 0 }
+        Buffer { enc, data: Vec::new(), in_place: Vec::new(), remote: None, spent: 0, pos: 0, src: 0, tag: 0, ctx: 0 }
     }
 
     /// A message that arrived: `data` in encoding `enc` from `src`.
     pub fn received(enc: Encoding, data: Vec<u8>, src: i32, tag: i32, ctx: i32) -> Buffer {
-        Buffer { enc, data, in_place: Vec::new(), pos: 0, src, tag, ctx }
+        Buffer { data, src, tag, ctx, ..Buffer::new(enc) }
+    }
+
+    /// A message that arrived by single copy and is still in its sender's memory.
+    pub fn received_remote(enc: Encoding, remote: Remote, src: i32, tag: i32, ctx: i32) -> Buffer {
+        Buffer { remote: Some(remote), src, tag, ctx, ..Buffer::new(enc) }
     }
 
     /// The message's length in bytes, in-place stretches included.
     pub fn len(&self) -> usize {
-        self.data.len() + self.in_place.iter().map(|s| s.len).sum::<usize>()
+        self.data.len()
+            + self.in_place.iter().map(|s| s.len).sum::<usize>()
+            + self.remote.as_ref().map_or(0, Remote::len)
+            + self.spent
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// The message's bytes as they travel: in-place stretches are read from the caller's
-    /// memory now.
+    /// The message's bytes as they travel, in order, as pieces: packed bytes and, for
+    /// `PvmDataInPlace`, the caller's own memory, so that a send copies each piece once,
+    /// straight to its route.
+    pub fn wire_parts(&self) -> Vec<&[u8]> {
+        let mut parts = Vec::with_capacity(2 * self.in_place.len() + 1);
+        let mut from = 0;
+        for s in &self.in_place {
+            parts.push(&self.data[from..s.at]);
+            // SAFETY: PvmDataInPlace's contract: the caller keeps the packed memory valid and
+            // unchanged-in-size until the message is sent; `pack_in_place` checked ptr/len.
+            parts.push(unsafe { std::slice::from_raw_parts(s.ptr, s.len) });
+            from = s.at;
+        }
+        parts.push(&self.data[from..]);
+        parts.retain(|p| !p.is_empty());
+        parts
+    }
+
+    /// Runs `f` on [`Buffer::wire_parts`], on the stack for the usual message (at most one
+    /// in-place stretch): no allocation on the small-message path.
+    pub fn with_wire_parts<R>(&self, f: impl FnOnce(&[&[u8]]) -> R) -> R {
+        let [s] = self.in_place.as_slice() else { return f(&self.wire_parts()) };
+        // SAFETY: as in wire_parts.
+        let stretch = unsafe { std::slice::from_raw_parts(s.ptr, s.len) };
+        let all: [&[u8]; 3] = [&self.data[..s.at], stretch, &self.data[s.at..]];
+        match (s.at == 0, s.at == self.data.len()) {
+            (true, true) => f(&all[1..2]),
+            (true, false) => f(&all[1..]),
+            (false, true) => f(&all[..2]),
+            (false, false) => f(&all),
+        }
+    }
+
+    /// The message's bytes as they travel, in one vector.
     pub fn wire_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
         if self.in_place.is_empty() {
             return std::borrow::Cow::Borrowed(&self.data);
         }
-        let mut out = Vec::with_capacity(self.len());
-        let mut from = 0;
-        for s in &self.in_place {
-            out.extend_from_slice(&self.data[from..s.at]);
-            // SAFETY: PvmDataInPlace's contract: the caller keeps the packed memory valid and
-            // unchanged-in-size until the message is sent; `pack_in_place` checked ptr/len.
-            out.extend_from_slice(unsafe { std::slice::from_raw_parts(s.ptr, s.len) });
-            from = s.at;
-        }
-        out.extend_from_slice(&self.data[from..]);
-        std::borrow::Cow::Owned(out)
+        std::borrow::Cow::Owned(self.wire_parts().concat())
     }
 
     /// Packs typed items (already gathered by stride).
@@ -98,8 +132,8 @@ impl Buffer {
 
     /// The message's bytes, taken out of the buffer.
     pub fn into_data(mut self) -> Vec<u8> {
-        self.settle();
-        self.data
+        let _ = self.settle();
+        std::mem::take(&mut self.data)
     }
 
     /// Unpacking starts again at the message's first byte.
@@ -107,27 +141,51 @@ impl Buffer {
         self.pos = 0;
     }
 
-    /// Reading a buffer that holds in-place stretches (a send buffer made the receive buffer):
-    /// copy them in first so that unpacking sees the whole message.
-    fn settle(&mut self) {
+    /// Reading a buffer that holds in-place stretches (a send buffer made the receive buffer),
+    /// or a message still in its sender's memory: copy them in first so that unpacking sees
+    /// the whole message.
+    pub fn settle(&mut self) -> Result<(), PvmError> {
         if !self.in_place.is_empty() {
             self.data = self.wire_bytes().into_owned();
             self.in_place.clear();
         }
+        if let Some(r) = self.remote.take() {
+            self.data = r.read_all()?;
+        }
+        Ok(())
+    }
+
+    /// `pvm_upkbyte` of `dst.len()` bytes straight from the sender's memory, when the message
+    /// is still there (and travels raw): `None` when it is not. Once the whole message is
+    /// read, its sender is let go, and the buffer is at its end.
+    pub fn unpack_bytes_direct(&mut self, dst: &mut [u8]) -> Option<Result<(), PvmError>> {
+        let r = self.remote.as_ref().filter(|_| self.enc.on_wire() == Encoding::Raw)?;
+        let end = self.pos.checked_add(dst.len()).filter(|&e| e <= r.len());
+        let Some(end) = end else { return Some(Err(PvmError::NoData)) };
+        if let Err(e) = r.read_shared(self.pos, dst) {
+            return Some(Err(e));
+        }
+        self.pos = end;
+        if end == r.len() {
+            self.spent = r.len();
+            self.remote = None;
+            self.pos = 0;
+        }
+        Some(Ok(()))
     }
 
     pub fn unpack<T: Item>(&mut self, n: usize, put: impl FnMut(usize, T)) -> Result<(), PvmError> {
-        self.settle();
+        self.settle()?;
         encoding::unpack(self.enc.on_wire(), &self.data, &mut self.pos, n, put)
     }
 
     pub fn unpack_bytes(&mut self, n: usize) -> Result<&[u8], PvmError> {
-        self.settle();
+        self.settle()?;
         encoding::unpack_bytes(self.enc.on_wire(), &self.data, &mut self.pos, n)
     }
 
     pub fn unpack_str(&mut self) -> Result<&[u8], PvmError> {
-        self.settle();
+        self.settle()?;
         encoding::unpack_str(self.enc.on_wire(), &self.data, &mut self.pos)
     }
 }
@@ -140,20 +198,22 @@ unsafe impl Send for Buffer {}
 #[derive(Debug, Default)]
 pub struct Buffers {
     /// Made on first use, so that the table can start in a `static`.
-    map: Option<HashMap<i32, Buffer>>,
+    map: Option<IdMap<Buffer>>,
     last_id: i32,
     /// The active send and receive buffers (0: none).
     pub sbuf: i32,
     pub rbuf: i32,
+    /// Whether the active receive buffer may still be in its sender's memory (only it may).
+    lazy_rbuf: bool,
 }
 
 impl Buffers {
     pub const fn new() -> Buffers {
-        Buffers { map: None, last_id: 0, sbuf: 0, rbuf: 0 }
+        Buffers { map: None, last_id: 0, sbuf: 0, rbuf: 0, lazy_rbuf: false }
     }
 
-    fn map(&mut self) -> &mut HashMap<i32, Buffer> {
-        self.map.get_or_insert_with(HashMap::new)
+    fn map(&mut self) -> &mut IdMap<Buffer> {
+        self.map.get_or_insert_with(IdMap::default)
     }
 
     /// Adds a buffer and returns its id (ids start at 1 and are not reused soon).
@@ -215,8 +275,30 @@ impl Buffers {
             let id = self.rbuf;
             self.map().remove(&id);
         }
+        self.lazy_rbuf = b.remote.is_some();
         self.rbuf = self.insert(b);
         self.rbuf
+    }
+
+    /// Forgets the active receive buffer's message if it is still in its sender's memory,
+    /// letting the sender go (at exit).
+    pub fn let_sender_go(&mut self) {
+        if std::mem::take(&mut self.lazy_rbuf) {
+            if let Ok(b) = self.recv_buffer() {
+                b.remote = None;
+            }
+        }
+    }
+
+    /// Copies in the active receive buffer's message if it is still in its sender's memory.
+    pub fn settle_receive_buffer(&mut self) -> Result<(), PvmError> {
+        if !std::mem::take(&mut self.lazy_rbuf) {
+            return Ok(());
+        }
+        match self.recv_buffer() {
+            Ok(b) => b.settle(),
+            Err(_) => Ok(()),
+        }
     }
 
     /// Takes buffer `id` out of the table (it is no longer active).
@@ -299,6 +381,32 @@ mod tests {
     }
 
     #[test]
+    fn the_stack_parts_are_the_message_in_every_shape() {
+        let data = [1u8, 2, 3];
+        let shapes: [(bool, usize, bool); 5] =
+            [(false, 1, false), (true, 1, false), (false, 1, true), (true, 1, true), (true, 2, true)];
+        for (before, stretches, after) in shapes {
+            let mut b = Buffer::new(Encoding::InPlace);
+            if before {
+                b.pack([7i32]).unwrap();
+            }
+            for _ in 0..stretches {
+                // SAFETY: `data` outlives `b`.
+                unsafe { b.pack_in_place(data.as_ptr(), 3) };
+            }
+            if after {
+                b.pack([8i32]).unwrap();
+            }
+            let whole = b.wire_bytes().into_owned();
+            assert_eq!(whole.len(), 4 * usize::from(before) + 3 * stretches + 4 * usize::from(after));
+            b.with_wire_parts(|parts| {
+                assert!(parts.iter().all(|p| !p.is_empty()), "{before} {stretches} {after}");
+                assert_eq!(parts.concat(), whole, "{before} {stretches} {after}");
+            });
+        }
+    }
+
+    #[test]
     fn in_place_stretches_are_read_at_send_time() {
         let mut b = Buffer::new(Encoding::InPlace);
         let mut data = [1u8, 2, 3];
@@ -310,6 +418,9 @@ mod tests {
             *p.add(1) = 9;
         }
         b.pack([8i32]).unwrap();
+        let parts = b.wire_parts();
+        assert_eq!(parts.len(), 3);
+        assert_eq!(parts[1].as_ptr(), p as *const u8, "the stretch goes out from the caller's memory, not a copy");
         let wire = b.wire_bytes().into_owned();
         assert_eq!(wire.len(), 11);
         assert_eq!(&wire[4..7], &[1, 9, 3], "the value at send time travels");

@@ -27,10 +27,18 @@
 //!   (`BB_PVM_SHM=0`). The first frame proves the secret. One progress loop (`task.rs`) reads
 //!   every connection and ring whenever a call waits, including while a write waits for
 //!   room, so crossing large sends never deadlock; a receive polls the rings for
-//!   `BB_PVM_SPIN_US` before it sleeps. Messages from one sender arrive in order. What
-//!   remains for issue 21: carrying these messages on Billboard's engine itself (its
-//!   fast-box billboard, single copies, TCP between hosts) needs the engine to take
-//!   processes that join and leave a running job; today it is sized at start-up from PMI.
+//!   `BB_PVM_SPIN_US` before it sleeps. Messages from one sender arrive in order. Large
+//!   messages (`BB_PVM_SINGLE_COPY`, 64 KiB) between tasks of a host skip the ring: the
+//!   receiver copies them once out of the sender's memory, straight into the program's
+//!   buffer when `pvm_upkbyte` takes them whole (`single_copy.rs`); `PvmDataInPlace`
+//!   stretches are read from the program's memory only by the route (ring or single copy),
+//!   never gathered first. What remains for issue 21: carrying these messages on Billboard's
+//!   engine itself. The engine now takes peers that join a running job
+//!   (`Routes::add_tcp_peers`, crate-private, built for MPI_Comm_spawn), but only over TCP,
+//!   even on one host (its billboard is sized and mapped once by one job's ranks): PVM tasks
+//!   there would lose their shared memory. It still needs a public way to start an engine
+//!   without PMI and add or drop peers, and shared memory that late joiners can map (per
+//!   pair, as the rings here are); then PVM's tid/tag/context matching maps onto its own.
 //! - **Groups** (`groups.rs` in the agent, `group_calls.rs` in the library): the agent keeps
 //!   names, instances and barriers; broadcast, reduce, gather and scatter move their data
 //!   between the members directly. `libgpvm3.so.3` is the same object as `libpvm3.so.3`.
@@ -40,8 +48,7 @@
 //! One host only (`pvm_addhosts` answers `PvmNoHost`; the agent knows no other);
 //! output and trace redirection to a task (`PvmOutputTid`, `PvmTraceTid`: accepted, not acted
 //! on, so the console's `spawn -> prog` prints nothing; `pvm_catchout` works); messages on
-//! Billboard's engine (see above); `pvm_psend`'s `PvmDataInPlace`-like zero copy of large
-//! messages.
+//! Billboard's engine (see above).
 //!
 //! Layout: `error.rs` PVM's error codes and texts; `encoding.rs` how packed items become bytes
 //! (XDR and raw, byte by byte); `buffer.rs` message buffers and the table behind buffer ids;
@@ -49,8 +56,10 @@
 //! the process-wide state and the wrapper every C call goes through; `place.rs` the agent's
 //! folder and PVM's tid layout; `wire.rs` what tasks and the agent say (byte by byte);
 //! `task.rs` a task's connections and progress (`agent_start.rs` finding or starting its
-//! agent), `link.rs` one connection, `ring.rs` the shared-memory route; `calls.rs` the task
-//! calls, `sendrecv.rs` the message calls, `recvf.rs` receiving by the program's own matching
+//! agent), `task_send.rs` its sending side, `link.rs` one connection, `ring.rs` the
+//! shared-memory route, `single_copy.rs` large messages read once from the sender's memory;
+//! `calls.rs` the task calls, `sendrecv.rs` the message calls, `recvf.rs` receiving by the
+//! program's own matching
 //! function (`pvm_recvf`); `compat.rs` the other names Debian's programs import and the
 //! message box calls (`mailbox.rs` in the agent); `agent.rs` (`agent_spawn.rs` its spawning
 //! and caught output), `groups.rs`, `group_calls.rs` as above.
@@ -67,6 +76,7 @@ pub mod encoding;
 pub mod error;
 pub mod group_calls;
 pub mod groups;
+pub mod idmap;
 mod link;
 pub mod mailbox;
 pub mod pack;
@@ -74,6 +84,8 @@ pub mod place;
 pub mod recvf;
 pub mod ring;
 pub mod sendrecv;
+pub mod single_copy;
 pub mod state;
 pub mod task;
+mod task_send;
 pub mod wire;

@@ -31,6 +31,8 @@ pub(crate) struct Link {
     /// The task at the other end, once it said hello (`None` on an accepted connection
     /// before its hello).
     pub peer: Option<i32>,
+    /// Its process, as its hello said (for single copies out of its memory).
+    pub peer_pid: i32,
     pub closed: bool,
     pub carrier: Carrier,
     pub ring: Option<Ring>,
@@ -39,7 +41,15 @@ pub(crate) struct Link {
 impl Link {
     /// The agent's connection: frames on the socket from the first byte.
     pub fn to_agent(stream: UnixStream) -> Link {
-        Link { stream, frames: FrameBuffer::default(), peer: None, closed: false, carrier: Carrier::Socket, ring: None }
+        Link {
+            stream,
+            frames: FrameBuffer::default(),
+            peer: None,
+            peer_pid: 0,
+            closed: false,
+            carrier: Carrier::Socket,
+            ring: None,
+        }
     }
 
     /// A connection another task made to this one.
@@ -129,6 +139,10 @@ impl Link {
 pub(crate) struct Route {
     pub stream: UnixStream,
     pub ring: Option<Ring>,
+    /// Single-copy messages posted on the ring so far (the last one's sequence number).
+    pub posted: u64,
+    /// The receiver's last shared-copy request this task has answered.
+    pub helped: u64,
 }
 
 /// Reads from a socket without blocking, taking a descriptor passed with the bytes (the first

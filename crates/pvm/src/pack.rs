@@ -115,8 +115,15 @@ pub unsafe extern "C" fn pvm_pkbyte(ptr: *mut c_char, cnt: c_int, std: c_int) ->
 pub unsafe extern "C" fn pvm_upkbyte(ptr: *mut c_char, cnt: c_int, std: c_int) -> c_int {
     call("pvm_upkbyte", |lib| {
         let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
-        let bytes = lib.bufs.recv_buffer()?.unpack_bytes(cnt)?;
         let ptr = ptr.cast::<u8>();
+        if std == 1 && cnt > 0 {
+            // SAFETY: C's contract: room for cnt bytes at ptr.
+            let dst = unsafe { std::slice::from_raw_parts_mut(ptr, cnt) };
+            if let Some(r) = lib.bufs.recv_buffer()?.unpack_bytes_direct(dst) {
+                return r.map(|()| 0);
+            }
+        }
+        let bytes = lib.bufs.recv_buffer()?.unpack_bytes(cnt)?;
         if std == 1 && cnt > 0 {
             // SAFETY: C's contract: room for cnt bytes at ptr.
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, cnt) };

@@ -6,10 +6,21 @@
 //! Layout (every word has one writer, the BBP rule):
 //!
 //! ```text
-//! 0    magic   u64  RING_MAGIC, then the data capacity (u64), written once by the sender
+//! 0    magic   u64  RING_MAGIC, then the data capacity (u64), then the address of the
+//!                   sender's probe word (u64, `single_copy.rs`), written once by the sender
+//! 24   helped  u64  the last shared-copy request the sender has written its half of, with
+//!                   bit 63 set when it could not (sender; Release after writing)
 //! 128  tail    u64  bytes ever written (sender; Release after the bytes)
 //! 256  head    u64  bytes ever consumed (receiver; Release after copying them out)
 //! 384  asleep  u32  1 while the receiver may block in poll (receiver)
+//! 388  single  u32  1 once the receiver has read the sender's probe word from the sender's
+//!                   memory: large messages may then go by single copy (receiver)
+//! 392  acked   u64  the sequence number of the last single-copy message the receiver is done
+//!                   with (receiver; Release once it no longer reads the sender's memory)
+//! 400  help    u64  shared-copy requests so far (receiver; Release after the next three)
+//! 408  at, len, addr  u64 each: the request's part of the message (offset, length) and
+//!                   where it goes in the receiver's memory (receiver)
+//! 432  rx_pid  u32  the receiver's process, written when it allows single copies
 //! 512  data    cap bytes, a power of two; byte n of the stream is at data[n % cap]
 //! ```
 //!
@@ -35,36 +46,176 @@ pub static RING_BYTES: billboard::tunables::Tunable = billboard::tunables::Tunab
 struct Header {
     magic: u64,
     cap: u64,
-    _pad0: [u8; 112],
+    probe: u64,
+    helped: AtomicU64,
+    _pad0: [u8; 96],
     tail: AtomicU64,
     _pad1: [u8; 120],
     head: AtomicU64,
     _pad2: [u8; 120],
     asleep: AtomicU32,
+    single: AtomicU32,
+    acked: AtomicU64,
+    help: AtomicU64,
+    help_at: AtomicU64,
+    help_len: AtomicU64,
+    help_addr: AtomicU64,
+    rx_pid: AtomicU32,
 }
 
 const _: () = assert!(std::mem::offset_of!(Header, tail) == 128);
 const _: () = assert!(std::mem::offset_of!(Header, head) == 256);
 const _: () = assert!(std::mem::offset_of!(Header, asleep) == 384);
+const _: () = assert!(std::mem::offset_of!(Header, single) == 388);
+const _: () = assert!(std::mem::offset_of!(Header, acked) == 392);
+const _: () = assert!(std::mem::offset_of!(Header, helped) == 24);
+const _: () = assert!(std::mem::offset_of!(Header, help) == 400);
+const _: () = assert!(std::mem::offset_of!(Header, rx_pid) == 432);
+
+/// `helped`'s bit saying the sender could not write its half.
+const HELP_FAILED: u64 = 1 << 63;
+
+/// A shared-copy request as the sender reads it: its number, the part of the message
+/// (offset, length), where it goes in the receiver, and the receiver's process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HelpRequest {
+    pub id: u64,
+    pub at: u64,
+    pub len: u64,
+    pub addr: u64,
+    pub pid: i32,
+}
 const _: () = assert!(std::mem::size_of::<Header>() <= DATA);
 
-/// One end of a ring, mapped.
-pub struct Ring {
+/// A ring's memory, mapped; unmapped when the last of its users (the ring's end, and the
+/// [`Acker`]s of single-copy messages still unread) lets go.
+struct Mapping {
     base: *mut u8,
-    map_len: usize,
-    cap: usize,
-    /// The sender's copy of `tail`, or the receiver's of `head`.
-    mine: u64,
+    len: usize,
 }
 
-// SAFETY: the mapping is process-wide memory; each end is used by one thread at a time
-// (under the library's lock).
-unsafe impl Send for Ring {}
+// SAFETY: shared memory whose words each have one writer process; inside this process each
+// end is used under the library's lock, and the header words it shares are atomics.
+unsafe impl Send for Mapping {}
+// SAFETY: as above.
+unsafe impl Sync for Mapping {}
 
-impl Ring {
+impl Mapping {
     fn header(&self) -> &Header {
         // SAFETY: base maps at least DATA bytes, laid out as Header (checked at map time).
         unsafe { &*(self.base as *const Header) }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps the mapping made in `Ring::map`, used by nothing after this.
+        unsafe { libc::munmap(self.base.cast(), self.len) };
+    }
+}
+
+/// One end of a ring, mapped.
+pub struct Ring {
+    map: std::sync::Arc<Mapping>,
+    base: *mut u8,
+    cap: usize,
+    /// The sender's copy of `tail`, or the receiver's of `head`.
+    mine: u64,
+    /// Sender: `head` as last read. Credits flow back lazily: the receiver's line is read
+    /// again only when the ring looks too full for a write (one cache miss a message less).
+    seen_head: u64,
+}
+
+// SAFETY: see Mapping; `base` is the mapping's own address.
+unsafe impl Send for Ring {}
+
+/// The receiver's word that tells the sender a single-copy message is done with (its memory
+/// free again); held by the message until then, so it may outlive the connection.
+pub struct Acker {
+    map: std::sync::Arc<Mapping>,
+    seq: u64,
+}
+
+impl Acker {
+    /// Tells the sender: its memory is no longer read.
+    pub fn ack(self) {
+        self.map.header().acked.store(self.seq, Ordering::Release);
+    }
+
+    /// Receiver: asks the sender, which waits for this message, to write bytes `at..at+len`
+    /// of it to `addr` in this process; the request's number.
+    pub fn ask_help(&self, at: u64, len: u64, addr: u64) -> u64 {
+        let h = self.map.header();
+        let id = h.help.load(Ordering::Relaxed) + 1;
+        h.help_at.store(at, Ordering::Relaxed);
+        h.help_len.store(len, Ordering::Relaxed);
+        h.help_addr.store(addr, Ordering::Relaxed);
+        h.help.store(id, Ordering::Release);
+        id
+    }
+
+    /// Receiver: whether the sender has done request `id`: `Some(true)` written, `Some(false)`
+    /// could not, `None` not yet.
+    pub fn helped(&self, id: u64) -> Option<bool> {
+        let h = self.map.header().helped.load(Ordering::Acquire);
+        (h & !HELP_FAILED == id).then_some(h & HELP_FAILED == 0)
+    }
+}
+
+impl Ring {
+    fn header(&self) -> &Header {
+        self.map.header()
+    }
+
+    /// Sender: the address of its probe word, for the receiver to check it can read this
+    /// process's memory.
+    pub fn set_probe(&mut self, addr: u64) {
+        // SAFETY: the sender's own word, written before the memfd goes to the receiver.
+        unsafe { (*(self.base as *mut Header)).probe = addr };
+    }
+
+    /// Receiver: the sender's probe word's address.
+    pub fn probe(&self) -> u64 {
+        self.header().probe
+    }
+
+    /// Receiver: large messages may come by single copy from now on.
+    pub fn allow_single_copy(&self) {
+        self.header().rx_pid.store(std::process::id(), Ordering::Relaxed);
+        self.header().single.store(1, Ordering::Release);
+    }
+
+    /// Sender: whether the receiver reads this process's memory.
+    pub fn single_copy_allowed(&self) -> bool {
+        self.header().single.load(Ordering::Acquire) != 0
+    }
+
+    /// Sender: the receiver's newest shared-copy request, when it is newer than `done`.
+    pub fn help_request(&self, done: u64) -> Option<HelpRequest> {
+        let h = self.header();
+        let id = h.help.load(Ordering::Acquire);
+        (id > done).then(|| HelpRequest {
+            id,
+            at: h.help_at.load(Ordering::Relaxed),
+            len: h.help_len.load(Ordering::Relaxed),
+            addr: h.help_addr.load(Ordering::Relaxed),
+            pid: h.rx_pid.load(Ordering::Relaxed) as i32,
+        })
+    }
+
+    /// Sender: request `id` is done (its half written, or not: `ok`).
+    pub fn mark_helped(&self, id: u64, ok: bool) {
+        self.header().helped.store(id | if ok { 0 } else { HELP_FAILED }, Ordering::Release);
+    }
+
+    /// Sender: the last single-copy message the receiver is done with.
+    pub fn acked(&self) -> u64 {
+        self.header().acked.load(Ordering::Acquire)
+    }
+
+    /// Receiver: the handle that acknowledges single-copy message `seq`.
+    pub fn acker(&self, seq: u64) -> Acker {
+        Acker { map: self.map.clone(), seq }
     }
 
     /// Makes a ring of `cap` bytes (rounded up to a power of two); its memfd for the peer.
@@ -144,7 +295,8 @@ impl Ring {
         if p == libc::MAP_FAILED {
             return Err(PvmError::OutOfRes);
         }
-        Ok(Ring { base: p.cast(), map_len: len, cap: 0, mine: 0 })
+        let base = p.cast::<u8>();
+        Ok(Ring { map: std::sync::Arc::new(Mapping { base, len }), base, cap: 0, mine: 0, seen_head: 0 })
     }
 
     fn data(&self) -> *mut u8 {
@@ -152,26 +304,53 @@ impl Ring {
         unsafe { self.base.add(DATA) }
     }
 
-    /// Sender: writes as much of `bytes` as fits; how much.
-    pub fn write(&mut self, bytes: &[u8]) -> usize {
-        let h = self.header();
-        let head = h.head.load(Ordering::Acquire);
-        let free = self.cap - (self.mine.wrapping_sub(head) as usize).min(self.cap);
-        let n = bytes.len().min(free);
-        if n == 0 {
-            return 0;
+    /// Sender: bytes free now, at least `want` if the receiver has made that much room.
+    fn free(&mut self, want: usize) -> usize {
+        let free = |head: u64| self.cap - (self.mine.wrapping_sub(head) as usize).min(self.cap);
+        if free(self.seen_head) >= want {
+            return free(self.seen_head);
         }
+        self.seen_head = self.header().head.load(Ordering::Acquire);
+        free(self.seen_head)
+    }
+
+    /// Sender: copies `bytes` (at most what is free) after the last written, unpublished.
+    fn copy_in(&mut self, bytes: &[u8]) {
+        let n = bytes.len();
         let at = (self.mine as usize) & (self.cap - 1);
         let first = n.min(self.cap - at);
-        // SAFETY: the bytes [tail, tail + n) are free (the receiver consumed up to head) and
-        // lie inside the data area in at most two pieces.
+        // SAFETY: the caller checked that [tail, tail + n) is free (the receiver consumed up
+        // to head); it lies inside the data area in at most two pieces.
         unsafe {
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.data().add(at), first);
             std::ptr::copy_nonoverlapping(bytes.as_ptr().add(first), self.data(), n - first);
         }
         self.mine += n as u64;
+    }
+
+    /// Sender: writes as much of `bytes` as fits; how much.
+    pub fn write(&mut self, bytes: &[u8]) -> usize {
+        let n = bytes.len().min(self.free(bytes.len()));
+        if n == 0 {
+            return 0;
+        }
+        self.copy_in(&bytes[..n]);
         self.header().tail.store(self.mine, Ordering::Release);
         n
+    }
+
+    /// Sender: writes all of `parts` when they fit now, published at once (one store for
+    /// the receiver to see, one wake-up check); whether they did.
+    pub fn write_whole(&mut self, parts: &[&[u8]]) -> bool {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        if total == 0 || total > self.free(total) {
+            return false;
+        }
+        for p in parts {
+            self.copy_in(p);
+        }
+        self.header().tail.store(self.mine, Ordering::Release);
+        true
     }
 
     /// Sender, after writing: whether the receiver may be asleep and needs a wake-up byte.
@@ -218,13 +397,6 @@ impl Ring {
     }
 }
 
-impl Drop for Ring {
-    fn drop(&mut self) {
-        // SAFETY: unmaps the mapping made in `map`, used by nothing after this.
-        unsafe { libc::munmap(self.base.cast(), self.map_len) };
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,6 +424,18 @@ mod tests {
         for f in sent {
             assert_eq!(fb.next_frame().unwrap(), Some(f));
         }
+    }
+
+    #[test]
+    fn parts_that_fit_are_written_whole_and_the_rest_waits() {
+        let (mut tx, fd) = Ring::create(4096).unwrap();
+        let mut rx = Ring::open(&fd).unwrap();
+        assert!(tx.write_whole(&[&[1; 3000], &[2; 1000]]));
+        assert!(!tx.write_whole(&[&[3; 50], &[4; 50]]), "100 bytes do not fit in 96");
+        let mut fb = FrameBuffer::default();
+        assert_eq!(rx.read_into(&mut fb).unwrap(), 4000);
+        assert!(tx.write_whole(&[&[3; 50], &[4; 50]]), "across the ring's end");
+        assert_eq!(rx.read_into(&mut fb).unwrap(), 100);
     }
 
     #[test]
@@ -288,5 +472,41 @@ mod tests {
         assert!(tx.receiver_asleep());
         rx.set_asleep(false);
         assert!(!tx.receiver_asleep());
+    }
+
+    #[test]
+    fn single_copy_is_allowed_and_acknowledged_by_the_receiver_even_after_its_end_is_gone() {
+        let (mut tx, fd) = Ring::create(4096).unwrap();
+        tx.set_probe(0x1234);
+        let rx = Ring::open(&fd).unwrap();
+        assert_eq!(rx.probe(), 0x1234);
+        assert!(!tx.single_copy_allowed());
+        rx.allow_single_copy();
+        assert!(tx.single_copy_allowed());
+        let acker = rx.acker(7);
+        drop(rx);
+        assert_eq!(tx.acked(), 0);
+        acker.ack();
+        assert_eq!(tx.acked(), 7);
+    }
+
+    #[test]
+    fn a_shared_copy_request_is_seen_once_and_answered() {
+        let (tx, fd) = Ring::create(4096).unwrap();
+        let rx = Ring::open(&fd).unwrap();
+        rx.allow_single_copy();
+        let acker = rx.acker(1);
+        assert_eq!(tx.help_request(0), None);
+        let id = acker.ask_help(100, 50, 0xabc);
+        let pid = std::process::id() as i32;
+        assert_eq!(tx.help_request(0), Some(HelpRequest { id, at: 100, len: 50, addr: 0xabc, pid }));
+        assert_eq!(tx.help_request(id), None, "answered requests are not seen again");
+        assert_eq!(acker.helped(id), None);
+        tx.mark_helped(id, false);
+        assert_eq!(acker.helped(id), Some(false));
+        let next = acker.ask_help(0, 1, 0xdef);
+        assert_eq!(acker.helped(next), None);
+        tx.mark_helped(next, true);
+        assert_eq!(acker.helped(next), Some(true));
     }
 }

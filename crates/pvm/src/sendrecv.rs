@@ -41,15 +41,13 @@ pub(crate) fn send_active(lib: &mut Lib, tids: &[i32], tag: i32) -> Result<c_int
         return Err(PvmError::BadParam);
     }
     lib.task()?;
-    // The buffer's bytes go out as they are (no copy), beside the task that sends them.
+    // The buffer's bytes go out as they are, in-place stretches read from the caller's
+    // memory by the route itself (no gathering copy first).
     let Lib { bufs, task, .. } = lib;
     let b = bufs.send_buffer()?;
     let enc = b.enc.on_wire().code();
-    let data = b.wire_bytes();
     let task = task.as_mut().expect("enrolled above");
-    for &t in tids {
-        task.send(t, tag, enc, &data)?;
-    }
+    b.with_wire_parts(|parts| task.send_parts(tids, tag, enc, parts))?;
     Ok(0)
 }
 
@@ -69,10 +67,15 @@ fn wildcard_ok(tid: i32, tag: i32) -> Result<(), PvmError> {
     Ok(())
 }
 
-/// A message received becomes the active receive buffer.
+/// A message received becomes the active receive buffer (a large one may still be in its
+/// sender's memory, for `pvm_upkbyte` to copy once).
 fn deliver(lib: &mut Lib, m: Arrived) -> c_int {
     let enc = Encoding::from_code(m.enc).unwrap_or(Encoding::Raw);
-    lib.bufs.deliver(Buffer::received(enc, m.data, m.src, m.tag, m.ctx))
+    let b = match m.remote {
+        Some(r) => Buffer::received_remote(enc, r, m.src, m.tag, m.ctx),
+        None => Buffer::received(enc, m.data, m.src, m.tag, m.ctx),
+    };
+    lib.bufs.deliver(b)
 }
 
 #[no_mangle]
@@ -82,7 +85,7 @@ pub extern "C" fn pvm_recv(tid: c_int, tag: c_int) -> c_int {
     }
     call("pvm_recv", |lib| {
         wildcard_ok(tid, tag)?;
-        let m = lib.task()?.receive(tid, tag, None).ok_or(PvmError::SysErr)?;
+        let m = lib.task()?.receive_in_place(tid, tag, None).ok_or(PvmError::SysErr)?;
         Ok(deliver(lib, m))
     })
 }
@@ -94,7 +97,7 @@ pub extern "C" fn pvm_nrecv(tid: c_int, tag: c_int) -> c_int {
     }
     call("pvm_nrecv", |lib| {
         wildcard_ok(tid, tag)?;
-        match lib.task()?.receive(tid, tag, Some(Duration::ZERO)) {
+        match lib.task()?.receive_in_place(tid, tag, Some(Duration::ZERO)) {
             Some(m) => Ok(deliver(lib, m)),
             None => nothing_or_handlers(lib, 0),
         }
@@ -127,7 +130,7 @@ pub unsafe extern "C" fn pvm_trecv(tid: c_int, tag: c_int, tmout: *mut libc::tim
     call("pvm_trecv", |lib| {
         let timeout = timeout?;
         wildcard_ok(tid, tag)?;
-        match lib.task()?.receive(tid, tag, timeout) {
+        match lib.task()?.receive_in_place(tid, tag, timeout) {
             Some(m) => Ok(deliver(lib, m)),
             None => nothing_or_handlers(lib, 0),
         }

@@ -3,6 +3,7 @@
 //! (`PvmAutoErr`), and keeps a Rust panic from unwinding into C.
 
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::buffer::Buffers;
@@ -44,11 +45,30 @@ impl Lib {
     pub fn task(&mut self) -> Result<&mut Task, PvmError> {
         if self.task.is_none() {
             let t = Task::enroll()?;
+            static AT_EXIT: std::sync::Once = std::sync::Once::new();
+            // SAFETY: registers a plain extern "C" function with no arguments.
+            AT_EXIT.call_once(|| unsafe {
+                libc::atexit(let_senders_go_at_exit);
+            });
             crate::compat::pvmmytid.store(t.tid, std::sync::atomic::Ordering::Relaxed);
             self.task = Some(t);
         }
         Ok(self.task.as_mut().expect("enrolled above"))
     }
+}
+
+/// A program that ends (`exit`) while the message it received last is still in its sender's
+/// memory lets the sender go, as having received it (else the sender would find the
+/// connection closed and say `PvmNoTask`).
+extern "C" fn let_senders_go_at_exit() {
+    let lib = match LIB.try_lock() {
+        Ok(l) => l,
+        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+        // Another thread is inside a call: its own end will do.
+        Err(std::sync::TryLockError::WouldBlock) => return,
+    };
+    let mut lib = lib;
+    lib.bufs.let_sender_go();
 }
 
 /// The library's state, locked. A panic while it was held does not make it unusable.
@@ -63,6 +83,7 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
         let (mut lib, r) = loop {
             run_handlers();
             let mut lib = lock();
+            settle_receive_buffer(&mut lib, name);
             let r = f(&mut lib);
             let interrupted = r.is_err() && lib.task.as_mut().is_some_and(|t| std::mem::take(&mut t.cut_short));
             if !interrupted {
@@ -74,12 +95,25 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
     report(name, out)
 }
 
+/// A received message left in its sender's memory waits there only for the unpack calls
+/// that follow its receive (`single_copy.rs`): any other call copies it in first, so that
+/// no sender waits on a receiver that has gone on to other things.
+fn settle_receive_buffer(lib: &mut Lib, name: &str) {
+    if name.starts_with("pvm_upk") {
+        return;
+    }
+    if let Err(e) = lib.bufs.settle_receive_buffer() {
+        say(format_args!("{}: {name}(): the received message could not be read: {}", who(None), e.text()));
+    }
+}
+
 /// As [`call`], for a call that runs a function of the program's while it works (a
 /// `pvm_recvf` matcher, which calls the library itself): `f` takes the lock in short steps
 /// and never holds it while the program's function runs.
 pub fn call_unlocked(name: &str, f: impl FnOnce() -> Result<c_int, PvmError>) -> c_int {
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run_handlers();
+        settle_receive_buffer(&mut lock(), name);
         let r = f();
         note(&mut lock(), r)
     }));
@@ -117,6 +151,10 @@ fn report(name: &str, out: std::thread::Result<(Result<c_int, PvmError>, i32, Op
     }
 }
 
+/// Whether messages may wait for their handlers (set under the lock where they are queued,
+/// cleared under it where the queue is found empty).
+pub(crate) static HANDLERS_WAITING: AtomicBool = AtomicBool::new(false);
+
 thread_local! {
     /// Whether this thread is inside a message handler (handlers do not nest).
     static IN_HANDLER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -125,13 +163,17 @@ thread_local! {
 /// Hands each waiting message to its handler: the message is the active receive buffer while
 /// the handler runs (as in PVM), then it is freed and the receive buffer before it restored.
 pub fn run_handlers() {
-    if IN_HANDLER.with(|h| h.replace(true)) {
+    // Most calls find no message for a handler: they skip the lock and the thread-local here.
+    if !HANDLERS_WAITING.load(Ordering::Relaxed) || IN_HANDLER.with(|h| h.replace(true)) {
         return;
     }
     loop {
         let next = {
             let mut lib = lock();
-            let Some((func, m)) = lib.task.as_mut().and_then(|t| t.for_handlers.pop_front()) else { break };
+            let Some((func, m)) = lib.task.as_mut().and_then(|t| t.for_handlers.pop_front()) else {
+                HANDLERS_WAITING.store(false, Ordering::Relaxed);
+                break;
+            };
             let enc = crate::encoding::Encoding::from_code(m.enc).unwrap_or(crate::encoding::Encoding::Raw);
             let id = lib.bufs.insert(crate::buffer::Buffer::received(enc, m.data, m.src, m.tag, m.ctx));
             let before = lib.bufs.set_active(id, false).unwrap_or(0);

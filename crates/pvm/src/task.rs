@@ -7,20 +7,20 @@
 //! for good: while a write waits for room, the loop keeps reading what arrives, so two tasks
 //! that send large messages to each other at once both get through.
 
-use std::collections::{HashMap, VecDeque};
-use std::ffi::c_void;
-use std::io::ErrorKind;
+use std::collections::VecDeque;
 use std::os::unix::io::{AsRawFd, RawFd};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use billboard::tunables::Tunable;
 
 use crate::error::PvmError;
-use crate::link::{peer_closed, send_carrier, Link, Route};
+use crate::idmap::IdMap;
+use crate::link::{Link, Route};
 use crate::place;
 use crate::ring::Ring;
+use crate::single_copy::Remote;
 use crate::wire::{Frame, FrameBuffer};
 
 /// A message that arrived and waits to be received.
@@ -31,6 +31,30 @@ pub struct Arrived {
     pub ctx: i32,
     pub enc: i32,
     pub data: Vec<u8>,
+    /// A single-copy message still in its sender's memory (`data` is then empty); only
+    /// while a receive hands it out (`single_copy.rs`).
+    pub remote: Option<Remote>,
+}
+
+impl Arrived {
+    pub fn new(src: i32, tag: i32, ctx: i32, enc: i32, data: Vec<u8>) -> Arrived {
+        Arrived { src, tag, ctx, enc, data, remote: None }
+    }
+
+    /// Copies a single-copy message in from its sender's memory, freeing the sender.
+    pub fn settle(&mut self) {
+        let Some(r) = self.remote.take() else { return };
+        let len = r.len();
+        match r.read_all() {
+            Ok(d) => self.data = d,
+            Err(e) => crate::state::say(format_args!(
+                "libpvm: cannot read a message of {len} bytes (tag {}) from t{:x}'s memory: {}",
+                self.tag,
+                self.src,
+                e.text()
+            )),
+        }
+    }
 }
 
 pub static SHM: Tunable = Tunable::new(
@@ -49,8 +73,8 @@ pub static SPIN_US: Tunable = Tunable::new(
 pub static SHOW_TIDS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 /// The PVM library's tunables, for `bbrun --info`.
-pub fn tunables() -> [&'static Tunable; 4] {
-    [&SHM, &SPIN_US, &crate::ring::RING_BYTES, &crate::agent::LINGER_MS]
+pub fn tunables() -> [&'static Tunable; 5] {
+    [&SHM, &SPIN_US, &crate::ring::RING_BYTES, &crate::single_copy::SINGLE_COPY_BYTES, &crate::agent::LINGER_MS]
 }
 
 /// A message handler (`pvm_addmhf`): messages matching src, tag and context (-1: any) go to
@@ -72,13 +96,13 @@ pub struct Task {
     pub siblings: Vec<i32>,
     /// The context messages are sent in and received from (`pvm_setcontext`).
     pub ctx: i32,
-    dir: PathBuf,
-    secret: String,
+    pub(crate) dir: PathBuf,
+    pub(crate) secret: String,
     agent: Link,
     agent_lost: bool,
     listener: UnixListener,
     inbound: Vec<Link>,
-    outbound: HashMap<i32, Route>,
+    pub(crate) outbound: IdMap<Route>,
     pub queue: VecDeque<Arrived>,
     pub handlers: Vec<Handler>,
     /// Messages for handlers, to be handed over when the library's lock is free
@@ -89,10 +113,14 @@ pub struct Task {
     replies: VecDeque<Frame>,
     /// Where caught output of children goes (`pvm_catchout`): a C `FILE *`.
     pub catch: Option<usize>,
-    /// `BB_PVM_SHM`, `BB_PVM_SPIN_US`, `BB_PVM_RING_BYTES`, read once.
-    shm: bool,
+    /// `BB_PVM_SHM`, `BB_PVM_SPIN_US`, `BB_PVM_RING_BYTES`, `BB_PVM_SINGLE_COPY`, read once.
+    pub(crate) shm: bool,
     spin: Duration,
-    ring_bytes: usize,
+    pub(crate) ring_bytes: usize,
+    pub(crate) single_copy: usize,
+    /// While a receive waits: an arriving single-copy message may stay in its sender's
+    /// memory (the receive may hand it out); at any other time it is copied in at once.
+    lazy_ok: bool,
 }
 
 // SAFETY: the FILE pointer in `catch` is only used under the library's lock, as C's stdio
@@ -138,7 +166,7 @@ impl Task {
             agent_lost: false,
             listener,
             inbound: Vec::new(),
-            outbound: HashMap::new(),
+            outbound: IdMap::default(),
             queue: VecDeque::new(),
             handlers: Vec::new(),
             for_handlers: VecDeque::new(),
@@ -148,12 +176,17 @@ impl Task {
             shm: SHM.get() != 0,
             spin: Duration::from_micros(SPIN_US.get() as u64),
             ring_bytes: crate::ring::RING_BYTES.get(),
+            single_copy: match crate::single_copy::SINGLE_COPY_BYTES.get() {
+                0 => usize::MAX,
+                n => n,
+            },
+            lazy_ok: false,
         })
     }
 
     /// Waits up to `timeout` (`None`: until something happens) for input, and takes in all
     /// that arrived. With `writable`, also returns when that descriptor can take bytes.
-    fn progress(&mut self, timeout: Option<Duration>, writable: Option<RawFd>) {
+    pub(crate) fn progress(&mut self, timeout: Option<Duration>, writable: Option<RawFd>) {
         let mut timeout = timeout;
         if self.drain_rings() {
             timeout = Some(Duration::ZERO);
@@ -228,7 +261,7 @@ impl Task {
     }
 
     /// Takes in what waits in every ring; whether there was anything.
-    fn drain_rings(&mut self) -> bool {
+    pub(crate) fn drain_rings(&mut self) -> bool {
         let mut got = false;
         for i in 0..self.inbound.len() {
             if self.inbound[i].drain_ring() {
@@ -242,19 +275,37 @@ impl Task {
     }
 
     /// A message arrived: for a message handler that matches it, else for a receive.
-    fn arrive(&mut self, m: Arrived) {
+    pub(crate) fn arrive(&mut self, mut m: Arrived) {
         let matches = |h: &Handler| {
             (h.src == -1 || h.src == m.src) && (h.tag == -1 || h.tag == m.tag) && (h.ctx == -1 || h.ctx == m.ctx)
         };
         match self.handlers.iter().find(|h| matches(h)) {
-            Some(h) => self.for_handlers.push_back((h.func, m)),
-            None => self.queue.push_back(m),
+            Some(h) => {
+                m.settle();
+                self.for_handlers.push_back((h.func, m));
+                crate::state::HANDLERS_WAITING.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            None => {
+                if !self.lazy_ok {
+                    m.settle();
+                }
+                self.queue.push_back(m)
+            }
+        }
+    }
+
+    /// Copies in every queued single-copy message but the one at `keep`.
+    fn settle_queue(&mut self, keep: Option<usize>) {
+        for (i, m) in self.queue.iter_mut().enumerate() {
+            if Some(i) != keep {
+                m.settle();
+            }
         }
     }
 
     fn take_from_agent(&mut self, f: Frame) {
         match f {
-            Frame::Message { src, tag, ctx, enc, data } => self.arrive(Arrived { src, tag, ctx, enc, data }),
+            Frame::Message { src, tag, ctx, enc, data } => self.arrive(Arrived::new(src, tag, ctx, enc, data)),
             Frame::Output { tid, event, text } => self.print_caught(tid, event, &text),
             other => self.replies.push_back(other),
         }
@@ -263,9 +314,22 @@ impl Task {
     fn take_from_task(&mut self, link: usize, f: Frame) {
         let l = &mut self.inbound[link];
         match (l.peer, f) {
-            (None, Frame::Hello { secret, tid, .. }) if place::same_secret(&secret, &self.secret) => l.peer = Some(tid),
+            (None, Frame::Hello { secret, tid, pid, .. }) if place::same_secret(&secret, &self.secret) => {
+                l.peer = Some(tid);
+                l.peer_pid = pid;
+                if let Some(r) = &l.ring {
+                    if crate::single_copy::can_read(pid, r.probe()) {
+                        r.allow_single_copy();
+                    }
+                }
+            }
             (Some(peer), Frame::Message { tag, ctx, enc, data, .. }) => {
-                self.arrive(Arrived { src: peer, tag, ctx, enc, data })
+                self.arrive(Arrived::new(peer, tag, ctx, enc, data))
+            }
+            (Some(peer), Frame::Remote { tag, ctx, enc, seq, pieces }) if l.ring.is_some() => {
+                let acker = l.ring.as_ref().expect("checked").acker(seq);
+                let remote = Some(Remote::new(l.peer_pid, pieces, acker));
+                self.arrive(Arrived { src: peer, tag, ctx, enc, data: Vec::new(), remote })
             }
             // A stranger, or a peer that breaks the protocol: dropped.
             _ => l.closed = true,
@@ -291,41 +355,6 @@ impl Task {
             libc::fwrite(line.as_ptr().cast(), 1, line.len(), file as *mut libc::FILE);
             libc::fflush(file as *mut libc::FILE);
         }
-    }
-
-    /// Writes all of `parts` to `fd`, taking in arrivals while the socket is full.
-    fn write_all(&mut self, fd: RawFd, parts: &[&[u8]]) -> Result<(), PvmError> {
-        let total: usize = parts.iter().map(|p| p.len()).sum();
-        let mut done = 0;
-        while done < total {
-            let mut iov = Vec::with_capacity(parts.len());
-            let mut skip = done;
-            for p in parts {
-                if skip >= p.len() {
-                    skip -= p.len();
-                    continue;
-                }
-                iov.push(libc::iovec { iov_base: p[skip..].as_ptr() as *mut c_void, iov_len: p.len() - skip });
-                skip = 0;
-            }
-            // SAFETY: a zeroed msghdr is valid; iov points to live slices for this call.
-            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-            msg.msg_iov = iov.as_mut_ptr();
-            msg.msg_iovlen = iov.len() as _;
-            // SAFETY: sendmsg reads the iovecs set up above; MSG_NOSIGNAL: a closed peer is an
-            // error return, not SIGPIPE in the program.
-            let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
-            if n >= 0 {
-                done += n as usize;
-                continue;
-            }
-            match std::io::Error::last_os_error().kind() {
-                ErrorKind::WouldBlock => self.progress(None, Some(fd)),
-                ErrorKind::Interrupted => {}
-                _ => return Err(PvmError::NoTask),
-            }
-        }
-        Ok(())
     }
 
     /// Asks the agent something and waits for its answer (arrivals meanwhile are kept).
@@ -356,109 +385,6 @@ impl Task {
         }
     }
 
-    /// The connection to `tid`, made on first use: through a ring of shared memory unless
-    /// `BB_PVM_SHM=0`. A task that is still starting is waited for; one the agent does not
-    /// know is `PvmNoTask`.
-    fn link_to(&mut self, tid: i32) -> Result<(), PvmError> {
-        if self.outbound.contains_key(&tid) {
-            return Ok(());
-        }
-        if !place::is_task_tid(tid) {
-            return Err(if tid > 0 && tid & !place::TID_LOCAL_MASK != place::HOST_TID {
-                PvmError::NoTask
-            } else {
-                PvmError::BadParam
-            });
-        }
-        let path = place::task_socket(&self.dir, tid);
-        let mut pause = Duration::from_micros(200);
-        let stream = loop {
-            if let Ok(s) = UnixStream::connect(&path) {
-                break s;
-            }
-            // Not listening (yet): the agent says whether it will be.
-            self.request_status(&Frame::Lookup { tid })?;
-            self.progress(Some(pause), None);
-            pause = (pause * 2).min(Duration::from_millis(20));
-        };
-        let ring = if self.shm { Ring::create(self.ring_bytes).ok() } else { None };
-        send_carrier(&stream, ring.as_ref().map(|(_, fd)| fd))?;
-        stream.set_nonblocking(true).map_err(|_| PvmError::SysErr)?;
-        self.outbound.insert(tid, Route { stream, ring: ring.map(|(r, _)| r) });
-        let hello = Frame::Hello {
-            secret: self.secret.clone(),
-            pid: std::process::id() as i32,
-            tid: self.tid,
-            name: String::new(),
-        };
-        self.write_route(tid, &[&hello.encode()])
-    }
-
-    /// Writes `parts` to the task at the end of an existing route.
-    fn write_route(&mut self, tid: i32, parts: &[&[u8]]) -> Result<(), PvmError> {
-        let mut route = self.outbound.remove(&tid).ok_or(PvmError::NoTask)?;
-        let r = match route.ring.is_some() {
-            true => self.write_ring(&mut route, parts),
-            false => self.write_all(route.stream.as_raw_fd(), parts),
-        };
-        if r.is_ok() {
-            self.outbound.insert(tid, route);
-        }
-        r
-    }
-
-    /// Writes `parts` into a route's ring, waking its receiver when it sleeps; while the ring
-    /// is full, takes in arrivals (so two tasks that fill each other's rings both go on).
-    fn write_ring(&mut self, route: &mut Route, parts: &[&[u8]]) -> Result<(), PvmError> {
-        let Route { stream, ring } = route;
-        let ring = ring.as_mut().expect("a ring route");
-        let mut idle = 0u32;
-        for part in parts {
-            let mut off = 0;
-            while off < part.len() {
-                let n = ring.write(&part[off..]);
-                off += n;
-                if n > 0 {
-                    idle = 0;
-                    if ring.receiver_asleep() {
-                        // SAFETY: a one-byte non-blocking send; a full socket already wakes it.
-                        unsafe {
-                            libc::send(
-                                stream.as_raw_fd(),
-                                b"w".as_ptr().cast(),
-                                1,
-                                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-                            )
-                        };
-                    }
-                    continue;
-                }
-                if peer_closed(stream) {
-                    return Err(PvmError::NoTask);
-                }
-                idle += 1;
-                if idle < 2000 {
-                    std::hint::spin_loop();
-                } else {
-                    self.progress(Some(Duration::from_micros(50)), None);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Sends a message: to itself straight into its own queue.
-    pub fn send(&mut self, tid: i32, tag: i32, enc: i32, data: &[u8]) -> Result<(), PvmError> {
-        if tid == self.tid {
-            let ctx = self.ctx;
-            self.arrive(Arrived { src: tid, tag, ctx, enc, data: data.to_vec() });
-            return Ok(());
-        }
-        self.link_to(tid)?;
-        let header = crate::wire::message_header(self.tid, tag, self.ctx, enc, data.len()).ok_or(PvmError::Overflow)?;
-        self.write_route(tid, &[&header, data])
-    }
-
     /// Takes the first waiting message from `src` with `tag` (-1: any) in the current context,
     /// waiting up to `timeout` (`None`: for ever, `Some(0)`: not at all).
     pub fn receive(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<Arrived> {
@@ -466,8 +392,22 @@ impl Task {
         self.queue.remove(i)
     }
 
+    /// As [`Task::receive`], but a large message may still be in its sender's memory
+    /// (`Arrived::remote`): for a receive whose buffer copies it out itself.
+    pub fn receive_in_place(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<Arrived> {
+        self.lazy_ok = true;
+        let found = self.wait_matching(src, tag, timeout);
+        self.lazy_ok = false;
+        self.settle_queue(found);
+        self.queue.remove(found?)
+    }
+
     /// Where the first matching message waits in the queue, waiting as `receive` does.
     pub fn wait_for(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<usize> {
+        self.wait_matching(src, tag, timeout)
+    }
+
+    fn wait_matching(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<usize> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut first = true;
         loop {
@@ -484,6 +424,8 @@ impl Task {
             {
                 return Some(i);
             }
+            // What does not match is copied in before this task waits: its senders go on.
+            self.settle_queue(None);
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if left == Some(Duration::ZERO) && !first {
                 return None;
@@ -496,9 +438,10 @@ impl Task {
                 // ladder: spin, then yield, then sleep).
                 let until = Instant::now() + self.spin;
                 let mut looks = 0u32;
-                while Instant::now() < until && !self.drain_rings() {
+                // The clock is read every 16th look: a look is a few loads, a clock read more.
+                while (!looks.is_multiple_of(16) || Instant::now() < until) && !self.drain_rings() {
                     looks += 1;
-                    if looks < 64 {
+                    if looks < 1024 {
                         std::hint::spin_loop();
                     } else {
                         std::thread::yield_now();

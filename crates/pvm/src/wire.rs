@@ -77,6 +77,17 @@ pub enum Frame {
         enc: i32,
         data: Vec<u8>,
     },
+    /// A large PVM message left in the sender's memory for the receiver to copy once
+    /// (`single_copy.rs`): its pieces as (address, length) in the sender, in order, and the
+    /// sequence number the receiver acknowledges in the ring when it is done reading them.
+    /// Only on a ring route, after the receiver allowed it.
+    Remote {
+        tag: i32,
+        ctx: i32,
+        enc: i32,
+        seq: u64,
+        pieces: Vec<(u64, u64)>,
+    },
     /// Output of a child whose parent called `pvm_catchout`: a line (`OUTPUT_LINE`, newline
     /// stripped), or where the child's output begins or ends (`OUTPUT_BEGIN`, `OUTPUT_EOF`).
     Output {
@@ -178,6 +189,10 @@ impl Writer {
         self.0.extend_from_slice(&v.to_le_bytes());
         self
     }
+    fn u64(&mut self, v: u64) -> &mut Self {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
     fn bytes(&mut self, b: &[u8]) -> &mut Self {
         self.0.extend_from_slice(&(b.len() as u32).to_le_bytes());
         self.0.extend_from_slice(b);
@@ -218,6 +233,9 @@ impl<'a> Reader<'a> {
     fn int(&mut self) -> Result<i32, WireError> {
         Ok(i32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
     }
+    fn u64(&mut self) -> Result<u64, WireError> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
     fn len(&mut self) -> Result<usize, WireError> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")) as usize)
     }
@@ -252,6 +270,13 @@ impl Frame {
             Frame::Hello { secret, pid, tid, name } => w.int(1).str(secret).int(*pid).int(*tid).str(name),
             Frame::Welcome { tid, ptid, siblings } => w.int(2).int(*tid).int(*ptid).ints(siblings),
             Frame::Message { src, tag, ctx, enc, data } => w.int(3).int(*src).int(*tag).int(*ctx).int(*enc).bytes(data),
+            Frame::Remote { tag, ctx, enc, seq, pieces } => {
+                w.int(25).int(*tag).int(*ctx).int(*enc).u64(*seq).int(pieces.len() as i32);
+                for &(at, len) in pieces {
+                    w.u64(at).u64(len);
+                }
+                &mut w
+            }
             Frame::Output { tid, event, text } => w.int(4).int(*tid).int(*event).bytes(text),
             Frame::Spawn(s) => w
                 .int(5)
@@ -317,6 +342,18 @@ impl Frame {
             1 => Frame::Hello { secret: r.str()?, pid: r.int()?, tid: r.int()?, name: r.str()? },
             2 => Frame::Welcome { tid: r.int()?, ptid: r.int()?, siblings: r.ints()? },
             3 => Frame::Message { src: r.int()?, tag: r.int()?, ctx: r.int()?, enc: r.int()?, data: r.bytes()? },
+            25 => {
+                let (tag, ctx, enc, seq, n) = (r.int()?, r.int()?, r.int()?, r.u64()?, r.len()?);
+                if n > r.b.len() / 16 {
+                    return Err(WireError(format!("a list of {n} pieces in a frame of {} bytes", body.len())));
+                }
+                let pieces = (0..n).map(|_| Ok((r.u64()?, r.u64()?))).collect::<Result<Vec<_>, WireError>>()?;
+                let total = pieces.iter().try_fold(0u64, |t, &(_, l)| t.checked_add(l));
+                if total.is_none_or(|t| t > MAX_FRAME as u64) {
+                    return Err(WireError(format!("a single-copy message of {total:?} bytes (at most {MAX_FRAME})")));
+                }
+                Frame::Remote { tag, ctx, enc, seq, pieces }
+            }
             4 => Frame::Output { tid: r.int()?, event: r.int()?, text: r.bytes()? },
             5 => Frame::Spawn(SpawnRequest {
                 file: r.str()?,

@@ -9,6 +9,7 @@ fn samples() -> Vec<Frame> {
         Frame::Hello { secret: "abc".into(), pid: 7, tid: 0x40001, name: "hello".into() },
         Frame::Welcome { tid: 0x40002, ptid: -23, siblings: vec![0x40002, 0x40003] },
         Frame::Message { src: 1, tag: -1, ctx: 0, enc: 0, data: vec![1, 2, 3] },
+        Frame::Remote { tag: 5, ctx: 1, enc: 1, seq: 9, pieces: vec![(0x7fff_0000_1000, 65536), (0x10, 3)] },
         Frame::Output { tid: 3, event: OUTPUT_LINE, text: b"line".to_vec() },
         Frame::Output { tid: 3, event: OUTPUT_EOF, text: Vec::new() },
         Frame::Spawn(SpawnRequest {

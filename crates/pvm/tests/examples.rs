@@ -312,6 +312,19 @@ fn crossing_large_sends_get_through_on_rings_and_on_sockets() {
 }
 
 #[test]
+fn large_messages_by_single_copy_arrive_as_sent_to_every_receiver() {
+    // BB_PVM_SINGLE_COPY=0: the same program through the rings, and on sockets.
+    for (single, shm) in [("65536", "1"), ("0", "1"), ("65536", "0")] {
+        let vm = Vm::new(&format!("single-copy{single}-{shm}"));
+        let prog = build_c(&vm, "single_copy");
+        let out =
+            run(vm.command(&prog).arg0(&prog).env("BB_PVM_SINGLE_COPY", single).env("BB_PVM_SHM", shm), "single_copy");
+        vm.assert_nothing_left();
+        assert_eq!(out, "single copy: 0 bad\n", "BB_PVM_SINGLE_COPY={single} BB_PVM_SHM={shm}");
+    }
+}
+
+#[test]
 fn master1_runs_with_every_message_on_sockets() {
     if !installed("master1") || !installed("slave1") {
         return;
