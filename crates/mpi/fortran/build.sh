@@ -1,0 +1,29 @@
+#!/bin/sh
+# Builds Billboard's Fortran binding (called by the Makefile after cargo has built libmpi):
+#   crates/mpi/fortran/build.sh LIBMPI_DIR OUT_DIR
+# writes OUT_DIR/libmpichfort.so.12 (linked against LIBMPI_DIR/libmpi.so), OUT_DIR/mpif.h and
+# OUT_DIR/mpi.mod (+ the other .mod files gfortran writes for the `mpi` module).
+# $CC (default gcc) and $FC (default gfortran) are the compilers; the C files are wrappers only.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+libdir=$(cd "$1" && pwd)
+mkdir -p "$2"
+out=$(cd "$2" && pwd)
+cc=${CC:-gcc}
+fc=${FC:-gfortran}
+python3 "$here/gen.py" "$here/../include/mpi.h" "$out"
+# mpif.h first: its values come from running a C program built against our mpi.h.
+$cc -I"$here/../include" "$out/mpif_gen.c" -o "$out/mpif_gen"
+"$out/mpif_gen" > "$out/mpif.h.new" && mv "$out/mpif.h.new" "$out/mpif.h"
+# -fPIC with default visibility and no -Bsymbolic: the common blocks must bind to a program's copy.
+objs=
+for src in "$out/f77_wrappers.c" "$here/f77_support.c" "$here/f77_special.c" "$here/f77_callbacks.c"; do
+  obj="$out/$(basename "$src" .c).o"
+  $cc -O2 -fPIC -Wall -Wextra -Werror -I"$here/../include" -I"$here" -c "$src" -o "$obj"
+  objs="$objs $obj"
+done
+# shellcheck disable=SC2086
+$cc -shared -Wl,-soname,libmpichfort.so.12 -Wl,--no-undefined -o "$out/libmpichfort.so.12" $objs \
+  -L"$libdir" -lmpi
+# The `mpi` module: mpif.h's names in a module (see mpi_module.f90).
+(cd "$out" && $fc -c -I"$out" "$here/mpi_module.f90" -o "$out/mpi_module.o")
