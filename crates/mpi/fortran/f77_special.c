@@ -104,11 +104,17 @@ BBF_ALIASES(pmpi_comm_spawn_multiple_, pmpi_comm_spawn_multiple__, pmpi_comm_spa
             mpi_comm_spawn_multiple, MPI_COMM_SPAWN_MULTIPLE)
 
 /* Attribute values. An attribute set from Fortran is stored as its integer value (C's void *
- * holds it); a predefined attribute (a built-in keyval, MPICH's handle kind 01 in bits 31..30)
- * is a pointer to the value in C, except MPI_WIN_BASE, which is the address itself. */
+ * holds it). The predefined keyvals (built-in handles, MPICH's kind 01 in bits 31..30) have a
+ * Fortran twin one above the C value (mpif.h's MPI_TAG_UB is C's MPI_TAG_UB + 1, as in MPICH),
+ * whose attribute C gives as a pointer to the value, except MPI_WIN_BASE: the address itself. */
+static int is_builtin(int keyval) { return ((unsigned)keyval & 0xc0000000u) == 0x40000000u; }
+static int c_keyval(int keyval)
+{
+    return is_builtin(keyval) && (keyval & 1) == 0 ? keyval - 1 : keyval;
+}
 static MPI_Aint attr_value(int keyval, void *v)
 {
-    if (((unsigned)keyval & 0xc0000000u) != 0x40000000u || keyval == MPI_WIN_BASE) return (MPI_Aint)v;
+    if (!is_builtin(keyval) || keyval == MPI_WIN_BASE) return (MPI_Aint)v;
     if (keyval == MPI_WIN_SIZE) return *(MPI_Aint *)v;
     return *(int *)v;
 }
@@ -118,8 +124,9 @@ static MPI_Aint attr_value(int keyval, void *v)
                      MPI_Fint *ierr)                                                          \
     {                                                                                         \
         void *v = NULL;                                                                       \
-        *ierr = cfun(*obj, *keyval, &v, flag);                                                \
-        if (*ierr == MPI_SUCCESS && *flag) *value = (vtype)attr_value(*keyval, v);           \
+        int k = c_keyval(*keyval);                                                            \
+        *ierr = cfun(*obj, k, &v, flag);                                                      \
+        if (*ierr == MPI_SUCCESS && *flag) *value = (vtype)attr_value(k, v);                  \
     }                                                                                         \
     BBF_ALIASES(p##fname##_, p##fname##__, p##fname, P##FNAME, fname##_, fname##__, fname, FNAME)
 #define BBF_SET_ATTR(fname, FNAME, cfun, vtype)                                              \

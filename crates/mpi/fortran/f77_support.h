@@ -52,13 +52,15 @@ static inline int bbf_min_len(MPI_Fint c_len, size_t f_len)
 }
 static inline size_t bbf_nonneg(MPI_Fint n) { return n > 0 ? (size_t)n : 0; }
 
+/* Helpers, not exported: the library's symbols are MPICH's and no more. */
+#define BBF_HIDDEN __attribute__((visibility("hidden")))
 /* An input CHARACTER argument without its trailing blanks, NUL-terminated (malloc'd). */
-char *bbf_string_in(const char *f, size_t len);
+BBF_HIDDEN char *bbf_string_in(const char *f, size_t len);
 /* A zeroed buffer for a C output string: at least the Fortran length and MPI's largest
  * MPI_MAX_* (the library version string), since C writes up to its own maximum. */
-char *bbf_string_buffer(size_t len);
+BBF_HIDDEN char *bbf_string_buffer(size_t len);
 /* Copies a C string into a Fortran CHARACTER, truncated or blank-padded to its length. */
-void bbf_string_out(const char *c, char *f, size_t len);
+BBF_HIDDEN void bbf_string_out(const char *c, char *f, size_t len);
 
 /* Every subroutine is pmpi_name_ (strong) and seven weak aliases: pmpi_name__, pmpi_name,
  * PMPI_NAME, mpi_name_, mpi_name__, mpi_name, MPI_NAME, the four manglings MPICH exports. */

@@ -199,6 +199,12 @@ MPIF_TAIL = """\
 # Integer constants of mpi.h that are not Fortran's: C-only spaces, and C's own names for the
 # status indices (MPI_F_SOURCE is 0-based; Fortran's MPI_SOURCE is in MPIF_HEAD).
 MPIF_SKIP_PREFIX = ("MPI_T_", "MPIX_", "MPI_F_")
+# Predefined attribute keyvals: Fortran's is C's + 1 in MPICH (its attribute is the value, not
+# a pointer to it); f77_special.c maps them back.
+MPIF_FORTRAN_KEYVALS = {"MPI_TAG_UB", "MPI_HOST", "MPI_IO", "MPI_WTIME_IS_GLOBAL",
+                        "MPI_UNIVERSE_SIZE", "MPI_LASTUSEDCODE", "MPI_APPNUM", "MPI_WIN_BASE",
+                        "MPI_WIN_SIZE", "MPI_WIN_DISP_UNIT", "MPI_WIN_CREATE_FLAVOR",
+                        "MPI_WIN_MODEL"}
 # Declared INTEGER*8 in MPICH's mpif.h.
 MPIF_WIDE = {"MPI_DISPLACEMENT_CURRENT"}
 
@@ -211,6 +217,7 @@ def mpif_names(header):
         # Pointers, function names and casts to pointer types are not Fortran constants.
         if "*" in value:
             continue
+        # A value naming anything but MPI_ constants (MPI_DUP_FN is MPIR_Dup_fn) is not one.
         if re.search(r"\b(?!MPI_)[A-Za-z_][A-Za-z_0-9]*\b", re.sub(r"\b0x[0-9a-fA-F]+|\(MPI_[A-Za-z]+\)", "", value)):
             continue
         names.append(name)
@@ -235,7 +242,8 @@ def mpif_program(header):
     head = MPIF_HEAD.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     out.append(f'    printf("{head}", MPI_F_STATUS_SIZE, (int)sizeof(MPI_Aint), (int)sizeof(MPI_Offset), (int)sizeof(MPI_Count), (int)sizeof(MPI_Fint));')
     for n in mpif_names(header):
-        out.append(f'    param("{n}", (long long)({n}));')
+        plus = " + 1" if n in MPIF_FORTRAN_KEYVALS else ""
+        out.append(f'    param("{n}", (long long)({n}){plus});')
     tail = MPIF_TAIL.replace('"', '\\"').replace("\n", "\\n")
     out.append(f'    fputs("{tail}", stdout);')
     out += ["    return 0;", "}"]
