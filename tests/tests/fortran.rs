@@ -4,7 +4,8 @@
 //!   common blocks (what is pending, the `mpi_f08` layer, is counted and named);
 //! - every constant of Debian's `mpif.h` has the same value in ours (a Fortran program prints
 //!   them, built once against each);
-//! - Fortran programs built with our `mpifort` pass at 1 to 4 ranks (`tests/fortran/`);
+//! - Fortran programs (`tests/fortran/`) built with our `mpifort`/`mpif90`, and the same built
+//!   with MPICH's `mpif90.mpich` (its `mpif.h` and `mpi` module), pass at 1 to 4 ranks;
 //! - Debian's BLACS testers `xCbtest` and `xFbtest` (package `scalapack-mpi-test`, built
 //!   against MPICH) pass at 4 ranks in their folder, loading our `libmpichfort.so.12` (the
 //!   loader's own report, `LD_DEBUG=libs`, names the file).
@@ -141,26 +142,37 @@ fn mpif_h_values_are_mpichs() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Builds `tests/fortran/NAME.f90` with `dist/bin/WRAPPER` and runs it at 1 to 4 ranks.
-fn fortran_program_passes(wrapper: &str, name: &str) {
-    let Some(_) = ours() else { return skip(name, "dist/ has no Fortran library (run make)") };
-    if Command::new("gfortran").arg("--version").output().is_err() {
-        return skip(name, "gfortran is missing");
+/// Builds `tests/fortran/NAME.f90` with `wrapper` and runs it at 1 to 4 ranks under bbrun,
+/// checking from the loader's report (`LD_DEBUG=libs`) that every rank loaded our
+/// libmpichfort.so.12, whichever wrapper built it.
+fn fortran_program_passes(wrapper: &Path, name: &str) {
+    let Some(lib) = ours() else { return skip(name, "dist/ has no Fortran library (run make)") };
+    if Command::new("gfortran").arg("--version").output().is_err() || !wrapper.exists() {
+        return skip(name, &format!("gfortran or {} is missing", wrapper.display()));
     }
-    let dir = std::env::temp_dir().join(format!("bb-fortran-{name}-{}", std::process::id()));
+    let tag = wrapper.file_name().unwrap().to_string_lossy().replace('.', "-");
+    let dir = std::env::temp_dir().join(format!("bb-fortran-{name}-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let exe = build_with(&root().join("dist/bin").join(wrapper), &format!("tests/fortran/{name}.f90"), &dir, name);
+    let exe = build_with(wrapper, &format!("tests/fortran/{name}.f90"), &dir, name);
     let shm_before = shm_files();
+    let loaded = format!("calling init: {}", lib.display());
     for n in 1..=4 {
         let out = Command::new("timeout")
             .args(["-k", "5", "120"])
             .arg(root().join("dist/bin/bbrun"))
             .args(["-n", &n.to_string()])
             .arg(&exe)
+            .env("LD_DEBUG", "libs")
             .output()
             .expect("run bbrun");
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && text.contains(&format!("PASS {name}")), "{name} at {n} ranks:\n{text}");
+        assert!(out.status.success() && text.contains(&format!("PASS {name}")), "{name} ({tag}) at {n} ranks:\n{text}");
+        assert_eq!(
+            text.matches(&loaded).count(),
+            n,
+            "{name} ({tag}) at {n} ranks did not load {}:\n{text}",
+            lib.display()
+        );
         assert!(processes_named(&exe.to_string_lossy()).is_empty(), "ranks of {name} outlived the job");
     }
     let new: Vec<_> = shm_files().into_iter().filter(|f| !shm_before.contains(f)).collect();
@@ -170,12 +182,19 @@ fn fortran_program_passes(wrapper: &str, name: &str) {
 
 #[test]
 fn mpif_h_program_passes_at_1_to_4_ranks() {
-    fortran_program_passes("mpifort", "f77_basics");
+    fortran_program_passes(&root().join("dist/bin/mpifort"), "f77_basics");
 }
 
 #[test]
 fn use_mpi_program_passes_at_1_to_4_ranks() {
-    fortran_program_passes("mpif90", "use_mpi");
+    fortran_program_passes(&root().join("dist/bin/mpif90"), "use_mpi");
+}
+
+/// The same programs built by MPICH's own wrapper (its mpif.h, its `mpi` module) run on ours.
+#[test]
+fn programs_built_with_mpichs_mpif90_pass_on_ours() {
+    fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "f77_basics");
+    fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "use_mpi");
 }
 
 /// One BLACS tester at 4 ranks in its folder: every test group reports 0 FAILED, every
