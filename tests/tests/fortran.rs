@@ -186,6 +186,11 @@ fn mpif_h_program_passes_at_1_to_4_ranks() {
 }
 
 #[test]
+fn mpif_h_program_of_callbacks_files_and_info_passes_at_1_to_4_ranks() {
+    fortran_program_passes(&root().join("dist/bin/mpifort"), "f77_more");
+}
+
+#[test]
 fn use_mpi_program_passes_at_1_to_4_ranks() {
     fortran_program_passes(&root().join("dist/bin/mpif90"), "use_mpi");
 }
@@ -194,6 +199,7 @@ fn use_mpi_program_passes_at_1_to_4_ranks() {
 #[test]
 fn programs_built_with_mpichs_mpif90_pass_on_ours() {
     fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "f77_basics");
+    fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "f77_more");
     fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "use_mpi");
 }
 

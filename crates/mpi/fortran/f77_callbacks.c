@@ -31,7 +31,9 @@ typedef void (*f_delete_int)(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI
 typedef void (*f_delete_aint)(MPI_Fint *, MPI_Fint *, MPI_Aint *, MPI_Aint *, MPI_Fint *);
 
 /* One per keyval created from Fortran; lives as long as the program (the C library may call
- * the delete function after MPI_Comm_free_keyval, for attributes still attached). */
+ * the delete function after MPI_Comm_free_keyval, for attributes still attached). It keeps
+ * extra_state's value at creation, as the standard says; MPICH keeps the variable's address
+ * and reads it at each call, so a program that changes the variable later sees the change. */
 struct keyval_record {
     int old_style; /* MPI_Keyval_create: INTEGER values and extra_state */
     void (*copy)(void);
