@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds Billboard's Fortran binding (called by the Makefile after cargo has built libmpi):
 #   crates/mpi/fortran/build.sh LIBMPI_DIR OUT_DIR
-# writes OUT_DIR/libmpichfort.so.12 (linked against LIBMPI_DIR/libmpi.so), OUT_DIR/mpif.h and
+# writes OUT_DIR/libmpichfort.so.12 (F77 and the mpi_f08 entries, linked against LIBMPI_DIR/libmpi.so), OUT_DIR/mpif.h and
 # OUT_DIR/mpi.mod (+ the other .mod files gfortran writes for the `mpi` module).
 # $CC (default gcc) and $FC (default gfortran) are the compilers; the C files are wrappers only.
 set -eu
@@ -17,7 +17,8 @@ $cc -I"$here/../include" "$out/mpif_gen.c" -o "$out/mpif_gen"
 "$out/mpif_gen" > "$out/mpif.h.new" && mv "$out/mpif.h.new" "$out/mpif.h"
 # -fPIC with default visibility and no -Bsymbolic: the common blocks must bind to a program's copy.
 objs=
-for src in "$out/f77_wrappers.c" "$here/f77_support.c" "$here/f77_special.c" "$here/f77_callbacks.c"; do
+for src in "$out/f77_wrappers.c" "$here/f77_support.c" "$here/f77_special.c" "$here/f77_callbacks.c" \
+           "$out/f08_wrappers.c" "$here/f08_support.c" "$here/f08_special.c"; do
   obj="$out/$(basename "$src" .c).o"
   $cc -O2 -fPIC -Wall -Wextra -Werror -I"$here/../include" -I"$here" -c "$src" -o "$obj"
   objs="$objs $obj"

@@ -53,6 +53,22 @@ def wanted(name):
                 or "f2c" in name or "f08" in name)
 
 
+# Deprecated functions MPI-3 removed from the language bindings (mpi_f08 never had them), and
+# large-count forms MPICH 4.0.2's mpi_f08 does not bind.
+F08_ABSENT = {"MPI_Address", "MPI_Attr_delete", "MPI_Errhandler_create", "MPI_Errhandler_get",
+              "MPI_Errhandler_set", "MPI_Keyval_free", "MPI_Type_extent", "MPI_Type_hindexed",
+              "MPI_Type_hvector", "MPI_Type_lb", "MPI_Type_struct", "MPI_Type_ub",
+              "MPI_Op_create_c", "MPI_Type_create_resized_c", "MPI_Type_get_extent_c",
+              "MPI_Type_get_true_extent_c", "MPI_File_get_type_extent_c"}
+
+
+def wanted_f08(name):
+    """The C functions behind MPICH's mpi_f08 entries: F77's, and the large-count `_c` forms
+    (but not of MPI-IO's reads and writes)."""
+    return not (name.startswith("MPI_T_") or "c2f" in name or "f2c" in name or "f08" in name
+                or name in F08_ABSENT or (name.startswith("MPI_File_") and name.endswith("_c")))
+
+
 def parse_param(p):
     const = p.startswith("const ")
     p = p[6:] if const else p
@@ -64,8 +80,16 @@ def parse_param(p):
     return const, m.group(1), len(m.group(2)) + arrays, m.group(3)
 
 
-def wrapper(cname, params):
+# void * parameters that are TYPE(C_PTR) in mpi_f08, not choice buffers.
+F08_NOT_CHOICE = {"baseptr", "buffer_addr"}
+
+
+def wrapper(cname, params, f08=False):
+    """The C source of one subroutine: F77 (`pmpi_x_` and aliases) or, with f08, the entry
+    MPICH's mpi_f08 module calls (`mpi_x_f08_`, `mpi_x_f08ts_` where a choice buffer comes as
+    gfortran's array descriptor, `..._large_` for the MPI_Count forms; ierror optional)."""
     fparams, cargs, pre, post, lens = [], [], [], [], []
+    has_buffer = False
     names = [parse_param(p)[3] for p in params]
     for p in params:
         const, ty, depth, name = parse_param(p)
@@ -84,6 +108,11 @@ def wrapper(cname, params):
                 cargs.append(f"MPI_File_f2c(*{name})")
             else:
                 raise SystemExit(f"gen.py: {cname}: no rule for {p!r}")
+        elif depth == 1 and ty == "void" and f08 and name not in F08_NOT_CHOICE:
+            has_buffer = True
+            fparams.append(f"const struct bbf_gfc_desc *{name}")
+            pre.append(f"void *c_{name} = bbf08_buffer({name});")
+            cargs.append(f"c_{name}")
         elif depth == 1 and ty == "void":
             fparams.append(f"void *{name}")
             cargs.append(f"bbf_buffer({name})")
@@ -104,18 +133,18 @@ def wrapper(cname, params):
             if const:
                 cargs.append(f"(const MPI_Status *){name}")
             elif name.startswith("array_of"):
-                cargs.append(f"bbf_statuses({name})")
+                cargs.append(f"bbf{'08' if f08 else ''}_statuses({name})")
             else:
-                cargs.append(f"bbf_status({name})")
+                cargs.append(f"bbf{'08' if f08 else ''}_status({name})")
         elif depth == 2 and ty == "int" and name == "ranges":
             fparams.append(f"MPI_Fint *{name}")  # int ranges[][3]: the same words
             cargs.append(f"(void *){name}")
         elif depth == 1 and ty in INT_LIKE:
             fparams.append(f"MPI_Fint *{name}")
             if "weights" in name:
-                cargs.append(f"bbf_weights({name})")
+                cargs.append(f"bbf{'08' if f08 else ''}_weights({name})")
             elif name == "array_of_errcodes":
-                cargs.append(f"bbf_errcodes({name})")
+                cargs.append(f"bbf{'08' if f08 else ''}_errcodes({name})")
             else:
                 cargs.append(f"({'const ' if const else ''}{ty} *){name}")
         elif depth == 1 and ty in WIDE:
@@ -127,7 +156,7 @@ def wrapper(cname, params):
             pre.append(f"MPI_File c_{name} = {init};")
             post.append(f"if (rc == MPI_SUCCESS) *{name} = MPI_File_c2f(c_{name});")
             cargs.append(f"&c_{name}")
-        elif depth == 1 and (ty.endswith("_function") or ty.endswith("_fn")):
+        elif depth == 1 and (ty.endswith(("_function", "_function_c", "_fn"))):
             # Same shape in Fortran and C (all by reference): MPI_User_function, errhandlers.
             fparams.append(f"{ty} *{name}")
             cargs.append(name)
@@ -137,8 +166,22 @@ def wrapper(cname, params):
     fparams += lens
     lower = cname.lower()
     body = ["    " + s for s in pre]
-    body.append(f"    int rc = {cname}({', '.join(cargs)});")
+    call = f"{cname}({', '.join(cargs)})"
+    if has_buffer:
+        # A buffer that is not contiguous in memory has no C address to give (pending).
+        bufs = [c for c in cargs if c.startswith("c_") and f"void *{c} =" in "".join(pre)]
+        test = " || ".join(f"{b} == BBF08_NONCONTIGUOUS" for b in bufs)
+        call = f"({test}) ? bbf08_noncontiguous(\"{cname}\") : {call}"
+    body.append(f"    int rc = {call};")
     body += ["    " + s for s in post]
+    if f08:
+        body.append("    if (ierr != NULL) *ierr = (MPI_Fint)rc;")
+        large = lower.endswith("_c")
+        base = lower[:-2] if large else lower
+        fn = f"{base}_f08{'ts' if has_buffer else ''}{'_large' if large else ''}_"
+        out = [f"void {fn}({', '.join(fparams)})", "{"] + body + ["}"]
+        out.append(f"BBF_ALIAS({fn}, p{base.replace('mpi_', 'mpir_', 1)}{fn[len(base):]})")
+        return "\n".join(out) + "\n"
     body.append("    *ierr = (MPI_Fint)rc;")
     fn = f"p{lower}_"
     out = [f"void {fn}({', '.join(fparams)})", "{"] + body + ["}"]
@@ -265,6 +308,12 @@ def main():
                 raise SystemExit(f"gen.py: {name} returns {ret}: list it in SPECIAL")
             f.write(wrapper(name, params) + "\n")
             n += 1
+    with open(f"{outdir}/f08_wrappers.c", "w") as f:
+        f.write("/* Generated by crates/mpi/fortran/gen.py from mpi.h: do not edit. */\n")
+        f.write('#include "f08_support.h"\n\n')
+        for ret, name, params in c_functions(header):
+            if wanted_f08(name) and name not in SPECIAL and name.removesuffix("_c") not in SPECIAL:
+                f.write(wrapper(name, params, f08=True) + "\n")
     with open(f"{outdir}/f77_names.txt", "w") as f:
         for _, name, _ in funcs:
             f.write(name.lower() + "\n")
