@@ -24,7 +24,8 @@ all: build
 	@crates/mpi/fortran/build.sh target/release target/fortran
 	@install -m 0755 target/fortran/libmpichfort.so.12 $(DIST)/lib/libmpichfort.so.12
 	@ln -sf libmpichfort.so.12 $(DIST)/lib/libmpichfort.so
-	@install -m 0644 target/fortran/mpif.h target/fortran/mpi.mod $(DIST)/include/
+	@install -m 0644 target/fortran/mpif.h $(DIST)/include/
+	@if [ -f target/fortran/mpi.mod ]; then install -m 0644 target/fortran/mpi.mod $(DIST)/include/; fi
 	@for f in mpifort mpif90 mpif77; do ln -sf mpicc $(DIST)/bin/$$f; done
 	@install -m 0644 crates/pvm/include/pvm3.h $(DIST)/include/pvm3.h
 	@install -m 0755 target/release/libpvm.so $(DIST)/lib/libpvm3.so.3

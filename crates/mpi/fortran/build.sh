@@ -26,5 +26,11 @@ done
 # shellcheck disable=SC2086
 $cc -shared -Wl,-soname,libmpichfort.so.12 -Wl,--no-undefined -o "$out/libmpichfort.so.12" $objs \
   -L"$libdir" -lmpi
-# The `mpi` module: mpif.h's names in a module (see mpi_module.f90).
-(cd "$out" && $fc -c -I"$out" "$here/mpi_module.f90" -o "$out/mpi_module.o")
+# The `mpi` module: mpif.h's names in a module (see mpi_module.f90). Without a Fortran compiler
+# the library and mpif.h are still built (they need only the C compiler).
+rm -f "$out/mpi.mod"
+if command -v "$fc" >/dev/null 2>&1; then
+  (cd "$out" && $fc -c -I"$out" "$here/mpi_module.f90" -o "$out/mpi_module.o")
+else
+  echo "build.sh: $fc not found: no mpi.mod (set FC to a Fortran compiler)" >&2
+fi
