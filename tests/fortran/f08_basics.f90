@@ -1,5 +1,5 @@
-! The mpi_f08 entries of Billboard's libmpichfort.so.12, for a program built with MPICH's own
-! mpi_f08 module (mpif90.mpich; Billboard has no mpi_f08 module of its own yet): optional
+! mpi_f08 on Billboard, built with our mpifort and module or with MPICH's mpif90.mpich and its
+! module (both call the same entries of our libmpichfort.so.12): optional
 ! ierror, TYPE(MPI_Status) and the ignore sentinels, choice buffers passed as gfortran array
 ! descriptors (scalars, 2-D arrays, contiguous sections), MPI_IN_PLACE, a large-count call, a
 ! user reduction with TYPE(C_PTR) arguments, handle comparisons, attributes, names, an error

@@ -5,11 +5,15 @@
 #include <string.h>
 #include "f08_support.h"
 
+/* Our mpi_f08 module defines these (bind(C) variables of mpi_f08.o, linked in); a build
+ * without a Fortran compiler has no module, and defines them here. */
+#ifndef BBF_HAVE_F08_MODULE
 MPI_Fint __mpi_f08_link_constants_MOD_mpi_errcodes_ignore;
 MPI_Fint __mpi_f08_link_constants_MOD_mpi_unweighted;
 MPI_Fint __mpi_f08_link_constants_MOD_mpi_weights_empty;
 char __mpi_f08_link_constants_MOD_mpi_argv_null;
 char __mpi_f08_link_constants_MOD_mpi_argvs_null;
+#endif
 char bbf08_noncontiguous_marker;
 
 void *bbf08_buffer(const struct bbf_gfc_desc *d)
