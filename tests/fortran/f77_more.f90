@@ -68,7 +68,7 @@ program f77_more
   include 'mpif.h'
   external query_fn, free_fn, cancel_fn, old_copy, on_file_error
   integer :: ierr, rank, nproc, req, status(MPI_STATUS_SIZE), count, keyval, dup, val, i
-  integer :: fh, eh, info, nkeys, vlen, cls, cart, dims(2), coords(2), buf(4), got(4)
+  integer :: fh, eh, info, nkeys, vlen, cls, cart, dims(2), coords(2), buf(4), got(4), n_pid
   integer(kind=MPI_ADDRESS_KIND) :: extra
   integer(kind=MPI_OFFSET_KIND) :: offset, fsize
   logical :: flag, periods(2), cperiods(2)
@@ -120,7 +120,10 @@ program f77_more
   call MPI_Info_free(info, ierr)
 
   ! A file by its Fortran handle: each rank writes its block, reads its neighbour's.
-  write (path, '(a,i0,a)') '/tmp/bb-f77-more-', 0, '.dat'
+  ! One file per job (rank 0's pid), so that jobs running side by side do not share it.
+  n_pid = getpid()
+  call MPI_Bcast(n_pid, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+  write (path, '(a,i0,a)') '/tmp/bb-f77-more-', n_pid, '.dat'
   if (rank == 0) then
     call MPI_File_delete(path, MPI_INFO_NULL, ierr)
   end if
