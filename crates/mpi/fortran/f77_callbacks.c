@@ -232,7 +232,9 @@ BBF_ALIASES(pmpi_register_datarep_, pmpi_register_datarep__, pmpi_register_datar
 /* ---- file error handlers ---- */
 /* C calls a file error handler with an MPI_File (a pointer) and no extra state, so each
  * handler created from Fortran gets one of a fixed set of slots, whose trampoline knows the
- * Fortran function and passes the file's integer handle. */
+ * Fortran function and passes the file's integer handle. Slots are taken, never given back
+ * (an errhandler may outlive MPI_Errhandler_free on the files using it); creating handlers
+ * from several threads at once is not safe yet. */
 #define FILE_HANDLER_SLOTS 16
 typedef void (*f_file_handler)(MPI_Fint *, MPI_Fint *);
 static f_file_handler file_handlers[FILE_HANDLER_SLOTS];
