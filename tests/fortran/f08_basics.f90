@@ -108,6 +108,10 @@ program f08_basics
   call MPI_Comm_free(dup)
   call check(dup == MPI_COMM_NULL, 'comm freed')
   call check(MPI_Wtime() > 0.0d0, 'wtime')
+  call MPI_Sizeof(x, n)
+  call check(n == 4, 'MPI_Sizeof integer')
+  call MPI_Sizeof(1.0d0, n, ierr)
+  call check(n == 8 .and. ierr == MPI_SUCCESS, 'MPI_Sizeof double precision')
   call MPI_Finalize(ierr)
   call check(ierr == MPI_SUCCESS, 'finalize')
   if (rank == 0) print '(a)', 'PASS f08_basics'

@@ -1,6 +1,6 @@
 /* The mpi_f08 data this library exports (mpi_f08_link_constants' sentinels), the choice
- * buffer conversion of f08_support.h, mpi_f08_types' ==/= on handles, and C's
- * MPI_Status_c2f08/f082c. */
+ * buffer conversion of f08_support.h, mpi_f08_types' ==/= on handles and MPI_Sizeof, and
+ * C's MPI_Status_c2f08/f082c. */
 #include <stdio.h>
 #include <string.h>
 #include "f08_support.h"
@@ -84,3 +84,25 @@ int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
 }
 BBF_ALIAS(PMPI_Status_c2f08, MPI_Status_c2f08)
 BBF_ALIAS(PMPI_Status_f082c, MPI_Status_f082c)
+
+/* MPI_Sizeof as MPICH's mpi_f08_types module exports it (a program built with MPICH's module
+ * calls these): the size of one element of x, which comes as a descriptor we need not read. */
+#define BBF08_SIZEOF(name, bytes)                                                            \
+    void __mpi_f08_types_MOD_mpi_sizeof_##name(const void *x, MPI_Fint *size, MPI_Fint *ierr) \
+    {                                                                                        \
+        (void)x;                                                                             \
+        *size = bytes;                                                                       \
+        if (ierr != NULL) *ierr = MPI_SUCCESS;                                               \
+    }
+BBF08_SIZEOF(xint8, 1)
+BBF08_SIZEOF(xint16, 2)
+BBF08_SIZEOF(xint32, 4)
+BBF08_SIZEOF(xint64, 8)
+BBF08_SIZEOF(xreal32, 4)
+BBF08_SIZEOF(xreal64, 8)
+BBF08_SIZEOF(xreal128, 16)
+BBF08_SIZEOF(xcomplex32, 8)
+BBF08_SIZEOF(xcomplex64, 16)
+BBF08_SIZEOF(xcomplex128, 32)
+BBF08_SIZEOF(logical, 4)
+BBF08_SIZEOF(character, 1)

@@ -22,6 +22,12 @@ KINDS = {"MPI_Aint": "integer(MPI_ADDRESS_KIND)", "MPI_Offset": "integer(MPI_OFF
 # int parameters that are LOGICAL in Fortran.
 LOGICALS = {"flag", "commute", "reorder", "periods", "remain_dims", "high", "weighted"}
 
+# MPI_Sizeof's specific procedures: (name, Fortran type).
+SIZEOF_TYPES = [(f"int{b}", f"integer(int{b})") for b in (8, 16, 32, 64)] + \
+    [(f"real{b}", f"real(real{b})") for b in (32, 64, 128)] + \
+    [(f"complex{b}", f"complex(real{b})") for b in (32, 64, 128)] + \
+    [("logical", "logical"), ("character", "character(len=*)")]
+
 SPECIAL_INTERFACES = """
   interface MPI_Init
     subroutine MPI_Init_f08(ierror)
@@ -274,6 +280,10 @@ def main():
         print("\n".join(bodies))
         print("  end interface")
     print(SPECIAL_INTERFACES)
+    # MPI_Sizeof: one module procedure per intrinsic type and kind.
+    print("  interface MPI_Sizeof")
+    print("\n".join(f"    module procedure sizeof_{n}" for n, _ in SIZEOF_TYPES))
+    print("  end interface")
     # == and /= on handles: module procedures (mpi_f08.o is linked into libmpichfort.so.12).
     print("  interface operator(==)")
     print("\n".join(f"    module procedure {h[4:].lower()}_eq" for h in HANDLES))
@@ -285,6 +295,11 @@ def main():
         for op, fn in (("==", "eq"), ("/=", "neq")):
             print(f"  elemental logical function {t}_{fn}(a, b)\n    type({h}), intent(in) :: a, b\n"
                   f"    {t}_{fn} = a%MPI_VAL {op} b%MPI_VAL\n  end function")
+    for n, ty in SIZEOF_TYPES:
+        print(f"  subroutine sizeof_{n}(x, size, ierror)\n    use, intrinsic :: iso_fortran_env\n"
+              f"    {ty}, dimension(..), intent(in) :: x\n    integer, intent(out) :: size\n"
+              f"    integer, optional, intent(out) :: ierror\n    size = storage_size(x) / 8\n"
+              f"    if (present(ierror)) ierror = MPI_SUCCESS\n  end subroutine")
     print("end module mpi_f08")
 
 
