@@ -37,7 +37,8 @@ program f08_basics
   integer :: grid(3, 2), gathered(2, 64), vals(4)
   integer(kind=MPI_COUNT_KIND) :: big_count
   integer(kind=MPI_ADDRESS_KIND) :: tag_ub
-  type(MPI_Comm) :: dup
+  type(MPI_Comm) :: dup, dup2
+  integer :: keyval
   type(MPI_Status) :: status
   type(MPI_Request) :: reqs(2)
   type(MPI_Op) :: op
@@ -95,6 +96,16 @@ program f08_basics
   ! Attributes and names.
   call MPI_Comm_get_attr(dup, MPI_TAG_UB, tag_ub, flag)
   call check(flag .and. tag_ub >= 32767, 'MPI_TAG_UB')
+  tag_ub = 0
+  call MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, keyval, tag_ub)
+  tag_ub = 31
+  call MPI_Comm_set_attr(dup, keyval, tag_ub)
+  call MPI_Comm_dup(dup, dup2)
+  tag_ub = 0
+  call MPI_Comm_get_attr(dup2, keyval, tag_ub, flag)
+  call check(flag .and. tag_ub == 31, 'MPI_COMM_DUP_FN')
+  call MPI_Comm_free(dup2)
+  call MPI_Comm_free_keyval(keyval)
   call MPI_Comm_set_name(dup, 'f08 dup  ')
   call MPI_Comm_get_name(dup, cname, n)
   call check(cname == 'f08 dup' .and. n == 7, 'names ['//trim(cname)//']')

@@ -122,6 +122,17 @@ BBF_DELETE_FN(MPI_Fint, mpi_null_delete_fn, MPI_NULL_DELETE_FN)
 BBF_DELETE_FN(MPI_Aint, mpi_comm_null_delete_fn, MPI_COMM_NULL_DELETE_FN)
 BBF_DELETE_FN(MPI_Aint, mpi_type_null_delete_fn, MPI_TYPE_NULL_DELETE_FN)
 BBF_DELETE_FN(MPI_Aint, mpi_win_null_delete_fn, MPI_WIN_NULL_DELETE_FN)
+/* mpi_f08's callbacks of the same names (MPICH's module mpi_f08_callbacks) have the same
+ * arguments as the INTEGER(KIND=MPI_ADDRESS_KIND) ones above. */
+BBF_ALIAS(pmpi_comm_null_copy_fn_, __mpi_f08_callbacks_MOD_mpi_comm_null_copy_fn)
+BBF_ALIAS(pmpi_comm_dup_fn_, __mpi_f08_callbacks_MOD_mpi_comm_dup_fn)
+BBF_ALIAS(pmpi_comm_null_delete_fn_, __mpi_f08_callbacks_MOD_mpi_comm_null_delete_fn)
+BBF_ALIAS(pmpi_type_null_copy_fn_, __mpi_f08_callbacks_MOD_mpi_type_null_copy_fn)
+BBF_ALIAS(pmpi_type_dup_fn_, __mpi_f08_callbacks_MOD_mpi_type_dup_fn)
+BBF_ALIAS(pmpi_type_null_delete_fn_, __mpi_f08_callbacks_MOD_mpi_type_null_delete_fn)
+BBF_ALIAS(pmpi_win_null_copy_fn_, __mpi_f08_callbacks_MOD_mpi_win_null_copy_fn)
+BBF_ALIAS(pmpi_win_dup_fn_, __mpi_f08_callbacks_MOD_mpi_win_dup_fn)
+BBF_ALIAS(pmpi_win_null_delete_fn_, __mpi_f08_callbacks_MOD_mpi_win_null_delete_fn)
 /* MPI_F_SYNC_REG only has to make the compiler treat the buffer as touched: the call does. */
 BBF_CALLBACK(mpi_f_sync_reg, MPI_F_SYNC_REG, (void *buf), { (void)buf; })
 BBF_CALLBACK(mpi_conversion_fn_null, MPI_CONVERSION_FN_NULL,
@@ -225,6 +236,8 @@ void pmpi_register_datarep_(char *datarep, f_conversion read, f_conversion write
     free(c_datarep);
     if (*ierr != MPI_SUCCESS) free(d); /* else kept: the representation lives until MPI ends */
 }
+BBF_ALIAS(pmpi_conversion_fn_null_, __mpi_f08_callbacks_MOD_mpi_conversion_fn_null)
+BBF_ALIAS(pmpi_conversion_fn_null_, __mpi_f08_callbacks_MOD_mpi_conversion_fn_null_c)
 BBF_ALIASES(pmpi_register_datarep_, pmpi_register_datarep__, pmpi_register_datarep,
             PMPI_REGISTER_DATAREP, mpi_register_datarep_, mpi_register_datarep__,
             mpi_register_datarep, MPI_REGISTER_DATAREP)

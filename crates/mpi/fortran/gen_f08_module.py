@@ -270,6 +270,11 @@ def main():
                   ("weights_empty", "integer"), ("argv_null", "character(len=1)"),
                   ("argvs_null", "character(len=1)")):
         print(f'  {ty}, bind(C, name="__mpi_f08_link_constants_MOD_mpi_{f}"), target :: MPI_{f.upper()}(1)')
+    # The predefined callbacks: the Fortran-convention functions of f77_callbacks.c.
+    print("  external :: MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN")
+    print("  external :: MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN")
+    print("  external :: MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN, MPI_WIN_NULL_DELETE_FN")
+    print("  external :: MPI_CONVERSION_FN_NULL")
     generics = {}
     for ret, name, params in gen.c_functions(header):
         if gen.wanted_f08(name) and name not in gen.SPECIAL and name.removesuffix("_c") not in gen.SPECIAL:
