@@ -230,6 +230,7 @@ fn mpi_f08_program_built_with_mpich_passes_on_ours() {
 fn programs_built_with_mpichs_mpif90_pass_on_ours() {
     fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "f77_basics");
     fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "f77_more");
+    fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "mpi_sizeof");
     fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "use_mpi");
 }
 

@@ -47,3 +47,32 @@ void bbf_string_out(const char *c, char *f, size_t len)
     memcpy(f, c, n);
     memset(f + n, ' ', len - n);
 }
+
+/* MPI_SIZEOF as MPICH's `mpi` module exports it (module mpi_sizeofs; a program built with
+ * MPICH's module calls these): the size of one element of x, scalar or array, which we need
+ * not read. Our own `mpi` module has no MPI_SIZEOF yet. */
+#define BBF_SIZEOF(name, bytes)                                                              \
+    void __mpi_sizeofs_MOD_mpi_sizeof_##name(const void *x, MPI_Fint *size, MPI_Fint *ierr)  \
+    {                                                                                        \
+        (void)x;                                                                             \
+        *size = bytes;                                                                       \
+        if (ierr != NULL) *ierr = MPI_SUCCESS;                                               \
+    }
+BBF_SIZEOF(ch, 1)
+BBF_SIZEOF(chv, 1)
+BBF_SIZEOF(cx, 8)
+BBF_SIZEOF(cxv, 8)
+BBF_SIZEOF(d, 8)
+BBF_SIZEOF(dv, 8)
+BBF_SIZEOF(i, 4)
+BBF_SIZEOF(iv, 4)
+BBF_SIZEOF(i1, 1)
+BBF_SIZEOF(i1v, 1)
+BBF_SIZEOF(i2, 2)
+BBF_SIZEOF(i2v, 2)
+BBF_SIZEOF(i8, 8)
+BBF_SIZEOF(i8v, 8)
+BBF_SIZEOF(l, 4)
+BBF_SIZEOF(lv, 4)
+BBF_SIZEOF(r, 4)
+BBF_SIZEOF(rv, 4)
