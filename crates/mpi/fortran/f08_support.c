@@ -36,12 +36,61 @@ void *bbf08_buffer(const struct bbf_gfc_desc *d)
     return base;
 }
 
+/* Visits the elements of a section in array element order (first index fastest), copying each
+ * to (to_tmp) or from the packed temporary. Element (i_1..i_r), counted from the lower bounds,
+ * lies at base_addr + span * sum(i_k * stride_k), as gfortran lays sections out. */
+static void copy_section(const struct bbf_gfc_desc *d, char *tmp, int to_tmp)
+{
+    int rank = d->dtype.rank;
+    size_t elem = d->dtype.elem_len;
+    ptrdiff_t span = d->span != 0 ? d->span : (ptrdiff_t)elem;
+    ptrdiff_t idx[15] = {0};
+    for (;;) {
+        ptrdiff_t off = 0;
+        for (int k = 0; k < rank; k++) off += idx[k] * d->dim[k].stride;
+        char *at = (char *)d->base_addr + off * span;
+        if (to_tmp) memcpy(tmp, at, elem);
+        else memcpy(at, tmp, elem);
+        tmp += elem;
+        int k = 0;
+        while (k < rank && ++idx[k] > d->dim[k].ubound - d->dim[k].lbound) idx[k++] = 0;
+        if (k == rank) return;
+    }
+}
+
+void *bbf08_buffer_copy(const struct bbf_gfc_desc *d, struct bbf08_copy *t)
+{
+    t->d = d;
+    t->tmp = NULL;
+    void *c = bbf08_buffer(d);
+    if (c != BBF08_NONCONTIGUOUS) return c;
+    if (d->dtype.rank > 15) return c;
+    size_t n = 1;
+    for (int k = 0; k < d->dtype.rank; k++) {
+        ptrdiff_t extent = d->dim[k].ubound - d->dim[k].lbound + 1;
+        n *= extent > 0 ? (size_t)extent : 0;
+    }
+    t->tmp = malloc(n * d->dtype.elem_len + 1);
+    if (t->tmp == NULL) return c;
+    if (n > 0) copy_section(d, t->tmp, 1);
+    return t->tmp;
+}
+
+void bbf08_copy_done(struct bbf08_copy *t, int copy_back)
+{
+    if (t->tmp == NULL) return;
+    if (copy_back) copy_section(t->d, t->tmp, 0);
+    free(t->tmp);
+    t->tmp = NULL;
+}
+
 int bbf08_noncontiguous(const char *function)
 {
     int rank = -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    fprintf(stderr, "billboard MPI: rank %d: %s (mpi_f08): a buffer that is a non-contiguous array "
-                    "section is not supported yet; pass a contiguous copy\n", rank, function);
+    fprintf(stderr, "billboard MPI: rank %d: %s (mpi_f08): a non-contiguous array section as a "
+                    "buffer the call keeps after returning is not supported yet (or no memory for "
+                    "a copy); pass a contiguous array\n", rank, function);
     return MPI_ERR_BUFFER;
 }
 

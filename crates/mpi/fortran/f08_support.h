@@ -35,7 +35,14 @@ extern char bbf08_noncontiguous_marker BBF_HIDDEN;
 /* The C address of a choice buffer: C's MPI_BOTTOM / MPI_IN_PLACE for the sentinels, the first
  * element of a contiguous array or a scalar, BBF08_NONCONTIGUOUS otherwise. */
 BBF_HIDDEN void *bbf08_buffer(const struct bbf_gfc_desc *d);
-/* Reports a non-contiguous buffer (not supported yet): MPI_ERR_BUFFER, with a message. */
+/* The same for a blocking call: a non-contiguous section is gathered into a temporary copy
+ * (t->tmp, NULL when none was needed), which bbf08_copy_done scatters back (copy_back) and
+ * frees after the call. BBF08_NONCONTIGUOUS only if that memory could not be had. */
+struct bbf08_copy { const struct bbf_gfc_desc *d; char *tmp; };
+BBF_HIDDEN void *bbf08_buffer_copy(const struct bbf_gfc_desc *d, struct bbf08_copy *t);
+BBF_HIDDEN void bbf08_copy_done(struct bbf08_copy *t, int copy_back);
+/* Reports a buffer refused (a non-contiguous section given to a call that keeps the buffer,
+ * such as MPI_Isend, or no memory for the copy): MPI_ERR_BUFFER, with a message. */
 BBF_HIDDEN int bbf08_noncontiguous(const char *function);
 
 static inline MPI_Status *bbf08_status(MPI_Fint *p)

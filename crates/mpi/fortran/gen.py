@@ -84,6 +84,14 @@ def parse_param(p):
 F08_NOT_CHOICE = {"baseptr", "buffer_addr"}
 
 
+def keeps_buffer(cname):
+    """Whether MPI may use the buffer after the call returns (so no temporary copy will do)."""
+    return bool(re.match(r"MPI_(I[a-z]|File_i|R(put|get|accumulate|get_accumulate)\b|Put|Get\b|"
+                         r"Get_accumulate|Accumulate|Fetch_and_op|Compare_and_swap|Buffer_attach|"
+                         r"Win_(create|attach)|Free_mem)", cname)
+                or "_init" in cname or cname.endswith(("_begin", "_begin_c")))
+
+
 def wrapper(cname, params, f08=False):
     """The C source of one subroutine: F77 (`pmpi_x_` and aliases) or, with f08, the entry
     MPICH's mpi_f08 module calls (`mpi_x_f08_`, `mpi_x_f08ts_` where a choice buffer comes as
@@ -111,7 +119,15 @@ def wrapper(cname, params, f08=False):
         elif depth == 1 and ty == "void" and f08 and name not in F08_NOT_CHOICE:
             has_buffer = True
             fparams.append(f"const struct bbf_gfc_desc *{name}")
-            pre.append(f"void *c_{name} = bbf08_buffer({name});")
+            # A non-contiguous section goes through a contiguous copy, in and (unless the C
+            # buffer is const) back out, where the call is blocking; a call that keeps the
+            # buffer past its return (nonblocking, persistent, one-sided, attach) refuses it.
+            if keeps_buffer(cname):
+                pre.append(f"void *c_{name} = bbf08_buffer({name});")
+            else:
+                pre.append(f"struct bbf08_copy t_{name};")
+                pre.append(f"void *c_{name} = bbf08_buffer_copy({name}, &t_{name});")
+                post.insert(0, f"bbf08_copy_done(&t_{name}, {0 if const else 1});")
             cargs.append(f"c_{name}")
         elif depth == 1 and ty == "void":
             fparams.append(f"void *{name}")
