@@ -38,6 +38,8 @@ for src in "$out/f77_wrappers.c" "$here/f77_support.c" "$here/f77_special.c" "$h
   $cc -O2 -fPIC -Wall -Wextra -Werror $cflags_f08 -I"$here/../include" -I"$here" -c "$src" -o "$obj"
   objs="$objs $obj"
 done
+# ld warns that mpi_f08.o aligns MPIR_F08_MPI_STATUS(ES)_IGNORE_OBJ more than libmpi does: the
+# module only names libmpi's objects (bind(C) commons, resolved to libmpi's), so it is harmless.
 # shellcheck disable=SC2086
 $cc -shared -Wl,-soname,libmpichfort.so.12 -Wl,--no-undefined -o "$out/libmpichfort.so.12" $objs $fortran_objs \
   -L"$libdir" -lmpi
