@@ -39,7 +39,8 @@ program f08_basics
   integer(kind=MPI_ADDRESS_KIND) :: tag_ub
   type(MPI_Comm) :: dup, dup2
   integer :: keyval
-  type(MPI_Status) :: status
+  type(MPI_Status) :: status, status2
+  integer :: fstatus(MPI_STATUS_SIZE)
   type(MPI_Request) :: reqs(2)
   type(MPI_Op) :: op
   logical :: flag
@@ -60,6 +61,10 @@ program f08_basics
   call check(y == prev * 3 .and. status%MPI_SOURCE == prev .and. status%MPI_TAG == 1, 'sendrecv')
   call MPI_Get_count(status, MPI_INTEGER, count)
   call check(count == 1, 'get_count')
+  call MPI_Status_f082f(status, fstatus)
+  call check(fstatus(MPI_SOURCE) == prev .and. fstatus(MPI_TAG) == 1, 'MPI_Status_f082f')
+  call MPI_Status_f2f08(fstatus, status2)
+  call check(status2%MPI_SOURCE == prev .and. status2%MPI_TAG == 1, 'MPI_Status_f2f08')
   call MPI_Sendrecv(x, 1, MPI_INTEGER, next, 2, y, 1, MPI_INTEGER, prev, 2, dup, MPI_STATUS_IGNORE)
   call check(y == prev * 3, 'MPI_STATUS_IGNORE')
 

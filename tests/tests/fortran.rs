@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use bb_tests::{build_with, processes_named, root, shm_files};
+use bb_tests::{build_with, one_job_at_a_time, processes_named, root, shm_files};
 
 const MPICH_FORT: &str = "/usr/lib/x86_64-linux-gnu/libmpichfort.so.12";
 const MPICH_MPIF_H: &str = "/usr/include/x86_64-linux-gnu/mpich/mpif.h";
@@ -172,6 +172,8 @@ fn fortran_program_passes(wrapper: &Path, name: &str) {
     let dir = std::env::temp_dir().join(format!("bb-fortran-{name}-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let exe = build_with(wrapper, &format!("tests/fortran/{name}.f90"), &dir, name);
+    // One job at a time in this process, so that /dev/shm shows only this one's files.
+    let _turn = one_job_at_a_time();
     let shm_before = shm_files();
     let loaded = format!("calling init: {}", lib.display());
     for n in 1..=4 {
@@ -243,6 +245,7 @@ fn blacs_tester_passes(tester: &str) {
     if !exe.exists() {
         return skip(tester, "scalapack-mpi-test is missing (apt-get install scalapack-mpi-test)");
     }
+    let _turn = one_job_at_a_time();
     let shm_before = shm_files();
     let out = Command::new("timeout")
         .args(["-k", "5", "600"])

@@ -1,6 +1,6 @@
 /* The mpi_f08 data this library exports (mpi_f08_link_constants' sentinels), the choice
- * buffer conversion of f08_support.h, mpi_f08_types' ==/= on handles and MPI_Sizeof, and
- * C's MPI_Status_c2f08/f082c. */
+ * buffer conversion of f08_support.h, mpi_f08_types' procedures under MPICH's module names
+ * (==/= on handles, MPI_Sizeof, c2f/f2c, status conversions), and C's MPI_Status_c2f08/f082c. */
 #include <stdio.h>
 #include <string.h>
 #include "f08_support.h"
@@ -155,3 +155,39 @@ BBF08_SIZEOF(xcomplex64, 16)
 BBF08_SIZEOF(xcomplex128, 32)
 BBF08_SIZEOF(logical, 4)
 BBF08_SIZEOF(character, 1)
+
+/* mpi_f08_types' conversions as MPICH's module exports them: a handle's INTEGER and its C value
+ * are the same (VALUE argument, INTEGER result), and TYPE(MPI_Status), the INTEGER status
+ * array and MPICH's C_status are the same five words. */
+#define BBF08_HANDLE_CONVERSIONS(t)                                                          \
+    MPI_Fint __mpi_f08_types_MOD_mpi_##t##_c2f(MPI_Fint x) { return x; }                     \
+    MPI_Fint __mpi_f08_types_MOD_mpi_##t##_f2c(MPI_Fint x) { return x; }
+BBF08_HANDLE_CONVERSIONS(comm)
+BBF08_HANDLE_CONVERSIONS(datatype)
+BBF08_HANDLE_CONVERSIONS(errhandler)
+BBF08_HANDLE_CONVERSIONS(group)
+BBF08_HANDLE_CONVERSIONS(info)
+BBF08_HANDLE_CONVERSIONS(message)
+BBF08_HANDLE_CONVERSIONS(op)
+BBF08_HANDLE_CONVERSIONS(request)
+BBF08_HANDLE_CONVERSIONS(session)
+BBF08_HANDLE_CONVERSIONS(win)
+void __mpi_f08_types_MOD_mpi_status_f082f(const MPI_F08_status *f08, MPI_Fint *f, MPI_Fint *ierr)
+{
+    memcpy(f, f08, sizeof *f08);
+    if (ierr != NULL) *ierr = MPI_SUCCESS;
+}
+void __mpi_f08_types_MOD_mpi_status_f2f08(const MPI_Fint *f, MPI_F08_status *f08, MPI_Fint *ierr)
+{
+    memcpy(f08, f, sizeof *f08);
+    if (ierr != NULL) *ierr = MPI_SUCCESS;
+}
+/* The assignments between TYPE(MPI_Status) and MPICH's C_status: left = right. */
+void __mpi_f08_types_MOD_mpi_status_f08_assign_c(MPI_F08_status *left, const MPI_F08_status *right)
+{
+    *left = *right;
+}
+void __mpi_f08_types_MOD_mpi_status_c_assign_f08(MPI_F08_status *left, const MPI_F08_status *right)
+{
+    *left = *right;
+}

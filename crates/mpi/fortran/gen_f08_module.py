@@ -248,6 +248,7 @@ def main():
         value = re.search(rf"{name}=(\d+)", mpif_h).group(1)
         print(f"  integer, parameter :: {name} = {value}")
     print("  integer, parameter :: MPI_STATUS_SIZE = 5")
+    print("  integer, parameter :: MPI_SOURCE = 3, MPI_TAG = 4, MPI_ERROR = 5")
     for h in HANDLES:
         print(f"  type, bind(C) :: {h}\n    integer :: MPI_VAL\n  end type")
     print("  type, bind(C) :: MPI_Status\n    integer :: count_lo, count_hi_and_cancelled\n"
@@ -285,6 +286,9 @@ def main():
         print("\n".join(bodies))
         print("  end interface")
     print(SPECIAL_INTERFACES)
+    # MPI_Status_f082f / MPI_Status_f2f08: the same five words.
+    print("  interface MPI_Status_f082f\n    module procedure status_f082f\n  end interface")
+    print("  interface MPI_Status_f2f08\n    module procedure status_f2f08\n  end interface")
     # MPI_Sizeof: one module procedure per intrinsic type and kind.
     print("  interface MPI_Sizeof")
     print("\n".join(f"    module procedure sizeof_{n}" for n, _ in SIZEOF_TYPES))
@@ -300,6 +304,17 @@ def main():
         for op, fn in (("==", "eq"), ("/=", "neq")):
             print(f"  elemental logical function {t}_{fn}(a, b)\n    type({h}), intent(in) :: a, b\n"
                   f"    {t}_{fn} = a%MPI_VAL {op} b%MPI_VAL\n  end function")
+    print("  subroutine status_f082f(f08_status, f_status, ierror)\n"
+          "    type(MPI_Status), intent(in) :: f08_status\n    integer, intent(out) :: f_status(5)\n"
+          "    integer, optional, intent(out) :: ierror\n"
+          "    f_status = [f08_status%count_lo, f08_status%count_hi_and_cancelled, &\n"
+          "                f08_status%MPI_SOURCE, f08_status%MPI_TAG, f08_status%MPI_ERROR]\n"
+          "    if (present(ierror)) ierror = MPI_SUCCESS\n  end subroutine")
+    print("  subroutine status_f2f08(f_status, f08_status, ierror)\n"
+          "    integer, intent(in) :: f_status(5)\n    type(MPI_Status), intent(out) :: f08_status\n"
+          "    integer, optional, intent(out) :: ierror\n"
+          "    f08_status = MPI_Status(f_status(1), f_status(2), f_status(3), f_status(4), f_status(5))\n"
+          "    if (present(ierror)) ierror = MPI_SUCCESS\n  end subroutine")
     for n, ty in SIZEOF_TYPES:
         print(f"  subroutine sizeof_{n}(x, size, ierror)\n    use, intrinsic :: iso_fortran_env\n"
               f"    {ty}, dimension(..), intent(in) :: x\n    integer, intent(out) :: size\n"
