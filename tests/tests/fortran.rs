@@ -46,7 +46,7 @@ fn dynamic_symbols(lib: &Path) -> BTreeSet<String> {
 fn pending(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
     if name.starts_with("__") {
-        Some("internals of MPICH's Fortran modules (types' vtabs and initialisers, c2f/f2c, status conversions, constants)")
+        Some("internals of MPICH's Fortran modules (gfortran's descriptors of its derived types, mpi_constants, C-interface glue)")
     } else if lower.contains("delete_error_") {
         Some("MPI_Delete_error_* (MPICH's MPIX extension; libmpi has none)")
     } else if lower.starts_with("mpix_") || lower.starts_with("pmpix_") || lower.starts_with("pmpixr_") {
