@@ -1,7 +1,8 @@
 # Builds the release binaries and lays them out like an MPI installation under $(DIST).
 #   make                 -> dist/bin/{bbrun,mpiexec,mpicc,mpicxx,bb-bench,bbpvmd}, dist/lib/libmpi.so.12
 #                           (+ libmpich.so.12, libmpi.so, libmpich.so), dist/include/{mpi.h,mpio.h},
-#                           dist/lib/libpvm3.so.3 (+ libgpvm3.so.3, the same object), dist/include/pvm3.h
+#                           dist/lib/libmpichfort.so.12 (+ .so), dist/include/{mpif.h,mpi.mod,mpi_f08.mod},
+#                           dist/bin/{mpifort,mpif90,mpif77}, dist/lib/libpvm3.so.3 (+ libgpvm3.so.3, the same object), dist/include/pvm3.h
 #   make install PREFIX=/opt/billboard
 #   make test            -> the whole test suite (what .ci/run runs)
 DIST    ?= dist
@@ -20,6 +21,12 @@ all: build
 	@install -m 0644 crates/mpi/include/mpio.h $(DIST)/include/mpio.h
 	@install -m 0755 target/release/libmpi.so $(DIST)/lib/libmpi.so.12
 	@for l in libmpich.so.12 libmpi.so libmpich.so; do ln -sf libmpi.so.12 $(DIST)/lib/$$l; done
+	@crates/mpi/fortran/build.sh target/release target/fortran
+	@install -m 0755 target/fortran/libmpichfort.so.12 $(DIST)/lib/libmpichfort.so.12
+	@ln -sf libmpichfort.so.12 $(DIST)/lib/libmpichfort.so
+	@install -m 0644 target/fortran/mpif.h $(DIST)/include/
+	@for m in mpi.mod mpi_f08.mod; do if [ -f target/fortran/$$m ]; then install -m 0644 target/fortran/$$m $(DIST)/include/; fi; done
+	@for f in mpifort mpif90 mpif77; do ln -sf mpicc $(DIST)/bin/$$f; done
 	@install -m 0644 crates/pvm/include/pvm3.h $(DIST)/include/pvm3.h
 	@install -m 0755 target/release/libpvm.so $(DIST)/lib/libpvm3.so.3
 	@# The group calls live in libpvm3 itself; a program that needs libgpvm3.so.3 loads the same

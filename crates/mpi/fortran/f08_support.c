@@ -1,0 +1,193 @@
+/* The mpi_f08 data this library exports (mpi_f08_link_constants' sentinels), the choice
+ * buffer conversion of f08_support.h, mpi_f08_types' procedures under MPICH's module names
+ * (==/= on handles, MPI_Sizeof, c2f/f2c, status conversions), and C's MPI_Status_c2f08/f082c. */
+#include <stdio.h>
+#include <string.h>
+#include "f08_support.h"
+
+/* Our mpi_f08 module defines these (bind(C) variables of mpi_f08.o, linked in); a build
+ * without a Fortran compiler has no module, and defines them here. */
+#ifndef BBF_HAVE_F08_MODULE
+MPI_Fint __mpi_f08_link_constants_MOD_mpi_errcodes_ignore;
+MPI_Fint __mpi_f08_link_constants_MOD_mpi_unweighted;
+MPI_Fint __mpi_f08_link_constants_MOD_mpi_weights_empty;
+char __mpi_f08_link_constants_MOD_mpi_argv_null;
+char __mpi_f08_link_constants_MOD_mpi_argvs_null;
+#endif
+char bbf08_noncontiguous_marker;
+
+void *bbf08_buffer(const struct bbf_gfc_desc *d)
+{
+    if (d == NULL) return NULL;
+    void *base = d->base_addr;
+    if (base == (void *)&MPIR_F08_MPI_BOTTOM) return MPI_BOTTOM;
+    if (base == (void *)&MPIR_F08_MPI_IN_PLACE) return MPI_IN_PLACE;
+    if (d->dtype.rank <= 0) return base; /* a scalar */
+    if (d->span != 0 && (size_t)d->span != d->dtype.elem_len) return BBF08_NONCONTIGUOUS;
+    /* Column-major: dimension i must step by the product of the extents before it. The last
+     * extent is never needed, so an assumed-size array (no upper bound) passes too. */
+    ptrdiff_t expected = 1;
+    for (int i = 0; i < d->dtype.rank; i++) {
+        ptrdiff_t extent = d->dim[i].ubound - d->dim[i].lbound + 1;
+        if (extent > 1 && d->dim[i].stride != expected) return BBF08_NONCONTIGUOUS;
+        if (extent <= 0 && i < d->dtype.rank - 1) return base; /* empty: nothing is read */
+        expected *= extent;
+    }
+    return base;
+}
+
+/* Visits the elements of a section in array element order (first index fastest), copying each
+ * to (to_tmp) or from the packed temporary. Element (i_1..i_r), counted from the lower bounds,
+ * lies at base_addr + span * sum(i_k * stride_k), as gfortran lays sections out. */
+static void copy_section(const struct bbf_gfc_desc *d, char *tmp, int to_tmp)
+{
+    int rank = d->dtype.rank;
+    size_t elem = d->dtype.elem_len;
+    ptrdiff_t span = d->span != 0 ? d->span : (ptrdiff_t)elem;
+    ptrdiff_t idx[15] = {0};
+    for (;;) {
+        ptrdiff_t off = 0;
+        for (int k = 0; k < rank; k++) off += idx[k] * d->dim[k].stride;
+        char *at = (char *)d->base_addr + off * span;
+        if (to_tmp) memcpy(tmp, at, elem);
+        else memcpy(at, tmp, elem);
+        tmp += elem;
+        int k = 0;
+        while (k < rank && ++idx[k] > d->dim[k].ubound - d->dim[k].lbound) idx[k++] = 0;
+        if (k == rank) return;
+    }
+}
+
+void *bbf08_buffer_copy(const struct bbf_gfc_desc *d, struct bbf08_copy *t)
+{
+    t->d = d;
+    t->tmp = NULL;
+    void *c = bbf08_buffer(d);
+    if (c != BBF08_NONCONTIGUOUS) return c;
+    if (d->dtype.rank > 15) return c;
+    size_t n = 1;
+    for (int k = 0; k < d->dtype.rank; k++) {
+        ptrdiff_t extent = d->dim[k].ubound - d->dim[k].lbound + 1;
+        n *= extent > 0 ? (size_t)extent : 0;
+    }
+    t->tmp = malloc(n * d->dtype.elem_len + 1);
+    if (t->tmp == NULL) return c;
+    if (n > 0) copy_section(d, t->tmp, 1);
+    return t->tmp;
+}
+
+void bbf08_copy_done(struct bbf08_copy *t, int copy_back)
+{
+    if (t->tmp == NULL) return;
+    if (copy_back) copy_section(t->d, t->tmp, 0);
+    free(t->tmp);
+    t->tmp = NULL;
+}
+
+int bbf08_noncontiguous(const char *function)
+{
+    int rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr, "billboard MPI: rank %d: %s (mpi_f08): a non-contiguous array section as a "
+                    "buffer the call keeps after returning is not supported yet (or no memory for "
+                    "a copy); pass a contiguous array\n", rank, function);
+    return MPI_ERR_BUFFER;
+}
+
+/* mpi_f08_types' == and /= on handles (TYPE(MPI_Comm) == TYPE(MPI_Comm), and either against
+ * an INTEGER handle): module functions with every argument by reference, returning LOGICAL. */
+#define BBF08_HANDLE_OPS(t)                                                                  \
+    int __mpi_f08_types_MOD_mpi_##t##_eq(const MPI_Fint *a, const MPI_Fint *b) { return *a == *b; } \
+    int __mpi_f08_types_MOD_mpi_##t##_neq(const MPI_Fint *a, const MPI_Fint *b) { return *a != *b; } \
+    int __mpi_f08_types_MOD_mpi_##t##_f08_eq_f(const MPI_Fint *a, const MPI_Fint *b) { return *a == *b; } \
+    int __mpi_f08_types_MOD_mpi_##t##_f08_neq_f(const MPI_Fint *a, const MPI_Fint *b) { return *a != *b; } \
+    int __mpi_f08_types_MOD_mpi_##t##_f_eq_f08(const MPI_Fint *a, const MPI_Fint *b) { return *a == *b; } \
+    int __mpi_f08_types_MOD_mpi_##t##_f_neq_f08(const MPI_Fint *a, const MPI_Fint *b) { return *a != *b; }
+BBF08_HANDLE_OPS(comm)
+BBF08_HANDLE_OPS(datatype)
+BBF08_HANDLE_OPS(errhandler)
+BBF08_HANDLE_OPS(file)
+BBF08_HANDLE_OPS(group)
+BBF08_HANDLE_OPS(info)
+BBF08_HANDLE_OPS(message)
+BBF08_HANDLE_OPS(op)
+BBF08_HANDLE_OPS(request)
+BBF08_HANDLE_OPS(session)
+BBF08_HANDLE_OPS(win)
+
+/* C's conversions between MPI_Status and the mpi_f08 status, which MPICH keeps in this
+ * library (MPICH's mpi.h declares them; ours not yet): the same five words. */
+int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
+int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
+{
+    if (c_status == NULL || f08_status == NULL || c_status == MPI_STATUS_IGNORE) return MPI_ERR_ARG;
+    memcpy(f08_status, c_status, sizeof *f08_status);
+    return MPI_SUCCESS;
+}
+int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
+{
+    if (c_status == NULL || f08_status == NULL || c_status == MPI_STATUS_IGNORE) return MPI_ERR_ARG;
+    memcpy(c_status, f08_status, sizeof *c_status);
+    return MPI_SUCCESS;
+}
+BBF_ALIAS(PMPI_Status_c2f08, MPI_Status_c2f08)
+BBF_ALIAS(PMPI_Status_f082c, MPI_Status_f082c)
+
+/* MPI_Sizeof as MPICH's mpi_f08_types module exports it (a program built with MPICH's module
+ * calls these): the size of one element of x, which comes as a descriptor we need not read. */
+#define BBF08_SIZEOF(name, bytes)                                                            \
+    void __mpi_f08_types_MOD_mpi_sizeof_##name(const void *x, MPI_Fint *size, MPI_Fint *ierr) \
+    {                                                                                        \
+        (void)x;                                                                             \
+        *size = bytes;                                                                       \
+        if (ierr != NULL) *ierr = MPI_SUCCESS;                                               \
+    }
+BBF08_SIZEOF(xint8, 1)
+BBF08_SIZEOF(xint16, 2)
+BBF08_SIZEOF(xint32, 4)
+BBF08_SIZEOF(xint64, 8)
+BBF08_SIZEOF(xreal32, 4)
+BBF08_SIZEOF(xreal64, 8)
+BBF08_SIZEOF(xreal128, 16)
+BBF08_SIZEOF(xcomplex32, 8)
+BBF08_SIZEOF(xcomplex64, 16)
+BBF08_SIZEOF(xcomplex128, 32)
+BBF08_SIZEOF(logical, 4)
+BBF08_SIZEOF(character, 1)
+
+/* mpi_f08_types' conversions as MPICH's module exports them: a handle's INTEGER and its C value
+ * are the same (VALUE argument, INTEGER result), and TYPE(MPI_Status), the INTEGER status
+ * array and MPICH's C_status are the same five words. */
+#define BBF08_HANDLE_CONVERSIONS(t)                                                          \
+    MPI_Fint __mpi_f08_types_MOD_mpi_##t##_c2f(MPI_Fint x) { return x; }                     \
+    MPI_Fint __mpi_f08_types_MOD_mpi_##t##_f2c(MPI_Fint x) { return x; }
+BBF08_HANDLE_CONVERSIONS(comm)
+BBF08_HANDLE_CONVERSIONS(datatype)
+BBF08_HANDLE_CONVERSIONS(errhandler)
+BBF08_HANDLE_CONVERSIONS(group)
+BBF08_HANDLE_CONVERSIONS(info)
+BBF08_HANDLE_CONVERSIONS(message)
+BBF08_HANDLE_CONVERSIONS(op)
+BBF08_HANDLE_CONVERSIONS(request)
+BBF08_HANDLE_CONVERSIONS(session)
+BBF08_HANDLE_CONVERSIONS(win)
+void __mpi_f08_types_MOD_mpi_status_f082f(const MPI_F08_status *f08, MPI_Fint *f, MPI_Fint *ierr)
+{
+    memcpy(f, f08, sizeof *f08);
+    if (ierr != NULL) *ierr = MPI_SUCCESS;
+}
+void __mpi_f08_types_MOD_mpi_status_f2f08(const MPI_Fint *f, MPI_F08_status *f08, MPI_Fint *ierr)
+{
+    memcpy(f08, f, sizeof *f08);
+    if (ierr != NULL) *ierr = MPI_SUCCESS;
+}
+/* The assignments between TYPE(MPI_Status) and MPICH's C_status: left = right. */
+void __mpi_f08_types_MOD_mpi_status_f08_assign_c(MPI_F08_status *left, const MPI_F08_status *right)
+{
+    *left = *right;
+}
+void __mpi_f08_types_MOD_mpi_status_c_assign_f08(MPI_F08_status *left, const MPI_F08_status *right)
+{
+    *left = *right;
+}

@@ -1,0 +1,66 @@
+/* Shared by the generated mpi_f08 entries (f08_wrappers.c, from gen.py) and the hand-written
+ * ones (f08_special.c): what differs from F77. MPICH's mpi_f08 module (compiled by gfortran)
+ * calls external subroutines mpi_x_f08_ / mpi_x_f08ts_ / ..._large_ that take every argument by
+ * reference like F77 (TYPE(MPI_Comm) is one INTEGER, TYPE(MPI_Status) the five words of C's),
+ * but the optional ierror is NULL when absent, a choice buffer (TYPE(*), DIMENSION(..)) comes
+ * as gfortran's own array descriptor, and the sentinels are other objects. */
+#ifndef BB_F08_SUPPORT_H
+#define BB_F08_SUPPORT_H
+#include "f77_support.h"
+
+/* gfortran's array descriptor (libgfortran.h, GCC >= 8): strides are in elements, span is
+ * the bytes between elements. */
+struct bbf_gfc_dim { ptrdiff_t stride, lbound, ubound; };
+struct bbf_gfc_desc {
+    void *base_addr;
+    size_t offset;
+    struct { size_t elem_len; int version; signed char rank, type; short attribute; } dtype;
+    ptrdiff_t span;
+    struct bbf_gfc_dim dim[];
+};
+
+/* mpi_f08's sentinels: MPI_BOTTOM, MPI_IN_PLACE and the status objects are libmpi's
+ * (MPIR_F08_*, bound by name in MPICH's module); the others are module variables of
+ * mpi_f08_link_constants, which this library defines (f08_support.c). */
+extern int MPIR_F08_MPI_BOTTOM, MPIR_F08_MPI_IN_PLACE;
+extern MPI_F08_status MPIR_F08_MPI_STATUS_IGNORE_OBJ, MPIR_F08_MPI_STATUSES_IGNORE_OBJ;
+extern MPI_Fint __mpi_f08_link_constants_MOD_mpi_errcodes_ignore;
+extern MPI_Fint __mpi_f08_link_constants_MOD_mpi_unweighted;
+extern MPI_Fint __mpi_f08_link_constants_MOD_mpi_weights_empty;
+extern char __mpi_f08_link_constants_MOD_mpi_argv_null, __mpi_f08_link_constants_MOD_mpi_argvs_null;
+
+/* What bbf08_buffer returns for an array section that is not contiguous in memory. */
+extern char bbf08_noncontiguous_marker BBF_HIDDEN;
+#define BBF08_NONCONTIGUOUS ((void *)&bbf08_noncontiguous_marker)
+/* The C address of a choice buffer: C's MPI_BOTTOM / MPI_IN_PLACE for the sentinels, the first
+ * element of a contiguous array or a scalar, BBF08_NONCONTIGUOUS otherwise. */
+BBF_HIDDEN void *bbf08_buffer(const struct bbf_gfc_desc *d);
+/* The same for a blocking call: a non-contiguous section is gathered into a temporary copy
+ * (t->tmp, NULL when none was needed), which bbf08_copy_done scatters back (copy_back) and
+ * frees after the call. BBF08_NONCONTIGUOUS only if that memory could not be had. */
+struct bbf08_copy { const struct bbf_gfc_desc *d; char *tmp; };
+BBF_HIDDEN void *bbf08_buffer_copy(const struct bbf_gfc_desc *d, struct bbf08_copy *t);
+BBF_HIDDEN void bbf08_copy_done(struct bbf08_copy *t, int copy_back);
+/* Reports a buffer refused (a non-contiguous section given to a call that keeps the buffer,
+ * such as MPI_Isend, or no memory for the copy): MPI_ERR_BUFFER, with a message. */
+BBF_HIDDEN int bbf08_noncontiguous(const char *function);
+
+static inline MPI_Status *bbf08_status(MPI_Fint *p)
+{
+    return p == (MPI_Fint *)&MPIR_F08_MPI_STATUS_IGNORE_OBJ ? MPI_STATUS_IGNORE : (MPI_Status *)p;
+}
+static inline MPI_Status *bbf08_statuses(MPI_Fint *p)
+{
+    return p == (MPI_Fint *)&MPIR_F08_MPI_STATUSES_IGNORE_OBJ ? MPI_STATUSES_IGNORE : (MPI_Status *)p;
+}
+static inline int *bbf08_errcodes(MPI_Fint *p)
+{
+    return p == &__mpi_f08_link_constants_MOD_mpi_errcodes_ignore ? MPI_ERRCODES_IGNORE : p;
+}
+static inline int *bbf08_weights(MPI_Fint *p)
+{
+    if (p == &__mpi_f08_link_constants_MOD_mpi_unweighted) return MPI_UNWEIGHTED;
+    if (p == &__mpi_f08_link_constants_MOD_mpi_weights_empty) return MPI_WEIGHTS_EMPTY;
+    return p;
+}
+#endif

@@ -1,0 +1,299 @@
+//! Billboard's own Fortran library (`dist/lib/libmpichfort.so.12`, `mpif.h`, the `mpi`
+//! module, `mpifort`), against Debian's MPICH 4.0.2:
+//! - its exports are MPICH's: every F77 subroutine in all four manglings, the common blocks,
+//!   the entries MPICH's `mpi_f08` module calls (`*_f08_`, `*_f08ts_`, `*_large_`); what is
+//!   pending (module internals, MPIX_) is counted and named;
+//! - every constant of Debian's `mpif.h` has the same value in ours (a Fortran program prints
+//!   them, built once against each);
+//! - Fortran programs (`tests/fortran/`: mpif.h, `use mpi`, `use mpi_f08`) built with our
+//!   `mpifort`/`mpif90`, and the same built with MPICH's `mpif90.mpich` (its `mpif.h` and
+//!   modules), pass at 1 to 4 ranks;
+//! - Debian's BLACS testers `xCbtest` and `xFbtest` (package `scalapack-mpi-test`, built
+//!   against MPICH) pass at 4 ranks in their folder, loading our `libmpichfort.so.12` (the
+//!   loader's own report, `LD_DEBUG=libs`, names the file).
+//!
+//! Skipped, saying why, without `dist/` (run `make`), gfortran or the Debian packages.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use bb_tests::{build_with, one_job_at_a_time, processes_named, root, shm_files};
+
+const MPICH_FORT: &str = "/usr/lib/x86_64-linux-gnu/libmpichfort.so.12";
+const MPICH_MPIF_H: &str = "/usr/include/x86_64-linux-gnu/mpich/mpif.h";
+const BLACS_DIR: &str = "/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/BLACS";
+
+fn skip(test: &str, why: &str) {
+    eprintln!("SKIP {test}: {why}");
+}
+
+fn ours() -> Option<PathBuf> {
+    let lib = root().join("dist/lib/libmpichfort.so.12");
+    lib.exists().then_some(lib)
+}
+
+fn dynamic_symbols(lib: &Path) -> BTreeSet<String> {
+    let out = Command::new("nm").args(["-D", "--defined-only"]).arg(lib).output().expect("run nm");
+    assert!(out.status.success(), "nm {}: {}", lib.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned))
+        .collect()
+}
+
+/// Why an MPICH symbol may be absent from ours, or None when it must be there.
+fn pending(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    if name.starts_with("__") {
+        Some("internals of MPICH's Fortran modules (gfortran's descriptors of its derived types, mpi_constants, C-interface glue)")
+    } else if lower.contains("delete_error_") {
+        Some("MPI_Delete_error_* (MPICH's MPIX extension; libmpi has none)")
+    } else if lower.starts_with("mpix_") || lower.starts_with("pmpix_") || lower.starts_with("pmpixr_") {
+        Some("MPIX_ extensions (libmpi leaves them out too)")
+    } else if name.starts_with("MPIR_C_") || name.starts_with("MPIR_F08_") {
+        Some("provided by libmpi.so.12")
+    } else {
+        None
+    }
+}
+
+#[test]
+fn exports_are_mpichs_f77_and_f08_symbols() {
+    let Some(lib) = ours() else { return skip("fortran exports", "dist/ has no libmpichfort (run make)") };
+    if !Path::new(MPICH_FORT).exists() {
+        return skip("fortran exports", "Debian's libmpichfort.so.12 is missing (apt-get install libmpich-dev)");
+    }
+    let theirs = dynamic_symbols(Path::new(MPICH_FORT));
+    let ours = dynamic_symbols(&lib);
+    let mut waiting: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut missing = Vec::new();
+    for name in theirs.difference(&ours) {
+        match pending(name) {
+            Some(why) => *waiting.entry(why).or_default() += 1,
+            None => missing.push(name.as_str()),
+        }
+    }
+    // Our own mpi_f08 module's compiled parts (its == and /= procedures, gfortran's type
+    // descriptors) live under its own prefix, beside the MPICH names programs built with
+    // MPICH's module call.
+    let extra: Vec<_> = ours.difference(&theirs).filter(|n| !n.starts_with("__mpi_f08_MOD_")).collect();
+    eprintln!("libmpichfort.so.12: {} symbols, MPICH's {}; pending: {waiting:?}", ours.len(), theirs.len());
+    assert!(missing.is_empty(), "{} of MPICH's symbols are missing: {missing:?}", missing.len());
+    assert!(extra.is_empty(), "symbols MPICH does not export: {extra:?}");
+    for probe in [
+        "mpi_send_",
+        "mpi_send__",
+        "mpi_send",
+        "MPI_SEND",
+        "pmpi_send_",
+        "PMPI_SEND",
+        "mpipriv1_",
+        "mpi_send_f08ts_",
+        "mpi_send_f08ts_large_",
+        "pmpir_send_f08ts_",
+        "mpi_comm_rank_f08_",
+    ] {
+        assert!(ours.contains(probe), "{probe} is not exported");
+    }
+}
+
+/// The PARAMETER names of an mpif.h (`PARAMETER (A=1,B=2)` lines).
+fn parameter_names(mpif_h: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in mpif_h.lines() {
+        let l = line.trim();
+        if !l.to_ascii_uppercase().starts_with("PARAMETER") {
+            continue;
+        }
+        let inner = l[9..].trim().trim_start_matches('(').trim_end_matches(')');
+        for item in inner.split(',') {
+            if let Some((name, _)) = item.split_once('=') {
+                names.push(name.trim().to_owned());
+            }
+        }
+    }
+    names
+}
+
+fn run_in(dir: &Path, program: &Path) -> Output {
+    Command::new("timeout").args(["-k", "5", "60"]).arg(program).current_dir(dir).output().expect("run")
+}
+
+#[test]
+fn mpif_h_values_are_mpichs() {
+    let Some(_) = ours() else { return skip("mpif.h values", "dist/ has no mpif.h (run make)") };
+    if !Path::new(MPICH_MPIF_H).exists() || Command::new("gfortran").arg("--version").output().is_err() {
+        return skip("mpif.h values", "gfortran or Debian's mpif.h is missing");
+    }
+    let names = parameter_names(&std::fs::read_to_string(MPICH_MPIF_H).unwrap());
+    assert!(names.len() > 250, "read only {} names from {MPICH_MPIF_H}", names.len());
+    let dir = std::env::temp_dir().join(format!("bb-mpif-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // One program, built against each header; list-directed output prints either kind.
+    let mut src = String::from("program values\ninclude 'mpif.h'\n");
+    for n in &names {
+        src += &format!("print *, '{n}', {n}\n");
+    }
+    src += "end program\n";
+    std::fs::write(dir.join("values.f90"), src).unwrap();
+    let mut printed = Vec::new();
+    for (tag, include) in
+        [("mpich", PathBuf::from(MPICH_MPIF_H).parent().unwrap().to_path_buf()), ("ours", root().join("dist/include"))]
+    {
+        let exe = dir.join(format!("values-{tag}"));
+        let built = Command::new("gfortran")
+            .arg("-ffree-line-length-none")
+            .arg(format!("-I{}", include.display()))
+            .args(["values.f90", "-o"])
+            .arg(&exe)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(built.status.success(), "building against {tag}'s mpif.h:\n{}", String::from_utf8_lossy(&built.stderr));
+        let out = run_in(&dir, &exe);
+        assert!(out.status.success());
+        printed.push(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let differ: Vec<_> = printed[0].lines().zip(printed[1].lines()).filter(|(a, b)| a != b).collect();
+    assert!(differ.is_empty(), "{} of {} values differ (MPICH's, ours): {differ:#?}", differ.len(), names.len());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Builds `tests/fortran/NAME.f90` with `wrapper` and runs it at 1 to 4 ranks under bbrun,
+/// checking from the loader's report (`LD_DEBUG=libs`) that every rank loaded our
+/// libmpichfort.so.12, whichever wrapper built it.
+fn fortran_program_passes(wrapper: &Path, name: &str) {
+    let Some(lib) = ours() else { return skip(name, "dist/ has no Fortran library (run make)") };
+    if Command::new("gfortran").arg("--version").output().is_err() || !wrapper.exists() {
+        return skip(name, &format!("gfortran or {} is missing", wrapper.display()));
+    }
+    let tag = wrapper.file_name().unwrap().to_string_lossy().replace('.', "-");
+    let dir = std::env::temp_dir().join(format!("bb-fortran-{name}-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = build_with(wrapper, &format!("tests/fortran/{name}.f90"), &dir, name);
+    // One job at a time in this process, so that /dev/shm shows only this one's files.
+    let _turn = one_job_at_a_time();
+    let shm_before = shm_files();
+    let loaded = format!("calling init: {}", lib.display());
+    for n in 1..=4 {
+        let out = Command::new("timeout")
+            .args(["-k", "5", "120"])
+            .arg(root().join("dist/bin/bbrun"))
+            .args(["-n", &n.to_string()])
+            .arg(&exe)
+            .env("LD_DEBUG", "libs")
+            .output()
+            .expect("run bbrun");
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && text.contains(&format!("PASS {name}")), "{name} ({tag}) at {n} ranks:\n{text}");
+        assert_eq!(
+            text.matches(&loaded).count(),
+            n,
+            "{name} ({tag}) at {n} ranks did not load {}:\n{text}",
+            lib.display()
+        );
+        assert!(processes_named(&exe.to_string_lossy()).is_empty(), "ranks of {name} outlived the job");
+    }
+    let new: Vec<_> = shm_files().into_iter().filter(|f| !shm_before.contains(f)).collect();
+    assert!(new.is_empty(), "the jobs left {new:?} in /dev/shm");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn mpif_h_program_passes_at_1_to_4_ranks() {
+    fortran_program_passes(&root().join("dist/bin/mpifort"), "f77_basics");
+}
+
+#[test]
+fn mpif_h_program_of_callbacks_files_and_info_passes_at_1_to_4_ranks() {
+    fortran_program_passes(&root().join("dist/bin/mpifort"), "f77_more");
+}
+
+#[test]
+fn use_mpi_program_passes_at_1_to_4_ranks() {
+    fortran_program_passes(&root().join("dist/bin/mpif90"), "use_mpi");
+}
+
+/// A `use mpi_f08` program built with our module and mpifort.
+#[test]
+fn mpi_f08_program_passes_at_1_to_4_ranks() {
+    fortran_program_passes(&root().join("dist/bin/mpifort"), "f08_basics");
+}
+
+/// The same `use mpi_f08` program built with MPICH's module runs on our library's f08 entries.
+#[test]
+fn mpi_f08_program_built_with_mpich_passes_on_ours() {
+    fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "f08_basics");
+}
+
+/// The same programs built by MPICH's own wrapper (its mpif.h, its `mpi` module) run on ours.
+#[test]
+fn programs_built_with_mpichs_mpif90_pass_on_ours() {
+    fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "f77_basics");
+    fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "f77_more");
+    fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "mpi_sizeof");
+    fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "use_mpi");
+}
+
+/// One BLACS tester at 4 ranks in its folder: every test group reports 0 FAILED, every
+/// auxiliary test PASSED, and the run ends in the BLACS_ABORT test as designed (rank 2 aborts
+/// the job, so the exit status is not 0 under MPICH either).
+fn blacs_tester_passes(tester: &str) {
+    let Some(lib) = ours() else { return skip(tester, "dist/ has no Fortran library (run make)") };
+    let exe = Path::new(BLACS_DIR).join(tester);
+    if !exe.exists() {
+        return skip(tester, "scalapack-mpi-test is missing (apt-get install scalapack-mpi-test)");
+    }
+    let _turn = one_job_at_a_time();
+    let shm_before = shm_files();
+    let out = Command::new("timeout")
+        .args(["-k", "5", "600"])
+        .arg(root().join("dist/bin/bbrun"))
+        .args(["-n", "4"])
+        .arg(format!("./{tester}"))
+        .env("LD_DEBUG", "libs")
+        .current_dir(BLACS_DIR)
+        .output()
+        .expect("run bbrun");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let report: Vec<&str> =
+        text.lines().filter(|l| !l.trim_start().starts_with(|c: char| c.is_ascii_digit())).collect();
+    let loaded = format!("calling init: {}", lib.display());
+    let ours_loaded = text.lines().filter(|l| l.contains(&loaded)).count();
+    assert_eq!(ours_loaded, 4, "{tester}: our libmpichfort.so.12 was not the one each of 4 ranks loaded:\n{text}");
+    assert!(
+        !text.contains("calling init: /lib/x86_64-linux-gnu/libmpichfort")
+            && !text.contains("calling init: /usr/lib/x86_64-linux-gnu/libmpichfort"),
+        "{tester} loaded MPICH's libmpichfort"
+    );
+    let groups: Vec<_> = report.iter().filter(|l| l.contains(" TESTS;")).collect();
+    let failed: Vec<_> = groups.iter().filter(|l| !l.contains(" 0 FAILED")).collect();
+    assert!(
+        groups.len() >= 20 && failed.is_empty(),
+        "{tester}: {} test groups, failing: {failed:?}\n{}",
+        groups.len(),
+        report.join("\n")
+    );
+    let aux_failed: Vec<_> = report.iter().filter(|l| l.contains("FAILED") && !l.contains(" TESTS;")).collect();
+    assert!(aux_failed.is_empty(), "{tester}: {aux_failed:?}");
+    assert!(
+        report.iter().any(|l| l.contains("killed other procs")),
+        "{tester} did not reach its BLACS_ABORT test:\n{}",
+        report.join("\n")
+    );
+    assert!(out.status.code() != Some(124) && out.status.code() != Some(137), "{tester} hung");
+    assert!(processes_named(tester).is_empty(), "ranks of {tester} outlived the job");
+    let new: Vec<_> = shm_files().into_iter().filter(|f| !shm_before.contains(f)).collect();
+    assert!(new.is_empty(), "{tester} left {new:?} in /dev/shm");
+}
+
+#[test]
+fn blacs_c_tester_passes_on_our_fortran_library() {
+    blacs_tester_passes("xCbtest");
+}
+
+#[test]
+fn blacs_fortran_tester_passes_on_our_fortran_library() {
+    blacs_tester_passes("xFbtest");
+}
