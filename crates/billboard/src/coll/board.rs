@@ -8,24 +8,28 @@
 //! only by p:
 //!
 //! ```text
-//! +0                   read mark: u64, the last epoch p finished reading (of any member)
-//! +128                 buffer 0: header line (epoch u64 at +0, inline payload at +16, 112 B),
-//!                      then DATA (2 KiB) of data area
-//! +128+k(128+DATA)     buffer k, for k < DEPTH (8): the same
+//! +0                      read mark: u64, the last epoch p finished reading (of any member)
+//! +128+k*128              header line k, k < HEADERS (64): epoch u64 at +0, inline payload
+//!                         at +16 (112 B)
+//! +128+64*128+j*DATA      data area j, j < DATA_DEPTH (8): DATA (2 KiB)
 //! ```
 //!
 //! Each collective on the communicator is one *epoch* e, the same number in every member
 //! (they run the communicator's blocking collectives in the same order). A rank that posts in
-//! epoch e writes buffer e % DEPTH: payload first (inline in the header line when it fits),
-//! then the epoch word with a Release store; a reader Acquire-loads the writer's epoch word
-//! until it reaches e, then reads the payload in place. When it has read all it needs it
-//! stores e in its own read mark. A writer never overwrites a buffer a reader is still on:
-//! before posting in epoch e it waits until every member's read mark is at least e - DEPTH
-//! (the last use of that buffer). Every word has one writer, no read-modify-write, and epochs
-//! only grow. DEPTH buffers let a writer run that many collectives ahead of its slowest
-//! reader (a root's broadcasts back to back, a gather's senders), as a ring of messages does;
-//! with two, a root waited for its readers every other broadcast (2 ranks, 8 B: 0.17 us
-//! against 0.10 by messages).
+//! epoch e writes header line e % HEADERS, and for a payload past the 112 inline bytes data
+//! area e % DATA_DEPTH: payload first, then the epoch word with a Release store; a reader
+//! Acquire-loads the writer's epoch word until it reaches e, then reads the payload in place.
+//! When it has read all it needs it stores e in its own read mark. A writer never overwrites
+//! what a reader is still on: before posting in epoch e it waits until every member's read
+//! mark is at least e - HEADERS (the last use of that header line), and for a data area at
+//! least e - DATA_DEPTH. Every word has one writer, no read-modify-write, and epochs only
+//! grow. The depth lets a writer run that many collectives ahead of its slowest reader (a
+//! root's broadcasts back to back, a gather's senders), as a ring of messages does: with two
+//! buffers a root waited for its readers every other broadcast (2 ranks, 8 B: 0.17 us against
+//! 0.10 by messages); with eight, a root whose reader lost its core for a while (16 ranks
+//! beside busy loops, or 4 ranks on 2 cores) stopped after eight broadcasts of a batch where a
+//! message-based broadcast went on (bcast 8 B 82 us against MPICH's 1.5, device, busy). Small
+//! posts, the common case of that, go 64 ahead: a header line costs 128 bytes, a data area 2 KiB.
 //!
 //! Generations: a communicator's first epoch is above every epoch any of its members has
 //! used on any slot (the maximum of their clocks, agreed with the slot), so the lines a freed
@@ -52,15 +56,18 @@ pub(crate) use crate::transport::shm::{BOARD_SLOTS, BOARD_SLOT_BYTES};
 use crate::{Communicator, Result};
 
 const LINE: usize = 128;
-/// Buffers of a slot: how many collectives a writer may run ahead of its slowest reader.
-const DEPTH: u64 = 8;
-/// Bytes of a buffer's data area: the most one rank posts in one collective.
-pub(crate) const DATA: usize = (BOARD_SLOT_BYTES - LINE) / DEPTH as usize - LINE;
+/// Header lines of a slot: how many collectives a writer of inline posts may run ahead of its
+/// slowest reader.
+const HEADERS: u64 = 64;
+/// Data areas of a slot: how many collectives a writer of larger posts may run ahead.
+const DATA_DEPTH: u64 = 8;
+/// Bytes of a data area: the most one rank posts in one collective.
+pub(crate) const DATA: usize = (BOARD_SLOT_BYTES - LINE - HEADERS as usize * LINE) / DATA_DEPTH as usize;
 /// Where an inline payload starts in the header line (16-byte aligned for any element type).
 const INLINE_AT: usize = 16;
 /// Largest payload carried in the header line itself (one line moves, not two).
 const INLINE: usize = LINE - INLINE_AT;
-const _: () = assert!(BOARD_SLOTS <= 64 && DATA >= 1024 && DATA.is_multiple_of(LINE));
+const _: () = assert!(BOARD_SLOTS <= 64 && DATA >= 1024 && DATA.is_multiple_of(LINE) && DATA_DEPTH <= HEADERS);
 
 /// The longest nap of a board waiter that has climbed the ladder to sleeping: nobody wakes
 /// it (a post rings no doorbell), so it looks again this soon.
@@ -74,16 +81,13 @@ const SPINS_PER_PROGRESS: u32 = 256;
 /// every peer's doorbell, more than the line the waiter looks for).
 const YIELDS_PER_PROGRESS: u32 = 4;
 
-/// The buffer of epoch `e`.
-fn buffer(e: u64) -> usize {
-    (e % DEPTH) as usize
-}
-
-/// Whether a writer may post epoch `e` of a communicator whose first epoch was `first`, when
-/// the lowest read mark among its members is `lowest`: its buffer was last used in
-/// e - DEPTH, and the first DEPTH epochs use buffers no member of this communicator has read.
-fn may_post(e: u64, first: u64, lowest: u64) -> bool {
-    e < first + DEPTH || lowest + DEPTH >= e
+/// Whether a writer may post `len` bytes in epoch `e` of a communicator whose first epoch was
+/// `first`, when the lowest read mark among its members is `lowest`: the header line of `e`
+/// was last used in e - HEADERS, its data area (past the inline bytes) in e - DATA_DEPTH, and
+/// the first epochs use lines no member of this communicator has read.
+fn may_post(e: u64, len: usize, first: u64, lowest: u64) -> bool {
+    let depth = if len <= INLINE { HEADERS } else { DATA_DEPTH };
+    e < first + depth || lowest + depth >= e
 }
 
 /// The first epoch of a communicator whose members' clocks reach at most `clock`.
@@ -271,7 +275,7 @@ impl Board {
     }
 
     fn header(&self, r: usize, e: u64) -> *mut u8 {
-        self.lines[r].wrapping_add(LINE + buffer(e) * (LINE + DATA))
+        self.lines[r].wrapping_add(LINE + (e % HEADERS) as usize * LINE)
     }
 
     fn stamp(&self, r: usize, e: u64) -> &AtomicU64 {
@@ -284,16 +288,16 @@ impl Board {
         debug_assert!(len <= DATA);
         match len <= INLINE {
             true => self.header(r, e).wrapping_add(INLINE_AT),
-            false => self.header(r, e).wrapping_add(LINE),
+            false => self.lines[r].wrapping_add(LINE + HEADERS as usize * LINE + (e % DATA_DEPTH) as usize * DATA),
         }
     }
 
     /// Posts this rank's `len` bytes for epoch `e`, written by `fill` at the pointer it is
     /// given, once no member still reads the buffer.
     pub(crate) fn post(&self, comm: &Communicator, e: u64, len: usize, fill: impl FnOnce(*mut u8)) {
-        if !may_post(e, self.first, self.lowest.load(Ordering::Relaxed)) {
+        if !may_post(e, len, self.first, self.lowest.load(Ordering::Relaxed)) {
             let lowest = || (0..self.size()).map(|r| self.mark(r).load(Ordering::Acquire)).min().unwrap_or(e);
-            self.wait(comm, || may_post(e, self.first, lowest()));
+            self.wait(comm, || may_post(e, len, self.first, lowest()));
             self.lowest.store(lowest(), Ordering::Relaxed);
         }
         fill(self.payload(self.me, e, len));
@@ -387,14 +391,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_buffer_is_rewritten_only_after_every_reader_finished_its_last_use() {
+    fn a_line_is_rewritten_only_after_every_reader_finished_its_last_use() {
         let first = 100;
-        assert!((100..100 + DEPTH).all(|e| may_post(e, first, 0)), "the first DEPTH buffers are fresh");
-        let e = first + DEPTH;
-        assert_eq!(buffer(e), buffer(first), "epoch first + DEPTH reuses the first buffer");
-        assert!(!may_post(e, first, first - 1), "a reader still on the first epoch's buffer");
-        assert!(may_post(e, first, first));
-        assert!(!may_post(e + 1, first, first) && may_post(e + 1, first, first + 1));
+        for (len, depth) in [(0, HEADERS), (INLINE, HEADERS), (INLINE + 1, DATA_DEPTH), (DATA, DATA_DEPTH)] {
+            assert!((first..first + depth).all(|e| may_post(e, len, first, 0)), "{len} B: the first lines are fresh");
+            let e = first + depth;
+            assert!(!may_post(e, len, first, first - 1), "{len} B: a reader still on epoch {first}'s line");
+            assert!(may_post(e, len, first, first));
+            assert!(!may_post(e + 1, len, first, first) && may_post(e + 1, len, first, first + 1));
+        }
+        // A small post reuses its header line, a large one its data area too.
+        assert_eq!(first % HEADERS, (first + HEADERS) % HEADERS);
+        assert_eq!(first % DATA_DEPTH, (first + DATA_DEPTH) % DATA_DEPTH);
     }
 
     #[test]

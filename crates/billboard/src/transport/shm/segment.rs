@@ -35,7 +35,7 @@ use crate::sync::{AtomicU64, Ordering};
 use crate::{Error, Result};
 
 const MAGIC: u64 = u64::from_le_bytes(*b"BBOARD01");
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 const HEADER_BYTES: usize = 4096;
 const CONTROL_BYTES: usize = 256;
 pub(crate) const LINE: usize = 128;
@@ -44,9 +44,9 @@ pub(crate) const CLAIM_WORDS: usize = LINE / 8;
 const PAGE: usize = 4096;
 /// Board slots per rank: communicators that can hold one at once (coll/board.rs).
 pub(crate) const BOARD_SLOTS: usize = 8;
-/// Bytes of one rank's board slot: a line for its read mark and eight buffers of a 128-byte
-/// header line and 2 KiB of data (coll/board.rs lays them out): 17 KiB, 137 KiB a rank.
-pub(crate) const BOARD_SLOT_BYTES: usize = LINE + 8 * (LINE + 2048);
+/// Bytes of one rank's board slot: a line for its read mark, 64 header lines and eight data
+/// areas of 2 KiB (coll/board.rs lays them out): 24 KiB, 193 KiB a rank.
+pub(crate) const BOARD_SLOT_BYTES: usize = LINE + 64 * LINE + 8 * 2048;
 
 /// The segment header, written once by the creator before any other rank maps.
 #[repr(C)]
