@@ -23,6 +23,8 @@ use crate::transport::routes::Routes;
 use crate::transport::{Channel, Header};
 use crate::{verbose, Error, Result};
 
+#[path = "active.rs"]
+pub(crate) mod active;
 #[path = "failure.rs"]
 mod failure;
 #[path = "pipeline.rs"]
@@ -42,6 +44,7 @@ mod single_copy;
 #[path = "progress_tests.rs"]
 mod tests;
 
+pub use active::{ActiveHandler, ActiveMessage, Outbox, HANDLER_MAX, HEADER_MAX};
 pub(crate) use service::Service;
 pub use service::{Handler, Replies};
 
@@ -125,6 +128,8 @@ struct Core {
     direct: Option<Direct>,
     /// Per peer: messages and bytes exchanged (MPI_T's counters).
     pub(super) traffic: Vec<Traffic>,
+    /// Active-message handlers and what they have kept or in flight (`active.rs`).
+    am: active::ActiveMessages,
 }
 
 /// The engine over channel `C`: the process's routes, or an in-memory channel in tests.
@@ -184,6 +189,7 @@ impl<C: Channel> Engine<C> {
                 to_close: Vec::new(),
                 direct: None,
                 traffic: vec![Traffic::default(); n],
+                am: Default::default(),
             },
             pieces: Pieces::default(),
             scheds: Default::default(),
@@ -603,6 +609,9 @@ impl<C: Channel> Engine<C> {
         // Before the sends below: replies a handler asks for go out in this round.
         if !self.services.is_empty() {
             busy |= self.run_services();
+        }
+        if self.core.am.has_work() {
+            busy |= self.advance_active_messages();
         }
         // After the copies and schedules: the FIN of a copy that just ended goes out in this
         // round, not when this rank next calls in (its sender waits for it).
