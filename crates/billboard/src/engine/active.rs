@@ -67,8 +67,29 @@ pub struct Outbox<'a> {
     world: &'a [usize],
     context: u32,
     rank: u32,
-    sends: &'a mut Vec<Outgoing>,
+    sink: &'a mut Sink,
     later: &'a mut bool,
+}
+
+/// Sends handlers asked for, and byte buffers of sent ones kept for reuse: a reply costs no
+/// allocation once the first few are made.
+#[derive(Default)]
+pub(crate) struct Sink {
+    outgoing: Vec<Outgoing>,
+    spare: Vec<Vec<u8>>,
+}
+
+impl Sink {
+    /// Buffers kept for reuse, and the largest kept (bigger ones are freed).
+    const SPARE: usize = 16;
+    const SPARE_BYTES: usize = 64 << 10;
+
+    fn give_back(&mut self, mut bytes: Vec<u8>) {
+        if self.spare.len() < Self::SPARE && bytes.capacity() <= Self::SPARE_BYTES {
+            bytes.clear();
+            self.spare.push(bytes);
+        }
+    }
 }
 
 /// A send a handler asked for: world rank, context, own rank, tag, header and payload bytes.
@@ -88,11 +109,11 @@ impl Outbox<'_> {
             return Err(Error::InvalidRank { rank: dest, size: self.world.len() });
         };
         check_header(id, header)?;
-        let mut bytes = Vec::with_capacity(header.len() + payload.len());
+        let mut bytes = self.sink.spare.pop().unwrap_or_default();
         bytes.extend_from_slice(header);
         bytes.extend_from_slice(payload);
         let tag = tag_of(id, header.len());
-        self.sends.push(Outgoing { peer, context: self.context | ACTIVE, rank: self.rank, tag, bytes });
+        self.sink.outgoing.push(Outgoing { peer, context: self.context | ACTIVE, rank: self.rank, tag, bytes });
         Ok(())
     }
 
@@ -131,9 +152,9 @@ struct Registered {
 }
 
 impl Registered {
-    fn deliver(&mut self, msg: ActiveMessage<'_>, sends: &mut Vec<Outgoing>) {
+    fn deliver(&mut self, msg: ActiveMessage<'_>, sink: &mut Sink) {
         let mut out =
-            Outbox { world: &self.world, context: self.context, rank: self.rank, sends, later: &mut self.later };
+            Outbox { world: &self.world, context: self.context, rank: self.rank, sink, later: &mut self.later };
         self.handler.on_message(msg, &mut out);
     }
 }
@@ -156,7 +177,7 @@ pub(crate) struct ActiveMessages {
     handlers: Vec<Registered>,
     kept: VecDeque<Kept>,
     /// Sends handlers asked for, to go out at the end of the round.
-    outgoing: Vec<Outgoing>,
+    sink: Sink,
     /// Handlers' sends that did not complete at once, and their bytes.
     sending: Vec<(ReqId, Vec<u8>)>,
     /// Some handler asked for `on_progress`.
@@ -167,7 +188,7 @@ impl ActiveMessages {
     /// Something for [`Engine::advance_active_messages`] to do.
     #[inline]
     pub(super) fn has_work(&self) -> bool {
-        self.later || !self.kept.is_empty() || !self.outgoing.is_empty() || !self.sending.is_empty()
+        self.later || !self.kept.is_empty() || !self.sink.outgoing.is_empty() || !self.sending.is_empty()
     }
 
     fn find(&mut self, context: u32, id: u16) -> Option<&mut Registered> {
@@ -199,7 +220,7 @@ impl Core {
                     return self.malformed(peer, format_args!("an active message from rank {source} of {size}"));
                 }
                 let msg = ActiveMessage { source, header: &payload[..header], payload: &payload[header..] };
-                r.deliver(msg, &mut am.outgoing);
+                r.deliver(msg, &mut am.sink);
                 am.later |= r.later;
                 return;
             }
@@ -318,21 +339,26 @@ impl<C: Channel> Engine<C> {
                     world: &r.world,
                     context: r.context,
                     rank: r.rank,
-                    sends: &mut am.outgoing,
+                    sink: &mut am.sink,
                     later: &mut r.later,
                 };
                 r.handler.on_progress(&mut out);
             }
         }
-        for o in std::mem::take(&mut self.core.am.outgoing) {
+        // The list is put back (empty, its room kept): sending runs no handler, so nothing
+        // joins it meanwhile.
+        let mut outgoing = std::mem::take(&mut self.core.am.sink.outgoing);
+        for o in outgoing.drain(..) {
             busy = true;
             // SAFETY: the bytes are kept in `sending` until the send completes (a Vec's heap
             // block does not move with it).
             let id = unsafe { self.isend(o.peer, o.context, o.rank, o.tag, o.bytes.as_ptr(), o.bytes.len(), false) };
-            if let Some(id) = id {
-                self.core.am.sending.push((id, o.bytes));
+            match id {
+                Some(id) => self.core.am.sending.push((id, o.bytes)),
+                None => self.core.am.sink.give_back(o.bytes),
             }
         }
+        self.core.am.sink.outgoing = outgoing;
         let am = &mut self.core.am;
         am.later = am.handlers.iter().any(|r| r.later);
         busy
@@ -377,7 +403,7 @@ impl<C: Channel> Engine<C> {
                 continue;
             }
             let msg = ActiveMessage { source: k.source, header: &k.bytes[..k.header], payload: &k.bytes[k.header..] };
-            r.deliver(msg, &mut am.outgoing);
+            r.deliver(msg, &mut am.sink);
             busy = true;
         }
         self.core.am.kept = left;
