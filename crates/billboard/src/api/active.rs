@@ -55,6 +55,32 @@ impl Communicator {
         Ok(Request::new(self.engine(), sent))
     }
 
+    /// [`Communicator::send_active`] of `len` bytes at `payload` and no header, for language
+    /// bindings (the MPI library's windows).
+    ///
+    /// # Safety
+    /// `payload..payload+len` stays valid and unchanged until the request completes.
+    pub unsafe fn send_active_raw(
+        &self,
+        dest: usize,
+        id: u16,
+        payload: *const u8,
+        len: usize,
+    ) -> Result<Request<'static>> {
+        self.check_active(id)?;
+        let peer = self.checked_peer(dest)?;
+        let rank = self.rank() as u32;
+        let payload = if len == 0 { &[][..] } else { std::slice::from_raw_parts(payload, len) };
+        let sent = self.engine().lock().send_active(peer, self.context_id(), rank, id, &[], payload);
+        Ok(Request::new(self.engine(), sent))
+    }
+
+    /// One round of progress: polls for arrivals, runs handlers, pushes sends. Returns whether
+    /// anything happened.
+    pub fn progress(&self) -> bool {
+        self.engine().lock().progress(None)
+    }
+
     /// Active messages run on intracommunicators: a handler's answer names a rank of its own
     /// group.
     fn check_active(&self, id: u16) -> Result<()> {

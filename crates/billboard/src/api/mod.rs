@@ -8,7 +8,6 @@ mod dynamic;
 mod intercomm;
 mod request;
 mod scope;
-mod service;
 mod universe;
 
 pub use crate::engine::{ActiveHandler, ActiveMessage, Outbox, HANDLER_MAX, HEADER_MAX};

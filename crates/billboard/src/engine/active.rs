@@ -117,6 +117,16 @@ impl Outbox<'_> {
         Ok(())
     }
 
+    /// Sends `bytes` to rank `dest` as an ordinary message with `tag` on the communicator
+    /// (for a receive `dest` posted: an answer that lands straight in the asker's buffer).
+    pub fn send_message(&mut self, dest: usize, tag: i32, bytes: Vec<u8>) -> Result<()> {
+        let Some(&peer) = self.world.get(dest) else {
+            return Err(Error::InvalidRank { rank: dest, size: self.world.len() });
+        };
+        self.sink.outgoing.push(Outgoing { peer, context: self.context, rank: self.rank, tag, bytes });
+        Ok(())
+    }
+
     /// Asks for a call of [`ActiveHandler::on_progress`] in the next round of progress.
     pub fn later(&mut self) {
         *self.later = true;
@@ -185,10 +195,15 @@ pub(crate) struct ActiveMessages {
 }
 
 impl ActiveMessages {
-    /// Something for [`Engine::advance_active_messages`] to do.
+    /// Something for [`Engine::advance_active_messages`] to do: a registered handler (whose
+    /// messages every round looks for), or work kept or in flight.
     #[inline]
     pub(super) fn has_work(&self) -> bool {
-        self.later || !self.kept.is_empty() || !self.sink.outgoing.is_empty() || !self.sending.is_empty()
+        !self.handlers.is_empty()
+            || self.later
+            || !self.kept.is_empty()
+            || !self.sink.outgoing.is_empty()
+            || !self.sending.is_empty()
     }
 
     fn find(&mut self, context: u32, id: u16) -> Option<&mut Registered> {
@@ -308,15 +323,25 @@ impl<C: Channel> Engine<C> {
     /// Nothing kept, asked for or in flight.
     #[cfg(test)]
     pub(crate) fn active_idle(&self) -> bool {
-        !self.core.am.has_work()
+        let am = &self.core.am;
+        !am.later && am.kept.is_empty() && am.sink.outgoing.is_empty() && am.sending.is_empty()
     }
 
-    /// Hands kept messages over in order, runs handlers that asked for it, sends what they
-    /// asked for. Returns whether anything happened.
+    /// Polls every peer once more if `poll_all` (and a handler is registered), hands kept
+    /// messages over in order, runs handlers that asked for it, sends what they asked for.
+    /// Returns whether anything happened.
     #[cold]
     #[inline(never)]
-    pub(super) fn advance_active_messages(&mut self) -> bool {
+    pub(super) fn advance_active_messages(&mut self, poll_all: bool) -> bool {
         let mut busy = false;
+        if poll_all && !self.core.am.handlers.is_empty() {
+            // One poll of every peer: the round's own poll may have looked at the awaited peer
+            // only (a hint), or drained the peer heard from last only, and a call whose answer
+            // comes at once (a lock of one's own window, polled in a loop by OpenCoarrays'
+            // event wait) would then never see the requests of the others.
+            let core = &mut self.core;
+            busy |= self.chan.poll(None, |peer, h, payload| core.on_record(peer, h, payload)) > 0;
+        }
         let reqs = &mut self.core.reqs;
         self.core.am.sending.retain(|&(id, _)| {
             let done = reqs.is_done(id);
@@ -361,6 +386,7 @@ impl<C: Channel> Engine<C> {
         self.core.am.sink.outgoing = outgoing;
         let am = &mut self.core.am;
         am.later = am.handlers.iter().any(|r| r.later);
+        // Registered handlers alone are no activity: a waiting rank may sleep.
         busy
     }
 

@@ -31,8 +31,6 @@ mod failure;
 mod pipeline;
 #[path = "records.rs"]
 mod records;
-#[path = "service.rs"]
-mod service;
 #[path = "shared_copy.rs"]
 mod shared_copy;
 #[cfg(all(test, not(loom)))]
@@ -45,8 +43,6 @@ mod single_copy;
 mod tests;
 
 pub use active::{ActiveHandler, ActiveMessage, Outbox, HANDLER_MAX, HEADER_MAX};
-pub(crate) use service::Service;
-pub use service::{Handler, Replies};
 
 /// An unexpected message, kept until a receive matches it.
 pub(crate) enum Pending {
@@ -145,9 +141,6 @@ pub struct Engine<C: Channel = Routes> {
     pub(super) scheds: super::sched::Scheds,
     /// The last scope number handed out ([`Engine::open_scope`]).
     scopes: u32,
-    /// Active-message handlers run in every round of progress (`service.rs`); empty unless a
-    /// one-sided window exists.
-    services: Vec<Service>,
 }
 
 // SAFETY: the engine's raw pointers point into the shared-memory segment it owns, which is
@@ -194,7 +187,6 @@ impl<C: Channel> Engine<C> {
             pieces: Pieces::default(),
             scheds: Default::default(),
             scopes: 0,
-            services: Vec::new(),
         }
     }
 
@@ -606,12 +598,10 @@ impl<C: Channel> Engine<C> {
             busy |= self.advance_active();
         }
         busy |= self.advance_scheds();
-        // Before the sends below: replies a handler asks for go out in this round.
-        if !self.services.is_empty() {
-            busy |= self.run_services();
-        }
+        // Before the sends below: what a handler sends goes out in this round.
         if self.core.am.has_work() {
-            busy |= self.advance_active_messages();
+            // A poll of no one in particular that found nothing has looked at every peer.
+            busy |= self.advance_active_messages(hint.is_some() || records > 0);
         }
         // After the copies and schedules: the FIN of a copy that just ended goes out in this
         // round, not when this rank next calls in (its sender waits for it).
