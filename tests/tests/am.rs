@@ -1,8 +1,8 @@
 //! Active messages as real multi-process jobs under `bbrun`: streams of every size in order,
 //! replies, a handler that keeps work (a fetch-and-add counter), messages that come before
-//! their handler; 1 to 8 ranks over shared memory, over TCP (`BB_ROUTES=tcp`), and across
-//! network-namespace hosts. Each job runs under a timeout and must leave no process and no
-//! /dev/shm file behind.
+//! their handler; 1 to 8 ranks over shared memory, over TCP (`BB_ROUTES=tcp`) and UDP
+//! (`BB_ROUTES=udp`), and across network-namespace hosts. Each job runs under a timeout and
+//! must leave no process and no /dev/shm file behind.
 
 use std::time::Duration;
 
@@ -32,6 +32,13 @@ fn every_case_over_shared_memory_with_the_pipelined_fallback() {
 fn every_case_over_tcp_on_1_2_4_and_8_ranks() {
     for n in [1, 2, 4, 8] {
         case(n, "all", &[("BB_ROUTES", "tcp")]);
+    }
+}
+
+#[test]
+fn every_case_over_udp() {
+    for n in [2, 4] {
+        case(n, "all", &[("BB_ROUTES", "udp")]);
     }
 }
 
