@@ -7,6 +7,7 @@
 //! bbrun -n 2 bb-bench bandwidth        # window of 64 sends, then one ack
 //! bbrun -n 2 bb-bench exchange         # both ranks send and receive at once
 //! bbrun -n 4 bb-bench ring             # per-hop latency = round time / ranks
+//! bbrun -n 2 bb-bench am               # active-message round trip vs the ping-pong
 //! bb-bench tcp-floor --listen A:P      # raw TCP floor, one end; on the other end:
 //! bb-bench tcp-floor --connect A:P     #   ping-pong and streaming, polled and blocking sockets
 //! bb-bench udp-floor --listen A:P      # raw UDP floor, one end; on the other end:
@@ -51,6 +52,8 @@ enum Command {
     Exchange(Options),
     /// Ring: rank r sends to r+1 and receives from r-1; per-hop latency = round time / ranks.
     Ring(Options),
+    /// Active messages: round trip to a null handler at rank 1, beside the send/recv ping-pong.
+    Am(Options),
     /// Raw TCP between two processes (no engine): ping-pong and streaming, polled and blocking.
     TcpFloor(cmd::tcp_floor::TcpFloorArgs),
     /// Raw UDP between two processes (no engine): polled ping-pong and streaming per datagram size.
@@ -93,6 +96,7 @@ fn main() -> ExitCode {
         Command::Bandwidth { options, window } => cmd::bandwidth(options, *window),
         Command::Exchange(o) => cmd::exchange(o),
         Command::Ring(o) => cmd::ring(o),
+        Command::Am(o) => cmd::am(o),
         Command::TcpFloor(args) => cmd::tcp_floor::run(args),
         Command::UdpFloor(args) => cmd::udp_floor::run(args),
     };

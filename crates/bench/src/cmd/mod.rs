@@ -4,13 +4,16 @@ pub mod floor;
 pub mod tcp_floor;
 pub mod udp_floor;
 
+mod am;
 mod bandwidth;
 mod engine;
 mod exchange;
 mod latency;
 mod ring;
 
-pub use self::{bandwidth::run as bandwidth, exchange::run as exchange, latency::run as latency, ring::run as ring};
+pub use self::{
+    am::run as am, bandwidth::run as bandwidth, exchange::run as exchange, latency::run as latency, ring::run as ring,
+};
 
 use crate::table::{series_aligned, series_csv, Extra, Metric, Point};
 use crate::Options;

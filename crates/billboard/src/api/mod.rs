@@ -1,5 +1,6 @@
-//! The native Rust API: a universe, communicators, typed buffers, requests.
+//! The native Rust API: a universe, communicators, typed buffers, requests, active messages.
 
+mod active;
 mod comm;
 mod context;
 mod datatype;
@@ -7,9 +8,9 @@ mod dynamic;
 mod intercomm;
 mod request;
 mod scope;
-mod service;
 mod universe;
 
+pub use crate::engine::{ActiveHandler, ActiveMessage, Outbox, HANDLER_MAX, HEADER_MAX};
 pub use comm::{Background, Communicator, Message, SendMode, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use datatype::{Buffer, BufferMut, Equivalence};
 pub use dynamic::{close_port, open_port, Launcher, SpawnCommand, SPAWN_WAIT_MS};

@@ -11,8 +11,8 @@ pub(crate) mod sched;
 pub mod traffic;
 mod wait;
 
-pub(crate) use progress::{Engine, Pending, Service, Started};
-pub use progress::{Handler, Replies};
+pub(crate) use progress::{active, Engine, Pending, Started};
+pub use progress::{ActiveHandler, ActiveMessage, Outbox, HANDLER_MAX, HEADER_MAX};
 
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;

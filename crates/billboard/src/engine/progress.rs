@@ -23,14 +23,14 @@ use crate::transport::routes::Routes;
 use crate::transport::{Channel, Header};
 use crate::{verbose, Error, Result};
 
+#[path = "active.rs"]
+pub(crate) mod active;
 #[path = "failure.rs"]
 mod failure;
 #[path = "pipeline.rs"]
 mod pipeline;
 #[path = "records.rs"]
 mod records;
-#[path = "service.rs"]
-mod service;
 #[path = "shared_copy.rs"]
 mod shared_copy;
 #[cfg(all(test, not(loom)))]
@@ -42,8 +42,7 @@ mod single_copy;
 #[path = "progress_tests.rs"]
 mod tests;
 
-pub(crate) use service::Service;
-pub use service::{Handler, Replies};
+pub use active::{ActiveHandler, ActiveMessage, Outbox, HANDLER_MAX, HEADER_MAX};
 
 /// An unexpected message, kept until a receive matches it.
 pub(crate) enum Pending {
@@ -125,6 +124,8 @@ struct Core {
     direct: Option<Direct>,
     /// Per peer: messages and bytes exchanged (MPI_T's counters).
     pub(super) traffic: Vec<Traffic>,
+    /// Active-message handlers and what they have kept or in flight (`active.rs`).
+    am: active::ActiveMessages,
 }
 
 /// The engine over channel `C`: the process's routes, or an in-memory channel in tests.
@@ -140,9 +141,6 @@ pub struct Engine<C: Channel = Routes> {
     pub(super) scheds: super::sched::Scheds,
     /// The last scope number handed out ([`Engine::open_scope`]).
     scopes: u32,
-    /// Active-message handlers run in every round of progress (`service.rs`); empty unless a
-    /// one-sided window exists.
-    services: Vec<Service>,
 }
 
 // SAFETY: the engine's raw pointers point into the shared-memory segment it owns, which is
@@ -184,11 +182,11 @@ impl<C: Channel> Engine<C> {
                 to_close: Vec::new(),
                 direct: None,
                 traffic: vec![Traffic::default(); n],
+                am: Default::default(),
             },
             pieces: Pieces::default(),
             scheds: Default::default(),
             scopes: 0,
-            services: Vec::new(),
         }
     }
 
@@ -600,9 +598,10 @@ impl<C: Channel> Engine<C> {
             busy |= self.advance_active();
         }
         busy |= self.advance_scheds();
-        // Before the sends below: replies a handler asks for go out in this round.
-        if !self.services.is_empty() {
-            busy |= self.run_services();
+        // Before the sends below: what a handler sends goes out in this round.
+        if self.core.am.has_work() {
+            // A poll of no one in particular that found nothing has looked at every peer.
+            busy |= self.advance_active_messages(hint.is_some() || records > 0);
         }
         // After the copies and schedules: the FIN of a copy that just ended goes out in this
         // round, not when this rank next calls in (its sender waits for it).

@@ -18,6 +18,9 @@ impl Core {
                 if self.land_direct(env, payload) {
                     return;
                 }
+                if h.context & active::ACTIVE != 0 {
+                    return self.on_active(peer, h, payload);
+                }
                 match self.matcher.arrive_with(env, || Pending::Eager(payload.to_vec())) {
                     Arrival::Matched(id) => self.deliver_bytes(id, env, payload),
                     Arrival::Queued => {}
@@ -47,6 +50,9 @@ impl Core {
         // A gathered send lists only blocks that hold bytes (`Engine::isend_blocks`).
         if rts.blocks as usize > len {
             return self.malformed(peer, format_args!("an RTS of {len} bytes in {} blocks", rts.blocks));
+        }
+        if h.context & active::ACTIVE != 0 {
+            return self.on_active_rts(peer, h, rts, len);
         }
         let env = Envelope { context: h.context, source: h.source, tag: h.tag };
         if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && d.pattern.matches(&env)) {

@@ -12,6 +12,9 @@ use super::*;
 use crate::transport::mem::{shm_like, MemChannel, Net};
 use crate::transport::Caps;
 
+#[path = "active_tests.rs"]
+mod active;
+
 /// Engines of one test and the net between them.
 struct Sim {
     net: Rc<RefCell<Net>>,

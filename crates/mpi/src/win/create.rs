@@ -67,7 +67,7 @@ pub(super) fn create(
         None => serve::Memory::Fixed { base: base as usize, size: size as usize },
     };
     let exposure = serve::Exposure::new(place, counters.clone(), n, private.rank());
-    let service = private.serve(serve::TAG_REQUEST, Box::new(exposure))?;
+    private.register_handler(serve::HANDLER, exposure)?;
     let w = Win {
         comm: private,
         base,
@@ -81,7 +81,6 @@ pub(super) fn create(
         counters,
         seen: vec![0; n],
         exposed: None,
-        service,
         regions,
         node: None,
         reach: None,

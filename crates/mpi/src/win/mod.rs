@@ -108,8 +108,6 @@ pub(crate) struct Win {
     seen: Vec<usize>,
     /// MPI_Win_post's group (window ranks), until MPI_Win_wait or MPI_Win_test ends it.
     exposed: Option<Vec<usize>>,
-    /// The handler's service id on `comm`.
-    service: u32,
     /// A dynamic window's attached regions (None: the window is `base`, `size`).
     regions: Option<serve::Regions>,
     /// The node segment holding every member's part, when all run on one host and the
@@ -256,7 +254,7 @@ pub unsafe extern "C" fn PMPI_Win_free(win: *mut MPI_Win) -> c_int {
     let h = if win.is_null() { MPI_WIN_NULL } else { *win };
     win_call_unlocked("MPI_Win_free", h, || {
         let win = out(win, "win")?;
-        let (comm, service) = state::with(|m| -> Res<(Communicator, u32)> {
+        let comm = state::with(|m| -> Res<Communicator> {
             let w = m.win(h)?;
             let open = match &w.epoch {
                 Epoch::Lock { .. } | Epoch::Access(_) => Some(epoch_name(&w.epoch)),
@@ -267,13 +265,13 @@ pub unsafe extern "C" fn PMPI_Win_free(win: *mut MPI_Win) -> c_int {
             if let Some(what) = open {
                 return Err(err(MPI_ERR_RMA_SYNC, format!("MPI_Win_free with an epoch still open: {what}")));
             }
-            Ok((w.comm.clone(), w.service))
+            Ok(w.comm.clone())
         })
         .expect("MPI is running")?;
         crate::attr::delete_win_attrs(h)?;
         // Collective: every member is done with the window before any frees its memory.
         comm.barrier()?;
-        comm.stop_serving(service);
+        drop(comm.unregister_handler(serve::HANDLER)?);
         state::with(|m| m.take_win(h));
         *win = MPI_WIN_NULL;
         Ok(())

@@ -10,9 +10,9 @@
 
 use std::ffi::c_void;
 
-use billboard::{Communicator, Request, SendMode, Source, TagMatch};
+use billboard::{Communicator, Request, Source, TagMatch};
 
-use super::serve::{Request as Ask, ANSWER_WHEN_GRANTED, TAG_ANSWER, TAG_REQUEST};
+use super::serve::{Request as Ask, ANSWER_WHEN_GRANTED, HANDLER, TAG_ANSWER};
 use crate::abi::*;
 use crate::datatype::{view, Dir, Layout, Staging};
 use crate::error::Res;
@@ -83,7 +83,7 @@ unsafe fn expect(comm: &Communicator, target: usize, buf: *mut u8, len: usize) -
 /// Sends request `bytes` to `target`'s handler; a send still in flight is kept in `waits`.
 pub(crate) fn send(comm: &Communicator, target: usize, bytes: Vec<u8>, waits: &mut Vec<Wait>) -> Res {
     // SAFETY: the bytes are kept with the request until it completes (`Wait` drops it first).
-    let req = unsafe { comm.isend_raw(bytes.as_ptr(), bytes.len(), target, TAG_REQUEST, SendMode::Standard) }?;
+    let req = unsafe { comm.send_active_raw(target, HANDLER, bytes.as_ptr(), bytes.len()) }?;
     if !req.is_finished() {
         waits.push(Wait { req, staged: None, _bytes: bytes });
     }

@@ -1,10 +1,10 @@
 //! The target's side of passive-target and post/start/complete/wait synchronisation: an
-//! active-message handler (billboard's `Communicator::serve`) that runs inside this process's
+//! active-message handler (billboard's `Communicator::register_handler`) that runs inside this process's
 //! progress, whatever MPI call it is in (a wait, a receive, a barrier, a test), and applies
 //! the requests origins send it to the window memory. So a lock, a put or a flush needs the
 //! target only to be inside MPI, not to call a matching function.
 //!
-//! # Messages (tag [`TAG_REQUEST`] on the window's private communicator)
+//! # Messages (active messages to handler [`HANDLER`] on the window's private communicator)
 //!
 //! Native-endian 8-byte words (the ranks of a job share a byte order): word 0 the
 //! [`Request`] kind, word 1 its flags; an operation ([`Request::Op`]) then carries one
@@ -26,14 +26,14 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use billboard::engine::{Handler, Replies};
+use billboard::{ActiveHandler, ActiveMessage, Outbox};
 
 use super::target::{apply_data, Access, Kind};
 use crate::abi::*;
 use crate::ops::Combiner;
 
-/// Requests to the target's handler.
-pub(crate) const TAG_REQUEST: i32 = 3;
+/// The target's handler, on the window's own communicator.
+pub(crate) const HANDLER: u16 = 1;
 /// Answers from it, in request order.
 pub(crate) const TAG_ANSWER: i32 = 4;
 /// MPI_Win_post's word to each origin of its group.
@@ -155,7 +155,7 @@ impl Exposure {
     }
 
     /// Handles one request; false if it is a lock that must wait (nothing done then).
-    fn process(&mut self, origin: usize, msg: &[u8], out: &mut Replies) -> bool {
+    fn process(&mut self, origin: usize, msg: &[u8], out: &mut Outbox<'_>) -> bool {
         let word = |i: usize| msg.get(8 * i..8 * i + 8).map(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes")));
         let (Some(kind), Some(flags)) = (word(0).and_then(Request::from_word), word(1)) else {
             self.complain(origin, "a malformed RMA request");
@@ -174,7 +174,7 @@ impl Exposure {
                     self.held[origin] = Held::Exclusive;
                 }
                 if flags & ANSWER_WHEN_GRANTED != 0 {
-                    out.send(origin, TAG_ANSWER, Vec::new());
+                    self.answer(origin, Vec::new(), out);
                 }
             }
             Request::Unlock => {
@@ -184,10 +184,10 @@ impl Exposure {
                     Held::None => {}
                 }
                 self.held[origin] = Held::None;
-                out.send(origin, TAG_ANSWER, Vec::new());
+                self.answer(origin, Vec::new(), out);
                 self.grant_waiting(out);
             }
-            Request::Flush => out.send(origin, TAG_ANSWER, Vec::new()),
+            Request::Flush => self.answer(origin, Vec::new(), out),
             Request::Complete => {
                 self.counters.completes[origin].fetch_add(1, Ordering::Release);
             }
@@ -198,7 +198,7 @@ impl Exposure {
 
     /// Grants the locks at the head of the line while they can be, and handles what their
     /// origins sent behind them.
-    fn grant_waiting(&mut self, out: &mut Replies) {
+    fn grant_waiting(&mut self, out: &mut Outbox<'_>) {
         while let Some(&origin) = self.line.front() {
             let head = self.blocked[origin].front().expect("an origin in line has a blocked lock");
             if !self.process(origin, &head.clone(), out) {
@@ -217,7 +217,7 @@ impl Exposure {
     }
 
     /// Applies one operation to the window memory, answering a get-type one with its data.
-    fn operate(&mut self, origin: usize, bytes: &[u8], out: &mut Replies) {
+    fn operate(&mut self, origin: usize, bytes: &[u8], out: &mut Outbox<'_>) {
         let (access, data) = match Access::decode_one(bytes) {
             Ok(a) => a,
             Err(e) => return self.complain(origin, &e),
@@ -232,7 +232,7 @@ impl Exposure {
             self.complain(origin, &e);
         }
         if access.kind.fetches() {
-            out.send(origin, TAG_ANSWER, reply);
+            self.answer(origin, reply, out);
         }
     }
 
@@ -272,14 +272,22 @@ impl Exposure {
         }
     }
 
+    /// Answers `origin` (whose receive of it is posted).
+    fn answer(&self, origin: usize, bytes: Vec<u8>, out: &mut Outbox<'_>) {
+        if let Err(e) = out.send_message(origin, TAG_ANSWER, bytes) {
+            self.complain(origin, &e.to_string());
+        }
+    }
+
     /// A request that cannot be carried out: the origin checked it, so only a bug gets here.
     fn complain(&self, origin: usize, what: &str) {
         eprintln!("billboard MPI (rank {}): RMA request from rank {origin} on a window refused: {what}", self.me);
     }
 }
 
-impl Handler for Exposure {
-    fn handle(&mut self, origin: usize, payload: &[u8], out: &mut Replies) {
+impl ActiveHandler for Exposure {
+    fn on_message(&mut self, msg: ActiveMessage<'_>, out: &mut Outbox<'_>) {
+        let (origin, payload) = (msg.source, msg.payload);
         if origin >= self.blocked.len() {
             return self.complain(origin, "no such rank in the window's group");
         }
