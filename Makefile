@@ -22,11 +22,13 @@ all: build
 	@install -m 0755 target/release/libmpi.so $(DIST)/lib/libmpi.so.12
 	@for l in libmpich.so.12 libmpi.so libmpich.so; do ln -sf libmpi.so.12 $(DIST)/lib/$$l; done
 	@crates/mpi/fortran/build.sh target/release target/fortran
-	@install -m 0755 target/fortran/libmpichfort.so.12 $(DIST)/lib/libmpichfort.so.12
-	@ln -sf libmpichfort.so.12 $(DIST)/lib/libmpichfort.so
-	@install -m 0644 target/fortran/mpif.h $(DIST)/include/
+	@if [ -f target/fortran/libmpichfort.so.12 ]; then \
+	  install -m 0755 target/fortran/libmpichfort.so.12 $(DIST)/lib/libmpichfort.so.12; \
+	  ln -sf libmpichfort.so.12 $(DIST)/lib/libmpichfort.so; \
+	  install -m 0644 target/fortran/mpif.h $(DIST)/include/; \
+	  for f in mpifort mpif90 mpif77; do ln -sf mpicc $(DIST)/bin/$$f; done; \
+	fi
 	@for m in mpi.mod mpi_f08.mod; do if [ -f target/fortran/$$m ]; then install -m 0644 target/fortran/$$m $(DIST)/include/; fi; done
-	@for f in mpifort mpif90 mpif77; do ln -sf mpicc $(DIST)/bin/$$f; done
 	@install -m 0644 crates/pvm/include/pvm3.h $(DIST)/include/pvm3.h
 	@install -m 0755 target/release/libpvm.so $(DIST)/lib/libpvm3.so.3
 	@# The group calls live in libpvm3 itself; a program that needs libgpvm3.so.3 loads the same
