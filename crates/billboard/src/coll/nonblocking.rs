@@ -52,6 +52,12 @@ impl Collective {
     pub(super) fn finished(comm: &Communicator) -> Collective {
         Collective { engine: EngineLink::new(comm.engine()), id: None }
     }
+
+    /// Whether it ended inside the call that started it: what waits for its end can be done
+    /// at once.
+    pub fn ended(&self) -> bool {
+        self.id.is_none()
+    }
 }
 
 impl Drop for Collective {

@@ -339,6 +339,17 @@ pub unsafe extern "C" fn PMPI_Barrier(comm: MPI_Comm) -> c_int {
 /// data, free the copies it reads).
 pub(crate) type Started = (billboard::Collective, Option<Box<dyn FnOnce()>>);
 
+/// A started collective and what its end must do (unpack, let go of the buffers' views): done
+/// at once if it ended inside the call (a blocking form on the board), so the common small
+/// case boxes no closure.
+fn started(coll: billboard::Collective, at_end: impl FnOnce() + 'static) -> Started {
+    if coll.ended() {
+        at_end();
+        return (coll, None);
+    }
+    (coll, Some(Box::new(at_end)))
+}
+
 /// A collective in flight: what a nonblocking collective's request holds, and what a blocking
 /// one waits for. No collective needs a thread or a new communicator.
 pub(crate) struct Scheduled {

@@ -16,7 +16,7 @@ unsafe fn ibcast(buf: *mut c_void, count: i64, t: MPI_Datatype, root: c_int, c: 
     let dir = if root == InterRoot::Here { Dir::Read } else { Dir::Write };
     // A staged view lives until the end: the root's packed copy is what goes out.
     let v = view(&datatype::layout(t)?, buf, count, dir)?;
-    Ok((c.ibcast_at(v.ptr(), v.len(), root)?, Some(finish_view(v))))
+    Ok(started(c.ibcast_at(v.ptr(), v.len(), root)?, finish_view(v)))
 }
 
 counted! {
@@ -73,7 +73,7 @@ unsafe fn gatherv(
             no_in_place_on_inter(c, sendbuf)?;
             let send = send()?;
             let coll = c.igatherv_at(send.ptr(), send.len(), None, root, uniform)?;
-            return Ok((coll, Some(Box::new(move || drop(send)))));
+            return Ok(started(coll, move || drop(send)));
         }
     }
     not_in_place(recvbuf, "recvbuf")?;
@@ -85,7 +85,7 @@ unsafe fn gatherv(
     let send = if in_place || c.is_inter() { None } else { Some(send()?) };
     let (from, len) = if c.is_inter() { (no_data() as *const u8, 0) } else { contribution(&send, &recv, c.rank()) };
     let coll = c.igatherv_at(from, len, Some((recv.ptr(), recv.len(), recv.parts())), root, uniform)?;
-    Ok((coll, Some(Box::new(move || finish_parted(recv, send)))))
+    Ok(started(coll, move || finish_parted(recv, send)))
 }
 
 /// Ends the use of a parted receive buffer (unpacking it if staged) and of a send view.
@@ -96,12 +96,12 @@ pub(super) fn finish_parted(recv: Parted, send: Option<View>) {
 }
 
 /// Ends the use of a receive view: what it staged is unpacked.
-fn finish_view(v: View) -> Box<dyn FnOnce()> {
-    Box::new(move || {
+fn finish_view(v: View) -> impl FnOnce() {
+    move || {
         let len = v.len();
         // SAFETY: as in `finish_parted`.
         unsafe { v.finish(len) }
-    })
+    }
 }
 
 collective!([PMPI_Gather, PMPI_Igather, PMPI_Gather_c, PMPI_Igather_c, PMPI_Gather_init, PMPI_Gather_init_c], (
@@ -141,7 +141,7 @@ unsafe fn scatterv(
         InterRoot::Remote(_) => {
             let v = recv()?;
             let coll = c.iscatterv_at(None, v.ptr(), v.len(), root, uniform)?;
-            return Ok((coll, Some(finish_view(v))));
+            return Ok(started(coll, finish_view(v)));
         }
     }
     not_in_place(sendbuf, "sendbuf")?;
@@ -151,18 +151,15 @@ unsafe fn scatterv(
     // part stays where it is.
     if in_place(recvbuf) || c.is_inter() {
         let coll = c.iscatterv_at(whole, no_data(), 0, root, uniform)?;
-        return Ok((coll, Some(Box::new(move || drop(send)))));
+        return Ok(started(coll, move || drop(send)));
     }
     let v = recv()?;
     let coll = c.iscatterv_at(whole, v.ptr(), v.len(), root, uniform)?;
     let unpack = finish_view(v);
-    Ok((
-        coll,
-        Some(Box::new(move || {
-            drop(send);
-            unpack()
-        })),
-    ))
+    Ok(started(coll, move || {
+        drop(send);
+        unpack()
+    }))
 }
 
 collective!([PMPI_Scatter, PMPI_Iscatter, PMPI_Scatter_c, PMPI_Iscatter_c, PMPI_Scatter_init, PMPI_Scatter_init_c], (
@@ -196,7 +193,7 @@ unsafe fn allgatherv(
         if in_place(sendbuf) { None } else { Some(view(&datatype::layout(sendtype)?, sendbuf, sendcount, Dir::Read)?) };
     let (from, len) = contribution(&send, &recv, c.rank());
     let coll = c.iallgatherv_raw(from, len, recv.ptr(), recv.len(), recv.parts())?;
-    Ok((coll, Some(Box::new(move || finish_parted(recv, send)))))
+    Ok(started(coll, move || finish_parted(recv, send)))
 }
 
 collective!([PMPI_Allgather, PMPI_Iallgather, PMPI_Allgather_c, PMPI_Iallgather_c, PMPI_Allgather_init, PMPI_Allgather_init_c], (
@@ -231,24 +228,18 @@ unsafe fn alltoallv(
         let send = recv.bytes().to_vec();
         let from = (send.as_ptr(), send.len(), recv.parts());
         let coll = if uniform { c.ialltoall_raw(from, into) } else { c.ialltoallv_raw(from, into) }?;
-        return Ok((
-            coll,
-            Some(Box::new(move || {
-                drop(send);
-                finish_parted(recv, None)
-            })),
-        ));
+        return Ok(started(coll, move || {
+            drop(send);
+            finish_parted(recv, None)
+        }));
     }
     let send = parted(&datatype::layout(sendtype)?, sendbuf, send_shape.parts(), Dir::Read)?;
     let from = (send.ptr() as *const u8, send.len(), send.parts());
     let coll = if uniform { c.ialltoall_raw(from, into) } else { c.ialltoallv_raw(from, into) }?;
-    Ok((
-        coll,
-        Some(Box::new(move || {
-            drop(send);
-            finish_parted(recv, None)
-        })),
-    ))
+    Ok(started(coll, move || {
+        drop(send);
+        finish_parted(recv, None)
+    }))
 }
 
 /// Alltoallv's counts and displacements: the send side's (none in place), the receive side's.
