@@ -13,7 +13,7 @@ use crate::Communicator;
 thread_local! {
     /// Private copies of the slots the fold writes into (a poster's line is only read), kept
     /// for the next reduction: a collective in steady use allocates nothing.
-    static INTO: RefCell<(Vec<u8>, Vec<bool>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    static INTO: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Board {
@@ -43,20 +43,21 @@ impl Board {
             };
             // Slot n-1, where the result ends, is `recv`; the others written are copies.
             recv.copy_from_slice(vector(n - 1));
-            INTO.with_borrow_mut(|(copies, private)| {
+            INTO.with_borrow_mut(|copies| {
                 if copies.len() < len * n {
                     copies.resize(len * n, 0);
                 }
-                private.clear();
-                private.resize(n, false);
                 for (from, into) in binomial_fold(n) {
-                    if into + 1 < n && !private[into] {
+                    // At distance 1 (`from` even) `into` is written for the first time: its
+                    // poster's line is copied first; at larger distances both are slots
+                    // written before (`binomial_fold`).
+                    let first = from % 2 == 0;
+                    if first && into + 1 < n {
                         copies[into * len..][..len].copy_from_slice(vector(into));
-                        private[into] = true;
                     }
                     // `from` < `into`: its copy, if any, lies below.
                     let (lower, upper) = copies.split_at_mut(into * len);
-                    let from = if private[from] { &lower[from * len..][..len] } else { vector(from) };
+                    let from = if first { vector(from) } else { &lower[from * len..][..len] };
                     let into = if into + 1 == n { &mut *recv } else { &mut upper[..len] };
                     op(from, into);
                 }

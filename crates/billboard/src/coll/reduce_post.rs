@@ -11,7 +11,7 @@
 //! the tree's.
 
 use super::nonblocking::Plan;
-use super::schedule::binomial_fold;
+use super::schedule::{binomial_fold, folded_into};
 use crate::engine::sched::Local;
 use crate::Result;
 
@@ -39,7 +39,7 @@ impl Plan<'_, '_> {
         }
         // The fold writes into some slots: this rank's, if one of them, is a copy (what it
         // sends is not written); the last is `recv`, where the result ends.
-        let mine = match me + 1 < n && binomial_fold(n).any(|(_, into)| into == me) {
+        let mine = match me + 1 < n && folded_into(me, n) {
             true => self.scratch(len, Some(own)),
             false => own as *mut u8,
         };
