@@ -4,7 +4,7 @@
 //!
 //! The aliases are assembled here, in this crate's single object file (codegen-units = 1), and
 //! `exports.map` makes the linker export them. `tests/abi.rs` checks the built library: every
-//! `PMPI_` symbol has its weak `MPI_` twin.
+//! `PMPI_` symbol has its weak `MPI_` twin (and every `PMPIX_` its `MPIX_`).
 
 use std::ffi::{c_int, c_void};
 
@@ -640,6 +640,35 @@ weak_aliases!(
     Win_wait,
     Wtick,
     Wtime,
+);
+
+/// MPICH's extensions: `MPIX_X` is a weak alias of `PMPIX_X` (see `mpix/`).
+macro_rules! weak_mpix_aliases {
+    ($($name:ident),* $(,)?) => { $(
+        std::arch::global_asm!(concat!(
+            ".weak MPIX_", stringify!($name), "\n",
+            ".type MPIX_", stringify!($name), ",@function\n",
+            ".set MPIX_", stringify!($name), ", PMPIX_", stringify!($name),
+        ));
+    )* };
+}
+
+weak_mpix_aliases!(
+    Comm_agree,
+    Comm_failure_ack,
+    Comm_failure_get_acked,
+    Comm_revoke,
+    Comm_shrink,
+    Delete_error_class,
+    Delete_error_code,
+    Delete_error_string,
+    GPU_query_support,
+    Grequest_class_allocate,
+    Grequest_class_create,
+    Grequest_start,
+    Query_cuda_support,
+    Query_hip_support,
+    Query_ze_support,
 );
 
 /// A pointer-valued exported object (`int *const MPI_UNWEIGHTED`, ...).
