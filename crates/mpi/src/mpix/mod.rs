@@ -5,3 +5,33 @@
 
 mod ft;
 mod gpu;
+
+/// `MPIX_X` is a weak alias of `PMPIX_X`, as `exports.rs` makes `MPI_X` one of `PMPI_X`
+/// (`exports.map` exports them).
+macro_rules! weak_mpix_aliases {
+    ($($name:ident),* $(,)?) => { $(
+        std::arch::global_asm!(concat!(
+            ".weak MPIX_", stringify!($name), "\n",
+            ".type MPIX_", stringify!($name), ",@function\n",
+            ".set MPIX_", stringify!($name), ", PMPIX_", stringify!($name),
+        ));
+    )* };
+}
+
+weak_mpix_aliases!(
+    Comm_agree,
+    Comm_failure_ack,
+    Comm_failure_get_acked,
+    Comm_revoke,
+    Comm_shrink,
+    Delete_error_class,
+    Delete_error_code,
+    Delete_error_string,
+    GPU_query_support,
+    Grequest_class_allocate,
+    Grequest_class_create,
+    Grequest_start,
+    Query_cuda_support,
+    Query_hip_support,
+    Query_ze_support,
+);
