@@ -60,6 +60,15 @@ program use_mpi_interfaces
   if (sz /= 1) call fail('MPI_Sizeof of a character')
   call MPI_Sizeof(flag, sz, ierr)
   if (sz /= 4 .or. ierr /= MPI_SUCCESS) call fail('MPI_Sizeof of a logical')
+  ! Hand-declared interfaces: MPI_Aint_add/diff as functions; spawn's sentinels (compiled, not
+  ! run: nproc is never negative).
+  if (MPI_Aint_diff(MPI_Aint_add(100_MPI_ADDRESS_KIND, 28_MPI_ADDRESS_KIND), 100_MPI_ADDRESS_KIND) /= 28) &
+    call fail('MPI_Aint_add/MPI_Aint_diff')
+  if (nproc < 0) then
+    call MPI_Comm_spawn('x', MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, n, MPI_ERRCODES_IGNORE, ierr)
+    call MPI_Comm_spawn_multiple(1, ['x'], MPI_ARGVS_NULL, [1], [MPI_INFO_NULL], 0, MPI_COMM_SELF, n, &
+                                 MPI_ERRCODES_IGNORE, ierr)
+  end if
   call MPI_Comm_free(half, ierr)
   call MPI_Comm_free(cart, ierr)
   call MPI_Finalize(ierr)

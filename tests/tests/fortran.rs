@@ -279,6 +279,62 @@ fn use_mpi_rejects_a_wrong_argument_type() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The procedures a gfortran module file declares (it is gzip'd text: `'name' 'module' '' 1
+/// ((PROCEDURE ...`).
+fn module_procedures(file: &Path, module: &str) -> BTreeSet<String> {
+    let out = Command::new("zcat").arg(file).output().expect("run zcat");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let tail = format!("' '{module}' '' 1 ((PROCEDURE");
+    text.match_indices(&tail)
+        .filter_map(|(at, _)| text[..at].rfind('\'').map(|open| text[open + 1..at].to_string()))
+        .collect()
+}
+
+/// Our `mpi` module declares an explicit interface where MPICH 4.0.2's does (its mpi_base), so
+/// that what compiles with one compiles with the other: the same names but MPICH's
+/// extensions and the routines MPI-3 deleted (MPICH keeps interfaces for those).
+#[test]
+fn use_mpi_declares_the_interfaces_mpichs_module_declares() {
+    let Some(ours) = ours_module() else { return skip("use_mpi interfaces", "dist/ has no mpi.mod (run make)") };
+    let Some(mpich) = std::fs::read_dir("/usr/lib/x86_64-linux-gnu/fortran")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|d| d.path().join("mpich/mpi_base.mod"))
+        .find(|p| p.exists())
+    else {
+        return skip("use_mpi interfaces", "MPICH's mpi_base.mod is missing (apt-get install libmpich-dev)");
+    };
+    let ours = module_procedures(&ours, "mpi");
+    let theirs = module_procedures(&mpich, "mpi_base");
+    const DELETED: &[&str] = &[
+        "mpi_attr_delete",
+        "mpi_errhandler_create",
+        "mpi_errhandler_get",
+        "mpi_errhandler_set",
+        "mpi_keyval_free",
+        "mpi_type_extent",
+        "mpi_type_hindexed",
+        "mpi_type_hvector",
+        "mpi_type_lb",
+        "mpi_type_struct",
+        "mpi_type_ub",
+    ];
+    let missing: Vec<_> = theirs.difference(&ours).filter(|n| !DELETED.contains(&n.as_str())).collect();
+    // mpi_conversion_fn_null: mpif.h's EXTERNAL callback, a procedure in both (MPICH's in mpi_constants).
+    let extra: Vec<_> = ours
+        .difference(&theirs)
+        .filter(|n| !n.starts_with("mpix_") && n.as_str() != "mpi_conversion_fn_null")
+        .collect();
+    eprintln!("use mpi: {} procedures declared, MPICH's mpi_base {}", ours.len(), theirs.len());
+    assert!(missing.is_empty(), "MPICH's module declares these, ours not: {missing:?}");
+    assert!(
+        extra.is_empty(),
+        "ours declares these, MPICH's module not (programs it compiles may not compile with ours): {extra:?}"
+    );
+    assert!(theirs.len() > 200, "read only {} procedures from {}", theirs.len(), mpich.display());
+}
+
 fn ours_module() -> Option<PathBuf> {
     let m = root().join("dist/include/mpi.mod");
     m.exists().then_some(m)

@@ -13,7 +13,9 @@
   (the dummies are named as mpi.h names the C parameters; `ierror` last, not optional).
   Subroutines left to implicit interfaces, as in mpif.h: those with a choice buffer (any
   type), those written by hand (gen.py's SPECIAL: callbacks, attributes, spawn), those with
-  weights (MPI_UNWEIGHTED is a scalar where an array is due) and the functions MPI-3 deleted.
+  weights (MPI_UNWEIGHTED is a scalar where an array is due), the functions MPI-3 deleted,
+  and those MPICH 4.0.2's module leaves implicit too (MPICH_IMPLICIT), so that every program
+  that compiles with MPICH's module compiles with ours.
 """
 import re
 import sys
@@ -31,7 +33,8 @@ SIZEOFS = [("ch", "character(len=*)"), ("cx", "complex"), ("d", "double precisio
            ("i8", "integer(kind=8)"), ("l", "logical"), ("r", "real")]
 
 
-# SPECIAL subroutines whose Fortran form is simple enough to declare here.
+# The SPECIAL routines MPICH's module declares (their Fortran form is not the C one by
+# reference; f77_special.c implements them).
 HAND_WRITTEN = """
     subroutine MPI_Init(ierror)
       integer :: ierror
@@ -39,7 +42,45 @@ HAND_WRITTEN = """
     subroutine MPI_Init_thread(required, provided, ierror)
       integer :: required, provided, ierror
     end subroutine
+    subroutine MPI_Info_create_env(info, ierror)
+      integer :: info, ierror
+    end subroutine
+    subroutine MPI_File_create_errhandler(file_errhandler_fn, errhandler, ierror)
+      external :: file_errhandler_fn
+      integer :: errhandler, ierror
+    end subroutine
+    subroutine MPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror)
+      character(len=*) :: command, argv(*)
+      integer :: maxprocs, info, root, comm, intercomm, array_of_errcodes(*), ierror
+    end subroutine
+    subroutine MPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, &
+        array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+      integer :: count
+      character(len=*) :: array_of_commands(*), array_of_argv(count, *)
+      integer :: array_of_maxprocs(*), array_of_info(*), root, comm, intercomm, array_of_errcodes(*), ierror
+    end subroutine
+    function MPI_Aint_add(base, disp)
+      import :: MPI_ADDRESS_KIND
+      integer(kind=MPI_ADDRESS_KIND) :: MPI_Aint_add, base, disp
+    end function
+    function MPI_Aint_diff(addr1, addr2)
+      import :: MPI_ADDRESS_KIND
+      integer(kind=MPI_ADDRESS_KIND) :: MPI_Aint_diff, addr1, addr2
+    end function
 """
+
+
+# What MPICH 4.0.2's mpi_base.mod has no interface for, though it could (compared with
+# `zcat mpi_base.mod`): MPI-IO but its error handlers (ROMIO binds it apart), some topology
+# calls, and the calls on arrays of requests, which F77 programs call with one scalar request
+# when the count is 1 (a rank mismatch that an explicit interface would refuse).
+MPICH_IMPLICIT_PREFIXES = ("MPI_File_",)
+MPICH_EXPLICIT_FILE = {"MPI_File_call_errhandler", "MPI_File_get_errhandler", "MPI_File_set_errhandler"}
+MPICH_IMPLICIT = {"MPI_Cart_coords", "MPI_Cart_create", "MPI_Cart_get", "MPI_Cart_map",
+                  "MPI_Cart_rank", "MPI_Cart_sub", "MPI_Dims_create", "MPI_Graph_create",
+                  "MPI_Graph_neighbors", "MPI_Group_translate_ranks", "MPI_Startall",
+                  "MPI_Testall", "MPI_Testany", "MPI_Testsome", "MPI_Waitall", "MPI_Waitany",
+                  "MPI_Waitsome"}
 
 
 def declaration(cname, param):
@@ -65,7 +106,9 @@ def declaration(cname, param):
 
 def explicit(name, params):
     """Whether F77 subroutine `name` gets an explicit interface (see the module's doc)."""
-    if name in gen.SPECIAL or name in gen.F08_ABSENT:
+    if name in gen.SPECIAL or name in gen.F08_ABSENT or name in MPICH_IMPLICIT:
+        return False
+    if name.startswith(MPICH_IMPLICIT_PREFIXES) and name not in MPICH_EXPLICIT_FILE:
         return False
     parsed = [gen.parse_param(p) for p in params]
     return not (any(ty == "void" for _, ty, _, _ in parsed)
