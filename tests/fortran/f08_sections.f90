@@ -2,7 +2,9 @@
 ! (our module, and MPICH's with mpif90.mpich, run on our library): MPI_Isend from a strided
 ! section into MPI_Irecv of another strided section, a 2-D section with a column stride,
 ! MPI_Ibcast into a section, and a persistent receive into a section restarted 3 times. The
-! elements between the section's stay as they were. Prints "PASS f08_sections" on rank 0.
+! elements between the section's stay as they were. Then the same through the large-count
+! entries (INTEGER(MPI_COUNT_KIND) counts: mpi_isend_f08ts_large_ ...), with a blocking
+! MPI_Recv of a section (a packed copy). Prints "PASS f08_sections" on rank 0.
 program f08_sections
   use mpi_f08
   implicit none
@@ -58,6 +60,16 @@ program f08_sections
     if (any(b(2:20:4) /= -1) .or. any(b(4:20:4) /= -1)) call fail('outside the persistent section')
   end do
   call MPI_Request_free(req)
+
+  ! Large-count forms: a nonblocking send of a section and a blocking receive into one.
+  a = [(100 * rank + i, i = 1, 20)]
+  b = -1
+  call MPI_Isend(a(20:1:-3), 7_MPI_COUNT_KIND, MPI_INTEGER, right, 4, MPI_COMM_WORLD, req, ierr)
+  if (ierr /= MPI_SUCCESS) call fail('large-count MPI_Isend of a section refused')
+  call MPI_Recv(b(1:14:2), 7_MPI_COUNT_KIND, MPI_INTEGER, left, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  call MPI_Wait(req, MPI_STATUS_IGNORE)
+  if (any(b(1:14:2) /= [(100 * left + i, i = 20, 1, -3)])) call fail('large-count section exchange')
+  if (any(b(2:14:2) /= -1) .or. any(b(15:20) /= -1)) call fail('outside the large-count section')
   call MPI_Finalize()
   if (rank == 0) print '(a)', 'PASS f08_sections'
 contains
