@@ -2,7 +2,8 @@
 ! (our module, and MPICH's with mpif90.mpich, run on our library): MPI_Isend from a strided
 ! section into MPI_Irecv of another strided section, a 2-D section with a column stride,
 ! MPI_Ibcast into a section, and a persistent receive into a section restarted 3 times. The
-! elements between the section's stay as they were. Then the same through the large-count
+! elements between the section's stay as they were; a count smaller than the section uses its
+! first elements. Then the same through the large-count
 ! entries (INTEGER(MPI_COUNT_KIND) counts: mpi_isend_f08ts_large_ ...), with a blocking
 ! MPI_Recv of a section (a packed copy). Prints "PASS f08_sections" on rank 0.
 program f08_sections
@@ -60,6 +61,16 @@ program f08_sections
     if (any(b(2:20:4) /= -1) .or. any(b(4:20:4) /= -1)) call fail('outside the persistent section')
   end do
   call MPI_Request_free(req)
+
+  ! Fewer items than the section holds: its first elements, in array element order.
+  a = [(100 * rank + i, i = 1, 20)]
+  b = -1
+  call MPI_Irecv(b(1:20:2), 4, MPI_INTEGER, left, 5, MPI_COMM_WORLD, reqs(1), ierr)
+  call MPI_Isend(a(20:1:-2), 4, MPI_INTEGER, right, 5, MPI_COMM_WORLD, reqs(2), ierr)
+  if (ierr /= MPI_SUCCESS) call fail('MPI_Isend of the first elements of a section refused')
+  call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE)
+  if (any(b(1:7:2) /= [(100 * left + i, i = 20, 14, -2)])) call fail('the first elements of a section')
+  if (any(b(9:20) /= -1) .or. any(b(2:8:2) /= -1)) call fail('past the first elements of a section')
 
   ! Large-count forms: a nonblocking send of a section and a blocking receive into one.
   a = [(100 * rank + i, i = 1, 20)]

@@ -44,9 +44,11 @@ BBF_HIDDEN void bbf08_copy_done(struct bbf08_copy *t, int copy_back);
 /* For a call that keeps the buffer (MPI_Isend...): a non-contiguous section given with
  * (count, datatype) becomes the array's base address with one element of a derived datatype
  * that lays the section out in memory (*section, to pass with count 1 and free after the
- * call: the operation keeps its own reference), as MPICH's mpi_f08 does. Done when the section
- * is the whole buffer (count items of a contiguous datatype fill its elements exactly);
- * otherwise BBF08_NONCONTIGUOUS, and *section stays MPI_DATATYPE_NULL. */
+ * call: the operation keeps its own reference), as MPICH's mpi_f08 does. Done when the count
+ * items of a datatype without holes fill whole elements of the section (all of them: a vector
+ * per dimension; its first ones: a block at each element's address); otherwise
+ * BBF08_NONCONTIGUOUS. *section stays MPI_DATATYPE_NULL when none was made (count 0, or
+ * refused). */
 BBF_HIDDEN void *bbf08_section(const struct bbf_gfc_desc *d, MPI_Count count, MPI_Datatype datatype,
                                MPI_Datatype *section);
 /* Reports a buffer refused (a non-contiguous section that bbf08_section cannot describe, given
