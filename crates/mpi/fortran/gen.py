@@ -115,7 +115,10 @@ def sectionable(cname, params):
     out = {}
     for i, (_, ty, depth, name) in enumerate(parsed[:-2]):
         count, datatype = parsed[i + 1], parsed[i + 2]
-        if (ty == "void" and depth == 1 and name not in F08_NOT_CHOICE
+        # A buffer right after another shares its datatype (MPI_Ireduce_scatter_block's
+        # recvbuf: the datatype describes sendbuf too).
+        after_buffer = i > 0 and parsed[i - 1][1] == "void" and parsed[i - 1][2] == 1
+        if (ty == "void" and depth == 1 and name not in F08_NOT_CHOICE and not after_buffer
                 and count[2] == 0 and count[1] in ("int", "MPI_Count")
                 and datatype[2] == 0 and datatype[1] == "MPI_Datatype"):
             out[name] = (count[3], datatype[3])
@@ -131,7 +134,7 @@ def wrapper(cname, params, f08=False):
     names = [parse_param(p)[3] for p in params]
     sections = sectionable(cname, params) if f08 and keeps_buffer(cname) else {}
     # The count and datatype parameters of a sectionable buffer: name -> the buffer's name.
-    section_args = {arg: buf for buf, pair in sections.items() for arg in pair}
+    section_args = {arg: buf for buf, args in sections.items() for arg in args}
     for p in params:
         const, ty, depth, name = parse_param(p)
         if name in section_args:
