@@ -368,6 +368,7 @@ impl Communicator {
     /// collective `what`, in which a rank posts at most `post` bytes, and the caller
     /// `blocks` (waits for it at once: nonblocking forms keep their schedules). Agrees on the
     /// slot at the first such call.
+    #[inline]
     pub(crate) fn board_for(
         &self,
         what: Collective,
