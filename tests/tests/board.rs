@@ -65,3 +65,21 @@ fn board_waiters_that_sleep_at_once_still_finish() {
         run(n, "bb-board", &["20"], &env, T).assert_success();
     }
 }
+
+/// A communicator keeps its board choices between calls, until a tool changes a setting
+/// (`tunables::settings_generation`): a switch forced while the job runs takes effect at the
+/// next collective, and letting the table choose again brings the board back.
+#[test]
+fn a_forced_switch_takes_effect_at_the_next_collective() {
+    for n in [2, 3] {
+        let job = run(n, "bb-board", &["switch"], &[("BB_VERBOSE", "1")], T);
+        job.assert_success();
+        assert!(job.stdout().contains(&format!("ok switch on {n} ranks")), "{}", job.stdout());
+        let err = job.stderr();
+        let head = format!("]: barrier on a communicator of {n} ranks (one host, context 1)");
+        for by in ["(board", "(dissemination"] {
+            let lines = err.lines().filter(|l| l.contains(&head) && l.contains(by)).count();
+            assert_eq!(lines, n, "barrier {by} reported by every rank:\n{err}");
+        }
+    }
+}

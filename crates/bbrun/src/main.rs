@@ -29,10 +29,20 @@ use clap::Parser;
 use hosts::Placement;
 use launcher::Launcher;
 
+/// `bbrun --version`: this build, and the interfaces its libraries offer (as `mpichversion`
+/// tells MPICH's; a test checks them against the headers).
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\nMPI 4.0 (MPI_VERSION 4, MPI_SUBVERSION 0), binary compatible with MPICH 4.0.2: libmpi.so.12 \
+     (also as libmpich.so.12), libmpichfort.so.12\nPVM 3.4.6: libpvm3.so.3, libgpvm3.so.3\n\
+     Routes: shared memory (the billboard), TCP, UDP (BB_ROUTES)"
+);
+
 #[derive(Parser)]
 #[command(
     name = "bbrun",
     version,
+    long_version = LONG_VERSION,
     about = "Run a Billboard (or any PMI-1) parallel program on this host or on several",
     after_help = "Hosts named localhost or this machine's name run here, without the launcher.\n\
 MPIEXEC_TIMEOUT=S in the environment limits the job to S seconds: then every rank is killed and \
@@ -208,6 +218,24 @@ fn single_dash_options(args: impl IntoIterator<Item = OsString>) -> Vec<OsString
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The versions `--version` names are the ones the headers define.
+    #[test]
+    fn the_long_version_names_the_headers_versions() {
+        let header = |rel: &str| std::fs::read_to_string(format!("{}/../{rel}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let define = |text: &str, name: &str| {
+            text.lines()
+                .find_map(|l| {
+                    l.strip_prefix("#define ")?.strip_prefix(name).map(|v| v.trim().trim_matches('"').to_string())
+                })
+                .unwrap_or_else(|| panic!("{name} not defined"))
+        };
+        let mpi = header("mpi/include/mpi.h");
+        let (v, sub) = (define(&mpi, "MPI_VERSION"), define(&mpi, "MPI_SUBVERSION"));
+        assert!(LONG_VERSION.contains(&format!("MPI {v}.{sub} (MPI_VERSION {v}, MPI_SUBVERSION {sub})")));
+        let pvm = define(&header("pvm/include/pvm3.h"), "PVM_VER");
+        assert!(LONG_VERSION.contains(&format!("PVM {pvm}:")), "{pvm}");
+    }
 
     fn rewrite(args: &[&str]) -> Vec<String> {
         let args = args.iter().map(OsString::from);

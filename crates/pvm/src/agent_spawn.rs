@@ -1,6 +1,7 @@
 //! The host agent's spawning (`agent.rs`): starting `pvm_spawn`'s children with their tids
-//! and environment, waiting for each, and forwarding its output to the parent that catches
-//! it (`pvm_catchout`) or to the agent's log.
+//! and environment, waiting for each, and forwarding its output: as messages to the task the
+//! spawner named (`PvmOutputTid`, as pvmd sends them: Debian's console prints them), else to
+//! the parent that catches it (`pvm_catchout`), else to the agent's log.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -32,7 +33,7 @@ impl Agent {
         // Every tid is reserved, with the whole sibling list, before the first child runs:
         // a child that enrolls at once must already see all its siblings (spmd hung when the
         // first one saw only itself).
-        let (tids, catcher) = {
+        let (tids, sink) = {
             let mut st = self.lock();
             let mut tids = Vec::with_capacity(n);
             for _ in 0..n {
@@ -62,14 +63,20 @@ impl Agent {
                     rec.siblings = siblings.clone();
                 }
             }
-            (tids, st.catching.contains(&from).then_some(from))
+            let [to, tag, ctx] = req.output;
+            let sink = match (to, st.catching.contains(&from)) {
+                (t, _) if t != 0 => Sink::Messages { to, tag, ctx },
+                (_, true) => Sink::Catcher(from),
+                _ => Sink::Log,
+            };
+            (tids, sink)
         };
         tids.into_iter()
             .map(|tid| {
                 if tid < 0 {
                     return tid;
                 }
-                self.start_one(tid, &exe, req, catcher).map_or_else(
+                self.start_one(tid, &exe, req, sink).map_or_else(
                     |e| {
                         self.lock().tasks.remove(&tid);
                         e.code()
@@ -81,13 +88,7 @@ impl Agent {
     }
 
     /// Starts the child for the reserved `tid`.
-    fn start_one(
-        self: &Arc<Self>,
-        tid: i32,
-        exe: &Path,
-        req: &SpawnRequest,
-        catcher: Option<i32>,
-    ) -> Result<(), PvmError> {
+    fn start_one(self: &Arc<Self>, tid: i32, exe: &Path, req: &SpawnRequest, sink: Sink) -> Result<(), PvmError> {
         // The lock is held from the fork until the record holds the pid: a child that
         // enrolls at once waits for it.
         let mut st = self.lock();
@@ -99,6 +100,7 @@ impl Agent {
             .current_dir(if req.cwd.is_empty() { "/" } else { &req.cwd })
             .env(place::TID_ENV, tid.to_string())
             .env(place::DIR_ENV, &self.dir)
+            .env(place::OUTPUT_ENV, req.output.map(|v| v.to_string()).join(","))
             .stdin(Stdio::null())
             .stdout(Stdio::from(into.try_clone().map_err(|_| PvmError::OutOfRes)?))
             .stderr(Stdio::from(into));
@@ -124,51 +126,87 @@ impl Agent {
             rec.pid = pid;
         }
         drop(st);
-        // A parent that catches output hears where each child's begins, before its spawn
-        // returns, and where it ends, once both its pipes are closed (as pvmd says BEGIN and
-        // EOF).
-        self.tell_catcher(catcher, &Frame::Output { tid, event: OUTPUT_BEGIN, text: Vec::new() });
+        // Whoever takes the output hears where each child's begins, before its spawn returns,
+        // and where it ends, once both its pipes are closed (as pvmd says BEGIN and EOF).
+        self.tell_output(sink, tid, OUTPUT_BEGIN, &[]);
         let me = Arc::clone(self);
-        let reader = std::thread::spawn(move || me.forward_output(tid, catcher, std::fs::File::from(output)));
+        let reader = std::thread::spawn(move || me.forward_output(tid, sink, std::fs::File::from(output)));
         let me = Arc::clone(self);
         std::thread::spawn(move || {
             let _ = child.wait();
             // All its output is forwarded before anyone hears it ended (a parent that
             // caught it waits for its children to end, then for nothing more).
             let _ = reader.join();
-            me.tell_catcher(catcher, &Frame::Output { tid, event: OUTPUT_EOF, text: Vec::new() });
+            me.tell_output(sink, tid, OUTPUT_EOF, &[]);
             me.task_gone(tid);
         });
         Ok(())
     }
 
-    /// Sends `f` to the parent that catches a child's output, if there is one and it is still
-    /// here. Only the parent's connection is held while writing (not the agent's state): a
-    /// parent that does not read for a while stalls only its children's output.
-    fn tell_catcher(&self, catcher: Option<i32>, f: &Frame) -> bool {
-        let Some(w) = catcher.and_then(|parent| self.lock().writers.get(&parent).cloned()) else { return false };
+    /// Hands `sink` a child's line of output (without its newline), or the start or end of
+    /// it (`event`). Only the receiver's connection is held while writing (not the agent's
+    /// state): a task that does not read for a while stalls only its children's output.
+    /// False where the receiver is gone (a line then goes to the log).
+    fn tell_output(&self, sink: Sink, tid: i32, event: i32, line: &[u8]) -> bool {
+        let (to, f) = match sink {
+            Sink::Log => return false,
+            Sink::Catcher(parent) => (parent, Frame::Output { tid, event, text: line.to_vec() }),
+            Sink::Messages { to, tag, ctx } => (to, output_message(tid, event, line, tag, ctx)),
+        };
+        let Some(w) = self.lock().writers.get(&to).cloned() else { return false };
         let mut s = w.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = place::write_frame(&mut s, f);
+        let _ = place::write_frame(&mut s, &f);
         true
     }
 
-    /// A child's output, line by line: to the parent that caught it, else to the agent's log
-    /// (its stderr: `BB_PVM_LOG`, else nowhere), as pvmd writes it to its log.
-    fn forward_output(&self, tid: i32, catcher: Option<i32>, out: std::fs::File) {
+    /// A child's output, line by line: to its sink, else to the agent's log (its stderr:
+    /// `BB_PVM_LOG`, else nowhere), as pvmd writes it to its log.
+    fn forward_output(&self, tid: i32, sink: Sink, out: std::fs::File) {
         let mut r = BufReader::new(out);
         let mut line = Vec::new();
         while r.read_until(b'\n', &mut line).unwrap_or(0) > 0 {
             if line.last() == Some(&b'\n') {
                 line.pop();
             }
-            let f = Frame::Output { tid, event: OUTPUT_LINE, text: std::mem::take(&mut line) };
-            if let (false, Frame::Output { text, .. }) = (self.tell_catcher(catcher, &f), &f) {
+            if !self.tell_output(sink, tid, OUTPUT_LINE, &line) {
                 let mut e = std::io::stderr().lock();
-                let _ = writeln!(e, "[t{tid:x}] {}", String::from_utf8_lossy(text));
+                let _ = writeln!(e, "[t{tid:x}] {}", String::from_utf8_lossy(&line));
             }
             line.clear();
         }
     }
+}
+
+/// Where a spawned child's output goes.
+#[derive(Clone, Copy)]
+enum Sink {
+    /// The agent's log.
+    Log,
+    /// The parent, which called `pvm_catchout` (`Frame::Output`, printed by its library).
+    Catcher(i32),
+    /// Messages to task `to` with `tag` in context `ctx`, as pvmd sends them.
+    Messages { to: i32, tag: i32, ctx: i32 },
+}
+
+/// pvmd's output message (Debian's `pvmclaimo` reads it), in PVM's default encoding: the
+/// child's tid, then a byte count and the bytes (a line with its newline), or an event in
+/// the count: -1 the task was spawned, 0 its output ended.
+fn output_message(tid: i32, event: i32, line: &[u8], tag: i32, ctx: i32) -> Frame {
+    const TO_SPAWN: i32 = -1;
+    const TO_EOF: i32 = 0;
+    let mut data = tid.to_be_bytes().to_vec();
+    match event {
+        OUTPUT_BEGIN => data.extend(TO_SPAWN.to_be_bytes()),
+        OUTPUT_EOF => data.extend(TO_EOF.to_be_bytes()),
+        _ => {
+            data.extend((line.len() as i32 + 1).to_be_bytes());
+            data.extend(line);
+            data.push(b'\n');
+            // XDR pads a run of bytes to a multiple of 4.
+            data.resize(data.len().next_multiple_of(4), 0);
+        }
+    }
+    Frame::Message { src: place::HOST_TID, tag, ctx, enc: 0, data }
 }
 
 /// A pipe for a child's output: (reading end, writing end), both closed on exec.

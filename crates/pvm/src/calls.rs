@@ -41,6 +41,10 @@ const NO_PARENT: i32 = -23;
 const OPT_ROUTE: i32 = 1;
 const OPT_AUTO_ERR: i32 = 3;
 const OPT_SHOW_TIDS: i32 = 18;
+/// Where children's output goes (`PvmOutputTid`, `PvmOutputCode`, `PvmOutputContext`), and
+/// where this task's own goes (`PvmSelfOutput*`, set by its spawner).
+const OPT_OUTPUT: [usize; 3] = [4, 5, 21];
+const OPT_SELF_OUTPUT: [usize; 3] = [12, 13, 23];
 const ROUTE_DIRECT: i32 = 3;
 
 #[no_mangle]
@@ -160,6 +164,7 @@ pub unsafe extern "C" fn pvm_spawn(
             path: search_path(),
             env: exported_env(),
             cwd: std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default(),
+            output: OPT_OUTPUT.map(|o| lib.opts[o]),
         };
         let Frame::Spawned { tids: got } = lib.task()?.request(&Frame::Spawn(req))? else {
             return Err(PvmError::SysErr);
@@ -172,6 +177,25 @@ pub unsafe extern "C" fn pvm_spawn(
         }
         Ok(got.iter().filter(|&&t| t > 0).count() as c_int)
     })
+}
+
+/// A spawned task's output options, from its spawner (`place::OUTPUT_ENV`): its own output
+/// goes there, and so by default does its children's. The variable is dropped, as the tid
+/// is: a program this task starts by itself is not its child in PVM's sense.
+pub(crate) fn inherit_output(opts: &mut [i32; 32]) {
+    let Ok(text) = std::env::var(place::OUTPUT_ENV) else { return };
+    std::env::remove_var(place::OUTPUT_ENV);
+    let got: Vec<i32> = text.split(',').filter_map(|v| v.parse().ok()).collect();
+    if let [tid, tag, ctx] = got[..] {
+        // The program may have chosen its children's already, before it enrolled.
+        let chosen = opts[OPT_OUTPUT[0]] != 0;
+        for (i, v) in [tid, tag, ctx].into_iter().enumerate() {
+            opts[OPT_SELF_OUTPUT[i]] = v;
+            if !chosen {
+                opts[OPT_OUTPUT[i]] = v;
+            }
+        }
+    }
 }
 
 #[no_mangle]

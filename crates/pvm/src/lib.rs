@@ -45,10 +45,10 @@
 //!
 //! # Not yet
 //!
-//! One host only (`pvm_addhosts` answers `PvmNoHost`; the agent knows no other);
-//! output and trace redirection to a task (`PvmOutputTid`, `PvmTraceTid`: accepted, not acted
-//! on, so the console's `spawn -> prog` prints nothing; `pvm_catchout` works); messages on
-//! Billboard's engine (see above).
+//! One host only (`pvm_addhosts` answers `PvmNoHost`; the agent knows no other); trace
+//! redirection to a task (`PvmTraceTid`: accepted, not acted on; output redirection,
+//! `PvmOutputTid`, goes as pvmd's output messages, so Debian's console prints `spawn -> prog`);
+//! messages on Billboard's engine (see above).
 //!
 //! Layout: `error.rs` PVM's error codes and texts; `encoding.rs` how packed items become bytes
 //! (XDR and raw, byte by byte); `buffer.rs` message buffers and the table behind buffer ids;

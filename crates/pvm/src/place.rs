@@ -23,6 +23,9 @@ pub const ARCH: &str = "LINUX64";
 pub const DIR_ENV: &str = "BB_PVM_DIR";
 /// The tid the agent gave a task it spawned (read once by the child's library).
 pub const TID_ENV: &str = "BB_PVM_TID";
+/// A spawned task's output destination, inherited from its spawner: `tid,tag,context`
+/// (the child's `PvmSelfOutput*` options, and the default of its `PvmOutput*`).
+pub const OUTPUT_ENV: &str = "BB_PVM_OUTPUT";
 
 pub fn dir() -> PathBuf {
     match std::env::var_os(DIR_ENV) {

@@ -51,6 +51,7 @@ impl Lib {
                 libc::atexit(let_senders_go_at_exit);
             });
             crate::compat::pvmmytid.store(t.tid, std::sync::atomic::Ordering::Relaxed);
+            crate::calls::inherit_output(&mut self.opts);
             self.task = Some(t);
         }
         Ok(self.task.as_mut().expect("enrolled above"))

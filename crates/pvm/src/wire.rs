@@ -50,6 +50,9 @@ pub struct SpawnRequest {
     /// `NAME=value` pairs the spawner exports (`PVM_EXPORT`).
     pub env: Vec<String>,
     pub cwd: String,
+    /// Where the children's output goes as messages (`PvmOutputTid`, `PvmOutputCode`,
+    /// `PvmOutputContext` at the spawn): `[tid, tag, context]`, tid 0 for none.
+    pub output: [i32; 3],
 }
 
 /// One frame.
@@ -287,7 +290,10 @@ impl Frame {
                 .int(s.count)
                 .strs(&s.path)
                 .strs(&s.env)
-                .str(&s.cwd),
+                .str(&s.cwd)
+                .int(s.output[0])
+                .int(s.output[1])
+                .int(s.output[2]),
             Frame::Spawned { tids } => w.int(6).ints(tids),
             Frame::Kill { tid, sig } => w.int(7).int(*tid).int(*sig),
             Frame::Notify { what, tag, tids } => w.int(8).int(*what).int(*tag).ints(tids),
@@ -364,6 +370,7 @@ impl Frame {
                 path: r.strs()?,
                 env: r.strs()?,
                 cwd: r.str()?,
+                output: [r.int()?, r.int()?, r.int()?],
             }),
             6 => Frame::Spawned { tids: r.ints()? },
             7 => Frame::Kill { tid: r.int()?, sig: r.int()? },

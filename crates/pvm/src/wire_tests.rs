@@ -21,6 +21,7 @@ fn samples() -> Vec<Frame> {
             path: vec!["/usr/bin".into()],
             env: vec!["A=b".into()],
             cwd: "/tmp".into(),
+            output: [0x40001, 77, 3],
         }),
         Frame::Spawned { tids: vec![1, -7] },
         Frame::Kill { tid: 4, sig: 15 },

@@ -235,6 +235,53 @@ fn debians_console_configures_spawns_lists_and_halts() {
     assert!(String::from_utf8_lossy(&out.stderr).is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// `spawn -> prog` in Debian's console: the console sets `PvmOutputTid`/`PvmOutputCode`, and the
+/// children's output (grandchildren's too, who inherit them) comes back as pvmd's output
+/// messages, which the console prints per job.
+#[test]
+fn debians_console_prints_the_output_of_what_it_spawns() {
+    if !installed("pvm") || !installed("hello.pvm") || !installed("hello_other") {
+        return;
+    }
+    let vm = Vm::new("console_output");
+    // Line-buffered, so that the job's end shows before the console exits.
+    let mut c = vm.command("stdbuf");
+    c.args(["-oL", "/usr/bin/pvm"]).env("PVM_ROOT", "/usr/lib/pvm3").stdin(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = stdout.read(&mut buf) {
+                seen.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    use std::io::Write;
+    stdin.write_all(b"spawn -> hello.pvm\n").unwrap();
+    // The job's end is printed once every task's output ended.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !seen.lock().unwrap().contains("[1] finished") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stdin.write_all(b"halt\n").unwrap();
+    drop(stdin);
+    let out = finish(child, Duration::from_secs(30), "pvm console");
+    reader.join().unwrap();
+    let text = seen.lock().unwrap().clone();
+    vm.assert_nothing_left();
+    for want in
+        ["[1:t40002] i'm t40002\n", "[1:t40002] from t40003: hello, world from ", "[1:t40002] EOF\n", "[1] finished"]
+    {
+        assert!(text.contains(want), "the console did not print {want:?}:\n{text}");
+    }
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 #[test]
 fn timing_and_the_bandwidth_tests_run_to_their_end() {
     if !installed("timing") || !installed("timing_slave") {

@@ -185,10 +185,32 @@ fn lagging_reader(c: &Communicator) -> Res {
     Ok(())
 }
 
+/// `bb-board switch`: a barrier by the table (the board), one after a tool forced another
+/// algorithm (as MPI_T_cvar_write does), one after it let the table choose again: a
+/// communicator's kept board choice must follow the settings.
+fn switch(w: &Communicator) -> Res {
+    use billboard::coll::select::BARRIER;
+    w.barrier()?;
+    let by = BARRIER.algorithms.iter().position(|&a| a == "dissemination").expect("an algorithm of the switch");
+    BARRIER.set(Some(by));
+    w.barrier()?;
+    BARRIER.set(None);
+    w.barrier()?;
+    if w.rank() == 0 {
+        println!("ok switch on {} ranks", w.size());
+    }
+    Ok(())
+}
+
 fn main() -> Res {
-    let iters: usize = std::env::args().nth(1).map_or(Ok(120), |a| a.parse())?;
     let universe = billboard::init()?;
     let w = universe.world();
+    if std::env::args().nth(1).as_deref() == Some("switch") {
+        switch(&w)?;
+        universe.finalize()?;
+        return Ok(());
+    }
+    let iters: usize = std::env::args().nth(1).map_or(Ok(120), |a| a.parse())?;
     let mut other = w.dup()?;
     lagging_reader(&w)?;
     for i in 0..iters {
