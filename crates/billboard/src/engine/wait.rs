@@ -192,11 +192,27 @@ impl Shared {
                     continue;
                 }
                 let b = waiting.backoff.get_or_insert_with(|| Backoff::new(engine.oversubscribed()));
-                match b.step() {
+                let step = match b.step() {
                     Step::Spin => match hint {
-                        Some(peer) => b.spent(engine.spin_for(peer, SPIN_BURST)),
-                        None => std::hint::spin_loop(),
+                        Some(peer) => {
+                            b.spent(engine.spin_for(peer, SPIN_BURST));
+                            // A look that spent the rest of the spin (a socket poll with the
+                            // cores crowded) yields now, not after one more poll.
+                            if b.spin_over() {
+                                Step::Yield
+                            } else {
+                                Step::Spin
+                            }
+                        }
+                        None => {
+                            std::hint::spin_loop();
+                            Step::Spin
+                        }
                     },
+                    other => other,
+                };
+                match step {
+                    Step::Spin => {}
                     Step::Yield => {
                         drop(engine);
                         rustix::thread::sched_yield();
