@@ -171,6 +171,18 @@ impl Shared {
                         }
                     }
                 }
+                if waiting.backoff.is_none() && hint.is_some_and(|peer| engine.spin_for(peer, 0) == u32::MAX) {
+                    // The first look of a wait on a socket peer with the cores crowded (see
+                    // `Routes::spin_for`): what we wait for needs the peer to run, most likely
+                    // on this core, so hand it over before a poll that would find nothing.
+                    let mut b = Backoff::new(true);
+                    b.spent(u32::MAX);
+                    waiting.backoff = Some(b);
+                    drop(engine);
+                    rustix::thread::sched_yield();
+                    engine = self.lock();
+                    continue 'rounds;
+                }
                 if engine.progress(hint) {
                     if let Some(b) = waiting.backoff.as_mut() {
                         b.reset();
