@@ -171,7 +171,10 @@ impl Shared {
                         }
                     }
                 }
-                if waiting.backoff.is_none() && hint.is_some_and(|peer| engine.spin_for(peer, 0) == u32::MAX) {
+                if waiting.backoff.is_none()
+                    && engine.oversubscribed()
+                    && hint.is_some_and(|peer| engine.spin_for(peer, 0) == u32::MAX)
+                {
                     // The first look of a wait on a socket peer with the cores crowded (see
                     // `Routes::spin_for`): what we wait for needs the peer to run, most likely
                     // on this core, so hand it over before a poll that would find nothing.
