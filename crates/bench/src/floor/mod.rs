@@ -88,7 +88,7 @@ pub struct LatencyFloor {
     /// Blocking ping-pong through pipes (one byte at 0 B).
     pub pipe: Summary,
     /// Blocking ping-pong over loopback TCP (one byte at 0 B), and over connected UDP sockets
-    /// (up to 64 KiB): not in [`LatencyFloor::best_median`], never below the pipe.
+    /// (one datagram, up to 65,507 B): not in [`LatencyFloor::best_median`], never below the pipe.
     pub tcp: Summary,
     pub udp: Summary,
 }
