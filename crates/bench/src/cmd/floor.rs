@@ -9,7 +9,7 @@ use crate::Options;
 
 /// Columns: (human header, CSV header). The CSV starts with `size_bytes,oneway_us_median` (the
 /// latency floor: the faster bare ping-pong) like the `latency` CSV, so scripts read both alike.
-const COLUMNS: [(&str, &str); 14] = [
+const COLUMNS: [(&str, &str); 16] = [
     ("size", "size_bytes"),
     ("floor us", "oneway_us_median"),
     ("copy us", "copy_oneway_us_median"),
@@ -18,6 +18,8 @@ const COLUMNS: [(&str, &str); 14] = [
     ("1-copy us", "single_copy_oneway_us_median"),
     ("shared us", "shared_copy_oneway_us_median"),
     ("pipe us", "pipe_oneway_us_median"),
+    ("tcp blocking us", "tcp_blocking_oneway_us_median"),
+    ("udp blocking us", "udp_blocking_oneway_us_median"),
     ("exchange us", "exchange_us_median"),
     ("memcpy GB/s", "memcpy_gbps_median"),
     ("cold GB/s", "memcpy_cold_gbps_median"),
@@ -39,7 +41,7 @@ pub fn run(options: &Options) -> CmdResult {
     } else {
         println!(
             "# floor: bare shared-memory ping-pong, one-way us = round trip / 2 (copy: through shared \
-             memory; 1-copy: process_vm_readv; shared: readv of the front half while the sender writes the back; pipe: blocking reads on two pipes), exchange us = iteration / 2, copy bandwidth in GB/s (1e9 B/s)"
+             memory; 1-copy: process_vm_readv; shared: readv of the front half while the sender writes the back; pipe: blocking reads on two pipes; tcp, udp blocking: the same over loopback sockets), exchange us = iteration / 2, copy bandwidth in GB/s (1e9 B/s)"
         );
         print!("{}", table.render_aligned());
     }
@@ -65,6 +67,8 @@ fn floor_table(
             p.single_copy.median,
             p.shared_copy.median,
             p.pipe.median,
+            p.tcp.median,
+            p.udp.median,
             exchange[i].median,
             c.memcpy.median,
             c.memcpy_cold.median,
@@ -88,13 +92,20 @@ mod tests {
     #[test]
     fn csv_leads_with_size_and_oneway_median_and_picks_the_best_copy() {
         let copy = CopyFloor { memcpy: s(10.0), memcpy_cold: s(4.0), vm_readv: s(12.0), vm_shared: s(20.0) };
-        let latency = LatencyFloor { copy: s(0.25), single_copy: s(0.75), shared_copy: s(0.5), pipe: s(3.0) };
+        let latency = LatencyFloor {
+            copy: s(0.25),
+            single_copy: s(0.75),
+            shared_copy: s(0.5),
+            pipe: s(3.0),
+            tcp: s(4.0),
+            udp: s(3.5),
+        };
         let csv = floor_table(&[8], &[latency], &[s(0.5)], &[copy], true).render_csv();
         let mut lines = csv.lines();
         assert!(lines.next().unwrap().starts_with("size_bytes,oneway_us_median,"));
         assert_eq!(
             lines.next().unwrap(),
-            "8,0.2500,0.2500,0.2500,0.2500,0.7500,0.5000,3.000,0.5000,10.00,4.000,12.00,20.00,20.00"
+            "8,0.2500,0.2500,0.2500,0.2500,0.7500,0.5000,3.000,4.000,3.500,0.5000,10.00,4.000,12.00,20.00,20.00"
         );
     }
 }

@@ -66,7 +66,7 @@ pub fn run(options: &Options) -> CmdResult {
 }
 
 /// The bare ping-pongs the latency floor is the fastest of, shown beside it.
-pub fn floor_extras(floor: &[LatencyFloor]) -> [Extra; 4] {
+pub fn floor_extras(floor: &[LatencyFloor]) -> [Extra; 6] {
     [
         Extra {
             human: "copy floor us",
@@ -87,6 +87,16 @@ pub fn floor_extras(floor: &[LatencyFloor]) -> [Extra; 4] {
             human: "pipe floor us",
             csv: "pipe_floor_oneway_us_median",
             values: floor.iter().map(|f| f.pipe.median).collect(),
+        },
+        Extra {
+            human: "tcp blocking floor us",
+            csv: "tcp_blocking_floor_oneway_us_median",
+            values: floor.iter().map(|f| f.tcp.median).collect(),
+        },
+        Extra {
+            human: "udp blocking floor us",
+            csv: "udp_blocking_floor_oneway_us_median",
+            values: floor.iter().map(|f| f.udp.median).collect(),
         },
     ]
 }

@@ -14,6 +14,9 @@
 //!     limits. One copy instead of two wins from a few KiB on.
 //!   - *pipe*: two processes blocked in `read` on a pipe each, woken by the other's `write`:
 //!     the kernel's hand-over, the floor where spinning loses (two processes on one core).
+//!   - *TCP*, *UDP* (shown beside, not part of the fastest): the same blocking ping-pong over a
+//!     loopback TCP connection and a pair of connected UDP sockets, the one-core floors of the
+//!     TCP and UDP routes (each socket's protocol stack on top of the hand-over).
 //! - Exchange floor ([`exchange`]): the copy channel with both sides sending at once.
 //! - Bandwidth floor ([`copy_bandwidth`]): `memcpy` within one process (the cost of one copy,
 //!   cache-resident and not), `process_vm_readv` from the forked peer's memory, and both
@@ -27,9 +30,9 @@
 //! Every function here but the TCP and UDP floors' forks its own peer and reaps it before returning; see [`crate::peer`].
 //! The figures assume two otherwise idle CPUs: [`warn_if_busy`] says when they are not.
 
+mod blocking;
 mod channel;
 mod copy;
-mod pipe;
 pub mod tcp;
 pub mod udp;
 
@@ -84,6 +87,10 @@ pub struct LatencyFloor {
     pub shared_copy: Summary,
     /// Blocking ping-pong through pipes (one byte at 0 B).
     pub pipe: Summary,
+    /// Blocking ping-pong over loopback TCP (one byte at 0 B), and over connected UDP sockets
+    /// (one datagram, up to 65,507 B): not in [`LatencyFloor::best_median`], never below the pipe.
+    pub tcp: Summary,
+    pub udp: Summary,
 }
 
 impl LatencyFloor {
@@ -93,6 +100,8 @@ impl LatencyFloor {
         single_copy: Summary::MISSING,
         shared_copy: Summary::MISSING,
         pipe: Summary::MISSING,
+        tcp: Summary::MISSING,
+        udp: Summary::MISSING,
     };
 
     /// The floor figure of the latency tables: the fastest of the bare protocols (a message
@@ -107,13 +116,17 @@ pub fn pingpong(sizes: &[usize], trials: Trials) -> io::Result<Vec<LatencyFloor>
     let copy = channel::run(sizes, trials, channel::Pattern::PingPong)?;
     let single_copy = channel::single_copy_pingpong(sizes, trials, false)?;
     let shared_copy = channel::single_copy_pingpong(sizes, trials, true)?;
-    let pipe = pipe::pingpong(sizes, trials)?;
+    let pipe = blocking::pingpong(blocking::Kind::Pipe, sizes, trials)?;
+    let tcp = blocking::pingpong(blocking::Kind::Tcp, sizes, trials)?;
+    let udp = blocking::pingpong(blocking::Kind::Udp, sizes, trials)?;
     Ok((0..sizes.len())
         .map(|i| LatencyFloor {
             copy: copy[i],
             single_copy: single_copy[i],
             shared_copy: shared_copy[i],
             pipe: pipe[i],
+            tcp: tcp[i],
+            udp: udp[i],
         })
         .collect())
 }

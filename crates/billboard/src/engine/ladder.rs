@@ -53,10 +53,20 @@ impl Backoff {
         }
     }
 
-    /// Counts `pauses` more spins than the one [`Backoff::step`] counted (a burst).
+    /// Counts `pauses` more spins than the one [`Backoff::step`] counted (a burst), against the
+    /// spin phase only: spinning never stands in for yields, so a channel that says a look cost
+    /// it the whole spin (`u32::MAX`: a socket poll while ranks crowd the cores) sends the
+    /// waiter to yield next, not to sleep.
     #[inline]
     pub fn spent(&mut self, pauses: u32) {
-        self.rounds += (pauses as usize).saturating_sub(1);
+        let spun = self.rounds.saturating_add((pauses as usize).saturating_sub(1));
+        self.rounds = spun.min(self.spin.max(self.rounds));
+    }
+
+    /// Whether the spin phase is used up (the next step yields, or sleeps).
+    #[inline]
+    pub fn spin_over(&self) -> bool {
+        self.rounds >= self.spin
     }
 
     /// Goes straight to yielding (a waiter whose peer needs this core to go on).
@@ -69,5 +79,38 @@ impl Backoff {
     #[inline]
     pub fn reset(&mut self) {
         self.rounds = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn yields(step: Step) -> bool {
+        matches!(step, Step::Yield)
+    }
+
+    #[test]
+    fn a_look_that_spends_the_whole_spin_yields_next_and_never_sleeps_early() {
+        // Ranks crowd the cores and the awaited peer is behind a socket: one empty poll says
+        // it spent everything (u32::MAX); the waiter must yield now, not sleep.
+        let mut b = Backoff::new(true);
+        assert!(matches!(b.step(), Step::Spin));
+        assert!(!b.spin_over());
+        b.spent(u32::MAX);
+        assert!(b.spin_over());
+        assert!(yields(b.step()), "the next step hands the core over");
+        // Bursts counted within the spin phase still add up as before.
+        let mut b = Backoff::new(true);
+        let _ = b.step();
+        b.spent(16);
+        assert_eq!(b.rounds, 16);
+        assert!(!b.spin_over());
+        // A burst past the end of the spin phase stops at its end: yields come next.
+        b.spent(1000);
+        assert_eq!(b.rounds, b.spin);
+        assert!(yields(b.step()));
+        b.reset();
+        assert!(matches!(b.step(), Step::Spin));
     }
 }

@@ -171,6 +171,21 @@ impl Shared {
                         }
                     }
                 }
+                if waiting.backoff.is_none()
+                    && engine.oversubscribed()
+                    && hint.is_some_and(|peer| engine.spin_for(peer, 0) == u32::MAX)
+                {
+                    // The first look of a wait on a socket peer with the cores crowded (see
+                    // `Routes::spin_for`): what we wait for needs the peer to run, most likely
+                    // on this core, so hand it over before a poll that would find nothing.
+                    let mut b = Backoff::new(true);
+                    b.spent(u32::MAX);
+                    waiting.backoff = Some(b);
+                    drop(engine);
+                    rustix::thread::sched_yield();
+                    engine = self.lock();
+                    continue 'rounds;
+                }
                 if engine.progress(hint) {
                     if let Some(b) = waiting.backoff.as_mut() {
                         b.reset();
@@ -192,11 +207,27 @@ impl Shared {
                     continue;
                 }
                 let b = waiting.backoff.get_or_insert_with(|| Backoff::new(engine.oversubscribed()));
-                match b.step() {
+                let step = match b.step() {
                     Step::Spin => match hint {
-                        Some(peer) => b.spent(engine.spin_for(peer, SPIN_BURST)),
-                        None => std::hint::spin_loop(),
+                        Some(peer) => {
+                            b.spent(engine.spin_for(peer, SPIN_BURST));
+                            // A look that spent the rest of the spin (a socket poll with the
+                            // cores crowded) yields now, not after one more poll.
+                            if b.spin_over() {
+                                Step::Yield
+                            } else {
+                                Step::Spin
+                            }
+                        }
+                        None => {
+                            std::hint::spin_loop();
+                            Step::Spin
+                        }
                     },
+                    other => other,
+                };
+                match step {
+                    Step::Spin => {}
                     Step::Yield => {
                         drop(engine);
                         rustix::thread::sched_yield();

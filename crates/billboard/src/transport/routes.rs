@@ -256,14 +256,20 @@ impl Channel for Routes {
         }
     }
 
-    /// A peer over TCP is found by the poll itself, a `recv` that costs as much as
-    /// [`TCP_POLL_PAUSES`]: counted as spent, so a waiter on TCP spins as long as one on the
-    /// billboard, not many times longer (on one core it kept the peer off the core 50 `recv`s
-    /// per message, 20 µs where one yield hands over).
+    /// A peer over a socket (TCP, UDP) is found by the poll itself, a `recv` that costs as much
+    /// as [`TCP_POLL_PAUSES`]: counted as spent, so a waiter on a socket spins as long as one on
+    /// the billboard, not many times longer (on one core it kept the peer off the core 50
+    /// `recv`s per message, 20 µs where one yield hands over). When ranks outnumber the cores,
+    /// the peer that must answer most likely waits for this one: a poll that found nothing
+    /// spends the whole spin (`u32::MAX`), so the waiter yields at once (two ranks on one core,
+    /// 8 B one-way: 3.2 µs with four polls before each yield, see bench/README.md).
     #[inline]
     fn spin_for(&self, peer: usize, spins: u32) -> u32 {
         match self.table[peer].index {
             REMOTE => {
+                if self.shm.oversubscribed() {
+                    return u32::MAX;
+                }
                 std::hint::spin_loop();
                 TCP_POLL_PAUSES
             }

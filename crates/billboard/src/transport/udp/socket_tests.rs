@@ -94,3 +94,34 @@ fn timers_run_while_a_rank_only_polls() {
     }
     assert_eq!(arrived as u64, 1 + ch.ep.stats.timeouts);
 }
+
+/// Polls `ch` until it hands over a record.
+fn take_one(ch: &mut UdpChannel) {
+    let start = Instant::now();
+    while ch.poll(None, |_, _, _| {}) == 0 {
+        assert!(start.elapsed() < Duration::from_secs(5), "nothing came");
+    }
+}
+
+#[test]
+fn a_ping_pong_receives_one_datagram_at_a_time_and_a_stream_in_batches() {
+    // Every poll of a rank that yields before polling (a crowded core) finds its datagram;
+    // answered each time, it is a ping-pong, and a batch receive (recvmmsg) would cost more
+    // than a single one for the one datagram there is.
+    let mut eps = endpoints(2);
+    let mut b = eps.pop().unwrap();
+    let mut a = eps.pop().unwrap();
+    for _ in 0..4 {
+        a.try_send(1, &Header::default(), b"ping").unwrap();
+        take_one(&mut b);
+        b.try_send(0, &Header::default(), b"pong").unwrap();
+        take_one(&mut a);
+        assert!(!a.busy && !b.busy, "a ping-pong takes single receives");
+    }
+    // Records that come unanswered, one per poll: a stream, read in batches from the second.
+    for _ in 0..3 {
+        a.try_send(1, &Header::default(), b"more").unwrap();
+        take_one(&mut b);
+    }
+    assert!(b.busy, "a stream takes batches");
+}
