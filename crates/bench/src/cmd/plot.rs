@@ -27,6 +27,9 @@ const LINES: &[(&str, &str, RGBColor)] = &[
     ("openmpi", "Open MPI", RGBColor(0x2c, 0xa0, 0x2c)),
 ];
 
+/// One implementation's line: its label, colour and (size, median us) points.
+type Line<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
+
 /// (op, ranks) -> implementation -> size -> the runs' medians.
 type Runs = BTreeMap<(String, u32), BTreeMap<String, BTreeMap<u64, Vec<f64>>>>;
 
@@ -74,7 +77,7 @@ fn median(v: &[f64]) -> f64 {
 }
 
 fn draw(path: &Path, op: &str, ranks: u32, by_impl: &BTreeMap<String, BTreeMap<u64, Vec<f64>>>) -> CmdResult {
-    let series: Vec<(&str, RGBColor, Vec<(f64, f64)>)> = LINES
+    let series: Vec<Line> = LINES
         .iter()
         .filter_map(|&(key, label, colour)| {
             let sizes = by_impl.get(key)?;
@@ -102,9 +105,10 @@ fn draw(path: &Path, op: &str, ranks: u32, by_impl: &BTreeMap<String, BTreeMap<u
         .y_desc("us (median)")
         .draw()?;
     for (label, colour, line) in series {
-        chart.draw_series(LineSeries::new(line.clone(), colour.stroke_width(2)))?.label(label).legend(move |(x, y)| {
-            PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-        });
+        chart
+            .draw_series(LineSeries::new(line.clone(), colour.stroke_width(2)))?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
         chart.draw_series(line.into_iter().map(|p| Circle::new(p, 3, colour.filled())))?;
     }
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
@@ -138,7 +142,8 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(svg.contains("Billboard") && svg.contains("Open MPI") && !svg.contains("MPICH"));
         // Each implementation's line (and its legend mark) in its colour; none for MPICH.
-        let stroke = |rgb: &str| svg.matches(&format!("<polyline fill=\"none\" opacity=\"1\" stroke=\"#{rgb}\"")).count();
+        let stroke =
+            |rgb: &str| svg.matches(&format!("<polyline fill=\"none\" opacity=\"1\" stroke=\"#{rgb}\"")).count();
         assert_eq!((stroke("D62728"), stroke("2CA02C"), stroke("1F77B4")), (2, 2, 0), "{svg}");
     }
 }
