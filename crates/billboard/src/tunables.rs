@@ -9,8 +9,18 @@
 //! ([`Tunable::set`], MPI_T_cvar_write), but only a tunable whose code reads it at each use
 //! ([`Effect`]) takes a new value into account: one read once at setup says so, and refuses.
 
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Once;
+
+/// How many times a tool has set a tunable or a switch in this process: a choice cached from
+/// them (a communicator's board algorithms, `coll/board.rs`) holds while this has not moved.
+static SETTINGS: AtomicU64 = AtomicU64::new(0);
+
+/// The current count of [`SETTINGS`] changes.
+#[inline]
+pub(crate) fn settings_generation() -> u64 {
+    SETTINGS.load(Ordering::Relaxed)
+}
 
 /// A numeric setting read from the environment (`BB_...`), else its default.
 pub struct Tunable {
@@ -122,6 +132,7 @@ impl Tunable {
         self.read_once();
         self.value.store(value, Ordering::Relaxed);
         self.origin.store(Origin::Tool.code(), Ordering::Relaxed);
+        SETTINGS.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
@@ -190,6 +201,7 @@ impl Switch {
         }
         self.forced();
         self.value.store(forced.map_or(0, |i| i + 1), Ordering::Relaxed);
+        SETTINGS.fetch_add(1, Ordering::Relaxed);
         true
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::context::{self, ContextPool};
 use super::datatype::{Buffer, BufferMut};
 use super::request::{Request, Status};
-use crate::coll::board::{Board, BoardPool};
+use crate::coll::board::{Board, BoardChoices, BoardPool};
 use crate::engine::matching::{Envelope, Pattern};
 use crate::engine::request::Completion;
 use crate::engine::{EngineRef, Helper, Pending};
@@ -131,6 +131,8 @@ struct Inner {
     boards: Arc<BoardPool>,
     /// The board slot of this communicator, once its first board collective agreed on one.
     board: std::sync::OnceLock<Option<Board>>,
+    /// Which collectives run on the board, and how, once asked (`coll/board.rs`).
+    board_choices: BoardChoices,
 }
 
 impl Drop for Inner {
@@ -164,6 +166,7 @@ impl Communicator {
                 joined: Vec::new(),
                 boards: Arc::new(BoardPool::default()),
                 board: std::sync::OnceLock::new(),
+                board_choices: BoardChoices::default(),
             }),
         }
     }
@@ -186,6 +189,7 @@ impl Communicator {
             joined: Vec::new(),
             boards: self.inner.boards.clone(),
             board: std::sync::OnceLock::new(),
+            board_choices: BoardChoices::default(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -695,6 +699,7 @@ impl Communicator {
             joined: self.inner.joined.clone(),
             boards: self.inner.boards.clone(),
             board: std::sync::OnceLock::new(),
+            board_choices: BoardChoices::default(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -794,6 +799,7 @@ impl Communicator {
             joined: self.inner.joined.clone(),
             boards: self.inner.boards.clone(),
             board: std::sync::OnceLock::new(),
+            board_choices: BoardChoices::default(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -885,12 +891,22 @@ impl Communicator {
         &self.inner.boards
     }
 
+    pub(crate) fn board_choices(&self) -> &BoardChoices {
+        &self.inner.board_choices
+    }
+
     /// This communicator's board slot, agreed by the first call (collective: every member
     /// calls it at the same collective); `None` where it has none.
+    #[inline]
     pub(crate) fn board(&self) -> Result<Option<&Board>> {
-        if let Some(b) = self.inner.board.get() {
-            return Ok(b.as_ref());
+        match self.inner.board.get() {
+            Some(b) => Ok(b.as_ref()),
+            None => self.agree_board(),
         }
+    }
+
+    #[cold]
+    fn agree_board(&self) -> Result<Option<&Board>> {
         let agreed = match self.is_inter() || self.size() < 2 {
             true => None,
             false => Board::agree(self)?,

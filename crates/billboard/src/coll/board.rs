@@ -368,6 +368,7 @@ impl Communicator {
     /// collective `what`, in which a rank posts at most `post` bytes, and the caller
     /// `blocks` (waits for it at once: nonblocking forms keep their schedules). Agrees on the
     /// slot at the first such call.
+    #[inline]
     pub(crate) fn board_for(
         &self,
         what: Collective,
@@ -377,6 +378,44 @@ impl Communicator {
         if !blocks {
             return Ok(None);
         }
+        if post > DATA {
+            return self.choose_board_cells(what, post);
+        }
+        // The choice depends on the communicator and the settings alone: made once, it is
+        // read back while no tool changed a setting (a collective's choice is made per call).
+        let generation = crate::tunables::settings_generation() + 1;
+        let word = self.board_choices().0[what as usize].load(Ordering::Relaxed);
+        if word >> 8 == generation {
+            return Ok(match (word & 0xff) as usize {
+                0 => None,
+                by => self.board()?.map(|b| (b, what.algorithms()[by - 1])),
+            });
+        }
+        self.choose_board(what, post, generation)
+    }
+
+    #[cold]
+    fn choose_board(&self, what: Collective, post: usize, generation: u64) -> Result<Option<(&Board, &'static str)>> {
+        let by = board_by(self, what, post);
+        let board = match by {
+            Some(_) => self.board()?,
+            None => None,
+        };
+        let chosen = by.filter(|_| board.is_some());
+        if let Some(by) = chosen {
+            report(self, what, by, "", post);
+        }
+        let index = chosen.and_then(|by| what.algorithms().iter().position(|&a| a == by)).map_or(0, |i| i + 1);
+        self.board_choices().0[what as usize].store(generation << 8 | index as u64, Ordering::Relaxed);
+        Ok(board.zip(chosen))
+    }
+}
+
+impl Communicator {
+    /// The board's cells past one data area (`board_bcast_cells.rs`): a choice by size, so
+    /// made at each call, like the tables of messages.
+    #[cold]
+    fn choose_board_cells(&self, what: Collective, post: usize) -> Result<Option<(&Board, &'static str)>> {
         let Some(by) = board_by(self, what, post) else { return Ok(None) };
         let board = self.board()?;
         if board.is_some() {
@@ -385,6 +424,12 @@ impl Communicator {
         Ok(board.map(|b| (b, by)))
     }
 }
+
+/// A communicator's board choices, one word per collective ([`Collective`] as index): the
+/// settings generation they were made under (above the low byte; 0: not made yet), and the
+/// algorithm (the low byte: 0 none, i + 1 algorithm i of the collective's switch).
+#[derive(Default)]
+pub(crate) struct BoardChoices([AtomicU64; 8]);
 
 #[cfg(test)]
 mod tests {

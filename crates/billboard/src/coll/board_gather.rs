@@ -14,15 +14,30 @@ impl Board {
     pub(crate) unsafe fn gather(
         &self,
         comm: &Communicator,
-        (send, part): (*const u8, usize),
+        send: (*const u8, usize),
         recv: Option<(*mut u8, Layout<'_>)>,
+        root: usize,
+    ) {
+        self.gather_at(comm, send, recv.map(|(buf, layout)| (buf, |r: usize| layout[r])), root)
+    }
+
+    /// [`Board::gather`] with rank r's place in `recv` given by `at(r)`: (offset, length).
+    ///
+    /// # Safety
+    /// As for [`Board::gather`]: at the root `recv` holds every part `at` names.
+    pub(crate) unsafe fn gather_at(
+        &self,
+        comm: &Communicator,
+        (send, part): (*const u8, usize),
+        recv: Option<(*mut u8, impl Fn(usize) -> (usize, usize))>,
         root: usize,
     ) {
         let (e, me) = (self.epoch(), self.rank());
         match recv.filter(|_| me == root) {
             None => self.post(comm, e, part, |at| std::ptr::copy_nonoverlapping(send, at, part)),
-            Some((buf, layout)) => {
-                for (r, &(d, l)) in layout.iter().enumerate() {
+            Some((buf, at)) => {
+                for r in 0..self.size() {
+                    let (d, l) = at(r);
                     let l = l.min(part);
                     if r == me {
                         std::ptr::copy(send, buf.add(d), l);

@@ -15,6 +15,21 @@ impl Board {
         &self,
         comm: &Communicator,
         send: Option<(*const u8, Layout<'_>)>,
+        recv: (*mut u8, usize),
+        part: usize,
+        root: usize,
+    ) {
+        self.scatter_at(comm, send.map(|(buf, layout)| (buf, |r: usize| layout[r].0)), recv, part, root)
+    }
+
+    /// [`Board::scatter`] with rank r's part at offset `at(r)` of the root's `send`.
+    ///
+    /// # Safety
+    /// As for [`Board::scatter`]: at the root `send` holds `part` bytes at every `at(r)`.
+    pub(crate) unsafe fn scatter_at(
+        &self,
+        comm: &Communicator,
+        send: Option<(*const u8, impl Fn(usize) -> usize)>,
         (recv, recv_len): (*mut u8, usize),
         part: usize,
         root: usize,
@@ -22,13 +37,13 @@ impl Board {
         let (e, me, n) = (self.epoch(), self.rank(), self.size());
         let all = n * part;
         match send.filter(|_| me == root) {
-            Some((buf, layout)) => {
-                self.post(comm, e, all, |at| {
-                    for (r, &(d, _)) in layout.iter().enumerate() {
-                        std::ptr::copy_nonoverlapping(buf.add(d), at.add(r * part), part);
+            Some((buf, at)) => {
+                self.post(comm, e, all, |into| {
+                    for r in 0..n {
+                        std::ptr::copy_nonoverlapping(buf.add(at(r)), into.add(r * part), part);
                     }
                 });
-                std::ptr::copy(buf.add(layout[me].0), recv, part.min(recv_len));
+                std::ptr::copy(buf.add(at(me)), recv, part.min(recv_len));
             }
             None => {
                 self.wait_for(comm, root, e);

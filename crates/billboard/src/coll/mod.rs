@@ -42,6 +42,7 @@ mod nonblocking;
 mod reduce;
 mod reduce_post;
 mod reduce_split;
+mod rooted;
 mod scan;
 pub(crate) mod schedule;
 pub mod select;

@@ -526,6 +526,11 @@ pub(crate) enum Collective {
 }
 
 impl Collective {
+    /// The algorithms of its switch (`BB_COLL_<NAME>`).
+    pub(crate) fn algorithms(self) -> &'static [&'static str] {
+        self.name_and_switch().1.algorithms
+    }
+
     pub(super) fn name_and_switch(self) -> (&'static str, &'static Switch) {
         match self {
             Collective::Bcast => ("bcast", &BCAST),

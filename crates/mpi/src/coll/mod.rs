@@ -47,9 +47,32 @@ unsafe fn reduction_source(sendbuf: *const c_void, recvbuf: *mut c_void, len: us
     Ok(slice(sendbuf, len)?.as_ptr())
 }
 
-/// A copy of the `len` bytes a reduction contributes (see [`reduction_source`]).
-unsafe fn reduction_input(sendbuf: *const c_void, recvbuf: *mut c_void, len: usize) -> Res<Vec<u8>> {
-    Ok(std::slice::from_raw_parts(reduction_source(sendbuf, recvbuf, len)?, len).to_vec())
+thread_local! {
+    /// The copy of an in-place reduction's contribution, kept for the next one: a reduction in
+    /// steady use allocates nothing.
+    static CONTRIBUTION: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Runs `f` on the `len` bytes a blocking reduction contributes (see [`reduction_source`]):
+/// its send buffer where it lies, or with MPI_IN_PLACE a copy, since the result overwrites
+/// the receive buffer they lie in.
+unsafe fn with_contribution<R>(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    len: usize,
+    f: impl FnOnce(&[u8]) -> Res<R>,
+) -> Res<R> {
+    let source = std::slice::from_raw_parts(reduction_source(sendbuf, recvbuf, len)?, len);
+    if !in_place(sendbuf) {
+        return f(source);
+    }
+    // Taken, not borrowed: a user's operator that reduces again gets a buffer of its own.
+    let mut copy = CONTRIBUTION.take();
+    copy.clear();
+    copy.extend_from_slice(source);
+    let result = f(&copy);
+    CONTRIBUTION.set(copy);
+    result
 }
 
 /// Where a reduction's result lands: the program's buffer itself, or, for a type with holes, a
@@ -159,6 +182,12 @@ impl std::ops::Deref for CommRef {
 }
 
 fn combiner(op: MPI_Op, t: MPI_Datatype) -> Res<ops::Combiner> {
+    // A predefined operator on a builtin type needs none of the tables (their lock, lookups).
+    if (MPI_MAX..=MPI_NO_OP).contains(&op) && builtin_datatype_size(t).is_some() {
+        if let Some(c) = ops::predefined(op, t) {
+            return Ok(c);
+        }
+    }
     crate::state::with(|m| ops::combiner(m, op, t)).expect("MPI is running")
 }
 
@@ -171,11 +200,22 @@ fn reduction(op: MPI_Op, t: MPI_Datatype, layout: &datatype::Layout) -> Res<bill
     .expect("MPI is running")
 }
 
-/// Whether a blocking reduction of `count` elements of `t` (to a root when `rooted`) runs as
-/// its schedule (start + wait): every algorithm but the binomial tree, whose direct form
-/// allocates less.
-fn scheduled_reduction(c: &Communicator, count: i64, t: MPI_Datatype, rooted: bool) -> Res<bool> {
-    Ok(c.reduction_scheduled(datatype::layout(t)?.reduce_bytes(count)?, rooted)?)
+/// The layout of `t` and the bytes of `count` elements, where a blocking reduction of them (to a
+/// root when `rooted`) runs the direct binomial tree or the board; `None` where it runs as its
+/// schedule (start + wait): on an intercommunicator, and wherever the table chooses another
+/// algorithm.
+fn direct_reduction(
+    c: &Communicator,
+    count: i64,
+    t: MPI_Datatype,
+    rooted: bool,
+) -> Res<Option<(datatype::Layout, usize)>> {
+    if c.is_inter() {
+        return Ok(None);
+    }
+    let layout = datatype::layout(t)?;
+    let len = layout.reduce_bytes(count)?;
+    Ok((!c.reduction_scheduled(len, rooted)?).then_some((layout, len)))
 }
 
 /// What a rooted collective's `root` makes of this process: the root (`Here`), a process that

@@ -42,6 +42,11 @@ counted! {
     }
 }
 
+/// `count` elements per rank for `n` ranks do not fit a count.
+fn count_overflow(count: i64, n: usize) -> crate::error::MpiError {
+    err(MPI_ERR_COUNT, format!("count {count} per rank for {n} ranks overflows a count"))
+}
+
 /// Where a rank's contribution lies: its send view, or in place its part of the receive
 /// buffer (`part` of `recv`).
 unsafe fn contribution(send: &Option<View>, recv: &Parted, part: usize) -> (*const u8, usize) {
@@ -104,13 +109,70 @@ fn finish_view(v: View) -> impl FnOnce() {
     }
 }
 
-collective!([PMPI_Gather, PMPI_Igather, PMPI_Gather_c, PMPI_Igather_c, PMPI_Gather_init, PMPI_Gather_init_c], (
+nonblocking!([PMPI_Igather, PMPI_Igather_c, PMPI_Gather_init, PMPI_Gather_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
-), |c| {
-    let shape = |c: &Communicator| Ok(Shape::Uniform(c.peers(), recvcount.into()));
-    gatherv((sendbuf, sendcount.into(), sendtype), (recvbuf, true), shape, recvtype, root, c)
-});
+), |c| igather((sendbuf, sendcount.into(), sendtype), (recvbuf, recvcount.into(), recvtype), root, c));
+
+/// Gather as a schedule.
+unsafe fn igather(
+    send: (*const c_void, i64, MPI_Datatype),
+    (recvbuf, recvcount, recvtype): (*mut c_void, i64, MPI_Datatype),
+    root: c_int,
+    c: &Communicator,
+) -> Res<Started> {
+    let shape = |c: &Communicator| Ok(Shape::Uniform(c.peers(), recvcount));
+    gatherv(send, (recvbuf, true), shape, recvtype, root, c)
+}
+
+counted! {
+    [PMPI_Gather; Count = c_int] [PMPI_Gather_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm,
+    ) -> c_int {
+        let (send, recv) = ((sendbuf, sendcount.into(), sendtype), (recvbuf, recvcount.into(), recvtype));
+        call_unlocked(FUNCTION, comm, || {
+            let c = comm_ref(comm)?;
+            let start = |c: &Communicator| igather(send, recv, root, c);
+            if let Some(done) = inter_blocking(&c, start) {
+                return done;
+            }
+            // On an intracommunicator the parts lie one after another: the whole buffer is one
+            // view, and the direct form runs (nothing built per call).
+            let r = match check_root(&c, root)? {
+                InterRoot::Remote(r) => {
+                    let v = view(&datatype::layout(sendtype)?, sendbuf, send.1, Dir::Read)?;
+                    return Ok(c.gather_parts(v.ptr(), v.len(), no_data(), r)?);
+                }
+                _ => c.rank(),
+            };
+            not_in_place(recvbuf, "recvbuf")?;
+            let n = c.size();
+            let whole = recv.1.checked_mul(n as i64).ok_or_else(|| count_overflow(recv.1, n))?;
+            let dir = if in_place(sendbuf) { Dir::Both } else { Dir::Write };
+            let recv = view(&datatype::layout(recvtype)?, recvbuf, whole, dir)?;
+            let part = recv.len() / n.max(1);
+            let send = match in_place(sendbuf) {
+                true => None,
+                false => Some(view(&datatype::layout(sendtype)?, sendbuf, send.1, Dir::Read)?),
+            };
+            if send.as_ref().is_some_and(|v| v.len() != part) {
+                // The root's own part differs in length from its parts to receive: the schedule
+                // checks and copies what fits.
+                drop((send, recv));
+                let (coll, done) = billboard::coll::blocking(true, || start(&c))?;
+                return Scheduled { coll, done }.wait();
+            }
+            let from = send.as_ref().map_or(recv.ptr().wrapping_add(r * part), View::ptr);
+            c.gather_parts(from, part, recv.ptr(), r)?;
+            drop(send);
+            let len = recv.len();
+            recv.finish(len);
+            Ok(())
+        })
+    }
+}
 
 collective!([PMPI_Gatherv, PMPI_Igatherv, PMPI_Gatherv_c, PMPI_Igatherv_c, PMPI_Gatherv_init, PMPI_Gatherv_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
@@ -162,13 +224,76 @@ unsafe fn scatterv(
     }))
 }
 
-collective!([PMPI_Scatter, PMPI_Iscatter, PMPI_Scatter_c, PMPI_Iscatter_c, PMPI_Scatter_init, PMPI_Scatter_init_c], (
+nonblocking!([PMPI_Iscatter, PMPI_Iscatter_c, PMPI_Scatter_init, PMPI_Scatter_init_c], (
     sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int
-), |c| {
-    let shape = |c: &Communicator| Ok(Shape::Uniform(c.peers(), sendcount.into()));
-    scatterv((sendbuf, true), shape, sendtype, (recvbuf, recvcount.into(), recvtype), root, c)
-});
+), |c| iscatter((sendbuf, sendcount.into(), sendtype), (recvbuf, recvcount.into(), recvtype), root, c));
+
+/// Scatter as a schedule.
+unsafe fn iscatter(
+    (sendbuf, sendcount, sendtype): (*const c_void, i64, MPI_Datatype),
+    recv: (*mut c_void, i64, MPI_Datatype),
+    root: c_int,
+    c: &Communicator,
+) -> Res<Started> {
+    let shape = |c: &Communicator| Ok(Shape::Uniform(c.peers(), sendcount));
+    scatterv((sendbuf, true), shape, sendtype, recv, root, c)
+}
+
+counted! {
+    [PMPI_Scatter; Count = c_int] [PMPI_Scatter_c; Count = MPI_Count]
+    fn(
+        sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm,
+    ) -> c_int {
+        let (send, recv) = ((sendbuf, sendcount.into(), sendtype), (recvbuf, recvcount.into(), recvtype));
+        call_unlocked(FUNCTION, comm, || {
+            let c = comm_ref(comm)?;
+            let start = |c: &Communicator| iscatter(send, recv, root, c);
+            if let Some(done) = inter_blocking(&c, start) {
+                return done;
+            }
+            // As in MPI_Gather: the root's parts are one view, the direct form runs.
+            let into = || -> Res<View> {
+                not_in_place(recvbuf, "recvbuf (in place only at the root)")?;
+                view(&datatype::layout(recvtype)?, recvbuf, recv.1, Dir::Write)
+            };
+            let r = match check_root(&c, root)? {
+                InterRoot::Remote(r) => {
+                    let v = into()?;
+                    c.scatter_parts(no_data(), v.len(), (v.ptr(), v.len()), r)?;
+                    let len = v.len();
+                    v.finish(len);
+                    return Ok(());
+                }
+                _ => c.rank(),
+            };
+            not_in_place(sendbuf, "sendbuf")?;
+            let n = c.size();
+            let whole = send.1.checked_mul(n as i64).ok_or_else(|| count_overflow(send.1, n))?;
+            let parts = view(&datatype::layout(sendtype)?, sendbuf, whole, Dir::Read)?;
+            let part = parts.len() / n.max(1);
+            let mine = match in_place(recvbuf) {
+                true => None,
+                false => Some(into()?),
+            };
+            if mine.as_ref().is_some_and(|v| v.len() != part) {
+                // As in MPI_Gather: the schedule checks and copies what fits.
+                drop((parts, mine));
+                let (coll, done) = billboard::coll::blocking(true, || start(&c))?;
+                return Scheduled { coll, done }.wait();
+            }
+            let at = mine.as_ref().map_or((no_data(), 0), |v| (v.ptr(), v.len()));
+            c.scatter_parts(parts.ptr(), part, at, r)?;
+            drop(parts);
+            if let Some(v) = mine {
+                let len = v.len();
+                v.finish(len);
+            }
+            Ok(())
+        })
+    }
+}
 
 collective!([PMPI_Scatterv, PMPI_Iscatterv, PMPI_Scatterv_c, PMPI_Iscatterv_c, PMPI_Scatterv_init, PMPI_Scatterv_init_c], (
     sendbuf: *const c_void, sendcounts: *const Count, displs: *const Disp, sendtype: MPI_Datatype,

@@ -68,21 +68,18 @@ counted! {
                 _ => c.rank(),
             };
             // An intercommunicator's form, and large vectors, are schedules: started and waited for.
-            if c.is_inter() || scheduled_reduction(&c, count, t, true)? {
+            let Some((layout, len)) = direct_reduction(&c, count, t, true)? else {
                 let (coll, done) = ireduce((sendbuf, recvbuf, count, t, op), root, &c)?;
                 return Scheduled { coll, done }.wait();
-            }
-            let layout = datatype::layout(t)?;
-            let len = layout.reduce_bytes(count)?;
+            };
             let mut combine = combiner(op, t)?;
-            let is_root = c.rank() == at;
-            // Only the root's receive buffer matters (and may take MPI_IN_PLACE).
-            let send = if is_root { reduction_input(sendbuf, recvbuf, len)? } else { slice(sendbuf, len)?.to_vec() };
-            let mut land = if is_root { Some(Landing::new(layout, count, recvbuf, len)?) } else { None };
-            c.reduce_bytes(&send, land.as_mut().map(Landing::bytes), at, &mut combine)?;
-            if let Some(land) = land {
-                land.finish();
+            if c.rank() != at {
+                // Only the root's receive buffer matters (and may take MPI_IN_PLACE).
+                return Ok(c.reduce_bytes(slice(sendbuf, len)?, None, at, &mut combine)?);
             }
+            let mut land = Landing::new(layout, count, recvbuf, len)?;
+            with_contribution(sendbuf, recvbuf, len, |send| Ok(c.reduce_bytes(send, Some(land.bytes()), at, &mut combine)?))?;
+            land.finish();
             Ok(())
         })
     }
@@ -101,16 +98,13 @@ counted! {
         let count = i64::from(count);
         call_unlocked(FUNCTION, comm, || {
             let c = comm_ref(comm)?;
-            if c.is_inter() || scheduled_reduction(&c, count, t, false)? {
+            let Some((layout, len)) = direct_reduction(&c, count, t, false)? else {
                 let (coll, done) = iallreduce((sendbuf, recvbuf, count, t, op), &c)?;
                 return Scheduled { coll, done }.wait();
-            }
-            let layout = datatype::layout(t)?;
-            let len = layout.reduce_bytes(count)?;
+            };
             let mut combine = combiner(op, t)?;
-            let send = reduction_input(sendbuf, recvbuf, len)?;
             let mut land = Landing::new(layout, count, recvbuf, len)?;
-            c.allreduce_bytes(&send, land.bytes(), &mut combine)?;
+            with_contribution(sendbuf, recvbuf, len, |send| Ok(c.allreduce_bytes(send, land.bytes(), &mut combine)?))?;
             land.finish();
             Ok(())
         })
@@ -185,9 +179,8 @@ unsafe fn reduce_scatter_now(
         return Scheduled { coll, done }.wait();
     }
     let mut combine = combiner(op, t)?;
-    let send = reduction_input(sendbuf, recvbuf, total)?;
     let mut all = vec![0u8; total];
-    c.allreduce_bytes(&send, &mut all, &mut combine)?;
+    with_contribution(sendbuf, recvbuf, total, |send| Ok(c.allreduce_bytes(send, &mut all, &mut combine)?))?;
     datatype::layout(t)?.copy_data(instances(t, l)?, &all[d..d + l], slice_mut(recvbuf, l)?);
     Ok(())
 }
@@ -261,9 +254,10 @@ unsafe fn scan_now(
         let layout = datatype::layout(t)?;
         let len = layout.reduce_bytes(count)?;
         let mut combine = combiner(op, t)?;
-        let send = reduction_input(sendbuf, recvbuf, len)?;
         let mut land = Landing::new(layout, count, recvbuf, len)?;
-        c.scan_bytes(&send, land.bytes(), &mut combine, exclusive)?;
+        with_contribution(sendbuf, recvbuf, len, |send| {
+            Ok(c.scan_bytes(send, land.bytes(), &mut combine, exclusive)?)
+        })?;
         land.finish();
         Ok(())
     })
