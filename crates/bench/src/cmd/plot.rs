@@ -103,6 +103,7 @@ fn draw(path: &Path, op: &str, ranks: u32, by_impl: &BTreeMap<String, BTreeMap<u
         .configure_mesh()
         .x_desc("bytes (a rank's part for gather, scatter, allgather, alltoall)")
         .y_desc("us (median)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
         .draw()?;
     for (label, colour, line) in series {
         chart
