@@ -4,7 +4,8 @@
 # interleaved: ROUNDS rounds, each running the three one after another at every rank count,
 # so a busy neighbour hurts all three alike. Prints per (op, ranks, size) the median over rounds
 # of each run's median, and billboard / min(MPICH, Open MPI). CSVs land in RESULTS_DIR
-# (default target/bench-results/coll).
+# (default target/bench-results/coll), and `bb-bench plot` (beside BBRUN, or BB_BENCH) draws
+# them into RESULTS_DIR/svg: one SVG per collective and rank count.
 #
 # Environment: BBRUN (default dist/bin/bbrun), BBRUN_BEFORE (another build's bbrun, e.g. of the
 # commit before a change: an extra "before" column, same rounds), RANKS (default "2 4"), OPS (default
@@ -111,3 +112,10 @@ sort -t, -k2,2 -k3,3n -k4,4n "$RESULTS/all.csv" | awk -F, '
             printf "%-10s %5s %9s %11s %11s %11s %11s %9s %9s\n", f[1], f[2], f[3], x == "" ? "-" : x, b, p, o, rx, r
         }
     }' | tee "$RESULTS/summary.txt"
+# One SVG per collective and rank count (time against size, a line per implementation).
+BB_BENCH=${BB_BENCH:-$(dirname "$BBRUN")/bb-bench}
+if [ -x "$BB_BENCH" ]; then
+    "$BB_BENCH" plot "$RESULTS/all.csv" "$RESULTS/svg" >/dev/null && log "plots in $RESULTS/svg" || log "bb-bench plot failed"
+else
+    log "no $BB_BENCH: no plots (bb-bench plot $RESULTS/all.csv DIR draws them)"
+fi

@@ -142,7 +142,7 @@ fn a_sleeping_rank_is_woken_by_its_data_on_either_route() {
 /// oversubscribe the 2 cores): bb-coll checks every result against the value each rank
 /// computes alone. Large messages go by the pipelined copy here (single copies off); the
 /// table's own mix and the copies are in `collectives_by_the_table_and_by_copies`.
-const ALGORITHMS: [&[(&str, &str)]; 5] = [
+const ALGORITHMS: [&[(&str, &str)]; 6] = [
     &[
         ("BB_COLL_BCAST", "post"),
         ("BB_COLL_BARRIER", "post"),
@@ -179,6 +179,9 @@ const ALGORITHMS: [&[(&str, &str)]; 5] = [
         ("BB_COLL_SCATTER", "board"),
         ("BB_COLL_ALLTOALL", "board"),
     ],
+    // Broadcasts past one data area in cells of the board (a partial last cell at 8193,
+    // 10,000 and 300,000 B), and every collective message from 1 byte by rendezvous.
+    &[("BB_COLL_BCAST", "board-cells"), ("BB_COLL_RENDEZVOUS_MIN", "1")],
 ];
 
 #[test]
@@ -187,6 +190,22 @@ fn collectives_on_1_to_8_ranks_by_every_algorithm() {
         let env: Vec<_> = algorithms.iter().copied().chain([("BB_SHM_SINGLE_COPY", "0")]).collect();
         for n in 1..=8 {
             let job = run(n, "bb-coll", &["large"], &env, T);
+            job.assert_success();
+            assert!(job.stdout().contains(&format!("ok coll on {n} ranks")), "{env:?}: {}", job.stdout());
+        }
+    }
+}
+
+/// The messages of the data-moving collectives go by rendezvous from `BB_COLL_RENDEZVOUS_MIN`
+/// bytes (the receiver's single copy; the pipeline where single copies are off), posts split
+/// into a send each: every part of 0 B to 1 MiB, every root, in place and not (bb-coll's
+/// `sizes`), and broadcasts in the board's cells beside them.
+#[test]
+fn collective_messages_by_rendezvous_below_the_eager_limit() {
+    for copies in ["1", "0"] {
+        let env = [("BB_COLL_RENDEZVOUS_MIN", "1"), ("BB_COLL_BCAST", "board-cells"), ("BB_SHM_SINGLE_COPY", copies)];
+        for n in [2, 3, 5] {
+            let job = run(n, "bb-coll", &["large", "sizes"], &env, T);
             job.assert_success();
             assert!(job.stdout().contains(&format!("ok coll on {n} ranks")), "{env:?}: {}", job.stdout());
         }

@@ -12,6 +12,7 @@
 //! bb-bench tcp-floor --connect A:P     #   ping-pong and streaming, polled and blocking sockets
 //! bb-bench udp-floor --listen A:P      # raw UDP floor, one end; on the other end:
 //! bb-bench udp-floor --connect A:P     #   polled ping-pong and streaming per datagram size
+//! bb-bench plot all.csv DIR            # SVGs of bench/peers/coll.sh's table, one per collective
 //! ```
 
 mod cmd;
@@ -58,6 +59,8 @@ enum Command {
     TcpFloor(cmd::tcp_floor::TcpFloorArgs),
     /// Raw UDP between two processes (no engine): polled ping-pong and streaming per datagram size.
     UdpFloor(cmd::udp_floor::UdpFloorArgs),
+    /// SVGs of `bench/peers/coll.sh`'s CSV: time against size per collective, a line per implementation.
+    Plot(cmd::plot::PlotArgs),
 }
 
 /// Options every subcommand takes.
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
         Command::Am(o) => cmd::am(o),
         Command::TcpFloor(args) => cmd::tcp_floor::run(args),
         Command::UdpFloor(args) => cmd::udp_floor::run(args),
+        Command::Plot(args) => cmd::plot::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -281,6 +281,8 @@ pub fn layers() -> &'static [Layer] {
                 &coll::BOARD,
                 &coll::BARRIER_POST_MIN,
                 &coll::BCAST_TREE_MAX,
+                &coll::BCAST_CELLS_MAX,
+                &coll::RENDEZVOUS_MIN,
                 &coll::BCAST_SCATTER_MIN,
                 &coll::REDUCE_SPLIT_MIN,
                 &coll::REDUCE_SPLIT_MIN_MANY,

@@ -1,6 +1,7 @@
 //! One file per subcommand; `engine.rs` holds what the engine subcommands share.
 
 pub mod floor;
+pub mod plot;
 pub mod tcp_floor;
 pub mod udp_floor;
 

@@ -14,8 +14,11 @@ impl Communicator {
         if root >= n {
             return Err(Error::InvalidRank { rank: root, size: n });
         }
-        if let Some((board, _)) = self.board_for(super::select::Collective::Bcast, buf.len(), true)? {
-            board.bcast(self, buf, root);
+        if let Some((board, by)) = self.board_for(super::select::Collective::Bcast, buf.len(), true)? {
+            match by {
+                "board-cells" => board.bcast_cells(self, buf, root),
+                _ => board.bcast(self, buf, root),
+            }
             return Ok(());
         }
         if super::select::bcast_by(self, buf.len()) != super::select::BcastBy::Tree {
@@ -26,8 +29,12 @@ impl Communicator {
         if let Some(parent) = binomial_parent(self.rank(), root, n) {
             self.recv_on(ctx, buf, Source::Rank(parent), TagMatch::Tag(TAG_BCAST))?;
         }
+        let mode = match buf.len() >= super::select::rendezvous_min(self) {
+            true => SendMode::Synchronous,
+            false => SendMode::Standard,
+        };
         for child in binomial_children(self.rank(), root, n) {
-            self.send_on(ctx, buf, child, TAG_BCAST, SendMode::Standard)?;
+            self.send_on(ctx, buf, child, TAG_BCAST, mode)?;
         }
         Ok(())
     }

@@ -375,8 +375,11 @@ impl Communicator {
         post: usize,
         blocks: bool,
     ) -> Result<Option<(&Board, &'static str)>> {
-        if !blocks || post > DATA {
+        if !blocks {
             return Ok(None);
+        }
+        if post > DATA {
+            return self.choose_board_cells(what, post);
         }
         // The choice depends on the communicator and the settings alone: made once, it is
         // read back while no tool changed a setting (a collective's choice is made per call).
@@ -405,6 +408,20 @@ impl Communicator {
         let index = chosen.and_then(|by| what.algorithms().iter().position(|&a| a == by)).map_or(0, |i| i + 1);
         self.board_choices().0[what as usize].store(generation << 8 | index as u64, Ordering::Relaxed);
         Ok(board.zip(chosen))
+    }
+}
+
+impl Communicator {
+    /// The board's cells past one data area (`board_bcast_cells.rs`): a choice by size, so
+    /// made at each call, like the tables of messages.
+    #[cold]
+    fn choose_board_cells(&self, what: Collective, post: usize) -> Result<Option<(&Board, &'static str)>> {
+        let Some(by) = board_by(self, what, post) else { return Ok(None) };
+        let board = self.board()?;
+        if board.is_some() {
+            report(self, what, by, "", post);
+        }
+        Ok(board.map(|b| (b, by)))
     }
 }
 

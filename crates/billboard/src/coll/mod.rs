@@ -28,6 +28,7 @@ mod board_allgather;
 mod board_alltoall;
 mod board_barrier;
 mod board_bcast;
+mod board_bcast_cells;
 mod board_gather;
 mod board_reduce;
 mod board_scatter;
@@ -45,6 +46,7 @@ mod rooted;
 mod scan;
 pub(crate) mod schedule;
 pub mod select;
+mod select_board;
 
 pub use crate::engine::sched::ReduceFn;
 pub use board::blocking;

@@ -5,7 +5,7 @@
 //!
 //! | collective | algorithms (`BB_COLL_<NAME>=`) | the table, unforced |
 //! |---|---|---|
-//! | bcast | `post`, `tree`, `scatter-allgather`, `hier`, `board` | one host: post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
+//! | bcast | `post`, `tree`, `scatter-allgather`, `hier`, `board`, `board-cells` | one host: post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
 //! | barrier | `post`, `dissemination`, `hier`, `board`, `board-leader` | one host: post from `BB_COLL_BARRIER_POST_MIN` ranks, else dissemination; several hosts: hier |
 //! | reduce | `tree`, `post`, `split`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
 //! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
@@ -14,8 +14,11 @@
 //! | gather, scatter (parts of one length) | `linear`, `hier`, `binomial`, `board` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`; else linear |
 //!
 //! The board (`board.rs`) comes first: a blocking form on one host whose posts fit a rank's
-//! board data area (2 KiB) runs there ([`board_by`]; `BB_BOARD=0` leaves it to forcing), the
-//! rows above choose the rest, and `board` forced where it cannot apply leaves it to them.
+//! board data area (2 KiB) runs there, and a broadcast of a few KiB where ranks outnumber
+//! cores in cells of it (`select_board.rs`; `BB_BOARD=0` leaves it to forcing); the rows above
+//! choose the rest, and `board` forced where it cannot apply leaves it to them. On one host
+//! with a core for every rank the messages of the data-moving collectives go by rendezvous
+//! from `BB_COLL_RENDEZVOUS_MIN` bytes (the receiver's single copy), below the eager limit too.
 //!
 //! Hierarchical (`hier`, `hier.rs`): the members of each host on their billboard by the
 //! one-host table, one leader per host (the root on its own host) between hosts, then the
@@ -38,15 +41,17 @@
 //! forward them: they stay flat on several hosts; MPI_Gather and MPI_Scatter (every part of
 //! one length) go through the leaders. All-to-all stays flat too (pairwise when large).
 
+pub(crate) use super::select_board::{board_by, rendezvous_min};
+pub use super::select_board::{BCAST_CELLS_MAX, BOARD, RENDEZVOUS_MIN};
 use crate::tunables::{Effect, Switch, Tunable};
 use crate::{Communicator, Result};
 
 pub static BCAST: Switch = Switch::new(
     "BB_COLL_BCAST",
-    &["post", "tree", "scatter-allgather", "hier", "board"],
+    &["post", "tree", "scatter-allgather", "hier", "board", "board-cells"],
     "broadcast: post = the root posts once and every rank reads it (seed 004's multicast), tree = binomial tree of \
      messages, scatter-allgather = the root's blocks scattered then a ring all-gather (van de Geijn), hier = the \
-     leaders of the hosts, then each host; unset: one host with cores for every rank tree up to \
+     leaders of the hosts, then each host, board-cells = the board in cells of 2 KiB (blocking, one host); unset: one host with cores for every rank tree up to \
      BB_BCAST_TREE_MAX bytes, else post for more than 2 ranks up to BB_EAGER_MAX bytes, else tree; several hosts \
      hier",
 );
@@ -499,39 +504,8 @@ pub(crate) fn gather_by(comm: &Communicator, gathers: bool, part: usize) -> Gath
 
 /// The algorithm a switch forces, unless it is the board's: a board algorithm applies only
 /// to blocking forms whose posts fit (`board_by`); elsewhere the table chooses.
-fn forced(switch: &Switch) -> Option<usize> {
+pub(super) fn forced(switch: &Switch) -> Option<usize> {
     switch.forced().filter(|&i| !switch.algorithms[i].starts_with("board"))
-}
-
-pub static BOARD: Tunable = Tunable::new(
-    "BB_BOARD",
-    1,
-    "1: the one-host table gives blocking collectives to the board (coll/board.rs: each rank posts once in its own \
-     lines of the node segment, readers copy straight out) where a rank posts at most the board's 2 KiB data area, \
-     0: only where BB_COLL_<NAME>=board forces it; figures in bench/README.md, \"The board\"",
-)
-.read_at(Effect::EachCollective);
-
-/// Whether blocking collective `what` on `comm`, where a rank posts at most `post` bytes, runs
-/// on the board, and by which of its algorithms ("board", or for barriers "board-leader").
-/// Every member decides alike: the sizes, the rank count, the switches are the same in all.
-pub(crate) fn board_by(comm: &Communicator, what: Collective, post: usize) -> Option<&'static str> {
-    let (_, switch) = what.name_and_switch();
-    let n = comm.size();
-    if n < 2 || comm.is_inter() || post > super::board::DATA || !comm.on_one_host() {
-        return None;
-    }
-    let by = match switch.forced() {
-        Some(i) => Some(switch.algorithms[i]).filter(|a| a.starts_with("board")),
-        None if BOARD.get() == 0 => None,
-        // Every rank reading the n - 1 arrivals beats a leader's release (coll.c barrier, us,
-        // board vs board-leader: 2 ranks 0.18 vs 0.29, 4 ranks on 2 cores 4.7 vs 5.9). Where
-        // ranks outnumber cores the waiters yield at once (`board.rs`); 4 ranks on 2 cores, us,
-        // table of messages vs board, 8 B: bcast 1.09-1.26 vs 0.53-0.79, reduce 1.04-1.17 vs
-        // 0.73-0.87, gather 0.96-1.08 vs 0.93-1.13, scatter 1.25-1.54 vs 0.94-1.15.
-        None => Some("board"),
-    }?;
-    Some(by)
 }
 
 /// Every switch, for `bbrun --info`.
@@ -557,7 +531,7 @@ impl Collective {
         self.name_and_switch().1.algorithms
     }
 
-    fn name_and_switch(self) -> (&'static str, &'static Switch) {
+    pub(super) fn name_and_switch(self) -> (&'static str, &'static Switch) {
         match self {
             Collective::Bcast => ("bcast", &BCAST),
             Collective::Barrier => ("barrier", &BARRIER),
@@ -583,6 +557,7 @@ fn what_it_does(what: Collective, algorithm: &str) -> &'static str {
         (Allreduce, "tree") => "binomial tree and broadcast",
         (Barrier, "board-leader") => "arrival lines read by rank 0, which posts the release line",
         (_, "board") => "on the board: each rank posts once in its own lines, readers copy straight out",
+        (_, "board-cells") => "on the board in cells of one data area, the readers a few cells behind the poster",
         (_, "tree") => "binomial tree",
         (_, algorithm) => match algorithm {
             "scatter-allgather" => "scatter then ring all-gather",

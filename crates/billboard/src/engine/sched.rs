@@ -24,7 +24,8 @@ pub type ReduceFn = Box<dyn FnMut(&[u8], &mut [u8]) + Send>;
 /// One message of a round.
 #[derive(Clone, Copy)]
 pub(crate) enum Msg {
-    /// `len` bytes at `buf` to world rank `peer`, with this envelope.
+    /// `len` bytes at `buf` to world rank `peer`, with this envelope; by rendezvous whatever
+    /// its size where `rendezvous` (on one host: the receiver's single copy).
     Send {
         peer: usize,
         context: u32,
@@ -32,6 +33,7 @@ pub(crate) enum Msg {
         tag: i32,
         buf: *const u8,
         len: usize,
+        rendezvous: bool,
     },
     Recv {
         pattern: Pattern,
@@ -309,8 +311,8 @@ impl<C: Channel> Engine<C> {
                 // SAFETY: as above: the buffers stay valid until the schedule is finished.
                 let started = unsafe {
                     match msg {
-                        Msg::Send { peer, context, source, tag, buf, len } => {
-                            self.isend(peer, context, source, tag, buf, len, false)
+                        Msg::Send { peer, context, source, tag, buf, len, rendezvous } => {
+                            self.isend(peer, context, source, tag, buf, len, rendezvous)
                         }
                         Msg::Recv { pattern, hint, buf, cap } => Some(self.irecv(pattern, hint, buf, cap)),
                         Msg::Multicast { peers: (at, n), context, source, tag, buf, len } => {

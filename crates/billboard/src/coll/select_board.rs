@@ -1,0 +1,107 @@
+//! The table's board rows (`board.rs`): which blocking collectives on one host run on the
+//! board, and by which of its algorithms. Every member decides alike: the sizes, the rank
+//! count, the switches are the same in all.
+//!
+//! | algorithm | where, unforced |
+//! |---|---|
+//! | `board` | a rank posts at most one data area (2 KiB), `BB_BOARD=1` |
+//! | `board-leader` | barrier, forced only |
+//! | `board-cells` | bcast past one data area up to `BB_BCAST_CELLS_MAX` bytes where ranks outnumber cores: cells of one data area, one epoch each (`board_bcast_cells.rs`) |
+//!
+//! And one protocol switch for the messages of the collectives' schedules on one host:
+//! `BB_COLL_RENDEZVOUS_MIN` ([`rendezvous_min`]).
+
+use super::board::DATA;
+use super::select::Collective;
+use crate::tunables::{Effect, Origin, Tunable};
+use crate::Communicator;
+
+pub static BOARD: Tunable = Tunable::new(
+    "BB_BOARD",
+    1,
+    "1: the one-host table gives blocking collectives to the board (coll/board.rs: each rank posts once in its own \
+     lines of the node segment, readers copy straight out) where a rank posts at most the board's 2 KiB data area, \
+     0: only where BB_COLL_<NAME>=board forces it; figures in bench/README.md, \"The board\"",
+)
+.read_at(Effect::EachCollective);
+
+pub static BCAST_CELLS_MAX: Tunable = Tunable::new(
+    "BB_BCAST_CELLS_MAX",
+    6 << 10,
+    "largest broadcast on one host whose ranks outnumber its cores that goes through the board in cells of one data \
+     area (2 KiB), one epoch each, the root up to 8 cells ahead of its slowest reader (board_bcast_cells.rs), \
+     rather than by messages; coll.c bcast, 4 ranks on 2 cores, 3 rounds, us, messages vs cells: 3 KiB 2.36 vs \
+     1.30, 4 KiB 3.23 vs 1.33, 6 KiB 4.75 vs 1.80, 8 KiB 2.68 vs 3.00, 16 KiB 4.2 vs 5.7, 64 KiB 12.1 vs 22.2 \
+     (Open MPI 4 KiB 6.1). With a core for every rank messages win (2 ranks, chrt: 4 KiB 0.62 vs 0.68, 32 KiB \
+     4.1 vs 6.0), so only forcing gives the cells there",
+)
+.read_at(Effect::EachCollective);
+
+pub static RENDEZVOUS_MIN: Tunable = Tunable::new(
+    "BB_COLL_RENDEZVOUS_MIN",
+    16 << 10,
+    "smallest message of a data-moving collective's schedule (and of a broadcast's tree) on one host with a core \
+     for every rank that goes by rendezvous, so the receiver copies it once straight from the sender's buffer, \
+     below the eager limit too (0: only past it); reductions stay eager; coll.c, 2 ranks, chrt, 2 rounds, us, eager \
+     vs from 16 KiB: bcast 16 KiB 2.22 vs 1.49, 64 KiB 7.63 vs 3.08; gather 32 KiB 4.35 vs 2.93; scatter 64 KiB \
+     9.52 vs 4.69; allgather 16 KiB 3.52 vs 2.40; alltoall 32 KiB 4.97 vs 3.44; at 8 KiB even (from 8 KiB: \
+     bcast 16 KiB 1.68)",
+)
+.read_at(Effect::EachCollective);
+
+/// The smallest message of a collective on `comm` that goes by rendezvous whatever the eager
+/// limit (`usize::MAX`: by the eager limit alone).
+pub(crate) fn rendezvous_min(comm: &Communicator) -> usize {
+    let (min, origin) = RENDEZVOUS_MIN.get_with_origin();
+    match min {
+        0 => usize::MAX,
+        _ if !comm.on_one_host() => usize::MAX,
+        // Where ranks take turns on cores a sender would wait for its reader to get one
+        // (coll.c, 4 ranks on 2 cores, us, eager vs rendezvous from 16 KiB: bcast 32 KiB 7.3
+        // vs 20.4, gather 16 KiB 5.4 vs 22.1, allgather 64 KiB 91 vs 187); a value set on
+        // purpose applies there too.
+        _ if comm.crowded() && origin == Origin::Default => usize::MAX,
+        min => min,
+    }
+}
+
+/// The largest post of `what` on `comm` that goes through the board in cells, unforced (0:
+/// none).
+fn cells_max(comm: &Communicator, what: Collective) -> usize {
+    match what {
+        Collective::Bcast if comm.crowded() => BCAST_CELLS_MAX.get(),
+        _ => 0,
+    }
+}
+
+/// Whether blocking collective `what` on `comm`, where a rank posts at most `post` bytes, runs
+/// on the board, and by which of its algorithms ("board"; "board-leader" for barriers;
+/// "board-cells" past one data area).
+pub(crate) fn board_by(comm: &Communicator, what: Collective, post: usize) -> Option<&'static str> {
+    let (_, switch) = what.name_and_switch();
+    let n = comm.size();
+    if n < 2 || comm.is_inter() || !comm.on_one_host() {
+        return None;
+    }
+    let forced = switch.forced().map(|i| switch.algorithms[i]);
+    if post > DATA {
+        // Past one data area only the cells run on the board.
+        let cells = match forced {
+            Some(by) => by == "board-cells",
+            None => BOARD.get() != 0 && post <= cells_max(comm, what),
+        };
+        return cells.then_some("board-cells");
+    }
+    match forced {
+        // Within one data area the cells are one post: the board's own.
+        Some("board-cells") => Some("board"),
+        Some(by) => Some(by).filter(|by| by.starts_with("board")),
+        None if BOARD.get() == 0 => None,
+        // Every rank reading the n - 1 arrivals beats a leader's release (coll.c barrier, us,
+        // board vs board-leader: 2 ranks 0.18 vs 0.29, 4 ranks on 2 cores 4.7 vs 5.9). Where
+        // ranks outnumber cores the waiters yield at once (`board.rs`); 4 ranks on 2 cores, us,
+        // table of messages vs board, 8 B: bcast 1.09-1.26 vs 0.53-0.79, reduce 1.04-1.17 vs
+        // 0.73-0.87, gather 0.96-1.08 vs 0.93-1.13, scatter 1.25-1.54 vs 0.94-1.15.
+        None => Some("board"),
+    }
+}
