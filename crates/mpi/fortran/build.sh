@@ -21,14 +21,17 @@ python3 "$here/gen.py" "$here/../include/mpi.h" "$out"
 # mpif.h first: its values come from running a C program built against our mpi.h.
 $cc -I"$here/../include" "$out/mpif_gen.c" -o "$out/mpif_gen"
 "$out/mpif_gen" > "$out/mpif.h.new" && mv "$out/mpif.h.new" "$out/mpif.h"
-# The modules first (the library links mpi_f08.o): `mpi` is mpif.h's names in a module
-# (mpi_module.f90); `mpi_f08` is generated from mpi.h and mpif.h (gen_f08_module.py). Without
-# a Fortran compiler the library and mpif.h are still built (they need only the C compiler).
+# The modules first (the library links mpi_f08.o): `mpi` is mpif.h's names, MPI_SIZEOF and the
+# explicit interfaces generated from mpi.h (gen_mpi_module.py; mpi_module.o is not linked: the
+# library defines MPI_SIZEOF's procedures in C); `mpi_f08` is generated from mpi.h and mpif.h
+# (gen_f08_module.py). Without a Fortran compiler the library and mpif.h are still built (they
+# need only the C compiler).
 rm -f "$out/mpi.mod" "$out/mpi_f08.mod" "$out/mpi_f08.o"
 fortran_objs=
 cflags_f08=
 if command -v "$fc" >/dev/null 2>&1; then
-  (cd "$out" && $fc -c -I"$out" "$here/mpi_module.f90" -o "$out/mpi_module.o")
+  python3 "$here/gen_mpi_module.py" "$here/../include/mpi.h" > "$out/mpi_module.f90"
+  (cd "$out" && $fc -c -I"$out" "$out/mpi_module.f90" -o "$out/mpi_module.o")
   python3 "$here/gen_f08_module.py" "$here/../include/mpi.h" "$out/mpif.h" > "$out/mpi_f08.f90"
   (cd "$out" && $fc -c -fPIC -O1 "$out/mpi_f08.f90" -o "$out/mpi_f08.o")
   fortran_objs="$out/mpi_f08.o"

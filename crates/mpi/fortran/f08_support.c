@@ -84,13 +84,68 @@ void bbf08_copy_done(struct bbf08_copy *t, int copy_back)
     t->tmp = NULL;
 }
 
+void *bbf08_section(const struct bbf_gfc_desc *d, MPI_Count count, MPI_Datatype datatype, MPI_Datatype *section)
+{
+    *section = MPI_DATATYPE_NULL;
+    int rank = d->dtype.rank;
+    MPI_Count size = 0, lb = 0, extent = 0;
+    if (rank <= 0 || rank > 15 || PMPI_Type_size_c(datatype, &size) != MPI_SUCCESS ||
+        PMPI_Type_get_extent_c(datatype, &lb, &extent) != MPI_SUCCESS)
+        return BBF08_NONCONTIGUOUS;
+    /* The items of one array element: a whole number of a datatype without holes. */
+    size_t elem = d->dtype.elem_len;
+    if (size <= 0 || size != extent || lb != 0 || elem % (size_t)size != 0) return BBF08_NONCONTIGUOUS;
+    MPI_Count per_elem = (MPI_Count)elem / size, elements = 1;
+    for (int k = 0; k < rank; k++) elements *= d->dim[k].ubound - d->dim[k].lbound + 1;
+    if (count == 0) return d->base_addr; /* nothing is read or written */
+    if (elements <= 0 || count % per_elem != 0 || count > per_elem * elements) return BBF08_NONCONTIGUOUS;
+    ptrdiff_t span = d->span != 0 ? d->span : (ptrdiff_t)elem;
+    MPI_Datatype t;
+    if (count < per_elem * elements) {
+        /* The first count / per_elem elements of the section, in array element order: one
+         * block of per_elem items at each element's address (as copy_section visits them). */
+        MPI_Count used = count / per_elem;
+        MPI_Count *displs = malloc((size_t)used * sizeof *displs);
+        if (displs == NULL) return BBF08_NONCONTIGUOUS;
+        ptrdiff_t idx[15] = {0};
+        for (MPI_Count e = 0; e < used; e++) {
+            ptrdiff_t off = 0;
+            for (int k = 0; k < rank; k++) off += idx[k] * d->dim[k].stride;
+            displs[e] = (MPI_Count)(off * span);
+            for (int k = 0; k < rank && ++idx[k] > d->dim[k].ubound - d->dim[k].lbound; k++) idx[k] = 0;
+        }
+        int rc = PMPI_Type_create_hindexed_block_c(used, per_elem, displs, datatype, &t);
+        free(displs);
+        if (rc != MPI_SUCCESS) return BBF08_NONCONTIGUOUS;
+    } else {
+        /* The whole section: one array element, then each dimension in turn (first index
+         * fastest), a vector of the one before with its stride in bytes. */
+        if (PMPI_Type_contiguous_c(per_elem, datatype, &t) != MPI_SUCCESS) return BBF08_NONCONTIGUOUS;
+        for (int k = 0; k < rank; k++) {
+            MPI_Datatype v;
+            MPI_Count n = d->dim[k].ubound - d->dim[k].lbound + 1;
+            int rc = PMPI_Type_create_hvector_c(n, 1, (MPI_Count)(d->dim[k].stride * span), t, &v);
+            PMPI_Type_free(&t);
+            if (rc != MPI_SUCCESS) return BBF08_NONCONTIGUOUS;
+            t = v;
+        }
+    }
+    if (PMPI_Type_commit(&t) != MPI_SUCCESS) {
+        PMPI_Type_free(&t);
+        return BBF08_NONCONTIGUOUS;
+    }
+    *section = t;
+    return d->base_addr;
+}
+
 int bbf08_noncontiguous(const char *function)
 {
     int rank = -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     fprintf(stderr, "billboard MPI: rank %d: %s (mpi_f08): a non-contiguous array section as a "
-                    "buffer the call keeps after returning is not supported yet (or no memory for "
-                    "a copy); pass a contiguous array\n", rank, function);
+                    "buffer the call keeps after returning must hold exactly its count of a "
+                    "contiguous datatype, and the call must have a datatype of its own for it "
+                    "(or there was no memory for a copy); pass a contiguous array\n", rank, function);
     return MPI_ERR_BUFFER;
 }
 

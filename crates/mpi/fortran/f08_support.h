@@ -41,8 +41,18 @@ BBF_HIDDEN void *bbf08_buffer(const struct bbf_gfc_desc *d);
 struct bbf08_copy { const struct bbf_gfc_desc *d; char *tmp; };
 BBF_HIDDEN void *bbf08_buffer_copy(const struct bbf_gfc_desc *d, struct bbf08_copy *t);
 BBF_HIDDEN void bbf08_copy_done(struct bbf08_copy *t, int copy_back);
-/* Reports a buffer refused (a non-contiguous section given to a call that keeps the buffer,
- * such as MPI_Isend, or no memory for the copy): MPI_ERR_BUFFER, with a message. */
+/* For a call that keeps the buffer (MPI_Isend...): a non-contiguous section given with
+ * (count, datatype) becomes the array's base address with one element of a derived datatype
+ * that lays the section out in memory (*section, to pass with count 1 and free after the
+ * call: the operation keeps its own reference), as MPICH's mpi_f08 does. Done when the count
+ * items of a datatype without holes fill whole elements of the section (all of them: a vector
+ * per dimension; its first ones: a block at each element's address); otherwise
+ * BBF08_NONCONTIGUOUS. *section stays MPI_DATATYPE_NULL when none was made (count 0, or
+ * refused). */
+BBF_HIDDEN void *bbf08_section(const struct bbf_gfc_desc *d, MPI_Count count, MPI_Datatype datatype,
+                               MPI_Datatype *section);
+/* Reports a buffer refused (a non-contiguous section that bbf08_section cannot describe, given
+ * to a call that keeps the buffer, or no memory for a copy): MPI_ERR_BUFFER, with a message. */
 BBF_HIDDEN int bbf08_noncontiguous(const char *function);
 
 static inline MPI_Status *bbf08_status(MPI_Fint *p)

@@ -49,8 +49,8 @@ void bbf_string_out(const char *c, char *f, size_t len)
 }
 
 /* MPI_SIZEOF as MPICH's `mpi` module exports it (module mpi_sizeofs; a program built with
- * MPICH's module calls these): the size of one element of x, scalar or array, which we need
- * not read. Our own `mpi` module has no MPI_SIZEOF yet. */
+ * MPICH's module or ours calls these: gen_mpi_module.py declares the same procedures): the
+ * size of one element of x, scalar or array, which we need not read. */
 #define BBF_SIZEOF(name, bytes)                                                              \
     void __mpi_sizeofs_MOD_mpi_sizeof_##name(const void *x, MPI_Fint *size, MPI_Fint *ierr)  \
     {                                                                                        \

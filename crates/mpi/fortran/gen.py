@@ -38,19 +38,32 @@ INOUT_LEN = {"buflen", "pset_len"}
 
 
 def c_functions(header):
-    """(return type, name, [params]) of every `int MPI_...(...)` prototype in mpi.h."""
+    """(return type, name, [params]) of every `int MPI_...(...)` (and MPICH's `MPIX_`)
+    prototype in mpi.h."""
     text = re.sub(r"/\*.*?\*/", "", header, flags=re.S)
     out = []
-    for m in re.finditer(r"^(int|double|MPI_Aint)\s+(MPI_\w+)\s*\(([^;]*?)\)\s*;", text, re.M):
+    for m in re.finditer(r"^(int|double|MPI_Aint)\s+(MPIX?_\w+)\s*\(([^;]*?)\)\s*;", text, re.M):
         params = [p.strip() for p in " ".join(m.group(3).split()).split(",")]
         out.append((m.group(1), m.group(2), [] if params == ["void"] else params))
     return out
 
 
+# MPIX functions MPICH's libmpichfort binds in no form (Grequest's take C callbacks), and those
+# it binds in mpi_f08 only, under MPI 4.1's names (fortran_name).
+MPIX_NONE = ("MPIX_Grequest_",)
+MPIX_F08_ONLY = ("MPIX_Delete_error_",)
+
+
 def wanted(name):
     """The C functions MPICH's libmpichfort binds in Fortran 77 form."""
     return not (name.endswith("_c") or name.startswith("MPI_T_") or "c2f" in name
-                or "f2c" in name or "f08" in name)
+                or "f2c" in name or "f08" in name or name.startswith(MPIX_NONE + MPIX_F08_ONLY))
+
+
+def fortran_name(cname):
+    """The name of C function `cname` in MPICH's Fortran bindings: its own, except
+    MPIX_Delete_error_*, which MPICH's mpi_f08 calls MPI_Delete_error_*."""
+    return "MPI_" + cname[5:] if cname.startswith(MPIX_F08_ONLY) else cname
 
 
 # Deprecated functions MPI-3 removed from the language bindings (mpi_f08 never had them), and
@@ -66,7 +79,8 @@ def wanted_f08(name):
     """The C functions behind MPICH's mpi_f08 entries: F77's, and the large-count `_c` forms
     (but not of MPI-IO's reads and writes)."""
     return not (name.startswith("MPI_T_") or "c2f" in name or "f2c" in name or "f08" in name
-                or name in F08_ABSENT or (name.startswith("MPI_File_") and name.endswith("_c")))
+                or name in F08_ABSENT or (name.startswith("MPI_File_") and name.endswith("_c"))
+                or name.startswith(MPIX_NONE))
 
 
 def parse_param(p):
@@ -92,6 +106,25 @@ def keeps_buffer(cname):
                 or "_init" in cname or cname.endswith(("_begin", "_begin_c")))
 
 
+def sectionable(cname, params):
+    """The choice buffers of `cname` followed by their own count and datatype (MPI_Isend's buf,
+    count, datatype; both of MPI_Igather's): buffer name -> (count name, datatype name). A
+    non-contiguous section there can be described by a derived datatype (bbf08_section);
+    buffers that share a datatype (MPI_Iallreduce's) or take counts arrays cannot."""
+    parsed = [parse_param(p) for p in params]
+    out = {}
+    for i, (_, ty, depth, name) in enumerate(parsed[:-2]):
+        count, datatype = parsed[i + 1], parsed[i + 2]
+        # A buffer right after another shares its datatype (MPI_Ireduce_scatter_block's
+        # recvbuf: the datatype describes sendbuf too).
+        after_buffer = i > 0 and parsed[i - 1][1] == "void" and parsed[i - 1][2] == 1
+        if (ty == "void" and depth == 1 and name not in F08_NOT_CHOICE and not after_buffer
+                and count[2] == 0 and count[1] in ("int", "MPI_Count")
+                and datatype[2] == 0 and datatype[1] == "MPI_Datatype"):
+            out[name] = (count[3], datatype[3])
+    return out
+
+
 def wrapper(cname, params, f08=False):
     """The C source of one subroutine: F77 (`pmpi_x_` and aliases) or, with f08, the entry
     MPICH's mpi_f08 module calls (`mpi_x_f08_`, `mpi_x_f08ts_` where a choice buffer comes as
@@ -99,8 +132,18 @@ def wrapper(cname, params, f08=False):
     fparams, cargs, pre, post, lens = [], [], [], [], []
     has_buffer = False
     names = [parse_param(p)[3] for p in params]
+    sections = sectionable(cname, params) if f08 and keeps_buffer(cname) else {}
+    # The count and datatype parameters of a sectionable buffer: name -> the buffer's name.
+    section_args = {arg: buf for buf, args in sections.items() for arg in args}
     for p in params:
         const, ty, depth, name = parse_param(p)
+        if name in section_args:
+            # A non-contiguous section goes as one element of its section datatype.
+            buf = section_args[name]
+            fparams.append(f"{'MPI_Count' if ty == 'MPI_Count' else 'MPI_Fint'} *{name}")
+            one = "1" if ty != "MPI_Datatype" else f"s_{buf}"
+            cargs.append(f"s_{buf} != MPI_DATATYPE_NULL ? {one} : ({ty})*{name}")
+            continue
         if depth == 0:
             if ty in INT_LIKE:
                 fparams.append(f"MPI_Fint *{name}")
@@ -121,8 +164,17 @@ def wrapper(cname, params, f08=False):
             fparams.append(f"const struct bbf_gfc_desc *{name}")
             # A non-contiguous section goes through a contiguous copy, in and (unless the C
             # buffer is const) back out, where the call is blocking; a call that keeps the
-            # buffer past its return (nonblocking, persistent, one-sided, attach) refuses it.
-            if keeps_buffer(cname):
+            # buffer past its return (nonblocking, persistent, one-sided, attach) takes it as
+            # one element of a datatype laid over the section where the buffer has its own
+            # count and datatype, and refuses it otherwise.
+            if name in sections:
+                count, datatype = sections[name]
+                pre.append(f"void *c_{name} = bbf08_buffer({name});")
+                pre.append(f"MPI_Datatype s_{name} = MPI_DATATYPE_NULL;")
+                pre.append(f"if (c_{name} == BBF08_NONCONTIGUOUS) c_{name} = bbf08_section({name}, "
+                           f"(MPI_Count)*{count}, (MPI_Datatype)*{datatype}, &s_{name});")
+                post.append(f"if (s_{name} != MPI_DATATYPE_NULL) MPI_Type_free(&s_{name});")
+            elif keeps_buffer(cname):
                 pre.append(f"void *c_{name} = bbf08_buffer({name});")
             else:
                 pre.append(f"struct bbf08_copy t_{name};")
@@ -184,7 +236,7 @@ def wrapper(cname, params, f08=False):
     body = ["    " + s for s in pre]
     call = f"{cname}({', '.join(cargs)})"
     if has_buffer:
-        # A buffer that is not contiguous in memory has no C address to give (pending).
+        # A section no copy or section datatype could stand for has no C address to give.
         bufs = [c for c in cargs if c.startswith("c_") and f"void *{c} =" in "".join(pre)]
         test = " || ".join(f"{b} == BBF08_NONCONTIGUOUS" for b in bufs)
         call = f"({test}) ? bbf08_noncontiguous(\"{cname}\") : {call}"
@@ -193,10 +245,13 @@ def wrapper(cname, params, f08=False):
     if f08:
         body.append("    if (ierr != NULL) *ierr = (MPI_Fint)rc;")
         large = lower.endswith("_c")
-        base = lower[:-2] if large else lower
+        base = fortran_name(cname).lower()
+        base = base[:-2] if large else base
         fn = f"{base}_f08{'ts' if has_buffer else ''}{'_large' if large else ''}_"
         out = [f"void {fn}({', '.join(fparams)})", "{"] + body + ["}"]
-        out.append(f"BBF_ALIAS({fn}, p{base.replace('mpi_', 'mpir_', 1)}{fn[len(base):]})")
+        # The profiling twin: pmpir_x_f08_ (MPICH's pmpixr_x_f08_ for an MPIX_ function).
+        prefix = "mpix_" if base.startswith("mpix_") else "mpi_"
+        out.append(f"BBF_ALIAS({fn}, p{prefix[:-1]}r_{base[len(prefix):]}{fn[len(base):]})")
         return "\n".join(out) + "\n"
     body.append("    *ierr = (MPI_Fint)rc;")
     fn = f"p{lower}_"

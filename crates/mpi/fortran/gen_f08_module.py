@@ -207,7 +207,9 @@ def interface(cname, params):
         buffer |= b
     large = cname.endswith("_c")
     base = cname[:-2] if large else cname
-    specific = f"{base}_f08{'ts' if buffer else ''}{'_large' if large else ''}"
+    # The generic is the C name (MPIX_Delete_error_class too, as in MPICH's module); the
+    # specific is named as MPICH's Fortran library exports it.
+    specific = gen.fortran_name(base) + f"_f08{'ts' if buffer else ''}{'_large' if large else ''}"
     names = [gen.parse_param(p)[3] for p in params] + ["ierror"]
     lines = [f"    subroutine {specific}({', '.join(names)})", "      import"]
     lines += ["      " + d for d in decls]

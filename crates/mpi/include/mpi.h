@@ -13,9 +13,10 @@
  *
  * What is declared: the C bindings of MPI 3.1 that MPICH declares (the MPI_ functions and their
  * PMPI_ profiling twins), and MPI-IO's (MPI_File_open and the rest of chapter 13, with their
- * large-count forms, as ROMIO's mpio.h declares them). Other MPI 4.0 functions (sessions,
- * partitioned and persistent collectives) are not declared; the MPI 4.0 constants MPICH
- * defines are, so that their values are pinned too. MPICH's private extensions (MPIX_, QMPI_) are left out.
+ * large-count forms, as ROMIO's mpio.h declares them), and MPI 4.0's (sessions, partitioned
+ * communication, persistent collectives, the large-count `_c` forms) as MPICH 4.0.2 declares
+ * them, with the constants MPICH defines, so that their values are pinned too. Of MPICH's extensions, the MPIX_ functions
+ * libmpich.so.12 exports are declared (at the end); QMPI_ (its tool interface) is left out.
  *
  * Handle encoding (MPICH's, read from the comments and values in its mpi.h): a handle is an int.
  *   bits 31-30  kind: 01 builtin (predefined), 10 direct (in the library's preallocated table),
@@ -35,8 +36,8 @@
 #endif
 
 /* Identifies this header. Billboard does not define MPICH, MPICH_NAME or MPICH_VERSION: code
- * under `#ifdef MPICH` expects MPICH's extensions (MPIX_ functions, MPICH-only macros), which
- * are not here, and no program needs those macros to compile. */
+ * under `#ifdef MPICH` expects more of MPICH than its ABI (MPICH-only macros and internals),
+ * and no program needs those macros to compile. */
 #define BILLBOARD_MPI 1
 #define BILLBOARD_MPI_ABI "mpich-4.0.2"
 
@@ -3037,6 +3038,69 @@ int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcoun
                                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                    MPI_Comm comm, MPI_Info info, MPI_Request *request);
 /* -- end of the MPI 4.0 profiling functions -- */
+
+/* ======================================================================================
+ * MPICH's extensions that Debian's libmpich.so.12 exports (MPIX_, each with its PMPIX_ twin),
+ * declared as MPICH 4.0.2's mpi_proto.h declares them: fault tolerance (ULFM), removing user
+ * error classes/codes/strings (MPI 4.1's MPI_Remove_error_*), GPU support queries, and
+ * generalized requests with poll and wait functions (classes of them).
+ * ====================================================================================== */
+typedef int MPIX_Grequest_class;
+typedef int (MPIX_Grequest_poll_function)(void *, MPI_Status *);
+typedef int (MPIX_Grequest_wait_function)(int, void **, double, MPI_Status *);
+#define MPIX_GPU_SUPPORT_CUDA  (0)
+#define MPIX_GPU_SUPPORT_ZE    (1)
+#define MPIX_GPU_SUPPORT_HIP   (2)
+
+int MPIX_Comm_revoke(MPI_Comm comm);
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+int MPIX_Delete_error_class(int errorclass);
+int MPIX_Delete_error_code(int errorcode);
+int MPIX_Delete_error_string(int errorcode);
+int MPIX_GPU_query_support(int gpu_type, int *is_supported);
+int MPIX_Query_cuda_support(void);
+int MPIX_Query_ze_support(void);
+int MPIX_Query_hip_support(void);
+int MPIX_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                        MPI_Grequest_cancel_function *cancel_fn,
+                        MPIX_Grequest_poll_function *poll_fn, MPIX_Grequest_wait_function *wait_fn,
+                        void *extra_state, MPI_Request *request);
+int MPIX_Grequest_class_create(MPI_Grequest_query_function *query_fn,
+                               MPI_Grequest_free_function *free_fn,
+                               MPI_Grequest_cancel_function *cancel_fn,
+                               MPIX_Grequest_poll_function *poll_fn,
+                               MPIX_Grequest_wait_function *wait_fn,
+                               MPIX_Grequest_class *greq_class);
+int MPIX_Grequest_class_allocate(MPIX_Grequest_class greq_class, void *extra_state,
+                                 MPI_Request *request);
+
+int PMPIX_Comm_revoke(MPI_Comm comm);
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int PMPIX_Comm_failure_ack(MPI_Comm comm);
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int PMPIX_Comm_agree(MPI_Comm comm, int *flag);
+int PMPIX_Delete_error_class(int errorclass);
+int PMPIX_Delete_error_code(int errorcode);
+int PMPIX_Delete_error_string(int errorcode);
+int PMPIX_GPU_query_support(int gpu_type, int *is_supported);
+int PMPIX_Query_cuda_support(void);
+int PMPIX_Query_ze_support(void);
+int PMPIX_Query_hip_support(void);
+int PMPIX_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                         MPI_Grequest_cancel_function *cancel_fn,
+                         MPIX_Grequest_poll_function *poll_fn, MPIX_Grequest_wait_function *wait_fn,
+                         void *extra_state, MPI_Request *request);
+int PMPIX_Grequest_class_create(MPI_Grequest_query_function *query_fn,
+                                MPI_Grequest_free_function *free_fn,
+                                MPI_Grequest_cancel_function *cancel_fn,
+                                MPIX_Grequest_poll_function *poll_fn,
+                                MPIX_Grequest_wait_function *wait_fn,
+                                MPIX_Grequest_class *greq_class);
+int PMPIX_Grequest_class_allocate(MPIX_Grequest_class greq_class, void *extra_state,
+                                  MPI_Request *request);
 
 #if defined(__cplusplus)
 }

@@ -537,6 +537,8 @@ pub mod object_type {
     pub const ATTR: u32 = 0xa;
     /// Requests and messages share it: `MPI_MESSAGE_NULL == MPI_REQUEST_NULL`.
     pub const REQUEST: u32 = 0xb;
+    /// MPICH's generalized-request classes (MPIX_Grequest_class_create).
+    pub const GREQ_CLASS: u32 = 0xd;
     pub const SESSION: u32 = 0xe;
 }
 

@@ -1,6 +1,7 @@
 //! User error handlers and user error classes: MPI_Comm_create_errhandler,
-//! MPI_Comm_call_errhandler, MPI_Add_error_class/code/string (the predefined handlers and
-//! classes are in `error.rs`; the window ones in `win/`).
+//! MPI_Comm_call_errhandler, MPI_Add_error_class/code/string and MPICH's
+//! MPIX_Delete_error_class/code/string (MPI 4.1's MPI_Remove_error_*) (the predefined handlers
+//! and classes are in `error.rs`; the window ones in `win/`).
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, CStr};
@@ -34,9 +35,6 @@ pub(crate) struct Errhandlers {
     /// User codes (and classes, mapped to themselves) to their class.
     classes: HashMap<c_int, c_int>,
     strings: HashMap<c_int, String>,
-    /// How many classes and codes were added.
-    added_classes: c_int,
-    added_codes: c_int,
 }
 
 impl Errhandlers {
@@ -55,25 +53,74 @@ impl Errhandlers {
         self.classes.contains_key(&code).then(|| self.strings.get(&code).cloned().unwrap_or_default())
     }
 
+    /// A new class: the lowest free number, so that a deleted class's number is used again,
+    /// as MPICH does.
     fn add_class(&mut self) -> Res<c_int> {
-        if self.added_classes >= MAX_CLASSES {
-            return Err(err(MPI_ERR_OTHER, format!("no more than {MAX_CLASSES} error classes can be added")));
-        }
-        self.added_classes += 1;
-        let class = DYNAMIC_CLASS | self.added_classes;
+        let k = (1..=MAX_CLASSES)
+            .find(|k| !self.classes.contains_key(&(DYNAMIC_CLASS | k)))
+            .ok_or_else(|| err(MPI_ERR_OTHER, format!("no more than {MAX_CLASSES} error classes can be added")))?;
+        let class = DYNAMIC_CLASS | k;
         self.classes.insert(class, class);
         LAST_USED_CODE.store(class, Ordering::Relaxed);
         Ok(class)
     }
 
+    /// A new code of `class`, numbered by the lowest index no live code has.
     fn add_code(&mut self, class: c_int) -> Res<c_int> {
-        if self.added_codes >= MAX_CODES {
-            return Err(err(MPI_ERR_OTHER, format!("no more than {MAX_CODES} error codes can be added")));
-        }
-        self.added_codes += 1;
-        let code = self.added_codes << CODE_SHIFT | class;
+        let used: std::collections::HashSet<c_int> =
+            self.classes.keys().map(|&code| (code & !DYNAMIC_CLASS) >> CODE_SHIFT).collect();
+        let k = (1..=MAX_CODES)
+            .find(|k| !used.contains(k))
+            .ok_or_else(|| err(MPI_ERR_OTHER, format!("no more than {MAX_CODES} error codes can be added")))?;
+        let code = k << CODE_SHIFT | class;
         self.classes.insert(code, class);
         Ok(code)
+    }
+
+    /// MPIX_Delete_error_class: a class MPI_Add_error_class made, with no code left in it
+    /// (MPI 4.1 makes removing a class that still has codes erroneous; MPICH 4.0.2 removes it
+    /// and then crashes in MPI_Error_string of its codes). Its string goes with it.
+    fn delete_class(&mut self, class: c_int) -> Res {
+        if self.classes.get(&class) != Some(&class) {
+            return Err(err(MPI_ERR_OTHER, format!("{class:#x} is not an error class added by MPI_Add_error_class")));
+        }
+        let codes = self.classes.iter().filter(|&(&code, &of)| of == class && code != class).count();
+        if codes > 0 {
+            return Err(err(
+                MPI_ERR_OTHER,
+                format!(
+                    "error class {class:#x} still has {codes} error codes: delete them first (MPIX_Delete_error_code)"
+                ),
+            ));
+        }
+        self.classes.remove(&class);
+        self.strings.remove(&class);
+        Ok(())
+    }
+
+    /// MPIX_Delete_error_code: a code MPI_Add_error_code made; its string goes with it.
+    fn delete_code(&mut self, code: c_int) -> Res {
+        match self.classes.get(&code) {
+            Some(&class) if class != code => {
+                self.classes.remove(&code);
+                self.strings.remove(&code);
+                Ok(())
+            }
+            _ => Err(err(MPI_ERR_OTHER, format!("{code:#x} is not an error code added by MPI_Add_error_code"))),
+        }
+    }
+
+    /// MPIX_Delete_error_string: the string of a user class or code (which may have none);
+    /// the predefined ones cannot be changed (MPI 4.1).
+    fn delete_string(&mut self, code: c_int) -> Res {
+        if !self.classes.contains_key(&code) {
+            return Err(err(
+                MPI_ERR_OTHER,
+                format!("{code:#x} is not an error class or code added by MPI_Add_error_class/code"),
+            ));
+        }
+        self.strings.remove(&code);
+        Ok(())
     }
 }
 
@@ -238,6 +285,21 @@ unsafe fn add_string(m: &mut Mpi, code: c_int, string: *const c_char) -> Res {
     Ok(())
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn PMPIX_Delete_error_class(errorclass: c_int) -> c_int {
+    call("MPIX_Delete_error_class", MPI_COMM_WORLD, |m| m.errhandlers.delete_class(errorclass))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPIX_Delete_error_code(errorcode: c_int) -> c_int {
+    call("MPIX_Delete_error_code", MPI_COMM_WORLD, |m| m.errhandlers.delete_code(errorcode))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPIX_Delete_error_string(errorcode: c_int) -> c_int {
+    call("MPIX_Delete_error_string", MPI_COMM_WORLD, |m| m.errhandlers.delete_string(errorcode))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,6 +322,31 @@ mod tests {
         e.strings.insert(code, "mine".into());
         assert_eq!(e.string_of(code).as_deref(), Some("mine"));
         assert_eq!(e.string_of(MPI_ERR_RANK), None);
+    }
+
+    #[test]
+    fn deleted_classes_codes_and_strings_are_gone_and_their_numbers_come_back() {
+        let mut e = Errhandlers::default();
+        let (c1, c2) = (e.add_class().unwrap(), e.add_class().unwrap());
+        let (k1, k2) = (e.add_code(c1).unwrap(), e.add_code(c1).unwrap());
+        e.strings.insert(k1, "k1".into());
+        e.strings.insert(c1, "c1".into());
+        // A class with codes stays; predefined classes and codes cannot be deleted.
+        assert_eq!(e.delete_class(c1).unwrap_err().class, MPI_ERR_OTHER);
+        assert!(e.delete_code(MPI_ERR_RANK).is_err() && e.delete_class(MPI_ERR_RANK).is_err());
+        assert!(e.delete_string(MPI_ERR_RANK).is_err() && e.delete_code(c1).is_err());
+        e.delete_code(k1).unwrap();
+        assert_eq!((e.class_of(k1), e.string_of(k1)), (None, None));
+        assert!(e.delete_code(k1).is_err() && e.delete_string(k1).is_err());
+        e.delete_string(k2).unwrap(); // it had none: still fine
+        e.delete_code(k2).unwrap();
+        e.delete_class(c1).unwrap();
+        assert_eq!(e.class_of(c1), None);
+        assert!(e.delete_class(c1).is_err());
+        // The lowest numbers come back, as in MPICH 4.0.2.
+        assert_eq!(e.add_class().unwrap(), c1);
+        assert_eq!(e.add_code(c2).unwrap(), 1 << CODE_SHIFT | c2);
+        assert_eq!(e.string_of(c1).as_deref(), Some(""));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! The aliases are assembled here, in this crate's single object file (codegen-units = 1), and
 //! `exports.map` makes the linker export them. `tests/abi.rs` checks the built library: every
-//! `PMPI_` symbol has its weak `MPI_` twin.
+//! `PMPI_` symbol has its weak `MPI_` twin (`mpix/mod.rs` makes the `MPIX_` ones).
 
 use std::ffi::{c_int, c_void};
 
@@ -661,22 +661,46 @@ pub static MPIR_C_MPI_WEIGHTS_EMPTY: [i32; 2] = [0; 2];
 pub static MPI_UNWEIGHTED: Exported<[i32; 2]> = Exported(&MPIR_C_MPI_UNWEIGHTED);
 #[no_mangle]
 pub static MPI_WEIGHTS_EMPTY: Exported<[i32; 2]> = Exported(&MPIR_C_MPI_WEIGHTS_EMPTY);
-#[no_mangle]
-pub static MPIR_F08_MPI_STATUS_IGNORE_OBJ: StatusObject = StatusObject([0; 5]);
-#[no_mangle]
-pub static MPIR_F08_MPI_STATUSES_IGNORE_OBJ: StatusObject = StatusObject([0; 5]);
+// Fortran's status sentinels: 20 bytes each (MPICH's size, pinned by tests/abi.rs), at a
+// 16-byte boundary. gfortran's mpi_f08 module declares MPI_STATUS_IGNORE as a bind(C) variable
+// of the 20-byte status type aligned to 16, and ld warns when the definition it binds to (here)
+// is less aligned than that; a Rust static of [i32; 5] cannot be given 16 without growing to
+// 32 bytes, so the two are laid out here (zeroed, never written: only their addresses count).
+// In .data, not .bss: ld takes a zeroed (.bss) object of a shared library for a common symbol
+// and would let the module's own common copy in libmpichfort win over libmpi's.
+std::arch::global_asm!(
+    ".pushsection .data.bb_f08_status_ignore,\"aw\",@progbits",
+    ".balign 16",
+    ".globl MPIR_F08_MPI_STATUS_IGNORE_OBJ",
+    ".type MPIR_F08_MPI_STATUS_IGNORE_OBJ,@object",
+    ".size MPIR_F08_MPI_STATUS_IGNORE_OBJ,20",
+    "MPIR_F08_MPI_STATUS_IGNORE_OBJ:",
+    ".zero 20",
+    ".balign 16",
+    ".globl MPIR_F08_MPI_STATUSES_IGNORE_OBJ",
+    ".type MPIR_F08_MPI_STATUSES_IGNORE_OBJ,@object",
+    ".size MPIR_F08_MPI_STATUSES_IGNORE_OBJ,20",
+    "MPIR_F08_MPI_STATUSES_IGNORE_OBJ:",
+    ".zero 20",
+    ".popsection",
+);
+
+extern "C" {
+    static MPIR_F08_MPI_STATUS_IGNORE_OBJ: StatusObject;
+    static MPIR_F08_MPI_STATUSES_IGNORE_OBJ: StatusObject;
+}
 #[no_mangle]
 pub static MPIR_F08_MPI_IN_PLACE: i32 = 0;
 #[no_mangle]
 pub static MPIR_F08_MPI_BOTTOM: i32 = 0;
 #[no_mangle]
-pub static MPI_F_STATUS_IGNORE: Exported<StatusObject> = Exported(&MPIR_F08_MPI_STATUS_IGNORE_OBJ);
+pub static MPI_F_STATUS_IGNORE: Exported<StatusObject> = Exported(&raw const MPIR_F08_MPI_STATUS_IGNORE_OBJ);
 #[no_mangle]
-pub static MPI_F_STATUSES_IGNORE: Exported<StatusObject> = Exported(&MPIR_F08_MPI_STATUSES_IGNORE_OBJ);
+pub static MPI_F_STATUSES_IGNORE: Exported<StatusObject> = Exported(&raw const MPIR_F08_MPI_STATUSES_IGNORE_OBJ);
 #[no_mangle]
-pub static MPI_F08_STATUS_IGNORE: Exported<StatusObject> = Exported(&MPIR_F08_MPI_STATUS_IGNORE_OBJ);
+pub static MPI_F08_STATUS_IGNORE: Exported<StatusObject> = Exported(&raw const MPIR_F08_MPI_STATUS_IGNORE_OBJ);
 #[no_mangle]
-pub static MPI_F08_STATUSES_IGNORE: Exported<StatusObject> = Exported(&MPIR_F08_MPI_STATUSES_IGNORE_OBJ);
+pub static MPI_F08_STATUSES_IGNORE: Exported<StatusObject> = Exported(&raw const MPIR_F08_MPI_STATUSES_IGNORE_OBJ);
 #[no_mangle]
 pub static MPI_T_PVAR_ALL_HANDLES: Exported<c_void> =
     Exported(&crate::tool::pvar::ALL_HANDLES as *const u8 as *const c_void);

@@ -35,6 +35,7 @@ mod info;
 mod intercomm;
 mod io;
 mod isendrecv;
+mod mpix;
 mod mprobe;
 mod ops;
 mod p2p;

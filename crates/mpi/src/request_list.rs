@@ -126,6 +126,7 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, requests: *mut MPI_Request, 
         if state::phase() != state::RUNNING {
             return not_running("MPI_Waitall");
         }
+        crate::grequest::wait_list(count, requests);
         match waitall(count, requests, statuses) {
             Ok(()) => MPI_SUCCESS,
             Err(Raised(e, comm)) => handle("MPI_Waitall", comm, e),

@@ -36,7 +36,7 @@ const MPICH_LIB: &str = "/usr/lib/x86_64-linux-gnu/libmpich.so.12";
 /// since the header declares MPI 4.0, as MPICH's does.
 const DELIBERATE: &[(&str, &str, &str, &str)] = &[];
 
-/// MPICH's exported `MPI_` functions this library does not export yet, each with the reason
+/// MPICH's exported `MPI_` and `MPIX_` functions this library does not export yet, each with the reason
 /// (none now); `exports_match_libmpich` fails on any other difference, and on a name here that
 /// is exported (so that the list only shrinks).
 const PENDING_EXPORTS: &[(&str, &str)] = &[];
@@ -176,7 +176,8 @@ fn abi_rs_matches_our_header() {
 }
 
 /// Function name -> normalized prototype, from gcc's -aux-info for a unit including mpi.h.
-/// Kept: MPI_*, PMPI_* and MPIR_Dup_fn (the target of MPI_DUP_FN).
+/// Kept: MPI_*, PMPI_*, MPICH's extensions MPIX_* and PMPIX_*, and MPIR_Dup_fn (the target of
+/// MPI_DUP_FN).
 fn declared_functions(include: &Path, tag: &str) -> BTreeMap<String, String> {
     let aux = scratch(&format!("abi-aux-{tag}.txt"));
     let obj = scratch(&format!("abi-aux-{tag}.o"));
@@ -191,11 +192,16 @@ fn declared_functions(include: &Path, tag: &str) -> BTreeMap<String, String> {
         let decl = line.split_once("*/ ").map_or(line, |(_, d)| d).trim();
         let Some(paren) = decl.find(" (") else { continue };
         let name = decl[..paren].rsplit([' ', '*']).next().unwrap_or("");
-        if name.starts_with("MPI_") || name.starts_with("PMPI_") || name == "MPIR_Dup_fn" {
+        if name.starts_with("MPI_") || name.starts_with("PMPI_") || is_mpix(name) || name == "MPIR_Dup_fn" {
             map.insert(name.to_string(), decl.to_string());
         }
     }
     map
+}
+
+/// MPICH's extensions: `MPIX_` functions and their `PMPIX_` twins.
+fn is_mpix(name: &str) -> bool {
+    name.starts_with("MPIX_") || name.starts_with("PMPIX_")
 }
 
 /// Why a function MPICH declares is not in our header, or None if it should be.
@@ -244,8 +250,8 @@ fn declared_functions_match_mpich() {
     // Every MPI_ function has its PMPI_ twin with the same parameters, and vice versa.
     for (name, decl) in &ours {
         let twin = match name.strip_prefix('P') {
-            Some(mpi) if name.starts_with("PMPI_") => mpi.to_string(),
-            _ if name.starts_with("MPI_") => format!("P{name}"),
+            Some(mpi) if name.starts_with("PMPI_") || name.starts_with("PMPIX_") => mpi.to_string(),
+            _ if name.starts_with("MPI_") || name.starts_with("MPIX_") => format!("P{name}"),
             _ => continue,
         };
         match ours.get(&twin) {
@@ -384,7 +390,8 @@ fn every_declared_function_is_exported_with_its_weak_alias() {
         }
     }
     let mut problems = Vec::new();
-    for name in declared_functions(&our_include(), "ours-exports").keys().filter(|n| n.starts_with("MPI_")) {
+    let declared = declared_functions(&our_include(), "ours-exports");
+    for name in declared.keys().filter(|n| n.starts_with("MPI_") || n.starts_with("MPIX_")) {
         let pmpi = format!("P{name}");
         match (symbols.get(&pmpi).map(String::as_str), symbols.get(name.as_str()).map(String::as_str)) {
             (Some("GLOBAL"), Some("WEAK")) => {}
@@ -399,13 +406,14 @@ fn every_declared_function_is_exported_with_its_weak_alias() {
     );
 }
 
-/// The functions a shared library exports, by `nm -D --defined-only`: `MPI_` names only.
+/// The functions a shared library exports, by `nm -D --defined-only`: `MPI_` and `MPIX_` names
+/// (their `PMPI_`/`PMPIX_` twins are checked above).
 fn exported_mpi_functions(lib: &Path) -> std::collections::BTreeSet<String> {
     let table = run(Command::new("nm").args(["-D", "--defined-only"]).arg(lib));
     table
         .lines()
         .filter_map(|l| l.split_whitespace().nth(2))
-        .filter(|n| n.starts_with("MPI_"))
+        .filter(|n| n.starts_with("MPI_") || n.starts_with("MPIX_"))
         .map(str::to_string)
         .collect()
 }
@@ -436,7 +444,7 @@ fn exports_match_libmpich() {
     }
     assert!(problems.is_empty(), "{} export differences:\n  {}", problems.len(), problems.join("\n  "));
     eprintln!(
-        "exports_match_libmpich: {} of libmpich's {} MPI_ functions exported; pending: {}",
+        "exports_match_libmpich: {} of libmpich's {} MPI_ and MPIX_ functions exported; pending: {}",
         theirs.len() - PENDING_EXPORTS.len(),
         theirs.len(),
         PENDING_EXPORTS.len()

@@ -1,0 +1,99 @@
+//! MPICH's fault-tolerance extension (ULFM): MPIX_Comm_failure_ack, _failure_get_acked,
+//! _agree, _shrink and _revoke.
+//!
+//! What MPICH 4.0.2 does: Debian's build (device ch4) stops the job at each of the five with
+//! "Assertion failed in file src/mpid/ch4/src/ch4_comm.c ... Internal error" (checked with
+//! mpicc.mpich and mpiexec.mpich on 2 ranks), so no program relies on more than that.
+//!
+//! What Billboard does: a rank that dies ends the job (the launcher stops the others within a
+//! second, ARCHITECTURE.md "Runtime"), so a running program has no failed process to learn
+//! about, and the calls give their failure-free meaning for real: no process failure to
+//! acknowledge (the acknowledged group is empty), `agree` is the bitwise AND of every
+//! member's flag (a collective over the communicator), `shrink` a new communicator of every
+//! member (a new context, like MPI_Comm_dup without attributes or topology). A route that
+//! breaks during agree or shrink fails it with MPIX_ERR_PROC_FAILED naming the peer (the
+//! engine's PeerGone). Revoking needs every member to learn of it while it may be blocked in
+//! any call on the communicator, which the engine has no message for: MPIX_Comm_revoke
+//! returns MPI_ERR_UNSUPPORTED_OPERATION through the communicator's error handler (where
+//! MPICH's library aborts).
+
+use std::ffi::{c_int, c_void};
+
+use crate::abi::*;
+use crate::error::{bad_comm, call, call_unlocked, err, out, Res};
+
+extern "C" {
+    // The collective the agreement is made of: this library's own exported function.
+    fn PMPI_Allreduce(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+    ) -> c_int;
+}
+
+/// Whether `comm` is an intracommunicator (agree and shrink over an intercommunicator are not
+/// written: ULFM defines them over both groups).
+fn intra(m: &crate::state::Mpi, comm: MPI_Comm) -> Res {
+    let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+    if c.comm.is_inter() {
+        return Err(err(MPI_ERR_COMM, format!("communicator {comm:#x} is an intercommunicator")));
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPIX_Comm_failure_ack(comm: MPI_Comm) -> c_int {
+    // Nothing has failed while the job runs: there is nothing to acknowledge.
+    call("MPIX_Comm_failure_ack", comm, |m| m.comm(comm).map(|_| ()).ok_or_else(|| bad_comm(comm)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPIX_Comm_failure_get_acked(comm: MPI_Comm, failedgrp: *mut MPI_Group) -> c_int {
+    call("MPIX_Comm_failure_get_acked", comm, |m| {
+        m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        *out(failedgrp, "failedgrp")? = MPI_GROUP_EMPTY;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPIX_Comm_agree(comm: MPI_Comm, flag: *mut c_int) -> c_int {
+    let checked = call("MPIX_Comm_agree", comm, |m| {
+        intra(m, comm)?;
+        out(flag, "flag").map(|_| ())
+    });
+    if checked != MPI_SUCCESS {
+        return checked;
+    }
+    // The AND of every member's flag; a failure is the collective's, through the same handler.
+    PMPI_Allreduce(MPI_IN_PLACE as *const c_void, flag as *mut c_void, 1, MPI_INT, MPI_BAND, comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPIX_Comm_shrink(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
+    call_unlocked("MPIX_Comm_shrink", comm, || {
+        let newcomm = out(newcomm, "newcomm")?;
+        crate::state::with(|m| intra(m, comm)).unwrap_or_else(|| Err(bad_comm(comm)))?;
+        let (c, errhandler) = crate::comm_create::take(comm)?;
+        // Every member survives: a new context over all of them.
+        *newcomm = crate::comm_create::store_child(errhandler, Some(c.dup()?));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPIX_Comm_revoke(comm: MPI_Comm) -> c_int {
+    call("MPIX_Comm_revoke", comm, |m| {
+        m.comm(comm).ok_or_else(|| bad_comm(comm))?;
+        Err(err(
+            MPI_ERR_UNSUPPORTED_OPERATION,
+            format!(
+                "communicator {comm:#x} cannot be revoked: Billboard has no revocation notice, and a failed \
+                 rank ends the job (MPICH 4.0.2's ch4 device aborts here)"
+            ),
+        ))
+    })
+}
