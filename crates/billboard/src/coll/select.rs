@@ -15,7 +15,8 @@
 //!
 //! The board (`board.rs`) comes first: a blocking form on one host whose posts fit a rank's
 //! board data area (2 KiB) runs there, and a broadcast of a few KiB where ranks outnumber
-//! cores in cells of it (`select_board.rs`; `BB_BOARD=0` leaves it to forcing); the rows above
+//! cores in cells of it, a barrier where ranks outnumber cores by `board-leader`
+//! (`select_board.rs`; `BB_BOARD=0` leaves it to forcing); the rows above
 //! choose the rest, and `board` forced where it cannot apply leaves it to them. On one host
 //! with a core for every rank the messages of the data-moving collectives go by rendezvous
 //! from `BB_COLL_RENDEZVOUS_MIN` bytes (the receiver's single copy), below the eager limit too.

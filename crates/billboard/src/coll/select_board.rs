@@ -97,11 +97,20 @@ pub(crate) fn board_by(comm: &Communicator, what: Collective, post: usize) -> Op
         Some("board-cells") => Some("board"),
         Some(by) => Some(by).filter(|by| by.starts_with("board")),
         None if BOARD.get() == 0 => None,
+        // Where ranks outnumber cores (a fact of the host, so alike in every member), a barrier
+        // by the leader's release: rank 0 leaves it first, and a rooted collective after it
+        // finds its root already posting, where after the all-read barrier the first to leave
+        // is whichever arrived last and its readers wait for the root's turn on a core
+        // (coll.c, us, board vs board-leader, 8 B: 4 ranks on 2 cores barrier 2.18-2.37 vs
+        // 2.79-2.94 (Open MPI 2.89), scatter 0.33-0.38 vs 0.04-0.05 (0.10-0.15), bcast 0.28
+        // vs 0.03, the others alike; 8 ranks barrier 8.5 vs 9.4, scatter 1.09 vs 0.06, bcast
+        // 0.99 vs 0.04).
+        None if what == Collective::Barrier && comm.crowded() => Some("board-leader"),
         // Every rank reading the n - 1 arrivals beats a leader's release (coll.c barrier, us,
-        // board vs board-leader: 2 ranks 0.18 vs 0.29, 4 ranks on 2 cores 4.7 vs 5.9). Where
-        // ranks outnumber cores the waiters yield at once (`board.rs`); 4 ranks on 2 cores, us,
-        // table of messages vs board, 8 B: bcast 1.09-1.26 vs 0.53-0.79, reduce 1.04-1.17 vs
-        // 0.73-0.87, gather 0.96-1.08 vs 0.93-1.13, scatter 1.25-1.54 vs 0.94-1.15.
+        // board vs board-leader: 2 ranks 0.18 vs 0.29). Where ranks outnumber cores the
+        // waiters yield at once (`board.rs`); 4 ranks on 2 cores, us, table of messages vs
+        // board, 8 B: bcast 1.09-1.26 vs 0.53-0.79, reduce 1.04-1.17 vs 0.73-0.87, gather
+        // 0.96-1.08 vs 0.93-1.13, scatter 1.25-1.54 vs 0.94-1.15.
         None => Some("board"),
     }
 }
