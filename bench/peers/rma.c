@@ -14,10 +14,13 @@
  *               per epoch; sizes 8 B, 8 KiB, 1 MiB unless --sizes.
  *   get_flush   MPI_Get of SIZE bytes + MPI_Win_flush under MPI_Win_lock_all, rank 0 from
  *               rank 1 (waiting in MPI_Barrier); per operation; sizes as for fence.
+ *   put_bytes   the same with MPI_Put of SIZE bytes.
+ *   acc_flush   the same with MPI_Accumulate (MPI_SUM) of SIZE / 8 longs.
  * Windows come from MPI_Win_allocate, or with --create from MPI_Win_create on memory of the
  * program's own (malloc). A trial batches min(16, 64 KiB / size) operations (at least 1).
  *
- * Usage: rma put_flush|fetch_op|cas|lock|fence|get_flush [--trials N] [--sizes 8,8K,1M] [--create]
+ * Usage: rma put_flush|fetch_op|cas|lock|fence|get_flush|put_bytes|acc_flush [--trials N] [--sizes 8,8K,1M]
+ *            [--create]
  * Prints: test size_bytes median_us min_us mean_us
  */
 #define _POSIX_C_SOURCE 200809L
@@ -167,7 +170,7 @@ int main(int argc, char **argv)
                 report(test, size, t, trials, batch);
         }
         MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
-    } else if (!strcmp(test, "get_flush")) {
+    } else if (!strcmp(test, "get_flush") || !strcmp(test, "put_bytes") || !strcmp(test, "acc_flush")) {
         char *dst = calloc(1, (size_t)maxsize);
         MPI_Win_lock_all(0, win);
         for (int s = 0; s < nsizes; s++) {
@@ -177,7 +180,13 @@ int main(int argc, char **argv)
                 for (int k = 0; k < warm + trials; k++) {
                     double t0 = now_s();
                     for (int b = 0; b < batch; b++) {
-                        MPI_Get(dst, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, win);
+                        if (test[0] == 'g')
+                            MPI_Get(dst, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, win);
+                        else if (test[0] == 'p')
+                            MPI_Put(src, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, win);
+                        else
+                            MPI_Accumulate(src, (int)(size / 8), MPI_LONG, 1, 0, (int)(size / 8), MPI_LONG, MPI_SUM,
+                                           win);
                         MPI_Win_flush(1, win);
                     }
                     if (k >= warm)

@@ -7,6 +7,10 @@
 //! of another), with windows from MPI_Win_allocate and from MPI_Win_create. Every job runs
 //! under a timeout and must leave no process and no /dev/shm file behind.
 //!
+//! `tests/c/win_compute_target.c` runs over TCP between the hosts: the target computes for 2 s
+//! outside MPI while the others lock, fetch-and-op and unlock 1000 times each; the window's
+//! progress thread (started by itself: the window spans hosts) must serve them all meanwhile.
+//!
 //! Needs root, `ip` and `dist/` (`make`); prints a SKIP line and passes without them.
 
 use std::path::PathBuf;
@@ -19,29 +23,29 @@ const T: Duration = Duration::from_secs(120);
 const SETTLE: Duration = Duration::from_secs(3);
 const LAUNCHER: &str = "ip netns exec {host}";
 
-/// `tests/c/win_hosts.c` built with our mpicc into a fresh folder; `None` (skip) without `dist/`.
-fn build() -> Option<PathBuf> {
+/// `tests/c/<name>.c` built with our mpicc into a fresh folder; `None` (skip) without `dist/`.
+fn build(name: &str) -> Option<PathBuf> {
     let dist = root().join("dist");
     if !dist.join("bin/mpicc").exists() || !dist.join("lib/libmpi.so.12").exists() {
         eprintln!("SKIP: dist/ is not built (make)");
         return None;
     }
-    let dir = std::env::temp_dir().join(format!("bb-win-hosts-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("bb-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("make the build folder");
-    let exe = dir.join("win_hosts");
+    let exe = dir.join(name);
     let built = Command::new(dist.join("bin/mpicc"))
         .args(["-O1", "-o"])
         .arg(&exe)
-        .arg(root().join("tests/c/win_hosts.c"))
+        .arg(root().join(format!("tests/c/{name}.c")))
         .status()
         .expect("run dist/bin/mpicc");
-    assert!(built.success(), "tests/c/win_hosts.c does not build");
+    assert!(built.success(), "tests/c/{name}.c does not build");
     Some(exe)
 }
 
 #[test]
 fn windows_spanning_hosts_lock_put_get_and_accumulate() {
-    let Some(exe) = build() else { return };
+    let Some(exe) = build("win_hosts") else { return };
     let Some(ns) = Netns::create(2) else { return };
     let program = exe.to_str().unwrap();
     let lib = root().join("dist/lib");
@@ -59,6 +63,27 @@ fn windows_spanning_hosts_lock_put_get_and_accumulate() {
             let out = job.stdout();
             assert!(out.lines().any(|l| l == "PASS win_hosts") && !out.contains("FAIL"), "{what}:\n{out}");
         }
+    }
+    let _ = std::fs::remove_dir_all(exe.parent().unwrap());
+}
+
+#[test]
+fn a_target_computing_outside_mpi_serves_fetch_and_op_across_hosts() {
+    let Some(exe) = build("win_compute_target") else { return };
+    let Some(ns) = Netns::create(2) else { return };
+    let program = exe.to_str().unwrap();
+    let lib = root().join("dist/lib");
+    let env = [("LD_LIBRARY_PATH", lib.to_str().unwrap()), ("BB_CTEST_TIMEOUT", "60")];
+    // The target alone on its host; then with an origin beside it (shared memory to it).
+    for (slots, n) in [([1, 1], 2), ([2, 1], 3)] {
+        let hosts: Vec<String> = ns.names.iter().zip(slots).map(|(h, s)| format!("{h}:{s}")).collect();
+        let (hosts, ranks) = (hosts.join(","), n.to_string());
+        let args = ["--launcher", LAUNCHER, "--host", &hosts, "-n", &ranks, program];
+        let job = Running::start_env(&args, &env, b"", &[program]).finish(T, SETTLE);
+        let out = job.stdout();
+        let what = format!("{n} ranks on hosts {hosts}");
+        assert!(out.lines().any(|l| l == "PASS win_compute_target") && !out.contains("FAIL"), "{what}:\n{out}");
+        job.assert_success();
     }
     let _ = std::fs::remove_dir_all(exe.parent().unwrap());
 }

@@ -144,6 +144,8 @@ pub(crate) fn stop(attrs: Res) -> c_int {
         eprintln!("billboard MPI: MPI_Finalize called without MPI_Init (or twice)");
         return MPI_ERR_OTHER;
     };
+    // The windows' progress thread polls the engine: it ends first.
+    crate::win::stop_progress_thread();
     let Mpi { universe, comms, engine, requests, promoted, detached, bsend, .. } = mpi;
     // Requests and communicators hold the engine; release them before it shuts down
     // (dropping a freed request waits for its operation, as finalize must). Requests hold it

@@ -81,6 +81,19 @@ impl Communicator {
         self.engine().lock().progress(None)
     }
 
+    /// One round of progress, and if it moved nothing, a sleep of at most `timeout` that the
+    /// next message for this rank ends: for waits on conditions of their own (a lock word in
+    /// shared memory) that must still serve handlers at once. Returns whether anything happened.
+    pub fn nap(&self, timeout: std::time::Duration) -> bool {
+        self.engine().nap(timeout)
+    }
+
+    /// Starts a thread that runs this process's progress until the returned handle is
+    /// dropped (`engine/progress_thread.rs`): handlers answer while the program computes.
+    pub fn start_progress_thread(&self) -> Result<crate::engine::progress_thread::ProgressThread> {
+        crate::engine::progress_thread::ProgressThread::start(self.engine())
+    }
+
     /// Active messages run on intracommunicators: a handler's answer names a rank of its own
     /// group.
     fn check_active(&self, id: u16) -> Result<()> {

@@ -144,8 +144,13 @@ impl ContextPool {
             return;
         }
         let (done, busy): (Vec<u32>, Vec<u32>) = {
-            let e = engine.lock();
-            retiring.into_iter().partition(|&c| !e.receives_posted_on(c) && !e.receives_posted_on(c + 1))
+            let mut e = engine.lock();
+            let (done, busy): (Vec<u32>, Vec<u32>) =
+                retiring.into_iter().partition(|&c| !e.receives_posted_on(c) && !e.receives_posted_on(c + 1));
+            for &c in &done {
+                e.reopen_active(c);
+            }
+            (done, busy)
         };
         let mut s = self.lock();
         s.retiring.extend(busy);

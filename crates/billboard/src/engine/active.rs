@@ -18,7 +18,9 @@
 //! protocol its route uses), then handed over. Order: a sender's messages on one communicator
 //! reach their handlers in the order sent, across sizes and handler ids. A message that cannot
 //! be handed over yet (one before it from the same sender is still arriving, or its handler is
-//! not registered yet) is kept, copied, and handed over in order once it can.
+//! not registered yet) is kept, copied, and handed over in order once it can. A message for a
+//! handler that was unregistered, while its communicator's context is not yet free for another
+//! communicator, is dropped (said under `BB_VERBOSE`): no handler can come for it.
 
 use super::*;
 
@@ -192,6 +194,10 @@ pub(crate) struct ActiveMessages {
     sending: Vec<(ReqId, Vec<u8>)>,
     /// Some handler asked for `on_progress`.
     later: bool,
+    /// Handlers taken out (context, id) whose communicator's context is not free yet: a
+    /// message for one can never be handled, so it is dropped, not kept forever. A context
+    /// that becomes free again ([`Engine::reopen_active`]) leaves this list.
+    retired: Vec<(u32, u16)>,
 }
 
 impl ActiveMessages {
@@ -208,6 +214,11 @@ impl ActiveMessages {
 
     fn find(&mut self, context: u32, id: u16) -> Option<&mut Registered> {
         self.handlers.iter_mut().find(|r| r.context == context && r.id == id)
+    }
+
+    /// Whether messages for handler `id` on `context` can no longer be handled.
+    fn retired(&self, context: u32, id: u16) -> bool {
+        self.retired.contains(&(context, id))
     }
 
     /// Whether a message from `peer` on `context` must wait behind one kept before it.
@@ -228,6 +239,9 @@ impl Core {
         };
         let source = h.source as usize;
         let am = &mut self.am;
+        if am.retired(context, id) {
+            return dropped(context, source, id, payload.len());
+        }
         if !am.blocked(context, peer) {
             if let Some(r) = am.handlers.iter_mut().find(|r| r.context == context && r.id == id) {
                 if source >= r.world.len() {
@@ -288,7 +302,24 @@ impl<C: Channel> Engine<C> {
     pub(crate) fn unregister_active(&mut self, context: u32, id: u16) -> Option<Box<dyn ActiveHandler>> {
         let am = &mut self.core.am;
         let i = am.handlers.iter().position(|r| r.context == context && r.id == id)?;
+        am.retired.push((context, id));
+        // Kept ones wait for a handler that will not come (those still arriving are dropped
+        // when whole: their transfer is under way).
+        am.kept.retain(|k| {
+            let keep = k.context != context || k.id != id || k.arriving.is_some();
+            if !keep {
+                dropped(k.context, k.source, k.id, k.bytes.len());
+            }
+            keep
+        });
         Some(am.handlers.swap_remove(i).handler)
+    }
+
+    /// The communicator context `context` is free again in this process (no communicator
+    /// holds it): handlers taken out of it no longer make their messages dropped, since the
+    /// next communicator on it may register them again, and its first messages may come before.
+    pub(crate) fn reopen_active(&mut self, context: u32) {
+        self.core.am.retired.retain(|&(c, _)| c != context);
     }
 
     /// Starts an active message to handler `id` at world rank `peer`: `header` then `payload`,
@@ -418,6 +449,11 @@ impl<C: Channel> Engine<C> {
                 }
             }
             let am = &mut self.core.am;
+            if am.retired(k.context, k.id) {
+                dropped(k.context, k.source, k.id, k.bytes.len());
+                busy = true;
+                continue;
+            }
             let Some(r) = am.handlers.iter_mut().find(|r| r.context == k.context && r.id == k.id) else {
                 held_back.push((k.context, k.peer));
                 left.push_back(k);
@@ -436,6 +472,15 @@ impl<C: Channel> Engine<C> {
         self.core.am.later |= self.core.am.handlers.iter().any(|r| r.later);
         busy
     }
+}
+
+/// Says (under `BB_VERBOSE`) that a message for a handler taken out was dropped.
+#[cold]
+fn dropped(context: u32, source: usize, id: u16, bytes: usize) {
+    verbose(format_args!(
+        "active message of {bytes} bytes from rank {source} to handler {id} on communicator context {context} dropped: \
+         that handler was unregistered (its window or communicator freed here) and none will come"
+    ));
 }
 
 /// Frees a completed request of the engine's own, with its outcome.

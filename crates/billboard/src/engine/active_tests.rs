@@ -155,6 +155,38 @@ fn messages_wait_for_their_handler() {
     assert!(errors[1].contains("handler 3") && errors[1].contains("65 bytes"), "{}", errors[1]);
 }
 
+/// Messages for a handler that was taken out are dropped, not kept forever (eager ones and
+/// large ones, once whole), until its context is free again: then a message that
+/// comes before the next registration is kept for it, as for any handler not there yet.
+#[test]
+fn messages_for_an_unregistered_handler_are_dropped_until_the_context_is_reopened() {
+    let mut s = sim(2, shm());
+    let (handler, log) = recorder(None);
+    s.register(0, 4, handler);
+    s.am(1, 0, 4, &[], b"first");
+    s.run_until(|_| log.lock().unwrap().len() == 1);
+    assert!(s.ranks[0].unregister_active(0, 4).is_some());
+    let big = data(1, 0, 30_000);
+    for p in [&b"late"[..], &big] {
+        let r = s.am(1, 0, 4, &[], p);
+        s.complete(&[(1, r)]);
+        for _ in 0..20 {
+            s.rounds(&[0, 1]);
+        }
+        assert!(s.ranks[0].active_idle(), "a message of {} bytes for a handler gone is kept", p.len());
+    }
+    assert_eq!(log.lock().unwrap().len(), 1, "nothing reached the old handler");
+    // The context is free again: the next communicator's messages wait for their handler.
+    s.ranks[0].reopen_active(0);
+    s.am(1, 0, 4, &[], b"next");
+    s.rounds(&[0, 0, 0]);
+    assert!(!s.ranks[0].active_idle(), "kept for the next registration");
+    let (handler, next) = recorder(None);
+    s.register(0, 4, handler);
+    s.run_until(|s| s.all_idle());
+    assert_eq!(next.lock().unwrap().iter().map(|m| m.2.clone()).collect::<Vec<_>>(), vec![b"next".to_vec()]);
+}
+
 /// A handler that cannot grant a request at once (a lock held by another) keeps it and
 /// grants it in a later round, from `on_progress`, never blocking.
 #[test]

@@ -40,6 +40,12 @@ impl Backoff {
         Backoff { rounds: 0, spin, yields: YIELD.get() }
     }
 
+    /// A progress thread's ladder (`progress_thread.rs`): a short spin, then sleep at once.
+    /// Its process computes on the cores; yielding them in a loop would only take them away.
+    pub fn for_progress_thread() -> Backoff {
+        Backoff { rounds: 0, spin: 50, yields: 0 }
+    }
+
     /// Called after a poll that found nothing.
     #[inline]
     pub fn step(&mut self) -> Step {

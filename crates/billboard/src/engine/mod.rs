@@ -4,6 +4,7 @@ mod claims;
 pub(crate) mod ladder;
 pub mod matching;
 mod progress;
+pub mod progress_thread;
 pub mod protocol;
 pub mod request;
 pub mod scatter;

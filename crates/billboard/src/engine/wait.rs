@@ -101,6 +101,9 @@ pub(crate) struct Waiting<'a> {
     /// Whether the wait's `done` is its whole condition (not `wait_for`'s round marker), so the
     /// poller may call it to decide whether to wake this thread.
     watched: bool,
+    /// The progress thread's wait ([`Shared::serve_until`]): it gives way to every program
+    /// thread that waits, and no program thread gives the baton to it.
+    helper: bool,
 }
 
 /// Names the watches of sleeping threads.
@@ -114,7 +117,7 @@ const LONGEST_NAP: Duration = Duration::from_micros(200);
 
 impl Default for Waiting<'_> {
     fn default() -> Self {
-        Waiting { backoff: None, baton: None, nap: FIRST_NAP, watched: true }
+        Waiting { backoff: None, baton: None, nap: FIRST_NAP, watched: true, helper: false }
     }
 }
 
@@ -149,6 +152,52 @@ impl Shared {
         }
     }
 
+    /// The progress thread's loop (`progress_thread.rs`), until `stop`: rounds of progress
+    /// down a ladder that barely spins (its process computes on the other cores) and sleeps on
+    /// the route. A program thread that comes to wait has priority: the baton is handed to it
+    /// at the next look (one wake-up per arrival for it, not two), and the progress thread
+    /// naps aside, not counted among the sleepers, until the baton is free again.
+    pub(crate) fn serve_until(&self, stop: &AtomicBool) {
+        let mut waiting = Waiting {
+            backoff: Some(Backoff::for_progress_thread()),
+            watched: false,
+            helper: true,
+            ..Waiting::default()
+        };
+        while !stop.load(Ordering::Acquire) {
+            if waiting.baton.is_some() && self.waiters.sleeping.load(Ordering::SeqCst) > 0 {
+                waiting.baton = None;
+                self.waiters.announce();
+            }
+            let mut looked = false;
+            drop(self.wait_with(&mut waiting, self.lock(), None, |_| std::mem::replace(&mut looked, true)));
+        }
+    }
+
+    /// The sleep step of a wait that climbs its own ladder (the board's, a window's lock
+    /// word): one round of progress, and if it moved nothing, a sleep that the next record for
+    /// this rank ends (an active message a handler must answer, say), or `timeout`. Only the
+    /// baton's holder sleeps on the route's sleeper (one sleep word per rank: a second sleeper
+    /// there would miss its wake-up); without it, a plain nap. Returns whether progress moved.
+    pub fn nap(&self, timeout: Duration) -> bool {
+        let mut engine = self.lock();
+        if engine.progress(None) {
+            return true;
+        }
+        match self.waiters.take_baton() {
+            Some(_baton) => {
+                let sleeper = engine.sleeper();
+                drop(engine);
+                sleeper.sleep(timeout);
+            }
+            None => {
+                drop(engine);
+                std::thread::sleep(timeout.min(FIRST_NAP));
+            }
+        }
+        false
+    }
+
     /// The loop behind every wait, resuming `waiting`'s place on the ladder.
     fn wait_with<'a>(
         &'a self,
@@ -164,7 +213,10 @@ impl Shared {
                 }
                 if waiting.baton.is_none() && !self.serialized() {
                     match self.waiters.take_baton() {
-                        Some(baton) => waiting.baton = Some(baton),
+                        Some(baton) => {
+                            waiting.baton = Some(baton);
+                            waiting.nap = FIRST_NAP;
+                        }
                         None => {
                             engine = self.sleep_for_event(engine, waiting, false, &mut done);
                             continue 'rounds;
@@ -261,6 +313,17 @@ impl Shared {
         done: &'d mut (dyn FnMut(&mut Engine) -> bool + 'd),
     ) -> EngineGuard<'a> {
         let w = &self.waiters;
+        if waiting.helper {
+            // Aside while a program thread polls: woken by nobody, it looks again after a nap.
+            let seen = w.event.load(Ordering::SeqCst);
+            drop(engine);
+            if w.baton.load(Ordering::SeqCst) {
+                let ts = rustix::time::Timespec { tv_sec: 0, tv_nsec: waiting.nap.as_nanos() as i64 };
+                waiting.nap = (waiting.nap * 2).min(LONGEST_NAP);
+                let _ = futex::wait(&w.event, futex::Flags::PRIVATE, seen, Some(&ts));
+            }
+            return self.lock();
+        }
         let seen = w.event.load(Ordering::SeqCst);
         w.sleeping.fetch_add(1, Ordering::SeqCst);
         let thread = WATCH_IDS.fetch_add(1, Ordering::Relaxed);

@@ -7,7 +7,7 @@
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
-use super::{origin, segment, serve, shared, single_copy, state, win_call, Epoch, Predefined, Win};
+use super::{async_progress, origin, segment, serve, shared, single_copy, state, win_call, Epoch, Predefined, Win};
 use crate::abi::*;
 use crate::error::{call_unlocked, err, out, Res};
 
@@ -85,6 +85,7 @@ pub(super) fn create(
         node: None,
         reach: None,
         started: vec![0; n],
+        progress: None,
         _memory: memory,
     };
     Ok(state::with(|m| m.add_win(w)).expect("MPI is running"))
@@ -162,7 +163,7 @@ pub unsafe extern "C" fn PMPI_Win_create(
             })
             .expect("MPI is running")?;
         }
-        Ok(())
+        state::with(|m| m.win_mut(*win).and_then(async_progress::attach)).expect("MPI is running")
     })
 }
 
@@ -199,7 +200,7 @@ pub unsafe extern "C" fn PMPI_Win_allocate(
         let base = if size == 0 { std::ptr::null_mut() } else { memory.ptr };
         *win = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, Some(memory), None)?;
         *baseptr = base.cast();
-        Ok(())
+        state::with(|m| m.win_mut(*win).and_then(async_progress::attach)).expect("MPI is running")
     })
 }
 
@@ -217,7 +218,7 @@ pub unsafe extern "C" fn PMPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm,
         let win = out(win, "win")?;
         let regions = serve::Regions::default();
         *win = create(std::ptr::null_mut(), 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC, None, Some(regions))?;
-        Ok(())
+        state::with(|m| m.win_mut(*win).and_then(async_progress::attach)).expect("MPI is running")
     })
 }
 

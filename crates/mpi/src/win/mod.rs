@@ -25,13 +25,14 @@
 //!   runs in every round of progress. An RMA call sends its operation to the target at once,
 //!   and the target applies it whenever it is inside any MPI call; synchronisation calls wait
 //!   for the target's answers (flush, unlock) or for the ends of epochs it was sent (fence,
-//!   wait). A target that never enters MPI serves nobody on these windows: a progress thread
-//!   across hosts is still to come.
+//!   wait). A target computing outside MPI is served by a progress thread while such a window
+//!   has members on other hosts (`async_progress.rs`, `BB_ASYNC_PROGRESS`).
 //!
 //! Errors of window calls go through the window's error handler (MPI_ERRORS_ARE_FATAL unless
 //! the program sets another; windows do not inherit their communicator's); errors of the
 //! creating calls, before there is a window, through the communicator's.
 
+mod async_progress;
 mod create;
 mod direct;
 mod fast;
@@ -47,6 +48,7 @@ mod shm_sync;
 mod single_copy;
 mod target;
 
+pub(crate) use async_progress::{stop as stop_progress_thread, ASYNC_PROGRESS};
 pub(crate) use create::SHM_WINDOWS;
 use create::{check_shape, create, Memory};
 pub(crate) use single_copy::SINGLE_COPY;
@@ -119,6 +121,8 @@ pub(crate) struct Win {
     reach: Option<single_copy::Reach>,
     /// Per target: MPI_Win_post's of it consumed by MPI_Win_start here (node windows).
     started: Vec<u64>,
+    /// This window's claim on the process's progress thread (`async_progress.rs`).
+    progress: Option<async_progress::Hold>,
     _memory: Option<Memory>,
 }
 

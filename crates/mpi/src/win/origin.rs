@@ -12,7 +12,7 @@ use std::ffi::c_void;
 
 use billboard::{Communicator, Request, Source, TagMatch};
 
-use super::serve::{Request as Ask, ANSWER_WHEN_GRANTED, HANDLER, TAG_ANSWER};
+use super::serve::{Request as Ask, ANSWER_WHEN_GRANTED, HANDLER, TAG_ANSWER, UNLOCK_SILENTLY};
 use crate::abi::*;
 use crate::datatype::{view, Dir, Layout, Staging};
 use crate::error::Res;
@@ -175,7 +175,9 @@ pub(crate) fn start_flush(comm: &Communicator, target: usize, t: &mut Target, lo
 /// Starts the end of `t`'s lock: the unlock (or, without a lock asked, a flush if needed),
 /// and hands over everything to wait for; `t` is left unlocked.
 pub(crate) fn start_unlock(comm: &Communicator, target: usize, t: &mut Target) -> Res<Vec<Wait>> {
-    if t.lock_sent {
+    if t.lock_sent && !t.unflushed {
+        send(comm, target, Ask::Unlock.header(UNLOCK_SILENTLY), &mut t.waits)?;
+    } else if t.lock_sent {
         ask(comm, target, Ask::Unlock, 0, &mut t.waits)?;
     } else if t.unflushed {
         ask(comm, target, Ask::Flush, 0, &mut t.waits)?;

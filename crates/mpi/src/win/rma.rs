@@ -277,10 +277,21 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
         if let Epoch::Lock { all: true } = w.epoch {
             lock_all_lazily(w, target);
         }
+        // This origin alone may touch the target's memory, and nothing it sent the handler
+        // is still unapplied (its order kept): accumulates need no handler either.
+        let t = &w.targets[target];
+        let alone = w.epoch == (Epoch::Lock { all: false })
+            && t.lock == MPI_LOCK_EXCLUSIVE
+            && t.lock_sent
+            && !t.unflushed
+            && t.waits.is_empty();
         match &mut w.reach {
-            // The program's memory: put and get by single copy, the rest by the handler.
+            // The program's memory: put and get by single copy, the rest by the handler
+            // (or here, under an exclusive lock).
             Some(reach) => {
-                if reach.copy(target, &access, &data, result.as_ref())? {
+                if reach.copy(target, &access, &data, result.as_ref())?
+                    || (alone && reach.accumulate_exclusive(target, &access, &data, result.as_ref())?)
+                {
                     return Ok(None);
                 }
             }

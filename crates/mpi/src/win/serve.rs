@@ -43,6 +43,12 @@ pub(crate) const TAG_POST: i32 = 5;
 /// touch as soon as MPI_Win_lock returns).
 pub(crate) const ANSWER_WHEN_GRANTED: u64 = 1;
 
+/// Unlock flag: no answer. An answer already confirmed every operation of the epoch (its last
+/// fetched, or a flush), and the origin's next request comes behind the unlock on the same
+/// route: nothing is left for the answer to tell, and a lock/fetch-and-op/unlock costs one
+/// round trip, not two.
+pub(crate) const UNLOCK_SILENTLY: u64 = 2;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Request {
     LockShared = 1,
@@ -184,7 +190,9 @@ impl Exposure {
                     Held::None => {}
                 }
                 self.held[origin] = Held::None;
-                self.answer(origin, Vec::new(), out);
+                if flags & UNLOCK_SILENTLY == 0 {
+                    self.answer(origin, Vec::new(), out);
+                }
                 self.grant_waiting(out);
             }
             Request::Flush => self.answer(origin, Vec::new(), out),

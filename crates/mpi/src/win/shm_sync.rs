@@ -103,13 +103,15 @@ pub(crate) fn wait_until(comm: &Communicator, mut ready: impl FnMut() -> bool) {
             std::hint::spin_loop();
             continue;
         }
-        if looks.is_multiple_of(64) {
-            comm.progress();
-        }
         if looks < SPINS + YIELDS {
+            if looks.is_multiple_of(64) && comm.progress() {
+                looks = 0; // an arrival was served: more may follow at once
+            }
             std::thread::yield_now();
-        } else {
-            std::thread::sleep(NAP);
+        } else if comm.nap(NAP) {
+            // Progress every look, and a nap the next arrival ends: a rank waiting for a lock
+            // still answers the handler's requests to it at once.
+            looks = 0;
         }
     }
 }

@@ -5,9 +5,11 @@
 //! (`segment.rs`, `shm_sync.rs`: lock words, fence and post/complete counts), as for windows
 //! in shared memory, so a target computing outside MPI stalls no lock, put or get.
 //!
-//! Accumulates (and fetch-and-op, compare-and-swap) still go to the target's handler
-//! (`serve.rs`): it alone applies them, so accumulates on one location stay atomic and in
-//! order whoever issues them. Every synchronisation that completes operations (flush, unlock,
+//! Accumulates (and fetch-and-op, compare-and-swap) go to the target's handler (`serve.rs`):
+//! it alone applies them, so accumulates on one location stay atomic and in order whoever
+//! issues them. Except under an exclusive lock (MPI_Win_lock), where no one else may touch the
+//! target's window: there the origin reads, combines and writes back itself, so a target
+//! computing outside MPI stalls no lock/fetch-and-op/unlock. Every synchronisation that completes operations (flush, unlock,
 //! fence, complete) therefore first waits for the handler's answers, then acts on the words
 //! in the segment.
 //!
@@ -21,10 +23,12 @@ use billboard::transport::shm::cross_memory::{copy_iov, Direction, IOV_MAX};
 use billboard::Communicator;
 
 use super::origin::Landing;
-use super::target::{Access, Kind};
+use super::serve::combiner;
+use super::target::{apply_data, op_name, Access, Kind, Shape};
 use super::{direct, shm_sync};
+use crate::abi::MPI_ERR_OP;
 use crate::datatype::{view, Dir, View};
-use crate::error::Res;
+use crate::error::{err, Res};
 
 /// Whether put and get on a created window reach a target of the same host by single copy.
 pub(crate) static SINGLE_COPY: billboard::tunables::Tunable = billboard::tunables::Tunable::new(
@@ -97,6 +101,59 @@ impl Reach {
         let len = out.len();
         // SAFETY: the result buffer is still the program's (caller).
         out.finish(len);
+        Ok(true)
+    }
+
+    /// Carries out accumulate-type `a` (accumulate, get-accumulate, fetch-and-op,
+    /// compare-and-swap) on `target` here: its bytes read by single copy, combined, and
+    /// written back where they changed. Only under an exclusive lock of `target` that this
+    /// origin holds (the caller checks): no other process applies an operation there
+    /// meanwhile, so the read-modify-write is atomic to all who follow MPI's rules, and a
+    /// target computing outside MPI stalls nobody. `Ok(false)`: not done (the kernel
+    /// refuses): the caller sends it to the target's handler.
+    ///
+    /// # Safety
+    /// As for [`Reach::copy`].
+    pub unsafe fn accumulate_exclusive(
+        &mut self,
+        target: usize,
+        a: &Access,
+        data: &[View],
+        result: Option<&Landing>,
+    ) -> Res<bool> {
+        if self.refused || matches!(a.kind, Kind::Put | Kind::Get) {
+            return Ok(false);
+        }
+        let (pid, base) = self.peers[target];
+        let len = a.target.bytes();
+        let mut current = vec![0u8; len];
+        shm_sync::before_load();
+        if let Err(e) = transfer(pid, base, a, current.as_mut_ptr(), Direction::Read) {
+            return Ok(self.refuse(target, e));
+        }
+        let before = current.clone();
+        let joined: Vec<u8> = data.iter().flat_map(|v| v.bytes()).copied().collect();
+        // The same operation on the packed bytes, as one dense block.
+        let dense = Shape { offset: 0, count: 1, extent: len as i64, blocks: vec![(0, len)] };
+        let packed = Access { kind: a.kind, op: a.op, elem: a.elem, target: dense, data: Vec::new() };
+        let mut reply = Vec::with_capacity(packed.reply_bytes());
+        let failed = |e: String| err(MPI_ERR_OP, format!("{} on target rank {target}: {e}", op_name(a.op)));
+        let mut combine = combiner(a).map_err(failed)?;
+        apply_data(&mut current, &packed, &joined, &mut *combine, &mut reply).map_err(failed)?;
+        if current != before {
+            if let Err(e) = transfer(pid, base, a, current.as_mut_ptr(), Direction::Write) {
+                return Ok(self.refuse(target, e));
+            }
+            shm_sync::stored();
+        }
+        if let Some(l) = result {
+            // SAFETY: the program's result buffer (caller).
+            let mut out = view(&l.layout, l.addr, l.count, Dir::Write)?;
+            out.bytes_mut().copy_from_slice(&reply);
+            let n = out.len();
+            // SAFETY: the result buffer is still the program's (caller).
+            out.finish(n);
+        }
         Ok(true)
     }
 

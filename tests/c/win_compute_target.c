@@ -1,0 +1,87 @@
+/* Passive target without the target on MPI_Win_create windows (the program's own memory):
+ * rank 0 computes for COMPUTE seconds without any MPI call while every other rank does
+ * MPI_Win_lock / MPI_Fetch_and_op (MPI_SUM) / MPI_Win_unlock on it OPS times, then puts its
+ * "done" word. Right as its compute ends, before any MPI call, rank 0 reads the done words:
+ * each origin must have finished during the compute (not a timing bound: an implementation
+ * whose target applies fetch-and-op only inside its own MPI calls cannot pass). Then the
+ * counter must equal the number of operations, and every fetched value must have been unique
+ * (each origin checks its values increase; rank 0 gathers their sum).
+ *
+ * Arguments (for Billboard; MPICH and Open MPI ignore them):
+ *   shared    MPI_LOCK_SHARED instead of exclusive, with BB_ASYNC_PROGRESS=1 (the target's
+ *             handler applies the operations, on its progress thread)
+ *   handler   BB_RMA_SHM=0 and BB_ASYNC_PROGRESS=1: everything through the target's handler
+ * Across hosts (tests/tests/win_hosts.rs) no argument is needed: the progress thread starts
+ * by itself while such a window exists.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "common.h"
+#include <time.h>
+
+#define OPS 1000
+#define COMPUTE 2.0
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    int lock = MPI_LOCK_EXCLUSIVE;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "shared")) {
+            lock = MPI_LOCK_SHARED;
+            setenv("BB_ASYNC_PROGRESS", "1", 1);
+        } else if (!strcmp(argv[i], "handler")) {
+            setenv("BB_RMA_SHM", "0", 1);
+            setenv("BB_ASYNC_PROGRESS", "1", 1);
+        }
+    }
+    t_init(&argc, &argv, "win_compute_target", 1);
+    int n = t_size, me = t_rank;
+    /* mem[0]: the counter, mem[8 + r]: done word of rank r */
+    long words = 8 + n;
+    long *mem = calloc((size_t)words, sizeof(long));
+    MPI_Win win;
+    MPI_CHK(MPI_Win_create(mem, words * (MPI_Aint)sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_CHK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
+
+    if (me == 0) {
+        double end = now_s() + COMPUTE;
+        volatile double x = 1.0;
+        while (now_s() < end)
+            for (int k = 0; k < 10000; k++)
+                x = x * 1.0000001 + 1e-9;
+        int done = 0;
+        for (int r = 1; r < n; r++)
+            done += __atomic_load_n(&mem[8 + r], __ATOMIC_ACQUIRE) == 1;
+        if (done != n - 1)
+            FAIL("after %.0f s of computing, %d of %d origins had finished %d lock/fetch_and_op/unlock (the target "
+                 "stalled them)",
+                 COMPUTE, done, n - 1, OPS);
+    } else {
+        long one = 1, last = -1;
+        for (int k = 0; k < OPS; k++) {
+            long got = -1;
+            MPI_CHK(MPI_Win_lock(lock, 0, 0, win));
+            MPI_CHK(MPI_Fetch_and_op(&one, &got, MPI_LONG, 0, 0, MPI_SUM, win));
+            MPI_CHK(MPI_Win_unlock(0, win));
+            if (got <= last || got < 0)
+                FAIL("fetch_and_op %d fetched %ld after %ld", k, got, last);
+            last = got;
+        }
+        MPI_CHK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+        MPI_CHK(MPI_Put(&one, 1, MPI_LONG, 0, 8 + me, 1, MPI_LONG, win));
+        MPI_CHK(MPI_Win_unlock(0, win));
+    }
+    MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == 0)
+        CHECK_EQ(mem[0], (long)(n - 1) * OPS, "counter after every fetch_and_op");
+    MPI_CHK(MPI_Win_free(&win));
+    free(mem);
+    return t_finish();
+}
