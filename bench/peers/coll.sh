@@ -59,6 +59,12 @@ if [ -z "$COLL_MPICH" ] || [ -z "$COLL_OPENMPI" ]; then
     fi
 fi
 
+# The bare floor of a barrier (bench/peers/coll_floor.c, no MPI), a column of its own where
+# barrier is measured and the ranks have a core each (it only polls).
+COLL_FLOOR=${COLL_FLOOR:-$RESULTS/bin/coll-floor}
+[ -x "$COLL_FLOOR" ] || cc -O2 -o "$COLL_FLOOR" bench/peers/coll_floor.c || log "no floor: cc failed"
+floor_runs() { [ -x "$COLL_FLOOR" ] && [[ ",$OPS," == *,barrier,* ]] && [ "$1" -le "$(nproc)" ]; }
+
 ARGS=(--csv --ops "$OPS" --sizes "$SIZES" --trials "$TRIALS")
 : >"$RESULTS/all.csv"
 run() { # name ranks command...
@@ -79,9 +85,11 @@ run() { # name ranks command...
 IMPLS=$(( $([ -x "$BBRUN" ] && echo 1 || echo 0) + $([ -n "${BBRUN_BEFORE:-}" ] && echo 1 || echo 0) + 1 +
     $([ -x "$COLL_OPENMPI" ] && echo 1 || echo 0) ))
 RUNS_LEFT=$((ROUNDS * $(echo $RANKS | wc -w) * IMPLS))
+for np in $RANKS; do floor_runs "$np" && RUNS_LEFT=$((RUNS_LEFT + ROUNDS)); done
 for round in $(seq "$ROUNDS"); do
     for np in $RANKS; do
         log "round $round, $np ranks"
+        floor_runs "$np" && run floor "$np" "$COLL_FLOOR" --ranks "$np"
         [ -x "$BBRUN" ] && run billboard "$np" "$BBRUN" -n "$np" "$COLL_MPICH"
         [ -n "${BBRUN_BEFORE:-}" ] && run before "$np" "$BBRUN_BEFORE" -n "$np" "$COLL_MPICH"
         run mpich "$np" $MPIRUN_MPICH -n "$np" "$COLL_MPICH"
@@ -99,7 +107,7 @@ sort -t, -k2,2 -k3,3n -k4,4n "$RESULTS/all.csv" | awk -F, '
     }
     { k = $2 "," $3 "," $4; if (!(k in seen)) { seen[k] = 1; order[++m] = k }; vals[$1 "," k] = vals[$1 "," k] " " $5 }
     END {
-        printf "%-10s %5s %9s %11s %11s %11s %11s %9s %9s\n", "op", "ranks", "size", "before", "billboard", "MPICH", "Open MPI", "before/best", "bb/best"
+        printf "%-10s %5s %9s %9s %11s %11s %11s %11s %9s %9s\n", "op", "ranks", "size", "floor", "before", "billboard", "MPICH", "Open MPI", "before/best", "bb/best"
         for (i = 1; i <= m; i++) {
             k = order[i]; split(k, f, ",")
             b = ("billboard," k in vals) ? median("billboard," k) : ""
@@ -109,7 +117,8 @@ sort -t, -k2,2 -k3,3n -k4,4n "$RESULTS/all.csv" | awk -F, '
             best = p == "" ? o : (o == "" || p + 0 < o + 0 ? p : o)
             r = (b == "" || best == "") ? "-" : sprintf("%.2f", b / best)
             rx = (x == "" || best == "") ? "-" : sprintf("%.2f", x / best)
-            printf "%-10s %5s %9s %11s %11s %11s %11s %9s %9s\n", f[1], f[2], f[3], x == "" ? "-" : x, b, p, o, rx, r
+            fl = ("floor," k in vals) ? median("floor," k) : "-"
+            printf "%-10s %5s %9s %9s %11s %11s %11s %11s %9s %9s\n", f[1], f[2], f[3], fl, x == "" ? "-" : x, b, p, o, rx, r
         }
     }' | tee "$RESULTS/summary.txt"
 # One SVG per collective and rank count (time against size, a line per implementation).

@@ -6,10 +6,11 @@
  * timed on every process, the slowest process's time / 16; a tenth of the trials warm up, the
  * top and bottom 10% are dropped. It only polls: run it with no more processes than cores.
  *
- *   coll_floor [--ranks N] [--trials T] [--csv]
+ *   coll_floor [--ranks N] [--trials T] [--sizes 8,64K,...] [--csv]
  *
- * Prints coll.c's CSV row (`barrier,ranks,8,median,min,mean`, us) with --csv, so that
- * bench/peers/coll.sh can lay it beside the implementations as "floor". */
+ * With --csv prints coll.c's CSV row (`barrier,ranks,size,median,min,mean`, us) once per size
+ * of --sizes (a barrier moves no data: coll.c too prints one row per size, all alike), so that
+ * bench/peers/coll.sh lays it beside the implementations as "floor". */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -57,14 +58,30 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A size as coll.c reads it: a number, then K, M or G. */
+static long parse_size(const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    switch (*end) {
+    case 'k': case 'K': return v << 10;
+    case 'm': case 'M': return v << 20;
+    case 'g': case 'G': return v << 30;
+    default: return v;
+    }
+}
+
 int main(int argc, char **argv)
 {
     int n = 2, trials = 1000, csv = 0;
+    char sizes[256] = "8";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
             n = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--trials") && i + 1 < argc)
             trials = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
+            snprintf(sizes, sizeof sizes, "%s", argv[++i]);
         else if (!strcmp(argv[i], "--csv"))
             csv = 1;
     }
@@ -111,7 +128,8 @@ int main(int argc, char **argv)
                 sum += times[i];
             double median = times[(lo + hi) / 2], min = times[lo], mean = sum / (hi - lo);
             if (csv)
-                printf("barrier,%d,8,%.3f,%.3f,%.3f\n", n, median, min, mean);
+                for (char *s = strtok(sizes, ","); s; s = strtok(NULL, ","))
+                    printf("barrier,%d,%ld,%.3f,%.3f,%.3f\n", n, parse_size(s), median, min, mean);
             else
                 printf("barrier floor, %d ranks: median %.3f  min %.3f  mean %.3f us\n", n, median, min, mean);
         }

@@ -25,6 +25,7 @@ const LINES: &[(&str, &str, RGBColor)] = &[
     ("before", "Billboard before", RGBColor(0xff, 0x98, 0x96)),
     ("mpich", "MPICH", RGBColor(0x1f, 0x77, 0xb4)),
     ("openmpi", "Open MPI", RGBColor(0x2c, 0xa0, 0x2c)),
+    ("floor", "floor (bare shared memory)", RGBColor(0x7f, 0x7f, 0x7f)),
 ];
 
 /// One implementation's line: its label, colour and (size, median us) points.
