@@ -286,6 +286,7 @@ pub fn layers() -> &'static [Layer] {
                 &coll::BCAST_SCATTER_MIN,
                 &coll::REDUCE_SPLIT_MIN,
                 &coll::REDUCE_SPLIT_MIN_MANY,
+                &coll::REDUCE_ROOTED_SPLIT_MIN,
                 &coll::REDUCE_SEGMENT,
                 &coll::ALLREDUCE_POST_MAX,
                 &coll::ALLREDUCE_POST_RANKS,

@@ -4,8 +4,19 @@
 use super::select::Collective;
 use super::{ReduceOp, TAG_REDUCE};
 
-const NO_RECV: &str = "reduce: the root must pass a receive buffer";
 use crate::{Communicator, Error, Result, SendMode, Source, TagMatch};
+
+const NO_RECV: &str = "reduce: the root must pass a receive buffer";
+
+/// Working vectors larger than this go back to the allocator after a reduction (as a
+/// schedule's scratch does, `engine/sched.rs`).
+const KEEP_WORK: usize = 16 << 20;
+
+thread_local! {
+    /// The tree's two working vectors, kept for the next reduction: one in steady use
+    /// allocates nothing. Taken, not borrowed: an operator that reduces again gets its own.
+    static WORK: std::cell::Cell<(Vec<u8>, Vec<u8>)> = const { std::cell::Cell::new((Vec::new(), Vec::new())) };
+}
 
 impl Communicator {
     /// Reduces every rank's `send` with `op`; the result lands in `recv` at `root` (other
@@ -32,33 +43,79 @@ impl Communicator {
             board.reduce(self, send, recv, Some(root), op);
             return Ok(());
         }
-        let ctx = self.coll_context();
-        // acc holds v[me] ⊕ … ⊕ v[me + 2^k - 1] after round k.
-        let mut acc = send.to_vec();
-        let mut incoming = vec![0u8; send.len()];
+        let (mut a, mut b) = WORK.take();
+        let done = self.tree_fold(send, recv, root, op, (&mut a, &mut b));
+        if a.capacity() <= KEEP_WORK {
+            WORK.set((a, b));
+        }
+        done
+    }
+
+    /// The binomial tree of [`Communicator::reduce_bytes`] with working vectors `a` and `b`.
+    fn tree_fold(
+        &self,
+        send: &[u8],
+        recv: Option<&mut [u8]>,
+        root: usize,
+        op: ReduceOp<'_>,
+        (a, b): (&mut Vec<u8>, &mut Vec<u8>),
+    ) -> Result<()> {
+        let (n, me, len, ctx) = (self.size(), self.rank(), send.len(), self.coll_context());
+        for v in [&mut *a, &mut *b] {
+            if v.len() < len {
+                v.resize(len, 0);
+            }
+        }
+        // acc holds v[me] ⊕ … ⊕ v[me + 2^k - 1] after round k: `send` itself until the first
+        // combine, then `a` or `b` (`held`: 0, 1, 2), each incoming vector received into the
+        // other one.
+        let mut held = 0;
+        // Rank 0 as the root receives its last vector straight into `recv` (no copy after).
+        let mut recv = recv;
+        let last = (n > 1).then(|| 1usize << (usize::BITS - 1 - (n - 1).leading_zeros()));
         let mut mask = 1;
         while mask < n {
             if me & mask != 0 {
-                self.send_on(ctx, &acc, me - mask, TAG_REDUCE, SendMode::Standard)?;
+                let acc = match held {
+                    0 => send,
+                    1 => &a[..len],
+                    _ => &b[..len],
+                };
+                self.send_on(ctx, acc, me - mask, TAG_REDUCE, SendMode::Standard)?;
                 break;
             }
             if me + mask < n {
-                self.recv_on(ctx, &mut incoming, Source::Rank(me + mask), TagMatch::Tag(TAG_REDUCE))?;
-                op(&acc, &mut incoming);
-                std::mem::swap(&mut acc, &mut incoming);
+                let (into, other) = if held == 1 { (&mut *b, &*a) } else { (&mut *a, &*b) };
+                let acc = if held == 0 { send } else { &other[..len] };
+                if let Some(recv) = recv.as_deref_mut().filter(|r| me == root && Some(mask) == last && r.len() == len) {
+                    self.recv_on(ctx, recv, Source::Rank(me + mask), TagMatch::Tag(TAG_REDUCE))?;
+                    op(acc, recv);
+                    return Ok(());
+                }
+                let into = &mut into[..len];
+                self.recv_on(ctx, into, Source::Rank(me + mask), TagMatch::Tag(TAG_REDUCE))?;
+                op(acc, into);
+                held = if held == 1 { 2 } else { 1 };
             }
             mask <<= 1;
         }
+        let acc = match held {
+            0 => send,
+            1 => &a[..len],
+            _ => &b[..len],
+        };
         match (me, root) {
             (0, 0) => {}
-            (0, _) => return self.send_on(ctx, &acc, root, TAG_REDUCE, SendMode::Standard),
+            (0, _) => return self.send_on(ctx, acc, root, TAG_REDUCE, SendMode::Standard),
             (r, _) if r == root => {
-                self.recv_on(ctx, &mut acc, Source::Rank(0), TagMatch::Tag(TAG_REDUCE))?;
+                let recv = recv.ok_or_else(|| Error::InvalidArgument(NO_RECV.into()))?;
+                self.recv_on(ctx, recv, Source::Rank(0), TagMatch::Tag(TAG_REDUCE))?;
+                return Ok(());
             }
             _ => return Ok(()),
         }
         let recv = recv.ok_or_else(|| Error::InvalidArgument(NO_RECV.into()))?;
-        recv.copy_from_slice(&acc);
+        recv.copy_from_slice(acc);
         Ok(())
     }
 

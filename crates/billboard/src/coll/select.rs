@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | bcast | `post`, `tree`, `scatter-allgather`, `hier`, `board`, `board-cells` | one host: post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
 //! | barrier | `post`, `dissemination`, `hier`, `board`, `board-leader` | one host: post from `BB_COLL_BARRIER_POST_MIN` ranks, else dissemination; several hosts: hier |
-//! | reduce | `tree`, `post`, `split`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
+//! | reduce | `tree`, `post`, `split`, `hier`, `board` | one host: split on more than 2 ranks from `BB_REDUCE_ROOTED_SPLIT_MIN`, else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
 //! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
 //! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier`, `board` | one host: post; several hosts: hier |
 //! | alltoall(v) | `linear`, `pairwise`, `board` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
@@ -171,7 +171,8 @@ pub static REDUCE: Switch = Switch::new(
     &["tree", "post", "split", "hier", "board"],
     "reduce: tree = binomial tree into rank 0 (then to the root), post = every rank posts its vector to the root, \
      which folds them in rank order, split = blocks reduced by every rank (reduce_split.rs), hier = each host into \
-     its leader, then a tree of the leaders; unset: one host split from BB_REDUCE_SPLIT_MIN(_MANY), else tree; \
+     its leader, then a tree of the leaders; unset: one host split on more than 2 ranks from \
+     BB_REDUCE_ROOTED_SPLIT_MIN, else tree; \
      several hosts hier (tree for a non-commutative operator on hosts whose ranks are not consecutive)",
 );
 
@@ -228,8 +229,8 @@ pub static ALLREDUCE_POST_RANKS: Tunable = Tunable::new(
 pub static REDUCE_SPLIT_MIN: Tunable = Tunable::new(
     "BB_REDUCE_SPLIT_MIN",
     8 << 10,
-    "reductions of this many bytes and more on 2 ranks go by reduce-scatter + gather (each rank reduces a half) \
-     instead of a binomial tree; bench/peers/coll.sh on 2 ranks: tree faster below 8 KiB, even at 8, split from 16",
+    "allreductions of this many bytes and more on 2 ranks go by reduce-scatter + all-gather (each rank reduces a \
+     half) instead of a binomial tree (a reduce to one root: BB_REDUCE_ROOTED_SPLIT_MIN); bench/peers/coll.sh on 2 ranks: tree faster below 8 KiB, even at 8, split from 16",
 )
 .read_at(Effect::EachCollective);
 
@@ -238,6 +239,16 @@ pub static REDUCE_SPLIT_MIN_MANY: Tunable = Tunable::new(
     64 << 10,
     "BB_REDUCE_SPLIT_MIN on more than 2 ranks: each rank of a split waits on every other (a context switch each \
      where ranks outnumber cores); 4 ranks on 2 cores, the tree was faster up to 32 KiB, the split from 64 KiB",
+)
+.read_at(Effect::EachCollective);
+
+pub static REDUCE_ROOTED_SPLIT_MIN: Tunable = Tunable::new(
+    "BB_REDUCE_ROOTED_SPLIT_MIN",
+    512 << 10,
+    "a reduce to one root on more than 2 ranks goes by split from this many bytes, else (and always on 2 ranks) by \
+     the binomial tree, whose working vectors are kept between calls; coll.c, us, tree vs split: 2 ranks (chrt) 8 \
+     KiB 1.44 vs 2.93, 32 KiB 4.41 vs 7.08, 256 KiB 20.9 vs 28.5, 1 MiB 91.9 vs 125.6; 4 ranks on 2 cores 64 KiB \
+     22-23 vs 23-36, 256 KiB 72 vs 71, 1 MiB 421-476 vs 348-354",
 )
 .read_at(Effect::EachCollective);
 
@@ -298,17 +309,21 @@ fn by_name(name: &str) -> ReduceBy {
 pub(crate) fn reduce_on_one_host(n: usize, len: usize, rooted: bool, crowded: bool) -> ReduceBy {
     match () {
         _ if n < 2 => ReduceBy::Tree,
+        // A reduce's root would read n-1 posts alone where the tree shares the folding out:
+        // the tree measured faster (8 B, us, tree vs post: 4 ranks 0.2-0.8 vs 1.1-1.6, 8 ranks
+        // 1.6-2.3 vs 3.9-4.8), at 2 ranks too (0.17-0.28 vs 0.37-0.49: the same message; the
+        // tree's direct form costs less than a schedule); the split only for large vectors
+        // on more ranks (BB_REDUCE_ROOTED_SPLIT_MIN).
+        _ if rooted => match n > 2 && len >= REDUCE_ROOTED_SPLIT_MIN.get() {
+            true => ReduceBy::Split,
+            false => ReduceBy::Tree,
+        },
         _ if len >= if n == 2 { REDUCE_SPLIT_MIN.get() } else { REDUCE_SPLIT_MIN_MANY.get() } => ReduceBy::Split,
         // With a core for every rank, log2(n) exchanges beat a tree up and down (2 log2(n)
         // hops): bench/device/tune.sh, 16-core VM, us, doubling vs tree vs post: 8 ranks 8 B
         // 2.78 vs 2.62 vs 3.89, 512 B 3.69 vs 5.34 vs 6.05, 8 KiB 11.7 vs 14.4 vs 13.5; 16 ranks
         // 8 B 3.49 vs 3.72 vs 7.05, 512 B 5.19 vs 8.36 vs 12.8, 8 KiB 15.5 vs 16.6 vs 29.5.
         _ if !rooted && !crowded && n > 2 => ReduceBy::Doubling,
-        // A reduce's root would read n-1 posts alone where the tree shares the folding out:
-        // the tree measured faster (8 B, us, tree vs post: 4 ranks 0.2-0.8 vs 1.1-1.6, 8 ranks
-        // 1.6-2.3 vs 3.9-4.8), at 2 ranks too (0.17-0.28 vs 0.37-0.49: the same message; the
-        // tree's direct form costs less than a schedule).
-        _ if rooted => ReduceBy::Tree,
         _ if n <= ALLREDUCE_POST_RANKS.get() && len <= ALLREDUCE_POST_MAX.get() => ReduceBy::Post,
         _ => ReduceBy::Tree,
     }
