@@ -37,6 +37,16 @@ VALUE_LEN = {"valuelen"}
 INOUT_LEN = {"buflen", "pset_len"}
 
 
+
+def wrap(line, width=120):
+    """Free-form Fortran lines stay under 132 columns (the two module generators')."""
+    out = []
+    while len(line) > width:
+        cut = line.rfind(",", 0, width) + 1
+        out.append(line[:cut] + " &")
+        line = "        " + line[cut:].lstrip()
+    return "\n".join(out + [line])
+
 def c_functions(header):
     """(return type, name, [params]) of every `int MPI_...(...)` (and MPICH's `MPIX_`)
     prototype in mpi.h."""

@@ -214,17 +214,7 @@ def interface(cname, params):
     lines = [f"    subroutine {specific}({', '.join(names)})", "      import"]
     lines += ["      " + d for d in decls]
     lines += ["      integer, optional, intent(out) :: ierror", "    end subroutine"]
-    return base, "\n".join(wrap(l) for l in lines)
-
-
-def wrap(line, width=120):
-    """Free-form lines stay under 132 columns."""
-    out = []
-    while len(line) > width:
-        cut = line.rfind(",", 0, width) + 1
-        out.append(line[:cut] + " &")
-        line = "        " + line[cut:].lstrip()
-    return "\n".join(out + [line])
+    return base, "\n".join(gen.wrap(l) for l in lines)
 
 
 def constants(header, mpif_h):

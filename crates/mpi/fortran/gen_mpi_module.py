@@ -122,17 +122,7 @@ def interface(name, params):
              "      implicit none"]
     lines += ["      " + declaration(name, p) for p in params]
     lines += ["      integer :: ierror", "    end subroutine"]
-    return "\n".join(wrap(l) for l in lines)
-
-
-def wrap(line, width=120):
-    """Free-form lines stay under 132 columns."""
-    out = []
-    while len(line) > width:
-        cut = line.rfind(",", 0, width) + 1
-        out.append(line[:cut] + " &")
-        line = "        " + line[cut:].lstrip()
-    return "\n".join(out + [line])
+    return "\n".join(gen.wrap(l) for l in lines)
 
 
 def main():
