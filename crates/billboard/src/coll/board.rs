@@ -335,15 +335,19 @@ impl Board {
         if ready() {
             return;
         }
-        let mut ladder = Backoff::new(self.crowded);
-        let mut spins = 0u32;
-        let mut every = SPINS_PER_PROGRESS;
         // Where ranks outnumber cores the rank this one waits for needs its core: no spin
         // (coll.c, 4 ranks on 2 cores, 8 B, us, 50 spins first vs none: barrier 4.9-5.2 vs
         // 2.3-2.7, allreduce 5.9-6.3 vs 3.0-4.0, allgather 6.1-6.8 vs 1.7-4.5).
-        if self.crowded {
-            ladder.skip_spin();
-        }
+        let fresh = || {
+            let mut ladder = Backoff::new(self.crowded);
+            if self.crowded {
+                ladder.skip_spin();
+            }
+            ladder
+        };
+        let mut ladder = fresh();
+        let mut spins = 0u32;
+        let mut every = SPINS_PER_PROGRESS;
         while !ready() {
             // Progress that moved something (an active message served, say) starts the
             // ladder over, and the nap ends at the next arrival: a rank waiting here answers a
@@ -365,10 +369,7 @@ impl Board {
             };
             if moved {
                 every = SPINS_PER_PROGRESS_BUSY;
-                ladder.reset();
-                if self.crowded {
-                    ladder.skip_spin();
-                }
+                ladder = fresh();
             }
         }
     }
