@@ -7,23 +7,36 @@
 //! One thread per task connection and one per spawned child (waiting for it, and reading its
 //! output), all on one [`State`] behind a lock. The agent leaves when it has had no task for
 //! `BB_PVM_LINGER_MS` (default 2000) or on `pvm_halt`, removing its folder's files.
+//!
+//! Several hosts (`agent_hosts.rs`): the first agent keeps what the whole virtual machine
+//! knows (tasks of every host, notifies, groups, the message box); an added host's agent
+//! enrolls and spawns its own tasks, and passes everything else up to the first.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::os::unix::io::AsRawFd;
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
-
-use billboard::tunables::Tunable;
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use crate::error::PvmError;
 use crate::groups::Groups;
 use crate::mailbox::Mailbox;
 use crate::place::{self, HOST_TID, TID_LOCAL_MASK};
 use crate::wire::{Frame, FrameBuffer, HostEntry, TaskEntry};
+
+/// A connection frames are written to: a task's socket, or the pipe to another host's agent.
+pub(crate) type Pipe = Arc<Mutex<Box<dyn Write + Send>>>;
+
+pub(crate) fn pipe(w: impl Write + Send + 'static) -> Pipe {
+    Arc::new(Mutex::new(Box::new(w)))
+}
+
+/// Writes a frame on a pipe; a reader that is gone is gone soon anyway.
+pub(crate) fn send(p: &Pipe, f: &Frame) {
+    let mut w = p.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = place::write_frame(&mut *w, f);
+}
 
 const NO_PARENT: i32 = -23;
 
@@ -40,6 +53,27 @@ struct TaskRecord {
     spawned: bool,
     /// It left PVM (its connection closed) while its process still runs.
     left: bool,
+    /// The host it runs on (its agent's tid).
+    host: i32,
+    /// Where tasks of other hosts reach it (`Frame::Listening`): `None` until it says, empty
+    /// where its host offers no address.
+    addr: Option<String>,
+}
+
+impl TaskRecord {
+    fn new(ptid: i32, pid: i32, name: String, host: i32) -> TaskRecord {
+        TaskRecord {
+            ptid,
+            pid,
+            name,
+            siblings: Vec::new(),
+            enrolled: false,
+            spawned: false,
+            left: false,
+            host,
+            addr: None,
+        }
+    }
 }
 
 /// A `pvm_notify(PvmTaskExit)` in force: `watcher` gets a message tagged `tag` when `watched`
@@ -53,10 +87,22 @@ struct ExitNotify {
 /// What the agent knows, behind one lock.
 struct State {
     tasks: BTreeMap<i32, TaskRecord>,
-    last_local: i32,
+    /// The last local part given out, per host.
+    last_local: HashMap<i32, i32>,
     notifies: Vec<ExitNotify>,
     /// Each enrolled task's connection, to send it notifications and caught output.
-    writers: HashMap<i32, Arc<Mutex<UnixStream>>>,
+    writers: HashMap<i32, Pipe>,
+    /// The first agent: the hosts added since (`agent_hosts.rs`).
+    hosts: Vec<hosts::HostLink>,
+    /// `pvm_notify(PvmHostDelete)` and `(PvmHostAdd)` in force.
+    host_notifies: Vec<hosts::HostNotify>,
+    /// Spawns on other hosts waiting for their answer, by request id.
+    spawns_waiting: HashMap<i32, mpsc::Sender<Vec<i32>>>,
+    next_id: i32,
+    /// Where the next default placement starts, in the list of hosts.
+    next_host: usize,
+    /// An added host's agent: the pipe up to the first agent.
+    up: Option<Pipe>,
     catching: Vec<i32>,
     groups: Groups,
     mailbox: Mailbox,
@@ -69,9 +115,18 @@ pub struct Agent {
     dir: PathBuf,
     secret: String,
     hostname: String,
+    /// This host's tid (its local part 0).
+    host_tid: i32,
     state: Mutex<State>,
 }
 
+#[path = "agent_hosts.rs"]
+mod hosts;
+#[path = "agent_life.rs"]
+mod life;
+pub use hosts::run_added;
+use life::Joining;
+pub use life::{daemonize, run, LINGER_MS};
 #[path = "agent_spawn.rs"]
 mod spawn;
 
@@ -80,10 +135,15 @@ impl Agent {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn new_tid(st: &mut State) -> Result<i32, PvmError> {
-        for _ in 0..TID_LOCAL_MASK {
-            st.last_local = if st.last_local >= TID_LOCAL_MASK { 1 } else { st.last_local + 1 };
-            let tid = HOST_TID | st.last_local;
+    /// A new tid on `host`. An added host's agent gives out the upper half of its local
+    /// parts itself (tasks started there from a shell), the first agent the lower half.
+    fn new_tid(st: &mut State, host: i32) -> Result<i32, PvmError> {
+        let half = (TID_LOCAL_MASK + 1) / 2;
+        let (low, high) = if st.up.is_some() { (half, TID_LOCAL_MASK) } else { (1, half - 1) };
+        let last = st.last_local.entry(host).or_insert(low - 1);
+        for _ in 0..half {
+            *last = if *last >= high { low } else { *last + 1 };
+            let tid = host | *last;
             if !st.tasks.contains_key(&tid) {
                 return Ok(tid);
             }
@@ -91,15 +151,26 @@ impl Agent {
         Err(PvmError::OutOfRes)
     }
 
-    /// Sends `f` to an enrolled task; a task that cannot take it is gone soon anyway.
-    fn tell(st: &State, tid: i32, f: &Frame) {
+    /// Sends `f` to a task: on its connection where it is enrolled here, else through the
+    /// agent of its host (the first agent routes; an added host's agent passes up what is for
+    /// another host). A task that cannot take it is gone soon anyway.
+    fn tell(&self, st: &State, tid: i32, f: &Frame) {
         if let Some(w) = st.writers.get(&tid) {
-            let mut s = w.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = place::write_frame(&mut s, f);
+            return send(w, f);
+        }
+        let via = match &st.up {
+            // A task of this host that is not connected (yet, or any more).
+            Some(_) if place::host_of(tid) == self.host_tid => None,
+            Some(up) => Some(up),
+            None => st.hosts.iter().find(|h| h.tid == place::host_of(tid)).map(|h| &h.pipe),
+        };
+        if let Some(p) = via {
+            send(p, &Frame::Relay { tid, frame: Box::new(f.clone()) });
         }
     }
 
-    /// The message a watcher gets when `tid` ends: one XDR int, the tid, from the agent.
+    /// The message a watcher gets when `tid` ends (or host `tid` is deleted): one XDR int,
+    /// the tid, from the agent.
     fn exit_message(tag: i32, tid: i32) -> Frame {
         Frame::Message { src: HOST_TID, tag, ctx: 0, enc: 0, data: tid.to_be_bytes().to_vec() }
     }
@@ -111,6 +182,11 @@ impl Agent {
             return;
         }
         st.writers.remove(&tid);
+        let _ = std::fs::remove_file(place::task_socket(&self.dir, tid));
+        if let Some(up) = &st.up {
+            // The first agent notifies.
+            return send(up, &Frame::Gone { tid });
+        }
         st.catching.retain(|&t| t != tid);
         st.groups.task_gone(tid);
         st.mailbox.task_gone(tid);
@@ -118,18 +194,17 @@ impl Agent {
             st.notifies.iter().filter(|n| n.watched == tid).map(|n| (n.watcher, n.tag)).collect();
         st.notifies.retain(|n| n.watched != tid && n.watcher != tid);
         for (watcher, tag) in fire {
-            Self::tell(&st, watcher, &Self::exit_message(tag, tid));
+            self.tell(&st, watcher, &Self::exit_message(tag, tid));
         }
         let released = st.groups.take_ready_barriers();
         for (members, code) in released {
             for m in members {
-                Self::tell(&st, m, &Frame::Status { code, list: vec![] });
+                self.tell(&st, m, &Frame::Status { code, list: vec![] });
             }
         }
         if st.tasks.is_empty() {
             st.idle_since = Instant::now();
         }
-        let _ = std::fs::remove_file(place::task_socket(&self.dir, tid));
     }
 
     /// Serves one connection: a task's hello, then its requests until it leaves.
@@ -144,7 +219,7 @@ impl Agent {
             let leaving = f == Frame::Exit;
             if let Some(reply) = self.request(tid, f) {
                 let st = self.lock();
-                Self::tell(&st, tid, &reply);
+                self.tell(&st, tid, &reply);
             }
             if leaving {
                 break;
@@ -170,7 +245,7 @@ impl Agent {
         if !place::same_secret(&secret, &self.secret) {
             return None;
         }
-        let writer = Arc::new(Mutex::new(rd.try_clone().ok()?));
+        let writer = pipe(rd.try_clone().ok()?);
         let mut st = self.lock();
         let tid = if tid != 0 {
             // A task we spawned: it must be the process we started.
@@ -182,60 +257,86 @@ impl Agent {
                 _ => return None,
             }
         } else {
-            let tid = Self::new_tid(&mut st).ok()?;
-            st.tasks.insert(
-                tid,
-                TaskRecord {
-                    ptid: NO_PARENT,
-                    pid,
-                    name,
-                    siblings: vec![tid],
-                    enrolled: true,
-                    spawned: false,
-                    left: false,
-                },
-            );
+            let tid = Self::new_tid(&mut st, self.host_tid).ok()?;
+            let t = TaskRecord {
+                siblings: vec![tid],
+                enrolled: true,
+                ..TaskRecord::new(NO_PARENT, pid, name, self.host_tid)
+            };
+            st.tasks.insert(tid, t);
             tid
         };
         st.writers.insert(tid, writer);
         let t = &st.tasks[&tid];
         let welcome = Frame::Welcome { tid, ptid: t.ptid, siblings: t.siblings.clone() };
-        Self::tell(&st, tid, &welcome);
+        if let Some(up) = &st.up {
+            send(up, &Frame::Enrolled { tid, ptid: t.ptid, pid, name: t.name.clone() });
+        }
+        self.tell(&st, tid, &welcome);
         Some(tid)
     }
 
     /// Answers one request of task `from`; `None` when the answer comes later (a barrier).
     fn request(self: &Arc<Self>, from: i32, f: Frame) -> Option<Frame> {
         let status = |r: Result<i32, PvmError>| Frame::Status { code: r.unwrap_or_else(|e| e.code()), list: vec![] };
+        if let Some(up) = &self.lock().up {
+            // The first agent answers, through this one (`Relay`).
+            send(up, &Frame::Request { from, frame: Box::new(f) });
+            return None;
+        }
         Some(match f {
             Frame::Spawn(req) => Frame::Spawned { tids: self.spawn(from, &req) },
             Frame::Kill { tid, sig } => status(self.kill(from, tid, sig)),
             Frame::Notify { what, tag, tids } => status(self.notify(from, what, tag, &tids)),
-            Frame::Config => Frame::ConfigIs {
-                hosts: vec![HostEntry {
-                    tid: HOST_TID,
-                    name: self.hostname.clone(),
-                    arch: place::ARCH.into(),
-                    speed: 1000,
-                    dsig: 0x0040_8841,
-                }],
+            Frame::Config => {
+                let st = self.lock();
+                let names = std::iter::once((HOST_TID, self.hostname.clone()))
+                    .chain(st.hosts.iter().map(|h| (h.tid, h.name.clone())));
+                let hosts = names
+                    .map(|(tid, name)| HostEntry {
+                        tid,
+                        name,
+                        arch: place::ARCH.into(),
+                        speed: 1000,
+                        dsig: 0x0040_8841,
+                    })
+                    .collect();
+                Frame::ConfigIs { hosts }
+            }
+            Frame::AddHosts { names } => Frame::Status { code: 0, list: self.add_hosts(&names) },
+            Frame::DelHosts { names } => Frame::Status { code: 0, list: self.del_hosts(&names) },
+            Frame::Listening { addr } => {
+                if let Some(t) = self.lock().tasks.get_mut(&from) {
+                    t.addr = Some(addr);
+                }
+                return None;
+            }
+            Frame::Where { tid } => match self.lock().tasks.get(&tid).map(|t| t.addr.as_deref()) {
+                Some(Some("")) => {
+                    crate::state::say(format_args!("bbpvmd: t{tid:x}'s host offers no address to other hosts"));
+                    status(Err(PvmError::NoTask))
+                }
+                Some(Some(addr)) => Frame::At { addr: addr.into() },
+                // Still starting.
+                Some(None) => status(Ok(2)),
+                None => status(Err(PvmError::NoTask)),
             },
             Frame::Tasks { which } => {
                 let st = self.lock();
                 let tasks: Vec<TaskEntry> = st
                     .tasks
                     .iter()
-                    .filter(|(&tid, _)| which == 0 || which == HOST_TID || which == tid)
+                    .filter(|(&tid, t)| which == 0 || which == t.host || which == tid)
                     .map(|(&tid, t)| TaskEntry {
                         tid,
                         ptid: t.ptid,
-                        host: HOST_TID,
+                        host: t.host,
                         flag: if t.enrolled { 4 } else { 0 },
                         name: t.name.clone(),
                         pid: t.pid,
                     })
                     .collect();
-                if tasks.is_empty() && which != 0 && which != HOST_TID {
+                if tasks.is_empty() && which != 0 && place::is_task_tid(which) {
                     return Some(status(Err(PvmError::NoTask)));
                 }
                 Frame::TasksAre { tasks }
@@ -261,10 +362,13 @@ impl Agent {
                 let mut st = self.lock();
                 st.halting = true;
                 for (&tid, t) in &st.tasks {
-                    if tid != from && t.pid > 0 {
+                    if tid != from && t.pid > 0 && t.host == self.host_tid {
                         // SAFETY: kill(2) on a pid we recorded; no memory involved.
                         unsafe { libc::kill(t.pid, libc::SIGTERM) };
                     }
+                }
+                for h in &st.hosts {
+                    send(&h.pipe, &Frame::Halt);
                 }
                 status(Ok(0))
             }
@@ -282,7 +386,7 @@ impl Agent {
                 let released = st.groups.take_ready_barriers();
                 for (members, code) in released {
                     for m in members {
-                        Self::tell(&st, m, &Frame::Status { code, list: vec![] });
+                        self.tell(&st, m, &Frame::Status { code, list: vec![] });
                     }
                 }
                 return r;
@@ -294,7 +398,14 @@ impl Agent {
     fn kill(&self, from: i32, tid: i32, sig: i32) -> Result<i32, PvmError> {
         let st = self.lock();
         let t = st.tasks.get(&tid).ok_or(PvmError::NoTask)?;
-        if (tid == from && sig == libc::SIGTERM) || t.pid <= 0 || !(0..65).contains(&sig) {
+        if (tid == from && sig == libc::SIGTERM) || !(0..65).contains(&sig) {
+            return Err(PvmError::BadParam);
+        }
+        if let Some(h) = st.hosts.iter().find(|h| h.tid == t.host) {
+            send(&h.pipe, &Frame::Kill { tid, sig });
+            return Ok(0);
+        }
+        if t.pid <= 0 {
             return Err(PvmError::BadParam);
         }
         // SAFETY: kill(2) on a pid we recorded; no memory involved.
@@ -304,6 +415,8 @@ impl Agent {
 
     fn notify(&self, from: i32, what: i32, tag: i32, tids: &[i32]) -> Result<i32, PvmError> {
         const TASK_EXIT: i32 = 1;
+        const HOST_DELETE: i32 = 2;
+        const HOST_ADD: i32 = 3;
         const CANCEL: i32 = 256;
         let mut st = self.lock();
         match what & !CANCEL {
@@ -316,163 +429,15 @@ impl Agent {
                         st.notifies.push(ExitNotify { watcher: from, tag, watched: t });
                     } else {
                         // Already gone: told at once, as pvmd does.
-                        Self::tell(&st, from, &Self::exit_message(tag, t));
+                        self.tell(&st, from, &Self::exit_message(tag, t));
                     }
                 }
             }
-            // Host added or deleted: one host, none come or go.
-            2..=5 => {}
+            HOST_DELETE | HOST_ADD => self.host_notify(&mut st, from, what, tag, tids),
+            // Routes come and go with hosts here: nothing to tell.
+            4 | 5 => {}
             _ => return Err(PvmError::BadParam),
         }
         Ok(0)
-    }
-}
-
-/// Runs the agent for `dir` until it is idle or halted. Returns at once (Ok) if another
-/// agent already serves the folder.
-pub fn run(dir: &Path) -> std::io::Result<()> {
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
-    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            use std::os::unix::fs::MetadataExt;
-            let m = std::fs::symlink_metadata(dir)?;
-            if !m.is_dir() || m.uid() != uid || m.mode() & 0o077 != 0 {
-                return Err(std::io::Error::other(format!(
-                    "{} is not a folder of this user with mode 0700: refusing to use it",
-                    dir.display()
-                )));
-            }
-        }
-        Err(e) => return Err(e),
-    }
-    let lock =
-        std::fs::OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(dir.join("lock"))?;
-    // SAFETY: flock on a descriptor we own.
-    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        return Ok(());
-    }
-    let secret = place::new_secret()?;
-    let tmp = dir.join("secret.tmp");
-    std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .write(true)
-        .mode(0o600)
-        .open(&tmp)?
-        .write_all(secret.as_bytes())?;
-    std::fs::rename(&tmp, place::secret_file(dir))?;
-    let sock = place::agent_socket(dir);
-    let _ = std::fs::remove_file(&sock);
-    let listener = UnixListener::bind(&sock)?;
-    listener.set_nonblocking(true)?;
-
-    let agent = Arc::new(Agent {
-        dir: dir.to_path_buf(),
-        secret,
-        hostname: hostname(),
-        state: Mutex::new(State {
-            tasks: BTreeMap::new(),
-            last_local: 0,
-            notifies: Vec::new(),
-            writers: HashMap::new(),
-            catching: Vec::new(),
-            groups: Groups::default(),
-            mailbox: Mailbox::default(),
-            connections: 0,
-            idle_since: Instant::now(),
-            halting: false,
-        }),
-    });
-    let linger = Duration::from_millis(LINGER_MS.get() as u64);
-    loop {
-        match listener.accept() {
-            Ok((s, _)) => {
-                let _ = s.set_nonblocking(false);
-                agent.lock().connections += 1;
-                let a = Arc::clone(&agent);
-                std::thread::spawn(move || {
-                    Arc::clone(&a).serve(s);
-                    let mut st = a.lock();
-                    st.connections -= 1;
-                    st.idle_since = Instant::now();
-                });
-                continue;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(e),
-        }
-        {
-            let st = agent.lock();
-            if st.halting || (st.tasks.is_empty() && st.connections == 0 && st.idle_since.elapsed() >= linger) {
-                break;
-            }
-        }
-        let mut pfd = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut pfd, 1, 50) };
-    }
-    // Leaving: the socket first, so that no new task finds a dying agent.
-    let _ = std::fs::remove_file(&sock);
-    let halting = agent.lock().halting;
-    if halting {
-        std::thread::sleep(Duration::from_millis(200));
-        let st = agent.lock();
-        for t in st.tasks.values() {
-            if t.pid > 0 {
-                // SAFETY: kill(2) on a pid we recorded.
-                unsafe { libc::kill(t.pid, libc::SIGKILL) };
-            }
-        }
-    }
-    let tids: Vec<i32> = agent.lock().tasks.keys().copied().collect();
-    for tid in tids {
-        let _ = std::fs::remove_file(place::task_socket(dir, tid));
-    }
-    let _ = std::fs::remove_file(place::secret_file(dir));
-    let _ = std::fs::remove_file(dir.join("lock"));
-    let _ = std::fs::remove_dir(dir);
-    drop(lock);
-    Ok(())
-}
-
-pub static LINGER_MS: Tunable = Tunable::new(
-    "BB_PVM_LINGER_MS",
-    2000,
-    "PVM host agent: ms it waits with no task before it leaves (long enough for a program's next run from a script)",
-);
-
-fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into buf.
-    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
-        return "localhost".into();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
-}
-
-/// Makes this process a daemon: returns in a grandchild detached from the caller's session
-/// (the caller's library does not wait for it), `Ok(false)` in the original process.
-pub fn daemonize() -> std::io::Result<bool> {
-    // SAFETY: called before any thread exists; the child only continues single-threaded.
-    match unsafe { libc::fork() } {
-        -1 => Err(std::io::Error::last_os_error()),
-        0 => {
-            // SAFETY: setsid/fork in the single-threaded child.
-            unsafe { libc::setsid() };
-            match unsafe { libc::fork() } {
-                -1 => std::process::exit(1),
-                0 => Ok(true),
-                _ => std::process::exit(0),
-            }
-        }
-        pid => {
-            let mut st = 0;
-            // SAFETY: reaps the first child, which exits at once.
-            unsafe { libc::waitpid(pid, &mut st, 0) };
-            Ok(false)
-        }
     }
 }

@@ -1,5 +1,5 @@
-//! The host agent's spawning (`agent.rs`): starting `pvm_spawn`'s children with their tids
-//! and environment, waiting for each, and forwarding its output: as messages to the task the
+//! The host agent's spawning (`agent.rs`): placing `pvm_spawn`'s children on the machine's
+//! hosts, starting this host's with their tids and environment, waiting for each, and forwarding its output: as messages to the task the
 //! spawner named (`PvmOutputTid`, as pvmd sends them: Debian's console prints them), else to
 //! the parent that catches it (`pvm_catchout`), else to the agent's log.
 
@@ -9,73 +9,132 @@ use std::os::unix::io::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
-use super::{Agent, TaskRecord};
+use super::{send, Agent, TaskRecord};
 use crate::error::PvmError;
 use crate::place;
 use crate::wire::{Frame, SpawnRequest, OUTPUT_BEGIN, OUTPUT_EOF, OUTPUT_LINE};
 
 impl Agent {
-    /// Starts `req.count` copies of `req.file`; each slot holds a tid or an error code.
+    /// Starts `req.count` copies of `req.file`, each on the host its placement names (here,
+    /// or through that host's agent); each slot holds a tid or an error code.
     pub(super) fn spawn(self: &Arc<Self>, from: i32, req: &SpawnRequest) -> Vec<i32> {
         let n = usize::try_from(req.count).unwrap_or(0);
-        let fail = |e: PvmError| vec![e.code(); n];
-        const TASK_HOST: i32 = 1;
-        const TASK_ARCH: i32 = 2;
-        if req.flags & TASK_HOST != 0 && !["", ".", "localhost", self.hostname.as_str()].contains(&req.place.as_str()) {
-            return fail(PvmError::NoHost);
-        }
-        if req.flags & TASK_ARCH != 0 && req.place != place::ARCH {
-            return fail(PvmError::NoHost);
-        }
-        let Some(exe) = find_program(&req.file, &req.path, &req.cwd) else { return fail(PvmError::NoFile) };
+        let hosts = match self.placement(req, n) {
+            Ok(h) => h,
+            Err(e) => return vec![e.code(); n],
+        };
+        let here = self.host_tid;
+        let exe = match hosts.contains(&here).then(|| find_program(&req.file, &req.path, &req.cwd)) {
+            Some(None) => return vec![PvmError::NoFile.code(); n],
+            Some(exe) => exe,
+            None => None,
+        };
         // Every tid is reserved, with the whole sibling list, before the first child runs:
         // a child that enrolls at once must already see all its siblings (spmd hung when the
         // first one saw only itself).
-        let (tids, sink) = {
+        let (tids, sink, waiting) = {
             let mut st = self.lock();
-            let mut tids = Vec::with_capacity(n);
-            for _ in 0..n {
-                match Self::new_tid(&mut st) {
-                    Ok(t) => {
-                        // A placeholder until its fork: pid 0, not enrolled.
-                        st.tasks.insert(
-                            t,
-                            TaskRecord {
-                                ptid: from,
-                                pid: 0,
-                                name: req.file.clone(),
-                                siblings: Vec::new(),
-                                enrolled: false,
-                                spawned: true,
-                                left: false,
-                            },
-                        );
-                        tids.push(t);
-                    }
-                    Err(e) => tids.push(e.code()),
-                }
-            }
+            let tids: Vec<i32> =
+                hosts.iter().map(|&h| Self::new_tid(&mut st, h).unwrap_or_else(|e| e.code())).collect();
             let siblings: Vec<i32> = tids.iter().copied().filter(|&t| t > 0).collect();
-            for t in &siblings {
-                if let Some(rec) = st.tasks.get_mut(t) {
-                    rec.siblings = siblings.clone();
+            for (&t, &h) in tids.iter().zip(&hosts).filter(|(&t, _)| t > 0) {
+                // A placeholder until its fork: pid 0, not enrolled.
+                let rec = TaskRecord {
+                    siblings: siblings.clone(),
+                    spawned: true,
+                    ..TaskRecord::new(from, 0, req.file.clone(), h)
+                };
+                st.tasks.insert(t, rec);
+            }
+            let catching = st.catching.contains(&from);
+            let sink = Sink::new(req.output, if catching { from } else { 0 });
+            // Other hosts are asked first; they start theirs while this one starts its own.
+            let links: Vec<_> =
+                st.hosts.iter().filter(|l| hosts.contains(&l.tid)).map(|l| (l.tid, l.pipe.clone())).collect();
+            let mut waiting = Vec::new();
+            for (host, pipe) in links {
+                let id = st.next_id;
+                st.next_id = st.next_id.wrapping_add(1);
+                let (tx, rx) = mpsc::channel();
+                st.spawns_waiting.insert(id, tx);
+                let catch = if catching { from } else { 0 };
+                send(&pipe, &Frame::SpawnAt { id, from, catch, tids: tids.clone(), req: req.clone() });
+                waiting.push((host, id, rx));
+            }
+            (tids, sink, waiting)
+        };
+        let mut out = tids.clone();
+        for (slot, &tid) in out.iter_mut().zip(&tids).filter(|(_, &t)| t > 0 && place::host_of(t) == here) {
+            let exe = exe.as_deref().expect("found above");
+            *slot = self.start_one(tid, exe, req, sink).map_or_else(
+                |e| {
+                    self.lock().tasks.remove(&tid);
+                    e.code()
+                },
+                |()| tid,
+            );
+        }
+        for (host, id, rx) in waiting {
+            let got = rx.recv_timeout(SPAWN_WAIT).ok();
+            self.lock().spawns_waiting.remove(&id);
+            let mut got = got.unwrap_or_default().into_iter();
+            for (slot, &tid) in out.iter_mut().zip(&tids).filter(|(_, &t)| t > 0 && place::host_of(t) == host) {
+                *slot = got.next().unwrap_or(PvmError::CantStart.code());
+                if *slot < 0 {
+                    self.lock().tasks.remove(&tid);
                 }
             }
-            let [to, tag, ctx] = req.output;
-            let sink = match (to, st.catching.contains(&from)) {
-                (t, _) if t != 0 => Sink::Messages { to, tag, ctx },
-                (_, true) => Sink::Catcher(from),
-                _ => Sink::Log,
+        }
+        out
+    }
+
+    /// The host of each of `n` children: the one `PvmTaskHost` names, else pvmd's default, a
+    /// round over the machine's hosts from where the last spawn stopped.
+    fn placement(&self, req: &SpawnRequest, n: usize) -> Result<Vec<i32>, PvmError> {
+        const TASK_HOST: i32 = 1;
+        const TASK_ARCH: i32 = 2;
+        let mut st = self.lock();
+        if req.flags & TASK_HOST != 0 {
+            let here = ["", ".", "localhost", self.hostname.as_str()].contains(&req.place.as_str());
+            let host = match here {
+                true => self.host_tid,
+                false => st.hosts.iter().find(|h| h.name == req.place).ok_or(PvmError::NoHost)?.tid,
             };
-            (tids, sink)
+            return Ok(vec![host; n]);
+        }
+        if req.flags & TASK_ARCH != 0 && req.place != place::ARCH {
+            return Err(PvmError::NoHost);
+        }
+        let all: Vec<i32> = std::iter::once(self.host_tid).chain(st.hosts.iter().map(|h| h.tid)).collect();
+        let first = st.next_host;
+        st.next_host = (first + n) % all.len();
+        Ok((0..n).map(|i| all[(first + i) % all.len()]).collect())
+    }
+
+    /// An added host's agent: starts the children of `tids` that the first agent placed here
+    /// (`Frame::SpawnAt`); their tids, or error codes, in order.
+    pub(super) fn spawn_here(self: &Arc<Self>, from: i32, catch: i32, tids: &[i32], req: &SpawnRequest) -> Vec<i32> {
+        let mine: Vec<i32> = tids.iter().copied().filter(|&t| t > 0 && place::host_of(t) == self.host_tid).collect();
+        let Some(exe) = find_program(&req.file, &req.path, &req.cwd) else {
+            return vec![PvmError::NoFile.code(); mine.len()];
         };
-        tids.into_iter()
+        {
+            let mut st = self.lock();
+            let siblings: Vec<i32> = tids.iter().copied().filter(|&t| t > 0).collect();
+            for &t in &mine {
+                let rec = TaskRecord {
+                    siblings: siblings.clone(),
+                    spawned: true,
+                    ..TaskRecord::new(from, 0, req.file.clone(), self.host_tid)
+                };
+                st.tasks.insert(t, rec);
+            }
+        }
+        let sink = Sink::new(req.output, catch);
+        mine.into_iter()
             .map(|tid| {
-                if tid < 0 {
-                    return tid;
-                }
                 self.start_one(tid, &exe, req, sink).map_or_else(
                     |e| {
                         self.lock().tasks.remove(&tid);
@@ -153,9 +212,19 @@ impl Agent {
             Sink::Catcher(parent) => (parent, Frame::Output { tid, event, text: line.to_vec() }),
             Sink::Messages { to, tag, ctx } => (to, output_message(tid, event, line, tag, ctx)),
         };
-        let Some(w) = self.lock().writers.get(&to).cloned() else { return false };
-        let mut s = w.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = place::write_frame(&mut s, &f);
+        let w = {
+            let st = self.lock();
+            match st.writers.get(&to) {
+                Some(w) => w.clone(),
+                // A task of another host: through the agents.
+                None if place::is_task_tid(to) && place::host_of(to) != self.host_tid => {
+                    self.tell(&st, to, &f);
+                    return true;
+                }
+                None => return false,
+            }
+        };
+        send(&w, &f);
         true
     }
 
@@ -187,6 +256,21 @@ enum Sink {
     /// Messages to task `to` with `tag` in context `ctx`, as pvmd sends them.
     Messages { to: i32, tag: i32, ctx: i32 },
 }
+
+impl Sink {
+    /// Messages where the spawner set `PvmOutputTid` (`output`), else the parent that
+    /// catches output (`catcher`, 0: none), else the log.
+    fn new(output: [i32; 3], catcher: i32) -> Sink {
+        match (output, catcher) {
+            ([to, tag, ctx], _) if to != 0 => Sink::Messages { to, tag, ctx },
+            (_, c) if c != 0 => Sink::Catcher(c),
+            _ => Sink::Log,
+        }
+    }
+}
+
+/// How long a spawn waits for another host's agent to start its share.
+const SPAWN_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// pvmd's output message (Debian's `pvmclaimo` reads it), in PVM's default encoding: the
 /// child's tid, then a byte count and the bytes (a line with its newline), or an event in

@@ -5,7 +5,7 @@
 use std::ffi::{c_char, c_int, CStr, CString};
 
 use crate::error::PvmError;
-use crate::place::{self, HOST_TID};
+use crate::place;
 use crate::state::{call, lock, put};
 use crate::wire::{Frame, SpawnRequest};
 
@@ -224,8 +224,8 @@ pub unsafe extern "C" fn pvm_mstat(host: *mut c_char) -> c_int {
 #[no_mangle]
 pub extern "C" fn pvm_tidtohost(tid: c_int) -> c_int {
     call("pvm_tidtohost", |_| {
-        if place::is_task_tid(tid) || tid == HOST_TID {
-            Ok(HOST_TID)
+        if place::is_task_tid(tid) || (tid > 0 && place::host_of(tid) == tid) {
+            Ok(place::host_of(tid))
         } else {
             Err(PvmError::BadParam)
         }
@@ -235,9 +235,15 @@ pub extern "C" fn pvm_tidtohost(tid: c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn pvm_notify(what: c_int, tag: c_int, count: c_int, tids: *mut c_int) -> c_int {
     call("pvm_notify", |lib| {
-        // Host notifies take a count of -1 ("every time"); task exits a list of tids.
-        let n = if what & !256 == 1 { usize::try_from(count).map_err(|_| PvmError::BadParam)? } else { 0 };
-        let list = if what & !256 == 1 && n > 0 {
+        // Task exits and host deletions take a list of tids; host additions a count (-1:
+        // every time), passed on as the list's one item.
+        const HOST_ADD: c_int = 3;
+        if what & !256 == HOST_ADD {
+            return lib.task()?.request_status(&Frame::Notify { what, tag, tids: vec![count] });
+        }
+        let listed = matches!(what & !256, 1 | 2);
+        let n = if listed { usize::try_from(count).map_err(|_| PvmError::BadParam)? } else { 0 };
+        let list = if listed && n > 0 {
             if tids.is_null() {
                 return Err(PvmError::BadParam);
             }

@@ -1,14 +1,15 @@
 //! The rest of the names Debian's PVM programs import, so that every one of them loads (a
 //! program linked with BIND_NOW needs all its names at start): small internals the example
 //! programs call (`lpvmerr`, `pvmgetclock`, `pvmsleep`), data symbols, and the calls this
-//! library answers with PVM's own "not implemented" or "no such host" (one host, no
-//! resource manager or tracer); also the message box and message handler calls.
+//! library answers with PVM's own "not implemented" (no resource manager or tracer); adding and
+//! deleting hosts; also the message box and message handler calls.
 
 use std::ffi::{c_char, c_int, CStr};
 use std::sync::atomic::AtomicI32;
 
 use crate::error::PvmError;
 use crate::state::{call, lock, put};
+use crate::wire::Frame;
 
 /// `pvm_errno`: the last error code (PVM's global).
 #[no_mangle]
@@ -54,8 +55,8 @@ pub extern "C" fn pvmsleep(secs: c_int) -> c_int {
     0
 }
 
-/// `pvm_hostsync(host, clk, delta)`: the host's clock and its offset from ours (one host:
-/// none).
+/// `pvm_hostsync(host, clk, delta)`: the host's clock and its offset from ours (not yet asked
+/// of another host's agent: this host's clock, offset none).
 #[no_mangle]
 pub unsafe extern "C" fn pvm_hostsync(_host: c_int, clk: *mut libc::timeval, delta: *mut libc::timeval) -> c_int {
     // SAFETY: C's contract: each pointer is null or a struct timeval.
@@ -68,58 +69,52 @@ pub unsafe extern "C" fn pvm_hostsync(_host: c_int, clk: *mut libc::timeval, del
     0
 }
 
-/// `pvm_addhosts`: this library runs on one host; each name is that host (`PvmDupHost`) or
-/// one it cannot add (`PvmNoHost`).
+/// `pvm_addhosts`: the first agent starts an agent on each host (`agent_hosts.rs`); `infos`
+/// gets each host's tid or error code; the count added is returned.
 #[no_mangle]
 pub unsafe extern "C" fn pvm_addhosts(names: *mut *mut c_char, count: c_int, infos: *mut c_int) -> c_int {
-    call("pvm_addhosts", |_| {
-        let n = usize::try_from(count).map_err(|_| PvmError::BadParam)?;
-        if n > 0 && names.is_null() {
-            return Err(PvmError::BadParam);
-        }
-        for i in 0..n {
-            // SAFETY: C's contract: count names, room for count results.
-            unsafe {
-                let name = *names.add(i);
-                let here = !name.is_null() && {
-                    let n = CStr::from_ptr(name).to_string_lossy();
-                    n == "localhost" || n == hostname()
-                };
-                if !infos.is_null() {
-                    *infos.add(i) = if here { PvmError::DupHost.code() } else { PvmError::NoHost.code() };
-                }
-            }
-        }
-        Ok(0)
-    })
+    // SAFETY: C's contract: count names, room for count results.
+    call("pvm_addhosts", |lib| unsafe { hosts_call(lib, names, count, infos, |names| Frame::AddHosts { names }) })
 }
 
-/// `pvm_delhosts`: the one host cannot be deleted from itself.
+/// `pvm_delhosts`: each host's agent leaves, ending its tasks; `infos` gets 0 or an error code.
 #[no_mangle]
 pub unsafe extern "C" fn pvm_delhosts(names: *mut *mut c_char, count: c_int, infos: *mut c_int) -> c_int {
-    call("pvm_delhosts", |_| {
-        let n = usize::try_from(count).map_err(|_| PvmError::BadParam)?;
-        if n > 0 && names.is_null() {
-            return Err(PvmError::BadParam);
-        }
-        for i in 0..n {
-            // SAFETY: C's contract: room for count results.
-            unsafe {
-                if !infos.is_null() {
-                    *infos.add(i) = PvmError::NoHost.code();
-                }
-            }
-        }
-        Ok(0)
-    })
+    // SAFETY: C's contract: count names, room for count results.
+    call("pvm_delhosts", |lib| unsafe { hosts_call(lib, names, count, infos, |names| Frame::DelHosts { names }) })
 }
 
-fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes.
-    unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+/// Asks the agent about `count` hosts named in `names`; each answer goes to `infos` (if not
+/// null); the number that succeeded is returned.
+unsafe fn hosts_call(
+    lib: &mut crate::state::Lib,
+    names: *mut *mut c_char,
+    count: c_int,
+    infos: *mut c_int,
+    ask: impl FnOnce(Vec<String>) -> Frame,
+) -> Result<c_int, PvmError> {
+    let n = usize::try_from(count).map_err(|_| PvmError::BadParam)?;
+    if n > 0 && names.is_null() {
+        return Err(PvmError::BadParam);
+    }
+    let mut list = Vec::with_capacity(n);
+    for i in 0..n {
+        // SAFETY: C's contract: count names, each null or a string.
+        let name = unsafe { *names.add(i) };
+        list.push(if name.is_null() {
+            String::new()
+        } else {
+            unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
+        });
+    }
+    let Frame::Status { list: got, .. } = lib.task()?.request(&ask(list))? else { return Err(PvmError::SysErr) };
+    for (i, &r) in got.iter().enumerate().take(n) {
+        if !infos.is_null() {
+            // SAFETY: C's contract: room for count results.
+            unsafe { *infos.add(i) = r };
+        }
+    }
+    Ok(got.iter().filter(|&&r| r >= 0).count() as c_int)
 }
 
 /// `pvm_start_pvmd`: starts the host agent if none runs (`PvmDupHost` if one does, as PVM).

@@ -43,10 +43,16 @@
 //!   names, instances and barriers; broadcast, reduce, gather and scatter move their data
 //!   between the members directly. `libgpvm3.so.3` is the same object as `libpvm3.so.3`.
 //!
+//! - **Several hosts** (`agent_hosts.rs`): `pvm_addhosts` (the console's `add`) has the first
+//!   agent start `bbpvmd --added` on the host through `BB_PVM_LAUNCHER` (`ssh` by default,
+//!   `ip netns exec {host}` in tests), linked to it by the command's stdin and stdout. The
+//!   first agent keeps the machine's state; spawns go where `PvmTaskHost` says or, by
+//!   default, to the hosts in turn; tasks of different hosts talk over TCP (`tcp.rs`);
+//!   `pvm_delhosts` ends a host and its tasks, and its `PvmHostDelete` watchers hear.
+//!
 //! # Not yet
 //!
-//! One host only (`pvm_addhosts` answers `PvmNoHost`; the agent knows no other); trace
-//! redirection to a task (`PvmTraceTid`: accepted, not acted on; output redirection,
+//! Trace redirection to a task (`PvmTraceTid`: accepted, not acted on; output redirection,
 //! `PvmOutputTid`, goes as pvmd's output messages, so Debian's console prints `spawn -> prog`);
 //! messages on Billboard's engine (see above).
 //!
@@ -55,14 +61,16 @@
 //! `pack.rs` the pack/unpack and buffer calls (`packf.c` the two variadic ones); `state.rs`
 //! the process-wide state and the wrapper every C call goes through; `place.rs` the agent's
 //! folder and PVM's tid layout; `wire.rs` what tasks and the agent say (byte by byte);
-//! `task.rs` a task's connections and progress (`agent_start.rs` finding or starting its
-//! agent), `task_send.rs` its sending side, `link.rs` one connection, `ring.rs` the
-//! shared-memory route, `single_copy.rs` large messages read once from the sender's memory;
+//! `frame_buffer.rs` frames out of a byte stream; `task.rs` a task's connections and progress
+//! (`agent_start.rs` finding or starting its agent), `task_send.rs` its sending side,
+//! `link.rs` one connection, `tcp.rs` connections between hosts, `ring.rs` the shared-memory
+//! route, `single_copy.rs` large messages read once from the sender's memory;
 //! `calls.rs` the task calls, `sendrecv.rs` the message calls, `recvf.rs` receiving by the
 //! program's own matching
 //! function (`pvm_recvf`); `compat.rs` the other names Debian's programs import and the
-//! message box calls (`mailbox.rs` in the agent); `agent.rs` (`agent_spawn.rs` its spawning
-//! and caught output), `groups.rs`, `group_calls.rs` as above.
+//! message box calls (`mailbox.rs` in the agent); `agent.rs` (`agent_life.rs` its folder and
+//! loop, `agent_spawn.rs` its spawning and caught output, `agent_hosts.rs` the other hosts),
+//! `groups.rs`, `group_calls.rs` as above.
 
 // PVM's names are the C ABI's; the exported functions' safety contract is PVM's manual.
 #![allow(non_upper_case_globals, clippy::missing_safety_doc)]
@@ -74,6 +82,7 @@ pub mod calls;
 pub mod compat;
 pub mod encoding;
 pub mod error;
+mod frame_buffer;
 pub mod group_calls;
 pub mod groups;
 pub mod idmap;
@@ -88,4 +97,5 @@ pub mod single_copy;
 pub mod state;
 pub mod task;
 mod task_send;
+mod tcp;
 pub mod wire;

@@ -1,12 +1,12 @@
 //! One connection between two tasks, and the system calls on it: the first byte that says how
 //! frames travel (with the ring's memfd for the shared-memory route), reading with a
-//! descriptor passed, and noticing the peer's end.
+//! descriptor passed, and noticing the peer's end. A connection is a Unix socket between tasks
+//! of one host, TCP between hosts: the calls here are the same on both.
 
 use std::ffi::{c_int, c_void};
 use std::io::ErrorKind;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::io::{AsRawFd, RawFd};
-use std::os::unix::net::UnixStream;
 
 use crate::error::PvmError;
 use crate::ring::Ring;
@@ -26,7 +26,7 @@ pub(crate) enum Carrier {
 
 /// One connection the progress loop reads.
 pub(crate) struct Link {
-    pub stream: UnixStream,
+    pub stream: OwnedFd,
     pub frames: FrameBuffer,
     /// The task at the other end, once it said hello (`None` on an accepted connection
     /// before its hello).
@@ -40,7 +40,7 @@ pub(crate) struct Link {
 
 impl Link {
     /// The agent's connection: frames on the socket from the first byte.
-    pub fn to_agent(stream: UnixStream) -> Link {
+    pub fn to_agent(stream: OwnedFd) -> Link {
         Link {
             stream,
             frames: FrameBuffer::default(),
@@ -53,7 +53,7 @@ impl Link {
     }
 
     /// A connection another task made to this one.
-    pub fn accepted(stream: UnixStream) -> Link {
+    pub fn accepted(stream: OwnedFd) -> Link {
         Link { carrier: Carrier::Unknown, ..Link::to_agent(stream) }
     }
 
@@ -137,7 +137,7 @@ impl Link {
 
 /// This task's connection to another task, for sending.
 pub(crate) struct Route {
-    pub stream: UnixStream,
+    pub stream: OwnedFd,
     pub ring: Option<Ring>,
     /// Single-copy messages posted on the ring so far (the last one's sequence number).
     pub posted: u64,
@@ -183,7 +183,7 @@ pub(crate) fn recv_with_fd(fd: RawFd, buf: &mut [u8]) -> std::io::Result<(usize,
 }
 
 /// Sends the first byte of a connection to a task, with the ring's memfd when there is one.
-pub(crate) fn send_carrier(stream: &UnixStream, ring_fd: Option<&OwnedFd>) -> Result<(), PvmError> {
+pub(crate) fn send_carrier(stream: &OwnedFd, ring_fd: Option<&OwnedFd>) -> Result<(), PvmError> {
     let byte = [if ring_fd.is_some() { b'R' } else { b'S' }];
     let mut iov = libc::iovec { iov_base: byte.as_ptr() as *mut c_void, iov_len: 1 };
     let mut control = [0u64; 4];
@@ -214,9 +214,19 @@ pub(crate) fn send_carrier(stream: &UnixStream, ring_fd: Option<&OwnedFd>) -> Re
 
 /// Whether the task at the other end of a sending connection has closed it (it never writes
 /// to it, so any end of stream is its end).
-pub(crate) fn peer_closed(stream: &UnixStream) -> bool {
+pub(crate) fn peer_closed(stream: &OwnedFd) -> bool {
     let mut b = [0u8; 1];
     // SAFETY: a 1-byte peek into `b`.
     let n = unsafe { libc::recv(stream.as_raw_fd(), b.as_mut_ptr().cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
     n == 0
+}
+
+/// Makes a connection's reads and writes return at once (`WouldBlock`) instead of waiting.
+pub(crate) fn set_nonblocking(fd: &OwnedFd) -> Result<(), PvmError> {
+    // SAFETY: fcntl on a descriptor we own; no memory involved.
+    let ok = unsafe {
+        let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
+    };
+    ok.then_some(()).ok_or(PvmError::SysErr)
 }

@@ -6,15 +6,17 @@
 //! `t<tid in hex>`, on which the task accepts messages from other tasks.
 
 use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 
 use crate::wire::{Frame, FrameBuffer, WireError};
 
 /// PVM's tid layout (Debian's 3.4.6): bits 18..30 the host, bits 0..17 the task on it; the
-/// host's agent has local part 0. This host is host 1, as in a one-host virtual machine.
+/// host's agent has local part 0. The first host (whose agent started the virtual machine)
+/// is host 1, as under pvmd; hosts added later are 2, 3, ...
 pub const HOST_TID: i32 = 1 << 18;
 pub const TID_LOCAL_MASK: i32 = (1 << 18) - 1;
+/// The most hosts a virtual machine holds (the host field's 12 bits).
+pub const MAX_HOSTS: i32 = 4095;
 
 /// The architecture name this host reports (`pvm_config`, `PvmTaskArch`).
 pub const ARCH: &str = "LINUX64";
@@ -47,18 +49,24 @@ pub fn secret_file(dir: &Path) -> PathBuf {
     dir.join("secret")
 }
 
-/// Whether `tid` is shaped like a task of this host (not its agent, not negative).
+/// Whether `tid` is shaped like a task (of any host: not an agent, not negative).
 pub fn is_task_tid(tid: i32) -> bool {
-    tid > 0 && tid & !TID_LOCAL_MASK == HOST_TID && tid & TID_LOCAL_MASK != 0
+    tid > 0 && host_of(tid) != 0 && tid & TID_LOCAL_MASK != 0
+}
+
+/// The tid of the host (its agent) that `tid` lives on.
+pub fn host_of(tid: i32) -> i32 {
+    tid & !TID_LOCAL_MASK
 }
 
 /// Writes one frame on a blocking stream.
-pub fn write_frame(s: &mut UnixStream, f: &Frame) -> std::io::Result<()> {
-    s.write_all(&f.encode())
+pub fn write_frame(s: &mut impl Write, f: &Frame) -> std::io::Result<()> {
+    s.write_all(&f.encode())?;
+    s.flush()
 }
 
 /// Reads one frame from a blocking stream; `None` at a clean end of stream.
-pub fn read_frame(s: &mut UnixStream, fb: &mut FrameBuffer) -> std::io::Result<Option<Frame>> {
+pub fn read_frame(s: &mut impl Read, fb: &mut FrameBuffer) -> std::io::Result<Option<Frame>> {
     let mut chunk = [0u8; 64 * 1024];
     loop {
         match fb.next_frame() {

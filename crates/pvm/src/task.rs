@@ -1,8 +1,8 @@
 //! This process as a PVM task: enrolling with the host agent (starting it if none runs), the
 //! direct connections to other tasks, and the one progress loop every blocking call turns.
 //!
-//! Each task listens on its own socket in the agent's folder. A send connects to the
-//! receiver's socket on first use (proving the secret, naming itself) and keeps the
+//! Each task listens on its own socket in the agent's folder, and on TCP for tasks of other
+//! hosts (`tcp.rs`). A send connects to the receiver's socket (or its TCP address) on first use (proving the secret, naming itself) and keeps the
 //! connection; the receiver accepts it in its progress loop. Writes never block the process
 //! for good: while a write waits for room, the loop keeps reading what arrives, so two tasks
 //! that send large messages to each other at once both get through.
@@ -101,6 +101,8 @@ pub struct Task {
     agent: Link,
     agent_lost: bool,
     listener: UnixListener,
+    /// Where tasks of other hosts connect (`tcp.rs`); `None` where this host offers no address.
+    tcp_listener: Option<std::net::TcpListener>,
     inbound: Vec<Link>,
     pub(crate) outbound: IdMap<Route>,
     pub queue: VecDeque<Arrived>,
@@ -151,9 +153,12 @@ impl Task {
         let _ = std::fs::remove_file(&path);
         let listener = UnixListener::bind(&path).map_err(|_| PvmError::SysErr)?;
         listener.set_nonblocking(true).map_err(|_| PvmError::SysErr)?;
+        let tcp = crate::tcp::listen();
+        let addr = tcp.as_ref().map(|(_, a)| a.clone()).unwrap_or_default();
+        place::write_frame(&mut stream, &Frame::Listening { addr }).map_err(|_| PvmError::SysErr)?;
         stream.set_read_timeout(None).map_err(|_| PvmError::SysErr)?;
         stream.set_nonblocking(true).map_err(|_| PvmError::SysErr)?;
-        let mut agent = Link::to_agent(stream);
+        let mut agent = Link::to_agent(stream.into());
         agent.frames = frames;
         Ok(Task {
             tid,
@@ -165,6 +170,7 @@ impl Task {
             agent,
             agent_lost: false,
             listener,
+            tcp_listener: tcp.map(|(l, _)| l),
             inbound: Vec::new(),
             outbound: IdMap::default(),
             queue: VecDeque::new(),
@@ -205,6 +211,11 @@ impl Task {
             libc::pollfd { fd: self.agent.stream.as_raw_fd(), events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: self.listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
         ];
+        fds.push(libc::pollfd {
+            fd: self.tcp_listener.as_ref().map_or(-1, |l| l.as_raw_fd()),
+            events: libc::POLLIN,
+            revents: 0,
+        });
         fds.extend(self.inbound.iter().map(|l| libc::pollfd {
             fd: l.stream.as_raw_fd(),
             events: libc::POLLIN,
@@ -244,12 +255,19 @@ impl Task {
         if fds[1].revents != 0 {
             while let Ok((s, _)) = self.listener.accept() {
                 if s.set_nonblocking(true).is_ok() {
+                    self.inbound.push(Link::accepted(s.into()));
+                }
+            }
+        }
+        if fds[2].revents != 0 {
+            while let Some(Ok((s, _))) = self.tcp_listener.as_ref().map(|l| l.accept()) {
+                if let Some(s) = crate::tcp::accepted(s) {
                     self.inbound.push(Link::accepted(s));
                 }
             }
         }
         for i in 0..polled_links {
-            if fds.get(2 + i).is_some_and(|p| p.revents != 0) {
+            if fds.get(3 + i).is_some_and(|p| p.revents != 0) {
                 let frames = self.inbound[i].read_now();
                 for f in frames {
                     self.take_from_task(i, f);
@@ -465,6 +483,7 @@ impl Task {
     /// The descriptors on which input for this task arrives (`pvm_getfds`).
     pub fn wait_fds(&self) -> Vec<i32> {
         let mut v = vec![self.agent.stream.as_raw_fd(), self.listener.as_raw_fd()];
+        v.extend(self.tcp_listener.as_ref().map(|l| l.as_raw_fd()));
         v.extend(self.inbound.iter().map(|l| l.stream.as_raw_fd()));
         v
     }

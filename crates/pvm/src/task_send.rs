@@ -4,12 +4,13 @@
 
 use std::ffi::c_void;
 use std::io::ErrorKind;
+use std::os::fd::OwnedFd;
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use crate::error::PvmError;
-use crate::link::{peer_closed, send_carrier, Route};
+use crate::link::{peer_closed, send_carrier, set_nonblocking, Route};
 use crate::place;
 use crate::ring::Ring;
 use crate::task::{Arrived, Task};
@@ -51,37 +52,44 @@ impl Task {
         Ok(())
     }
 
-    /// The connection to `tid`, made on first use: through a ring of shared memory unless
-    /// `BB_PVM_SHM=0`. A task that is still starting is waited for; one the agent does not
-    /// know is `PvmNoTask`.
+    /// The connection to `tid`, made on first use: to a task of this host on its socket,
+    /// through a ring of shared memory unless `BB_PVM_SHM=0`; to a task of another host over
+    /// TCP. A task that is still starting is waited for; one the agent does not know is
+    /// `PvmNoTask`.
     pub(crate) fn link_to(&mut self, tid: i32) -> Result<(), PvmError> {
         if self.outbound.contains_key(&tid) {
             return Ok(());
         }
         if !place::is_task_tid(tid) {
-            return Err(if tid > 0 && tid & !place::TID_LOCAL_MASK != place::HOST_TID {
-                PvmError::NoTask
-            } else {
-                PvmError::BadParam
-            });
+            return Err(PvmError::BadParam);
         }
-        let path = place::task_socket(&self.dir, tid);
         let mut pause = Duration::from_micros(200);
-        let stream = loop {
-            if let Ok(s) = UnixStream::connect(&path) {
-                break s;
+        let local = place::host_of(tid) == place::host_of(self.tid);
+        let path = place::task_socket(&self.dir, tid);
+        let stream: OwnedFd = loop {
+            if local {
+                if let Ok(s) = UnixStream::connect(&path) {
+                    break s.into();
+                }
+                // Not listening (yet): the agent says whether it will be.
+                self.request_status(&Frame::Lookup { tid })?;
+            } else {
+                match self.request(&Frame::Where { tid })? {
+                    Frame::At { addr } => break crate::tcp::connect(&addr, tid)?,
+                    Frame::Status { code, .. } if code < 0 => return Err(PvmError::from_code(code)),
+                    // Still starting: asked again below.
+                    _ => {}
+                }
             }
-            // Not listening (yet): the agent says whether it will be.
-            self.request_status(&Frame::Lookup { tid })?;
             self.progress(Some(pause), None);
             pause = (pause * 2).min(Duration::from_millis(20));
         };
-        let mut ring = if self.shm { Ring::create(self.ring_bytes).ok() } else { None };
+        let mut ring = if self.shm && local { Ring::create(self.ring_bytes).ok() } else { None };
         if let Some((r, _)) = &mut ring {
             r.set_probe(crate::single_copy::probe_address());
         }
         send_carrier(&stream, ring.as_ref().map(|(_, fd)| fd))?;
-        stream.set_nonblocking(true).map_err(|_| PvmError::SysErr)?;
+        set_nonblocking(&stream)?;
         self.outbound.insert(tid, Route { stream, ring: ring.map(|(r, _)| r), posted: 0, helped: 0 });
         let hello = Frame::Hello {
             secret: self.secret.clone(),
@@ -207,7 +215,7 @@ impl Task {
 }
 
 /// Wakes a ring's receiver that sleeps in poll: one byte on the connection beside the ring.
-fn wake(stream: &UnixStream) {
+fn wake(stream: &OwnedFd) {
     // SAFETY: a one-byte non-blocking send; a full socket already wakes it.
     unsafe { libc::send(stream.as_raw_fd(), b"w".as_ptr().cast(), 1, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
 }

@@ -1,4 +1,5 @@
-//! What tasks and the host agent say to each other over their Unix sockets, byte by byte.
+//! What tasks and host agents say to each other (on Unix sockets, TCP, and the pipes between
+//! agents), byte by byte.
 //!
 //! Every frame is `u32 LE length` of the body, then the body: one kind byte, then the kind's
 //! fields in order. Fields: `i32` as 4 bytes little-endian; a string or byte run as a `u32 LE`
@@ -7,6 +8,8 @@
 //! connection with a [`WireError`].
 
 use std::fmt;
+
+pub use crate::frame_buffer::FrameBuffer;
 
 /// A frame's body may not exceed this (1 GiB): a length beyond it is a broken peer.
 pub const MAX_FRAME: usize = 1 << 30;
@@ -168,6 +171,73 @@ pub enum Frame {
     MboxClasses {
         classes: Vec<crate::mailbox::ClassInfo>,
     },
+    /// `pvm_addhosts` / `pvm_delhosts`: answered by a `Status` whose list holds each host's
+    /// tid (0 for a deletion) or error code.
+    AddHosts {
+        names: Vec<String>,
+    },
+    DelHosts {
+        names: Vec<String>,
+    },
+    /// Task to agent, after `Welcome`: where other hosts' tasks reach it over TCP
+    /// (`ip:port`, empty where it offers none). No answer.
+    Listening {
+        addr: String,
+    },
+    /// Where task `tid` (on another host) listens: `At`, `Status` 2 while it starts, or an
+    /// error.
+    Where {
+        tid: i32,
+    },
+    At {
+        addr: String,
+    },
+    /// Host agents among themselves (`agent_hosts.rs`), on the launcher command's stdin and
+    /// stdout. `Join`: the first agent's order to a new one, to serve `dir` as host
+    /// `host_tid`; `Joined`: it does.
+    Join {
+        secret: String,
+        host_tid: i32,
+        name: String,
+        dir: String,
+    },
+    Joined {
+        pid: i32,
+    },
+    /// A task of the new host said hello (its parent, as the new host knows it).
+    Enrolled {
+        tid: i32,
+        ptid: i32,
+        pid: i32,
+        name: String,
+    },
+    /// A task of the new host ended.
+    Gone {
+        tid: i32,
+    },
+    /// A frame from (upwards) or for (downwards) task `tid` of the new host.
+    Relay {
+        tid: i32,
+        frame: Box<Frame>,
+    },
+    /// A request of task `from` of the new host, for the first agent to answer.
+    Request {
+        from: i32,
+        frame: Box<Frame>,
+    },
+    /// Start `req` as the reserved `tids` of the new host for `from` (`catch`: the parent
+    /// catches their output); answered by `Started` with the same `id`.
+    SpawnAt {
+        id: i32,
+        from: i32,
+        catch: i32,
+        tids: Vec<i32>,
+        req: SpawnRequest,
+    },
+    Started {
+        id: i32,
+        tids: Vec<i32>,
+    },
     /// The answer to most requests: a value or an error code.
     Status {
         code: i32,
@@ -319,6 +389,21 @@ impl Frame {
             Frame::Exit => w.int(16),
             Frame::Group { op, name, arg } => w.int(17).int(*op).str(name).int(*arg),
             Frame::Status { code, list } => w.int(18).int(*code).ints(list),
+            Frame::AddHosts { names } => w.int(26).strs(names),
+            Frame::DelHosts { names } => w.int(27).strs(names),
+            Frame::Listening { addr } => w.int(28).str(addr),
+            Frame::Where { tid } => w.int(29).int(*tid),
+            Frame::At { addr } => w.int(30).str(addr),
+            Frame::Join { secret, host_tid, name, dir } => w.int(31).str(secret).int(*host_tid).str(name).str(dir),
+            Frame::Joined { pid } => w.int(32).int(*pid),
+            Frame::Enrolled { tid, ptid, pid, name } => w.int(33).int(*tid).int(*ptid).int(*pid).str(name),
+            Frame::Gone { tid } => w.int(34).int(*tid),
+            Frame::Relay { tid, frame } => w.int(35).int(*tid).bytes(&frame.encode()[4..]),
+            Frame::SpawnAt { id, from, catch, tids, req } => {
+                w.int(36).int(*id).int(*from).int(*catch).ints(tids).bytes(&Frame::Spawn(req.clone()).encode()[4..])
+            }
+            Frame::Started { id, tids } => w.int(37).int(*id).ints(tids),
+            Frame::Request { from, frame } => w.int(38).int(*from).bytes(&frame.encode()[4..]),
             Frame::MboxPut { name, flags, enc, data } => w.int(19).str(name).int(*flags).int(*enc).bytes(data),
             Frame::MboxGet { name, index, flags } => w.int(20).str(name).int(*index).int(*flags),
             Frame::MboxEntry { owner, enc, data } => w.int(24).int(*owner).int(*enc).bytes(data),
@@ -412,6 +497,36 @@ impl Frame {
             16 => Frame::Exit,
             17 => Frame::Group { op: r.int()?, name: r.str()?, arg: r.int()? },
             18 => Frame::Status { code: r.int()?, list: r.ints()? },
+            26 => Frame::AddHosts { names: r.strs()? },
+            27 => Frame::DelHosts { names: r.strs()? },
+            28 => Frame::Listening { addr: r.str()? },
+            29 => Frame::Where { tid: r.int()? },
+            30 => Frame::At { addr: r.str()? },
+            31 => Frame::Join { secret: r.str()?, host_tid: r.int()?, name: r.str()?, dir: r.str()? },
+            32 => Frame::Joined { pid: r.int()? },
+            33 => Frame::Enrolled { tid: r.int()?, ptid: r.int()?, pid: r.int()?, name: r.str()? },
+            34 => Frame::Gone { tid: r.int()? },
+            35 | 38 => {
+                let tid = r.int()?;
+                let inner = Frame::decode(&r.bytes()?)?;
+                if matches!(inner, Frame::Relay { .. } | Frame::Request { .. }) {
+                    return Err(WireError("a frame for a task inside another".into()));
+                }
+                let frame = Box::new(inner);
+                if kind == 35 {
+                    Frame::Relay { tid, frame }
+                } else {
+                    Frame::Request { from: tid, frame }
+                }
+            }
+            36 => {
+                let (id, from, catch, tids) = (r.int()?, r.int()?, r.int()?, r.ints()?);
+                let Frame::Spawn(req) = Frame::decode(&r.bytes()?)? else {
+                    return Err(WireError("a SpawnAt without its spawn request".into()));
+                };
+                Frame::SpawnAt { id, from, catch, tids, req }
+            }
+            37 => Frame::Started { id: r.int()?, tids: r.ints()? },
             19 => Frame::MboxPut { name: r.str()?, flags: r.int()?, enc: r.int()?, data: r.bytes()? },
             20 => Frame::MboxGet { name: r.str()?, index: r.int()?, flags: r.int()? },
             24 => Frame::MboxEntry { owner: r.int()?, enc: r.int()?, data: r.bytes()? },
@@ -452,87 +567,6 @@ pub fn message_header(src: i32, tag: i32, ctx: i32, enc: i32, len: usize) -> Opt
         h[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
     }
     Some(h)
-}
-
-/// Collects frames from a byte stream that arrives in pieces.
-#[derive(Debug, Default)]
-pub struct FrameBuffer {
-    buf: Vec<u8>,
-    /// Where the next frame starts in `buf` (what is before it is dropped in one go).
-    start: usize,
-    /// A large message on its way: its data goes straight into its own vector, the one the
-    /// receiver gets, instead of through `buf` and a copy.
-    large: Option<LargeMessage>,
-}
-
-#[derive(Debug)]
-struct LargeMessage {
-    src: i32,
-    tag: i32,
-    ctx: i32,
-    enc: i32,
-    data: Vec<u8>,
-    want: usize,
-}
-
-/// Messages with more data than this take the direct path of [`LargeMessage`].
-const LARGE: usize = 64 * 1024;
-
-impl FrameBuffer {
-    pub fn push(&mut self, mut bytes: &[u8]) {
-        if let Some(m) = &mut self.large {
-            let take = (m.want - m.data.len()).min(bytes.len());
-            m.data.extend_from_slice(&bytes[..take]);
-            bytes = &bytes[take..];
-        }
-        if bytes.is_empty() {
-            return;
-        }
-        if self.start == self.buf.len() {
-            self.buf.clear();
-            self.start = 0;
-        } else if self.start > LARGE && self.start > self.buf.len() / 2 {
-            self.buf.drain(..self.start);
-            self.start = 0;
-        }
-        self.buf.extend_from_slice(bytes);
-    }
-
-    /// The next whole frame, if one has arrived.
-    pub fn next_frame(&mut self) -> Result<Option<Frame>, WireError> {
-        if let Some(m) = &self.large {
-            if m.data.len() < m.want {
-                return Ok(None);
-            }
-            let m = self.large.take().expect("checked above");
-            return Ok(Some(Frame::Message { src: m.src, tag: m.tag, ctx: m.ctx, enc: m.enc, data: m.data }));
-        }
-        let avail = &self.buf[self.start..];
-        if avail.len() < 4 {
-            return Ok(None);
-        }
-        let word = |i: usize| i32::from_le_bytes(avail[4 * i..4 * i + 4].try_into().expect("4 bytes"));
-        let len = word(0) as u32 as usize;
-        if len > MAX_FRAME {
-            return Err(WireError(format!("a frame of {len} bytes (at most {MAX_FRAME})")));
-        }
-        if avail.len() < 4 + len {
-            if len > LARGE + 24 && avail.len() >= 28 && word(1) == 3 {
-                let want = word(6) as u32 as usize;
-                if want != len - 24 {
-                    return Err(WireError(format!("a message frame of {len} bytes says it holds {want}")));
-                }
-                let mut data = Vec::with_capacity(want);
-                data.extend_from_slice(&avail[28..]);
-                self.large = Some(LargeMessage { src: word(2), tag: word(3), ctx: word(4), enc: word(5), data, want });
-                self.start = self.buf.len();
-            }
-            return Ok(None);
-        }
-        let f = Frame::decode(&avail[4..4 + len]);
-        self.start += 4 + len;
-        f.map(Some)
-    }
 }
 
 #[cfg(test)]

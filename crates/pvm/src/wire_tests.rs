@@ -2,6 +2,7 @@
 //! never panic the decoder.
 
 use super::*;
+use crate::frame_buffer::LARGE;
 use proptest::prelude::*;
 
 fn samples() -> Vec<Frame> {
@@ -44,6 +45,35 @@ fn samples() -> Vec<Frame> {
         Frame::MboxEntry { owner: 3, enc: 1, data: vec![4, 5] },
         Frame::MboxList { pattern: "*".into() },
         Frame::MboxClasses { classes: vec![("svc".into(), vec![(0, 1, 2)])] },
+        Frame::AddHosts { names: vec!["b".into(), "c".into()] },
+        Frame::DelHosts { names: vec!["b".into()] },
+        Frame::Listening { addr: "10.0.0.1:4000".into() },
+        Frame::Where { tid: 0x80001 },
+        Frame::At { addr: "10.0.0.2:4001".into() },
+        Frame::Join { secret: "s".into(), host_tid: 0x80000, name: "b".into(), dir: "/tmp/x.b".into() },
+        Frame::Joined { pid: 9 },
+        Frame::Enrolled { tid: 0x80001, ptid: 0x40001, pid: 10, name: "slave1".into() },
+        Frame::Gone { tid: 0x80001 },
+        Frame::Relay { tid: 0x80001, frame: Box::new(Frame::Kill { tid: 1, sig: 2 }) },
+        Frame::SpawnAt {
+            id: 3,
+            from: 0x40001,
+            catch: 0,
+            tids: vec![0x80001],
+            req: SpawnRequest {
+                file: "a".into(),
+                argv: vec![],
+                flags: 0,
+                place: String::new(),
+                count: 1,
+                path: vec![],
+                env: vec![],
+                cwd: "/".into(),
+                output: [0; 3],
+            },
+        },
+        Frame::Started { id: 3, tids: vec![0x80001, -7] },
+        Frame::Request { from: 0x80001, frame: Box::new(Frame::Config) },
     ]
 }
 

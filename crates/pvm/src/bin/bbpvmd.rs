@@ -1,6 +1,8 @@
 //! `bbpvmd`: the PVM host agent (pvmd's role). The PVM library starts it on first use;
 //! `bbpvmd --foreground` runs it in the terminal. `--dir D` serves the folder D instead of
-//! `$BB_PVM_DIR` or `/tmp/bbpvm.<uid>`.
+//! `$BB_PVM_DIR` or `/tmp/bbpvm.<uid>`. `--added`: the agent of a host added to a virtual
+//! machine, started by the first agent through the launcher command (`pvm_addhosts`), which
+//! gives it its orders on stdin.
 
 fn main() {
     let mut dir = pvm::place::dir();
@@ -13,6 +15,13 @@ fn main() {
                 None => usage("--dir needs a folder"),
             },
             "--foreground" => foreground = true,
+            "--added" => {
+                if let Err(e) = pvm::agent::run_added() {
+                    eprintln!("bbpvmd --added: {e}");
+                    std::process::exit(1);
+                }
+                return;
+            }
             other => usage(&format!("unknown argument {other:?}")),
         }
     }
@@ -33,6 +42,6 @@ fn main() {
 }
 
 fn usage(why: &str) -> ! {
-    eprintln!("bbpvmd: {why}\nusage: bbpvmd [--foreground] [--dir FOLDER]");
+    eprintln!("bbpvmd: {why}\nusage: bbpvmd [--foreground] [--dir FOLDER] | bbpvmd --added");
     std::process::exit(2);
 }
