@@ -4,7 +4,6 @@
 
 use crate::encoding::{self, Encoding, Item};
 use crate::error::PvmError;
-use crate::idmap::IdMap;
 use crate::single_copy::Remote;
 
 /// A stretch of the caller's memory that a `PvmDataInPlace` buffer reads at `pvm_send`.
@@ -82,6 +81,10 @@ impl Buffer {
     /// Runs `f` on [`Buffer::wire_parts`], on the stack for the usual message (at most one
     /// in-place stretch): no allocation on the small-message path.
     pub fn with_wire_parts<R>(&self, f: impl FnOnce(&[&[u8]]) -> R) -> R {
+        if self.in_place.is_empty() {
+            let whole: [&[u8]; 1] = [&self.data];
+            return f(if self.data.is_empty() { &[] } else { &whole });
+        }
         let [s] = self.in_place.as_slice() else { return f(&self.wire_parts()) };
         // SAFETY: as in wire_parts.
         let stretch = unsafe { std::slice::from_raw_parts(s.ptr, s.len) };
@@ -194,12 +197,56 @@ impl Buffer {
 // pvm_send, under the library's lock; PVM's contract keeps them valid until then.
 unsafe impl Send for Buffer {}
 
+/// Buffers by id (id - 1 is the slot): a look-up is an index, and a freed id is handed out
+/// again first, so the table stays as small as the most buffers alive at once.
+#[derive(Debug, Default)]
+struct Slab {
+    slots: Vec<Option<Buffer>>,
+    /// Ids freed, the last freed at the end.
+    free: Vec<i32>,
+}
+
+impl Slab {
+    const fn new() -> Slab {
+        Slab { slots: Vec::new(), free: Vec::new() }
+    }
+
+    fn insert(&mut self, b: Buffer) -> i32 {
+        match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize - 1] = Some(b);
+                id
+            }
+            None => {
+                self.slots.push(Some(b));
+                self.slots.len() as i32
+            }
+        }
+    }
+
+    fn slot(&mut self, id: i32) -> Option<&mut Option<Buffer>> {
+        self.slots.get_mut(usize::try_from(id).ok()?.checked_sub(1)?)
+    }
+
+    fn remove(&mut self, id: i32) -> Option<Buffer> {
+        let b = self.slot(id)?.take()?;
+        self.free.push(id);
+        Some(b)
+    }
+
+    fn get(&self, id: i32) -> Option<&Buffer> {
+        self.slots.get(usize::try_from(id).ok()?.checked_sub(1)?)?.as_ref()
+    }
+
+    fn get_mut(&mut self, id: i32) -> Option<&mut Buffer> {
+        self.slot(id)?.as_mut()
+    }
+}
+
 /// Every buffer of the process by id, and which are active.
 #[derive(Debug, Default)]
 pub struct Buffers {
-    /// Made on first use, so that the table can start in a `static`.
-    map: Option<IdMap<Buffer>>,
-    last_id: i32,
+    map: Slab,
     /// The active send and receive buffers (0: none).
     pub sbuf: i32,
     pub rbuf: i32,
@@ -209,23 +256,13 @@ pub struct Buffers {
 
 impl Buffers {
     pub const fn new() -> Buffers {
-        Buffers { map: None, last_id: 0, sbuf: 0, rbuf: 0, lazy_rbuf: false }
+        Buffers { map: Slab::new(), sbuf: 0, rbuf: 0, lazy_rbuf: false }
     }
 
-    fn map(&mut self) -> &mut IdMap<Buffer> {
-        self.map.get_or_insert_with(IdMap::default)
-    }
-
-    /// Adds a buffer and returns its id (ids start at 1 and are not reused soon).
+    /// Adds a buffer and returns its id: the one freed last, as Debian's library hands out
+    /// freed ids again.
     pub fn insert(&mut self, b: Buffer) -> i32 {
-        loop {
-            self.last_id = if self.last_id >= i32::MAX - 1 { 1 } else { self.last_id + 1 };
-            let id = self.last_id;
-            if let std::collections::hash_map::Entry::Vacant(slot) = self.map().entry(id) {
-                slot.insert(b);
-                return id;
-            }
-        }
+        self.map.insert(b)
     }
 
     pub fn mkbuf(&mut self, enc: i32) -> Result<i32, PvmError> {
@@ -236,7 +273,7 @@ impl Buffers {
         if id < 0 {
             return Err(PvmError::BadParam);
         }
-        self.map().remove(&id).ok_or(PvmError::NoSuchBuf)?;
+        self.map.remove(id).ok_or(PvmError::NoSuchBuf)?;
         if self.sbuf == id {
             self.sbuf = 0;
         }
@@ -246,14 +283,17 @@ impl Buffers {
         Ok(())
     }
 
-    /// `pvm_initsend`: frees the active send buffer and makes a new, empty one active.
+    /// `pvm_initsend`: frees the active send buffer and makes a new, empty one active (with
+    /// the old one's memory: no allocation per message).
     pub fn initsend(&mut self, enc: i32) -> Result<i32, PvmError> {
         let enc = Encoding::from_code(enc)?;
-        if self.sbuf != 0 {
-            let id = self.sbuf;
-            self.map().remove(&id);
+        // The new one first, then the old one freed, as Debian's library does (its ids
+        // alternate between two).
+        let old = self.sbuf;
+        self.sbuf = self.insert(Buffer { data: reuse(), ..Buffer::new(enc) });
+        if let Some(old) = self.map.remove(old) {
+            recycle(old.data);
         }
-        self.sbuf = self.insert(Buffer::new(enc));
         Ok(self.sbuf)
     }
 
@@ -262,7 +302,7 @@ impl Buffers {
         if id < 0 {
             return Err(PvmError::BadParam);
         }
-        if id != 0 && !self.map().contains_key(&id) {
+        if id != 0 && self.map.get(id).is_none() {
             return Err(PvmError::NoSuchBuf);
         }
         let slot = if send { &mut self.sbuf } else { &mut self.rbuf };
@@ -273,7 +313,9 @@ impl Buffers {
     pub fn deliver(&mut self, b: Buffer) -> i32 {
         if self.rbuf != 0 {
             let id = self.rbuf;
-            self.map().remove(&id);
+            if let Some(old) = self.map.remove(id) {
+                recycle(old.data);
+            }
         }
         self.lazy_rbuf = b.remote.is_some();
         self.rbuf = self.insert(b);
@@ -303,7 +345,7 @@ impl Buffers {
 
     /// Takes buffer `id` out of the table (it is no longer active).
     pub fn take(&mut self, id: i32) -> Option<Buffer> {
-        let b = self.map().remove(&id)?;
+        let b = self.map.remove(id)?;
         if self.sbuf == id {
             self.sbuf = 0;
         }
@@ -318,7 +360,7 @@ impl Buffers {
     pub fn deliver_id(&mut self, id: i32) {
         if self.rbuf != 0 && self.rbuf != id {
             let old = self.rbuf;
-            self.map().remove(&old);
+            self.map.remove(old);
         }
         self.rbuf = id;
     }
@@ -327,7 +369,7 @@ impl Buffers {
         if id <= 0 {
             return Err(PvmError::BadParam);
         }
-        self.map.as_ref().and_then(|m| m.get(&id)).ok_or(PvmError::NoSuchBuf)
+        self.map.get(id).ok_or(PvmError::NoSuchBuf)
     }
 
     /// `pvm_setminfo`: a buffer's header fields.
@@ -335,26 +377,26 @@ impl Buffers {
         if id <= 0 {
             return Err(PvmError::BadParam);
         }
-        let b = self.map().get_mut(&id).ok_or(PvmError::NoSuchBuf)?;
+        let b = self.map.get_mut(id).ok_or(PvmError::NoSuchBuf)?;
         (b.tag, b.src, b.ctx) = (tag, src, ctx);
         Ok(())
     }
 
     pub fn send_buffer(&mut self) -> Result<&mut Buffer, PvmError> {
         let id = self.sbuf;
-        self.map().get_mut(&id).ok_or(PvmError::NoBuf)
+        self.map.get_mut(id).ok_or(PvmError::NoBuf)
     }
 
     pub fn get_mut(&mut self, id: i32) -> Result<&mut Buffer, PvmError> {
         if id <= 0 {
             return Err(PvmError::BadParam);
         }
-        self.map().get_mut(&id).ok_or(PvmError::NoSuchBuf)
+        self.map.get_mut(id).ok_or(PvmError::NoSuchBuf)
     }
 
     pub fn recv_buffer(&mut self) -> Result<&mut Buffer, PvmError> {
         let id = self.rbuf;
-        self.map().get_mut(&id).ok_or(PvmError::NoBuf)
+        self.map.get_mut(id).ok_or(PvmError::NoBuf)
     }
 }
 
@@ -431,4 +473,35 @@ mod tests {
         b.unpack(1, |_, x: i32| v = x).unwrap();
         assert_eq!(v, 8);
     }
+}
+
+/// Message memory to use again: the vectors of buffers that `pvm_initsend` and receives
+/// replace go here, and new send buffers and arriving messages (`frame_buffer.rs`) take them,
+/// so that a small message costs no allocation. Per thread (the library's calls and their
+/// progress run on the caller's), a few vectors of at most [`REUSE_MAX`] bytes.
+const REUSE_MAX: usize = 64 * 1024;
+const REUSE_COUNT: usize = 4;
+
+thread_local! {
+    static SPARE: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Keeps `v`'s memory for the next message.
+pub(crate) fn recycle(mut v: Vec<u8>) {
+    if v.capacity() == 0 || v.capacity() > REUSE_MAX {
+        return;
+    }
+    v.clear();
+    SPARE.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() < REUSE_COUNT {
+            s.push(v);
+        }
+    });
+}
+
+/// An empty vector, with memory from an earlier message where one is kept.
+pub(crate) fn reuse() -> Vec<u8> {
+    // A new one has room for a small message: packing it does not grow it again.
+    SPARE.with(|s| s.borrow_mut().pop()).unwrap_or_else(|| Vec::with_capacity(256))
 }

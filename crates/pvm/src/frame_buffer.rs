@@ -24,6 +24,9 @@ struct LargeMessage {
     want: usize,
 }
 
+/// A `Frame::Message`'s kind (`wire.rs`).
+const MESSAGE: i32 = 3;
+
 /// Messages with more data than this take the direct path of [`LargeMessage`].
 pub(crate) const LARGE: usize = 64 * 1024;
 
@@ -66,7 +69,7 @@ impl FrameBuffer {
             return Err(WireError(format!("a frame of {len} bytes (at most {MAX_FRAME})")));
         }
         if avail.len() < 4 + len {
-            if len > LARGE + 24 && avail.len() >= 28 && word(1) == 3 {
+            if len > LARGE + 24 && avail.len() >= 28 && word(1) == MESSAGE {
                 let want = word(6) as u32 as usize;
                 if want != len - 24 {
                     return Err(WireError(format!("a message frame of {len} bytes says it holds {want}")));
@@ -77,6 +80,14 @@ impl FrameBuffer {
                 self.start = self.buf.len();
             }
             return Ok(None);
+        }
+        // The usual frame, a whole message, straight into reused memory (`buffer::reuse`).
+        if len >= 24 && word(1) == MESSAGE && word(6) as u32 as usize == len - 24 {
+            let mut data = crate::buffer::reuse();
+            data.extend_from_slice(&avail[28..4 + len]);
+            let f = Frame::Message { src: word(2), tag: word(3), ctx: word(4), enc: word(5), data };
+            self.start += 4 + len;
+            return Ok(Some(f));
         }
         let f = Frame::decode(&avail[4..4 + len]);
         self.start += 4 + len;

@@ -57,17 +57,20 @@ impl Link {
         Link { carrier: Carrier::Unknown, ..Link::to_agent(stream) }
     }
 
-    /// Reads all that is there now; the frames that completed.
-    pub fn read_now(&mut self) -> Vec<Frame> {
-        let mut chunk = [0u8; 64 * 1024];
+    /// Reads all that is there now into the frame buffer (`next_frame` hands them out).
+    pub fn read_now(&mut self) {
+        // Not zeroed: recvmsg writes what it returns, and only that is read (zeroing 64 KiB
+        // cost ~2 us a wake-up).
+        let mut chunk = [std::mem::MaybeUninit::<u8>::uninit(); 64 * 1024];
+        let cap = chunk.len();
         loop {
             match recv_with_fd(self.stream.as_raw_fd(), &mut chunk) {
-                Ok((0, _)) => {
+                Ok(([], _)) => {
                     self.closed = true;
                     break;
                 }
-                Ok((n, fd)) => {
-                    let mut data = &chunk[..n];
+                Ok((mut data, fd)) => {
+                    let n = data.len();
                     if self.carrier == Carrier::Unknown {
                         self.carrier = match (data[0], fd) {
                             (b'S', _) => Carrier::Socket,
@@ -90,7 +93,7 @@ impl Link {
                     if self.carrier == Carrier::Socket {
                         self.frames.push(data);
                     }
-                    if n < chunk.len() {
+                    if n < cap {
                         break;
                     }
                 }
@@ -103,7 +106,6 @@ impl Link {
             }
         }
         self.drain_ring();
-        self.take_frames()
     }
 
     /// Moves what waits in the ring to the frame buffer; whether there was anything.
@@ -118,20 +120,16 @@ impl Link {
         }
     }
 
-    pub fn take_frames(&mut self) -> Vec<Frame> {
-        let mut out = Vec::new();
-        loop {
-            match self.frames.next_frame() {
-                Ok(Some(f)) => out.push(f),
-                Ok(None) => break,
-                Err(_) => {
-                    // A peer that sends what does not decode is dropped.
-                    self.closed = true;
-                    break;
-                }
+    /// The next frame that has arrived whole (one at a time: no list per message).
+    pub fn next_frame(&mut self) -> Option<Frame> {
+        match self.frames.next_frame() {
+            Ok(f) => f,
+            Err(_) => {
+                // A peer that sends what does not decode is dropped.
+                self.closed = true;
+                None
             }
         }
-        out
     }
 }
 
@@ -147,7 +145,10 @@ pub(crate) struct Route {
 
 /// Reads from a socket without blocking, taking a descriptor passed with the bytes (the first
 /// one; any other is closed).
-pub(crate) fn recv_with_fd(fd: RawFd, buf: &mut [u8]) -> std::io::Result<(usize, Option<OwnedFd>)> {
+pub(crate) fn recv_with_fd(
+    fd: RawFd,
+    buf: &mut [std::mem::MaybeUninit<u8>],
+) -> std::io::Result<(&[u8], Option<OwnedFd>)> {
     let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
     let mut control = [0u64; 8];
     // SAFETY: a zeroed msghdr is valid; it points at iov and control, live for this call.
@@ -179,7 +180,9 @@ pub(crate) fn recv_with_fd(fd: RawFd, buf: &mut [u8]) -> std::io::Result<(usize,
             c = libc::CMSG_NXTHDR(&msg, c);
         }
     }
-    Ok((n as usize, got))
+    // SAFETY: recvmsg wrote the first n bytes (n <= buf.len()).
+    let read = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n as usize) };
+    Ok((read, got))
 }
 
 /// Sends the first byte of a connection to a task, with the ring's memfd when there is one.

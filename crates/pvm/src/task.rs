@@ -245,7 +245,8 @@ impl Task {
         }
         let polled_links = self.inbound.len();
         if fds[0].revents != 0 {
-            for f in self.agent.read_now() {
+            self.agent.read_now();
+            while let Some(f) = self.agent.next_frame() {
                 self.take_from_agent(f);
             }
             if self.agent.closed {
@@ -268,8 +269,8 @@ impl Task {
         }
         for i in 0..polled_links {
             if fds.get(3 + i).is_some_and(|p| p.revents != 0) {
-                let frames = self.inbound[i].read_now();
-                for f in frames {
+                self.inbound[i].read_now();
+                while let Some(f) = self.inbound[i].next_frame() {
                     self.take_from_task(i, f);
                 }
             }
@@ -284,7 +285,7 @@ impl Task {
         for i in 0..self.inbound.len() {
             if self.inbound[i].drain_ring() {
                 got = true;
-                for f in self.inbound[i].take_frames() {
+                while let Some(f) = self.inbound[i].next_frame() {
                     self.take_from_task(i, f);
                 }
             }
