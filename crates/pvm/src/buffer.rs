@@ -332,6 +332,11 @@ impl Buffers {
         }
     }
 
+    /// Whether the active receive buffer's message may still be in its sender's memory.
+    pub fn receive_buffer_is_lazy(&self) -> bool {
+        self.lazy_rbuf
+    }
+
     /// Copies in the active receive buffer's message if it is still in its sender's memory.
     pub fn settle_receive_buffer(&mut self) -> Result<(), PvmError> {
         if !std::mem::take(&mut self.lazy_rbuf) {

@@ -100,7 +100,8 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
 /// that follow its receive (`single_copy.rs`): any other call copies it in first, so that
 /// no sender waits on a receiver that has gone on to other things.
 fn settle_receive_buffer(lib: &mut Lib, name: &str) {
-    if name.starts_with("pvm_upk") {
+    // The flag first: nearly every call finds none, and skips the name's comparison.
+    if !lib.bufs.receive_buffer_is_lazy() || name.starts_with("pvm_upk") {
         return;
     }
     if let Err(e) = lib.bufs.settle_receive_buffer() {

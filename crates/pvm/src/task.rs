@@ -103,6 +103,8 @@ pub struct Task {
     listener: UnixListener,
     /// Where tasks of other hosts connect (`tcp.rs`); `None` where this host offers no address.
     tcp_listener: Option<std::net::TcpListener>,
+    /// `progress`'s list of descriptors, kept between waits.
+    poll_fds: Vec<libc::pollfd>,
     inbound: Vec<Link>,
     pub(crate) outbound: IdMap<Route>,
     pub queue: VecDeque<Arrived>,
@@ -171,6 +173,7 @@ impl Task {
             agent_lost: false,
             listener,
             tcp_listener: tcp.map(|(l, _)| l),
+            poll_fds: Vec::new(),
             inbound: Vec::new(),
             outbound: IdMap::default(),
             queue: VecDeque::new(),
@@ -207,10 +210,13 @@ impl Task {
                 timeout = Some(Duration::ZERO);
             }
         }
-        let mut fds = vec![
+        // The list is kept between waits: no allocation per wait.
+        let mut fds = std::mem::take(&mut self.poll_fds);
+        fds.clear();
+        fds.extend([
             libc::pollfd { fd: self.agent.stream.as_raw_fd(), events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: self.listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-        ];
+        ]);
         fds.push(libc::pollfd {
             fd: self.tcp_listener.as_ref().map_or(-1, |l| l.as_raw_fd()),
             events: libc::POLLIN,
@@ -240,6 +246,7 @@ impl Task {
             }
         }
         if n <= 0 {
+            self.poll_fds = fds;
             self.drain_rings();
             return;
         }
@@ -275,6 +282,7 @@ impl Task {
                 }
             }
         }
+        self.poll_fds = fds;
         self.drain_rings();
         self.inbound.retain(|l| !l.closed);
     }

@@ -52,7 +52,11 @@ on the second host 1
 3000000 bytes there and back 1
 child says its host is the second 1, in another network namespace 1
 pvm_tasks lists the child on the second host 1
+killed 0
+notified of the killed child's exit 1
+notify of the first child's exit 0
 deleted 1
+notified that the first child ended with its host 1
 notified of the host's deletion 1
 hosts 1
 the child is gone 1

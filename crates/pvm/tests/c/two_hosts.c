@@ -3,7 +3,8 @@
  * (pvm_config), asks to hear when HOST is deleted (pvm_notify PvmHostDelete), spawns a copy
  * of itself there (PvmTaskHost), exchanges messages of 1 B to 3 MB with it both ways (over
  * TCP: the copy runs in the other host's network namespace), lists the tasks (pvm_tasks),
- * deletes HOST (pvm_delhosts: the copy ends) and receives the notification. One line per
+ * kills a second copy there (its exit notified here), deletes HOST (pvm_delhosts: the first
+ * copy ends, notified too) and receives the host's notification. One line per
  * check; tests/hosts.rs compares them.
  */
 #include <stdio.h>
@@ -102,7 +103,21 @@ int main(int argc, char **argv)
     for (i = 0; i < nhost; i++)
         if (ti[i].ti_tid == kid)
             printf("pvm_tasks lists the child on the second host %d\n", ti[i].ti_host == host);
+    {
+        /* A second child there, killed from here: its exit is notified across the hosts. */
+        int other, gone = 0;
+        pvm_spawn(argv[0], args, PvmTaskHost, argv[1], 1, &other);
+        pvm_notify(PvmTaskExit, 78, 1, &other);
+        printf("killed %d\n", pvm_kill(other));
+        pvm_recv(-1, 78);
+        pvm_upkint(&gone, 1, 1);
+        printf("notified of the killed child's exit %d\n", gone == other);
+    }
+    printf("notify of the first child's exit %d\n", pvm_notify(PvmTaskExit, 79, 1, &kid));
     printf("deleted %d\n", pvm_delhosts(names, 1, &info));
+    pvm_recv(-1, 79);
+    pvm_upkint(&i, 1, 1);
+    printf("notified that the first child ended with its host %d\n", i == kid);
     pvm_recv(-1, 77);
     pvm_upkint(&i, 1, 1);
     printf("notified of the host's deletion %d\n", i == host);
