@@ -325,7 +325,18 @@ fn netpipe_runs_between_two_tasks_started_from_a_shell() {
     }
     let transmitter =
         vm.command("/usr/bin/NPpvm").args(["-h", "localhost", "-u", "4096", "-o", "np.out"]).spawn().unwrap();
-    let t = finish(transmitter, Duration::from_secs(60), "NPpvm transmitter");
+    // NetPIPE times each size for a while itself (~30 s in all here alone): the limit leaves
+    // room for a loaded machine. A transmitter past it leaves its receiver waiting for ever:
+    // that one is ended too.
+    let mut receiver = receiver;
+    let t = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        finish(transmitter, Duration::from_secs(150), "NPpvm transmitter")
+    }))
+    .unwrap_or_else(|p| {
+        let _ = receiver.kill();
+        let _ = receiver.wait();
+        std::panic::resume_unwind(p)
+    });
     let r = finish(receiver, Duration::from_secs(60), "NPpvm receiver");
     assert!(t.status.success() && r.status.success(), "NPpvm failed: {}", String::from_utf8_lossy(&t.stderr));
     let table = std::fs::read_to_string(vm.scratch.join("np.out")).unwrap();
