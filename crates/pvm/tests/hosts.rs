@@ -39,7 +39,9 @@ fn tasks_on_two_hosts_spawn_talk_and_hear_of_a_deleted_host() {
     let out = run(in_ns(&vm, &ns.names[0], prog.to_str().unwrap()).arg(&ns.names[1]), "two_hosts");
     assert_nothing_left(&vm, &ns.names[1]);
     let expected = format!(
-        "added 1
+        "notify of added hosts 0
+added 1
+notified of 1 added host 1, that one 1
 host tid is a host's 1, not the first's 1
 adding it again 1
 hosts 2, second {} 1

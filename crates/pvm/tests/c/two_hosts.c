@@ -1,11 +1,11 @@
 /*
- * A virtual machine of two hosts: `two_hosts HOST` adds HOST (pvm_addhosts), lists both
- * (pvm_config), asks to hear when HOST is deleted (pvm_notify PvmHostDelete), spawns a copy
- * of itself there (PvmTaskHost), exchanges messages of 1 B to 3 MB with it both ways (over
- * TCP: the copy runs in the other host's network namespace), lists the tasks (pvm_tasks),
- * kills a second copy there (its exit notified here), deletes HOST (pvm_delhosts: the first
- * copy ends, notified too) and receives the host's notification. One line per
- * check; tests/hosts.rs compares them.
+ * A virtual machine of two hosts: `two_hosts HOST` adds HOST (pvm_addhosts; PvmHostAdd
+ * notified), lists both (pvm_config), asks to hear when HOST is deleted (pvm_notify
+ * PvmHostDelete), spawns a copy of itself there (PvmTaskHost), exchanges messages of 1 B to
+ * 3 MB with it both ways (over TCP: the copy runs in the other host's network namespace),
+ * lists the tasks (pvm_tasks), kills a second copy there (its exit notified here), deletes
+ * HOST (pvm_delhosts: the first copy ends, notified too) and receives the host's
+ * notification. One line per check; tests/hosts.rs compares them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,8 +62,17 @@ int main(int argc, char **argv)
     if (argc < 2 || me < 0)
         return 2;
     names[0] = argv[1];
+    printf("notify of added hosts %d\n", pvm_notify(PvmHostAdd, 76, -1, 0));
     printf("added %d\n", pvm_addhosts(names, 1, &info));
     host = info;
+    {
+        /* PvmHostAdd's message: a count, then the new hosts' tids. */
+        int count = 0, added = 0;
+        pvm_recv(-1, 76);
+        pvm_upkint(&count, 1, 1);
+        pvm_upkint(&added, 1, 1);
+        printf("notified of 1 added host %d, that one %d\n", count == 1, added == host);
+    }
     printf("host tid is a host's %d, not the first's %d\n", pvm_tidtohost(host) == host, host != pvm_tidtohost(me));
     printf("adding it again %d\n", pvm_addhosts(names, 1, &info) == 0 && info == PvmDupHost);
     pvm_config(&nhost, &narch, &hi);
