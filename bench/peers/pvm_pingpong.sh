@@ -18,6 +18,8 @@ DIST=$(cd "${DIST:-dist}" && pwd)
 SIZE=${SIZE:-1} ITERS=${ITERS:-20000} TRIALS=${TRIALS:-21} ROUNDS=${ROUNDS:-5}
 [ -x /usr/bin/pvmd ] && [ -f /usr/include/pvm3.h ] || { echo "needs Debian's pvm and pvm-dev" >&2; exit 1; }
 [ -f "$DIST/lib/libpvm3.so.3" ] || { echo "build first: make" >&2; exit 1; }
+# Without our library where LD_LIBRARY_PATH points, Debian's would load and measure itself.
+[ -z "${BASE:-}" ] || [ -f "$BASE/lib/libpvm3.so.3" ] || { echo "BASE=$BASE has no lib/libpvm3.so.3" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/bb-pvm-pingpong.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 cc -O2 -o "$WORK/pvm_pingpong" bench/peers/pvm_pingpong.c -lpvm3 || exit 1
