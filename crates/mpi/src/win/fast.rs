@@ -1,9 +1,10 @@
 //! The fast path of the RMA calls on a window in a node segment (`segment.rs`): one
 //! predefined datatype and count at every buffer, the target range inside the window, and a
-//! put, a get, or an accumulate-family operation the CPU does in one instruction per element
-//! (`direct.rs`). It checks what it needs with no allocation and no datatype table, and does
-//! the operation; anything else goes to the general path of `rma.rs`, which checks everything
-//! and reports what is wrong. An 8 B put is about 250 instructions this way.
+//! put, a get, an accumulate-family operation the CPU does in one instruction per element, or
+//! a longer accumulate folded under the target part's lock (`direct.rs`). It checks what it
+//! needs with no allocation and no datatype table, and does the operation; anything else goes
+//! to the general path of `rma.rs`, which checks everything and reports what is wrong. An
+//! 8 B put is about 250 instructions this way.
 
 use super::rma::{Buf, Call};
 use super::target::Kind;
@@ -40,6 +41,9 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
         Epoch::Access(group) if group.contains(&target) => {}
         _ => return None,
     }
+    // Under an exclusive MPI_Win_lock no other origin updates the target part: its atomics
+    // need not announce themselves to folds (`shm_sync.rs`).
+    let alone = w.epoch == (Epoch::Lock { all: false }) && w.targets[target].lock == MPI_LOCK_EXCLUSIVE;
     let (window, unit) = w.peers[target];
     let offset = usize::try_from(c.disp).ok()?.checked_mul(unit as usize)?;
     let bytes = count.checked_mul(size)?;
@@ -55,6 +59,22 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
         Kind::Get => {
             shm_sync::before_load();
             copy(at, c.result?.addr as *mut u8, bytes)
+        }
+        kind if direct::bulk(kind, count) && !is_pair_type(c.target_type) => {
+            // A fold under the target part's lock (`direct.rs`).
+            if kind == Kind::Accumulate && c.op == MPI_NO_OP {
+                return None;
+            }
+            let mut combine = super::serve::combiner_for(kind, c.op, c.target_type).ok()?;
+            let x = origin.map_or(&[][..], |b| std::slice::from_raw_parts(b.addr as *const u8, bytes));
+            let old = match c.result {
+                Some(b) => std::slice::from_raw_parts_mut(b.addr as *mut u8, bytes),
+                None => &mut [][..],
+            };
+            shm_sync::before_load();
+            shm_sync::stored();
+            let _held = shm_sync::AccumulateGuard::of(seg, target);
+            direct::fold(at, bytes, kind, x, &[], old, &mut combine);
         }
         kind => {
             let how = direct::instruction(kind, c.op, c.target_type)?;
@@ -74,6 +94,7 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
                 Some(b) => std::slice::from_raw_parts_mut(b.addr as *mut u8, bytes),
                 None => &mut none[..],
             };
+            let _atomics = (!alone).then(|| shm_sync::AtomicSection::of(seg, target));
             for k in (0..bytes).step_by(size) {
                 fn part(s: &[u8], k: usize, size: usize) -> &[u8] {
                     s.get(k..k + size).unwrap_or(&[])

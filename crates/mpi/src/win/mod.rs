@@ -51,6 +51,7 @@ mod target;
 pub(crate) use async_progress::{stop as stop_progress_thread, ASYNC_PROGRESS};
 pub(crate) use create::SHM_WINDOWS;
 use create::{check_shape, create, Memory};
+pub(crate) use direct::BULK as ACC_BULK;
 pub(crate) use single_copy::SINGLE_COPY;
 
 use std::ffi::{c_char, c_int};

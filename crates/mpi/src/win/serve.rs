@@ -323,15 +323,20 @@ fn pair_shape(t: MPI_Datatype) -> Option<(usize, usize)> {
 /// The element-wise operation of an accumulate on packed elements of `a.elem` (a predefined
 /// type: the origin resolved it).
 pub(crate) fn combiner(a: &Access) -> Result<Combiner, String> {
-    if !matches!(a.kind, Kind::Accumulate | Kind::GetAccumulate) || a.op == MPI_NO_OP {
+    combiner_for(a.kind, a.op, a.elem)
+}
+
+/// [`combiner`] of an operation of `kind` with `op` on elements of `elem`.
+pub(crate) fn combiner_for(kind: Kind, op: MPI_Op, elem: MPI_Datatype) -> Result<Combiner, String> {
+    if !matches!(kind, Kind::Accumulate | Kind::GetAccumulate) || op == MPI_NO_OP {
         return Ok(Box::new(|_: &[u8], _: &mut [u8]| {}));
     }
-    if a.op == MPI_REPLACE {
+    if op == MPI_REPLACE {
         return Ok(Box::new(|i: &[u8], io: &mut [u8]| io.copy_from_slice(i)));
     }
-    let mut f = crate::ops::predefined(a.op, a.elem)
-        .ok_or_else(|| format!("operator {:#x} is not defined on datatype {:#x}", a.op, a.elem))?;
-    let Some((size, extent)) = pair_shape(a.elem) else { return Ok(f) };
+    let mut f = crate::ops::predefined(op, elem)
+        .ok_or_else(|| format!("operator {op:#x} is not defined on datatype {elem:#x}"))?;
+    let Some((size, extent)) = pair_shape(elem) else { return Ok(f) };
     // Packed, a pair is the value's bytes then the int's; the operator reads them laid out as
     // in memory, `extent` bytes apart with the int at max(value size, 4).
     let value = size - 4;
