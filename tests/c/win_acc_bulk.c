@@ -1,8 +1,14 @@
-/* Accumulates of many elements racing with single-element atomics on the same places, on a
- * window from MPI_Win_allocate (on one host Billboard folds a long accumulate under the target
- * part's lock with plain loads and stores, and does a short one, a fetch-and-op or a
- * compare-and-swap with CPU atomics: the two paths must still leave every element's updates
- * atomic with respect to each other, MPI 4.0 section 12.7.1).
+/* Accumulates of many elements racing with single-element atomics on the same places (MPI
+ * 4.0 section 12.7.1: accumulate-family updates of one location are atomic with respect to
+ * each other, element by element).
+ *
+ * On a window from MPI_Win_allocate (the default) Billboard, on one host, folds a long
+ * accumulate under the target part's lock with plain loads and stores, and does a short one,
+ * a fetch-and-op or a compare-and-swap with CPU atomics: the two paths must not lose each
+ * other's updates. With the argument `create` the window is the program's memory
+ * (MPI_Win_create): under MPI_Win_lock_all the target's handler applies accumulates, under
+ * MPI_Win_lock(MPI_LOCK_SHARED) the origin does by single copies, both under the target's
+ * accumulate lock.
  *
  * Every rank, ROUNDS times, under MPI_Win_lock_all on rank 0's window:
  *   - MPI_Accumulate(MPI_SUM) of a run of 1 to 700 longs at a place that moves with the round
@@ -12,15 +18,17 @@
  *   - MPI_Accumulate of a strided vector (every third long) and of doubles (integral values,
  *     so sums are exact);
  * remembering what it added to each element; then a hammer phase on the first HOT longs,
- * where odd ranks add to single ones by MPI_Fetch_and_op for HAMMER_S seconds while even
- * ranks fold MPI_Accumulate(MPI_SUM) of all of them until every odd rank is done (a lost
- * update needs the two to meet on one element within a few instructions, and on a busy
- * machine the two ranks to hold a core at once: many tries, for a while; with the fold's
- * exclusion of the atomics removed, this loses updates). Rank 0 checks every element equals the sum
- * of all ranks' additions. Meanwhile each rank also checks the order of its own operations on a
- * block of its own (MPI's default accumulate_ordering): MPI_REPLACE of 16 longs (a fold),
- * then a fetch-and-op adding 1 to its first (an atomic), then MPI_Get_accumulate(MPI_NO_OP) of
- * the 16 (a fold) must read the round + 1, then the round 15 times.
+ * where odd ranks add to single ones by MPI_Fetch_and_op, each batch under its own
+ * MPI_Win_lock(MPI_LOCK_SHARED), for HAMMER_S seconds, while even ranks fold
+ * MPI_Accumulate(MPI_SUM) of all of them under MPI_Win_lock_all until every odd rank is done
+ * (a lost update needs the two to meet on one element within a few instructions, and on a
+ * busy machine the two ranks to hold a core at once: many tries, for a while; with the
+ * fold's exclusion of the atomics removed, this loses updates). Rank 0 checks every element
+ * equals the sum of all ranks' additions. Meanwhile each rank also checks the order of its
+ * own operations on a block of its own (MPI's default accumulate_ordering): MPI_REPLACE of 16
+ * longs (a fold), then a fetch-and-op adding 1 to its first (an atomic), then
+ * MPI_Get_accumulate(MPI_NO_OP) of the 16 (a fold) must read the round + 1, then the round
+ * 15 times.
  */
 #include "common.h"
 
@@ -38,7 +46,12 @@ int main(int argc, char **argv)
     MPI_Aint bytes = (MPI_Aint)(LEN + DLEN + OWN * n) * 8;
     long *mem;
     MPI_Win win;
-    MPI_CHK(MPI_Win_allocate(bytes, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    if (argc > 1 && !strcmp(argv[1], "create")) {
+        mem = malloc((size_t)bytes);
+        MPI_CHK(MPI_Win_create(mem, bytes, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    } else {
+        MPI_CHK(MPI_Win_allocate(bytes, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    }
     MPI_CHK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     memset(mem, 0, (size_t)bytes);
     MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
@@ -131,22 +144,27 @@ int main(int argc, char **argv)
 
     /* the hammer phase: folds against fetch-and-ops on the same HOT longs */
     MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
-    MPI_CHK(MPI_Win_lock_all(0, win));
     for (int k = 0; k < HOT; k++)
         ones[k] = 1;
     if (me % 2 == 1 || n == 1) {
         long one = 1, old;
         double end = MPI_Wtime() + HAMMER_S;
-        while (MPI_Wtime() < end)
+        while (MPI_Wtime() < end) {
+            MPI_CHK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
             for (int k = 0; k < HOT; k++) {
                 MPI_CHK(MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, k, MPI_SUM, win));
                 added[k] += 1;
             }
+            MPI_CHK(MPI_Win_unlock(0, win));
+        }
+        MPI_CHK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
         MPI_CHK(MPI_Accumulate(&one, 1, MPI_LONG, 0, DONE, 1, MPI_LONG, MPI_SUM, win));
+        MPI_CHK(MPI_Win_unlock(0, win));
         added[DONE] += 1;
     }
     if (me % 2 == 0) {
         long folds = 0, done = 0;
+        MPI_CHK(MPI_Win_lock_all(0, win));
         while (done < n / 2) {
             MPI_CHK(MPI_Accumulate(ones, HOT, MPI_LONG, 0, 0, HOT, MPI_LONG, MPI_SUM, win));
             if (++folds % 16 == 0) {
@@ -154,10 +172,10 @@ int main(int argc, char **argv)
                 MPI_CHK(MPI_Win_flush(0, win));
             }
         }
+        MPI_CHK(MPI_Win_unlock_all(win));
         for (int k = 0; k < HOT; k++)
             added[k] += folds;
     }
-    MPI_CHK(MPI_Win_unlock_all(win));
 
     MPI_CHK(MPI_Reduce(added, want, LEN, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
     MPI_CHK(MPI_Reduce(dadded, dwant, DLEN, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
@@ -174,6 +192,8 @@ int main(int argc, char **argv)
         CHECK(bad == 0, "%d elements lost or gained updates", bad);
     }
     MPI_CHK(MPI_Win_free(&win));
+    if (argc > 1 && !strcmp(argv[1], "create"))
+        free(mem);
     free(added);
     free(want);
     free(dadded);

@@ -28,6 +28,8 @@ use std::sync::{Arc, Mutex};
 
 use billboard::{ActiveHandler, ActiveMessage, Outbox};
 
+use super::segment::Segment;
+use super::shm_sync::AccumulateGuard;
 use super::target::{apply_data, Access, Kind};
 use crate::abi::*;
 use crate::ops::Combiner;
@@ -133,6 +135,10 @@ pub(crate) struct Exposure {
     line: VecDeque<usize>,
     /// This process's rank in the window, for messages.
     me: usize,
+    /// The window's node segment, where its members all run on one host: accumulates here
+    /// hold this part's accumulate lock, as origins that apply them themselves do
+    /// (`single_copy.rs`).
+    node: Option<Arc<Segment>>,
 }
 
 // SAFETY: the window memory is the program's, reached by address only inside progress, with
@@ -140,7 +146,13 @@ pub(crate) struct Exposure {
 unsafe impl Send for Exposure {}
 
 impl Exposure {
-    pub fn new(memory: Memory, counters: Arc<Counters>, ranks: usize, me: usize) -> Exposure {
+    pub fn new(
+        memory: Memory,
+        counters: Arc<Counters>,
+        ranks: usize,
+        me: usize,
+        node: Option<Arc<Segment>>,
+    ) -> Exposure {
         Exposure {
             memory,
             counters,
@@ -150,6 +162,7 @@ impl Exposure {
             blocked: vec![VecDeque::new(); ranks],
             line: VecDeque::new(),
             me,
+            node,
         }
     }
 
@@ -232,7 +245,15 @@ impl Exposure {
         };
         let mut reply = Vec::with_capacity(access.reply_bytes());
         let outcome = match combiner(&access) {
-            Ok(mut combine) => self.apply(&access, data, &mut *combine, &mut reply),
+            Ok(mut combine) => {
+                let _held = match (&self.node, access.kind) {
+                    (Some(seg), Kind::Accumulate | Kind::GetAccumulate | Kind::CompareAndSwap) => {
+                        Some(AccumulateGuard::of(seg, self.me))
+                    }
+                    _ => None,
+                };
+                self.apply(&access, data, &mut *combine, &mut reply)
+            }
             Err(e) => Err(e),
         };
         if let Err(e) = outcome {
