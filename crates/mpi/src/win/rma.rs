@@ -155,7 +155,10 @@ fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce
 /// A plain (not request-based) call: the fast path where it applies (true), else [`issue`].
 #[inline(always)]
 unsafe fn issue_plain(m: &mut Mpi, win: MPI_Win, c: Call) -> Res<bool> {
-    match super::fast::issue(m, win, &c) {
+    if let Some(done) = super::fast::issue(m, win, &c) {
+        return done.map(|()| true);
+    }
+    match super::fast::issue_to_handler(m, win, &c) {
         Some(done) => done.map(|()| true),
         None => issue(m, win, c, false).map(|_| false),
     }
@@ -325,7 +328,7 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
 /// Takes the shared lock of `target` in a node window's MPI_Win_lock_all epoch, before the
 /// first operation on it (MPI_Win_lock_all takes none: a program holding an exclusive lock of
 /// one rank while it asks another's could otherwise deadlock against it).
-fn lock_all_lazily(w: &mut super::Win, target: usize) {
+pub(super) fn lock_all_lazily(w: &mut super::Win, target: usize) {
     let t = &mut w.targets[target];
     if t.lock_sent || t.nocheck {
         return;

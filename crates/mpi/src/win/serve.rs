@@ -239,6 +239,9 @@ impl Exposure {
 
     /// Applies one operation to the window memory, answering a get-type one with its data.
     fn operate(&mut self, origin: usize, bytes: &[u8], out: &mut Outbox<'_>) {
+        if self.operate_contiguous(origin, bytes, out) {
+            return;
+        }
         let (access, data) = match Access::decode_one(bytes) {
             Ok(a) => a,
             Err(e) => return self.complain(origin, &e),
@@ -263,6 +266,66 @@ impl Exposure {
         if access.kind.fetches() {
             self.answer(origin, reply, out);
         }
+    }
+
+    /// The common accumulate-family operation (what `fast.rs` sends: one block of elements of
+    /// 1, 2, 4 or 8 bytes, inside a window of fixed size) applied straight to the window,
+    /// with no decoding into an [`Access`] and no packed copy of the target bytes. False: not
+    /// such an operation (nothing done): the general path applies it, or says what is wrong.
+    fn operate_contiguous(&mut self, origin: usize, bytes: &[u8], out: &mut Outbox<'_>) -> bool {
+        let Memory::Fixed { base, size } = self.memory else { return false };
+        let word = |i: usize| bytes.get(8 * i..8 * i + 8).map(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes")));
+        let (Some(kind), Some(op), Some(elem), Some(offset), Some(1), Some(len), Some(1), Some(data_len), Some(0)) = (
+            word(0).and_then(Kind::from_word),
+            word(1).map(|w| w as u32 as MPI_Op),
+            word(2).map(|w| w as u32 as MPI_Datatype),
+            word(3).map(|w| w as usize),
+            word(4),
+            word(5).map(|w| w as usize),
+            word(6),
+            word(7).map(|w| w as usize),
+            word(8),
+        ) else {
+            return false;
+        };
+        let width = builtin_datatype_size(elem).filter(|w| matches!(w, 1 | 2 | 4 | 8));
+        let fits = match kind {
+            Kind::Accumulate => op != MPI_NO_OP && data_len == len,
+            Kind::GetAccumulate => data_len == if op == MPI_NO_OP { 0 } else { len },
+            Kind::CompareAndSwap => data_len == 2 * len,
+            Kind::Put | Kind::Get => false,
+        };
+        if !fits
+            || is_pair_type(elem)
+            || width.is_none_or(|w| len == 0 || !len.is_multiple_of(w))
+            || word(9) != Some(len as u64)
+            || offset.checked_add(len).is_none_or(|end| end > size)
+            || bytes.len() != 8 * 10 + data_len
+        {
+            return false;
+        }
+        let Ok(mut combine) = combiner_for(kind, op, elem) else { return false };
+        let data = &bytes[80..];
+        let mut reply = Vec::new();
+        {
+            let _held = self.node.as_ref().map(|seg| AccumulateGuard::of(seg, self.me));
+            // SAFETY: inside the window's memory (checked above), valid until MPI_Win_free
+            // (which stops this handler first); other origins' accumulates wait for the lock.
+            let here = unsafe { std::slice::from_raw_parts_mut((base as *mut u8).add(offset), len) };
+            if kind.fetches() {
+                reply.extend_from_slice(here);
+            }
+            match kind {
+                Kind::CompareAndSwap if here == &data[len..] => here.copy_from_slice(&data[..len]),
+                Kind::CompareAndSwap => {}
+                _ if !data.is_empty() => combine(data, here),
+                _ => {}
+            }
+        }
+        if kind.fetches() {
+            self.answer(origin, reply, out);
+        }
+        true
     }
 
     fn apply(
