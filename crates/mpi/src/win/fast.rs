@@ -41,9 +41,6 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
         Epoch::Access(group) if group.contains(&target) => {}
         _ => return None,
     }
-    // Under an exclusive MPI_Win_lock no other origin updates the target part: its atomics
-    // need not announce themselves to folds (`shm_sync.rs`).
-    let alone = w.epoch == (Epoch::Lock { all: false }) && w.targets[target].lock == MPI_LOCK_EXCLUSIVE;
     let (window, unit) = w.peers[target];
     let offset = usize::try_from(c.disp).ok()?.checked_mul(unit as usize)?;
     let bytes = count.checked_mul(size)?;
@@ -94,6 +91,9 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
                 Some(b) => std::slice::from_raw_parts_mut(b.addr as *mut u8, bytes),
                 None => &mut none[..],
             };
+            // Under an exclusive MPI_Win_lock no other origin updates the target part: its
+            // atomics need not announce themselves to folds (`shm_sync.rs`).
+            let alone = matches!(w.epoch, Epoch::Lock { all: false }) && w.targets[target].lock == MPI_LOCK_EXCLUSIVE;
             let _atomics = (!alone).then(|| shm_sync::AtomicSection::of(seg, target));
             for k in (0..bytes).step_by(size) {
                 fn part(s: &[u8], k: usize, size: usize) -> &[u8] {
