@@ -193,10 +193,10 @@ pub(crate) static BULK: billboard::tunables::Tunable = billboard::tunables::Tuna
     "Windows in shared memory: accumulates of at least this many elements fold under the target part's lock (fewer: a CPU atomic per element); 2: acc_flush of 2 longs 0.039 us by atomics, 4 longs 0.029 folded",
 );
 
-/// Whether an accumulate of `elems` elements folds under the lock.
+/// Whether an accumulate of `elems` elements on `seg` folds under the lock.
 #[inline]
-pub(crate) fn bulk(kind: Kind, elems: usize) -> bool {
-    matches!(kind, Kind::Accumulate | Kind::GetAccumulate) && elems >= BULK.get()
+pub(crate) fn bulk(seg: &Segment, kind: Kind, elems: usize) -> bool {
+    elems >= seg.bulk && matches!(kind, Kind::Accumulate | Kind::GetAccumulate)
 }
 
 /// Updates the `x.len().max(old.len())` bytes at `p` by plain loads and stores: the bytes
@@ -272,7 +272,7 @@ pub(crate) unsafe fn accumulate(
     let fetches = a.kind.fetches();
     let aligned =
         a.target.regions().all(|(at, bytes)| (base as usize + at).is_multiple_of(w) && bytes.is_multiple_of(w));
-    if !aligned || bulk(a.kind, a.target.bytes() / w) {
+    if !aligned || bulk(seg, a.kind, a.target.bytes() / w) {
         let mut combine = super::serve::combiner(a)?;
         let _held = AccumulateGuard::of(seg, target);
         let mut pos = 0;

@@ -57,7 +57,7 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
             shm_sync::before_load();
             copy(at, c.result?.addr as *mut u8, bytes)
         }
-        kind if direct::bulk(kind, count) && !is_pair_type(c.target_type) => {
+        kind if direct::bulk(seg, kind, count) && !is_pair_type(c.target_type) => {
             // A fold under the target part's lock (`direct.rs`).
             if kind == Kind::Accumulate && c.op == MPI_NO_OP {
                 return None;
@@ -94,7 +94,7 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
             // Under an exclusive MPI_Win_lock no other origin updates the target part: its
             // atomics need not announce themselves to folds (`shm_sync.rs`).
             let alone = matches!(w.epoch, Epoch::Lock { all: false }) && w.targets[target].lock == MPI_LOCK_EXCLUSIVE;
-            let _atomics = (!alone).then(|| shm_sync::AtomicSection::of(seg, target));
+            let _atomics = if alone { None } else { Some(shm_sync::AtomicSection::of(seg, target)) };
             for k in (0..bytes).step_by(size) {
                 fn part(s: &[u8], k: usize, size: usize) -> &[u8] {
                     s.get(k..k + size).unwrap_or(&[])
@@ -118,7 +118,7 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
 ///
 /// # Safety
 /// As MPI requires of the program: the buffers hold `count` elements.
-#[inline]
+#[inline(never)] // a message round trip follows: kept out of the calls the fast path inlines into
 pub(super) unsafe fn issue_to_handler(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
     if !matches!(c.kind, Kind::Accumulate | Kind::GetAccumulate | Kind::CompareAndSwap) {
         return None;

@@ -62,6 +62,9 @@ pub(crate) struct Segment {
     ranks: usize,
     /// This process's rank in the window.
     me: usize,
+    /// The least elements of an accumulate folded under the lock (`BB_RMA_ACC_BULK`, read
+    /// once here: a tunable's read costs a call on every accumulate).
+    pub bulk: usize,
     stride: usize,
     data: usize,
     /// Each member's part: (byte offset from `data`, bytes).
@@ -84,12 +87,14 @@ impl Drop for Segment {
 
 impl Segment {
     /// Member `rank`'s part of the window: its address and size in bytes.
+    #[inline]
     pub fn part(&self, rank: usize) -> (*mut u8, usize) {
         let (at, bytes) = self.parts[rank];
         // SAFETY: inside the mapping (the layout computed in `allocate`).
         (unsafe { self.base.add(self.data + at) }, bytes)
     }
 
+    #[inline]
     fn control(&self, rank: usize, at: usize) -> *mut u8 {
         debug_assert!(rank < self.ranks);
         // SAFETY: inside the mapping: the control blocks lie before `data`.
@@ -97,12 +102,14 @@ impl Segment {
     }
 
     /// The reader-writer lock word of `rank`'s part (MPI_Win_lock).
+    #[inline]
     pub fn lock_word(&self, rank: usize) -> &AtomicU64 {
         // SAFETY: an 8-aligned word of the shared mapping, only ever used atomically.
         unsafe { &*(self.control(rank, LOCK_AT) as *const AtomicU64) }
     }
 
     /// The accumulate lock of `rank`'s part.
+    #[inline]
     pub fn accumulate_lock(&self, rank: usize) -> &AtomicU32 {
         // SAFETY: as in `lock_word`.
         unsafe { &*(self.control(rank, ACC_LOCK_AT) as *const AtomicU32) }
@@ -115,6 +122,7 @@ impl Segment {
     }
 
     /// Which part `rank` is changing by CPU atomics now (1 + its rank; 0: none); written by `rank`.
+    #[inline]
     pub fn atomics(&self, rank: usize) -> &AtomicU64 {
         // SAFETY: as in `lock_word`.
         unsafe { &*(self.control(rank, ATOMICS_AT) as *const AtomicU64) }
@@ -126,6 +134,7 @@ impl Segment {
     }
 
     /// This process's rank in the window.
+    #[inline]
     pub fn me(&self) -> usize {
         self.me
     }
@@ -268,7 +277,8 @@ pub(crate) fn allocate(size: usize, comm: &Communicator, needed: &mut usize) -> 
         }
         Err(_) => map(&name, len, false)?,
     };
-    let segment = Segment { base, len, ranks: n, me, stride, data, parts };
+    let bulk = super::direct::BULK.get();
+    let segment = Segment { base, len, ranks: n, me, bulk, stride, data, parts };
     // SAFETY: the header's words, written by rank 0 before the exchange above.
     let header = unsafe { std::slice::from_raw_parts(base as *const u64, 5) };
     let ok = header == [MAGIC, VERSION, n as u64, stride as u64, data as u64];
