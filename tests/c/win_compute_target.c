@@ -8,8 +8,8 @@
  * (each origin checks its values increase; rank 0 gathers their sum).
  *
  * Arguments (for Billboard; MPICH and Open MPI ignore them):
- *   shared    MPI_LOCK_SHARED instead of exclusive, with BB_ASYNC_PROGRESS=1 (the target's
- *             handler applies the operations, on its progress thread)
+ *   shared    MPI_LOCK_SHARED instead of exclusive (Billboard: the origins apply the
+ *             operations themselves under the target's accumulate lock, no thread needed)
  *   handler   BB_RMA_SHM=0 and BB_ASYNC_PROGRESS=1: everything through the target's handler
  * Across hosts (tests/tests/win_hosts.rs) no argument is needed: the progress thread starts
  * by itself while such a window exists.
@@ -34,7 +34,6 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "shared")) {
             lock = MPI_LOCK_SHARED;
-            setenv("BB_ASYNC_PROGRESS", "1", 1);
         } else if (!strcmp(argv[i], "handler")) {
             setenv("BB_RMA_SHM", "0", 1);
             setenv("BB_ASYNC_PROGRESS", "1", 1);

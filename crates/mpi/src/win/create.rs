@@ -49,6 +49,7 @@ pub(super) fn create(
     flavor: c_int,
     memory: Option<Memory>,
     regions: Option<serve::Regions>,
+    node: Option<Arc<segment::Segment>>,
 ) -> Res<MPI_Win> {
     let (parent, _) = crate::comm_create::take(comm)?;
     state::with(|m| m.check_info(info)).expect("MPI is running")?;
@@ -66,7 +67,7 @@ pub(super) fn create(
         Some(r) => serve::Memory::Dynamic(r.clone()),
         None => serve::Memory::Fixed { base: base as usize, size: size as usize },
     };
-    let exposure = serve::Exposure::new(place, counters.clone(), n, private.rank());
+    let exposure = serve::Exposure::new(place, counters.clone(), n, private.rank(), node.clone());
     private.register_handler(serve::HANDLER, exposure)?;
     let w = Win {
         comm: private,
@@ -82,7 +83,7 @@ pub(super) fn create(
         seen: vec![0; n],
         exposed: None,
         regions,
-        node: None,
+        node,
         reach: None,
         started: vec![0; n],
         progress: None,
@@ -148,20 +149,15 @@ pub unsafe extern "C" fn PMPI_Win_create(
         let (parent, _) = crate::comm_create::take(comm)?;
         let mut needed = 0;
         let node = match SHM_WINDOWS.get() != 0 && segment::one_host(&parent)?.is_ok() {
-            true => segment::allocate(0, &parent, &mut needed)?,
+            true => segment::allocate(0, &parent, &mut needed)?.map(Arc::new),
             false => None,
         };
-        *win = create(base.cast(), size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, None, None)?;
-        if let Some(seg) = node {
+        let on_one_host = node.is_some();
+        *win = create(base.cast(), size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, None, None, node)?;
+        if on_one_host {
             let private = state::with(|m| m.win(*win).map(|w| w.comm.clone())).expect("MPI is running")?;
             let reach = single_copy::Reach::exchange(&private, base.cast())?;
-            state::with(|m| {
-                m.win_mut(*win).map(|w| {
-                    w.node = Some(Arc::new(seg));
-                    w.reach = Some(reach);
-                })
-            })
-            .expect("MPI is running")?;
+            state::with(|m| m.win_mut(*win).map(|w| w.reach = Some(reach))).expect("MPI is running")?;
         }
         state::with(|m| m.win_mut(*win).and_then(async_progress::attach)).expect("MPI is running")
     })
@@ -191,14 +187,13 @@ pub unsafe extern "C" fn PMPI_Win_allocate(
         if let Some(seg) = seg {
             let seg = Arc::new(seg);
             let base = if size == 0 { std::ptr::null_mut() } else { seg.part(parent.rank()).0 };
-            *win = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, None, None)?;
-            state::with(|m| m.win_mut(*win).map(|w| w.node = Some(seg))).expect("MPI is running")?;
+            *win = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, None, None, Some(seg))?;
             *baseptr = base.cast();
             return Ok(());
         }
         let memory = Memory::new(size as usize)?;
         let base = if size == 0 { std::ptr::null_mut() } else { memory.ptr };
-        *win = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, Some(memory), None)?;
+        *win = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, Some(memory), None, None)?;
         *baseptr = base.cast();
         state::with(|m| m.win_mut(*win).and_then(async_progress::attach)).expect("MPI is running")
     })
@@ -217,7 +212,7 @@ pub unsafe extern "C" fn PMPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm,
     call_unlocked("MPI_Win_create_dynamic", comm, || {
         let win = out(win, "win")?;
         let regions = serve::Regions::default();
-        *win = create(std::ptr::null_mut(), 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC, None, Some(regions))?;
+        *win = create(std::ptr::null_mut(), 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC, None, Some(regions), None)?;
         state::with(|m| m.win_mut(*win).and_then(async_progress::attach)).expect("MPI is running")
     })
 }

@@ -1,9 +1,10 @@
 //! The fast path of the RMA calls on a window in a node segment (`segment.rs`): one
 //! predefined datatype and count at every buffer, the target range inside the window, and a
-//! put, a get, or an accumulate-family operation the CPU does in one instruction per element
-//! (`direct.rs`). It checks what it needs with no allocation and no datatype table, and does
-//! the operation; anything else goes to the general path of `rma.rs`, which checks everything
-//! and reports what is wrong. An 8 B put is about 250 instructions this way.
+//! put, a get, an accumulate-family operation the CPU does in one instruction per element, or
+//! a longer accumulate folded under the target part's lock (`direct.rs`). It checks what it
+//! needs with no allocation and no datatype table, and does the operation; anything else goes
+//! to the general path of `rma.rs`, which checks everything and reports what is wrong. An
+//! 8 B put is about 250 instructions this way.
 
 use super::rma::{Buf, Call};
 use super::target::Kind;
@@ -56,6 +57,22 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
             shm_sync::before_load();
             copy(at, c.result?.addr as *mut u8, bytes)
         }
+        kind if direct::bulk(seg, kind, count) && !is_pair_type(c.target_type) => {
+            // A fold under the target part's lock (`direct.rs`).
+            if kind == Kind::Accumulate && c.op == MPI_NO_OP {
+                return None;
+            }
+            let mut combine = super::serve::combiner_for(kind, c.op, c.target_type).ok()?;
+            let x = origin.map_or(&[][..], |b| std::slice::from_raw_parts(b.addr as *const u8, bytes));
+            let old = match c.result {
+                Some(b) => std::slice::from_raw_parts_mut(b.addr as *mut u8, bytes),
+                None => &mut [][..],
+            };
+            shm_sync::before_load();
+            shm_sync::stored();
+            let _held = shm_sync::AccumulateGuard::of(seg, target);
+            direct::fold(at, bytes, kind, x, &[], old, &mut combine);
+        }
         kind => {
             let how = direct::instruction(kind, c.op, c.target_type)?;
             if matches!(how, direct::How::Load) {
@@ -74,6 +91,10 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
                 Some(b) => std::slice::from_raw_parts_mut(b.addr as *mut u8, bytes),
                 None => &mut none[..],
             };
+            // Under an exclusive MPI_Win_lock no other origin updates the target part: its
+            // atomics need not announce themselves to folds (`shm_sync.rs`).
+            let alone = matches!(w.epoch, Epoch::Lock { all: false }) && w.targets[target].lock == MPI_LOCK_EXCLUSIVE;
+            let _atomics = if alone { None } else { Some(shm_sync::AtomicSection::of(seg, target)) };
             for k in (0..bytes).step_by(size) {
                 fn part(s: &[u8], k: usize, size: usize) -> &[u8] {
                     s.get(k..k + size).unwrap_or(&[])
@@ -85,6 +106,91 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
     }
     w.issued = true;
     Some(Ok(()))
+}
+
+/// The common accumulate-family call on a created window on one host (`single_copy.rs`),
+/// sent to the target's handler with no allocation but the message and no datatype view:
+/// one predefined type of 1, 2, 4 or 8 bytes and count at every buffer, in range, a
+/// predefined operator, another rank as target, in a fence, MPI_Win_lock_all or
+/// MPI_Win_start epoch (under MPI_Win_lock the origin applies it itself, by the general
+/// path). The message is what the general path would send (`target.rs`). `None`: anything
+/// else; the general path checks and does it.
+///
+/// # Safety
+/// As MPI requires of the program: the buffers hold `count` elements.
+#[inline(never)] // a message round trip follows: kept out of the calls the fast path inlines into
+pub(super) unsafe fn issue_to_handler(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
+    if !matches!(c.kind, Kind::Accumulate | Kind::GetAccumulate | Kind::CompareAndSwap) {
+        return None;
+    }
+    let w = m.win_mut(win).ok()?;
+    if w.reach.is_none() || w.node.is_none() || w.regions.is_some() {
+        return None;
+    }
+    let size = builtin_datatype_size(c.target_type).filter(|s| matches!(s, 1 | 2 | 4 | 8))?;
+    if is_pair_type(c.target_type) || c.target_type == MPI_BYTE {
+        return None;
+    }
+    let count = usize::try_from(c.target_count).ok().filter(|&n| n > 0)?;
+    let sends_origin = !(c.kind == Kind::GetAccumulate && c.op == MPI_NO_OP);
+    let origin = c.origin.filter(|_| sends_origin);
+    let like_target = |b: Option<Buf>| {
+        b.is_none_or(|b| b.datatype == c.target_type && b.count == c.target_count && !b.addr.is_null())
+    };
+    if !(like_target(origin) && like_target(c.compare) && like_target(c.result)) {
+        return None;
+    }
+    let operator_fits = match c.op {
+        MPI_REPLACE => true,
+        MPI_NO_OP => c.kind == Kind::GetAccumulate,
+        op => crate::ops::predefined(op, c.target_type).is_some(),
+    };
+    if !operator_fits || (c.kind == Kind::CompareAndSwap && c.compare.is_none()) {
+        return None;
+    }
+    let target = usize::try_from(c.rank).ok().filter(|&r| r < w.peers.len() && r != w.comm.rank())?;
+    match &w.epoch {
+        Epoch::Fence => {}
+        Epoch::Lock { all: true } if w.targets[target].lock != 0 => super::rma::lock_all_lazily(w, target),
+        Epoch::Access(group) if group.contains(&target) => {}
+        _ => return None,
+    }
+    let (window, unit) = w.peers[target];
+    let offset = usize::try_from(c.disp).ok()?.checked_mul(unit as usize)?;
+    let bytes = count.checked_mul(size)?;
+    if offset.checked_add(bytes)? > window {
+        return None;
+    }
+    // The request (`serve.rs`): its two words, the operation's eight (`target.rs`), one block,
+    // then the origin data and the compare data.
+    let data_len = bytes * (origin.is_some() as usize + c.compare.is_some() as usize);
+    let words: [u64; 12] = [
+        super::serve::Request::Op as u64,
+        0,
+        c.kind as u64,
+        c.op as u32 as u64,
+        c.target_type as u32 as u64,
+        offset as u64,
+        1,
+        bytes as u64,
+        1,
+        data_len as u64,
+        0,
+        bytes as u64,
+    ];
+    let mut head = [0u8; 96];
+    for (to, word) in head.chunks_exact_mut(8).zip(words) {
+        to.copy_from_slice(&word.to_ne_bytes());
+    }
+    let mut msg = Vec::with_capacity(head.len() + data_len);
+    msg.extend_from_slice(&head);
+    for b in [origin, c.compare].into_iter().flatten() {
+        msg.extend_from_slice(std::slice::from_raw_parts(b.addr as *const u8, bytes));
+    }
+    let result = c.result.map_or(std::ptr::null_mut(), |b| b.addr as *mut u8);
+    w.issued = true;
+    let t = &mut w.targets[target];
+    Some(super::origin::operate_contiguous(&w.comm, target, t, msg, result, bytes))
 }
 
 /// A copy that moves one word inline (the common 8-byte case costs a call to `memcpy` and its

@@ -19,7 +19,8 @@
 //!   synchronised like the above through a node segment of words only; put and get by a
 //!   single copy from the origin (`process_vm_writev/readv`, `single_copy.rs`); accumulates
 //!   through the target's handler (below), whose answers flush, unlock, fence and complete
-//!   wait for before they act on the segment's words.
+//!   wait for before they act on the segment's words, except under MPI_Win_lock, where the
+//!   origin applies them by single copies (under the target's accumulate lock when shared).
 //! - **Anywhere else** (MPI_Win_create across hosts, MPI_Win_create_dynamic,
 //!   MPI_Win_allocate across hosts): an active-message handler (`serve.rs`) that the engine
 //!   runs in every round of progress. An RMA call sends its operation to the target at once,
@@ -51,6 +52,7 @@ mod target;
 pub(crate) use async_progress::{stop as stop_progress_thread, ASYNC_PROGRESS};
 pub(crate) use create::SHM_WINDOWS;
 use create::{check_shape, create, Memory};
+pub(crate) use direct::BULK as ACC_BULK;
 pub(crate) use single_copy::SINGLE_COPY;
 
 use std::ffi::{c_char, c_int};

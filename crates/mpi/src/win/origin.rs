@@ -162,6 +162,30 @@ pub(crate) fn operate(
     }
 }
 
+/// [`operate`] for an answer of `len` contiguous bytes at `result` (null: no answer), with no
+/// datatype view: the fast path of `fast.rs`.
+///
+/// # Safety
+/// `result..result+len` stays valid and untouched until the answer has arrived.
+pub(crate) unsafe fn operate_contiguous(
+    comm: &Communicator,
+    target: usize,
+    t: &mut Target,
+    msg: Vec<u8>,
+    result: *mut u8,
+    len: usize,
+) -> Res {
+    lock_lazily(comm, target, t)?;
+    let answer = match result.is_null() {
+        true => None,
+        false => Some(Wait { req: expect(comm, target, result, len)?, staged: None, _bytes: Vec::new() }),
+    };
+    send(comm, target, msg, &mut t.waits)?;
+    t.unflushed = answer.is_none();
+    t.waits.extend(answer);
+    Ok(())
+}
+
 /// Starts a flush of `t`: asks for an answer if operations are unconfirmed (unless only local
 /// completion is wanted), and hands over everything to wait for.
 pub(crate) fn start_flush(comm: &Communicator, target: usize, t: &mut Target, local: bool) -> Res<Vec<Wait>> {

@@ -11,8 +11,9 @@
 //! takes the target's lock word before it returns, MPI_Win_lock_all takes each target's shared
 //! with the first operation on it, and flush has nothing to wait for (operations are done
 //! when their calls return), only a memory fence to order them. A created window on one host
-//! (`single_copy.rs`) locks there too, but its accumulates go through the handler: flush and
-//! unlock wait for their answers first, and only then let the lock word go.
+//! (`single_copy.rs`) locks there too, but its accumulates go through the handler (except under
+//! MPI_Win_lock, where the origin applies them itself): flush and unlock wait for their
+//! answers first, and only then let the lock word go.
 
 use std::ffi::c_int;
 

@@ -155,7 +155,10 @@ fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce
 /// A plain (not request-based) call: the fast path where it applies (true), else [`issue`].
 #[inline(always)]
 unsafe fn issue_plain(m: &mut Mpi, win: MPI_Win, c: Call) -> Res<bool> {
-    match super::fast::issue(m, win, &c) {
+    if let Some(done) = super::fast::issue(m, win, &c) {
+        return done.map(|()| true);
+    }
+    match super::fast::issue_to_handler(m, win, &c) {
         Some(done) => done.map(|()| true),
         None => issue(m, win, c, false).map(|_| false),
     }
@@ -277,22 +280,30 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
         if let Epoch::Lock { all: true } = w.epoch {
             lock_all_lazily(w, target);
         }
-        // This origin alone may touch the target's memory, and nothing it sent the handler
-        // is still unapplied (its order kept): accumulates need no handler either.
+        // Under MPI_Win_lock, with nothing this origin sent the handler still unapplied (its
+        // order kept), accumulates need no handler either: under an exclusive lock no one
+        // else touches the target's memory; under a shared one the target part's accumulate
+        // lock in the segment, which the handler takes too, keeps them atomic. So a target
+        // computing outside MPI stalls no lock/fetch-and-op/unlock. (Not under
+        // MPI_Win_lock_all: there the handler answers an attentive target in one round trip,
+        // where the two single copies of the read-modify-write cost twice that.)
         let t = &w.targets[target];
-        let alone = w.epoch == (Epoch::Lock { all: false })
-            && t.lock == MPI_LOCK_EXCLUSIVE
-            && t.lock_sent
-            && !t.unflushed
-            && t.waits.is_empty();
+        let here =
+            w.epoch == (Epoch::Lock { all: false }) && t.lock != 0 && t.lock_sent && !t.unflushed && t.waits.is_empty();
+        let shared = t.lock == MPI_LOCK_SHARED;
         match &mut w.reach {
-            // The program's memory: put and get by single copy, the rest by the handler
-            // (or here, under an exclusive lock).
+            // The program's memory: put and get by single copy, accumulates by the handler
+            // or (above) here.
             Some(reach) => {
-                if reach.copy(target, &access, &data, result.as_ref())?
-                    || (alone && reach.accumulate_exclusive(target, &access, &data, result.as_ref())?)
-                {
+                if reach.copy(target, &access, &data, result.as_ref())? {
                     return Ok(None);
+                }
+                if here {
+                    let seg = w.node.as_ref().expect("a node window");
+                    let _held = shared.then(|| super::shm_sync::AccumulateGuard::of(seg, target));
+                    if reach.accumulate_here(target, &access, &data, result.as_ref())? {
+                        return Ok(None);
+                    }
                 }
             }
             // The window is in the segment: the origin does the operation itself, now.
@@ -317,7 +328,7 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
 /// Takes the shared lock of `target` in a node window's MPI_Win_lock_all epoch, before the
 /// first operation on it (MPI_Win_lock_all takes none: a program holding an exclusive lock of
 /// one rank while it asks another's could otherwise deadlock against it).
-fn lock_all_lazily(w: &mut super::Win, target: usize) {
+pub(super) fn lock_all_lazily(w: &mut super::Win, target: usize) {
     let t = &mut w.targets[target];
     if t.lock_sent || t.nocheck {
         return;

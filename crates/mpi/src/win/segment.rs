@@ -11,17 +11,20 @@
 //!         data offset u64 (padded to 128)
 //! 128     control block of rank 0, then of rank 1, ... each `stride` bytes:
 //!           +0    lock word (AtomicU64): MPI_Win_lock's reader-writer lock on this part
-//!           +128  accumulate lock (AtomicU32): accumulates that no CPU atomic does
+//!           +128  accumulate lock (AtomicU32): accumulates done by plain loads and stores
 //!           +256  fences (AtomicU64): MPI_Win_fence's this rank has entered, written by it
-//!           +384  posted[n] (AtomicU64): MPI_Win_post's of target t to this rank, written by t
-//!           +384+8n completed[n] (AtomicU64): MPI_Win_complete's of origin o here, written by o
+//!           +384  atomics (AtomicU64): 1 + the rank whose part this rank is changing by CPU
+//!                 atomics right now, 0 when none; written by this rank (`shm_sync.rs`)
+//!           +512  posted[n] (AtomicU64): MPI_Win_post's of target t to this rank, written by t
+//!           +512+8n completed[n] (AtomicU64): MPI_Win_complete's of origin o here, written by o
 //! data    every member's part back to back in rank order, each rounded up to 64 bytes (MPI's
 //!         default for shared windows, `alloc_shared_noncontig` unset); `data` is page-aligned
 //! ```
 //!
 //! Every word has one writer except the two locks, which are read-modify-written by whoever
-//! takes them. The two locks and the fence count lie on lines of their own (128 bytes:
-//! adjacent-line prefetch); the post/complete counters change once per epoch and share lines.
+//! takes them. The two locks, the fence count and the atomics word lie on lines of their own
+//! (128 bytes: adjacent-line prefetch); the post/complete counters change once per epoch and
+//! share lines.
 //!
 //! # Lifetime
 //!
@@ -44,18 +47,24 @@ const ALIGN: usize = 64;
 const CONTROL_AT: usize = 128;
 /// "BBWINSEG" as a word.
 const MAGIC: u64 = u64::from_ne_bytes(*b"BBWINSEG");
-const VERSION: u64 = 2;
+const VERSION: u64 = 3;
 /// Offsets inside a control block.
 const LOCK_AT: usize = 0;
 const ACC_LOCK_AT: usize = 128;
 const FENCES_AT: usize = 256;
-const COUNTERS_AT: usize = 384;
+const ATOMICS_AT: usize = 384;
+const COUNTERS_AT: usize = 512;
 
 /// The mapping of a node segment; unmapped on drop (after MPI_Win_free's barrier).
 pub(crate) struct Segment {
     base: *mut u8,
     len: usize,
     ranks: usize,
+    /// This process's rank in the window.
+    me: usize,
+    /// The least elements of an accumulate folded under the lock (`BB_RMA_ACC_BULK`, read
+    /// once here: a tunable's read costs a call on every accumulate).
+    pub bulk: usize,
     stride: usize,
     data: usize,
     /// Each member's part: (byte offset from `data`, bytes).
@@ -78,12 +87,14 @@ impl Drop for Segment {
 
 impl Segment {
     /// Member `rank`'s part of the window: its address and size in bytes.
+    #[inline]
     pub fn part(&self, rank: usize) -> (*mut u8, usize) {
         let (at, bytes) = self.parts[rank];
         // SAFETY: inside the mapping (the layout computed in `allocate`).
         (unsafe { self.base.add(self.data + at) }, bytes)
     }
 
+    #[inline]
     fn control(&self, rank: usize, at: usize) -> *mut u8 {
         debug_assert!(rank < self.ranks);
         // SAFETY: inside the mapping: the control blocks lie before `data`.
@@ -91,12 +102,14 @@ impl Segment {
     }
 
     /// The reader-writer lock word of `rank`'s part (MPI_Win_lock).
+    #[inline]
     pub fn lock_word(&self, rank: usize) -> &AtomicU64 {
         // SAFETY: an 8-aligned word of the shared mapping, only ever used atomically.
         unsafe { &*(self.control(rank, LOCK_AT) as *const AtomicU64) }
     }
 
     /// The accumulate lock of `rank`'s part.
+    #[inline]
     pub fn accumulate_lock(&self, rank: usize) -> &AtomicU32 {
         // SAFETY: as in `lock_word`.
         unsafe { &*(self.control(rank, ACC_LOCK_AT) as *const AtomicU32) }
@@ -108,9 +121,22 @@ impl Segment {
         unsafe { &*(self.control(rank, FENCES_AT) as *const AtomicU64) }
     }
 
+    /// Which part `rank` is changing by CPU atomics now (1 + its rank; 0: none); written by `rank`.
+    #[inline]
+    pub fn atomics(&self, rank: usize) -> &AtomicU64 {
+        // SAFETY: as in `lock_word`.
+        unsafe { &*(self.control(rank, ATOMICS_AT) as *const AtomicU64) }
+    }
+
     /// Members of the window.
     pub fn ranks(&self) -> usize {
         self.ranks
+    }
+
+    /// This process's rank in the window.
+    #[inline]
+    pub fn me(&self) -> usize {
+        self.me
     }
 
     /// MPI_Win_post's of `target` to `origin` (written by `target`).
@@ -251,7 +277,8 @@ pub(crate) fn allocate(size: usize, comm: &Communicator, needed: &mut usize) -> 
         }
         Err(_) => map(&name, len, false)?,
     };
-    let segment = Segment { base, len, ranks: n, stride, data, parts };
+    let bulk = super::direct::BULK.get();
+    let segment = Segment { base, len, ranks: n, me, bulk, stride, data, parts };
     // SAFETY: the header's words, written by rank 0 before the exchange above.
     let header = unsafe { std::slice::from_raw_parts(base as *const u64, 5) };
     let ok = header == [MAGIC, VERSION, n as u64, stride as u64, data as u64];

@@ -28,6 +28,8 @@ use std::sync::{Arc, Mutex};
 
 use billboard::{ActiveHandler, ActiveMessage, Outbox};
 
+use super::segment::Segment;
+use super::shm_sync::AccumulateGuard;
 use super::target::{apply_data, Access, Kind};
 use crate::abi::*;
 use crate::ops::Combiner;
@@ -133,6 +135,10 @@ pub(crate) struct Exposure {
     line: VecDeque<usize>,
     /// This process's rank in the window, for messages.
     me: usize,
+    /// The window's node segment, where its members all run on one host: accumulates here
+    /// hold this part's accumulate lock, as origins that apply them themselves do
+    /// (`single_copy.rs`).
+    node: Option<Arc<Segment>>,
 }
 
 // SAFETY: the window memory is the program's, reached by address only inside progress, with
@@ -140,7 +146,13 @@ pub(crate) struct Exposure {
 unsafe impl Send for Exposure {}
 
 impl Exposure {
-    pub fn new(memory: Memory, counters: Arc<Counters>, ranks: usize, me: usize) -> Exposure {
+    pub fn new(
+        memory: Memory,
+        counters: Arc<Counters>,
+        ranks: usize,
+        me: usize,
+        node: Option<Arc<Segment>>,
+    ) -> Exposure {
         Exposure {
             memory,
             counters,
@@ -150,6 +162,7 @@ impl Exposure {
             blocked: vec![VecDeque::new(); ranks],
             line: VecDeque::new(),
             me,
+            node,
         }
     }
 
@@ -226,13 +239,24 @@ impl Exposure {
 
     /// Applies one operation to the window memory, answering a get-type one with its data.
     fn operate(&mut self, origin: usize, bytes: &[u8], out: &mut Outbox<'_>) {
+        if self.operate_contiguous(origin, bytes, out) {
+            return;
+        }
         let (access, data) = match Access::decode_one(bytes) {
             Ok(a) => a,
             Err(e) => return self.complain(origin, &e),
         };
         let mut reply = Vec::with_capacity(access.reply_bytes());
         let outcome = match combiner(&access) {
-            Ok(mut combine) => self.apply(&access, data, &mut *combine, &mut reply),
+            Ok(mut combine) => {
+                let _held = match (&self.node, access.kind) {
+                    (Some(seg), Kind::Accumulate | Kind::GetAccumulate | Kind::CompareAndSwap) => {
+                        Some(AccumulateGuard::of(seg, self.me))
+                    }
+                    _ => None,
+                };
+                self.apply(&access, data, &mut *combine, &mut reply)
+            }
             Err(e) => Err(e),
         };
         if let Err(e) = outcome {
@@ -242,6 +266,66 @@ impl Exposure {
         if access.kind.fetches() {
             self.answer(origin, reply, out);
         }
+    }
+
+    /// The common accumulate-family operation (what `fast.rs` sends: one block of elements of
+    /// 1, 2, 4 or 8 bytes, inside a window of fixed size) applied straight to the window,
+    /// with no decoding into an [`Access`] and no packed copy of the target bytes. False: not
+    /// such an operation (nothing done): the general path applies it, or says what is wrong.
+    fn operate_contiguous(&mut self, origin: usize, bytes: &[u8], out: &mut Outbox<'_>) -> bool {
+        let Memory::Fixed { base, size } = self.memory else { return false };
+        let word = |i: usize| bytes.get(8 * i..8 * i + 8).map(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes")));
+        let (Some(kind), Some(op), Some(elem), Some(offset), Some(1), Some(len), Some(1), Some(data_len), Some(0)) = (
+            word(0).and_then(Kind::from_word),
+            word(1).map(|w| w as u32 as MPI_Op),
+            word(2).map(|w| w as u32 as MPI_Datatype),
+            word(3).map(|w| w as usize),
+            word(4),
+            word(5).map(|w| w as usize),
+            word(6),
+            word(7).map(|w| w as usize),
+            word(8),
+        ) else {
+            return false;
+        };
+        let width = builtin_datatype_size(elem).filter(|w| matches!(w, 1 | 2 | 4 | 8));
+        let fits = match kind {
+            Kind::Accumulate => op != MPI_NO_OP && data_len == len,
+            Kind::GetAccumulate => data_len == if op == MPI_NO_OP { 0 } else { len },
+            Kind::CompareAndSwap => data_len == 2 * len,
+            Kind::Put | Kind::Get => false,
+        };
+        if !fits
+            || is_pair_type(elem)
+            || width.is_none_or(|w| len == 0 || !len.is_multiple_of(w))
+            || word(9) != Some(len as u64)
+            || offset.checked_add(len).is_none_or(|end| end > size)
+            || bytes.len() != 8 * 10 + data_len
+        {
+            return false;
+        }
+        let Ok(mut combine) = combiner_for(kind, op, elem) else { return false };
+        let data = &bytes[80..];
+        let mut reply = Vec::new();
+        {
+            let _held = self.node.as_ref().map(|seg| AccumulateGuard::of(seg, self.me));
+            // SAFETY: inside the window's memory (checked above), valid until MPI_Win_free
+            // (which stops this handler first); other origins' accumulates wait for the lock.
+            let here = unsafe { std::slice::from_raw_parts_mut((base as *mut u8).add(offset), len) };
+            if kind.fetches() {
+                reply.extend_from_slice(here);
+            }
+            match kind {
+                Kind::CompareAndSwap if here == &data[len..] => here.copy_from_slice(&data[..len]),
+                Kind::CompareAndSwap => {}
+                _ if !data.is_empty() => combine(data, here),
+                _ => {}
+            }
+        }
+        if kind.fetches() {
+            self.answer(origin, reply, out);
+        }
+        true
     }
 
     fn apply(
@@ -323,15 +407,20 @@ fn pair_shape(t: MPI_Datatype) -> Option<(usize, usize)> {
 /// The element-wise operation of an accumulate on packed elements of `a.elem` (a predefined
 /// type: the origin resolved it).
 pub(crate) fn combiner(a: &Access) -> Result<Combiner, String> {
-    if !matches!(a.kind, Kind::Accumulate | Kind::GetAccumulate) || a.op == MPI_NO_OP {
+    combiner_for(a.kind, a.op, a.elem)
+}
+
+/// [`combiner`] of an operation of `kind` with `op` on elements of `elem`.
+pub(crate) fn combiner_for(kind: Kind, op: MPI_Op, elem: MPI_Datatype) -> Result<Combiner, String> {
+    if !matches!(kind, Kind::Accumulate | Kind::GetAccumulate) || op == MPI_NO_OP {
         return Ok(Box::new(|_: &[u8], _: &mut [u8]| {}));
     }
-    if a.op == MPI_REPLACE {
+    if op == MPI_REPLACE {
         return Ok(Box::new(|i: &[u8], io: &mut [u8]| io.copy_from_slice(i)));
     }
-    let mut f = crate::ops::predefined(a.op, a.elem)
-        .ok_or_else(|| format!("operator {:#x} is not defined on datatype {:#x}", a.op, a.elem))?;
-    let Some((size, extent)) = pair_shape(a.elem) else { return Ok(f) };
+    let mut f = crate::ops::predefined(op, elem)
+        .ok_or_else(|| format!("operator {op:#x} is not defined on datatype {elem:#x}"))?;
+    let Some((size, extent)) = pair_shape(elem) else { return Ok(f) };
     // Packed, a pair is the value's bytes then the int's; the operator reads them laid out as
     // in memory, `extent` bytes apart with the int at max(value size, 4).
     let value = size - 4;

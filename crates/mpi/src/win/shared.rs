@@ -41,8 +41,7 @@ pub unsafe extern "C" fn PMPI_Win_allocate_shared(
         })?;
         let seg = Arc::new(seg);
         let base = if size == 0 { std::ptr::null_mut() } else { seg.part(parent.rank()).0 };
-        let h = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_SHARED, None, None)?;
-        crate::state::with(|m| m.win_mut(h).map(|w| w.node = Some(seg))).expect("MPI is running")?;
+        let h = create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_SHARED, None, None, Some(seg))?;
         *win = h;
         *baseptr = base.cast();
         Ok(())

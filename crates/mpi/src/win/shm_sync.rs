@@ -1,6 +1,7 @@
 //! Synchronisation of a window in a node segment (`segment.rs`) by words in shared memory,
-//! with no help from the target: MPI_Win_lock's reader-writer lock, the accumulate lock, and
-//! the wait that both (and post/start/complete/wait) use.
+//! with no help from the target: MPI_Win_lock's reader-writer lock, the accumulate lock and
+//! the atomic sections it excludes ([`AccumulateGuard`]), and the wait that the locks (and
+//! post/start/complete/wait) use.
 //!
 //! # The reader-writer lock (one word per target part)
 //!
@@ -43,6 +44,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use billboard::Communicator;
+
+use super::segment::Segment;
 
 const EXCLUSIVE: u64 = 1 << 63;
 const WAITER: u64 = 1 << 32;
@@ -147,27 +150,88 @@ pub(crate) fn unlock_shared(word: &AtomicU64) {
     word.fetch_sub(1, Ordering::Release);
 }
 
-/// The accumulate lock, held for one operation's few stores: spun on, then yielded for (no
-/// progress inside: the holder is in the middle of a copy, not waiting for anyone).
+/// Spins, then yields, until `ready`: for holders that are in the middle of a few stores or a
+/// fold, not waiting for anyone (no progress inside).
+fn spin_until(mut ready: impl FnMut() -> bool) {
+    let mut looks = 0u32;
+    while !ready() {
+        looks = looks.saturating_add(1);
+        if looks < SPINS {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// The accumulate lock of a target part, held while an accumulate changes it by plain loads
+/// and stores: a bulk fold (`direct.rs`), or elements no CPU atomic fits.
+///
+/// Such an accumulate must also exclude the other kind, an origin changing elements of the
+/// same part by CPU atomics (fetch-and-op, compare-and-swap, short accumulates), whose update
+/// a plain load-combine-store would lose. Each origin announces those in its *atomics word*
+/// (`segment.rs`: 1 + the target part, one writer) and checks the lock; the locker takes the
+/// lock and then waits until no atomics word names the part. Both sides store, then load the
+/// other's word (Dekker): with sequentially consistent stores and loads at least one sees the
+/// other, so either the atomic origin backs off until the lock is free, or the locker waits
+/// until the atomics are done. The atomic side pays one exchange on its own line and a load of
+/// a line that stays shared while no one locks: no cache line moves between origins that only
+/// do atomics.
 pub(crate) struct AccumulateGuard<'a>(&'a AtomicU32);
 
 impl<'a> AccumulateGuard<'a> {
-    pub fn take(word: &'a AtomicU32) -> AccumulateGuard<'a> {
-        let mut looks = 0u32;
-        while word.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
-            looks += 1;
-            if looks < SPINS {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+    /// Takes `lock`, then waits until none of `atomics` holds `tag` (1 + the target part).
+    pub fn take<'w>(lock: &'a AtomicU32, atomics: impl Iterator<Item = &'w AtomicU64> + Clone, tag: u64) -> Self {
+        spin_until(|| lock.compare_exchange_weak(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_ok());
+        for word in atomics {
+            spin_until(|| word.load(Ordering::SeqCst) != tag);
         }
-        AccumulateGuard(word)
+        AccumulateGuard(lock)
+    }
+
+    /// Takes the accumulate lock of `target`'s part of `seg`.
+    pub fn of(seg: &'a Segment, target: usize) -> Self {
+        Self::take(seg.accumulate_lock(target), (0..seg.ranks()).map(|r| seg.atomics(r)), target as u64 + 1)
     }
 }
 
 impl Drop for AccumulateGuard<'_> {
     fn drop(&mut self) {
+        self.0.store(0, Ordering::Release);
+    }
+}
+
+/// This origin changing a target part by CPU atomics while no accumulate holds its lock (see
+/// [`AccumulateGuard`]); ends on drop.
+pub(crate) struct AtomicSection<'a>(&'a AtomicU64);
+
+impl<'a> AtomicSection<'a> {
+    /// Announces `tag` (1 + the target part) in `mine`, this origin's atomics word, once
+    /// `lock`, the part's accumulate lock, is free.
+    #[inline]
+    pub fn enter(mine: &'a AtomicU64, lock: &AtomicU32, tag: u64) -> Self {
+        loop {
+            // An exchange, not a store: the full barrier orders it before the load (Dekker).
+            mine.swap(tag, Ordering::SeqCst);
+            if lock.load(Ordering::SeqCst) == 0 {
+                return AtomicSection(mine);
+            }
+            mine.store(0, Ordering::Release);
+            spin_until(|| lock.load(Ordering::Relaxed) == 0);
+        }
+    }
+
+    /// Enters for `target`'s part of `seg`.
+    #[inline]
+    pub fn of(seg: &'a Segment, target: usize) -> Self {
+        Self::enter(seg.atomics(seg.me()), seg.accumulate_lock(target), target as u64 + 1)
+    }
+}
+
+impl Drop for AtomicSection<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // Release: the atomics (locked instructions) are visible before the word clears.
         self.0.store(0, Ordering::Release);
     }
 }
@@ -202,7 +266,7 @@ mod tests {
             for _ in 0..4 {
                 s.spawn(|| {
                     for _ in 0..10_000 {
-                        let _g = AccumulateGuard::take(&word);
+                        let _g = AccumulateGuard::take(&word, std::iter::empty(), 1);
                         // SAFETY: the guard excludes the other threads (what is under test).
                         unsafe {
                             let p = total_ptr as *mut u64;
@@ -213,5 +277,48 @@ mod tests {
             }
         });
         assert_eq!(total, 40_000);
+    }
+
+    #[test]
+    fn atomic_sections_and_plain_folds_under_the_lock_lose_no_update() {
+        // Two "origins" add by CPU atomics, two by load-combine-store under the lock, onto the
+        // same words, for a while (the threads must meet on a busy machine); every update
+        // must land.
+        let lock = AtomicU32::new(0);
+        let atomics: Vec<AtomicU64> = (0..4).map(|_| AtomicU64::new(0)).collect();
+        let cells: Vec<AtomicU64> = (0..8).map(|_| AtomicU64::new(0)).collect();
+        let (folding, atomic_adds, folds) = (AtomicU32::new(2), AtomicU64::new(0), AtomicU64::new(0));
+        let end = std::time::Instant::now() + std::time::Duration::from_millis(300);
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let (lock, atomics, cells) = (&lock, &atomics, &cells);
+                let (folding, atomic_adds, folds) = (&folding, &atomic_adds, &folds);
+                s.spawn(move || {
+                    if t < 2 {
+                        let mut adds = 0u64;
+                        while folding.load(Ordering::Relaxed) > 0 || adds < 1000 {
+                            let _s = AtomicSection::enter(&atomics[t], lock, 1);
+                            cells[adds as usize % cells.len()].fetch_add(1, Ordering::Relaxed);
+                            adds += 1;
+                        }
+                        atomic_adds.fetch_add(adds, Ordering::Relaxed);
+                    } else {
+                        while std::time::Instant::now() < end {
+                            let _g = AccumulateGuard::take(lock, atomics.iter(), 1);
+                            for c in cells {
+                                let v = c.load(Ordering::Relaxed);
+                                std::hint::spin_loop();
+                                c.store(v + 1, Ordering::Relaxed);
+                            }
+                            folds.fetch_add(1, Ordering::Relaxed);
+                        }
+                        folding.fetch_sub(1, Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        let sum: u64 = cells.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+        let folded = folds.load(Ordering::Relaxed) * cells.len() as u64;
+        assert_eq!(sum, atomic_adds.load(Ordering::Relaxed) + folded);
     }
 }

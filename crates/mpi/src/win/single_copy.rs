@@ -5,13 +5,15 @@
 //! (`segment.rs`, `shm_sync.rs`: lock words, fence and post/complete counts), as for windows
 //! in shared memory, so a target computing outside MPI stalls no lock, put or get.
 //!
-//! Accumulates (and fetch-and-op, compare-and-swap) go to the target's handler (`serve.rs`):
-//! it alone applies them, so accumulates on one location stay atomic and in order whoever
-//! issues them. Except under an exclusive lock (MPI_Win_lock), where no one else may touch the
-//! target's window: there the origin reads, combines and writes back itself, so a target
-//! computing outside MPI stalls no lock/fetch-and-op/unlock. Every synchronisation that completes operations (flush, unlock,
-//! fence, complete) therefore first waits for the handler's answers, then acts on the words
-//! in the segment.
+//! Accumulates (and fetch-and-op, compare-and-swap) go to the target's handler (`serve.rs`),
+//! except under MPI_Win_lock, where the origin reads, combines and writes back itself
+//! ([`Reach::accumulate_here`]), so a target computing outside MPI stalls no
+//! lock/fetch-and-op/unlock: under an exclusive lock no one else may touch the target's
+//! window; under a shared one the origin holds the target part's accumulate lock in the
+//! segment (`shm_sync.rs`), which the handler takes too while it applies an accumulate, so
+//! accumulates on one location stay atomic whoever applies them. Every synchronisation that
+//! completes operations (flush, unlock, fence, complete) first waits for the handler's
+//! answers, then acts on the words in the segment.
 //!
 //! Where the kernel refuses the copy (EPERM under a strict Yama or seccomp, ENOSYS), or
 //! `BB_RMA_SINGLE_COPY=0`, put and get go to the handler as accumulates do, from then on;
@@ -106,15 +108,15 @@ impl Reach {
 
     /// Carries out accumulate-type `a` (accumulate, get-accumulate, fetch-and-op,
     /// compare-and-swap) on `target` here: its bytes read by single copy, combined, and
-    /// written back where they changed. Only under an exclusive lock of `target` that this
-    /// origin holds (the caller checks): no other process applies an operation there
-    /// meanwhile, so the read-modify-write is atomic to all who follow MPI's rules, and a
-    /// target computing outside MPI stalls nobody. `Ok(false)`: not done (the kernel
-    /// refuses): the caller sends it to the target's handler.
+    /// written back where they changed. Only while no other process applies an operation
+    /// there (the caller holds an exclusive lock of `target`, or the part's accumulate lock),
+    /// so the read-modify-write is atomic to all who follow MPI's rules, and a target
+    /// computing outside MPI stalls nobody. `Ok(false)`: not done (the kernel refuses): the
+    /// caller sends it to the target's handler.
     ///
     /// # Safety
     /// As for [`Reach::copy`].
-    pub unsafe fn accumulate_exclusive(
+    pub unsafe fn accumulate_here(
         &mut self,
         target: usize,
         a: &Access,

@@ -40,7 +40,7 @@ impl Kind {
         matches!(self, Kind::Get | Kind::GetAccumulate | Kind::CompareAndSwap)
     }
 
-    fn from_word(w: u64) -> Option<Kind> {
+    pub(crate) fn from_word(w: u64) -> Option<Kind> {
         Some(match w {
             1 => Kind::Put,
             2 => Kind::Get,
