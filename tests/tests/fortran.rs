@@ -233,6 +233,14 @@ fn mpi_f08_sections_of_nonblocking_calls_pass_at_1_to_4_ranks() {
     fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "f08_sections");
 }
 
+/// Non-contiguous sections as the buffers of reductions and v/w collectives (blocking,
+/// nonblocking, persistent: packed copies unpacked at completion), with our module and MPICH's.
+#[test]
+fn mpi_f08_sections_of_reductions_and_v_collectives_pass_at_1_to_4_ranks() {
+    fortran_program_passes(&root().join("dist/bin/mpifort"), "f08_reductions");
+    fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "f08_reductions");
+}
+
 /// The `mpi` module's explicit interfaces (keyword calls, LOGICAL flags, status arrays) and
 /// MPI_SIZEOF, built with our module and with MPICH's.
 #[test]

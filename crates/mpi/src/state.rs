@@ -66,6 +66,9 @@ pub(crate) enum Req {
     /// A started partitioned request (MPI_Psend_init, MPI_Precv_init): the active operation of
     /// its `Persistent` entry.
     Partitioned(Box<crate::partitioned::Partitions>),
+    /// An operation whose completion runs the Fortran library's callback (the packed copy of
+    /// an array section: `crate::request_hook`).
+    Hooked(Box<crate::request_hook::Hooked>),
 }
 
 impl Req {
@@ -90,6 +93,7 @@ impl Req {
             Req::Complete(_) | Req::Generalized(_) => MPI_COMM_WORLD,
             Req::Pair(pair) => pair.recv.comm(),
             Req::Partitioned(p) => p.comm(),
+            Req::Hooked(h) => h.inner.comm(),
         }
     }
 }
