@@ -256,6 +256,15 @@ fn mpi_f08_spawn_passes_arguments_to_the_children() {
     fortran_program_passes_spawning(Path::new("/usr/bin/mpif90.mpich"), "spawn_argv_f08", 4);
 }
 
+/// MPI_Register_datarep from mpi_f08: the program's conversion and extent functions, called
+/// through the Fortran trampolines by file views naming the representation; with our module and
+/// MPICH's.
+#[test]
+fn mpi_f08_user_data_representation_converts_through_a_file_view() {
+    fortran_program_passes(&root().join("dist/bin/mpifort"), "datarep_f08");
+    fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "datarep_f08");
+}
+
 /// The large-count (`_c`) entries from mpi_f08: INTEGER(KIND=MPI_COUNT_KIND) counts, with our
 /// module and MPICH's.
 #[test]

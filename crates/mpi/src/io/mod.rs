@@ -23,6 +23,7 @@
 
 mod access;
 mod calls;
+mod datarep;
 mod errors;
 mod open;
 mod shared;
