@@ -14,11 +14,13 @@ use std::collections::VecDeque;
 
 use super::claims::{self, End};
 use super::matching::{Arrival, Envelope, Matcher, Pattern};
-use super::protocol::{Protocol, Rts, Share, Thresholds, CTS, DATA, EAGER, FIN, PUSHED, RTS, SHARE};
+use super::protocol::{Protocol, Rts, Share, Thresholds, CTS, DATA, EAGER, FIN, PUSHED, REVOKE, RTS, SHARE};
 use super::protocol::{CMA_SEGMENT, SHARED_CHUNK, SHARED_COPY, SINGLE_COPY};
 use super::request::{Completion, ReqId, Slab, State, NO_SLOT};
 use super::scatter::{copy_into, iovecs, Block, Cursor, Pieces};
 use super::traffic::Traffic;
+use std::sync::Arc;
+
 use crate::transport::routes::Routes;
 use crate::transport::{Channel, Header};
 use crate::{verbose, Error, Result};
@@ -31,6 +33,8 @@ mod failure;
 mod pipeline;
 #[path = "records.rs"]
 mod records;
+#[path = "revoke.rs"]
+pub(crate) mod revoke;
 #[path = "shared_copy.rs"]
 mod shared_copy;
 #[cfg(all(test, not(loom)))]
@@ -126,6 +130,9 @@ struct Core {
     pub(super) traffic: Vec<Traffic>,
     /// Active-message handlers and what they have kept or in flight (`active.rs`).
     am: active::ActiveMessages,
+    /// Revoked communicators' contexts (`revoke.rs`), and whether there is any.
+    revoked: Arc<revoke::Revoked>,
+    any_revoked: bool,
 }
 
 /// The engine over channel `C`: the process's routes, or an in-memory channel in tests.
@@ -183,6 +190,8 @@ impl<C: Channel> Engine<C> {
                 direct: None,
                 traffic: vec![Traffic::default(); n],
                 am: Default::default(),
+                revoked: Arc::default(),
+                any_revoked: false,
             },
             pieces: Pieces::default(),
             scheds: Default::default(),
@@ -272,6 +281,9 @@ impl<C: Channel> Engine<C> {
     ) -> Option<ReqId> {
         if self.core.any_failed && self.core.failed[peer].is_some() {
             return Some(self.core.failed_request(peer));
+        }
+        if self.core.revoked_context(ctx) {
+            return Some(self.core.revoked_request(ctx));
         }
         self.core.traffic[peer].sent(len);
         let eager = !synchronous && self.thresholds[peer].protocol(len) == Protocol::Eager;
@@ -389,6 +401,9 @@ impl<C: Channel> Engine<C> {
                 return self.core.failed_request(peer);
             }
         }
+        if self.core.revoked_context(pattern.context) {
+            return self.core.revoked_request(pattern.context);
+        }
         let id = self.core.reqs.insert(State::RecvPosted { buf, cap }, hint);
         self.core.reqs.get_mut(id).scatter = blocks;
         if let Some((env, msg)) = self.core.matcher.post(pattern, id) {
@@ -416,6 +431,7 @@ impl<C: Channel> Engine<C> {
         let core = &mut self.core;
         if core.direct.is_some()
             || core.any_failed
+            || core.any_revoked
             || core.matcher.unexpected_len() > 0
             || core.matcher.posted_in(pattern.context) > 0
         {
