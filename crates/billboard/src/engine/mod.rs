@@ -48,7 +48,7 @@ pub(crate) struct Shared {
     world_size: usize,
     /// Ranks outnumber cores on this host (a setup fact, readable without the lock).
     crowded: bool,
-    /// The revoked contexts (`progress/revoke.rs`), readable without the lock.
+    /// The revoked contexts (`revoke.rs`), readable without the lock.
     revoked: Arc<progress::revoke::Revoked>,
 }
 

@@ -8,7 +8,8 @@
 //!
 //! Files, by concern: this one holds the engine, its calls and the poll loop; `records.rs` what
 //! each arriving record does; each large-message protocol has its own: `single_copy.rs`,
-//! `shared_copy.rs`, `pipeline.rs`; `failure.rs` fails a peer.
+//! `shared_copy.rs`, `pipeline.rs`; `failure.rs` fails a peer; `revoke.rs` revokes a
+//! communicator (MPIX_Comm_revoke).
 
 use std::collections::VecDeque;
 
