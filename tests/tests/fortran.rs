@@ -162,6 +162,12 @@ fn mpif_h_values_are_mpichs() {
 /// checking from the loader's report (`LD_DEBUG=libs`) that every rank loaded our
 /// libmpichfort.so.12, whichever wrapper built it.
 fn fortran_program_passes(wrapper: &Path, name: &str) {
+    fortran_program_passes_spawning(wrapper, name, 0)
+}
+
+/// [`fortran_program_passes`] for a program whose job spawns `children` processes, which load
+/// the library too.
+fn fortran_program_passes_spawning(wrapper: &Path, name: &str, children: usize) {
     let Some(lib) = ours() else { return skip(name, "dist/ has no Fortran library (run make)") };
     if Command::new("gfortran").arg("--version").output().is_err() || !wrapper.exists() {
         return skip(name, &format!("gfortran or {} is missing", wrapper.display()));
@@ -187,7 +193,7 @@ fn fortran_program_passes(wrapper: &Path, name: &str) {
         assert!(out.status.success() && text.contains(&format!("PASS {name}")), "{name} ({tag}) at {n} ranks:\n{text}");
         assert_eq!(
             text.matches(&loaded).count(),
-            n,
+            n + children,
             "{name} ({tag}) at {n} ranks did not load {}:\n{text}",
             lib.display()
         );
@@ -231,6 +237,40 @@ fn mpi_f08_program_built_with_mpich_passes_on_ours() {
 fn mpi_f08_sections_of_nonblocking_calls_pass_at_1_to_4_ranks() {
     fortran_program_passes(&root().join("dist/bin/mpifort"), "f08_sections");
     fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "f08_sections");
+}
+
+/// Non-contiguous sections as the buffers of reductions and v/w collectives (blocking,
+/// nonblocking, persistent: packed copies unpacked at completion), with our module and MPICH's.
+#[test]
+fn mpi_f08_sections_of_reductions_and_v_collectives_pass_at_1_to_4_ranks() {
+    fortran_program_passes(&root().join("dist/bin/mpifort"), "f08_reductions");
+    fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "f08_reductions");
+}
+
+/// MPI_Comm_spawn and MPI_Comm_spawn_multiple from mpi_f08 with arguments, which the children
+/// check, with our module and MPICH's.
+#[test]
+fn mpi_f08_spawn_passes_arguments_to_the_children() {
+    // Two children by MPI_Comm_spawn, one for each of MPI_Comm_spawn_multiple's two commands.
+    fortran_program_passes_spawning(&root().join("dist/bin/mpifort"), "spawn_argv_f08", 4);
+    fortran_program_passes_spawning(Path::new("/usr/bin/mpif90.mpich"), "spawn_argv_f08", 4);
+}
+
+/// MPI_Register_datarep from mpi_f08: the program's conversion and extent functions, called
+/// through the Fortran trampolines by file views naming the representation; with our module and
+/// MPICH's.
+#[test]
+fn mpi_f08_user_data_representation_converts_through_a_file_view() {
+    fortran_program_passes(&root().join("dist/bin/mpifort"), "datarep_f08");
+    fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "datarep_f08");
+}
+
+/// The large-count (`_c`) entries from mpi_f08: INTEGER(KIND=MPI_COUNT_KIND) counts, with our
+/// module and MPICH's.
+#[test]
+fn mpi_f08_large_count_calls_pass_at_1_to_4_ranks() {
+    fortran_program_passes(&root().join("dist/bin/mpifort"), "f08_large_count");
+    fortran_program_passes(Path::new("/usr/bin/mpif90.mpich"), "f08_large_count");
 }
 
 /// The `mpi` module's explicit interfaces (keyword calls, LOGICAL flags, status arrays) and

@@ -30,6 +30,9 @@ pub enum Error {
     State(&'static str),
     /// An argument that does not fit the call (a buffer too short for its layout, say).
     InvalidArgument(String),
+    /// The communicator (the base of its context pair) was revoked (MPIX_Comm_revoke): the
+    /// operation failed, or could not start.
+    Revoked { context: u32 },
     /// A raw request id ([`Request::into_raw`](crate::Request::into_raw)) that is no
     /// operation in flight: finished already, or never issued.
     StaleRequest { id: u32 },
@@ -59,6 +62,9 @@ impl fmt::Display for Error {
             Error::Port(why) => write!(f, "port: {why}"),
             Error::State(why) => f.write_str(why),
             Error::InvalidArgument(why) => f.write_str(why),
+            Error::Revoked { context } => {
+                write!(f, "the communicator of context {context} was revoked (MPIX_Comm_revoke)")
+            }
             Error::StaleRequest { id } => {
                 write!(f, "request {id} is not in flight (finished already, or never issued)")
             }

@@ -84,6 +84,72 @@ void bbf08_copy_done(struct bbf08_copy *t, int copy_back)
     t->tmp = NULL;
 }
 
+/* The copies of one call's sections: sendbuf and recvbuf (three for a call that has them). */
+struct bbf08_staged {
+    int n;
+    struct {
+        struct bbf_gfc_desc *d; /* the caller's descriptor is a temporary: a copy */
+        char *tmp;
+        size_t elements;
+        int copy_back;
+    } buf[3];
+};
+
+void *bbf08_stage(const struct bbf_gfc_desc *d, struct bbf08_staged **staged, int copy_back)
+{
+    if (d->dtype.rank <= 0 || d->dtype.rank > 15) return BBF08_NONCONTIGUOUS;
+    if (*staged == NULL && (*staged = calloc(1, sizeof **staged)) == NULL) return BBF08_NONCONTIGUOUS;
+    struct bbf08_staged *s = *staged;
+    if (s->n == 3) return BBF08_NONCONTIGUOUS;
+    size_t bytes = sizeof *d + (size_t)d->dtype.rank * sizeof d->dim[0];
+    struct bbf_gfc_desc *copy = malloc(bytes);
+    if (copy == NULL) return BBF08_NONCONTIGUOUS;
+    memcpy(copy, d, bytes);
+    struct bbf08_copy t;
+    void *c = bbf08_buffer_copy(copy, &t);
+    if (t.tmp == NULL) {
+        free(copy);
+        return BBF08_NONCONTIGUOUS;
+    }
+    size_t n = 1;
+    for (int k = 0; k < d->dtype.rank; k++) {
+        ptrdiff_t extent = d->dim[k].ubound - d->dim[k].lbound + 1;
+        n *= extent > 0 ? (size_t)extent : 0;
+    }
+    s->buf[s->n].d = copy;
+    s->buf[s->n].tmp = t.tmp;
+    s->buf[s->n].elements = n;
+    s->buf[s->n].copy_back = copy_back;
+    s->n++;
+    return c;
+}
+
+/* bb_request_hook's callback: pack (0), unpack (1) or free (2) the copies. */
+static void staged_hook(void *state, int phase)
+{
+    struct bbf08_staged *s = state;
+    for (int i = 0; i < s->n; i++) {
+        if (phase == 0 && s->buf[i].elements > 0) copy_section(s->buf[i].d, s->buf[i].tmp, 1);
+        if (phase == 1 && s->buf[i].copy_back && s->buf[i].elements > 0) copy_section(s->buf[i].d, s->buf[i].tmp, 0);
+        if (phase == 2) {
+            free(s->buf[i].d);
+            free(s->buf[i].tmp);
+        }
+    }
+    if (phase == 2) free(s);
+}
+
+int bbf08_staged_attach(struct bbf08_staged *staged, int rc, const MPI_Fint *request)
+{
+    if (staged == NULL) return rc;
+    if (rc != MPI_SUCCESS) {
+        staged_hook(staged, 2);
+        return rc;
+    }
+    /* A failure here leaves the copies allocated: the operation may be using them. */
+    return bb_request_hook((MPI_Request)*request, staged_hook, staged);
+}
+
 void *bbf08_section(const struct bbf_gfc_desc *d, MPI_Count count, MPI_Datatype datatype, MPI_Datatype *section)
 {
     *section = MPI_DATATYPE_NULL;
@@ -142,10 +208,12 @@ int bbf08_noncontiguous(const char *function)
 {
     int rank = -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    fprintf(stderr, "billboard MPI: rank %d: %s (mpi_f08): a non-contiguous array section as a "
-                    "buffer the call keeps after returning must hold exactly its count of a "
-                    "contiguous datatype, and the call must have a datatype of its own for it "
-                    "(or there was no memory for a copy); pass a contiguous array\n", rank, function);
+    fprintf(stderr, "billboard MPI: rank %d: %s (mpi_f08): this call keeps its buffer after "
+                    "returning with no request whose completion could unpack a copy (a window, "
+                    "an attached buffer, a partitioned request, a one-sided call without one), so "
+                    "a non-contiguous array section must hold exactly its count of a contiguous "
+                    "datatype of its own (or there was no memory for a copy); pass a contiguous "
+                    "array\n", rank, function);
     return MPI_ERR_BUFFER;
 }
 

@@ -51,8 +51,24 @@ BBF_HIDDEN void bbf08_copy_done(struct bbf08_copy *t, int copy_back);
  * refused). */
 BBF_HIDDEN void *bbf08_section(const struct bbf_gfc_desc *d, MPI_Count count, MPI_Datatype datatype,
                                MPI_Datatype *section);
+/* For a call that returns a request and keeps a non-contiguous section no section datatype
+ * can stand for (a reduction's buffers share one datatype, a v/w collective's are cut by
+ * counts arrays): a packed copy of the section, held in *staged (made at the first), which
+ * bbf08_staged_attach hands to the request. copy_back: unpacked into the section when the
+ * operation completes. BBF08_NONCONTIGUOUS if no memory could be had. */
+struct bbf08_staged;
+BBF_HIDDEN void *bbf08_stage(const struct bbf_gfc_desc *d, struct bbf08_staged **staged, int copy_back);
+/* After the call (rc its result): the copies in staged (none: NULL) go with *request, whose
+ * completion unpacks them and whose every MPI_Start (a persistent request's) packs them again
+ * (libmpi's bb_request_hook); if the call failed they are freed now. Returns rc, or the error
+ * of attaching them. */
+BBF_HIDDEN int bbf08_staged_attach(struct bbf08_staged *staged, int rc, const MPI_Fint *request);
+/* libmpi's: runs hook(state, 0) before each start of a persistent request, hook(state, 1) when
+ * an operation completes, hook(state, 2) when the state is no longer needed. */
+int bb_request_hook(MPI_Request request, void (*hook)(void *state, int phase), void *state);
 /* Reports a buffer refused (a non-contiguous section that bbf08_section cannot describe, given
- * to a call that keeps the buffer, or no memory for a copy): MPI_ERR_BUFFER, with a message. */
+ * to a call that keeps the buffer and returns no request, or no memory for a copy):
+ * MPI_ERR_BUFFER, with a message. */
 BBF_HIDDEN int bbf08_noncontiguous(const char *function);
 
 static inline MPI_Status *bbf08_status(MPI_Fint *p)

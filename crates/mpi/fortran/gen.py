@@ -135,6 +135,20 @@ def sectionable(cname, params):
     return out
 
 
+def has_buffer_before(pre):
+    """Whether wrapper() has declared the staged copies already (at an earlier buffer)."""
+    return any(line.startswith("struct bbf08_staged *staged") for line in pre)
+
+
+def stages(cname, params):
+    """Whether a non-contiguous section no section datatype stands for goes to `cname` as a
+    packed copy that its request unpacks at completion (bbf08_stage): the calls that keep the
+    buffer and return a request, but for partitioned ones (their parts are read and written
+    while the request is active)."""
+    return (keeps_buffer(cname) and bool(params) and params[-1] == "MPI_Request *request"
+            and not cname.startswith(("MPI_Psend_init", "MPI_Precv_init")))
+
+
 def wrapper(cname, params, f08=False):
     """The C source of one subroutine: F77 (`pmpi_x_` and aliases) or, with f08, the entry
     MPICH's mpi_f08 module calls (`mpi_x_f08_`, `mpi_x_f08ts_` where a choice buffer comes as
@@ -143,6 +157,7 @@ def wrapper(cname, params, f08=False):
     has_buffer = False
     names = [parse_param(p)[3] for p in params]
     sections = sectionable(cname, params) if f08 and keeps_buffer(cname) else {}
+    staged = f08 and stages(cname, params)
     # The count and datatype parameters of a sectionable buffer: name -> the buffer's name.
     section_args = {arg: buf for buf, args in sections.items() for arg in args}
     for p in params:
@@ -176,7 +191,12 @@ def wrapper(cname, params, f08=False):
             # buffer is const) back out, where the call is blocking; a call that keeps the
             # buffer past its return (nonblocking, persistent, one-sided, attach) takes it as
             # one element of a datatype laid over the section where the buffer has its own
-            # count and datatype, and refuses it otherwise.
+            # count and datatype; where it returns a request, a section no such datatype fits
+            # (a reduction's, a v/w collective's) goes as a packed copy that the request
+            # unpacks when it completes (`stages`); other calls refuse it.
+            if staged and not has_buffer_before(pre):
+                pre.insert(0, "struct bbf08_staged *staged = NULL;")
+                post.insert(0, "rc = bbf08_staged_attach(staged, rc, request);")
             if name in sections:
                 count, datatype = sections[name]
                 pre.append(f"void *c_{name} = bbf08_buffer({name});")
@@ -190,6 +210,9 @@ def wrapper(cname, params, f08=False):
                 pre.append(f"struct bbf08_copy t_{name};")
                 pre.append(f"void *c_{name} = bbf08_buffer_copy({name}, &t_{name});")
                 post.insert(0, f"bbf08_copy_done(&t_{name}, {0 if const else 1});")
+            if staged:
+                pre.append(f"if (c_{name} == BBF08_NONCONTIGUOUS) c_{name} = bbf08_stage({name}, &staged, "
+                           f"{0 if const else 1});")
             cargs.append(f"c_{name}")
         elif depth == 1 and ty == "void":
             fparams.append(f"void *{name}")

@@ -58,7 +58,7 @@ pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
         if user != Some(true) {
             return Err(err(MPI_ERR_COMM, format!("cannot free communicator {}", handle_name(*comm))));
         }
-        if state::with(|m| m.comm(*comm).is_none()) == Some(true) {
+        if state::with(|m| m.comm_local(*comm).is_some_and(|c| c.pending)) == Some(true) {
             let msg =
                 format!("communicator {} is still being made: complete its MPI_Comm_idup first", handle_name(*comm));
             return Err(err(MPI_ERR_COMM, msg));

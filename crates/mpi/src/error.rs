@@ -69,6 +69,7 @@ impl From<billboard::Error> for MpiError {
             E::InvalidArgument(_) => MPI_ERR_ARG,
             E::StaleRequest { .. } => MPI_ERR_REQUEST,
             E::PeerGone { .. } => MPIX_ERR_PROC_FAILED,
+            E::Revoked { .. } => MPIX_ERR_REVOKED,
             E::Spawn(_) => MPI_ERR_SPAWN,
             E::Port(_) => MPI_ERR_PORT,
             _ => MPI_ERR_OTHER,
@@ -360,6 +361,9 @@ pub(crate) unsafe fn out<'a, T>(p: *mut T, name: &str) -> Res<&'a mut T> {
 
 /// The error for a handle that names no communicator.
 pub(crate) fn bad_comm(comm: MPI_Comm) -> MpiError {
+    if crate::state::was_revoked(comm) {
+        return err(MPIX_ERR_REVOKED, format!("communicator {} was revoked (MPIX_Comm_revoke)", handle_name(comm)));
+    }
     err(MPI_ERR_COMM, format!("invalid communicator {}", handle_name(comm)))
 }
 

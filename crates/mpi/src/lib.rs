@@ -42,6 +42,7 @@ mod p2p;
 mod partitioned;
 mod persistent;
 mod request;
+mod request_hook;
 mod request_list;
 mod session;
 mod spawn;

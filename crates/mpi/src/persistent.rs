@@ -14,6 +14,7 @@ use crate::abi::*;
 use crate::coll::{Scheduled, Started};
 use crate::error::{bad_comm, call, call_unlocked, err, out, Res};
 use crate::p2p::{start_recv, start_send};
+use crate::request_hook::{Hook, Hooked};
 use crate::state::{self, Mpi, Req};
 
 /// What starts one instance of a persistent collective on its communicator: the nonblocking
@@ -46,6 +47,9 @@ pub(crate) struct Op {
     peer: c_int,
     tag: c_int,
     pub comm: MPI_Comm,
+    /// The Fortran library's callback for the packed copies of array sections
+    /// (`crate::request_hook`): run before each start, and at each completion.
+    hook: Option<Hook>,
 }
 
 impl Op {
@@ -69,6 +73,23 @@ impl Op {
 }
 
 impl Op {
+    /// Attaches the Fortran library's callback (`crate::request_hook`).
+    pub(crate) fn set_hook(&mut self, hook: Hook) -> Res {
+        if self.hook.is_some() || self.partitioned() {
+            // A partitioned request's parts are read and written while it is active.
+            return Err(err(MPI_ERR_REQUEST, "bb_request_hook: not for this persistent request"));
+        }
+        self.hook = Some(hook);
+        Ok(())
+    }
+
+    /// Runs the callback, if the request has one, for `phase`.
+    pub(crate) fn hook_run(&self, phase: c_int) {
+        if let Some(hook) = self.hook {
+            hook.run(phase);
+        }
+    }
+
     pub(crate) fn partitioned(&self) -> bool {
         matches!(self.kind, Kind::Partitioned { .. })
     }
@@ -90,7 +111,7 @@ pub(crate) unsafe fn partitioned_init(
     parts: usize,
     (buf, count, datatype, peer, tag, comm): crate::partitioned::Args,
 ) -> Res<MPI_Request> {
-    let op = Op { kind: Kind::Partitioned { send, parts }, buf, count, datatype, peer, tag, comm };
+    let op = Op { kind: Kind::Partitioned { send, parts }, buf, count, datatype, peer, tag, comm, hook: None };
     let mut request = MPI_REQUEST_NULL;
     init(m, op, &mut request)?;
     Ok(request)
@@ -123,7 +144,7 @@ macro_rules! send_init {
                 request: *mut MPI_Request,
             ) -> c_int {
                 call(FUNCTION, comm, |m| {
-                    let op = Op { kind: $kind, buf: buf as usize, count: count.into(), datatype, peer: dest, tag, comm };
+                    let op = Op { kind: $kind, buf: buf as usize, count: count.into(), datatype, peer: dest, tag, comm, hook: None };
                     init(m, op, request)
                 })
             }
@@ -148,7 +169,7 @@ counted! {
         request: *mut MPI_Request,
     ) -> c_int {
         call(FUNCTION, comm, |m| {
-            let op = Op { kind: Kind::Recv, buf: buf as usize, count: count.into(), datatype, peer: source, tag, comm };
+            let op = Op { kind: Kind::Recv, buf: buf as usize, count: count.into(), datatype, peer: source, tag, comm, hook: None };
             init(m, op, request)
         })
     }
@@ -171,6 +192,7 @@ unsafe fn start(h: MPI_Request) -> Res {
                 return Err(err(MPI_ERR_REQUEST, format!("request {h} is not a persistent request")));
             }
         };
+        op.hook_run(crate::request_hook::START);
         if !matches!(op.kind, Kind::Collective(..)) {
             let started = op.start(m)?;
             activate(m, h, started);
@@ -188,7 +210,11 @@ unsafe fn start(h: MPI_Request) -> Res {
 }
 
 fn activate(m: &mut Mpi, h: MPI_Request, started: Req) {
-    if let Some(Req::Persistent { active, .. }) = m.request_mut(h) {
+    if let Some(Req::Persistent { active, op }) = m.request_mut(h) {
+        let started = match op.hook {
+            Some(hook) => Hooked::request(started, hook, true),
+            None => started,
+        };
         *active = Some(Box::new(started));
     }
 }
@@ -227,6 +253,7 @@ pub(crate) unsafe fn collective_init(
             peer: MPI_PROC_NULL,
             tag: 0,
             comm,
+            hook: None,
         };
         *request = m.add_request(Req::Persistent { op, active: None });
         Ok(())

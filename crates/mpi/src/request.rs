@@ -163,6 +163,7 @@ pub(crate) fn end(req: Req) -> Ended {
             crate::grequest::retired(g);
             ended
         }
+        Req::Hooked(h) => (*h).finish(end),
     }
 }
 
@@ -215,6 +216,15 @@ fn poll_in_place(req: &mut Req) -> bool {
                 unreachable!()
             };
             settle(req, Ended::from_result(op.wait().map(|()| empty_status()), comm));
+            true
+        }
+        Req::Hooked(h) => {
+            if !poll_in_place(&mut h.inner) {
+                return false;
+            }
+            let ended = peek(&h.inner);
+            h.ended();
+            settle(req, ended);
             true
         }
         Req::Active { req: r, staged, comm } => {
@@ -470,6 +480,9 @@ pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
             }
             _ => {}
         }
+        if let Req::Hooked(h) = req {
+            req = &mut h.inner;
+        }
         match req {
             Req::Active { req, .. } => {
                 req.cancel();
@@ -511,15 +524,26 @@ pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const MPI_Status, flag: *m
 pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
     let rc = call("MPI_Request_free", MPI_COMM_WORLD, |m| {
         let h = out(request, "request")?;
-        if let Some(Req::Idup(_) | Req::Background { .. }) = m.request_mut(*h) {
+        let mut req = m.request_mut(*h);
+        if let Some(Req::Hooked(hooked)) = req {
+            req = Some(&mut hooked.inner);
+        }
+        if let Some(Req::Idup(_) | Req::Background { .. }) = req {
             return Err(collective_request("MPI_Request_free"));
         }
         let req = m.take_request(*h).ok_or_else(|| invalid_request(*h))?;
         let req = match req {
             Req::Persistent { op, active } => {
                 op.release(m);
+                if active.is_none() {
+                    // An active one's operation may still use the copies: they stay.
+                    op.hook_run(crate::request_hook::FREE);
+                }
                 active.map_or(Req::Complete(empty_status()), |a| *a)
             }
+            // The operation completes on its own, nobody unpacking its copy, which stays
+            // allocated for good (the operation may still read or write it).
+            Req::Hooked(hooked) => hooked.inner,
             Req::Generalized(g) => {
                 // As MPICH does: free_fn runs now, whether or not the program completed it.
                 crate::grequest::retired(g);

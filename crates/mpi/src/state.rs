@@ -66,6 +66,9 @@ pub(crate) enum Req {
     /// A started partitioned request (MPI_Psend_init, MPI_Precv_init): the active operation of
     /// its `Persistent` entry.
     Partitioned(Box<crate::partitioned::Partitions>),
+    /// An operation whose completion runs the Fortran library's callback (the packed copy of
+    /// an array section: `crate::request_hook`).
+    Hooked(Box<crate::request_hook::Hooked>),
 }
 
 impl Req {
@@ -90,6 +93,7 @@ impl Req {
             Req::Complete(_) | Req::Generalized(_) => MPI_COMM_WORLD,
             Req::Pair(pair) => pair.recv.comm(),
             Req::Partitioned(p) => p.comm(),
+            Req::Hooked(h) => h.inner.comm(),
         }
     }
 }
@@ -225,12 +229,34 @@ pub(crate) fn comm_handle(i: usize) -> MPI_Comm {
     }
 }
 
+thread_local! {
+    /// The communicator [`Mpi::comm`] last refused because it was revoked, so that the error
+    /// its caller then makes of the refusal (`error::bad_comm`, which has no access to the
+    /// tables) is MPIX_ERR_REVOKED rather than MPI_ERR_COMM.
+    static REVOKED: std::cell::Cell<MPI_Comm> = const { std::cell::Cell::new(MPI_COMM_NULL) };
+}
+
+#[cold]
+fn revoked<'a>(h: MPI_Comm) -> Option<&'a Comm> {
+    REVOKED.with(|r| r.set(h));
+    None
+}
+
+/// Whether [`Mpi::comm`] refused `h` last because it was revoked (see `REVOKED`).
+pub(crate) fn was_revoked(h: MPI_Comm) -> bool {
+    h != MPI_COMM_NULL && REVOKED.with(|r| r.replace(MPI_COMM_NULL) == h)
+}
+
 impl Mpi {
     /// The communicator `h` names, for a call that communicates on it: one an MPI_Comm_idup
     /// is still making is not yet one (see [`Mpi::comm_local`]).
     #[inline]
     pub fn comm(&self, h: MPI_Comm) -> Option<&Comm> {
-        self.comms.get(comm_index(h)?)?.as_ref().filter(|c| !c.pending)
+        let c = self.comms.get(comm_index(h)?)?.as_ref().filter(|c| !c.pending)?;
+        if c.comm.is_revoked() {
+            return revoked(h);
+        }
+        Some(c)
     }
 
     /// The communicator `h` names, for a local call (size, rank, group, error handler,

@@ -137,9 +137,11 @@ struct Inner {
 
 impl Drop for Inner {
     /// The last handle of a communicator is gone (MPI_Comm_free, or the end of a Rust scope):
-    /// its context id goes back to the pool (once no receive is posted on it any more).
+    /// its context id goes back to the pool (once no receive is posted on it any more), unless
+    /// it was revoked: a revoked id stays out of use, so that no later communicator is born
+    /// revoked (`engine/revoke.rs`).
     fn drop(&mut self) {
-        if self.context >= FIRST_FREE_CONTEXT {
+        if self.context >= FIRST_FREE_CONTEXT && !self.engine.is_revoked(self.context) {
             self.contexts.retire(self.context);
         }
         if let Some(Some(board)) = self.board.get() {
@@ -198,6 +200,26 @@ impl Communicator {
     /// uses the next one). Ids of freed communicators are used again.
     pub fn context_id(&self) -> u32 {
         self.inner.context
+    }
+
+    /// Revokes this communicator (MPIX_Comm_revoke): every member's operations on it that wait
+    /// fail with [`Error::Revoked`], here at once and at the others when the notice reaches
+    /// them, and so does every later one (`engine/revoke.rs`). Not collective. An
+    /// intercommunicator is refused (its two groups' contexts are not written for it yet).
+    pub fn revoke(&self) -> Result<()> {
+        if self.is_inter() {
+            return Err(Error::InvalidArgument("revoking an intercommunicator is not supported".into()));
+        }
+        let members = self.member_list();
+        let me = self.world_rank(self.inner.rank);
+        self.inner.engine.lock().revoke(self.inner.context, &members, me);
+        Ok(())
+    }
+
+    /// Whether this communicator was revoked, here or by another member whose notice arrived.
+    #[inline]
+    pub fn is_revoked(&self) -> bool {
+        self.inner.engine.is_revoked(self.inner.context)
     }
 
     /// This process's rank in the communicator.

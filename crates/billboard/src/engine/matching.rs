@@ -416,6 +416,22 @@ impl<M> Matcher<M> {
         assert!(self.spare_bins.iter().all(VecDeque::is_empty));
     }
 
+    /// Empties a context (its communicator was revoked): the posted receives' ids in posting
+    /// order (their requests are the caller's to fail), then as [`Matcher::clear_context`].
+    pub fn drain_context(&mut self, context: u32) -> (Vec<RecvId>, Vec<(Envelope, M)>) {
+        let mut posted: Vec<PostedRecv> = match self.contexts.get(context) {
+            Some(q) => q
+                .posted_from
+                .iter()
+                .flat_map(|(_, bin)| bin.iter().copied())
+                .chain(q.posted_any_source.iter().copied())
+                .collect(),
+            None => Vec::new(),
+        };
+        posted.sort_unstable_by_key(|r| r.seq);
+        (posted.into_iter().map(|r| r.id).collect(), self.clear_context(context))
+    }
+
     /// Drops everything of a context (communicator freed): the posted receives are forgotten
     /// (their requests are the caller's), the unexpected messages are returned in arrival order.
     pub fn clear_context(&mut self, context: u32) -> Vec<(Envelope, M)> {
@@ -678,6 +694,21 @@ mod tests {
         assert_eq!(m.arrive(env(1, 5, 0), 'd'), None);
         assert_eq!(m.arrive(env(2, 5, 0), 'e'), Some((3, 'e')));
         assert_eq!(m.clear_context(7), vec![]);
+    }
+
+    #[test]
+    fn drain_context_returns_its_posted_receives_in_posting_order() {
+        let mut m = Matcher::new();
+        m.post(pat(1, Some(5), None), 1);
+        m.post(pat(1, None, Some(9)), 2);
+        m.post(pat(2, Some(5), None), 3);
+        m.post(pat(1, Some(4), Some(0)), 4);
+        m.arrive(env(1, 7, 0), 'a');
+        let (posted, unexpected) = m.drain_context(1);
+        assert_eq!((posted, unexpected), (vec![1, 2, 4], vec![(env(1, 7, 0), 'a')]));
+        assert_eq!((m.posted_len(), m.unexpected_len()), (1, 0));
+        assert_eq!(m.arrive(env(2, 5, 0), 'e'), Some((3, 'e')));
+        assert_eq!(m.drain_context(7), (vec![], vec![]));
     }
 
     #[test]

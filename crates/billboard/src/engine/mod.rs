@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     world_size: usize,
     /// Ranks outnumber cores on this host (a setup fact, readable without the lock).
     crowded: bool,
+    /// The revoked contexts (`revoke.rs`), readable without the lock.
+    revoked: Arc<progress::revoke::Revoked>,
 }
 
 // SAFETY: the engine is only reached through `lock`, which holds the mutex unless the process
@@ -124,12 +126,19 @@ impl Shared {
         self.crowded
     }
 
+    /// Whether `context` belongs to a revoked communicator, without the engine's lock.
+    #[inline]
+    pub(crate) fn is_revoked(&self, context: u32) -> bool {
+        self.revoked.contains(context)
+    }
+
     pub fn new(engine: Engine) -> EngineRef {
         let nodes: Arc<[usize]> = engine.routes().nodes().into();
         Arc::new(Shared {
             world_size: nodes.len(),
             nodes: std::sync::RwLock::new(nodes),
             crowded: engine.oversubscribed(),
+            revoked: engine.revoked(),
             engine: UnsafeCell::new(engine),
             lock: Mutex::new(()),
             serialized: AtomicBool::new(false),

@@ -8,17 +8,20 @@
 //!
 //! Files, by concern: this one holds the engine, its calls and the poll loop; `records.rs` what
 //! each arriving record does; each large-message protocol has its own: `single_copy.rs`,
-//! `shared_copy.rs`, `pipeline.rs`; `failure.rs` fails a peer.
+//! `shared_copy.rs`, `pipeline.rs`; `failure.rs` fails a peer; `revoke.rs` revokes a
+//! communicator (MPIX_Comm_revoke).
 
 use std::collections::VecDeque;
 
 use super::claims::{self, End};
 use super::matching::{Arrival, Envelope, Matcher, Pattern};
-use super::protocol::{Protocol, Rts, Share, Thresholds, CTS, DATA, EAGER, FIN, PUSHED, RTS, SHARE};
+use super::protocol::{Protocol, Rts, Share, Thresholds, CTS, DATA, EAGER, FIN, PUSHED, REVOKE, RTS, SHARE};
 use super::protocol::{CMA_SEGMENT, SHARED_CHUNK, SHARED_COPY, SINGLE_COPY};
 use super::request::{Completion, ReqId, Slab, State, NO_SLOT};
 use super::scatter::{copy_into, iovecs, Block, Cursor, Pieces};
 use super::traffic::Traffic;
+use std::sync::Arc;
+
 use crate::transport::routes::Routes;
 use crate::transport::{Channel, Header};
 use crate::{verbose, Error, Result};
@@ -31,6 +34,8 @@ mod failure;
 mod pipeline;
 #[path = "records.rs"]
 mod records;
+#[path = "revoke.rs"]
+pub(crate) mod revoke;
 #[path = "shared_copy.rs"]
 mod shared_copy;
 #[cfg(all(test, not(loom)))]
@@ -126,6 +131,9 @@ struct Core {
     pub(super) traffic: Vec<Traffic>,
     /// Active-message handlers and what they have kept or in flight (`active.rs`).
     am: active::ActiveMessages,
+    /// Revoked communicators' contexts (`revoke.rs`), and whether there is any.
+    revoked: Arc<revoke::Revoked>,
+    any_revoked: bool,
 }
 
 /// The engine over channel `C`: the process's routes, or an in-memory channel in tests.
@@ -183,6 +191,8 @@ impl<C: Channel> Engine<C> {
                 direct: None,
                 traffic: vec![Traffic::default(); n],
                 am: Default::default(),
+                revoked: Arc::default(),
+                any_revoked: false,
             },
             pieces: Pieces::default(),
             scheds: Default::default(),
@@ -272,6 +282,9 @@ impl<C: Channel> Engine<C> {
     ) -> Option<ReqId> {
         if self.core.any_failed && self.core.failed[peer].is_some() {
             return Some(self.core.failed_request(peer));
+        }
+        if self.core.revoked_context(ctx) {
+            return Some(self.core.revoked_request(ctx));
         }
         self.core.traffic[peer].sent(len);
         let eager = !synchronous && self.thresholds[peer].protocol(len) == Protocol::Eager;
@@ -389,6 +402,9 @@ impl<C: Channel> Engine<C> {
                 return self.core.failed_request(peer);
             }
         }
+        if self.core.revoked_context(pattern.context) {
+            return self.core.revoked_request(pattern.context);
+        }
         let id = self.core.reqs.insert(State::RecvPosted { buf, cap }, hint);
         self.core.reqs.get_mut(id).scatter = blocks;
         if let Some((env, msg)) = self.core.matcher.post(pattern, id) {
@@ -416,6 +432,7 @@ impl<C: Channel> Engine<C> {
         let core = &mut self.core;
         if core.direct.is_some()
             || core.any_failed
+            || core.any_revoked
             || core.matcher.unexpected_len() > 0
             || core.matcher.posted_in(pattern.context) > 0
         {

@@ -280,3 +280,52 @@ fn a_ring_the_billboard_cannot_read_fails_the_peer() {
     r.progress();
     r.assert_failed(recv, "it sent what the billboard cannot hold: a ring record of form 9");
 }
+
+/// A REVOKE record (`revoke.rs`) fails the receives waiting on the communicator's two
+/// contexts and nothing else, releases the sender of a rendezvous offer waiting there with a
+/// FIN, and makes later operations on either context fail as they start; the sender stays well.
+#[test]
+fn a_revoke_record_fails_what_waits_on_its_communicator() {
+    let mut r = rig(3);
+    let (mut a, mut b, mut c) = ([0u8; 8], [0u8; 8], [0u8; 8]);
+    let on_it = r.recv(&mut a);
+    let other = Pattern { context: 4, source: Some(1), tag: Some(0) };
+    // SAFETY: the buffers outlive the requests (finished below).
+    let elsewhere = unsafe { r.engine.irecv(other, Some(1), b.as_mut_ptr(), b.len()) };
+    let (rts, n) = Rts { addr: 0x1000, send_req: 11, blocks: 0 }.encode();
+    r.post(2, Header { source: 2, ..header(RTS, 1, 5, 100) }, &rts[..n]);
+    r.progress();
+    r.post(1, header(REVOKE, 0, 0, 0), b"");
+    r.progress();
+    assert!(r.failure(1).is_none() && r.failure(2).is_none(), "a revocation fails no peer");
+    assert!(matches!(r.engine.finish(on_it), Err(Error::Revoked { context: 0 })));
+    assert!(!r.engine.is_done(elsewhere), "a receive on another communicator waits on");
+    let fin = r.received(2);
+    assert_eq!((fin.len(), fin[0].0.kind, fin[0].0.aux), (1, FIN, 11), "the offer's sender is released");
+    let coll = Pattern { context: 1, source: None, tag: None };
+    // SAFETY: as above.
+    let later = unsafe { r.engine.irecv(coll, None, c.as_mut_ptr(), c.len()) };
+    assert!(matches!(r.engine.finish(later), Err(Error::Revoked { context: 0 })));
+    // SAFETY: the buffer is a static.
+    let send = unsafe { r.engine.isend(1, 0, 0, 0, b"x".as_ptr(), 1, false) }.expect("a failed send");
+    assert!(matches!(r.engine.finish(send), Err(Error::Revoked { context: 0 })));
+    // A later offer on the revoked communicator is released as it arrives.
+    r.post(2, Header { source: 2, ..header(RTS, 0, 5, 100) }, &rts[..n]);
+    r.progress();
+    assert_eq!(r.received(2).iter().map(|(h, _)| (h.kind, h.aux)).collect::<Vec<_>>(), [(FIN, 11)]);
+    r.post(1, header(EAGER, 4, 0, 0), b"12345678");
+    r.progress();
+    assert!(r.engine.is_done(elsewhere) && r.engine.finish(elsewhere).is_ok() && &b == b"12345678");
+}
+
+#[test]
+fn a_revoke_record_of_a_context_no_communicator_can_have_fails_the_peer() {
+    for aux in [3, MAX_CONTEXTS as u64, u64::MAX] {
+        let mut r = rig(2);
+        let mut buf = [0u8; 8];
+        let id = r.recv(&mut buf);
+        r.post(1, header(REVOKE, 0, 0, aux), b"");
+        r.progress();
+        r.assert_failed(id, &format!("a REVOKE record for context {aux}"));
+    }
+}

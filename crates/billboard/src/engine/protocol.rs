@@ -51,6 +51,8 @@ pub(crate) const CTS: u32 = 4;
 pub(crate) const DATA: u32 = 5;
 pub(crate) const SHARE: u32 = 6;
 pub(crate) const PUSHED: u32 = 7;
+/// A communicator was revoked (`revoke.rs`); aux: its context pair's base.
+pub(crate) const REVOKE: u32 = 8;
 
 /// How a message of a given size travels; decided from the channel's capabilities at setup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

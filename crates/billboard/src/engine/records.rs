@@ -11,6 +11,9 @@ impl Core {
         if self.any_failed && self.failed[peer].is_some() {
             return;
         }
+        if self.any_revoked && matches!(h.kind, EAGER | RTS) && self.revoked_context(h.context) {
+            return self.drop_revoked(peer, h.kind, payload);
+        }
         match h.kind {
             EAGER => {
                 self.traffic[peer].received(payload.len());
@@ -36,6 +39,7 @@ impl Core {
             SHARE => self.on_share(peer, h, payload),
             PUSHED => self.on_pushed(peer, h, payload),
             DATA => self.on_data(peer, h, payload),
+            REVOKE => self.on_revoke(peer, h),
             other => self.malformed(peer, format_args!("a record of unknown kind {other}")),
         }
     }

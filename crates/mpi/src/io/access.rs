@@ -71,10 +71,23 @@ struct Prepared {
     count: i64,
     /// The user's data as packed bytes (the memory itself when contiguous).
     mem: datatype::View,
-    /// The data in external32, when the view says so.
+    /// The data in the file's representation, when it is not the memory's.
     external: Option<Vec<u8>>,
+    /// What made `external`, and makes the memory's data of it in a read.
+    conversion: Conversion,
     /// `(file offset, data offset, length)` in file order.
     runs: Vec<(u64, usize, usize)>,
+}
+
+/// How the data of an access is converted between memory and the file.
+enum Conversion {
+    /// Not at all: "native", "internal", or a user representation's null function.
+    None,
+    /// To or from external32, by the datatype engine.
+    External32,
+    /// By the program's functions (`datarep.rs`), which read or write its buffer at this
+    /// address themselves.
+    User(super::datarep::Datarep, *mut c_void),
 }
 
 unsafe fn prepare(
@@ -105,6 +118,10 @@ unsafe fn prepare(
     }
     let view = f.state().view.clone();
     let external = view.external32();
+    let user = if external { None } else { super::datarep::lookup(&view.datarep) };
+    // A read the program's function converts writes the user's buffer itself: the memory's
+    // view must not unpack its copy over it at the end.
+    let converts_read = what == Access::Read && user.as_ref().is_some_and(|r| r.reads());
     let (layout, file_len) = state::with(|m| -> Res<_> {
         let l = layout_in(m, datatype)?;
         let file_len = if external { datatype::external32_bytes(m, datatype, count)? } else { l.bytes(count)? };
@@ -124,22 +141,31 @@ unsafe fn prepare(
         Position::Shared => f.shared.fetch_add(etypes)?,
         Position::Ordered => ordered_offset(f, etypes)?,
     };
-    let mem = datatype::view(&layout, buf, count, if what == Access::Read { MemDir::Write } else { MemDir::Read })?;
-    let external = match (external, what) {
-        (false, _) => None,
-        (true, Access::Write) => {
+    let dir = if what == Access::Read && !converts_read { MemDir::Write } else { MemDir::Read };
+    let mem = datatype::view(&layout, buf, count, dir)?;
+    let (external, conversion) = match (external, user, what) {
+        (true, _, Access::Write) => {
             let mut ext = vec![0u8; file_len];
             datatype::to_external32(datatype, count, mem.bytes(), &mut ext)?;
-            Some(ext)
+            (Some(ext), Conversion::External32)
         }
-        (true, Access::Read) => Some(vec![0u8; file_len]),
+        (true, _, Access::Read) => (Some(vec![0u8; file_len]), Conversion::External32),
+        (false, Some(rep), Access::Write) => {
+            let mut ext = vec![0u8; file_len];
+            match rep.write(buf, datatype, count, &mut ext)? {
+                true => (Some(ext), Conversion::User(rep, buf)),
+                false => (None, Conversion::None),
+            }
+        }
+        (false, Some(rep), Access::Read) if converts_read => (Some(vec![0u8; file_len]), Conversion::User(rep, buf)),
+        _ => (None, Conversion::None),
     };
     let mut runs = Vec::new();
     view.runs(view.data_bytes(offset)?, file_len, |at, from, len| {
         runs.push((at, from, len));
         Ok(())
     })?;
-    Ok(Prepared { pos, offset, esize: view.esize, datatype, count, mem, external, runs })
+    Ok(Prepared { pos, offset, esize: view.esize, datatype, count, mem, external, conversion, runs })
 }
 
 impl Prepared {
@@ -156,13 +182,20 @@ impl Prepared {
             (None, _) => transfer(f, &self.runs, bytes, what)?,
         };
         // Bytes moved in memory: they differ from the file's only where external32 changes sizes.
-        let done = match (&self.external, what) {
-            (None, _) => moved,
-            (Some(_), Access::Write) => self.mem.len(),
-            (Some(ext), Access::Read) => {
+        let done = match (&mut self.external, &self.conversion, what) {
+            (None, _, _) | (Some(_), Conversion::None, _) => moved,
+            (Some(_), _, Access::Write) => self.mem.len(),
+            (Some(ext), Conversion::External32, Access::Read) => {
                 datatype::from_external32(self.datatype, self.count, ext, self.mem.bytes_mut())?;
                 // Whole elements scale exactly from one representation to the other.
                 (moved as u128 * self.mem.len() as u128 / file_len.max(1) as u128) as usize
+            }
+            (Some(ext), Conversion::User(rep, user), Access::Read) => {
+                // The items the file held (all, unless it ended first), as long as in memory.
+                let per_item = file_len / (self.count.max(1) as usize);
+                let items = if moved == file_len { self.count } else { (moved / per_item.max(1)) as i64 };
+                rep.read(*user, self.datatype, items, ext)?;
+                moved
             }
         };
         self.mem.finish(done);

@@ -6,6 +6,8 @@
 //! * `open.rs`: open, close, delete, size, preallocate, sync, group, amode, atomicity, hints;
 //! * `view.rs`: file views (displacement, etype, filetype, data representation) and the
 //!   mapping of a view's data to `(file offset, length)` runs through the datatype engine;
+//! * `datarep.rs`: the program's own data representations (MPI_Register_datarep) and the
+//!   calls of their conversion functions;
 //! * `access.rs`: moving data between a user buffer and the file through a view (pread /
 //!   pwrite), and the positions each family starts at (explicit offset, individual pointer,
 //!   shared pointer, ordered);
@@ -23,6 +25,7 @@
 
 mod access;
 mod calls;
+mod datarep;
 mod errors;
 mod open;
 mod shared;

@@ -7,12 +7,13 @@
 //!
 //! Data representations: "native" and "internal" (the same here: the bytes of memory);
 //! "external32" (big-endian, MPI's fixed sizes) for filetypes whose data has the same size
-//! in both (the conversion of the data itself is in `access.rs`). `MPI_Register_datarep`
-//! records a name; a view with it is refused (its conversion functions are not called yet).
+//! in both (the conversion of the data itself is in `access.rs`); the program's own,
+//! registered by `MPI_Register_datarep`, for a predefined etype as long in the file as in memory
+//! (`datarep.rs`).
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, CStr};
 
-use super::{call_file, call_no_file, MPI_File};
+use super::{call_file, MPI_File};
 use crate::abi::*;
 use crate::datatype::{layout_in, Layout};
 use crate::error::{copy_out, err, out, Res};
@@ -159,7 +160,14 @@ impl FileView {
 }
 
 /// The data representations a view may name, and those registered by the program.
-pub(crate) fn check_datarep(name: &str, filetype: &Layout, native_size: usize, ext_size: usize) -> Res {
+pub(crate) fn check_datarep(
+    name: &str,
+    etype: MPI_Datatype,
+    etype_size: usize,
+    filetype: &Layout,
+    native_size: usize,
+    ext_size: usize,
+) -> Res {
     match name {
         "native" | "internal" => Ok(()),
         "external32" if native_size == ext_size => Ok(()),
@@ -171,19 +179,23 @@ pub(crate) fn check_datarep(name: &str, filetype: &Layout, native_size: usize, e
                 filetype.size()
             ),
         )),
-        other if registered().iter().any(|r| r == other) => Err(err(
-            MPI_ERR_UNSUPPORTED_DATAREP,
-            format!(
-                "data representation \"{other}\" is registered, but Billboard does not call conversion functions yet"
-            ),
-        )),
-        other => Err(err(MPI_ERR_UNSUPPORTED_DATAREP, format!("unknown data representation \"{other}\""))),
+        other => match super::datarep::lookup(other) {
+            Some(rep) => {
+                let extent = if is_builtin(etype) { rep.file_extent(etype)? } else { -1 };
+                if extent != etype_size as i64 {
+                    return Err(err(
+                        MPI_ERR_UNSUPPORTED_DATAREP,
+                        format!(
+                            "data representation \"{other}\": Billboard converts a view whose etype is a predefined type \
+                             as long in the file as in memory ({etype_size} bytes; the file extent is {extent})"
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+            None => Err(err(MPI_ERR_UNSUPPORTED_DATAREP, format!("unknown data representation \"{other}\""))),
+        },
     }
-}
-
-fn registered() -> std::sync::MutexGuard<'static, Vec<String>> {
-    static REGISTERED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    REGISTERED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Builds the view's tile from the filetype's layout.
@@ -262,7 +274,7 @@ pub unsafe extern "C" fn PMPI_File_set_view(
             Ok((el, fl, e_ext, f_ext))
         })
         .expect("MPI is running")?;
-        check_datarep(&rep, &fl, fl.size(), f_ext)?;
+        check_datarep(&rep, etype, el.size(), &fl, fl.size(), f_ext)?;
         let esize = if rep == "external32" { e_ext } else { el.size() };
         if esize == 0 || fl.size() % el.size().max(1) != 0 {
             return Err(err(
@@ -326,7 +338,12 @@ counted! {
     fn(fh: MPI_File, datatype: MPI_Datatype, extent: *mut Extent) -> c_int {
         call_file(FUNCTION, fh, |f| {
             let extent = out(extent, "extent")?;
-            let external = f.state().view.external32();
+            let rep = f.state().view.datarep.clone();
+            if let Some(rep) = super::datarep::lookup(&rep).filter(|_| is_builtin(datatype)) {
+                *extent = rep.file_extent(datatype)? as Extent;
+                return Ok(());
+            }
+            let external = rep == "external32";
             *extent = state::with(|m| -> Res<i64> {
                 if external {
                     crate::datatype::external32_bytes(m, datatype, 1).map(|b| b as i64)
@@ -335,38 +352,6 @@ counted! {
                 }
             })
             .expect("MPI is running")?;
-            Ok(())
-        })
-    }
-}
-
-/// The conversion functions of MPI_Register_datarep (not called: see the module comment).
-type ConversionFn = Option<unsafe extern "C" fn()>;
-
-counted! {
-    [PMPI_Register_datarep; Count = c_int] [PMPI_Register_datarep_c; Count = MPI_Count]
-    fn(
-        datarep: *const c_char,
-        read_conversion_fn: ConversionFn,
-        write_conversion_fn: ConversionFn,
-        dtype_file_extent_fn: ConversionFn,
-        extra_state: *mut c_void,
-    ) -> c_int {
-        let _ = (read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
-        call_no_file(FUNCTION, MPI_FILE_NULL, || {
-            if datarep.is_null() {
-                return Err(err(MPI_ERR_ARG, "null datarep pointer"));
-            }
-            // SAFETY: a NUL-terminated string from the caller, checked non-null.
-            let name = CStr::from_ptr(datarep).to_string_lossy().into_owned();
-            if name.len() >= MPI_MAX_DATAREP_STRING as usize {
-                return Err(err(MPI_ERR_ARG, format!("data representation name of {} characters", name.len())));
-            }
-            let mut list = registered();
-            if ["native", "internal", "external32"].contains(&name.as_str()) || list.contains(&name) {
-                return Err(err(MPI_ERR_DUP_DATAREP, format!("data representation \"{name}\" already exists")));
-            }
-            list.push(name);
             Ok(())
         })
     }

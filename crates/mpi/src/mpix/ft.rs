@@ -12,10 +12,13 @@
 //! member's flag (a collective over the communicator), `shrink` a new communicator of every
 //! member (a new context, like MPI_Comm_dup without attributes or topology). A route that
 //! breaks during agree or shrink fails it with MPIX_ERR_PROC_FAILED naming the peer (the
-//! engine's PeerGone). Revoking needs every member to learn of it while it may be blocked in
-//! any call on the communicator, which the engine has no message for: MPIX_Comm_revoke
-//! returns MPI_ERR_UNSUPPORTED_OPERATION through the communicator's error handler (where
-//! MPICH's library aborts).
+//! engine's PeerGone). MPIX_Comm_revoke is real: the engine tells every member
+//! (`billboard/src/engine/revoke.rs`), their waiting receives on the communicator fail with
+//! MPIX_ERR_REVOKED, and every later call that communicates on it fails so as it starts
+//! (`Mpi::comm`); local calls and MPI_Comm_free still work. Not yet as ULFM has it: agree and
+//! shrink on a revoked communicator fail with MPIX_ERR_REVOKED too (they communicate on it;
+//! MPICH 4.0.2 aborts in both anyway), a collective already blocked in shared memory (the
+//! billboard's barrier words) is not woken, and intercommunicators are refused.
 
 use std::ffi::{c_int, c_void};
 
@@ -86,14 +89,13 @@ pub unsafe extern "C" fn PMPIX_Comm_shrink(comm: MPI_Comm, newcomm: *mut MPI_Com
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPIX_Comm_revoke(comm: MPI_Comm) -> c_int {
+    // Not collective, and allowed on a communicator already revoked (by anyone): the local
+    // view of the table.
     call("MPIX_Comm_revoke", comm, |m| {
-        m.comm(comm).ok_or_else(|| bad_comm(comm))?;
-        Err(err(
-            MPI_ERR_UNSUPPORTED_OPERATION,
-            format!(
-                "communicator {comm:#x} cannot be revoked: Billboard has no revocation notice, and a failed \
-                 rank ends the job (MPICH 4.0.2's ch4 device aborts here)"
-            ),
-        ))
+        let c = m.comm_local(comm).filter(|c| !c.pending).ok_or_else(|| bad_comm(comm))?;
+        if c.comm.is_revoked() {
+            return Ok(());
+        }
+        c.comm.revoke().map_err(Into::into)
     })
 }

@@ -1,0 +1,139 @@
+//! Revoked communicators (MPIX_Comm_revoke, MPI's fault-tolerance proposal ULFM): a member
+//! revokes a communicator, and every member learns of it from a REVOKE record, whatever it is
+//! doing, and fails what waits on it. A communicator is its context pair (`base`: point to
+//! point; `base + 1`: the library's collectives), so revoking it revokes both contexts:
+//!
+//! - its posted receives fail with [`Error::Revoked`] (a blocking one waiting directly too);
+//! - its unexpected messages are dropped, and the sender of each rendezvous offer among them is
+//!   released with a FIN, as if the message had been taken (its send completes: its buffer is
+//!   free again; ULFM lets a send that needs no matching receive complete);
+//! - new sends and receives on it fail as they start, and records that arrive on it later are
+//!   dropped (a rendezvous offer released the same way).
+//!
+//! Operations already moving data (a matched rendezvous) finish normally: the peer is not
+//! failed, and failing them halfway would leave its records naming requests we no longer have.
+//! Contexts are revoked for good: a member that knows its communicator was revoked does not give
+//! the id back when it frees it (`api/comm.rs`), so its mask keeps every later communicator it
+//! joins off the id. (A member that frees the communicator before the notice arrives does give
+//! it back; if it then agrees on that id for a communicator without the revoker, the late
+//! notice revokes that one: a window of one record's flight, not closed yet.) The set is
+//! readable without the engine's lock: the MPI layer checks it at every call on a communicator.
+//!
+//! | record | aux                       | which must be                                  |
+//! |--------|---------------------------|------------------------------------------------|
+//! | REVOKE | the context pair's `base` | even, and `base + 1` below `MAX_CONTEXTS`       |
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use super::*;
+use crate::engine::matching::MAX_CONTEXTS;
+
+/// The revoked contexts: one bit each, set once and never cleared.
+pub(crate) struct Revoked {
+    bits: Box<[AtomicU64]>,
+    any: AtomicBool,
+}
+
+impl Default for Revoked {
+    fn default() -> Revoked {
+        Revoked {
+            bits: (0..MAX_CONTEXTS.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+            any: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Revoked {
+    /// Whether `context` is revoked. Relaxed: a revocation seen a little late is the same as one
+    /// that arrived a little later, which the protocol allows anyway.
+    #[inline]
+    pub(crate) fn contains(&self, context: u32) -> bool {
+        self.any.load(Ordering::Relaxed)
+            && self
+                .bits
+                .get((context / 64) as usize)
+                .is_some_and(|w| w.load(Ordering::Relaxed) & (1 << (context % 64)) != 0)
+    }
+
+    /// Marks `context`; false if it was already.
+    fn insert(&self, context: u32) -> bool {
+        let Some(word) = self.bits.get((context / 64) as usize) else { return false };
+        self.any.store(true, Ordering::Relaxed);
+        word.fetch_or(1 << (context % 64), Ordering::Relaxed) & (1 << (context % 64)) == 0
+    }
+}
+
+impl Core {
+    /// Whether an operation on `context` must fail as it starts.
+    #[inline(always)]
+    pub(super) fn revoked_context(&self, context: u32) -> bool {
+        self.any_revoked && self.revoked.contains(context)
+    }
+
+    /// A request that has already failed because its communicator (`context`) was revoked.
+    #[cold]
+    pub(super) fn revoked_request(&mut self, context: u32) -> ReqId {
+        let id = self.reqs.insert(State::Done, None);
+        self.reqs.get_mut(id).error = Some(Error::Revoked { context: context & !1 });
+        id
+    }
+
+    /// Revokes context pair `base` here (see the module's comment).
+    pub(super) fn revoke(&mut self, base: u32) {
+        self.any_revoked = true;
+        for context in [base, base + 1] {
+            if !self.revoked.insert(context) {
+                continue;
+            }
+            let (posted, unexpected) = self.matcher.drain_context(context);
+            for id in posted {
+                let req = self.reqs.get_mut(id);
+                req.error = Some(Error::Revoked { context: base });
+                req.state = State::Done;
+            }
+            for (_, msg) in unexpected {
+                if let Pending::Rts { peer, send_req, .. } = msg {
+                    self.send_control(peer, FIN, send_req as u64, &[]);
+                }
+            }
+            if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && d.pattern.context == context) {
+                d.outcome = Some(Outcome::Done(Err(Error::Revoked { context: base })));
+            }
+        }
+    }
+
+    /// A REVOKE record from `peer`.
+    pub(super) fn on_revoke(&mut self, peer: usize, h: &Header) {
+        match u32::try_from(h.aux) {
+            Ok(base) if base % 2 == 0 && base + 1 < MAX_CONTEXTS => self.revoke(base),
+            _ => self.malformed(peer, format_args!("a REVOKE record for context {}", h.aux)),
+        }
+    }
+
+    /// A record on a revoked `context` is dropped; a rendezvous offer's sender is released.
+    #[cold]
+    pub(super) fn drop_revoked(&mut self, peer: usize, kind: u32, payload: &[u8]) {
+        if kind == RTS {
+            match Rts::decode(payload) {
+                Some(rts) => self.send_control(peer, FIN, rts.send_req as u64, &[]),
+                None => self.malformed(peer, format_args!("an RTS record of {} payload bytes", payload.len())),
+            }
+        }
+    }
+}
+
+impl<C: Channel> Engine<C> {
+    /// Revokes the communicator of context pair `base` whose members are the world ranks
+    /// `members`: here at once, at the others when their REVOKE record arrives.
+    pub(crate) fn revoke(&mut self, base: u32, members: &[usize], me: usize) {
+        self.core.revoke(base);
+        for &peer in members.iter().filter(|&&p| p != me) {
+            self.core.send_control(peer, REVOKE, base as u64, &[]);
+        }
+    }
+
+    /// The revoked contexts, to read without the engine's lock.
+    pub(crate) fn revoked(&self) -> Arc<Revoked> {
+        self.core.revoked.clone()
+    }
+}

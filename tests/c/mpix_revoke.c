@@ -1,0 +1,97 @@
+/* MPIX_Comm_revoke for real: rank 1 revokes a duplicate of MPI_COMM_WORLD once every other rank
+ * is waiting on it (rank 0 in two nonblocking receives, one from any source; rank 2, if there is
+ * one, in a blocking receive; the last rank of 3 or more after a large send to rank 0 that
+ * nobody receives). The waiting receives fail with MPIX_ERR_REVOKED, the large send is released
+ * (it completes), every rank learns of the revocation (a probe fails once the notice is there),
+ * and every later call that communicates on the communicator fails with MPIX_ERR_REVOKED as it
+ * starts: send, receive, barrier, allreduce, dup. Local calls, a second revoke and
+ * MPI_Comm_free still work; MPI_COMM_WORLD and a new communicator are untouched. MPICH 4.0.2
+ * (ch4) stops the job with an internal assertion in MPIX_Comm_revoke: run on Billboard only.
+ * N >= 2. */
+#include <stdlib.h>
+#include "common.h"
+
+#define LARGE (1 << 20)
+
+static int class_of(int rc)
+{
+    int c = -1;
+    MPI_Error_class(rc, &c);
+    return c;
+}
+
+#define CHECK_REVOKED(rc, what) CHECK_EQ(class_of(rc), MPIX_ERR_REVOKED, what)
+
+int main(int argc, char **argv)
+{
+    t_init(&argc, &argv, "mpix_revoke", 2);
+    MPI_Comm comm;
+    MPI_CHK(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+    MPI_CHK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+    int a = -1, b = -1, c = -1, ready = 1;
+    char *large = calloc(LARGE, 1);
+    CHECK(large != NULL, "no memory");
+    MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, big = MPI_REQUEST_NULL;
+    if (t_rank == 0) {
+        MPI_CHK(MPI_Irecv(&a, 1, MPI_INT, 1, 5, comm, &r[0]));
+        MPI_CHK(MPI_Irecv(&b, 1, MPI_INT, MPI_ANY_SOURCE, 6, comm, &r[1]));
+    }
+    if (t_size >= 3 && t_rank == t_size - 1)
+        MPI_CHK(MPI_Isend(large, LARGE, MPI_CHAR, 0, 9, comm, &big));
+    /* Rank 1 revokes once every other rank has said it is about to wait. */
+    if (t_rank == 1) {
+        for (int i = 0; i < t_size - 1; i++)
+            MPI_CHK(MPI_Recv(&ready, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MPI_CHK(MPIX_Comm_revoke(comm));
+    } else {
+        MPI_CHK(MPI_Send(&ready, 1, MPI_INT, 1, 99, MPI_COMM_WORLD));
+    }
+    if (t_rank == 0) {
+        CHECK_REVOKED(MPI_Wait(&r[0], MPI_STATUS_IGNORE), "a receive from the revoker");
+        CHECK_REVOKED(MPI_Wait(&r[1], MPI_STATUS_IGNORE), "a receive from any source");
+        CHECK(a == -1 && b == -1, "a failed receive wrote its buffer (%d, %d)", a, b);
+    }
+    if (t_size >= 3 && t_rank == 2)
+        CHECK_REVOKED(MPI_Recv(&c, 1, MPI_INT, 0, 7, comm, MPI_STATUS_IGNORE), "a blocking receive");
+    if (big != MPI_REQUEST_NULL)
+        MPI_CHK(MPI_Wait(&big, MPI_STATUS_IGNORE)); /* released by the receiver's revocation */
+
+    /* Every rank learns of it (the test's watchdog bounds the wait). */
+    int rc, flag = 0;
+    do
+        rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
+    while (rc == MPI_SUCCESS);
+    CHECK_REVOKED(rc, "MPI_Iprobe on a revoked communicator");
+
+    /* Every later call that communicates on it fails as it starts. */
+    int right = (t_rank + 1) % t_size, sum = 0, one = 1;
+    CHECK_REVOKED(MPI_Send(&one, 1, MPI_INT, right, 1, comm), "MPI_Send");
+    CHECK_REVOKED(MPI_Recv(&c, 1, MPI_INT, right, 1, comm, MPI_STATUS_IGNORE), "MPI_Recv");
+    MPI_Request q;
+    CHECK_REVOKED(MPI_Isend(&one, 1, MPI_INT, right, 1, comm, &q), "MPI_Isend");
+    CHECK_REVOKED(MPI_Barrier(comm), "MPI_Barrier");
+    CHECK_REVOKED(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm), "MPI_Allreduce");
+    MPI_Comm d = MPI_COMM_NULL;
+    CHECK_REVOKED(MPI_Comm_dup(comm, &d), "MPI_Comm_dup");
+
+    /* Local calls, a second revoke (by anyone), freeing. */
+    int rank = -1, size = -1;
+    MPI_CHK(MPI_Comm_rank(comm, &rank));
+    MPI_CHK(MPI_Comm_size(comm, &size));
+    CHECK(rank == t_rank && size == t_size, "rank %d of %d on the revoked communicator", rank, size);
+    MPI_CHK(MPIX_Comm_revoke(comm));
+    MPI_CHK(MPI_Comm_free(&comm));
+
+    /* MPI_COMM_WORLD and a new communicator are untouched. */
+    MPI_CHK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK_EQ(sum, t_size, "MPI_Allreduce on MPI_COMM_WORLD after the revocation");
+    MPI_Comm fresh;
+    MPI_CHK(MPI_Comm_dup(MPI_COMM_WORLD, &fresh));
+    int got = -1, left = (t_rank + t_size - 1) % t_size;
+    MPI_CHK(MPI_Sendrecv(&t_rank, 1, MPI_INT, right, 3, &got, 1, MPI_INT, left, 3, fresh, MPI_STATUS_IGNORE));
+    CHECK_EQ(got, left, "a message on a communicator made after the revocation");
+    MPI_CHK(MPI_Barrier(fresh));
+    MPI_CHK(MPI_Comm_free(&fresh));
+    free(large);
+    return t_finish();
+}
