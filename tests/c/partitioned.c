@@ -4,7 +4,9 @@
  * MPI_Pready_range, MPI_Pready_list shuffled); the receiver watches MPI_Parrived until every
  * part is there (on Billboard a part arrives while others are not yet ready: the sender readies
  * half, the receiver waits for those, then the sender readies the rest); then both complete (MPI_Wait,
- * MPI_Waitall, MPI_Test) and the data is checked. A strided datatype; bad arguments. Any N >= 1. */
+ * MPI_Waitall, MPI_Test) and the data is checked. A strided datatype; bad arguments. The two
+ * sides may cut the message differently (MPI 4.0 section 4.2.2): 8 sender parts against 4, 16
+ * and 3 receiver parts, and 6 plain ints against 3 parts of a strided type. Any N >= 1. */
 #include "common.h"
 
 enum { PARTS = 8, COUNT = 100, ROUNDS = 20 };
@@ -109,6 +111,57 @@ int main(int argc, char **argv)
         MPI_CHK(MPI_Request_free(&s));
         MPI_CHK(MPI_Request_free(&r));
         MPI_CHK(MPI_Type_free(&every_other));
+    }
+
+    /* Different numbers of parts on the two sides: 48 ints sent in 8 parts, received in 4, 16 and
+     * 3 (the sides' parts straddle each other); then 6 plain ints against 3 parts of 2 ints of a
+     * strided type, the sender readying backwards. */
+    {
+        int sbuf[48], rbuf[48];
+        const int cuts[3] = {4, 16, 3};
+        for (int k = 0; k < 3; k++) {
+            for (int i = 0; i < 48; i++)
+                sbuf[i] = t_rank * 1000 + k * 100 + i, rbuf[i] = -1;
+            MPI_Request s, r;
+            MPI_CHK(MPI_Precv_init(rbuf, cuts[k], 48 / cuts[k], MPI_INT, left, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &r));
+            MPI_CHK(MPI_Psend_init(sbuf, 8, 6, MPI_INT, right, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &s));
+            MPI_CHK(MPI_Start(&r));
+            MPI_CHK(MPI_Start(&s));
+            for (int p = 7; p >= 0; p--)
+                MPI_CHK(MPI_Pready(p, s));
+            await_parts(r, 0, cuts[k], k);
+            MPI_CHK(MPI_Wait(&s, MPI_STATUS_IGNORE));
+            MPI_CHK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            for (int i = 0; i < 48; i++)
+                CHECK(rbuf[i] == left * 1000 + k * 100 + i, "%d receiver parts against 8: element %d = %d", cuts[k], i,
+                      rbuf[i]);
+            MPI_CHK(MPI_Request_free(&s));
+            MPI_CHK(MPI_Request_free(&r));
+        }
+        MPI_Datatype pair;
+        MPI_CHK(MPI_Type_vector(2, 1, 3, MPI_INT, &pair));
+        MPI_CHK(MPI_Type_create_resized(pair, 0, 6 * sizeof(int), &pair));
+        MPI_CHK(MPI_Type_commit(&pair));
+        for (int i = 0; i < 18; i++)
+            sbuf[i] = t_rank * 100 + i, rbuf[i] = -1;
+        MPI_Request s, r;
+        MPI_CHK(MPI_Precv_init(rbuf, 3, 1, pair, left, 10, MPI_COMM_WORLD, MPI_INFO_NULL, &r));
+        MPI_CHK(MPI_Psend_init(sbuf, 6, 1, MPI_INT, right, 10, MPI_COMM_WORLD, MPI_INFO_NULL, &s));
+        MPI_CHK(MPI_Start(&r));
+        MPI_CHK(MPI_Start(&s));
+        for (int p = 5; p >= 0; p--)
+            MPI_CHK(MPI_Pready(p, s));
+        MPI_CHK(MPI_Wait(&s, MPI_STATUS_IGNORE));
+        MPI_CHK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        /* Receiver part j holds ints 2j and 2j+1 at rbuf[6j] and rbuf[6j+3]. */
+        for (int i = 0; i < 18; i++) {
+            int want = i % 3 ? -1 : left * 100 + (i / 6) * 2 + (i % 6) / 3;
+            CHECK(rbuf[i] == want, "strided receiver parts against plain ones: element %d = %d, want %d", i, rbuf[i],
+                  want);
+        }
+        MPI_CHK(MPI_Request_free(&s));
+        MPI_CHK(MPI_Request_free(&r));
+        MPI_CHK(MPI_Type_free(&pair));
     }
     return t_finish();
 }

@@ -94,6 +94,26 @@ int main(int argc, char **argv)
     if (argc > 2 && strcmp(argv[1], "on") == 0) {
         MPI_CHK(MPI_Info_create(&info));
         MPI_CHK(MPI_Info_set(info, "host", argv[2]));
+        /* What that host cannot run fails the spawn there, naming the host and the command,
+         * and the job goes on (it ended the job when only the agent could tell). */
+        MPI_CHK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        MPI_Comm none = MPI_COMM_WORLD;
+        int codes[2] = {-1, -1};
+        int rc = MPI_Comm_spawn("./no-such-program-bb", MPI_ARGV_NULL, 2, info, 0, MPI_COMM_WORLD, &none, codes);
+        int class = 0;
+        MPI_Error_class(rc, &class);
+        CHECK(class == MPI_ERR_SPAWN, "class %d of a spawn of a missing program on host %s", class, argv[2]);
+        CHECK(none == MPI_COMM_NULL, "no intercommunicator after a failed spawn");
+        CHECK(strstr(t_errstr(rc), "no-such-program-bb") && strstr(t_errstr(rc), argv[2]),
+              "the error names the command and the host: %s", t_errstr(rc));
+        MPI_Info bad;
+        MPI_CHK(MPI_Info_dup(info, &bad));
+        MPI_CHK(MPI_Info_set(bad, "wdir", "/no/such/dir-bb"));
+        rc = MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 1, bad, 0, MPI_COMM_WORLD, &none, codes);
+        CHECK(rc != MPI_SUCCESS && strstr(t_errstr(rc), "/no/such/dir-bb"),
+              "a working directory missing on host %s fails the spawn: %s", argv[2], t_errstr(rc));
+        MPI_CHK(MPI_Info_free(&bad));
+        MPI_CHK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
     }
     for (int n = 2; n <= 3; n++) {
         char count[8];

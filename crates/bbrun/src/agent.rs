@@ -207,6 +207,9 @@ impl Agent {
                 self.stopped = true;
                 self.ranks.signal_all(libc::SIGKILL);
             }
+            Order::Check { id, program, path, wdir } => {
+                out.push(Report::Checked { id, error: check(&program, &path, &wdir) })
+            }
         }
     }
 
@@ -300,5 +303,28 @@ impl Agent {
             let mut fds = [PollFd::from_borrowed_fd(stdout.as_fd(), PollFlags::OUT)];
             let _ = poll(&mut fds, Some(&Timespec { tv_sec: 0, tv_nsec: 50_000_000 }));
         }
+    }
+}
+
+/// Why `program` cannot run on this host for a spawn ([`Order::Check`]; empty: it can): found
+/// through `path`, in `wdir` when one is given (a relative name with a slash lies there), as the
+/// launcher checks a command on its own host.
+fn check(program: &[u8], path: &[u8], wdir: &[u8]) -> String {
+    let os = |b: &[u8]| OsString::from_vec(b.to_vec());
+    let name = String::from_utf8_lossy(program);
+    let mut program = PathBuf::from(os(program));
+    if !wdir.is_empty() {
+        let dir = PathBuf::from(os(wdir));
+        if !dir.is_dir() {
+            return format!("cannot start '{name}': its working directory {} is not a directory", dir.display());
+        }
+        if name.contains('/') && program.is_relative() {
+            program = dir.join(program);
+        }
+    }
+    let path = os(path);
+    match find_program_in(&program, Some(path.as_os_str()).filter(|p| !p.is_empty())) {
+        Ok(_) => String::new(),
+        Err((why, _)) => why,
     }
 }

@@ -114,20 +114,56 @@ pub enum Order {
     StdinEnd,
     Signal(i32),
     Stop,
+    /// Whether `program` can run here, found through `path` (the PATH its processes would
+    /// get), in working directory `wdir` when one is given (MPI_Comm_spawn's `wdir` info):
+    /// answered by [`Report::Checked`] with the same `id`, before any process of the spawn
+    /// starts anywhere.
+    Check {
+        id: u32,
+        program: Vec<u8>,
+        path: Vec<u8>,
+        wdir: Vec<u8>,
+    },
 }
 
 /// Agent -> launcher; also what the launcher's own local ranks report, so the launcher handles
 /// ranks on every host the same way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Report {
-    Started { rank: usize, pid: u32 },
-    Pmi { rank: usize, line: String },
-    PmiBroken { rank: usize },
-    Output { rank: usize, stream: Stream, data: Vec<u8> },
-    OutputEnd { rank: usize, stream: Stream },
-    Exited { rank: usize, exit: Exit },
+    Started {
+        rank: usize,
+        pid: u32,
+    },
+    Pmi {
+        rank: usize,
+        line: String,
+    },
+    PmiBroken {
+        rank: usize,
+    },
+    Output {
+        rank: usize,
+        stream: Stream,
+        data: Vec<u8>,
+    },
+    OutputEnd {
+        rank: usize,
+        stream: Stream,
+    },
+    Exited {
+        rank: usize,
+        exit: Exit,
+    },
     StdinTaken,
-    Failed { code: i32, message: String },
+    Failed {
+        code: i32,
+        message: String,
+    },
+    /// The answer to [`Order::Check`] `id`: why the program cannot run here (empty: it can).
+    Checked {
+        id: u32,
+        error: String,
+    },
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -363,6 +399,7 @@ impl Message for Order {
             Order::Signal(_) => 5,
             Order::Stop => 6,
             Order::Spawn { .. } => 7,
+            Order::Check { .. } => 8,
         }
     }
 
@@ -382,6 +419,12 @@ impl Message for Order {
             Order::Stdin(data) => w.bytes(data),
             Order::Signal(sig) => w.i32(*sig),
             Order::StdinEnd | Order::Stop => {}
+            Order::Check { id, program, path, wdir } => {
+                w.u32(*id);
+                w.bytes(program);
+                w.bytes(path);
+                w.bytes(wdir);
+            }
         }
     }
 
@@ -399,6 +442,7 @@ impl Message for Order {
             4 => Order::StdinEnd,
             5 => Order::Signal(r.i32()?),
             6 => Order::Stop,
+            8 => Order::Check { id: r.u32()?, program: r.bytes()?, path: r.bytes()?, wdir: r.bytes()? },
             k => return Err(DecodeError::UnknownKind(k)),
         })
     }
@@ -415,6 +459,7 @@ impl Message for Report {
             Report::Exited { .. } => 6,
             Report::StdinTaken => 7,
             Report::Failed { .. } => 8,
+            Report::Checked { .. } => 9,
         }
     }
 
@@ -453,6 +498,10 @@ impl Message for Report {
                 w.i32(*code);
                 w.bytes(message.as_bytes());
             }
+            Report::Checked { id, error } => {
+                w.u32(*id);
+                w.bytes(error.as_bytes());
+            }
         }
     }
 
@@ -474,6 +523,7 @@ impl Message for Report {
             }
             7 => Report::StdinTaken,
             8 => Report::Failed { code: r.i32()?, message: r.string()? },
+            9 => Report::Checked { id: r.u32()?, error: r.string()? },
             k => return Err(DecodeError::UnknownKind(k)),
         })
     }

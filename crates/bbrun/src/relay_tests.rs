@@ -28,6 +28,7 @@ fn orders() -> Vec<Order> {
         Order::StdinEnd,
         Order::Signal(15),
         Order::Stop,
+        Order::Check { id: 7, program: b"./child".to_vec(), path: b"/usr/bin:/bin".to_vec(), wdir: Vec::new() },
     ]
 }
 
@@ -43,6 +44,8 @@ fn reports() -> Vec<Report> {
         Report::Exited { rank: 3, exit: Exit::Signal(9) },
         Report::StdinTaken,
         Report::Failed { code: 127, message: "cannot run 'prog': not found in PATH".into() },
+        Report::Checked { id: 7, error: String::new() },
+        Report::Checked { id: 8, error: "cannot run './child': no such file".into() },
     ]
 }
 

@@ -378,6 +378,8 @@ extern struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES;
 #define MPIX_ERR_PROC_FAILED         101
 #define MPIX_ERR_PROC_FAILED_PENDING 102
 #define MPIX_ERR_REVOKED             103
+#define MPIX_ERR_EAGAIN              104
+#define MPIX_ERR_NOREQ               105
 /* Largest predefined error code; user classes and codes come from MPI_Add_error_*. */
 #define MPI_ERR_LASTCODE             0x3fffffff
 

@@ -351,6 +351,8 @@ pub const MPI_T_ERR_NOT_SUPPORTED: i32 = 78;
 pub const MPIX_ERR_PROC_FAILED: i32 = 101;
 pub const MPIX_ERR_PROC_FAILED_PENDING: i32 = 102;
 pub const MPIX_ERR_REVOKED: i32 = 103;
+pub const MPIX_ERR_EAGAIN: i32 = 104;
+pub const MPIX_ERR_NOREQ: i32 = 105;
 pub const MPI_ERR_LASTCODE: i32 = 0x3fff_ffff;
 
 // ---- Predefined attribute keys. Builtin keyvals (object type 9); bits 25-22 say which object
@@ -844,6 +846,8 @@ pub const ABI_FACTS: &[(&str, i64)] = &[
     fact!(MPIX_ERR_PROC_FAILED),
     fact!(MPIX_ERR_PROC_FAILED_PENDING),
     fact!(MPIX_ERR_REVOKED),
+    fact!(MPIX_ERR_EAGAIN),
+    fact!(MPIX_ERR_NOREQ),
     fact!(MPI_ERR_VALUE_TOO_LARGE),
     fact!(MPI_T_ERR_NOT_SUPPORTED),
     fact!(MPI_ERR_LASTCODE),

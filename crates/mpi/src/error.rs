@@ -268,6 +268,36 @@ fn class_name(class: c_int) -> &'static str {
         MPI_ERR_RMA_ATTACH => "MPI_ERR_RMA_ATTACH: memory cannot be attached",
         MPI_ERR_RMA_SHARED => "MPI_ERR_RMA_SHARED: memory cannot be shared",
         MPI_ERR_RMA_FLAVOR => "MPI_ERR_RMA_FLAVOR: wrong window flavor",
+        MPI_ERR_NAME => "MPI_ERR_NAME: invalid service name (see MPI_Publish_name)",
+        MPI_ERR_PORT => "MPI_ERR_PORT: invalid port name",
+        MPI_ERR_SERVICE => "MPI_ERR_SERVICE: no such service name published",
+        MPI_ERR_SPAWN => "MPI_ERR_SPAWN: the processes could not be spawned",
+        MPI_ERR_SESSION => "MPI_ERR_SESSION: invalid session",
+        MPI_ERR_PROC_ABORTED => "MPI_ERR_PROC_ABORTED: a process aborted",
+        MPI_ERR_VALUE_TOO_LARGE => "MPI_ERR_VALUE_TOO_LARGE: a value is too large for its output argument",
+        MPIX_ERR_EAGAIN => "MPIX_ERR_EAGAIN: the operation could not be issued now",
+        MPIX_ERR_NOREQ => "MPIX_ERR_NOREQ: no request could be allocated",
+        MPI_T_ERR_MEMORY => "MPI_T_ERR_MEMORY: out of memory",
+        MPI_T_ERR_NOT_INITIALIZED => "MPI_T_ERR_NOT_INITIALIZED: the tool interface is not initialized",
+        MPI_T_ERR_CANNOT_INIT => "MPI_T_ERR_CANNOT_INIT: the tool interface cannot be initialized",
+        MPI_T_ERR_INVALID_INDEX => "MPI_T_ERR_INVALID_INDEX: invalid variable or category index",
+        MPI_T_ERR_INVALID_ITEM => "MPI_T_ERR_INVALID_ITEM: invalid item index",
+        MPI_T_ERR_INVALID_HANDLE => "MPI_T_ERR_INVALID_HANDLE: invalid handle",
+        MPI_T_ERR_OUT_OF_HANDLES => "MPI_T_ERR_OUT_OF_HANDLES: no more handles",
+        MPI_T_ERR_OUT_OF_SESSIONS => "MPI_T_ERR_OUT_OF_SESSIONS: no more sessions",
+        MPI_T_ERR_INVALID_SESSION => "MPI_T_ERR_INVALID_SESSION: invalid performance variable session",
+        MPI_T_ERR_CVAR_SET_NOT_NOW => "MPI_T_ERR_CVAR_SET_NOT_NOW: the control variable cannot be set now",
+        MPI_T_ERR_CVAR_SET_NEVER => "MPI_T_ERR_CVAR_SET_NEVER: the control variable cannot be set",
+        MPI_T_ERR_PVAR_NO_STARTSTOP => {
+            "MPI_T_ERR_PVAR_NO_STARTSTOP: the performance variable cannot be started or stopped"
+        }
+        MPI_T_ERR_PVAR_NO_WRITE => "MPI_T_ERR_PVAR_NO_WRITE: the performance variable cannot be written or reset",
+        MPI_T_ERR_PVAR_NO_ATOMIC => {
+            "MPI_T_ERR_PVAR_NO_ATOMIC: the performance variable cannot be read and reset atomically"
+        }
+        MPI_T_ERR_INVALID_NAME => "MPI_T_ERR_INVALID_NAME: no variable or category of that name",
+        MPI_T_ERR_INVALID => "MPI_T_ERR_INVALID: invalid use of the tool interface",
+        MPI_T_ERR_NOT_SUPPORTED => "MPI_T_ERR_NOT_SUPPORTED: not supported",
         _ => "MPI_ERR_UNKNOWN: unknown error",
     }
 }

@@ -3,12 +3,16 @@
 //! MPI_Start, the sender marks parts ready (MPI_Pready, _range, _list) and each is sent at once,
 //! as its own message, while the receiver may ask whether a part has arrived (MPI_Parrived).
 //!
-//! Wire form: each part is one message on the request's communicator, source and tag, holding
-//! an 8-byte header (the part's index, then the sender's number of parts, both little-endian
-//! u32) and the part's packed data. The receiver posts one receive per part when started and
-//! places each arrival by its header, so parts may arrive in any order. Both sides must divide
-//! the buffer into the same number of parts (a different number is an error naming both);
-//! partitioned messages share the (communicator, source, tag) space with point-to-point ones.
+//! Wire form: each of the sender's parts is one message on the request's communicator, source
+//! and tag, holding an 8-byte header (the part's index, then the sender's number of parts, both
+//! little-endian u32) and the part's packed data. The two sides may cut the buffer into
+//! different numbers of parts (MPI 4.0 section 4.2.2: only the whole messages' type signatures
+//! must match): sender part i is bytes i x n .. (i + 1) x n of the packed message, and the
+//! receiver copies each arrival into the parts of its own that those bytes fall in, finishing a
+//! part once all its bytes are there. It posts one receive (room for the whole message) when
+//! started; the first arrival tells it the sender's number of parts, and it posts the others'
+//! receives then. Partitioned messages share the (communicator, source, tag) space with
+//! point-to-point ones.
 
 use std::ffi::{c_int, c_void};
 
@@ -39,6 +43,14 @@ pub(crate) struct Partitions {
     /// Per part: sent (marked ready) or arrived (placed in the buffer).
     done: Vec<bool>,
     failed: Option<MpiError>,
+    /// A receiver's: the communicator its receives are posted on, the sender's number of parts
+    /// (told by its first message), the messages placed, and per part of its own the bytes
+    /// placed so far and where they land (unpacked when the part is full).
+    c: Option<billboard::Communicator>,
+    theirs: Option<usize>,
+    arrived: usize,
+    filled: Vec<usize>,
+    landing: Vec<Option<datatype::View>>,
 }
 
 impl Partitions {
@@ -55,24 +67,34 @@ impl Partitions {
             tag,
             comm,
             parts,
-            flights: (0..parts).map(|_| None).collect(),
+            flights: if send { (0..parts).map(|_| None).collect() } else { Vec::new() },
             done: vec![false; parts],
             failed: None,
+            c: None,
+            theirs: None,
+            arrived: 0,
+            filled: vec![0; if send { 0 } else { parts }],
+            landing: (0..if send { 0 } else { parts }).map(|_| None).collect(),
         };
         if !send && peer != MPI_PROC_NULL {
-            let c = &m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm;
-            let src = crate::p2p::source(peer)?;
-            let tag = crate::p2p::tag_match(tag)?;
-            for slot in p.flights.iter_mut() {
-                let mut msg = vec![0u8; HEADER + part_bytes];
-                let req = c.irecv_raw(msg.as_mut_ptr(), msg.len(), src, tag)?;
-                *slot = Some((req, msg));
-            }
+            p.c = Some(m.comm(comm).ok_or_else(|| bad_comm(comm))?.comm.clone());
+            // The first message may be the sender's only part: room for the whole.
+            p.post(parts * part_bytes)?;
         }
         if peer == MPI_PROC_NULL {
             p.done.iter_mut().for_each(|d| *d = !send);
         }
         Ok(p)
+    }
+
+    /// Posts a receiver's next receive, for a part of `len` bytes.
+    unsafe fn post(&mut self, len: usize) -> Res {
+        let c = self.c.as_ref().expect("a receiver keeps its communicator");
+        let mut msg = vec![0u8; HEADER + len];
+        let req =
+            c.irecv_raw(msg.as_mut_ptr(), msg.len(), crate::p2p::source(self.peer)?, crate::p2p::tag_match(self.tag)?)?;
+        self.flights.push(Some((req, msg)));
+        Ok(())
     }
 
     pub fn comm(&self) -> MPI_Comm {
@@ -111,44 +133,77 @@ impl Partitions {
         Ok(())
     }
 
-    /// Places an arrived part in the buffer by its header.
+    /// Places an arrived part of the sender's in this side's parts, by its header, and posts the
+    /// receives of the sender's other parts once the first tells how many there are.
     unsafe fn place(&mut self, msg: &[u8], bytes: usize) -> Res {
-        let index = u32::from_le_bytes(msg[0..4].try_into().expect("4 bytes")) as usize;
-        let theirs = u32::from_le_bytes(msg[4..8].try_into().expect("4 bytes")) as usize;
-        if bytes < HEADER || theirs != self.parts || index >= self.parts {
+        let part_bytes = self.layout.bytes(self.count)?;
+        let total = self.parts * part_bytes;
+        let field =
+            |at: usize| msg.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize);
+        let (index, theirs, n) = match (field(0), field(4), bytes.checked_sub(HEADER)) {
+            (Some(i), Some(t), Some(n)) => (i, t, n),
+            _ => {
+                return Err(err(
+                    MPI_ERR_TRUNCATE,
+                    format!("a {bytes}-byte partitioned message from rank {}", self.peer),
+                ))
+            }
+        };
+        let fits = theirs > 0 && index < theirs && n * theirs == total && self.theirs.is_none_or(|t| t == theirs);
+        if !fits {
             return Err(err(
                 MPI_ERR_TRUNCATE,
                 format!(
-                    "a partitioned message from rank {} in {theirs} partitions (part {index}, {bytes} bytes) for a \
-                     receive in {} partitions: both sides must use the same number",
+                    "partitioned message from rank {}: part {index} of {theirs}, {n} bytes, for a receive of {total} \
+                     bytes in {} partitions: the whole messages differ",
                     self.peer, self.parts
                 ),
             ));
         }
-        let mut view = datatype::view(&self.layout, self.part_base(index), self.count, Dir::Write)?;
-        let n = bytes - HEADER;
-        if n != view.len() {
-            return Err(err(
-                MPI_ERR_TRUNCATE,
-                format!("partition {index}: {n} bytes arrived, {} expected", view.len()),
-            ));
+        if self.theirs.is_none() {
+            self.theirs = Some(theirs);
+            for _ in 1..theirs {
+                self.post(n)?;
+            }
         }
-        view.bytes_mut().copy_from_slice(&msg[HEADER..bytes]);
-        view.finish(n);
-        self.done[index] = true;
+        // Bytes index x n .. (index + 1) x n of the packed message, into the parts they span.
+        let (mut at, end) = (index * n, (index + 1) * n);
+        while at < end {
+            let (j, off) = (at / part_bytes, at % part_bytes);
+            let take = (part_bytes - off).min(end - at);
+            if self.landing[j].is_none() {
+                self.landing[j] = Some(datatype::view(&self.layout, self.part_base(j), self.count, Dir::Write)?);
+            }
+            let view = self.landing[j].as_mut().expect("just made");
+            view.bytes_mut()[off..off + take].copy_from_slice(&msg[HEADER + at - index * n..][..take]);
+            self.filled[j] += take;
+            if self.filled[j] == part_bytes {
+                self.landing[j].take().expect("landing").finish(part_bytes);
+                self.done[j] = true;
+            }
+            at += take;
+        }
+        self.arrived += 1;
+        if self.arrived == theirs {
+            // Every byte is in (parts of 0 bytes have none to wait for).
+            self.done.iter_mut().for_each(|d| *d = true);
+        }
         Ok(())
     }
 
     /// Tests every message in flight once, placing arrivals; whether the instance is complete.
     unsafe fn poll(&mut self) -> bool {
-        for k in 0..self.flights.len() {
-            let Some((req, _)) = self.flights[k].as_mut() else { continue };
+        // A first arrival posts more receives: they are tested in the same pass.
+        let mut k = 0;
+        while let Some(slot) = self.flights.get_mut(k) {
+            k += 1;
+            let Some((req, _)) = slot.as_mut() else { continue };
             let outcome = match req.test() {
                 Ok(None) => continue,
                 Ok(Some(s)) => Ok(s.bytes()),
                 Err(e) => Err(MpiError::from(e)),
             };
-            let (_, msg) = self.flights[k].take().expect("in flight");
+            let (_, msg) = slot.take().expect("in flight");
             self.settle(outcome, &msg);
         }
         self.complete()
@@ -178,11 +233,14 @@ impl Partitions {
                 format!("partitioned send completed with partition {missing} never marked ready (MPI_Pready)"),
             ));
         }
-        for k in 0..self.flights.len() {
+        // A first arrival posts more receives: they are waited for in the same pass.
+        let mut k = 0;
+        while k < self.flights.len() {
             if let Some((req, msg)) = self.flights[k].take() {
                 let outcome = req.wait().map(|s| s.bytes()).map_err(MpiError::from);
                 self.settle(outcome, &msg);
             }
+            k += 1;
         }
         self.outcome()
     }
@@ -320,6 +378,9 @@ pub unsafe extern "C" fn PMPI_Parrived(request: MPI_Request, partition: c_int, f
             err(MPI_ERR_ARG, format!("partition {partition} of a request with {} partitions", p.parts))
         })?;
         p.poll();
+        if let Some(e) = &p.failed {
+            return Err(e.clone());
+        }
         *flag = p.done[i] as c_int;
         Ok(())
     })

@@ -138,6 +138,10 @@ struct Job {
     tag_output: bool,
     /// Spawns done so far (each names its processes' job `<jobid>c<n>`).
     spawns: usize,
+    /// Spawns waiting for other hosts' agents to check their commands.
+    pending_spawns: Vec<spawn::PendingSpawn>,
+    /// Checks asked of agents so far (each answer names its check by this count).
+    checks: u32,
 }
 
 /// How long a rank's error exit waits for a likelier cause (another rank's death, reported a
@@ -202,6 +206,8 @@ pub fn run(opts: &Options, jobid: &str) -> i32 {
         secret: secret.clone(),
         tag_output: opts.tag_output,
         spawns: 0,
+        pending_spawns: Vec::new(),
+        checks: 0,
     };
     job.start_hosts(opts, jobid, &secret);
     job.event_loop();

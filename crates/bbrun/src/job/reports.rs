@@ -13,7 +13,7 @@ impl Job {
             | Report::Output { rank, .. }
             | Report::OutputEnd { rank, .. }
             | Report::Exited { rank, .. } => Some(*rank),
-            Report::StdinTaken | Report::Failed { .. } => None,
+            Report::StdinTaken | Report::Failed { .. } | Report::Checked { .. } => None,
         };
         if let Some(r) = rank.filter(|&r| self.members.get(r).is_none_or(|m| m.host != h)) {
             let why = format!("the agent on host {} spoke of rank {r}, which is not on that host", self.names[h]);
@@ -39,6 +39,7 @@ impl Job {
             }
             Report::Exited { rank, exit } => self.on_exit(rank, exit),
             Report::StdinTaken => self.stdin.taken(),
+            Report::Checked { id, error } => self.on_checked(h, id, error),
             Report::Failed { code, message } => {
                 self.never_started(h);
                 let on = if self.name_hosts { format!("on host {}: ", self.names[h]) } else { String::new() };

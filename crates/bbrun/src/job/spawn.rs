@@ -8,8 +8,9 @@
 //!
 //! Every command is checked before any process starts: a command that cannot be run, a
 //! working directory that is not there, or a host that is not the job's fails the whole
-//! request with a message naming the command, and no child runs. (On another host the agent
-//! checks the command; one it cannot run there fails the job, naming the host.)
+//! request with a message naming the command, and no child runs. On another host its agent
+//! checks the command (`Order::Check`): the request waits for every answer ([`PendingSpawn`])
+//! and fails, naming the host, if one says no.
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +28,18 @@ pub(crate) fn universe_size(placement: &Placement, local: &[bool]) -> usize {
     }
 }
 
+/// A spawn whose commands on other hosts their agents are checking: answered once every
+/// check is in (`awaiting` of them still out).
+pub(super) struct PendingSpawn {
+    id: u32,
+    requester: usize,
+    request: SpawnRequest,
+    ready: Vec<Ready>,
+    awaiting: usize,
+    /// The first refusal, naming its host.
+    refused: Option<String>,
+}
+
 /// A command, checked: where and what to run.
 struct Ready {
     host: usize,
@@ -38,27 +51,83 @@ struct Ready {
 impl Job {
     /// Answers member `rank`'s spawn request, after starting its processes (or not).
     pub(super) fn on_spawn(&mut self, rank: usize, request: SpawnRequest) {
-        let result = self.start_spawn(rank, &request);
+        let ready = match self.check_spawn(rank, &request) {
+            Ok(ready) => ready,
+            Err(why) => return self.answer_spawn(rank, Err(why)),
+        };
+        // The commands for other hosts go to their agents to check first.
+        let path = forwarded_env().into_iter().find(|(k, _)| k == b"PATH").map(|(_, v)| v).unwrap_or_default();
+        self.checks += 1;
+        let id = self.checks;
+        let mut awaiting = 0;
+        for (command, r) in request.commands.iter().zip(&ready) {
+            if let Host::Remote(link) = &mut self.hosts[r.host] {
+                let wdir = command.info("wdir").map_or_else(Vec::new, |d| d.as_bytes().to_vec());
+                let program = r.program.as_os_str().as_bytes().to_vec();
+                link.send(&Order::Check { id, program, path: path.clone(), wdir });
+                awaiting += 1;
+            }
+        }
+        match awaiting {
+            0 => {
+                let result = self.start_spawn(&request, &ready);
+                self.answer_spawn(rank, result)
+            }
+            _ => {
+                self.pending_spawns.push(PendingSpawn { id, requester: rank, request, ready, awaiting, refused: None })
+            }
+        }
+    }
+
+    /// Host `h`'s agent answered check `id`.
+    pub(super) fn on_checked(&mut self, h: usize, id: u32, error: String) {
+        let Some(at) = self.pending_spawns.iter().position(|p| p.id == id && p.awaiting > 0) else {
+            return self.cut_off(h, &format!("the agent on host {} answered a check nobody asked", self.names[h]));
+        };
+        let pending = &mut self.pending_spawns[at];
+        pending.awaiting -= 1;
+        if !error.is_empty() && pending.refused.is_none() {
+            pending.refused = Some(format!("on host {}: {error}", self.names[h]));
+        }
+        if pending.awaiting > 0 {
+            return;
+        }
+        let PendingSpawn { requester, request, ready, refused, .. } = self.pending_spawns.remove(at);
+        let result = match refused {
+            Some(why) => Err(why),
+            None => self.start_spawn(&request, &ready),
+        };
+        self.answer_spawn(requester, result);
+    }
+
+    fn answer_spawn(&mut self, rank: usize, result: Result<(), String>) {
         if let Event::Reply { rank, line } = PmiServer::spawn_result(rank, result) {
             self.send_pmi(rank, line);
         }
     }
 
-    fn start_spawn(&mut self, requester: usize, request: &SpawnRequest) -> Result<(), String> {
+    /// Where each command of `request` runs, checked as far as this host can.
+    fn check_spawn(&self, requester: usize, request: &SpawnRequest) -> Result<Vec<Ready>, String> {
         if self.stopping() {
             return Err("the job is stopping".into());
         }
         let here = self.members[requester].host;
-        let ready = request.commands.iter().map(|c| self.check_command(c, here)).collect::<Result<Vec<_>, _>>()?;
+        request.commands.iter().map(|c| self.check_command(c, here)).collect()
+    }
+
+    fn start_spawn(&mut self, request: &SpawnRequest, ready: &[Ready]) -> Result<(), String> {
+        if self.stopping() {
+            return Err("the job is stopping".into());
+        }
         // The group's hosts, in order of first use: its BB_NODE_ID and BB_NNODES.
         let mut hosts: Vec<usize> = Vec::new();
-        for r in &ready {
+        for r in ready {
             if !hosts.contains(&r.host) {
                 hosts.push(r.host);
             }
         }
         let on_host =
-            |h: usize| request.commands.iter().zip(&ready).filter(|(_, r)| r.host == h).map(|(c, _)| c.nprocs).sum();
+            |h: usize| request.commands.iter().zip(ready).filter(|(_, r)| r.host == h).map(|(c, _)| c.nprocs).sum();
         let local_size: Vec<usize> = hosts.iter().map(|&h| on_host(h)).collect();
         self.spawns += 1;
         let n = self.spawns;
@@ -68,7 +137,7 @@ impl Job {
         let first = self.server.add_group(&sizes, format!("kvs_{child_job}"), &request.preput);
         let (mut offset, mut local_base) = (0, vec![0; hosts.len()]);
         let now = Instant::now();
-        for (command, ready) in request.commands.iter().zip(&ready) {
+        for (command, ready) in request.commands.iter().zip(ready) {
             let h = ready.host;
             let node = hosts.iter().position(|&x| x == h).expect("listed");
             for r in offset..offset + command.nprocs {

@@ -183,7 +183,8 @@ impl Communicator {
         if local.rank() == root {
             reply = match root_swap(&side, &lines.join("\n")) {
                 Ok((theirs, token)) => format!("ok\n{}\n{theirs}", token.to_hex()).into_bytes(),
-                Err(e) => format!("error\n{e}").into_bytes(),
+                // The bare reason: the members make it an error of their own kind again.
+                Err(e) => format!("error\n{}", reason(e)).into_bytes(),
             };
         }
         let reply = String::from_utf8(bcast_blob(&local, root, reply)?)
@@ -469,7 +470,7 @@ impl Launcher {
                     if !port.is_empty() {
                         let _ = close_port(&port);
                     }
-                    format!("error\n{}", spawn_message(e)).into_bytes()
+                    format!("error\n{}", reason(e)).into_bytes()
                 }
             };
         }
@@ -491,9 +492,10 @@ impl Launcher {
     }
 }
 
-fn spawn_message(e: Error) -> String {
+/// What went wrong, without the "spawn: " or "port: " its kind prints before it.
+fn reason(e: Error) -> String {
     match e {
-        Error::Spawn(why) => why,
+        Error::Spawn(why) | Error::Port(why) => why,
         other => other.to_string(),
     }
 }

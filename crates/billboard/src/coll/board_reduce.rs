@@ -41,12 +41,10 @@ impl Board {
                     self.read(r, e, len)
                 }
             };
-            // Slot n-1, where the result ends, is `recv`; the others written are copies.
+            // Slot n-1, where the result ends, is `recv`; the others written are copies (none
+            // on two ranks: no thread-local to reach).
             recv.copy_from_slice(vector(n - 1));
-            INTO.with_borrow_mut(|copies| {
-                if copies.len() < len * n {
-                    copies.resize(len * n, 0);
-                }
+            let mut fold = |copies: &mut [u8]| {
                 for (from, into) in binomial_fold(n) {
                     // At distance 1 (`from` even) `into` is written for the first time: its
                     // poster's line is copied first; at larger distances both are slots
@@ -56,12 +54,21 @@ impl Board {
                         copies[into * len..][..len].copy_from_slice(vector(into));
                     }
                     // `from` < `into`: its copy, if any, lies below.
-                    let (lower, upper) = copies.split_at_mut(into * len);
+                    let (lower, upper) = copies.split_at_mut((into * len).min(copies.len()));
                     let from = if first { vector(from) } else { &lower[from * len..][..len] };
                     let into = if into + 1 == n { &mut *recv } else { &mut upper[..len] };
                     op(from, into);
                 }
-            });
+            };
+            match n > 2 {
+                true => INTO.with_borrow_mut(|copies| {
+                    if copies.len() < len * n {
+                        copies.resize(len * n, 0);
+                    }
+                    fold(copies)
+                }),
+                false => fold(&mut []),
+            }
         }
         self.finish(e);
     }

@@ -165,6 +165,14 @@ impl Layout {
         }
     }
 
+    /// Whether `buf` is a missing buffer for `len` bytes of this layout: NULL where data
+    /// start at offset 0. NULL is MPI_BOTTOM, a buffer, for a type of absolute addresses
+    /// (MPI_Get_address), as MPICH allows: ARMCI-MPI's direct I/O vectors move separate pieces
+    /// so.
+    pub(crate) fn missing(&self, buf: *const c_void, len: usize) -> bool {
+        buf.is_null() && len > 0 && self.true_lb() == 0
+    }
+
     /// Byte offset of `count` instances when they are one block of memory.
     pub(crate) fn contiguous(&self, count: usize) -> Option<i64> {
         match self {
@@ -375,7 +383,7 @@ pub(crate) type Blocks = Box<[billboard::engine::scatter::Block]>;
 pub(crate) unsafe fn gather_blocks(l: &Layout, buf: *const c_void, count: impl Into<i64>) -> Res<Option<Blocks>> {
     let count = count.into();
     let len = l.bytes(count)?;
-    if buf.is_null() && len > 0 && l.true_lb() == 0 {
+    if l.missing(buf, len) {
         return Err(null_buffer(count, len));
     }
     Ok(scatter_blocks(l, buf as *mut c_void, count))
@@ -390,7 +398,7 @@ pub(crate) unsafe fn view(l: &Layout, buf: *const c_void, count: impl Into<i64>,
     let count = count.into();
     let len = l.bytes(count)?;
     let base = buf as *mut u8;
-    if base.is_null() && len > 0 && l.true_lb() == 0 {
+    if l.missing(buf, len) {
         return Err(null_buffer(count, len));
     }
     if let Some(off) = l.contiguous(count as usize) {

@@ -259,7 +259,7 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
                 return Err(mismatch("result", bytes, tbytes));
             }
             same_element(&b, "result")?;
-            if b.addr.is_null() && bytes > 0 {
+            if layout.missing(b.addr, bytes) {
                 return Err(err(MPI_ERR_BUFFER, format!("NULL result buffer for {bytes} bytes")));
             }
             Some(Landing { addr: b.addr as *mut c_void, count: b.count, layout })
