@@ -5,6 +5,8 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
+use rustix::event::epoll;
+
 use super::*;
 use crate::transport::Channel;
 
@@ -124,4 +126,65 @@ fn a_ping_pong_receives_one_datagram_at_a_time_and_a_stream_in_batches() {
         take_one(&mut b);
     }
     assert!(b.busy, "a stream takes batches");
+}
+
+/// Whether `ch`'s epoll set, where a sleeping rank waits, is ready now.
+fn wakes_now(ch: &UdpChannel) -> bool {
+    let mut events: Vec<epoll::Event> = Vec::with_capacity(4);
+    let zero = rustix::time::Timespec { tv_sec: 0, tv_nsec: 0 };
+    epoll::wait(&*ch.epoll, rustix::buffer::spare_capacity(&mut events), Some(&zero)).unwrap();
+    !events.is_empty()
+}
+
+#[test]
+fn the_receiving_socket_is_in_the_epoll_set_only_for_a_sleep() {
+    // A socket in an epoll set has each arriving datagram run the set's callback: a spinning
+    // rank's socket stays out of it, and a sleeping rank's is in it, a datagram already
+    // waiting there waking it at once.
+    let mut eps = endpoints(2);
+    let mut b = eps.pop().unwrap();
+    let mut a = eps.pop().unwrap();
+    a.try_send(1, &Header::default(), b"ping").unwrap();
+    assert!(!wakes_now(&b), "a polling rank's socket is out of the set");
+    let _ = b.waker();
+    assert!(wakes_now(&b), "the datagram waiting wakes a sleep at once");
+    take_one(&mut b);
+    a.try_send(1, &Header::default(), b"ping").unwrap();
+    assert!(!wakes_now(&b), "the poll after the sleep took the socket out again");
+    take_one(&mut b);
+    let _ = b.waker();
+    assert!(!wakes_now(&b), "nothing waits: the sleep lasts");
+    a.try_send(1, &Header::default(), b"ping").unwrap();
+    assert!(wakes_now(&b), "a datagram that comes during the sleep wakes it");
+}
+
+#[test]
+fn a_lone_datagram_leaves_unsegmented_and_a_batch_is_cut_by_the_kernel() {
+    // UDP_SEGMENT set on a socket sends every datagram down the kernel's segmentation path
+    // (0.3 us more per small datagram); only a send of several carries it.
+    let mut eps = endpoints(2);
+    let b = eps.pop().unwrap();
+    let a = eps.pop().unwrap();
+    let sender = a.senders[1].as_ref().unwrap();
+    let mut value: libc::c_int = -1;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into the live local `value`.
+    let rc = unsafe {
+        libc::getsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(sender),
+            libc::SOL_UDP,
+            libc::UDP_SEGMENT,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    assert_eq!((rc, value), (0, 0), "no segmentation on the socket itself");
+    let bytes: Vec<u8> = (0..250u8).collect();
+    assert_eq!(sockets::send_segmented(sender, &bytes, 100).unwrap(), 250);
+    let mut buf = [0u8; 512];
+    let mut sizes = Vec::new();
+    while let Ok(n) = b.socks[0].recv(&mut buf) {
+        sizes.push((n, buf[0]));
+    }
+    assert_eq!(sizes, [(100, 0), (100, 100), (50, 200)]);
 }
