@@ -97,7 +97,8 @@ pub struct UdpChannel {
     armed: Cell<bool>,
     timer: OwnedFd,
     faults: Option<Faults>,
-    start: Instant,
+    /// The monotonic clock's reading at creation (µs): times are taken from here.
+    origin: u64,
     /// Records sent to ourselves (only the conformance suite: the engine's self route is memory).
     loopback: VecDeque<(Header, Vec<u8>)>,
     /// Records read while a send waited for acknowledgements, for the next poll.
@@ -201,7 +202,7 @@ impl UdpChannel {
             armed: Cell::new(false),
             timer,
             faults,
-            start: Instant::now(),
+            origin: monotonic_us(),
             loopback: VecDeque::new(),
             stash: VecDeque::new(),
             batch: Batch::new(),
@@ -215,7 +216,7 @@ impl UdpChannel {
     }
 
     fn now(&self) -> u64 {
-        self.start.elapsed().as_micros() as u64
+        monotonic_us().saturating_sub(self.origin)
     }
 
     /// Whether `peer` is reached through this channel.
@@ -293,12 +294,14 @@ impl UdpChannel {
             for _ in 0..READ_BATCHES {
                 let got =
                     if self.busy { self.batch.receive(&self.socks[k]) } else { self.batch.receive_one(&self.socks[k]) };
+                // The error's number, not its kind: an empty socket is the common case of every
+                // spinning poll, and `io::Error::kind` decodes the number through a table.
                 let n = match got {
                     Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
                     Err(e) => {
-                        // WouldBlock, or an error the host reported (IP_RECVERR): see the queue.
-                        self.errors |= e.kind() != std::io::ErrorKind::WouldBlock;
+                        // EAGAIN, or an error the host reported (IP_RECVERR): see the queue.
+                        self.errors |= e.raw_os_error() != Some(libc::EAGAIN);
                         break;
                     }
                 };
@@ -313,11 +316,15 @@ impl UdpChannel {
                         handled += 1;
                         f(s, h, p)
                     };
-                    if let Err(why) = self.ep.receive(now, self.batch.datagram(d), &mut count) {
-                        self.refused += 1;
-                        if self.refused <= LOG_REFUSED {
-                            let from = self.batch.sender(d);
-                            eprintln!("billboard: rank {}: dropped a UDP datagram from {from}: {why:?}", self.me);
+                    match self.ep.receive(now, self.batch.datagram(d), &mut count) {
+                        // Only the sender's timers may have moved earlier: no look at every peer's.
+                        Ok(from) => self.due = self.due.min(self.ep.deadline_of(from).unwrap_or(u64::MAX)),
+                        Err(why) => {
+                            self.refused += 1;
+                            if self.refused <= LOG_REFUSED {
+                                let from = self.batch.sender(d);
+                                eprintln!("billboard: rank {}: dropped a UDP datagram from {from}: {why:?}", self.me);
+                            }
                         }
                     }
                     if self.ep.has_output() {
@@ -391,9 +398,11 @@ impl UdpChannel {
     ///
     /// A poll that read nothing, has nothing waiting to leave and no fault injection holding
     /// datagrams back changes no timer: it reads the clock only every [`CLOCK_EVERY`] times to
-    /// see whether one is due, and recomputes the next deadline only when something happened
-    /// (a datagram, a timer; a send lowers `due` itself). A deadline kept from before is never
-    /// later than the true one: what moves timers earlier is a datagram, a timer or a send.
+    /// see whether one is due. `due` is never later than the true next deadline: what moves a
+    /// peer's timers earlier is a datagram from it or a send to it, and each lowers `due` to
+    /// that peer's deadline; only when timers ran is it computed afresh over every peer. A
+    /// `due` left early by an acknowledgement (which stops timers) costs one run of the timers
+    /// that finds nothing, where recomputing it after every datagram looked at every peer.
     fn progress<F: FnMut(usize, &Header, &[u8])>(&mut self, f: &mut F) -> usize {
         let (handled, read) = self.read(f);
         let quiet = read.is_none() && !self.ep.has_output() && self.faults.is_none();
@@ -412,7 +421,7 @@ impl UdpChannel {
         if !quiet || timers {
             self.flush(now, false);
         }
-        if read.is_some() || timers {
+        if timers {
             self.due = self.ep.next_deadline().unwrap_or(u64::MAX);
         }
         handled
@@ -439,6 +448,17 @@ impl UdpChannel {
         self.due = self.due.min(self.ep.deadline_of(peer).unwrap_or(u64::MAX));
         Ok(())
     }
+}
+
+/// The monotonic clock in µs: `clock_gettime` straight (the C library's, through the vDSO),
+/// where `Instant::elapsed` and `Duration::as_micros` added a subtraction of timespecs and a
+/// 128-bit division. Not rustix's: its own vDSO lookup faults under valgrind, which counts
+/// this path's instructions (`examples/udp_path_cost`).
+fn monotonic_us() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec into the live local `t`.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000 + t.tv_nsec as u64 / 1000
 }
 
 /// Sends datagram `d` to `peer`, in the batch being gathered if it can go in one: whether it
