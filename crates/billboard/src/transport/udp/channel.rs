@@ -104,7 +104,7 @@ pub struct UdpChannel {
     /// Records read while a send waited for acknowledgements, for the next poll.
     stash: VecDeque<(usize, Header, Vec<u8>)>,
     batch: Batch,
-    /// When the earliest timer is due (µs since `start`).
+    /// When the earliest timer is due (µs since `origin`), or earlier (see `progress`).
     due: u64,
     /// Polls that found nothing since the clock was last read ([`CLOCK_EVERY`]).
     idle: u32,
@@ -206,7 +206,9 @@ impl UdpChannel {
             loopback: VecDeque::new(),
             stash: VecDeque::new(),
             batch: Batch::new(),
-            due: u64::MAX,
+            // Due at once: the first look runs the timers and takes every peer's deadline
+            // (a keepalive's, before anything moved it).
+            due: 0,
             idle: 0,
             busy: false,
             found: false,

@@ -188,3 +188,44 @@ fn a_lone_datagram_leaves_unsegmented_and_a_batch_is_cut_by_the_kernel() {
     }
     assert_eq!(sizes, [(100, 0), (100, 100), (50, 200)]);
 }
+
+#[test]
+fn the_next_deadline_kept_is_never_later_than_the_true_one() {
+    // A datagram lowers `due` to its sender's deadline only, and nothing recomputes it over
+    // every peer until timers run: it may be early (an acknowledgement stopped a timer), never
+    // late (a timer would be missed). Ping-pongs, a stream, and silence with timers firing.
+    let mut eps = endpoints(3);
+    let mut c = eps.pop().unwrap();
+    let mut b = eps.pop().unwrap();
+    let mut a = eps.pop().unwrap();
+    let check = |ch: &UdpChannel| {
+        let truth = ch.ep.next_deadline().unwrap_or(u64::MAX);
+        assert!(ch.due <= truth, "due {} after the next deadline {truth}", ch.due);
+    };
+    for round in 0..20 {
+        a.try_send(1, &Header::default(), b"ping").unwrap();
+        a.try_send(2, &Header::default(), &[7; 3000]).unwrap();
+        for ch in [&mut a, &mut b, &mut c] {
+            check(ch);
+        }
+        take_one(&mut b);
+        take_one(&mut c);
+        b.try_send(0, &Header::default(), b"pong").unwrap();
+        if round % 3 == 0 {
+            c.try_send(0, &Header::default(), b"pong").unwrap();
+        }
+        take_one(&mut a);
+        for ch in [&mut a, &mut b, &mut c] {
+            ch.poll(None, |_, _, _| {});
+            check(ch);
+        }
+    }
+    // Silence: delayed acknowledgements and probes come due while the ranks only poll.
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(30) {
+        for ch in [&mut a, &mut b, &mut c] {
+            ch.poll(None, |_, _, _| {});
+            check(ch);
+        }
+    }
+}
