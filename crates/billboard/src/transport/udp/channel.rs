@@ -1,12 +1,15 @@
 //! The UDP channel: the socket layer over the sans-IO [`Endpoint`].
 //!
 //! One non-blocking UDP socket per address the rank offers (all on one port) carries the
-//! datagrams to and from every peer; they and a timer descriptor sit in one epoll set, where a
-//! sleeping rank waits: a datagram or a due retransmission wakes it. The receiving sockets join
-//! the set only for a sleep ([`UdpChannel::waker`]) and leave it at the next poll: with them and
-//! the sender sockets in one set, each datagram ran the set's callbacks on both CPUs, and a
-//! polled ping-pong took ~0.1 us more per message than with the sender sockets alone there
-//! (`bench/udp/kernel_paths.c`, settings ESARF and SARF: 1.54-1.59 and 1.50-1.51 us).
+//! datagrams to and from every peer; with a timer descriptor they sit in one epoll set, where a
+//! sleeping rank waits: a datagram or a due retransmission wakes it. They join the set only for
+//! a sleep ([`UdpChannel::waker`]) and leave it at the next poll, and the sockets a rank sends
+//! from (one per peer) are never in it: a socket in an epoll set runs the set's callback for
+//! each datagram that arrives at it or leaves it, and a polled ping-pong of raw sockets took
+//! 1.54-1.59 us one way with both kinds in a set, 1.50-1.51 with the senders alone there and
+//! 1.46-1.49 with neither (`bench/udp/kernel_paths.c`, settings ESARF, SARF, SAR). What a
+//! peer's host reports (ICMP, in a sender socket's error queue) is looked at before each sleep,
+//! which the engine's ladder ends within `BB_SLEEP_US` (2 ms).
 //!
 //! `poll` reads what the socket holds, runs the timers that are due and sends what the protocol
 //! queued; `try_send` sends at once, and when the window to the peer is
@@ -149,11 +152,7 @@ impl UdpChannel {
             let sender = match a {
                 Some(to) if peer != me => {
                     let beside = socks.iter().find(|s| on_loopback(s) == to.ip().is_loopback()).unwrap_or(&socks[0]);
-                    let s = sockets::sender(beside, *to)?;
-                    // Only errors come here (ICMP reports): they wake a sleeper once.
-                    let on_error = epoll::EventFlags::ET;
-                    epoll::add(&epoll, &s, epoll::EventData::new_u64(SOCKET), on_error).map_err(os("epoll_ctl"))?;
-                    Some(s)
+                    Some(sockets::sender(beside, *to)?)
                 }
                 _ => None,
             };
@@ -230,8 +229,7 @@ impl UdpChannel {
     /// every acknowledgement owed (a sleeping rank's peers should not wait for them) and arms
     /// the timer for the next retransmission.
     pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
-        // An ICMP report on a peer's socket woke the last sleep once (edge-triggered) and
-        // nothing since looked at it: look now, before sleeping on.
+        // ICMP reports wait in the sockets' error queues, which wake no one: look before a sleep.
         self.read_errors();
         let now = self.now();
         // The next poll is after a wake-up, maybe by the timer: it reads the clock.

@@ -229,3 +229,19 @@ fn the_next_deadline_kept_is_never_later_than_the_true_one() {
         }
     }
 }
+
+#[test]
+fn a_hosts_report_wakes_no_one_and_the_next_sleep_reads_it() {
+    // The sockets a rank sends from are never in its epoll set (each datagram leaving one ran
+    // the set's callback): a peer's host's ICMP report waits in the socket's error queue for
+    // the look before the next sleep.
+    let (mut ch, b) = pair();
+    drop(b);
+    ch.try_send(1, &Header::default(), b"hello").unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(!wakes_now(&ch), "a sender socket is not in the set");
+    assert!(ch.take_failure().is_none());
+    let _ = ch.waker();
+    let (peer, why) = ch.take_failure().expect("the report, read before the sleep");
+    assert!(peer == 1 && why.contains("ICMP port unreachable"), "{why}");
+}
