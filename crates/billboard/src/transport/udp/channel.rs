@@ -1,15 +1,27 @@
 //! The UDP channel: the socket layer over the sans-IO [`Endpoint`].
 //!
 //! One non-blocking UDP socket per address the rank offers (all on one port) carries the
-//! datagrams to and from every peer; they and a timer descriptor sit in one epoll set, where a
-//! sleeping rank waits: a datagram or a due retransmission wakes it. `poll` reads what the socket holds, runs the timers that are due and
-//! sends what the protocol queued; `try_send` sends at once, and when the window to the peer is
+//! datagrams to and from every peer; with a timer descriptor they sit in one epoll set, where a
+//! sleeping rank waits: a datagram or a due retransmission wakes it. They join the set for a
+//! sleep ([`UdpChannel::waker`]) and leave it at the first poll that finds a datagram (whose
+//! arrival woke any sleeper already: another thread's empty poll leaves a sleeper's socket in
+//! the set), and the sockets a rank sends
+//! from (one per peer) are never in it: a socket in an epoll set runs the set's callback for
+//! each datagram that arrives at it or leaves it, and a polled ping-pong of raw sockets took
+//! 1.54-1.59 us one way with both kinds in a set, 1.50-1.51 with the senders alone there and
+//! 1.46-1.49 with neither (`bench/udp/kernel_paths.c`, settings ESARF, SARF, SAR). What a
+//! peer's host reports (ICMP, in a sender socket's error queue) is looked at before each sleep,
+//! which the engine's ladder ends within `BB_SLEEP_US` (2 ms).
+//!
+//! `poll` reads what the socket holds, runs the timers that are due and sends what the protocol
+//! queued; `try_send` sends at once, and when the window to the peer is
 //! full it first takes what the socket holds (the acknowledgements that open it), keeping any
 //! records for the next `poll`. A peer that acknowledges nothing for `BB_UDP_TIMEOUT_MS` while
 //! datagrams to it wait is reported through [`UdpChannel::take_failure`], named by rank and host;
 //! so is, within about a second, a peer whose socket is gone (its process died): its host
 //! answers our datagrams, or our keepalive probes, with ICMP port unreachable ([`super::icmp`]).
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::OwnedFd;
@@ -86,15 +98,18 @@ pub struct UdpChannel {
     addrs: Vec<Option<SocketAddr>>,
     hosts: Vec<String>,
     epoll: Arc<OwnedFd>,
+    /// The receiving sockets are in `epoll` (for a sleep; the next poll takes them out).
+    armed: Cell<bool>,
     timer: OwnedFd,
     faults: Option<Faults>,
-    start: Instant,
+    /// The monotonic clock's reading at creation (µs): times are taken from here.
+    origin: u64,
     /// Records sent to ourselves (only the conformance suite: the engine's self route is memory).
     loopback: VecDeque<(Header, Vec<u8>)>,
     /// Records read while a send waited for acknowledgements, for the next poll.
     stash: VecDeque<(usize, Header, Vec<u8>)>,
     batch: Batch,
-    /// When the earliest timer is due (µs since `start`).
+    /// When the earliest timer is due (µs since `origin`), or earlier (see `progress`).
     due: u64,
     /// Polls that found nothing since the clock was last read ([`CLOCK_EVERY`]).
     idle: u32,
@@ -130,10 +145,6 @@ impl UdpChannel {
             rustix::time::timerfd_create(TimerfdClockId::Monotonic, TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC)
                 .map_err(os("timerfd_create"))?;
         let socks = bound.0;
-        for sock in &socks {
-            epoll::add(&epoll, sock, epoll::EventData::new_u64(SOCKET), epoll::EventFlags::IN)
-                .map_err(os("epoll_ctl"))?;
-        }
         // To a peer: from an address beside the socket on a loopback address if the peer's is
         // one, else beside the first socket on another (the kernel routes either way; the peer's
         // MAC check does not care where a datagram came from).
@@ -143,11 +154,7 @@ impl UdpChannel {
             let sender = match a {
                 Some(to) if peer != me => {
                     let beside = socks.iter().find(|s| on_loopback(s) == to.ip().is_loopback()).unwrap_or(&socks[0]);
-                    let s = sockets::sender(beside, *to)?;
-                    // Only errors come here (ICMP reports): they wake a sleeper once.
-                    let on_error = epoll::EventFlags::ET;
-                    epoll::add(&epoll, &s, epoll::EventData::new_u64(SOCKET), on_error).map_err(os("epoll_ctl"))?;
-                    Some(s)
+                    Some(sockets::sender(beside, *to)?)
                 }
                 _ => None,
             };
@@ -193,13 +200,16 @@ impl UdpChannel {
             addrs,
             hosts,
             epoll: Arc::new(epoll),
+            armed: Cell::new(false),
             timer,
             faults,
-            start: Instant::now(),
+            origin: monotonic_us(),
             loopback: VecDeque::new(),
             stash: VecDeque::new(),
             batch: Batch::new(),
-            due: u64::MAX,
+            // Due at once: the first look runs the timers and takes every peer's deadline
+            // (a keepalive's, before anything moved it).
+            due: 0,
             idle: 0,
             busy: false,
             found: false,
@@ -209,7 +219,7 @@ impl UdpChannel {
     }
 
     fn now(&self) -> u64 {
-        self.start.elapsed().as_micros() as u64
+        monotonic_us().saturating_sub(self.origin)
     }
 
     /// Whether `peer` is reached through this channel.
@@ -221,8 +231,7 @@ impl UdpChannel {
     /// every acknowledgement owed (a sleeping rank's peers should not wait for them) and arms
     /// the timer for the next retransmission.
     pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
-        // An ICMP report on a peer's socket woke the last sleep once (edge-triggered) and
-        // nothing since looked at it: look now, before sleeping on.
+        // ICMP reports wait in the sockets' error queues, which wake no one: look before a sleep.
         self.read_errors();
         let now = self.now();
         // The next poll is after a wake-up, maybe by the timer: it reads the clock.
@@ -242,7 +251,29 @@ impl UdpChannel {
             TimerfdTimerFlags::empty(),
             &Itimerspec { it_interval: zero, it_value: value },
         );
+        self.arm();
         Arc::clone(&self.epoll)
+    }
+
+    /// Puts the receiving sockets in the epoll set, for a sleep. A datagram already there makes
+    /// the set ready at once: none is missed between the last poll and the sleep.
+    fn arm(&self) {
+        if !self.armed.replace(true) {
+            for sock in &self.socks {
+                let _ = epoll::add(&*self.epoll, sock, epoll::EventData::new_u64(SOCKET), epoll::EventFlags::IN);
+            }
+        }
+    }
+
+    /// Takes the receiving sockets out of the epoll set after a sleep, once a datagram came (see
+    /// the module's note): with one core for two ranks the set's callback for each arrival cost
+    /// a ping-pong 0.07 us a message.
+    #[cold]
+    fn disarm(&mut self) {
+        self.armed.set(false);
+        for sock in &self.socks {
+            let _ = epoll::delete(&*self.epoll, sock);
+        }
     }
 
     /// Reads what the sockets hold into the protocol; records go to `f`. Returns the records
@@ -264,12 +295,14 @@ impl UdpChannel {
             for _ in 0..READ_BATCHES {
                 let got =
                     if self.busy { self.batch.receive(&self.socks[k]) } else { self.batch.receive_one(&self.socks[k]) };
+                // The error's number, not its kind: an empty socket is the common case of every
+                // spinning poll, and `io::Error::kind` decodes the number through a table.
                 let n = match got {
                     Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
                     Err(e) => {
-                        // WouldBlock, or an error the host reported (IP_RECVERR): see the queue.
-                        self.errors |= e.kind() != std::io::ErrorKind::WouldBlock;
+                        // EAGAIN, or an error the host reported (IP_RECVERR): see the queue.
+                        self.errors |= e.raw_os_error() != Some(libc::EAGAIN);
                         break;
                     }
                 };
@@ -284,11 +317,15 @@ impl UdpChannel {
                         handled += 1;
                         f(s, h, p)
                     };
-                    if let Err(why) = self.ep.receive(now, self.batch.datagram(d), &mut count) {
-                        self.refused += 1;
-                        if self.refused <= LOG_REFUSED {
-                            let from = self.batch.sender(d);
-                            eprintln!("billboard: rank {}: dropped a UDP datagram from {from}: {why:?}", self.me);
+                    match self.ep.receive(now, self.batch.datagram(d), &mut count) {
+                        // Only the sender's timers may have moved earlier: no look at every peer's.
+                        Ok(from) => self.due = self.due.min(self.ep.deadline_of(from).unwrap_or(u64::MAX)),
+                        Err(why) => {
+                            self.refused += 1;
+                            if self.refused <= LOG_REFUSED {
+                                let from = self.batch.sender(d);
+                                eprintln!("billboard: rank {}: dropped a UDP datagram from {from}: {why:?}", self.me);
+                            }
                         }
                     }
                     if self.ep.has_output() {
@@ -303,6 +340,9 @@ impl UdpChannel {
             }
         }
         if read.is_some() {
+            if self.armed.get() {
+                self.disarm();
+            }
             self.busy = datagrams > 1 || (self.found && !self.replied);
             self.replied = false;
         } else {
@@ -353,8 +393,8 @@ impl UdpChannel {
         if let Some(f) = faults.as_mut().filter(|f| f.holds()) {
             f.release(now, &mut |to, d| by_address(errors, segments, d, to), all);
         }
-        segments.send(|p, b| {
-            let _ = send_on(senders, errors, p, b);
+        segments.send(|p, b, segment| {
+            let _ = send_on(senders, errors, p, b, segment);
         });
     }
 
@@ -362,9 +402,11 @@ impl UdpChannel {
     ///
     /// A poll that read nothing, has nothing waiting to leave and no fault injection holding
     /// datagrams back changes no timer: it reads the clock only every [`CLOCK_EVERY`] times to
-    /// see whether one is due, and recomputes the next deadline only when something happened
-    /// (a datagram, a timer; a send lowers `due` itself). A deadline kept from before is never
-    /// later than the true one: what moves timers earlier is a datagram, a timer or a send.
+    /// see whether one is due. `due` is never later than the true next deadline: what moves a
+    /// peer's timers earlier is a datagram from it or a send to it, and each lowers `due` to
+    /// that peer's deadline; only when timers ran is it computed afresh over every peer. A
+    /// `due` left early by an acknowledgement (which stops timers) costs one run of the timers
+    /// that finds nothing, where recomputing it after every datagram looked at every peer.
     fn progress<F: FnMut(usize, &Header, &[u8])>(&mut self, f: &mut F) -> usize {
         let (handled, read) = self.read(f);
         let quiet = read.is_none() && !self.ep.has_output() && self.faults.is_none();
@@ -383,7 +425,7 @@ impl UdpChannel {
         if !quiet || timers {
             self.flush(now, false);
         }
-        if read.is_some() || timers {
+        if timers {
             self.due = self.ep.next_deadline().unwrap_or(u64::MAX);
         }
         handled
@@ -412,6 +454,17 @@ impl UdpChannel {
     }
 }
 
+/// The monotonic clock in µs: `clock_gettime` straight (the C library's, through the vDSO),
+/// where `Instant::elapsed` and `Duration::as_micros` added a subtraction of timespecs and a
+/// 128-bit division. Not rustix's: its own vDSO lookup faults under valgrind, which counts
+/// this path's instructions (`examples/udp_path_cost`).
+fn monotonic_us() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec into the live local `t`.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000 + t.tv_nsec as u64 / 1000
+}
+
 /// Sends datagram `d` to `peer`, in the batch being gathered if it can go in one: whether it
 /// left or will (false: the socket buffer is full, try again later). A batch that does not leave
 /// (the buffer is full) is lost, and any other error loses the datagram: the protocol sends
@@ -419,20 +472,30 @@ impl UdpChannel {
 fn leave(senders: &[Option<UdpSocket>], segments: &mut Segments, errors: &mut bool, peer: usize, d: &[u8]) -> bool {
     if segments.batches(d) {
         if !segments.fits(peer, d) {
-            segments.send(|p, b| {
-                let _ = send_on(senders, errors, p, b);
+            segments.send(|p, b, segment| {
+                let _ = send_on(senders, errors, p, b, segment);
             });
         }
         segments.push(peer, d);
         return true;
     }
-    !matches!(send_on(senders, errors, peer, d), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    !matches!(send_on(senders, errors, peer, d, None), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
 }
 
-/// Sends `d` to `peer` on its connected socket; notes in `errors` that its host refused one.
-fn send_on(senders: &[Option<UdpSocket>], errors: &mut bool, peer: usize, d: &[u8]) -> std::io::Result<usize> {
+/// Sends `d` to `peer` on its connected socket (cut into datagrams of `segment` bytes if
+/// given); notes in `errors` that its host refused one.
+fn send_on(
+    senders: &[Option<UdpSocket>],
+    errors: &mut bool,
+    peer: usize,
+    d: &[u8],
+    segment: Option<usize>,
+) -> std::io::Result<usize> {
     let Some(s) = &senders[peer] else { return Ok(0) };
-    let r = s.send(d);
+    let r = match segment {
+        Some(size) => sockets::send_segmented(s, d, size),
+        None => s.send(d),
+    };
     // The peer's host said nothing listens there (ICMP): the error queue says which address.
     *errors |= matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused);
     r
@@ -556,6 +619,7 @@ impl Channel for UdpChannel {
             Some(due) => timeout.min(Duration::from_micros(due.saturating_sub(now))),
             None => timeout,
         };
+        self.arm();
         sleep_on(&self.epoll, timeout);
     }
 

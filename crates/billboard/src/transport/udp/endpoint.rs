@@ -110,7 +110,7 @@ impl Endpoint {
                 xmit,
                 echo,
             };
-            let mut d = Vec::with_capacity(wire::HEAD + n + wire::MAC);
+            let mut d = p.buffer(wire::HEAD + n + wire::MAC);
             head.put(&mut d);
             src.copy(n, &mut d);
             self.key.seal(&mut d);
@@ -121,13 +121,14 @@ impl Endpoint {
     }
 
     /// Takes one received datagram (decrypting it in place); hands the records it completes to
-    /// `f(sender, header, payload)`.
+    /// `f(sender, header, payload)`. Returns the sender: of the timers, only that peer's may
+    /// have moved earlier ([`Endpoint::deadline_of`]).
     pub fn receive(
         &mut self,
         now: u64,
         datagram: &mut [u8],
         f: &mut dyn FnMut(usize, &Header, &[u8]),
-    ) -> Result<(), Refused> {
+    ) -> Result<usize, Refused> {
         let (head, body) = self.key.open(self.me as u32, datagram)?;
         let from = head.src as usize;
         if from >= self.peers.len() || from == self.me {
@@ -135,7 +136,7 @@ impl Endpoint {
         }
         let p = &mut self.peers[from];
         if p.gone {
-            return Ok(());
+            return Ok(from);
         }
         p.heard(now);
         if head.kind == wire::DATA {
@@ -143,7 +144,7 @@ impl Endpoint {
             self.ranges.clear();
         } else if let Err(why) = wire::get_ranges(head.ack, body, &mut self.ranges) {
             self.fail(from, format!("sent a UDP acknowledgement that breaks the route's framing: {why}"));
-            return Ok(());
+            return Ok(from);
         }
         for seq in p.on_ack(now, head.ack, head.sack, &self.ranges, head.echo) {
             self.stats.repairs += 1;
@@ -167,7 +168,7 @@ impl Endpoint {
             _ => {}
         }
         self.queue_ack(from);
-        Ok(())
+        Ok(from)
     }
 
     fn queue_ack(&mut self, peer: usize) {

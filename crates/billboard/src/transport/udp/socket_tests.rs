@@ -5,6 +5,8 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
+use rustix::event::epoll;
+
 use super::*;
 use crate::transport::Channel;
 
@@ -124,4 +126,124 @@ fn a_ping_pong_receives_one_datagram_at_a_time_and_a_stream_in_batches() {
         take_one(&mut b);
     }
     assert!(b.busy, "a stream takes batches");
+}
+
+/// Whether `ch`'s epoll set, where a sleeping rank waits, is ready now.
+fn wakes_now(ch: &UdpChannel) -> bool {
+    let mut events: Vec<epoll::Event> = Vec::with_capacity(4);
+    let zero = rustix::time::Timespec { tv_sec: 0, tv_nsec: 0 };
+    epoll::wait(&*ch.epoll, rustix::buffer::spare_capacity(&mut events), Some(&zero)).unwrap();
+    !events.is_empty()
+}
+
+#[test]
+fn the_receiving_socket_is_in_the_epoll_set_only_for_a_sleep() {
+    // A socket in an epoll set has each arriving datagram run the set's callback: a spinning
+    // rank's socket stays out of it, and a sleeping rank's is in it, a datagram already
+    // waiting there waking it at once.
+    let mut eps = endpoints(2);
+    let mut b = eps.pop().unwrap();
+    let mut a = eps.pop().unwrap();
+    a.try_send(1, &Header::default(), b"ping").unwrap();
+    assert!(!wakes_now(&b), "a polling rank's socket is out of the set");
+    let _ = b.waker();
+    assert!(wakes_now(&b), "the datagram waiting wakes a sleep at once");
+    take_one(&mut b);
+    a.try_send(1, &Header::default(), b"ping").unwrap();
+    assert!(!wakes_now(&b), "the poll that found a datagram took the socket out again");
+    take_one(&mut b);
+    let _ = b.waker();
+    assert!(!wakes_now(&b), "nothing waits: the sleep lasts");
+    // Another thread's poll that finds nothing while this one sleeps: the socket stays in.
+    assert_eq!(b.poll(None, |_, _, _| panic!("nothing came")), 0);
+    a.try_send(1, &Header::default(), b"ping").unwrap();
+    assert!(wakes_now(&b), "a datagram that comes during the sleep wakes it");
+}
+
+#[test]
+fn a_lone_datagram_leaves_unsegmented_and_a_batch_is_cut_by_the_kernel() {
+    // UDP_SEGMENT set on a socket sends every datagram down the kernel's segmentation path
+    // (0.3 us more per small datagram); only a send of several carries it.
+    let mut eps = endpoints(2);
+    let b = eps.pop().unwrap();
+    let a = eps.pop().unwrap();
+    let sender = a.senders[1].as_ref().unwrap();
+    let mut value: libc::c_int = -1;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into the live local `value`.
+    let rc = unsafe {
+        libc::getsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(sender),
+            libc::SOL_UDP,
+            libc::UDP_SEGMENT,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    assert_eq!((rc, value), (0, 0), "no segmentation on the socket itself");
+    let bytes: Vec<u8> = (0..250u8).collect();
+    assert_eq!(sockets::send_segmented(sender, &bytes, 100).unwrap(), 250);
+    let mut buf = [0u8; 512];
+    let mut sizes = Vec::new();
+    while let Ok(n) = b.socks[0].recv(&mut buf) {
+        sizes.push((n, buf[0]));
+    }
+    assert_eq!(sizes, [(100, 0), (100, 100), (50, 200)]);
+}
+
+#[test]
+fn the_next_deadline_kept_is_never_later_than_the_true_one() {
+    // A datagram lowers `due` to its sender's deadline only, and nothing recomputes it over
+    // every peer until timers run: it may be early (an acknowledgement stopped a timer), never
+    // late (a timer would be missed). Ping-pongs, a stream, and silence with timers firing.
+    let mut eps = endpoints(3);
+    let mut c = eps.pop().unwrap();
+    let mut b = eps.pop().unwrap();
+    let mut a = eps.pop().unwrap();
+    let check = |ch: &UdpChannel| {
+        let truth = ch.ep.next_deadline().unwrap_or(u64::MAX);
+        assert!(ch.due <= truth, "due {} after the next deadline {truth}", ch.due);
+    };
+    for round in 0..20 {
+        a.try_send(1, &Header::default(), b"ping").unwrap();
+        a.try_send(2, &Header::default(), &[7; 3000]).unwrap();
+        for ch in [&mut a, &mut b, &mut c] {
+            check(ch);
+        }
+        take_one(&mut b);
+        take_one(&mut c);
+        b.try_send(0, &Header::default(), b"pong").unwrap();
+        if round % 3 == 0 {
+            c.try_send(0, &Header::default(), b"pong").unwrap();
+        }
+        take_one(&mut a);
+        for ch in [&mut a, &mut b, &mut c] {
+            ch.poll(None, |_, _, _| {});
+            check(ch);
+        }
+    }
+    // Silence: delayed acknowledgements and probes come due while the ranks only poll.
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(30) {
+        for ch in [&mut a, &mut b, &mut c] {
+            ch.poll(None, |_, _, _| {});
+            check(ch);
+        }
+    }
+}
+
+#[test]
+fn a_hosts_report_wakes_no_one_and_the_next_sleep_reads_it() {
+    // The sockets a rank sends from are never in its epoll set (each datagram leaving one ran
+    // the set's callback): a peer's host's ICMP report waits in the socket's error queue for
+    // the look before the next sleep.
+    let (mut ch, b) = pair();
+    drop(b);
+    ch.try_send(1, &Header::default(), b"hello").unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(!wakes_now(&ch), "a sender socket is not in the set");
+    assert!(ch.take_failure().is_none());
+    let _ = ch.waker();
+    let (peer, why) = ch.take_failure().expect("the report, read before the sleep");
+    assert!(peer == 1 && why.contains("ICMP port unreachable"), "{why}");
 }

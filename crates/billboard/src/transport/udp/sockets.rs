@@ -195,9 +195,15 @@ impl Batch {
 }
 
 /// Datagrams to one peer joined into one buffer and sent by one system call (UDP generic
-/// segmentation offload: the peer's socket has `UDP_SEGMENT` set to the datagram size, so the
-/// kernel cuts the buffer into datagrams of that size, the last one shorter). A record's full
-/// datagrams all have that size, so a batch ends where a record does.
+/// segmentation offload: the send carries `UDP_SEGMENT`, the datagram size, so the kernel cuts
+/// the buffer into datagrams of that size, the last one shorter). A record's full datagrams all
+/// have that size, so a batch ends where a record does.
+///
+/// The size goes with each send of several datagrams (a control message), never on the socket:
+/// with `UDP_SEGMENT` set on the socket every send, a lone small datagram too, took the kernel's
+/// segmentation path (its payload in page fragments the receiver copies out of), and a polled
+/// ping-pong of 108-byte datagrams between two processes took 1.81 us one way where it takes 1.49
+/// without (`bench/udp/kernel_paths.c`, settings SARG and SAR, 2026-11-27).
 pub struct Segments {
     /// The datagram size, or `None` where the kernel cannot segment (each datagram alone).
     size: Option<usize>,
@@ -217,21 +223,23 @@ impl Segments {
         Segments { size, peer: 0, bytes: Vec::with_capacity(SEGMENTED_MAX), closed: false }
     }
 
-    /// Asks the kernel to segment what `sock` sends; where it cannot, the batches stop.
+    /// Finds whether the kernel segments what `sock` sends (setting the option and clearing it
+    /// again: sends ask for it one by one); where it cannot, the batches stop.
     pub fn enable(&mut self, sock: &UdpSocket) {
         let Some(size) = self.size else { return };
-        let value = size as libc::c_int;
-        // SAFETY: setsockopt reads `size_of::<c_int>()` bytes from a live local.
-        let rc = unsafe {
-            libc::setsockopt(
-                sock.as_raw_fd(),
-                libc::SOL_UDP,
-                libc::UDP_SEGMENT,
-                (&value as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
+        let set = |value: libc::c_int| {
+            // SAFETY: setsockopt reads `size_of::<c_int>()` bytes from a live local.
+            unsafe {
+                libc::setsockopt(
+                    sock.as_raw_fd(),
+                    libc::SOL_UDP,
+                    libc::UDP_SEGMENT,
+                    (&value as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            }
         };
-        if rc != 0 {
+        if set(size as libc::c_int) != 0 || set(0) != 0 {
             self.size = None;
         }
     }
@@ -253,12 +261,47 @@ impl Segments {
         self.closed = Some(d.len()) != self.size;
     }
 
-    /// Hands the batch, if any, to `send(peer, bytes)` and empties it.
-    pub fn send(&mut self, send: impl FnOnce(usize, &[u8])) {
+    /// Hands the batch, if any, to `send(peer, bytes, segment)` and empties it; `segment`: the
+    /// datagram size to cut `bytes` into, `None` where they are one datagram.
+    pub fn send(&mut self, send: impl FnOnce(usize, &[u8], Option<usize>)) {
         if !self.bytes.is_empty() {
-            send(self.peer, &self.bytes);
+            let segment = self.size.filter(|&size| self.bytes.len() > size);
+            send(self.peer, &self.bytes, segment);
             self.bytes.clear();
             self.closed = false;
         }
     }
+}
+
+/// Sends `bytes` on the connected `sock` as datagrams of `segment` bytes (the last one
+/// shorter), cut by the kernel: one `sendmsg` with a `UDP_SEGMENT` control message.
+pub fn send_segmented(sock: &UdpSocket, bytes: &[u8], segment: usize) -> std::io::Result<usize> {
+    // A cmsghdr and one u16, aligned as the kernel reads them.
+    #[repr(C, align(8))]
+    struct Control([u8; 32]);
+    let mut control = Control([0; 32]);
+    // SAFETY: CMSG_SPACE is arithmetic on a constant.
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<u16>() as u32) } as usize;
+    assert!(space <= control.0.len(), "a u16 control message fits its buffer");
+    let mut iov = libc::iovec { iov_base: bytes.as_ptr() as *mut libc::c_void, iov_len: bytes.len() };
+    // SAFETY: msghdr is plain C data for which all-zero is valid.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.0.as_mut_ptr().cast();
+    msg.msg_controllen = space as _;
+    // SAFETY: the header points at `control` (aligned, `space` bytes): its first cmsghdr is
+    // there, with room for a u16 after it; the kernel reads `bytes` through `iov` only.
+    let n = unsafe {
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        (*c).cmsg_level = libc::SOL_UDP;
+        (*c).cmsg_type = libc::UDP_SEGMENT;
+        (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<u16>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<u16>(), segment as u16);
+        libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_DONTWAIT)
+    };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(n as usize)
 }

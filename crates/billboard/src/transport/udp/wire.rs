@@ -80,18 +80,21 @@ pub struct Head {
 }
 
 impl Head {
-    /// Appends the encoded head to `out` (its nonce is the seal's to write).
+    /// Appends the encoded head to `out` (its nonce is the seal's to write): built whole, then
+    /// appended once (one capacity check, not eleven).
     pub fn put(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&[self.kind, self.flags, 0, 0]);
-        out.extend_from_slice(&self.src.to_le_bytes());
-        out.extend_from_slice(&self.dst.to_le_bytes());
-        for w in [self.seq, self.ack, self.sack] {
-            out.extend_from_slice(&w.to_le_bytes());
-        }
-        out.extend_from_slice(&self.xmit.to_le_bytes());
-        out.extend_from_slice(&self.echo.to_le_bytes());
-        out.extend_from_slice(&0u64.to_le_bytes());
+        let mut b = [0u8; HEAD];
+        b[..4].copy_from_slice(MAGIC);
+        b[4] = self.kind;
+        b[5] = self.flags;
+        b[8..12].copy_from_slice(&self.src.to_le_bytes());
+        b[12..16].copy_from_slice(&self.dst.to_le_bytes());
+        b[16..24].copy_from_slice(&self.seq.to_le_bytes());
+        b[24..32].copy_from_slice(&self.ack.to_le_bytes());
+        b[32..40].copy_from_slice(&self.sack.to_le_bytes());
+        b[40..44].copy_from_slice(&self.xmit.to_le_bytes());
+        b[44..48].copy_from_slice(&self.echo.to_le_bytes());
+        out.extend_from_slice(&b);
     }
 
     /// The fields a retransmission rewrites (its xmit, and the acknowledgements of when it
