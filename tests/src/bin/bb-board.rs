@@ -77,6 +77,8 @@ fn round(c: &Communicator, i: usize) -> Res {
     c.allreduce_bytes(&mine, &mut all, &mut compose)?;
     assert_eq!(all, composed(n, i, elems), "round {i}: allreduce of {elems} maps");
 
+    reductions_by_block_and_prefix(c, i, elems)?;
+
     // Parts in reverse rank order with 3-byte gaps that must stay untouched.
     let stride = part + 3;
     let layout: Vec<(usize, usize)> = (0..n).map(|r| ((n - 1 - r) * stride, part)).collect();
@@ -141,6 +143,34 @@ fn round(c: &Communicator, i: usize) -> Res {
     let (from, into) = ((send.as_ptr(), send.len(), &out[..]), (got.as_mut_ptr(), len, &layout[..]));
     blocking(true, || unsafe { c.ialltoall_raw(from, into) })?.wait()?;
     expect(&got, "alltoall", &|r| data(r * n + me, i, part));
+    Ok(())
+}
+
+/// Reduce-scatter with blocks of varying lengths (some empty), and the scans, in round `i`:
+/// every rank's maps composed in rank order, each rank's block or prefix checked. `elems`
+/// maps a rank (scans); the reduce-scatter's vector grows past one data area (2 KiB) every
+/// fourth round, where only `board-cells` keeps it on the board.
+fn reductions_by_block_and_prefix(c: &Communicator, i: usize, elems: usize) -> Res {
+    let (n, me) = (c.size(), c.rank());
+    let counts: Vec<usize> = (0..n).map(|r| if i % 4 == 3 { 100 - (i + r) % 8 } else { (i + r) % 4 }).collect();
+    let total: usize = counts.iter().sum();
+    let at: usize = counts[..me].iter().sum();
+    let mine = vector(me, i, total);
+    let mut block = vec![0xEE; counts[me] * 16];
+    c.reduce_scatter_bytes(&mine, &mut block, (at * 16, 16), &mut compose)?;
+    let want = &composed(n, i, total)[at * 16..][..counts[me] * 16];
+    assert_eq!(block, want, "round {i}: reduce_scatter of {total} maps, rank {me}'s block of {}", counts[me]);
+
+    let mine = vector(me, i, elems);
+    for exclusive in [false, true] {
+        let mut prefix = vec![0xEE; mine.len()];
+        c.scan_bytes(&mine, &mut prefix, &mut compose, exclusive)?;
+        match (exclusive, me) {
+            (false, _) => assert_eq!(prefix, composed(me + 1, i, elems), "round {i}: scan of {elems} maps"),
+            (true, 0) => assert!(prefix.iter().all(|&b| b == 0xEE), "round {i}: exscan wrote rank 0's buffer"),
+            (true, _) => assert_eq!(prefix, composed(me, i, elems), "round {i}: exscan of {elems} maps"),
+        }
+    }
     Ok(())
 }
 

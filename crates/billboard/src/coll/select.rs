@@ -12,6 +12,8 @@
 //! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier`, `board` | one host: post; several hosts: hier |
 //! | alltoall(v) | `linear`, `pairwise`, `board` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
 //! | gather, scatter (parts of one length) | `linear`, `hier`, `binomial`, `board` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`; else linear |
+//! | reduce_scatter(_block) | `allreduce`, `board`, `board-cells` | the allreduce's row, each rank keeping its block (blocking forms on one host: the board, `select_board.rs`) |
+//! | scan, exscan | `chain`, `board` | a chain of messages in rank order (blocking forms on one host: the board) |
 //!
 //! The board (`board.rs`) comes first: a blocking form on one host whose posts fit a rank's
 //! board data area (2 KiB) runs there, and a broadcast of a few KiB where ranks outnumber
@@ -43,7 +45,7 @@
 //! one length) go through the leaders. All-to-all stays flat too (pairwise when large).
 
 pub(crate) use super::select_board::{board_by, rendezvous_min};
-pub use super::select_board::{BCAST_CELLS_MAX, BOARD, RENDEZVOUS_MIN};
+pub use super::select_board::{BCAST_CELLS_MAX, BOARD, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN};
 use crate::tunables::{Effect, Switch, Tunable};
 use crate::{Communicator, Result};
 
@@ -525,10 +527,11 @@ pub(super) fn forced(switch: &Switch) -> Option<usize> {
 }
 
 /// Every switch, for `bbrun --info`.
-pub static SWITCHES: &[&Switch] = &[&BCAST, &BARRIER, &REDUCE, &ALLREDUCE, &ALLGATHER, &ALLTOALL, &GATHER, &SCATTER];
+pub static SWITCHES: &[&Switch] =
+    &[&BCAST, &BARRIER, &REDUCE, &ALLREDUCE, &ALLGATHER, &ALLTOALL, &GATHER, &SCATTER, &REDUCE_SCATTER, &SCAN];
 
 /// The collectives whose choices are reported, each with 8 bits of a communicator's report
-/// word (one per algorithm of its switch).
+/// words (one per algorithm of its switch).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Collective {
     Bcast,
@@ -539,6 +542,8 @@ pub(crate) enum Collective {
     Alltoall,
     Gather,
     Scatter,
+    ReduceScatter,
+    Scan,
 }
 
 impl Collective {
@@ -557,6 +562,8 @@ impl Collective {
             Collective::Alltoall => ("alltoall", &ALLTOALL),
             Collective::Gather => ("gather", &GATHER),
             Collective::Scatter => ("scatter", &SCATTER),
+            Collective::ReduceScatter => ("reduce_scatter", &REDUCE_SCATTER),
+            Collective::Scan => ("scan", &SCAN),
         }
     }
 }
@@ -572,6 +579,13 @@ fn what_it_does(what: Collective, algorithm: &str) -> &'static str {
         (Allgather, "post") => "every rank posts its part to all",
         (Allreduce, "tree") => "binomial tree and broadcast",
         (Barrier, "board-leader") => "arrival lines read by rank 0, which posts the release line",
+        (ReduceScatter, "board") => {
+            "on the board: each rank posts its vector once, folds its own block out of every post"
+        }
+        (Scan, "board") => "on the board: each rank posts its vector once, folds the posts of the ranks up to it",
+        (ReduceScatter, "board-cells") => {
+            "on the board in cells of one data area, each rank folding its block's part of each"
+        }
         (_, "board") => "on the board: each rank posts once in its own lines, readers copy straight out",
         (_, "board-cells") => "on the board in cells of one data area, the readers a few cells behind the poster",
         (_, "tree") => "binomial tree",
@@ -586,6 +600,8 @@ fn what_it_does(what: Collective, algorithm: &str) -> &'static str {
             "bruck" => "Bruck's rounds",
             "linear" => "every part in one round",
             "pairwise" => "pairwise exchange",
+            "allreduce" => "the allreduce of the table, each rank keeping its block",
+            "chain" => "a chain of messages in rank order",
             "binomial" => "subtrees' parts down a binomial tree",
             _ => "",
         },

@@ -172,16 +172,22 @@ unsafe fn reduce_scatter_now(
     if let Some(done) = inter_blocking(c, |c| reduce_scatter((sendbuf, recvbuf), total, (d, l), (t, op), c)) {
         return done;
     }
-    // On several hosts (and wherever the table schedules the allreduce) the schedule's own
-    // choice runs: the hierarchy there.
-    if c.reduction_scheduled(total, false)? {
+    // On several hosts (and wherever the table schedules the allreduce, and not the board)
+    // the schedule's own choice runs: the hierarchy there.
+    if c.reduce_scatter_scheduled(total)? {
         let (coll, done) = reduce_scatter((sendbuf, recvbuf), total, (d, l), (t, op), c)?;
         return Scheduled { coll, done }.wait();
     }
+    let layout = datatype::layout(t)?;
+    let elem = layout.extent().max(1) as usize;
     let mut combine = combiner(op, t)?;
-    let mut all = vec![0u8; total];
-    with_contribution(sendbuf, recvbuf, total, |send| Ok(c.allreduce_bytes(send, &mut all, &mut combine)?))?;
-    datatype::layout(t)?.copy_data(instances(t, l)?, &all[d..d + l], slice_mut(recvbuf, l)?);
+    // In place the block lands at the start of the buffer the contribution lies in: the
+    // contribution is a copy (`with_contribution`).
+    let mut land = Landing::new(layout, instances(t, l)?, recvbuf, l)?;
+    with_contribution(sendbuf, recvbuf, total, |send| {
+        Ok(c.reduce_scatter_bytes(send, land.bytes(), (d, elem), &mut combine)?)
+    })?;
+    land.finish();
     Ok(())
 }
 
