@@ -30,6 +30,7 @@ mod board_barrier;
 mod board_bcast;
 mod board_bcast_cells;
 mod board_gather;
+mod board_parts;
 mod board_reduce;
 mod board_reduce_scatter;
 mod board_scan;
@@ -74,3 +75,5 @@ pub(crate) const TAG_REDUCE: i32 = 11;
 /// The agreement of a communicator's board slot (`board.rs`).
 pub(crate) const TAG_BOARD: i32 = 12;
 pub(crate) const TAG_SCAN: i32 = 15;
+/// Parts of the board's v-forms too large for a data area (`board_parts.rs`).
+pub(crate) const TAG_PARTS: i32 = 16;
