@@ -45,6 +45,7 @@ mod nonblocking;
 mod reduce;
 mod reduce_post;
 mod reduce_scatter;
+mod reduce_scatter_direct;
 mod reduce_split;
 mod rooted;
 mod scan;
