@@ -2,7 +2,7 @@
 //! non-commutative operators are right); blocking ones on one host on the board
 //! (`board_scan.rs`).
 
-use super::select::Collective as Op;
+use super::select::{Collective as Op, SCAN, SCAN_CROWDED_MAX};
 use super::{ReduceOp, TAG_SCAN};
 use crate::{Communicator, Error, Result, SendMode, Source, TagMatch};
 
@@ -19,8 +19,11 @@ impl Communicator {
                 self.rank()
             )));
         }
-        // On the board every rank folds the posts below it (`board_scan.rs`).
-        if let Some((board, _)) = self.board_for(Op::Scan, send.len(), true)? {
+        // On the board every rank folds the posts below it (`board_scan.rs`); where ranks
+        // outnumber cores only small ones, unforced (`BB_SCAN_CROWDED_MAX`). The choice is
+        // alike in every rank: the length, the host and the switch are.
+        let crowded_out = self.crowded() && send.len() > SCAN_CROWDED_MAX.get() && SCAN.forced().is_none();
+        if let Some((board, _)) = if crowded_out { None } else { self.board_for(Op::Scan, send.len(), true)? } {
             board.scan(self, send, recv, op, exclusive);
             return Ok(());
         }

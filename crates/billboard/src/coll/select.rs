@@ -13,7 +13,7 @@
 //! | alltoall(v) | `linear`, `pairwise`, `board` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
 //! | gather, scatter (parts of one length) | `linear`, `hier`, `binomial`, `board` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`; else linear |
 //! | reduce_scatter(_block) | `allreduce`, `board`, `board-cells` | the allreduce's row, each rank keeping its block (blocking forms on one host: the board, `select_board.rs`) |
-//! | scan, exscan | `chain`, `board` | a chain of messages in rank order (blocking forms on one host: the board) |
+//! | scan, exscan | `chain`, `board` | a chain of messages in rank order (blocking forms on one host: the board; where ranks outnumber cores only up to `BB_SCAN_CROWDED_MAX` bytes) |
 //!
 //! The board (`board.rs`) comes first: a blocking form on one host whose posts fit a rank's
 //! board data area (2 KiB) runs there, and a broadcast of a few KiB where ranks outnumber
@@ -45,7 +45,7 @@
 //! one length) go through the leaders. All-to-all stays flat too (pairwise when large).
 
 pub(crate) use super::select_board::{board_by, rendezvous_min};
-pub use super::select_board::{BCAST_CELLS_MAX, BOARD, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN};
+pub use super::select_board::{BCAST_CELLS_MAX, BOARD, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX};
 use crate::tunables::{Effect, Switch, Tunable};
 use crate::{Communicator, Result};
 

@@ -4,7 +4,7 @@
 //!
 //! | algorithm | where, unforced |
 //! |---|---|
-//! | `board` | a rank posts at most one data area (2 KiB), `BB_BOARD=1` |
+//! | `board` | a rank posts at most one data area (2 KiB), `BB_BOARD=1`; a scan where ranks outnumber cores up to `BB_SCAN_CROWDED_MAX` bytes (`scan.rs`) |
 //! | `board-leader` | barrier, forced only |
 //! | `board-cells` | bcast past one data area up to `BB_BCAST_CELLS_MAX` bytes where ranks outnumber cores: cells of one data area, one epoch each (`board_bcast_cells.rs`); reduce_scatter forced only (`board_reduce_scatter.rs`) |
 //!
@@ -46,6 +46,17 @@ pub static SCAN: Switch = Switch::new(
      (blocking, one host, a vector of at most one data area, 2 KiB); unset: board within one data area \
      (BB_BOARD=1), else chain",
 );
+
+pub static SCAN_CROWDED_MAX: Tunable = Tunable::new(
+    "BB_SCAN_CROWDED_MAX",
+    112,
+    "largest scan or exscan (bytes) on one host whose ranks outnumber its cores that runs on the board, unforced \
+     (else the chain): past the header line's inline bytes a post takes a data area, of which a writer runs only 8 \
+     ahead; coll.c scan, 4 ranks on 2 cores, 3 rounds, us, chain vs board: 8 B 0.10-0.81 vs 0.51-0.56, 256 B \
+     0.13-0.89 vs 1.15-1.27, 1 KiB 0.16-0.98 vs 0.97-1.42 (with a core each the board wins at every size: 2 ranks, \
+     chrt, 1 KiB 0.39 vs 0.25)",
+)
+.read_at(Effect::EachCollective);
 
 pub static BCAST_CELLS_MAX: Tunable = Tunable::new(
     "BB_BCAST_CELLS_MAX",
