@@ -52,6 +52,7 @@ mod scan;
 pub(crate) mod schedule;
 pub mod select;
 mod select_board;
+mod select_report;
 
 pub use crate::engine::sched::ReduceFn;
 pub use board::blocking;
