@@ -41,7 +41,8 @@
 //! Gatherv and scatterv have one algorithm of messages each, already a post per part: each
 //! rank posts its part to the root (gather), the root posts each part to its reader (scatter),
 //! all in one round (`nonblocking.rs`); their blocking forms, and alltoallv's, run on the board
-//! where `BB_COLL_GATHER`, `_SCATTER` or `_ALLTOALL` gives it (`board_parts.rs`). Their lengths
+//! where `BB_COLL_GATHER`, `_SCATTER` or `_ALLTOALL` gives it and every rank has a core, or
+//! where forced (`board_parts.rs`). Their lengths
 //! are known only at the root, so a leader could not forward them: they stay flat on several
 //! hosts; MPI_Gather and MPI_Scatter (every part of
 //! one length) go through the leaders. All-to-all stays flat too (pairwise when large).
