@@ -2,11 +2,15 @@
  * program on every MPI (built with each one's mpicc; the MPICH-built binary also runs unchanged
  * on Billboard's library).
  *
- *   coll [--ops reduce,allreduce,bcast,barrier,gather,allgather,scatter,alltoall]
+ *   coll [--ops reduce,allreduce,bcast,barrier,gather,allgather,scatter,alltoall,reduce_scatter,scan,
+ *              gatherv,scatterv,alltoallv]
  *        [--sizes 8K,64K,1M] [--trials N] [--csv]
  *
  * (barrier ignores the size: one row per size, all alike; for gather, allgather, scatter and
- * alltoall the size is each rank's part, so a buffer holds ranks x size)
+ * alltoall the size is each rank's part, so a buffer holds ranks x size; reduce_scatter is
+ * MPI_Reduce_scatter_block with the size as each rank's block, so each sends ranks x size; scan
+ * is MPI_Scan of the size; gatherv, scatterv and alltoallv are the v-forms with every count the
+ * size, as their plain forms)
  *
  * A trial: barrier, then `batch` back-to-back calls (min(16, 64 KiB / size), at least one)
  * timed on every rank; the trial's time is the slowest rank's time / batch (so it runs from
@@ -33,8 +37,18 @@ static long parse_size(const char *s) {
     return v;
 }
 
-enum op { REDUCE, ALLREDUCE, BCAST, BARRIER, GATHER, ALLGATHER, SCATTER, ALLTOALL };
-static const char *op_names[] = {"reduce", "allreduce", "bcast", "barrier", "gather", "allgather", "scatter", "alltoall"};
+enum op { REDUCE, ALLREDUCE, BCAST, BARRIER, GATHER, ALLGATHER, SCATTER, ALLTOALL, REDUCE_SCATTER, SCAN, GATHERV, SCATTERV, ALLTOALLV };
+static const char *op_names[] = {"reduce",  "allreduce", "bcast",    "barrier",        "gather",
+                                 "allgather", "scatter", "alltoall", "reduce_scatter", "scan",
+                                 "gatherv",   "scatterv", "alltoallv"};
+
+/* The collectives that move parts (a part per rank on one side or both). */
+static int parted(enum op op) { return (op >= GATHER && op <= ALLTOALL) || op >= GATHERV; }
+
+/* The plain form a v-form times (every count alike, displacements one after another). */
+static enum op plain(enum op op) { return op == GATHERV ? GATHER : op == SCATTERV ? SCATTER : op == ALLTOALLV ? ALLTOALL : op; }
+
+static int *counts, *displs; /* of the v-forms: count and r x count for every rank r */
 
 static void call(enum op op, double *send, double *recv, int count) {
     switch (op) {
@@ -46,6 +60,13 @@ static void call(enum op op, double *send, double *recv, int count) {
     case ALLGATHER: MPI_Allgather(send, count, MPI_DOUBLE, recv, count, MPI_DOUBLE, MPI_COMM_WORLD); break;
     case SCATTER: MPI_Scatter(send, count, MPI_DOUBLE, recv, count, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
     case ALLTOALL: MPI_Alltoall(send, count, MPI_DOUBLE, recv, count, MPI_DOUBLE, MPI_COMM_WORLD); break;
+    case REDUCE_SCATTER: MPI_Reduce_scatter_block(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    case SCAN: MPI_Scan(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    case GATHERV: MPI_Gatherv(send, count, MPI_DOUBLE, recv, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+    case SCATTERV: MPI_Scatterv(send, counts, displs, MPI_DOUBLE, recv, count, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+    case ALLTOALLV:
+        MPI_Alltoallv(send, counts, displs, MPI_DOUBLE, recv, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
+        break;
     }
 }
 
@@ -55,6 +76,7 @@ static double part_value(int from, int to, int n, int i) { return from * n + to 
 
 /* Whether the last call of a data-moving collective left every part where it belongs. */
 static int check_parts(enum op op, const double *recv, int count, int rank, int n) {
+    op = plain(op);
     if (op == GATHER && rank != 0) return 1;
     int parts = op == SCATTER ? 1 : n;
     for (int p = 0; p < parts; p++)
@@ -73,13 +95,20 @@ static int check_parts(enum op op, const double *recv, int count, int rank, int 
 
 /* Whether the last call left the expected values (rank r contributes r + 1 + i % 7). */
 static int check(enum op op, const double *send, const double *recv, int count, int rank, int n) {
-    if (op >= GATHER) return check_parts(op, recv, count, rank, n);
+    if (parted(op)) return check_parts(op, recv, count, rank, n);
     for (int i = 0; i < count; i++) {
         double want, got;
         if (op == BARRIER) return 1; /* nothing to check: it returned */
         if (op == BCAST) {
             want = 1 + i % 7;
             got = send[i];
+        } else if (op == REDUCE_SCATTER) {
+            /* This rank's block of the whole vector (element rank x count + i). */
+            want = (double)n * (n + 1) / 2 + (double)n * (((long)rank * count + i) % 7);
+            got = recv[i];
+        } else if (op == SCAN) {
+            want = (double)(rank + 1) * (rank + 2) / 2 + (double)(rank + 1) * (i % 7);
+            got = recv[i];
         } else {
             if (op == REDUCE && rank != 0) return 1;
             want = (double)n * (n + 1) / 2 + (double)n * (i % 7);
@@ -113,6 +142,8 @@ int main(int argc, char **argv) {
         else printf("%-10s %5s %10s %12s %12s %12s\n", "op", "ranks", "size", "median us", "min us", "mean us");
     }
     double *times = malloc(sizeof(double) * trials);
+    counts = malloc(sizeof(int) * n);
+    displs = malloc(sizeof(int) * n);
     char opbuf[256];
     snprintf(opbuf, sizeof opbuf, "%s", ops);
     for (char *o = strtok(opbuf, ","); o; o = strtok(NULL, ",")) {
@@ -125,6 +156,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(o, "allgather")) op = ALLGATHER;
         else if (!strcmp(o, "scatter")) op = SCATTER;
         else if (!strcmp(o, "alltoall")) op = ALLTOALL;
+        else if (!strcmp(o, "reduce_scatter")) op = REDUCE_SCATTER;
+        else if (!strcmp(o, "scan")) op = SCAN;
+        else if (!strcmp(o, "gatherv")) op = GATHERV;
+        else if (!strcmp(o, "scatterv")) op = SCATTERV;
+        else if (!strcmp(o, "alltoallv")) op = ALLTOALLV;
         else {
             if (rank == 0) fprintf(stderr, "coll: unknown op %s\n", o);
             MPI_Abort(MPI_COMM_WORLD, 2);
@@ -138,18 +174,19 @@ int main(int argc, char **argv) {
             int count = (int)(bytes / sizeof(double));
             if (count < 1) count = 1;
             /* Parted collectives hold a part per rank on one side or both. */
-            long whole = op >= GATHER ? (long)count * n : count;
+            long whole = parted(op) || op == REDUCE_SCATTER ? (long)count * n : count;
             double *send = malloc(sizeof(double) * whole), *recv = malloc(sizeof(double) * whole);
             for (long i = 0; i < whole; i++) recv[i] = -1;
-            if (op >= GATHER)
+            if (parted(op))
                 for (long i = 0; i < whole; i++) {
                     int to = (int)(i / count), k = (int)(i % count);
-                    send[i] = op == ALLTOALL ? part_value(rank, to, n, k)
-                              : op == SCATTER ? part_value(0, to, n, k)
+                    send[i] = plain(op) == ALLTOALL ? part_value(rank, to, n, k)
+                              : plain(op) == SCATTER ? part_value(0, to, n, k)
                                               : part_value(rank, 0, n, (int)i);
                 }
             else
-                for (int i = 0; i < count; i++) send[i] = (op == BCAST && rank != 0) ? 0 : rank + 1 + i % 7;
+                for (long i = 0; i < whole; i++) send[i] = (op == BCAST && rank != 0) ? 0 : rank + 1 + i % 7;
+            for (int r = 0; r < n; r++) counts[r] = count, displs[r] = r * count;
             long per = 65536 / (count * (long)sizeof(double));
             int batch = per < 1 ? 1 : per > 16 ? 16 : (int)per;
             int warm = trials / 10 < 10 ? 10 : trials / 10;

@@ -79,7 +79,7 @@ run() { # name ranks command...
         RUNS_LEFT=$((RUNS_LEFT - 1))
     fi
     timeout -k 5 "$limit" "$@" "${ARGS[@]}" 2>"$RESULTS/$name-$np.err" |
-        awk -F, -v name="$name" '/^[a-z]+,[0-9]+,[0-9]+,[0-9.]+,/ { print name "," $0 }' >>"$RESULTS/all.csv" ||
+        awk -F, -v name="$name" '/^[a-z_]+,[0-9]+,[0-9]+,[0-9.]+,/ { print name "," $0 }' >>"$RESULTS/all.csv" ||
         log "$name -n $np failed: $(tail -n 1 "$RESULTS/$name-$np.err")"
 }
 IMPLS=$(( $([ -x "$BBRUN" ] && echo 1 || echo 0) + $([ -n "${BBRUN_BEFORE:-}" ] && echo 1 || echo 0) + 1 +
@@ -107,7 +107,7 @@ sort -t, -k2,2 -k3,3n -k4,4n "$RESULTS/all.csv" | awk -F, '
     }
     { k = $2 "," $3 "," $4; if (!(k in seen)) { seen[k] = 1; order[++m] = k }; vals[$1 "," k] = vals[$1 "," k] " " $5 }
     END {
-        printf "%-10s %5s %9s %9s %11s %11s %11s %11s %9s %9s\n", "op", "ranks", "size", "floor", "before", "billboard", "MPICH", "Open MPI", "before/best", "bb/best"
+        printf "%-14s %5s %9s %9s %11s %11s %11s %11s %9s %9s\n", "op", "ranks", "size", "floor", "before", "billboard", "MPICH", "Open MPI", "before/best", "bb/best"
         for (i = 1; i <= m; i++) {
             k = order[i]; split(k, f, ",")
             b = ("billboard," k in vals) ? median("billboard," k) : ""
@@ -118,7 +118,7 @@ sort -t, -k2,2 -k3,3n -k4,4n "$RESULTS/all.csv" | awk -F, '
             r = (b == "" || best == "") ? "-" : sprintf("%.2f", b / best)
             rx = (x == "" || best == "") ? "-" : sprintf("%.2f", x / best)
             fl = ("floor," k in vals) ? median("floor," k) : "-"
-            printf "%-10s %5s %9s %9s %11s %11s %11s %11s %9s %9s\n", f[1], f[2], f[3], fl, x == "" ? "-" : x, b, p, o, rx, r
+            printf "%-14s %5s %9s %9s %11s %11s %11s %11s %9s %9s\n", f[1], f[2], f[3], fl, x == "" ? "-" : x, b, p, o, rx, r
         }
     }' | tee "$RESULTS/summary.txt"
 # One SVG per collective and rank count (time against size, a line per implementation).

@@ -11,7 +11,7 @@ use bb_tests::run;
 
 const T: Duration = Duration::from_secs(180);
 
-const BOARD: [(&str, &str); 8] = [
+const BOARD: [(&str, &str); 10] = [
     ("BB_COLL_BARRIER", "board"),
     ("BB_COLL_BCAST", "board"),
     ("BB_COLL_REDUCE", "board"),
@@ -20,6 +20,8 @@ const BOARD: [(&str, &str); 8] = [
     ("BB_COLL_SCATTER", "board"),
     ("BB_COLL_ALLGATHER", "board"),
     ("BB_COLL_ALLTOALL", "board"),
+    ("BB_COLL_REDUCE_SCATTER", "board"),
+    ("BB_COLL_SCAN", "board"),
 ];
 
 /// The verbose report's line for `what` on the board, as every rank of a world of `n` prints it.
@@ -37,7 +39,19 @@ fn every_board_collective_on_1_to_8_ranks() {
         job.assert_success();
         assert!(job.stdout().contains(&format!("ok board on {n} ranks")), "{}", job.stdout());
         let err = job.stderr();
-        for what in ["barrier", "bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall"] {
+        let all = [
+            "barrier",
+            "bcast",
+            "reduce",
+            "allreduce",
+            "gather",
+            "scatter",
+            "allgather",
+            "alltoall",
+            "reduce_scatter",
+            "scan",
+        ];
+        for what in all {
             // A world of one rank has nobody to share a board with: the messages' paths run.
             let want = if n == 1 { 0 } else { n };
             assert_eq!(on_board(&err, what, n), want, "{what} on the board, {n} ranks:\n{err}");
@@ -81,5 +95,22 @@ fn a_forced_switch_takes_effect_at_the_next_collective() {
             let lines = err.lines().filter(|l| l.contains(&head) && l.contains(by)).count();
             assert_eq!(lines, n, "barrier {by} reported by every rank:\n{err}");
         }
+    }
+}
+
+/// Reduce-scatter in the board's cells (forced: the table keeps the allreduce past one data
+/// area): vectors past 2 KiB cut into cells, one epoch each, every rank folding its block's
+/// part of each, checked by bb-board's rounds beside the other collectives.
+#[test]
+fn reduce_scatter_in_cells_past_one_data_area() {
+    let env = [("BB_COLL_REDUCE_SCATTER", "board-cells"), ("BB_VERBOSE", "1")];
+    for n in [2, 3, 5, 8] {
+        let iters = if n > 4 { "20" } else { "40" };
+        let job = run(n, "bb-board", &[iters], &env, T);
+        job.assert_success();
+        let err = job.stderr();
+        let head = format!("]: reduce_scatter on a communicator of {n} ranks (one host, context 1)");
+        let cells = err.lines().filter(|l| l.contains(&head) && l.contains("(board-cells")).count();
+        assert_eq!(cells, n, "reduce_scatter in cells on every rank, {n} ranks:\n{err}");
     }
 }

@@ -122,8 +122,9 @@ struct Inner {
     started: [AtomicU32; 2],
     /// Whether every member runs on this host (one billboard holds them all), once asked.
     one_host: std::sync::OnceLock<bool>,
-    /// Collective algorithm choices already reported under `BB_VERBOSE` (one bit each).
-    reported: AtomicU64,
+    /// Collective algorithm choices already reported under `BB_VERBOSE` (one bit each: 8 per
+    /// collective, more collectives than one word holds).
+    reported: [AtomicU64; 2],
     /// Processes of other jobs this communicator may reach, held for it and every communicator
     /// made from it: the last one to go closes their connections (MPI_Comm_disconnect).
     joined: Vec<Arc<super::dynamic::JoinedPeers>>,
@@ -164,7 +165,7 @@ impl Communicator {
                 remote: None,
                 started: Default::default(),
                 one_host: std::sync::OnceLock::new(),
-                reported: AtomicU64::new(0),
+                reported: Default::default(),
                 joined: Vec::new(),
                 boards: Arc::new(BoardPool::default()),
                 board: std::sync::OnceLock::new(),
@@ -187,7 +188,7 @@ impl Communicator {
             remote: None,
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
-            reported: AtomicU64::new(0),
+            reported: Default::default(),
             joined: Vec::new(),
             boards: self.inner.boards.clone(),
             board: std::sync::OnceLock::new(),
@@ -274,7 +275,8 @@ impl Communicator {
     /// Whether choice `bit` of a collective algorithm is reported for the first time on this
     /// communicator (`BB_VERBOSE` reports each once).
     pub(crate) fn first_report(&self, bit: u32) -> bool {
-        self.inner.reported.fetch_or(1 << bit, Ordering::Relaxed) & (1 << bit) == 0
+        let (word, bit) = (&self.inner.reported[bit as usize / 64], 1u64 << (bit % 64));
+        word.fetch_or(bit, Ordering::Relaxed) & bit == 0
     }
 
     /// What this process exchanged with each peer so far, by world rank (then the peers that
@@ -717,7 +719,7 @@ impl Communicator {
             remote,
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
-            reported: AtomicU64::new(0),
+            reported: Default::default(),
             joined: self.inner.joined.clone(),
             boards: self.inner.boards.clone(),
             board: std::sync::OnceLock::new(),
@@ -817,7 +819,7 @@ impl Communicator {
             remote: None,
             started: Default::default(),
             one_host: std::sync::OnceLock::new(),
-            reported: AtomicU64::new(0),
+            reported: Default::default(),
             joined: self.inner.joined.clone(),
             boards: self.inner.boards.clone(),
             board: std::sync::OnceLock::new(),

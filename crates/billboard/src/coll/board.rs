@@ -441,7 +441,7 @@ impl Communicator {
 /// settings generation they were made under (above the low byte; 0: not made yet), and the
 /// algorithm (the low byte: 0 none, i + 1 algorithm i of the collective's switch).
 #[derive(Default)]
-pub(crate) struct BoardChoices([AtomicU64; 8]);
+pub(crate) struct BoardChoices([AtomicU64; 10]);
 
 #[cfg(test)]
 mod tests {

@@ -3,9 +3,11 @@
 //! all-to-all: correct, simple, and the reference for the billboard algorithms.
 //!
 //! Each is written once, as a schedule (`nonblocking.rs`): the `_raw` forms start it
-//! (MPI_Igatherv, ...), the blocking forms start it and wait.
+//! (MPI_Igatherv, ...), the blocking forms start it and wait; on one host the blocking forms
+//! run on the board where the table gives it (`board_*.rs`; the v-forms `board_parts.rs`).
 
-use super::board::in_blocking_call;
+use super::board::{in_blocking_call, Board};
+use super::board_parts::parts_fit;
 use super::select::{allgather_by, alltoall_pairwise, gather_by, AllgatherBy, Collective as Op, GatherBy};
 use crate::{Collective, Communicator, Error, Result};
 
@@ -63,6 +65,23 @@ impl Communicator {
         unsafe { self.ialltoallv_raw(send, recv) }?.wait()
     }
 
+    /// The board for a v-form of `what` in a blocking call, where the communicator's choice
+    /// gives it the board: alike in every rank whatever the lengths (a part that does not fit
+    /// a data area goes by message, `board_parts.rs`).
+    fn board_for_parts(&self, what: Op) -> Result<Option<&Board>> {
+        // Where ranks outnumber cores (a host fact, alike in every rank) the messages'
+        // algorithms unless forced: a part sent beside the board waits for its reader's turn on
+        // a core, and a scatterv reader for the root's (coll.c, 4 ranks on 2 cores, 2 rounds,
+        // us, messages vs board: gatherv 4 KiB 3.2 vs 6.6, 64 KiB 18 vs 36; alltoallv 4 KiB 12
+        // vs 38; scatterv 8 B 0.24 vs 0.70; the board won only the small gatherv and alltoallv,
+        // 8 B 1.0 vs 0.5 and 9.5 vs 3.8).
+        let forced = what.name_and_switch().1.forced().is_some();
+        if !parts_fit(self.size()) || (self.crowded() && !forced) {
+            return Ok(None);
+        }
+        Ok(self.board_for(what, 0, in_blocking_call())?.map(|(board, _)| board))
+    }
+
     /// Starts a [`Communicator::gatherv_bytes`] (MPI_Igatherv): `recv` is the root's buffer,
     /// its length and layout. The root's own part is copied at once (so `send` may lie in
     /// `recv`, MPI_IN_PLACE).
@@ -77,6 +96,20 @@ impl Communicator {
         root: usize,
     ) -> Result<Collective> {
         self.checked_world_rank(root)?;
+        if let Some(board) = self.board_for_parts(Op::Gather)? {
+            let recv = match (recv, self.rank() == root) {
+                (Some((buf, len, layout)), true) => {
+                    check_layout("gatherv", len, layout, self.size())?;
+                    Some((buf, layout))
+                }
+                (None, true) => {
+                    return Err(Error::InvalidArgument(format!("gatherv: root {root} must pass a receive buffer")))
+                }
+                (_, false) => None,
+            };
+            board.gatherv(self, (send, send_len), recv, root)?;
+            return Ok(Collective::finished(self));
+        }
         self.nonblocking(None, |plan| plan.gather(send, send_len, recv, root))
     }
 
@@ -93,6 +126,20 @@ impl Communicator {
         root: usize,
     ) -> Result<Collective> {
         self.checked_world_rank(root)?;
+        if let Some(board) = self.board_for_parts(Op::Scatter)? {
+            let send = match (send, self.rank() == root) {
+                (Some((buf, len, layout)), true) => {
+                    check_layout("scatterv", len, layout, self.size())?;
+                    Some((buf, layout))
+                }
+                (None, true) => {
+                    return Err(Error::InvalidArgument(format!("scatterv: root {root} must pass a send buffer")))
+                }
+                (_, false) => None,
+            };
+            board.scatterv(self, send, (recv, recv_len), root)?;
+            return Ok(Collective::finished(self));
+        }
         self.nonblocking(None, |plan| plan.scatter(send, recv, recv_len, root))
     }
 
@@ -223,7 +270,9 @@ impl Communicator {
             board.alltoall(self, (send.0, send.2), (recv.0, recv.2), part);
             return Ok(Collective::finished(self));
         }
-        self.ialltoallv_raw(send, recv)
+        // Parts of one length past the board's data area keep the messages' algorithms (the
+        // v-form's board would send each by message as well, without their rendezvous rule).
+        self.alltoallv_by_messages(send, recv)
     }
 
     /// Starts a [`Communicator::alltoallv_bytes`] (MPI_Ialltoallv): each side is a buffer,
@@ -242,6 +291,19 @@ impl Communicator {
         let n = self.size();
         check_layout("alltoall (send)", send.1, send.2, n)?;
         check_layout("alltoall (recv)", recv.1, recv.2, n)?;
+        if let Some(board) = self.board_for_parts(Op::Alltoall)? {
+            board.alltoallv(self, (send.0, send.2), (recv.0, recv.2))?;
+            return Ok(Collective::finished(self));
+        }
+        self.alltoallv_by_messages(send, recv)
+    }
+
+    /// [`Communicator::ialltoallv_raw`] by the messages' algorithms (layouts checked).
+    unsafe fn alltoallv_by_messages(
+        &self,
+        send: (*const u8, usize, Layout<'_>),
+        recv: (*mut u8, usize, Layout<'_>),
+    ) -> Result<Collective> {
         let pairwise = alltoall_pairwise(self, send.2.iter().map(|p| p.1).sum());
         self.nonblocking(None, |plan| match pairwise {
             true => plan.alltoall_pairwise(send, recv),

@@ -30,7 +30,10 @@ mod board_barrier;
 mod board_bcast;
 mod board_bcast_cells;
 mod board_gather;
+mod board_parts;
 mod board_reduce;
+mod board_reduce_scatter;
+mod board_scan;
 mod board_scatter;
 mod gather;
 mod gather_binomial;
@@ -41,12 +44,15 @@ mod neighbor;
 mod nonblocking;
 mod reduce;
 mod reduce_post;
+mod reduce_scatter;
+mod reduce_scatter_direct;
 mod reduce_split;
 mod rooted;
 mod scan;
 pub(crate) mod schedule;
 pub mod select;
 mod select_board;
+mod select_report;
 
 pub use crate::engine::sched::ReduceFn;
 pub use board::blocking;
@@ -71,3 +77,5 @@ pub(crate) const TAG_REDUCE: i32 = 11;
 /// The agreement of a communicator's board slot (`board.rs`).
 pub(crate) const TAG_BOARD: i32 = 12;
 pub(crate) const TAG_SCAN: i32 = 15;
+/// Parts of the board's v-forms too large for a data area (`board_parts.rs`).
+pub(crate) const TAG_PARTS: i32 = 16;

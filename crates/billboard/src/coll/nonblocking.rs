@@ -452,28 +452,30 @@ impl Communicator {
     }
 
     /// Starts a reduce-scatter (MPI_Ireduce_scatter): every rank's `len` bytes at `send`
-    /// reduced as `how` says, by the allreduce `select.rs` chooses (the hierarchy on several
-    /// hosts), and this rank's `part` (offset, length) of the result into `recv`.
+    /// reduced as `how` says, and this rank's block of the result (`blocks[rank]`: offset,
+    /// length; every rank's block in `blocks`) into `recv`: on one host, where the allreduce
+    /// would split the vector, each block straight to its owner in one round
+    /// (`reduce_scatter_direct.rs`); else by the allreduce `select.rs` chooses (the hierarchy
+    /// on several hosts), each rank keeping its block.
     ///
     /// # Safety
-    /// As for [`Communicator::iallreduce_raw`], with `part.1` bytes at `recv`.
+    /// As for [`Communicator::iallreduce_raw`], with this rank's block's length at `recv`.
     pub unsafe fn ireduce_scatter_raw(
         &self,
         send: *const u8,
         len: usize,
         recv: *mut u8,
-        (at, part): (usize, usize),
+        blocks: Layout<'_>,
         how: Reduction,
     ) -> Result<Collective> {
         let Reduction { op, elem, commutative } = how;
+        let (at, part) = blocks.get(self.rank()).copied().unwrap_or_default();
         if self.is_inter() {
             return self.inter_ireduce_scatter_raw(send, len, recv, (at, part), op);
         }
-        if at + part > len {
-            return Err(Error::InvalidArgument(format!(
-                "reduce_scatter: this rank's part [{at}, {}) lies beyond the {len}-byte result",
-                at + part
-            )));
+        check_layout("reduce_scatter", len, blocks, self.size())?;
+        if self.on_one_host() && reduce_by(self, len, false, commutative) == ReduceBy::Split {
+            return self.nonblocking(Some(op), |plan| plan.reduce_scatter_direct(send, recv, blocks, commutative));
         }
         self.nonblocking(Some(op), |plan| {
             let all = plan.scratch(len, None);

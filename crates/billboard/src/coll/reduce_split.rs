@@ -117,7 +117,7 @@ impl Plan<'_, '_> {
 
     /// Sends `len` bytes at `buf` to `to` as messages of at most [`REDUCE_SEGMENT`] bytes
     /// (at least one message, so an empty block still matches its receive).
-    fn send_segments(&mut self, to: usize, buf: *const u8, len: usize) -> Result<()> {
+    pub(super) fn send_segments(&mut self, to: usize, buf: *const u8, len: usize) -> Result<()> {
         for (at, l) in segments(len) {
             self.send(to, buf.wrapping_add(at), l)?;
         }
@@ -125,7 +125,7 @@ impl Plan<'_, '_> {
     }
 
     /// Receives what [`Plan::send_segments`] sends.
-    fn recv_segments(&mut self, from: usize, buf: *mut u8, len: usize) -> Result<()> {
+    pub(super) fn recv_segments(&mut self, from: usize, buf: *mut u8, len: usize) -> Result<()> {
         for (at, l) in segments(len) {
             self.recv(from, buf.wrapping_add(at), l)?;
         }

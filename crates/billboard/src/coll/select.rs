@@ -12,6 +12,8 @@
 //! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier`, `board` | one host: post; several hosts: hier |
 //! | alltoall(v) | `linear`, `pairwise`, `board` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
 //! | gather, scatter (parts of one length) | `linear`, `hier`, `binomial`, `board` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`; else linear |
+//! | reduce_scatter(_block) | `allreduce`, `board`, `board-cells` | the allreduce's row, each rank keeping its block (blocking forms on one host: the board, `select_board.rs`) |
+//! | scan, exscan | `chain`, `board` | a chain of messages in rank order (blocking forms on one host: the board; where ranks outnumber cores only up to `BB_SCAN_CROWDED_MAX` bytes) |
 //!
 //! The board (`board.rs`) comes first: a blocking form on one host whose posts fit a rank's
 //! board data area (2 KiB) runs there, and a broadcast of a few KiB where ranks outnumber
@@ -36,14 +38,18 @@
 //! hierarchical reduction of a non-commutative operator whose hosts' ranks are not consecutive
 //! runs flat (tree for reduce, doubling for allreduce), all keeping rank order.
 //!
-//! Gatherv and scatterv have one algorithm each, already a post per part: each rank posts its
-//! part to the root (gather), the root posts each part to its reader (scatter), all in one
-//! round (`nonblocking.rs`). Their lengths are known only at the root, so a leader could not
-//! forward them: they stay flat on several hosts; MPI_Gather and MPI_Scatter (every part of
+//! Gatherv and scatterv have one algorithm of messages each, already a post per part: each
+//! rank posts its part to the root (gather), the root posts each part to its reader (scatter),
+//! all in one round (`nonblocking.rs`); their blocking forms, and alltoallv's, run on the board
+//! where `BB_COLL_GATHER`, `_SCATTER` or `_ALLTOALL` gives it and every rank has a core, or
+//! where forced (`board_parts.rs`). Their lengths
+//! are known only at the root, so a leader could not forward them: they stay flat on several
+//! hosts; MPI_Gather and MPI_Scatter (every part of
 //! one length) go through the leaders. All-to-all stays flat too (pairwise when large).
 
 pub(crate) use super::select_board::{board_by, rendezvous_min};
-pub use super::select_board::{BCAST_CELLS_MAX, BOARD, RENDEZVOUS_MIN};
+pub use super::select_board::{BCAST_CELLS_MAX, BOARD, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX};
+pub(super) use super::select_report::report;
 use crate::tunables::{Effect, Switch, Tunable};
 use crate::{Communicator, Result};
 
@@ -525,10 +531,11 @@ pub(super) fn forced(switch: &Switch) -> Option<usize> {
 }
 
 /// Every switch, for `bbrun --info`.
-pub static SWITCHES: &[&Switch] = &[&BCAST, &BARRIER, &REDUCE, &ALLREDUCE, &ALLGATHER, &ALLTOALL, &GATHER, &SCATTER];
+pub static SWITCHES: &[&Switch] =
+    &[&BCAST, &BARRIER, &REDUCE, &ALLREDUCE, &ALLGATHER, &ALLTOALL, &GATHER, &SCATTER, &REDUCE_SCATTER, &SCAN];
 
 /// The collectives whose choices are reported, each with 8 bits of a communicator's report
-/// word (one per algorithm of its switch).
+/// words (one per algorithm of its switch).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Collective {
     Bcast,
@@ -539,6 +546,8 @@ pub(crate) enum Collective {
     Alltoall,
     Gather,
     Scatter,
+    ReduceScatter,
+    Scan,
 }
 
 impl Collective {
@@ -557,62 +566,8 @@ impl Collective {
             Collective::Alltoall => ("alltoall", &ALLTOALL),
             Collective::Gather => ("gather", &GATHER),
             Collective::Scatter => ("scatter", &SCATTER),
+            Collective::ReduceScatter => ("reduce_scatter", &REDUCE_SCATTER),
+            Collective::Scan => ("scan", &SCAN),
         }
-    }
-}
-
-/// What each algorithm does, in a few words, for the verbose report.
-fn what_it_does(what: Collective, algorithm: &str) -> &'static str {
-    use Collective::*;
-    match (what, algorithm) {
-        (Bcast, "post") => "the root posts once, every rank reads it",
-        (Barrier, "post") => "arrivals to rank 0, released by one post",
-        (Reduce, "post") => "every rank posts to the root, folded in the tree's order",
-        (Allreduce, "post") => "every rank posts to all, each folds in the tree's order",
-        (Allgather, "post") => "every rank posts its part to all",
-        (Allreduce, "tree") => "binomial tree and broadcast",
-        (Barrier, "board-leader") => "arrival lines read by rank 0, which posts the release line",
-        (_, "board") => "on the board: each rank posts once in its own lines, readers copy straight out",
-        (_, "board-cells") => "on the board in cells of one data area, the readers a few cells behind the poster",
-        (_, "tree") => "binomial tree",
-        (_, algorithm) => match algorithm {
-            "scatter-allgather" => "scatter then ring all-gather",
-            "hier" => "each host on its billboard, the hosts' leaders between hosts",
-            "dissemination" => "dissemination",
-            "split" => "blocks reduced by every rank",
-            "doubling" => "recursive doubling",
-            "ring" => "ring",
-            "gather-bcast" => "gather and broadcast",
-            "bruck" => "Bruck's rounds",
-            "linear" => "every part in one round",
-            "pairwise" => "pairwise exchange",
-            "binomial" => "subtrees' parts down a binomial tree",
-            _ => "",
-        },
-    }
-}
-
-/// Reports under `BB_VERBOSE` the first time `comm` chooses `algorithm` for `what` (for a
-/// message of `len` bytes): which algorithm, why it applies, and `note` (what was asked
-/// instead, if the switch asked for one that cannot apply).
-pub(super) fn report(comm: &Communicator, what: Collective, algorithm: &str, note: &str, len: usize) {
-    if crate::VERBOSE.get() == 0 {
-        return;
-    }
-    let (name, switch) = what.name_and_switch();
-    let index = switch.algorithms.iter().position(|&a| a == algorithm).unwrap_or(0);
-    let bit = what as u32 * 8 + index as u32;
-    if comm.first_report(bit) {
-        let host = if comm.on_one_host() { "one host" } else { "several hosts" };
-        let forced = switch.forced().is_some_and(|i| switch.algorithms[i] == algorithm);
-        let origin = if forced { "forced by" } else { "table; force with" };
-        crate::verbose(format_args!(
-            "{name} on a communicator of {} ranks ({host}, context {}), first at {len} bytes: {} \
-             ({algorithm}{note}; {origin} {})",
-            comm.size(),
-            comm.coll_context(),
-            what_it_does(what, algorithm),
-            switch.env
-        ));
     }
 }

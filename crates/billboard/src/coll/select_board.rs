@@ -4,16 +4,20 @@
 //!
 //! | algorithm | where, unforced |
 //! |---|---|
-//! | `board` | a rank posts at most one data area (2 KiB), `BB_BOARD=1` |
+//! | `board` | a rank posts at most one data area (2 KiB), `BB_BOARD=1`; a scan where ranks outnumber cores up to `BB_SCAN_CROWDED_MAX` bytes (`scan.rs`) |
 //! | `board-leader` | barrier, forced only |
-//! | `board-cells` | bcast past one data area up to `BB_BCAST_CELLS_MAX` bytes where ranks outnumber cores: cells of one data area, one epoch each (`board_bcast_cells.rs`) |
+//! | `board-cells` | bcast past one data area up to `BB_BCAST_CELLS_MAX` bytes where ranks outnumber cores: cells of one data area, one epoch each (`board_bcast_cells.rs`); reduce_scatter forced only (`board_reduce_scatter.rs`) |
+//!
+//! Reduce-scatter and the scans have no message algorithm of their own worth a table row:
+//! their switches ([`REDUCE_SCATTER`], [`SCAN`]) choose between the board and the message
+//! forms (the allreduce's table, the chain).
 //!
 //! And one protocol switch for the messages of the collectives' schedules on one host:
 //! `BB_COLL_RENDEZVOUS_MIN` ([`rendezvous_min`]).
 
 use super::board::DATA;
 use super::select::Collective;
-use crate::tunables::{Effect, Origin, Tunable};
+use crate::tunables::{Effect, Origin, Switch, Tunable};
 use crate::Communicator;
 
 pub static BOARD: Tunable = Tunable::new(
@@ -22,6 +26,35 @@ pub static BOARD: Tunable = Tunable::new(
     "1: the one-host table gives blocking collectives to the board (coll/board.rs: each rank posts once in its own \
      lines of the node segment, readers copy straight out) where a rank posts at most the board's 2 KiB data area, \
      0: only where BB_COLL_<NAME>=board forces it; figures in bench/README.md, \"The board\"",
+)
+.read_at(Effect::EachCollective);
+
+pub static REDUCE_SCATTER: Switch = Switch::new(
+    "BB_COLL_REDUCE_SCATTER",
+    &["allreduce", "board", "board-cells"],
+    "reduce_scatter(_block): allreduce = the allreduce the table chooses, each rank keeping its block, board = \
+     each rank posts its vector once on the board and folds its own block out of every rank's post, all ranks at \
+     once (blocking, one host, a vector of at most one data area, 2 KiB), board-cells = the same in cells of one \
+     data area, one epoch each (any length); unset: board within one data area (BB_BOARD=1), else allreduce",
+);
+
+pub static SCAN: Switch = Switch::new(
+    "BB_COLL_SCAN",
+    &["chain", "board"],
+    "scan and exscan: chain = each rank receives the prefix from the rank below, folds and sends it on, board = \
+     each rank posts its vector once on the board and folds the posts of the ranks below it in rank order \
+     (blocking, one host, a vector of at most one data area, 2 KiB); unset: board within one data area \
+     (BB_BOARD=1), else chain",
+);
+
+pub static SCAN_CROWDED_MAX: Tunable = Tunable::new(
+    "BB_SCAN_CROWDED_MAX",
+    112,
+    "largest scan or exscan (bytes) on one host whose ranks outnumber its cores that runs on the board, unforced \
+     (else the chain): past the header line's inline bytes a post takes a data area, of which a writer runs only 8 \
+     ahead; coll.c scan, 4 ranks on 2 cores, 3 rounds, us, chain vs board: 8 B 0.10-0.81 vs 0.51-0.56, 256 B \
+     0.13-0.89 vs 1.15-1.27, 1 KiB 0.16-0.98 vs 0.97-1.42 (with a core each the board wins at every size: 2 ranks, \
+     chrt, 1 KiB 0.39 vs 0.25)",
 )
 .read_at(Effect::EachCollective);
 

@@ -124,12 +124,12 @@ counted! {
     }
 }
 
-/// Reduce-scatter as a schedule: this rank's `part` (byte offset, length) of the reduction of
-/// every rank's `total` bytes.
+/// Reduce-scatter as a schedule: each rank's block of the reduction of every rank's `total`
+/// bytes (`blocks`: byte offset and length of each rank's).
 unsafe fn reduce_scatter(
     (sendbuf, recvbuf): (*const c_void, *mut c_void),
     total: usize,
-    part: (usize, usize),
+    blocks: &[(usize, usize)],
     (t, op): (MPI_Datatype, MPI_Op),
     c: &Communicator,
 ) -> Res<Started> {
@@ -137,8 +137,9 @@ unsafe fn reduce_scatter(
     let layout = datatype::layout(t)?;
     let how = reduction(op, t, &layout)?;
     let send = reduction_source(sendbuf, recvbuf, total)?;
-    let mut land = Landing::new(layout, instances(t, part.1)?, recvbuf, part.1)?;
-    Ok((c.ireduce_scatter_raw(send, total, land.ptr(), part, how)?, land.at_completion()))
+    let part = blocks.get(c.rank()).map_or(0, |b| b.1);
+    let mut land = Landing::new(layout, instances(t, part)?, recvbuf, part)?;
+    Ok((c.ireduce_scatter_raw(send, total, land.ptr(), blocks, how)?, land.at_completion()))
 }
 
 /// How many instances of `t` a reduction span of `len` bytes holds.
@@ -147,41 +148,49 @@ fn instances(t: MPI_Datatype, len: usize) -> Res<i64> {
     Ok((len / extent) as i64)
 }
 
-/// This rank's part of MPI_Reduce_scatter_block's result, and the result's length.
-fn block_part(c: &Communicator, recvcount: i64, t: MPI_Datatype) -> Res<((usize, usize), usize)> {
+/// Every rank's block of MPI_Reduce_scatter_block's result, and the result's length.
+fn block_part(c: &Communicator, recvcount: i64, t: MPI_Datatype) -> Res<(Vec<(usize, usize)>, usize)> {
     let part = datatype::layout(t)?.reduce_bytes(recvcount)?;
-    Ok(((c.rank() * part, part), part * c.size()))
+    Ok(((0..c.size()).map(|r| (r * part, part)).collect(), part * c.size()))
 }
 
-/// This rank's part of MPI_Reduce_scatter's result, and the result's length.
-unsafe fn varying_part(c: &Communicator, recvcounts: Ints, t: MPI_Datatype) -> Res<((usize, usize), usize)> {
+/// Every rank's block of MPI_Reduce_scatter's result, and the result's length.
+unsafe fn varying_part(c: &Communicator, recvcounts: Ints, t: MPI_Datatype) -> Res<(Vec<(usize, usize)>, usize)> {
     let layout = datatype::layout(t)?;
     layout.reduce_bytes(0)?;
     let parts = reduce_parts(c.size(), recvcounts, layout.extent() as usize)?;
-    Ok((parts[c.rank()], parts.last().map_or(0, |&(d, l)| d + l)))
+    let total = parts.last().map_or(0, |&(d, l)| d + l);
+    Ok((parts, total))
 }
 
 /// Reduce-scatter, blocking: the reduction's `total` bytes everywhere, this rank's `part` kept.
 /// (A direct form: the schedule's allocations cost more than the whole operation here.)
 unsafe fn reduce_scatter_now(
     (sendbuf, recvbuf): (*const c_void, *mut c_void),
-    ((d, l), total): ((usize, usize), usize),
+    (blocks, total): (Vec<(usize, usize)>, usize),
     (t, op): (MPI_Datatype, MPI_Op),
     c: &Communicator,
 ) -> Res {
-    if let Some(done) = inter_blocking(c, |c| reduce_scatter((sendbuf, recvbuf), total, (d, l), (t, op), c)) {
+    if let Some(done) = inter_blocking(c, |c| reduce_scatter((sendbuf, recvbuf), total, &blocks, (t, op), c)) {
         return done;
     }
-    // On several hosts (and wherever the table schedules the allreduce) the schedule's own
-    // choice runs: the hierarchy there.
-    if c.reduction_scheduled(total, false)? {
-        let (coll, done) = reduce_scatter((sendbuf, recvbuf), total, (d, l), (t, op), c)?;
+    // On several hosts (and wherever the table schedules the allreduce, and not the board)
+    // the schedule's own choice runs: the hierarchy there.
+    if c.reduce_scatter_scheduled(total)? {
+        let (coll, done) = reduce_scatter((sendbuf, recvbuf), total, &blocks, (t, op), c)?;
         return Scheduled { coll, done }.wait();
     }
+    let (d, l) = blocks[c.rank()];
+    let layout = datatype::layout(t)?;
+    let elem = layout.extent().max(1) as usize;
     let mut combine = combiner(op, t)?;
-    let mut all = vec![0u8; total];
-    with_contribution(sendbuf, recvbuf, total, |send| Ok(c.allreduce_bytes(send, &mut all, &mut combine)?))?;
-    datatype::layout(t)?.copy_data(instances(t, l)?, &all[d..d + l], slice_mut(recvbuf, l)?);
+    // In place the block lands at the start of the buffer the contribution lies in: the
+    // contribution is a copy (`with_contribution`).
+    let mut land = Landing::new(layout, instances(t, l)?, recvbuf, l)?;
+    with_contribution(sendbuf, recvbuf, total, |send| {
+        Ok(c.reduce_scatter_bytes(send, land.bytes(), (d, elem), &mut combine)?)
+    })?;
+    land.finish();
     Ok(())
 }
 
@@ -198,8 +207,8 @@ counted! {
 nonblocking!([PMPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block_c, PMPI_Reduce_scatter_block_init, PMPI_Reduce_scatter_block_init_c], (
     sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: Count, t: MPI_Datatype, op: MPI_Op,
 ), |c| {
-    let (part, total) = block_part(c, recvcount.into(), t)?;
-    reduce_scatter((sendbuf, recvbuf), total, part, (t, op), c)
+    let (blocks, total) = block_part(c, recvcount.into(), t)?;
+    reduce_scatter((sendbuf, recvbuf), total, &blocks, (t, op), c)
 });
 
 counted! {
@@ -222,8 +231,8 @@ counted! {
 nonblocking!([PMPI_Ireduce_scatter, PMPI_Ireduce_scatter_c, PMPI_Reduce_scatter_init, PMPI_Reduce_scatter_init_c], (
     sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const Count, t: MPI_Datatype, op: MPI_Op,
 ), |c| {
-    let (part, total) = varying_part(c, Count::ints(recvcounts), t)?;
-    reduce_scatter((sendbuf, recvbuf), total, part, (t, op), c)
+    let (blocks, total) = varying_part(c, Count::ints(recvcounts), t)?;
+    reduce_scatter((sendbuf, recvbuf), total, &blocks, (t, op), c)
 });
 
 /// Scan and exscan as a schedule.

@@ -1,0 +1,224 @@
+//! The v-forms on the board (gatherv, scatterv, all-to-allv: parts of any length, which only
+//! the two ranks of each part know): every part that fits a data area goes through the
+//! writer's lines, as the plain forms' parts do (`board_gather.rs`, `board_scatter.rs`,
+//! `board_alltoall.rs`); a part that does not goes by one message between its two ranks
+//! (tag [`TAG_PARTS`] on the collective context). Whether the board applies is the
+//! communicator's choice (the table, `BB_COLL_GATHER`, `_SCATTER`, `_ALLTOALL`), so every rank
+//! makes it alike whatever the lengths. All-gatherv's lengths are known to all: it runs
+//! `board_allgather.rs` where its largest part fits.
+//!
+//! Gatherv: a sender's part fits or not by its length, which the root knows too. Scatterv and
+//! all-to-allv: a poster packs several parts into one data area, and a reader does not know
+//! the lengths of the parts before its own, so the post opens with a table, one u32 per rank:
+//! where that rank's part starts in the post, or [`BY_MESSAGE`]. Parts are packed in rank
+//! order while they fit. Such a post always uses the data area (never the header line's
+//! inline bytes), so a reader who does not know its length knows where it lies.
+
+use super::board::{Board, DATA};
+use super::gather::Layout;
+use super::select::rendezvous_min;
+use super::TAG_PARTS;
+use crate::{wait_all, Communicator, Request, Result, SendMode, Source, TagMatch};
+
+/// A table entry: this part goes by message.
+const BY_MESSAGE: u32 = u32::MAX;
+
+/// How a part of `len` bytes goes by message: by rendezvous from the collectives' threshold
+/// (the receiver's single copy), as the schedules send theirs (`select_board.rs`,
+/// `BB_COLL_RENDEZVOUS_MIN`; coll.c gatherv 64 KiB, 2 ranks: 7.4 us eager, 4.1 by the
+/// schedule's rendezvous).
+fn mode(comm: &Communicator, len: usize) -> SendMode {
+    match len >= rendezvous_min(comm) {
+        true => SendMode::Synchronous,
+        false => SendMode::Standard,
+    }
+}
+
+/// Bytes of a post's table for `n` ranks.
+fn table_bytes(n: usize) -> usize {
+    4 * n
+}
+
+/// Whether a post of parts for `n` ranks leaves room for any part (alike in every rank).
+pub(crate) fn parts_fit(n: usize) -> bool {
+    table_bytes(n) < DATA
+}
+
+/// The table of a post that packs the parts of lengths `len(s)` for every rank `s` but
+/// `skip`, in rank order while they fit one data area.
+fn table(n: usize, skip: usize, len: impl Fn(usize) -> usize) -> Vec<u32> {
+    let mut at = table_bytes(n);
+    (0..n)
+        .map(|s| {
+            let l = len(s);
+            if s == skip || at + l > DATA {
+                return BY_MESSAGE;
+            }
+            at += l;
+            (at - l) as u32
+        })
+        .collect()
+}
+
+/// Writes `table` and the parts it places (rank s's at `from(s)`, `len(s)` bytes) at `to`.
+///
+/// # Safety
+/// `to` holds one data area; each part is readable.
+unsafe fn pack(to: *mut u8, table: &[u32], part: impl Fn(usize) -> (*const u8, usize)) {
+    for (s, &at) in table.iter().enumerate() {
+        std::ptr::copy_nonoverlapping(at.to_ne_bytes().as_ptr(), to.add(4 * s), 4);
+        if at != BY_MESSAGE {
+            let (from, len) = part(s);
+            std::ptr::copy_nonoverlapping(from, to.add(at as usize), len);
+        }
+    }
+}
+
+/// Where rank `me`'s part lies in `post` (a post of parts): its offset, or None (by message).
+fn entry(post: &[u8], me: usize) -> Option<usize> {
+    let at = u32::from_ne_bytes(post[4 * me..4 * me + 4].try_into().expect("four bytes"));
+    (at != BY_MESSAGE).then_some(at as usize)
+}
+
+impl Board {
+    /// Every rank's `send` into the root's `recv` at `layout[r]` (checked by the caller); the
+    /// root's own part may lie there already (in place).
+    ///
+    /// # Safety
+    /// `send` holds its length; at the root `recv` holds every part of `layout`. Both stay
+    /// valid, and untouched by the caller, for the call.
+    pub(crate) unsafe fn gatherv(
+        &self,
+        comm: &Communicator,
+        (send, len): (*const u8, usize),
+        recv: Option<(*mut u8, Layout<'_>)>,
+        root: usize,
+    ) -> Result<()> {
+        let (e, me, ctx) = (self.epoch(), self.rank(), comm.coll_context());
+        let Some((buf, layout)) = recv.filter(|_| me == root) else {
+            if len <= DATA {
+                self.post(comm, e, len, |to| std::ptr::copy_nonoverlapping(send, to, len));
+            }
+            self.finish(e);
+            if len > DATA {
+                comm.send_on(ctx, std::slice::from_raw_parts(send, len), root, TAG_PARTS, mode(comm, len))?;
+            }
+            return Ok(());
+        };
+        let large = |r: usize| r != me && layout[r].1 > DATA;
+        let mut messages = Vec::new();
+        for r in (0..self.size()).filter(|&r| large(r)) {
+            let (d, l) = layout[r];
+            messages.push(comm.irecv_on(ctx, buf.add(d), l, Source::Rank(r), TagMatch::Tag(TAG_PARTS), 0)?);
+        }
+        std::ptr::copy(send, buf.add(layout[me].0), len.min(layout[me].1));
+        for r in (0..self.size()).filter(|&r| r != me && !large(r)) {
+            let (d, l) = layout[r];
+            self.wait_for(comm, r, e);
+            std::ptr::copy_nonoverlapping(self.read(r, e, l).as_ptr(), buf.add(d), l);
+        }
+        self.finish(e);
+        wait_all(messages).map(drop)
+    }
+
+    /// The root's parts (`layout[r]` of `send`, checked by the caller) into each rank's `recv`
+    /// of `recv_len` bytes (a root in place passes 0: its part stays).
+    ///
+    /// # Safety
+    /// As for [`Board::gatherv`], the other way.
+    pub(crate) unsafe fn scatterv(
+        &self,
+        comm: &Communicator,
+        send: Option<(*const u8, Layout<'_>)>,
+        (recv, recv_len): (*mut u8, usize),
+        root: usize,
+    ) -> Result<()> {
+        let (e, me, n, ctx) = (self.epoch(), self.rank(), self.size(), comm.coll_context());
+        let Some((buf, layout)) = send.filter(|_| me == root) else {
+            self.wait_for(comm, root, e);
+            let post = self.read(root, e, DATA);
+            let at = entry(post, me);
+            if let Some(at) = at {
+                // The root's part has this length (MPI's rule); a mismatch reads no further
+                // than the post.
+                std::ptr::copy_nonoverlapping(post[at..].as_ptr(), recv, recv_len.min(DATA - at));
+            }
+            self.finish(e);
+            if at.is_none() {
+                let into = std::slice::from_raw_parts_mut(recv, recv_len);
+                comm.recv_on(ctx, into, Source::Rank(root), TagMatch::Tag(TAG_PARTS))?;
+            }
+            return Ok(());
+        };
+        let table = table(n, me, |s| layout[s].1);
+        self.post(comm, e, DATA, |to| pack(to, &table, |s| (buf.add(layout[s].0), layout[s].1)));
+        std::ptr::copy(buf.add(layout[me].0), recv, layout[me].1.min(recv_len));
+        self.finish(e);
+        for s in (0..n).filter(|&s| s != me && table[s] == BY_MESSAGE) {
+            let (d, l) = layout[s];
+            comm.send_on(ctx, std::slice::from_raw_parts(buf.add(d), l), s, TAG_PARTS, mode(comm, l))?;
+        }
+        Ok(())
+    }
+
+    /// Rank r's `send[out[s]]` into rank s's `recv[into[r]]`, for all r, s (layouts checked by
+    /// the caller).
+    ///
+    /// # Safety
+    /// The buffers hold every part of their layouts and stay valid, and untouched by the
+    /// caller, for the call.
+    pub(crate) unsafe fn alltoallv(
+        &self,
+        comm: &Communicator,
+        (send, out): (*const u8, Layout<'_>),
+        (recv, into): (*mut u8, Layout<'_>),
+    ) -> Result<()> {
+        let (e, me, n, ctx) = (self.epoch(), self.rank(), self.size(), comm.coll_context());
+        let table = table(n, me, |s| out[s].1);
+        self.post(comm, e, DATA, |to| pack(to, &table, |s| (send.add(out[s].0), out[s].1)));
+        let mut messages: Vec<Request<'_>> = Vec::new();
+        for s in (0..n).filter(|&s| s != me && table[s] == BY_MESSAGE) {
+            let (d, l) = out[s];
+            messages.push(comm.isend_on(ctx, send.add(d), l, s, TAG_PARTS, mode(comm, l), 0)?);
+        }
+        std::ptr::copy(send.add(out[me].0), recv.add(into[me].0), out[me].1.min(into[me].1));
+        // Starting after this rank spreads the readers over the writers' lines.
+        for r in (1..n).map(|k| (me + k) % n) {
+            let (d, l) = into[r];
+            self.wait_for(comm, r, e);
+            let post = self.read(r, e, DATA);
+            match entry(post, me) {
+                Some(at) => std::ptr::copy_nonoverlapping(post[at..].as_ptr(), recv.add(d), l.min(DATA - at)),
+                None => {
+                    messages.push(comm.irecv_on(ctx, recv.add(d), l, Source::Rank(r), TagMatch::Tag(TAG_PARTS), 0)?)
+                }
+            }
+        }
+        self.finish(e);
+        wait_all(messages).map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_are_packed_in_rank_order_while_they_fit_and_the_rest_go_by_message() {
+        let lens = [100, 0, DATA, 7, DATA / 2, DATA / 2];
+        let t = table(6, 3, |s| lens[s]);
+        let head = table_bytes(6) as u32;
+        // Rank 2's part does not fit; rank 3 is the poster (its part stays home); rank 4's
+        // fits after it, rank 5's no longer does.
+        assert_eq!(t, vec![head, head + 100, BY_MESSAGE, BY_MESSAGE, head + 100, BY_MESSAGE]);
+        let mut post = vec![0u8; DATA];
+        let parts: Vec<Vec<u8>> = lens.iter().enumerate().map(|(s, &l)| vec![s as u8 + 1; l]).collect();
+        // SAFETY: `post` holds one data area; every part is readable.
+        unsafe { pack(post.as_mut_ptr(), &t, |s| (parts[s].as_ptr(), parts[s].len())) };
+        assert_eq!(entry(&post, 0), Some(head as usize));
+        assert_eq!(entry(&post, 2), None);
+        let at = entry(&post, 4).expect("rank 4's part is in the post");
+        assert_eq!(&post[at..at + DATA / 2], &parts[4][..]);
+        assert!(parts_fit(8) && !parts_fit(DATA / 4));
+    }
+}
