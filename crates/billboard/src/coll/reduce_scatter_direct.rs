@@ -10,7 +10,6 @@
 
 use super::gather::Layout;
 use super::nonblocking::Plan;
-use crate::engine::sched::Local;
 use crate::Result;
 
 impl Plan<'_, '_> {
@@ -23,38 +22,12 @@ impl Plan<'_, '_> {
         blocks: Layout<'_>,
         commutative: bool,
     ) -> Result<()> {
-        let (me, n) = (self.rank(), self.size());
-        let (mine, size) = blocks[me];
+        let mine = blocks[self.rank()].0;
         // In place the receives below land on the vector still being sent: send a copy.
         let len = blocks.iter().map(|&(d, l)| d + l).max().unwrap_or(0);
         let send = if std::ptr::eq(send, recv) { self.scratch(len, Some(send)) as *const u8 } else { send };
-        for k in (0..n).filter(|&k| k != me) {
-            let (d, l) = blocks[k];
-            // Blocks lie inside the vector the caller lends; only the engine dereferences it.
-            self.send_segments(k, send.wrapping_add(d), l)?;
-        }
         let own = send.wrapping_add(mine);
-        let first = if commutative { (me + 1) % n } else { n - 1 };
-        let mut parts = Vec::with_capacity(n);
-        for k in 0..n {
-            if k == me {
-                parts.push(own);
-            } else if k == first {
-                self.recv_segments(k, recv, size)?;
-                parts.push(recv);
-            } else {
-                let part = self.scratch(size, None);
-                self.recv_segments(k, part, size)?;
-                parts.push(part);
-            }
-        }
-        // An empty block has nothing to fold (a user's function may not expect a count of 0).
-        if first == me && size > 0 {
-            self.then(Local::Copy { from: own, to: recv, len: size });
-        }
-        for k in (0..n).rev().filter(|&k| k != first && size > 0) {
-            self.then(Local::Combine { from: parts[k], into: recv, len: size });
-        }
+        self.fold_own_block(send, own, recv, &|k| blocks[k], commutative)?;
         self.end_round();
         Ok(())
     }

@@ -49,26 +49,8 @@ impl Plan<'_, '_> {
         };
         let acc = if keeps_result { recv.wrapping_add(mine) } else { self.scratch(size, None) };
 
-        // Round 1: every block to its owner; the blocks of this one come in.
-        for k in (0..n).filter(|&k| k != me) {
-            let (d, l) = at(k);
-            self.send_segments(k, send.wrapping_add(d), l)?;
-        }
-        // The fold starts from the last rank's block (any block, if the order does not matter).
-        let first = if commutative { (me + 1) % n } else { n - 1 };
-        let mut parts = Vec::with_capacity(n);
-        for k in 0..n {
-            if k == me {
-                parts.push(own);
-            } else if k == first {
-                self.recv_segments(k, acc, size)?;
-                parts.push(acc);
-            } else {
-                let part = self.scratch(size, None);
-                self.recv_segments(k, part, size)?;
-                parts.push(part);
-            }
-        }
+        // Round 1: every block to its owner; the blocks of this one come in and fold.
+        self.fold_own_block(send, own, acc, &at, commutative)?;
         // Where ranks outnumber cores, a reduce's root takes the reduced blocks in this round
         // too (they follow each rank's part of its block, in order), so they land in place
         // instead of in the unexpected queue while the root waits for a core (4 ranks on 2
@@ -78,14 +60,6 @@ impl Plan<'_, '_> {
         let gather_now = self.crowded && root == Some(me) && !std::ptr::eq(send, recv);
         if gather_now {
             self.gather_blocks(recv, at)?;
-        }
-        // An empty block (fewer elements than ranks) has nothing to fold: the operator is not
-        // called on it (a user's function may not expect a count of 0).
-        if first == me && size > 0 {
-            self.then(Local::Copy { from: own, to: acc, len: size });
-        }
-        for k in (0..n).rev().filter(|&k| k != first && size > 0) {
-            self.then(Local::Combine { from: parts[k], into: acc, len: size });
         }
         self.end_round();
 
@@ -102,6 +76,49 @@ impl Plan<'_, '_> {
             }
         }
         self.end_round();
+        Ok(())
+    }
+
+    /// The direct round of a reduce-scatter (not closed): every other rank gets its block
+    /// (`at(k)`: offset and length) of this rank's `send`, and this rank's block of every
+    /// rank's vector is folded into `acc`, `own` being its own contribution. The fold starts
+    /// from the last rank's block (any block, if the order does not matter), so it lands
+    /// straight in `acc`; an empty block (fewer elements than ranks) has nothing to fold: the
+    /// operator is not called on it (a user's function may not expect a count of 0).
+    pub(super) fn fold_own_block(
+        &mut self,
+        send: *const u8,
+        own: *const u8,
+        acc: *mut u8,
+        at: &impl Fn(usize) -> (usize, usize),
+        commutative: bool,
+    ) -> Result<()> {
+        let (me, n) = (self.rank(), self.size());
+        let size = at(me).1;
+        for k in (0..n).filter(|&k| k != me) {
+            let (d, l) = at(k);
+            self.send_segments(k, send.wrapping_add(d), l)?;
+        }
+        let first = if commutative { (me + 1) % n } else { n - 1 };
+        let mut parts = Vec::with_capacity(n);
+        for k in 0..n {
+            if k == me {
+                parts.push(own);
+            } else if k == first {
+                self.recv_segments(k, acc, size)?;
+                parts.push(acc);
+            } else {
+                let part = self.scratch(size, None);
+                self.recv_segments(k, part, size)?;
+                parts.push(part);
+            }
+        }
+        if first == me && size > 0 {
+            self.then(Local::Copy { from: own, to: acc, len: size });
+        }
+        for k in (0..n).rev().filter(|&k| k != first && size > 0) {
+            self.then(Local::Combine { from: parts[k], into: acc, len: size });
+        }
         Ok(())
     }
 

@@ -8,7 +8,7 @@
 
 use super::rma::{Buf, Call};
 use super::target::Kind;
-use super::{direct, shm_sync, Epoch};
+use super::{direct, shm_sync, Epoch, Win};
 use crate::abi::*;
 use crate::error::Res;
 use crate::state::Mpi;
@@ -41,12 +41,8 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
         Epoch::Access(group) if group.contains(&target) => {}
         _ => return None,
     }
-    let (window, unit) = w.peers[target];
-    let offset = usize::try_from(c.disp).ok()?.checked_mul(unit as usize)?;
     let bytes = count.checked_mul(size)?;
-    if offset.checked_add(bytes)? > window {
-        return None;
-    }
+    let offset = inside(w, target, c.disp, bytes)?;
     let at = seg.part(target).0.add(offset);
     match c.kind {
         Kind::Put => {
@@ -155,12 +151,8 @@ pub(super) unsafe fn issue_to_handler(m: &mut Mpi, win: MPI_Win, c: &Call) -> Op
         Epoch::Access(group) if group.contains(&target) => {}
         _ => return None,
     }
-    let (window, unit) = w.peers[target];
-    let offset = usize::try_from(c.disp).ok()?.checked_mul(unit as usize)?;
     let bytes = count.checked_mul(size)?;
-    if offset.checked_add(bytes)? > window {
-        return None;
-    }
+    let offset = inside(w, target, c.disp, bytes)?;
     // The request (`serve.rs`): its two words, the operation's eight (`target.rs`), one block,
     // then the origin data and the compare data.
     let data_len = bytes * (origin.is_some() as usize + c.compare.is_some() as usize);
@@ -199,6 +191,14 @@ pub(super) unsafe fn issue_to_handler(m: &mut Mpi, win: MPI_Win, c: &Call) -> Op
 /// # Safety
 /// As for `copy_nonoverlapping`.
 #[inline(always)]
+/// The byte offset in `target`'s part of `bytes` bytes at displacement `disp`, if they lie
+/// inside it (else the checked path reports the error).
+fn inside(w: &Win, target: usize, disp: MPI_Aint, bytes: usize) -> Option<usize> {
+    let (window, unit) = w.peers[target];
+    let offset = usize::try_from(disp).ok()?.checked_mul(unit as usize)?;
+    (offset.checked_add(bytes)? <= window).then_some(offset)
+}
+
 unsafe fn copy(from: *const u8, to: *mut u8, bytes: usize) {
     if bytes == 8 {
         (to as *mut u64).write_unaligned((from as *const u64).read_unaligned());
