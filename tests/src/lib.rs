@@ -36,14 +36,33 @@ pub fn binary(name: &str) -> PathBuf {
     path
 }
 
-/// Files of ours in /dev/shm (`bb-*`).
+/// Files of ours in /dev/shm (`bb-*`), but those of jobs still running: a test compares the
+/// files before and after its own job, and on a shared machine another engineer's job may be
+/// mapping its segment just then (its name holds a live process: `bb-USER-PIDxRANDOM-...` of a
+/// job's segment, PID its bbrun's; `bb-win-PID-...` of a window, PID a rank's). A leftover of
+/// the test's own job names a process that has ended.
 pub fn shm_files() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
         .unwrap_or_default();
-    v.retain(|n| n.starts_with("bb-"));
+    v.retain(|n| n.starts_with("bb-") && !owner(n).is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists()));
     v.sort();
     v
+}
+
+/// The process a `/dev/shm` name of ours holds: the digits before the `x` of a job id
+/// (`PIDxRANDOM`), or a part of digits alone after `bb-win-` / `bb-test-bell-`.
+fn owner(name: &str) -> Option<u32> {
+    let parts: Vec<&str> = name.split('-').collect();
+    let job = parts.iter().find_map(|p| {
+        let (pid, rest) = p.split_once('x')?;
+        (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) && !rest.is_empty()).then_some(pid)
+    });
+    let plain = || match parts.as_slice() {
+        ["bb", "win", pid, ..] | ["bb", "test", "bell", pid, ..] => Some(*pid),
+        _ => None,
+    };
+    job.or_else(plain)?.parse().ok()
 }
 
 /// Pids of live processes whose command line contains `needle` (zombies excluded).
@@ -358,4 +377,18 @@ impl Drop for Netns {
 fn ip(args: &[&str]) {
     let out = Command::new("ip").args(args).output().expect("run ip");
     assert!(out.status.success(), "ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+}
+
+#[cfg(test)]
+mod owner_tests {
+    use super::owner;
+
+    #[test]
+    fn a_shm_name_tells_the_process_whose_job_or_window_it_is() {
+        assert_eq!(owner("bb-root-12345x0badf00d-1234abcd"), Some(12345));
+        assert_eq!(owner("bb-some-user-77x00000001c2-deadbeef"), Some(77));
+        assert_eq!(owner("bb-win-4321-0000abcd"), Some(4321));
+        assert_eq!(owner("bb-test-bell-99"), Some(99));
+        assert_eq!(owner("bb-other"), None);
+    }
 }
