@@ -51,7 +51,7 @@ pub fn shm_files() -> Vec<String> {
 }
 
 /// The process a `/dev/shm` name of ours holds: the digits before the `x` of a job id
-/// (`PIDxRANDOM`), or a part of digits alone after `bb-win-` / `bb-test-bell-`.
+/// (`PIDxRANDOM`), or the part of digits after `bb-win-`.
 fn owner(name: &str) -> Option<u32> {
     let parts: Vec<&str> = name.split('-').collect();
     let job = parts.iter().find_map(|p| {
@@ -59,7 +59,7 @@ fn owner(name: &str) -> Option<u32> {
         (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) && !rest.is_empty()).then_some(pid)
     });
     let plain = || match parts.as_slice() {
-        ["bb", "win", pid, ..] | ["bb", "test", "bell", pid, ..] => Some(*pid),
+        ["bb", "win", pid, ..] => Some(*pid),
         _ => None,
     };
     job.or_else(plain)?.parse().ok()
@@ -388,7 +388,6 @@ mod owner_tests {
         assert_eq!(owner("bb-root-12345x0badf00d-1234abcd"), Some(12345));
         assert_eq!(owner("bb-some-user-77x00000001c2-deadbeef"), Some(77));
         assert_eq!(owner("bb-win-4321-0000abcd"), Some(4321));
-        assert_eq!(owner("bb-test-bell-99"), Some(99));
         assert_eq!(owner("bb-other"), None);
     }
 }
