@@ -272,20 +272,6 @@ DEF_LOC(ii, int, int)
 DEF_LOC(si, short, int)
 DEF_LOC(ldi, long double, int)
 
-/* A non-commutative user op on (first, last, ok) triples: (a..b) . (c..d) = (a..d) iff b+1 == c. */
-typedef struct {
-    int first, last, ok;
-} seg_t;
-static void seg_op(void *invec, void *inoutvec, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    seg_t *a = invec, *b = inoutvec;
-    for (int i = 0; i < *len; i++) {
-        int ok = a[i].ok && b[i].ok && a[i].last + 1 == b[i].first;
-        b[i].first = a[i].first;
-        b[i].ok = ok;
-    }
-}
 static int sum_calls;
 static void isum_op(void *invec, void *inoutvec, int *len, MPI_Datatype *dt)
 {

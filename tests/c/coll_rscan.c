@@ -12,20 +12,6 @@ static int rank, n;
 static const int sizes[] = {0, 1, 5, 100, 1000, 20000};
 enum { NSIZES = sizeof sizes / sizeof *sizes, HOLE = -7, UNSET = -99 };
 
-/* (first..last) segments: (a..b) . (c..d) = (a..d), ok only if b + 1 == c: associative, not
- * commutative, so any fold out of rank order shows. */
-typedef struct {
-    int first, last, ok;
-} seg_t;
-static void seg_op(void *invec, void *inoutvec, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    seg_t *a = invec, *b = inoutvec;
-    for (int i = 0; i < *len; i++) {
-        b[i].ok = a[i].ok && b[i].ok && a[i].last + 1 == b[i].first;
-        b[i].first = a[i].first;
-    }
-}
 /* A sum over the vector type (MPI_SUM is for predefined types only). */
 static void vsum_op(void *invec, void *inoutvec, int *len, MPI_Datatype *dt)
 {

@@ -160,4 +160,20 @@ static void t_wait_bounded(MPI_Request *req, MPI_Status *st, double secs, const 
 /* Deterministic test pattern. */
 static inline unsigned char t_byte(long i, int seed) { return (unsigned char)((i * 131 + seed * 7 + (i >> 8)) & 0xff); }
 
+/* A non-commutative user op on (first, last, ok) triples of ranks or indices:
+ * (a..b) . (c..d) = (a..d), ok only if b + 1 == c: associative, not commutative, so any fold
+ * out of rank order shows (coll_reduce.c, coll_rscan.c). */
+typedef struct {
+    int first, last, ok;
+} seg_t;
+static inline void seg_op(void *invec, void *inoutvec, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    seg_t *a = invec, *b = inoutvec;
+    for (int i = 0; i < *len; i++) {
+        b[i].ok = a[i].ok && b[i].ok && a[i].last + 1 == b[i].first;
+        b[i].first = a[i].first;
+    }
+}
+
 #endif
