@@ -354,3 +354,34 @@ fn the_job_secret_reaches_every_rank_and_no_command_line() {
     assert_ne!(words[0], secret);
     assert_eq!(words[1..], ["localhost", "0"]);
 }
+
+#[test]
+fn variables_given_with_x_and_genv_reach_ranks_on_every_host() {
+    let Some(ns) = Netns::create(2) else { return };
+    let list = format!("localhost,{}", ns.names.join(","));
+    let script = "echo $PMI_RANK:$BB_HOST:$ONE:$TWO:$THREE";
+    let args = [
+        "--host",
+        &list,
+        "--tag-output",
+        "-x",
+        "ONE=1",
+        "-genv",
+        "TWO",
+        "-2 two",
+        "-env",
+        "THREE",
+        "",
+        "sh",
+        "-c",
+        script,
+    ];
+    let job = bbrun(&args, b"");
+    job.assert_success();
+    let stdout = job.stdout();
+    let mut lines: Vec<&str> = stdout.lines().collect();
+    lines.sort();
+    let hosts = ["localhost", &ns.names[0], &ns.names[1]];
+    let expect: Vec<String> = (0..3).map(|r| format!("[{r}] {r}:{}:1:-2 two:", hosts[r])).collect();
+    assert_eq!(lines, expect);
+}

@@ -78,6 +78,15 @@ struct Cli {
     /// List every tunable (BB_...) with its value and origin, then exit
     #[arg(long)]
     info: bool,
+    /// Give every rank NAME=VALUE, or NAME with its value here (Open MPI's `-x`)
+    #[arg(short = 'x', value_name = "NAME[=VALUE]")]
+    export: Vec<String>,
+    /// Give every rank NAME=VALUE (MPICH's `-genv NAME VALUE`; `-env` works too)
+    #[arg(long, num_args = 2, value_names = ["NAME", "VALUE"])]
+    genv: Vec<String>,
+    /// Pass the whole environment (the default; MPICH's `-genvall`, `-envall`)
+    #[arg(long, hide = true)]
+    genvall: bool,
     /// The program to run, then its arguments
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROGRAM [ARGS]")]
     command: Vec<OsString>,
@@ -87,6 +96,13 @@ fn main() {
     let cli = Cli::parse_from(single_dash_options(std::env::args_os()));
     if cli.agent {
         std::process::exit(agent::main());
+    }
+    match rank_environment(&cli) {
+        Ok(vars) => vars.into_iter().for_each(|(name, value)| std::env::set_var(name, value)),
+        Err(e) => {
+            eprintln!("bbrun: {e}");
+            std::process::exit(2);
+        }
     }
     if cli.info {
         info::print();
@@ -161,6 +177,31 @@ fn placement(cli: &Cli) -> Result<Placement, String> {
     hosts::place(&hosts, cli.ppn, cli.ranks)
 }
 
+/// The variables of `-x` and `-genv`, checked. `main` puts them into bbrun's own environment
+/// before any thread or rank starts: every rank inherits it here, remote hosts get it forwarded
+/// (`agent_link::forwarded_env`), spawned children too, and a `BB_` tunable given this way
+/// steers bbrun as it would from the shell.
+fn rank_environment(cli: &Cli) -> Result<Vec<(String, String)>, String> {
+    let mut vars = Vec::new();
+    for item in &cli.export {
+        vars.push(match item.split_once('=') {
+            Some((name, value)) => (name.to_owned(), value.to_owned()),
+            None => {
+                let value = std::env::var(item)
+                    .map_err(|_| format!("-x {item}: {item} is not set here (give -x {item}=VALUE)"))?;
+                (item.clone(), value)
+            }
+        });
+    }
+    vars.extend(cli.genv.chunks(2).map(|pair| (pair[0].clone(), pair[1].clone())));
+    match vars.iter().find(|(name, _)| name.is_empty() || name.contains('=')) {
+        Some((name, _)) => {
+            Err(format!("cannot give ranks the variable {name:?}: a name is not empty and holds no '='"))
+        }
+        None => Ok(vars),
+    }
+}
+
 /// `{our pid}x{32 random bits}`: unique on this host while we live, and not guessable, so no
 /// other job's `/dev/shm` names collide with ours.
 fn new_jobid() -> String {
@@ -172,8 +213,12 @@ fn new_jobid() -> String {
 /// MPICH and Open MPI spell options with one dash (`-np`, `-ppn`, `-hosts`, `-f`); clap reads
 /// `-np` as `-n p`. Rewrites those that come before the program into the forms clap knows,
 /// leaving the program's own arguments alone.
-const SINGLE_DASH: [(&str, &str); 8] = [
+const SINGLE_DASH: [(&str, &str); 12] = [
     ("-np", "-n"),
+    ("-genv", "--genv"),
+    ("-env", "--genv"),
+    ("-genvall", "--genvall"),
+    ("-envall", "--genvall"),
     ("-ppn", "--ppn"),
     ("-host", "--host"),
     ("-hosts", "--host"),
@@ -183,9 +228,19 @@ const SINGLE_DASH: [(&str, &str); 8] = [
     ("-launcher", "--launcher"),
 ];
 
-/// Options followed by a value (which may start with `-` and must not be rewritten).
-const TAKES_VALUE: [&str; 8] =
-    ["-n", "--np", "--ppn", "--host", "--hosts", "--hostfile", "--machinefile", "--launcher"];
+/// Options followed by values (which may start with `-` and must not be rewritten), and how many.
+const TAKES_VALUES: [(&str, usize); 10] = [
+    ("-n", 1),
+    ("--np", 1),
+    ("--ppn", 1),
+    ("--host", 1),
+    ("--hosts", 1),
+    ("--hostfile", 1),
+    ("--machinefile", 1),
+    ("--launcher", 1),
+    ("-x", 1),
+    ("--genv", 2),
+];
 
 fn single_dash_options(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
     let mut args = args.into_iter();
@@ -207,8 +262,9 @@ fn single_dash_options(args: impl IntoIterator<Item = OsString>) -> Vec<OsString
             (Some(_), Some(v)) => format!("{name}={v}").into(),
             (Some(_), None) => name.into(),
         });
-        if value.is_none() && TAKES_VALUE.contains(&name) {
-            out.extend(args.next());
+        if value.is_none() {
+            let count = TAKES_VALUES.iter().find(|(n, _)| *n == name).map_or(0, |(_, c)| *c);
+            out.extend(args.by_ref().take(count));
         }
     }
     out.extend(args);
@@ -264,6 +320,26 @@ mod tests {
         assert_eq!(
             placement(&cli).unwrap_err(),
             "cannot read hostfile hosts.txt: No such file or directory (os error 2)"
+        );
+    }
+
+    #[test]
+    fn environment_options_of_open_mpi_and_mpich() {
+        let args =
+            ["bbrun", "-x", "A=1", "-genv", "B", "-two", "-env", "C", "3", "-x", "=4", "-envall", "prog", "-x", "y"];
+        let cli = Cli::parse_from(rewrite(&args));
+        assert_eq!(cli.export, ["A=1", "=4"]);
+        assert_eq!(cli.genv, ["B", "-two", "C", "3"]);
+        assert!(cli.genvall);
+        assert_eq!(cli.command, ["prog", "-x", "y"]);
+        assert!(rank_environment(&cli).unwrap_err().starts_with("cannot give ranks the variable \"\""));
+        let cli = Cli::parse_from(rewrite(&["bbrun", "-x", "PATH", "-genv", "E", "", "prog"]));
+        let path = std::env::var("PATH").unwrap();
+        assert_eq!(rank_environment(&cli).unwrap(), [("PATH".into(), path), ("E".into(), String::new())]);
+        let cli = Cli::parse_from(["bbrun", "-x", "BB_TEST_SURELY_UNSET_42", "prog"]);
+        assert_eq!(
+            rank_environment(&cli).unwrap_err(),
+            "-x BB_TEST_SURELY_UNSET_42: BB_TEST_SURELY_UNSET_42 is not set here (give -x BB_TEST_SURELY_UNSET_42=VALUE)"
         );
     }
 

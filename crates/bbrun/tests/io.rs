@@ -19,6 +19,30 @@ fn tag_output_prefixes_every_line_with_the_rank() {
     assert_eq!(out.stdout.lines().count(), 9, "{}", out.stdout);
 }
 
+/// Open MPI's `-x NAME=VALUE` and `-x NAME`, MPICH's `-genv`/`-env NAME VALUE`: every rank gets
+/// the variable, the program's own `-x` stays its argument, and a name without a value here is
+/// a usage error naming it.
+#[test]
+fn environment_options_give_every_rank_the_variables() {
+    let script = "echo $PMI_RANK $ONE $TWO $THREE $HOME";
+    let mut a: Vec<String> =
+        ["-x", "ONE=1", "-x", "HOME", "-genv", "TWO", "2", "-env", "THREE", "-3"].map(String::from).into();
+    a.extend(sh(2, script));
+    a.extend(["-x".to_string(), "ignored".to_string()]);
+    let out = bbrun_env(&args(&a), &[("HOME", "/home/here")], None, |_| {});
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let mut lines: Vec<&str> = out.stdout.lines().collect();
+    lines.sort();
+    assert_eq!(lines, ["0 1 2 -3 /home/here", "1 1 2 -3 /home/here"]);
+    let out = bbrun(&["-x", "BB_SURELY_UNSET_VARIABLE", "true"], None);
+    assert_eq!(out.code, Some(2));
+    assert!(
+        out.stderr.contains("-x BB_SURELY_UNSET_VARIABLE: BB_SURELY_UNSET_VARIABLE is not set here"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn untagged_output_is_passed_as_is() {
     let out = bbrun(&args(&sh(1, "echo a; printf b; echo c >&2")), None);
