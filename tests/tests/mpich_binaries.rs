@@ -1,8 +1,9 @@
 //! Real Debian binaries built for MPICH, run unchanged on Billboard's MPI library through
 //! `dist/bin/bbrun` (which puts `dist/lib`, with `libmpich.so.12`, first on the library path):
 //! NetPIPE (`netpipe-mpich2`) and ScaLAPACK's LU tests (`scalapack-mpi-test`), the runs of
-//! seed 001, BAGEL (`bagel`), a C++ quantum chemistry program, and NWChem (`nwchem-mpich`),
-//! whose Global Arrays run on MPI one-sided communication (ARMCI-MPI). Skipped, saying why,
+//! seed 001, BAGEL (`bagel`), a C++ quantum chemistry program, NWChem (`nwchem-mpich`),
+//! whose Global Arrays run on MPI one-sided communication (ARMCI-MPI), and MOCASSIN
+//! (`mocassin`, Fortran); and a profiling tool built for MPICH (PMPI). Skipped, saying why,
 //! when the packages or `dist/` are missing (`scripts/test.sh` installs the packages and builds
 //! `dist/`).
 
@@ -20,12 +21,12 @@ fn bbrun() -> Option<PathBuf> {
 
 /// Runs `bbrun -n N program args` in `dir` under a timeout; returns stdout+stderr.
 fn run(n: usize, program: &Path, args: &[&str], dir: &Path, timeout: Duration) -> (bool, String) {
-    run_with(n, program, args, dir, timeout, &[])
+    run_with(n, program, args, dir, timeout, &[], &[])
 }
 
 /// [`run`] with environment variables for the ranks, under a 300 s timeout.
 fn run_env(n: usize, program: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)]) -> (bool, String) {
-    run_with(n, program, args, dir, Duration::from_secs(300), env)
+    run_with(n, program, args, dir, Duration::from_secs(300), env, &[])
 }
 
 fn run_with(
@@ -35,6 +36,7 @@ fn run_with(
     dir: &Path,
     timeout: Duration,
     env: &[(&str, &str)],
+    options: &[&str],
 ) -> (bool, String) {
     let shm_before = shm_files();
     let out = Command::new("timeout")
@@ -43,6 +45,7 @@ fn run_with(
         .arg("5")
         .arg(timeout.as_secs().to_string())
         .arg(bbrun().expect("checked"))
+        .args(options)
         .arg("-n")
         .arg(n.to_string())
         .arg(program)
@@ -273,6 +276,116 @@ fn a_program_built_for_mpich_runs_on_billboard_under_mpichs_own_hydra() {
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let _ = std::fs::remove_dir_all(&dir);
     assert!(out.status.success() && text.contains("PASS p2p_basic"), "under Hydra:\n{text}");
+}
+
+/// MOCASSIN (`mocassin`), a Fortran Monte Carlo photoionisation code built for MPICH: each rank
+/// follows its share of the energy packets and MPI_Allreduce sums the grids and the escaped
+/// energy, which must come back as the star's luminosity (its seeds come from the clock, so
+/// runs differ in the noise, not in that balance). The dust benchmark `p0tau1`, shortened.
+#[test]
+fn mocassin_built_for_mpich_conserves_the_energy_on_billboard() {
+    let bench = Path::new("/usr/share/mocassin/benchmarks/dust/1D/p0tau1");
+    let (Some(_), Ok(mocassin), true) = (bbrun(), which("mocassin"), bench.is_dir()) else {
+        return skip("MOCASSIN", "needs dist/ (make) and apt-get install mocassin mocassin-benchmarks");
+    };
+    let dir = std::env::temp_dir().join(format!("bb-mocassin-{}", std::process::id()));
+    let input = dir.join("input");
+    std::fs::create_dir_all(&input).unwrap();
+    for file in std::fs::read_dir(bench).unwrap() {
+        let file = file.unwrap().path();
+        std::fs::copy(&file, input.join(file.file_name().unwrap())).unwrap();
+    }
+    let text = std::fs::read_to_string(input.join("input.in")).unwrap();
+    let short: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("autoPackets"))
+        .map(|l| if l.starts_with("nPhotons") { "nPhotons 20000" } else { l })
+        .map(|l| if l.starts_with("maxIterateMC") { "maxIterateMC 3 95." } else { l })
+        .collect();
+    std::fs::write(input.join("input.in"), short.join("\n") + "\n").unwrap();
+    for n in [2, 3] {
+        let _ = std::fs::remove_dir_all(dir.join("output"));
+        std::fs::create_dir_all(dir.join("output")).unwrap();
+        let (ok, text) = run(n, &mocassin, &[], &dir, Duration::from_secs(120));
+        assert!(ok && text.contains("end simulation reached - clean exit"), "MOCASSIN on {n} ranks:\n{text}");
+        // "Total energy radiated out of the nebula [e36 erg/s]: <escaped> <dust> <luminosity> <packets>"
+        let balances: Vec<Vec<f64>> = text
+            .lines()
+            .filter_map(|l| l.split_once("Total energy radiated out of the nebula [e36 erg/s]:"))
+            .map(|(_, v)| v.split_whitespace().filter_map(|w| w.parse().ok()).collect())
+            .collect();
+        assert_eq!(balances.len(), 3, "one balance per iteration on {n} ranks:\n{text}");
+        for b in &balances {
+            assert!(b.len() == 4 && (b[0] - b[2]).abs() <= 1e-3 * b[2] && b[3] == 20000.0, "{n} ranks: {b:?}");
+        }
+        assert!(dir.join("output/SED.out").exists(), "no output/SED.out on {n} ranks");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A profiling tool built for MPICH (`tests/pmpi/tool.c`: MPI_ wrappers that count and call
+/// PMPI_, loaded with `-x LD_PRELOAD=`) counts each call of a C, a `mpi` module and a `mpi_f08`
+/// program (`tests/pmpi/calls*.c/f90`, built with MPICH's compilers) exactly as on MPICH: the
+/// library never calls its own MPI_ entry points, Fortran 77 calls reach the C MPI_ names, and
+/// of mpi_f08's only those with a choice buffer do (the lines below are MPICH 4.0.2's).
+#[test]
+fn a_profiling_tool_built_for_mpich_counts_each_call_as_on_mpich() {
+    let (Some(_), Ok(mpicc), Ok(mpif90)) = (bbrun(), which("mpicc.mpich"), which("mpif90.mpich")) else {
+        return skip("PMPI tool", "needs dist/ (make) and MPICH's mpicc.mpich and mpif90.mpich");
+    };
+    let dir = std::env::temp_dir().join(format!("bb-pmpi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = root().join("tests/pmpi");
+    let build = |compiler: &Path, flags: &[&str], out: &str, source: &str| {
+        let ok = Command::new(compiler)
+            .args(flags)
+            .arg("-o")
+            .arg(dir.join(out))
+            .arg(src.join(source))
+            .current_dir(&dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "{} could not build tests/pmpi/{source}", compiler.display());
+    };
+    build(&mpicc, &["-shared", "-fPIC"], "libtool.so", "tool.c");
+    build(&mpicc, &["-Wno-stringop-overflow"], "calls", "calls.c");
+    build(&mpif90, &[], "calls_mpi", "calls.f90");
+    build(&mpif90, &[], "calls_f08", "calls_f08.f90");
+    let counts = |program: &str| {
+        let preload = format!("LD_PRELOAD={}", dir.join("libtool.so").display());
+        let options = ["-x", preload.as_str()];
+        let (ok, text) = run_with(2, &dir.join(program), &[], &dir, Duration::from_secs(60), &[], &options);
+        assert!(ok, "{program}:\n{text}");
+        let mut lines: Vec<String> = text.lines().filter(|l| l.starts_with("tool: ")).map(String::from).collect();
+        lines.sort();
+        lines
+    };
+    let c = counts("calls");
+    let f77 = counts("calls_mpi");
+    let f08 = counts("calls_f08");
+    let _ = std::fs::remove_dir_all(&dir);
+    let line = |rank: usize, counts: &str| format!("tool: rank {rank}: {counts}");
+    assert_eq!(
+        c,
+        [
+            line(0, "init 1 finalize 1 send 1 recv 0 isend 1 irecv 1 wait 0 waitall 1 sendrecv 1 bcast 1 reduce 1 allreduce 1 barrier 0 dup 1"),
+            line(1, "init 1 finalize 1 send 0 recv 2 isend 1 irecv 1 wait 0 waitall 1 sendrecv 1 bcast 1 reduce 1 allreduce 1 barrier 0 dup 1"),
+        ]
+    );
+    assert_eq!(
+        f77,
+        [
+            line(0, "init 1 finalize 1 send 1 recv 1 isend 1 irecv 0 wait 1 waitall 0 sendrecv 0 bcast 1 reduce 0 allreduce 1 barrier 1 dup 0"),
+            line(1, "init 1 finalize 1 send 0 recv 2 isend 1 irecv 0 wait 1 waitall 0 sendrecv 0 bcast 1 reduce 0 allreduce 1 barrier 1 dup 0"),
+        ]
+    );
+    assert_eq!(
+        f08,
+        [
+            line(0, "init 0 finalize 0 send 1 recv 1 isend 1 irecv 0 wait 0 waitall 0 sendrecv 0 bcast 1 reduce 0 allreduce 1 barrier 0 dup 0"),
+            line(1, "init 0 finalize 0 send 0 recv 2 isend 1 irecv 0 wait 0 waitall 0 sendrecv 0 bcast 1 reduce 0 allreduce 1 barrier 0 dup 0"),
+        ]
+    );
 }
 
 fn which(program: &str) -> Result<PathBuf, ()> {

@@ -207,7 +207,7 @@ void *bbf08_section(const struct bbf_gfc_desc *d, MPI_Count count, MPI_Datatype 
 int bbf08_noncontiguous(const char *function)
 {
     int rank = -1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     fprintf(stderr, "billboard MPI: rank %d: %s (mpi_f08): this call keeps its buffer after "
                     "returning with no request whose completion could unpack a copy (a window, "
                     "an attached buffer, a partitioned request, a one-sided call without one), so "

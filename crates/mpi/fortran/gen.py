@@ -203,7 +203,7 @@ def wrapper(cname, params, f08=False):
                 pre.append(f"MPI_Datatype s_{name} = MPI_DATATYPE_NULL;")
                 pre.append(f"if (c_{name} == BBF08_NONCONTIGUOUS) c_{name} = bbf08_section({name}, "
                            f"(MPI_Count)*{count}, (MPI_Datatype)*{datatype}, &s_{name});")
-                post.append(f"if (s_{name} != MPI_DATATYPE_NULL) MPI_Type_free(&s_{name});")
+                post.append(f"if (s_{name} != MPI_DATATYPE_NULL) PMPI_Type_free(&s_{name});")
             elif keeps_buffer(cname):
                 pre.append(f"void *c_{name} = bbf08_buffer({name});")
             else:
@@ -267,7 +267,11 @@ def wrapper(cname, params, f08=False):
     fparams += lens
     lower = cname.lower()
     body = ["    " + s for s in pre]
-    call = f"{cname}({', '.join(cargs)})"
+    # Which name a profiling tool sees, as with MPICH: Fortran 77 calls and mpi_f08's with a
+    # choice buffer (MPICH's C `_cdesc` code) call the C MPI_ name, so a C tool counts them; the
+    # other mpi_f08 entries (MPICH binds them to PMPI_ in Fortran) call PMPI_, unseen by it.
+    target = f"P{cname}" if f08 and not has_buffer else cname
+    call = f"{target}({', '.join(cargs)})"
     if has_buffer:
         # A section no copy or section datatype could stand for has no C address to give.
         bufs = [c for c in cargs if c.startswith("c_") and f"void *{c} =" in "".join(pre)]
