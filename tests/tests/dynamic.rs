@@ -8,6 +8,8 @@
 //! and a spawn onto another host (network namespaces as hosts, as in `hosts.rs`; needs root).
 //! Every job runs under a timeout and must leave no process and no /dev/shm file behind.
 //! The other spawn tests are C programs of the suite (`tests/c/spawn*.c`, run by `c_suite.rs`).
+//! And MPMD lines (`bbrun -n 1 ./mpmd first : -n 2 ./mpmd second`, `tests/c/mpmd.c`): one
+//! world, MPI_APPNUM per program, on one host and with programs sharing a remote host.
 //! Skips until `dist/` exists (`make`).
 
 use std::path::{Path, PathBuf};
@@ -81,7 +83,10 @@ fn build(name: &str) -> Option<(PathBuf, PathBuf)> {
         eprintln!("skipped: dist/ is not built (make)");
         return None;
     }
-    let dir = std::env::temp_dir().join(format!("bb-dynamic-{name}-{}", std::process::id()));
+    // A folder per call: tests building the same program run at once.
+    static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("bb-dynamic-{name}-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let exe = dir.join(name);
     let built = Command::new(dist.join("bin/mpicc"))
@@ -137,6 +142,62 @@ fn a_spawn_onto_another_host_starts_the_children_there() {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
+    std::thread::sleep(Duration::from_secs(1)); // agents clean up after bbrun exits
+    assert_nothing_left(&exe, &shm_before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs the MPMD line `options` + `-n N mpmd NAME sizes... : ...` of `sizes` and checks it passed.
+fn run_mpmd(exe: &Path, options: &[&str], sizes: &[usize]) {
+    let dist = root().join("dist");
+    let names = ["first", "second", "third"];
+    let sizes_text: Vec<String> = sizes.iter().map(|n| n.to_string()).collect();
+    let mut cmd = Command::new(dist.join("bin/bbrun"));
+    cmd.args(options);
+    for (k, n) in sizes.iter().enumerate() {
+        if k > 0 {
+            cmd.arg(":");
+        }
+        cmd.arg("-n").arg(n.to_string()).arg(exe).arg(names[k]).args(&sizes_text);
+    }
+    let child = cmd
+        .env("BB_CTEST_TIMEOUT", "50")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start bbrun");
+    let out = finish(child, &format!("the MPMD line {sizes:?}"), Instant::now() + TIMEOUT);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.lines().any(|l| l == "PASS mpmd") && !stdout.contains("FAIL"),
+        "{sizes:?} {options:?}: {:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn an_mpmd_line_runs_its_programs_in_one_world_each_with_its_appnum() {
+    let Some((dir, exe)) = build("mpmd") else { return };
+    let shm_before = shm_files();
+    for sizes in [&[1, 2][..], &[2, 1, 1], &[1, 1]] {
+        run_mpmd(&exe, &[], sizes);
+    }
+    assert_nothing_left(&exe, &shm_before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two programs share the first (remote) host: its agent starts both parts.
+#[test]
+fn an_mpmd_line_across_hosts_starts_each_hosts_parts() {
+    let Some((dir, exe)) = build("mpmd") else { return };
+    let Some(ns) = bb_tests::Netns::create(2) else { return };
+    let _turn = bb_tests::one_job_at_a_time();
+    let shm_before = shm_files();
+    let hosts = format!("{}:2,{}:2", ns.names[0], ns.names[1]);
+    run_mpmd(&exe, &["--launcher", "ip netns exec {host}", "--host", &hosts], &[1, 3]);
+    run_mpmd(&exe, &["--launcher", "ip netns exec {host}", "--host", &hosts], &[1, 1, 2]);
     std::thread::sleep(Duration::from_secs(1)); // agents clean up after bbrun exits
     assert_nothing_left(&exe, &shm_before);
     let _ = std::fs::remove_dir_all(&dir);

@@ -15,8 +15,8 @@
 use std::ffi::OsString;
 use std::io;
 use std::os::fd::AsFd;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::path::{Path, PathBuf};
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
@@ -26,6 +26,62 @@ use crate::pipes::{read_some, set_nonblocking, write_pending, Chunk, RawFd};
 use crate::relay::{self, Decoder, Order, Report, Setup};
 use crate::signals::SignalFd;
 use crate::spawn::{find_program_in, JobInfo};
+
+/// A part of the setup (`relay::Part`) as a rank's start takes it, its program found here.
+struct Ready {
+    ranks: Vec<usize>,
+    program: PathBuf,
+    args: Vec<OsString>,
+    /// The setup's variables, then the part's own (which win).
+    env: Vec<(OsString, OsString)>,
+    cwd: PathBuf,
+}
+
+impl Ready {
+    /// Every part of `setup`, or the failure to report when a program is not found here.
+    fn parts(setup: &Setup) -> Result<Vec<Ready>, Report> {
+        let os = |b: &[u8]| OsString::from_vec(b.to_vec());
+        let env = |vars: &[(Vec<u8>, Vec<u8>)]| vars.iter().map(|(k, v)| (os(k), os(v))).collect::<Vec<_>>();
+        setup
+            .parts
+            .iter()
+            .map(|part| {
+                let mut vars = env(&setup.env);
+                vars.extend(env(&part.env));
+                let path = vars.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
+                let program = PathBuf::from(os(&part.program));
+                if let Err((message, code)) = find_program_in(&program, path) {
+                    return Err(Report::Failed { code, message });
+                }
+                Ok(Ready {
+                    ranks: part.ranks.iter().map(|&r| r as usize).collect(),
+                    program,
+                    args: part.args.iter().map(|a| os(a)).collect(),
+                    env: vars,
+                    cwd: PathBuf::from(os(&part.cwd)),
+                })
+            })
+            .collect()
+    }
+
+    fn info<'a>(&'a self, setup: &'a Setup, local_size: usize, spawned: bool) -> JobInfo<'a> {
+        JobInfo {
+            program: &self.program,
+            args: &self.args,
+            size: setup.size as usize,
+            jobid: &setup.jobid,
+            secret: &setup.secret,
+            host: &setup.host,
+            node_id: setup.node_id as usize,
+            nnodes: setup.nnodes as usize,
+            local_size,
+            env: &self.env,
+            // A folder that does not exist here: the ranks start where the agent is.
+            cwd: Some(self.cwd.as_path()).filter(|d| d.is_dir()),
+            spawned,
+        }
+    }
+}
 
 /// Time between SIGTERM and SIGKILL when the launcher is gone (as in `job.rs`).
 const KILL_AFTER: Duration = Duration::from_millis(300);
@@ -215,56 +271,28 @@ impl Agent {
 
     fn start(&mut self, setup: &Setup, out: &mut Vec<Report>) {
         self.jobid = Some(setup.jobid.clone());
-        let ranks: Vec<(usize, usize)> = setup.ranks.iter().map(|&r| (r as usize, r as usize)).collect();
-        let n = ranks.len();
-        self.start_ranks(setup, &ranks, 0, n, false, out);
+        let parts = match Ready::parts(setup) {
+            Ok(parts) => parts,
+            Err(failed) => return out.push(failed),
+        };
+        let infos: Vec<_> = parts.iter().map(|p| (p.info(setup, setup.processes(), false), p.ranks.clone())).collect();
+        self.ranks = LocalRanks::start(&infos, out);
     }
 
     /// Starts processes of a spawn: members `first + rank` (see [`Order::Spawn`]).
     fn spawn(&mut self, setup: &Setup, first: usize, local_base: usize, local_size: usize, out: &mut Vec<Report>) {
         self.spawned_jobs.push(setup.jobid.clone());
-        let ranks: Vec<(usize, usize)> = setup.ranks.iter().map(|&r| (first + r as usize, r as usize)).collect();
-        self.start_ranks(setup, &ranks, local_base, local_size, true, out);
-    }
-
-    fn start_ranks(
-        &mut self,
-        setup: &Setup,
-        members: &[(usize, usize)],
-        local_base: usize,
-        local_size: usize,
-        spawned: bool,
-        out: &mut Vec<Report>,
-    ) {
-        let os = |b: &[u8]| OsString::from_vec(b.to_vec());
-        let env: Vec<(OsString, OsString)> = setup.env.iter().map(|(k, v)| (os(k), os(v))).collect();
-        let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
-        let program = PathBuf::from(os(&setup.program));
-        if let Err((message, code)) = find_program_in(&program, path) {
-            return out.push(Report::Failed { code, message });
-        }
-        let args: Vec<OsString> = setup.args.iter().map(|a| os(a)).collect();
-        let cwd = Path::new(std::ffi::OsStr::from_bytes(&setup.cwd));
-        let info = JobInfo {
-            program: &program,
-            args: &args,
-            size: setup.size as usize,
-            jobid: &setup.jobid,
-            secret: &setup.secret,
-            host: &setup.host,
-            node_id: setup.node_id as usize,
-            nnodes: setup.nnodes as usize,
-            local_size,
-            env: &env,
-            // A folder that does not exist here: the ranks start where the agent is.
-            cwd: Some(cwd).filter(|d| d.is_dir()),
-            spawned,
+        let parts = match Ready::parts(setup) {
+            Ok(parts) => parts,
+            Err(failed) => return out.push(failed),
         };
-        if spawned {
-            self.ranks.start_members(&info, members, local_base, out);
-        } else {
-            let ranks: Vec<usize> = members.iter().map(|m| m.0).collect();
-            self.ranks = LocalRanks::start(&info, &ranks, out);
+        let mut base = local_base;
+        for part in &parts {
+            let members: Vec<(usize, usize)> = part.ranks.iter().map(|&r| (first + r, r)).collect();
+            if !self.ranks.start_members(&part.info(setup, local_size, true), &members, base, out) {
+                return;
+            }
+            base += members.len();
         }
     }
 

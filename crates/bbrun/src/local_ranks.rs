@@ -33,13 +33,20 @@ pub struct LocalRanks {
 }
 
 impl LocalRanks {
-    /// Starts world ranks `world` (in order) with `job`, reporting each start. A rank that
+    /// Starts this host's ranks, a part per program (several in an MPMD job): world ranks
+    /// `world` (in order) with `job` for each `(job, world)`, reporting each start. A rank that
     /// cannot start is reported as [`Report::Failed`] (code 127 when the program is not there,
     /// 126 when it cannot run, as a shell would) and no further rank is started.
-    pub fn start(job: &JobInfo<'_>, world: &[usize], out: &mut Vec<Report>) -> LocalRanks {
+    pub fn start(parts: &[(JobInfo<'_>, Vec<usize>)], out: &mut Vec<Report>) -> LocalRanks {
         let mut ranks = LocalRanks::none();
-        let members: Vec<(usize, usize)> = world.iter().map(|&r| (r, r)).collect();
-        ranks.start_members(job, &members, 0, out);
+        let mut local_base = 0;
+        for (job, world) in parts {
+            let members: Vec<(usize, usize)> = world.iter().map(|&r| (r, r)).collect();
+            if !ranks.start_members(job, &members, local_base, out) {
+                break;
+            }
+            local_base += world.len();
+        }
         let stdin = ranks.ranks.iter_mut().find(|r| r.world == 0).and_then(Rank::take_stdin);
         ranks.stdin = Rank0Pipe::new(stdin);
         ranks
@@ -47,13 +54,14 @@ impl LocalRanks {
 
     /// Starts more processes here: `members` are (the launcher's member number, rank in
     /// `job`), the first `local_base`th of `job` on this host; a spawn's children come this way.
+    /// Whether all started (else the first that did not is reported, and the rest not tried).
     pub fn start_members(
         &mut self,
         job: &JobInfo<'_>,
         members: &[(usize, usize)],
         local_base: usize,
         out: &mut Vec<Report>,
-    ) {
+    ) -> bool {
         for (i, &(member, rank)) in members.iter().enumerate() {
             let local = local_base + i;
             let started = spawn_rank(job, rank, local).and_then(|s| {
@@ -74,10 +82,11 @@ impl LocalRanks {
                         out_of_descriptors(&e)
                     );
                     out.push(Report::Failed { code, message });
-                    break;
+                    return false;
                 }
             }
         }
+        true
     }
 
     /// No ranks: what an agent holds before its job is set up, or when it could not start it.

@@ -22,7 +22,7 @@ mod stdin;
 
 use std::ffi::OsString;
 use std::hash::{BuildHasher, Hasher};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Parser;
 
@@ -81,13 +81,35 @@ struct Cli {
     /// Give every rank NAME=VALUE, or NAME with its value here (Open MPI's `-x`)
     #[arg(short = 'x', value_name = "NAME[=VALUE]")]
     export: Vec<String>,
-    /// Give every rank NAME=VALUE (MPICH's `-genv NAME VALUE`; `-env` works too)
+    /// Give every rank NAME=VALUE (MPICH's `-genv NAME VALUE`)
     #[arg(long, num_args = 2, value_names = ["NAME", "VALUE"])]
     genv: Vec<String>,
+    /// Give this program's ranks NAME=VALUE (MPICH's `-env`: local to its part of an MPMD line)
+    #[arg(long, num_args = 2, value_names = ["NAME", "VALUE"])]
+    env: Vec<String>,
+    /// Where this program's ranks start (MPICH's `-wdir`, Open MPI's `-wd`)
+    #[arg(long, value_name = "DIR")]
+    wdir: Option<PathBuf>,
     /// Pass the whole environment (the default; MPICH's `-genvall`, `-envall`)
     #[arg(long, hide = true)]
     genvall: bool,
-    /// The program to run, then its arguments
+    /// The program to run, then its arguments; `:` then `-n N [-env NAME VALUE] [-wdir DIR]
+    /// PROGRAM [ARGS]` adds another program's ranks (MPMD)
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROGRAM [ARGS]")]
+    command: Vec<OsString>,
+}
+
+/// A further program of an MPMD line (`bbrun -n 1 ./a : -n 2 ./b`), after its `:`.
+#[derive(Parser)]
+#[command(name = "bbrun ... :")]
+struct AppCli {
+    /// Its number of ranks
+    #[arg(short = 'n', long = "np", value_name = "N")]
+    ranks: Option<usize>,
+    #[arg(long, num_args = 2, value_names = ["NAME", "VALUE"])]
+    env: Vec<String>,
+    #[arg(long, value_name = "DIR")]
+    wdir: Option<PathBuf>,
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROGRAM [ARGS]")]
     command: Vec<OsString>,
 }
@@ -108,7 +130,7 @@ fn main() {
         info::print();
         // With a placement (-n, --host, --hostfile), also the route each pair of ranks will take.
         if cli.ranks.is_some() || cli.hosts.is_some() || cli.hostfile.is_some() {
-            match placement(&cli) {
+            match placement(&cli, cli.ranks) {
                 Ok(p) => info::print_routes(&p),
                 Err(e) => {
                     eprintln!("bbrun: {e}");
@@ -118,25 +140,31 @@ fn main() {
         }
         return;
     }
-    let Some((program, args)) = cli.command.split_first() else {
-        eprintln!("bbrun: no program given; try 'bbrun --help'");
-        std::process::exit(2);
-    };
     let usage_error = |why: String| -> ! {
         eprintln!("bbrun: {why}");
         std::process::exit(2);
     };
-    let placement = placement(&cli).unwrap_or_else(|e| usage_error(e));
+    let mut apps = apps(&cli).unwrap_or_else(|e| usage_error(e));
+    // One program takes every rank (its -n, or the hosts' slots); several each their own -n.
+    let ranks = if apps.len() == 1 { cli.ranks } else { Some(apps.iter().map(|a| a.ranks).sum()) };
+    let placement = placement(&cli, ranks).unwrap_or_else(|e| usage_error(e));
+    if apps.len() == 1 {
+        apps[0].ranks = placement.host_of.len();
+    }
     let launcher = Launcher::parse(&cli.launcher).unwrap_or_else(|e| usage_error(e));
     let time_limit = job::time_limit::from_env().unwrap_or_else(|e| usage_error(e));
     let hostname = billboard::transport::tcp::addr::host_name();
     let local: Vec<bool> = placement.hosts.iter().map(|h| hosts::is_this_machine(h, &hostname)).collect();
-    let program = PathBuf::from(program);
-    // Remote hosts look the program up themselves; an error there names the host.
+    // Remote hosts look the programs up themselves; an error there names the host.
     if local.iter().any(|&l| l) {
-        if let Err((why, code)) = spawn::find_program(&program) {
-            eprintln!("bbrun: {why}");
-            std::process::exit(code);
+        for app in &apps {
+            if let Some(dir) = app.wdir.as_ref().filter(|d| !d.is_dir()) {
+                usage_error(format!("-wdir {}: not a folder here", dir.display()));
+            }
+            if let Err((why, code)) = spawn::find_program(&app.program) {
+                eprintln!("bbrun: {why}");
+                std::process::exit(code);
+            }
         }
     }
     let here = placement.host_of.iter().filter(|&&h| local[h]).count();
@@ -146,22 +174,55 @@ fn main() {
             "bbrun: warning: {here} ranks on {cores} cores; ranks will take turns on the cores, expect slower progress"
         );
     }
-    let opts = job::Options {
-        tag_output: cli.tag_output,
-        program,
-        args: args.to_vec(),
-        placement,
-        local,
-        launcher,
-        time_limit,
-    };
+    let opts = job::Options { tag_output: cli.tag_output, apps, placement, local, launcher, time_limit };
     let code = job::run(&opts, &new_jobid());
     std::process::exit(code);
 }
 
+/// The programs of the command line, in rank order: the first after the options, then one
+/// after each `:` with options of its own (MPMD). A program's `-wdir` is made absolute, and a
+/// relative program path with a `/` is taken in it (as MPI_Comm_spawn's `wdir` does).
+fn apps(cli: &Cli) -> Result<Vec<job::App>, String> {
+    let mut segments = cli.command.split(|word| word == ":");
+    let first = segments.next().unwrap_or_default();
+    let mut apps = vec![app(cli.ranks.unwrap_or(0), &cli.env, cli.wdir.as_deref(), first)?];
+    for (k, words) in segments.enumerate() {
+        let mut argv = vec![OsString::from("bbrun ... :")];
+        argv.extend(words.iter().cloned());
+        let part = AppCli::try_parse_from(single_dash_options(argv)).map_err(|e| {
+            let e = e.to_string();
+            format!("program {} of the MPMD line: {}", k + 2, e.trim().trim_start_matches("error: "))
+        })?;
+        let Some(n) = part.ranks.filter(|&n| n > 0) else {
+            return Err(format!("program {} of the MPMD line has no -n (each program after ':' needs one)", k + 2));
+        };
+        apps.push(app(n, &part.env, part.wdir.as_deref(), &part.command)?);
+    }
+    if apps.len() > 1 && cli.ranks.is_none_or(|n| n == 0) {
+        return Err("the first program of the MPMD line has no -n (each program needs one)".into());
+    }
+    Ok(apps)
+}
+
+fn app(ranks: usize, env: &[String], wdir: Option<&Path>, command: &[OsString]) -> Result<job::App, String> {
+    let Some((program, args)) = command.split_first() else {
+        return Err("no program given; try 'bbrun --help'".into());
+    };
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let wdir = wdir.map(|d| cwd.join(d));
+    let mut program = PathBuf::from(program);
+    if let Some(dir) =
+        wdir.as_ref().filter(|_| program.is_relative() && program.as_os_str().as_encoded_bytes().contains(&b'/'))
+    {
+        program = dir.join(program);
+    }
+    let env = env.chunks(2).map(|pair| (OsString::from(&pair[0]), OsString::from(&pair[1]))).collect();
+    Ok(job::App { program, args: args.to_vec(), env, wdir, ranks })
+}
+
 /// Where the ranks go: on the hosts of `--host` or `--hostfile`, else all on this machine,
-/// which the job then calls `localhost`.
-fn placement(cli: &Cli) -> Result<Placement, String> {
+/// which the job then calls `localhost`; `ranks` of them, or (with hosts) all their slots.
+fn placement(cli: &Cli, ranks: Option<usize>) -> Result<Placement, String> {
     let hosts = if let Some(list) = &cli.hosts {
         hosts::parse_host_list(list)?
     } else if let Some(file) = &cli.hostfile {
@@ -169,12 +230,12 @@ fn placement(cli: &Cli) -> Result<Placement, String> {
             std::fs::read_to_string(file).map_err(|e| format!("cannot read hostfile {}: {e}", file.display()))?;
         hosts::parse_hostfile(&text, &file.display().to_string())?
     } else {
-        return match cli.ranks.unwrap_or(1) {
+        return match ranks.unwrap_or(1) {
             0 => Err("-n must be at least 1".into()),
             n => Ok(Placement::single("localhost", n)),
         };
     };
-    hosts::place(&hosts, cli.ppn, cli.ranks)
+    hosts::place(&hosts, cli.ppn, ranks)
 }
 
 /// The variables of `-x` and `-genv`, checked. `main` puts them into bbrun's own environment
@@ -213,10 +274,12 @@ fn new_jobid() -> String {
 /// MPICH and Open MPI spell options with one dash (`-np`, `-ppn`, `-hosts`, `-f`); clap reads
 /// `-np` as `-n p`. Rewrites those that come before the program into the forms clap knows,
 /// leaving the program's own arguments alone.
-const SINGLE_DASH: [(&str, &str); 12] = [
+const SINGLE_DASH: [(&str, &str); 14] = [
     ("-np", "-n"),
     ("-genv", "--genv"),
-    ("-env", "--genv"),
+    ("-env", "--env"),
+    ("-wdir", "--wdir"),
+    ("-wd", "--wdir"),
     ("-genvall", "--genvall"),
     ("-envall", "--genvall"),
     ("-ppn", "--ppn"),
@@ -229,7 +292,7 @@ const SINGLE_DASH: [(&str, &str); 12] = [
 ];
 
 /// Options followed by values (which may start with `-` and must not be rewritten), and how many.
-const TAKES_VALUES: [(&str, usize); 10] = [
+const TAKES_VALUES: [(&str, usize); 12] = [
     ("-n", 1),
     ("--np", 1),
     ("--ppn", 1),
@@ -240,6 +303,8 @@ const TAKES_VALUES: [(&str, usize); 10] = [
     ("--launcher", 1),
     ("-x", 1),
     ("--genv", 2),
+    ("--env", 2),
+    ("--wdir", 1),
 ];
 
 fn single_dash_options(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
@@ -318,7 +383,7 @@ mod tests {
         let cli = Cli::parse_from(rewrite(&["bbrun", "-f", "hosts.txt", "prog"]));
         assert_eq!(cli.hostfile, Some(PathBuf::from("hosts.txt")));
         assert_eq!(
-            placement(&cli).unwrap_err(),
+            placement(&cli, cli.ranks).unwrap_err(),
             "cannot read hostfile hosts.txt: No such file or directory (os error 2)"
         );
     }
@@ -329,7 +394,8 @@ mod tests {
             ["bbrun", "-x", "A=1", "-genv", "B", "-two", "-env", "C", "3", "-x", "=4", "-envall", "prog", "-x", "y"];
         let cli = Cli::parse_from(rewrite(&args));
         assert_eq!(cli.export, ["A=1", "=4"]);
-        assert_eq!(cli.genv, ["B", "-two", "C", "3"]);
+        assert_eq!(cli.genv, ["B", "-two"]);
+        assert_eq!(cli.env, ["C", "3"]);
         assert!(cli.genvall);
         assert_eq!(cli.command, ["prog", "-x", "y"]);
         assert!(rank_environment(&cli).unwrap_err().starts_with("cannot give ranks the variable \"\""));
@@ -344,14 +410,50 @@ mod tests {
     }
 
     #[test]
+    fn an_mpmd_line_gives_each_program_its_ranks_variables_and_folder() {
+        let line =
+            ["bbrun", "-genv", "G", "1", "-n", "1", "-env", "A", "a", "./a", "x", ":", "-np", "2", "-wdir", "/tmp"];
+        let mut line: Vec<&str> = line.into();
+        line.extend(["-env", "B", "b", "sub/b", "-n", ":", "-n", "3", "c"]);
+        let cli = Cli::parse_from(rewrite(&line));
+        let parsed = apps(&cli).unwrap();
+        let summary: Vec<_> = parsed
+            .iter()
+            .map(|a| (a.ranks, a.program.clone(), a.args.clone(), a.env.clone(), a.wdir.clone()))
+            .collect();
+        let os = |s: &str| OsString::from(s);
+        assert_eq!(
+            summary,
+            [
+                (1, PathBuf::from("./a"), vec![os("x")], vec![(os("A"), os("a"))], None),
+                (2, PathBuf::from("/tmp/sub/b"), vec![os("-n")], vec![(os("B"), os("b"))], Some(PathBuf::from("/tmp"))),
+                (3, PathBuf::from("c"), vec![], vec![], None),
+            ]
+        );
+        assert_eq!(cli.genv, ["G", "1"]);
+        let error = |line: &[&str]| apps(&Cli::parse_from(rewrite(line))).unwrap_err();
+        assert_eq!(
+            error(&["bbrun", "-n", "1", "a", ":", "b"]),
+            "program 2 of the MPMD line has no -n (each program after ':' needs one)"
+        );
+        assert_eq!(
+            error(&["bbrun", "a", ":", "-n", "1", "b"]),
+            "the first program of the MPMD line has no -n (each program needs one)"
+        );
+        assert_eq!(error(&["bbrun", "-n", "1", "a", ":", "-n", "1"]), "no program given; try 'bbrun --help'");
+        assert!(error(&["bbrun", "-n", "1", "a", ":", "-n", "x", "b"])
+            .starts_with("program 2 of the MPMD line: invalid value 'x'"));
+    }
+
+    #[test]
     fn placement_from_the_command_line() {
         let cli = Cli::parse_from(["bbrun", "--host", "a:2,b", "prog"]);
-        let p = placement(&cli).unwrap();
+        let p = placement(&cli, cli.ranks).unwrap();
         assert_eq!((p.hosts, p.host_of), (vec!["a".to_string(), "b".to_string()], vec![0, 0, 1]));
         let cli = Cli::parse_from(["bbrun", "prog"]);
-        assert_eq!(placement(&cli).unwrap(), Placement::single("localhost", 1));
+        assert_eq!(placement(&cli, cli.ranks).unwrap(), Placement::single("localhost", 1));
         let cli = Cli::parse_from(["bbrun", "-n", "0", "prog"]);
-        assert!(placement(&cli).is_err());
+        assert!(placement(&cli, cli.ranks).is_err());
         assert!(Cli::try_parse_from(["bbrun", "--host", "a", "--hostfile", "f", "prog"]).is_err());
     }
 

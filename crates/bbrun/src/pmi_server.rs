@@ -70,10 +70,12 @@ pub struct PmiServer {
 }
 
 impl PmiServer {
-    pub fn new(size: usize, kvsname: String) -> Self {
+    /// A server for a job of `sizes[k]` ranks of each program k (MPI_APPNUM k).
+    pub fn new(sizes: &[usize], kvsname: String) -> Self {
+        let size = sizes.iter().sum();
         let mut server =
             PmiServer { groups: Vec::new(), members: Vec::new(), names: HashMap::new(), universe_size: size };
-        server.add_group(&[size], kvsname, &[]);
+        server.add_group(sizes, kvsname, &[]);
         server
     }
 
@@ -285,7 +287,7 @@ mod tests {
 
     #[test]
     fn handshake_replies() {
-        let mut s = PmiServer::new(2, "kvs_1".into());
+        let mut s = PmiServer::new(&[2], "kvs_1".into());
         let e = run(&mut s, 1, "cmd=init pmi_version=1 pmi_subversion=1\n");
         assert_eq!(replies(&e), [(1, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n")]);
         assert!(s.mid_session(1));
@@ -302,7 +304,7 @@ mod tests {
 
     #[test]
     fn pmi2_init_is_refused() {
-        let mut s = PmiServer::new(1, "k".into());
+        let mut s = PmiServer::new(&[1], "k".into());
         let e = run(&mut s, 0, "cmd=init pmi_version=2 pmi_subversion=0");
         assert!(replies(&e)[0].1.contains("rc=-1"));
         assert!(!s.mid_session(0));
@@ -310,7 +312,7 @@ mod tests {
 
     #[test]
     fn put_then_get_and_missing_keys() {
-        let mut s = PmiServer::new(2, "k".into());
+        let mut s = PmiServer::new(&[2], "k".into());
         run(&mut s, 0, "cmd=put kvsname=k key=a value=1");
         let e = run(&mut s, 1, "cmd=get kvsname=k key=a");
         assert_eq!(replies(&e), [(1, "cmd=get_result rc=0 msg=success value=1\n")]);
@@ -324,7 +326,7 @@ mod tests {
 
     #[test]
     fn barrier_releases_everyone_once_all_arrive() {
-        let mut s = PmiServer::new(3, "k".into());
+        let mut s = PmiServer::new(&[3], "k".into());
         assert!(run(&mut s, 0, "cmd=barrier_in").is_empty());
         assert!(run(&mut s, 0, "cmd=barrier_in").is_empty(), "a repeated barrier_in counts once");
         assert!(run(&mut s, 2, "cmd=barrier_in").is_empty());
@@ -336,7 +338,7 @@ mod tests {
 
     #[test]
     fn an_exited_rank_blocks_a_waiting_barrier() {
-        let mut s = PmiServer::new(3, "k".into());
+        let mut s = PmiServer::new(&[3], "k".into());
         s.rank_exited(2);
         assert_eq!(s.barrier_blocked_by(), None, "no one waits yet");
         run(&mut s, 0, "cmd=barrier_in");
@@ -345,7 +347,7 @@ mod tests {
 
     #[test]
     fn abort_malformed_and_unsupported() {
-        let mut s = PmiServer::new(2, "k".into());
+        let mut s = PmiServer::new(&[2], "k".into());
         let e = run(&mut s, 1, "cmd=abort exitcode=7 error_msg=out of memory");
         assert_eq!(e, [Event::Abort { rank: 1, code: 7, msg: "out of memory".into() }]);
         let e = run(&mut s, 0, "hello");
@@ -356,7 +358,7 @@ mod tests {
 
     #[test]
     fn multi_line_spawn_becomes_one_event() {
-        let mut s = PmiServer::new(1, "k".into());
+        let mut s = PmiServer::new(&[1], "k".into());
         assert!(run(&mut s, 0, "mcmd=spawn").is_empty());
         for line in ["nprocs=2", "execname=./child", "totspawns=1", "spawnssofar=1", "argcnt=0", "preput_num=0"] {
             assert!(run(&mut s, 0, line).is_empty());
@@ -384,7 +386,7 @@ mod tests {
 
     #[test]
     fn the_name_service_spans_the_job() {
-        let mut s = PmiServer::new(1, "k".into());
+        let mut s = PmiServer::new(&[1], "k".into());
         s.add_group(&[1], "k2".into(), &[]);
         let e = run(&mut s, 0, "cmd=publish_name service=svc port=p1");
         assert!(replies(&e)[0].1.starts_with("cmd=publish_result rc=0"));
@@ -400,7 +402,7 @@ mod tests {
 
     #[test]
     fn port_mode_introduction_gets_set_lines() {
-        let mut s = PmiServer::new(4, "k".into());
+        let mut s = PmiServer::new(&[4], "k".into());
         let e = run(&mut s, 3, "cmd=initack pmiid=3");
         let lines: Vec<_> = replies(&e).iter().map(|r| r.1).collect();
         assert_eq!(lines, ["cmd=initack\n", "cmd=set size=4\n", "cmd=set rank=3\n", "cmd=set debug=0\n"]);

@@ -83,21 +83,38 @@ pub struct Setup {
     pub nnodes: u32,
     /// Ranks in the whole job.
     pub size: u32,
-    /// The world ranks this agent starts.
+    /// Variables set for the ranks on top of the agent's own environment.
+    pub env: Vec<(Vec<u8>, Vec<u8>)>,
+    /// What this host runs, a part per program (several in an MPMD job: `bbrun -n 1 a : -n 2 b`),
+    /// in rank order.
+    pub parts: Vec<Part>,
+}
+
+/// The ranks of one program on a host.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Part {
+    /// The ranks (in the job, or in the spawned group) that run it.
     pub ranks: Vec<u32>,
     pub program: Vec<u8>,
     pub args: Vec<Vec<u8>>,
-    /// Variables set for the ranks on top of the agent's own environment.
-    pub env: Vec<(Vec<u8>, Vec<u8>)>,
-    /// The launcher's working directory; the ranks start there when it exists on the host.
+    /// Where they start when it exists on the host: `-wdir`, else the launcher's folder.
     pub cwd: Vec<u8>,
+    /// This program's own variables (`-env`), set over [`Setup::env`].
+    pub env: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Setup {
+    /// How many processes the parts start.
+    pub fn processes(&self) -> usize {
+        self.parts.iter().map(|p| p.ranks.len()).sum()
+    }
 }
 
 /// Launcher -> agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Order {
     Setup(Box<Setup>),
-    /// Start processes of a spawn (MPI_Comm_spawn) here: ranks `setup.ranks` of a group of
+    /// Start processes of a spawn (MPI_Comm_spawn) here: the parts' ranks of a group of
     /// `setup.size`, launcher members `first + rank`, the `local_base`th.. of the group's
     /// `local_size` processes on this host.
     Spawn {
@@ -363,17 +380,25 @@ fn encode_setup(s: &Setup, w: &mut Writer<'_>) {
     w.u32(s.node_id);
     w.u32(s.nnodes);
     w.u32(s.size);
-    w.list(&s.ranks, |w, r| w.u32(*r));
-    w.bytes(&s.program);
-    w.list(&s.args, |w, a| w.bytes(a));
-    w.list(&s.env, |w, (k, v)| {
+    encode_env(&s.env, w);
+    w.list(&s.parts, |w, p| {
+        w.list(&p.ranks, |w, r| w.u32(*r));
+        w.bytes(&p.program);
+        w.list(&p.args, |w, a| w.bytes(a));
+        w.bytes(&p.cwd);
+        encode_env(&p.env, w);
+    });
+}
+
+fn encode_env(env: &[(Vec<u8>, Vec<u8>)], w: &mut Writer<'_>) {
+    w.list(env, |w, (k, v)| {
         w.bytes(k);
         w.bytes(v);
     });
-    w.bytes(&s.cwd);
 }
 
 fn decode_setup(r: &mut Reader<'_>) -> Result<Setup, DecodeError> {
+    let env = |r: &mut Reader<'_>| r.list(|r| Ok((r.bytes()?, r.bytes()?)));
     Ok(Setup {
         jobid: r.string()?,
         secret: r.string()?,
@@ -381,11 +406,16 @@ fn decode_setup(r: &mut Reader<'_>) -> Result<Setup, DecodeError> {
         node_id: r.u32()?,
         nnodes: r.u32()?,
         size: r.u32()?,
-        ranks: r.list(|r| r.u32())?,
-        program: r.bytes()?,
-        args: r.list(|r| r.bytes())?,
-        env: r.list(|r| Ok((r.bytes()?, r.bytes()?)))?,
-        cwd: r.bytes()?,
+        env: env(r)?,
+        parts: r.list(|r| {
+            Ok(Part {
+                ranks: r.list(|r| r.u32())?,
+                program: r.bytes()?,
+                args: r.list(|r| r.bytes())?,
+                cwd: r.bytes()?,
+                env: env(r)?,
+            })
+        })?,
     })
 }
 

@@ -10,11 +10,23 @@ fn setup() -> Setup {
         node_id: 1,
         nnodes: 2,
         size: 4,
-        ranks: vec![2, 3],
-        program: b"/bin/prog".to_vec(),
-        args: vec![b"-x".to_vec(), vec![0xff, b' ']],
         env: vec![(b"PATH".to_vec(), b"/bin".to_vec()), (b"EMPTY".to_vec(), vec![])],
-        cwd: b"/home/u".to_vec(),
+        parts: vec![
+            Part {
+                ranks: vec![1],
+                program: b"/bin/prog".to_vec(),
+                args: vec![b"-x".to_vec(), vec![0xff, b' ']],
+                cwd: b"/home/u".to_vec(),
+                env: vec![],
+            },
+            Part {
+                ranks: vec![2, 3],
+                program: b"worker".to_vec(),
+                args: vec![],
+                cwd: b"/tmp".to_vec(),
+                env: vec![(b"ROLE".to_vec(), b"w".to_vec())],
+            },
+        ],
     }
 }
 

@@ -29,7 +29,7 @@ use crate::local_ranks::{LocalRanks, Watch};
 use crate::output::LineSplitter;
 use crate::pmi_server::{Event, PmiServer};
 use crate::rank::forward;
-use crate::relay::{Exit, Order, Report, Setup, Stream};
+use crate::relay::{Exit, Order, Part, Report, Setup, Stream};
 use crate::signals::{self, SignalFd};
 use crate::spawn::JobInfo;
 use crate::stdin::StdinSource;
@@ -57,14 +57,27 @@ const AGENT_STOP_WAIT: Duration = Duration::from_millis(1500);
 
 pub struct Options {
     pub tag_output: bool,
-    pub program: PathBuf,
-    pub args: Vec<OsString>,
+    /// The programs, in rank order: one, or several in an MPMD job.
+    pub apps: Vec<App>,
     pub placement: Placement,
     /// Per host: started by bbrun itself (this machine) rather than by an agent.
     pub local: Vec<bool>,
     pub launcher: Launcher,
     /// How long the job may run (`MPIEXEC_TIMEOUT`, [`time_limit`]).
     pub time_limit: Option<Duration>,
+}
+
+/// One program of the job and its ranks (MPMD: `bbrun -n 1 ./a : -n 2 ./b`, MPI_APPNUM 0 and 1).
+#[derive(Debug)]
+pub struct App {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    /// Its own variables (`-env`), set over the launcher's environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// Where its ranks start (`-wdir`); `None`: where bbrun is.
+    pub wdir: Option<PathBuf>,
+    /// How many ranks run it: the world ranks after those of the apps before it.
+    pub ranks: usize,
 }
 
 /// How bbrun reaches the ranks of one host.
@@ -166,7 +179,9 @@ pub fn run(opts: &Options, jobid: &str) -> i32 {
     };
     let placement = &opts.placement;
     let size = placement.host_of.len();
-    let mut server = PmiServer::new(size, format!("kvs_{jobid}"));
+    let sizes: Vec<usize> = opts.apps.iter().map(|a| a.ranks).collect();
+    debug_assert_eq!(sizes.iter().sum::<usize>(), size);
+    let mut server = PmiServer::new(&sizes, format!("kvs_{jobid}"));
     server.set_process_mapping(process_mapping(&placement.host_of));
     server.set_universe_size(universe_size(placement, &opts.local));
     let members = placement

@@ -181,11 +181,14 @@ impl Job {
                         node_id: node as u32,
                         nnodes: hosts.len() as u32,
                         size: total as u32,
-                        ranks: ranks.map(|r| r as u32).collect(),
-                        program: ready.program.as_os_str().as_bytes().to_vec(),
-                        args: ready.args.iter().map(|a| a.as_bytes().to_vec()).collect(),
                         env: forwarded_env(),
-                        cwd: cwd.as_os_str().as_bytes().to_vec(),
+                        parts: vec![Part {
+                            ranks: ranks.map(|r| r as u32).collect(),
+                            program: ready.program.as_os_str().as_bytes().to_vec(),
+                            args: ready.args.iter().map(|a| a.as_bytes().to_vec()).collect(),
+                            cwd: cwd.as_os_str().as_bytes().to_vec(),
+                            env: Vec::new(),
+                        }],
                     };
                     let (first, base, size) = (first as u32, local_base[node] as u32, local_size[node] as u32);
                     link.send(&Order::Spawn { first, local_base: base, local_size: size, setup: Box::new(setup) });

@@ -23,23 +23,42 @@ impl Job {
                 continue;
             }
             let mut reports = Vec::new();
+            // Each program's ranks on this host, in rank order.
+            let mut first = 0;
+            let parts: Vec<(&App, Vec<usize>)> = opts
+                .apps
+                .iter()
+                .map(|app| {
+                    let mine = ranks.iter().copied().filter(|r| (first..first + app.ranks).contains(r)).collect();
+                    first += app.ranks;
+                    (app, mine)
+                })
+                .filter(|(_, mine): &(_, Vec<usize>)| !mine.is_empty())
+                .collect();
             if opts.local[h] {
-                let info = JobInfo {
-                    program: &opts.program,
-                    args: &opts.args,
-                    size,
-                    jobid,
-                    secret,
-                    host: &self.names[h],
-                    node_id: h,
-                    nnodes,
-                    local_size: ranks.len(),
-                    env: &[],
-                    cwd: None,
-                    spawned: false,
-                };
-                self.hosts[h] = Host::Local(LocalRanks::start(&info, &ranks, &mut reports));
+                let infos: Vec<_> = parts
+                    .into_iter()
+                    .map(|(app, mine)| {
+                        let info = JobInfo {
+                            program: &app.program,
+                            args: &app.args,
+                            size,
+                            jobid,
+                            secret,
+                            host: &self.names[h],
+                            node_id: h,
+                            nnodes,
+                            local_size: ranks.len(),
+                            env: &app.env,
+                            cwd: app.wdir.as_deref(),
+                            spawned: false,
+                        };
+                        (info, mine)
+                    })
+                    .collect();
+                self.hosts[h] = Host::Local(LocalRanks::start(&infos, &mut reports));
             } else {
+                let bytes = |s: &std::ffi::OsStr| s.as_bytes().to_vec();
                 let setup = Setup {
                     jobid: jobid.to_owned(),
                     secret: secret.to_owned(),
@@ -47,11 +66,17 @@ impl Job {
                     node_id: h as u32,
                     nnodes: nnodes as u32,
                     size: size as u32,
-                    ranks: ranks.iter().map(|&r| r as u32).collect(),
-                    program: opts.program.as_os_str().as_bytes().to_vec(),
-                    args: opts.args.iter().map(|a| a.as_bytes().to_vec()).collect(),
                     env: forwarded_env(),
-                    cwd: cwd.as_os_str().as_bytes().to_vec(),
+                    parts: parts
+                        .into_iter()
+                        .map(|(app, mine)| Part {
+                            ranks: mine.iter().map(|&r| r as u32).collect(),
+                            program: bytes(app.program.as_os_str()),
+                            args: app.args.iter().map(|a| bytes(a)).collect(),
+                            cwd: bytes(app.wdir.as_deref().unwrap_or(&cwd).as_os_str()),
+                            env: app.env.iter().map(|(k, v)| (bytes(k), bytes(v))).collect(),
+                        })
+                        .collect(),
                 };
                 match AgentLink::start(&opts.launcher, &self.names[h], &setup) {
                     Ok(link) => self.hosts[h] = Host::Remote(link),
