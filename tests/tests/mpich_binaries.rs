@@ -3,7 +3,8 @@
 //! NetPIPE (`netpipe-mpich2`) and ScaLAPACK's LU tests (`scalapack-mpi-test`), the runs of
 //! seed 001, BAGEL (`bagel`), a C++ quantum chemistry program, NWChem (`nwchem-mpich`),
 //! whose Global Arrays run on MPI one-sided communication (ARMCI-MPI), and MOCASSIN
-//! (`mocassin`, Fortran); and a profiling tool built for MPICH (PMPI). Skipped, saying why,
+//! (`mocassin`, Fortran), Tachyon (`tachyon-nox` on `libtachyon-mpich-0`, persistent requests);
+//! and a profiling tool built for MPICH (PMPI). Skipped, saying why,
 //! when the packages or `dist/` are missing (`scripts/test.sh` installs the packages and builds
 //! `dist/`).
 
@@ -319,6 +320,64 @@ fn mocassin_built_for_mpich_conserves_the_energy_on_billboard() {
             assert!(b.len() == 4 && (b[0] - b[2]).abs() <= 1e-3 * b[2] && b[3] == 20000.0, "{n} ranks: {b:?}");
         }
         assert!(dir.join("output/SED.out").exists(), "no output/SED.out on {n} ranks");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Tachyon (`tachyon-nox` on `libtachyon-mpich-0`), a ray tracer whose ranks render scanlines
+/// and hand them to rank 0 through persistent requests (MPI_Send_init/Recv_init, MPI_Startall,
+/// MPI_Testsome): the image of `tests/tachyon/scene.dat` on 1 to 4 ranks is byte for byte the one
+/// MPICH renders on as many. The MPICH build of the library is picked through the library path,
+/// whatever Debian's alternative for `libtachyon.so.0` points to.
+#[test]
+fn tachyon_built_for_mpich_renders_on_billboard_the_image_it_renders_on_mpich() {
+    let library = Path::new("/usr/lib/x86_64-linux-gnu/libtachyon-mpich.so.0");
+    let (Some(_), Ok(tachyon), Ok(mpiexec), true) =
+        (bbrun(), which("tachyon-nox"), which("mpiexec.mpich"), library.exists())
+    else {
+        return skip(
+            "Tachyon",
+            "needs dist/ (make), apt-get install tachyon-bin-nox libtachyon-mpich-0, and mpiexec.mpich",
+        );
+    };
+    let dir = std::env::temp_dir().join(format!("bb-tachyon-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let _ = std::fs::remove_file(dir.join("libtachyon.so.0"));
+    std::os::unix::fs::symlink(library, dir.join("libtachyon.so.0")).unwrap();
+    let scene = root().join("tests/tachyon/scene.dat");
+    let scene = scene.to_str().unwrap();
+    let libs = format!("LD_LIBRARY_PATH={}", dir.display());
+    for n in 1..=4 {
+        let reference = Command::new("timeout")
+            .args(["-k", "5", "60", "env", &libs])
+            .arg(&mpiexec)
+            .args(["-n", &n.to_string()])
+            .arg(&tachyon)
+            .arg(scene)
+            .args(["-format", "PPM", "-o", "mpich.ppm"])
+            .current_dir(&dir)
+            .output()
+            .expect("run mpiexec.mpich");
+        assert!(reference.status.success(), "Tachyon under MPICH on {n} ranks failed: {reference:?}");
+        let options = ["-x", libs.as_str()];
+        let (ok, text) = run_with(
+            n,
+            &tachyon,
+            &[scene, "-format", "PPM", "-o", "ours.ppm"],
+            &dir,
+            Duration::from_secs(60),
+            &[],
+            &options,
+        );
+        assert!(ok, "Tachyon on {n} ranks failed:\n{text}");
+        let (ours, theirs) =
+            (std::fs::read(dir.join("ours.ppm")).unwrap(), std::fs::read(dir.join("mpich.ppm")).unwrap());
+        assert!(
+            ours.len() > 200_000 && ours == theirs,
+            "{n} ranks: the images differ ({} and {} bytes)",
+            ours.len(),
+            theirs.len()
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
