@@ -72,8 +72,8 @@ struct Cli {
     /// Run as the host agent of a job (started by bbrun through the launcher, not by hand)
     #[arg(long, hide = true)]
     agent: bool,
-    /// Prefix every output line with `[rank] `
-    #[arg(long)]
+    /// Prefix every output line with `[rank] ` (MPICH's `-l` and `-prepend-rank` too)
+    #[arg(long, short_alias = 'l', alias = "prepend-rank")]
     tag_output: bool,
     /// List every tunable (BB_...) with its value and origin, then exit
     #[arg(long)]
@@ -274,8 +274,10 @@ fn new_jobid() -> String {
 /// MPICH and Open MPI spell options with one dash (`-np`, `-ppn`, `-hosts`, `-f`); clap reads
 /// `-np` as `-n p`. Rewrites those that come before the program into the forms clap knows,
 /// leaving the program's own arguments alone.
-const SINGLE_DASH: [(&str, &str); 14] = [
+const SINGLE_DASH: [(&str, &str); 16] = [
     ("-np", "-n"),
+    ("-prepend-rank", "--tag-output"),
+    ("-tag-output", "--tag-output"),
     ("-genv", "--genv"),
     ("-env", "--env"),
     ("-wdir", "--wdir"),
@@ -370,6 +372,9 @@ mod tests {
         assert_eq!(rewrite(&["bbrun", "-n", "-np", "p"]), ["bbrun", "-n", "-np", "p"]);
         let cli = Cli::parse_from(rewrite(&["bbrun", "-np", "3", "--tag-output", "prog", "-x"]));
         assert_eq!((cli.ranks, cli.tag_output), (Some(3), true));
+        for tag in ["-l", "-prepend-rank", "-tag-output"] {
+            assert!(Cli::parse_from(rewrite(&["bbrun", tag, "prog", "-l"])).tag_output, "{tag}");
+        }
         assert_eq!(cli.command, ["prog", "-x"]);
     }
 
