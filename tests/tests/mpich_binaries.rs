@@ -3,13 +3,15 @@
 //! NetPIPE (`netpipe-mpich2`) and ScaLAPACK's LU tests (`scalapack-mpi-test`), the runs of
 //! seed 001, BAGEL (`bagel`), a C++ quantum chemistry program, NWChem (`nwchem-mpich`),
 //! whose Global Arrays run on MPI one-sided communication (ARMCI-MPI), and MOCASSIN
-//! (`mocassin`, Fortran), Tachyon (`tachyon-nox` on `libtachyon-mpich-0`, persistent requests);
+//! (`mocassin`, Fortran), Tachyon (`tachyon-nox` on `libtachyon-mpich-0`, persistent requests),
+//! Message Passing Yorick (`yorick-mpy-mpich2`);
 //! and a profiling tool built for MPICH (PMPI). Skipped, saying why,
 //! when the packages or `dist/` are missing (`scripts/test.sh` installs the packages and builds
 //! `dist/`).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bb_tests::{processes_named, root, shm_files};
@@ -22,43 +24,63 @@ fn bbrun() -> Option<PathBuf> {
 
 /// Runs `bbrun -n N program args` in `dir` under a timeout; returns stdout+stderr.
 fn run(n: usize, program: &Path, args: &[&str], dir: &Path, timeout: Duration) -> (bool, String) {
-    run_with(n, program, args, dir, timeout, &[], &[])
+    Job { timeout, ..Job::new(n, program, args, dir) }.run()
 }
 
 /// [`run`] with environment variables for the ranks, under a 300 s timeout.
 fn run_env(n: usize, program: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)]) -> (bool, String) {
-    run_with(n, program, args, dir, Duration::from_secs(300), env, &[])
+    Job { env, ..Job::new(n, program, args, dir) }.run()
 }
 
-fn run_with(
+/// `bbrun [options] -n N program args` in `dir`, with `env` set and `input` on rank 0's stdin,
+/// under a timeout (300 s unless set).
+struct Job<'a> {
     n: usize,
-    program: &Path,
-    args: &[&str],
-    dir: &Path,
+    program: &'a Path,
+    args: &'a [&'a str],
+    dir: &'a Path,
     timeout: Duration,
-    env: &[(&str, &str)],
-    options: &[&str],
-) -> (bool, String) {
-    let shm_before = shm_files();
-    let out = Command::new("timeout")
-        .envs(env.iter().copied())
-        .arg("-k")
-        .arg("5")
-        .arg(timeout.as_secs().to_string())
-        .arg(bbrun().expect("checked"))
-        .args(options)
-        .arg("-n")
-        .arg(n.to_string())
-        .arg(program)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run bbrun");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(processes_named(&program.to_string_lossy()).is_empty(), "ranks of {} outlived the job", program.display());
-    let new: Vec<_> = shm_files().into_iter().filter(|f| !shm_before.contains(f)).collect();
-    assert!(new.is_empty(), "the job left {new:?} in /dev/shm");
-    (out.status.success(), text)
+    env: &'a [(&'a str, &'a str)],
+    options: &'a [&'a str],
+    input: &'a [u8],
+}
+
+impl<'a> Job<'a> {
+    fn new(n: usize, program: &'a Path, args: &'a [&'a str], dir: &'a Path) -> Self {
+        Job { n, program, args, dir, timeout: Duration::from_secs(300), env: &[], options: &[], input: b"" }
+    }
+
+    /// Whether the job succeeded, and its stdout and stderr; it must leave no rank and no
+    /// /dev/shm file behind.
+    fn run(&self) -> (bool, String) {
+        let shm_before = shm_files();
+        let mut child = Command::new("timeout")
+            .envs(self.env.iter().copied())
+            .args(["-k", "5", &self.timeout.as_secs().to_string()])
+            .arg(bbrun().expect("checked"))
+            .args(self.options)
+            .arg("-n")
+            .arg(self.n.to_string())
+            .arg(self.program)
+            .args(self.args)
+            .current_dir(self.dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run bbrun");
+        let mut stdin = child.stdin.take().expect("piped");
+        let input = self.input.to_vec();
+        let writer = std::thread::spawn(move || stdin.write_all(&input));
+        let out = child.wait_with_output().expect("wait for bbrun");
+        let _ = writer.join();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let program = self.program.to_string_lossy();
+        assert!(processes_named(&program).is_empty(), "ranks of {program} outlived the job");
+        let new: Vec<_> = shm_files().into_iter().filter(|f| !shm_before.contains(f)).collect();
+        assert!(new.is_empty(), "the job left {new:?} in /dev/shm");
+        (out.status.success(), text)
+    }
 }
 
 fn skip(what: &str, why: &str) {
@@ -266,17 +288,20 @@ fn a_program_built_for_mpich_runs_on_billboard_under_mpichs_own_hydra() {
         .expect("run mpicc.mpich");
     assert!(built.success(), "mpicc.mpich could not build tests/c/p2p_basic.c");
     let lib = root().join("dist/lib");
-    let out = Command::new("timeout")
-        .args(["-k", "5", "60"])
-        .arg(hydra)
-        .args(["-n", "2", "env"])
-        .arg(format!("LD_LIBRARY_PATH={}", lib.display()))
-        .arg(&exe)
-        .output()
-        .expect("run mpiexec.hydra");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    // Hydra serves PMI-1 and PMI-2 (Slurm's srun --mpi=pmi2 only the second): both are spoken.
+    for pmi in ["1", "2"] {
+        let out = Command::new("timeout")
+            .args(["-k", "5", "60"])
+            .arg(&hydra)
+            .args(["-n", "3", "env", &format!("BB_PMI={pmi}")])
+            .arg(format!("LD_LIBRARY_PATH={}", lib.display()))
+            .arg(&exe)
+            .output()
+            .expect("run mpiexec.hydra");
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && text.contains("PASS p2p_basic"), "under Hydra, PMI-{pmi}:\n{text}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(out.status.success() && text.contains("PASS p2p_basic"), "under Hydra:\n{text}");
 }
 
 /// MOCASSIN (`mocassin`), a Fortran Monte Carlo photoionisation code built for MPICH: each rank
@@ -360,15 +385,9 @@ fn tachyon_built_for_mpich_renders_on_billboard_the_image_it_renders_on_mpich() 
             .expect("run mpiexec.mpich");
         assert!(reference.status.success(), "Tachyon under MPICH on {n} ranks failed: {reference:?}");
         let options = ["-x", libs.as_str()];
-        let (ok, text) = run_with(
-            n,
-            &tachyon,
-            &[scene, "-format", "PPM", "-o", "ours.ppm"],
-            &dir,
-            Duration::from_secs(60),
-            &[],
-            &options,
-        );
+        let args = [scene, "-format", "PPM", "-o", "ours.ppm"];
+        let (ok, text) =
+            Job { timeout: Duration::from_secs(60), options: &options, ..Job::new(n, &tachyon, &args, &dir) }.run();
         assert!(ok, "Tachyon on {n} ranks failed:\n{text}");
         let (ours, theirs) =
             (std::fs::read(dir.join("ours.ppm")).unwrap(), std::fs::read(dir.join("mpich.ppm")).unwrap());
@@ -378,6 +397,47 @@ fn tachyon_built_for_mpich_renders_on_billboard_the_image_it_renders_on_mpich() 
             ours.len(),
             theirs.len()
         );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Message Passing Yorick (`mpy.mpich2`, yorick-mpy-mpich2), an interpreter whose ranks run
+/// what rank 0 reads (MPI_Probe/Iprobe, Isend/Irecv, Testsome/Waitsome, an error handler on a
+/// duplicated world): Debian's own test suite (`testmp.i`: point-to-point, collectives built on
+/// it, the mpool task farm) passes on 2 and 3 ranks, fed on rank 0's stdin.
+#[test]
+fn yorick_mpy_built_for_mpich_passes_its_test_suite_on_billboard() {
+    let suite = Path::new("/usr/share/doc/yorick-mpy-common/examples/testmp.i.gz");
+    let (Some(_), Ok(mpy), true) = (bbrun(), which("mpy.mpich2"), suite.exists()) else {
+        return skip("Yorick mpy", "needs dist/ (make) and apt-get install yorick-mpy-mpich2");
+    };
+    let dir = std::env::temp_dir().join(format!("bb-mpy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let unpacked = Command::new("sh")
+        .arg("-c")
+        .arg(format!("gzip -dc {} > testmp.i", suite.display()))
+        .current_dir(&dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(unpacked, "cannot unpack {}", suite.display());
+    for n in [2, 3] {
+        let job = Job {
+            timeout: Duration::from_secs(120),
+            input: b"testmp\nquit\n",
+            ..Job::new(n, &mpy, &["-j", "testmp.i"], &dir)
+        };
+        let (ok, text) = job.run();
+        let passed = |what: &str| text.lines().filter(|l| l.trim() == what).count();
+        assert!(ok, "mpy on {n} ranks:\n{text}");
+        assert_eq!(passed(&format!("testmp2 passed on all {n} ranks")), 1, "{n} ranks:\n{text}");
+        assert_eq!(passed(&format!("testmp3 passed on all {n} ranks")), 1, "{n} ranks:\n{text}");
+        let mpool = [
+            "mpool finished (vpack) nerrors=0",
+            "mpool self=1 finished (vsave) nerrors=0",
+            "mpool list= finished (vpack) nerrors=0",
+        ];
+        assert!(mpool.iter().all(|line| passed(line) >= 1), "{n} ranks:\n{text}");
+        assert!(!text.contains("failed") && !text.contains("ERROR"), "{n} ranks:\n{text}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -413,7 +473,9 @@ fn a_profiling_tool_built_for_mpich_counts_each_call_as_on_mpich() {
     let counts = |program: &str| {
         let preload = format!("LD_PRELOAD={}", dir.join("libtool.so").display());
         let options = ["-x", preload.as_str()];
-        let (ok, text) = run_with(2, &dir.join(program), &[], &dir, Duration::from_secs(60), &[], &options);
+        let exe = dir.join(program);
+        let (ok, text) =
+            Job { timeout: Duration::from_secs(60), options: &options, ..Job::new(2, &exe, &[], &dir) }.run();
         assert!(ok, "{program}:\n{text}");
         let mut lines: Vec<String> = text.lines().filter(|l| l.starts_with("tool: ")).map(String::from).collect();
         lines.sort();

@@ -255,6 +255,7 @@ pub fn layers() -> &'static [Layer] {
                 &transport::udp::WINDOW,
                 &transport::udp::DEADLINE_MS,
                 &transport::udp::EAGER_MAX,
+                &crate::bootstrap::pmi::VERSION,
             ],
             switches: &[],
         },

@@ -1,5 +1,7 @@
-//! PMI-1 client: how a rank started by `bbrun` or MPICH's Hydra learns its rank, the job size,
-//! and exchanges the addresses of its peers (a key-value space plus a barrier).
+//! PMI client: how a rank started by `bbrun`, MPICH's Hydra or Slurm's `srun --mpi=pmi2` learns
+//! its rank, the job size, and exchanges the addresses of its peers (a key-value space plus a
+//! barrier). It speaks PMI-1 ([`wire`]), or PMI-2 ([`v2`]) where [`VERSION`] says: in a Slurm
+//! step not started by bbrun (Slurm's PMI_FD serves PMI-2 only; Hydra serves both).
 //!
 //! The launcher tells the process how to reach it through the environment, as Hydra does:
 //! - `PMI_FD=<fd>`: an inherited, connected stream socket; `PMI_RANK` and `PMI_SIZE` give the
@@ -10,6 +12,7 @@
 //! The wire format is documented in [`wire`]. Every call is a request and its reply, blocking:
 //! PMI is used only while the job starts and ends, never on a message path.
 
+pub mod v2;
 pub mod wire;
 
 use std::fs::File;
@@ -18,8 +21,15 @@ use std::net::TcpStream;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::tunables::Tunable;
 use crate::{Error, Result};
 use wire::{format_line, parse_line, Message, MAX_LINE};
+
+pub static VERSION: Tunable = Tunable::new(
+    "BB_PMI",
+    0,
+    "PMI wire to the launcher: 1 (bbrun, Hydra) or 2 (Slurm's srun --mpi=pmi2, Hydra); 0: 2 in a Slurm step bbrun did not start",
+);
 
 /// Limits used when a server's `cmd=maxes` omits one (simple PMI's own defaults).
 const DEFAULT_KVSNAME_MAX: usize = 256;
@@ -39,6 +49,8 @@ pub struct Pmi {
     keylen_max: usize,
     vallen_max: usize,
     finalized: bool,
+    /// Speaking PMI-2 (whose key-value space is named by the job id, [`Pmi::kvsname`]).
+    v2: bool,
 }
 
 /// How the environment says to reach the server.
@@ -82,6 +94,7 @@ impl Pmi {
             keylen_max: DEFAULT_KEYLEN_MAX,
             vallen_max: DEFAULT_VALLEN_MAX,
             finalized: false,
+            v2: false,
         };
         match (known, pmiid) {
             (Some((rank, size)), _) => (pmi.rank, pmi.size) = (rank, size),
@@ -91,6 +104,10 @@ impl Pmi {
             return Err(Error::Bootstrap(format!("PMI says rank {} of a job of size {}", pmi.rank, pmi.size)));
         }
 
+        if use_pmi2(|name| std::env::var(name).ok()) {
+            pmi.start_v2()?;
+            return Ok(pmi);
+        }
         let init = format_line("init", &[("pmi_version", "1"), ("pmi_subversion", "1")]);
         let reply = pmi.call(&init, "response_to_init")?;
         pmi.check_rc(&reply, "init")?;
@@ -118,6 +135,69 @@ impl Pmi {
         pmi.check_rc(&appnum, "get_appnum")?;
         pmi.appnum = appnum.get("appnum").map_or(Ok(0), |_| appnum.require_int("appnum"))?;
         Ok(pmi)
+    }
+
+    /// The PMI-2 handshake ([`v2`]): version 2 asked in a PMI-1 line, then `fullinit` (which
+    /// tells size and appnum, and checks the rank) and `job-getid` (the key-value space's name).
+    fn start_v2(&mut self) -> Result<()> {
+        let init = format_line("init", &[("pmi_version", "2"), ("pmi_subversion", "0")]);
+        let reply = self.call(&init, "response_to_init")?;
+        self.check_rc(&reply, "init")?;
+        if reply.get("pmi_version").map(str::trim) != Some("2") {
+            return Err(Error::Bootstrap(format!(
+                "asked for PMI-2 (BB_PMI), the server offers version {}",
+                reply.get("pmi_version").unwrap_or("(none)")
+            )));
+        }
+        self.v2 = true;
+        let rank = self.rank.to_string();
+        let full = self.call2("fullinit", &[("pmirank", &rank), ("threaded", "FALSE")], "fullinit")?;
+        let (rank, size) = (full.require_int::<usize>("rank")?, full.require_int::<usize>("size")?);
+        if (rank, size) != (self.rank, self.size) {
+            return Err(Error::Bootstrap(format!(
+                "PMI-2 fullinit says rank {rank} of {size}, the environment rank {} of {}",
+                self.rank, self.size
+            )));
+        }
+        self.appnum = full.get("appnum").map_or(Ok(0), |_| full.require_int("appnum"))?;
+        self.kvsname = self.call2("job-getid", &[], "job-getid")?.require("jobid")?.to_owned();
+        if self.kvsname.is_empty() {
+            return Err(Error::Bootstrap("PMI-2 job-getid gave an empty job id".into()));
+        }
+        self.vallen_max = v2::MAX_BODY / 2;
+        Ok(())
+    }
+
+    /// Sends PMI-2 command `cmd` and reads its `cmd-response`, which must have rc=0.
+    fn call2(&mut self, cmd: &str, fields: &[(&str, &str)], what: &str) -> Result<Message> {
+        send_all(self.conn.get_ref(), &v2::encode(cmd, fields))
+            .map_err(|e| Error::Bootstrap(format!("cannot send {cmd} to the PMI-2 server: {e}")))?;
+        let reply = self.read_message(cmd)?;
+        if reply.cmd != format!("{cmd}-response") {
+            return Err(Error::Bootstrap(format!(
+                "expected cmd={cmd}-response from the PMI-2 server, got cmd={}",
+                reply.cmd
+            )));
+        }
+        self.check_rc(&reply, what)?;
+        Ok(reply)
+    }
+
+    /// Reads one PMI-2 message; end of stream is an error that says what we waited for.
+    fn read_message(&mut self, request: &str) -> Result<Message> {
+        let closed = |e: std::io::Error| {
+            Error::Bootstrap(format!(
+                "the PMI-2 server closed the connection or failed ({e}) while we waited for the reply to {request}; \
+                 did the launcher die?"
+            ))
+        };
+        let mut length = [0u8; v2::LENGTH_DIGITS];
+        self.conn.read_exact(&mut length).map_err(closed)?;
+        let mut body = vec![0u8; v2::body_length(&length)?];
+        self.conn.read_exact(&mut body).map_err(closed)?;
+        let body = String::from_utf8(body)
+            .map_err(|_| Error::Bootstrap(format!("the PMI-2 reply to {request} is not UTF-8")))?;
+        v2::parse(&body)
     }
 
     /// PMI_PORT mode: `cmd=initack pmiid=ID`, answered by `cmd=initack` and three `cmd=set`
@@ -171,6 +251,9 @@ impl Pmi {
                 self.vallen_max - 1
             )));
         }
+        if self.v2 {
+            return self.call2("kvs-put", &[("key", key), ("value", value)], &format!("put of key {key:?}")).map(drop);
+        }
         let line = format_line("put", &[("kvsname", &self.kvsname), ("key", key), ("value", value)]);
         let reply = self.call(&line, "put_result")?;
         self.check_rc(&reply, &format!("put of key {key:?}"))
@@ -179,6 +262,18 @@ impl Pmi {
     /// Reads `key` from the job's key-value space.
     pub fn get(&mut self, key: &str) -> Result<String> {
         self.check_key(key)?;
+        if self.v2 {
+            let jobid = self.kvsname.clone();
+            let reply = self.call2(
+                "kvs-get",
+                &[("jobid", &jobid), ("srcid", "-1"), ("key", key)],
+                &format!("get of key {key:?}"),
+            )?;
+            if reply.get("found") != Some("TRUE") {
+                return Err(Error::Bootstrap(format!("PMI-2 get of key {key:?}: no such key")));
+            }
+            return Ok(reply.require("value")?.to_owned());
+        }
         let line = format_line("get", &[("kvsname", &self.kvsname), ("key", key)]);
         let reply = self.call(&line, "get_result")?;
         self.check_rc(&reply, &format!("get of key {key:?}"))?;
@@ -188,6 +283,9 @@ impl Pmi {
     /// Waits until every rank of the job has called `barrier`; puts made before it are then
     /// visible to every rank's `get`.
     pub fn barrier(&mut self) -> Result<()> {
+        if self.v2 {
+            return self.call2("kvs-fence", &[], "barrier").map(drop);
+        }
         let reply = self.call(&format_line("barrier_in", &[]), "barrier_out")?;
         self.check_rc(&reply, "barrier")
     }
@@ -197,6 +295,11 @@ impl Pmi {
     pub fn abort(&mut self, code: i32, msg: &str) -> Result<()> {
         let code = code.to_string();
         let msg: String = msg.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+        if self.v2 {
+            let msg = format!("exit code {code}: {msg}");
+            return send_all(self.conn.get_ref(), &v2::encode("abort", &[("isworldabort", "TRUE"), ("msg", &msg)]))
+                .map_err(|e| Error::Bootstrap(format!("cannot send abort to the PMI-2 server: {e}")));
+        }
         // error_msg must come last: it takes the rest of the line.
         let line = format_line("abort", &[("exitcode", &code), ("error_msg", &msg)]);
         self.send(&line, "abort")
@@ -208,8 +311,12 @@ impl Pmi {
         if self.finalized {
             return Ok(());
         }
-        let reply = self.call(&format_line("finalize", &[]), "finalize_ack")?;
-        self.check_rc(&reply, "finalize")?;
+        if self.v2 {
+            self.call2("finalize", &[], "finalize")?;
+        } else {
+            let reply = self.call(&format_line("finalize", &[]), "finalize_ack")?;
+            self.check_rc(&reply, "finalize")?;
+        }
         self.finalized = true;
         Ok(())
     }
@@ -217,6 +324,13 @@ impl Pmi {
     /// The number of processes the job may hold in all (`MPI_UNIVERSE_SIZE`).
     /// Hydra answers -1 when it does not know: then 0.
     pub fn universe_size(&mut self) -> Result<usize> {
+        if self.v2 {
+            let reply = self.call2("info-getjobattr", &[("key", "universeSize")], "get of universeSize")?;
+            return match reply.get("found") {
+                Some("TRUE") => Ok(reply.require_int::<i64>("value")?.max(0) as usize),
+                _ => Ok(0),
+            };
+        }
         let reply = self.call(&format_line("get_universe_size", &[]), "universe_size")?;
         self.check_rc(&reply, "get_universe_size")?;
         Ok(reply.require_int::<i64>("size")?.max(0) as usize)
@@ -227,6 +341,7 @@ impl Pmi {
     /// command, answered by one `cmd=spawn_result` after the last. A refusal says why (the
     /// launcher names the command it could not start).
     pub fn spawn(&mut self, commands: &[SpawnCommand], preput: &[(&str, &str)]) -> Result<()> {
+        self.pmi1_only("MPI_Comm_spawn")?;
         let clean = |what: &str, text: &str| -> Result<()> {
             if text.contains(['\n', '\r']) {
                 return Err(Error::Spawn(format!("{what} {text:?} holds a line break, which PMI cannot carry")));
@@ -269,6 +384,7 @@ impl Pmi {
 
     /// Publishes `port` under `service` in the launcher's name service (MPI_Publish_name).
     pub fn publish_name(&mut self, service: &str, port: &str) -> Result<()> {
+        self.pmi1_only("MPI_Publish_name")?;
         let reply =
             self.call(&format_line("publish_name", &[("service", service), ("port", port)]), "publish_result")?;
         self.check_rc(&reply, &format!("publish of service {service:?}"))
@@ -276,15 +392,28 @@ impl Pmi {
 
     /// Withdraws `service` (MPI_Unpublish_name).
     pub fn unpublish_name(&mut self, service: &str) -> Result<()> {
+        self.pmi1_only("MPI_Unpublish_name")?;
         let reply = self.call(&format_line("unpublish_name", &[("service", service)]), "unpublish_result")?;
         self.check_rc(&reply, &format!("unpublish of service {service:?}"))
     }
 
     /// The port published under `service` (MPI_Lookup_name).
     pub fn lookup_name(&mut self, service: &str) -> Result<String> {
+        self.pmi1_only("MPI_Lookup_name")?;
         let reply = self.call(&format_line("lookup_name", &[("service", service)]), "lookup_result")?;
         self.check_rc(&reply, &format!("lookup of service {service:?}"))?;
         Ok(reply.require("port")?.to_owned())
+    }
+
+    /// Spawning and the name service go through the launcher's PMI-1 (bbrun's or Hydra's).
+    fn pmi1_only(&self, what: &str) -> Result<()> {
+        match self.v2 {
+            false => Ok(()),
+            true => Err(Error::Spawn(format!(
+                "{what} needs a launcher that serves PMI-1 (bbrun, or Hydra's mpiexec); this job speaks PMI-2 \
+                 (Slurm's srun --mpi=pmi2, or BB_PMI=2)"
+            ))),
+        }
     }
 
     fn check_key(&self, key: &str) -> Result<()> {
@@ -356,6 +485,16 @@ pub struct SpawnCommand {
     pub args: Vec<String>,
     pub nprocs: usize,
     pub info: Vec<(String, String)>,
+}
+
+/// Whether to speak PMI-2 ([`VERSION`], read through `var` for the automatic choice): in a
+/// Slurm step (`SLURM_STEP_ID`) that bbrun did not start (no `BB_JOBID`).
+fn use_pmi2(var: impl Fn(&str) -> Option<String>) -> bool {
+    match VERSION.get() {
+        1 => false,
+        2 => true,
+        _ => var("SLURM_STEP_ID").is_some() && var("BB_JOBID").is_none(),
+    }
 }
 
 /// Reads the environment (through `var`, so tests need not change the real one).

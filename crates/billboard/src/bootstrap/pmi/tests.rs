@@ -166,3 +166,14 @@ fn rank_outside_size_is_refused() {
     assert!(Pmi::start(conn, Some((2, 2)), None).is_err());
     server.join().unwrap();
 }
+
+/// PMI-2 is chosen in a Slurm step that bbrun did not start (BB_PMI unset, as in tests).
+#[test]
+fn pmi2_is_spoken_in_a_slurm_step_bbrun_did_not_start() {
+    let env = |vars: &'static [(&'static str, &'static str)]| {
+        move |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+    };
+    assert!(use_pmi2(env(&[("SLURM_STEP_ID", "0"), ("PMI_FD", "3")])));
+    assert!(!use_pmi2(env(&[("SLURM_STEP_ID", "0"), ("BB_JOBID", "1x2")])));
+    assert!(!use_pmi2(env(&[("PMI_FD", "3")])));
+}
