@@ -10,16 +10,17 @@ if ! command -v cargo >/dev/null; then
 fi
 
 # MPICH (compiler, Hydra) and real programs built for it (NetPIPE, ScaLAPACK's tests, BAGEL, NWChem,
-# MOCASSIN with its benchmark inputs, Tachyon's ray tracer) let the interop and
+# MOCASSIN with its benchmark inputs, Tachyon's ray tracer, Yorick's mpy) let the interop and
 # binary-compatibility tests run instead of skipping.
 # g++ builds libFuzzer for the fuzz targets; iproute2 (`ip`) makes the network namespaces that
 # stand in for hosts; Debian's parallel HDF5 for MPICH (h5pcc.mpich) and h5dump test MPI-IO.
 # Debian's PVM (library, header, example programs, NetPIPE's NPpvm) is the reference the PVM
 # library is compared with. python3-venv and python3-dev build mpi4py from PyPI with our mpicc.
-PACKAGES="mpich libmpich-dev netpipe-mpich2 scalapack-mpi-test libscalapack-mpich2.2 bagel nwchem-mpich g++ iproute2 libhdf5-mpich-dev hdf5-tools pvm pvm-dev pvm-examples netpipe-pvm libcoarrays-mpich-dev python3-venv python3-dev gfortran mocassin mocassin-benchmarks tachyon-bin-nox libtachyon-mpich-0"
+# Slurm (slurm-wlm, munge) runs a private one-node cluster for the srun --mpi=pmi2 test.
+PACKAGES="mpich libmpich-dev netpipe-mpich2 scalapack-mpi-test libscalapack-mpich2.2 bagel nwchem-mpich g++ iproute2 libhdf5-mpich-dev hdf5-tools pvm pvm-dev pvm-examples netpipe-pvm libcoarrays-mpich-dev python3-venv python3-dev gfortran mocassin mocassin-benchmarks tachyon-bin-nox libtachyon-mpich-0 yorick-mpy-mpich2 slurm-wlm munge"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
    { ! command -v mpicc.mpich >/dev/null || ! command -v g++ >/dev/null || ! command -v ip >/dev/null || [ ! -x /usr/bin/NPmpich2 ] ||
-     [ ! -x /usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/xdlu ] || [ ! -x /usr/bin/BAGEL ] || [ ! -x /usr/bin/nwchem.mpich ] || [ ! -x /usr/bin/mocassin ] || [ ! -x /usr/bin/tachyon-nox ] ||
+     [ ! -x /usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/xdlu ] || [ ! -x /usr/bin/BAGEL ] || [ ! -x /usr/bin/nwchem.mpich ] || [ ! -x /usr/bin/mocassin ] || [ ! -x /usr/bin/tachyon-nox ] || [ ! -x /usr/bin/mpy.mpich2 ] || ! command -v srun >/dev/null ||
      ! command -v h5pcc.mpich >/dev/null || ! command -v h5dump >/dev/null ||
      [ ! -f /usr/include/pvm3.h ] || [ ! -x /usr/bin/master1 ] || [ ! -x /usr/bin/NPpvm ] || ! command -v gfortran >/dev/null ||
      ! python3 -c 'import ensurepip, sysconfig, os; assert os.path.exists(sysconfig.get_paths()["include"] + "/Python.h")' 2>/dev/null; }; then

@@ -273,6 +273,11 @@ unsafe fn get(m: &Mpi, object: u32, h: c_int, keyval: c_int, out: *mut c_void, f
         return Err(err(MPI_ERR_ARG, "null attribute_val or flag pointer"));
     }
     let builtin = match object {
+        // No application number (Slurm's PMI-2 says -1): MPI_APPNUM is not set, as with MPICH.
+        object_type::COMM if keyval == MPI_APPNUM && APPNUM.load(Ordering::Relaxed) < 0 => {
+            *flag = 0;
+            return Ok(());
+        }
         object_type::COMM => predefined(m, h, keyval).map(|v| v.as_ptr() as usize),
         object_type::WIN => crate::win::predefined_attr(m, h, keyval),
         _ => None,

@@ -1,7 +1,8 @@
 //! PMI client: how a rank started by `bbrun`, MPICH's Hydra or Slurm's `srun --mpi=pmi2` learns
 //! its rank, the job size, and exchanges the addresses of its peers (a key-value space plus a
 //! barrier). It speaks PMI-1 ([`wire`]), or PMI-2 ([`v2`]) where [`VERSION`] says: in a Slurm
-//! step not started by bbrun (Slurm's PMI_FD serves PMI-2 only; Hydra serves both).
+//! step not started by bbrun, PMI-2 being Slurm's own protocol (its `--mpi=pmi2` plugin and
+//! Hydra serve PMI-1 lines too; bbrun only those).
 //!
 //! The launcher tells the process how to reach it through the environment, as Hydra does:
 //! - `PMI_FD=<fd>`: an inherited, connected stream socket; `PMI_RANK` and `PMI_SIZE` give the
@@ -28,7 +29,7 @@ use wire::{format_line, parse_line, Message, MAX_LINE};
 pub static VERSION: Tunable = Tunable::new(
     "BB_PMI",
     0,
-    "PMI wire to the launcher: 1 (bbrun, Hydra) or 2 (Slurm's srun --mpi=pmi2, Hydra); 0: 2 in a Slurm step bbrun did not start",
+    "PMI wire to the launcher: 1 (bbrun, Hydra, Slurm) or 2 (Slurm's srun --mpi=pmi2, Hydra); 0: 2 in a Slurm step bbrun did not start",
 );
 
 /// Limits used when a server's `cmd=maxes` omits one (simple PMI's own defaults).
@@ -151,7 +152,13 @@ impl Pmi {
         }
         self.v2 = true;
         let rank = self.rank.to_string();
-        let full = self.call2("fullinit", &[("pmirank", &rank), ("threaded", "FALSE")], "fullinit")?;
+        // Slurm names the job in PMI_JOBID and refuses a fullinit without it; Hydra sets none.
+        let jobid = std::env::var("PMI_JOBID").ok().filter(|j| !j.trim().is_empty());
+        let mut fields = vec![("pmirank", rank.as_str()), ("threaded", "FALSE")];
+        if let Some(jobid) = &jobid {
+            fields.insert(0, ("pmijobid", jobid));
+        }
+        let full = self.call2("fullinit", &fields, "fullinit")?;
         let (rank, size) = (full.require_int::<usize>("rank")?, full.require_int::<usize>("size")?);
         if (rank, size) != (self.rank, self.size) {
             return Err(Error::Bootstrap(format!(
