@@ -231,25 +231,36 @@ not_implemented! {
     pvm_getnoresets(t: *mut *mut c_int, n: *mut c_int);
 }
 
-/// `pvm_gettmask(who, mask)`: the trace mask: no event traced (PVM's empty mask: 35 `@`
-/// and a NUL, `TEV_MASK_INIT`).
+/// `pvm_gettmask(who, mask)`: the trace mask of this task (`PvmTaskSelf`) or of the
+/// children it spawns (`PvmTaskChild`), `trace.rs`; none traced at first (PVM's empty mask:
+/// 35 `@` and a NUL, `TEV_MASK_INIT`).
 #[no_mangle]
-pub unsafe extern "C" fn pvm_gettmask(_who: c_int, mask: *mut c_char) -> c_int {
-    if mask.is_null() {
-        return PvmError::BadParam.code();
-    }
-    // SAFETY: C's contract: a Pvmtmask, 36 bytes.
-    unsafe {
-        std::ptr::write_bytes(mask.cast::<u8>(), b'@', 35);
-        *mask.add(35) = 0;
-    }
-    0
+pub unsafe extern "C" fn pvm_gettmask(who: c_int, mask: *mut c_char) -> c_int {
+    call("pvm_gettmask", |lib| {
+        let slot = usize::try_from(who).ok().filter(|&w| w < 2).ok_or(PvmError::BadParam)?;
+        if mask.is_null() {
+            return Err(PvmError::BadParam);
+        }
+        let m = lib.tracing.masks[slot];
+        // SAFETY: C's contract: a Pvmtmask, 36 bytes.
+        unsafe { std::ptr::copy_nonoverlapping(m.as_ptr(), mask.cast::<u8>(), m.len()) };
+        Ok(0)
+    })
 }
 
-/// `pvm_settmask(who, mask)`: accepted; this library traces nothing.
+/// `pvm_settmask(who, mask)`: which events this task (`PvmTaskSelf`) or its children
+/// (`PvmTaskChild`) trace.
 #[no_mangle]
-pub extern "C" fn pvm_settmask(_who: c_int, _mask: *mut c_char) -> c_int {
-    0
+pub unsafe extern "C" fn pvm_settmask(who: c_int, mask: *mut c_char) -> c_int {
+    call("pvm_settmask", |lib| {
+        if mask.is_null() {
+            return Err(PvmError::BadParam);
+        }
+        let mut m = [0u8; crate::trace::MASK_BYTES];
+        // SAFETY: C's contract: a Pvmtmask, 36 bytes.
+        unsafe { std::ptr::copy_nonoverlapping(mask.cast::<u8>(), m.as_mut_ptr(), m.len()) };
+        crate::trace::set_mask(lib, who, &m).map(|()| 0)
+    })
 }
 
 /// `pvm_addmhf(src, tag, ctx, f)`: messages that match (-1: any) go to `f(mid)` whenever

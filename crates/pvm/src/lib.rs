@@ -56,9 +56,11 @@
 //!
 //! # Not yet
 //!
-//! Trace redirection to a task (`PvmTraceTid`: accepted, not acted on; output redirection,
-//! `PvmOutputTid`, goes as pvmd's output messages, so Debian's console prints `spawn -> prog`);
-//! messages on Billboard's engine (see above).
+//! Tracing (`trace.rs`: `PvmTraceTid`/`PvmTraceCode` and the trace masks act, in Debian's
+//! format) covers `pvm_send` and `pvm_recv` only, with no `PvmTraceTime`/`PvmTraceCount`
+//! summaries and none of pvmd's own events (output redirection, `PvmOutputTid`, goes as
+//! pvmd's output messages, so Debian's console prints `spawn -> prog`); messages on
+//! Billboard's engine (see above).
 //!
 //! Layout: `error.rs` PVM's error codes and texts; `encoding.rs` how packed items become bytes
 //! (XDR and raw, byte by byte); `buffer.rs` message buffers and the table behind buffer ids;
@@ -67,7 +69,8 @@
 //! folder and PVM's tid layout; `wire.rs` what tasks and the agent say (byte by byte);
 //! `frame_buffer.rs` frames out of a byte stream; `task.rs` a task's connections and progress
 //! (`agent_start.rs` finding or starting its agent), `task_send.rs` its sending side,
-//! `link.rs` one connection, `tcp.rs` connections between hosts, `ring.rs` the shared-memory
+//! `link.rs` one connection, `tcp.rs` connections between hosts, `trace.rs` trace events,
+//! `ring.rs` the shared-memory
 //! route, `single_copy.rs` large messages read once from the sender's memory;
 //! `calls.rs` the task calls, `sendrecv.rs` the message calls, `recvf.rs` receiving by the
 //! program's own matching
@@ -102,4 +105,5 @@ pub mod state;
 pub mod task;
 mod task_send;
 mod tcp;
+pub mod trace;
 pub mod wire;

@@ -12,11 +12,20 @@ use crate::error::PvmError;
 use crate::recvf;
 use crate::state::{call, lock, put, Lib};
 use crate::task::Arrived;
+use crate::trace;
 
 /// Sends the active send buffer's message.
 #[no_mangle]
 pub extern "C" fn pvm_send(tid: c_int, tag: c_int) -> c_int {
-    call("pvm_send", |lib| send_active(lib, &[tid], tag))
+    call("pvm_send", |lib| {
+        if !trace::on(lib) {
+            return send_active(lib, &[tid], tag);
+        }
+        trace::send_entry(lib, tid, tag);
+        let r = send_active(lib, &[tid], tag);
+        trace::send_exit(lib, r.unwrap_or_else(|e| e.code()));
+        r
+    })
 }
 
 #[no_mangle]
@@ -84,9 +93,19 @@ pub extern "C" fn pvm_recv(tid: c_int, tag: c_int) -> c_int {
         return recvf::recv("pvm_recv", f, tid, tag, None);
     }
     call("pvm_recv", |lib| {
-        wildcard_ok(tid, tag)?;
-        let m = lib.task()?.receive_in_place(tid, tag, None).ok_or(PvmError::SysErr)?;
-        Ok(deliver(lib, m))
+        let traced = trace::on(lib);
+        if traced {
+            trace::recv_entry(lib, tid, tag);
+        }
+        let r = (|| -> Result<c_int, PvmError> {
+            wildcard_ok(tid, tag)?;
+            let m = lib.task()?.receive_in_place(tid, tag, None).ok_or(PvmError::SysErr)?;
+            Ok(deliver(lib, m))
+        })();
+        if traced {
+            trace::recv_exit(lib, r.unwrap_or_else(|e| e.code()));
+        }
+        r
     })
 }
 

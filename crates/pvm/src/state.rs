@@ -27,6 +27,8 @@ pub struct Lib {
     pub tasks: (Vec<crate::calls::TaskInfo>, Vec<std::ffi::CString>),
     /// What `pvm_getfds` last returned.
     pub fds: Vec<c_int>,
+    /// Trace masks and descriptors sent (`trace.rs`); the destinations are in `opts`.
+    pub tracing: crate::trace::Tracing,
 }
 
 static LIB: Mutex<Lib> = Mutex::new(Lib {
@@ -38,6 +40,7 @@ static LIB: Mutex<Lib> = Mutex::new(Lib {
     hosts: (Vec::new(), Vec::new()),
     tasks: (Vec::new(), Vec::new()),
     fds: Vec::new(),
+    tracing: crate::trace::Tracing::new(),
 });
 
 impl Lib {
@@ -52,6 +55,7 @@ impl Lib {
             });
             crate::compat::pvmmytid.store(t.tid, std::sync::atomic::Ordering::Relaxed);
             crate::calls::inherit_output(&mut self.opts);
+            crate::trace::inherit(self);
             self.task = Some(t);
         }
         Ok(self.task.as_mut().expect("enrolled above"))
