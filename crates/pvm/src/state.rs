@@ -101,11 +101,16 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
 }
 
 /// A received message left in its sender's memory waits there only for the unpack calls
-/// that follow its receive (`single_copy.rs`): any other call copies it in first, so that
-/// no sender waits on a receiver that has gone on to other things.
+/// that follow its receive (`single_copy.rs`), and the look at its header that often comes
+/// between (`pvm_bufinfo`, `pvm_getminfo`: `bufid = pvm_recv(-1, -1); pvm_bufinfo(bufid, ...);
+/// pvm_upkbyte(...)` is PVM's idiom): any other call copies it in first, so that no sender
+/// waits on a receiver that has gone on to other things.
 fn settle_receive_buffer(lib: &mut Lib, name: &str) {
     // The flag first: nearly every call finds none, and skips the name's comparison.
-    if !lib.bufs.receive_buffer_is_lazy() || name.starts_with("pvm_upk") {
+    if !lib.bufs.receive_buffer_is_lazy()
+        || name.starts_with("pvm_upk")
+        || matches!(name, "pvm_bufinfo" | "pvm_getminfo")
+    {
         return;
     }
     if let Err(e) = lib.bufs.settle_receive_buffer() {
