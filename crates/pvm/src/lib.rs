@@ -85,6 +85,7 @@
 pub mod agent;
 mod agent_start;
 pub mod buffer;
+pub mod call_lock;
 pub mod calls;
 pub mod compat;
 pub mod encoding;

@@ -4,9 +4,9 @@
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
 
 use crate::buffer::Buffers;
+use crate::call_lock::{CallGuard, CallLock};
 use crate::error::PvmError;
 use crate::task::Task;
 
@@ -31,7 +31,7 @@ pub struct Lib {
     pub tracing: crate::trace::Tracing,
 }
 
-static LIB: Mutex<Lib> = Mutex::new(Lib {
+static LIB: CallLock<Lib> = CallLock::new(Lib {
     bufs: Buffers::new(),
     task: None,
     auto_err: 1,
@@ -66,19 +66,16 @@ impl Lib {
 /// memory lets the sender go, as having received it (else the sender would find the
 /// connection closed and say `PvmNoTask`).
 extern "C" fn let_senders_go_at_exit() {
-    let lib = match LIB.try_lock() {
-        Ok(l) => l,
-        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-        // Another thread is inside a call: its own end will do.
-        Err(std::sync::TryLockError::WouldBlock) => return,
-    };
-    let mut lib = lib;
-    lib.bufs.let_sender_go();
+    // Another thread inside a call: its own end will do.
+    if let Some(mut lib) = LIB.try_lock() {
+        lib.bufs.let_sender_go();
+    }
 }
 
-/// The library's state, locked. A panic while it was held does not make it unusable.
-pub fn lock() -> MutexGuard<'static, Lib> {
-    LIB.lock().unwrap_or_else(|e| e.into_inner())
+/// The library's state, locked (`call_lock.rs`). A panic while it was held does not make
+/// it unusable.
+pub fn lock() -> CallGuard<'static, Lib> {
+    LIB.lock()
 }
 
 /// Runs one C call: its result or its error code. Messages for message handlers that came
