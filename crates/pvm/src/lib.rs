@@ -57,7 +57,7 @@
 //! # Not yet
 //!
 //! Tracing (`trace.rs`: `PvmTraceTid`/`PvmTraceCode` and the trace masks act, in Debian's
-//! format) covers `pvm_send` and `pvm_recv` only, with no `PvmTraceTime`/`PvmTraceCount`
+//! format) covers `pvm_send`, `pvm_recv`, `pvm_nrecv`, `pvm_trecv` only, with no `PvmTraceTime`/`PvmTraceCount`
 //! summaries and none of pvmd's own events (output redirection, `PvmOutputTid`, goes as
 //! pvmd's output messages, so Debian's console prints `spawn -> prog`); messages on
 //! Billboard's engine (see above).

@@ -20,15 +20,17 @@
 //! `event` is the event's number or'ed with `TEV_EVENT_ENTRY` (0x4000) or `TEV_EVENT_EXIT`
 //! (0x8000); the data are the time (`TEV_DID_TS`, `TEV_DID_TU`), the task (`TEV_DID_TID`),
 //! then the call's own, as Debian's `lpvm.c` packs them (see `send_entry` and the others).
-//! Traced: `pvm_send` and `pvm_recv`. Not yet: the other calls' events,
+//! Traced: `pvm_send`, `pvm_recv`, `pvm_nrecv`, `pvm_trecv`. Not yet: the other calls' events,
 //! `PvmTraceTime`/`PvmTraceCount` summaries, and pvmd's own events (newtask, spntask,
 //! endtask) from the agent.
 
 use crate::encoding::{pack_str, Encoding};
 use crate::state::Lib;
 
+pub const TEV_NRECV: i32 = 28;
 pub const TEV_RECV: i32 = 45;
 pub const TEV_SEND: i32 = 47;
+pub const TEV_TRECV: i32 = 57;
 const ENTRY: i32 = 0x4000;
 const EXIT: i32 = 0x8000;
 const MARK_BUFFER: i32 = -1;
@@ -46,6 +48,8 @@ const DID_MB: i32 = 47;
 const DID_MNB: i32 = 48;
 const DID_SRC: i32 = 49;
 const DID_DST: i32 = 50;
+pub const DID_MTS: i32 = 52;
+pub const DID_MTU: i32 = 53;
 const DID_RST: i32 = 78;
 const DID_RMC: i32 = 79;
 const DID_RCX: i32 = 80;
@@ -207,8 +211,10 @@ fn event(lib: &mut Lib, kind: i32, entry: bool, data: &[(i32, i32)]) {
 /// The event's name as Debian's tracers know it (`pvmtevinfo`).
 fn name(kind: i32) -> &'static str {
     match kind {
+        TEV_NRECV => "nrecv",
         TEV_RECV => "recv",
         TEV_SEND => "send",
+        TEV_TRECV => "trecv",
         _ => "",
     }
 }
@@ -229,20 +235,24 @@ pub fn send_exit(lib: &mut Lib, cc: i32) {
     event(lib, TEV_SEND, false, &[(DID_CC, cc)]);
 }
 
-/// `pvm_recv`'s entry: the source and tag asked for, the context.
-pub fn recv_entry(lib: &mut Lib, src: i32, tag: i32) {
+/// A receive's entry (`kind`: `pvm_recv`, `pvm_nrecv`, `pvm_trecv`): the source and tag
+/// asked for, the context, then `more` (`pvm_trecv`'s timeout).
+pub fn recv_entry(lib: &mut Lib, kind: i32, src: i32, tag: i32, more: &[(i32, i32)]) {
     let ctx = context(lib);
-    event(lib, TEV_RECV, true, &[(DID_RST, src), (DID_RMC, tag), (DID_RCX, ctx)]);
+    let mut data = vec![(DID_RST, src), (DID_RMC, tag), (DID_RCX, ctx)];
+    data.extend_from_slice(more);
+    event(lib, kind, true, &data);
 }
 
-/// `pvm_recv`'s exit: the buffer (or error), its bytes, tag, the context, its source.
-pub fn recv_exit(lib: &mut Lib, cc: i32) {
+/// A receive's exit: the buffer (or 0, or an error), its bytes, tag, the context, its
+/// source.
+pub fn recv_exit(lib: &mut Lib, kind: i32, cc: i32) {
     let (bytes, tag, src) = match lib.bufs.get(cc) {
         Ok(b) if cc > 0 => (b.len() as i32, b.tag, b.src),
         _ => (-1, -1, -1),
     };
     let ctx = context(lib);
-    event(lib, TEV_RECV, false, &[(DID_MB, cc), (DID_MNB, bytes), (DID_MC, tag), (DID_MCX, ctx), (DID_SRC, src)]);
+    event(lib, kind, false, &[(DID_MB, cc), (DID_MNB, bytes), (DID_MC, tag), (DID_MCX, ctx), (DID_SRC, src)]);
 }
 
 /// `pvm_settmask` (`who` 0: this task's, 1: its children's).

@@ -1,7 +1,7 @@
 /*
  * Tracing (PvmTraceTid, PvmTraceCode, pvm_settmask(PvmTaskChild)): this task traces the
- * pvm_send and pvm_recv calls of a child it spawns, which receives a message and answers it
- * twice. Each trace message (tag 99) is decoded as PVM's tracers read it (pvmtev.h): the
+ * pvm_send, pvm_recv, pvm_nrecv and pvm_trecv calls of a child it spawns, which receives three
+ * messages (trecv, nrecv, recv) and answers twice. Each trace message (tag 99) is decoded as PVM's tracers read it (pvmtev.h): the
  * first event of each kind and end comes with its descriptor (data ids and types), later ones
  * as bare records. Printed without times, with tids by role: tests/messages.rs compares it
  * with Debian's PVM. Only the library's events are printed: Debian's pvmd also sends the
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include "pvm3.h"
 
 int pvm_settmask(int who, char *mask); /* in Debian's pvmtev.h */
@@ -25,8 +26,10 @@ int pvm_settmask(int who, char *mask); /* in Debian's pvmtev.h */
 #define DATA_STRING 12
 #define DID_TS 106
 #define DID_TU 107
+#define EV_NRECV 28
 #define EV_RECV 45
 #define EV_SEND 47
+#define EV_TRECV 57
 
 static int parent_tid, kid_tid;
 
@@ -54,8 +57,9 @@ static void show(void)
     char name[64];
     pvm_upkint(&marker, 1, 1);
     pvm_upkint(&eid, 1, 1);
+    i = eid & ~(EVENT_ENTRY | EVENT_EXIT);
     if ((marker != MARK_EVENT_DESC && marker != MARK_EVENT_RECORD) ||
-        ((eid & ~(EVENT_ENTRY | EVENT_EXIT)) != EV_SEND && (eid & ~(EVENT_ENTRY | EVENT_EXIT)) != EV_RECV))
+        (i != EV_SEND && i != EV_RECV && i != EV_NRECV && i != EV_TRECV))
         return;
     printf("%s %d %s", marker == MARK_EVENT_DESC ? "desc" : marker == MARK_EVENT_RECORD ? "record" : "?",
            eid & ~(EVENT_ENTRY | EVENT_EXIT), eid & EVENT_ENTRY ? "entry" : eid & EVENT_EXIT ? "exit" : "?");
@@ -103,9 +107,15 @@ int main(int argc, char **argv)
     if (me < 0)
         return 2;
     if (argc > 1 && strcmp(argv[1], "child") == 0) {
-        int p = pvm_parent();
-        pvm_recv(p, 1);
+        int p = pvm_parent(), got;
+        struct timeval ten = {10, 0};
+        /* Tag 3 comes after tag 1: once it is here, so is tag 1, and nrecv finds it. */
+        pvm_trecv(p, 3, &ten);
+        got = pvm_nrecv(p, 1);
+        if (got <= 0)
+            return 3;
         pvm_upkint(&n, 1, 1);
+        pvm_recv(p, 4);
         for (i = 0; i < 2; i++) {
             pvm_initsend(PvmDataDefault);
             pvm_pkint(&n, 1, 1);
@@ -120,6 +130,8 @@ int main(int argc, char **argv)
     mask[35] = 0;
     mask[EV_SEND / 4] |= 1 << (EV_SEND & 3);
     mask[EV_RECV / 4] |= 1 << (EV_RECV & 3);
+    mask[EV_NRECV / 4] |= 1 << (EV_NRECV & 3);
+    mask[EV_TRECV / 4] |= 1 << (EV_TRECV & 3);
     printf("settmask %d\n", pvm_settmask(PvmTaskChild, mask));
     pvm_setopt(PvmTraceTid, me);
     pvm_setopt(PvmTraceCode, 99);
@@ -130,6 +142,8 @@ int main(int argc, char **argv)
     pvm_initsend(PvmDataDefault);
     pvm_pkint(&n, 1, 1);
     pvm_send(kid_tid, 1);
+    pvm_send(kid_tid, 3);
+    pvm_send(kid_tid, 4);
     for (i = 0; i < 2; i++) {
         int m = 0, j = -1;
         pvm_recv(kid_tid, 2);
