@@ -57,10 +57,10 @@
 //! # Not yet
 //!
 //! Tracing (`trace.rs`: `PvmTraceTid`/`PvmTraceCode` and the trace masks act, in Debian's
-//! format) covers `pvm_send`, `pvm_recv`, `pvm_nrecv`, `pvm_trecv` only, with no `PvmTraceTime`/`PvmTraceCount`
-//! summaries and none of pvmd's own events (output redirection, `PvmOutputTid`, goes as
-//! pvmd's output messages, so Debian's console prints `spawn -> prog`); messages on
-//! Billboard's engine (see above).
+//! format) covers `pvm_send`, `pvm_recv`, `pvm_nrecv` and `pvm_trecv` only, with no
+//! `PvmTraceTime`/`PvmTraceCount` summaries and none of pvmd's own events (output
+//! redirection, `PvmOutputTid`, goes as pvmd's output messages, so Debian's console prints
+//! `spawn -> prog`); messages on Billboard's engine (see above).
 //!
 //! Layout: `error.rs` PVM's error codes and texts; `encoding.rs` how packed items become bytes
 //! (XDR and raw, byte by byte); `buffer.rs` message buffers and the table behind buffer ids;
