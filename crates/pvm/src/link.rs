@@ -1,7 +1,9 @@
 //! One connection between two tasks, and the system calls on it: the first byte that says how
 //! frames travel (with the ring's memfd for the shared-memory route), reading with a
 //! descriptor passed, and noticing the peer's end. A connection is a Unix socket between tasks
-//! of one host, TCP between hosts: the calls here are the same on both.
+//! of one host, TCP between hosts: the calls here are the same on both, except that a TCP
+//! connection starts with the handshake that proves the secret (`tcp.rs`), fed here before
+//! any byte of it is taken as the carrier byte or a frame.
 
 use std::ffi::{c_int, c_void};
 use std::io::ErrorKind;
