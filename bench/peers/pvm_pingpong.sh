@@ -27,9 +27,11 @@ export PIN=1 RTPRIO=1
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
 
-# One run of the ping-pong on a Billboard library: $1 its lib folder, $2 its bbpvmd.
+# One run of the ping-pong on a Billboard library: $1 its lib folder, $2 its bbpvmd, $3 a name
+# for its agent's folder: each library its own agent (a lingering agent of the other build
+# would spawn the echo with that build's library, and two builds need not speak alike).
 ours() {
-  BB_PVM_DIR=$WORK/vm BB_PVMD=$2 LD_LIBRARY_PATH=$1 PVM_PATH=$WORK \
+  BB_PVM_DIR=$WORK/vm-$3 BB_PVMD=$2 LD_LIBRARY_PATH=$1 PVM_PATH=$WORK \
     timeout 300 "$WORK/pvm_pingpong" "$SIZE" "$ITERS" "$TRIALS" | median
 }
 
@@ -57,9 +59,9 @@ native() {
 printf "load average: %s\n" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf "%-6s %10s %10s %10s %10s %10s\n" round billboard base debian native floor
 for r in $(seq 1 "$ROUNDS"); do
-  new=$(ours "$DIST/lib" "$DIST/bin/bbpvmd")
+  new=$(ours "$DIST/lib" "$DIST/bin/bbpvmd" new)
   base=-
-  [ -n "${BASE:-}" ] && base=$(ours "$BASE/lib" "$BASE/bin/bbpvmd")
+  [ -n "${BASE:-}" ] && base=$(ours "$BASE/lib" "$BASE/bin/bbpvmd" base)
   deb=$(debian)
   read -r nat floor < <(native)
   printf "%-6s %10s %10s %10s %10s %10s\n" "$r" "$new" "$base" "$deb" "${nat:--}" "${floor:--}" | tee -a "$WORK/rounds"

@@ -6,7 +6,9 @@
 //!
 //! One thread per task connection and one per spawned child (waiting for it, and reading its
 //! output), all on one [`State`] behind a lock. The agent leaves when it has had no task for
-//! `BB_PVM_LINGER_MS` (default 2000) or on `pvm_halt`, removing its folder's files.
+//! `BB_PVM_LINGER_MS` (default 2000) and no other host (pvmd stays while the machine has
+//! hosts, so an added host outlives the program that added it), or on `pvm_halt`, removing
+//! its folder's files.
 //!
 //! Several hosts (`agent_hosts.rs`): the first agent keeps what the whole virtual machine
 //! knows (tasks of every host, notifies, groups, the message box); an added host's agent
@@ -98,6 +100,9 @@ struct State {
     host_notifies: Vec<hosts::HostNotify>,
     /// Spawns on other hosts waiting for their answer, by request id.
     spawns_waiting: HashMap<i32, mpsc::Sender<Vec<i32>>>,
+    /// `pvm_hostsync`s waiting for another host's clock, by request id: the host, where
+    /// its answer goes.
+    clocks_waiting: HashMap<i32, (i32, mpsc::Sender<u64>)>,
     next_id: i32,
     /// Where the next default placement starts, in the list of hosts.
     next_host: usize,
@@ -124,7 +129,7 @@ pub struct Agent {
 mod hosts;
 #[path = "agent_life.rs"]
 mod life;
-pub use hosts::run_added;
+pub use hosts::{now_micros, run_added};
 use life::Joining;
 pub use life::{daemonize, run, LINGER_MS};
 #[path = "agent_spawn.rs"]
@@ -303,6 +308,7 @@ impl Agent {
                     .collect();
                 Frame::ConfigIs { hosts }
             }
+            Frame::HostClock { host, .. } => self.host_clock(host),
             Frame::AddHosts { names } => Frame::Status { code: 0, list: self.add_hosts(&names) },
             Frame::DelHosts { names } => Frame::Status { code: 0, list: self.del_hosts(&names) },
             Frame::Listening { addr } => {

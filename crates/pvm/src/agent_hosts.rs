@@ -179,6 +179,11 @@ impl Agent {
                     }
                 });
             }
+            Frame::ClockIs { id, micros } => {
+                if let Some((_, w)) = self.lock().clocks_waiting.remove(&id) {
+                    let _ = w.send(micros);
+                }
+            }
             Frame::Started { id, tids } => {
                 if let Some(w) = self.lock().spawns_waiting.remove(&id) {
                     let _ = w.send(tids);
@@ -194,6 +199,8 @@ impl Agent {
         let tids: Vec<i32> = {
             let mut st = self.lock();
             st.hosts.retain(|h| h.tid != host);
+            // Its clock's askers hear `PvmNoHost`.
+            st.clocks_waiting.retain(|_, (h, _)| *h != host);
             st.tasks.iter().filter(|(_, t)| t.host == host).map(|(&tid, _)| tid).collect()
         };
         for tid in tids {
@@ -212,6 +219,33 @@ impl Agent {
         }
         if st.tasks.is_empty() {
             st.idle_since = Instant::now();
+        }
+    }
+
+    /// `pvm_hostsync`: the time of day on the host of tid `host`, read by that host's agent
+    /// (pvmd's `DM_HOSTSYNC`); `PvmNoHost` for a host not in the machine.
+    pub(super) fn host_clock(&self, host: i32) -> Frame {
+        let no_host = Frame::Status { code: PvmError::NoHost.code(), list: vec![] };
+        let host = place::host_of(host);
+        if host == HOST_TID {
+            return Frame::ClockIs { id: 0, micros: now_micros() };
+        }
+        let (tell, told) = mpsc::channel();
+        let id = {
+            let mut st = self.lock();
+            let Some(pipe) = st.hosts.iter().find(|h| h.tid == host).map(|h| h.pipe.clone()) else { return no_host };
+            let id = st.next_id;
+            st.next_id = st.next_id.wrapping_add(1);
+            st.clocks_waiting.insert(id, (host, tell));
+            send(&pipe, &Frame::HostClock { host, id });
+            id
+        };
+        match told.recv_timeout(JOIN_WAIT) {
+            Ok(micros) => Frame::ClockIs { id: 0, micros },
+            Err(_) => {
+                self.lock().clocks_waiting.remove(&id);
+                no_host
+            }
         }
     }
 
@@ -311,6 +345,7 @@ pub(super) fn serve_first(agent: &Arc<Agent>, mut frames: FrameBuffer) {
                         send(&up, &Frame::Started { id, tids });
                     });
                 }
+                Frame::HostClock { id, .. } => send(&up, &Frame::ClockIs { id, micros: now_micros() }),
                 Frame::Kill { tid, sig } => {
                     if let Some(t) = a.lock().tasks.get(&tid).filter(|t| t.pid > 0) {
                         // SAFETY: kill(2) on a pid we recorded.
@@ -329,4 +364,9 @@ pub(super) fn serve_first(agent: &Arc<Agent>, mut frames: FrameBuffer) {
         }
         let _ = std::io::stderr().flush();
     });
+}
+
+/// This host's time of day, in microseconds since the epoch.
+pub fn now_micros() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
 }

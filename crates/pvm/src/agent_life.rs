@@ -33,7 +33,8 @@ pub(crate) struct Joining {
 }
 
 /// Serves `dir`: as the first agent of a virtual machine (`joining` None: it makes the
-/// secret, and leaves when idle), or as an added host's (until halted or the first is gone).
+/// secret, and leaves when it has neither tasks nor other hosts), or as an added host's
+/// (until halted or the first is gone).
 pub(super) fn serve_folder(dir: &Path, joining: Option<Joining>) -> std::io::Result<()> {
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
@@ -91,6 +92,7 @@ pub(super) fn serve_folder(dir: &Path, joining: Option<Joining>) -> std::io::Res
             hosts: Vec::new(),
             host_notifies: Vec::new(),
             spawns_waiting: HashMap::new(),
+            clocks_waiting: HashMap::new(),
             next_id: 0,
             next_host: 0,
             up: joining.is_some().then(|| pipe(std::io::stdout())),
@@ -126,7 +128,9 @@ pub(super) fn serve_folder(dir: &Path, joining: Option<Joining>) -> std::io::Res
         }
         {
             let st = agent.lock();
-            let idle = st.tasks.is_empty() && st.connections == 0 && st.idle_since.elapsed() >= linger;
+            // The added hosts are the machine's as pvmd's are: they stay until deleted or halted.
+            let idle =
+                st.tasks.is_empty() && st.hosts.is_empty() && st.connections == 0 && st.idle_since.elapsed() >= linger;
             if st.halting || (first && idle) {
                 break;
             }
@@ -163,7 +167,7 @@ pub(super) fn serve_folder(dir: &Path, joining: Option<Joining>) -> std::io::Res
 pub static LINGER_MS: Tunable = Tunable::new(
     "BB_PVM_LINGER_MS",
     2000,
-    "PVM host agent: ms it waits with no task before it leaves (long enough for a program's next run from a script)",
+    "PVM host agent: ms it waits with no task and no added host before it leaves (long enough for a program's next run from a script)",
 );
 
 fn hostname() -> String {

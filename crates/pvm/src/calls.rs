@@ -162,7 +162,7 @@ pub unsafe extern "C" fn pvm_spawn(
             place,
             count,
             path: search_path(),
-            env: exported_env(),
+            env: exported_env().into_iter().chain(crate::trace::child_env(lib)).collect(),
             cwd: std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default(),
             output: OPT_OUTPUT.map(|o| lib.opts[o]),
         };

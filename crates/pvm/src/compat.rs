@@ -55,18 +55,33 @@ pub extern "C" fn pvmsleep(secs: c_int) -> c_int {
     0
 }
 
-/// `pvm_hostsync(host, clk, delta)`: the host's clock and its offset from ours (not yet asked
-/// of another host's agent: this host's clock, offset none).
+/// `pvm_hostsync(host, clk, delta)`: the time of day on `host` (read by its agent) and how
+/// far this host's clock is ahead of it, as Debian's library computes it: the middle of the
+/// request's round trip here, minus the host's time (a signed timeval whose `tv_usec` is in
+/// [0, 1e6): -1 us is {-1, 999999}).
 #[no_mangle]
-pub unsafe extern "C" fn pvm_hostsync(_host: c_int, clk: *mut libc::timeval, delta: *mut libc::timeval) -> c_int {
-    // SAFETY: C's contract: each pointer is null or a struct timeval.
-    unsafe {
-        if !clk.is_null() {
-            libc::gettimeofday(clk, std::ptr::null_mut());
+pub unsafe extern "C" fn pvm_hostsync(host: c_int, clk: *mut libc::timeval, delta: *mut libc::timeval) -> c_int {
+    call("pvm_hostsync", |lib| {
+        let task = lib.task()?;
+        let before = crate::agent::now_micros();
+        let remote = match task.request(&Frame::HostClock { host, id: 0 })? {
+            Frame::ClockIs { micros, .. } => micros,
+            Frame::Status { code, .. } if code < 0 => return Err(PvmError::from_code(code)),
+            _ => return Err(PvmError::SysErr),
+        };
+        let after = crate::agent::now_micros();
+        let ahead = (before / 2 + after / 2) as i64 - remote as i64;
+        let timeval = |us: i64| libc::timeval {
+            tv_sec: us.div_euclid(1_000_000) as libc::time_t,
+            tv_usec: us.rem_euclid(1_000_000) as libc::suseconds_t,
+        };
+        // SAFETY: C's contract: each pointer is null or a struct timeval.
+        unsafe {
+            put(clk, timeval(remote as i64));
+            put(delta, timeval(ahead));
         }
-        put(delta, libc::timeval { tv_sec: 0, tv_usec: 0 });
-    }
-    0
+        Ok(0)
+    })
 }
 
 /// `pvm_addhosts`: the first agent starts an agent on each host (`agent_hosts.rs`); `infos`
@@ -216,25 +231,36 @@ not_implemented! {
     pvm_getnoresets(t: *mut *mut c_int, n: *mut c_int);
 }
 
-/// `pvm_gettmask(who, mask)`: the trace mask: no event traced (PVM's empty mask: 35 `@`
-/// and a NUL, `TEV_MASK_INIT`).
+/// `pvm_gettmask(who, mask)`: the trace mask of this task (`PvmTaskSelf`) or of the
+/// children it spawns (`PvmTaskChild`), `trace.rs`; none traced at first (PVM's empty mask:
+/// 35 `@` and a NUL, `TEV_MASK_INIT`).
 #[no_mangle]
-pub unsafe extern "C" fn pvm_gettmask(_who: c_int, mask: *mut c_char) -> c_int {
-    if mask.is_null() {
-        return PvmError::BadParam.code();
-    }
-    // SAFETY: C's contract: a Pvmtmask, 36 bytes.
-    unsafe {
-        std::ptr::write_bytes(mask.cast::<u8>(), b'@', 35);
-        *mask.add(35) = 0;
-    }
-    0
+pub unsafe extern "C" fn pvm_gettmask(who: c_int, mask: *mut c_char) -> c_int {
+    call("pvm_gettmask", |lib| {
+        let slot = usize::try_from(who).ok().filter(|&w| w < 2).ok_or(PvmError::BadParam)?;
+        if mask.is_null() {
+            return Err(PvmError::BadParam);
+        }
+        let m = lib.tracing.masks[slot];
+        // SAFETY: C's contract: a Pvmtmask, 36 bytes.
+        unsafe { std::ptr::copy_nonoverlapping(m.as_ptr(), mask.cast::<u8>(), m.len()) };
+        Ok(0)
+    })
 }
 
-/// `pvm_settmask(who, mask)`: accepted; this library traces nothing.
+/// `pvm_settmask(who, mask)`: which events this task (`PvmTaskSelf`) or its children
+/// (`PvmTaskChild`) trace.
 #[no_mangle]
-pub extern "C" fn pvm_settmask(_who: c_int, _mask: *mut c_char) -> c_int {
-    0
+pub unsafe extern "C" fn pvm_settmask(who: c_int, mask: *mut c_char) -> c_int {
+    call("pvm_settmask", |lib| {
+        if mask.is_null() {
+            return Err(PvmError::BadParam);
+        }
+        let mut m = [0u8; crate::trace::MASK_BYTES];
+        // SAFETY: C's contract: a Pvmtmask, 36 bytes.
+        unsafe { std::ptr::copy_nonoverlapping(mask.cast::<u8>(), m.as_mut_ptr(), m.len()) };
+        crate::trace::set_mask(lib, who, &m).map(|()| 0)
+    })
 }
 
 /// `pvm_addmhf(src, tag, ctx, f)`: messages that match (-1: any) go to `f(mid)` whenever

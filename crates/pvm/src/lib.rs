@@ -9,8 +9,8 @@
 //!   in it, beside a `secret` file (mode 0600) that every connection must prove. A program
 //!   started from a shell enrolls at its first PVM call (`pvm_mytid`, or any call that needs
 //!   a tid): its library connects to the agent, and starts it first if none answers (the
-//!   agent detaches, and leaves again when it has had no task for `BB_PVM_LINGER_MS`, or on
-//!   `pvm_halt`, removing its files). The agent hands out tids in PVM's layout (host 1 in
+//!   agent detaches, and leaves again when it has had no task and no added host for
+//!   `BB_PVM_LINGER_MS`, or on `pvm_halt`, removing its files). The agent hands out tids in PVM's layout (host 1 in
 //!   bits 18..29, so the first task is `t40001`, as under Debian's pvmd).
 //! - **Spawning**: `pvm_spawn` asks the agent, which looks the program up in the spawner's
 //!   `PVM_PATH` (else PVM's default `$HOME/pvm3/bin/LINUX64:$PVM_ROOT/bin/LINUX64`), reserves
@@ -24,7 +24,8 @@
 //!   connection. Its first byte says how frames come: through a byte ring of shared memory
 //!   the sender makes (a memfd passed on the socket, so nothing is named in /dev/shm; the
 //!   socket then only wakes a sleeping receiver; `ring.rs`), or on the socket itself
-//!   (`BB_PVM_SHM=0`). The first frame proves the secret. One progress loop (`task.rs`) reads
+//!   (`BB_PVM_SHM=0`). The first frame proves the secret (over TCP, between hosts, a
+//!   challenge-response proves it instead, and it never goes on the network). One progress loop (`task.rs`) reads
 //!   every connection and ring whenever a call waits, including while a write waits for
 //!   room, so crossing large sends never deadlock; a receive polls the rings for
 //!   `BB_PVM_SPIN_US` before it sleeps. Messages from one sender arrive in order. Large
@@ -47,14 +48,19 @@
 //!   agent start `bbpvmd --added` on the host through `BB_PVM_LAUNCHER` (`ssh` by default,
 //!   `ip netns exec {host}` in tests), linked to it by the command's stdin and stdout. The
 //!   first agent keeps the machine's state; spawns go where `PvmTaskHost` says or, by
-//!   default, to the hosts in turn; tasks of different hosts talk over TCP (`tcp.rs`);
-//!   `pvm_delhosts` ends a host and its tasks, and its `PvmHostDelete` watchers hear.
+//!   default, to the hosts in turn; tasks of different hosts talk over TCP (`tcp.rs`, each
+//!   connection opened by the engine's HMAC handshake keyed by the machine's secret);
+//!   `pvm_hostsync` reads the other host's clock through its agent; added hosts stay until
+//!   `pvm_delhosts` (which ends a host and its tasks, and its `PvmHostDelete` watchers hear)
+//!   or `pvm_halt`.
 //!
 //! # Not yet
 //!
-//! Trace redirection to a task (`PvmTraceTid`: accepted, not acted on; output redirection,
-//! `PvmOutputTid`, goes as pvmd's output messages, so Debian's console prints `spawn -> prog`);
-//! messages on Billboard's engine (see above).
+//! Tracing (`trace.rs`: `PvmTraceTid`/`PvmTraceCode` and the trace masks act, in Debian's
+//! format) covers `pvm_send`, `pvm_recv`, `pvm_nrecv` and `pvm_trecv` only, with no
+//! `PvmTraceTime`/`PvmTraceCount` summaries and none of pvmd's own events (output
+//! redirection, `PvmOutputTid`, goes as pvmd's output messages, so Debian's console prints
+//! `spawn -> prog`); messages on Billboard's engine (see above).
 //!
 //! Layout: `error.rs` PVM's error codes and texts; `encoding.rs` how packed items become bytes
 //! (XDR and raw, byte by byte); `buffer.rs` message buffers and the table behind buffer ids;
@@ -63,7 +69,8 @@
 //! folder and PVM's tid layout; `wire.rs` what tasks and the agent say (byte by byte);
 //! `frame_buffer.rs` frames out of a byte stream; `task.rs` a task's connections and progress
 //! (`agent_start.rs` finding or starting its agent), `task_send.rs` its sending side,
-//! `link.rs` one connection, `tcp.rs` connections between hosts, `ring.rs` the shared-memory
+//! `link.rs` one connection, `tcp.rs` connections between hosts, `trace.rs` trace events,
+//! `ring.rs` the shared-memory
 //! route, `single_copy.rs` large messages read once from the sender's memory;
 //! `calls.rs` the task calls, `sendrecv.rs` the message calls, `recvf.rs` receiving by the
 //! program's own matching
@@ -78,6 +85,7 @@
 pub mod agent;
 mod agent_start;
 pub mod buffer;
+pub mod call_lock;
 pub mod calls;
 pub mod compat;
 pub mod encoding;
@@ -98,4 +106,5 @@ pub mod state;
 pub mod task;
 mod task_send;
 mod tcp;
+pub mod trace;
 pub mod wire;

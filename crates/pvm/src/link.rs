@@ -1,12 +1,16 @@
 //! One connection between two tasks, and the system calls on it: the first byte that says how
 //! frames travel (with the ring's memfd for the shared-memory route), reading with a
 //! descriptor passed, and noticing the peer's end. A connection is a Unix socket between tasks
-//! of one host, TCP between hosts: the calls here are the same on both.
+//! of one host, TCP between hosts: the calls here are the same on both, except that a TCP
+//! connection starts with the handshake that proves the secret (`tcp.rs`), fed here before
+//! any byte of it is taken as the carrier byte or a frame.
 
 use std::ffi::{c_int, c_void};
 use std::io::ErrorKind;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::io::{AsRawFd, RawFd};
+
+use billboard::transport::tcp::handshake::{Acceptor, Step};
 
 use crate::error::PvmError;
 use crate::ring::Ring;
@@ -36,6 +40,11 @@ pub(crate) struct Link {
     pub closed: bool,
     pub carrier: Carrier,
     pub ring: Option<Ring>,
+    /// A TCP connection's handshake (`tcp.rs`) until the peer proved the secret: no byte
+    /// of it is taken as a frame before.
+    pub proving: Option<Box<Acceptor>>,
+    /// The tid a TCP connection's handshake authenticated: its `Hello` must name it.
+    pub proven: Option<i32>,
 }
 
 impl Link {
@@ -49,12 +58,51 @@ impl Link {
             closed: false,
             carrier: Carrier::Socket,
             ring: None,
+            proving: None,
+            proven: None,
         }
     }
 
     /// A connection another task made to this one.
     pub fn accepted(stream: OwnedFd) -> Link {
         Link { carrier: Carrier::Unknown, ..Link::to_agent(stream) }
+    }
+
+    /// A TCP connection a task of another host made to this one: its handshake first.
+    pub fn accepted_tcp(stream: OwnedFd, proving: Box<Acceptor>) -> Link {
+        Link { proving: Some(proving), ..Link::accepted(stream) }
+    }
+
+    /// Feeds the handshake; the bytes after it (frames), or `None` while it goes on or
+    /// when it failed (then the connection is closed).
+    fn prove<'a>(&mut self, data: &'a [u8]) -> Option<&'a [u8]> {
+        let proving = self.proving.as_mut()?;
+        let step = proving.on_bytes(data);
+        let reply = proving.take_transmit();
+        // SAFETY: a non-blocking send of `reply`, live for the call; a new connection's
+        // socket takes its 76 bytes whole, anything less is a failure.
+        let sent = reply.is_empty()
+            || unsafe {
+                libc::send(
+                    self.stream.as_raw_fd(),
+                    reply.as_ptr().cast(),
+                    reply.len(),
+                    libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+                )
+            } == reply.len() as isize;
+        match step {
+            Ok(Step::Wait) if sent => None,
+            Ok(Step::Done { peer, consumed }) if sent => {
+                self.proving = None;
+                self.proven = i32::try_from(peer).ok();
+                Some(&data[consumed..])
+            }
+            _ => {
+                // A stranger, a task of another machine, or a broken peer.
+                self.closed = true;
+                None
+            }
+        }
     }
 
     /// Reads all that is there now into the frame buffer (`next_frame` hands them out).
@@ -71,6 +119,16 @@ impl Link {
                 }
                 Ok((mut data, fd)) => {
                     let n = data.len();
+                    if self.proving.is_some() {
+                        match self.prove(data) {
+                            Some(rest) => data = rest,
+                            None if self.closed => break,
+                            None => continue,
+                        }
+                    }
+                    if data.is_empty() {
+                        continue;
+                    }
                     if self.carrier == Carrier::Unknown {
                         self.carrier = match (data[0], fd) {
                             (b'S', _) => Carrier::Socket,

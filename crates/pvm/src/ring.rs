@@ -10,8 +10,8 @@
 //!                   sender's probe word (u64, `single_copy.rs`), written once by the sender
 //! 24   helped  u64  the last shared-copy request the sender has written its half of, with
 //!                   bit 63 set when it could not (sender; Release after writing)
-//! 128  tail    u64  bytes ever written (sender; Release after the bytes)
-//! 256  head    u64  bytes ever consumed (receiver; Release after copying them out)
+//! 128  key     u64  random, written once by the sender: what record stamps are XORed with
+//! 256  head    u64  stream bytes ever consumed (receiver; Release after copying them out)
 //! 384  asleep  u32  1 while the receiver may block in poll (receiver)
 //! 388  single  u32  1 once the receiver has read the sender's probe word from the sender's
 //!                   memory: large messages may then go by single copy (receiver)
@@ -21,19 +21,44 @@
 //! 408  at, len, addr  u64 each: the request's part of the message (offset, length) and
 //!                   where it goes in the receiver's memory (receiver)
 //! 432  rx_pid  u32  the receiver's process, written when it allows single copies
-//! 512  data    cap bytes, a power of two; byte n of the stream is at data[n % cap]
+//! 512  data    cap bytes, a power of two; stream byte n is at data[n % cap]. Records, each
+//!              at a multiple of 64 (a cache line) of the stream:
+//!                0   stamp u64  the record's stream position XOR `key` (sender; written last,
+//!                               Release)
+//!                8   len   u32  bytes of the frame stream the record carries (wrapping at
+//!                               the ring's end), from 16 on
+//!                12  -     u32
+//!                16  len bytes, then up to the next multiple of 64 nothing
 //! ```
 //!
+//! A record says it is there on its own line: the receiver polls the stamp where the next
+//! record starts, and a small frame (a 1-byte message is 16 + 29 bytes) comes with it in the
+//! same line: one line moves from the sender's core to the receiver's a message, where a
+//! separate `tail` word cost two (its line, then the data's). A stamp is new only when it
+//! names the position it is read at: a stamp of an earlier lap names an earlier position,
+//! and old frame bytes would have to match a random 64-bit key. So nothing is ever cleared,
+//! and every word still has one writer.
+//!
 //! Wake-up is Dekker's handshake: the receiver stores `asleep`, fences (SeqCst) and looks at
-//! `tail` once more before it blocks; the sender stores `tail`, fences and looks at `asleep`,
-//! sending one byte on the socket when it is set. One of the two always sees the other.
+//! the next stamp once more before it blocks; the sender stores a stamp, fences and looks at
+//! `asleep`, sending one byte on the socket when it is set. One of the two always sees the
+//! other.
 
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
 use crate::error::PvmError;
 
-const RING_MAGIC: u64 = 0x4242_5056_4d52_3031; // "BBPVMR01"
+const RING_MAGIC: u64 = 0x4242_5056_4d52_3032; // "BBPVMR02"
 const DATA: usize = 512;
+/// A record's stamp and length, before its bytes.
+const RECORD_HEAD: usize = 16;
+/// Where records start: a cache line each.
+const RECORD_ALIGN: usize = 64;
+
+/// Ring bytes a record of `n` stream bytes takes.
+fn record_bytes(n: usize) -> usize {
+    (RECORD_HEAD + n).next_multiple_of(RECORD_ALIGN)
+}
 
 /// Bytes of data in a ring, one per connection.
 pub static RING_BYTES: billboard::tunables::Tunable = billboard::tunables::Tunable::new(
@@ -49,7 +74,7 @@ struct Header {
     probe: u64,
     helped: AtomicU64,
     _pad0: [u8; 96],
-    tail: AtomicU64,
+    key: u64,
     _pad1: [u8; 120],
     head: AtomicU64,
     _pad2: [u8; 120],
@@ -63,7 +88,7 @@ struct Header {
     rx_pid: AtomicU32,
 }
 
-const _: () = assert!(std::mem::offset_of!(Header, tail) == 128);
+const _: () = assert!(std::mem::offset_of!(Header, key) == 128);
 const _: () = assert!(std::mem::offset_of!(Header, head) == 256);
 const _: () = assert!(std::mem::offset_of!(Header, asleep) == 384);
 const _: () = assert!(std::mem::offset_of!(Header, single) == 388);
@@ -119,8 +144,10 @@ pub struct Ring {
     map: std::sync::Arc<Mapping>,
     base: *mut u8,
     cap: usize,
-    /// The sender's copy of `tail`, or the receiver's of `head`.
+    /// Where the next record starts: the sender's next to write, the receiver's next to read.
     mine: u64,
+    /// The header's `key`, read once.
+    key: u64,
     /// Sender: `head` as last read. Credits flow back lazily: the receiver's line is read
     /// again only when the ring looks too full for a write (one cache miss a message less).
     seen_head: u64,
@@ -237,13 +264,21 @@ impl Ring {
         if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
             return Err(PvmError::OutOfRes);
         }
+        let mut key = [0u8; 8];
+        // SAFETY: getrandom writes at most 8 bytes into `key`.
+        if unsafe { libc::getrandom(key.as_mut_ptr().cast(), 8, 0) } != 8 {
+            return Err(PvmError::OutOfRes);
+        }
+        let key = u64::from_ne_bytes(key);
         // SAFETY: a fresh mapping of our own memfd; the peer has not seen it yet.
         unsafe {
             let h = ring.base as *mut Header;
             (*h).magic = RING_MAGIC;
             (*h).cap = cap as u64;
+            (*h).key = key;
         }
         ring.cap = cap;
+        ring.key = key;
         Ok((ring, fd))
     }
 
@@ -263,15 +298,15 @@ impl Ring {
         }
         let len = st.st_size as usize;
         let mut ring = Ring::map(fd, len, false)?;
-        let (magic, cap, head) = {
+        let (magic, cap, head, key) = {
             let h = ring.header();
-            (h.magic, h.cap as usize, h.head.load(Ordering::Acquire))
+            (h.magic, h.cap as usize, h.head.load(Ordering::Acquire), h.key)
         };
-        if magic != RING_MAGIC || !cap.is_power_of_two() || DATA + cap != len {
+        if magic != RING_MAGIC || !cap.is_power_of_two() || cap < 4096 || DATA + cap != len || head != 0 {
             return Err(PvmError::BadMsg);
         }
         ring.cap = cap;
-        ring.mine = head;
+        ring.key = key;
         Ok(ring)
     }
 
@@ -296,7 +331,7 @@ impl Ring {
             return Err(PvmError::OutOfRes);
         }
         let base = p.cast::<u8>();
-        Ok(Ring { map: std::sync::Arc::new(Mapping { base, len }), base, cap: 0, mine: 0, seen_head: 0 })
+        Ok(Ring { map: std::sync::Arc::new(Mapping { base, len }), base, cap: 0, mine: 0, key: 0, seen_head: 0 })
     }
 
     fn data(&self) -> *mut u8 {
@@ -304,7 +339,14 @@ impl Ring {
         unsafe { self.base.add(DATA) }
     }
 
-    /// Sender: bytes free now, at least `want` if the receiver has made that much room.
+    /// The stamp of the record at ring offset `at` (a multiple of 64).
+    fn stamp(&self, at: usize) -> &AtomicU64 {
+        // SAFETY: `at` is a multiple of 64 below cap: 8 aligned bytes inside the data area,
+        // which only atomics touch at record starts.
+        unsafe { &*(self.data().add(at) as *const AtomicU64) }
+    }
+
+    /// Sender: ring bytes free now, at least `want` if the receiver has made that much room.
     fn free(&mut self, want: usize) -> usize {
         let free = |head: u64| self.cap - (self.mine.wrapping_sub(head) as usize).min(self.cap);
         if free(self.seen_head) >= want {
@@ -314,42 +356,51 @@ impl Ring {
         free(self.seen_head)
     }
 
-    /// Sender: copies `bytes` (at most what is free) after the last written, unpublished.
-    fn copy_in(&mut self, bytes: &[u8]) {
-        let n = bytes.len();
+    /// Sender: writes one record of `n` stream bytes, the first `n` of `parts`, and
+    /// publishes it (its stamp last). The caller checked that `record_bytes(n)` is free.
+    fn put_record(&mut self, parts: &[&[u8]], n: usize) {
         let at = (self.mine as usize) & (self.cap - 1);
-        let first = n.min(self.cap - at);
-        // SAFETY: the caller checked that [tail, tail + n) is free (the receiver consumed up
-        // to head); it lies inside the data area in at most two pieces.
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.data().add(at), first);
-            std::ptr::copy_nonoverlapping(bytes.as_ptr().add(first), self.data(), n - first);
+        let mut off = at + RECORD_HEAD;
+        let mut left = n;
+        for p in parts {
+            let p = &p[..p.len().min(left)];
+            let first = p.len().min(self.cap - off);
+            // SAFETY: [mine, mine + record_bytes(n)) is free (the receiver consumed it);
+            // `off` is inside the data area and the bytes wrap at its end in two pieces.
+            unsafe {
+                std::ptr::copy_nonoverlapping(p.as_ptr(), self.data().add(off), first);
+                std::ptr::copy_nonoverlapping(p.as_ptr().add(first), self.data(), p.len() - first);
+            }
+            off = (off + p.len()) & (self.cap - 1);
+            left -= p.len();
+            if left == 0 {
+                break;
+            }
         }
-        self.mine += n as u64;
+        // SAFETY: the length word of this record, inside the data area (`at` + 8 < cap).
+        unsafe { (self.data().add(at + 8) as *mut u32).write(n as u32) };
+        self.stamp(at).store(self.mine ^ self.key, Ordering::Release);
+        self.mine += record_bytes(n) as u64;
     }
 
     /// Sender: writes as much of `bytes` as fits; how much.
     pub fn write(&mut self, bytes: &[u8]) -> usize {
-        let n = bytes.len().min(self.free(bytes.len()));
+        let n = bytes.len().min(self.free(record_bytes(bytes.len())).saturating_sub(RECORD_HEAD));
         if n == 0 {
             return 0;
         }
-        self.copy_in(&bytes[..n]);
-        self.header().tail.store(self.mine, Ordering::Release);
+        self.put_record(&[bytes], n);
         n
     }
 
-    /// Sender: writes all of `parts` when they fit now, published at once (one store for
-    /// the receiver to see, one wake-up check); whether they did.
+    /// Sender: writes all of `parts` when they fit now, as one record (one store for the
+    /// receiver to see, one wake-up check); whether they did.
     pub fn write_whole(&mut self, parts: &[&[u8]]) -> bool {
         let total: usize = parts.iter().map(|p| p.len()).sum();
-        if total == 0 || total > self.free(total) {
+        if total == 0 || total > self.cap - RECORD_HEAD || record_bytes(total) > self.free(record_bytes(total)) {
             return false;
         }
-        for p in parts {
-            self.copy_in(p);
-        }
-        self.header().tail.store(self.mine, Ordering::Release);
+        self.put_record(parts, total);
         true
     }
 
@@ -359,32 +410,39 @@ impl Ring {
         self.header().asleep.load(Ordering::Relaxed) != 0
     }
 
-    /// Receiver: whether bytes wait.
+    /// Receiver: whether a record waits.
     pub fn has_data(&self) -> bool {
-        self.header().tail.load(Ordering::Acquire) != self.mine
+        let at = (self.mine as usize) & (self.cap - 1);
+        self.stamp(at).load(Ordering::Acquire) == self.mine ^ self.key
     }
 
-    /// Receiver: moves every waiting byte to `out`. `Err` when the peer's tail is impossible.
+    /// Receiver: moves the bytes of every waiting record to `out`; how many. `Err` when the
+    /// peer wrote an impossible length.
     pub fn read_into(&mut self, out: &mut crate::wire::FrameBuffer) -> Result<usize, PvmError> {
-        let tail = self.header().tail.load(Ordering::Acquire);
-        let n = tail.wrapping_sub(self.mine) as usize;
-        if n == 0 {
-            return Ok(0);
+        let mut total = 0;
+        while self.has_data() {
+            let at = (self.mine as usize) & (self.cap - 1);
+            // SAFETY: the record's length word, published by the stamp's Release store that
+            // `has_data`'s Acquire load saw.
+            let n = unsafe { (self.data().add(at + 8) as *const u32).read() } as usize;
+            if n > self.cap - RECORD_HEAD {
+                return Err(PvmError::BadMsg);
+            }
+            let off = at + RECORD_HEAD;
+            let first = n.min(self.cap - off);
+            // SAFETY: the record's bytes, published with its stamp; inside the data area in
+            // at most two pieces.
+            unsafe {
+                out.push(std::slice::from_raw_parts(self.data().add(off), first));
+                out.push(std::slice::from_raw_parts(self.data(), n - first));
+            }
+            self.mine += record_bytes(n) as u64;
+            total += n;
         }
-        if n > self.cap {
-            return Err(PvmError::BadMsg);
+        if total > 0 {
+            self.header().head.store(self.mine, Ordering::Release);
         }
-        let at = (self.mine as usize) & (self.cap - 1);
-        let first = n.min(self.cap - at);
-        // SAFETY: [head, tail) was published by the sender's Release store of tail, which
-        // the Acquire load above saw; it lies in the data area in at most two pieces.
-        unsafe {
-            out.push(std::slice::from_raw_parts(self.data().add(at), first));
-            out.push(std::slice::from_raw_parts(self.data(), n - first));
-        }
-        self.mine = tail;
-        self.header().head.store(tail, Ordering::Release);
-        Ok(n)
+        Ok(total)
     }
 
     /// Receiver: says it may sleep (or is awake again). After saying so, look at
@@ -427,26 +485,46 @@ mod tests {
     }
 
     #[test]
+    fn records_of_earlier_laps_never_read_as_new() {
+        let (mut tx, fd) = Ring::create(4096).unwrap();
+        let mut rx = Ring::open(&fd).unwrap();
+        let mut fb = FrameBuffer::default();
+        // 100 laps of records of every size up to a few lines, each read at once: after each
+        // read no stale stamp looks like the next record.
+        for i in 0..100 * 4096 / 128 {
+            let bytes = vec![(i % 251) as u8; 1 + i % 200];
+            assert!(tx.write_whole(&[&bytes]));
+            assert!(rx.has_data());
+            assert_eq!(rx.read_into(&mut fb).unwrap(), bytes.len());
+            assert!(!rx.has_data());
+        }
+    }
+
+    #[test]
     fn parts_that_fit_are_written_whole_and_the_rest_waits() {
         let (mut tx, fd) = Ring::create(4096).unwrap();
         let mut rx = Ring::open(&fd).unwrap();
         assert!(tx.write_whole(&[&[1; 3000], &[2; 1000]]));
-        assert!(!tx.write_whole(&[&[3; 50], &[4; 50]]), "100 bytes do not fit in 96");
+        assert!(!tx.write_whole(&[&[3; 50], &[4; 50]]), "a record of 100 bytes takes 128, 64 are free");
         let mut fb = FrameBuffer::default();
         assert_eq!(rx.read_into(&mut fb).unwrap(), 4000);
+        assert!(!rx.has_data());
         assert!(tx.write_whole(&[&[3; 50], &[4; 50]]), "across the ring's end");
         assert_eq!(rx.read_into(&mut fb).unwrap(), 100);
     }
 
     #[test]
-    fn a_full_ring_takes_nothing_and_a_broken_tail_is_an_error() {
+    fn a_full_ring_takes_nothing_and_a_broken_length_is_an_error() {
         let (mut tx, fd) = Ring::create(4096).unwrap();
         let mut rx = Ring::open(&fd).unwrap();
-        assert_eq!(tx.write(&[7; 5000]), 4096);
+        assert_eq!(tx.write(&[7; 5000]), 4096 - RECORD_HEAD);
         assert_eq!(tx.write(&[7; 10]), 0);
         let mut fb = FrameBuffer::default();
-        assert_eq!(rx.read_into(&mut fb).unwrap(), 4096);
-        tx.header().tail.store(1 << 40, Ordering::Release);
+        assert_eq!(rx.read_into(&mut fb).unwrap(), 4096 - RECORD_HEAD);
+        assert_eq!(tx.write(&[7; 10]), 10);
+        // A length beyond the ring, as a broken peer might write it.
+        // SAFETY: the length word of the record just written, at ring offset 0.
+        unsafe { (tx.data().add(8) as *mut u32).write(1 << 30) };
         assert_eq!(rx.read_into(&mut fb), Err(PvmError::BadMsg));
     }
 

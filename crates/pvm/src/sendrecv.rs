@@ -12,11 +12,20 @@ use crate::error::PvmError;
 use crate::recvf;
 use crate::state::{call, lock, put, Lib};
 use crate::task::Arrived;
+use crate::trace;
 
 /// Sends the active send buffer's message.
 #[no_mangle]
 pub extern "C" fn pvm_send(tid: c_int, tag: c_int) -> c_int {
-    call("pvm_send", |lib| send_active(lib, &[tid], tag))
+    call("pvm_send", |lib| {
+        if !trace::on(lib) {
+            return send_active(lib, &[tid], tag);
+        }
+        trace::send_entry(lib, tid, tag);
+        let r = send_active(lib, &[tid], tag);
+        trace::send_exit(lib, r.unwrap_or_else(|e| e.code()));
+        r
+    })
 }
 
 #[no_mangle]
@@ -67,6 +76,25 @@ fn wildcard_ok(tid: i32, tag: i32) -> Result<(), PvmError> {
     Ok(())
 }
 
+/// Runs receive `f`, traced as Debian's library traces `kind` (`trace.rs`): its entry (the
+/// source and tag asked for, then `more`) and its exit (what it got).
+fn traced_receive(
+    lib: &mut Lib,
+    kind: i32,
+    tid: i32,
+    tag: i32,
+    more: &[(i32, i32)],
+    f: impl FnOnce(&mut Lib) -> Result<c_int, PvmError>,
+) -> Result<c_int, PvmError> {
+    if !trace::on(lib) {
+        return f(lib);
+    }
+    trace::recv_entry(lib, kind, tid, tag, more);
+    let r = f(lib);
+    trace::recv_exit(lib, kind, r.unwrap_or_else(|e| e.code()));
+    r
+}
+
 /// A message received becomes the active receive buffer (a large one may still be in its
 /// sender's memory, for `pvm_upkbyte` to copy once).
 fn deliver(lib: &mut Lib, m: Arrived) -> c_int {
@@ -84,9 +112,11 @@ pub extern "C" fn pvm_recv(tid: c_int, tag: c_int) -> c_int {
         return recvf::recv("pvm_recv", f, tid, tag, None);
     }
     call("pvm_recv", |lib| {
-        wildcard_ok(tid, tag)?;
-        let m = lib.task()?.receive_in_place(tid, tag, None).ok_or(PvmError::SysErr)?;
-        Ok(deliver(lib, m))
+        traced_receive(lib, trace::TEV_RECV, tid, tag, &[], |lib| {
+            wildcard_ok(tid, tag)?;
+            let m = lib.task()?.receive_in_place(tid, tag, None).ok_or(PvmError::SysErr)?;
+            Ok(deliver(lib, m))
+        })
     })
 }
 
@@ -96,11 +126,13 @@ pub extern "C" fn pvm_nrecv(tid: c_int, tag: c_int) -> c_int {
         return recvf::recv("pvm_nrecv", f, tid, tag, Some(Duration::ZERO));
     }
     call("pvm_nrecv", |lib| {
-        wildcard_ok(tid, tag)?;
-        match lib.task()?.receive_in_place(tid, tag, Some(Duration::ZERO)) {
-            Some(m) => Ok(deliver(lib, m)),
-            None => nothing_or_handlers(lib, 0),
-        }
+        traced_receive(lib, trace::TEV_NRECV, tid, tag, &[], |lib| {
+            wildcard_ok(tid, tag)?;
+            match lib.task()?.receive_in_place(tid, tag, Some(Duration::ZERO)) {
+                Some(m) => Ok(deliver(lib, m)),
+                None => nothing_or_handlers(lib, 0),
+            }
+        })
     })
 }
 
@@ -127,13 +159,19 @@ pub unsafe extern "C" fn pvm_trecv(tid: c_int, tag: c_int, tmout: *mut libc::tim
     if let (Some(f), Ok(timeout)) = (recvf::installed(), timeout) {
         return recvf::recv("pvm_trecv", f, tid, tag, timeout);
     }
+    // What the tracer hears: the timeout as given, -1 for none (Debian's library).
+    // SAFETY: C's contract: null or a struct timeval.
+    let (ts, tu) =
+        if tmout.is_null() { (-1, -1) } else { unsafe { ((*tmout).tv_sec as i32, (*tmout).tv_usec as i32) } };
     call("pvm_trecv", |lib| {
-        let timeout = timeout?;
-        wildcard_ok(tid, tag)?;
-        match lib.task()?.receive_in_place(tid, tag, timeout) {
-            Some(m) => Ok(deliver(lib, m)),
-            None => nothing_or_handlers(lib, 0),
-        }
+        traced_receive(lib, trace::TEV_TRECV, tid, tag, &[(trace::DID_MTS, ts), (trace::DID_MTU, tu)], |lib| {
+            let timeout = timeout?;
+            wildcard_ok(tid, tag)?;
+            match lib.task()?.receive_in_place(tid, tag, timeout) {
+                Some(m) => Ok(deliver(lib, m)),
+                None => nothing_or_handlers(lib, 0),
+            }
+        })
     })
 }
 

@@ -4,9 +4,9 @@
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
 
 use crate::buffer::Buffers;
+use crate::call_lock::{CallGuard, CallLock};
 use crate::error::PvmError;
 use crate::task::Task;
 
@@ -27,9 +27,11 @@ pub struct Lib {
     pub tasks: (Vec<crate::calls::TaskInfo>, Vec<std::ffi::CString>),
     /// What `pvm_getfds` last returned.
     pub fds: Vec<c_int>,
+    /// Trace masks and descriptors sent (`trace.rs`); the destinations are in `opts`.
+    pub tracing: crate::trace::Tracing,
 }
 
-static LIB: Mutex<Lib> = Mutex::new(Lib {
+static LIB: CallLock<Lib> = CallLock::new(Lib {
     bufs: Buffers::new(),
     task: None,
     auto_err: 1,
@@ -38,6 +40,7 @@ static LIB: Mutex<Lib> = Mutex::new(Lib {
     hosts: (Vec::new(), Vec::new()),
     tasks: (Vec::new(), Vec::new()),
     fds: Vec::new(),
+    tracing: crate::trace::Tracing::new(),
 });
 
 impl Lib {
@@ -52,6 +55,7 @@ impl Lib {
             });
             crate::compat::pvmmytid.store(t.tid, std::sync::atomic::Ordering::Relaxed);
             crate::calls::inherit_output(&mut self.opts);
+            crate::trace::inherit(self);
             self.task = Some(t);
         }
         Ok(self.task.as_mut().expect("enrolled above"))
@@ -62,19 +66,16 @@ impl Lib {
 /// memory lets the sender go, as having received it (else the sender would find the
 /// connection closed and say `PvmNoTask`).
 extern "C" fn let_senders_go_at_exit() {
-    let lib = match LIB.try_lock() {
-        Ok(l) => l,
-        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-        // Another thread is inside a call: its own end will do.
-        Err(std::sync::TryLockError::WouldBlock) => return,
-    };
-    let mut lib = lib;
-    lib.bufs.let_sender_go();
+    // Another thread inside a call: its own end will do.
+    if let Some(mut lib) = LIB.try_lock() {
+        lib.bufs.let_sender_go();
+    }
 }
 
-/// The library's state, locked. A panic while it was held does not make it unusable.
-pub fn lock() -> MutexGuard<'static, Lib> {
-    LIB.lock().unwrap_or_else(|e| e.into_inner())
+/// The library's state, locked (`call_lock.rs`). A panic while it was held does not make
+/// it unusable.
+pub fn lock() -> CallGuard<'static, Lib> {
+    LIB.lock()
 }
 
 /// Runs one C call: its result or its error code. Messages for message handlers that came
@@ -97,11 +98,16 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
 }
 
 /// A received message left in its sender's memory waits there only for the unpack calls
-/// that follow its receive (`single_copy.rs`): any other call copies it in first, so that
-/// no sender waits on a receiver that has gone on to other things.
+/// that follow its receive (`single_copy.rs`), and the look at its header that often comes
+/// between (`pvm_bufinfo`, `pvm_getminfo`: `bufid = pvm_recv(-1, -1); pvm_bufinfo(bufid, ...);
+/// pvm_upkbyte(...)` is PVM's idiom): any other call copies it in first, so that no sender
+/// waits on a receiver that has gone on to other things.
 fn settle_receive_buffer(lib: &mut Lib, name: &str) {
     // The flag first: nearly every call finds none, and skips the name's comparison.
-    if !lib.bufs.receive_buffer_is_lazy() || name.starts_with("pvm_upk") {
+    if !lib.bufs.receive_buffer_is_lazy()
+        || name.starts_with("pvm_upk")
+        || matches!(name, "pvm_bufinfo" | "pvm_getminfo")
+    {
         return;
     }
     if let Err(e) = lib.bufs.settle_receive_buffer() {

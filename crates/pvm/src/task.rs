@@ -269,8 +269,8 @@ impl Task {
         }
         if fds[2].revents != 0 {
             while let Some(Ok((s, _))) = self.tcp_listener.as_ref().map(|l| l.accept()) {
-                if let Some(s) = crate::tcp::accepted(s) {
-                    self.inbound.push(Link::accepted(s));
+                if let Some((s, proving)) = crate::tcp::accepted(s, self.tid, &self.secret) {
+                    self.inbound.push(Link::accepted_tcp(s, proving));
                 }
             }
         }
@@ -341,7 +341,11 @@ impl Task {
     fn take_from_task(&mut self, link: usize, f: Frame) {
         let l = &mut self.inbound[link];
         match (l.peer, f) {
-            (None, Frame::Hello { secret, tid, pid, .. }) if place::same_secret(&secret, &self.secret) => {
+            // Over TCP the handshake proved the secret (for the tid the hello names); on a
+            // Unix socket the hello carries it.
+            (None, Frame::Hello { secret, tid, pid, .. })
+                if l.proven.map_or_else(|| place::same_secret(&secret, &self.secret), |p| p == tid) =>
+            {
                 l.peer = Some(tid);
                 l.peer_pid = pid;
                 if let Some(r) = &l.ring {

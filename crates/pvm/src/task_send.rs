@@ -75,7 +75,7 @@ impl Task {
                 self.request_status(&Frame::Lookup { tid })?;
             } else {
                 match self.request(&Frame::Where { tid })? {
-                    Frame::At { addr } => break crate::tcp::connect(&addr, tid)?,
+                    Frame::At { addr } => break self.dial(&addr, tid)?,
                     Frame::Status { code, .. } if code < 0 => return Err(PvmError::from_code(code)),
                     // Still starting: asked again below.
                     _ => {}
@@ -92,12 +92,27 @@ impl Task {
         set_nonblocking(&stream)?;
         self.outbound.insert(tid, Route { stream, ring: ring.map(|(r, _)| r), posted: 0, helped: 0 });
         let hello = Frame::Hello {
-            secret: self.secret.clone(),
+            // Over TCP the handshake proved it: the secret never goes on a network.
+            secret: if local { self.secret.clone() } else { String::new() },
             pid: std::process::id() as i32,
             tid: self.tid,
             name: String::new(),
         };
         self.write_route(tid, &[&hello.encode()])
+    }
+
+    /// A connection to task `tid` of another host at `addr`, once both proved the secret
+    /// (`tcp.rs`). The peer answers from inside a PVM call, so this task takes in arrivals
+    /// (and answers handshakes itself) while it waits: two tasks connecting to each other
+    /// both go on.
+    fn dial(&mut self, addr: &str, tid: i32) -> Result<OwnedFd, PvmError> {
+        let mut dial = crate::tcp::connect(addr, self.tid, tid, &self.secret)?;
+        let mut pause = Duration::from_micros(50);
+        while !dial.advance()? {
+            self.progress(Some(pause), None);
+            pause = (pause * 2).min(Duration::from_millis(5));
+        }
+        Ok(dial.into_stream())
     }
 
     /// Writes `parts` to the task at the end of an existing route.

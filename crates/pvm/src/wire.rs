@@ -238,6 +238,17 @@ pub enum Frame {
         id: i32,
         tids: Vec<i32>,
     },
+    /// `pvm_hostsync`: the time of day on host `host`, task to agent (`id` 0); first agent
+    /// to added host `host`'s agent, for its own clock. Answered by `ClockIs` (same `id`).
+    HostClock {
+        host: i32,
+        id: i32,
+    },
+    /// A host's time of day: microseconds since the epoch.
+    ClockIs {
+        id: i32,
+        micros: u64,
+    },
     /// The answer to most requests: a value or an error code.
     Status {
         code: i32,
@@ -403,6 +414,8 @@ impl Frame {
                 w.int(36).int(*id).int(*from).int(*catch).ints(tids).bytes(&Frame::Spawn(req.clone()).encode()[4..])
             }
             Frame::Started { id, tids } => w.int(37).int(*id).ints(tids),
+            Frame::HostClock { host, id } => w.int(39).int(*host).int(*id),
+            Frame::ClockIs { id, micros } => w.int(40).int(*id).u64(*micros),
             Frame::Request { from, frame } => w.int(38).int(*from).bytes(&frame.encode()[4..]),
             Frame::MboxPut { name, flags, enc, data } => w.int(19).str(name).int(*flags).int(*enc).bytes(data),
             Frame::MboxGet { name, index, flags } => w.int(20).str(name).int(*index).int(*flags),
@@ -527,6 +540,8 @@ impl Frame {
                 Frame::SpawnAt { id, from, catch, tids, req }
             }
             37 => Frame::Started { id: r.int()?, tids: r.ints()? },
+            39 => Frame::HostClock { host: r.int()?, id: r.int()? },
+            40 => Frame::ClockIs { id: r.int()?, micros: r.u64()? },
             19 => Frame::MboxPut { name: r.str()?, flags: r.int()?, enc: r.int()?, data: r.bytes()? },
             20 => Frame::MboxGet { name: r.str()?, index: r.int()?, flags: r.int()? },
             24 => Frame::MboxEntry { owner: r.int()?, enc: r.int()?, data: r.bytes()? },

@@ -73,6 +73,8 @@ fn samples() -> Vec<Frame> {
             },
         },
         Frame::Started { id: 3, tids: vec![0x80001, -7] },
+        Frame::HostClock { host: 0x80000, id: 4 },
+        Frame::ClockIs { id: 4, micros: 1_800_000_000_123_456 },
         Frame::Request { from: 0x80001, frame: Box::new(Frame::Config) },
     ]
 }

@@ -9,6 +9,7 @@
 mod common;
 
 use std::io::{Read, Write};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -159,4 +160,67 @@ fn debians_examples_spread_over_two_hosts() {
     let ring = text.lines().find(|l| l.contains("262146 -> ")).unwrap_or_else(|| panic!("no ring in:\n{text}"));
     assert_eq!(ring, "[1:t40002] 262146 -> 524289 -> 262147 -> 524290 -> 262146 ", "{text}");
     assert!(text.contains("[1:t40002] token ring done"), "{text}");
+}
+
+/// The secret stays off the network: under strace, every byte any process of the machine
+/// (tasks and agents of both hosts) writes to a TCP socket leaves it out, while the tasks
+/// still talk across the hosts (the handshake proves it instead, `tcp.rs`).
+#[test]
+fn the_secret_never_goes_on_a_tcp_connection() {
+    if !Path::new("/usr/bin/strace").exists() {
+        println!("SKIP: strace is not installed");
+        return;
+    }
+    let Some(ns) = Netns::create(2) else { return };
+    let vm = Vm::new("secret_off_the_wire");
+    let prog = build_c(&vm, "two_hosts");
+    let log = vm.scratch.join("strace.log");
+    let mut c = in_ns(&vm, &ns.names[0], "strace");
+    c.args(["-f", "-yy", "-s", "512", "-e", "trace=write,writev,sendmsg,sendto", "-o"])
+        .arg(&log)
+        .arg(&prog)
+        .arg(&ns.names[1]);
+    let out = run(&mut c, "two_hosts under strace");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_nothing_left(&vm, &ns.names[1]);
+    assert!(out.contains("3000000 bytes there and back 1"), "{out}");
+    // The agent writes the secret into its folder: `write(4</.../vm/secret.tmp>, "<hex>", 32)`.
+    let secret = text
+        .lines()
+        .find(|l| l.contains("secret.tmp>, \""))
+        .and_then(|l| l.split("secret.tmp>, \"").nth(1))
+        .and_then(|r| r.split('"').next())
+        .unwrap_or_else(|| panic!("no write of the secret in the trace:\n{text}"));
+    assert_eq!(secret.len(), 32, "{secret}");
+    let tcp: Vec<&str> = text.lines().filter(|l| l.contains("<TCP:[")).collect();
+    assert!(tcp.len() >= 4, "too few writes on TCP sockets in the trace:\n{text}");
+    let leaks: Vec<&&str> = tcp.iter().filter(|l| l.contains(secret)).collect();
+    assert!(leaks.is_empty(), "the secret {secret} went on TCP:\n{leaks:#?}");
+}
+
+/// An added host outlives the program that added it, as with pvmd: the first agent stays
+/// while the machine has another host (not only while it has tasks), so a program started
+/// after the agent's linger time still finds the host, spawns there and asks its clock.
+#[test]
+fn an_added_host_stays_after_its_adder_leaves() {
+    let Some(ns) = Netns::create(2) else { return };
+    let vm = Vm::new("added_host_stays");
+    let prog = build_c(&vm, "added_host_stays");
+    let prog = prog.to_str().unwrap();
+    let added = run(in_ns(&vm, &ns.names[0], prog).args(["add", &ns.names[1]]), "added_host_stays add");
+    assert_eq!(added, "added 1\n");
+    // Five times the agent's linger (200 ms in `Vm::command`).
+    std::thread::sleep(Duration::from_millis(1000));
+    let used = run(in_ns(&vm, &ns.names[0], prog).args(["use", &ns.names[1]]), "added_host_stays use");
+    assert_nothing_left(&vm, &ns.names[1]);
+    assert_eq!(
+        used,
+        "hosts 2, the added one among them 1
+its clock near ours 1
+a host not in the machine 1
+spawned there 1
+the child finds the first host's clock near its own 1
+deleted 1
+"
+    );
 }

@@ -1,7 +1,8 @@
 //! Message calls checked against Debian's PVM: receiving by the program's own matching
 //! function (`pvm_recvf`, `tests/c/recvf.c`), and whole messages packed into others
 //! (`pvm_pkmesg`, `pvm_pkmesgbody`, `pvm_upkmesg`, `tests/c/pkmesg.c`), and children's output
-//! caught by the parent (`pvm_catchout`, `tests/c/catchout.c`). Each C program prints
+//! caught by the parent (`pvm_catchout`, `tests/c/catchout.c`), and a traced child's events
+//! at its tracer (`PvmTraceTid`, `tests/c/trace.c`). Each C program prints
 //! the same built against our library and against Debian's (run under a pvmd of its own),
 //! under a timeout, leaving nothing behind.
 
@@ -174,4 +175,27 @@ fn caught_output_is_printed_as_under_debian() {
         assert_eq!(shape(&ours), shape(&theirs), "Debian's PVM printed otherwise:\n{theirs}");
     }
     let _ = std::fs::remove_dir_all(&debian.scratch);
+}
+
+#[test]
+fn a_tracer_receives_a_traced_childs_send_and_receive_events_as_under_debian() {
+    prints_as_under_debian(
+        "trace",
+        "\
+settmask 0
+spawned 1
+answer 7 0
+answer 7 1
+desc 57 entry trecv: 106/6=t 107/6=t 88/6=kid 78/6=parent 79/6=3 80/6=0 52/6=10 53/6=0
+desc 57 exit trecv: 106/6=t 107/6=t 88/6=kid 47/6=buf 48/6=4 45/6=3 46/6=0 49/6=parent
+desc 28 entry nrecv: 106/6=t 107/6=t 88/6=kid 78/6=parent 79/6=1 80/6=0
+desc 28 exit nrecv: 106/6=t 107/6=t 88/6=kid 47/6=buf 48/6=4 45/6=1 46/6=0 49/6=parent
+desc 45 entry recv: 106/6=t 107/6=t 88/6=kid 78/6=parent 79/6=4 80/6=0
+desc 45 exit recv: 106/6=t 107/6=t 88/6=kid 47/6=buf 48/6=4 45/6=4 46/6=0 49/6=parent
+desc 47 entry send: 106/6=t 107/6=t 88/6=kid 48/6=8 50/6=parent 45/6=2 46/6=0
+desc 47 exit send: 106/6=t 107/6=t 88/6=kid 4/6=0
+record 47 entry: 106=t 107=t 88=kid 48=8 50=parent 45=2 46=0
+record 47 exit: 106=t 107=t 88=kid 4=0
+",
+    );
 }

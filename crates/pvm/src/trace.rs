@@ -1,0 +1,278 @@
+//! Tracing as Debian's library does it (lpvm's `tev.c`, the format of `pvmtev.h`): a task
+//! whose trace destination (`PvmSelfTraceTid`, `PvmSelfTraceCode`, `PvmSelfTraceContext`) is
+//! another task, and whose trace mask (`pvm_settmask(PvmTaskSelf)`) names an event, sends
+//! that task one message per event, at the call's entry and at its exit (`PvmTraceBuffer`
+//! 0), or each wrapped in buffer markers (any other size). Children inherit the settings
+//! `PvmTraceTid`, `PvmTraceCode`, `PvmTraceContext`, `PvmTraceBuffer`, `PvmTraceOptions` and
+//! `pvm_settmask(PvmTaskChild)` give (through their environment, as Debian's `PVMTMASK`).
+//!
+//! A trace message, in XDR ints (`pvm_pkint`) and strings (`pvm_pkstr`):
+//!
+//! ```text
+//! [TEV_MARK_EVENT_BUFFER -1]                              when buffered
+//! TEV_MARK_EVENT_DESC -5 | event | name                   the first of its event and end
+//!     then for each datum: data id, TEV_DATA_INT 6, value; TEV_MARK_EVENT_DESC_END -6
+//! TEV_MARK_EVENT_RECORD -7 | event                        every later one
+//!     then each datum's value, in the descriptor's order; TEV_MARK_EVENT_RECORD_END -8
+//! [TEV_MARK_EVENT_BUFFER_END -2]
+//! ```
+//!
+//! `event` is the event's number or'ed with `TEV_EVENT_ENTRY` (0x4000) or `TEV_EVENT_EXIT`
+//! (0x8000); the data are the time (`TEV_DID_TS`, `TEV_DID_TU`), the task (`TEV_DID_TID`),
+//! then the call's own, as Debian's `lpvm.c` packs them (see `send_entry` and the others).
+//! Traced: `pvm_send`, `pvm_recv`, `pvm_nrecv`, `pvm_trecv`. Not yet: the other calls' events,
+//! `PvmTraceTime`/`PvmTraceCount` summaries, and pvmd's own events (newtask, spntask,
+//! endtask) from the agent.
+
+use crate::encoding::{pack_str, Encoding};
+use crate::state::Lib;
+
+pub const TEV_NRECV: i32 = 28;
+pub const TEV_RECV: i32 = 45;
+pub const TEV_SEND: i32 = 47;
+pub const TEV_TRECV: i32 = 57;
+const ENTRY: i32 = 0x4000;
+const EXIT: i32 = 0x8000;
+const MARK_BUFFER: i32 = -1;
+const MARK_BUFFER_END: i32 = -2;
+const MARK_DESC: i32 = -5;
+const MARK_DESC_END: i32 = -6;
+const MARK_RECORD: i32 = -7;
+const MARK_RECORD_END: i32 = -8;
+const DATA_INT: i32 = 6;
+/// Data ids (`TEV_DID_*`).
+const DID_CC: i32 = 4;
+const DID_MC: i32 = 45;
+const DID_MCX: i32 = 46;
+const DID_MB: i32 = 47;
+const DID_MNB: i32 = 48;
+const DID_SRC: i32 = 49;
+const DID_DST: i32 = 50;
+pub const DID_MTS: i32 = 52;
+pub const DID_MTU: i32 = 53;
+const DID_RST: i32 = 78;
+const DID_RMC: i32 = 79;
+const DID_RCX: i32 = 80;
+const DID_TID: i32 = 88;
+const DID_TS: i32 = 106;
+const DID_TU: i32 = 107;
+/// `PvmTraceFull`: every event as a message (`PvmTraceTime`, `PvmTraceCount` not yet).
+const TRACE_FULL: i32 = 1;
+
+/// `pvm_setopt` numbers: a task's own trace destination, and its children's.
+const SELF: Options = Options { tid: 14, code: 15, buffer: 16, options: 17, context: 24 };
+const CHILD: Options = Options { tid: 6, code: 7, buffer: 8, options: 9, context: 22 };
+
+struct Options {
+    tid: usize,
+    code: usize,
+    buffer: usize,
+    options: usize,
+    context: usize,
+}
+
+/// Bytes of a trace mask (`Pvmtmask`): 35 characters, 4 events each in the low bits of `@`,
+/// and a NUL.
+pub const MASK_BYTES: usize = 36;
+/// Where children's trace settings come in (`tid,code,context,buffer,options`).
+const TRACE_ENV: &str = "BB_PVM_TRACE";
+/// Debian's name for the mask a child inherits.
+const MASK_ENV: &str = "PVMTMASK";
+
+/// A task's trace masks and which descriptors it has sent (to which tracer).
+pub struct Tracing {
+    /// `PvmTaskSelf`'s and `PvmTaskChild`'s.
+    pub masks: [[u8; MASK_BYTES]; 2],
+    /// Per event, bit 1: its entry's descriptor sent, bit 2: its exit's, to `described_to`.
+    described: [u8; 128],
+    described_to: i32,
+}
+
+impl Tracing {
+    pub const fn new() -> Tracing {
+        Tracing { masks: [empty_mask(); 2], described: [0; 128], described_to: 0 }
+    }
+}
+
+impl Default for Tracing {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `TEV_MASK_INIT`: no event.
+const fn empty_mask() -> [u8; MASK_BYTES] {
+    let mut m = [b'@'; MASK_BYTES];
+    m[MASK_BYTES - 1] = 0;
+    m
+}
+
+fn masked(mask: &[u8; MASK_BYTES], kind: i32) -> bool {
+    let k = kind as usize;
+    k / 4 < MASK_BYTES - 1 && mask[k / 4] & (1 << (k & 3)) != 0
+}
+
+/// Whether this task traces anything: one look on every traced call's way.
+pub fn on(lib: &Lib) -> bool {
+    lib.opts[SELF.tid] > 0
+}
+
+/// The environment a child gets from its spawner's children's settings (empty when they
+/// trace nothing).
+pub fn child_env(lib: &Lib) -> Vec<String> {
+    if lib.opts[CHILD.tid] <= 0 {
+        return Vec::new();
+    }
+    let o = &lib.opts;
+    let mask = &lib.tracing.masks[1];
+    vec![
+        format!(
+            "{TRACE_ENV}={},{},{},{},{}",
+            o[CHILD.tid], o[CHILD.code], o[CHILD.context], o[CHILD.buffer], o[CHILD.options]
+        ),
+        format!("{MASK_ENV}={}", String::from_utf8_lossy(&mask[..MASK_BYTES - 1])),
+    ]
+}
+
+/// A spawned task's trace settings, from its spawner: its own, and by default its
+/// children's. The variables are dropped, as the tid is.
+pub fn inherit(lib: &mut Lib) {
+    let Ok(text) = std::env::var(TRACE_ENV) else { return };
+    std::env::remove_var(TRACE_ENV);
+    let got: Vec<i32> = text.split(',').filter_map(|v| v.parse().ok()).collect();
+    let [tid, code, context, buffer, options] = got[..] else { return };
+    for o in [SELF, CHILD] {
+        let slots = [o.tid, o.code, o.context, o.buffer, o.options];
+        for (s, v) in slots.into_iter().zip([tid, code, context, buffer, options]) {
+            lib.opts[s] = v;
+        }
+    }
+    if let Ok(m) = std::env::var(MASK_ENV) {
+        std::env::remove_var(MASK_ENV);
+        let mut mask = empty_mask();
+        for (d, s) in mask.iter_mut().zip(m.bytes().take(MASK_BYTES - 1)) {
+            *d = s;
+        }
+        lib.tracing.masks = [mask; 2];
+    }
+}
+
+/// Sends the tracer one event of `kind` (`entry` or exit) with `data` (id, value) after the
+/// header, when this task's settings and mask ask for it. A trace message that cannot go is
+/// dropped, as Debian's library drops it: tracing never fails a call.
+fn event(lib: &mut Lib, kind: i32, entry: bool, data: &[(i32, i32)]) {
+    let tracer = lib.opts[SELF.tid];
+    let options = lib.opts[SELF.options];
+    if tracer <= 0 || !masked(&lib.tracing.masks[0], kind) || (options != 0 && options != TRACE_FULL) {
+        return;
+    }
+    let (code, context, buffered) = (lib.opts[SELF.code], lib.opts[SELF.context], lib.opts[SELF.buffer] != 0);
+    let Some(task) = lib.task.as_mut() else { return };
+    if task.tid == tracer {
+        return;
+    }
+    let t = &mut lib.tracing;
+    if t.described_to != tracer {
+        t.described = [0; 128];
+        t.described_to = tracer;
+    }
+    let end = if entry { 1 } else { 2 };
+    let desc = t.described[kind as usize & 127] & end == 0;
+    t.described[kind as usize & 127] |= end;
+
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let mut out = Vec::with_capacity(256);
+    let int = |out: &mut Vec<u8>, v: i32| out.extend_from_slice(&v.to_be_bytes());
+    if buffered {
+        int(&mut out, MARK_BUFFER);
+    }
+    int(&mut out, if desc { MARK_DESC } else { MARK_RECORD });
+    int(&mut out, kind | if entry { ENTRY } else { EXIT });
+    if desc {
+        let _ = pack_str(Encoding::Xdr, &mut out, name(kind).as_bytes());
+    }
+    let header = [(DID_TS, now.as_secs() as i32), (DID_TU, now.subsec_micros() as i32), (DID_TID, task.tid)];
+    for &(did, v) in header.iter().chain(data) {
+        if desc {
+            int(&mut out, did);
+            int(&mut out, DATA_INT);
+        }
+        int(&mut out, v);
+    }
+    int(&mut out, if desc { MARK_DESC_END } else { MARK_RECORD_END });
+    if buffered {
+        int(&mut out, MARK_BUFFER_END);
+    }
+    let ctx = std::mem::replace(&mut task.ctx, context);
+    let _ = task.send(tracer, code, Encoding::Xdr.code(), &out);
+    task.ctx = ctx;
+}
+
+/// The event's name as Debian's tracers know it (`pvmtevinfo`).
+fn name(kind: i32) -> &'static str {
+    match kind {
+        TEV_NRECV => "nrecv",
+        TEV_RECV => "recv",
+        TEV_SEND => "send",
+        TEV_TRECV => "trecv",
+        _ => "",
+    }
+}
+
+fn context(lib: &Lib) -> i32 {
+    lib.task.as_ref().map_or(0, |t| t.ctx)
+}
+
+/// `pvm_send`'s entry: the send buffer's bytes, the destination, the tag, the context.
+pub fn send_entry(lib: &mut Lib, dst: i32, tag: i32) {
+    let bytes = lib.bufs.send_buffer().map_or(-1, |b| b.len() as i32);
+    let ctx = context(lib);
+    event(lib, TEV_SEND, true, &[(DID_MNB, bytes), (DID_DST, dst), (DID_MC, tag), (DID_MCX, ctx)]);
+}
+
+/// `pvm_send`'s exit: its result.
+pub fn send_exit(lib: &mut Lib, cc: i32) {
+    event(lib, TEV_SEND, false, &[(DID_CC, cc)]);
+}
+
+/// A receive's entry (`kind`: `pvm_recv`, `pvm_nrecv`, `pvm_trecv`): the source and tag
+/// asked for, the context, then `more` (`pvm_trecv`'s timeout).
+pub fn recv_entry(lib: &mut Lib, kind: i32, src: i32, tag: i32, more: &[(i32, i32)]) {
+    let ctx = context(lib);
+    let mut data = vec![(DID_RST, src), (DID_RMC, tag), (DID_RCX, ctx)];
+    data.extend_from_slice(more);
+    event(lib, kind, true, &data);
+}
+
+/// A receive's exit: the buffer (or 0, or an error), its bytes, tag, the context, its
+/// source.
+pub fn recv_exit(lib: &mut Lib, kind: i32, cc: i32) {
+    let (bytes, tag, src) = match lib.bufs.get(cc) {
+        Ok(b) if cc > 0 => (b.len() as i32, b.tag, b.src),
+        _ => (-1, -1, -1),
+    };
+    let ctx = context(lib);
+    event(lib, kind, false, &[(DID_MB, cc), (DID_MNB, bytes), (DID_MC, tag), (DID_MCX, ctx), (DID_SRC, src)]);
+}
+
+/// `pvm_settmask` (`who` 0: this task's, 1: its children's).
+pub fn set_mask(lib: &mut Lib, who: i32, mask: &[u8; MASK_BYTES]) -> Result<(), crate::error::PvmError> {
+    let slot = usize::try_from(who).ok().filter(|&w| w < 2).ok_or(crate::error::PvmError::BadParam)?;
+    lib.tracing.masks[slot] = *mask;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mask_names_four_events_a_character() {
+        let mut m = empty_mask();
+        assert!(!masked(&m, TEV_SEND));
+        m[TEV_SEND as usize / 4] |= 1 << (TEV_SEND & 3);
+        assert!(masked(&m, TEV_SEND));
+        assert!(!masked(&m, TEV_RECV) && !masked(&m, TEV_SEND - 1) && !masked(&m, TEV_SEND + 1));
+        assert!(!masked(&m, 1000), "an event beyond the mask is not traced");
+    }
+}
