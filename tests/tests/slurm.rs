@@ -4,7 +4,8 @@
 //! A private one-node cluster (MUNGE, slurmctld and slurmd, their configuration, state, socket
 //! and ports in a scratch folder of their own) runs for the test and is stopped after it.
 //! Needs root, `slurm-wlm` and `munge` (scripts/test.sh installs them); skips, saying why,
-//! without them.
+//! without them. And `bbrun` inside an allocation (`salloc -n 3 bbrun ...`) places the ranks on
+//! the allocation's node and starts its agent there through `srun`.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -12,6 +13,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use bb_tests::{processes_named, root, shm_files};
+
+/// The cluster's one node: this machine under a name bbrun does not take for it.
+const NODE: &str = "bbnode";
 
 /// A one-node Slurm cluster of our own, stopped and removed when dropped.
 struct Cluster {
@@ -48,6 +52,8 @@ impl Cluster {
             &format!("--log-file={}", path("munged.log")),
             &format!("--seed-file={}", path("munged.seed")),
         ]))?;
+        // The node is this machine under another name, so bbrun in an allocation starts its agent
+        // there through srun, as on a real cluster's other nodes.
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").map_err(|e| e.to_string())?.trim().to_owned();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let (ctld_port, d_port) = (free_port()?, free_port()?);
@@ -58,8 +64,8 @@ impl Cluster {
              SlurmctldLogFile={ctldlog}\nSlurmdLogFile={dlog}\nProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n\
              SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\nMpiDefault=none\nSchedulerType=sched/builtin\n\
              ReturnToService=2\nJobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n\
-             NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN\n\
-             PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4\n",
+             NodeName={NODE} NodeHostname={host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN\n\
+             PartitionName=debug Nodes={NODE} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4\n",
             sock = path("munge.socket"),
             state = path("state"),
             spool = path("spool"),
@@ -71,7 +77,7 @@ impl Cluster {
         std::fs::write(d.join("slurm.conf"), conf).map_err(|e| e.to_string())?;
         wait_for(|| d.join("munge.socket").exists(), "munged's socket")?;
         cluster.spawn(Command::new("slurmctld").args(["-D", "-c", "-f", &path("slurm.conf")]))?;
-        cluster.spawn(Command::new("slurmd").args(["-D", "-f", &path("slurm.conf"), "-N", &host]))?;
+        cluster.spawn(Command::new("slurmd").args(["-D", "-f", &path("slurm.conf"), "-N", NODE]))?;
         let idle = || {
             cluster_command(&d, "sinfo", &["-h", "-o", "%T"])
                 .output()
@@ -79,6 +85,22 @@ impl Cluster {
         };
         wait_for(idle, "the node to be idle")?;
         Ok(cluster)
+    }
+
+    /// `salloc options bbrun args...` under a 60 s timeout, `input` on its stdin: bbrun inside
+    /// an allocation.
+    fn salloc_bbrun(&self, options: &[&str], args: &[&str], input: &[u8]) -> Output {
+        use std::io::Write;
+        let mut cmd = cluster_command(&self.dir, "timeout", &["-k", "5", "60", "salloc"]);
+        cmd.args(options).arg(root().join("dist/bin/bbrun")).args(args);
+        let mut child =
+            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("run salloc");
+        let mut stdin = child.stdin.take().expect("piped");
+        let input = input.to_vec();
+        let writer = std::thread::spawn(move || stdin.write_all(&input));
+        let out = child.wait_with_output().expect("wait for salloc");
+        let _ = writer.join();
+        out
     }
 
     fn spawn(&mut self, cmd: &mut Command) -> Result<(), String> {
@@ -179,7 +201,7 @@ fn build(name: &str, dir: &Path) -> Option<PathBuf> {
 }
 
 #[test]
-fn srun_with_pmi2_runs_a_program_built_for_mpich_on_billboard() {
+fn srun_runs_programs_built_for_mpich_on_billboard_and_bbrun_fills_an_allocation() {
     if !root().join("dist/lib/libmpich.so.12").exists() {
         return eprintln!("SKIP Slurm: dist/ is not built (make)");
     }
@@ -205,6 +227,25 @@ fn srun_with_pmi2_runs_a_program_built_for_mpich_on_billboard() {
         assert!(out.status.success() && text.contains(pass), "srun --mpi=pmi2 {args:?}, BB_PMI={pmi}:\n{text}");
         assert!(processes_named(&exe.to_string_lossy()).is_empty(), "ranks of {} outlived the step", exe.display());
     }
+    // bbrun in an allocation: the ranks go on its node (this machine, named otherwise, so the
+    // agent starts through srun as a job step), as many as its tasks.
+    // Rank 0's stdin comes through srun too.
+    let script = "[ $PMI_RANK = 0 ] && cat; echo rank $PMI_RANK of $PMI_SIZE on $BB_HOST";
+    let out = cluster.salloc_bbrun(&["-n", "3", "--overcommit"], &["sh", "-c", script], b"in-1\nin-2\n");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort();
+    let mut expect: Vec<String> = (0..3).map(|r| format!("rank {r} of 3 on {NODE}")).collect();
+    expect.splice(0..0, ["in-1".to_string(), "in-2".to_string()]);
+    assert!(
+        out.status.success() && lines == expect,
+        "bbrun in salloc -n 3: {lines:?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = cluster.salloc_bbrun(&["-n", "3", "--overcommit"], &[coll.to_str().unwrap()], b"");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("PASS coll_basic"), "bbrun coll_basic in salloc -n 3:\n{text}");
+    assert!(processes_named(&coll.to_string_lossy()).is_empty(), "ranks of coll_basic outlived the job");
     let new: Vec<_> = shm_files().into_iter().filter(|f| !shm_before.contains(f)).collect();
-    assert!(new.is_empty(), "the steps left {new:?} in /dev/shm");
+    assert!(new.is_empty(), "the jobs left {new:?} in /dev/shm");
 }

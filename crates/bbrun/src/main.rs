@@ -17,6 +17,7 @@ mod rank;
 mod relay;
 mod shm;
 mod signals;
+mod slurm;
 mod spawn;
 mod stdin;
 
@@ -66,9 +67,10 @@ struct Cli {
     #[arg(long, visible_alias = "machinefile", value_name = "FILE")]
     hostfile: Option<PathBuf>,
     /// Command that starts bbrun's agent on a remote host: `{host}` in it becomes the host's
-    /// name, else the name is appended; the agent's command comes last
-    #[arg(long, value_name = "TEMPLATE", default_value = launcher::DEFAULT)]
-    launcher: String,
+    /// name, else the name is appended; the agent's command comes last [default: ssh; in a
+    /// Slurm allocation, srun]
+    #[arg(long, value_name = "TEMPLATE")]
+    launcher: Option<String>,
     /// Run as the host agent of a job (started by bbrun through the launcher, not by hand)
     #[arg(long, hide = true)]
     agent: bool,
@@ -151,7 +153,12 @@ fn main() {
     if apps.len() == 1 {
         apps[0].ranks = placement.host_of.len();
     }
-    let launcher = Launcher::parse(&cli.launcher).unwrap_or_else(|e| usage_error(e));
+    let template = match (&cli.launcher, in_allocation(&cli)) {
+        (Some(given), _) => given.as_str(),
+        (None, true) => slurm::LAUNCHER,
+        (None, false) => launcher::DEFAULT,
+    };
+    let launcher = Launcher::parse(template).unwrap_or_else(|e| usage_error(e));
     let time_limit = job::time_limit::from_env().unwrap_or_else(|e| usage_error(e));
     let hostname = billboard::transport::tcp::addr::host_name();
     let local: Vec<bool> = placement.hosts.iter().map(|h| hosts::is_this_machine(h, &hostname)).collect();
@@ -220,8 +227,9 @@ fn app(ranks: usize, env: &[String], wdir: Option<&Path>, command: &[OsString]) 
     Ok(job::App { program, args: args.to_vec(), env, wdir, ranks })
 }
 
-/// Where the ranks go: on the hosts of `--host` or `--hostfile`, else all on this machine,
-/// which the job then calls `localhost`; `ranks` of them, or (with hosts) all their slots.
+/// Where the ranks go: on the hosts of `--host` or `--hostfile`, else on the nodes of the Slurm
+/// allocation bbrun runs in, else all on this machine, which the job then calls `localhost`;
+/// `ranks` of them, or (with hosts) all their slots.
 fn placement(cli: &Cli, ranks: Option<usize>) -> Result<Placement, String> {
     let hosts = if let Some(list) = &cli.hosts {
         hosts::parse_host_list(list)?
@@ -229,6 +237,8 @@ fn placement(cli: &Cli, ranks: Option<usize>) -> Result<Placement, String> {
         let text =
             std::fs::read_to_string(file).map_err(|e| format!("cannot read hostfile {}: {e}", file.display()))?;
         hosts::parse_hostfile(&text, &file.display().to_string())?
+    } else if let Some(nodes) = slurm::allocation(|name| std::env::var(name).ok())? {
+        nodes
     } else {
         return match ranks.unwrap_or(1) {
             0 => Err("-n must be at least 1".into()),
@@ -261,6 +271,11 @@ fn rank_environment(cli: &Cli) -> Result<Vec<(String, String)>, String> {
         }
         None => Ok(vars),
     }
+}
+
+/// Whether the ranks go on a Slurm allocation's nodes (no hosts given, and bbrun runs in one).
+fn in_allocation(cli: &Cli) -> bool {
+    cli.hosts.is_none() && cli.hostfile.is_none() && std::env::var_os("SLURM_JOB_NODELIST").is_some()
 }
 
 /// `{our pid}x{32 random bits}`: unique on this host while we live, and not guessable, so no
@@ -383,7 +398,7 @@ mod tests {
         let args = ["bbrun", "-ppn", "2", "-hosts", "a,b", "-launcher", "ip netns exec {host}", "prog", "-f", "x"];
         let cli = Cli::parse_from(rewrite(&args));
         assert_eq!((cli.ppn, cli.hosts.as_deref()), (Some(2), Some("a,b")));
-        assert_eq!(cli.launcher, "ip netns exec {host}");
+        assert_eq!(cli.launcher.as_deref(), Some("ip netns exec {host}"));
         assert_eq!(cli.command, ["prog", "-f", "x"]);
         let cli = Cli::parse_from(rewrite(&["bbrun", "-f", "hosts.txt", "prog"]));
         assert_eq!(cli.hostfile, Some(PathBuf::from("hosts.txt")));
