@@ -61,7 +61,13 @@ struct Cli {
     ppn: Option<usize>,
     /// Hosts to run on, each with its slots (`host` alone is 1 slot); ranks fill each host's
     /// slots in turn, wrapping around
-    #[arg(long = "host", visible_alias = "hosts", value_name = "HOST[:SLOTS],...", conflicts_with = "hostfile")]
+    #[arg(
+        long = "host",
+        short = 'H',
+        visible_alias = "hosts",
+        value_name = "HOST[:SLOTS],...",
+        conflicts_with = "hostfile"
+    )]
     hosts: Option<String>,
     /// A file of hosts, one a line: `host:slots` (MPICH) or `host slots=N` (Open MPI)
     #[arg(long, visible_alias = "machinefile", value_name = "FILE")]
@@ -95,6 +101,9 @@ struct Cli {
     /// Pass the whole environment (the default; MPICH's `-genvall`, `-envall`)
     #[arg(long, hide = true)]
     genvall: bool,
+    /// More ranks than cores is allowed (with a warning) anyway: Open MPI's `--oversubscribe`
+    #[arg(long, hide = true)]
+    oversubscribe: bool,
     /// The program to run, then its arguments; `:` then `-n N [-env NAME VALUE] [-wdir DIR]
     /// PROGRAM [ARGS]` adds another program's ranks (MPMD)
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROGRAM [ARGS]")]
@@ -289,8 +298,9 @@ fn new_jobid() -> String {
 /// MPICH and Open MPI spell options with one dash (`-np`, `-ppn`, `-hosts`, `-f`); clap reads
 /// `-np` as `-n p`. Rewrites those that come before the program into the forms clap knows,
 /// leaving the program's own arguments alone.
-const SINGLE_DASH: [(&str, &str); 16] = [
+const SINGLE_DASH: [(&str, &str); 17] = [
     ("-np", "-n"),
+    ("-oversubscribe", "--oversubscribe"),
     ("-prepend-rank", "--tag-output"),
     ("-tag-output", "--tag-output"),
     ("-genv", "--genv"),
@@ -309,7 +319,8 @@ const SINGLE_DASH: [(&str, &str); 16] = [
 ];
 
 /// Options followed by values (which may start with `-` and must not be rewritten), and how many.
-const TAKES_VALUES: [(&str, usize); 12] = [
+const TAKES_VALUES: [(&str, usize); 13] = [
+    ("-H", 1),
     ("-n", 1),
     ("--np", 1),
     ("--ppn", 1),
@@ -387,10 +398,12 @@ mod tests {
         assert_eq!(rewrite(&["bbrun", "-n", "-np", "p"]), ["bbrun", "-n", "-np", "p"]);
         let cli = Cli::parse_from(rewrite(&["bbrun", "-np", "3", "--tag-output", "prog", "-x"]));
         assert_eq!((cli.ranks, cli.tag_output), (Some(3), true));
+        assert_eq!(cli.command, ["prog", "-x"]);
+        let cli = Cli::parse_from(rewrite(&["bbrun", "-H", "a,b", "--oversubscribe", "-np", "4", "prog"]));
+        assert_eq!((cli.hosts.as_deref(), cli.ranks, cli.oversubscribe), (Some("a,b"), Some(4), true));
         for tag in ["-l", "-prepend-rank", "-tag-output"] {
             assert!(Cli::parse_from(rewrite(&["bbrun", tag, "prog", "-l"])).tag_output, "{tag}");
         }
-        assert_eq!(cli.command, ["prog", "-x"]);
     }
 
     #[test]
