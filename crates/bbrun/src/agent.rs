@@ -203,6 +203,10 @@ impl Agent {
             Order::Stdin(data) => self.ranks.stdin_data(&data, out),
             Order::StdinEnd => self.ranks.stdin_end(),
             Order::Signal(sig) => self.ranks.signal_all(sig),
+            Order::Kill { ranks } => {
+                let ranks: Vec<usize> = ranks.iter().map(|&r| r as usize).collect();
+                self.ranks.signal_members(&ranks, libc::SIGKILL)
+            }
             Order::Stop => {
                 self.stopped = true;
                 self.ranks.signal_all(libc::SIGKILL);
@@ -241,6 +245,9 @@ impl Agent {
         let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
         let program = PathBuf::from(os(&setup.program));
         if let Err((message, code)) = find_program_in(&program, path) {
+            if spawned {
+                return crate::local_ranks::never_started(members, message, code, out);
+            }
             return out.push(Report::Failed { code, message });
         }
         let args: Vec<OsString> = setup.args.iter().map(|a| os(a)).collect();
