@@ -5,10 +5,13 @@
  * (it completes), every rank learns of the revocation (a probe fails once the notice is there),
  * and every later call that communicates on the communicator fails with MPIX_ERR_REVOKED as it
  * starts: send, receive, barrier, allreduce, dup. Local calls, a second revoke and
- * MPI_Comm_free still work; MPI_COMM_WORLD and a new communicator are untouched. MPICH 4.0.2
+ * MPI_Comm_free still work; so do MPIX_Comm_agree and MPIX_Comm_shrink (ULFM: how a program
+ * recovers). A barrier already waiting when its communicator is revoked fails with
+ * MPIX_ERR_REVOKED. MPI_COMM_WORLD and a new communicator are untouched. MPICH 4.0.2
  * (ch4) stops the job with an internal assertion in MPIX_Comm_revoke: run on Billboard only.
  * N >= 2. */
 #include <stdlib.h>
+#include <unistd.h>
 #include "common.h"
 
 #define LARGE (1 << 20)
@@ -80,7 +83,34 @@ int main(int argc, char **argv)
     MPI_CHK(MPI_Comm_size(comm, &size));
     CHECK(rank == t_rank && size == t_size, "rank %d of %d on the revoked communicator", rank, size);
     MPI_CHK(MPIX_Comm_revoke(comm));
+
+    /* How a program recovers (ULFM): agree and shrink work on the revoked communicator. */
+    flag = t_rank == 1 ? 0x0f : 0xff;
+    MPI_CHK(MPIX_Comm_agree(comm, &flag));
+    CHECK_EQ(flag, 0x0f, "MPIX_Comm_agree on the revoked communicator: the AND of the flags");
+    MPI_Comm shrunk = MPI_COMM_NULL;
+    MPI_CHK(MPIX_Comm_shrink(comm, &shrunk));
+    MPI_CHK(MPI_Comm_size(shrunk, &size));
+    CHECK_EQ(size, t_size, "size of the shrunk communicator (no process failed)");
+    MPI_CHK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, shrunk));
+    CHECK_EQ(sum, t_size, "MPI_Allreduce on the shrunk communicator");
+    MPI_CHK(MPI_Comm_free(&shrunk));
     MPI_CHK(MPI_Comm_free(&comm));
+
+    /* A collective already waiting (on the shared-memory board, where the ranks share a host)
+     * is woken by a revocation and fails: the last rank revokes instead of joining. */
+    MPI_Comm late;
+    MPI_CHK(MPI_Comm_dup(MPI_COMM_WORLD, &late));
+    MPI_CHK(MPI_Comm_set_errhandler(late, MPI_ERRORS_RETURN));
+    MPI_CHK(MPI_Barrier(late)); /* the board slot is agreed on: the next waits there */
+    if (t_rank == t_size - 1) {
+        usleep(200 * 1000);
+        MPI_CHK(MPIX_Comm_revoke(late));
+    } else {
+        CHECK_REVOKED(MPI_Barrier(late), "MPI_Barrier waiting when its communicator is revoked");
+        CHECK_REVOKED(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, late), "MPI_Allreduce after that");
+    }
+    MPI_CHK(MPI_Comm_free(&late));
 
     /* MPI_COMM_WORLD and a new communicator are untouched. */
     MPI_CHK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));

@@ -12,7 +12,7 @@ pub(crate) mod sched;
 pub mod traffic;
 mod wait;
 
-pub(crate) use progress::{active, Engine, Pending, Started};
+pub(crate) use progress::{active, revoke::TAG_SURVIVES_REVOKE, Engine, Pending, Started};
 pub use progress::{ActiveHandler, ActiveMessage, Outbox, HANDLER_MAX, HEADER_MAX};
 
 use std::cell::UnsafeCell;

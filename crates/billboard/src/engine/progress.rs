@@ -283,7 +283,7 @@ impl<C: Channel> Engine<C> {
         if self.core.any_failed && self.core.failed[peer].is_some() {
             return Some(self.core.failed_request(peer));
         }
-        if self.core.revoked_context(ctx) {
+        if self.core.revoked_context(ctx, Some(tag)) {
             return Some(self.core.revoked_request(ctx));
         }
         self.core.traffic[peer].sent(len);
@@ -402,7 +402,7 @@ impl<C: Channel> Engine<C> {
                 return self.core.failed_request(peer);
             }
         }
-        if self.core.revoked_context(pattern.context) {
+        if self.core.revoked_context(pattern.context, pattern.tag) {
             return self.core.revoked_request(pattern.context);
         }
         let id = self.core.reqs.insert(State::RecvPosted { buf, cap }, hint);

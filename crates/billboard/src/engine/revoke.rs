@@ -10,6 +10,13 @@
 //! - new sends and receives on it fail as they start, and records that arrive on it later are
 //!   dropped (a rendezvous offer released the same way).
 //!
+//! - except the library's own traffic tagged [`TAG_SURVIVES_REVOKE`] on the collective
+//!   context: MPIX_Comm_agree and MPIX_Comm_shrink, which ULFM makes work on a revoked
+//!   communicator (`api/recover.rs`); their posted receives and unexpected messages stay.
+//!
+//! A collective waiting on the shared-memory board sees the revocation in its wait and gives
+//! up, and posts nothing more there (`coll/board.rs`, `revoked_in_wait`).
+//!
 //! Operations already moving data (a matched rendezvous) finish normally: the peer is not
 //! failed, and failing them halfway would leave its records naming requests we no longer have.
 //! Contexts are revoked for good: a member that knows its communicator was revoked does not give
@@ -24,6 +31,17 @@
 //! | REVOKE | the context pair's `base` | even, and `base + 1` below `MAX_CONTEXTS`       |
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// A tag bit of the library's collective context (`base + 1`, where no user tag goes) whose
+/// traffic a revocation leaves alone: MPIX_Comm_agree and MPIX_Comm_shrink use it, since ULFM
+/// makes them work on a revoked communicator (they are how a program recovers).
+pub(crate) const TAG_SURVIVES_REVOKE: i32 = 1 << 28;
+
+/// Whether traffic on `context` with `tag` survives a revocation of it.
+#[inline]
+fn survives(context: u32, tag: i32) -> bool {
+    context % 2 == 1 && tag & TAG_SURVIVES_REVOKE != 0
+}
 
 use super::*;
 use crate::engine::matching::MAX_CONTEXTS;
@@ -64,10 +82,10 @@ impl Revoked {
 }
 
 impl Core {
-    /// Whether an operation on `context` must fail as it starts.
+    /// Whether an operation on `context` with `tag` (`None`: any tag) must fail as it starts.
     #[inline(always)]
-    pub(super) fn revoked_context(&self, context: u32) -> bool {
-        self.any_revoked && self.revoked.contains(context)
+    pub(super) fn revoked_context(&self, context: u32, tag: Option<i32>) -> bool {
+        self.any_revoked && self.revoked.contains(context) && !tag.is_some_and(|t| survives(context, t))
     }
 
     /// A request that has already failed because its communicator (`context`) was revoked.
@@ -85,7 +103,7 @@ impl Core {
             if !self.revoked.insert(context) {
                 continue;
             }
-            let (posted, unexpected) = self.matcher.drain_context(context);
+            let (posted, unexpected) = self.matcher.drain_context_keeping(context, |tag| survives(context, tag));
             for id in posted {
                 let req = self.reqs.get_mut(id);
                 req.error = Some(Error::Revoked { context: base });
@@ -96,7 +114,8 @@ impl Core {
                     self.send_control(peer, FIN, send_req as u64, &[]);
                 }
             }
-            if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && d.pattern.context == context) {
+            let waits = |p: &Pattern| p.context == context && !p.tag.is_some_and(|t| survives(context, t));
+            if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && waits(&d.pattern)) {
                 d.outcome = Some(Outcome::Done(Err(Error::Revoked { context: base })));
             }
         }
