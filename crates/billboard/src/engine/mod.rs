@@ -132,6 +132,11 @@ impl Shared {
         self.revoked.contains(context)
     }
 
+    /// Whether any context was revoked (see [`Shared::is_revoked`]).
+    pub(crate) fn any_revoked(&self) -> bool {
+        self.revoked.any()
+    }
+
     pub fn new(engine: Engine) -> EngineRef {
         let nodes: Arc<[usize]> = engine.routes().nodes().into();
         Arc::new(Shared {

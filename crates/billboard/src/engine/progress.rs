@@ -134,6 +134,8 @@ struct Core {
     /// Revoked communicators' contexts (`revoke.rs`), and whether there is any.
     revoked: Arc<revoke::Revoked>,
     any_revoked: bool,
+    /// Who holds each communicator's context pair here (`revoke.rs`: a late notice's check).
+    holders: revoke::Holders,
 }
 
 /// The engine over channel `C`: the process's routes, or an in-memory channel in tests.
@@ -193,6 +195,7 @@ impl<C: Channel> Engine<C> {
                 am: Default::default(),
                 revoked: Arc::default(),
                 any_revoked: false,
+                holders: Default::default(),
             },
             pieces: Pieces::default(),
             scheds: Default::default(),
