@@ -319,11 +319,12 @@ impl Board {
 
     /// Posts this rank's `len` bytes for epoch `e`, written by `fill` at the pointer it is
     /// given, once no member still reads the buffer.
-    /// On a revoked communicator nothing is posted (the call fails: [`revoked_in_wait`]), so
-    /// that no member waiting for this one is let go as if it had arrived.
+    /// A rank whose wait gave up on a revoked communicator posts nothing more there (the call
+    /// fails: [`revoked_in_wait`]), so that no member waiting for it is let go as if all had
+    /// arrived. (The thread's mark is read first: one load on the common path.)
     pub(crate) fn post(&self, comm: &Communicator, e: u64, len: usize, fill: impl FnOnce(*mut u8)) {
-        if comm.is_revoked() {
-            return REVOKED_IN_WAIT.with(|r| r.set(true));
+        if REVOKED_IN_WAIT.with(Cell::get) && comm.is_revoked() {
+            return;
         }
         if !may_post(e, len, self.first, self.lowest.load(Ordering::Relaxed)) {
             let lowest = || (0..self.size()).map(|r| self.mark(r).load(Ordering::Acquire)).min().unwrap_or(e);
