@@ -1,7 +1,11 @@
 /* Environment: Init/Init_thread levels, Initialized, Finalized, Get_version, Get_library_version,
- * Get_processor_name, Wtime, Wtick, Query_thread, Is_thread_main, Pcontrol, Alloc_mem/Free_mem.
+ * Get_processor_name, Wtime, Wtick, Query_thread, Is_thread_main, Pcontrol, Alloc_mem/Free_mem;
+ * MPICH's version strings a program built for it may read (MPII_Version_*: the MPICH release and
+ * library ABI the library is compatible with).
  * argv[1] picks the init call: init | single | funneled | serialized | multiple (default multiple). */
 #include "common.h"
+
+extern const char MPII_Version_string[], MPII_Version_ABI[], MPII_Version_device[];
 
 int main(int argc, char **argv)
 {
@@ -74,6 +78,9 @@ int main(int argc, char **argv)
     CHECK(len > 0 && len < MPI_MAX_LIBRARY_VERSION_STRING, "MPI_Get_library_version length %d", len);
     CHECK(memchr(lib, 0, (size_t)len + 1) != NULL, "library version string not NUL-terminated within len+1");
     CHECK((int)strlen(lib) == len, "library version: strlen %d != resultlen %d", (int)strlen(lib), len);
+    CHECK(strcmp(MPII_Version_string, "4.0.2") == 0, "MPII_Version_string %s", MPII_Version_string);
+    CHECK(strcmp(MPII_Version_ABI, "14:2:2") == 0, "MPII_Version_ABI %s", MPII_Version_ABI);
+    CHECK(MPII_Version_device[0] != 0, "MPII_Version_device is empty");
 
     char host[MPI_MAX_PROCESSOR_NAME];
     len = -1;

@@ -5,10 +5,15 @@
  * (it completes), every rank learns of the revocation (a probe fails once the notice is there),
  * and every later call that communicates on the communicator fails with MPIX_ERR_REVOKED as it
  * starts: send, receive, barrier, allreduce, dup. Local calls, a second revoke and
- * MPI_Comm_free still work; MPI_COMM_WORLD and a new communicator are untouched. MPICH 4.0.2
+ * MPI_Comm_free still work; so do MPIX_Comm_agree and MPIX_Comm_shrink (ULFM: how a program
+ * recovers). A barrier already waiting when its communicator is revoked fails with
+ * MPIX_ERR_REVOKED. MPI_COMM_WORLD and a new communicator are untouched. An intercommunicator
+ * is revoked in both groups; a late notice does not revoke a newer communicator that reused the
+ * freed id without the revoker. MPICH 4.0.2
  * (ch4) stops the job with an internal assertion in MPIX_Comm_revoke: run on Billboard only.
  * N >= 2. */
 #include <stdlib.h>
+#include <unistd.h>
 #include "common.h"
 
 #define LARGE (1 << 20)
@@ -21,6 +26,78 @@ static int class_of(int rc)
 }
 
 #define CHECK_REVOKED(rc, what) CHECK_EQ(class_of(rc), MPIX_ERR_REVOKED, what)
+
+/* Rank 1 revokes an intercommunicator (even world ranks against odd ones) once every other rank
+ * waits on it in a receive: the receives fail, every rank learns of it, and sends and
+ * collectives on it fail as they start, in both groups. */
+static void revoke_intercomm(void)
+{
+    MPI_Comm local, inter;
+    MPI_CHK(MPI_Comm_split(MPI_COMM_WORLD, t_rank % 2, t_rank, &local));
+    MPI_CHK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, t_rank % 2 == 0 ? 1 : 0, 42, &inter));
+    MPI_CHK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
+    int x = -1, ready = 1, one = 1, sum = 0;
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (t_rank != 1) {
+        MPI_CHK(MPI_Irecv(&x, 1, MPI_INT, 0, 5, inter, &r));
+        MPI_CHK(MPI_Send(&ready, 1, MPI_INT, 1, 98, MPI_COMM_WORLD));
+    } else {
+        for (int i = 0; i < t_size - 1; i++)
+            MPI_CHK(MPI_Recv(&ready, 1, MPI_INT, MPI_ANY_SOURCE, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MPI_CHK(MPIX_Comm_revoke(inter));
+    }
+    if (r != MPI_REQUEST_NULL)
+        CHECK_REVOKED(MPI_Wait(&r, MPI_STATUS_IGNORE), "a receive on the revoked intercommunicator");
+    int rc, flag = 0;
+    do
+        rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, inter, &flag, MPI_STATUS_IGNORE);
+    while (rc == MPI_SUCCESS);
+    CHECK_REVOKED(rc, "MPI_Iprobe on the revoked intercommunicator");
+    CHECK_REVOKED(MPI_Send(&one, 1, MPI_INT, 0, 1, inter), "MPI_Send on the revoked intercommunicator");
+    CHECK_REVOKED(MPI_Barrier(inter), "MPI_Barrier on the revoked intercommunicator");
+    CHECK_REVOKED(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, inter), "MPI_Allreduce on it");
+    MPI_CHK(MPI_Comm_free(&inter));
+    MPI_CHK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, local));
+    MPI_CHK(MPI_Comm_free(&local));
+}
+
+/* A revoke notice that arrives after its communicator was freed cannot revoke a new
+ * communicator that took the same context id without the revoker: the others free `old` and
+ * make `fresh` of themselves alone (MPI_Comm_create_group: only they agree on its id, which is
+ * then old's), and only then does rank 1 revoke `old`. */
+static void late_notice(void)
+{
+    MPI_Comm old, fresh = MPI_COMM_NULL;
+    MPI_CHK(MPI_Comm_dup(MPI_COMM_WORLD, &old));
+    int done = 1, one = 1, sum = 0;
+    if (t_rank != 1) {
+        MPI_CHK(MPI_Comm_free(&old));
+        MPI_Group world, others;
+        int revoker[1] = {1};
+        MPI_CHK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+        MPI_CHK(MPI_Group_excl(world, 1, revoker, &others));
+        MPI_CHK(MPI_Comm_create_group(MPI_COMM_WORLD, others, 7, &fresh));
+        MPI_CHK(MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN));
+        MPI_CHK(MPI_Group_free(&others));
+        MPI_CHK(MPI_Group_free(&world));
+        MPI_CHK(MPI_Send(&done, 1, MPI_INT, 1, 97, MPI_COMM_WORLD));
+        /* The notice left rank 1 before this message on the same route: it is here. */
+        MPI_CHK(MPI_Recv(&done, 1, MPI_INT, 1, 96, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        int flag = 0;
+        MPI_CHK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, fresh, &flag, MPI_STATUS_IGNORE));
+        MPI_CHK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, fresh));
+        CHECK_EQ(sum, t_size - 1, "MPI_Allreduce on the communicator made after the free");
+        MPI_CHK(MPI_Comm_free(&fresh));
+    } else {
+        for (int i = 0; i < t_size - 1; i++)
+            MPI_CHK(MPI_Recv(&done, 1, MPI_INT, MPI_ANY_SOURCE, 97, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MPI_CHK(MPIX_Comm_revoke(old));
+        for (int r = 0; r < t_size; r++)
+            if (r != 1)
+                MPI_CHK(MPI_Send(&done, 1, MPI_INT, r, 96, MPI_COMM_WORLD));
+        MPI_CHK(MPI_Comm_free(&old));
+    }
+}
 
 int main(int argc, char **argv)
 {
@@ -80,7 +157,34 @@ int main(int argc, char **argv)
     MPI_CHK(MPI_Comm_size(comm, &size));
     CHECK(rank == t_rank && size == t_size, "rank %d of %d on the revoked communicator", rank, size);
     MPI_CHK(MPIX_Comm_revoke(comm));
+
+    /* How a program recovers (ULFM): agree and shrink work on the revoked communicator. */
+    flag = t_rank == 1 ? 0x0f : 0xff;
+    MPI_CHK(MPIX_Comm_agree(comm, &flag));
+    CHECK_EQ(flag, 0x0f, "MPIX_Comm_agree on the revoked communicator: the AND of the flags");
+    MPI_Comm shrunk = MPI_COMM_NULL;
+    MPI_CHK(MPIX_Comm_shrink(comm, &shrunk));
+    MPI_CHK(MPI_Comm_size(shrunk, &size));
+    CHECK_EQ(size, t_size, "size of the shrunk communicator (no process failed)");
+    MPI_CHK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, shrunk));
+    CHECK_EQ(sum, t_size, "MPI_Allreduce on the shrunk communicator");
+    MPI_CHK(MPI_Comm_free(&shrunk));
     MPI_CHK(MPI_Comm_free(&comm));
+
+    /* A collective already waiting (on the shared-memory board, where the ranks share a host)
+     * is woken by a revocation and fails: the last rank revokes instead of joining. */
+    MPI_Comm late;
+    MPI_CHK(MPI_Comm_dup(MPI_COMM_WORLD, &late));
+    MPI_CHK(MPI_Comm_set_errhandler(late, MPI_ERRORS_RETURN));
+    MPI_CHK(MPI_Barrier(late)); /* the board slot is agreed on: the next waits there */
+    if (t_rank == t_size - 1) {
+        usleep(200 * 1000);
+        MPI_CHK(MPIX_Comm_revoke(late));
+    } else {
+        CHECK_REVOKED(MPI_Barrier(late), "MPI_Barrier waiting when its communicator is revoked");
+        CHECK_REVOKED(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, late), "MPI_Allreduce after that");
+    }
+    MPI_CHK(MPI_Comm_free(&late));
 
     /* MPI_COMM_WORLD and a new communicator are untouched. */
     MPI_CHK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
@@ -93,5 +197,7 @@ int main(int argc, char **argv)
     MPI_CHK(MPI_Barrier(fresh));
     MPI_CHK(MPI_Comm_free(&fresh));
     free(large);
+    revoke_intercomm();
+    late_notice();
     return t_finish();
 }

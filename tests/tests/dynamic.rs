@@ -6,6 +6,9 @@
 //! level (disconnect closes the other job's connections).
 //! And a spawned child that dies ends the job, named by bbrun (`tests/c/spawn_errors.c die`);
 //! and a spawn onto another host (network namespaces as hosts, as in `hosts.rs`; needs root).
+//! A spawned child that ends before MPI_Init (exits 0, exits 3, cannot be executed) fails the
+//! spawn at once with MPI_ERR_SPAWN, and the job goes on (`spawn_errors early [HOST]`), on
+//! one host and on another host.
 //! Every job runs under a timeout and must leave no process and no /dev/shm file behind.
 //! The other spawn tests are C programs of the suite (`tests/c/spawn*.c`, run by `c_suite.rs`).
 //! And MPMD lines (`bbrun -n 1 ./mpmd first : -n 2 ./mpmd second`, `tests/c/mpmd.c`): one
@@ -123,6 +126,43 @@ fn a_spawned_child_that_dies_ends_the_job_and_is_named() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("FAIL"), "the parent did not outlive its child");
     assert_nothing_left(&exe, &shm_before);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `spawn_errors early` with `options` and `args` at `n` ranks: must pass and leave
+/// nothing behind. The program bounds each failed spawn's time itself.
+fn early_end_fails_the_spawn(options: &[&str], n: usize, args: &[&str]) {
+    let Some((dir, exe)) = build("spawn_errors") else { return };
+    let shm_before = shm_files();
+    let job = start_with(options, n, &exe, args, &[]);
+    let out = finish(job, "the spawns whose children end before MPI_Init", Instant::now() + TIMEOUT);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.lines().any(|l| l == "PASS spawn_errors-early") && !stdout.contains("FAIL"),
+        "{:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprint!("{stdout}"); // how long each failed spawn took
+    std::thread::sleep(Duration::from_secs(1)); // agents clean up after bbrun exits
+    assert_nothing_left(&exe, &shm_before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_spawned_child_that_ends_before_mpi_init_fails_the_spawn_at_once() {
+    let _turn = bb_tests::one_job_at_a_time();
+    for n in [1, 2] {
+        early_end_fails_the_spawn(&[], n, &["early"]);
+    }
+}
+
+#[test]
+fn a_child_on_another_host_that_ends_before_mpi_init_fails_the_spawn_at_once() {
+    let Some(ns) = bb_tests::Netns::create(2) else { return };
+    let _turn = bb_tests::one_job_at_a_time();
+    let hosts = format!("{}:1,{}:1", ns.names[0], ns.names[1]);
+    let options = ["--launcher", "ip netns exec {host}", "--host", &hosts];
+    early_end_fails_the_spawn(&options, 2, &["early", &ns.names[1]]);
 }
 
 #[test]

@@ -38,8 +38,8 @@ struct Ready {
 }
 
 impl Ready {
-    /// Every part of `setup`, or the failure to report when a program is not found here.
-    fn parts(setup: &Setup) -> Result<Vec<Ready>, Report> {
+    /// Every part of `setup`, or why a program is not found here (with a shell's exit code).
+    fn parts(setup: &Setup) -> Result<Vec<Ready>, (String, i32)> {
         let os = |b: &[u8]| OsString::from_vec(b.to_vec());
         let env = |vars: &[(Vec<u8>, Vec<u8>)]| vars.iter().map(|(k, v)| (os(k), os(v))).collect::<Vec<_>>();
         setup
@@ -50,9 +50,7 @@ impl Ready {
                 vars.extend(env(&part.env));
                 let path = vars.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
                 let program = PathBuf::from(os(&part.program));
-                if let Err((message, code)) = find_program_in(&program, path) {
-                    return Err(Report::Failed { code, message });
-                }
+                find_program_in(&program, path)?;
                 Ok(Ready {
                     ranks: part.ranks.iter().map(|&r| r as usize).collect(),
                     program,
@@ -259,6 +257,10 @@ impl Agent {
             Order::Stdin(data) => self.ranks.stdin_data(&data, out),
             Order::StdinEnd => self.ranks.stdin_end(),
             Order::Signal(sig) => self.ranks.signal_all(sig),
+            Order::Kill { ranks } => {
+                let ranks: Vec<usize> = ranks.iter().map(|&r| r as usize).collect();
+                self.ranks.signal_members(&ranks, libc::SIGKILL)
+            }
             Order::Stop => {
                 self.stopped = true;
                 self.ranks.signal_all(libc::SIGKILL);
@@ -273,7 +275,7 @@ impl Agent {
         self.jobid = Some(setup.jobid.clone());
         let parts = match Ready::parts(setup) {
             Ok(parts) => parts,
-            Err(failed) => return out.push(failed),
+            Err((message, code)) => return out.push(Report::Failed { code, message }),
         };
         let infos: Vec<_> = parts.iter().map(|p| (p.info(setup, setup.processes(), false), p.ranks.clone())).collect();
         self.ranks = LocalRanks::start(&infos, out);
@@ -284,7 +286,16 @@ impl Agent {
         self.spawned_jobs.push(setup.jobid.clone());
         let parts = match Ready::parts(setup) {
             Ok(parts) => parts,
-            Err(failed) => return out.push(failed),
+            // A spawn's program not found here fails the spawn, not the job.
+            Err((message, code)) => {
+                let members: Vec<(usize, usize)> = setup
+                    .parts
+                    .iter()
+                    .flat_map(|p| p.ranks.iter())
+                    .map(|&r| (first + r as usize, r as usize))
+                    .collect();
+                return crate::local_ranks::never_started(&members, message, code, out);
+            }
         };
         let mut base = local_base;
         for part in &parts {

@@ -81,7 +81,11 @@ impl LocalRanks {
                         job.program.display(),
                         out_of_descriptors(&e)
                     );
-                    out.push(Report::Failed { code, message });
+                    if job.spawned {
+                        never_started(&members[i..], message, code, out);
+                    } else {
+                        out.push(Report::Failed { code, message });
+                    }
                     return false;
                 }
             }
@@ -188,6 +192,13 @@ impl LocalRanks {
         }
     }
 
+    /// Signals the process groups of launcher members `members` that are here.
+    pub fn signal_members(&self, members: &[usize], sig: i32) {
+        for rank in self.ranks.iter().filter(|r| members.contains(&r.world)) {
+            signals::kill_group(rank.pid, sig);
+        }
+    }
+
     pub fn any_running(&self) -> bool {
         self.ranks.iter().any(Rank::running)
     }
@@ -273,5 +284,18 @@ fn exit_of(status: ExitStatus) -> Exit {
     match status.signal() {
         Some(sig) => Exit::Signal(sig),
         None => Exit::Code(status.code().unwrap_or(1)),
+    }
+}
+
+/// Spawned members that could not start: unlike the job's own ranks this does not end the job
+/// but fails their spawn (MPI_ERR_SPAWN in the parents), so each reports an exit (as a shell
+/// would: 127 not found, 126 not runnable), the first with why on its stderr.
+pub fn never_started(members: &[(usize, usize)], message: String, code: i32, out: &mut Vec<Report>) {
+    for (k, &(member, _)) in members.iter().enumerate() {
+        if k == 0 {
+            let data = format!("bbrun: {message}\n").into_bytes();
+            out.push(Report::Output { rank: member, stream: Stream::Stderr, data });
+        }
+        out.push(Report::Exited { rank: member, exit: Exit::Code(code) });
     }
 }

@@ -8,6 +8,14 @@
 //! started (an MPI_COMM_WORLD of their own). Every process the launcher runs is a *member*,
 //! numbered across groups in the order they started; each group has its own key-value space,
 //! barrier and ranks `0..size`, and the name service (`publish_name`) is the whole job's.
+//!
+//! A spawned group *fails* when one of its processes ends before `cmd=init` (it exited, even
+//! with 0, was killed, or could not be started): its parents' root learns it by asking
+//! `cmd=bb_spawn_state id=<group>` (the `bb_spawn` of its `spawn_result`) while it waits for the
+//! children to connect, instead of waiting BB_SPAWN_WAIT_MS for a connection that cannot come.
+//! The answer is `cmd=bb_spawn_state_result rc=0 failed=<instances, comma-separated; empty while
+//! none failed> error_msg=<why>`. A failed group's barrier no longer holds the job, and its
+//! lines are ignored: the launcher kills what is left of it.
 
 use std::collections::HashMap;
 
@@ -59,6 +67,9 @@ struct Group {
     /// Its members, by rank.
     members: Vec<usize>,
     barrier_count: usize,
+    /// Why the group failed to start (a spawned group only), and which of its ranks ended
+    /// before `cmd=init`.
+    failure: Option<(String, Vec<usize>)>,
 }
 
 pub struct PmiServer {
@@ -94,7 +105,13 @@ impl PmiServer {
         for (rank, appnum) in appnums.enumerate() {
             self.members.push(MemberState { group, rank, appnum, ..Default::default() });
         }
-        self.groups.push(Group { kvsname, kvs, members: (first..first + size).collect(), barrier_count: 0 });
+        self.groups.push(Group {
+            kvsname,
+            kvs,
+            members: (first..first + size).collect(),
+            barrier_count: 0,
+            failure: None,
+        });
         first
     }
 
@@ -108,11 +125,13 @@ impl PmiServer {
         self.universe_size = size.max(self.groups[0].members.len());
     }
 
-    /// The answer to member `rank`'s spawn request: `Ok` once its processes started, or why not
-    /// (naming the command).
-    pub fn spawn_result(rank: usize, result: Result<(), String>) -> Event {
+    /// The answer to member `rank`'s spawn request: `Ok(first)` once its processes started
+    /// (`first`: the new group's first member), or why not (naming the command).
+    pub fn spawn_result(&self, rank: usize, result: Result<usize, String>) -> Event {
         let line = match result {
-            Ok(()) => format_line("spawn_result", &[("rc", "0")]),
+            Ok(first) => {
+                format_line("spawn_result", &[("rc", "0"), ("bb_spawn", &self.members[first].group.to_string())])
+            }
             Err(why) => format_line("spawn_result", &[("rc", "-1"), ("error_msg", &why)]),
         };
         Event::Reply { rank, line }
@@ -121,6 +140,32 @@ impl PmiServer {
     /// Whether the member has done `cmd=init` and not yet `cmd=finalize`.
     pub fn mid_session(&self, rank: usize) -> bool {
         self.members[rank].inited && !self.members[rank].finalized
+    }
+
+    /// Member `member` of a spawned group ended before `cmd=init` (`why` says how; `killed`:
+    /// by SIGKILL, as the launcher stops the rest of a failed group): its group fails, and the
+    /// members still to be stopped are returned. Empty when the member did init, is of the
+    /// first group, or its group had already failed; then it is named among the failed
+    /// instances too, unless it was killed.
+    pub fn ended_before_init(&mut self, member: usize, why: String, killed: bool) -> Vec<usize> {
+        let m = &self.members[member];
+        let g = m.group;
+        if m.inited || g == 0 {
+            return Vec::new();
+        }
+        if let Some((_, failed)) = &mut self.groups[g].failure {
+            if !killed {
+                failed.push(m.rank);
+            }
+            return Vec::new();
+        }
+        self.groups[g].failure = Some((why, vec![m.rank]));
+        self.groups[g].members.iter().copied().filter(|&o| o != member && !self.members[o].exited).collect()
+    }
+
+    /// Whether member `member`'s group failed to start ([`Self::ended_before_init`]).
+    pub fn group_failed(&self, member: usize) -> bool {
+        self.groups[self.members[member].group].failure.is_some()
     }
 
     /// Records that a member's process is gone. It can never join a barrier again.
@@ -133,7 +178,7 @@ impl PmiServer {
     pub fn barrier_blocked_by(&self) -> Option<usize> {
         self.groups
             .iter()
-            .filter(|g| g.barrier_count > 0)
+            .filter(|g| g.barrier_count > 0 && g.failure.is_none())
             .find_map(|g| g.members.iter().copied().find(|&m| self.members[m].exited && !self.members[m].in_barrier))
     }
 
@@ -147,16 +192,19 @@ impl PmiServer {
             if let Collected::Request(request) = self.members[member].spawn.line(line) {
                 match request {
                     Ok(request) => out.push(Event::Spawn { rank, request }),
-                    Err(why) => out.push(Self::spawn_result(rank, Err(why))),
+                    Err(why) => out.push(self.spawn_result(rank, Err(why))),
                 }
             }
             return;
+        }
+        if self.group_failed(member) {
+            return; // the launcher is stopping it
         }
         if line.trim() == "mcmd=spawn" {
             self.members[member].spawn.start();
             return;
         }
-        if let Some(line) = parse_line(line).ok().and_then(|m| self.name_service(&m)) {
+        if let Some(line) = parse_line(line).ok().and_then(|m| self.name_service(&m).or_else(|| self.spawn_state(&m))) {
             return out.push(Event::Reply { rank, line });
         }
         let command = match Command::parse(line) {
@@ -233,6 +281,22 @@ impl PmiServer {
                 out.push(Event::Unsupported { rank, cmd });
             }
         }
+    }
+
+    /// `bb_spawn_state id=<group>`: whether a spawned group failed to start (see the top).
+    fn spawn_state(&self, m: &Message) -> Option<String> {
+        if m.cmd != "bb_spawn_state" {
+            return None;
+        }
+        let group = m.get("id").and_then(|id| id.parse::<usize>().ok()).and_then(|g| self.groups.get(g));
+        Some(match group {
+            None => format_line("bb_spawn_state_result", &[("rc", "-1"), ("error_msg", "no such spawn")]),
+            Some(Group { failure: Some((why, failed)), .. }) => {
+                let failed: Vec<String> = failed.iter().map(usize::to_string).collect();
+                format_line("bb_spawn_state_result", &[("rc", "0"), ("failed", &failed.join(",")), ("error_msg", why)])
+            }
+            Some(_) => format_line("bb_spawn_state_result", &[("rc", "0"), ("failed", "")]),
+        })
     }
 
     /// `publish_name`, `unpublish_name`, `lookup_name` (MPICH's simple-PMI names for them):
@@ -379,9 +443,43 @@ mod tests {
         let e = run(&mut s, 1, "cmd=get kvsname=k key=PMI_process_mapping");
         assert!(replies(&e)[0].1.contains("rc=-1"), "another group's space is not ours");
         assert_eq!(
-            PmiServer::spawn_result(0, Err("cannot run 'x': not found".into())),
+            s.spawn_result(0, Err("cannot run 'x': not found".into())),
             Event::Reply { rank: 0, line: "cmd=spawn_result rc=-1 error_msg=cannot run 'x': not found\n".into() }
         );
+    }
+
+    #[test]
+    fn a_spawned_member_that_ends_before_init_fails_its_group() {
+        let mut s = PmiServer::new(&[1], "k".into());
+        let first = s.add_group(&[2, 1], "k2".into(), &[]);
+        let Event::Reply { line, .. } = s.spawn_result(0, Ok(first)) else { panic!() };
+        assert_eq!(line, "cmd=spawn_result rc=0 bb_spawn=1\n");
+        let e = run(&mut s, 0, "cmd=bb_spawn_state id=1");
+        assert_eq!(replies(&e), [(0, "cmd=bb_spawn_state_result rc=0 failed=\n")]);
+        run(&mut s, 1, "cmd=init pmi_version=1 pmi_subversion=1");
+        run(&mut s, 1, "cmd=barrier_in");
+        assert!(s.ended_before_init(1, "x".into(), false).is_empty(), "it did init");
+        assert!(s.ended_before_init(0, "y".into(), false).is_empty(), "the first group is not a spawn");
+        s.rank_exited(3);
+        assert_eq!(s.ended_before_init(3, "rank 2 exited with code 3 before MPI_Init".into(), false), [1, 2]);
+        assert!(s.group_failed(1) && !s.group_failed(0));
+        assert_eq!(s.barrier_blocked_by(), None, "a failed group's barrier holds nobody");
+        let e = run(&mut s, 0, "cmd=bb_spawn_state id=1");
+        let want = "cmd=bb_spawn_state_result rc=0 failed=2 error_msg=rank 2 exited with code 3 before MPI_Init\n";
+        assert_eq!(replies(&e), [(0, want)]);
+        assert!(s.ended_before_init(2, "z".into(), true).is_empty(), "stopped by the launcher: not named");
+        assert!(run(&mut s, 2, "cmd=barrier_in").is_empty(), "a failed group's lines are ignored");
+        let e = run(&mut s, 0, "cmd=bb_spawn_state id=1");
+        assert_eq!(replies(&e), [(0, want)]);
+        let mut t = PmiServer::new(&[1], "k".into());
+        t.add_group(&[3], "k2".into(), &[]);
+        t.ended_before_init(1, "rank 0 exited with code 0 before MPI_Init".into(), false);
+        t.ended_before_init(3, "w".into(), false);
+        let e = run(&mut t, 0, "cmd=bb_spawn_state id=1");
+        let want = "cmd=bb_spawn_state_result rc=0 failed=0,2 error_msg=rank 0 exited with code 0 before MPI_Init\n";
+        assert_eq!(replies(&e), [(0, want)], "one that ended on its own just after is named too");
+        let e = run(&mut s, 0, "cmd=bb_spawn_state id=9");
+        assert!(replies(&e)[0].1.contains("rc=-1"));
     }
 
     #[test]

@@ -28,6 +28,9 @@
 //! 4 StdinEnd                                    (close rank 0's stdin)
 //! 5 Signal     signal i32                       (to every rank's process group)
 //! 6 Stop                                        (the job is over: kill what is left, clean up, exit)
+//! 7 Spawn      first u32 | local_base u32 | local_size u32 | Setup's fields
+//! 8 Check      id u32 | program bytes | path bytes | wdir bytes
+//! 9 Kill       ranks list<u32>                  (SIGKILL to these members' process groups)
 //! ```
 //!
 //! Agent -> launcher ([`Report`]):
@@ -140,6 +143,10 @@ pub enum Order {
         program: Vec<u8>,
         path: Vec<u8>,
         wdir: Vec<u8>,
+    },
+    /// Kill these members (of a spawn that failed: one of them ended before MPI_Init).
+    Kill {
+        ranks: Vec<u32>,
     },
 }
 
@@ -430,6 +437,7 @@ impl Message for Order {
             Order::Stop => 6,
             Order::Spawn { .. } => 7,
             Order::Check { .. } => 8,
+            Order::Kill { .. } => 9,
         }
     }
 
@@ -455,6 +463,7 @@ impl Message for Order {
                 w.bytes(path);
                 w.bytes(wdir);
             }
+            Order::Kill { ranks } => w.list(ranks, |w, r| w.u32(*r)),
         }
     }
 
@@ -473,6 +482,7 @@ impl Message for Order {
             5 => Order::Signal(r.i32()?),
             6 => Order::Stop,
             8 => Order::Check { id: r.u32()?, program: r.bytes()?, path: r.bytes()?, wdir: r.bytes()? },
+            9 => Order::Kill { ranks: r.list(|r| r.u32())? },
             k => return Err(DecodeError::UnknownKind(k)),
         })
     }

@@ -41,6 +41,8 @@ fn orders() -> Vec<Order> {
         Order::Signal(15),
         Order::Stop,
         Order::Check { id: 7, program: b"./child".to_vec(), path: b"/usr/bin:/bin".to_vec(), wdir: Vec::new() },
+        Order::Kill { ranks: vec![5, 6] },
+        Order::Kill { ranks: vec![] },
     ]
 }
 

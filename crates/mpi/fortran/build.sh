@@ -34,7 +34,14 @@ if command -v "$fc" >/dev/null 2>&1; then
   (cd "$out" && $fc -c -I"$out" "$out/mpi_module.f90" -o "$out/mpi_module.o")
   python3 "$here/gen_f08_module.py" "$here/../include/mpi.h" "$out/mpif.h" > "$out/mpi_f08.f90"
   (cd "$out" && $fc -c -fPIC -O1 "$out/mpi_f08.f90" -o "$out/mpi_f08.o")
-  fortran_objs="$out/mpi_f08.o"
+  # MPICH's module internals that MPICH-built programs may reference (see the file); in a
+  # folder of its own, so its .mod files (MPICH's module names) never reach the include dir.
+  # The procedures that make gfortran emit them, and its descriptor of CLASS(*), stay local.
+  mkdir -p "$out/mpich_modules"
+  (cd "$out/mpich_modules" && $fc -c -fPIC -O1 "$here/mpich_module_internals.f90" -o internals.o)
+  objcopy --wildcard --localize-symbol='__mpi_*_MOD_bb_*' --localize-symbol='__mpi_*_MOD___vtab__STAR' \
+    "$out/mpich_modules/internals.o"
+  fortran_objs="$out/mpi_f08.o $out/mpich_modules/internals.o"
   cflags_f08=-DBBF_HAVE_F08_MODULE
 else
   echo "build.sh: $fc not found: no mpi.mod or mpi_f08.mod (set FC to a Fortran compiler)" >&2

@@ -246,6 +246,30 @@ pub unsafe extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut 
     })
 }
 
+/// MPICH's version strings (`const char MPII_Version_*[]`, what `mpichversion` and
+/// `MPI_Get_library_version` are made of in MPICH), for a program built for MPICH that reads
+/// them: the MPICH version and library ABI ours is compatible with, and our own build's facts.
+#[no_mangle]
+pub static MPII_Version_string: [u8; 6] = *b"4.0.2\0";
+#[no_mangle]
+pub static MPII_Version_ABI: [u8; 7] = *b"14:2:2\0";
+#[no_mangle]
+pub static MPII_Version_date: [u8; 16] = *b"Billboard 0.1.0\0";
+#[no_mangle]
+pub static MPII_Version_device: [u8; 10] = *b"billboard\0";
+#[no_mangle]
+pub static MPII_Version_configure: [u8; 1] = *b"\0";
+#[no_mangle]
+pub static MPII_Version_custom: [u8; 1] = *b"\0";
+#[no_mangle]
+pub static MPII_Version_CC: [u8; 3] = *b"cc\0";
+#[no_mangle]
+pub static MPII_Version_CXX: [u8; 4] = *b"c++\0";
+#[no_mangle]
+pub static MPII_Version_F77: [u8; 9] = *b"gfortran\0";
+#[no_mangle]
+pub static MPII_Version_FC: [u8; 9] = *b"gfortran\0";
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
     let text = concat!("Billboard MPI ", env!("CARGO_PKG_VERSION"), " (MPICH 4.0.2 ABI, MPI 4.0)");

@@ -92,7 +92,20 @@ impl From<MpiError> for Raised {
 /// have no communicator).
 #[inline(always)]
 pub(crate) fn call(function: &'static str, comm: MPI_Comm, body: impl FnOnce(&mut Mpi) -> Res) -> c_int {
-    call_on(function, |m| body(m).map_err(|e| Raised(e, comm)))
+    call_on(function, |m| body(m).and_then(|()| not_revoked_meanwhile(comm)).map_err(|e| Raised(e, comm)))
+}
+
+/// A collective whose board wait gave up because `comm` was revoked during the call returns
+/// to here as if done (`billboard::coll::revoked_in_wait`): it fails with MPIX_ERR_REVOKED.
+#[inline(always)]
+fn not_revoked_meanwhile(comm: MPI_Comm) -> Res {
+    if billboard::coll::revoked_in_wait() {
+        return Err(err(
+            MPIX_ERR_REVOKED,
+            format!("communicator {} was revoked (MPIX_Comm_revoke) during the collective", handle_name(comm)),
+        ));
+    }
+    Ok(())
 }
 
 /// Like [`call`] for bodies that find the communicator whose handler applies themselves.
@@ -109,7 +122,7 @@ pub(crate) fn call_on(function: &'static str, body: impl FnOnce(&mut Mpi) -> Res
 /// themselves, e.g. waits at `MPI_THREAD_MULTIPLE`).
 #[inline(always)]
 pub(crate) fn call_unlocked(function: &'static str, comm: MPI_Comm, body: impl FnOnce() -> Res) -> c_int {
-    call_unlocked_on(function, || body().map_err(|e| Raised(e, comm)))
+    call_unlocked_on(function, || body().and_then(|()| not_revoked_meanwhile(comm)).map_err(|e| Raised(e, comm)))
 }
 
 /// [`call_unlocked`] for bodies that find the communicator whose handler applies themselves.

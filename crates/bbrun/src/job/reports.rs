@@ -69,6 +69,13 @@ impl Job {
         if rank == 0 {
             self.stdin.close();
         }
+        let how = match exit {
+            Exit::Signal(sig) => format!("was killed by signal {sig} ({})", signals::name(sig)),
+            Exit::Code(code) => format!("exited with code {code}"),
+        };
+        if self.spawn_failed(rank, exit, &how) {
+            return self.check_barrier();
+        }
         let who = self.who(rank);
         match exit {
             Exit::Signal(sig) => {

@@ -3,8 +3,13 @@
 //! secret: each command on the host its `host` info key names (one of the job's), else on the
 //! host of the member that asked; this machine's through us, the others' through their agents
 //! (`Order::Spawn`). They are members like the ranks bbrun started: their output is forwarded,
-//! their exits tracked, and the same tear-down policy holds (a child that fails ends the job,
-//! and the job ends only once parents and children are all done).
+//! their exits tracked, and the same tear-down policy holds (a child that fails after MPI_Init
+//! ends the job, and the job ends only once parents and children are all done).
+//!
+//! A child that ends before MPI_Init (whatever its exit code), or cannot be started, fails its
+//! spawn instead ([`Job::spawn_failed`]): the rest of its group is killed, and the parents'
+//! root, which asks the PMI server while it waits for the children, returns MPI_ERR_SPAWN
+//! naming it at once rather than after BB_SPAWN_WAIT_MS. The job goes on.
 //!
 //! Every command is checked before any process starts: a command that cannot be run, a
 //! working directory that is not there, or a host that is not the job's fails the whole
@@ -100,8 +105,8 @@ impl Job {
         self.answer_spawn(requester, result);
     }
 
-    fn answer_spawn(&mut self, rank: usize, result: Result<(), String>) {
-        if let Event::Reply { rank, line } = PmiServer::spawn_result(rank, result) {
+    fn answer_spawn(&mut self, rank: usize, result: Result<usize, String>) {
+        if let Event::Reply { rank, line } = self.server.spawn_result(rank, result) {
             self.send_pmi(rank, line);
         }
     }
@@ -115,7 +120,8 @@ impl Job {
         request.commands.iter().map(|c| self.check_command(c, here)).collect()
     }
 
-    fn start_spawn(&mut self, request: &SpawnRequest, ready: &[Ready]) -> Result<(), String> {
+    /// Starts the checked commands as one new group; returns its first member.
+    fn start_spawn(&mut self, request: &SpawnRequest, ready: &[Ready]) -> Result<usize, String> {
         if self.stopping() {
             return Err("the job is stopping".into());
         }
@@ -137,6 +143,9 @@ impl Job {
         let first = self.server.add_group(&sizes, format!("kvs_{child_job}"), &request.preput);
         let (mut offset, mut local_base) = (0, vec![0; hosts.len()]);
         let now = Instant::now();
+        // What this host's starts report is handled once every member exists: a process that
+        // cannot start fails the whole group, whose later commands must be there to be stopped.
+        let mut reports = Vec::new();
         for (command, ready) in request.commands.iter().zip(ready) {
             let h = ready.host;
             let node = hosts.iter().position(|&x| x == h).expect("listed");
@@ -152,7 +161,6 @@ impl Job {
                 });
             }
             let ranks = offset..offset + command.nprocs;
-            let mut reports = Vec::new();
             match &mut self.hosts[h] {
                 Host::Local(local) => {
                     let info = JobInfo {
@@ -195,13 +203,39 @@ impl Job {
                 }
                 Host::Down => unreachable!("check_command refuses a host that is down"),
             }
-            for report in reports {
-                self.on_report(h, report, now);
-            }
             offset += command.nprocs;
             local_base[node] += command.nprocs;
         }
-        Ok(())
+        let here = self.hosts.iter().position(|h| matches!(h, Host::Local(_)));
+        for report in reports {
+            self.on_report(here.expect("reports come only from this host's starts"), report, now);
+        }
+        Ok(first)
+    }
+
+    /// Spawned member `rank` ended before MPI_Init (`how`: its exit): its group can never
+    /// connect to its parents, so the spawn fails (the parents' root asks, see `pmi_server.rs`)
+    /// and the rest of the group is stopped. Whether that was so (else the usual verdicts hold).
+    pub(super) fn spawn_failed(&mut self, rank: usize, exit: Exit, how: &str) -> bool {
+        let why = format!("{} {how} before MPI_Init", self.who(rank));
+        let was_failed = self.server.group_failed(rank);
+        let rest = self.server.ended_before_init(rank, why, exit == Exit::Signal(libc::SIGKILL));
+        if was_failed {
+            return true; // stopped by us, or failed beside the first
+        }
+        if !self.server.group_failed(rank) {
+            return false;
+        }
+        for h in 0..self.hosts.len() {
+            let here: Vec<usize> = rest.iter().copied().filter(|&m| self.members[m].host == h).collect();
+            match &mut self.hosts[h] {
+                _ if here.is_empty() => {}
+                Host::Local(local) => local.signal_members(&here, libc::SIGKILL),
+                Host::Remote(link) => link.send(&Order::Kill { ranks: here.iter().map(|&m| m as u32).collect() }),
+                Host::Down => {}
+            }
+        }
+        true
     }
 
     /// Where and what `command` runs, honouring its `host`, `wdir` and `path` info keys; by

@@ -142,6 +142,9 @@ impl Drop for Inner {
     /// it was revoked: a revoked id stays out of use, so that no later communicator is born
     /// revoked (`engine/revoke.rs`).
     fn drop(&mut self) {
+        if self.context >= FIRST_FREE_CONTEXT {
+            self.engine.lock().unhold(self.context, self as *const Inner as u64);
+        }
         if self.context >= FIRST_FREE_CONTEXT && !self.engine.is_revoked(self.context) {
             self.contexts.retire(self.context);
         }
@@ -205,13 +208,11 @@ impl Communicator {
 
     /// Revokes this communicator (MPIX_Comm_revoke): every member's operations on it that wait
     /// fail with [`Error::Revoked`], here at once and at the others when the notice reaches
-    /// them, and so does every later one (`engine/revoke.rs`). Not collective. An
-    /// intercommunicator is refused (its two groups' contexts are not written for it yet).
+    /// them, and so does every later one (`engine/revoke.rs`). Not collective. On an
+    /// intercommunicator, at the members of both groups.
     pub fn revoke(&self) -> Result<()> {
-        if self.is_inter() {
-            return Err(Error::InvalidArgument("revoking an intercommunicator is not supported".into()));
-        }
-        let members = self.member_list();
+        let mut members = self.member_list();
+        members.extend(self.remote().iter().flat_map(|r| r.members.iter().copied()));
         let me = self.world_rank(self.inner.rank);
         self.inner.engine.lock().revoke(self.inner.context, &members, me);
         Ok(())
@@ -725,7 +726,18 @@ impl Communicator {
             board: std::sync::OnceLock::new(),
             board_choices: BoardChoices::default(),
         };
-        Communicator { inner: Arc::new(inner) }
+        let comm = Communicator { inner: Arc::new(inner) };
+        if context >= FIRST_FREE_CONTEXT {
+            // Who may revoke it (`engine/revoke.rs`): its members, both groups of an
+            // intercommunicator, whose hidden local communicator is revoked with it.
+            let mut members = comm.member_list();
+            let remote = comm.remote();
+            members.extend(remote.iter().flat_map(|r| r.members.iter().copied()));
+            let linked = remote.map(|r| r.local().context_id());
+            let key = Arc::as_ptr(&comm.inner) as u64;
+            self.inner.engine.lock().hold(context, members, linked, key);
+        }
+        comm
     }
 
     /// The world ranks of the members, in rank order.

@@ -139,6 +139,16 @@ impl ContextPool {
     /// Frees the retiring contexts on which no receive is posted any more. Locks the engine,
     /// never while holding the pool.
     fn reclaim(&self, engine: &EngineRef) {
+        if engine.any_revoked() {
+            // A free id that a (late) revoke notice named is never used again
+            // (`engine/revoke.rs`): a communicator made with it would be born revoked.
+            let mut s = self.lock();
+            for slot in 0..SLOTS {
+                if s.free[slot / 64] & (1 << (slot % 64)) != 0 && engine.is_revoked(context_of(slot)) {
+                    s.free[slot / 64] &= !(1 << (slot % 64));
+                }
+            }
+        }
         let retiring = std::mem::take(&mut self.lock().retiring);
         if retiring.is_empty() {
             return;
@@ -281,6 +291,10 @@ impl Drop for Turn<'_> {
             }
         }
     }
+}
+
+fn context_of(slot: usize) -> u32 {
+    FIRST_FREE_CONTEXT + 2 * slot as u32
 }
 
 fn slot_of(context: u32) -> usize {

@@ -144,10 +144,18 @@ impl Advert {
 
 /// Which side of a join this group is.
 enum Side<'a> {
-    /// Accepting on the port (its group comes first in the union); a spawn waits until a
-    /// deadline for the processes it names.
-    Accept(&'a str, Option<(Instant, String)>),
+    /// Accepting on the port (its group comes first in the union); a spawn waits for the
+    /// processes it names, until a deadline or until the launcher says they cannot come.
+    Accept(&'a str, Option<SpawnWait<'a>>),
     Connect(&'a str),
+}
+
+/// How a spawn's root waits for its children: until `deadline`, or until `failed` says the
+/// launcher saw one of them end before MPI_Init. `who` names them.
+struct SpawnWait<'a> {
+    deadline: Instant,
+    who: String,
+    failed: &'a dyn Fn() -> Result<()>,
 }
 
 impl Communicator {
@@ -322,13 +330,17 @@ fn root_swap(side: &Side<'_>, mine: &str) -> Result<(String, Secret)> {
                 })?;
                 ports.swap_remove(i)
             };
-            let linked = port.accept_link(until.as_ref().map(|u| u.0)).map_err(|e| match until {
-                Some((_, who)) => Error::Spawn(format!(
-                    "{who} did not connect within {} ms (BB_SPAWN_WAIT_MS): did they start?",
-                    SPAWN_WAIT_MS.get()
-                )),
-                None => e,
-            });
+            let linked = match until {
+                None => port.accept_link(None, &|| Ok(())),
+                Some(wait) => port.accept_link(Some(wait.deadline), wait.failed).map_err(|e| match e {
+                    Error::Spawn(_) => e,
+                    _ => Error::Spawn(format!(
+                        "{} did not connect within {} ms (BB_SPAWN_WAIT_MS): did they start?",
+                        wait.who,
+                        SPAWN_WAIT_MS.get()
+                    )),
+                }),
+            };
             let token = port.token().clone();
             lock(&PORTS).push(port);
             (linked?, token)
@@ -449,20 +461,30 @@ impl Launcher {
     /// MPI_Comm_spawn(_multiple), collective over `comm`: `root` (the only one whose `commands`
     /// are read) has the launcher start them as one new job whose MPI_COMM_WORLD connects back
     /// to a port it opened; returns the intercommunicator to the children. A command that
-    /// cannot be started is an error naming it, in every member, and no child runs.
-    pub fn spawn(&self, comm: &Communicator, root: usize, commands: Result<Vec<SpawnCommand>>) -> Result<Communicator> {
+    /// cannot be started is an error naming it, in every member, and no child runs; so is a
+    /// child that ends before MPI_Init, as soon as the launcher (bbrun) sees it, and then
+    /// `failed` (at the root) lists which of them (their ranks among the children) ended.
+    pub fn spawn(
+        &self,
+        comm: &Communicator,
+        root: usize,
+        commands: Result<Vec<SpawnCommand>>,
+        failed: &mut Vec<usize>,
+    ) -> Result<Communicator> {
         comm.intra_only("MPI_Comm_spawn's communicator")?;
         comm.checked_world_rank(root)?;
         let mut status = Vec::new();
         let mut port = String::new();
         let mut who = String::new();
+        let mut group = None;
         if comm.rank() == root {
             let started = commands.and_then(|commands| {
                 let names: Vec<String> = commands.iter().map(|c| format!("'{}'", c.command)).collect();
                 who = format!("the spawned processes ({})", names.join(", "));
                 port = open_port()?;
                 let mut job = lock(&self.0);
-                job.pmi()?.spawn(&commands, &[(crate::bootstrap::PARENT_PORT_KEY, &port)])
+                group = job.pmi()?.spawn(&commands, &[(crate::bootstrap::PARENT_PORT_KEY, &port)])?;
+                Ok(())
             });
             status = match started {
                 Ok(()) => b"ok".to_vec(),
@@ -481,16 +503,36 @@ impl Launcher {
         // Under Hydra a command that cannot run is refused only by its proxy, after the spawn
         // succeeded: the children's connection then never comes, and the wait must end.
         let deadline = Instant::now() + Duration::from_millis(SPAWN_WAIT_MS.get() as u64);
-        let children = comm.join_groups(Side::Accept(&port, Some((deadline, who))), root).map_err(|e| match e {
+        let ended = std::cell::RefCell::new(Vec::new());
+        let next_ask = std::cell::Cell::new(Instant::now());
+        // bbrun knows when a child ends: ask it every SPAWN_ASK_EVERY while waiting.
+        let ask = || -> Result<()> {
+            let Some(id) = group.filter(|_| Instant::now() >= next_ask.get()) else { return Ok(()) };
+            next_ask.set(Instant::now() + SPAWN_ASK_EVERY);
+            match lock(&self.0).pmi()?.spawn_state(id)? {
+                None => Ok(()),
+                Some((why, which)) => {
+                    *ended.borrow_mut() = which;
+                    Err(Error::Spawn(why))
+                }
+            }
+        };
+        let wait = SpawnWait { deadline, who, failed: &ask };
+        let children = comm.join_groups(Side::Accept(&port, Some(wait)), root).map_err(|e| match e {
             Error::Port(why) => Error::Spawn(why),
             other => other,
         });
+        *failed = ended.take();
         if comm.rank() == root {
             let _ = close_port(&port);
         }
         children
     }
 }
+
+/// How often a spawn's root asks bbrun whether a child ended before MPI_Init: a failed spawn
+/// is reported within about this, and 20 PMI round trips a second cost the launcher nothing.
+const SPAWN_ASK_EVERY: Duration = Duration::from_millis(50);
 
 /// What went wrong, without the "spawn: " or "port: " its kind prints before it.
 fn reason(e: Error) -> String {

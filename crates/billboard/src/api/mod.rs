@@ -6,6 +6,7 @@ mod context;
 mod datatype;
 mod dynamic;
 mod intercomm;
+mod recover;
 mod request;
 mod scope;
 mod universe;

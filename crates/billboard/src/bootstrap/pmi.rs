@@ -346,8 +346,9 @@ impl Pmi {
     /// Asks the launcher to start `commands` as one new job (MPI_Comm_spawn_multiple), with
     /// `preput` in its key-value space: MPICH's simple-PMI wire, one `mcmd=spawn` block per
     /// command, answered by one `cmd=spawn_result` after the last. A refusal says why (the
-    /// launcher names the command it could not start).
-    pub fn spawn(&mut self, commands: &[SpawnCommand], preput: &[(&str, &str)]) -> Result<()> {
+    /// launcher names the command it could not start). Returns bbrun's number for the new group
+    /// (`bb_spawn`, for [`Pmi::spawn_state`]); `None` from a launcher that gives none (Hydra).
+    pub fn spawn(&mut self, commands: &[SpawnCommand], preput: &[(&str, &str)]) -> Result<Option<u32>> {
         self.pmi1_only("MPI_Comm_spawn")?;
         let clean = |what: &str, text: &str| -> Result<()> {
             if text.contains(['\n', '\r']) {
@@ -379,7 +380,7 @@ impl Pmi {
         self.send(&block, "spawn")?;
         let reply = self.read_reply("spawn_result", "spawn")?;
         match reply.rc()? {
-            0 => Ok(()),
+            0 => Ok(reply.get("bb_spawn").and_then(|id| id.parse().ok())),
             rc => Err(Error::Spawn(
                 reply
                     .get("error_msg")
@@ -421,6 +422,18 @@ impl Pmi {
                  (Slurm's srun --mpi=pmi2, or BB_PMI=2)"
             ))),
         }
+    }
+
+    /// Whether bbrun's spawned group `id` failed to start (one of its processes ended before
+    /// MPI_Init): why, and the ranks in the group (instances) that ended; `None` while none did.
+    pub fn spawn_state(&mut self, id: u32) -> Result<Option<(String, Vec<usize>)>> {
+        let reply = self.call(&format_line("bb_spawn_state", &[("id", &id.to_string())]), "bb_spawn_state_result")?;
+        self.check_rc(&reply, "bb_spawn_state")?;
+        let failed: Vec<usize> = reply.get("failed").unwrap_or("").split(',').filter_map(|i| i.parse().ok()).collect();
+        if failed.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some((reply.get("error_msg").unwrap_or("a spawned process ended before MPI_Init").to_owned(), failed)))
     }
 
     fn check_key(&self, key: &str) -> Result<()> {

@@ -107,10 +107,12 @@ impl Port {
     }
 
     /// Waits for one connection that proves it knows the token (MPI_Comm_accept's root);
-    /// strangers are dropped and the wait goes on, until `deadline` if there is one.
-    pub(crate) fn accept_link(&self, deadline: Option<Instant>) -> Result<Link> {
+    /// strangers are dropped and the wait goes on, until `deadline` if there is one, or until
+    /// `give_up` (asked every poll, so it must be cheap or keep its own pace) returns an error.
+    pub(crate) fn accept_link(&self, deadline: Option<Instant>, give_up: &dyn Fn() -> Result<()>) -> Result<Link> {
         let mut incoming = Incoming::new(0, 2);
         loop {
+            give_up()?;
             let now = Instant::now();
             if deadline.is_some_and(|d| now > d) {
                 return Err(Error::Port(format!(
@@ -246,7 +248,7 @@ mod tests {
         let mut wrong = good.clone();
         wrong.token = Secret::generate().unwrap();
         let acceptor = std::thread::scope(|s| {
-            let t = s.spawn(|| port.accept_link(None).and_then(|mut l| l.swap(b"from acceptor")));
+            let t = s.spawn(|| port.accept_link(None, &|| Ok(())).and_then(|mut l| l.swap(b"from acceptor")));
             // A stranger with the wrong token is refused (it never gets a link, and the
             // acceptor never answers its MAC); then the right one gets through.
             let mut stranger = Handshaking::connect(wrong.addrs[0], &wrong.token, 1, 0).unwrap();

@@ -187,6 +187,26 @@ thread_local! {
     static BLOCKING: Cell<bool> = const { Cell::new(false) };
 }
 
+thread_local! {
+    /// A board wait of this thread gave up because its communicator was revoked
+    /// ([`Board::wait`]); taken by [`revoked_in_wait`].
+    static REVOKED_IN_WAIT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether a board wait of the collective that just returned on this thread gave up because
+/// its communicator was revoked (MPIX_Comm_revoke): its results are then not results, and the
+/// call must fail with MPIX_ERR_REVOKED. Clears the mark.
+#[inline]
+pub fn revoked_in_wait() -> bool {
+    REVOKED_IN_WAIT.with(|r| {
+        let was = r.get();
+        if was {
+            r.set(false);
+        }
+        was
+    })
+}
+
 /// Runs `f` (which starts a collective and waits for it, or says `blocking` false: writes a
 /// schedule) with the blocking flag set so; restored on the way out, panics included.
 pub fn blocking<T>(blocking: bool, f: impl FnOnce() -> T) -> T {
@@ -299,7 +319,13 @@ impl Board {
 
     /// Posts this rank's `len` bytes for epoch `e`, written by `fill` at the pointer it is
     /// given, once no member still reads the buffer.
+    /// A rank whose wait gave up on a revoked communicator posts nothing more there (the call
+    /// fails: [`revoked_in_wait`]), so that no member waiting for it is let go as if all had
+    /// arrived. (The thread's mark is read first: one load on the common path.)
     pub(crate) fn post(&self, comm: &Communicator, e: u64, len: usize, fill: impl FnOnce(*mut u8)) {
+        if REVOKED_IN_WAIT.with(Cell::get) && comm.is_revoked() {
+            return;
+        }
         if !may_post(e, len, self.first, self.lowest.load(Ordering::Relaxed)) {
             let lowest = || (0..self.size()).map(|r| self.mark(r).load(Ordering::Acquire)).min().unwrap_or(e);
             self.wait(comm, || may_post(e, len, self.first, lowest()));
@@ -331,8 +357,21 @@ impl Board {
     /// Polls `ready` down the engine's ladder: spin, yield, then short naps; the engine's
     /// progress runs between looks, so point-to-point traffic a peer needs from this rank
     /// goes on. With more ranks than cores the spin is cut short (`Backoff`).
+    /// A revoked communicator ends the wait unready (a member that learnt of the revocation
+    /// will not post): the collective finishes on what the board holds, and
+    /// [`revoked_in_wait`] tells its caller to fail it.
     pub(crate) fn wait(&self, comm: &Communicator, mut ready: impl FnMut() -> bool) {
         if ready() {
+            return;
+        }
+        let revoked = || {
+            let gone = comm.is_revoked();
+            if gone {
+                REVOKED_IN_WAIT.with(|r| r.set(true));
+            }
+            gone
+        };
+        if revoked() {
             return;
         }
         // Where ranks outnumber cores the rank this one waits for needs its core: no spin
@@ -362,9 +401,13 @@ impl Board {
                 Step::Yield => {
                     spins += 1;
                     let moved = spins.is_multiple_of(YIELDS_PER_PROGRESS) && comm.engine().lock().progress(None);
+                    if revoked() {
+                        return;
+                    }
                     std::thread::yield_now();
                     moved
                 }
+                Step::Sleep(_) if revoked() => return,
                 Step::Sleep(d) => comm.engine().nap(d.min(NAP)),
             };
             if moved {

@@ -55,7 +55,7 @@ mod select_board;
 mod select_report;
 
 pub use crate::engine::sched::ReduceFn;
-pub use board::blocking;
+pub use board::{blocking, revoked_in_wait};
 pub use inter::InterRoot;
 pub use nonblocking::Collective;
 

@@ -419,17 +419,51 @@ impl<M> Matcher<M> {
     /// Empties a context (its communicator was revoked): the posted receives' ids in posting
     /// order (their requests are the caller's to fail), then as [`Matcher::clear_context`].
     pub fn drain_context(&mut self, context: u32) -> (Vec<RecvId>, Vec<(Envelope, M)>) {
-        let mut posted: Vec<PostedRecv> = match self.contexts.get(context) {
+        self.drain_context_keeping(context, |_| false)
+    }
+
+    /// [`Matcher::drain_context`], but the posted receives for a tag `keep` accepts (not
+    /// MPI_ANY_TAG), and the unexpected messages of such tags, stay, in their order.
+    pub fn drain_context_keeping(
+        &mut self,
+        context: u32,
+        keep: impl Fn(i32) -> bool,
+    ) -> (Vec<RecvId>, Vec<(Envelope, M)>) {
+        let mut posted: Vec<(Option<u32>, PostedRecv)> = match self.contexts.get(context) {
             Some(q) => q
                 .posted_from
                 .iter()
-                .flat_map(|(_, bin)| bin.iter().copied())
-                .chain(q.posted_any_source.iter().copied())
+                .flat_map(|(source, bin)| bin.iter().map(move |&r| (Some(source), r)))
+                .chain(q.posted_any_source.iter().map(|&r| (None, r)))
                 .collect(),
             None => Vec::new(),
         };
-        posted.sort_unstable_by_key(|r| r.seq);
-        (posted.into_iter().map(|r| r.id).collect(), self.clear_context(context))
+        posted.sort_unstable_by_key(|(_, r)| r.seq);
+        let kept = |tag: Option<i32>| tag.is_some_and(&keep);
+        let mut dropped = Vec::new();
+        let unexpected = self.clear_context(context);
+        for (source, r) in posted {
+            match kept(r.tag) {
+                // Nothing unexpected is queued now: the receive goes back unmatched.
+                true => {
+                    let taken = self.post(Pattern { context, source, tag: r.tag }, r.id);
+                    debug_assert!(taken.is_none());
+                }
+                false => dropped.push(r.id),
+            }
+        }
+        let mut gone = Vec::new();
+        for (env, msg) in unexpected {
+            match kept(Some(env.tag)) {
+                // It matched no kept receive before, and matches none now.
+                true => {
+                    let arrival = self.arrive_with(env, || msg);
+                    debug_assert!(matches!(arrival, Arrival::Queued));
+                }
+                false => gone.push((env, msg)),
+            }
+        }
+        (dropped, gone)
     }
 
     /// Drops everything of a context (communicator freed): the posted receives are forgotten
@@ -709,6 +743,25 @@ mod tests {
         assert_eq!((m.posted_len(), m.unexpected_len()), (1, 0));
         assert_eq!(m.arrive(env(2, 5, 0), 'e'), Some((3, 'e')));
         assert_eq!(m.drain_context(7), (vec![], vec![]));
+    }
+
+    #[test]
+    fn drain_context_keeping_leaves_the_kept_tags_in_order() {
+        let mut m = Matcher::new();
+        m.post(pat(1, Some(5), Some(8)), 1);
+        m.post(pat(1, Some(5), Some(3)), 2);
+        m.post(pat(1, None, Some(8)), 3);
+        m.post(pat(1, Some(6), None), 4);
+        m.arrive(env(1, 7, 10), 'a');
+        m.arrive(env(1, 7, 3), 'b');
+        m.arrive(env(1, 7, 10), 'c');
+        let (posted, unexpected) = m.drain_context_keeping(1, |t| t >= 8);
+        assert_eq!((posted, unexpected), (vec![2, 4], vec![(env(1, 7, 3), 'b')]));
+        assert_eq!((m.posted_len(), m.unexpected_len()), (2, 2));
+        assert_eq!(m.arrive(env(1, 5, 8), 'd'), Some((1, 'd')), "the kept receives in posting order");
+        assert_eq!(m.arrive(env(1, 9, 8), 'e'), Some((3, 'e')));
+        assert_eq!(m.take(&pat(1, Some(7), Some(10))), Some((env(1, 7, 10), 'a')), "the kept messages in order");
+        assert_eq!(m.take(&pat(1, Some(7), Some(10))), Some((env(1, 7, 10), 'c')));
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub(crate) mod sched;
 pub mod traffic;
 mod wait;
 
-pub(crate) use progress::{active, Engine, Pending, Started};
+pub(crate) use progress::{active, revoke::TAG_SURVIVES_REVOKE, Engine, Pending, Started};
 pub use progress::{ActiveHandler, ActiveMessage, Outbox, HANDLER_MAX, HEADER_MAX};
 
 use std::cell::UnsafeCell;
@@ -130,6 +130,11 @@ impl Shared {
     #[inline]
     pub(crate) fn is_revoked(&self, context: u32) -> bool {
         self.revoked.contains(context)
+    }
+
+    /// Whether any context was revoked (see [`Shared::is_revoked`]).
+    pub(crate) fn any_revoked(&self) -> bool {
+        self.revoked.any()
     }
 
     pub fn new(engine: Engine) -> EngineRef {

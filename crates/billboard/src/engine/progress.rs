@@ -134,6 +134,8 @@ struct Core {
     /// Revoked communicators' contexts (`revoke.rs`), and whether there is any.
     revoked: Arc<revoke::Revoked>,
     any_revoked: bool,
+    /// Who holds each communicator's context pair here (`revoke.rs`: a late notice's check).
+    holders: revoke::Holders,
 }
 
 /// The engine over channel `C`: the process's routes, or an in-memory channel in tests.
@@ -193,6 +195,7 @@ impl<C: Channel> Engine<C> {
                 am: Default::default(),
                 revoked: Arc::default(),
                 any_revoked: false,
+                holders: Default::default(),
             },
             pieces: Pieces::default(),
             scheds: Default::default(),
@@ -283,7 +286,7 @@ impl<C: Channel> Engine<C> {
         if self.core.any_failed && self.core.failed[peer].is_some() {
             return Some(self.core.failed_request(peer));
         }
-        if self.core.revoked_context(ctx) {
+        if self.core.revoked_context(ctx, Some(tag)) {
             return Some(self.core.revoked_request(ctx));
         }
         self.core.traffic[peer].sent(len);
@@ -402,7 +405,7 @@ impl<C: Channel> Engine<C> {
                 return self.core.failed_request(peer);
             }
         }
-        if self.core.revoked_context(pattern.context) {
+        if self.core.revoked_context(pattern.context, pattern.tag) {
             return self.core.revoked_request(pattern.context);
         }
         let id = self.core.reqs.insert(State::RecvPosted { buf, cap }, hint);

@@ -11,7 +11,7 @@ impl Core {
         if self.any_failed && self.failed[peer].is_some() {
             return;
         }
-        if self.any_revoked && matches!(h.kind, EAGER | RTS) && self.revoked_context(h.context) {
+        if self.any_revoked && matches!(h.kind, EAGER | RTS) && self.revoked_context(h.context, Some(h.tag)) {
             return self.drop_revoked(peer, h.kind, payload);
         }
         match h.kind {

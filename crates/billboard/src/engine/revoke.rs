@@ -10,20 +10,45 @@
 //! - new sends and receives on it fail as they start, and records that arrive on it later are
 //!   dropped (a rendezvous offer released the same way).
 //!
+//! - except the library's own traffic tagged [`TAG_SURVIVES_REVOKE`] on the collective
+//!   context: MPIX_Comm_agree and MPIX_Comm_shrink, which ULFM makes work on a revoked
+//!   communicator (`api/recover.rs`); their posted receives and unexpected messages stay.
+//!
+//! A collective waiting on the shared-memory board sees the revocation in its wait and gives
+//! up, and posts nothing more there (`coll/board.rs`, `revoked_in_wait`).
+//!
 //! Operations already moving data (a matched rendezvous) finish normally: the peer is not
 //! failed, and failing them halfway would leave its records naming requests we no longer have.
-//! Contexts are revoked for good: a member that knows its communicator was revoked does not give
-//! the id back when it frees it (`api/comm.rs`), so its mask keeps every later communicator it
-//! joins off the id. (A member that frees the communicator before the notice arrives does give
-//! it back; if it then agrees on that id for a communicator without the revoker, the late
-//! notice revokes that one: a window of one record's flight, not closed yet.) The set is
+//! Contexts are revoked for good, and a revoked id is never used again: a member that knows its
+//! communicator was revoked does not give the id back when it frees it (`api/comm.rs`), and a
+//! free id that a notice names is taken out of the free mask (`api/context.rs`, `reclaim`), so
+//! no later communicator is born revoked. A notice can come late: its member may have freed the
+//! communicator and agreed on the same id for a new one without the revoker (who never gives
+//! the id back, so it cannot be in it). So each communicator registers its members here
+//! ([`Holders`]), and a notice from a process that is not a member of the communicator holding
+//! the id is stale and dropped. (Not an epoch: ids would need agreeing on it too.) The set is
 //! readable without the engine's lock: the MPI layer checks it at every call on a communicator.
+//!
+//! An intercommunicator is revoked at the members of both groups; each member's hidden
+//! intracommunicator of its own group (where the collectives' local phases run) goes with it,
+//! registered as the intercommunicator's `linked` pair.
 //!
 //! | record | aux                       | which must be                                  |
 //! |--------|---------------------------|------------------------------------------------|
 //! | REVOKE | the context pair's `base` | even, and `base + 1` below `MAX_CONTEXTS`       |
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// A tag bit of the library's collective context (`base + 1`, where no user tag goes) whose
+/// traffic a revocation leaves alone: MPIX_Comm_agree and MPIX_Comm_shrink use it, since ULFM
+/// makes them work on a revoked communicator (they are how a program recovers).
+pub(crate) const TAG_SURVIVES_REVOKE: i32 = 1 << 28;
+
+/// Whether traffic on `context` with `tag` survives a revocation of it.
+#[inline]
+fn survives(context: u32, tag: i32) -> bool {
+    context % 2 == 1 && tag & TAG_SURVIVES_REVOKE != 0
+}
 
 use super::*;
 use crate::engine::matching::MAX_CONTEXTS;
@@ -55,6 +80,11 @@ impl Revoked {
                 .is_some_and(|w| w.load(Ordering::Relaxed) & (1 << (context % 64)) != 0)
     }
 
+    /// Whether any context was revoked.
+    pub(crate) fn any(&self) -> bool {
+        self.any.load(Ordering::Relaxed)
+    }
+
     /// Marks `context`; false if it was already.
     fn insert(&self, context: u32) -> bool {
         let Some(word) = self.bits.get((context / 64) as usize) else { return false };
@@ -63,11 +93,23 @@ impl Revoked {
     }
 }
 
+/// Who holds a context pair here: its members' peer numbers (both groups of an
+/// intercommunicator), the pair revoked with it (an intercommunicator's hidden local
+/// communicator), and the key of the registration (several views may share a pair).
+#[derive(Default)]
+pub(crate) struct Holders(std::collections::HashMap<u32, Holder>);
+
+struct Holder {
+    members: Vec<usize>,
+    linked: Option<u32>,
+    key: u64,
+}
+
 impl Core {
-    /// Whether an operation on `context` must fail as it starts.
+    /// Whether an operation on `context` with `tag` (`None`: any tag) must fail as it starts.
     #[inline(always)]
-    pub(super) fn revoked_context(&self, context: u32) -> bool {
-        self.any_revoked && self.revoked.contains(context)
+    pub(super) fn revoked_context(&self, context: u32, tag: Option<i32>) -> bool {
+        self.any_revoked && self.revoked.contains(context) && !tag.is_some_and(|t| survives(context, t))
     }
 
     /// A request that has already failed because its communicator (`context`) was revoked.
@@ -85,7 +127,7 @@ impl Core {
             if !self.revoked.insert(context) {
                 continue;
             }
-            let (posted, unexpected) = self.matcher.drain_context(context);
+            let (posted, unexpected) = self.matcher.drain_context_keeping(context, |tag| survives(context, tag));
             for id in posted {
                 let req = self.reqs.get_mut(id);
                 req.error = Some(Error::Revoked { context: base });
@@ -96,16 +138,27 @@ impl Core {
                     self.send_control(peer, FIN, send_req as u64, &[]);
                 }
             }
-            if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && d.pattern.context == context) {
+            let waits = |p: &Pattern| p.context == context && !p.tag.is_some_and(|t| survives(context, t));
+            if let Some(d) = self.direct.as_mut().filter(|d| d.outcome.is_none() && waits(&d.pattern)) {
                 d.outcome = Some(Outcome::Done(Err(Error::Revoked { context: base })));
+            }
+        }
+        if let Some(linked) = self.holders.0.get(&base).and_then(|h| h.linked) {
+            if !self.revoked.contains(linked) {
+                self.revoke(linked);
             }
         }
     }
 
-    /// A REVOKE record from `peer`.
+    /// A REVOKE record from `peer`: stale (dropped) if the communicator holding that pair here
+    /// does not have `peer` among its members (see the module's comment).
     pub(super) fn on_revoke(&mut self, peer: usize, h: &Header) {
         match u32::try_from(h.aux) {
-            Ok(base) if base % 2 == 0 && base + 1 < MAX_CONTEXTS => self.revoke(base),
+            Ok(base) if base % 2 == 0 && base + 1 < MAX_CONTEXTS => {
+                if self.holders.0.get(&base).is_none_or(|holder| holder.members.contains(&peer)) {
+                    self.revoke(base)
+                }
+            }
             _ => self.malformed(peer, format_args!("a REVOKE record for context {}", h.aux)),
         }
     }
@@ -135,5 +188,18 @@ impl<C: Channel> Engine<C> {
     /// The revoked contexts, to read without the engine's lock.
     pub(crate) fn revoked(&self) -> Arc<Revoked> {
         self.core.revoked.clone()
+    }
+
+    /// A communicator (registration `key`) holds context pair `base` here, with the peers
+    /// `members` and, for an intercommunicator, the `linked` pair of its hidden local one.
+    pub(crate) fn hold(&mut self, base: u32, members: Vec<usize>, linked: Option<u32>, key: u64) {
+        self.core.holders.0.insert(base, Holder { members, linked, key });
+    }
+
+    /// Registration `key` of pair `base` is gone (its communicator was dropped).
+    pub(crate) fn unhold(&mut self, base: u32, key: u64) {
+        if self.core.holders.0.get(&base).is_some_and(|h| h.key == key) {
+            self.core.holders.0.remove(&base);
+        }
     }
 }

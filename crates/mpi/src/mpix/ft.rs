@@ -15,36 +15,26 @@
 //! engine's PeerGone). MPIX_Comm_revoke is real: the engine tells every member
 //! (`billboard/src/engine/revoke.rs`), their waiting receives on the communicator fail with
 //! MPIX_ERR_REVOKED, and every later call that communicates on it fails so as it starts
-//! (`Mpi::comm`); local calls and MPI_Comm_free still work. Not yet as ULFM has it: agree and
-//! shrink on a revoked communicator fail with MPIX_ERR_REVOKED too (they communicate on it;
-//! MPICH 4.0.2 aborts in both anyway), a collective already blocked in shared memory (the
-//! billboard's barrier words) is not woken, and intercommunicators are refused.
+//! (`Mpi::comm`); local calls and MPI_Comm_free still work; a collective already waiting on the
+//! board gives up and fails so too. As ULFM has it, agree and shrink work on a revoked
+//! communicator (`billboard/src/api/recover.rs`): they are how a program recovers.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 
 use crate::abi::*;
 use crate::error::{bad_comm, call, call_unlocked, err, out, Res};
 
-extern "C" {
-    // The collective the agreement is made of: this library's own exported function.
-    fn PMPI_Allreduce(
-        sendbuf: *const c_void,
-        recvbuf: *mut c_void,
-        count: c_int,
-        datatype: MPI_Datatype,
-        op: MPI_Op,
-        comm: MPI_Comm,
-    ) -> c_int;
-}
-
-/// Whether `comm` is an intracommunicator (agree and shrink over an intercommunicator are not
-/// written: ULFM defines them over both groups).
-fn intra(m: &crate::state::Mpi, comm: MPI_Comm) -> Res {
-    let c = m.comm(comm).ok_or_else(|| bad_comm(comm))?;
-    if c.comm.is_inter() {
+/// The communicator `comm` names, revoked or not (agree and shrink work on a revoked one), with
+/// its error handler; an intercommunicator is refused (ULFM defines them over both groups,
+/// which are not written).
+fn recoverable(comm: MPI_Comm) -> Res<(billboard::Communicator, MPI_Errhandler)> {
+    let found =
+        crate::state::with(|m| m.comm_local(comm).filter(|c| !c.pending).map(|c| (c.comm.clone(), c.errhandler)));
+    let (c, errhandler) = found.flatten().ok_or_else(|| bad_comm(comm))?;
+    if c.is_inter() {
         return Err(err(MPI_ERR_COMM, format!("communicator {comm:#x} is an intercommunicator")));
     }
-    Ok(())
+    Ok((c, errhandler))
 }
 
 #[no_mangle]
@@ -64,25 +54,22 @@ pub unsafe extern "C" fn PMPIX_Comm_failure_get_acked(comm: MPI_Comm, failedgrp:
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPIX_Comm_agree(comm: MPI_Comm, flag: *mut c_int) -> c_int {
-    let checked = call("MPIX_Comm_agree", comm, |m| {
-        intra(m, comm)?;
-        out(flag, "flag").map(|_| ())
-    });
-    if checked != MPI_SUCCESS {
-        return checked;
-    }
-    // The AND of every member's flag; a failure is the collective's, through the same handler.
-    PMPI_Allreduce(MPI_IN_PLACE as *const c_void, flag as *mut c_void, 1, MPI_INT, MPI_BAND, comm)
+    call_unlocked("MPIX_Comm_agree", comm, || {
+        let flag = out(flag, "flag")?;
+        let (c, _) = recoverable(comm)?;
+        // The AND of every member's flag.
+        *flag = c.agree(*flag)?;
+        Ok(())
+    })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPIX_Comm_shrink(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     call_unlocked("MPIX_Comm_shrink", comm, || {
         let newcomm = out(newcomm, "newcomm")?;
-        crate::state::with(|m| intra(m, comm)).unwrap_or_else(|| Err(bad_comm(comm)))?;
-        let (c, errhandler) = crate::comm_create::take(comm)?;
+        let (c, errhandler) = recoverable(comm)?;
         // Every member survives: a new context over all of them.
-        *newcomm = crate::comm_create::store_child(errhandler, Some(c.dup()?));
+        *newcomm = crate::comm_create::store_child(errhandler, Some(c.shrink()?));
         Ok(())
     })
 }

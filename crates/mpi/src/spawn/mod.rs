@@ -120,23 +120,32 @@ unsafe fn spawn(
     let total: usize = commands.as_ref().map_or(0, |cs| cs.iter().map(|c| c.nprocs).sum());
     let launcher = state::with(|m| m.universe.launcher()).ok_or_else(|| err(MPI_ERR_OTHER, "MPI is not running"))?;
     let commands = commands.map_err(|e| billboard::Error::Spawn(e.msg.clone()));
-    let fill = |code: c_int, n: usize| {
+    let fill = |code: &dyn Fn(usize) -> c_int, n: usize| {
         if errcodes as isize != MPI_ERRCODES_IGNORE && !errcodes.is_null() {
             for i in 0..n {
                 // SAFETY: MPI's contract: one entry per process asked for.
-                *errcodes.add(i) = code;
+                *errcodes.add(i) = code(i);
             }
         }
     };
-    match launcher.spawn(&c, root, commands) {
+    let mut ended = Vec::new();
+    match launcher.spawn(&c, root, commands, &mut ended) {
         Ok(children) => {
-            fill(MPI_SUCCESS, children.peers());
+            fill(&|_| MPI_SUCCESS, children.peers());
             *intercomm = store_child(eh, Some(children));
             Ok(())
         }
         Err(e) => {
             *intercomm = MPI_COMM_NULL;
-            fill(MPI_ERR_SPAWN, total);
+            // When some children ended before MPI_Init, their entries say MPI_ERR_SPAWN and
+            // those of the others, which the launcher then stopped, MPI_ERR_PROC_ABORTED.
+            fill(
+                &|i| match ended.is_empty() || ended.contains(&i) {
+                    true => MPI_ERR_SPAWN,
+                    false => MPI_ERR_PROC_ABORTED,
+                },
+                total,
+            );
             Err(MpiError::from(e))
         }
     }
