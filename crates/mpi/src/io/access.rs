@@ -7,7 +7,9 @@
 
 use std::ffi::{c_int, c_void};
 use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 
+use super::background::{self, Pending};
 use super::shared::lock_range;
 use super::{call_file, io_error, two_phase, File, MPI_File};
 use crate::abi::*;
@@ -60,6 +62,54 @@ pub(crate) unsafe fn access(
     }
     outcome
 }
+
+/// Starts a nonblocking access of `count` elements of `datatype` at `buf` (each rank its own,
+/// collective or not): placed now, its data moved by the I/O thread (`background.rs`). The
+/// individual pointer moves past the data asked for at once, as MPI 4.0 section 14.4.3 says
+/// of nonblocking calls. An access whose data the program's or external32's conversion turns
+/// (those call into the tables or the program) is done now.
+///
+/// # Safety
+/// `buf` must hold `count` elements of `datatype` until the request completes, as MPI
+/// requires of the program.
+pub(crate) unsafe fn start(
+    f: &Arc<File>,
+    pos: Position,
+    buf: *mut c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    what: Access,
+) -> Res<Arc<Pending>> {
+    let mut p = prepare(f, pos, buf, count, datatype, what)?;
+    if p.external.is_some() {
+        return Ok(Pending::ended(p.run(f, None, what)));
+    }
+    if let Position::Individual = p.pos {
+        let asked: usize = p.runs.iter().map(|r| r.2).sum();
+        f.state().pointer = p.offset + (asked / p.esize) as i64;
+        p.pos = Position::At(p.offset);
+    }
+    let moving = Moving(p);
+    background::submit(f.clone(), move |f| {
+        // SAFETY: the program lends the buffer to MPI until the request completes.
+        unsafe { moving.run(f, what) }
+    })
+}
+
+/// A prepared access on its way to the I/O thread.
+struct Moving(Prepared);
+
+impl Moving {
+    /// # Safety
+    /// As [`Prepared::run`].
+    unsafe fn run(self, f: &File, what: Access) -> Res<MPI_Status> {
+        self.0.run(f, None, what)
+    }
+}
+
+// SAFETY: its raw pointers are the user's buffer, which MPI lends to the library (any of its
+// threads) from the call that starts the access until the request completes.
+unsafe impl Send for Moving {}
 
 /// An access ready to move its data: where, and the bytes in the file's representation.
 struct Prepared {
