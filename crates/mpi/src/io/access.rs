@@ -10,7 +10,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 use super::background::{self, Pending};
-use super::shared::lock_range;
+use super::shared::RangeLock;
 use super::{call_file, io_error, two_phase, File, MPI_File};
 use crate::abi::*;
 use crate::datatype::{self, layout_in, Dir as MemDir};
@@ -276,12 +276,7 @@ fn ordered_offset(f: &File, etypes: i64) -> Res<i64> {
 fn transfer(f: &File, runs: &[(u64, usize, usize)], data: &mut [u8], what: Access) -> Res<usize> {
     let atomic = f.state().atomic;
     let _lock = match (atomic, runs.first(), runs.last()) {
-        (true, Some(first), Some(last)) => {
-            let kind = if what == Access::Write { libc::F_WRLCK } else { libc::F_RDLCK };
-            let end = last.0 + last.2 as u64;
-            lock_range(&f.fd, kind as i16, first.0, end - first.0)?;
-            Some(RangeLock(&f.fd, first.0, end - first.0))
-        }
+        (true, Some(first), Some(last)) => Some(RangeLock::take(&f.fd, what, first.0, last.0 + last.2 as u64)?),
         _ => None,
     };
     if what == Access::Read && worth_sieving(runs) {
@@ -378,15 +373,6 @@ pub(crate) fn read_full(fd: &std::fs::File, buf: &mut [u8], at: u64) -> std::io:
         }
     }
     Ok(got)
-}
-
-/// An atomic-mode lock, released when the access ends.
-struct RangeLock<'a>(&'a std::fs::File, u64, u64);
-
-impl Drop for RangeLock<'_> {
-    fn drop(&mut self) {
-        let _ = lock_range(self.0, libc::F_UNLCK as i16, self.1, self.2);
-    }
 }
 
 /// The shared pointer back to 0 for a new view (collective): once every rank is done with

@@ -176,3 +176,22 @@ pub(crate) fn lock_range(f: &File, kind: i16, start: u64, len: u64) -> Res {
         }
     }
 }
+
+/// An atomic-mode lock on a range of a data file (MPI 4.0 section 14.6.1): shared for a read,
+/// exclusive for a write, released when the access ends.
+pub(crate) struct RangeLock<'a>(&'a File, u64, u64);
+
+impl<'a> RangeLock<'a> {
+    /// Locks bytes `lo .. hi` of `f` for `what`, waiting for it.
+    pub fn take(f: &'a File, what: super::access::Access, lo: u64, hi: u64) -> Res<RangeLock<'a>> {
+        let kind = if what == super::access::Access::Write { libc::F_WRLCK } else { libc::F_RDLCK };
+        lock_range(f, kind as i16, lo, hi - lo)?;
+        Ok(RangeLock(f, lo, hi - lo))
+    }
+}
+
+impl Drop for RangeLock<'_> {
+    fn drop(&mut self) {
+        let _ = lock_range(self.0, libc::F_UNLCK as i16, self.1, self.2);
+    }
+}
