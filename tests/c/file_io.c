@@ -309,6 +309,52 @@ enum { B = 4, K = 16 };
 
 static int strided_value(int owner, int j) { return owner * 100000 + j; }
 
+/* Independent writes of many small pieces, interleaved with the other ranks' and at the same
+ * time, 8 rounds (each a new value): write data sieving reads and writes back whole blocks
+ * around a rank's pieces, so without its lock a rank would put stale bytes over another's. The
+ * file must hold every rank's last round exactly, also with a 100-byte sieve buffer (blocks
+ * that cut pieces' runs) and with sieving forced. */
+static void sieved_writes(const char *buffer, const char *mode)
+{
+    enum { PIECES = 512, B = 12 };
+    MPI_Info info;
+    MPI_CHK(MPI_Info_create(&info));
+    MPI_CHK(MPI_Info_set(info, "ind_wr_buffer_size", buffer));
+    MPI_CHK(MPI_Info_set(info, "romio_ds_write", mode));
+    MPI_File fh;
+    MPI_CHK(MPI_File_open(MPI_COMM_WORLD, path("sieved"), MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPI_CHK(MPI_Info_free(&info));
+    MPI_Datatype piece, strided;
+    MPI_CHK(MPI_Type_contiguous(B, MPI_BYTE, &piece));
+    MPI_CHK(MPI_Type_vector(PIECES, 1, t_size, piece, &strided));
+    MPI_CHK(MPI_Type_commit(&strided));
+    MPI_CHK(MPI_File_set_view(fh, (MPI_Offset)t_rank * B, MPI_BYTE, strided, "native", MPI_INFO_NULL));
+    static char mine[PIECES * B];
+    for (int round = 0; round < 8; round++) {
+        memset(mine, 'A' + round * 4 + t_rank % 4, sizeof mine);
+        MPI_Status st;
+        MPI_CHK(MPI_File_write_at(fh, 0, mine, sizeof mine, MPI_BYTE, &st));
+        check_count(&st, MPI_BYTE, sizeof mine, "sieved write count");
+    }
+    MPI_CHK(MPI_File_close(&fh));
+    MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
+    if (t_rank == 0) {
+        long len = (long)PIECES * B * t_size;
+        char *all = malloc((size_t)len);
+        CHECK_EQ(file_bytes("sieved", 0, all, len), len, "sieved file size");
+        for (long i = 0; i < len; i++) {
+            int owner = (int)((i / B) % t_size);
+            CHECK(all[i] == 'A' + 7 * 4 + owner % 4, "byte %ld of the sieved file: '%c', rank %d wrote '%c' (buffer %s, %s)",
+                  i, all[i], owner, 'A' + 7 * 4 + owner % 4, buffer, mode);
+        }
+        free(all);
+        unlink(path("sieved"));
+    }
+    MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_CHK(MPI_Type_free(&piece));
+    MPI_CHK(MPI_Type_free(&strided));
+}
+
 /* A strided collective write by all ranks equals rank 0's serial write of the same data; read
  * back into a strided memory type. `info` may ask for two-phase I/O. */
 static void strided_collective(MPI_Info info)
@@ -653,6 +699,8 @@ int main(int argc, char **argv)
     individual_pointer();
     nonblocking_overlap();
     atomic_two_phase();
+    sieved_writes("524288", "automatic");
+    sieved_writes("100", "enable");
     strided_collective(MPI_INFO_NULL);
     {
         /* The same through ROMIO's two-phase I/O: two aggregators, 256-byte rounds. */

@@ -11,6 +11,7 @@
 //! * `access.rs`: moving data between a user buffer and the file through a view (pread /
 //!   pwrite), and the positions each family starts at (explicit offset, individual pointer,
 //!   shared pointer, ordered);
+//! * `sieve.rs`: data sieving, independent accesses of many small pieces through a buffer;
 //! * `shared.rs`: the shared file pointer, a counter in a small side file under an fcntl lock;
 //! * `background.rs`: the I/O thread that moves the data of nonblocking accesses, and their
 //!   requests;
@@ -32,6 +33,7 @@ mod datarep;
 mod errors;
 mod open;
 mod shared;
+mod sieve;
 mod two_phase;
 mod view;
 

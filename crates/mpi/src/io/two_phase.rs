@@ -231,7 +231,7 @@ pub(crate) fn write(f: &File, plan: &Plan, end: u64, runs: &Runs, data: &[u8]) -
     let me = f.comm.rank();
     let rounds = plan.domain.div_ceil(plan.window);
     let mine = plan.aggregators.iter().position(|&r| r == me);
-    let _lock = atomic_lock(f, plan, mine, end, Access::Write)?;
+    let atomic = atomic_lock(f, plan, mine, end, Access::Write)?;
     let mut buffer = vec![0u8; if mine.is_some() { plan.window.min(plan.domain) as usize } else { 0 }];
     for k in 0..rounds {
         // To each aggregator (in rank order): piece count, (offset, length) pairs, the bytes.
@@ -280,6 +280,11 @@ pub(crate) fn write(f: &File, plan: &Plan, end: u64, runs: &Runs, data: &[u8]) -
         }
         for (a0, b0) in merged {
             let part = &buffer[(a0 - lo) as usize..(b0 - lo) as usize];
+            // As a plain independent write: no sieving read-modify-write over it meanwhile.
+            let _shared = match atomic {
+                None if super::sieve::may_sieve_writes(f) => Some(RangeLock::take(&f.fd, Access::Read, a0, b0)?),
+                _ => None,
+            };
             f.fd.write_all_at(part, a0).map_err(|e| io_error(&e, "cannot write", &f.name()))?;
         }
     }
