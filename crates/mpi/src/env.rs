@@ -146,7 +146,9 @@ pub(crate) fn stop(attrs: Res) -> c_int {
     };
     // The windows' progress thread polls the engine: it ends first.
     crate::win::stop_progress_thread();
-    let Mpi { universe, comms, engine, requests, promoted, detached, bsend, .. } = mpi;
+    let Mpi { universe, comms, engine, requests, promoted, detached, bsend, mut files, .. } = mpi;
+    // Files left open are closed before the communicators they run on go.
+    files.close_all();
     // Requests and communicators hold the engine; release them before it shuts down
     // (dropping a freed request waits for its operation, as finalize must). Requests hold it
     // by a plain pointer (`assume_operations_end_first`), so none may be left for later.

@@ -164,6 +164,7 @@ pub(crate) fn end(req: Req) -> Ended {
             ended
         }
         Req::Hooked(h) => (*h).finish(end),
+        Req::File(p) => Ended::from_result(p.wait(), MPI_COMM_WORLD),
     }
 }
 
@@ -216,6 +217,14 @@ fn poll_in_place(req: &mut Req) -> bool {
                 unreachable!()
             };
             settle(req, Ended::from_result(op.wait().map(|()| empty_status()), comm));
+            true
+        }
+        Req::File(p) => {
+            if !p.is_done() {
+                return false;
+            }
+            let ended = Ended::from_result(p.wait(), MPI_COMM_WORLD);
+            settle(req, ended);
             true
         }
         Req::Hooked(h) => {

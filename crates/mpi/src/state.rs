@@ -69,6 +69,8 @@ pub(crate) enum Req {
     /// An operation whose completion runs the Fortran library's callback (the packed copy of
     /// an array section: `crate::request_hook`).
     Hooked(Box<crate::request_hook::Hooked>),
+    /// A nonblocking file access whose data the MPI-IO thread moves (`io/background.rs`).
+    File(std::sync::Arc<crate::io::Pending>),
 }
 
 impl Req {
@@ -90,7 +92,7 @@ impl Req {
             Req::Persistent { op, .. } => op.comm,
             Req::Idup(idup) => idup.parent,
             Req::Failed(ended) => ended.comm,
-            Req::Complete(_) | Req::Generalized(_) => MPI_COMM_WORLD,
+            Req::Complete(_) | Req::Generalized(_) | Req::File(_) => MPI_COMM_WORLD,
             Req::Pair(pair) => pair.recv.comm(),
             Req::Partitioned(p) => p.comm(),
             Req::Hooked(h) => h.inner.comm(),

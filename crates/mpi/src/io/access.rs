@@ -2,14 +2,17 @@
 //! offset, the individual pointer, the shared pointer, or rank order on the shared pointer),
 //! and the move itself: the user's buffer seen as packed bytes by the datatype engine
 //! (`datatype::view`: the memory itself when contiguous), the view's runs read with pread or
-//! written with pwrite. In atomic mode the runs' whole span is locked (fcntl) for the access.
+//! written with pwrite (many small pieces through a buffer: `sieve.rs`). In atomic mode the
+//! runs' whole span is locked (fcntl) for the access.
 //! The pointers' own calls (seek, position, byte offset) are here too.
 
 use std::ffi::{c_int, c_void};
 use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 
-use super::shared::lock_range;
-use super::{call_file, io_error, two_phase, File, MPI_File};
+use super::background::{self, Pending};
+use super::shared::RangeLock;
+use super::{call_file, io_error, sieve, two_phase, File, MPI_File};
 use crate::abi::*;
 use crate::datatype::{self, layout_in, Dir as MemDir};
 use crate::error::{err, out, Res};
@@ -60,6 +63,54 @@ pub(crate) unsafe fn access(
     }
     outcome
 }
+
+/// Starts a nonblocking access of `count` elements of `datatype` at `buf` (each rank its own,
+/// collective or not): placed now, its data moved by the I/O thread (`background.rs`). The
+/// individual pointer moves past the data asked for at once, as MPI 4.0 section 14.4.3 says
+/// of nonblocking calls. An access whose data the program's or external32's conversion turns
+/// (those call into the tables or the program) is done now.
+///
+/// # Safety
+/// `buf` must hold `count` elements of `datatype` until the request completes, as MPI
+/// requires of the program.
+pub(crate) unsafe fn start(
+    f: &Arc<File>,
+    pos: Position,
+    buf: *mut c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    what: Access,
+) -> Res<Arc<Pending>> {
+    let mut p = prepare(f, pos, buf, count, datatype, what)?;
+    if p.external.is_some() {
+        return Ok(Pending::ended(p.run(f, None, what)));
+    }
+    if let Position::Individual = p.pos {
+        let asked: usize = p.runs.iter().map(|r| r.2).sum();
+        f.state().pointer = p.offset + (asked / p.esize) as i64;
+        p.pos = Position::At(p.offset);
+    }
+    let moving = Moving(p);
+    background::submit(f.clone(), move |f| {
+        // SAFETY: the program lends the buffer to MPI until the request completes.
+        unsafe { moving.run(f, what) }
+    })
+}
+
+/// A prepared access on its way to the I/O thread.
+struct Moving(Prepared);
+
+impl Moving {
+    /// # Safety
+    /// As [`Prepared::run`].
+    unsafe fn run(self, f: &File, what: Access) -> Res<MPI_Status> {
+        self.0.run(f, None, what)
+    }
+}
+
+// SAFETY: its raw pointers are the user's buffer, which MPI lends to the library (any of its
+// threads) from the call that starts the access until the request completes.
+unsafe impl Send for Moving {}
 
 /// An access ready to move its data: where, and the bytes in the file's representation.
 struct Prepared {
@@ -226,18 +277,24 @@ fn ordered_offset(f: &File, etypes: i64) -> Res<i64> {
 fn transfer(f: &File, runs: &[(u64, usize, usize)], data: &mut [u8], what: Access) -> Res<usize> {
     let atomic = f.state().atomic;
     let _lock = match (atomic, runs.first(), runs.last()) {
-        (true, Some(first), Some(last)) => {
-            let kind = if what == Access::Write { libc::F_WRLCK } else { libc::F_RDLCK };
-            let end = last.0 + last.2 as u64;
-            lock_range(&f.fd, kind as i16, first.0, end - first.0)?;
-            Some(RangeLock(&f.fd, first.0, end - first.0))
+        (true, Some(first), Some(last)) => Some(RangeLock::take(&f.fd, what, first.0, last.0 + last.2 as u64)?),
+        _ => None,
+    };
+    let sieving = sieve::choose(f, runs, what);
+    if let Some(buffer) = sieving {
+        return match what {
+            Access::Read => sieve::read(&f.fd, &f.name(), runs, data, buffer),
+            Access::Write => sieve::write(&f.fd, &f.name(), runs, data, buffer, !atomic),
+        };
+    }
+    // A plain write holds a shared lock on its span where another rank may sieve: no
+    // read-modify-write of a block around it may put stale bytes back over it meanwhile.
+    let _shared = match (what, atomic, runs.first(), runs.last()) {
+        (Access::Write, false, Some(first), Some(last)) if sieve::may_sieve_writes(f) => {
+            Some(RangeLock::take(&f.fd, Access::Read, first.0, last.0 + last.2 as u64)?)
         }
         _ => None,
     };
-    if what == Access::Read && worth_sieving(runs) {
-        let buffer = f.hint_number("ind_rd_buffer_size").unwrap_or(SIEVE_BUFFER);
-        return sieve_read(&f.fd, &f.name(), runs, data, buffer);
-    }
     let mut done = 0;
     for &(at, from, len) in runs {
         let part = &mut data[from..from + len];
@@ -258,64 +315,6 @@ fn transfer(f: &File, runs: &[(u64, usize, usize)], data: &mut [u8], what: Acces
     Ok(done)
 }
 
-/// Bytes a sieving read reads at once unless the hint `ind_rd_buffer_size` says (ROMIO's
-/// default).
-const SIEVE_BUFFER: usize = 4 << 20;
-
-/// Whether a read of `runs` should sieve: many small pieces (under 4 KiB on average) that
-/// fill at least a quarter of their span, so reading the gaps too costs less than a system
-/// call per piece (ROMIO's data sieving, Thakur, Gropp and Lusk 1999).
-fn worth_sieving(runs: &[(u64, usize, usize)]) -> bool {
-    let (Some(first), Some(last)) = (runs.first(), runs.last()) else { return false };
-    let data: usize = runs.iter().map(|r| r.2).sum();
-    let span = last.0 + last.2 as u64 - first.0;
-    runs.len() > 2 && data / runs.len() < 4096 && span <= 4 * data as u64
-}
-
-/// Reads `runs` by reading their span in `buffer`-byte stretches and copying the pieces out;
-/// returns the bytes read (up to the first piece the end of the file cuts).
-fn sieve_read(
-    fd: &std::fs::File,
-    name: &str,
-    runs: &[(u64, usize, usize)],
-    data: &mut [u8],
-    buffer: usize,
-) -> Res<usize> {
-    let read = |buf: &mut [u8], at: u64| read_full(fd, buf, at).map_err(|e| io_error(&e, "cannot read", name));
-    let mut stretch = vec![0u8; buffer.max(1)];
-    let (mut i, mut done) = (0, 0);
-    while i < runs.len() {
-        let lo = runs[i].0;
-        let fits =
-            runs[i..].iter().take_while(|&&(at, _, len)| (at + len as u64 - lo) as usize <= stretch.len()).count();
-        if fits == 0 {
-            // One piece larger than the buffer: straight into place.
-            let (at, from, len) = runs[i];
-            let got = read(&mut data[from..from + len], at)?;
-            done += got;
-            if got < len {
-                return Ok(done);
-            }
-            i += 1;
-            continue;
-        }
-        let (at, _, len) = runs[i + fits - 1];
-        let hi = (at + len as u64 - lo) as usize;
-        let got = read(&mut stretch[..hi], lo)?;
-        for &(at, from, len) in &runs[i..i + fits] {
-            let off = (at - lo) as usize;
-            let here = got.saturating_sub(off).min(len);
-            data[from..from + here].copy_from_slice(&stretch[off..off + here]);
-            done += here;
-            if here < len {
-                return Ok(done);
-            }
-        }
-        i += fits;
-    }
-    Ok(done)
-}
-
 /// Reads until `buf` is full or the file ends; returns the bytes read.
 pub(crate) fn read_full(fd: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
     let mut got = 0;
@@ -328,15 +327,6 @@ pub(crate) fn read_full(fd: &std::fs::File, buf: &mut [u8], at: u64) -> std::io:
         }
     }
     Ok(got)
-}
-
-/// An atomic-mode lock, released when the access ends.
-struct RangeLock<'a>(&'a std::fs::File, u64, u64);
-
-impl Drop for RangeLock<'_> {
-    fn drop(&mut self) {
-        let _ = lock_range(self.0, libc::F_UNLCK as i16, self.1, self.2);
-    }
 }
 
 /// The shared pointer back to 0 for a new view (collective): once every rank is done with
@@ -435,27 +425,4 @@ pub unsafe extern "C" fn PMPI_File_get_position_shared(fh: MPI_File, offset: *mu
         *out(offset, "offset")? = f.shared.get()?;
         Ok(())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sieving_reads_pick_the_pieces_out_of_stretches_and_stop_at_the_end() {
-        let path = std::env::temp_dir().join(format!("bb-sieve-{}", std::process::id()));
-        let bytes: Vec<u8> = (0..100u8).collect();
-        std::fs::write(&path, &bytes).unwrap();
-        let fd = std::fs::File::open(&path).unwrap();
-        // 4 pieces of 3 bytes every 10, the last past the end of the file (at 98: 2 bytes).
-        let runs = [(8, 0, 3), (18, 3, 3), (28, 6, 3), (98, 9, 3)];
-        assert!(worth_sieving(&runs[..3]) && !worth_sieving(&runs[..2]));
-        for buffer in [1, 12, 25, 1 << 20] {
-            let mut data = [0u8; 12];
-            let got = sieve_read(&fd, "f", &runs, &mut data, buffer).unwrap();
-            assert_eq!(got, 11, "buffer {buffer}");
-            assert_eq!(data, [8, 9, 10, 18, 19, 20, 28, 29, 30, 98, 99, 0], "buffer {buffer}");
-        }
-        std::fs::remove_file(&path).unwrap();
-    }
 }

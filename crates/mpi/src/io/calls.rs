@@ -1,12 +1,12 @@
 //! The exported data-access functions (MPI 4.0 section 14.4), each family written once over
-//! `access.rs`: blocking (a status), nonblocking (a request, complete when returned: the
-//! access is done as it starts), and split collective (`_begin` does the access, `_end`
+//! `access.rs`: blocking (a status), nonblocking (a request, which completes when the I/O
+//! thread has moved the data: `background.rs`), and split collective (`_begin` does the access, `_end`
 //! hands back its status). Every one with a count has its large-count (`_c`) twin.
 
 use std::ffi::{c_int, c_void};
 
-use super::access::{access, Access, Position};
-use super::{call_file, MPI_File, Split};
+use super::access::{access, start, Access, Position};
+use super::{call_file, call_no_file, file, MPI_File, Split};
 use crate::abi::*;
 use crate::error::{err, out};
 use crate::state::{self, Req};
@@ -38,9 +38,11 @@ unsafe fn blocking(
     })
 }
 
-/// A nonblocking access, collective or not, is done now, each rank's its own: a nonblocking
-/// collective must not wait for the others (they may start theirs after a message from this
-/// rank), and its completion promises nothing about theirs.
+/// A nonblocking access, collective or not, starts now and moves its data in the background
+/// (`background.rs`), each rank's its own: a nonblocking collective must not wait for the
+/// others (they may start theirs after a message from this rank), and its completion promises
+/// nothing about theirs.
+#[allow(clippy::too_many_arguments)]
 unsafe fn nonblocking(
     function: &'static str,
     fh: MPI_File,
@@ -51,10 +53,13 @@ unsafe fn nonblocking(
     what: Access,
     request: *mut MPI_Request,
 ) -> c_int {
-    call_file(function, fh, |f| {
+    // Not `call_file`, which would wait for the file's accesses in flight: this one queues
+    // behind them.
+    call_no_file(function, fh, || {
+        let f = file(fh)?;
         let request = out(request, "request")?;
-        let st = access(f, pos, buf, count, datatype, what, false)?;
-        *request = state::with(|m| m.add_request(Req::Complete(st))).expect("MPI is running");
+        let pending = start(&f, pos, buf, count, datatype, what)?;
+        *request = state::with(|m| m.add_request(Req::File(pending))).expect("MPI is running");
         Ok(())
     })
 }

@@ -11,24 +11,29 @@
 //! * `access.rs`: moving data between a user buffer and the file through a view (pread /
 //!   pwrite), and the positions each family starts at (explicit offset, individual pointer,
 //!   shared pointer, ordered);
+//! * `sieve.rs`: data sieving, independent accesses of many small pieces through a buffer;
 //! * `shared.rs`: the shared file pointer, a counter in a small side file under an fcntl lock;
+//! * `background.rs`: the I/O thread that moves the data of nonblocking accesses, and their
+//!   requests;
 //! * `two_phase.rs`: collective buffering, ROMIO's two-phase I/O through aggregator ranks;
 //! * `calls.rs`: the exported data-access functions, blocking, nonblocking, collective and
 //!   split collective, each with its large-count (`_c`) twin.
 //!
 //! A file's collectives run on a private duplicate of the communicator it was opened on, so
-//! they never match the program's own messages. Nonblocking operations are done when they
-//! start and return a completed request (MPI allows it; the data is in the file or the buffer
-//! when `MPI_Wait` returns either way). Collective reads and writes are each rank's own accesses
+//! they never match the program's own messages. Nonblocking accesses move their data on an
+//! I/O thread while the program goes on (`background.rs`), collective ones each rank's
+//! own. Collective reads and writes are each rank's own accesses
 //! followed by the collective's synchronisation, or two-phase I/O where the hints or the
 //! access pattern call for it (`two_phase.rs` says when).
 
 mod access;
+mod background;
 mod calls;
 mod datarep;
 mod errors;
 mod open;
 mod shared;
+mod sieve;
 mod two_phase;
 mod view;
 
@@ -42,6 +47,7 @@ use crate::abi::*;
 use crate::error::{err, guard, not_running, MpiError, Res};
 use crate::state;
 
+pub(crate) use background::Pending;
 pub(crate) use errors::io_error;
 use shared::SharedPointer;
 use view::FileView;
@@ -61,6 +67,8 @@ pub(crate) struct File {
     pub amode: c_int,
     pub shared: SharedPointer,
     pub state: Mutex<FileState>,
+    /// Its nonblocking accesses whose data is still moving (`background.rs`).
+    pub inflight: background::InFlight,
 }
 
 /// What changes while a file is open.
@@ -149,6 +157,25 @@ impl Files {
         self.table.get_mut(i)?.take()
     }
 
+    /// At MPI_Finalize: closes the files the program left open, each rank its own (no
+    /// collective: ranks may number their files differently, and a closing rank waits for no
+    /// other). Their side files went at open; a file opened MPI_MODE_DELETE_ON_CLOSE is deleted
+    /// by its rank 0 (another rank still using it keeps its descriptor: the data stays
+    /// readable to it until it exits).
+    pub fn close_all(&mut self) {
+        for f in self.table.drain(..).flatten() {
+            f.inflight.drain();
+            if f.comm.rank() == 0 && f.amode & MPI_MODE_DELETE_ON_CLOSE != 0 {
+                if let Err(e) = std::fs::remove_file(&f.path) {
+                    eprintln!(
+                        "billboard MPI: MPI_Finalize: cannot delete {} (left open, MPI_MODE_DELETE_ON_CLOSE): {e}",
+                        f.name()
+                    );
+                }
+            }
+        }
+    }
+
     /// The error handler that applies to `fh` (`MPI_FILE_NULL`'s for a handle of no file).
     fn errhandler_of(&self, fh: MPI_File) -> MPI_Errhandler {
         self.get(fh).map_or(self.null_errhandler, |f| f.state().errhandler)
@@ -170,8 +197,13 @@ pub(crate) fn bad_file(fh: MPI_File) -> MpiError {
 /// Runs an MPI call on file `fh` without holding the tables (file calls may block in the
 /// file's collectives); an error goes to the file's error handler, or to `MPI_FILE_NULL`'s
 /// when `fh` names no file.
+/// The file's nonblocking accesses in flight end first, so the call sees them done.
 pub(crate) fn call_file(function: &'static str, fh: MPI_File, body: impl FnOnce(&File) -> Res) -> c_int {
-    call_no_file(function, fh, || body(&*file(fh)?))
+    call_no_file(function, fh, || {
+        let f = file(fh)?;
+        f.inflight.drain();
+        body(&f)
+    })
 }
 
 /// Like [`call_file`] for a body that finds its file itself (or has none: `MPI_File_open`,

@@ -3,8 +3,9 @@
 //!
 //! Opening is collective: rank 0 creates the file when asked (so MPI_MODE_EXCL means one
 //! creator), the others open it after, and every rank learns whether all succeeded, so that
-//! all return the same outcome. MPI_MODE_DELETE_ON_CLOSE and the shared pointer's side file
-//! are removed by rank 0 once every rank has closed. Size changes are made by rank 0 and
+//! all return the same outcome; rank 0 makes the shared pointer's side file there too, and
+//! unlinks it once every rank has it open (`shared.rs`). MPI_MODE_DELETE_ON_CLOSE removes the
+//! file by rank 0 once every rank has closed, or at MPI_Finalize for a file left open. Size changes are made by rank 0 and
 //! agreed the same way. Hints: the ones ROMIO reports for a POSIX file, with the program's
 //! values where it set known keys (`cb_nodes`, `cb_buffer_size`, `striping_unit`, ...).
 
@@ -13,7 +14,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use super::shared::SharedPointer;
+use super::shared::{SharedPointer, SIDE_NONE};
 use super::view::{release, FileView};
 use super::{call_file, call_no_file, io_error, File, FileState, MPI_File};
 use crate::abi::*;
@@ -104,14 +105,22 @@ pub unsafe extern "C" fn PMPI_File_open(
         let me = comm.rank();
         let mut mine = None;
         let mut fd = None;
+        let mut shared = None;
+        let mut side = SIDE_NONE;
         if me == 0 {
             match open_posix(&path, amode, true, perm) {
-                Ok(f) => fd = Some(f),
+                Ok(f) => {
+                    fd = Some(f);
+                    let (s, at) = SharedPointer::create(&path, std::process::id() as u64, comm.context_id());
+                    (shared, side) = (Some(s), at);
+                }
                 Err(e) => mine = Some(io_error(&e, "cannot open", &name)),
             }
         }
-        let first =
-            super::allgather_words(&comm, &[mine.as_ref().map_or(0, |e| e.class as i64), std::process::id() as i64])?;
+        let first = super::allgather_words(
+            &comm,
+            &[mine.as_ref().map_or(0, |e| e.class as i64), std::process::id() as i64, side],
+        )?;
         if first[0] != 0 && me != 0 {
             return Err(err(first[0] as c_int, format!("cannot open {name} (rank 0 could not)")));
         }
@@ -123,11 +132,16 @@ pub unsafe extern "C" fn PMPI_File_open(
                 Ok(f) => fd = Some(f),
                 Err(e) => mine = Some(io_error(&e, "cannot open", &name)),
             }
+            shared = Some(SharedPointer::join(&path, first[1] as u64, comm.context_id(), first[2]));
         }
         let all = super::allgather_words(&comm, &[mine.as_ref().map_or(0, |e| e.class as i64)])?;
+        let shared = shared.expect("made or joined");
+        if me == 0 {
+            // Every rank has the side file open: its name can go.
+            shared.unlink();
+        }
         agreed(&all, mine, &format!("opening {name}"))?;
         let fd = fd.expect("opened");
-        let shared = SharedPointer::new(&path, first[1] as u64, comm.context_id());
         let file = File {
             comm,
             fd,
@@ -142,6 +156,7 @@ pub unsafe extern "C" fn PMPI_File_open(
                 errhandler: state::with(|m| m.files.null_errhandler).unwrap_or(MPI_ERRORS_RETURN),
                 split: None,
             }),
+            inflight: Default::default(),
         };
         file.state().hints = default_hints(&file);
         set_hints(&file, info)?;
@@ -169,11 +184,8 @@ pub unsafe extern "C" fn PMPI_File_close(fh: *mut MPI_File) -> c_int {
         }
         // Every rank is done with the file (and its shared pointer) before it goes.
         f.comm.barrier()?;
-        if f.comm.rank() == 0 {
-            f.shared.remove();
-            if f.amode & MPI_MODE_DELETE_ON_CLOSE != 0 {
-                std::fs::remove_file(&f.path).map_err(|e| io_error(&e, "cannot delete", &f.name()))?;
-            }
+        if f.comm.rank() == 0 && f.amode & MPI_MODE_DELETE_ON_CLOSE != 0 {
+            std::fs::remove_file(&f.path).map_err(|e| io_error(&e, "cannot delete", &f.name()))?;
         }
         release(&f.state().view);
         state::with(|m| m.files.remove(*fh));

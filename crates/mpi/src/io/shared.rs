@@ -5,53 +5,92 @@
 //! those bytes. So it needs what MPI-IO needs anyway, the file's directory shared by the
 //! ranks' hosts (with working POSIX locks, as NFS with lockd has). Where that directory is
 //! not writable the side file goes in the temporary directory, which then works within one
-//! host only. The side file is made on first use and removed when the file is closed.
+//! host only.
+//!
+//! Unlike ROMIO's (made at first use, removed at MPI_File_close, so a file left open at
+//! MPI_Finalize or a killed job leaves it behind, as MPICH 4.0.2 does), ours never outlives the
+//! open: rank 0 makes it during MPI_File_open, every rank opens it there, and rank 0 unlinks
+//! it as soon as all have (`open.rs`); the descriptors keep it alive until the ranks close.
+//! The price is a create, an open per rank and an unlink in every MPI_File_open.
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use super::errors::io_error;
 use crate::abi::*;
-use crate::error::{err, Res};
+use crate::error::{err, MpiError, Res};
+
+/// Where rank 0 made the side file, as it tells the other ranks (a word of open's agreement).
+pub(crate) const SIDE_NONE: i64 = 0;
+const SIDE_BESIDE: i64 = 1;
+const SIDE_TEMP: i64 = 2;
 
 pub(crate) struct SharedPointer {
+    /// The side file, open and (once every rank has it) unlinked; or why this rank has none,
+    /// reported when the program first uses the shared pointer.
+    file: Result<File, MpiError>,
+    /// Its name while it exists (rank 0 unlinks it).
     path: PathBuf,
-    /// A fallback in the temporary directory, for a data file in a directory we cannot write.
-    fallback: PathBuf,
-    file: OnceLock<(File, PathBuf)>,
+}
+
+/// The side file's names beside the data file and in the temporary directory, named by what
+/// every rank knows alike: rank 0's process id and the file communicator's context.
+fn names(data: &Path, owner_pid: u64, context: u32) -> (PathBuf, PathBuf) {
+    let base = data.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "file".into());
+    let name = format!(".{base}.shfp.{owner_pid}.{context}");
+    let dir = data.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    (dir.join(&name), std::env::temp_dir().join(name))
+}
+
+fn open_side(p: &Path, create: bool) -> std::io::Result<File> {
+    OpenOptions::new().read(true).write(true).create(create).truncate(create).mode(0o600).open(p)
 }
 
 impl SharedPointer {
-    /// The shared pointer of data file `data`, named by what every rank knows alike: rank
-    /// 0's process id and the file communicator's context.
-    pub fn new(data: &Path, owner_pid: u64, context: u32) -> SharedPointer {
-        let base = data.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "file".into());
-        let name = format!(".{base}.shfp.{owner_pid}.{context}");
-        let dir = data.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        SharedPointer { path: dir.join(&name), fallback: std::env::temp_dir().join(name), file: OnceLock::new() }
+    /// Rank 0 makes the side file of data file `data` (at 0); returns it and where it is
+    /// ([`SIDE_NONE`] when it could not: the shared pointer then fails when used).
+    pub fn create(data: &Path, owner_pid: u64, context: u32) -> (SharedPointer, i64) {
+        let (beside, temp) = names(data, owner_pid, context);
+        let (file, path, at) = match open_side(&beside, true) {
+            Ok(f) => (Ok(f), beside, SIDE_BESIDE),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EROFS | libc::EPERM)) => {
+                match open_side(&temp, true) {
+                    Ok(f) => (Ok(f), temp, SIDE_TEMP),
+                    Err(e) => (Err(io_error(&e, "cannot create", &temp.display().to_string())), temp, SIDE_NONE),
+                }
+            }
+            Err(e) => {
+                let e = io_error(&e, "cannot create the shared file pointer", &beside.display().to_string());
+                (Err(e), beside, SIDE_NONE)
+            }
+        };
+        (SharedPointer { file, path }, at)
+    }
+
+    /// Another rank opens the side file rank 0 made (`at`, from [`SharedPointer::create`]).
+    pub fn join(data: &Path, owner_pid: u64, context: u32, at: i64) -> SharedPointer {
+        let (beside, temp) = names(data, owner_pid, context);
+        let path = if at == SIDE_TEMP { temp } else { beside };
+        let file = match at {
+            SIDE_NONE => Err(err(MPI_ERR_IO, "rank 0 could not create the shared file pointer's side file")),
+            _ => open_side(&path, false)
+                .map_err(|e| io_error(&e, "cannot open the shared file pointer", &path.display().to_string())),
+        };
+        SharedPointer { file, path }
+    }
+
+    /// Unlinks the side file (rank 0, once every rank has opened it): nothing is left behind
+    /// however the job ends.
+    pub fn unlink(&self) {
+        if self.file.is_ok() {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 
     fn open(&self) -> Res<&File> {
-        if let Some((f, _)) = self.file.get() {
-            return Ok(f);
-        }
-        let open =
-            |p: &Path| OpenOptions::new().read(true).write(true).create(true).truncate(false).mode(0o600).open(p);
-        let (f, path) = match open(&self.path) {
-            Ok(f) => (f, self.path.clone()),
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EROFS | libc::EPERM)) => (
-                open(&self.fallback)
-                    .map_err(|e| io_error(&e, "cannot create", &self.fallback.display().to_string()))?,
-                self.fallback.clone(),
-            ),
-            Err(e) => {
-                return Err(io_error(&e, "cannot create the shared file pointer", &self.path.display().to_string()))
-            }
-        };
-        Ok(&self.file.get_or_init(|| (f, path)).0)
+        self.file.as_ref().map_err(Clone::clone)
     }
 
     /// Moves the pointer by `delta` etypes and returns where it was, atomically for all ranks.
@@ -75,18 +114,12 @@ impl SharedPointer {
         write_word(f, value)
     }
 
-    /// Back to 0 (a new view). Nothing to do while no rank has used it: no side file yet.
+    /// Back to 0 (a new view). Nothing to do without a side file (the error waits for a use).
     pub fn reset(&self) -> Res {
-        if self.file.get().is_some() || self.path.exists() || self.fallback.exists() {
+        if self.file.is_ok() {
             self.set(0)?;
         }
         Ok(())
-    }
-
-    /// Removes the side file (at MPI_File_close, by one rank, after all are done with it).
-    pub fn remove(&self) {
-        let _ = std::fs::remove_file(&self.path);
-        let _ = std::fs::remove_file(&self.fallback);
     }
 }
 
@@ -141,5 +174,24 @@ pub(crate) fn lock_range(f: &File, kind: i16, start: u64, len: u64) -> Res {
         if e.raw_os_error() != Some(libc::EINTR) {
             return Err(err(MPI_ERR_IO, format!("cannot lock a file range: {e}")));
         }
+    }
+}
+
+/// An atomic-mode lock on a range of a data file (MPI 4.0 section 14.6.1): shared for a read,
+/// exclusive for a write, released when the access ends.
+pub(crate) struct RangeLock<'a>(&'a File, u64, u64);
+
+impl<'a> RangeLock<'a> {
+    /// Locks bytes `lo .. hi` of `f` for `what`, waiting for it.
+    pub fn take(f: &'a File, what: super::access::Access, lo: u64, hi: u64) -> Res<RangeLock<'a>> {
+        let kind = if what == super::access::Access::Write { libc::F_WRLCK } else { libc::F_RDLCK };
+        lock_range(f, kind as i16, lo, hi - lo)?;
+        Ok(RangeLock(f, lo, hi - lo))
+    }
+}
+
+impl Drop for RangeLock<'_> {
+    fn drop(&mut self) {
+        let _ = lock_range(self.0, libc::F_UNLCK as i16, self.1, self.2);
     }
 }

@@ -16,6 +16,7 @@
 use std::os::unix::fs::FileExt;
 
 use super::access::{read_full, Access};
+use super::shared::RangeLock;
 use super::{allgather_words, io_error, File};
 use crate::error::Res;
 
@@ -37,6 +38,13 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// Aggregator `a`'s whole domain, or None when it is empty.
+    fn domain_of(&self, a: usize, end: u64) -> Option<(u64, u64)> {
+        let lo = self.start + a as u64 * self.domain;
+        let hi = (lo + self.domain).min(end);
+        (lo < hi).then_some((lo, hi))
+    }
+
     /// Aggregator `a`'s window in round `k`, or None past the end of its domain.
     fn window(&self, a: usize, k: u64, end: u64) -> Option<(u64, u64)> {
         let lo = self.start + a as u64 * self.domain + k * self.window;
@@ -196,12 +204,34 @@ fn u64_at(buf: &[u8], i: usize) -> u64 {
     u64::from_ne_bytes(buf[8 * i..8 * i + 8].try_into().expect("8 bytes"))
 }
 
+/// In atomic mode, an aggregator's lock on its whole domain, the same fcntl lock an
+/// independent access takes on its span (`access.rs`), held from before the first exchange to
+/// after the last: every aggregator holds its lock at the first exchange (an all-to-all, which
+/// no rank leaves before all have entered it), so the collective access takes effect at once
+/// with respect to any other atomic access, as MPI 4.0 section 14.6.1 asks.
+fn atomic_lock<'a>(
+    f: &'a File,
+    plan: &Plan,
+    mine: Option<usize>,
+    end: u64,
+    what: Access,
+) -> Res<Option<RangeLock<'a>>> {
+    if !f.state().atomic {
+        return Ok(None);
+    }
+    match mine.and_then(|a| plan.domain_of(a, end)) {
+        Some((lo, hi)) => Ok(Some(RangeLock::take(&f.fd, what, lo, hi)?)),
+        None => Ok(None),
+    }
+}
+
 /// Writes this rank's `data` at `runs` through the aggregators; returns the bytes written.
 pub(crate) fn write(f: &File, plan: &Plan, end: u64, runs: &Runs, data: &[u8]) -> Res<usize> {
     let n = f.comm.size();
     let me = f.comm.rank();
     let rounds = plan.domain.div_ceil(plan.window);
     let mine = plan.aggregators.iter().position(|&r| r == me);
+    let atomic = atomic_lock(f, plan, mine, end, Access::Write)?;
     let mut buffer = vec![0u8; if mine.is_some() { plan.window.min(plan.domain) as usize } else { 0 }];
     for k in 0..rounds {
         // To each aggregator (in rank order): piece count, (offset, length) pairs, the bytes.
@@ -250,6 +280,11 @@ pub(crate) fn write(f: &File, plan: &Plan, end: u64, runs: &Runs, data: &[u8]) -
         }
         for (a0, b0) in merged {
             let part = &buffer[(a0 - lo) as usize..(b0 - lo) as usize];
+            // As a plain independent write: no sieving read-modify-write over it meanwhile.
+            let _shared = match atomic {
+                None if super::sieve::may_sieve_writes(f) => Some(RangeLock::take(&f.fd, Access::Read, a0, b0)?),
+                _ => None,
+            };
             f.fd.write_all_at(part, a0).map_err(|e| io_error(&e, "cannot write", &f.name()))?;
         }
     }
@@ -263,6 +298,7 @@ pub(crate) fn read(f: &File, plan: &Plan, end: u64, runs: &Runs, data: &mut [u8]
     let me = f.comm.rank();
     let rounds = plan.domain.div_ceil(plan.window);
     let mine = plan.aggregators.iter().position(|&r| r == me);
+    let _lock = atomic_lock(f, plan, mine, end, Access::Read)?;
     let mut buffer = vec![0u8; if mine.is_some() { plan.window.min(plan.domain) as usize } else { 0 }];
     for k in 0..rounds {
         // Requests: to each aggregator, the pieces wanted from its window.
@@ -353,6 +389,9 @@ mod tests {
         assert_eq!(plan.window(0, 2, 190), Some((140, 150)), "the last round stops at the domain's end");
         assert_eq!(plan.window(1, 2, 190), Some((190, 190)).filter(|_| false), "past the end: nothing");
         assert_eq!(plan.window(1, 1, 190), Some((170, 190)));
+        assert_eq!(plan.domain_of(0, 190), Some((100, 150)), "atomic mode locks a whole domain");
+        assert_eq!(plan.domain_of(1, 190), Some((150, 190)), "up to the access's end");
+        assert_eq!(plan.domain_of(2, 190), None);
     }
 
     #[test]
