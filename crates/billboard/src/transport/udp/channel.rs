@@ -257,7 +257,7 @@ impl UdpChannel {
 
     /// Puts the receiving sockets in the epoll set, for a sleep. A datagram already there makes
     /// the set ready at once: none is missed between the last poll and the sleep.
-    fn arm(&self) {
+    pub(crate) fn arm(&self) {
         if !self.armed.replace(true) {
             for sock in &self.socks {
                 let _ = epoll::add(&*self.epoll, sock, epoll::EventData::new_u64(SOCKET), epoll::EventFlags::IN);
