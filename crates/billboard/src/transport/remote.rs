@@ -1,10 +1,11 @@
 //! The route to ranks off this host's billboard: TCP, or the reliable UDP protocol
 //! (`BB_ROUTES=udp`). Routes holds one and asks it the same things whichever it is.
 
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::tcp::{TcpChannel, WakeSet};
+use super::tcp::TcpChannel;
 use super::udp::UdpChannel;
 use super::{Caps, Channel, Header, WouldBlock};
 
@@ -27,7 +28,7 @@ macro_rules! each {
 
 impl Remote {
     /// The epoll set a sleeper waits on, after sending what the channel still owes.
-    pub(crate) fn waker(&mut self) -> Arc<WakeSet> {
+    pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
         each!(self, c => c.waker())
     }
 

@@ -18,13 +18,13 @@
 //! `bootstrap/wire.rs` fills it at start-up. A new route off the billboard is a folder under
 //! `transport/`, a variant of [`Remote`], and its set-up in the wire-up.
 
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) use super::remote::Remote;
 use super::shm::{self, ShmChannel};
-use super::tcp::{sleep_on, TcpChannel, WakeSet};
+use super::tcp::{sleep_on, TcpChannel};
 use super::{Caps, Channel, Header, WouldBlock};
 use crate::{Error, Result};
 
@@ -441,13 +441,13 @@ fn peer_hosts(first: usize, hosts: Vec<String>) -> Vec<String> {
 /// route's set (ready when one of its sockets, or UDP's timer, is) and, with billboard peers,
 /// this rank's doorbell, which they ring when they post to it while it sleeps.
 pub(crate) struct SleepSet {
-    set: Arc<WakeSet>,
+    set: Arc<OwnedFd>,
     bell: Option<Arc<OwnedFd>>,
 }
 
 /// The [`SleepSet`] of the socket routes whose sets are `wakers`, with the doorbell of `shm` if
 /// given (installed here).
-pub(crate) fn sleep_set(shm: Option<&mut ShmChannel>, wakers: &[Arc<WakeSet>]) -> Result<SleepSet> {
+pub(crate) fn sleep_set(shm: Option<&mut ShmChannel>, wakers: &[Arc<OwnedFd>]) -> Result<SleepSet> {
     use rustix::event::epoll;
     let os = |call: &'static str| move |e: std::io::Error| Error::Os { call, errno: e };
     let bell = match shm {
@@ -458,21 +458,20 @@ pub(crate) fn sleep_set(shm: Option<&mut ShmChannel>, wakers: &[Arc<WakeSet>]) -
         None => None,
     };
     let set = epoll::create(epoll::CreateFlags::CLOEXEC).map_err(|e| os("epoll_create")(e.into()))?;
-    let fds = wakers.iter().map(|w| w.as_fd()).chain(bell.iter().map(|b| b.as_fd()));
-    for fd in fds {
+    for fd in wakers.iter().chain(&bell) {
         epoll::add(&set, fd, epoll::EventData::new_u64(0), epoll::EventFlags::IN)
             .map_err(|e| os("epoll_ctl")(e.into()))?;
     }
-    Ok(SleepSet { set: Arc::new(WakeSet::new(set)), bell })
+    Ok(SleepSet { set: Arc::new(set), bell })
 }
 
 /// Sleeps without a borrow of the routes (see [`shm::Sleeper`]).
 pub(crate) enum Sleeper {
     Shm(shm::Sleeper),
     /// An epoll set: a socket route's, or one holding both socket routes' sets.
-    Tcp(Arc<WakeSet>),
+    Tcp(Arc<OwnedFd>),
     /// Billboard peers ring the doorbell in the epoll set: (set, doorbell).
-    Both(shm::Sleeper, Arc<WakeSet>, Arc<OwnedFd>),
+    Both(shm::Sleeper, Arc<OwnedFd>, Arc<OwnedFd>),
 }
 
 impl Sleeper {

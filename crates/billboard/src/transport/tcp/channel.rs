@@ -47,7 +47,7 @@ pub struct TcpChannel {
     conns: Vec<Option<Conn>>,
     /// Where each rank lives, for messages.
     hosts: Vec<String>,
-    epoll: Arc<WakeSet>,
+    epoll: Arc<OwnedFd>,
     /// Records sent to ourselves (only the conformance suite: the engine's self route is memory).
     loopback: VecDeque<(Header, Vec<u8>)>,
     /// Some connection may hold unsent bytes.
@@ -92,7 +92,7 @@ impl TcpChannel {
             nranks,
             conns,
             hosts,
-            epoll: Arc::new(WakeSet::new(epoll)),
+            epoll: Arc::new(epoll),
             loopback: VecDeque::new(),
             pending_out: false,
             buffered,
@@ -152,7 +152,7 @@ impl TcpChannel {
     }
 
     /// The epoll instance a sleeper waits on (readable sockets, and writable ones with bytes to send).
-    pub(crate) fn waker(&mut self) -> Arc<WakeSet> {
+    pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
         if self.pending_out {
             self.flush();
         }
@@ -358,48 +358,12 @@ impl Channel for TcpChannel {
     }
 }
 
-/// An epoll set a rank sleeps on, and what ended the last sleep on it: the data of the event
-/// that woke it, or [`WakeSet::NOTHING`]. The UDP channel asks it whether a sleep took its
-/// socket's one-shot event (which disarms the socket), sparing a system call to disarm it.
-pub(crate) struct WakeSet {
-    fd: OwnedFd,
-    woke: std::sync::atomic::AtomicU64,
-}
-
-impl WakeSet {
-    /// No event ended the sleep (a timeout), or none since [`WakeSet::forget`].
-    pub const NOTHING: u64 = u64::MAX;
-
-    pub fn new(fd: OwnedFd) -> WakeSet {
-        WakeSet { fd, woke: std::sync::atomic::AtomicU64::new(WakeSet::NOTHING) }
-    }
-
-    /// The data of the event that ended the last sleep since [`WakeSet::forget`].
-    pub fn woke(&self) -> u64 {
-        self.woke.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    pub fn forget(&self) {
-        self.woke.store(WakeSet::NOTHING, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-impl std::os::fd::AsFd for WakeSet {
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.fd.as_fd()
-    }
-}
-
-/// Waits until a socket of `set` is ready or `timeout` passes, and notes what woke it.
-pub(crate) fn sleep_on(set: &WakeSet, timeout: Duration) {
+/// Waits until a socket of `epoll` is ready or `timeout` passes.
+pub(crate) fn sleep_on(epoll: &OwnedFd, timeout: Duration) {
     let ts = rustix::time::Timespec { tv_sec: timeout.as_secs() as i64, tv_nsec: timeout.subsec_nanos() as i64 };
     // On the stack: a sleep of two ranks on one core comes once a message.
     let mut events = [std::mem::MaybeUninit::<epoll::Event>::uninit(); 1];
-    let woke = match epoll::wait(&set.fd, &mut events, Some(&ts)) {
-        Ok((init, _)) if !init.is_empty() => init[0].data.u64(),
-        _ => WakeSet::NOTHING,
-    };
-    set.woke.store(woke, std::sync::atomic::Ordering::Relaxed);
+    let _ = epoll::wait(epoll, &mut events, Some(&ts));
 }
 
 /// `n` connected endpoints in this process over loopback, for the conformance suite.

@@ -25,5 +25,5 @@ pub mod wire;
 
 #[cfg(test)]
 pub(crate) use channel::endpoints;
-pub(crate) use channel::{sleep_on, WakeSet};
+pub(crate) use channel::sleep_on;
 pub use channel::{TcpChannel, CHUNK, EAGER_MAX};

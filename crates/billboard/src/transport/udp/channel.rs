@@ -3,8 +3,7 @@
 //! One non-blocking UDP socket per address the rank offers (all on one port) carries the
 //! datagrams to and from every peer; with a timer descriptor they sit in one epoll set, where a
 //! sleeping rank waits: a datagram or a due retransmission wakes it. They join the set for a
-//! sleep ([`UdpChannel::waker`]: enabled, one-shot) and leave it at the first poll that finds a
-//! datagram (disabled by the sleep that took their event, else by that poll; whose
+//! sleep ([`UdpChannel::waker`]) and leave it at the first poll that finds a datagram (whose
 //! arrival woke any sleeper already: another thread's empty poll leaves a sleeper's socket in
 //! the set), and the sockets a rank sends
 //! from (one per peer) are never in it: a socket in an epoll set runs the set's callback for
@@ -39,7 +38,7 @@ pub use super::sockets::Bound;
 use super::sockets::{self, Batch, Segments, SOCKET_BUFFER};
 use super::wire::{self, Key};
 use crate::transport::tcp::handshake::Secret;
-use crate::transport::tcp::{sleep_on, WakeSet};
+use crate::transport::tcp::sleep_on;
 use crate::transport::{Caps, Channel, Header, WouldBlock};
 use crate::tunables::{Origin, Tunable};
 use crate::{Error, Result};
@@ -76,9 +75,8 @@ const LOG_REFUSED: u64 = 5;
 /// How long a closing channel waits for its last acknowledgements.
 const DROP_LINGER: Duration = Duration::from_millis(200);
 
-const TIMER: u64 = 0;
-/// Receiving socket k's event data is `SOCKET + k`.
-const SOCKET: u64 = 1;
+const SOCKET: u64 = 0;
+const TIMER: u64 = 1;
 
 /// A peer heard nothing from this long is probed (µs): how soon a dead peer is noticed while
 /// nothing is in flight to it.
@@ -106,7 +104,7 @@ pub struct UdpChannel {
     /// Where each peer listens; `None` for ranks reached another way.
     addrs: Vec<Option<SocketAddr>>,
     hosts: Vec<String>,
-    epoll: Arc<WakeSet>,
+    epoll: Arc<OwnedFd>,
     /// The receiving sockets are in `epoll` (for a sleep; the next poll takes them out).
     armed: Cell<bool>,
     timer: OwnedFd,
@@ -114,11 +112,9 @@ pub struct UdpChannel {
     timer_at: u64,
     /// When the error queues were last read before a sleep (µs since `origin`).
     errors_read: Option<u64>,
-    /// Reads of the error queues before a sleep, settings of the timer, and changes of the
-    /// receiving sockets in the set (for tests).
+    /// Reads of the error queues before a sleep, and settings of the timer (for tests).
     error_reads: u64,
     timer_sets: u64,
-    socket_changes: Cell<u64>,
     faults: Option<Faults>,
     /// The monotonic clock's reading at creation (µs): times are taken from here.
     origin: u64,
@@ -179,11 +175,6 @@ impl UdpChannel {
             senders.push(sender);
         }
         epoll::add(&epoll, &timer, epoll::EventData::new_u64(TIMER), epoll::EventFlags::IN).map_err(os("epoll_ctl"))?;
-        // The receiving sockets sit in the set disabled (one-shot, no events): `arm` enables them.
-        for (k, sock) in socks.iter().enumerate() {
-            epoll::add(&epoll, sock, epoll::EventData::new_u64(SOCKET + k as u64), epoll::EventFlags::ONESHOT)
-                .map_err(os("epoll_ctl"))?;
-        }
         let mtu = match MTU.get_with_origin() {
             (set, Origin::Environment | Origin::Tool) => set,
             (default, Origin::Default) => {
@@ -222,14 +213,13 @@ impl UdpChannel {
             errors: false,
             addrs,
             hosts,
-            epoll: Arc::new(WakeSet::new(epoll)),
+            epoll: Arc::new(epoll),
             armed: Cell::new(false),
             timer,
             timer_at: u64::MAX,
             errors_read: None,
             error_reads: 0,
             timer_sets: 0,
-            socket_changes: Cell::new(0),
             faults,
             origin: monotonic_us(),
             loopback: VecDeque::new(),
@@ -258,7 +248,7 @@ impl UdpChannel {
     /// The epoll set a sleeper waits on. Fails the peers whose hosts reported them gone, sends
     /// every acknowledgement owed (a sleeping rank's peers should not wait for them) and arms
     /// the timer for the next retransmission.
-    pub(crate) fn waker(&mut self) -> Arc<WakeSet> {
+    pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
         let now = self.now();
         // ICMP reports wait in the sockets' error queues, which wake no one: look before a
         // sleep, now and then (ERRORS_EVERY_US).
@@ -303,46 +293,24 @@ impl UdpChannel {
         );
     }
 
-    /// Enables the receiving sockets in the epoll set, for a sleep, each for one event. A
-    /// datagram already there makes the set ready at once: none is missed between the last poll
-    /// and the sleep.
+    /// Puts the receiving sockets in the epoll set, for a sleep. A datagram already there makes
+    /// the set ready at once: none is missed between the last poll and the sleep.
     pub(crate) fn arm(&self) {
-        // Armed, and no sleep took a socket's event since (which disabled it): still enabled.
-        if self.armed.replace(true) && !self.took_socket() {
-            return;
-        }
-        self.epoll.forget();
-        for (k, sock) in self.socks.iter().enumerate() {
-            let (data, flags) = (SOCKET + k as u64, epoll::EventFlags::IN | epoll::EventFlags::ONESHOT);
-            self.socket_changes.set(self.socket_changes.get() + 1);
-            let _ = epoll::modify(&*self.epoll, sock, epoll::EventData::new_u64(data), flags);
+        if !self.armed.replace(true) {
+            for sock in &self.socks {
+                let _ = epoll::add(&*self.epoll, sock, epoll::EventData::new_u64(SOCKET), epoll::EventFlags::IN);
+            }
         }
     }
 
-    /// Whether the last sleep on the set was ended by a receiving socket's event.
-    fn took_socket(&self) -> bool {
-        (SOCKET..SOCKET + self.socks.len() as u64).contains(&self.epoll.woke())
-    }
-
-    /// Disables the receiving sockets after a sleep, once a datagram came (see the module's
-    /// note): with one core for two ranks the set's callback for each arrival cost a ping-pong
-    /// 0.07 us a message. The socket whose event ended the sleep is disabled already (one-shot):
-    /// a sleep woken by its datagram costs one system call (the enable), where an add and a
-    /// delete took two.
+    /// Takes the receiving sockets out of the epoll set after a sleep, once a datagram came (see
+    /// the module's note): with one core for two ranks the set's callback for each arrival cost
+    /// a ping-pong 0.07 us a message.
     #[cold]
     fn disarm(&mut self) {
         self.armed.set(false);
-        let woke = self.epoll.woke();
-        for (k, sock) in self.socks.iter().enumerate() {
-            if woke != SOCKET + k as u64 {
-                self.socket_changes.set(self.socket_changes.get() + 1);
-                let _ = epoll::modify(
-                    &*self.epoll,
-                    sock,
-                    epoll::EventData::new_u64(SOCKET + k as u64),
-                    epoll::EventFlags::ONESHOT,
-                );
-            }
+        for sock in &self.socks {
+            let _ = epoll::delete(&*self.epoll, sock);
         }
     }
 

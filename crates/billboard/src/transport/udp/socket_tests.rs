@@ -275,30 +275,3 @@ fn sleeps_in_a_row_read_the_error_queues_now_and_then_and_keep_a_timer_that_fire
     let _ = a.waker();
     assert_eq!(a.error_reads, 2);
 }
-
-#[test]
-fn a_sleep_its_datagram_ends_costs_one_change_of_the_set_and_the_next_sleep_hears_again() {
-    // The receiving socket joined the set for a sleep and left it after (an add and a delete,
-    // two system calls a sleep). Now it is enabled for one event: the sleep that takes it
-    // leaves it disabled, and only the enable remains; the next sleep must enable it again.
-    let mut eps = endpoints(2);
-    let mut b = eps.pop().unwrap();
-    let mut a = eps.pop().unwrap();
-    let rounds = 20;
-    let before = b.socket_changes.get();
-    for round in 0..rounds {
-        let _ = b.waker();
-        a.try_send(1, &Header::default(), b"ping").unwrap();
-        let start = Instant::now();
-        crate::transport::tcp::sleep_on(&b.epoll, Duration::from_secs(2));
-        assert!(start.elapsed() < Duration::from_millis(500), "round {round}: the datagram did not wake the sleep");
-        take_one(&mut b);
-        a.try_send(1, &Header::default(), b"pong").unwrap();
-        assert!(!wakes_now(&b), "round {round}: a polling rank's socket is out of the set");
-        take_one(&mut b);
-        a.poll(None, |_, _, _| {});
-    }
-    let changes = b.socket_changes.get() - before;
-    // A sleep ended by a due timer instead leaves the socket to be disabled by the poll.
-    assert!(changes < rounds * 3 / 2, "{changes} changes of the set over {rounds} sleeps");
-}
