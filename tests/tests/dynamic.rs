@@ -9,6 +9,9 @@
 //! A spawned child that ends before MPI_Init (exits 0, exits 3, cannot be executed) fails the
 //! spawn at once with MPI_ERR_SPAWN, and the job goes on (`spawn_errors early [HOST]`), on
 //! one host and on another host.
+//! Spawn and connect/accept under `BB_ROUTES=udp`, on one host and across two namespace hosts:
+//! joined peers are reached over TCP beside the job's UDP route, and a rank asleep wakes for
+//! data on either.
 //! Every job runs under a timeout and must leave no process and no /dev/shm file behind.
 //! The other spawn tests are C programs of the suite (`tests/c/spawn*.c`, run by `c_suite.rs`).
 //! And MPMD lines (`bbrun -n 1 ./mpmd first : -n 2 ./mpmd second`, `tests/c/mpmd.c`): one
@@ -22,6 +25,11 @@ use std::time::{Duration, Instant};
 use bb_tests::{processes_named, root, shm_files};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The UDP route with every wait asleep at once and for up to 30 s: only data (a datagram, or
+/// bytes on a joined peer's TCP connection) wakes a rank in time, through the one sleep set.
+const UDP_ASLEEP: [(&str, &str); 4] =
+    [("BB_ROUTES", "udp"), ("BB_SPIN", "1"), ("BB_YIELD", "1"), ("BB_SLEEP_US", "30000000")];
 
 fn start(n: usize, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
     start_with(&[], n, exe, args, env)
@@ -70,9 +78,15 @@ extern "C" {
 }
 
 fn assert_passed(out: &Output, what: &str) {
+    assert_program_passed(out, "two_jobs", what);
+}
+
+/// The job succeeded and the C program `name` said PASS and nothing FAILed.
+fn assert_program_passed(out: &Output, name: &str, what: &str) {
     let stdout = String::from_utf8_lossy(&out.stdout);
+    let pass = format!("PASS {name}");
     assert!(
-        out.status.success() && stdout.lines().any(|l| l == "PASS two_jobs") && !stdout.contains("FAIL"),
+        out.status.success() && stdout.lines().any(|l| l == pass) && !stdout.contains("FAIL"),
         "{what}: {:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
@@ -167,21 +181,21 @@ fn a_child_on_another_host_that_ends_before_mpi_init_fails_the_spawn_at_once() {
 
 #[test]
 fn a_spawn_onto_another_host_starts_the_children_there() {
+    spawn_onto_another_host(&[]);
+}
+
+/// Two parents on two namespace hosts, one each, spawn children onto the second (tests/c/spawn.c
+/// `on HOST`) with `env`.
+fn spawn_onto_another_host(env: &[(&str, &str)]) {
     let Some((dir, exe)) = build("spawn") else { return };
     let Some(ns) = bb_tests::Netns::create(2) else { return };
     let _turn = bb_tests::one_job_at_a_time();
     let shm_before = shm_files();
     let hosts = format!("{}:1,{}:1", ns.names[0], ns.names[1]);
     let options = ["--launcher", "ip netns exec {host}", "--host", &hosts];
-    let job = start_with(&options, 2, &exe, &["on", &ns.names[1]], &[]);
+    let job = start_with(&options, 2, &exe, &["on", &ns.names[1]], env);
     let out = finish(job, "the spawn onto another host", Instant::now() + TIMEOUT);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.lines().any(|l| l == "PASS spawn") && !stdout.contains("FAIL"),
-        "{:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_program_passed(&out, "spawn", &format!("the spawn onto another host with {env:?}"));
     std::thread::sleep(Duration::from_secs(1)); // agents clean up after bbrun exits
     assert_nothing_left(&exe, &shm_before);
     let _ = std::fs::remove_dir_all(&dir);
@@ -241,6 +255,40 @@ fn an_mpmd_line_across_hosts_starts_each_hosts_parts() {
     std::thread::sleep(Duration::from_secs(1)); // agents clean up after bbrun exits
     assert_nothing_left(&exe, &shm_before);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn spawn_connect_and_accept_over_udp_reach_the_joined_processes_over_tcp() {
+    let deadline = Instant::now() + 3 * TIMEOUT;
+    let shm_before = shm_files();
+    let mut built = Vec::new();
+    for (name, n) in [("spawn", 1), ("spawn", 2), ("spawn_multiple", 2), ("connect_accept", 3)] {
+        let Some((dir, exe)) = build(name) else { return };
+        let _turn = bb_tests::one_job_at_a_time();
+        let out = finish(start(n, &exe, &[], &UDP_ASLEEP), name, deadline);
+        assert_program_passed(&out, name, &format!("{name} on {n} ranks over UDP"));
+        built.push((dir, exe));
+    }
+    // Two jobs, each over UDP inside, meet through a port.
+    let Some((dir, exe)) = build("two_jobs") else { return };
+    let _turn = bb_tests::one_job_at_a_time();
+    let file = dir.join("port");
+    let file = file.to_str().unwrap();
+    let server = start(2, &exe, &["server", file], &UDP_ASLEEP);
+    let client = finish(start(2, &exe, &["client", file], &UDP_ASLEEP), "the client job over UDP", deadline);
+    let server = finish(server, "the server job over UDP", deadline);
+    assert_passed(&client, "the client job over UDP");
+    assert_passed(&server, "the server job over UDP");
+    built.push((dir, exe));
+    for (dir, exe) in built {
+        assert_nothing_left(&exe, &shm_before);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn a_spawn_onto_another_host_over_udp() {
+    spawn_onto_another_host(&UDP_ASLEEP);
 }
 
 #[test]

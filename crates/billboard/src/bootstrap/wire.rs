@@ -148,7 +148,7 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
         })
     };
     let both = match &mut tcp {
-        Some(tcp) if billboard.len() > 1 => Some(sleep_set(&mut shm, tcp)?),
+        Some(remote) if billboard.len() > 1 => Some(sleep_set(Some(&mut shm), &[remote.waker()])?),
         _ => None,
     };
     Ok(Routes::new(billboard, shm, tcp, both, node))

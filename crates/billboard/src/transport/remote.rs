@@ -31,6 +31,14 @@ impl Remote {
     pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
         each!(self, c => c.waker())
     }
+
+    /// Readies the set for a sleep through `&self` ([`Channel::sleep`]): UDP's receiving
+    /// sockets join it (TCP's are always there).
+    pub(crate) fn arm(&self) {
+        if let Remote::Udp(udp) = self {
+            udp.arm();
+        }
+    }
 }
 
 impl Channel for Remote {

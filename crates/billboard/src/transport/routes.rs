@@ -7,8 +7,14 @@
 //! reliable UDP protocol (`transport/udp`), which then also replaces TCP between hosts. The
 //! billboard always holds at least this rank (its route to itself).
 //!
-//! [`Routes`] is a table, per world rank: its index on the billboard (or off it) and the
-//! capabilities of its route;
+//! Processes that join later (spawned children, a job met through a port, `MPI_Comm_join`)
+//! are reached over TCP whatever the job's route: their connection is a TCP connection already,
+//! authenticated by the port's token, and UDP's datagrams are sealed with this job's secret,
+//! which another job does not share. Under `BB_ROUTES=udp` they get a TCP channel of their own
+//! beside the UDP route ([`Routes::add_tcp_peers`]).
+//!
+//! [`Routes`] is a table, per peer: which channel reaches it (its index on the billboard,
+//! [`REMOTE`] or [`JOINED`]) and the capabilities of its route;
 //! `bootstrap/wire.rs` fills it at start-up. A new route off the billboard is a folder under
 //! `transport/`, a variant of [`Remote`], and its set-up in the wire-up.
 
@@ -18,12 +24,20 @@ use std::time::Duration;
 
 pub(crate) use super::remote::Remote;
 use super::shm::{self, ShmChannel};
-use super::tcp::sleep_on;
+use super::tcp::{sleep_on, TcpChannel};
 use super::{Caps, Channel, Header, WouldBlock};
 use crate::{Error, Result};
 
-/// `local[rank]` of a rank that is not on this host's billboard.
+/// The index of a rank reached through the job's route off the billboard (TCP or UDP).
 const REMOTE: u32 = u32::MAX;
+/// The index of a peer that joined after start, beside a UDP route (over TCP: see above).
+const JOINED: u32 = u32::MAX - 1;
+
+/// Whether `index` names a socket route, not a billboard index.
+#[inline]
+fn off_board(index: u32) -> bool {
+    index >= JOINED
+}
 
 /// While waiting on a billboard peer, TCP sockets are scanned on every this many polls.
 const TCP_EVERY: u32 = 16;
@@ -91,13 +105,14 @@ impl RouteChoice {
 /// How this rank reaches one rank: its index on this host's billboard, and what its route can do.
 #[derive(Clone, Copy, Debug)]
 pub struct Peer {
-    /// Its index on this host's billboard, or [`REMOTE`] (the remote route takes world ranks).
+    /// Its index on this host's billboard, or the socket channel that reaches it: [`REMOTE`] or
+    /// [`JOINED`] (both take peer numbers as they are).
     pub index: u32,
     pub caps: Caps,
 }
 
 /// This rank's routes to every rank of the job: a table of [`Peer`]s, the billboard of this
-/// host, and the one route off it (TCP, or UDP).
+/// host, the route off it (TCP, or UDP), and beside UDP the TCP channel of joined peers.
 pub struct Routes {
     /// Per world rank. Without a remote route (one host) the billboard index is the world
     /// rank: the fast paths rely on that.
@@ -107,9 +122,11 @@ pub struct Routes {
     shm: ShmChannel,
     /// The route to ranks off the billboard: TCP, or UDP under `BB_ROUTES=udp`.
     remote: Option<Remote>,
-    /// With peers on both routes: where this rank sleeps, an epoll set holding TCP's set and
-    /// the billboard doorbell (`shm/bell.rs`), and that doorbell.
-    both: Option<(Arc<OwnedFd>, Arc<OwnedFd>)>,
+    /// Peers that joined after start when `remote` is UDP ([`JOINED`]); with TCP they join it.
+    joined: Option<TcpChannel>,
+    /// With more than one thing to wait on (billboard peers and a socket route, or two socket
+    /// routes): where this rank sleeps.
+    both: Option<SleepSet>,
     /// Per world rank: the index of its host (ranks with equal indices share a host).
     node: Vec<usize>,
     polls: u32,
@@ -123,7 +140,7 @@ impl Routes {
         billboard: Vec<usize>,
         shm: ShmChannel,
         remote: Option<Remote>,
-        both: Option<(Arc<OwnedFd>, Arc<OwnedFd>)>,
+        both: Option<SleepSet>,
         node: Vec<usize>,
     ) -> Routes {
         let off = Peer { index: REMOTE, caps: remote.as_ref().map_or_else(|| shm.caps(), |r| r.caps()) };
@@ -132,14 +149,15 @@ impl Routes {
             table[r] = Peer { index: i as u32, caps: shm.caps() };
         }
         debug_assert!(remote.is_some() || table.iter().all(|p| p.index != REMOTE), "a rank with no route");
-        Routes { table, shm_world: billboard, shm, remote, both, node, polls: 0 }
+        Routes { table, shm_world: billboard, shm, remote, joined: None, both, node, polls: 0 }
     }
 
     /// Closes the TCP connection to `peer`, a process that joined later and that no
     /// communicator uses any more (see `TcpChannel::release`).
     pub(crate) fn release(&mut self, peer: usize) {
-        if let (Some(&Peer { index: REMOTE, .. }), Some(Remote::Tcp(tcp))) = (self.table.get(peer), &mut self.remote) {
-            tcp.release(peer);
+        match (self.table.get(peer).map(|p| p.index), &mut self.remote, &mut self.joined) {
+            (Some(REMOTE), Some(Remote::Tcp(tcp)), _) | (Some(JOINED), _, Some(tcp)) => tcp.release(peer),
+            _ => {}
         }
     }
 
@@ -150,9 +168,10 @@ impl Routes {
     /// peer number: they come after every rank known so far.
     ///
     /// Why TCP even on this host: the billboard segment is sized and mapped once, at start, by
-    /// the ranks of one job; a process of another job cannot join it. A rank that now has
-    /// peers on both routes sleeps on an epoll set with its doorbell (billboard peers that did
-    /// not add peers themselves wake it by the futex, which it notices within `BB_SLEEP_US`).
+    /// the ranks of one job; a process of another job cannot join it. Why TCP beside UDP: see
+    /// the module's note. A rank that now has more than one thing to wait on sleeps on an epoll
+    /// set holding both (billboard peers that did not add peers themselves wake it by the
+    /// futex, which it notices within `BB_SLEEP_US`).
     pub(crate) fn add_tcp_peers(
         &mut self,
         hosts: Vec<String>,
@@ -162,27 +181,33 @@ impl Routes {
         let first = self.table.len();
         let established: Vec<_> = established.into_iter().map(|(k, fd, early)| (first + k, fd, early)).collect();
         let n = hosts.len();
-        match &mut self.remote {
-            Some(Remote::Tcp(tcp)) => tcp.add(hosts, established)?,
-            Some(Remote::Udp(_)) => {
-                return Err(Error::Bootstrap(
-                    "processes cannot join a job that runs under BB_ROUTES=udp (spawn, connect and accept need TCP)"
-                        .into(),
-                ))
+        let me = self.shm_world[self.shm.me()];
+        let board = (self.shm_world.len() > 1).then_some(&mut self.shm);
+        let index = if self.joined.is_some() { JOINED } else { REMOTE };
+        let (index, caps) = match (&mut self.remote, &mut self.joined) {
+            (Some(Remote::Tcp(tcp)), _) | (Some(Remote::Udp(_)), Some(tcp)) => {
+                tcp.add(hosts, established)?;
+                (index, tcp.caps())
             }
-            None => {
-                let me = self.shm_world[self.shm.me()];
-                let mut all = vec![String::new(); first];
-                all.extend(hosts);
-                let mut tcp = Remote::Tcp(crate::transport::tcp::TcpChannel::new(me, all, established)?);
-                if self.shm_world.len() > 1 {
-                    self.both = Some(sleep_set(&mut self.shm, &mut tcp)?);
+            (None, _) => {
+                let mut tcp = Remote::Tcp(TcpChannel::new(me, peer_hosts(first, hosts), established)?);
+                if let Some(shm) = board {
+                    self.both = Some(sleep_set(Some(shm), &[tcp.waker()])?);
                 }
+                let caps = tcp.caps();
                 self.remote = Some(tcp);
+                (REMOTE, caps)
             }
-        }
-        let caps = self.remote.as_ref().expect("set above").caps();
-        self.table.extend((0..n).map(|_| Peer { index: REMOTE, caps }));
+            (Some(udp @ Remote::Udp(_)), None) => {
+                let mut tcp = TcpChannel::new(me, peer_hosts(first, hosts), established)?;
+                // Whether UDP's sockets and timer or the new connections wake it, one set.
+                self.both = Some(sleep_set(board, &[udp.waker(), tcp.waker()])?);
+                let caps = tcp.caps();
+                self.joined = Some(tcp);
+                (JOINED, caps)
+            }
+        };
+        self.table.extend((0..n).map(|_| Peer { index, caps }));
         self.node.extend(node);
         Ok(first)
     }
@@ -194,11 +219,16 @@ impl Routes {
 
     /// What a waiter needs to sleep without holding the routes.
     pub(crate) fn sleeper(&mut self) -> Sleeper {
-        match (&mut self.remote, &self.both) {
-            (None, _) => Sleeper::Shm(self.shm.sleeper()),
-            (Some(tcp), None) => Sleeper::Tcp(tcp.waker()),
-            (Some(tcp), Some((set, bell))) => {
-                drop(tcp.waker()); // flushes what the sockets still owe
+        let Some(remote) = &mut self.remote else { return Sleeper::Shm(self.shm.sleeper()) };
+        // Each socket route sends what it still owes and readies its set (UDP: sockets, timer).
+        let waker = remote.waker();
+        if let Some(joined) = &mut self.joined {
+            drop(joined.waker());
+        }
+        match &self.both {
+            None => Sleeper::Tcp(waker),
+            Some(SleepSet { set, bell: None }) => Sleeper::Tcp(Arc::clone(set)),
+            Some(SleepSet { set, bell: Some(bell) }) => {
                 Sleeper::Both(self.shm.sleeper(), Arc::clone(set), Arc::clone(bell))
             }
         }
@@ -208,7 +238,7 @@ impl Routes {
     /// host's billboard. The memory stays mapped as long as these routes live.
     pub(crate) fn board_slot(&self, peer: usize, slot: usize) -> Option<*mut u8> {
         match self.table.get(peer)?.index {
-            REMOTE => None,
+            i if off_board(i) => None,
             i => Some(self.shm.board_slot(i as usize, slot)),
         }
     }
@@ -216,7 +246,7 @@ impl Routes {
     /// The billboard index of `peer`, which must be on this host's billboard (the remote
     /// memory of large transfers is there alone).
     fn on_billboard(&self, peer: usize) -> usize {
-        debug_assert_ne!(self.table[peer].index, REMOTE, "rank {peer} is not on this host's billboard");
+        debug_assert!(!off_board(self.table[peer].index), "rank {peer} is not on this host's billboard");
         self.table[peer].index as usize
     }
 }
@@ -238,21 +268,24 @@ impl Channel for Routes {
 
     #[inline]
     fn has_failure(&self) -> bool {
-        self.shm.has_failure() || self.remote.as_ref().is_some_and(Remote::has_failure)
+        self.shm.has_failure()
+            || self.remote.as_ref().is_some_and(Remote::has_failure)
+            || self.joined.as_ref().is_some_and(TcpChannel::has_failure)
     }
 
     fn take_failure(&mut self) -> Option<(usize, String)> {
         if let Some((s, why)) = self.shm.take_failure() {
             return Some((self.shm_world[s], format!("it sent what the billboard cannot hold: {why}")));
         }
-        self.remote.as_mut().and_then(Remote::take_failure)
+        self.remote.as_mut().and_then(Remote::take_failure).or_else(|| self.joined.as_mut()?.take_failure())
     }
 
     /// A TCP connection is shut down, so the peer sees it end.
     fn close(&mut self, peer: usize, why: &str) {
-        match (self.table[peer].index, &mut self.remote) {
-            (REMOTE, Some(tcp)) => tcp.close(peer, why),
-            (l, _) => self.shm.close(l as usize, why),
+        match (self.table[peer].index, &mut self.remote, &mut self.joined) {
+            (REMOTE, Some(remote), _) => remote.close(peer, why),
+            (JOINED, _, Some(tcp)) => tcp.close(peer, why),
+            (l, _, _) => self.shm.close(l as usize, why),
         }
     }
 
@@ -266,7 +299,7 @@ impl Channel for Routes {
     #[inline]
     fn spin_for(&self, peer: usize, spins: u32) -> u32 {
         match self.table[peer].index {
-            REMOTE => {
+            i if off_board(i) => {
                 if self.shm.oversubscribed() {
                     return u32::MAX;
                 }
@@ -280,7 +313,7 @@ impl Channel for Routes {
     #[inline]
     fn take_head(&mut self, peer: usize, take: impl FnOnce(&Header, &[u8]) -> bool) -> bool {
         match self.table[peer].index {
-            REMOTE => false,
+            i if off_board(i) => false,
             l => self.shm.take_head(l as usize, take),
         }
     }
@@ -314,6 +347,7 @@ impl Channel for Routes {
         };
         match self.table[peer].index {
             REMOTE => tcp.try_send(peer, header, payload),
+            JOINED => self.joined.as_mut().expect("a joined peer's channel").try_send(peer, header, payload),
             l => self.shm.try_send(l as usize, header, payload),
         }
     }
@@ -324,6 +358,7 @@ impl Channel for Routes {
         };
         match self.table[peer].index {
             REMOTE => tcp.try_send_gather(peer, header, pieces),
+            JOINED => self.joined.as_mut().expect("a joined peer's channel").try_send_gather(peer, header, pieces),
             l => self.shm.try_send_gather(l as usize, header, pieces),
         }
     }
@@ -333,7 +368,7 @@ impl Channel for Routes {
             // One host: the billboard holds every rank, in world order.
             return self.shm.try_multicast(peers, header, payload);
         }
-        if peers.iter().all(|&p| self.table[p].index != REMOTE) {
+        if peers.iter().all(|&p| !off_board(self.table[p].index)) {
             let local: Vec<usize> = peers.iter().map(|&p| self.table[p].index as usize).collect();
             return self.shm.try_multicast(&local, header, payload);
         }
@@ -349,17 +384,20 @@ impl Channel for Routes {
             // One host: the billboard holds every rank, in world order.
             return self.shm.poll(hint, f);
         }
-        let remote_hint = hint.filter(|&p| self.table[p].index == REMOTE);
-        let local_hint = match hint {
-            Some(p) if remote_hint.is_none() => Some(self.table[p].index as usize),
-            _ => None,
-        };
+        let index = hint.map(|p| self.table[p].index);
+        let local_hint = index.filter(|&i| !off_board(i)).map(|i| i as usize);
         let shm_world = &self.shm_world;
         let mut handled = self.shm.poll(local_hint, |s, h, p| f(shm_world[s], h, p));
-        if let Some(tcp) = &mut self.remote {
-            self.polls = self.polls.wrapping_add(1);
-            if remote_hint.is_some() || self.polls.is_multiple_of(TCP_EVERY) {
-                handled += tcp.poll(remote_hint, f);
+        self.polls = self.polls.wrapping_add(1);
+        let every = self.polls.is_multiple_of(TCP_EVERY);
+        if let Some(remote) = &mut self.remote {
+            if index == Some(REMOTE) || every {
+                handled += remote.poll(hint.filter(|_| index == Some(REMOTE)), &mut f);
+            }
+        }
+        if let Some(joined) = &mut self.joined {
+            if index == Some(JOINED) || every {
+                handled += joined.poll(hint.filter(|_| index == Some(JOINED)), &mut f);
             }
         }
         handled
@@ -367,7 +405,8 @@ impl Channel for Routes {
 
     fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> std::io::Result<()> {
         match self.table[peer].index {
-            REMOTE => self.remote.as_ref().expect("a remote rank has a TCP route").read_remote(peer, addr, dst),
+            REMOTE => self.remote.as_ref().expect("a remote rank has a socket route").read_remote(peer, addr, dst),
+            JOINED => self.joined.as_ref().expect("a joined peer's channel").read_remote(peer, addr, dst),
             l => self.shm.read_remote(l as usize, addr, dst),
         }
     }
@@ -375,35 +414,61 @@ impl Channel for Routes {
     fn sleep(&self, timeout: Duration) {
         match (&self.remote, &self.both) {
             (None, _) => self.shm.sleep(timeout),
-            (Some(tcp), None) => tcp.sleep(timeout),
-            (Some(_), Some((set, bell))) => self.shm.sleeper().sleep_on_bell(bell, || sleep_on(set, timeout)),
+            (Some(remote), None) => remote.sleep(timeout),
+            (Some(remote), Some(SleepSet { set, bell })) => {
+                remote.arm();
+                match bell {
+                    None => sleep_on(set, timeout),
+                    Some(bell) => self.shm.sleeper().sleep_on_bell(bell, || sleep_on(set, timeout)),
+                }
+            }
         }
     }
 
     fn flushed(&self) -> bool {
-        self.remote.as_ref().is_none_or(|t| t.flushed())
+        self.remote.as_ref().is_none_or(|t| t.flushed()) && self.joined.as_ref().is_none_or(|t| t.flushed())
     }
 }
 
-/// Where a rank with peers on both routes sleeps: one epoll set holding TCP's (ready when a
-/// socket is) and this rank's billboard doorbell, which its billboard peers ring when they post
-/// to it while it sleeps. Returns (set, doorbell).
-pub(crate) fn sleep_set(shm: &mut ShmChannel, tcp: &mut Remote) -> Result<(Arc<OwnedFd>, Arc<OwnedFd>)> {
+/// The host names of the channel of peers that join after `first` peers: unnamed before them.
+fn peer_hosts(first: usize, hosts: Vec<String>) -> Vec<String> {
+    let mut all = vec![String::new(); first];
+    all.extend(hosts);
+    all
+}
+
+/// Where a rank with more than one thing to wait on sleeps: one epoll set holding each socket
+/// route's set (ready when one of its sockets, or UDP's timer, is) and, with billboard peers,
+/// this rank's doorbell, which they ring when they post to it while it sleeps.
+pub(crate) struct SleepSet {
+    set: Arc<OwnedFd>,
+    bell: Option<Arc<OwnedFd>>,
+}
+
+/// The [`SleepSet`] of the socket routes whose sets are `wakers`, with the doorbell of `shm` if
+/// given (installed here).
+pub(crate) fn sleep_set(shm: Option<&mut ShmChannel>, wakers: &[Arc<OwnedFd>]) -> Result<SleepSet> {
     use rustix::event::epoll;
     let os = |call: &'static str| move |e: std::io::Error| Error::Os { call, errno: e };
-    shm.install_bell().map_err(os("bind (billboard doorbell)"))?;
-    let bell = shm.bell().expect("installed");
+    let bell = match shm {
+        Some(shm) => {
+            shm.install_bell().map_err(os("bind (billboard doorbell)"))?;
+            Some(shm.bell().expect("installed"))
+        }
+        None => None,
+    };
     let set = epoll::create(epoll::CreateFlags::CLOEXEC).map_err(|e| os("epoll_create")(e.into()))?;
-    for fd in [&tcp.waker(), &bell] {
+    for fd in wakers.iter().chain(&bell) {
         epoll::add(&set, fd, epoll::EventData::new_u64(0), epoll::EventFlags::IN)
             .map_err(|e| os("epoll_ctl")(e.into()))?;
     }
-    Ok((Arc::new(set), bell))
+    Ok(SleepSet { set: Arc::new(set), bell })
 }
 
 /// Sleeps without a borrow of the routes (see [`shm::Sleeper`]).
 pub(crate) enum Sleeper {
     Shm(shm::Sleeper),
+    /// An epoll set: a socket route's, or one holding both socket routes' sets.
     Tcp(Arc<OwnedFd>),
     /// Billboard peers ring the doorbell in the epoll set: (set, doorbell).
     Both(shm::Sleeper, Arc<OwnedFd>, Arc<OwnedFd>),

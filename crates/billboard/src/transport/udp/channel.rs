@@ -10,8 +10,8 @@
 //! each datagram that arrives at it or leaves it, and a polled ping-pong of raw sockets took
 //! 1.54-1.59 us one way with both kinds in a set, 1.50-1.51 with the senders alone there and
 //! 1.46-1.49 with neither (`bench/udp/kernel_paths.c`, settings ESARF, SARF, SAR). What a
-//! peer's host reports (ICMP, in a sender socket's error queue) is looked at before each sleep,
-//! which the engine's ladder ends within `BB_SLEEP_US` (2 ms).
+//! peer's host reports (ICMP, in a sender socket's error queue) is looked at before a sleep,
+//! at most every [`ERRORS_EVERY_US`] (a send that the host refused says so at once).
 //!
 //! `poll` reads what the socket holds, runs the timers that are due and sends what the protocol
 //! queued; `try_send` sends at once, and when the window to the peer is
@@ -82,6 +82,13 @@ const TIMER: u64 = 1;
 /// nothing is in flight to it.
 const KEEPALIVE_US: u64 = 500_000;
 
+/// The error queues are read before a sleep at most this often (µs): a read per socket (one
+/// per peer) before every sleep cost two ranks on one core that sleep for each message ~0.6 µs
+/// a message (two empty `recvmsg`). A report missed here is read before a later sleep, or at
+/// once when a send to that peer (a retransmission, the keepalive) is refused: a dead peer is
+/// still named within about a second.
+const ERRORS_EVERY_US: u64 = 100_000;
+
 pub struct UdpChannel {
     me: usize,
     nranks: usize,
@@ -101,6 +108,13 @@ pub struct UdpChannel {
     /// The receiving sockets are in `epoll` (for a sleep; the next poll takes them out).
     armed: Cell<bool>,
     timer: OwnedFd,
+    /// When `timer` fires (µs since `origin`; `u64::MAX`: disarmed).
+    timer_at: u64,
+    /// When the error queues were last read before a sleep (µs since `origin`).
+    errors_read: Option<u64>,
+    /// Reads of the error queues before a sleep, and settings of the timer (for tests).
+    error_reads: u64,
+    timer_sets: u64,
     faults: Option<Faults>,
     /// The monotonic clock's reading at creation (µs): times are taken from here.
     origin: u64,
@@ -202,6 +216,10 @@ impl UdpChannel {
             epoll: Arc::new(epoll),
             armed: Cell::new(false),
             timer,
+            timer_at: u64::MAX,
+            errors_read: None,
+            error_reads: 0,
+            timer_sets: 0,
             faults,
             origin: monotonic_us(),
             loopback: VecDeque::new(),
@@ -231,33 +249,53 @@ impl UdpChannel {
     /// every acknowledgement owed (a sleeping rank's peers should not wait for them) and arms
     /// the timer for the next retransmission.
     pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
-        // ICMP reports wait in the sockets' error queues, which wake no one: look before a sleep.
-        self.read_errors();
         let now = self.now();
+        // ICMP reports wait in the sockets' error queues, which wake no one: look before a
+        // sleep, now and then (ERRORS_EVERY_US).
+        if self.errors_read.is_none_or(|last| now >= last + ERRORS_EVERY_US) {
+            self.errors_read = Some(now);
+            self.error_reads += 1;
+            self.read_errors();
+        }
         // The next poll is after a wake-up, maybe by the timer: it reads the clock.
         self.idle = CLOCK_EVERY;
         self.ep.ack_all();
         self.flush(now, true);
         self.due = self.ep.next_deadline().unwrap_or(u64::MAX);
-        let left = if self.due == u64::MAX {
-            Duration::ZERO
-        } else {
-            Duration::from_micros(self.due.saturating_sub(now).max(1))
-        };
-        let value = Timespec { tv_sec: left.as_secs() as i64, tv_nsec: left.subsec_nanos() as i64 };
-        let zero = Timespec { tv_sec: 0, tv_nsec: 0 };
-        let _ = rustix::time::timerfd_settime(
-            &self.timer,
-            TimerfdTimerFlags::empty(),
-            &Itimerspec { it_interval: zero, it_value: value },
-        );
+        self.set_timer(now);
         self.arm();
         Arc::clone(&self.epoll)
     }
 
+    /// Makes the timer fire by `due`. A timer still to come that fires no later stays as it is:
+    /// firing early costs a wake-up and a poll that finds nothing due, where setting it again
+    /// cost a system call before every sleep (a ping-pong's next deadline moves later with each
+    /// message). One that fired is set again: it stays ready until then.
+    fn set_timer(&mut self, now: u64) {
+        if self.timer_at <= self.due && self.timer_at > now {
+            return;
+        }
+        self.timer_at = self.due;
+        self.timer_sets += 1;
+        let value = match self.due {
+            u64::MAX => Timespec { tv_sec: 0, tv_nsec: 0 }, // disarmed
+            due => {
+                // Absolute, on the clock `now` reads: the time it takes to get here is no delay.
+                let at = self.origin + due.max(now + 1);
+                Timespec { tv_sec: (at / 1_000_000) as i64, tv_nsec: (at % 1_000_000 * 1000) as i64 }
+            }
+        };
+        let zero = Timespec { tv_sec: 0, tv_nsec: 0 };
+        let _ = rustix::time::timerfd_settime(
+            &self.timer,
+            TimerfdTimerFlags::ABSTIME,
+            &Itimerspec { it_interval: zero, it_value: value },
+        );
+    }
+
     /// Puts the receiving sockets in the epoll set, for a sleep. A datagram already there makes
     /// the set ready at once: none is missed between the last poll and the sleep.
-    fn arm(&self) {
+    pub(crate) fn arm(&self) {
         if !self.armed.replace(true) {
             for sock in &self.socks {
                 let _ = epoll::add(&*self.epoll, sock, epoll::EventData::new_u64(SOCKET), epoll::EventFlags::IN);

@@ -247,3 +247,31 @@ fn a_hosts_report_wakes_no_one_and_the_next_sleep_reads_it() {
     let (peer, why) = ch.take_failure().expect("the report, read before the sleep");
     assert!(peer == 1 && why.contains("ICMP port unreachable"), "{why}");
 }
+
+#[test]
+fn sleeps_in_a_row_read_the_error_queues_now_and_then_and_keep_a_timer_that_fires_in_time() {
+    // Each sleep read every socket's error queue and set the timer: two ranks on one core that
+    // sleep once a message paid three system calls for them. A sender asleep after each of 50
+    // sends to a peer that does not answer: one look at the queues, and its timer, set for the
+    // first retransmission (which the later sends do not bring forward), set once.
+    let mut eps = endpoints(2);
+    let _b = eps.pop().unwrap();
+    let mut a = eps.pop().unwrap();
+    for _ in 0..50 {
+        a.try_send(1, &Header::default(), b"ping").unwrap();
+        let _ = a.waker();
+    }
+    assert_eq!(a.error_reads, 1, "the error queues, read once within ERRORS_EVERY_US");
+    assert!(a.timer_sets <= 2, "the timer set {} times", a.timer_sets);
+    // The timer kept still wakes the sleeper when a retransmission is due.
+    let due = a.ep.next_deadline().expect("datagrams in flight");
+    let start = Instant::now();
+    crate::transport::tcp::sleep_on(&a.epoll, Duration::from_secs(2));
+    let slept = start.elapsed();
+    let until_due = Duration::from_micros(due.saturating_sub(a.now()));
+    assert!(slept < Duration::from_millis(500), "slept {slept:?}: the timer did not fire (due in {until_due:?})");
+    // After the interval, the next sleep reads the queues again.
+    std::thread::sleep(Duration::from_micros(ERRORS_EVERY_US));
+    let _ = a.waker();
+    assert_eq!(a.error_reads, 2);
+}
