@@ -156,3 +156,51 @@ fn mpich_built_collective_programs_across_hosts() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Blocking barrier, bcast, reduce and allreduce on 2 hosts of 1, 2 and 3 ranks each (and an
+/// interleaved placement): with the hierarchy (the table's, or forced) each host's phases run
+/// on its board, so no rank exchanges a message with a member of its own host, values checked
+/// by bb-coll; with `BB_BOARD=0` they go by messages (what the count would show if the board
+/// were not used).
+#[test]
+fn hierarchical_host_phases_run_on_the_board() {
+    let Some(ns) = Netns::create(2) else { return };
+    let on_host = |job: &Job| -> u64 {
+        let out = job.stdout();
+        let counts = out.lines().filter_map(|l| l.split(": ").nth(1)?.strip_suffix(" messages on its host"));
+        counts.map(|c| c.parse::<u64>().unwrap()).sum()
+    };
+    let hier = [
+        ("BB_COLL_BCAST", "hier"),
+        ("BB_COLL_BARRIER", "hier"),
+        ("BB_COLL_REDUCE", "hier"),
+        ("BB_COLL_ALLREDUCE", "hier"),
+    ];
+    for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
+        for env in [&[][..], &hier[..]] {
+            let job = run_mode(&ns, placement, env, "hier-board");
+            expect_mode(&job, placement.1, "hier-board", &format!("{env:?} on {placement:?}"));
+            assert_eq!(on_host(&job), 0, "{env:?} on {placement:?}: messages on a host\n{}", job.stdout());
+        }
+        if placement.0.iter().any(|&s| s > 1) {
+            let job = run_mode(&ns, placement, &[("BB_BOARD", "0")], "hier-board");
+            expect_mode(&job, placement.1, "hier-board", &format!("BB_BOARD=0 on {placement:?}"));
+            assert!(on_host(&job) > 0, "BB_BOARD=0 on {placement:?}: host phases by messages\n{}", job.stdout());
+        }
+    }
+}
+
+fn run_mode(ns: &Netns, (slots, n): (&[usize], usize), env: &[(&str, &str)], mode: &str) -> Job {
+    let program = binary("bb-coll");
+    let program = program.to_str().unwrap();
+    let hosts: Vec<String> = ns.names.iter().zip(slots).map(|(h, s)| format!("{h}:{s}")).collect();
+    let (hosts, n) = (hosts.join(","), n.to_string());
+    let args = ["--launcher", LAUNCHER, "--host", &hosts, "-n", &n, program, mode];
+    Running::start_env(&args, env, b"", &[program]).finish(T, SETTLE)
+}
+
+fn expect_mode(job: &Job, n: usize, mode: &str, what: &str) {
+    job.assert_success();
+    let want = format!("ok {mode} on {n} ranks");
+    assert!(job.stdout().contains(&want), "{what}:\nstdout: {}\nstderr: {}", job.stdout(), job.stderr());
+}

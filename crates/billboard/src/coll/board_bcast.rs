@@ -18,3 +18,20 @@ impl Board {
         self.finish(e);
     }
 }
+
+impl Board {
+    /// `from`'s `buf` into `to`'s `buf` (the others pass any buffer and take nothing): a post
+    /// read by one, in an epoch of its own that every member counts; the others mark it read
+    /// at once, so they go on without waiting.
+    pub(crate) fn pass(&self, comm: &Communicator, buf: &mut [u8], from: usize, to: usize) {
+        let (e, len, me) = (self.epoch(), buf.len(), self.rank());
+        if me == from {
+            // SAFETY: `post` hands this rank's buffer of at least `len` bytes.
+            self.post(comm, e, len, |at| unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), at, len) });
+        } else if me == to {
+            self.wait_for(comm, from, e);
+            buf.copy_from_slice(self.read(from, e, len));
+        }
+        self.finish(e);
+    }
+}

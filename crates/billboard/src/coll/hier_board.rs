@@ -1,0 +1,237 @@
+//! Hierarchical collectives whose host phases run on the board (blocking forms): each host's
+//! members on their own communicator's board slot (`board.rs`), the hosts' leaders (each
+//! host's lowest member) on a communicator of their own over the network, by the table's
+//! algorithms between hosts (`hier.rs` with one member per host). The schedule of `hier.rs`
+//! moves the host phases by messages through the engine; here they are one post read by the
+//! host (a barrier's arrival lines and release line, a broadcast's post, a reduction's posts
+//! folded by the leader), so a host's members exchange no message at all.
+//!
+//! Applies where the table gives a blocking collective on several hosts the hierarchy, some
+//! host holds two members or more, a rank's post fits one data area (2 KiB) and `BB_BOARD`
+//! is not 0: every member decides alike. The two communicators are made by the first such
+//! collective (two splits, collective on the communicator) and kept with it; a host whose
+//! members find no board slot free runs its host phases by their communicator's messages,
+//! the other hosts still on their boards (each host's phases involve its members alone).
+//!
+//! Reductions keep rank order where the hierarchy does (`select.rs` chooses it only for
+//! commutative operators or hosts of consecutive ranks): a host folds its members in rank
+//! order on its board, the leaders fold the hosts in host order.
+
+use super::board::{Board, DATA};
+use super::hosts::Hosts;
+use super::select_board::BOARD;
+use super::{ReduceOp, Reduction, TAG_REDUCE};
+use crate::{Communicator, Result, SendMode, Source, TagMatch};
+
+/// A communicator's hierarchy for the board's host phases.
+pub(crate) struct HostComms {
+    /// This host's members, ranked as in the communicator.
+    node: Communicator,
+    /// At a host's leader (its lowest member): the leaders, ranked by host.
+    leaders: Option<Communicator>,
+    hosts: Hosts,
+}
+
+impl Communicator {
+    /// The hierarchy of blocking collective of `len` bytes a rank posts, where the table gave
+    /// it `hier` (the caller checked); made at the first call. `None`: the schedule of
+    /// `hier.rs` runs it.
+    pub(crate) fn hier_board(&self, len: usize) -> Result<Option<&HostComms>> {
+        if len > DATA || BOARD.get() == 0 || self.is_inter() || self.on_one_host() {
+            return Ok(None);
+        }
+        match self.host_comms_slot().get() {
+            Some(h) => Ok(h.as_ref()),
+            None => self.make_host_comms(),
+        }
+    }
+
+    #[cold]
+    fn make_host_comms(&self) -> Result<Option<&HostComms>> {
+        let hosts = self.hosts();
+        let crowded_host = (0..hosts.count()).any(|h| hosts.members(h).len() > 1);
+        let made = match crowded_host {
+            // Each host's members keep their order: a host's fold is a run of ranks in order.
+            true => {
+                let me = self.rank();
+                let node = self.split(Some(hosts.of(me) as u32), me as i32)?.expect("colored");
+                let leader = hosts.members(hosts.of(me))[0] == me;
+                let leaders = self.split(leader.then_some(0), me as i32)?;
+                Some(HostComms { node, leaders, hosts })
+            }
+            false => None,
+        };
+        // Another thread of this process made them at once (two collectives on one
+        // communicator at once, which MPI forbids): keep the first.
+        let _ = self.host_comms_slot().set(made);
+        Ok(self.host_comms_slot().get().and_then(Option::as_ref))
+    }
+}
+
+impl HostComms {
+    /// This host's board, if its members agreed on a slot (at the first call, collective on
+    /// the host).
+    fn board(&self) -> Result<Option<&Board>> {
+        self.node.board()
+    }
+
+    /// Barrier: the host's arrivals read by its leader, the leaders' barrier, the leader's
+    /// release line read by the host.
+    pub(crate) fn barrier(&self) -> Result<()> {
+        let between = || self.leaders.as_ref().map_or(Ok(()), Communicator::barrier);
+        match self.board()? {
+            Some(board) => board.barrier_leader_with(&self.node, between),
+            None => {
+                self.node.barrier()?;
+                between()?;
+                self.node.barrier()
+            }
+        }
+    }
+
+    /// Broadcast of `buf` from `root` (a rank of the communicator): on the root's host from
+    /// the root, between the leaders from the root's host, on the other hosts from their
+    /// leader. A root that leads its host sends between hosts first (the network is the
+    /// longer way).
+    pub(crate) fn bcast(&self, buf: &mut [u8], root: usize, me: usize) -> Result<()> {
+        let (home, mine) = (self.hosts.of(root), self.hosts.of(me));
+        let between = |buf: &mut [u8]| self.leaders.as_ref().map_or(Ok(()), |l| l.bcast_bytes(buf, home));
+        if mine != home {
+            between(buf)?;
+            return self.node_bcast(buf, 0);
+        }
+        let from = Hosts::index_in(self.hosts.members(home), root).expect("the root is a member of its host");
+        if from == 0 {
+            between(buf)?;
+            return self.node_bcast(buf, 0);
+        }
+        self.node_bcast(buf, from)?;
+        between(buf)
+    }
+
+    fn node_bcast(&self, buf: &mut [u8], root: usize) -> Result<()> {
+        match self.board()? {
+            Some(board) => {
+                board.bcast(&self.node, buf, root);
+                Ok(())
+            }
+            None => self.node.bcast_bytes(buf, root),
+        }
+    }
+
+    /// Whether `rank` leads its host.
+    fn leads(&self, rank: usize) -> bool {
+        self.hosts.members(self.hosts.of(rank))[0] == rank
+    }
+
+    /// The leader's `buf` into member `to`'s (see [`Board::pass`]).
+    fn node_pass(&self, buf: &mut [u8], to: usize) -> Result<()> {
+        let ctx = self.node.coll_context();
+        match (self.board()?, self.node.rank()) {
+            (Some(board), _) => board.pass(&self.node, buf, 0, to),
+            (None, 0) => self.node.send_on(ctx, buf, to, TAG_REDUCE, SendMode::Standard)?,
+            (None, r) if r == to => drop(self.node.recv_on(ctx, buf, Source::Rank(0), TagMatch::Tag(TAG_REDUCE))?),
+            (None, _) => {}
+        }
+        Ok(())
+    }
+
+    /// The host's vectors folded in rank order into its leader's `into` (others pass `None`).
+    fn node_reduce(&self, send: &[u8], into: Option<&mut [u8]>, op: ReduceOp<'_>) -> Result<()> {
+        match self.board()? {
+            Some(board) => {
+                board.reduce(&self.node, send, into, Some(0), op);
+                Ok(())
+            }
+            None => self.node.reduce_bytes(send, into, 0, op),
+        }
+    }
+
+    /// Reduction of every rank's `send` into `recv` at `root` (a rank of the communicator), or
+    /// everywhere when `root` is `None`: each host into its leader on the board, the leaders by
+    /// the table's schedule between hosts, then the leader's result to the root on its host
+    /// (one message, where the root does not lead it) or to every member (one post). `recv`
+    /// holds `send.len()` bytes where the result lands, and is not `send`.
+    pub(crate) fn reduce(
+        &self,
+        me: usize,
+        send: &[u8],
+        recv: *mut u8,
+        root: Option<usize>,
+        how: Reduction,
+    ) -> Result<()> {
+        let Reduction { mut op, elem, commutative } = how;
+        let len = send.len();
+        let leads = self.leaders.is_some();
+        let mut host = vec![0u8; if leads { len } else { 0 }];
+        self.node_reduce(send, leads.then_some(&mut host[..]), &mut *op)?;
+        let how = Reduction { op, elem, commutative };
+        let home = root.map(|r| self.hosts.of(r));
+        // SAFETY: where the result lands `recv` holds `len` bytes apart from `send` (caller).
+        let result = || unsafe { std::slice::from_raw_parts_mut(recv, len) };
+        let mut kept = Vec::new();
+        if let Some(leaders) = &self.leaders {
+            let to_root = root.is_some_and(|r| r != me) && home == Some(self.hosts.of(me));
+            kept.resize(if to_root { len } else { 0 }, 0);
+            // At a leader that is not the root, the leaders' schedule never writes `recv`.
+            let into = if to_root { kept.as_mut_ptr() } else { recv };
+            // SAFETY: `host` and `into` hold `len` bytes and outlive the wait below.
+            let between = unsafe {
+                match home {
+                    Some(h) => leaders.ireduce_raw(host.as_ptr(), into, len, h, how)?,
+                    None => leaders.iallreduce_raw(host.as_ptr(), into, len, how)?,
+                }
+            };
+            between.wait()?;
+        }
+        // On the root's host, where the root does not lead it: the leader's result to the root.
+        if let Some(r) = root.filter(|&r| home == Some(self.hosts.of(me)) && !self.leads(r)) {
+            let at = Hosts::index_in(self.hosts.members(self.hosts.of(r)), r).expect("a member of its host");
+            let buf = if me == r { result() } else { &mut kept[..] };
+            self.node_pass(buf, at)?;
+        }
+        match root {
+            Some(_) => Ok(()),
+            None => self.node_bcast(result(), 0),
+        }
+    }
+}
+
+impl Communicator {
+    /// A blocking reduction (as [`Communicator::iallreduce_raw`], or `ireduce_raw` to `root`)
+    /// by the hierarchy with its host phases on the board, where it applies: ended on return.
+    /// Else `how` back, for the schedule.
+    ///
+    /// # Safety
+    /// As for [`Communicator::ireduce_raw`]; the caller waits at once (`board::blocking`).
+    pub(super) unsafe fn reduce_on_host_boards(
+        &self,
+        (send, recv, len): (*const u8, *mut u8, usize),
+        root: Option<usize>,
+        how: Reduction,
+    ) -> Result<std::result::Result<super::Collective, Reduction>> {
+        if !super::board::in_blocking_call()
+            || self.is_inter()
+            || self.on_one_host()
+            || super::select::reduce_by(self, len, root.is_some(), how.commutative) != super::select::ReduceBy::Hier
+        {
+            return Ok(Err(how));
+        }
+        let Some(hosts) = self.hier_board(len)? else { return Ok(Err(how)) };
+        let me = self.rank();
+        // In place (`send` is `recv`), the contribution is copied first: the result may land
+        // before the host has read it.
+        // SAFETY: `send` holds `len` readable bytes (caller).
+        let mine = unsafe { std::slice::from_raw_parts(send, len) };
+        let copy;
+        let mine = match std::ptr::eq(send, recv) {
+            true => {
+                copy = mine.to_vec();
+                &copy[..]
+            }
+            false => mine,
+        };
+        hosts.reduce(me, mine, recv, root, how)?;
+        Ok(Ok(super::Collective::finished(self)))
+    }
+}
