@@ -50,15 +50,22 @@ impl Communicator {
     fn make_host_comms(&self) -> Result<Option<&HostComms>> {
         let hosts = self.hosts();
         let crowded_host = (0..hosts.count()).any(|h| hosts.members(h).len() > 1);
+        let me = self.rank();
+        // Each host's members keep their order: a host's fold is a run of ranks in order.
+        let split = || -> Result<(Communicator, Option<Communicator>)> {
+            let node = self.split(Some(hosts.of(me) as u32), me as i32)?.expect("colored");
+            let leader = hosts.members(hosts.of(me))[0] == me;
+            Ok((node, self.split(leader.then_some(0), me as i32)?))
+        };
         let made = match crowded_host {
-            // Each host's members keep their order: a host's fold is a run of ranks in order.
-            true => {
-                let me = self.rank();
-                let node = self.split(Some(hosts.of(me) as u32), me as i32)?.expect("colored");
-                let leader = hosts.members(hosts.of(me))[0] == me;
-                let leaders = self.split(leader.then_some(0), me as i32)?;
-                Some(HostComms { node, leaders, hosts })
-            }
+            // No context id free in every member (the one argument error a split of this
+            // communicator can meet; all find it alike: the agreement is an AND of their
+            // masks): the schedule of `hier.rs` needs none.
+            true => match split() {
+                Ok((node, leaders)) => Some(HostComms { node, leaders, hosts }),
+                Err(crate::Error::InvalidArgument(_)) => None,
+                Err(e) => return Err(e),
+            },
             false => None,
         };
         // Another thread of this process made them at once (two collectives on one
