@@ -446,7 +446,7 @@ fn association(w: &Communicator) -> Res {
 
 /// Blocking barrier, bcast (every root, inline and data-area sizes), reduce and allreduce
 /// (a commutative sum, and a non-commutative operator; every root, in place and not; as MPI's
-/// blocking forms start them), values checked, twice; the second time counting messages:
+/// blocking forms start them) and allgather, values checked, twice; the second time counting messages:
 /// prints how many this rank exchanged with members of its own host (none where the
 /// hierarchy's host phases run on the board, `coll/hier_board.rs`; a non-commutative
 /// reduction on hosts whose ranks are not consecutive runs flat, so it is left out of that
@@ -468,6 +468,7 @@ fn hier_board(w: &Communicator) -> Res {
             }
         }
         summed(w, &[0, 8, 112, 1024, 2048], true)?;
+        gathered_to_all(w)?;
         if ordered {
             ordered_reductions(w, &[0, 16, 112, 1024, 2048], true)?;
         }
@@ -483,6 +484,37 @@ fn hier_board(w: &Communicator) -> Res {
         on_host += a.sent_messages - b.sent_messages + a.received_messages - b.received_messages;
     }
     println!("rank {me}: {on_host} messages on its host");
+    Ok(())
+}
+
+/// Blocking all-gathers (as MPI_Allgather starts them) of parts up to one board data area,
+/// in rank order and reversed, in place and not, values checked.
+fn gathered_to_all(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    for part in [0usize, 8, 113, 2048] {
+        let mine: Vec<u8> = (0..part).map(|i| byte(me, 0, i)).collect();
+        for (reversed, in_place) in [(false, false), (true, false), (false, true), (true, true)] {
+            let place = |r: usize| if reversed { n - 1 - r } else { r };
+            let layout: Vec<(usize, usize)> = (0..n).map(|r| (place(r) * part, part)).collect();
+            let mut all = vec![0xee; n * part];
+            if in_place {
+                all[place(me) * part..][..part].copy_from_slice(&mine);
+            }
+            let send = if in_place { all[place(me) * part..].as_ptr() } else { mine.as_ptr() };
+            // SAFETY: both buffers outlive the wait and are not touched before it.
+            let started = billboard::coll::blocking(true, || unsafe {
+                w.iallgatherv_raw(send, part, all.as_mut_ptr(), n * part, &layout)
+            });
+            started?.wait()?;
+            for r in 0..n {
+                let got = &all[place(r) * part..][..part];
+                assert!(
+                    got.iter().enumerate().all(|(i, &b)| b == byte(r, 0, i)),
+                    "allgather of {part} B: rank {r}'s part at {me}"
+                );
+            }
+        }
+    }
     Ok(())
 }
 

@@ -237,6 +237,20 @@ impl Communicator {
             return Ok(Collective::finished(self));
         }
         let by = allgather_by(self, layout.iter().map(|p| p.1).sum());
+        // Waited for at once, parts of one length: the hierarchy's host phases on the board.
+        let uniform = layout.iter().all(|p| p.1 == largest);
+        if by == AllgatherBy::Hier && uniform && in_blocking_call() {
+            if let Some(hosts) = self.hier_board(largest)? {
+                if send_len < largest {
+                    return Err(Error::InvalidArgument(format!(
+                        "allgather: rank {} sends {send_len} bytes into a part of {largest}",
+                        self.rank()
+                    )));
+                }
+                hosts.allgather(self.rank(), (send, largest), recv, layout)?;
+                return Ok(Collective::finished(self));
+            }
+        }
         self.nonblocking(None, |plan| match by {
             AllgatherBy::Post => plan.allgather_post((send, send_len), recv, layout),
             AllgatherBy::GatherBcast => {

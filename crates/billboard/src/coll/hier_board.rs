@@ -4,20 +4,23 @@
 //! algorithms between hosts (`hier.rs` with one member per host). The schedule of `hier.rs`
 //! moves the host phases by messages through the engine; here they are one post read by the
 //! host (a barrier's arrival lines and release line, a broadcast's post, a reduction's posts
-//! folded by the leader), so a host's members exchange no message at all.
+//! folded by the leader, an all-gather's parts read by the leader and the whole posted back),
+//! so a host's members exchange no message at all.
 //!
 //! Applies where the table gives a blocking collective on several hosts the hierarchy, some
-//! host holds two members or more, a rank's post fits one data area (2 KiB) and `BB_BOARD`
-//! is not 0: every member decides alike. The two communicators are made by the first such
-//! collective (two splits, collective on the communicator) and kept with it; a host whose
-//! members find no board slot free runs its host phases by their communicator's messages,
-//! the other hosts still on their boards (each host's phases involve its members alone).
+//! host holds two members or more, a rank's post fits one data area (2 KiB; an all-gather's
+//! parts all of one length) and `BB_BOARD` is not 0: every member decides alike. The two
+//! communicators are made by the first such collective (two splits, collective on the
+//! communicator) and kept with it; a host whose members find no board slot free runs its
+//! host phases by their communicator's messages, the other hosts still on their boards (each
+//! host's phases involve its members alone).
 //!
 //! Reductions keep rank order where the hierarchy does (`select.rs` chooses it only for
 //! commutative operators or hosts of consecutive ranks): a host folds its members in rank
 //! order on its board, the leaders fold the hosts in host order.
 
 use super::board::{Board, DATA};
+use super::gather::Layout;
 use super::hosts::Hosts;
 use super::select_board::BOARD;
 use super::{ReduceOp, Reduction, TAG_REDUCE};
@@ -240,5 +243,66 @@ impl Communicator {
         };
         hosts.reduce(me, mine, recv, root, how)?;
         Ok(Ok(super::Collective::finished(self)))
+    }
+}
+
+impl HostComms {
+    /// All-gather of every rank's `part` bytes at `send` into `recv`, rank r's part at
+    /// `layout[r]` (checked by the caller; every part `part` bytes): each host's parts into
+    /// its leader's packed block on the board, the blocks among the leaders (the table's
+    /// all-gather between hosts), the packed whole posted once on each host (in cells past one
+    /// data area), each rank taking its parts out into place. Hosts in order, each host's
+    /// members in order: the packed whole is every host's block in turn.
+    ///
+    /// # Safety
+    /// `send` holds `part` bytes, `recv` every part of `layout`; `send` may be this rank's part.
+    pub(crate) unsafe fn allgather(
+        &self,
+        me: usize,
+        (send, part): (*const u8, usize),
+        recv: *mut u8,
+        layout: Layout,
+    ) -> Result<()> {
+        let hosts = &self.hosts;
+        let order: Vec<usize> = (0..hosts.count()).flat_map(|h| hosts.members(h).iter().copied()).collect();
+        let mut packed = vec![0u8; order.len() * part];
+        let mut blocks = Vec::with_capacity(hosts.count());
+        for h in 0..hosts.count() {
+            let at = blocks.last().map_or(0, |&(d, l)| d + l);
+            blocks.push((at, hosts.members(h).len() * part));
+        }
+        let (at, len) = blocks[hosts.of(me)];
+        let host_block = packed.as_mut_ptr().wrapping_add(at);
+        // Gathered into this host's block at its leader (node rank 0), member i's at i * part.
+        let into = self.leaders.is_some().then_some(host_block);
+        match self.board()? {
+            // SAFETY: `send` holds `part` bytes; the block holds every member's part.
+            Some(board) => unsafe {
+                board.gather_at(&self.node, (send, part), into.map(|b| (b, |i| (i * part, part))), 0)
+            },
+            None => {
+                let own: Vec<(usize, usize)> = (0..self.node.size()).map(|i| (i * part, part)).collect();
+                // SAFETY: as above, and both outlive the wait.
+                let gathered = unsafe { self.node.igatherv_raw(send, part, into.map(|b| (b, len, &own[..])), 0)? };
+                gathered.wait()?;
+            }
+        }
+        if let Some(leaders) = &self.leaders {
+            // SAFETY: the block lies in `packed`, which holds every block and outlives the wait.
+            let between =
+                unsafe { leaders.iallgatherv_raw(host_block, len, packed.as_mut_ptr(), packed.len(), &blocks)? };
+            between.wait()?;
+        }
+        match self.board()? {
+            Some(board) if packed.len() <= DATA => board.bcast(&self.node, &mut packed, 0),
+            Some(board) => board.bcast_cells(&self.node, &mut packed, 0),
+            None => self.node.bcast_bytes(&mut packed, 0)?,
+        }
+        for (k, &r) in order.iter().enumerate() {
+            let (d, l) = layout[r];
+            // SAFETY: the part lies in `recv` (caller); `packed` holds `part` bytes at k * part.
+            unsafe { std::ptr::copy_nonoverlapping(packed.as_ptr().add(k * part), recv.add(d), l.min(part)) };
+        }
+        Ok(())
     }
 }
