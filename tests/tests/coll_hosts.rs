@@ -113,7 +113,9 @@ fn the_algorithms_forced_are_those_that_run() {
 /// MPI programs built for MPICH (tests/c, as in `c_suite.rs`) run on our library across hosts:
 /// every reduction form (MPI_Reduce_scatter by the hierarchy now), non-commutative user ops in
 /// rank order, large vectors, types with holes, and the nonblocking collectives, by the table,
-/// on an interleaved placement and on three hosts. Skips without `mpicc.mpich` or `dist/`.
+/// on an interleaved placement, on three hosts, and on 2 hosts of 2 consecutive ranks (the
+/// blocking forms' host phases on the board, `coll/hier_board.rs`). Skips without
+/// `mpicc.mpich` or `dist/`.
 #[test]
 fn mpich_built_collective_programs_across_hosts() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
@@ -137,7 +139,7 @@ fn mpich_built_collective_programs_across_hosts() {
             let _ = std::fs::remove_dir_all(&out);
             return;
         }
-        for (slots, n) in [(&[1usize, 2][..], 5usize), (&[1, 1, 1], 3)] {
+        for (slots, n) in [(&[1usize, 2][..], 5usize), (&[1, 1, 1], 3), (&[2, 2], 4)] {
             let hosts: Vec<String> = ns.names.iter().zip(slots).map(|(h, s)| format!("{h}:{s}")).collect();
             let (hosts, count) = (hosts.join(","), n.to_string());
             let exe = exe.to_str().unwrap();
@@ -157,11 +159,11 @@ fn mpich_built_collective_programs_across_hosts() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// Blocking barrier, bcast, reduce, allreduce and allgather on 2 hosts of 1, 2 and 3 ranks each (and an
-/// interleaved placement): with the hierarchy (the table's, or forced) each host's phases run
-/// on its board, so no rank exchanges a message with a member of its own host, values checked
-/// by bb-coll; with `BB_BOARD=0` they go by messages (what the count would show if the board
-/// were not used).
+/// Blocking barrier, bcast, reduce, allreduce, allgather and gather on 2 hosts of 1, 2 and 3
+/// ranks each (and an interleaved placement): with the hierarchy (the table's, or forced)
+/// each host's phases run on its board, so no rank exchanges a message with a member of its
+/// own host, values checked by bb-coll; with `BB_BOARD=0` they go by messages (what the count
+/// would show if the board were not used).
 #[test]
 fn hierarchical_host_phases_run_on_the_board() {
     let Some(ns) = Netns::create(2) else { return };
@@ -176,6 +178,7 @@ fn hierarchical_host_phases_run_on_the_board() {
         ("BB_COLL_REDUCE", "hier"),
         ("BB_COLL_ALLREDUCE", "hier"),
         ("BB_COLL_ALLGATHER", "hier"),
+        ("BB_COLL_GATHER", "hier"),
     ];
     for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
         for env in [&[][..], &hier[..]] {

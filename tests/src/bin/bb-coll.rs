@@ -488,10 +488,10 @@ fn hier_board(w: &Communicator) -> Res {
 }
 
 /// Blocking all-gathers (as MPI_Allgather starts them) of parts up to one board data area,
-/// in rank order and reversed, in place and not, values checked.
+/// in rank order and reversed, in place and not, and gathers to every root, values checked.
 fn gathered_to_all(w: &Communicator) -> Res {
     let (n, me) = (w.size(), w.rank());
-    for part in [0usize, 8, 113, 2048] {
+    for part in [0usize, 8, 113, 1024, 2048] {
         let mine: Vec<u8> = (0..part).map(|i| byte(me, 0, i)).collect();
         for (reversed, in_place) in [(false, false), (true, false), (false, true), (true, true)] {
             let place = |r: usize| if reversed { n - 1 - r } else { r };
@@ -512,6 +512,20 @@ fn gathered_to_all(w: &Communicator) -> Res {
                     got.iter().enumerate().all(|(i, &b)| b == byte(r, 0, i)),
                     "allgather of {part} B: rank {r}'s part at {me}"
                 );
+            }
+            // Larger parts go straight to the root, by messages (BB_GATHER_HIER_MAX).
+            for root in (0..n).filter(|_| part <= 1024) {
+                let mut all = vec![0xee; n * part];
+                let into = (me == root).then(|| (all.as_mut_ptr(), n * part, &layout[..]));
+                // SAFETY: both buffers outlive the wait and are not touched before it.
+                let started =
+                    billboard::coll::blocking(true, || unsafe { w.igather_raw(mine.as_ptr(), part, into, root) });
+                started?.wait()?;
+                for r in (0..n).filter(|_| me == root) {
+                    let got = &all[place(r) * part..][..part];
+                    let ok = got.iter().enumerate().all(|(i, &b)| b == byte(r, 0, i));
+                    assert!(ok, "gather of {part} B to {root}: rank {r}'s part");
+                }
             }
         }
     }

@@ -167,7 +167,18 @@ impl Communicator {
             board.gather(self, (send, part), recv.map(|(b, _, l)| (b, l)), root);
             return Ok(Collective::finished(self));
         }
-        self.nonblocking(None, |plan| match gather_by(self, true, part) {
+        let by = gather_by(self, true, part);
+        // Waited for at once: the hierarchy's host phases on the board.
+        if by == GatherBy::Hier && in_blocking_call() {
+            if let Some(hosts) = self.hier_board(part)? {
+                if recv.is_none() && self.rank() == root {
+                    return Err(Error::InvalidArgument(format!("gather: root {root} must pass a receive buffer")));
+                }
+                hosts.gather(self.rank(), (send, part), recv.map(|(b, _, l)| (b, l)), root)?;
+                return Ok(Collective::finished(self));
+            }
+        }
+        self.nonblocking(None, |plan| match by {
             GatherBy::Linear => plan.gather(send, part, recv, root),
             GatherBy::Hier => plan.hier_gather(&self.hosts(), (send, part), recv, root),
             GatherBy::Binomial => plan.gather_binomial((send, part), recv, root),

@@ -134,14 +134,15 @@ impl HostComms {
         self.hosts.members(self.hosts.of(rank))[0] == rank
     }
 
-    /// The leader's `buf` into member `to`'s (see [`Board::pass`]).
-    fn node_pass(&self, buf: &mut [u8], to: usize) -> Result<()> {
+    /// The leader's `len` bytes at `buf` into member `to`'s `buf` (the others pass any
+    /// buffer): posts on the board (see [`Board::pass`]), else a message.
+    fn node_pass(&self, buf: &mut [u8], len: usize, to: usize) -> Result<()> {
         let ctx = self.node.coll_context();
         match (self.board()?, self.node.rank()) {
-            (Some(board), _) => board.pass(&self.node, buf, 0, to),
-            (None, 0) => self.node.send_on(ctx, buf, to, TAG_REDUCE, SendMode::Standard)?,
-            (None, r) if r == to => drop(self.node.recv_on(ctx, buf, Source::Rank(0), TagMatch::Tag(TAG_REDUCE))?),
-            (None, _) => {}
+            (Some(board), _) => board.pass(&self.node, buf, len, 0, to),
+            (_, 0) => self.node.send_on(ctx, buf, to, TAG_REDUCE, SendMode::Standard)?,
+            (_, r) if r == to => drop(self.node.recv_on(ctx, buf, Source::Rank(0), TagMatch::Tag(TAG_REDUCE))?),
+            (_, _) => {}
         }
         Ok(())
     }
@@ -198,7 +199,7 @@ impl HostComms {
         if let Some(r) = root.filter(|&r| home == Some(self.hosts.of(me)) && !self.leads(r)) {
             let at = Hosts::index_in(self.hosts.members(self.hosts.of(r)), r).expect("a member of its host");
             let buf = if me == r { result() } else { &mut kept[..] };
-            self.node_pass(buf, at)?;
+            self.node_pass(buf, len, at)?;
         }
         match root {
             Some(_) => Ok(()),
@@ -263,30 +264,12 @@ impl HostComms {
         recv: *mut u8,
         layout: Layout,
     ) -> Result<()> {
-        let hosts = &self.hosts;
-        let order: Vec<usize> = (0..hosts.count()).flat_map(|h| hosts.members(h).iter().copied()).collect();
+        let (order, blocks) = self.packing(part);
         let mut packed = vec![0u8; order.len() * part];
-        let mut blocks = Vec::with_capacity(hosts.count());
-        for h in 0..hosts.count() {
-            let at = blocks.last().map_or(0, |&(d, l)| d + l);
-            blocks.push((at, hosts.members(h).len() * part));
-        }
-        let (at, len) = blocks[hosts.of(me)];
+        let (at, len) = blocks[self.hosts.of(me)];
         let host_block = packed.as_mut_ptr().wrapping_add(at);
-        // Gathered into this host's block at its leader (node rank 0), member i's at i * part.
-        let into = self.leaders.is_some().then_some(host_block);
-        match self.board()? {
-            // SAFETY: `send` holds `part` bytes; the block holds every member's part.
-            Some(board) => unsafe {
-                board.gather_at(&self.node, (send, part), into.map(|b| (b, |i| (i * part, part))), 0)
-            },
-            None => {
-                let own: Vec<(usize, usize)> = (0..self.node.size()).map(|i| (i * part, part)).collect();
-                // SAFETY: as above, and both outlive the wait.
-                let gathered = unsafe { self.node.igatherv_raw(send, part, into.map(|b| (b, len, &own[..])), 0)? };
-                gathered.wait()?;
-            }
-        }
+        // SAFETY: `send` holds `part` bytes; the block holds every member's part.
+        unsafe { self.gather_host((send, part), self.leaders.is_some().then_some(host_block))? };
         if let Some(leaders) = &self.leaders {
             // SAFETY: the block lies in `packed`, which holds every block and outlives the wait.
             let between =
@@ -298,11 +281,93 @@ impl HostComms {
             Some(board) => board.bcast_cells(&self.node, &mut packed, 0),
             None => self.node.bcast_bytes(&mut packed, 0)?,
         }
-        for (k, &r) in order.iter().enumerate() {
-            let (d, l) = layout[r];
-            // SAFETY: the part lies in `recv` (caller); `packed` holds `part` bytes at k * part.
-            unsafe { std::ptr::copy_nonoverlapping(packed.as_ptr().add(k * part), recv.add(d), l.min(part)) };
+        // SAFETY: every part of `layout` lies in `recv` (caller).
+        unsafe { unpack(&packed, &order, part, recv, layout) };
+        Ok(())
+    }
+
+    /// Gather of every rank's `part` bytes at `send` into the root's `recv` at `layout[r]`
+    /// (checked by the caller): each host's parts into its leader's packed block on the board,
+    /// the blocks to the leader of the root's host (the leaders' gather), the packed whole to
+    /// a root that does not lead its host (posts on the board, in cells), and out into place.
+    ///
+    /// # Safety
+    /// `send` holds `part` bytes; at the root `recv` holds every part of `layout`.
+    pub(crate) unsafe fn gather(
+        &self,
+        me: usize,
+        (send, part): (*const u8, usize),
+        recv: Option<(*mut u8, Layout)>,
+        root: usize,
+    ) -> Result<()> {
+        let (order, blocks) = self.packing(part);
+        let (home, mine, total) = (self.hosts.of(root), self.hosts.of(me), order.len() * part);
+        let mut packed = vec![0u8; if self.leaders.is_some() || me == root { total } else { 0 }];
+        let (at, len) = blocks[mine];
+        let host_block = packed.as_mut_ptr().wrapping_add(at);
+        // SAFETY: as for `allgather`.
+        unsafe { self.gather_host((send, part), self.leaders.is_some().then_some(host_block))? };
+        if let Some(leaders) = &self.leaders {
+            let into = (mine == home).then(|| (packed.as_mut_ptr(), total, &blocks[..]));
+            // SAFETY: as for `allgather`.
+            let between = unsafe { leaders.igatherv_raw(host_block, len, into, home)? };
+            between.wait()?;
+        }
+        if mine == home && !self.leads(root) {
+            let to = Hosts::index_in(self.hosts.members(home), root).expect("a member of its host");
+            self.node_pass(&mut packed, total, to)?;
+        }
+        if let Some((buf, layout)) = recv.filter(|_| me == root) {
+            // SAFETY: every part of `layout` lies in `buf` (caller).
+            unsafe { unpack(&packed, &order, part, buf, layout) };
         }
         Ok(())
+    }
+
+    /// Every rank in packing order (hosts in order, each host's members in order) and each
+    /// host's block of the packed whole, for parts of `part` bytes.
+    fn packing(&self, part: usize) -> (Vec<usize>, Vec<(usize, usize)>) {
+        let hosts = &self.hosts;
+        let order = (0..hosts.count()).flat_map(|h| hosts.members(h).iter().copied()).collect();
+        let mut blocks: Vec<(usize, usize)> = Vec::with_capacity(hosts.count());
+        for h in 0..hosts.count() {
+            let at = blocks.last().map_or(0, |&(d, l)| d + l);
+            blocks.push((at, hosts.members(h).len() * part));
+        }
+        (order, blocks)
+    }
+
+    /// This host's `part` bytes at each member's `send` into `block` at its leader (node rank
+    /// 0), member i's at i * part: on the board, or by the host's messages.
+    ///
+    /// # Safety
+    /// `send` holds `part` bytes; at the leader `block` holds every member's part.
+    unsafe fn gather_host(&self, (send, part): (*const u8, usize), block: Option<*mut u8>) -> Result<()> {
+        match self.board()? {
+            // SAFETY: as this function's.
+            Some(board) => unsafe {
+                board.gather_at(&self.node, (send, part), block.map(|b| (b, |i| (i * part, part))), 0)
+            },
+            None => {
+                let own: Vec<(usize, usize)> = (0..self.node.size()).map(|i| (i * part, part)).collect();
+                let len = own.len() * part;
+                // SAFETY: as this function's, and both outlive the wait.
+                let gathered = unsafe { self.node.igatherv_raw(send, part, block.map(|b| (b, len, &own[..])), 0)? };
+                gathered.wait()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The packed whole (`order[k]`'s part at k * part) out into `recv` at `layout`.
+///
+/// # Safety
+/// Every part of `layout` lies in `recv`.
+unsafe fn unpack(packed: &[u8], order: &[usize], part: usize, recv: *mut u8, layout: Layout) {
+    for (k, &r) in order.iter().enumerate() {
+        let (d, l) = layout[r];
+        // SAFETY: the part lies in `recv` (caller); `packed` holds `part` bytes at k * part.
+        unsafe { std::ptr::copy_nonoverlapping(packed.as_ptr().add(k * part), recv.add(d), l.min(part)) };
     }
 }
