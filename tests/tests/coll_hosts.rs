@@ -159,11 +159,11 @@ fn mpich_built_collective_programs_across_hosts() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// Blocking barrier, bcast, reduce, allreduce, allgather and gather on 2 hosts of 1, 2 and 3
-/// ranks each (and an interleaved placement): with the hierarchy (the table's, or forced)
-/// each host's phases run on its board, so no rank exchanges a message with a member of its
-/// own host, values checked by bb-coll; with `BB_BOARD=0` they go by messages (what the count
-/// would show if the board were not used).
+/// Blocking barrier, bcast, reduce, allreduce, allgather, gather and scatter on 2 hosts of 1,
+/// 2 and 3 ranks each (and an interleaved placement): with the hierarchy (the table's, or
+/// forced) each host's phases run on its board, so no rank exchanges a message with a member
+/// of its own host, values checked by bb-coll; with `BB_BOARD=0` they go by messages (what
+/// the count would show if the board were not used).
 #[test]
 fn hierarchical_host_phases_run_on_the_board() {
     let Some(ns) = Netns::create(2) else { return };
@@ -179,6 +179,7 @@ fn hierarchical_host_phases_run_on_the_board() {
         ("BB_COLL_ALLREDUCE", "hier"),
         ("BB_COLL_ALLGATHER", "hier"),
         ("BB_COLL_GATHER", "hier"),
+        ("BB_COLL_SCATTER", "hier"),
     ];
     for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
         for env in [&[][..], &hier[..]] {

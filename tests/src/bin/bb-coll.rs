@@ -488,7 +488,8 @@ fn hier_board(w: &Communicator) -> Res {
 }
 
 /// Blocking all-gathers (as MPI_Allgather starts them) of parts up to one board data area,
-/// in rank order and reversed, in place and not, and gathers to every root, values checked.
+/// in rank order and reversed, in place and not, and gathers to and scatters from every root,
+/// values checked.
 fn gathered_to_all(w: &Communicator) -> Res {
     let (n, me) = (w.size(), w.rank());
     for part in [0usize, 8, 113, 1024, 2048] {
@@ -512,6 +513,20 @@ fn gathered_to_all(w: &Communicator) -> Res {
                     got.iter().enumerate().all(|(i, &b)| b == byte(r, 0, i)),
                     "allgather of {part} B: rank {r}'s part at {me}"
                 );
+            }
+            // A scatter's host block within one board post (3 members of up to 512 B).
+            for root in (0..n).filter(|_| part <= 512) {
+                let parts: Vec<u8> = (0..n * part)
+                    .map(|k| byte(root, (0..n).find(|&r| place(r) == k / part).unwrap(), k % part))
+                    .collect();
+                let from = (me == root).then(|| (parts.as_ptr(), n * part, &layout[..]));
+                let mut got = vec![0xee; part];
+                // SAFETY: both buffers outlive the wait and are not touched before it.
+                let started =
+                    billboard::coll::blocking(true, || unsafe { w.iscatter_raw(from, got.as_mut_ptr(), part, root) });
+                started?.wait()?;
+                let ok = got.iter().enumerate().all(|(i, &b)| b == byte(root, me, i));
+                assert!(ok, "scatter of {part} B from {root} at {me}");
             }
             // Larger parts go straight to the root, by messages (BB_GATHER_HIER_MAX).
             for root in (0..n).filter(|_| part <= 1024) {

@@ -211,7 +211,19 @@ impl Communicator {
             board.scatter(self, send.map(|(b, _, l)| (b, l)), (recv, recv_len), part, root);
             return Ok(Collective::finished(self));
         }
-        self.nonblocking(None, |plan| match gather_by(self, false, part) {
+        let by = gather_by(self, false, part);
+        // Waited for at once, each host's parts within one post: the hierarchy's host phases
+        // on the board.
+        if by == GatherBy::Hier && in_blocking_call() {
+            if let Some(hosts) = self.hier_board(part)?.filter(|h| h.widest() * part <= super::board::DATA) {
+                if send.is_none() && self.rank() == root {
+                    return Err(Error::InvalidArgument(format!("scatter: root {root} must pass a send buffer")));
+                }
+                hosts.scatter(self.rank(), send.map(|(b, _, l)| (b, l)), (recv, recv_len), part, root)?;
+                return Ok(Collective::finished(self));
+            }
+        }
+        self.nonblocking(None, |plan| match by {
             GatherBy::Linear => plan.scatter(send, recv, recv_len, root),
             GatherBy::Hier => plan.hier_scatter(&self.hosts(), send, (recv, recv_len), part, root),
             GatherBy::Binomial => plan.scatter_binomial(send, (recv, recv_len), part, root),

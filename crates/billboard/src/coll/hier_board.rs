@@ -129,19 +129,24 @@ impl HostComms {
         }
     }
 
+    /// The most members a host holds.
+    pub(crate) fn widest(&self) -> usize {
+        (0..self.hosts.count()).map(|h| self.hosts.members(h).len()).max().unwrap_or(0)
+    }
+
     /// Whether `rank` leads its host.
     fn leads(&self, rank: usize) -> bool {
         self.hosts.members(self.hosts.of(rank))[0] == rank
     }
 
-    /// The leader's `len` bytes at `buf` into member `to`'s `buf` (the others pass any
+    /// Member `from`'s `len` bytes at `buf` into member `to`'s `buf` (the others pass any
     /// buffer): posts on the board (see [`Board::pass`]), else a message.
-    fn node_pass(&self, buf: &mut [u8], len: usize, to: usize) -> Result<()> {
+    fn node_pass(&self, buf: &mut [u8], len: usize, (from, to): (usize, usize)) -> Result<()> {
         let ctx = self.node.coll_context();
         match (self.board()?, self.node.rank()) {
-            (Some(board), _) => board.pass(&self.node, buf, len, 0, to),
-            (_, 0) => self.node.send_on(ctx, buf, to, TAG_REDUCE, SendMode::Standard)?,
-            (_, r) if r == to => drop(self.node.recv_on(ctx, buf, Source::Rank(0), TagMatch::Tag(TAG_REDUCE))?),
+            (Some(board), _) => board.pass(&self.node, buf, len, from, to),
+            (_, r) if r == from => self.node.send_on(ctx, buf, to, TAG_REDUCE, SendMode::Standard)?,
+            (_, r) if r == to => drop(self.node.recv_on(ctx, buf, Source::Rank(from), TagMatch::Tag(TAG_REDUCE))?),
             (_, _) => {}
         }
         Ok(())
@@ -199,7 +204,7 @@ impl HostComms {
         if let Some(r) = root.filter(|&r| home == Some(self.hosts.of(me)) && !self.leads(r)) {
             let at = Hosts::index_in(self.hosts.members(self.hosts.of(r)), r).expect("a member of its host");
             let buf = if me == r { result() } else { &mut kept[..] };
-            self.node_pass(buf, len, at)?;
+            self.node_pass(buf, len, (0, at))?;
         }
         match root {
             Some(_) => Ok(()),
@@ -315,11 +320,65 @@ impl HostComms {
         }
         if mine == home && !self.leads(root) {
             let to = Hosts::index_in(self.hosts.members(home), root).expect("a member of its host");
-            self.node_pass(&mut packed, total, to)?;
+            self.node_pass(&mut packed, total, (0, to))?;
         }
         if let Some((buf, layout)) = recv.filter(|_| me == root) {
             // SAFETY: every part of `layout` lies in `buf` (caller).
             unsafe { unpack(&packed, &order, part, buf, layout) };
+        }
+        Ok(())
+    }
+
+    /// Scatter of the root's `part`-byte parts of `send` (at `layout[r]`, checked by the
+    /// caller) into each rank's `recv` (`recv_len` bytes; none at a root in place): the root
+    /// packs them in host order, passes the whole to its host's leader where it does not lead
+    /// it, the leaders scatter the hosts' blocks, each leader posts its block once on its host
+    /// and every member takes its part. Needs every host's block within one data area.
+    ///
+    /// # Safety
+    /// At the root `send` holds every part of `layout`; `recv` holds `recv_len` bytes.
+    pub(crate) unsafe fn scatter(
+        &self,
+        me: usize,
+        send: Option<(*const u8, Layout)>,
+        (recv, recv_len): (*mut u8, usize),
+        part: usize,
+        root: usize,
+    ) -> Result<()> {
+        let (order, blocks) = self.packing(part);
+        let (home, mine, total) = (self.hosts.of(root), self.hosts.of(me), order.len() * part);
+        let mut packed = vec![0u8; if self.leaders.is_some() || me == root { total } else { 0 }];
+        if let Some((buf, layout)) = send.filter(|_| me == root) {
+            for (k, &r) in order.iter().enumerate() {
+                // SAFETY: the part lies in `buf` (caller); `packed` holds `part` bytes at k * part.
+                unsafe { std::ptr::copy_nonoverlapping(buf.add(layout[r].0), packed.as_mut_ptr().add(k * part), part) };
+            }
+        }
+        if mine == home && !self.leads(root) {
+            let from = Hosts::index_in(self.hosts.members(home), root).expect("a member of its host");
+            self.node_pass(&mut packed, total, (from, 0))?;
+        }
+        let (at, len) = blocks[mine];
+        let host_block = packed.as_mut_ptr().wrapping_add(at);
+        if let Some(leaders) = &self.leaders {
+            let from = (mine == home).then(|| (packed.as_ptr(), total, &blocks[..]));
+            // SAFETY: the blocks lie in `packed`, which outlives the wait.
+            let between = unsafe { leaders.iscatterv_raw(from, host_block, len, home)? };
+            between.wait()?;
+        }
+        let block = self.leaders.is_some().then_some(host_block as *const u8);
+        match self.board()? {
+            // SAFETY: the block holds every member's part; `recv` holds `recv_len` bytes.
+            Some(board) => unsafe {
+                board.scatter_at(&self.node, block.map(|b| (b, |i| i * part)), (recv, recv_len), part, 0)
+            },
+            None => {
+                let own: Vec<(usize, usize)> = (0..self.node.size()).map(|i| (i * part, part)).collect();
+                // SAFETY: as above, and both outlive the wait.
+                let scattered =
+                    unsafe { self.node.iscatterv_raw(block.map(|b| (b, len, &own[..])), recv, recv_len, 0)? };
+                scattered.wait()?;
+            }
         }
         Ok(())
     }
