@@ -514,8 +514,9 @@ fn gathered_to_all(w: &Communicator) -> Res {
                     "allgather of {part} B: rank {r}'s part at {me}"
                 );
             }
-            // A scatter's host block within one board post (3 members of up to 512 B).
-            for root in (0..n).filter(|_| part <= 512) {
+            // A scatter's host block inline in one board post (3 members of up to 8 B; larger
+            // blocks go by messages, `gather.rs`).
+            for root in (0..n).filter(|_| part <= 8) {
                 let parts: Vec<u8> = (0..n * part)
                     .map(|k| byte(root, (0..n).find(|&r| place(r) == k / part).unwrap(), k % part))
                     .collect();

@@ -4,16 +4,17 @@
 //! algorithms between hosts (`hier.rs` with one member per host). The schedule of `hier.rs`
 //! moves the host phases by messages through the engine; here they are one post read by the
 //! host (a barrier's arrival lines and release line, a broadcast's post, a reduction's posts
-//! folded by the leader, an all-gather's parts read by the leader and the whole posted back),
-//! so a host's members exchange no message at all.
+//! folded by the leader, a gather's parts read by the leader, the whole posted back for an
+//! all-gather, a scatter's host block posted by the leader), so a host's members exchange no
+//! message at all.
 //!
 //! Applies where the table gives a blocking collective on several hosts the hierarchy, some
 //! host holds two members or more, a rank's post fits one data area (2 KiB; an all-gather's
-//! parts all of one length) and `BB_BOARD` is not 0: every member decides alike. The two
-//! communicators are made by the first such collective (two splits, collective on the
-//! communicator) and kept with it; a host whose members find no board slot free runs its
-//! host phases by their communicator's messages, the other hosts still on their boards (each
-//! host's phases involve its members alone).
+//! parts all of one length; a scatter's host block inline) and `BB_BOARD` is not 0: every member
+//! decides alike. The two communicators are made by the first such collective (two splits,
+//! collective on the communicator) and kept with it; a host whose members find no board
+//! slot free runs its host phases by their communicator's messages, the other hosts still on
+//! their boards (each host's phases involve its members alone).
 //!
 //! Reductions keep rank order where the hierarchy does (`select.rs` chooses it only for
 //! commutative operators or hosts of consecutive ranks): a host folds its members in rank
@@ -333,7 +334,7 @@ impl HostComms {
     /// caller) into each rank's `recv` (`recv_len` bytes; none at a root in place): the root
     /// packs them in host order, passes the whole to its host's leader where it does not lead
     /// it, the leaders scatter the hosts' blocks, each leader posts its block once on its host
-    /// and every member takes its part. Needs every host's block within one data area.
+    /// and every member takes its part. Needs every host's block within one post.
     ///
     /// # Safety
     /// At the root `send` holds every part of `layout`; `recv` holds `recv_len` bytes.
