@@ -113,7 +113,9 @@ fn the_algorithms_forced_are_those_that_run() {
 /// MPI programs built for MPICH (tests/c, as in `c_suite.rs`) run on our library across hosts:
 /// every reduction form (MPI_Reduce_scatter by the hierarchy now), non-commutative user ops in
 /// rank order, large vectors, types with holes, and the nonblocking collectives, by the table,
-/// on an interleaved placement and on three hosts. Skips without `mpicc.mpich` or `dist/`.
+/// on an interleaved placement, on three hosts, and on 2 hosts of 2 consecutive ranks (the
+/// blocking forms' host phases on the board, `coll/hier_board.rs`). Skips without
+/// `mpicc.mpich` or `dist/`.
 #[test]
 fn mpich_built_collective_programs_across_hosts() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
@@ -137,7 +139,7 @@ fn mpich_built_collective_programs_across_hosts() {
             let _ = std::fs::remove_dir_all(&out);
             return;
         }
-        for (slots, n) in [(&[1usize, 2][..], 5usize), (&[1, 1, 1], 3)] {
+        for (slots, n) in [(&[1usize, 2][..], 5usize), (&[1, 1, 1], 3), (&[2, 2], 4)] {
             let hosts: Vec<String> = ns.names.iter().zip(slots).map(|(h, s)| format!("{h}:{s}")).collect();
             let (hosts, count) = (hosts.join(","), n.to_string());
             let exe = exe.to_str().unwrap();
@@ -155,4 +157,55 @@ fn mpich_built_collective_programs_across_hosts() {
         }
     }
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Blocking barrier, bcast, reduce, allreduce, allgather, gather and scatter on 2 hosts of 1,
+/// 2 and 3 ranks each (and an interleaved placement): with the hierarchy (the table's, or
+/// forced) each host's phases run on its board, so no rank exchanges a message with a member
+/// of its own host, values checked by bb-coll; with `BB_BOARD=0` they go by messages (what
+/// the count would show if the board were not used).
+#[test]
+fn hierarchical_host_phases_run_on_the_board() {
+    let Some(ns) = Netns::create(2) else { return };
+    let on_host = |job: &Job| -> u64 {
+        let out = job.stdout();
+        let counts = out.lines().filter_map(|l| l.split(": ").nth(1)?.strip_suffix(" messages on its host"));
+        counts.map(|c| c.parse::<u64>().unwrap()).sum()
+    };
+    let hier = [
+        ("BB_COLL_BCAST", "hier"),
+        ("BB_COLL_BARRIER", "hier"),
+        ("BB_COLL_REDUCE", "hier"),
+        ("BB_COLL_ALLREDUCE", "hier"),
+        ("BB_COLL_ALLGATHER", "hier"),
+        ("BB_COLL_GATHER", "hier"),
+        ("BB_COLL_SCATTER", "hier"),
+    ];
+    for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
+        for env in [&[][..], &hier[..]] {
+            let job = run_mode(&ns, placement, env, "hier-board");
+            expect_mode(&job, placement.1, "hier-board", &format!("{env:?} on {placement:?}"));
+            assert_eq!(on_host(&job), 0, "{env:?} on {placement:?}: messages on a host\n{}", job.stdout());
+        }
+        if placement.0.iter().any(|&s| s > 1) {
+            let job = run_mode(&ns, placement, &[("BB_BOARD", "0")], "hier-board");
+            expect_mode(&job, placement.1, "hier-board", &format!("BB_BOARD=0 on {placement:?}"));
+            assert!(on_host(&job) > 0, "BB_BOARD=0 on {placement:?}: host phases by messages\n{}", job.stdout());
+        }
+    }
+}
+
+fn run_mode(ns: &Netns, (slots, n): (&[usize], usize), env: &[(&str, &str)], mode: &str) -> Job {
+    let program = binary("bb-coll");
+    let program = program.to_str().unwrap();
+    let hosts: Vec<String> = ns.names.iter().zip(slots).map(|(h, s)| format!("{h}:{s}")).collect();
+    let (hosts, n) = (hosts.join(","), n.to_string());
+    let args = ["--launcher", LAUNCHER, "--host", &hosts, "-n", &n, program, mode];
+    Running::start_env(&args, env, b"", &[program]).finish(T, SETTLE)
+}
+
+fn expect_mode(job: &Job, n: usize, mode: &str, what: &str) {
+    job.assert_success();
+    let want = format!("ok {mode} on {n} ranks");
+    assert!(job.stdout().contains(&want), "{what}:\nstdout: {}\nstderr: {}", job.stdout(), job.stderr());
 }

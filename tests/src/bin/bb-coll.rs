@@ -212,11 +212,20 @@ fn compose_each(invec: &[u8], inout: &mut [u8]) {
 /// inline, split, eager limits; with `large` also 300,000 B), to the first, middle and last
 /// root, in place and not; each result checked against the fold computed here.
 fn reductions(w: &Communicator, large: bool) -> Res {
+    let sizes = [0usize, 16, 4096, 4112, 8176, 8192, 8208, 16_384, 16_400, 65_520, 65_536, 65_552, 300_000];
+    ordered_reductions(w, &sizes[..sizes.len() - usize::from(!large)], false)
+}
+
+/// [`reductions`] at `sizes`; `blocks`: started as MPI's blocking forms start them (waited
+/// for at once, so they may run on the board).
+fn ordered_reductions(w: &Communicator, sizes: &[usize], blocks: bool) -> Res {
     let (n, me) = (w.size(), w.rank());
     let mut roots = vec![0, n / 2, n - 1];
     roots.dedup();
-    let sizes = [0usize, 16, 4096, 4112, 8176, 8192, 8208, 16_384, 16_400, 65_520, 65_536, 65_552, 300_000];
-    for len in sizes.into_iter().filter(|&l| large || l < 300_000) {
+    let start = |f: &mut dyn FnMut() -> billboard::Result<billboard::Collective>| {
+        billboard::coll::blocking(blocks, f).and_then(billboard::Collective::wait)
+    };
+    for &len in sizes {
         let mine: Vec<u8> = (0..len / 16).flat_map(|i| bytes_of(element(me, i))).collect();
         let want: Vec<u8> = (0..len / 16)
             .flat_map(|i| {
@@ -231,13 +240,13 @@ fn reductions(w: &Communicator, large: bool) -> Res {
             let mut all = if in_place { mine.clone() } else { vec![0xee; len] };
             let send = if in_place { all.as_ptr() } else { mine.as_ptr() };
             // SAFETY: both buffers outlive the wait and are not touched before it.
-            unsafe { w.iallreduce_raw(send, all.as_mut_ptr(), len, ordered(compose_each))? }.wait()?;
+            start(&mut || unsafe { w.iallreduce_raw(send, all.as_mut_ptr(), len, ordered(compose_each)) })?;
             assert!(all == want, "allreduce of {len} B (in place: {in_place}) at {me} of {n}");
             for &root in &roots {
                 let mut out = if in_place && me == root { mine.clone() } else { vec![0xee; len] };
                 let send = if in_place && me == root { out.as_ptr() } else { mine.as_ptr() };
                 // SAFETY: as above.
-                unsafe { w.ireduce_raw(send, out.as_mut_ptr(), len, root, ordered(compose_each))? }.wait()?;
+                start(&mut || unsafe { w.ireduce_raw(send, out.as_mut_ptr(), len, root, ordered(compose_each)) })?;
                 if me == root {
                     assert!(out == want, "reduce of {len} B to {root} (in place: {in_place}) of {n}");
                 }
@@ -435,6 +444,143 @@ fn association(w: &Communicator) -> Res {
     Ok(())
 }
 
+/// Blocking barrier, bcast (every root, inline and data-area sizes), reduce and allreduce
+/// (a commutative sum, and a non-commutative operator; every root, in place and not; as MPI's
+/// blocking forms start them) and allgather, values checked, twice; the second time counting messages:
+/// prints how many this rank exchanged with members of its own host (none where the
+/// hierarchy's host phases run on the board, `coll/hier_board.rs`; a non-commutative
+/// reduction on hosts whose ranks are not consecutive runs flat, so it is left out of that
+/// count).
+fn hier_board(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    let hosts: Vec<usize> = (0..n).map(|r| w.host_of(r)).collect::<Result<_, _>>()?;
+    let consecutive = (1..n).all(|r| hosts[r] == hosts[r - 1] || !hosts[..r].contains(&hosts[r]));
+    let rounds = |ordered: bool| -> Res {
+        for _ in 0..3 {
+            w.barrier()?;
+        }
+        for root in 0..n {
+            for len in [0usize, 8, 112, 113, 2048] {
+                let fill = |i: usize| (i + root + len) as u8;
+                let mut buf: Vec<u8> = if me == root { (0..len).map(fill).collect() } else { vec![0; len] };
+                w.bcast_bytes(&mut buf, root)?;
+                assert!(buf.iter().enumerate().all(|(i, &b)| b == fill(i)), "bcast from {root}, {len} B at {me}");
+            }
+        }
+        summed(w, &[0, 8, 112, 1024, 2048], true)?;
+        gathered_to_all(w)?;
+        if ordered {
+            ordered_reductions(w, &[0, 16, 112, 1024, 2048], true)?;
+        }
+        Ok(w.barrier()?)
+    };
+    rounds(true)?;
+    let before = w.traffic();
+    rounds(consecutive)?;
+    let after = w.traffic();
+    let mut on_host = 0;
+    for r in (0..n).filter(|&r| r != me && hosts[r] == hosts[me]) {
+        let (a, b) = (&after[w.world_rank(r)], &before[w.world_rank(r)]);
+        on_host += a.sent_messages - b.sent_messages + a.received_messages - b.received_messages;
+    }
+    println!("rank {me}: {on_host} messages on its host");
+    Ok(())
+}
+
+/// Blocking all-gathers (as MPI_Allgather starts them) of parts up to one board data area,
+/// in rank order and reversed, in place and not, and gathers to and scatters from every root,
+/// values checked.
+fn gathered_to_all(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    for part in [0usize, 8, 113, 1024, 2048] {
+        let mine: Vec<u8> = (0..part).map(|i| byte(me, 0, i)).collect();
+        for (reversed, in_place) in [(false, false), (true, false), (false, true), (true, true)] {
+            let place = |r: usize| if reversed { n - 1 - r } else { r };
+            let layout: Vec<(usize, usize)> = (0..n).map(|r| (place(r) * part, part)).collect();
+            let mut all = vec![0xee; n * part];
+            if in_place {
+                all[place(me) * part..][..part].copy_from_slice(&mine);
+            }
+            let send = if in_place { all[place(me) * part..].as_ptr() } else { mine.as_ptr() };
+            // SAFETY: both buffers outlive the wait and are not touched before it.
+            let started = billboard::coll::blocking(true, || unsafe {
+                w.iallgatherv_raw(send, part, all.as_mut_ptr(), n * part, &layout)
+            });
+            started?.wait()?;
+            for r in 0..n {
+                let got = &all[place(r) * part..][..part];
+                assert!(
+                    got.iter().enumerate().all(|(i, &b)| b == byte(r, 0, i)),
+                    "allgather of {part} B: rank {r}'s part at {me}"
+                );
+            }
+            // A scatter's host block inline in one board post (3 members of up to 8 B; larger
+            // blocks go by messages, `gather.rs`).
+            for root in (0..n).filter(|_| part <= 8) {
+                let parts: Vec<u8> = (0..n * part)
+                    .map(|k| byte(root, (0..n).find(|&r| place(r) == k / part).unwrap(), k % part))
+                    .collect();
+                let from = (me == root).then(|| (parts.as_ptr(), n * part, &layout[..]));
+                let mut got = vec![0xee; part];
+                // SAFETY: both buffers outlive the wait and are not touched before it.
+                let started =
+                    billboard::coll::blocking(true, || unsafe { w.iscatter_raw(from, got.as_mut_ptr(), part, root) });
+                started?.wait()?;
+                let ok = got.iter().enumerate().all(|(i, &b)| b == byte(root, me, i));
+                assert!(ok, "scatter of {part} B from {root} at {me}");
+            }
+            // Larger parts go straight to the root, by messages (BB_GATHER_HIER_MAX).
+            for root in (0..n).filter(|_| part <= 1024) {
+                let mut all = vec![0xee; n * part];
+                let into = (me == root).then(|| (all.as_mut_ptr(), n * part, &layout[..]));
+                // SAFETY: both buffers outlive the wait and are not touched before it.
+                let started =
+                    billboard::coll::blocking(true, || unsafe { w.igather_raw(mine.as_ptr(), part, into, root) });
+                started?.wait()?;
+                for r in (0..n).filter(|_| me == root) {
+                    let got = &all[place(r) * part..][..part];
+                    let ok = got.iter().enumerate().all(|(i, &b)| b == byte(r, 0, i));
+                    assert!(ok, "gather of {part} B to {root}: rank {r}'s part");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reduce (every root) and allreduce of a commutative sum of words at `sizes`, in place and
+/// not; `blocks`: started as MPI's blocking forms start them.
+fn summed(w: &Communicator, sizes: &[usize], blocks: bool) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    let sum = || Reduction { op: Box::new(add_words), elem: 8, commutative: true };
+    let start = |f: &mut dyn FnMut() -> billboard::Result<billboard::Collective>| {
+        billboard::coll::blocking(blocks, f).and_then(billboard::Collective::wait)
+    };
+    for &len in sizes {
+        let word = |r: usize, i: usize| (i as u64).wrapping_mul(0x9e37_79b9) ^ (r as u64 * 1001);
+        let mine: Vec<u8> = (0..len / 8).flat_map(|i| word(me, i).to_le_bytes()).collect();
+        let want: Vec<u8> =
+            (0..len / 8).flat_map(|i| (0..n).fold(0u64, |a, r| a.wrapping_add(word(r, i))).to_le_bytes()).collect();
+        for in_place in [false, true] {
+            let mut all = if in_place { mine.clone() } else { vec![0xee; len] };
+            let send = if in_place { all.as_ptr() } else { mine.as_ptr() };
+            // SAFETY: both buffers outlive the wait and are not touched before it.
+            start(&mut || unsafe { w.iallreduce_raw(send, all.as_mut_ptr(), len, sum()) })?;
+            assert!(all == want, "allreduce (sum) of {len} B (in place: {in_place}) at {me} of {n}");
+            for root in 0..n {
+                let mut out = if in_place && me == root { mine.clone() } else { vec![0xee; len] };
+                let send = if in_place && me == root { out.as_ptr() } else { mine.as_ptr() };
+                // SAFETY: as above.
+                start(&mut || unsafe { w.ireduce_raw(send, out.as_mut_ptr(), len, root, sum()) })?;
+                if me == root {
+                    assert!(out == want, "reduce (sum) of {len} B to {root} (in place: {in_place}) of {n}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn add_words(inv: &[u8], inout: &mut [u8]) {
     for (a, b) in inv.chunks_exact(8).zip(inout.chunks_exact_mut(8)) {
         let s = u64::from_le_bytes(a.try_into().unwrap()).wrapping_add(u64::from_le_bytes(b.try_into().unwrap()));
@@ -452,6 +598,15 @@ fn main() -> Res {
     // SAFETY: `first` is neither touched nor dropped before the broadcast is waited for.
     unsafe { fresh.ibcast_raw(first.as_mut_ptr(), first.len(), 0) }?.wait()?;
     assert!(first.iter().all(|&b| b == 7), "first ibcast on a fresh communicator");
+    if std::env::args().any(|a| a == "hier-board") {
+        hier_board(&w)?;
+        w.barrier()?;
+        if w.rank() == 0 {
+            println!("ok hier-board on {} ranks", w.size());
+        }
+        universe.finalize()?;
+        return Ok(());
+    }
     if std::env::args().any(|a| a == "association") {
         association(&w)?;
         w.barrier()?;

@@ -7,6 +7,7 @@ use super::context::{self, ContextPool};
 use super::datatype::{Buffer, BufferMut};
 use super::request::{Request, Status};
 use crate::coll::board::{Board, BoardChoices, BoardPool};
+use crate::coll::hier_board::HostComms;
 use crate::engine::matching::{Envelope, Pattern};
 use crate::engine::request::Completion;
 use crate::engine::{EngineRef, Helper, Pending};
@@ -134,6 +135,9 @@ struct Inner {
     board: std::sync::OnceLock<Option<Board>>,
     /// Which collectives run on the board, and how, once asked (`coll/board.rs`).
     board_choices: BoardChoices,
+    /// On several hosts, each host's members and the hosts' leaders, once a hierarchical
+    /// collective made them (`coll/hier_board.rs`).
+    host_comms: std::sync::OnceLock<Option<HostComms>>,
 }
 
 impl Drop for Inner {
@@ -173,6 +177,7 @@ impl Communicator {
                 boards: Arc::new(BoardPool::default()),
                 board: std::sync::OnceLock::new(),
                 board_choices: BoardChoices::default(),
+                host_comms: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -196,6 +201,7 @@ impl Communicator {
             boards: self.inner.boards.clone(),
             board: std::sync::OnceLock::new(),
             board_choices: BoardChoices::default(),
+            host_comms: std::sync::OnceLock::new(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -646,7 +652,8 @@ impl Communicator {
     /// Returns once every rank of the communicator has called it (dissemination barrier:
     /// ceil(log2 n) rounds of zero-byte messages, Hensgen, Finkel and Manber 1988).
     /// Where the table chooses another algorithm (one post on one host, the hierarchy on
-    /// several), the schedule of [`Communicator::ibarrier`], started and waited for.
+    /// several), the schedule of [`Communicator::ibarrier`], started and waited for; the
+    /// hierarchy's host phases on the board where it applies (`coll/hier_board.rs`).
     pub fn barrier(&self) -> Result<()> {
         use crate::coll::select::{barrier_by, BarrierBy, Collective};
         if let Some((board, by)) = self.board_for(Collective::Barrier, 0, true)? {
@@ -656,8 +663,16 @@ impl Communicator {
             }
             return Ok(());
         }
-        if self.is_inter() || barrier_by(self) != BarrierBy::Dissemination {
+        if self.is_inter() {
             return self.ibarrier()?.wait();
+        }
+        match barrier_by(self) {
+            BarrierBy::Dissemination => {}
+            BarrierBy::Hier => match self.hier_board(0)? {
+                Some(hosts) => return hosts.barrier(),
+                None => return self.ibarrier()?.wait(),
+            },
+            _ => return self.ibarrier()?.wait(),
         }
         let (n, me) = (self.inner.size, self.inner.rank);
         let mut dist = 1;
@@ -725,6 +740,7 @@ impl Communicator {
             boards: self.inner.boards.clone(),
             board: std::sync::OnceLock::new(),
             board_choices: BoardChoices::default(),
+            host_comms: std::sync::OnceLock::new(),
         };
         let comm = Communicator { inner: Arc::new(inner) };
         if context >= FIRST_FREE_CONTEXT {
@@ -836,6 +852,7 @@ impl Communicator {
             boards: self.inner.boards.clone(),
             board: std::sync::OnceLock::new(),
             board_choices: BoardChoices::default(),
+            host_comms: std::sync::OnceLock::new(),
         };
         Communicator { inner: Arc::new(inner) }
     }
@@ -929,6 +946,11 @@ impl Communicator {
 
     pub(crate) fn board_choices(&self) -> &BoardChoices {
         &self.inner.board_choices
+    }
+
+    /// This communicator's hierarchy for the board's host phases (`coll/hier_board.rs`).
+    pub(crate) fn host_comms_slot(&self) -> &std::sync::OnceLock<Option<HostComms>> {
+        &self.inner.host_comms
     }
 
     /// This communicator's board slot, agreed by the first call (collective: every member

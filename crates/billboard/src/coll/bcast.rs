@@ -1,6 +1,7 @@
 //! Broadcast, blocking: a binomial tree (each rank receives once, then forwards to its
 //! subtrees) in a direct form, or the schedule of any other algorithm `select.rs` chooses
-//! (the root's one post, scatter + all-gather, the hierarchy), started and waited for.
+//! (the root's one post, scatter + all-gather, the hierarchy), started and waited for; the
+//! hierarchy with its host phases on the board where it applies (`hier_board.rs`).
 
 use super::schedule::{binomial_children, binomial_parent};
 use super::TAG_BCAST;
@@ -21,7 +22,13 @@ impl Communicator {
             }
             return Ok(());
         }
-        if super::select::bcast_by(self, buf.len()) != super::select::BcastBy::Tree {
+        let by = super::select::bcast_by(self, buf.len());
+        if by == super::select::BcastBy::Hier {
+            if let Some(hosts) = self.hier_board(buf.len())? {
+                return hosts.bcast(buf, root, self.rank());
+            }
+        }
+        if by != super::select::BcastBy::Tree {
             // SAFETY: `buf` is borrowed mutably until the broadcast has ended (waited for here).
             return unsafe { self.ibcast_raw(buf.as_mut_ptr(), buf.len(), root) }?.wait();
         }

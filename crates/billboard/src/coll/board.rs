@@ -66,7 +66,7 @@ pub(crate) const DATA: usize = (BOARD_SLOT_BYTES - LINE - HEADERS as usize * LIN
 /// Where an inline payload starts in the header line (16-byte aligned for any element type).
 const INLINE_AT: usize = 16;
 /// Largest payload carried in the header line itself (one line moves, not two).
-const INLINE: usize = LINE - INLINE_AT;
+pub(crate) const INLINE: usize = LINE - INLINE_AT;
 const _: () = assert!(BOARD_SLOTS <= 64 && DATA >= 1024 && DATA.is_multiple_of(LINE) && DATA_DEPTH <= HEADERS);
 
 /// The longest nap of a board waiter that has climbed the ladder to sleeping: nobody wakes

@@ -5,7 +5,8 @@
 //! group of the communicator (`Plan::within`), and a phase takes what the one before left
 //! only once its rounds have ended (`Plan::copy`, and network algorithms that read their
 //! input when their first round starts). Any placement works: a host's members need not be
-//! consecutive ranks, hosts may hold different numbers of them.
+//! consecutive ranks, hosts may hold different numbers of them. Blocking forms whose posts
+//! fit the board run their host phases on each host's board instead (`hier_board.rs`).
 //!
 //! Reductions keep rank order only where every host's members are consecutive ranks (then a
 //! host's fold is a run of ranks and the leaders fold the runs in host order); `select.rs`

@@ -38,6 +38,7 @@ mod board_scatter;
 mod gather;
 mod gather_binomial;
 mod hier;
+pub(crate) mod hier_board;
 pub(crate) mod hosts;
 mod inter;
 mod neighbor;

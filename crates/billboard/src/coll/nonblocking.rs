@@ -550,6 +550,11 @@ impl Communicator {
         how: Reduction,
     ) -> Result<Collective> {
         self.checked_world_rank(root)?;
+        // SAFETY: as for this function.
+        let how = match unsafe { self.reduce_on_host_boards((send, recv, len), Some(root), how)? } {
+            Ok(ended) => return Ok(ended),
+            Err(how) => how,
+        };
         let Reduction { op, elem, commutative } = how;
         self.nonblocking(Some(op), |plan| plan.reduction(send, recv, len, Some(root), (elem, commutative)))
     }
@@ -570,6 +575,11 @@ impl Communicator {
         if self.is_inter() {
             return self.inter_iallreduce_raw(send, recv, len, how.op);
         }
+        // SAFETY: as for this function.
+        let how = match unsafe { self.reduce_on_host_boards((send, recv, len), None, how)? } {
+            Ok(ended) => return Ok(ended),
+            Err(how) => how,
+        };
         let Reduction { op, elem, commutative } = how;
         self.nonblocking(Some(op), |plan| plan.reduction(send, recv, len, None, (elem, commutative)))
     }

@@ -25,7 +25,11 @@
 //!
 //! Hierarchical (`hier`, `hier.rs`): the members of each host on their billboard by the
 //! one-host table, one leader per host (the root on its own host) between hosts, then the
-//! host again. Between the leaders (`BB_COLL_*` does not reach them; the table does): bcast
+//! host again. Blocking barrier, bcast, reduce, allreduce, allgather (parts of one length),
+//! gather and scatter (a host's parts inline in one post) whose posts fit the board's data area
+//! run their host phases on each host's board instead, the leaders (each host's lowest
+//! member) on a communicator of their own (`hier_board.rs`; `BB_BOARD=0` leaves them to
+//! `hier.rs`). Between the leaders (`BB_COLL_*` does not reach them; the table does): bcast
 //! binomial, or scatter + ring all-gather for at least 3 leaders from `BB_BCAST_SCATTER_MIN`
 //! bytes; reduce binomial; allreduce recursive doubling, or a ring (reduce-scatter +
 //! all-gather) for commutative operators from `BB_ALLREDUCE_RING_MIN` bytes; all-gather

@@ -69,7 +69,8 @@ counted! {
             };
             // An intercommunicator's form, and large vectors, are schedules: started and waited for.
             let Some((layout, len)) = direct_reduction(&c, count, t, true)? else {
-                let (coll, done) = ireduce((sendbuf, recvbuf, count, t, op), root, &c)?;
+                // Waited for at once: the hierarchy may run its host phases on the board.
+                let (coll, done) = billboard::coll::blocking(true, || ireduce((sendbuf, recvbuf, count, t, op), root, &c))?;
                 return Scheduled { coll, done }.wait();
             };
             let mut combine = combiner(op, t)?;
@@ -99,7 +100,8 @@ counted! {
         call_unlocked(FUNCTION, comm, || {
             let c = comm_ref(comm)?;
             let Some((layout, len)) = direct_reduction(&c, count, t, false)? else {
-                let (coll, done) = iallreduce((sendbuf, recvbuf, count, t, op), &c)?;
+                // As for MPI_Reduce.
+                let (coll, done) = billboard::coll::blocking(true, || iallreduce((sendbuf, recvbuf, count, t, op), &c))?;
                 return Scheduled { coll, done }.wait();
             };
             let mut combine = combiner(op, t)?;

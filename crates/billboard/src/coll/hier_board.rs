@@ -1,0 +1,433 @@
+//! Hierarchical collectives whose host phases run on the board (blocking forms): each host's
+//! members on their own communicator's board slot (`board.rs`), the hosts' leaders (each
+//! host's lowest member) on a communicator of their own over the network, by the table's
+//! algorithms between hosts (`hier.rs` with one member per host). The schedule of `hier.rs`
+//! moves the host phases by messages through the engine; here they are one post read by the
+//! host (a barrier's arrival lines and release line, a broadcast's post, a reduction's posts
+//! folded by the leader, a gather's parts read by the leader, the whole posted back for an
+//! all-gather, a scatter's host block posted by the leader), so a host's members exchange no
+//! message at all.
+//!
+//! Applies where the table gives a blocking collective on several hosts the hierarchy, some
+//! host holds two members or more, a rank's post fits one data area (2 KiB; an all-gather's
+//! parts all of one length; a scatter's host block inline) and `BB_BOARD` is not 0: every member
+//! decides alike. The two communicators are made by the first such collective (two splits,
+//! collective on the communicator) and kept with it; a host whose members find no board
+//! slot free runs its host phases by their communicator's messages, the other hosts still on
+//! their boards (each host's phases involve its members alone).
+//!
+//! Reductions keep rank order where the hierarchy does (`select.rs` chooses it only for
+//! commutative operators or hosts of consecutive ranks): a host folds its members in rank
+//! order on its board, the leaders fold the hosts in host order.
+
+use super::board::{Board, DATA};
+use super::gather::Layout;
+use super::hosts::Hosts;
+use super::select_board::BOARD;
+use super::{ReduceOp, Reduction, TAG_REDUCE};
+use crate::{Communicator, Result, SendMode, Source, TagMatch};
+
+/// A communicator's hierarchy for the board's host phases.
+pub(crate) struct HostComms {
+    /// This host's members, ranked as in the communicator.
+    node: Communicator,
+    /// At a host's leader (its lowest member): the leaders, ranked by host.
+    leaders: Option<Communicator>,
+    hosts: Hosts,
+}
+
+impl Communicator {
+    /// The hierarchy of blocking collective of `len` bytes a rank posts, where the table gave
+    /// it `hier` (the caller checked); made at the first call. `None`: the schedule of
+    /// `hier.rs` runs it.
+    pub(crate) fn hier_board(&self, len: usize) -> Result<Option<&HostComms>> {
+        if len > DATA || BOARD.get() == 0 || self.is_inter() || self.on_one_host() {
+            return Ok(None);
+        }
+        match self.host_comms_slot().get() {
+            Some(h) => Ok(h.as_ref()),
+            None => self.make_host_comms(),
+        }
+    }
+
+    #[cold]
+    fn make_host_comms(&self) -> Result<Option<&HostComms>> {
+        let hosts = self.hosts();
+        let crowded_host = (0..hosts.count()).any(|h| hosts.members(h).len() > 1);
+        let me = self.rank();
+        // Each host's members keep their order: a host's fold is a run of ranks in order.
+        let split = || -> Result<(Communicator, Option<Communicator>)> {
+            let node = self.split(Some(hosts.of(me) as u32), me as i32)?.expect("colored");
+            let leader = hosts.members(hosts.of(me))[0] == me;
+            Ok((node, self.split(leader.then_some(0), me as i32)?))
+        };
+        let made = match crowded_host {
+            // No context id free in every member (the one argument error a split of this
+            // communicator can meet; all find it alike: the agreement is an AND of their
+            // masks): the schedule of `hier.rs` needs none.
+            true => match split() {
+                Ok((node, leaders)) => Some(HostComms { node, leaders, hosts }),
+                Err(crate::Error::InvalidArgument(_)) => None,
+                Err(e) => return Err(e),
+            },
+            false => None,
+        };
+        // Another thread of this process made them at once (two collectives on one
+        // communicator at once, which MPI forbids): keep the first.
+        let _ = self.host_comms_slot().set(made);
+        Ok(self.host_comms_slot().get().and_then(Option::as_ref))
+    }
+}
+
+impl HostComms {
+    /// This host's board, if its members agreed on a slot (at the first call, collective on
+    /// the host).
+    fn board(&self) -> Result<Option<&Board>> {
+        self.node.board()
+    }
+
+    /// Barrier: the host's arrivals read by its leader, the leaders' barrier, the leader's
+    /// release line read by the host.
+    pub(crate) fn barrier(&self) -> Result<()> {
+        let between = || self.leaders.as_ref().map_or(Ok(()), Communicator::barrier);
+        match self.board()? {
+            Some(board) => board.barrier_leader_with(&self.node, between),
+            None => {
+                self.node.barrier()?;
+                between()?;
+                self.node.barrier()
+            }
+        }
+    }
+
+    /// Broadcast of `buf` from `root` (a rank of the communicator): on the root's host from
+    /// the root, between the leaders from the root's host, on the other hosts from their
+    /// leader. A root that leads its host sends between hosts first (the network is the
+    /// longer way).
+    pub(crate) fn bcast(&self, buf: &mut [u8], root: usize, me: usize) -> Result<()> {
+        let (home, mine) = (self.hosts.of(root), self.hosts.of(me));
+        let between = |buf: &mut [u8]| self.leaders.as_ref().map_or(Ok(()), |l| l.bcast_bytes(buf, home));
+        if mine != home {
+            between(buf)?;
+            return self.node_bcast(buf, 0);
+        }
+        let from = Hosts::index_in(self.hosts.members(home), root).expect("the root is a member of its host");
+        if from == 0 {
+            between(buf)?;
+            return self.node_bcast(buf, 0);
+        }
+        self.node_bcast(buf, from)?;
+        between(buf)
+    }
+
+    fn node_bcast(&self, buf: &mut [u8], root: usize) -> Result<()> {
+        match self.board()? {
+            Some(board) => {
+                board.bcast(&self.node, buf, root);
+                Ok(())
+            }
+            None => self.node.bcast_bytes(buf, root),
+        }
+    }
+
+    /// The most members a host holds.
+    pub(crate) fn widest(&self) -> usize {
+        (0..self.hosts.count()).map(|h| self.hosts.members(h).len()).max().unwrap_or(0)
+    }
+
+    /// Whether `rank` leads its host.
+    fn leads(&self, rank: usize) -> bool {
+        self.hosts.members(self.hosts.of(rank))[0] == rank
+    }
+
+    /// Member `from`'s `len` bytes at `buf` into member `to`'s `buf` (the others pass any
+    /// buffer): posts on the board (see [`Board::pass`]), else a message.
+    fn node_pass(&self, buf: &mut [u8], len: usize, (from, to): (usize, usize)) -> Result<()> {
+        let ctx = self.node.coll_context();
+        match (self.board()?, self.node.rank()) {
+            (Some(board), _) => board.pass(&self.node, buf, len, from, to),
+            (_, r) if r == from => self.node.send_on(ctx, buf, to, TAG_REDUCE, SendMode::Standard)?,
+            (_, r) if r == to => drop(self.node.recv_on(ctx, buf, Source::Rank(from), TagMatch::Tag(TAG_REDUCE))?),
+            (_, _) => {}
+        }
+        Ok(())
+    }
+
+    /// The host's vectors folded in rank order into its leader's `into` (others pass `None`).
+    fn node_reduce(&self, send: &[u8], into: Option<&mut [u8]>, op: ReduceOp<'_>) -> Result<()> {
+        match self.board()? {
+            Some(board) => {
+                board.reduce(&self.node, send, into, Some(0), op);
+                Ok(())
+            }
+            None => self.node.reduce_bytes(send, into, 0, op),
+        }
+    }
+
+    /// Reduction of every rank's `send` into `recv` at `root` (a rank of the communicator), or
+    /// everywhere when `root` is `None`: each host into its leader on the board, the leaders by
+    /// the table's schedule between hosts, then the leader's result to the root on its host
+    /// (one message, where the root does not lead it) or to every member (one post). `recv`
+    /// holds `send.len()` bytes where the result lands, and is not `send`.
+    pub(crate) fn reduce(
+        &self,
+        me: usize,
+        send: &[u8],
+        recv: *mut u8,
+        root: Option<usize>,
+        how: Reduction,
+    ) -> Result<()> {
+        let Reduction { mut op, elem, commutative } = how;
+        let len = send.len();
+        let leads = self.leaders.is_some();
+        let mut host = vec![0u8; if leads { len } else { 0 }];
+        self.node_reduce(send, leads.then_some(&mut host[..]), &mut *op)?;
+        let how = Reduction { op, elem, commutative };
+        let home = root.map(|r| self.hosts.of(r));
+        // SAFETY: where the result lands `recv` holds `len` bytes apart from `send` (caller).
+        let result = || unsafe { std::slice::from_raw_parts_mut(recv, len) };
+        let mut kept = Vec::new();
+        if let Some(leaders) = &self.leaders {
+            let to_root = root.is_some_and(|r| r != me) && home == Some(self.hosts.of(me));
+            kept.resize(if to_root { len } else { 0 }, 0);
+            // At a leader that is not the root, the leaders' schedule never writes `recv`.
+            let into = if to_root { kept.as_mut_ptr() } else { recv };
+            // SAFETY: `host` and `into` hold `len` bytes and outlive the wait below.
+            let between = unsafe {
+                match home {
+                    Some(h) => leaders.ireduce_raw(host.as_ptr(), into, len, h, how)?,
+                    None => leaders.iallreduce_raw(host.as_ptr(), into, len, how)?,
+                }
+            };
+            between.wait()?;
+        }
+        // On the root's host, where the root does not lead it: the leader's result to the root.
+        if let Some(r) = root.filter(|&r| home == Some(self.hosts.of(me)) && !self.leads(r)) {
+            let at = Hosts::index_in(self.hosts.members(self.hosts.of(r)), r).expect("a member of its host");
+            let buf = if me == r { result() } else { &mut kept[..] };
+            self.node_pass(buf, len, (0, at))?;
+        }
+        match root {
+            Some(_) => Ok(()),
+            None => self.node_bcast(result(), 0),
+        }
+    }
+}
+
+impl Communicator {
+    /// A blocking reduction (as [`Communicator::iallreduce_raw`], or `ireduce_raw` to `root`)
+    /// by the hierarchy with its host phases on the board, where it applies: ended on return.
+    /// Else `how` back, for the schedule.
+    ///
+    /// # Safety
+    /// As for [`Communicator::ireduce_raw`]; the caller waits at once (`board::blocking`).
+    pub(super) unsafe fn reduce_on_host_boards(
+        &self,
+        (send, recv, len): (*const u8, *mut u8, usize),
+        root: Option<usize>,
+        how: Reduction,
+    ) -> Result<std::result::Result<super::Collective, Reduction>> {
+        if !super::board::in_blocking_call()
+            || self.is_inter()
+            || self.on_one_host()
+            || super::select::reduce_by(self, len, root.is_some(), how.commutative) != super::select::ReduceBy::Hier
+        {
+            return Ok(Err(how));
+        }
+        let Some(hosts) = self.hier_board(len)? else { return Ok(Err(how)) };
+        let me = self.rank();
+        // In place (`send` is `recv`), the contribution is copied first: the result may land
+        // before the host has read it.
+        // SAFETY: `send` holds `len` readable bytes (caller).
+        let mine = unsafe { std::slice::from_raw_parts(send, len) };
+        let copy;
+        let mine = match std::ptr::eq(send, recv) {
+            true => {
+                copy = mine.to_vec();
+                &copy[..]
+            }
+            false => mine,
+        };
+        hosts.reduce(me, mine, recv, root, how)?;
+        Ok(Ok(super::Collective::finished(self)))
+    }
+}
+
+impl HostComms {
+    /// All-gather of every rank's `part` bytes at `send` into `recv`, rank r's part at
+    /// `layout[r]` (checked by the caller; every part `part` bytes): each host's parts into
+    /// its leader's packed block on the board, the blocks among the leaders (the table's
+    /// all-gather between hosts), the packed whole posted once on each host (in cells past one
+    /// data area), each rank taking its parts out into place. Hosts in order, each host's
+    /// members in order: the packed whole is every host's block in turn.
+    ///
+    /// # Safety
+    /// `send` holds `part` bytes, `recv` every part of `layout`; `send` may be this rank's part.
+    pub(crate) unsafe fn allgather(
+        &self,
+        me: usize,
+        (send, part): (*const u8, usize),
+        recv: *mut u8,
+        layout: Layout,
+    ) -> Result<()> {
+        let (order, blocks) = self.packing(part);
+        let mut packed = vec![0u8; order.len() * part];
+        let (at, len) = blocks[self.hosts.of(me)];
+        let host_block = packed.as_mut_ptr().wrapping_add(at);
+        // SAFETY: `send` holds `part` bytes; the block holds every member's part.
+        unsafe { self.gather_host((send, part), self.leaders.is_some().then_some(host_block))? };
+        if let Some(leaders) = &self.leaders {
+            // SAFETY: the block lies in `packed`, which holds every block and outlives the wait.
+            let between =
+                unsafe { leaders.iallgatherv_raw(host_block, len, packed.as_mut_ptr(), packed.len(), &blocks)? };
+            between.wait()?;
+        }
+        match self.board()? {
+            Some(board) if packed.len() <= DATA => board.bcast(&self.node, &mut packed, 0),
+            Some(board) => board.bcast_cells(&self.node, &mut packed, 0),
+            None => self.node.bcast_bytes(&mut packed, 0)?,
+        }
+        // SAFETY: every part of `layout` lies in `recv` (caller).
+        unsafe { unpack(&packed, &order, part, recv, layout) };
+        Ok(())
+    }
+
+    /// Gather of every rank's `part` bytes at `send` into the root's `recv` at `layout[r]`
+    /// (checked by the caller): each host's parts into its leader's packed block on the board,
+    /// the blocks to the leader of the root's host (the leaders' gather), the packed whole to
+    /// a root that does not lead its host (posts on the board, in cells), and out into place.
+    ///
+    /// # Safety
+    /// `send` holds `part` bytes; at the root `recv` holds every part of `layout`.
+    pub(crate) unsafe fn gather(
+        &self,
+        me: usize,
+        (send, part): (*const u8, usize),
+        recv: Option<(*mut u8, Layout)>,
+        root: usize,
+    ) -> Result<()> {
+        let (order, blocks) = self.packing(part);
+        let (home, mine, total) = (self.hosts.of(root), self.hosts.of(me), order.len() * part);
+        let mut packed = vec![0u8; if self.leaders.is_some() || me == root { total } else { 0 }];
+        let (at, len) = blocks[mine];
+        let host_block = packed.as_mut_ptr().wrapping_add(at);
+        // SAFETY: as for `allgather`.
+        unsafe { self.gather_host((send, part), self.leaders.is_some().then_some(host_block))? };
+        if let Some(leaders) = &self.leaders {
+            let into = (mine == home).then(|| (packed.as_mut_ptr(), total, &blocks[..]));
+            // SAFETY: as for `allgather`.
+            let between = unsafe { leaders.igatherv_raw(host_block, len, into, home)? };
+            between.wait()?;
+        }
+        if mine == home && !self.leads(root) {
+            let to = Hosts::index_in(self.hosts.members(home), root).expect("a member of its host");
+            self.node_pass(&mut packed, total, (0, to))?;
+        }
+        if let Some((buf, layout)) = recv.filter(|_| me == root) {
+            // SAFETY: every part of `layout` lies in `buf` (caller).
+            unsafe { unpack(&packed, &order, part, buf, layout) };
+        }
+        Ok(())
+    }
+
+    /// Scatter of the root's `part`-byte parts of `send` (at `layout[r]`, checked by the
+    /// caller) into each rank's `recv` (`recv_len` bytes; none at a root in place): the root
+    /// packs them in host order, passes the whole to its host's leader where it does not lead
+    /// it, the leaders scatter the hosts' blocks, each leader posts its block once on its host
+    /// and every member takes its part. Needs every host's block within one post.
+    ///
+    /// # Safety
+    /// At the root `send` holds every part of `layout`; `recv` holds `recv_len` bytes.
+    pub(crate) unsafe fn scatter(
+        &self,
+        me: usize,
+        send: Option<(*const u8, Layout)>,
+        (recv, recv_len): (*mut u8, usize),
+        part: usize,
+        root: usize,
+    ) -> Result<()> {
+        let (order, blocks) = self.packing(part);
+        let (home, mine, total) = (self.hosts.of(root), self.hosts.of(me), order.len() * part);
+        let mut packed = vec![0u8; if self.leaders.is_some() || me == root { total } else { 0 }];
+        if let Some((buf, layout)) = send.filter(|_| me == root) {
+            for (k, &r) in order.iter().enumerate() {
+                // SAFETY: the part lies in `buf` (caller); `packed` holds `part` bytes at k * part.
+                unsafe { std::ptr::copy_nonoverlapping(buf.add(layout[r].0), packed.as_mut_ptr().add(k * part), part) };
+            }
+        }
+        if mine == home && !self.leads(root) {
+            let from = Hosts::index_in(self.hosts.members(home), root).expect("a member of its host");
+            self.node_pass(&mut packed, total, (from, 0))?;
+        }
+        let (at, len) = blocks[mine];
+        let host_block = packed.as_mut_ptr().wrapping_add(at);
+        if let Some(leaders) = &self.leaders {
+            let from = (mine == home).then(|| (packed.as_ptr(), total, &blocks[..]));
+            // SAFETY: the blocks lie in `packed`, which outlives the wait.
+            let between = unsafe { leaders.iscatterv_raw(from, host_block, len, home)? };
+            between.wait()?;
+        }
+        let block = self.leaders.is_some().then_some(host_block as *const u8);
+        match self.board()? {
+            // SAFETY: the block holds every member's part; `recv` holds `recv_len` bytes.
+            Some(board) => unsafe {
+                board.scatter_at(&self.node, block.map(|b| (b, |i| i * part)), (recv, recv_len), part, 0)
+            },
+            None => {
+                let own: Vec<(usize, usize)> = (0..self.node.size()).map(|i| (i * part, part)).collect();
+                // SAFETY: as above, and both outlive the wait.
+                let scattered =
+                    unsafe { self.node.iscatterv_raw(block.map(|b| (b, len, &own[..])), recv, recv_len, 0)? };
+                scattered.wait()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every rank in packing order (hosts in order, each host's members in order) and each
+    /// host's block of the packed whole, for parts of `part` bytes.
+    fn packing(&self, part: usize) -> (Vec<usize>, Vec<(usize, usize)>) {
+        let hosts = &self.hosts;
+        let order = (0..hosts.count()).flat_map(|h| hosts.members(h).iter().copied()).collect();
+        let mut blocks: Vec<(usize, usize)> = Vec::with_capacity(hosts.count());
+        for h in 0..hosts.count() {
+            let at = blocks.last().map_or(0, |&(d, l)| d + l);
+            blocks.push((at, hosts.members(h).len() * part));
+        }
+        (order, blocks)
+    }
+
+    /// This host's `part` bytes at each member's `send` into `block` at its leader (node rank
+    /// 0), member i's at i * part: on the board, or by the host's messages.
+    ///
+    /// # Safety
+    /// `send` holds `part` bytes; at the leader `block` holds every member's part.
+    unsafe fn gather_host(&self, (send, part): (*const u8, usize), block: Option<*mut u8>) -> Result<()> {
+        match self.board()? {
+            // SAFETY: as this function's.
+            Some(board) => unsafe {
+                board.gather_at(&self.node, (send, part), block.map(|b| (b, |i| (i * part, part))), 0)
+            },
+            None => {
+                let own: Vec<(usize, usize)> = (0..self.node.size()).map(|i| (i * part, part)).collect();
+                let len = own.len() * part;
+                // SAFETY: as this function's, and both outlive the wait.
+                let gathered = unsafe { self.node.igatherv_raw(send, part, block.map(|b| (b, len, &own[..])), 0)? };
+                gathered.wait()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The packed whole (`order[k]`'s part at k * part) out into `recv` at `layout`.
+///
+/// # Safety
+/// Every part of `layout` lies in `recv`.
+unsafe fn unpack(packed: &[u8], order: &[usize], part: usize, recv: *mut u8, layout: Layout) {
+    for (k, &r) in order.iter().enumerate() {
+        let (d, l) = layout[r];
+        // SAFETY: the part lies in `recv` (caller); `packed` holds `part` bytes at k * part.
+        unsafe { std::ptr::copy_nonoverlapping(packed.as_ptr().add(k * part), recv.add(d), l.min(part)) };
+    }
+}
