@@ -213,6 +213,9 @@ unsafe fn apply_now(
     bytes: usize,
 ) -> Option<Res> {
     let (reach, seg) = (w.reach.as_mut()?, w.node.as_ref()?);
+    if !reach.direct(target) {
+        return None;
+    }
     let shape = Shape { offset: offset as i64, count: 1, extent: bytes as i64, blocks: vec![(0, bytes)] };
     let a = Access { kind: c.kind, op: c.op, elem: c.target_type, target: shape, data: Vec::new() };
     let mut data = Vec::with_capacity(2 * bytes);

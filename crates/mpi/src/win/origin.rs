@@ -130,6 +130,7 @@ fn send_tracked(
     let seq = track.sent + 1;
     track.sent = seq;
     msg[8..16].copy_from_slice(&seq.to_ne_bytes());
+    let withdrawable = msg.len() <= 16 + 96 + 2 * super::withdraw::WITHDRAW_MAX;
     track.prune();
     // SAFETY: the bytes stay with the request until it completes (`Pending` or `Wait`).
     let req = unsafe { comm.send_active_raw(target, HANDLER, msg.as_ptr(), msg.len()) }?;
@@ -139,7 +140,7 @@ fn send_tracked(
         true => (Some(msg), None),
         false => (None, Some(Wait { req, staged: None, _bytes: msg })),
     };
-    track.ops.push_back(Pending { seq, msg, sending, withdrawable: true, sink, answer, reply: None });
+    track.ops.push_back(Pending { seq, msg, sending, withdrawable, sink, answer, reply: None });
     Ok(())
 }
 

@@ -45,8 +45,8 @@ fn check_assert(assert: c_int, call: &str) -> Res {
 
 /// Runs `start` on the window under the tables, then waits for what it returns without them:
 /// the settling of a created window's accumulates (`withdraw.rs`), then the waits.
-fn then_wait(win: MPI_Win, start: impl FnOnce(&mut Win, &mut Vec<Settle>) -> Res<Vec<Wait>>) -> Res {
-    let mut settles = Vec::new();
+fn then_wait(win: MPI_Win, start: impl FnOnce(&mut Win, &mut Settles) -> Res<Vec<Wait>>) -> Res {
+    let mut settles = Settles::default();
     let waits = state::with(|m: &mut Mpi| start(m.win_mut(win)?, &mut settles)).expect("MPI is running")?;
     if waits.is_empty() && settles.is_empty() {
         // A node window's flush: nothing is outstanding (and no iterator to build and drop).
@@ -57,10 +57,32 @@ fn then_wait(win: MPI_Win, start: impl FnOnce(&mut Win, &mut Vec<Settle>) -> Res
     settled.and(waited)
 }
 
+/// Settlings to run after the tables are let go: the first kept inline (a flush of one
+/// target allocates nothing for it).
+#[derive(Default)]
+pub(crate) struct Settles(Option<Settle>, Vec<Settle>);
+
+impl Settles {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+impl Extend<Settle> for Settles {
+    fn extend<I: IntoIterator<Item = Settle>>(&mut self, items: I) {
+        for s in items {
+            match self.0 {
+                None => self.0 = Some(s),
+                Some(_) => self.1.push(s),
+            }
+        }
+    }
+}
+
 /// Runs every one of `settles`, all of them even after an error (the first is returned).
-pub(crate) fn settle_all(settles: Vec<Settle>) -> Res {
+pub(crate) fn settle_all(settles: Settles) -> Res {
     let mut first = Ok(());
-    for s in settles {
+    for s in settles.0.into_iter().chain(settles.1) {
         if let Err(e) = s.run() {
             if first.is_ok() {
                 first = Err(e);
@@ -72,15 +94,14 @@ pub(crate) fn settle_all(settles: Vec<Settle>) -> Res {
 
 /// The settling of a created window's outstanding accumulates on `target` (`withdraw.rs`).
 pub(crate) fn settle_of(w: &mut Win, target: usize) -> Option<Settle> {
-    let (Some(reach), Some(seg)) = (w.reach.as_mut(), w.node.as_ref()) else { return None };
-    reach.settle(&w.comm, seg, target)
+    w.reach.as_mut()?.settle(target)
 }
 
 /// Starts the wait for the operations this process addressed to its own part of the window
 /// (rank `rank`, if that is its own); nothing in other epochs or for other ranks. A flush is
 /// asked even when an answer already confirms the operations: a request-based get's answer
 /// belongs to its request, and the flush's answer comes after it.
-pub(crate) fn start_self_flush(w: &mut Win, rank: c_int, settles: &mut Vec<Settle>) -> Res<Vec<Wait>> {
+pub(crate) fn start_self_flush(w: &mut Win, rank: c_int, settles: &mut Settles) -> Res<Vec<Wait>> {
     let me = w.comm.rank();
     if w.direct()
         || !matches!(w.epoch, Epoch::Lock { .. })
@@ -153,7 +174,7 @@ type Release = (std::sync::Arc<super::segment::Segment>, usize, c_int);
 /// Ends a node window's hold of target `r`: returns the waits for the answers of operations
 /// the handler does (a created window's accumulates, settled into `settles`; none where the
 /// origin did them all), and the lock word to let go after them, if this origin holds it.
-fn node_unlock(w: &mut Win, r: usize, settles: &mut Vec<Settle>) -> Res<(Vec<Wait>, Option<Release>)> {
+fn node_unlock(w: &mut Win, r: usize, settles: &mut Settles) -> Res<(Vec<Wait>, Option<Release>)> {
     settles.extend(settle_of(w, r));
     let waits = start_flush(&w.comm, r, &mut w.targets[r], false)?;
     let t = std::mem::take(&mut w.targets[r]);
@@ -167,7 +188,7 @@ fn node_unlock(w: &mut Win, r: usize, settles: &mut Vec<Settle>) -> Res<(Vec<Wai
 /// Settles `settles` and waits for `waits`, then lets the lock words go (even if a wait
 /// failed: the operations are over either way), the operations ordered before the release
 /// (`shm_sync.rs`).
-fn finish_and_release(settles: Vec<Settle>, waits: Vec<Wait>, release: Vec<Release>) -> Res {
+fn finish_and_release(settles: Settles, waits: Vec<Wait>, release: Vec<Release>) -> Res {
     let settled = if settles.is_empty() { Ok(()) } else { settle_all(settles) };
     let outcome = settled.and(if waits.is_empty() { Ok(()) } else { finish_all(waits) });
     shm_sync::complete_stores();
@@ -183,7 +204,7 @@ fn finish_and_release(settles: Vec<Settle>, waits: Vec<Wait>, release: Vec<Relea
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: MPI_Win) -> c_int {
     win_call_unlocked("MPI_Win_unlock", win, || {
-        let (mut release, mut settles) = (Vec::new(), Vec::new());
+        let (mut release, mut settles) = (Vec::new(), Settles::default());
         let waits = state::with(|m: &mut Mpi| -> Res<Vec<Wait>> {
             let w = m.win_mut(win)?;
             let Some(r) = target(w, rank, "MPI_Win_unlock")? else { return Ok(Vec::new()) };
@@ -233,7 +254,7 @@ pub unsafe extern "C" fn PMPI_Win_lock_all(assert: c_int, win: MPI_Win) -> c_int
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_unlock_all(win: MPI_Win) -> c_int {
     win_call_unlocked("MPI_Win_unlock_all", win, || {
-        let (mut release, mut settles) = (Vec::new(), Vec::new());
+        let (mut release, mut settles) = (Vec::new(), Settles::default());
         let waits = state::with(|m: &mut Mpi| -> Res<Vec<Wait>> {
             let w = m.win_mut(win)?;
             if w.epoch != (Epoch::Lock { all: true }) {

@@ -135,7 +135,7 @@ fn check_op(m: &Mpi, kind: Kind, op: MPI_Op, elem: Option<MPI_Datatype>) -> Res 
 /// body returns true when the fast path did the operation on a node window (then nothing
 /// waits, and the window is not looked up again).
 fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce(&mut Mpi) -> Res<bool>) -> c_int {
-    let (mut waits, mut settles) = (Vec::new(), Vec::new());
+    let (mut waits, mut settles) = (Vec::new(), super::passive::Settles::default());
     let rc = win_call(function, win, |m| {
         if body(m)? {
             return Ok(());
@@ -290,7 +290,7 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
                 if reach.copy(target, &access, &data, result.as_ref())? {
                     return Ok(None);
                 }
-                if accumulates && matches!(w.epoch, Epoch::Lock { .. }) {
+                if accumulates && matches!(w.epoch, Epoch::Lock { .. }) && reach.direct(target) {
                     let seg = w.node.as_ref().expect("a node window");
                     let joined: Vec<u8> = data.iter().flat_map(|v| v.bytes()).copied().collect();
                     if let Some(done) = reach.apply_now(seg, target, &access, &joined) {

@@ -58,7 +58,7 @@ pub(crate) struct Reach {
 impl Reach {
     /// The collective exchange of every member's process id and window base over `comm`
     /// (the window's communicator, whose members all run on this host).
-    pub fn exchange(comm: &Communicator, base: *mut u8) -> Res<Reach> {
+    pub fn exchange(comm: &Communicator, base: *mut u8, seg: &Arc<Segment>) -> Res<Reach> {
         let n = comm.size();
         let mine: Vec<u8> = [std::process::id() as u64, base as u64].iter().flat_map(|w| w.to_ne_bytes()).collect();
         let mut all = vec![0u8; 16 * n];
@@ -70,7 +70,12 @@ impl Reach {
         if refused {
             report(comm.rank(), "BB_RMA_SINGLE_COPY=0");
         }
-        Ok(Reach { peers, me: comm.rank(), refused, outstanding: (0..n).map(|_| Outstanding::default()).collect() })
+        Ok(Reach {
+            peers,
+            me: comm.rank(),
+            refused,
+            outstanding: (0..n).map(|_| Outstanding::new(comm, seg)).collect(),
+        })
     }
 
     /// Carries out put or get `a` on `target` by single copy: `data` the put's packed origin
@@ -137,14 +142,20 @@ impl Reach {
         }
     }
 
+    /// Whether operations on `target` are applied at once now (checked before building one).
+    #[inline]
+    pub fn direct(&self, target: usize) -> bool {
+        !self.refused && self.outstanding[target].direct()
+    }
+
     /// Every target's sends of withdrawn requests still in flight (`withdraw.rs`).
     pub fn take_limbo(&mut self) -> Vec<super::origin::Wait> {
         self.outstanding.iter_mut().flat_map(|o| o.take_limbo()).collect()
     }
 
     /// The settling of `target`'s outstanding operations (none: `None`).
-    pub fn settle(&mut self, comm: &Communicator, seg: &Arc<Segment>, target: usize) -> Option<Settle> {
-        Settle::new(comm, seg, target, self.peers[target], &mut self.outstanding[target])
+    pub fn settle(&mut self, target: usize) -> Option<Settle> {
+        Settle::new(target, self.peers[target], &mut self.outstanding[target])
     }
 
     /// The kernel refused a copy to or from `target`: from now on the handler does them.

@@ -29,7 +29,7 @@
 //! them waits for the handler.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -69,7 +69,8 @@ pub(crate) struct Pending {
     /// The request as sent (`None`: its send is in flight, `sending` holds it).
     pub msg: Option<Vec<u8>>,
     pub sending: Option<Wait>,
-    /// False: the program's request awaits the answer; only the handler may apply it.
+    /// False: only the handler may apply it (the program's request awaits the answer, or it
+    /// is too large to be worth a second application here: [`WITHDRAW_MAX`]).
     pub withdrawable: bool,
     pub sink: Sink,
     /// The receive of its answer (a get-type operation's).
@@ -84,19 +85,28 @@ impl Pending {
     }
 }
 
-/// What a settling tells the window it was taken from.
-#[derive(Default)]
+/// What an origin's settlings of one target share with its window: where to wait and lock,
+/// and what a settling tells the window (one reference count per flush, not three).
 pub(crate) struct Shared {
+    comm: Communicator,
+    seg: Arc<Segment>,
     /// Sends of withdrawn requests still in flight: they end when the target next reads its
     /// routes (then its handler drops them); MPI_Win_free finishes them before its barrier.
     limbo: Mutex<Vec<Wait>>,
+    /// Whether `limbo` may hold any (looked at without the mutex on every send).
+    in_limbo: AtomicBool,
     /// Operations still to apply at once, without the handler: a settling had to withdraw
     /// (the target was not in MPI), so the next ones would only wait for it too.
     direct: AtomicU32,
 }
 
+// SAFETY: what is not Send and Sync in it are the sends in limbo (requests over bytes they
+// own, reached only under the mutex), as in the window's other waits; the rest is atomics.
+unsafe impl Send for Shared {}
+// SAFETY: as above.
+unsafe impl Sync for Shared {}
+
 /// An origin's numbered operations to one target.
-#[derive(Default)]
 pub(crate) struct Outstanding {
     /// The number of the last one sent (or applied here).
     pub sent: u64,
@@ -105,17 +115,37 @@ pub(crate) struct Outstanding {
 }
 
 impl Outstanding {
+    /// For a window of communicator `comm` synchronised in `seg`.
+    pub fn new(comm: &Communicator, seg: &Arc<Segment>) -> Outstanding {
+        let shared = Shared {
+            comm: comm.clone(),
+            seg: seg.clone(),
+            limbo: Mutex::default(),
+            in_limbo: AtomicBool::new(false),
+            direct: AtomicU32::new(0),
+        };
+        Outstanding { sent: 0, ops: VecDeque::new(), shared: Arc::new(shared) }
+    }
+
     /// Lets go of the sends in limbo that have ended.
     pub fn prune(&mut self) {
-        let mut limbo = self.shared.limbo.lock().unwrap_or_else(|e| e.into_inner());
-        if !limbo.is_empty() {
-            limbo.retain_mut(|w| w.try_finish().is_none());
+        if !self.shared.in_limbo.load(Ordering::Relaxed) {
+            return;
         }
+        let mut limbo = self.shared.limbo.lock().unwrap_or_else(|e| e.into_inner());
+        limbo.retain_mut(|w| w.try_finish().is_none());
+        self.shared.in_limbo.store(!limbo.is_empty(), Ordering::Relaxed);
     }
 
     /// The sends in limbo, to finish (MPI_Win_free).
     pub fn take_limbo(&mut self) -> Vec<Wait> {
         std::mem::take(&mut *self.shared.limbo.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Whether the next operation is applied at once ([`Outstanding::apply_now`]).
+    #[inline]
+    pub fn direct(&self) -> bool {
+        self.ops.is_empty() && self.shared.direct.load(Ordering::Relaxed) > 0
     }
 
     /// Applies accumulate-type `a` (packed origin data, then compare data, in `data`) at once
@@ -133,7 +163,7 @@ impl Outstanding {
         a: &Access,
         data: &[u8],
     ) -> Option<Result<Vec<u8>, Failure>> {
-        if !self.ops.is_empty() || self.shared.direct.load(Ordering::Relaxed) == 0 {
+        if !self.direct() || a.target.bytes() > WITHDRAW_MAX {
             return None;
         }
         self.shared.direct.fetch_sub(1, Ordering::Relaxed);
@@ -151,6 +181,12 @@ impl Outstanding {
     }
 }
 
+/// The largest operation (target bytes) an origin withdraws or applies at once: beyond it the
+/// handler's single pass beats reading, combining and writing back by single copies (1 MiB
+/// accumulates took 10x longer withdrawn), and its request is a rendezvous the handler is
+/// busy receiving anyway.
+pub(crate) const WITHDRAW_MAX: usize = 64 << 10;
+
 /// Operations applied at once after a settling had to withdraw, before the handler is tried
 /// again (a target back in MPI answers faster than two single copies; one that is not costs
 /// a flush `BB_RMA_WITHDRAW_US` more once per this many operations).
@@ -159,48 +195,50 @@ const DIRECT_OPS: u32 = 256;
 /// The settling of one target's outstanding operations, taken out of the window so that it
 /// runs without the tables.
 pub(crate) struct Settle {
-    comm: Communicator,
-    seg: Arc<Segment>,
+    shared: Arc<Shared>,
     target: usize,
     me: usize,
     /// The target's process and window base, for single copies.
     pid: libc::pid_t,
     base: usize,
     ops: VecDeque<Pending>,
-    shared: Arc<Shared>,
 }
 
 impl Settle {
-    pub fn new(
-        comm: &Communicator,
-        seg: &Arc<Segment>,
-        target: usize,
-        (pid, base): (libc::pid_t, usize),
-        o: &mut Outstanding,
-    ) -> Option<Settle> {
+    pub fn new(target: usize, (pid, base): (libc::pid_t, usize), o: &mut Outstanding) -> Option<Settle> {
         if o.ops.is_empty() {
             return None;
         }
         let ops = std::mem::take(&mut o.ops);
         let shared = o.shared.clone();
-        Some(Settle { comm: comm.clone(), seg: seg.clone(), target, me: seg.me(), pid, base, ops, shared })
+        Some(Settle { me: shared.seg.me(), shared, target, pid, base, ops })
     }
 
     /// Waits until every operation is settled and its answer landed, withdrawing those the
     /// handler has not taken after the patience (module comment).
     pub fn run(mut self) -> Res {
-        let patience = Duration::from_micros(PATIENCE_US.get() as u64);
-        let start = Instant::now();
         let mut first = Ok(());
-        let mut tried = false;
-        let comm = self.comm.clone();
-        comm.wait_for(|| {
+        // The patience is a plain spin: each look tests the front answer, which makes a round
+        // of progress aimed at the target (as a blocking wait does, with no ladder to climb
+        // in a few microseconds).
+        let patience = Duration::from_micros(PATIENCE_US.get() as u64);
+        let mut start = None;
+        for look in 0u32.. {
             self.retire(&mut first);
-            if !self.ops.is_empty() && !tried && start.elapsed() >= patience {
-                tried = true;
-                self.withdraw(&mut first);
-                self.retire(&mut first);
+            if self.ops.is_empty() {
+                return first;
             }
+            // The clock from the 16th look (~1 us): an attentive target has answered by then.
+            if look % 16 == 15 && start.get_or_insert_with(Instant::now).elapsed() >= patience {
+                break;
+            }
+        }
+        self.withdraw(&mut first);
+        // What is left: answers of operations the handler took, on their way; or operations
+        // that could not be withdrawn, which wait for the target down the ladder.
+        let shared = self.shared.clone();
+        shared.comm.wait_for(|| {
+            self.retire(&mut first);
             self.ops.is_empty()
         });
         first
@@ -208,16 +246,22 @@ impl Settle {
 
     /// Drops the settled operations from the front whose answers have landed.
     fn retire(&mut self, first: &mut Res) {
-        let settled = self.seg.settled(self.target, self.me).load(Ordering::Acquire);
+        // Read only when an operation without an answer needs it: its line is the handler's
+        // to write, and a get-type operation's answer says it applied everything before.
+        let mut settled = None;
         while let Some(op) = self.ops.front_mut() {
-            if op.seq > settled {
-                return;
-            }
-            if let Some(a) = op.answer.as_mut() {
-                match a.try_finish() {
+            match op.answer.as_mut() {
+                // Answered only once applied (the handler stores the settled word first).
+                Some(a) => match a.try_finish() {
                     None => return,
                     Some(Err(e)) if first.is_ok() => *first = Err(e),
                     Some(_) => {}
+                },
+                None => {
+                    let word = self.shared.seg.settled(self.target, self.me);
+                    if op.seq > *settled.get_or_insert_with(|| word.load(Ordering::Acquire)) {
+                        return;
+                    }
                 }
             }
             let Some(op) = self.ops.pop_front() else { return };
@@ -231,6 +275,7 @@ impl Settle {
             if let Some(mut sending) = op.sending {
                 if sending.try_finish().is_none() {
                     self.shared.limbo.lock().unwrap_or_else(|e| e.into_inner()).push(sending);
+                    self.shared.in_limbo.store(true, Ordering::Relaxed);
                 }
             }
         }
@@ -238,9 +283,10 @@ impl Settle {
 
     /// Applies the operations past the settled word here, under the accumulate lock.
     fn withdraw(&mut self, first: &mut Res) {
-        let seg = self.seg.clone();
+        let shared = self.shared.clone();
+        let seg = &shared.seg;
         let word = seg.settled(self.target, self.me);
-        let held = AccumulateGuard::of(&seg, self.target);
+        let held = AccumulateGuard::of(seg, self.target);
         let settled = word.load(Ordering::Relaxed);
         // Receives of answers that will never come, cancelled with the lock let go (a wait
         // may run progress, and this process's handler takes the lock of its own part).
