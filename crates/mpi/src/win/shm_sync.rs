@@ -103,6 +103,11 @@ pub(crate) fn wait_until(comm: &Communicator, mut ready: impl FnMut() -> bool) {
     while !ready() {
         looks = looks.saturating_add(1);
         if looks < SPINS {
+            // A round of progress now and then: the holder may be waiting for this rank's
+            // handler (a created window's accumulate under the lock, `withdraw.rs`).
+            if looks.is_multiple_of(32) && comm.progress() {
+                looks = 0;
+            }
             std::hint::spin_loop();
             continue;
         }

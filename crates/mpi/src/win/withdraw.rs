@@ -224,7 +224,11 @@ impl Settle {
         let patience = Duration::from_micros(PATIENCE_US.get() as u64);
         let mut start = None;
         for look in 0u32.. {
-            self.retire(&mut first);
+            if !self.retire(&mut first) {
+                // No answer was tested (which makes progress): a round of it, for the sends
+                // and this rank's own handler.
+                self.shared.comm.progress();
+            }
             if self.ops.is_empty() {
                 return first;
             }
@@ -244,27 +248,32 @@ impl Settle {
         first
     }
 
-    /// Drops the settled operations from the front whose answers have landed.
-    fn retire(&mut self, first: &mut Res) {
+    /// Drops the settled operations from the front whose answers have landed. Returns
+    /// whether it tested an answer (a round of progress).
+    fn retire(&mut self, first: &mut Res) -> bool {
         // Read only when an operation without an answer needs it: its line is the handler's
         // to write, and a get-type operation's answer says it applied everything before.
         let mut settled = None;
+        let mut tested = false;
         while let Some(op) = self.ops.front_mut() {
             match op.answer.as_mut() {
                 // Answered only once applied (the handler stores the settled word first).
-                Some(a) => match a.try_finish() {
-                    None => return,
-                    Some(Err(e)) if first.is_ok() => *first = Err(e),
-                    Some(_) => {}
-                },
+                Some(a) => {
+                    tested = true;
+                    match a.try_finish() {
+                        None => return true,
+                        Some(Err(e)) if first.is_ok() => *first = Err(e),
+                        Some(_) => {}
+                    }
+                }
                 None => {
                     let word = self.shared.seg.settled(self.target, self.me);
                     if op.seq > *settled.get_or_insert_with(|| word.load(Ordering::Acquire)) {
-                        return;
+                        return tested;
                     }
                 }
             }
-            let Some(op) = self.ops.pop_front() else { return };
+            let Some(op) = self.ops.pop_front() else { return tested };
             if let Some(reply) = op.reply {
                 if let Err(e) = deliver(&op.sink, &reply) {
                     if first.is_ok() {
@@ -279,6 +288,7 @@ impl Settle {
                 }
             }
         }
+        tested
     }
 
     /// Applies the operations past the settled word here, under the accumulate lock.
