@@ -149,7 +149,7 @@ pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_
             if let Some(seg) = w.node.as_ref().filter(|_| !t.nocheck) {
                 // Taken now, in shared memory, with the tables let go (below).
                 t.lock_sent = true;
-                node_lock = Some((seg.clone(), w.comm.clone(), r));
+                node_lock = Some((seg.clone(), w.comm.clone(), r, w.reach.is_some()));
                 return Ok(Vec::new());
             }
             if r == w.comm.rank() && !t.nocheck {
@@ -157,10 +157,10 @@ pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_
             }
             Ok(Vec::new())
         })?;
-        if let Some((seg, comm, r)) = node_lock {
+        if let Some((seg, comm, r, serve)) = node_lock {
             match lock_type {
-                MPI_LOCK_EXCLUSIVE => shm_sync::lock_exclusive(&comm, seg.lock_word(r)),
-                _ => shm_sync::lock_shared(&comm, seg.lock_word(r)),
+                MPI_LOCK_EXCLUSIVE => shm_sync::lock_exclusive(&comm, seg.lock_word(r), serve),
+                _ => shm_sync::lock_shared(&comm, seg.lock_word(r), serve),
             }
         }
         Ok(())

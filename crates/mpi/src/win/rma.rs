@@ -334,7 +334,7 @@ pub(super) fn lock_all_lazily(w: &mut super::Win, target: usize) {
         return;
     }
     if let Some(seg) = &w.node {
-        super::shm_sync::lock_shared(&w.comm, seg.lock_word(target));
+        super::shm_sync::lock_shared(&w.comm, seg.lock_word(target), w.reach.is_some());
         t.lock_sent = true;
     }
 }
