@@ -262,7 +262,7 @@ pub unsafe extern "C" fn PMPI_Win_free(win: *mut MPI_Win) -> c_int {
     let h = if win.is_null() { MPI_WIN_NULL } else { *win };
     win_call_unlocked("MPI_Win_free", h, || {
         let win = out(win, "win")?;
-        let (comm, limbo) = state::with(|m| -> Res<(Communicator, Vec<origin::Wait>)> {
+        let (comm, limbo, stale) = state::with(|m| -> Res<(Communicator, Vec<origin::Wait>, Vec<usize>)> {
             let w = m.win_mut(h)?;
             let open = match &w.epoch {
                 Epoch::Lock { .. } | Epoch::Access(_) => Some(epoch_name(&w.epoch)),
@@ -273,12 +273,20 @@ pub unsafe extern "C" fn PMPI_Win_free(win: *mut MPI_Win) -> c_int {
             if let Some(what) = open {
                 return Err(err(MPI_ERR_RMA_SYNC, format!("MPI_Win_free with an epoch still open: {what}")));
             }
-            Ok((w.comm.clone(), w.reach.as_mut().map(|r| r.take_limbo()).unwrap_or_default()))
+            let stale = w.reach.as_ref().map(|r| r.stale_targets()).unwrap_or_default();
+            Ok((w.comm.clone(), w.reach.as_mut().map(|r| r.take_limbo()).unwrap_or_default(), stale))
         })
         .expect("MPI is running")?;
         crate::attr::delete_win_attrs(h)?;
-        // Withdrawn requests still on their way end now: every target reads its routes here.
+        // Withdrawn requests still on their way end now, and a flush behind them makes sure
+        // each target's handler has read them before it goes (every target is in this call):
+        // a later window on a reused context must not get them (`withdraw.rs`).
         origin::finish_all(limbo)?;
+        let mut waits = Vec::new();
+        for t in stale {
+            origin::ask(&comm, t, serve::Request::Flush, 0, &mut waits)?;
+        }
+        origin::finish_all(waits)?;
         // Collective: every member is done with the window before any frees its memory.
         comm.barrier()?;
         drop(comm.unregister_handler(serve::HANDLER)?);

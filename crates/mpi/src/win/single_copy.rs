@@ -153,6 +153,11 @@ impl Reach {
         self.outstanding.iter_mut().flat_map(|o| o.take_limbo()).collect()
     }
 
+    /// The targets to which withdrawn requests may still be on their way.
+    pub fn stale_targets(&self) -> Vec<usize> {
+        (0..self.outstanding.len()).filter(|&t| self.outstanding[t].stale()).collect()
+    }
+
     /// The settling of `target`'s outstanding operations (none: `None`).
     pub fn settle(&mut self, target: usize) -> Option<Settle> {
         Settle::new(target, self.peers[target], &mut self.outstanding[target])

@@ -95,6 +95,10 @@ pub(crate) struct Shared {
     limbo: Mutex<Vec<Wait>>,
     /// Whether `limbo` may hold any (looked at without the mutex on every send).
     in_limbo: AtomicBool,
+    /// Requests were withdrawn: some may still wait in the target's routes, to be read (and
+    /// dropped) by its handler before MPI_Win_free lets the handler go, or a window that
+    /// reuses the communicator's context would get them.
+    stale: AtomicBool,
     /// Operations still to apply at once, without the handler: a settling had to withdraw
     /// (the target was not in MPI), so the next ones would only wait for it too.
     direct: AtomicU32,
@@ -122,6 +126,7 @@ impl Outstanding {
             seg: seg.clone(),
             limbo: Mutex::default(),
             in_limbo: AtomicBool::new(false),
+            stale: AtomicBool::new(false),
             direct: AtomicU32::new(0),
         };
         Outstanding { sent: 0, ops: VecDeque::new(), shared: Arc::new(shared) }
@@ -140,6 +145,11 @@ impl Outstanding {
     /// The sends in limbo, to finish (MPI_Win_free).
     pub fn take_limbo(&mut self) -> Vec<Wait> {
         std::mem::take(&mut *self.shared.limbo.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Whether withdrawn requests may still be on their way to the target's handler.
+    pub fn stale(&self) -> bool {
+        self.shared.stale.load(Ordering::Relaxed)
     }
 
     /// Whether the next operation is applied at once ([`Outstanding::apply_now`]).
@@ -332,6 +342,7 @@ impl Settle {
             shm_sync::stored();
             word.store(last, Ordering::Release);
             self.shared.direct.store(DIRECT_OPS, Ordering::Relaxed);
+            self.shared.stale.store(true, Ordering::Relaxed);
         }
         drop(held);
         dead.into_iter().for_each(Wait::cancel);
