@@ -16,11 +16,15 @@
  *               rank 1 (waiting in MPI_Barrier); per operation; sizes as for fence.
  *   put_bytes   the same with MPI_Put of SIZE bytes.
  *   acc_flush   the same with MPI_Accumulate (MPI_SUM) of SIZE / 8 longs.
+ *   busy_fop    as fetch_op, but rank 1 computes meanwhile, in slices of --slice us (default
+ *               20) with an MPI_Iprobe between them (NWChem's pattern: ARMCI-MPI's task
+ *               counter taken by MPI_Fetch_and_op + MPI_Win_flush while the target runs
+ *               DGEMMs); its size column is the slice. Per operation.
  * Windows come from MPI_Win_allocate, or with --create from MPI_Win_create on memory of the
  * program's own (malloc). A trial batches min(16, 64 KiB / size) operations (at least 1).
  *
- * Usage: rma put_flush|fetch_op|cas|lock|fence|get_flush|put_bytes|acc_flush [--trials N] [--sizes 8,8K,1M]
- *            [--create]
+ * Usage: rma put_flush|fetch_op|cas|lock|fence|get_flush|put_bytes|acc_flush|busy_fop [--trials N]
+ *            [--sizes 8,8K,1M] [--create] [--slice US]
  * Prints: test size_bytes median_us min_us mean_us
  */
 #define _POSIX_C_SOURCE 200809L
@@ -77,9 +81,12 @@ int main(int argc, char **argv)
     int trials = 200;
     long sizes[16] = {8, 8 << 10, 1 << 20};
     int nsizes = 3, create = 0;
+    double slice_us = 20;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--create"))
             create = 1;
+        else if (!strcmp(argv[i], "--slice") && i + 1 < argc)
+            slice_us = atof(argv[++i]);
         else if (!strcmp(argv[i], "--trials") && i + 1 < argc)
             trials = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
@@ -133,6 +140,39 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         if (me == 0)
             report(test, 8, t, trials, batch);
+    } else if (!strcmp(test, "busy_fop")) {
+        int batch = 16;
+        MPI_Win_lock_all(0, win);
+        if (me == 0 && n > 1) {
+            long one = 1, got;
+            for (int k = 0; k < warm + trials; k++) {
+                double t0 = now_s();
+                for (int b = 0; b < batch; b++) {
+                    MPI_Fetch_and_op(&one, &got, MPI_LONG, 1, 0, MPI_SUM, win);
+                    MPI_Win_flush(1, win);
+                }
+                if (k >= warm)
+                    t[k - warm] = now_s() - t0;
+            }
+            MPI_Send(&one, 1, MPI_LONG, 1, 7, MPI_COMM_WORLD);
+        } else if (me == 1) {
+            /* Computes until rank 0 says it is done, looking with MPI_Iprobe between slices. */
+            volatile double x = 1.0;
+            int done = 0;
+            long word;
+            while (!done) {
+                double end = now_s() + slice_us * 1e-6;
+                while (now_s() < end)
+                    for (int i = 0; i < 100; i++)
+                        x = x * 1.0000001 + 1e-9;
+                MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &done, MPI_STATUS_IGNORE);
+            }
+            MPI_Recv(&word, 1, MPI_LONG, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        MPI_Win_unlock_all(win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (me == 0)
+            report(test, (long)slice_us, t, trials, batch);
     } else if (!strcmp(test, "lock")) {
         int batch = 16;
         for (int k = 0; k < warm + trials; k++) {

@@ -7,12 +7,16 @@
  * counter must equal the number of operations, and every fetched value must have been unique
  * (each origin checks its values increase; rank 0 gathers their sum).
  *
- * Arguments (for Billboard; MPICH and Open MPI ignore them):
- *   shared    MPI_LOCK_SHARED instead of exclusive (Billboard: the origins apply the
- *             operations themselves under the target's accumulate lock, no thread needed)
- *   handler   BB_RMA_SHM=0 and BB_ASYNC_PROGRESS=1: everything through the target's handler
- * Across hosts (tests/tests/win_hosts.rs) no argument is needed: the progress thread starts
- * by itself while such a window exists.
+ * Arguments:
+ *   shared    MPI_LOCK_SHARED instead of exclusive
+ *   lock_all  one MPI_Win_lock_all epoch, each MPI_Fetch_and_op followed by MPI_Win_flush
+ *             (ARMCI-MPI's pattern: NWChem's task counter)
+ *   handler   Billboard only: BB_RMA_SHM=0 and BB_ASYNC_PROGRESS=1, everything through the
+ *             target's handler, served by the progress thread
+ * On one host Billboard needs no thread otherwise: an origin applies the operations the
+ * target's handler has not taken within BB_RMA_WITHDRAW_US itself, under the target's
+ * accumulate lock. Across hosts (tests/tests/win_hosts.rs) no argument is needed: the
+ * progress thread starts by itself while such a window exists.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
@@ -30,10 +34,12 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-    int lock = MPI_LOCK_EXCLUSIVE;
+    int lock = MPI_LOCK_EXCLUSIVE, all = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "shared")) {
             lock = MPI_LOCK_SHARED;
+        } else if (!strcmp(argv[i], "lock_all")) {
+            all = 1;
         } else if (!strcmp(argv[i], "handler")) {
             setenv("BB_RMA_SHM", "0", 1);
             setenv("BB_ASYNC_PROGRESS", "1", 1);
@@ -64,18 +70,26 @@ int main(int argc, char **argv)
                  COMPUTE, done, n - 1, OPS);
     } else {
         long one = 1, last = -1;
+        if (all)
+            MPI_CHK(MPI_Win_lock_all(0, win));
         for (int k = 0; k < OPS; k++) {
             long got = -1;
-            MPI_CHK(MPI_Win_lock(lock, 0, 0, win));
+            if (!all)
+                MPI_CHK(MPI_Win_lock(lock, 0, 0, win));
             MPI_CHK(MPI_Fetch_and_op(&one, &got, MPI_LONG, 0, 0, MPI_SUM, win));
-            MPI_CHK(MPI_Win_unlock(0, win));
+            MPI_CHK(all ? MPI_Win_flush(0, win) : MPI_Win_unlock(0, win));
             if (got <= last || got < 0)
                 FAIL("fetch_and_op %d fetched %ld after %ld", k, got, last);
             last = got;
         }
-        MPI_CHK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
-        MPI_CHK(MPI_Put(&one, 1, MPI_LONG, 0, 8 + me, 1, MPI_LONG, win));
-        MPI_CHK(MPI_Win_unlock(0, win));
+        if (all) {
+            MPI_CHK(MPI_Put(&one, 1, MPI_LONG, 0, 8 + me, 1, MPI_LONG, win));
+            MPI_CHK(MPI_Win_unlock_all(win));
+        } else {
+            MPI_CHK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+            MPI_CHK(MPI_Put(&one, 1, MPI_LONG, 0, 8 + me, 1, MPI_LONG, win));
+            MPI_CHK(MPI_Win_unlock(0, win));
+        }
     }
     MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
     if (me == 0)

@@ -2,13 +2,13 @@
 //! whose operations its handler applies (`serve.rs`) answers only inside progress, and a rank
 //! computing for seconds outside MPI would stall every origin's lock, flush and fetch-and-op.
 //!
-//! Windows in a node segment need no thread (origins do everything there, `direct.rs`), nor,
-//! by default, created windows on one host: put and get are single copies, accumulates under
-//! MPI_Win_lock too (`single_copy.rs`), and a target waiting inside MPI wakes at the
-//! request's arrival (under MPI_Win_lock_all a target computing outside MPI still delays
-//! accumulates; `BB_ASYNC_PROGRESS=1` serves it). What remains are targets across hosts: while a window served by the
-//! handler has a member on another host, one thread per process (however many windows) runs
-//! progress and sleeps on the routes like a blocked rank (billboard's `progress_thread.rs`).
+//! Windows in a node segment need no thread (origins do everything there, `direct.rs`), nor
+//! created windows on one host: put and get are single copies (`single_copy.rs`), and in a
+//! passive epoch an origin applies the accumulates the handler has not taken itself
+//! (`withdraw.rs`); a target waiting inside MPI wakes at the request's arrival. What remains
+//! are targets across hosts: while a window served by the handler has a member on another
+//! host, one thread per process (however many windows) runs progress and sleeps on the routes
+//! like a blocked rank (billboard's `progress_thread.rs`).
 
 use std::sync::Mutex;
 
@@ -21,7 +21,7 @@ use crate::error::Res;
 pub(crate) static ASYNC_PROGRESS: Tunable = Tunable::new(
     "BB_ASYNC_PROGRESS",
     2,
-    "progress thread while a window served by its target's handler exists: 2 when a member is on another host, 1 for every such window (also MPI_Win_create on one host: accumulates under MPI_Win_lock_all), 0 never",
+    "progress thread while a window served by its target's handler exists: 2 when a member is on another host, 1 for every such window (also MPI_Win_create on one host), 0 never",
 );
 
 /// The thread, and the windows that hold it.

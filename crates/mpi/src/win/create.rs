@@ -152,11 +152,11 @@ pub unsafe extern "C" fn PMPI_Win_create(
             true => segment::allocate(0, &parent, &mut needed)?.map(Arc::new),
             false => None,
         };
-        let on_one_host = node.is_some();
+        let on_one_host = node.clone();
         *win = create(base.cast(), size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, None, None, node)?;
-        if on_one_host {
+        if let Some(node) = on_one_host {
             let private = state::with(|m| m.win(*win).map(|w| w.comm.clone())).expect("MPI is running")?;
-            let reach = single_copy::Reach::exchange(&private, base.cast())?;
+            let reach = single_copy::Reach::exchange(&private, base.cast(), &node)?;
             state::with(|m| m.win_mut(*win).map(|w| w.reach = Some(reach))).expect("MPI is running")?;
         }
         state::with(|m| m.win_mut(*win).and_then(async_progress::attach)).expect("MPI is running")

@@ -7,7 +7,7 @@
 //! 8 B put is about 250 instructions this way.
 
 use super::rma::{Buf, Call};
-use super::target::Kind;
+use super::target::{Access, Kind, Shape};
 use super::{direct, shm_sync, Epoch, Win};
 use crate::abi::*;
 use crate::error::Res;
@@ -107,10 +107,9 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
 /// The common accumulate-family call on a created window on one host (`single_copy.rs`),
 /// sent to the target's handler with no allocation but the message and no datatype view:
 /// one predefined type of 1, 2, 4 or 8 bytes and count at every buffer, in range, a
-/// predefined operator, another rank as target, in a fence, MPI_Win_lock_all or
-/// MPI_Win_start epoch (under MPI_Win_lock the origin applies it itself, by the general
-/// path). The message is what the general path would send (`target.rs`). `None`: anything
-/// else; the general path checks and does it.
+/// predefined operator, another rank as target, in any epoch (in a passive one numbered and
+/// kept for withdrawal, `withdraw.rs`). The message is what the general path would send
+/// (`target.rs`). `None`: anything else; the general path checks and does it.
 ///
 /// # Safety
 /// As MPI requires of the program: the buffers hold `count` elements.
@@ -145,14 +144,24 @@ pub(super) unsafe fn issue_to_handler(m: &mut Mpi, win: MPI_Win, c: &Call) -> Op
         return None;
     }
     let target = usize::try_from(c.rank).ok().filter(|&r| r < w.peers.len() && r != w.comm.rank())?;
-    match &w.epoch {
-        Epoch::Fence => {}
-        Epoch::Lock { all: true } if w.targets[target].lock != 0 => super::rma::lock_all_lazily(w, target),
-        Epoch::Access(group) if group.contains(&target) => {}
+    let passive = match &w.epoch {
+        Epoch::Fence => false,
+        Epoch::Lock { all: true } if w.targets[target].lock != 0 => {
+            super::rma::lock_all_lazily(w, target);
+            true
+        }
+        Epoch::Lock { all: false } if w.targets[target].lock != 0 => true,
+        Epoch::Access(group) if group.contains(&target) => false,
         _ => return None,
-    }
+    };
     let bytes = count.checked_mul(size)?;
     let offset = inside(w, target, c.disp, bytes)?;
+    if passive {
+        if let Some(done) = apply_now(w, target, c, origin, offset, bytes) {
+            w.issued = true;
+            return Some(done);
+        }
+    }
     // The request (`serve.rs`): its two words, the operation's eight (`target.rs`), one block,
     // then the origin data and the compare data.
     let data_len = bytes * (origin.is_some() as usize + c.compare.is_some() as usize);
@@ -182,7 +191,54 @@ pub(super) unsafe fn issue_to_handler(m: &mut Mpi, win: MPI_Win, c: &Call) -> Op
     let result = c.result.map_or(std::ptr::null_mut(), |b| b.addr as *mut u8);
     w.issued = true;
     let t = &mut w.targets[target];
-    Some(super::origin::operate_contiguous(&w.comm, target, t, msg, result, bytes))
+    let track = match (&mut w.reach, passive) {
+        (Some(reach), true) => reach.track(target),
+        _ => None,
+    };
+    Some(super::origin::operate_contiguous(&w.comm, target, t, msg, result, bytes, track))
+}
+
+/// [`issue_to_handler`]'s operation applied at once by the origin, where a recent flush found
+/// the target away (`withdraw.rs`); `None`: send it.
+///
+/// # Safety
+/// As for [`issue_to_handler`], which checked the buffers and the range.
+#[cold]
+unsafe fn apply_now(
+    w: &mut Win,
+    target: usize,
+    c: &Call,
+    origin: Option<Buf>,
+    offset: usize,
+    bytes: usize,
+) -> Option<Res> {
+    let (reach, seg) = (w.reach.as_mut()?, w.node.as_ref()?);
+    if !reach.direct(target) {
+        return None;
+    }
+    let shape = Shape { offset: offset as i64, count: 1, extent: bytes as i64, blocks: vec![(0, bytes)] };
+    let a = Access { kind: c.kind, op: c.op, elem: c.target_type, target: shape, data: Vec::new() };
+    let mut data = Vec::with_capacity(2 * bytes);
+    for b in [origin, c.compare].into_iter().flatten() {
+        data.extend_from_slice(std::slice::from_raw_parts(b.addr as *const u8, bytes));
+    }
+    let reply = match reach.apply_now(seg, target, &a, &data)? {
+        Ok(reply) => reply,
+        Err(e) => return Some(Err(e)),
+    };
+    if let Some(b) = c.result {
+        std::ptr::copy_nonoverlapping(reply.as_ptr(), b.addr as *mut u8, bytes.min(reply.len()));
+    }
+    Some(Ok(()))
+}
+
+/// The byte offset in `target`'s part of `bytes` bytes at displacement `disp`, if they lie
+/// inside it (else the checked path reports the error).
+#[inline(always)]
+fn inside(w: &Win, target: usize, disp: MPI_Aint, bytes: usize) -> Option<usize> {
+    let (window, unit) = w.peers[target];
+    let offset = usize::try_from(disp).ok()?.checked_mul(unit as usize)?;
+    (offset.checked_add(bytes)? <= window).then_some(offset)
 }
 
 /// A copy that moves one word inline (the common 8-byte case costs a call to `memcpy` and its
@@ -190,15 +246,6 @@ pub(super) unsafe fn issue_to_handler(m: &mut Mpi, win: MPI_Win, c: &Call) -> Op
 ///
 /// # Safety
 /// As for `copy_nonoverlapping`.
-#[inline(always)]
-/// The byte offset in `target`'s part of `bytes` bytes at displacement `disp`, if they lie
-/// inside it (else the checked path reports the error).
-fn inside(w: &Win, target: usize, disp: MPI_Aint, bytes: usize) -> Option<usize> {
-    let (window, unit) = w.peers[target];
-    let offset = usize::try_from(disp).ok()?.checked_mul(unit as usize)?;
-    (offset.checked_add(bytes)? <= window).then_some(offset)
-}
-
 unsafe fn copy(from: *const u8, to: *mut u8, bytes: usize) {
     if bytes == 8 {
         (to as *mut u64).write_unaligned((from as *const u64).read_unaligned());

@@ -18,9 +18,10 @@
 //! - **The program's memory on one host** (MPI_Win_create, every member on one host):
 //!   synchronised like the above through a node segment of words only; put and get by a
 //!   single copy from the origin (`process_vm_writev/readv`, `single_copy.rs`); accumulates
-//!   through the target's handler (below), whose answers flush, unlock, fence and complete
-//!   wait for before they act on the segment's words, except under MPI_Win_lock, where the
-//!   origin applies them by single copies (under the target's accumulate lock when shared).
+//!   through the target's handler (below), which flush, unlock, fence and complete wait for
+//!   before they act on the segment's words; in a passive epoch an origin applies those the
+//!   handler is slow to take itself, by single copies under the target's accumulate lock
+//!   (`withdraw.rs`).
 //! - **Anywhere else** (MPI_Win_create across hosts, MPI_Win_create_dynamic,
 //!   MPI_Win_allocate across hosts): an active-message handler (`serve.rs`) that the engine
 //!   runs in every round of progress. An RMA call sends its operation to the target at once,
@@ -48,6 +49,7 @@ mod shared;
 mod shm_sync;
 mod single_copy;
 mod target;
+mod withdraw;
 
 pub(crate) use async_progress::{stop as stop_progress_thread, ASYNC_PROGRESS};
 pub(crate) use create::SHM_WINDOWS;
@@ -260,8 +262,8 @@ pub unsafe extern "C" fn PMPI_Win_free(win: *mut MPI_Win) -> c_int {
     let h = if win.is_null() { MPI_WIN_NULL } else { *win };
     win_call_unlocked("MPI_Win_free", h, || {
         let win = out(win, "win")?;
-        let comm = state::with(|m| -> Res<Communicator> {
-            let w = m.win(h)?;
+        let (comm, limbo, stale) = state::with(|m| -> Res<(Communicator, Vec<origin::Wait>, Vec<usize>)> {
+            let w = m.win_mut(h)?;
             let open = match &w.epoch {
                 Epoch::Lock { .. } | Epoch::Access(_) => Some(epoch_name(&w.epoch)),
                 _ if w.exposed.is_some() => Some("MPI_Win_post"),
@@ -271,10 +273,20 @@ pub unsafe extern "C" fn PMPI_Win_free(win: *mut MPI_Win) -> c_int {
             if let Some(what) = open {
                 return Err(err(MPI_ERR_RMA_SYNC, format!("MPI_Win_free with an epoch still open: {what}")));
             }
-            Ok(w.comm.clone())
+            let stale = w.reach.as_ref().map(|r| r.stale_targets()).unwrap_or_default();
+            Ok((w.comm.clone(), w.reach.as_mut().map(|r| r.take_limbo()).unwrap_or_default(), stale))
         })
         .expect("MPI is running")?;
         crate::attr::delete_win_attrs(h)?;
+        // Withdrawn requests still on their way end now, and a flush behind them makes sure
+        // each target's handler has read them before it goes (every target is in this call):
+        // a later window on a reused context must not get them (`withdraw.rs`).
+        origin::finish_all(limbo)?;
+        let mut waits = Vec::new();
+        for t in stale {
+            origin::ask(&comm, t, serve::Request::Flush, 0, &mut waits)?;
+        }
+        origin::finish_all(waits)?;
         // Collective: every member is done with the window before any frees its memory.
         comm.barrier()?;
         drop(comm.unregister_handler(serve::HANDLER)?);

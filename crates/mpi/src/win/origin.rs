@@ -13,6 +13,7 @@ use std::ffi::c_void;
 use billboard::{Communicator, Request, Source, TagMatch};
 
 use super::serve::{Request as Ask, ANSWER_WHEN_GRANTED, HANDLER, TAG_ANSWER, UNLOCK_SILENTLY};
+use super::withdraw::{Outstanding, Pending, Sink};
 use crate::abi::*;
 use crate::datatype::{view, Dir, Layout, Staging};
 use crate::error::Res;
@@ -40,6 +41,32 @@ impl Wait {
     /// The answer's receive as an MPI request: (engine request, staging).
     pub fn into_parts(self) -> (Request<'static>, Option<Box<Staging>>) {
         (self.req, self.staged)
+    }
+
+    /// Finishes it if it is done (a staged answer unpacked); `None`: not yet.
+    pub fn try_finish(&mut self) -> Option<Res> {
+        let status = match self.req.test() {
+            Ok(None) => return None,
+            Ok(Some(status)) => status,
+            Err(e) => return Some(Err(e.into())),
+        };
+        if let Some(s) = self.staged.take() {
+            // SAFETY: MPI keeps the result buffer valid until the operation completes.
+            unsafe { s.complete(status.bytes()) };
+        }
+        Some(Ok(()))
+    }
+
+    /// The bytes of the request this wait sends.
+    pub fn bytes(&self) -> &[u8] {
+        &self._bytes
+    }
+
+    /// Withdraws the receive of an answer that will never come (its operation was withdrawn,
+    /// `withdraw.rs`); nothing lands in the result buffer.
+    pub fn cancel(mut self) {
+        self.req.cancel();
+        drop(self.req.wait());
     }
 }
 
@@ -90,6 +117,33 @@ pub(crate) fn send(comm: &Communicator, target: usize, bytes: Vec<u8>, waits: &m
     Ok(())
 }
 
+/// Numbers operation request `msg` (its flags word) as the next of `track`, sends it, and
+/// keeps it there with its answer until a flush settles it (`withdraw.rs`).
+fn send_tracked(
+    comm: &Communicator,
+    target: usize,
+    mut msg: Vec<u8>,
+    track: &mut Outstanding,
+    sink: Sink,
+    answer: Option<Wait>,
+) -> Res {
+    let seq = track.sent + 1;
+    track.sent = seq;
+    msg[8..16].copy_from_slice(&seq.to_ne_bytes());
+    let withdrawable = msg.len() <= 16 + 96 + 2 * super::withdraw::WITHDRAW_MAX;
+    track.prune();
+    // SAFETY: the bytes stay with the request until it completes (`Pending` or `Wait`).
+    let req = unsafe { comm.send_active_raw(target, HANDLER, msg.as_ptr(), msg.len()) }?;
+    // A send in flight (the target's ring full: it computes, say) is kept with its bytes; a
+    // withdrawn one is let go to finish whenever the target reads it (`withdraw.rs`).
+    let (msg, sending) = match req.is_finished() {
+        true => (Some(msg), None),
+        false => (None, Some(Wait { req, staged: None, _bytes: msg })),
+    };
+    track.ops.push_back(Pending { seq, msg, sending, withdrawable, sink, answer, reply: None });
+    Ok(())
+}
+
 /// Sends `ask` to `target` with an empty answer expected (a flush, an unlock, a lock whose
 /// grant the caller waits for), the answer's receive posted first.
 pub(crate) fn ask(comm: &Communicator, target: usize, ask: Ask, flags: u64, waits: &mut Vec<Wait>) -> Res {
@@ -129,6 +183,9 @@ pub(crate) struct Landing {
 /// its data) to `target`; a get-type one's answer is received into `landing`.
 /// Returns the wait for the answer when `detach` is set (request-based calls hand it to the
 /// program), else keeps it in `t`.
+/// `track`: a created window's accumulate in a passive epoch, numbered and kept there until
+/// a flush settles it (`withdraw.rs`; with `detach` and an answer, the program's request
+/// takes the answer: not withdrawable, and a flush asks the handler, as below).
 pub(crate) fn operate(
     comm: &Communicator,
     target: usize,
@@ -136,15 +193,31 @@ pub(crate) fn operate(
     msg: Vec<u8>,
     landing: Option<Landing>,
     detach: bool,
+    track: Option<&mut Outstanding>,
 ) -> Res<Option<Wait>> {
     lock_lazily(comm, target, t)?;
     let mut answer = None;
+    let mut sink = Sink::None;
     if let Some(l) = landing {
         // SAFETY: MPI keeps the result buffer valid, and untouched, until the operation completes.
         let v = unsafe { view(&l.layout, l.addr, l.count, Dir::Write) }?;
         // SAFETY: the view (user buffer or staging box) stays until the wait finishes.
         let req = unsafe { expect(comm, target, v.ptr(), v.len()) }?;
         answer = Some(Wait { req, staged: v.into_staging(), _bytes: Vec::new() });
+        sink = Sink::Landing(l);
+    }
+    if let Some(track) = track {
+        if detach && answer.is_some() {
+            send_tracked(comm, target, msg, track, Sink::None, None)?;
+            if let Some(p) = track.ops.back_mut() {
+                p.withdrawable = false;
+                t.waits.extend(p.sending.take());
+            }
+            t.unflushed = true;
+            return Ok(answer);
+        }
+        send_tracked(comm, target, msg, track, sink, answer)?;
+        return Ok(None);
     }
     send(comm, target, msg, &mut t.waits)?;
     // An answer confirms every operation before it (the target answers in order); one that
@@ -174,12 +247,17 @@ pub(crate) unsafe fn operate_contiguous(
     msg: Vec<u8>,
     result: *mut u8,
     len: usize,
+    track: Option<&mut Outstanding>,
 ) -> Res {
     lock_lazily(comm, target, t)?;
     let answer = match result.is_null() {
         true => None,
         false => Some(Wait { req: expect(comm, target, result, len)?, staged: None, _bytes: Vec::new() }),
     };
+    if let Some(track) = track {
+        let sink = if result.is_null() { Sink::None } else { Sink::Raw { ptr: result, len } };
+        return send_tracked(comm, target, msg, track, sink, answer);
+    }
     send(comm, target, msg, &mut t.waits)?;
     t.unflushed = answer.is_none();
     t.waits.extend(answer);

@@ -11,13 +11,14 @@
 //! takes the target's lock word before it returns, MPI_Win_lock_all takes each target's shared
 //! with the first operation on it, and flush has nothing to wait for (operations are done
 //! when their calls return), only a memory fence to order them. A created window on one host
-//! (`single_copy.rs`) locks there too, but its accumulates go through the handler (except under
-//! MPI_Win_lock, where the origin applies them itself): flush and unlock wait for their
-//! answers first, and only then let the lock word go.
+//! (`single_copy.rs`) locks there too, but its accumulates go through the handler: flush and
+//! unlock settle them first (`withdraw.rs`: applied by the handler, or withdrawn and applied
+//! by the origin), and only then let the lock word go.
 
 use std::ffi::c_int;
 
 use super::origin::{finish_all, lock_now, start_flush, start_unlock, Wait};
+use super::withdraw::Settle;
 use super::{shm_sync, win_call_unlocked, Epoch, Win};
 use crate::abi::*;
 use crate::error::{err, Res};
@@ -42,21 +43,65 @@ fn check_assert(assert: c_int, call: &str) -> Res {
     Ok(())
 }
 
-/// Runs `start` on the window under the tables, then waits for what it returns without them.
-fn then_wait(win: MPI_Win, start: impl FnOnce(&mut Win) -> Res<Vec<Wait>>) -> Res {
-    let waits = state::with(|m: &mut Mpi| start(m.win_mut(win)?)).expect("MPI is running")?;
-    if waits.is_empty() {
+/// Runs `start` on the window under the tables, then waits for what it returns without them:
+/// the settling of a created window's accumulates (`withdraw.rs`), then the waits.
+fn then_wait(win: MPI_Win, start: impl FnOnce(&mut Win, &mut Settles) -> Res<Vec<Wait>>) -> Res {
+    let mut settles = Settles::default();
+    let waits = state::with(|m: &mut Mpi| start(m.win_mut(win)?, &mut settles)).expect("MPI is running")?;
+    if waits.is_empty() && settles.is_empty() {
         // A node window's flush: nothing is outstanding (and no iterator to build and drop).
         return Ok(());
     }
-    finish_all(waits)
+    let settled = settle_all(settles);
+    let waited = finish_all(waits);
+    settled.and(waited)
+}
+
+/// Settlings to run after the tables are let go: the first kept inline (a flush of one
+/// target allocates nothing for it).
+#[derive(Default)]
+pub(crate) struct Settles(Option<Settle>, Vec<Settle>);
+
+impl Settles {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+impl Extend<Settle> for Settles {
+    fn extend<I: IntoIterator<Item = Settle>>(&mut self, items: I) {
+        for s in items {
+            match self.0 {
+                None => self.0 = Some(s),
+                Some(_) => self.1.push(s),
+            }
+        }
+    }
+}
+
+/// Runs every one of `settles`, all of them even after an error (the first is returned).
+pub(crate) fn settle_all(settles: Settles) -> Res {
+    let mut first = Ok(());
+    for s in settles.0.into_iter().chain(settles.1) {
+        if let Err(e) = s.run() {
+            if first.is_ok() {
+                first = Err(e);
+            }
+        }
+    }
+    first
+}
+
+/// The settling of a created window's outstanding accumulates on `target` (`withdraw.rs`).
+pub(crate) fn settle_of(w: &mut Win, target: usize) -> Option<Settle> {
+    w.reach.as_mut()?.settle(target)
 }
 
 /// Starts the wait for the operations this process addressed to its own part of the window
 /// (rank `rank`, if that is its own); nothing in other epochs or for other ranks. A flush is
 /// asked even when an answer already confirms the operations: a request-based get's answer
 /// belongs to its request, and the flush's answer comes after it.
-pub(crate) fn start_self_flush(w: &mut Win, rank: c_int) -> Res<Vec<Wait>> {
+pub(crate) fn start_self_flush(w: &mut Win, rank: c_int, settles: &mut Settles) -> Res<Vec<Wait>> {
     let me = w.comm.rank();
     if w.direct()
         || !matches!(w.epoch, Epoch::Lock { .. })
@@ -65,10 +110,14 @@ pub(crate) fn start_self_flush(w: &mut Win, rank: c_int) -> Res<Vec<Wait>> {
     {
         return Ok(Vec::new());
     }
-    if w.reach.is_some() && !w.targets[me].unflushed && w.targets[me].waits.is_empty() {
-        // A created window's put or get to itself was a copy, done; only what went to the
-        // handler (unflushed, or an answer awaited) has to be waited for.
-        return Ok(Vec::new());
+    if w.reach.is_some() {
+        // A created window's put or get to itself was a copy, done; its accumulates are
+        // settled (by its own handler, in the wait's progress); only other requests to the
+        // handler (unflushed, or a send in flight) are flushed.
+        settles.extend(settle_of(w, me));
+        if !w.targets[me].unflushed && w.targets[me].waits.is_empty() {
+            return Ok(Vec::new());
+        }
     }
     w.targets[me].unflushed = true;
     start_flush(&w.comm, me, &mut w.targets[me], false)
@@ -78,7 +127,7 @@ pub(crate) fn start_self_flush(w: &mut Win, rank: c_int) -> Res<Vec<Wait>> {
 pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win) -> c_int {
     win_call_unlocked("MPI_Win_lock", win, || {
         let mut node_lock = None;
-        then_wait(win, |w| {
+        then_wait(win, |w, _| {
             if lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE {
                 return Err(err(
                     MPI_ERR_LOCKTYPE,
@@ -100,7 +149,7 @@ pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_
             if let Some(seg) = w.node.as_ref().filter(|_| !t.nocheck) {
                 // Taken now, in shared memory, with the tables let go (below).
                 t.lock_sent = true;
-                node_lock = Some((seg.clone(), w.comm.clone(), r));
+                node_lock = Some((seg.clone(), w.comm.clone(), r, w.reach.is_some()));
                 return Ok(Vec::new());
             }
             if r == w.comm.rank() && !t.nocheck {
@@ -108,10 +157,10 @@ pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_
             }
             Ok(Vec::new())
         })?;
-        if let Some((seg, comm, r)) = node_lock {
+        if let Some((seg, comm, r, serve)) = node_lock {
             match lock_type {
-                MPI_LOCK_EXCLUSIVE => shm_sync::lock_exclusive(&comm, seg.lock_word(r)),
-                _ => shm_sync::lock_shared(&comm, seg.lock_word(r)),
+                MPI_LOCK_EXCLUSIVE => shm_sync::lock_exclusive(&comm, seg.lock_word(r), serve),
+                _ => shm_sync::lock_shared(&comm, seg.lock_word(r), serve),
             }
         }
         Ok(())
@@ -123,9 +172,10 @@ pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_
 type Release = (std::sync::Arc<super::segment::Segment>, usize, c_int);
 
 /// Ends a node window's hold of target `r`: returns the waits for the answers of operations
-/// the handler does (a created window's accumulates; none where the origin did them all), and
-/// the lock word to let go after them, if this origin holds it.
-fn node_unlock(w: &mut Win, r: usize) -> Res<(Vec<Wait>, Option<Release>)> {
+/// the handler does (a created window's accumulates, settled into `settles`; none where the
+/// origin did them all), and the lock word to let go after them, if this origin holds it.
+fn node_unlock(w: &mut Win, r: usize, settles: &mut Settles) -> Res<(Vec<Wait>, Option<Release>)> {
+    settles.extend(settle_of(w, r));
     let waits = start_flush(&w.comm, r, &mut w.targets[r], false)?;
     let t = std::mem::take(&mut w.targets[r]);
     let release = match (&w.node, t.lock_sent) {
@@ -135,10 +185,12 @@ fn node_unlock(w: &mut Win, r: usize) -> Res<(Vec<Wait>, Option<Release>)> {
     Ok((waits, release))
 }
 
-/// Waits for `waits`, then lets the lock words go (even if a wait failed: the operations
-/// are over either way), the operations ordered before the release (`shm_sync.rs`).
-fn finish_and_release(waits: Vec<Wait>, release: Vec<Release>) -> Res {
-    let outcome = if waits.is_empty() { Ok(()) } else { finish_all(waits) };
+/// Settles `settles` and waits for `waits`, then lets the lock words go (even if a wait
+/// failed: the operations are over either way), the operations ordered before the release
+/// (`shm_sync.rs`).
+fn finish_and_release(settles: Settles, waits: Vec<Wait>, release: Vec<Release>) -> Res {
+    let settled = if settles.is_empty() { Ok(()) } else { settle_all(settles) };
+    let outcome = settled.and(if waits.is_empty() { Ok(()) } else { finish_all(waits) });
     shm_sync::complete_stores();
     for (seg, r, lock) in release {
         match lock {
@@ -152,7 +204,7 @@ fn finish_and_release(waits: Vec<Wait>, release: Vec<Release>) -> Res {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: MPI_Win) -> c_int {
     win_call_unlocked("MPI_Win_unlock", win, || {
-        let mut release = Vec::new();
+        let (mut release, mut settles) = (Vec::new(), Settles::default());
         let waits = state::with(|m: &mut Mpi| -> Res<Vec<Wait>> {
             let w = m.win_mut(win)?;
             let Some(r) = target(w, rank, "MPI_Win_unlock")? else { return Ok(Vec::new()) };
@@ -160,7 +212,7 @@ pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: MPI_Win) -> c_int {
                 return Err(err(MPI_ERR_RMA_SYNC, format!("MPI_Win_unlock: rank {r} is not locked by this process")));
             }
             let waits = if w.node.is_some() {
-                let (waits, held) = node_unlock(w, r)?;
+                let (waits, held) = node_unlock(w, r, &mut settles)?;
                 release.extend(held);
                 waits
             } else {
@@ -172,14 +224,14 @@ pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: MPI_Win) -> c_int {
             Ok(waits)
         })
         .expect("MPI is running")?;
-        finish_and_release(waits, release)
+        finish_and_release(settles, waits, release)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_lock_all(assert: c_int, win: MPI_Win) -> c_int {
     win_call_unlocked("MPI_Win_lock_all", win, || {
-        then_wait(win, |w| {
+        then_wait(win, |w, _| {
             check_assert(assert, "MPI_Win_lock_all")?;
             w.may_start_epoch("MPI_Win_lock_all")?;
             w.epoch = Epoch::Lock { all: true };
@@ -202,7 +254,7 @@ pub unsafe extern "C" fn PMPI_Win_lock_all(assert: c_int, win: MPI_Win) -> c_int
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_unlock_all(win: MPI_Win) -> c_int {
     win_call_unlocked("MPI_Win_unlock_all", win, || {
-        let mut release = Vec::new();
+        let (mut release, mut settles) = (Vec::new(), Settles::default());
         let waits = state::with(|m: &mut Mpi| -> Res<Vec<Wait>> {
             let w = m.win_mut(win)?;
             if w.epoch != (Epoch::Lock { all: true }) {
@@ -211,7 +263,7 @@ pub unsafe extern "C" fn PMPI_Win_unlock_all(win: MPI_Win) -> c_int {
             let mut waits = Vec::new();
             for r in 0..w.targets.len() {
                 if w.node.is_some() {
-                    let (mut more, held) = node_unlock(w, r)?;
+                    let (mut more, held) = node_unlock(w, r, &mut settles)?;
                     waits.append(&mut more);
                     release.extend(held);
                 } else {
@@ -222,7 +274,7 @@ pub unsafe extern "C" fn PMPI_Win_unlock_all(win: MPI_Win) -> c_int {
             Ok(waits)
         })
         .expect("MPI is running")?;
-        finish_and_release(waits, release)
+        finish_and_release(settles, waits, release)
     })
 }
 
@@ -230,7 +282,7 @@ pub unsafe extern "C" fn PMPI_Win_unlock_all(win: MPI_Win) -> c_int {
 /// origin's buffers need to be done with (answers landed, large requests sent).
 fn flush(call: &'static str, win: MPI_Win, rank: Option<c_int>, local: bool) -> c_int {
     win_call_unlocked(call, win, || {
-        then_wait(win, |w| {
+        then_wait(win, |w, settles| {
             if !matches!(w.epoch, Epoch::Lock { .. }) {
                 return Err(err(MPI_ERR_RMA_SYNC, format!("{call} outside a passive-target epoch (MPI_Win_lock)")));
             }
@@ -255,9 +307,13 @@ fn flush(call: &'static str, win: MPI_Win, rank: Option<c_int>, local: bool) -> 
                     if w.targets[r].lock == 0 {
                         return Err(err(MPI_ERR_RMA_SYNC, format!("{call}: rank {r} is not locked by this process")));
                     }
+                    settles.extend(settle_of(w, r));
                     waits = start_flush(&w.comm, r, &mut w.targets[r], local)?;
                 }
                 None => {
+                    for r in 0..w.targets.len() {
+                        settles.extend(settle_of(w, r));
+                    }
                     for (r, t) in w.targets.iter_mut().enumerate().filter(|(_, t)| t.lock != 0) {
                         waits.append(&mut start_flush(&w.comm, r, t, local)?);
                     }

@@ -135,21 +135,24 @@ fn check_op(m: &Mpi, kind: Kind, op: MPI_Op, elem: Option<MPI_Datatype>) -> Res 
 /// body returns true when the fast path did the operation on a node window (then nothing
 /// waits, and the window is not looked up again).
 fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce(&mut Mpi) -> Res<bool>) -> c_int {
-    let mut waits = Vec::new();
+    let (mut waits, mut settles) = (Vec::new(), super::passive::Settles::default());
     let rc = win_call(function, win, |m| {
         if body(m)? {
             return Ok(());
         }
         let w = m.win_mut(win)?;
         if !w.direct() {
-            waits = super::passive::start_self_flush(w, rank)?;
+            waits = super::passive::start_self_flush(w, rank, &mut settles)?;
         }
         Ok(())
     });
-    if rc != MPI_SUCCESS || waits.is_empty() {
+    if rc != MPI_SUCCESS || (waits.is_empty() && settles.is_empty()) {
         return rc;
     }
-    super::win_call_unlocked(function, win, || super::origin::finish_all(waits))
+    super::win_call_unlocked(function, win, || {
+        let settled = super::passive::settle_all(settles);
+        settled.and(super::origin::finish_all(waits))
+    })
 }
 
 /// A plain (not request-based) call: the fast path where it applies (true), else [`issue`].
@@ -280,28 +283,21 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
         if let Epoch::Lock { all: true } = w.epoch {
             lock_all_lazily(w, target);
         }
-        // Under MPI_Win_lock, with nothing this origin sent the handler still unapplied (its
-        // order kept), accumulates need no handler either: under an exclusive lock no one
-        // else touches the target's memory; under a shared one the target part's accumulate
-        // lock in the segment, which the handler takes too, keeps them atomic. So a target
-        // computing outside MPI stalls no lock/fetch-and-op/unlock. (Not under
-        // MPI_Win_lock_all: there the handler answers an attentive target in one round trip,
-        // where the two single copies of the read-modify-write cost twice that.)
-        let t = &w.targets[target];
-        let here =
-            w.epoch == (Epoch::Lock { all: false }) && t.lock != 0 && t.lock_sent && !t.unflushed && t.waits.is_empty();
-        let shared = t.lock == MPI_LOCK_SHARED;
         match &mut w.reach {
             // The program's memory: put and get by single copy, accumulates by the handler
-            // or (above) here.
+            // (below; in a passive epoch withdrawable: `withdraw.rs`).
             Some(reach) => {
                 if reach.copy(target, &access, &data, result.as_ref())? {
                     return Ok(None);
                 }
-                if here {
+                if accumulates && matches!(w.epoch, Epoch::Lock { .. }) && reach.direct(target) {
                     let seg = w.node.as_ref().expect("a node window");
-                    let _held = shared.then(|| super::shm_sync::AccumulateGuard::of(seg, target));
-                    if reach.accumulate_here(target, &access, &data, result.as_ref())? {
+                    let joined: Vec<u8> = data.iter().flat_map(|v| v.bytes()).copied().collect();
+                    if let Some(done) = reach.apply_now(seg, target, &access, &joined) {
+                        let reply = done?;
+                        if let Some(l) = result {
+                            super::withdraw::deliver(&super::withdraw::Sink::Landing(l), &reply)?;
+                        }
                         return Ok(None);
                     }
                 }
@@ -322,7 +318,11 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
     for v in &data {
         msg.extend_from_slice(v.bytes());
     }
-    operate(&w.comm, target, &mut w.targets[target], msg, result, detach)
+    let track = match (&mut w.reach, &w.epoch) {
+        (Some(reach), Epoch::Lock { .. }) if accumulates => reach.track(target),
+        _ => None,
+    };
+    operate(&w.comm, target, &mut w.targets[target], msg, result, detach, track)
 }
 
 /// Takes the shared lock of `target` in a node window's MPI_Win_lock_all epoch, before the
@@ -334,7 +334,7 @@ pub(super) fn lock_all_lazily(w: &mut super::Win, target: usize) {
         return;
     }
     if let Some(seg) = &w.node {
-        super::shm_sync::lock_shared(&w.comm, seg.lock_word(target));
+        super::shm_sync::lock_shared(&w.comm, seg.lock_word(target), w.reach.is_some());
         t.lock_sent = true;
     }
 }

@@ -17,14 +17,18 @@
 //!                 atomics right now, 0 when none; written by this rank (`shm_sync.rs`)
 //!           +512  posted[n] (AtomicU64): MPI_Win_post's of target t to this rank, written by t
 //!           +512+8n completed[n] (AtomicU64): MPI_Win_complete's of origin o here, written by o
+//!           +512+16n settled[n] (AtomicU64): the last operation of origin o sent to this rank's
+//!                 handler that is settled: applied by the handler or withdrawn by o (a created
+//!                 window's, `withdraw.rs`); written by both, only under this part's accumulate lock
 //! data    every member's part back to back in rank order, each rounded up to 64 bytes (MPI's
 //!         default for shared windows, `alloc_shared_noncontig` unset); `data` is page-aligned
 //! ```
 //!
 //! Every word has one writer except the two locks, which are read-modify-written by whoever
-//! takes them. The two locks, the fence count and the atomics word lie on lines of their own
-//! (128 bytes: adjacent-line prefetch); the post/complete counters change once per epoch and
-//! share lines.
+//! takes them, and the settled words, which the accumulate lock guards. The two locks, the
+//! fence count and the atomics word lie on lines of their own (128 bytes: adjacent-line
+//! prefetch); the post/complete counters change once per epoch and share lines, as do the
+//! settled words (each changes under the lock, which moves its line anyway).
 //!
 //! # Lifetime
 //!
@@ -47,7 +51,7 @@ const ALIGN: usize = 64;
 const CONTROL_AT: usize = 128;
 /// "BBWINSEG" as a word.
 const MAGIC: u64 = u64::from_ne_bytes(*b"BBWINSEG");
-const VERSION: u64 = 3;
+const VERSION: u64 = 4;
 /// Offsets inside a control block.
 const LOCK_AT: usize = 0;
 const ACC_LOCK_AT: usize = 128;
@@ -150,6 +154,14 @@ impl Segment {
         // SAFETY: as in `lock_word`.
         unsafe { &*(self.control(target, COUNTERS_AT + 8 * (self.ranks + origin)) as *const AtomicU64) }
     }
+
+    /// The last operation of `origin` sent to `target`'s handler that is settled (applied there
+    /// or withdrawn by `origin`); changed only under `target`'s accumulate lock.
+    #[inline]
+    pub fn settled(&self, target: usize, origin: usize) -> &AtomicU64 {
+        // SAFETY: as in `lock_word`.
+        unsafe { &*(self.control(target, COUNTERS_AT + 8 * (2 * self.ranks + origin)) as *const AtomicU64) }
+    }
 }
 
 fn os_error(what: String) -> crate::error::MpiError {
@@ -243,7 +255,7 @@ pub(crate) fn allocate(size: usize, comm: &Communicator, needed: &mut usize) -> 
             .map(|e| e.div_ceil(ALIGN) * ALIGN)
             .ok_or_else(|| err(MPI_ERR_SIZE, "window parts add up to more than the address space"))?;
     }
-    let stride = (COUNTERS_AT + 16 * n).div_ceil(128) * 128;
+    let stride = (COUNTERS_AT + 24 * n).div_ceil(128) * 128;
     let data = (CONTROL_AT + n * stride).div_ceil(4096) * 4096;
     let len = data + at.max(1);
     *needed = len;

@@ -7,7 +7,8 @@
 //! # Messages (active messages to handler [`HANDLER`] on the window's private communicator)
 //!
 //! Native-endian 8-byte words (the ranks of a job share a byte order): word 0 the
-//! [`Request`] kind, word 1 its flags; an operation ([`Request::Op`]) then carries one
+//! [`Request`] kind, word 1 its flags (an operation's: its number among the origin's that it
+//! may withdraw, 0 if none: `withdraw.rs`); an operation ([`Request::Op`]) then carries one
 //! encoded [`Access`] (the format of `target.rs`). The target answers on [`TAG_ANSWER`], in
 //! the order the requests came: the data a get-type operation read, an empty message for
 //! an unlock, a flush, and a lock asked with [`ANSWER_WHEN_GRANTED`]. An origin posts the
@@ -212,7 +213,7 @@ impl Exposure {
             Request::Complete => {
                 self.counters.completes[origin].fetch_add(1, Ordering::Release);
             }
-            Request::Op => self.operate(origin, &msg[16..], out),
+            Request::Op => self.operate(origin, flags, &msg[16..], out),
         }
         true
     }
@@ -238,8 +239,9 @@ impl Exposure {
     }
 
     /// Applies one operation to the window memory, answering a get-type one with its data.
-    fn operate(&mut self, origin: usize, bytes: &[u8], out: &mut Outbox<'_>) {
-        if self.operate_contiguous(origin, bytes, out) {
+    /// `seq`: its number among `origin`'s operations that it may withdraw (0: none, it may not).
+    fn operate(&mut self, origin: usize, seq: u64, bytes: &[u8], out: &mut Outbox<'_>) {
+        if self.operate_contiguous(origin, seq, bytes, out) {
             return;
         }
         let (access, data) = match Access::decode_one(bytes) {
@@ -255,7 +257,12 @@ impl Exposure {
                     }
                     _ => None,
                 };
-                self.apply(&access, data, &mut *combine, &mut reply)
+                if !self.claim(origin, seq) {
+                    return;
+                }
+                let done = self.apply(&access, data, &mut *combine, &mut reply);
+                self.settle(origin, seq);
+                done
             }
             Err(e) => Err(e),
         };
@@ -272,7 +279,7 @@ impl Exposure {
     /// 1, 2, 4 or 8 bytes, inside a window of fixed size) applied straight to the window,
     /// with no decoding into an [`Access`] and no packed copy of the target bytes. False: not
     /// such an operation (nothing done): the general path applies it, or says what is wrong.
-    fn operate_contiguous(&mut self, origin: usize, bytes: &[u8], out: &mut Outbox<'_>) -> bool {
+    fn operate_contiguous(&mut self, origin: usize, seq: u64, bytes: &[u8], out: &mut Outbox<'_>) -> bool {
         let Memory::Fixed { base, size } = self.memory else { return false };
         let word = |i: usize| bytes.get(8 * i..8 * i + 8).map(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes")));
         let (Some(kind), Some(op), Some(elem), Some(offset), Some(1), Some(len), Some(1), Some(data_len), Some(0)) = (
@@ -309,6 +316,9 @@ impl Exposure {
         let mut reply = Vec::new();
         {
             let _held = self.node.as_ref().map(|seg| AccumulateGuard::of(seg, self.me));
+            if !self.claim(origin, seq) {
+                return true;
+            }
             // SAFETY: inside the window's memory (checked above), valid until MPI_Win_free
             // (which stops this handler first); other origins' accumulates wait for the lock.
             let here = unsafe { std::slice::from_raw_parts_mut((base as *mut u8).add(offset), len) };
@@ -321,11 +331,30 @@ impl Exposure {
                 _ if !data.is_empty() => combine(data, here),
                 _ => {}
             }
+            self.settle(origin, seq);
         }
         if kind.fetches() {
             self.answer(origin, reply, out);
         }
         true
+    }
+
+    /// Whether operation `seq` of `origin` is still this handler's to apply: false if the
+    /// origin withdrew it (`withdraw.rs`), then it is neither applied nor answered. Called
+    /// holding this part's accumulate lock, as the origin withdraws under it.
+    fn claim(&self, origin: usize, seq: u64) -> bool {
+        match &self.node {
+            Some(seg) if seq != 0 => seg.settled(self.me, origin).load(Ordering::Relaxed) < seq,
+            _ => true,
+        }
+    }
+
+    /// Says that operation `seq` of `origin` is applied (still under the accumulate lock; the
+    /// origin's flush reads the word without it, hence Release).
+    fn settle(&self, origin: usize, seq: u64) {
+        if let (Some(seg), true) = (&self.node, seq != 0) {
+            seg.settled(self.me, origin).store(seq, Ordering::Release);
+        }
     }
 
     fn apply(

@@ -6,27 +6,29 @@
 //! in shared memory, so a target computing outside MPI stalls no lock, put or get.
 //!
 //! Accumulates (and fetch-and-op, compare-and-swap) go to the target's handler (`serve.rs`),
-//! except under MPI_Win_lock, where the origin reads, combines and writes back itself
-//! ([`Reach::accumulate_here`]), so a target computing outside MPI stalls no
-//! lock/fetch-and-op/unlock: under an exclusive lock no one else may touch the target's
-//! window; under a shared one the origin holds the target part's accumulate lock in the
-//! segment (`shm_sync.rs`), which the handler takes too while it applies an accumulate, so
-//! accumulates on one location stay atomic whoever applies them. Every synchronisation that
-//! completes operations (flush, unlock, fence, complete) first waits for the handler's
-//! answers, then acts on the words in the segment.
+//! which applies them under the target part's accumulate lock in the segment (`shm_sync.rs`).
+//! In a passive-target epoch the origin keeps them until a flush or unlock settles them, and
+//! applies those the handler has not taken after a short wait itself ([`accumulate_remote`],
+//! under the same lock: `withdraw.rs`), so a target computing outside MPI stalls no
+//! lock/fetch-and-op/unlock and no flush. Every synchronisation that completes operations
+//! (flush, unlock, fence, complete) first waits for them, then acts on the words in the
+//! segment.
 //!
 //! Where the kernel refuses the copy (EPERM under a strict Yama or seccomp, ENOSYS), or
 //! `BB_RMA_SINGLE_COPY=0`, put and get go to the handler as accumulates do, from then on;
 //! `BB_VERBOSE=1` says so once.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use billboard::transport::shm::cross_memory::{copy_iov, Direction, IOV_MAX};
 use billboard::Communicator;
 
 use super::origin::Landing;
+use super::segment::Segment;
 use super::serve::combiner;
-use super::target::{apply_data, op_name, Access, Kind, Shape};
+use super::target::{apply_data, Access, Kind, Shape};
+use super::withdraw::{Outstanding, Settle};
 use super::{direct, shm_sync};
 use crate::abi::MPI_ERR_OP;
 use crate::datatype::{view, Dir, View};
@@ -49,12 +51,14 @@ pub(crate) struct Reach {
     me: usize,
     /// The kernel refused a copy (or the tunable is 0): put and get go to the handler.
     refused: bool,
+    /// Per target: accumulates sent to its handler in passive epochs, until settled.
+    outstanding: Vec<Outstanding>,
 }
 
 impl Reach {
     /// The collective exchange of every member's process id and window base over `comm`
     /// (the window's communicator, whose members all run on this host).
-    pub fn exchange(comm: &Communicator, base: *mut u8) -> Res<Reach> {
+    pub fn exchange(comm: &Communicator, base: *mut u8, seg: &Arc<Segment>) -> Res<Reach> {
         let n = comm.size();
         let mine: Vec<u8> = [std::process::id() as u64, base as u64].iter().flat_map(|w| w.to_ne_bytes()).collect();
         let mut all = vec![0u8; 16 * n];
@@ -66,7 +70,12 @@ impl Reach {
         if refused {
             report(comm.rank(), "BB_RMA_SINGLE_COPY=0");
         }
-        Ok(Reach { peers, me: comm.rank(), refused })
+        Ok(Reach {
+            peers,
+            me: comm.rank(),
+            refused,
+            outstanding: (0..n).map(|_| Outstanding::new(comm, seg)).collect(),
+        })
     }
 
     /// Carries out put or get `a` on `target` by single copy: `data` the put's packed origin
@@ -106,57 +115,52 @@ impl Reach {
         Ok(true)
     }
 
-    /// Carries out accumulate-type `a` (accumulate, get-accumulate, fetch-and-op,
-    /// compare-and-swap) on `target` here: its bytes read by single copy, combined, and
-    /// written back where they changed. Only while no other process applies an operation
-    /// there (the caller holds an exclusive lock of `target`, or the part's accumulate lock),
-    /// so the read-modify-write is atomic to all who follow MPI's rules, and a target
-    /// computing outside MPI stalls nobody. `Ok(false)`: not done (the kernel refuses): the
-    /// caller sends it to the target's handler.
+    /// Where accumulate-type operations on `target` in a passive epoch are numbered and kept
+    /// until a flush settles them (`withdraw.rs`); `None` where the kernel refuses single
+    /// copies (nothing could be withdrawn: flushes ask the handler).
+    pub fn track(&mut self, target: usize) -> Option<&mut Outstanding> {
+        (!self.refused).then(|| &mut self.outstanding[target])
+    }
+
+    /// Accumulate-type `a` on `target` (packed origin data, then compare data, in `data`)
+    /// applied at once by this origin, where a recent flush found the target away
+    /// ([`Outstanding::apply_now`]); returns what it fetched. `None`: send it to the handler.
     ///
     /// # Safety
-    /// As for [`Reach::copy`].
-    pub unsafe fn accumulate_here(
-        &mut self,
-        target: usize,
-        a: &Access,
-        data: &[View],
-        result: Option<&Landing>,
-    ) -> Res<bool> {
-        if self.refused || matches!(a.kind, Kind::Put | Kind::Get) {
-            return Ok(false);
+    /// `a.target` lies inside the target's window (the origin checked it against its size).
+    pub unsafe fn apply_now(&mut self, seg: &Segment, target: usize, a: &Access, data: &[u8]) -> Option<Res<Vec<u8>>> {
+        if self.refused {
+            return None;
         }
-        let (pid, base) = self.peers[target];
-        let len = a.target.bytes();
-        let mut current = vec![0u8; len];
-        shm_sync::before_load();
-        if let Err(e) = transfer(pid, base, a, current.as_mut_ptr(), Direction::Read) {
-            return Ok(self.refuse(target, e));
-        }
-        let before = current.clone();
-        let joined: Vec<u8> = data.iter().flat_map(|v| v.bytes()).copied().collect();
-        // The same operation on the packed bytes, as one dense block.
-        let dense = Shape { offset: 0, count: 1, extent: len as i64, blocks: vec![(0, len)] };
-        let packed = Access { kind: a.kind, op: a.op, elem: a.elem, target: dense, data: Vec::new() };
-        let mut reply = Vec::with_capacity(packed.reply_bytes());
-        let failed = |e: String| err(MPI_ERR_OP, format!("{} on target rank {target}: {e}", op_name(a.op)));
-        let mut combine = combiner(a).map_err(failed)?;
-        apply_data(&mut current, &packed, &joined, &mut *combine, &mut reply).map_err(failed)?;
-        if current != before {
-            if let Err(e) = transfer(pid, base, a, current.as_mut_ptr(), Direction::Write) {
-                return Ok(self.refuse(target, e));
+        match self.outstanding[target].apply_now(seg, target, self.peers[target], a, data)? {
+            Ok(reply) => Some(Ok(reply)),
+            Err(Failure::Refused(e)) => {
+                self.refuse(target, e);
+                None
             }
-            shm_sync::stored();
+            Err(Failure::Op(e)) => Some(Err(err(MPI_ERR_OP, e))),
         }
-        if let Some(l) = result {
-            // SAFETY: the program's result buffer (caller).
-            let mut out = view(&l.layout, l.addr, l.count, Dir::Write)?;
-            out.bytes_mut().copy_from_slice(&reply);
-            let n = out.len();
-            // SAFETY: the result buffer is still the program's (caller).
-            out.finish(n);
-        }
-        Ok(true)
+    }
+
+    /// Whether operations on `target` are applied at once now (checked before building one).
+    #[inline]
+    pub fn direct(&self, target: usize) -> bool {
+        !self.refused && self.outstanding[target].direct()
+    }
+
+    /// Every target's sends of withdrawn requests still in flight (`withdraw.rs`).
+    pub fn take_limbo(&mut self) -> Vec<super::origin::Wait> {
+        self.outstanding.iter_mut().flat_map(|o| o.take_limbo()).collect()
+    }
+
+    /// The targets to which withdrawn requests may still be on their way.
+    pub fn stale_targets(&self) -> Vec<usize> {
+        (0..self.outstanding.len()).filter(|&t| self.outstanding[t].stale()).collect()
+    }
+
+    /// The settling of `target`'s outstanding operations (none: `None`).
+    pub fn settle(&mut self, target: usize) -> Option<Settle> {
+        Settle::new(target, self.peers[target], &mut self.outstanding[target])
     }
 
     /// The kernel refused a copy to or from `target`: from now on the handler does them.
@@ -167,8 +171,47 @@ impl Reach {
     }
 }
 
+/// Why an accumulate could not be applied by single copies.
+pub(crate) enum Failure {
+    /// The kernel refused the copy.
+    Refused(std::io::Error),
+    /// The operation itself (an operator not defined on the type): the message says why.
+    Op(String),
+}
+
+/// Applies accumulate-type `a` (accumulate, get-accumulate, fetch-and-op, compare-and-swap),
+/// its packed origin data (then compare data) `data`, to the window of process `pid` at
+/// `base`: the target bytes read by single copy, combined, and written back where they
+/// changed. Returns what a get-type operation fetched (empty otherwise). Atomic to all who
+/// follow MPI's rules only while no other process applies an operation there: the caller
+/// holds the target part's accumulate lock.
+///
+/// # Safety
+/// `a.target` lies inside the target's window (the origin checked it against its size).
+pub(crate) unsafe fn accumulate_remote(
+    pid: libc::pid_t,
+    base: usize,
+    a: &Access,
+    data: &[u8],
+) -> Result<Vec<u8>, Failure> {
+    let len = a.target.bytes();
+    let mut current = vec![0u8; len];
+    transfer(pid, base, a, current.as_mut_ptr(), Direction::Read).map_err(Failure::Refused)?;
+    let before = current.clone();
+    // The same operation on the packed bytes, as one dense block.
+    let dense = Shape { offset: 0, count: 1, extent: len as i64, blocks: vec![(0, len)] };
+    let packed = Access { kind: a.kind, op: a.op, elem: a.elem, target: dense, data: Vec::new() };
+    let mut reply = Vec::with_capacity(packed.reply_bytes());
+    let mut combine = combiner(a).map_err(Failure::Op)?;
+    apply_data(&mut current, &packed, data, &mut *combine, &mut reply).map_err(Failure::Op)?;
+    if current != before {
+        transfer(pid, base, a, current.as_mut_ptr(), Direction::Write).map_err(Failure::Refused)?;
+    }
+    Ok(reply)
+}
+
 /// Says once, under `BB_VERBOSE`, that created windows go through the handler.
-fn report(me: usize, why: &str) {
+pub(crate) fn report(me: usize, why: &str) {
     if billboard::VERBOSE.get() != 0 && !REPORTED.swap(true, Ordering::Relaxed) {
         eprintln!(
             "billboard MPI (rank {me}): single copy to MPI_Win_create windows refused ({why}); put and get go \
