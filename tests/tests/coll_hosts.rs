@@ -172,17 +172,9 @@ fn hierarchical_host_phases_run_on_the_board() {
         let counts = out.lines().filter_map(|l| l.split(": ").nth(1)?.strip_suffix(" messages on its host"));
         counts.map(|c| c.parse::<u64>().unwrap()).sum()
     };
-    let hier = [
-        ("BB_COLL_BCAST", "hier"),
-        ("BB_COLL_BARRIER", "hier"),
-        ("BB_COLL_REDUCE", "hier"),
-        ("BB_COLL_ALLREDUCE", "hier"),
-        ("BB_COLL_ALLGATHER", "hier"),
-        ("BB_COLL_GATHER", "hier"),
-        ("BB_COLL_SCATTER", "hier"),
-    ];
+    let hier = SETS[1];
     for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
-        for env in [&[][..], &hier[..]] {
+        for env in [&[][..], hier] {
             let job = run_mode(&ns, placement, env, "hier-board");
             expect_mode(&job, placement.1, "hier-board", &format!("{env:?} on {placement:?}"));
             assert_eq!(on_host(&job), 0, "{env:?} on {placement:?}: messages on a host\n{}", job.stdout());

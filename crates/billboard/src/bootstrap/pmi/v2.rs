@@ -20,7 +20,7 @@
 //!
 //! Decoding takes bytes from another process, so it never panics on malformed input.
 
-use super::wire::Message;
+use super::wire::{clip, Message};
 use crate::{Error, Result};
 
 /// Width of the length that starts every message.
@@ -93,14 +93,6 @@ pub fn parse(body: &str) -> Result<Message> {
         }
         _ => Err(bad("the first field must be cmd=<name>")),
     }
-}
-
-fn clip(text: &str) -> &str {
-    let mut end = text.len().min(120);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 #[cfg(test)]

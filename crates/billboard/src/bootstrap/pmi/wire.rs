@@ -136,7 +136,7 @@ pub fn parse_line(line: &str) -> Result<Message> {
 }
 
 /// The start of a line for an error message (a hostile line could be megabytes long).
-fn clip(line: &str) -> &str {
+pub(super) fn clip(line: &str) -> &str {
     let mut end = line.len().min(120);
     while !line.is_char_boundary(end) {
         end -= 1;
