@@ -267,3 +267,27 @@ fn a_sender_dying_mid_transfer_loses_only_its_message() {
         assert!(matches!(s.ranks[0].finish(to_dead), Err(Error::PeerGone { rank: 1, .. })), "{name}");
     }
 }
+
+/// A rank that only probes (a program computing between MPI_Iprobe calls, as NWChem's targets
+/// do) still runs its handlers when a message matching the probe is already queued: every
+/// probe makes progress, as MPI's progress rule asks (it made none once it found a match).
+#[test]
+fn probing_runs_handlers_even_with_a_match_queued() {
+    let mut s = sim(2, records_only());
+    let (handler, log) = recorder(None);
+    s.register(0, 3, handler);
+    let queued = data(1, 0, 8);
+    let sent = s.send(1, 0, 5, &queued);
+    s.rounds(&[1, 0]);
+    assert!(s.ranks[0].iprobe(&pattern(None, None)).is_some(), "the message waits unexpected");
+    let payload = data(1, 1, 16);
+    let am = s.am(1, 0, 3, b"h", &payload);
+    for _ in 0..50 {
+        s.rounds(&[1]);
+        assert!(s.ranks[0].iprobe(&pattern(None, None)).is_some());
+    }
+    assert_eq!(log.lock().unwrap().len(), 1, "the handler ran inside the probes");
+    for out in s.complete(&[(1, sent), (1, am)]) {
+        out.unwrap();
+    }
+}

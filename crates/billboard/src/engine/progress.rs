@@ -490,19 +490,19 @@ impl<C: Channel> Engine<C> {
         id
     }
 
-    /// The oldest unexpected message matching `pattern`: its envelope and size.
+    /// The oldest unexpected message matching `pattern`: its envelope and size. Every probe
+    /// makes progress, a match already queued or not: a program that computes between probes
+    /// (NWChem's targets, between DGEMMs) must still serve the handlers and rendezvous others
+    /// wait on, and the oldest match stays the oldest (a source's messages keep their order).
     pub(crate) fn iprobe(&mut self, pattern: &Pattern) -> Option<(Envelope, usize)> {
-        if self.core.matcher.probe(pattern).is_none() {
-            self.progress(None);
-        }
+        self.progress(None);
         self.core.matcher.probe(pattern).map(|(env, msg)| (*env, msg.bytes()))
     }
 
-    /// Removes and returns the oldest unexpected message matching `pattern` (MPI_Improbe).
+    /// Removes and returns the oldest unexpected message matching `pattern` (MPI_Improbe),
+    /// after a progress round as [`Engine::iprobe`].
     pub(crate) fn take(&mut self, pattern: &Pattern) -> Option<(Envelope, Pending)> {
-        if self.core.matcher.probe(pattern).is_none() {
-            self.progress(None);
-        }
+        self.progress(None);
         self.core.matcher.take(pattern)
     }
 
