@@ -83,6 +83,19 @@ impl<'a> Job<'a> {
     }
 }
 
+/// Builds `source` (under the repository) into `out` with `compiler` (MPICH's `mpicc.mpich`
+/// or `mpif90.mpich`) and `flags`, failing the test if it cannot.
+fn build(compiler: &Path, flags: &[&str], source: &str, out: &Path) {
+    let ok = Command::new(compiler)
+        .args(flags)
+        .arg("-o")
+        .arg(out)
+        .arg(root().join(source))
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "{} could not build {source}", compiler.display());
+}
+
 fn skip(what: &str, why: &str) {
     eprintln!("SKIP {what}: {why}");
 }
@@ -280,13 +293,7 @@ fn a_program_built_for_mpich_runs_on_billboard_under_mpichs_own_hydra() {
     let dir = std::env::temp_dir().join(format!("bb-hydra-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let exe = dir.join("p2p_basic");
-    let built = Command::new(mpicc)
-        .args(["-O1", "-Wno-stringop-overflow", "-o"])
-        .arg(&exe)
-        .arg(root().join("tests/c/p2p_basic.c"))
-        .status()
-        .expect("run mpicc.mpich");
-    assert!(built.success(), "mpicc.mpich could not build tests/c/p2p_basic.c");
+    build(&mpicc, &["-O1", "-Wno-stringop-overflow"], "tests/c/p2p_basic.c", &exe);
     let lib = root().join("dist/lib");
     // PMI-1: Hydra's PMI-2 is not usable (its kvs-fence returns while other ranks have not
     // reached it, and a kvs-get of a key not yet put fails an assertion in mpiexec); PMI-2 is
@@ -454,22 +461,10 @@ fn a_profiling_tool_built_for_mpich_counts_each_call_as_on_mpich() {
     };
     let dir = std::env::temp_dir().join(format!("bb-pmpi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let src = root().join("tests/pmpi");
-    let build = |compiler: &Path, flags: &[&str], out: &str, source: &str| {
-        let ok = Command::new(compiler)
-            .args(flags)
-            .arg("-o")
-            .arg(dir.join(out))
-            .arg(src.join(source))
-            .current_dir(&dir)
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "{} could not build tests/pmpi/{source}", compiler.display());
-    };
-    build(&mpicc, &["-shared", "-fPIC"], "libtool.so", "tool.c");
-    build(&mpicc, &["-Wno-stringop-overflow"], "calls", "calls.c");
-    build(&mpif90, &[], "calls_mpi", "calls.f90");
-    build(&mpif90, &[], "calls_f08", "calls_f08.f90");
+    build(&mpicc, &["-shared", "-fPIC"], "tests/pmpi/tool.c", &dir.join("libtool.so"));
+    build(&mpicc, &["-Wno-stringop-overflow"], "tests/pmpi/calls.c", &dir.join("calls"));
+    build(&mpif90, &[], "tests/pmpi/calls.f90", &dir.join("calls_mpi"));
+    build(&mpif90, &[], "tests/pmpi/calls_f08.f90", &dir.join("calls_f08"));
     let counts = |program: &str| {
         let preload = format!("LD_PRELOAD={}", dir.join("libtool.so").display());
         let options = ["-x", preload.as_str()];

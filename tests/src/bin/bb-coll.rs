@@ -365,10 +365,7 @@ fn sizes(w: &Communicator) -> Res {
     }
     let sum = || Reduction { op: Box::new(add_words), elem: 8, commutative: true };
     for len in [0usize, 8, 4096, 65_536, 300_000, 1 << 20] {
-        let word = |r: usize, i: usize| (i as u64).wrapping_mul(0x9e37_79b9) ^ (r as u64 * 1001);
-        let mine: Vec<u8> = (0..len / 8).flat_map(|i| word(me, i).to_le_bytes()).collect();
-        let want: Vec<u8> =
-            (0..len / 8).flat_map(|i| (0..n).fold(0u64, |a, r| a.wrapping_add(word(r, i))).to_le_bytes()).collect();
+        let (mine, want) = summed_words(me, n, len);
         for in_place in [false, true] {
             let mut all = if in_place { mine.clone() } else { vec![0xee; len] };
             let send = if in_place { all.as_ptr() } else { mine.as_ptr() };
@@ -451,6 +448,14 @@ fn association(w: &Communicator) -> Res {
 /// hierarchy's host phases run on the board, `coll/hier_board.rs`; a non-commutative
 /// reduction on hosts whose ranks are not consecutive runs flat, so it is left out of that
 /// count).
+/// This rank's `len` bytes of words for a sum over `n` ranks, and the sum every rank should get.
+fn summed_words(me: usize, n: usize, len: usize) -> (Vec<u8>, Vec<u8>) {
+    let word = |r: usize, i: usize| (i as u64).wrapping_mul(0x9e37_79b9) ^ (r as u64 * 1001);
+    let mine = (0..len / 8).flat_map(|i| word(me, i).to_le_bytes()).collect();
+    let want = (0..len / 8).flat_map(|i| (0..n).fold(0u64, |a, r| a.wrapping_add(word(r, i))).to_le_bytes()).collect();
+    (mine, want)
+}
+
 fn hier_board(w: &Communicator) -> Res {
     let (n, me) = (w.size(), w.rank());
     let hosts: Vec<usize> = (0..n).map(|r| w.host_of(r)).collect::<Result<_, _>>()?;
@@ -557,10 +562,7 @@ fn summed(w: &Communicator, sizes: &[usize], blocks: bool) -> Res {
         billboard::coll::blocking(blocks, f).and_then(billboard::Collective::wait)
     };
     for &len in sizes {
-        let word = |r: usize, i: usize| (i as u64).wrapping_mul(0x9e37_79b9) ^ (r as u64 * 1001);
-        let mine: Vec<u8> = (0..len / 8).flat_map(|i| word(me, i).to_le_bytes()).collect();
-        let want: Vec<u8> =
-            (0..len / 8).flat_map(|i| (0..n).fold(0u64, |a, r| a.wrapping_add(word(r, i))).to_le_bytes()).collect();
+        let (mine, want) = summed_words(me, n, len);
         for in_place in [false, true] {
             let mut all = if in_place { mine.clone() } else { vec![0xee; len] };
             let send = if in_place { all.as_ptr() } else { mine.as_ptr() };
