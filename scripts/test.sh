@@ -15,13 +15,14 @@ fi
 # g++ builds libFuzzer for the fuzz targets; iproute2 (`ip`) makes the network namespaces that
 # stand in for hosts; Debian's parallel HDF5 for MPICH (h5pcc.mpich) and h5dump test MPI-IO.
 # Debian's PVM (library, header, example programs, NetPIPE's NPpvm) is the reference the PVM
-# library is compared with. python3-venv and python3-dev build mpi4py from PyPI with our mpicc.
+# library is compared with. python3-venv and python3-dev build mpi4py from PyPI with our mpicc;
+# libclang-dev lets rsmpi (crates.io's mpi crate) run bindgen over our mpi.h.
 # Slurm (slurm-wlm, munge) runs a private one-node cluster for the srun --mpi=pmi2 test.
-PACKAGES="mpich libmpich-dev netpipe-mpich2 scalapack-mpi-test libscalapack-mpich2.2 bagel nwchem-mpich g++ iproute2 libhdf5-mpich-dev hdf5-tools pvm pvm-dev pvm-examples netpipe-pvm libcoarrays-mpich-dev python3-venv python3-dev gfortran mocassin mocassin-benchmarks tachyon-bin-nox libtachyon-mpich-0 yorick-mpy-mpich2 slurm-wlm munge"
+PACKAGES="mpich libmpich-dev netpipe-mpich2 scalapack-mpi-test libscalapack-mpich2.2 bagel nwchem-mpich g++ iproute2 libhdf5-mpich-dev hdf5-tools pvm pvm-dev pvm-examples netpipe-pvm libcoarrays-mpich-dev libclang-dev python3-venv python3-dev gfortran mocassin mocassin-benchmarks tachyon-bin-nox libtachyon-mpich-0 yorick-mpy-mpich2 slurm-wlm munge"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
    { ! command -v mpicc.mpich >/dev/null || ! command -v g++ >/dev/null || ! command -v ip >/dev/null || [ ! -x /usr/bin/NPmpich2 ] ||
      [ ! -x /usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/xdlu ] || [ ! -x /usr/bin/BAGEL ] || [ ! -x /usr/bin/nwchem.mpich ] || [ ! -x /usr/bin/mocassin ] || [ ! -x /usr/bin/tachyon-nox ] || [ ! -x /usr/bin/mpy.mpich2 ] || ! command -v srun >/dev/null ||
-     ! command -v h5pcc.mpich >/dev/null || ! command -v h5dump >/dev/null ||
+     ! command -v h5pcc.mpich >/dev/null || ! command -v h5dump >/dev/null || ! ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 ||
      [ ! -f /usr/include/pvm3.h ] || [ ! -x /usr/bin/master1 ] || [ ! -x /usr/bin/NPpvm ] || ! command -v gfortran >/dev/null ||
      ! python3 -c 'import ensurepip, sysconfig, os; assert os.path.exists(sysconfig.get_paths()["include"] + "/Python.h")' 2>/dev/null; }; then
   echo "== installing $PACKAGES"
@@ -51,3 +52,6 @@ scripts/scalapack.sh --timeout 60
 
 echo "== mpi4py's own test suite, mpi4py built from PyPI with our mpicc, at 1, 2 and 3 ranks"
 scripts/mpi4py.sh --ranks 1,2,3 --timeout 900
+
+echo "== rsmpi's examples (the mpi crate from crates.io) built with our mpicc, beside MPICH, at 1, 2 and 3 ranks"
+scripts/rsmpi.sh --ranks 1,2,3 --timeout 60
