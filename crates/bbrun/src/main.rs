@@ -4,6 +4,7 @@
 
 mod agent;
 mod agent_link;
+mod bind;
 mod hosts;
 mod info;
 mod job;
@@ -101,6 +102,11 @@ struct Cli {
     /// Pass the whole environment (the default; MPICH's `-genvall`, `-envall`)
     #[arg(long, hide = true)]
     genvall: bool,
+    /// Bind each rank of a host to one hwthread, core, socket or numa node of those bbrun (or
+    /// the host's agent) may use, in turn, wrapping around; none (the default) leaves the
+    /// kernel free to move them (MPICH's `-bind-to`, Open MPI's `--bind-to`)
+    #[arg(long, value_name = "UNIT", value_parser = bind_unit)]
+    bind_to: Option<String>,
     /// More ranks than cores is allowed (with a warning) anyway: Open MPI's `--oversubscribe`
     #[arg(long, hide = true)]
     oversubscribe: bool,
@@ -195,6 +201,10 @@ fn main() {
     std::process::exit(code);
 }
 
+fn bind_unit(word: &str) -> Result<String, String> {
+    bind::parse(word).map(|_| word.to_owned())
+}
+
 /// The programs of the command line, in rank order: the first after the options, then one
 /// after each `:` with options of its own (MPMD). A program's `-wdir` is made absolute, and a
 /// relative program path with a `/` is taken in it (as MPI_Comm_spawn's `wdir` does).
@@ -274,6 +284,8 @@ fn rank_environment(cli: &Cli) -> Result<Vec<(String, String)>, String> {
         });
     }
     vars.extend(cli.genv.chunks(2).map(|pair| (pair[0].clone(), pair[1].clone())));
+    // The binding reaches every host's agent the way -genv's variables do (bind.rs).
+    vars.extend(cli.bind_to.iter().map(|unit| (bind::ENV.to_owned(), unit.clone())));
     match vars.iter().find(|(name, _)| name.is_empty() || name.contains('=')) {
         Some((name, _)) => {
             Err(format!("cannot give ranks the variable {name:?}: a name is not empty and holds no '='"))
@@ -298,9 +310,10 @@ fn new_jobid() -> String {
 /// MPICH and Open MPI spell options with one dash (`-np`, `-ppn`, `-hosts`, `-f`); clap reads
 /// `-np` as `-n p`. Rewrites those that come before the program into the forms clap knows,
 /// leaving the program's own arguments alone.
-const SINGLE_DASH: [(&str, &str); 17] = [
+const SINGLE_DASH: [(&str, &str); 18] = [
     ("-np", "-n"),
     ("-oversubscribe", "--oversubscribe"),
+    ("-bind-to", "--bind-to"),
     ("-prepend-rank", "--tag-output"),
     ("-tag-output", "--tag-output"),
     ("-genv", "--genv"),
@@ -319,7 +332,7 @@ const SINGLE_DASH: [(&str, &str); 17] = [
 ];
 
 /// Options followed by values (which may start with `-` and must not be rewritten), and how many.
-const TAKES_VALUES: [(&str, usize); 13] = [
+const TAKES_VALUES: [(&str, usize); 14] = [
     ("-H", 1),
     ("-n", 1),
     ("--np", 1),
@@ -333,6 +346,7 @@ const TAKES_VALUES: [(&str, usize); 13] = [
     ("--genv", 2),
     ("--env", 2),
     ("--wdir", 1),
+    ("--bind-to", 1),
 ];
 
 fn single_dash_options(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {

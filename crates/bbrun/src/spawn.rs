@@ -67,6 +67,10 @@ pub fn spawn_rank(job: &JobInfo<'_>, rank: usize, local_rank: usize) -> io::Resu
     let theirs: OwnedFd = if theirs.as_raw_fd() < 3 { theirs.try_clone()?.into() } else { theirs.into() };
     let pmi_fd = theirs.as_raw_fd();
     let parent = std::process::id() as libc::pid_t;
+    let binding = match crate::bind::policy(job.env).map_err(io::Error::other)? {
+        Some(unit) => Some(crate::bind::processors_for(unit, local_rank)?),
+        None => None,
+    };
 
     let mut cmd = Command::new(job.program);
     cmd.args(job.args).envs(job.env.iter().map(|(k, v)| (k, v)));
@@ -98,7 +102,8 @@ pub fn spawn_rank(job: &JobInfo<'_>, rank: usize, local_rank: usize) -> io::Resu
     }
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     // SAFETY: the closure runs in the child between fork and exec and only makes
-    // async-signal-safe system calls (sigprocmask, prctl, getppid, fcntl); it allocates nothing.
+    // async-signal-safe system calls (sigprocmask, prctl, getppid, fcntl, sched_setaffinity); it
+    // allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
             // bbrun blocks the signals it reads through its signalfd; a blocked mask survives
@@ -119,6 +124,9 @@ pub fn spawn_rank(job: &JobInfo<'_>, rank: usize, local_rank: usize) -> io::Resu
             // rank must.
             if libc::fcntl(pmi_fd, libc::F_SETFD, 0) != 0 {
                 return Err(io::Error::last_os_error());
+            }
+            if let Some(set) = &binding {
+                rustix::thread::sched_setaffinity(None, set)?;
             }
             Ok(())
         });
