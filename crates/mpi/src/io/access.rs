@@ -75,6 +75,7 @@ pub(crate) unsafe fn access(
 /// requires of the program.
 pub(crate) unsafe fn start(
     f: &Arc<File>,
+    fh: MPI_File,
     pos: Position,
     buf: *mut c_void,
     count: i64,
@@ -83,7 +84,7 @@ pub(crate) unsafe fn start(
 ) -> Res<Arc<Pending>> {
     let mut p = prepare(f, pos, buf, count, datatype, what)?;
     if p.external.is_some() {
-        return Ok(Pending::ended(p.run(f, None, what)));
+        return Ok(Pending::ended(fh, p.run(f, None, what)));
     }
     if let Position::Individual = p.pos {
         let asked: usize = p.runs.iter().map(|r| r.2).sum();
@@ -91,7 +92,7 @@ pub(crate) unsafe fn start(
         p.pos = Position::At(p.offset);
     }
     let moving = Moving(p);
-    background::submit(f.clone(), move |f| {
+    background::submit(f.clone(), fh, move |f| {
         // SAFETY: the program lends the buffer to MPI until the request completes.
         unsafe { moving.run(f, what) }
     })

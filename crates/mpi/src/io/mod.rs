@@ -48,7 +48,7 @@ use crate::error::{err, guard, not_running, MpiError, Res};
 use crate::state;
 
 pub(crate) use background::Pending;
-pub(crate) use errors::io_error;
+pub(crate) use errors::{io_error, raise_on_file};
 use shared::SharedPointer;
 use view::FileView;
 
