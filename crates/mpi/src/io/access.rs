@@ -180,7 +180,10 @@ unsafe fn prepare(
     }
     let view = f.state().view.clone();
     let external = view.external32();
-    let user = if external { None } else { super::datarep::lookup(&view.datarep) };
+    let user = match &*view.datarep {
+        "native" | "internal" | "external32" => None,
+        rep => super::datarep::lookup(rep),
+    };
     // A read the program's function converts writes the user's buffer itself: the memory's
     // view must not unpack its copy over it at the end.
     let converts_read = what == Access::Read && user.as_ref().is_some_and(|r| r.reads());
