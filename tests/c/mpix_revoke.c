@@ -8,8 +8,8 @@
  * MPI_Comm_free still work; so do MPIX_Comm_agree and MPIX_Comm_shrink (ULFM: how a program
  * recovers). A barrier already waiting when its communicator is revoked fails with
  * MPIX_ERR_REVOKED. MPI_COMM_WORLD and a new communicator are untouched. An intercommunicator
- * is revoked in both groups; a late notice does not revoke a newer communicator that reused the
- * freed id without the revoker. MPICH 4.0.2
+ * is revoked in both groups, and agree and shrink work on it over both groups; a late notice
+ * does not revoke a newer communicator that reused the freed id without the revoker. MPICH 4.0.2
  * (ch4) stops the job with an internal assertion in MPIX_Comm_revoke: run on Billboard only.
  * N >= 2. */
 #include <stdlib.h>
@@ -29,7 +29,7 @@ static int class_of(int rc)
 
 /* Rank 1 revokes an intercommunicator (even world ranks against odd ones) once every other rank
  * waits on it in a receive: the receives fail, every rank learns of it, and sends and
- * collectives on it fail as they start, in both groups. */
+ * collectives on it fail as they start, in both groups; agree and shrink still work. */
 static void revoke_intercomm(void)
 {
     MPI_Comm local, inter;
@@ -56,6 +56,27 @@ static void revoke_intercomm(void)
     CHECK_REVOKED(MPI_Send(&one, 1, MPI_INT, 0, 1, inter), "MPI_Send on the revoked intercommunicator");
     CHECK_REVOKED(MPI_Barrier(inter), "MPI_Barrier on the revoked intercommunicator");
     CHECK_REVOKED(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, inter), "MPI_Allreduce on it");
+
+    /* ULFM over both groups, on the revoked intercommunicator: agree ANDs every member's flag
+     * (each clears its world rank's bit), shrink gives an intercommunicator of both groups. */
+    flag = 0xff & ~(1 << t_rank);
+    MPI_CHK(MPIX_Comm_agree(inter, &flag));
+    CHECK_EQ(flag, 0xff & ~((1 << t_size) - 1), "MPIX_Comm_agree on the revoked intercommunicator");
+    MPI_Comm shrunk;
+    MPI_CHK(MPIX_Comm_shrink(inter, &shrunk));
+    int is_inter = 0, lsize = -1, rsize = -1, remote_sum = 0;
+    MPI_CHK(MPI_Comm_test_inter(shrunk, &is_inter));
+    MPI_CHK(MPI_Comm_size(shrunk, &lsize));
+    MPI_CHK(MPI_Comm_remote_size(shrunk, &rsize));
+    int evens = (t_size + 1) / 2, odds = t_size / 2;
+    CHECK(is_inter, "MPIX_Comm_shrink of an intercommunicator is an intercommunicator");
+    CHECK_EQ(lsize, t_rank % 2 == 0 ? evens : odds, "local size of the shrunk intercommunicator");
+    CHECK_EQ(rsize, t_rank % 2 == 0 ? odds : evens, "remote size of the shrunk intercommunicator");
+    for (int r = 1 - t_rank % 2; r < t_size; r += 2)
+        remote_sum += r;
+    MPI_CHK(MPI_Allreduce(&t_rank, &sum, 1, MPI_INT, MPI_SUM, shrunk));
+    CHECK_EQ(sum, remote_sum, "MPI_Allreduce on the shrunk intercommunicator (the remote group's world ranks)");
+    MPI_CHK(MPI_Comm_free(&shrunk));
     MPI_CHK(MPI_Comm_free(&inter));
     MPI_CHK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, local));
     MPI_CHK(MPI_Comm_free(&local));

@@ -15,6 +15,21 @@ fn case(n: usize, name: &str) {
 }
 
 #[test]
+fn a_revoked_communicators_board_slot_comes_back() {
+    // 24 revoked communicators and a fresh one (and the world) each run a barrier on the board:
+    // with their slots lost, at most 8 could.
+    let env = [("BB_COLL_BARRIER", "board"), ("BB_VERBOSE", "1")];
+    for n in [2, 3] {
+        let job = run(n, "bb-comm", &["revoked_boards"], &env, T);
+        job.assert_success();
+        assert!(job.stdout().contains(&format!("ok revoked_boards on {n} ranks")), "stdout: {}", job.stdout());
+        let head = format!("barrier on a communicator of {n} ranks (one host");
+        let on_board = job.stderr().lines().filter(|l| l.contains(&head) && l.contains("(board")).count();
+        assert_eq!(on_board, (24 + 2) * n, "barriers on the board, every rank's\n{}", job.stderr());
+    }
+}
+
+#[test]
 fn threads_create_communicators_at_once_without_sharing_ids() {
     for n in [1, 2, 3, 4] {
         case(n, "threads");

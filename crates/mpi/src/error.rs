@@ -19,6 +19,10 @@ pub(crate) struct MpiError(Box<ErrorInfo>);
 pub(crate) struct ErrorInfo {
     pub class: c_int,
     pub msg: String,
+    /// The file whose error handler applies, not the call's communicator's: the error of a
+    /// nonblocking file access, raised by the call that completes its request (MPI_Wait,
+    /// MPI_Test, ...), as MPI 4.0 section 14.7 ties I/O errors to the file.
+    pub file: Option<crate::io::MPI_File>,
 }
 
 impl std::ops::Deref for MpiError {
@@ -32,7 +36,15 @@ pub(crate) type Res<T = ()> = Result<T, MpiError>;
 
 #[cold]
 pub(crate) fn err(class: c_int, msg: impl Into<String>) -> MpiError {
-    MpiError(Box::new(ErrorInfo { class, msg: msg.into() }))
+    MpiError(Box::new(ErrorInfo { class, msg: msg.into(), file: None }))
+}
+
+impl MpiError {
+    /// This error, raised on file `fh`'s error handler wherever it surfaces.
+    pub fn on_file(mut self, fh: crate::io::MPI_File) -> MpiError {
+        self.0.file = Some(fh);
+        self
+    }
 }
 
 /// The ranks of a communicator of `size`, as a program would write them.
@@ -180,6 +192,9 @@ pub(crate) fn not_running(function: &str) -> c_int {
 #[cold]
 #[inline(never)]
 pub(crate) fn handle(function: &str, comm: MPI_Comm, e: MpiError) -> c_int {
+    if let Some(fh) = e.file {
+        return crate::io::raise_on_file(function, fh, e);
+    }
     // An error on an invalid communicator is raised on MPI_COMM_WORLD (MPI 3.1 section 8.3).
     let errhandler = state::with(|m| m.comm_local(comm).or_else(|| m.comm(MPI_COMM_WORLD)).map(|c| c.errhandler))
         .flatten()

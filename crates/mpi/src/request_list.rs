@@ -116,7 +116,11 @@ impl Failures {
             1 => String::new(),
             n => format!(" ({} more failed; each status's MPI_ERROR says which)", n - 1),
         };
-        Err(Raised(err(MPI_ERR_IN_STATUS, format!("request {request} of the list failed: {}{more}", e.msg)), comm))
+        let mut raised = err(MPI_ERR_IN_STATUS, format!("request {request} of the list failed: {}{more}", e.msg));
+        if let Some(fh) = e.file {
+            raised = raised.on_file(fh);
+        }
+        Err(Raised(raised, comm))
     }
 }
 

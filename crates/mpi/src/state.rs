@@ -69,7 +69,8 @@ pub(crate) enum Req {
     /// An operation whose completion runs the Fortran library's callback (the packed copy of
     /// an array section: `crate::request_hook`).
     Hooked(Box<crate::request_hook::Hooked>),
-    /// A nonblocking file access whose data the MPI-IO thread moves (`io/background.rs`).
+    /// A nonblocking file access whose data the MPI-IO thread moves (`io/background.rs`); its
+    /// error is raised on the file's error handler.
     File(std::sync::Arc<crate::io::Pending>),
 }
 

@@ -14,8 +14,14 @@
 //!   here). Several idups in flight, a blocking dup on the same parent while they run, and
 //!   the communicators they make are distinct and carry their own traffic. Run with the
 //!   engine lock elided (`assume_serialized`), as MPI programs below THREAD_MULTIPLE do.
+//! - `revoked_boards` (N >= 2, with `BB_COLL_BARRIER=board BB_VERBOSE=1`): [`REVOKED`]
+//!   communicators, more than a process has board slots, each revoked by the last rank while
+//!   the others wait in a barrier on its board, then dropped; every one of them, and one made
+//!   after, still gets a slot (the test counts the verbose report's board lines), so a revoked
+//!   communicator's slot comes back.
 
 use std::thread;
+use std::time::Duration;
 
 use billboard::{Communicator, ANY_SOURCE, ANY_TAG};
 
@@ -181,6 +187,31 @@ fn idup(w: &Communicator) -> Res {
     Ok(())
 }
 
+/// Communicators of `revoked_boards`: three times the board slots of a process (8).
+const REVOKED: usize = 24;
+
+fn revoked_boards(w: &Communicator) -> Res {
+    let last = w.size() - 1;
+    for _ in 0..REVOKED {
+        let c = w.dup()?;
+        // The first barrier agrees on the board slot; the next is left half-done.
+        c.barrier()?;
+        if w.rank() == last {
+            thread::sleep(Duration::from_millis(20));
+            c.revoke()?;
+        } else {
+            // Gives up in its board wait (or fails as it starts, if the notice came first).
+            let _ = c.barrier();
+            billboard::coll::revoked_in_wait();
+        }
+        drop(c);
+        w.barrier()?;
+    }
+    let fresh = w.dup()?;
+    fresh.barrier()?;
+    Ok(())
+}
+
 fn main() -> Res {
     let universe = billboard::init()?;
     let w = universe.world();
@@ -191,6 +222,7 @@ fn main() -> Res {
         "exhaust" => exhaust(&w)?,
         "retire" => retire(&w)?,
         "idup" => idup(&w)?,
+        "revoked_boards" => revoked_boards(&w)?,
         other => panic!("unknown case {other:?}"),
     }
     w.barrier()?;

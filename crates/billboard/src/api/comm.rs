@@ -149,11 +149,12 @@ impl Drop for Inner {
         if self.context >= FIRST_FREE_CONTEXT {
             self.engine.lock().unhold(self.context, self as *const Inner as u64);
         }
-        if self.context >= FIRST_FREE_CONTEXT && !self.engine.is_revoked(self.context) {
+        let revoked = self.engine.is_revoked(self.context);
+        if self.context >= FIRST_FREE_CONTEXT && !revoked {
             self.contexts.retire(self.context);
         }
         if let Some(Some(board)) = self.board.get() {
-            board.release(&self.boards);
+            board.release(&self.boards, revoked);
         }
     }
 }
@@ -972,7 +973,7 @@ impl Communicator {
         if let Err(Some(lost)) = self.inner.board.set(agreed) {
             // Another thread of this process agreed at once (a program that runs collectives
             // on one communicator from two threads at once, which MPI forbids): keep its slot.
-            lost.release(&self.inner.boards);
+            lost.release(&self.inner.boards, false);
         }
         Ok(self.inner.board.get().and_then(Option::as_ref))
     }

@@ -84,7 +84,8 @@ impl Communicator {
     }
 
     /// A context id free in every process of `union` (world ranks; this one is `union[me]`),
-    /// agreed on the world's collective context with `tag` (below [`BACKGROUND_SPAN`]).
+    /// agreed on the world's collective context with `tag` (below [`BACKGROUND_SPAN`], with
+    /// `TAG_SURVIVES_REVOKE` besides for MPIX_Comm_shrink: `recover.rs`).
     ///
     /// With processes of another job among them (spawned or connected), the world ranks mean
     /// nothing to those: the agreement runs on the union's positions instead (`union_view`).
@@ -152,7 +153,7 @@ impl Communicator {
 
     /// Sends `words` to rank `to` on the collective context with `tag` while receiving the
     /// `expect` words it sends, without deadlock.
-    fn swap_with(&self, to: usize, tag: i32, words: &[u64], expect: usize) -> Result<Vec<u64>> {
+    pub(super) fn swap_with(&self, to: usize, tag: i32, words: &[u64], expect: usize) -> Result<Vec<u64>> {
         let ctx = self.coll_context();
         let mut buf = vec![0u8; 8 * expect];
         let send = words_to_bytes(words);
@@ -179,7 +180,7 @@ impl Communicator {
 
     /// The tag of a creation's context agreement: the same in both groups, and apart from
     /// other intercommunicators' creations.
-    fn union_tag(&self, turn: i32) -> i32 {
+    pub(super) fn union_tag(&self, turn: i32) -> i32 {
         ((self.context_id() / 2) as i32).wrapping_add(turn).rem_euclid(BACKGROUND_SPAN as i32)
     }
 
@@ -240,7 +241,7 @@ impl Communicator {
 
 /// The two groups one after the other (this one first if `mine_first`), and this process's
 /// position there (it is `mine[rank]`).
-fn union_of(mine: &[usize], theirs: &[usize], mine_first: bool, rank: usize) -> (Vec<usize>, usize) {
+pub(super) fn union_of(mine: &[usize], theirs: &[usize], mine_first: bool, rank: usize) -> (Vec<usize>, usize) {
     if mine_first {
         ([mine, theirs].concat(), rank)
     } else {

@@ -36,7 +36,11 @@
 //! communicator left in a slot can never pass for a new one's. A freed communicator's slot is
 //! offered again only once every member it had has marked its last epoch read (it may still
 //! be reading the rank's buffers when the rank frees it), so a rank outside the new
-//! communicator never reads a buffer being rewritten.
+//! communicator never reads a buffer being rewritten. A revoked communicator's collectives may
+//! have given up half-way: a member that gave up never reads, nor marks, the epochs it left,
+//! so each member frees it by marking read every epoch any member can have posted there
+//! ([`Board::release`]); else the others' slots would drain forever (lost: there are
+//! [`BOARD_SLOTS`]).
 //!
 //! Slots are agreed lazily, by the communicator's first collective that the table gives the
 //! board (collective by nature, so every member agrees at the same point): an AND of every
@@ -173,10 +177,11 @@ impl BoardPool {
     }
 
     /// A communicator that held `slot` up to epoch `last` is gone; its members' read marks.
-    /// (A communicator that never posted wrote nothing: `marks` empty, free at once.)
-    fn release(&self, slot: usize, last: u64, marks: Vec<*const AtomicU64>) {
+    /// (A communicator that never posted wrote nothing: `marks` empty, free at once.) The
+    /// clock passes `clock` too (this process's own mark there).
+    fn release(&self, slot: usize, last: u64, clock: u64, marks: Vec<*const AtomicU64>) {
         let mut s = self.lock();
-        s.clock = s.clock.max(last);
+        s.clock = s.clock.max(last).max(clock);
         s.draining.push(Draining { slot, marks, last });
     }
 }
@@ -270,13 +275,27 @@ impl Board {
 
     /// Gives the slot back to `pool` (the communicator is gone): free again once every
     /// member has finished reading this rank's buffers.
-    pub(crate) fn release(&self, pool: &BoardPool) {
+    ///
+    /// Of a `revoked` communicator this rank reads nothing more, but may have left epochs
+    /// unread (a wait that gave up) or never reached them (it revoked instead of joining):
+    /// it marks read every epoch any member can have posted. A writer posts epoch e only once
+    /// every read mark, this rank's included (at most its own last epoch), has reached
+    /// e - HEADERS, or within the first HEADERS epochs, so none passes the bound below. Its
+    /// clock passes the bound too, so that a later communicator on the slot starts above the
+    /// mark (a writer there must not take it for reads of the new one's lines).
+    pub(crate) fn release(&self, pool: &BoardPool, revoked: bool) {
         let last = self.next.load(Ordering::Relaxed).saturating_sub(1);
+        let mut clock = last;
+        if revoked {
+            let bound = last.max(self.first - 1) + HEADERS;
+            self.mark(self.me).store(bound, Ordering::Release);
+            clock = bound;
+        }
         let marks = match last >= self.first {
             true => (0..self.lines.len()).map(|r| self.mark(r) as *const _).collect(),
             false => Vec::new(),
         };
-        pool.release(self.slot, last, marks);
+        pool.release(self.slot, last, clock, marks);
     }
 
     pub(crate) fn size(&self) -> usize {
@@ -531,11 +550,38 @@ mod tests {
         assert_eq!(a.settle(o1, w1[0]), Some(2));
         // Freed at epoch 9 with one reader at 8: not offered until it reads 9.
         let mark = AtomicU64::new(8);
-        a.release(1, 9, vec![&mark as *const _]);
+        a.release(1, 9, 9, vec![&mark as *const _]);
         assert_eq!(a.offer().0, [0, 9], "draining slot 1 is not offered; the clock passed 9");
         a.settle(true, 0);
         mark.store(9, Ordering::Release);
         assert_eq!(a.offer().0[0], 0b0010);
+    }
+
+    #[test]
+    fn a_revoked_communicators_slot_comes_back_though_a_member_gave_up() {
+        // Two members of a communicator with first epoch 10; each process's view of it.
+        let marks = [AtomicU64::new(11), AtomicU64::new(10)];
+        let lines: Vec<*mut u8> = marks.iter().map(|m| m as *const AtomicU64 as *mut u8).collect();
+        let board = |me: usize, next: u64| Board {
+            slot: 3,
+            me,
+            lines: lines.clone(),
+            first: 10,
+            next: AtomicU64::new(next),
+            lowest: AtomicU64::new(0),
+            crowded: false,
+        };
+        // Member 0 posted epoch 12 and read up to 11; member 1 gave up in epoch 11 (read 10).
+        let (p0, p1) = (BoardPool::default(), BoardPool::default());
+        p0.lock().free = 0;
+        p1.lock().free = 0;
+        board(0, 13).release(&p0, true);
+        assert_eq!(marks[0].load(Ordering::Relaxed), 12 + HEADERS, "member 0 reads nothing more there");
+        assert_eq!(p0.offer().0, [0, 12 + HEADERS], "draining: member 1 has not freed it yet");
+        p0.settle(true, 0);
+        board(1, 12).release(&p1, true);
+        assert_eq!(p0.offer().0[0], 1 << 3, "member 1 freed it too: the slot is back");
+        assert_eq!(p1.offer().0, [1 << 3, 11 + HEADERS], "and a later communicator starts above both marks");
     }
 
     #[test]

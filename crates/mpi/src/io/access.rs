@@ -31,6 +31,16 @@ pub(crate) enum Position {
     Ordered,
 }
 
+/// A run of an access: `(file offset, data offset, length)`.
+pub(crate) type Run = (u64, usize, usize);
+
+/// The most runs whose list a file keeps for its next access (24 MB of them). The list of a
+/// strided access is long (a run per piece); made anew for every access it was fresh memory
+/// to fault in each time. With the view's copy (`view.rs`, `FileView::tile`) that was 3,000
+/// page faults a write (2 ranks x 262,144 pieces of 64 B: 12 MB), three times MPICH's system
+/// time; with both gone, none.
+const KEPT_RUNS: usize = 1 << 20;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Access {
     Read,
@@ -75,6 +85,7 @@ pub(crate) unsafe fn access(
 /// requires of the program.
 pub(crate) unsafe fn start(
     f: &Arc<File>,
+    fh: MPI_File,
     pos: Position,
     buf: *mut c_void,
     count: i64,
@@ -83,7 +94,7 @@ pub(crate) unsafe fn start(
 ) -> Res<Arc<Pending>> {
     let mut p = prepare(f, pos, buf, count, datatype, what)?;
     if p.external.is_some() {
-        return Ok(Pending::ended(p.run(f, None, what)));
+        return Ok(Pending::ended(fh, p.run(f, None, what)));
     }
     if let Position::Individual = p.pos {
         let asked: usize = p.runs.iter().map(|r| r.2).sum();
@@ -91,7 +102,7 @@ pub(crate) unsafe fn start(
         p.pos = Position::At(p.offset);
     }
     let moving = Moving(p);
-    background::submit(f.clone(), move |f| {
+    background::submit(f.clone(), fh, move |f| {
         // SAFETY: the program lends the buffer to MPI until the request completes.
         unsafe { moving.run(f, what) }
     })
@@ -127,7 +138,7 @@ struct Prepared {
     /// What made `external`, and makes the memory's data of it in a read.
     conversion: Conversion,
     /// `(file offset, data offset, length)` in file order.
-    runs: Vec<(u64, usize, usize)>,
+    runs: Vec<Run>,
 }
 
 /// How the data of an access is converted between memory and the file.
@@ -169,7 +180,10 @@ unsafe fn prepare(
     }
     let view = f.state().view.clone();
     let external = view.external32();
-    let user = if external { None } else { super::datarep::lookup(&view.datarep) };
+    let user = match &*view.datarep {
+        "native" | "internal" | "external32" => None,
+        rep => super::datarep::lookup(rep),
+    };
     // A read the program's function converts writes the user's buffer itself: the memory's
     // view must not unpack its copy over it at the end.
     let converts_read = what == Access::Read && user.as_ref().is_some_and(|r| r.reads());
@@ -211,7 +225,8 @@ unsafe fn prepare(
         (false, Some(rep), Access::Read) if converts_read => (Some(vec![0u8; file_len]), Conversion::User(rep, buf)),
         _ => (None, Conversion::None),
     };
-    let mut runs = Vec::new();
+    let mut runs = std::mem::take(&mut *f.spare_runs.lock().unwrap_or_else(|e| e.into_inner()));
+    runs.clear();
     view.runs(view.data_bytes(offset)?, file_len, |at, from, len| {
         runs.push((at, from, len));
         Ok(())
@@ -252,6 +267,9 @@ impl Prepared {
         self.mem.finish(done);
         if let Position::Individual = self.pos {
             f.state().pointer = self.offset + (moved / self.esize) as i64;
+        }
+        if self.runs.capacity() <= KEPT_RUNS {
+            *f.spare_runs.lock().unwrap_or_else(|e| e.into_inner()) = std::mem::take(&mut self.runs);
         }
         let mut status = MPI_Status::default();
         status.set_byte_count(done as i64);
@@ -329,10 +347,9 @@ pub(crate) fn read_full(fd: &std::fs::File, buf: &mut [u8], at: u64) -> std::io:
     Ok(got)
 }
 
-/// The shared pointer back to 0 for a new view (collective): once every rank is done with
-/// the old one, and before any uses the new one.
-pub(crate) fn collective_reset_shared(f: &File) -> Res {
-    f.comm.barrier()?;
+/// The shared pointer back to 0 for a new view (collective, once every rank is done with the
+/// old one: the caller agreed on that), before any rank uses the new one.
+pub(crate) fn reset_shared(f: &File) -> Res {
     if f.comm.rank() == 0 {
         f.shared.reset()?;
     }

@@ -3,7 +3,8 @@
 //! arguments returned at the call), and its data moved by one I/O thread per process, in the
 //! order the accesses started. The request completes when the thread has moved the data; an
 //! error of the move (a full disk, ...) is the request's, reported by the wait or test that
-//! completes it.
+//! completes it, to the file's error handler (MPI_ERRORS_RETURN unless the program set
+//! another), not to the communicator's of the completing call (MPI 4.0 section 14.7).
 //!
 //! Every other call on a file first waits for the file's accesses in flight (`File::drain`,
 //! from `call_file`), so a blocking access, a view change, a sync or a close sees them done,
@@ -15,21 +16,26 @@
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
-use super::File;
+use super::{File, MPI_File};
 use crate::abi::*;
 use crate::error::{err, Res};
 
 /// The outcome of one access in flight, which the I/O thread fills.
-#[derive(Default)]
 pub(crate) struct Pending {
+    /// The file's handle, whose error handler an error of the move goes to.
+    file: MPI_File,
     outcome: Mutex<Option<Res<MPI_Status>>>,
     done: Condvar,
 }
 
 impl Pending {
-    /// An access that ended at its start (one this thread moved itself).
-    pub fn ended(outcome: Res<MPI_Status>) -> Arc<Pending> {
-        Arc::new(Pending { outcome: Mutex::new(Some(outcome)), done: Condvar::new() })
+    fn new(file: MPI_File, outcome: Option<Res<MPI_Status>>) -> Arc<Pending> {
+        Arc::new(Pending { file, outcome: Mutex::new(outcome), done: Condvar::new() })
+    }
+
+    /// An access of file `fh` that ended at its start (one this thread moved itself).
+    pub fn ended(fh: MPI_File, outcome: Res<MPI_Status>) -> Arc<Pending> {
+        Pending::new(fh, Some(outcome))
     }
 
     fn finish(&self, outcome: Res<MPI_Status>) {
@@ -42,12 +48,13 @@ impl Pending {
         self.outcome.lock().unwrap_or_else(|e| e.into_inner()).is_some()
     }
 
-    /// Waits until the data has moved; its status, or the error of the move.
+    /// Waits until the data has moved; its status, or the error of the move (raised on the
+    /// file's error handler wherever it is reported).
     pub fn wait(&self) -> Res<MPI_Status> {
         let mut outcome = self.outcome.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if let Some(o) = outcome.as_ref() {
-                return o.clone();
+                return o.clone().map_err(|e| e.on_file(self.file));
             }
             outcome = self.done.wait(outcome).unwrap_or_else(|e| e.into_inner());
         }
@@ -105,13 +112,14 @@ fn queue() -> Res<Sender<Job>> {
     Ok(q.lock().unwrap_or_else(|e| e.into_inner()).clone())
 }
 
-/// Runs `access` of file `f` on the I/O thread, counted in the file's accesses in flight
-/// until it ends; returns its request.
+/// Runs `access` of file `f` (handle `fh`) on the I/O thread, counted in the file's accesses
+/// in flight until it ends; returns its request.
 pub(crate) fn submit(
     f: Arc<File>,
+    fh: MPI_File,
     access: impl FnOnce(&File) -> Res<MPI_Status> + Send + 'static,
 ) -> Res<Arc<Pending>> {
-    let pending = Arc::new(Pending::default());
+    let pending = Pending::new(fh, None);
     let mine = pending.clone();
     f.inflight.add();
     let job: Job = Box::new(move || {

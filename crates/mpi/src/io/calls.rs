@@ -58,7 +58,7 @@ unsafe fn nonblocking(
     call_no_file(function, fh, || {
         let f = file(fh)?;
         let request = out(request, "request")?;
-        let pending = start(&f, pos, buf, count, datatype, what)?;
+        let pending = start(&f, fh, pos, buf, count, datatype, what)?;
         *request = state::with(|m| m.add_request(Req::File(pending))).expect("MPI is running");
         Ok(())
     })

@@ -48,7 +48,7 @@ use crate::error::{err, guard, not_running, MpiError, Res};
 use crate::state;
 
 pub(crate) use background::Pending;
-pub(crate) use errors::io_error;
+pub(crate) use errors::{io_error, raise_on_file};
 use shared::SharedPointer;
 use view::FileView;
 
@@ -62,6 +62,11 @@ pub(crate) struct File {
     /// The private duplicate of the communicator the file was opened on.
     pub comm: Communicator,
     pub fd: std::fs::File,
+    /// Whether `fd` can read: also on a file opened MPI_MODE_WRONLY, which is opened for
+    /// reading too where it may, so that its writes may sieve (as ROMIO does: `sieve.rs`).
+    pub fd_reads: bool,
+    /// Whether any rank's descriptor can read, agreed at open: some rank's writes may sieve.
+    pub any_fd_reads: bool,
     /// The name the program opened it by (for messages, MPI_MODE_DELETE_ON_CLOSE).
     pub path: PathBuf,
     pub amode: c_int,
@@ -69,6 +74,8 @@ pub(crate) struct File {
     pub state: Mutex<FileState>,
     /// Its nonblocking accesses whose data is still moving (`background.rs`).
     pub inflight: background::InFlight,
+    /// The list of an access's runs, kept for the next access (`access.rs`).
+    pub spare_runs: Mutex<Vec<access::Run>>,
 }
 
 /// What changes while a file is open.
@@ -77,6 +84,9 @@ pub(crate) struct FileState {
     /// The individual file pointer, in etypes of the view.
     pub pointer: i64,
     pub atomic: bool,
+    /// Whether any rank's view has holes (agreed at MPI_File_set_view): only then can a
+    /// rank's access be many pieces, which a write may sieve (`sieve.rs`).
+    pub holes_anywhere: bool,
     pub hints: Vec<(String, String)>,
     pub errhandler: MPI_Errhandler,
     /// The status of a split collective begun and not yet ended (MPI allows one at a time).

@@ -56,18 +56,31 @@ unsafe fn name_arg(filename: *const c_char) -> Res<String> {
     Ok(CStr::from_ptr(filename).to_string_lossy().into_owned())
 }
 
-/// Opens `path` as `amode` asks; `create` only on the rank that creates it.
-fn open_posix(path: &PathBuf, amode: c_int, create: bool, perm: u32) -> std::io::Result<std::fs::File> {
-    let mut o = std::fs::OpenOptions::new();
-    o.read(amode & MPI_MODE_WRONLY == 0).write(amode & MPI_MODE_RDONLY == 0).mode(perm);
-    if create && amode & MPI_MODE_CREATE != 0 {
-        if amode & MPI_MODE_EXCL != 0 {
-            o.create_new(true);
-        } else {
-            o.create(true);
+/// Opens `path` as `amode` asks; `create` only on the rank that creates it. A file opened
+/// MPI_MODE_WRONLY is opened for reading too where the permissions allow, so that its writes
+/// may sieve (a read-modify-write: `sieve.rs`), as ROMIO does (`ADIO_Open`: "if write_only,
+/// open the file as read_write, but record it as write_only"); else write-only, as asked.
+/// Returns the file and whether it can read.
+fn open_posix(path: &PathBuf, amode: c_int, create: bool, perm: u32) -> std::io::Result<(std::fs::File, bool)> {
+    let open = |read: bool| {
+        let mut o = std::fs::OpenOptions::new();
+        o.read(read).write(amode & MPI_MODE_RDONLY == 0).mode(perm);
+        if create && amode & MPI_MODE_CREATE != 0 {
+            if amode & MPI_MODE_EXCL != 0 {
+                o.create_new(true);
+            } else {
+                o.create(true);
+            }
         }
+        o.open(path)
+    };
+    if amode & MPI_MODE_WRONLY == 0 {
+        return open(true).map(|f| (f, true));
     }
-    o.open(path)
+    match open(true) {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => open(false).map(|f| (f, false)),
+        other => other.map(|f| (f, true)),
+    }
 }
 
 /// The error of the first rank that failed an agreed step, as every rank reports it.
@@ -105,12 +118,13 @@ pub unsafe extern "C" fn PMPI_File_open(
         let me = comm.rank();
         let mut mine = None;
         let mut fd = None;
+        let mut reads = false;
         let mut shared = None;
         let mut side = SIDE_NONE;
         if me == 0 {
             match open_posix(&path, amode, true, perm) {
-                Ok(f) => {
-                    fd = Some(f);
+                Ok((f, r)) => {
+                    (fd, reads) = (Some(f), r);
                     let (s, at) = SharedPointer::create(&path, std::process::id() as u64, comm.context_id());
                     (shared, side) = (Some(s), at);
                 }
@@ -129,12 +143,15 @@ pub unsafe extern "C" fn PMPI_File_open(
         }
         if me != 0 {
             match open_posix(&path, amode, false, perm) {
-                Ok(f) => fd = Some(f),
+                Ok((f, r)) => (fd, reads) = (Some(f), r),
                 Err(e) => mine = Some(io_error(&e, "cannot open", &name)),
             }
             shared = Some(SharedPointer::join(&path, first[1] as u64, comm.context_id(), first[2]));
         }
-        let all = super::allgather_words(&comm, &[mine.as_ref().map_or(0, |e| e.class as i64)])?;
+        // Each rank's outcome (its error class, 0 if none) and whether its descriptor reads.
+        let words = super::allgather_words(&comm, &[mine.as_ref().map_or(0, |e| e.class as i64), reads as i64])?;
+        let all: Vec<i64> = words.chunks(2).map(|w| w[0]).collect();
+        let any_fd_reads = words.chunks(2).any(|w| w[1] != 0);
         let shared = shared.expect("made or joined");
         if me == 0 {
             // Every rank has the side file open: its name can go.
@@ -145,6 +162,8 @@ pub unsafe extern "C" fn PMPI_File_open(
         let file = File {
             comm,
             fd,
+            fd_reads: reads,
+            any_fd_reads,
             path,
             amode,
             shared,
@@ -152,11 +171,13 @@ pub unsafe extern "C" fn PMPI_File_open(
                 view: FileView::default(),
                 pointer: 0,
                 atomic: false,
+                holes_anywhere: false,
                 hints: Vec::new(),
                 errhandler: state::with(|m| m.files.null_errhandler).unwrap_or(MPI_ERRORS_RETURN),
                 split: None,
             }),
             inflight: Default::default(),
+            spare_runs: Default::default(),
         };
         file.state().hints = default_hints(&file);
         set_hints(&file, info)?;
@@ -421,6 +442,19 @@ mod tests {
         {
             assert_eq!(check_amode(bad).unwrap_err().class, MPI_ERR_AMODE, "{bad:#x}");
         }
+    }
+
+    #[test]
+    fn a_write_only_file_is_opened_for_reading_too_so_that_writes_may_sieve() {
+        use std::os::unix::fs::FileExt;
+        let path = std::env::temp_dir().join(format!("bb-open-wronly-{}", std::process::id()));
+        let (f, reads) = open_posix(&path, MPI_MODE_WRONLY | MPI_MODE_CREATE, true, 0o600).unwrap();
+        f.write_all_at(b"abc", 0).unwrap();
+        let mut back = [0u8; 3];
+        assert!(reads && f.read_at(&mut back, 0).is_ok() && &back == b"abc", "it reads what it wrote");
+        let (_, reads) = open_posix(&path, MPI_MODE_RDONLY, false, 0o600).unwrap();
+        assert!(reads);
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

@@ -36,10 +36,14 @@ pub(crate) struct FileView {
     /// duplicates of the program's derived ones (freed with the view).
     pub etype: MPI_Datatype,
     pub filetype: MPI_Datatype,
-    pub datarep: String,
+    /// Shared, as the tile: an access copies the view (a String's copy was a third of the
+    /// library's allocations of a small write).
+    pub datarep: std::sync::Arc<str>,
     /// Bytes of one etype in the file.
     pub esize: usize,
-    tile: Tile,
+    /// Shared, so that an access's copy of the view costs no copy of a long filetype's pieces
+    /// (a vector of 262,144 blocks: 6 MB copied, and faulted in, per access).
+    tile: std::sync::Arc<Tile>,
 }
 
 impl Default for FileView {
@@ -51,15 +55,21 @@ impl Default for FileView {
             filetype: MPI_BYTE,
             datarep: "native".into(),
             esize: 1,
-            tile: Tile::Contiguous { start: 0 },
+            tile: std::sync::Arc::new(Tile::Contiguous { start: 0 }),
         }
     }
 }
 
 impl FileView {
+    /// Whether the view has holes: data that is not one stretch of the file, so that an access
+    /// may be many pieces.
+    pub fn has_holes(&self) -> bool {
+        matches!(*self.tile, Tile::Pieces { .. })
+    }
+
     /// Whether the file data is in external32.
     pub fn external32(&self) -> bool {
-        self.datarep == "external32"
+        &*self.datarep == "external32"
     }
 
     /// Calls `f(file offset, data offset, length)` for the runs of the view's data bytes
@@ -71,7 +81,7 @@ impl FileView {
         let file_offset = |at: i64| -> Res<u64> {
             u64::try_from(at).map_err(|_| err(MPI_ERR_ARG, format!("the view maps data to file offset {at} (< 0)")))
         };
-        let (size, extent, pieces, starts) = match &self.tile {
+        let (size, extent, pieces, starts) = match &*self.tile {
             Tile::Contiguous { start } => {
                 let at = self.disp.saturating_add(*start).saturating_add(pos as i64);
                 return f(file_offset(at)?, 0, len);
@@ -116,7 +126,7 @@ impl FileView {
     /// The absolute byte position of etype `offset` of the view (MPI_File_get_byte_offset).
     pub fn byte_offset(&self, offset: i64) -> Res<i64> {
         let pos = self.data_bytes(offset)?;
-        if let Tile::Contiguous { start } = self.tile {
+        if let Tile::Contiguous { start } = *self.tile {
             return Ok(self.disp + start + pos as i64);
         }
         // The byte's own run; a position at the very end of a tile is the next tile's start.
@@ -142,7 +152,7 @@ impl FileView {
     /// the end of the file, a partial last one counted (MPI_SEEK_END, MPI_MODE_APPEND).
     pub fn etypes_in(&self, file_size: u64) -> i64 {
         let size = file_size as i64;
-        let data = match &self.tile {
+        let data = match &*self.tile {
             Tile::Contiguous { start } => (size - self.disp - start).max(0),
             Tile::Pieces { size: tsize, extent, pieces, .. } => {
                 if *extent <= 0 {
@@ -296,8 +306,14 @@ pub unsafe extern "C" fn PMPI_File_set_view(
         if f.state().split.is_some() {
             return Err(err(MPI_ERR_IO, format!("MPI_File_set_view on {} during a split collective", f.name())));
         }
-        let view =
-            FileView { disp, etype: keep(etype)?, filetype: keep(filetype)?, datarep: rep, esize, tile: tile_of(&fl) };
+        let view = FileView {
+            disp,
+            etype: keep(etype)?,
+            filetype: keep(filetype)?,
+            datarep: rep.into(),
+            esize,
+            tile: tile_of(&fl).into(),
+        };
         let old = {
             let mut st = f.state();
             st.pointer = 0;
@@ -305,8 +321,13 @@ pub unsafe extern "C" fn PMPI_File_set_view(
         };
         release(&old);
         super::open::set_hints(f, info)?;
-        // Collective: the shared pointer goes back to 0 once every rank is here.
-        super::access::collective_reset_shared(f)
+        // Collective, once every rank is done with the old view: whether any rank's new one
+        // has holes (then writes may sieve, and plain writes lock against it: `sieve.rs`), and
+        // the shared pointer back to 0 before any rank uses the new view.
+        let mine = f.state().view.has_holes();
+        let holes = super::allgather_words(&f.comm, &[mine as i64])?.iter().any(|&h| h != 0);
+        f.state().holes_anywhere = holes;
+        super::access::reset_shared(f)
     })
 }
 
@@ -343,7 +364,7 @@ counted! {
                 *extent = rep.file_extent(datatype)? as Extent;
                 return Ok(());
             }
-            let external = rep == "external32";
+            let external = &*rep == "external32";
             *extent = state::with(|m| -> Res<i64> {
                 if external {
                     crate::datatype::external32_bytes(m, datatype, 1).map(|b| b as i64)
@@ -369,7 +390,8 @@ mod tests {
             starts.push(at);
             at += p.1;
         }
-        FileView { disp, tile: Tile::Pieces { size, extent, pieces: pieces.to_vec(), starts }, ..FileView::default() }
+        let tile = Tile::Pieces { size, extent, pieces: pieces.to_vec(), starts }.into();
+        FileView { disp, tile, ..FileView::default() }
     }
 
     fn runs(v: &FileView, pos: u64, len: usize) -> Vec<(u64, usize, usize)> {
