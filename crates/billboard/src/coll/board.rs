@@ -207,6 +207,13 @@ pub fn revoked_in_wait() -> bool {
     })
 }
 
+/// This thread's collective gave up on a revoked communicator outside a board wait (a
+/// hierarchical collective's leaders' phase, `hier_board.rs`): as after a wait that gave up,
+/// it posts nothing more on the revoked communicator's board.
+pub(crate) fn gave_up_revoked() {
+    REVOKED_IN_WAIT.with(|r| r.set(true));
+}
+
 /// Runs `f` (which starts a collective and waits for it, or says `blocking` false: writes a
 /// schedule) with the blocking flag set so; restored on the way out, panics included.
 pub fn blocking<T>(blocking: bool, f: impl FnOnce() -> T) -> T {

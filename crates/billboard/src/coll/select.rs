@@ -52,7 +52,9 @@
 //! one length) go through the leaders. All-to-all stays flat too (pairwise when large).
 
 pub(crate) use super::select_board::{board_by, rendezvous_min};
-pub use super::select_board::{BCAST_CELLS_MAX, BOARD, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX};
+pub use super::select_board::{
+    BCAST_CELLS_MAX, BOARD, HIER_BOARD_MAX, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX,
+};
 pub(super) use super::select_report::report;
 use crate::tunables::{Effect, Switch, Tunable};
 use crate::{Communicator, Result};
