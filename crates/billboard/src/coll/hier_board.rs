@@ -5,16 +5,20 @@
 //! moves the host phases by messages through the engine; here they are one post read by the
 //! host (a barrier's arrival lines and release line, a broadcast's post, a reduction's posts
 //! folded by the leader, a gather's parts read by the leader, the whole posted back for an
-//! all-gather, a scatter's host block posted by the leader), so a host's members exchange no
-//! message at all.
+//! all-gather, a scatter's host block posted by the leader; a reduce-scatter is the
+//! all-reduce's, each rank keeping its block; scans in `hier_board_scan.rs`), so a host's
+//! members exchange no message at all.
 //!
 //! Applies where the table gives a blocking collective on several hosts the hierarchy, some
 //! host holds two members or more, a rank's post fits one data area (2 KiB; an all-gather's
-//! parts all of one length; a scatter's host block inline) and `BB_BOARD` is not 0: every member
-//! decides alike. The two communicators are made by the first such collective (two splits,
-//! collective on the communicator) and kept with it; a host whose members find no board
-//! slot free runs its host phases by their communicator's messages, the other hosts still on
-//! their boards (each host's phases involve its members alone).
+//! parts may differ in length; a scatter's host block inline), or, for broadcasts and
+//! reductions, in cells of one data area (one epoch each) up to `BB_HIER_BOARD_MAX`, and
+//! `BB_BOARD` is not 0: every member decides alike. The two communicators are made by the
+//! first such collective (two splits, collective on the communicator) and kept with it, and
+//! revoked with it (`engine/revoke.rs`: a rank blocked in a host phase learns of it); a host
+//! whose members find no board slot free runs its host phases by their communicator's
+//! messages, the other hosts still on their boards (each host's phases involve its members
+//! alone). Gatherv and scatterv stay flat: only the root knows the parts' lengths.
 //!
 //! Reductions keep rank order where the hierarchy does (`select.rs` chooses it only for
 //! commutative operators or hosts of consecutive ranks): a host folds its members in rank
