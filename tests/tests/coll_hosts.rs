@@ -216,15 +216,17 @@ fn on_host(job: &Job) -> u64 {
 /// Blocking reduce_scatter (even and uneven blocks, in place), scan and exscan, allgatherv of
 /// uneven parts, and bcast, reduce and allreduce past the board's 2 KiB data area up to 1 MiB
 /// (cells of the board) on 2 hosts of 1, 2 and 3 ranks and an interleaved placement, a sum
-/// and a non-commutative operator in rank order, values checked by bb-hier: the host phases
-/// run on each host's board, so no rank exchanges a message with a member of its own host
-/// (the scans on consecutive hosts only: interleaved they stay the chain). With
-/// `BB_BOARD=0` they go by messages.
+/// and a non-commutative operator in rank order, values checked by bb-hier. With the board's
+/// host phases taken as far as they go (the scans' `hier` forced, the cells' limits at 1 MiB)
+/// no rank exchanges a message with a member of its own host (the scans on consecutive hosts
+/// only: interleaved they stay the chain); with `BB_BOARD=0` they go by messages; by the
+/// table's own limits the values are the same.
 #[test]
 fn the_other_collectives_host_phases_run_on_the_board() {
     let Some(ns) = Netns::create(2) else { return };
+    let whole = [("BB_COLL_SCAN", "hier"), ("BB_HIER_BOARD_MAX", "1048576"), ("BB_HIER_BCAST_MAX", "1048576")];
     for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
-        let job = run_hier(&ns, placement, &[], "more");
+        let job = run_hier(&ns, placement, &whole, "more");
         expect_mode(&job, placement.1, "more", &format!("{placement:?}"));
         let consecutive = placement.1 == placement.0.iter().sum::<usize>();
         if consecutive {
@@ -236,6 +238,8 @@ fn the_other_collectives_host_phases_run_on_the_board() {
             assert!(on_host(&job) > 0, "BB_BOARD=0 on {placement:?}: host phases by messages\n{}", job.stdout());
         }
     }
+    let job = run_hier(&ns, (&[2, 2], 4), &[], "more");
+    expect_mode(&job, 4, "more", "the table's limits");
 }
 
 /// MPIX_Comm_revoke's path: a rank revokes a hierarchical communicator (the first, last and a

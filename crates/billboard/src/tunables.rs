@@ -284,6 +284,7 @@ pub fn layers() -> &'static [Layer] {
                 &coll::BCAST_TREE_MAX,
                 &coll::BCAST_CELLS_MAX,
                 &coll::HIER_BOARD_MAX,
+                &coll::HIER_BCAST_MAX,
                 &coll::SCAN_CROWDED_MAX,
                 &coll::RENDEZVOUS_MIN,
                 &coll::BCAST_SCATTER_MIN,

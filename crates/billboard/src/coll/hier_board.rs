@@ -12,7 +12,8 @@
 //! Applies where the table gives a blocking collective on several hosts the hierarchy, some
 //! host holds two members or more, a rank's post fits one data area (2 KiB; an all-gather's
 //! parts may differ in length; a scatter's host block inline), or, for broadcasts and
-//! reductions, in cells of one data area (one epoch each) up to `BB_HIER_BOARD_MAX`, and
+//! reductions, in cells of one data area (one epoch each) up to `BB_HIER_BCAST_MAX` and
+//! `BB_HIER_BOARD_MAX`, and
 //! `BB_BOARD` is not 0: every member decides alike. The two communicators are made by the
 //! first such collective (two splits, collective on the communicator) and kept with it, and
 //! revoked with it (`engine/revoke.rs`: a rank blocked in a host phase learns of it); a host
@@ -58,10 +59,10 @@ impl Communicator {
     }
 
     /// [`Communicator::hier_board`] for a collective whose host phases go in cells of one
-    /// data area past it (broadcasts, reductions of `elem`-byte elements), up to
-    /// `BB_HIER_BOARD_MAX` bytes.
-    pub(crate) fn hier_board_cells(&self, len: usize, elem: usize) -> Result<Option<&HostComms>> {
-        match len <= DATA || (len <= HIER_BOARD_MAX.get() && cell(elem) > 0) {
+    /// data area past it (broadcasts, reductions of `elem`-byte elements), up to `max` bytes
+    /// (`BB_HIER_BCAST_MAX`, `BB_HIER_BOARD_MAX`).
+    pub(crate) fn hier_board_cells(&self, len: usize, elem: usize, max: usize) -> Result<Option<&HostComms>> {
+        match len <= DATA || (len <= max && cell(elem) > 0) {
             true => self.host_comms(),
             false => Ok(None),
         }
@@ -330,7 +331,7 @@ impl Communicator {
         {
             return Ok(Err(how));
         }
-        let Some(hosts) = self.hier_board_cells(len, how.elem)? else { return Ok(Err(how)) };
+        let Some(hosts) = self.hier_board_cells(len, how.elem, HIER_BOARD_MAX.get())? else { return Ok(Err(how)) };
         let me = self.rank();
         // In place (`send` is `recv`), the contribution is copied first: the result may land
         // before the host has read it.
@@ -371,7 +372,7 @@ impl Communicator {
         {
             return Ok(Err(how));
         }
-        let Some(hosts) = self.hier_board_cells(len, how.elem)? else { return Ok(Err(how)) };
+        let Some(hosts) = self.hier_board_cells(len, how.elem, HIER_BOARD_MAX.get())? else { return Ok(Err(how)) };
         let mut whole = vec![0u8; len];
         // SAFETY: `send` holds `len` readable bytes (caller); the result lands in `whole`.
         hosts.reduce(self.rank(), unsafe { std::slice::from_raw_parts(send, len) }, whole.as_mut_ptr(), None, how)?;

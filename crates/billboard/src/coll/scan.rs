@@ -1,7 +1,7 @@
 //! Inclusive and exclusive prefix reductions along a chain of ranks (rank order, so
 //! non-commutative operators are right); blocking ones on one host on the board
-//! (`board_scan.rs`), on several hosts of consecutive ranks on each host's board
-//! (`hier_board_scan.rs`).
+//! (`board_scan.rs`), on several hosts of consecutive ranks on each host's board where
+//! `BB_COLL_SCAN=hier` forces it (`hier_board_scan.rs`).
 
 use super::select::{Collective as Op, SCAN, SCAN_CROWDED_MAX};
 use super::{ReduceOp, TAG_SCAN};
@@ -28,7 +28,7 @@ impl Communicator {
             board.scan(self, send, recv, op, exclusive);
             return Ok(());
         }
-        // On several hosts of consecutive ranks each host's phases on its board
+        // Forced, on several hosts of consecutive ranks: each host's phases on its board
         // (`hier_board_scan.rs`).
         if self.scan_on_host_boards(send, recv, &mut *op, exclusive)? {
             return Ok(());
