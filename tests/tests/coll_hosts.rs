@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use bb_tests::{binary, Job, Netns, Running};
+use bb_tests::{binary, build_with, root, Job, Netns, Running};
 
 const T: Duration = Duration::from_secs(120);
 const SETTLE: Duration = Duration::from_secs(3);
@@ -265,4 +265,34 @@ fn hosts_without_a_free_board_slot_run_their_phases_by_messages() {
         expect_mode(&job, placement.1, "slots", &format!("{placement:?}"));
         assert!(on_host(&job) > 0, "{placement:?}: no host ran out of slots\n{}", job.stdout());
     }
+}
+
+/// tests/c/mpix_revoke.c (MPIX_Comm_revoke through MPI, built with our `mpicc`: MPICH 4.0.2
+/// stops in it) across hosts: among its checks a barrier that every rank but the last is
+/// blocked in when the last revokes its communicator, here the hierarchy's (host phases on the
+/// board, the leaders' between hosts): each fails with MPIX_ERR_REVOKED. Skips without
+/// `dist/` (make).
+#[test]
+fn mpix_revoke_across_hosts() {
+    let dist = root().join("dist");
+    if !dist.join("lib/libmpi.so.12").exists() {
+        println!("SKIP: dist/lib/libmpi.so.12 is missing (make)");
+        return;
+    }
+    let Some(ns) = Netns::create(2) else { return };
+    let out = std::env::temp_dir().join(format!("bb-revoke-hosts-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let exe = build_with(&dist.join("bin/mpicc"), "tests/c/mpix_revoke.c", &out, "mpix_revoke");
+    let exe = exe.to_str().unwrap();
+    for (slots, n) in [(&[2usize, 2][..], 4usize), (&[3, 3], 6), (&[1, 2], 5)] {
+        let hosts: Vec<String> = ns.names.iter().zip(slots).map(|(h, s)| format!("{h}:{s}")).collect();
+        let (hosts, count) = (hosts.join(","), n.to_string());
+        let args = ["--launcher", LAUNCHER, "--host", &hosts, "-n", &count, exe];
+        let env = [("LD_LIBRARY_PATH", dist.join("lib").to_str().unwrap().to_string())];
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let job = Running::start_env(&args, &env, b"", &[exe]).finish(T, SETTLE);
+        job.assert_success();
+        assert!(job.stdout().contains("PASS mpix_revoke"), "{hosts}, {n} ranks:\n{}\n{}", job.stdout(), job.stderr());
+    }
+    let _ = std::fs::remove_dir_all(&out);
 }
