@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use bb_tests::{binary, Job, Netns, Running};
+use bb_tests::{binary, build_with, root, Job, Netns, Running};
 
 const T: Duration = Duration::from_secs(120);
 const SETTLE: Duration = Duration::from_secs(3);
@@ -167,11 +167,6 @@ fn mpich_built_collective_programs_across_hosts() {
 #[test]
 fn hierarchical_host_phases_run_on_the_board() {
     let Some(ns) = Netns::create(2) else { return };
-    let on_host = |job: &Job| -> u64 {
-        let out = job.stdout();
-        let counts = out.lines().filter_map(|l| l.split(": ").nth(1)?.strip_suffix(" messages on its host"));
-        counts.map(|c| c.parse::<u64>().unwrap()).sum()
-    };
     let hier = SETS[1];
     for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
         for env in [&[][..], hier] {
@@ -200,4 +195,104 @@ fn expect_mode(job: &Job, n: usize, mode: &str, what: &str) {
     job.assert_success();
     let want = format!("ok {mode} on {n} ranks");
     assert!(job.stdout().contains(&want), "{what}:\nstdout: {}\nstderr: {}", job.stdout(), job.stderr());
+}
+
+fn run_hier(ns: &Netns, (slots, n): (&[usize], usize), env: &[(&str, &str)], mode: &str) -> Job {
+    let program = binary("bb-hier");
+    let program = program.to_str().unwrap();
+    let hosts: Vec<String> = ns.names.iter().zip(slots).map(|(h, s)| format!("{h}:{s}")).collect();
+    let (hosts, n) = (hosts.join(","), n.to_string());
+    let args = ["--launcher", LAUNCHER, "--host", &hosts, "-n", &n, program, mode];
+    Running::start_env(&args, env, b"", &[program]).finish(T, SETTLE)
+}
+
+/// The messages bb-coll or bb-hier reports its ranks exchanged with members of their own host.
+fn on_host(job: &Job) -> u64 {
+    let out = job.stdout();
+    let counts = out.lines().filter_map(|l| l.split(": ").nth(1)?.strip_suffix(" messages on its host"));
+    counts.map(|c| c.parse::<u64>().unwrap()).sum()
+}
+
+/// Blocking reduce_scatter (even and uneven blocks, in place), scan and exscan, allgatherv of
+/// uneven parts, and bcast, reduce and allreduce past the board's 2 KiB data area up to 1 MiB
+/// (cells of the board) on 2 hosts of 1, 2 and 3 ranks and an interleaved placement, a sum
+/// and a non-commutative operator in rank order, values checked by bb-hier. With the board's
+/// host phases taken as far as they go (the scans' `hier` forced, the cells' limits at 1 MiB)
+/// no rank exchanges a message with a member of its own host (the scans on consecutive hosts
+/// only: interleaved they stay the chain); with `BB_BOARD=0` they go by messages; by the
+/// table's own limits the values are the same.
+#[test]
+fn the_other_collectives_host_phases_run_on_the_board() {
+    let Some(ns) = Netns::create(2) else { return };
+    let whole = [("BB_COLL_SCAN", "hier"), ("BB_HIER_BOARD_MAX", "1048576"), ("BB_HIER_BCAST_MAX", "1048576")];
+    for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
+        let job = run_hier(&ns, placement, &whole, "more");
+        expect_mode(&job, placement.1, "more", &format!("{placement:?}"));
+        let consecutive = placement.1 == placement.0.iter().sum::<usize>();
+        if consecutive {
+            assert_eq!(on_host(&job), 0, "{placement:?}: messages on a host\n{}", job.stdout());
+        }
+        if placement.0.iter().any(|&s| s > 1) {
+            let job = run_hier(&ns, placement, &[("BB_BOARD", "0")], "more");
+            expect_mode(&job, placement.1, "more", &format!("BB_BOARD=0 on {placement:?}"));
+            assert!(on_host(&job) > 0, "BB_BOARD=0 on {placement:?}: host phases by messages\n{}", job.stdout());
+        }
+    }
+    let job = run_hier(&ns, (&[2, 2], 4), &[], "more");
+    expect_mode(&job, 4, "more", "the table's limits");
+}
+
+/// MPIX_Comm_revoke's path: a rank revokes a hierarchical communicator (the first, last and a
+/// middle rank in turn) while the others are blocked in its barrier, in a host phase on the
+/// board or the leaders' between hosts: every one returns revoked (the host's and leaders'
+/// communicators are revoked with it), and so does a later bcast on it.
+#[test]
+fn a_revocation_reaches_the_hierarchys_host_phases() {
+    let Some(ns) = Netns::create(2) else { return };
+    for placement in [(&[2usize, 2][..], 4usize), (&[3, 3], 6), (&[1, 2], 5)] {
+        let job = run_hier(&ns, placement, &[], "revoke");
+        expect_mode(&job, placement.1, "revoke", &format!("{placement:?}"));
+    }
+}
+
+/// More hierarchical communicators (12) than a rank has board slots (8), all alive and used:
+/// the hosts that find no slot free run their host phases by messages, values still right.
+#[test]
+fn hosts_without_a_free_board_slot_run_their_phases_by_messages() {
+    let Some(ns) = Netns::create(2) else { return };
+    for placement in [(&[2usize, 2][..], 4usize), (&[1, 2], 5)] {
+        let job = run_hier(&ns, placement, &[], "slots");
+        expect_mode(&job, placement.1, "slots", &format!("{placement:?}"));
+        assert!(on_host(&job) > 0, "{placement:?}: no host ran out of slots\n{}", job.stdout());
+    }
+}
+
+/// tests/c/mpix_revoke.c (MPIX_Comm_revoke through MPI, built with our `mpicc`: MPICH 4.0.2
+/// stops in it) across hosts: among its checks a barrier that every rank but the last is
+/// blocked in when the last revokes its communicator, here the hierarchy's (host phases on the
+/// board, the leaders' between hosts): each fails with MPIX_ERR_REVOKED. Skips without
+/// `dist/` (make).
+#[test]
+fn mpix_revoke_across_hosts() {
+    let dist = root().join("dist");
+    if !dist.join("lib/libmpi.so.12").exists() {
+        println!("SKIP: dist/lib/libmpi.so.12 is missing (make)");
+        return;
+    }
+    let Some(ns) = Netns::create(2) else { return };
+    let out = std::env::temp_dir().join(format!("bb-revoke-hosts-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let exe = build_with(&dist.join("bin/mpicc"), "tests/c/mpix_revoke.c", &out, "mpix_revoke");
+    let exe = exe.to_str().unwrap();
+    for (slots, n) in [(&[2usize, 2][..], 4usize), (&[3, 3], 6), (&[1, 2], 5)] {
+        let hosts: Vec<String> = ns.names.iter().zip(slots).map(|(h, s)| format!("{h}:{s}")).collect();
+        let (hosts, count) = (hosts.join(","), n.to_string());
+        let args = ["--launcher", LAUNCHER, "--host", &hosts, "-n", &count, exe];
+        let env = [("LD_LIBRARY_PATH", dist.join("lib").to_str().unwrap().to_string())];
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let job = Running::start_env(&args, &env, b"", &[exe]).finish(T, SETTLE);
+        job.assert_success();
+        assert!(job.stdout().contains("PASS mpix_revoke"), "{hosts}, {n} ranks:\n{}\n{}", job.stdout(), job.stderr());
+    }
+    let _ = std::fs::remove_dir_all(&out);
 }

@@ -283,6 +283,8 @@ pub fn layers() -> &'static [Layer] {
                 &coll::BARRIER_POST_MIN,
                 &coll::BCAST_TREE_MAX,
                 &coll::BCAST_CELLS_MAX,
+                &coll::HIER_BOARD_MAX,
+                &coll::HIER_BCAST_MAX,
                 &coll::SCAN_CROWDED_MAX,
                 &coll::RENDEZVOUS_MIN,
                 &coll::BCAST_SCATTER_MIN,

@@ -24,7 +24,7 @@ impl Communicator {
         }
         let by = super::select::bcast_by(self, buf.len());
         if by == super::select::BcastBy::Hier {
-            if let Some(hosts) = self.hier_board(buf.len())? {
+            if let Some(hosts) = self.hier_board_cells(buf.len(), 1, super::select::HIER_BCAST_MAX.get())? {
                 return hosts.bcast(buf, root, self.rank());
             }
         }

@@ -11,7 +11,7 @@
 //! +0                      read mark: u64, the last epoch p finished reading (of any member)
 //! +128+k*128              header line k, k < HEADERS (64): epoch u64 at +0, inline payload
 //!                         at +16 (112 B)
-//! +128+64*128+j*DATA      data area j, j < DATA_DEPTH (8): DATA (2 KiB)
+//! +128+64*128+j*DATA      data area j, j < DATA_DEPTH (32): DATA (2 KiB)
 //! ```
 //!
 //! Each collective on the communicator is one *epoch* e, the same number in every member
@@ -30,6 +30,10 @@
 //! beside busy loops, or 4 ranks on 2 cores) stopped after eight broadcasts of a batch where a
 //! message-based broadcast went on (bcast 8 B 82 us against MPICH's 1.5, device, busy). Small
 //! posts, the common case of that, go 64 ahead: a header line costs 128 bytes, a data area 2 KiB.
+//! Data areas go 32 ahead: with 8, a hierarchy's root posting 512 B or 1 KiB broadcasts back to
+//! back on 2 hosts x 2 ranks (4 ranks on 2 cores) waited for its host's reader (bench/hosts/
+//! coll.sh, 3 alternating rounds, load 12-19, us, messages vs board: 8 areas 1.58-1.79 vs
+//! 2.36-2.50; 32 areas 1.61-1.81 vs 1.50-1.96).
 //!
 //! Generations: a communicator's first epoch is above every epoch any of its members has
 //! used on any slot (the maximum of their clocks, agreed with the slot), so the lines a freed
@@ -63,8 +67,9 @@ const LINE: usize = 128;
 /// Header lines of a slot: how many collectives a writer of inline posts may run ahead of its
 /// slowest reader.
 const HEADERS: u64 = 64;
-/// Data areas of a slot: how many collectives a writer of larger posts may run ahead.
-const DATA_DEPTH: u64 = 8;
+/// Data areas of a slot: how many collectives a writer of larger posts may run ahead (see the
+/// module's comment).
+const DATA_DEPTH: u64 = 32;
 /// Bytes of a data area: the most one rank posts in one collective.
 pub(crate) const DATA: usize = (BOARD_SLOT_BYTES - LINE - HEADERS as usize * LINE) / DATA_DEPTH as usize;
 /// Where an inline payload starts in the header line (16-byte aligned for any element type).
@@ -210,6 +215,13 @@ pub fn revoked_in_wait() -> bool {
         }
         was
     })
+}
+
+/// This thread's collective gave up on a revoked communicator outside a board wait (a
+/// hierarchical collective's leaders' phase, `hier_board.rs`): as after a wait that gave up,
+/// it posts nothing more on the revoked communicator's board.
+pub(crate) fn gave_up_revoked() {
+    REVOKED_IN_WAIT.with(|r| r.set(true));
 }
 
 /// Runs `f` (which starts a collective and waits for it, or says `blocking` false: writes a

@@ -263,17 +263,18 @@ impl Communicator {
             return Ok(Collective::finished(self));
         }
         let by = allgather_by(self, layout.iter().map(|p| p.1).sum());
-        // Waited for at once, parts of one length: the hierarchy's host phases on the board.
-        let uniform = layout.iter().all(|p| p.1 == largest);
-        if by == AllgatherBy::Hier && uniform && in_blocking_call() {
+        // Waited for at once: the hierarchy's host phases on the board (every rank knows
+        // every part's length, so the leaders can pack them).
+        if by == AllgatherBy::Hier && in_blocking_call() {
             if let Some(hosts) = self.hier_board(largest)? {
-                if send_len < largest {
+                if send_len < layout[self.rank()].1 {
                     return Err(Error::InvalidArgument(format!(
-                        "allgather: rank {} sends {send_len} bytes into a part of {largest}",
-                        self.rank()
+                        "allgather: rank {} sends {send_len} bytes into a part of {}",
+                        self.rank(),
+                        layout[self.rank()].1
                     )));
                 }
-                hosts.allgather(self.rank(), (send, largest), recv, layout)?;
+                hosts.allgather(self.rank(), send, recv, layout)?;
                 return Ok(Collective::finished(self));
             }
         }

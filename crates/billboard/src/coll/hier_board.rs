@@ -5,16 +5,21 @@
 //! moves the host phases by messages through the engine; here they are one post read by the
 //! host (a barrier's arrival lines and release line, a broadcast's post, a reduction's posts
 //! folded by the leader, a gather's parts read by the leader, the whole posted back for an
-//! all-gather, a scatter's host block posted by the leader), so a host's members exchange no
-//! message at all.
+//! all-gather, a scatter's host block posted by the leader; a reduce-scatter is the
+//! all-reduce's, each rank keeping its block; scans in `hier_board_scan.rs`), so a host's
+//! members exchange no message at all.
 //!
 //! Applies where the table gives a blocking collective on several hosts the hierarchy, some
 //! host holds two members or more, a rank's post fits one data area (2 KiB; an all-gather's
-//! parts all of one length; a scatter's host block inline) and `BB_BOARD` is not 0: every member
-//! decides alike. The two communicators are made by the first such collective (two splits,
-//! collective on the communicator) and kept with it; a host whose members find no board
-//! slot free runs its host phases by their communicator's messages, the other hosts still on
-//! their boards (each host's phases involve its members alone).
+//! parts may differ in length; a scatter's host block inline), or, for broadcasts and
+//! reductions, in cells of one data area (one epoch each) up to `BB_HIER_BCAST_MAX` and
+//! `BB_HIER_BOARD_MAX`, and
+//! `BB_BOARD` is not 0: every member decides alike. The two communicators are made by the
+//! first such collective (two splits, collective on the communicator) and kept with it, and
+//! revoked with it (`engine/revoke.rs`: a rank blocked in a host phase learns of it); a host
+//! whose members find no board slot free runs its host phases by their communicator's
+//! messages, the other hosts still on their boards (each host's phases involve its members
+//! alone). Gatherv and scatterv stay flat: only the root knows the parts' lengths.
 //!
 //! Reductions keep rank order where the hierarchy does (`select.rs` chooses it only for
 //! commutative operators or hosts of consecutive ranks): a host folds its members in rank
@@ -23,9 +28,15 @@
 use super::board::{Board, DATA};
 use super::gather::Layout;
 use super::hosts::Hosts;
-use super::select_board::BOARD;
+use super::select_board::{BOARD, HIER_BOARD_MAX};
 use super::{ReduceOp, Reduction, TAG_REDUCE};
 use crate::{Communicator, Result, SendMode, Source, TagMatch};
+
+/// The bytes of one cell of a vector of `elem`-byte elements cut for the board: whole elements
+/// filling one data area at most (0: an element does not fit one).
+fn cell(elem: usize) -> usize {
+    DATA / elem.max(1) * elem.max(1)
+}
 
 /// A communicator's hierarchy for the board's host phases.
 pub(crate) struct HostComms {
@@ -41,7 +52,24 @@ impl Communicator {
     /// it `hier` (the caller checked); made at the first call. `None`: the schedule of
     /// `hier.rs` runs it.
     pub(crate) fn hier_board(&self, len: usize) -> Result<Option<&HostComms>> {
-        if len > DATA || BOARD.get() == 0 || self.is_inter() || self.on_one_host() {
+        match len > DATA {
+            true => Ok(None),
+            false => self.host_comms(),
+        }
+    }
+
+    /// [`Communicator::hier_board`] for a collective whose host phases go in cells of one
+    /// data area past it (broadcasts, reductions of `elem`-byte elements), up to `max` bytes
+    /// (`BB_HIER_BCAST_MAX`, `BB_HIER_BOARD_MAX`).
+    pub(crate) fn hier_board_cells(&self, len: usize, elem: usize, max: usize) -> Result<Option<&HostComms>> {
+        match len <= DATA || (len <= max && cell(elem) > 0) {
+            true => self.host_comms(),
+            false => Ok(None),
+        }
+    }
+
+    fn host_comms(&self) -> Result<Option<&HostComms>> {
+        if BOARD.get() == 0 || self.is_inter() || self.on_one_host() {
             return Ok(None);
         }
         match self.host_comms_slot().get() {
@@ -66,7 +94,16 @@ impl Communicator {
             // communicator can meet; all find it alike: the agreement is an AND of their
             // masks): the schedule of `hier.rs` needs none.
             true => match split() {
-                Ok((node, leaders)) => Some(HostComms { node, leaders, hosts }),
+                Ok((node, leaders)) => {
+                    // A revocation of this communicator reaches a rank blocked in a host or
+                    // leaders' phase (`engine/revoke.rs`).
+                    let mut engine = self.engine().lock();
+                    for kept in std::iter::once(&node).chain(&leaders) {
+                        engine.keep(self.context_id(), kept.context_id());
+                    }
+                    drop(engine);
+                    Some(HostComms { node, leaders, hosts })
+                }
                 Err(crate::Error::InvalidArgument(_)) => None,
                 Err(e) => return Err(e),
             },
@@ -91,7 +128,24 @@ impl HostComms {
     pub(crate) fn barrier(&self) -> Result<()> {
         let between = || self.leaders.as_ref().map_or(Ok(()), Communicator::barrier);
         match self.board()? {
-            Some(board) => board.barrier_leader_with(&self.node, between),
+            // A leaders' barrier that failed because the communicator was revoked releases
+            // nobody: its members fail too, on the revocation that reaches them (the host's
+            // communicator goes with this one, `engine/revoke.rs`), not as if all had come.
+            Some(board) => {
+                let met = || match between() {
+                    Err(e @ crate::Error::Revoked { .. }) => {
+                        super::board::gave_up_revoked();
+                        Err(e)
+                    }
+                    met => met,
+                };
+                let outcome = board.barrier_leader_with(&self.node, met);
+                if outcome.is_err() {
+                    // The call fails with the leaders' error itself.
+                    super::board::revoked_in_wait();
+                }
+                outcome
+            }
             None => {
                 self.node.barrier()?;
                 between()?;
@@ -122,8 +176,12 @@ impl HostComms {
 
     fn node_bcast(&self, buf: &mut [u8], root: usize) -> Result<()> {
         match self.board()? {
-            Some(board) => {
+            Some(board) if buf.len() <= DATA => {
                 board.bcast(&self.node, buf, root);
+                Ok(())
+            }
+            Some(board) => {
+                board.bcast_cells(&self.node, buf, root);
                 Ok(())
             }
             None => self.node.bcast_bytes(buf, root),
@@ -136,8 +194,34 @@ impl HostComms {
     }
 
     /// Whether `rank` leads its host.
-    fn leads(&self, rank: usize) -> bool {
+    pub(super) fn leads(&self, rank: usize) -> bool {
         self.hosts.members(self.hosts.of(rank))[0] == rank
+    }
+
+    /// The host of `rank` (hosts in order of their lowest member).
+    pub(super) fn host_of(&self, rank: usize) -> usize {
+        self.hosts.of(rank)
+    }
+
+    /// Whether every host's members are consecutive ranks ([`Hosts::consecutive`]).
+    pub(super) fn consecutive(&self) -> bool {
+        self.hosts.consecutive()
+    }
+
+    /// At a host's leader, the leaders' communicator (ranked by host).
+    pub(super) fn leaders(&self) -> Option<&Communicator> {
+        self.leaders.as_ref()
+    }
+
+    /// The host's scan of `send` into `recv` (rank order of its members).
+    pub(super) fn node_scan(&self, send: &[u8], recv: &mut [u8], op: ReduceOp<'_>, exclusive: bool) -> Result<()> {
+        match self.board()? {
+            Some(board) => {
+                board.scan(&self.node, send, recv, op, exclusive);
+                Ok(())
+            }
+            None => self.node.scan_bytes(send, recv, op, exclusive),
+        }
     }
 
     /// Member `from`'s `len` bytes at `buf` into member `to`'s `buf` (the others pass any
@@ -153,15 +237,28 @@ impl HostComms {
         Ok(())
     }
 
-    /// The host's vectors folded in rank order into its leader's `into` (others pass `None`).
-    fn node_reduce(&self, send: &[u8], into: Option<&mut [u8]>, op: ReduceOp<'_>) -> Result<()> {
+    /// The host's vectors of `elem`-byte elements folded in rank order into its leader's
+    /// `into` (others pass `None`): past one data area in cells of whole elements, one epoch
+    /// each, the members up to the slot's depth of cells ahead of the leader's folding.
+    pub(super) fn node_reduce(
+        &self,
+        send: &[u8],
+        mut into: Option<&mut [u8]>,
+        op: ReduceOp<'_>,
+        elem: usize,
+    ) -> Result<()> {
+        let len = send.len();
         match self.board()? {
+            Some(board) if len <= DATA => board.reduce(&self.node, send, into, Some(0), op),
             Some(board) => {
-                board.reduce(&self.node, send, into, Some(0), op);
-                Ok(())
+                for at in (0..len).step_by(cell(elem)) {
+                    let end = (at + cell(elem)).min(len);
+                    board.reduce(&self.node, &send[at..end], into.as_mut().map(|i| &mut i[at..end]), Some(0), &mut *op);
+                }
             }
-            None => self.node.reduce_bytes(send, into, 0, op),
+            None => return self.node.reduce_bytes(send, into, 0, op),
         }
+        Ok(())
     }
 
     /// Reduction of every rank's `send` into `recv` at `root` (a rank of the communicator), or
@@ -181,7 +278,7 @@ impl HostComms {
         let len = send.len();
         let leads = self.leaders.is_some();
         let mut host = vec![0u8; if leads { len } else { 0 }];
-        self.node_reduce(send, leads.then_some(&mut host[..]), &mut *op)?;
+        self.node_reduce(send, leads.then_some(&mut host[..]), &mut *op, elem)?;
         let how = Reduction { op, elem, commutative };
         let home = root.map(|r| self.hosts.of(r));
         // SAFETY: where the result lands `recv` holds `len` bytes apart from `send` (caller).
@@ -234,7 +331,7 @@ impl Communicator {
         {
             return Ok(Err(how));
         }
-        let Some(hosts) = self.hier_board(len)? else { return Ok(Err(how)) };
+        let Some(hosts) = self.hier_board_cells(len, how.elem, HIER_BOARD_MAX.get())? else { return Ok(Err(how)) };
         let me = self.rank();
         // In place (`send` is `recv`), the contribution is copied first: the result may land
         // before the host has read it.
@@ -253,29 +350,71 @@ impl Communicator {
     }
 }
 
-impl HostComms {
-    /// All-gather of every rank's `part` bytes at `send` into `recv`, rank r's part at
-    /// `layout[r]` (checked by the caller; every part `part` bytes): each host's parts into
-    /// its leader's packed block on the board, the blocks among the leaders (the table's
-    /// all-gather between hosts), the packed whole posted once on each host (in cells past one
-    /// data area), each rank taking its parts out into place. Hosts in order, each host's
-    /// members in order: the packed whole is every host's block in turn.
+impl Communicator {
+    /// A blocking reduce-scatter (as [`Communicator::ireduce_scatter_raw`], this rank's block
+    /// at `at` of `part` bytes) by the hierarchy with its host phases on the board, where the
+    /// allreduce would run so: the hierarchical allreduce's whole result, of which each rank
+    /// keeps its block (the host's last phase is one post read by all its members either way).
+    /// Else `how` back, for the schedule.
     ///
     /// # Safety
-    /// `send` holds `part` bytes, `recv` every part of `layout`; `send` may be this rank's part.
-    pub(crate) unsafe fn allgather(
+    /// As for [`Communicator::ireduce_scatter_raw`]; the caller waits at once.
+    pub(super) unsafe fn reduce_scatter_on_host_boards(
         &self,
-        me: usize,
-        (send, part): (*const u8, usize),
-        recv: *mut u8,
-        layout: Layout,
-    ) -> Result<()> {
-        let (order, blocks) = self.packing(part);
-        let mut packed = vec![0u8; order.len() * part];
+        (send, len): (*const u8, usize),
+        (recv, (at, part)): (*mut u8, (usize, usize)),
+        how: Reduction,
+    ) -> Result<std::result::Result<super::Collective, Reduction>> {
+        if !super::board::in_blocking_call()
+            || self.is_inter()
+            || self.on_one_host()
+            || super::select::reduce_by(self, len, false, how.commutative) != super::select::ReduceBy::Hier
+        {
+            return Ok(Err(how));
+        }
+        let Some(hosts) = self.hier_board_cells(len, how.elem, HIER_BOARD_MAX.get())? else { return Ok(Err(how)) };
+        let mut whole = vec![0u8; len];
+        // SAFETY: `send` holds `len` readable bytes (caller); the result lands in `whole`.
+        hosts.reduce(self.rank(), unsafe { std::slice::from_raw_parts(send, len) }, whole.as_mut_ptr(), None, how)?;
+        // SAFETY: `recv` holds this rank's block, `at + part <= len` (checked by the caller).
+        unsafe { std::ptr::copy_nonoverlapping(whole.as_ptr().add(at), recv, part) };
+        Ok(Ok(super::Collective::finished(self)))
+    }
+}
+
+impl HostComms {
+    /// All-gather of every rank's part at `send` into `recv`, rank r's part at `layout[r]`
+    /// (checked by the caller; parts of any lengths, each within one data area): each host's
+    /// parts into its leader's packed block on the board, the blocks among the leaders (the
+    /// table's all-gather between hosts), the packed whole posted once on each host (in cells
+    /// past one data area), each rank taking its parts out into place. Hosts in order, each
+    /// host's members in order: the packed whole is every host's block in turn.
+    ///
+    /// # Safety
+    /// `send` holds this rank's part, `recv` every part of `layout`; `send` may be this rank's
+    /// part.
+    pub(crate) unsafe fn allgather(&self, me: usize, send: *const u8, recv: *mut u8, layout: Layout) -> Result<()> {
+        let (order, places, blocks) = self.packing(|r| layout[r].1);
+        let mut packed = vec![0u8; blocks.last().map_or(0, |&(d, l)| d + l)];
         let (at, len) = blocks[self.hosts.of(me)];
         let host_block = packed.as_mut_ptr().wrapping_add(at);
-        // SAFETY: `send` holds `part` bytes; the block holds every member's part.
-        unsafe { self.gather_host((send, part), self.leaders.is_some().then_some(host_block))? };
+        // Every member posts the longest part (the leader reads every post at one length):
+        // a shorter one padded.
+        let (mine, longest) = (layout[me].1, layout.iter().map(|p| p.1).max().unwrap_or(0));
+        let mut padded = Vec::new();
+        let send = match mine < longest {
+            true => {
+                padded.resize(longest, 0);
+                // SAFETY: `send` holds this rank's part (caller).
+                unsafe { std::ptr::copy_nonoverlapping(send, padded.as_mut_ptr(), mine) };
+                padded.as_ptr()
+            }
+            false => send,
+        };
+        let members = self.hosts.members(self.hosts.of(me));
+        let place = |i: usize| (places[members[i]] - at, layout[members[i]].1);
+        // SAFETY: `send` holds `longest` bytes; the block holds every member's part at `place`.
+        unsafe { self.gather_host((send, longest), self.leaders.is_some().then_some(host_block), place)? };
         if let Some(leaders) = &self.leaders {
             // SAFETY: the block lies in `packed`, which holds every block and outlives the wait.
             let between =
@@ -288,7 +427,7 @@ impl HostComms {
             None => self.node.bcast_bytes(&mut packed, 0)?,
         }
         // SAFETY: every part of `layout` lies in `recv` (caller).
-        unsafe { unpack(&packed, &order, part, recv, layout) };
+        unsafe { unpack(&packed, (&order, &places), |r| layout[r].1, recv, layout) };
         Ok(())
     }
 
@@ -306,13 +445,14 @@ impl HostComms {
         recv: Option<(*mut u8, Layout)>,
         root: usize,
     ) -> Result<()> {
-        let (order, blocks) = self.packing(part);
+        let (order, places, blocks) = self.packing(|_| part);
         let (home, mine, total) = (self.hosts.of(root), self.hosts.of(me), order.len() * part);
         let mut packed = vec![0u8; if self.leaders.is_some() || me == root { total } else { 0 }];
         let (at, len) = blocks[mine];
         let host_block = packed.as_mut_ptr().wrapping_add(at);
+        let place = |i: usize| (i * part, part);
         // SAFETY: as for `allgather`.
-        unsafe { self.gather_host((send, part), self.leaders.is_some().then_some(host_block))? };
+        unsafe { self.gather_host((send, part), self.leaders.is_some().then_some(host_block), place)? };
         if let Some(leaders) = &self.leaders {
             let into = (mine == home).then(|| (packed.as_mut_ptr(), total, &blocks[..]));
             // SAFETY: as for `allgather`.
@@ -325,7 +465,7 @@ impl HostComms {
         }
         if let Some((buf, layout)) = recv.filter(|_| me == root) {
             // SAFETY: every part of `layout` lies in `buf` (caller).
-            unsafe { unpack(&packed, &order, part, buf, layout) };
+            unsafe { unpack(&packed, (&order, &places), |_| part, buf, layout) };
         }
         Ok(())
     }
@@ -346,7 +486,7 @@ impl HostComms {
         part: usize,
         root: usize,
     ) -> Result<()> {
-        let (order, blocks) = self.packing(part);
+        let (order, _, blocks) = self.packing(|_| part);
         let (home, mine, total) = (self.hosts.of(root), self.hosts.of(me), order.len() * part);
         let mut packed = vec![0u8; if self.leaders.is_some() || me == root { total } else { 0 }];
         if let Some((buf, layout)) = send.filter(|_| me == root) {
@@ -384,35 +524,48 @@ impl HostComms {
         Ok(())
     }
 
-    /// Every rank in packing order (hosts in order, each host's members in order) and each
-    /// host's block of the packed whole, for parts of `part` bytes.
-    fn packing(&self, part: usize) -> (Vec<usize>, Vec<(usize, usize)>) {
+    /// Every rank in packing order (hosts in order, each host's members in order), where each
+    /// rank's part of `length(r)` bytes lies in the packed whole (by rank), and each host's
+    /// block of it.
+    fn packing(&self, length: impl Fn(usize) -> usize) -> (Vec<usize>, Vec<usize>, Vec<(usize, usize)>) {
         let hosts = &self.hosts;
-        let order = (0..hosts.count()).flat_map(|h| hosts.members(h).iter().copied()).collect();
+        let order: Vec<usize> = (0..hosts.count()).flat_map(|h| hosts.members(h).iter().copied()).collect();
+        let mut places = vec![0; order.len()];
         let mut blocks: Vec<(usize, usize)> = Vec::with_capacity(hosts.count());
+        let mut at = 0;
         for h in 0..hosts.count() {
-            let at = blocks.last().map_or(0, |&(d, l)| d + l);
-            blocks.push((at, hosts.members(h).len() * part));
+            let start = at;
+            for &r in hosts.members(h) {
+                places[r] = at;
+                at += length(r);
+            }
+            blocks.push((start, at - start));
         }
-        (order, blocks)
+        (order, places, blocks)
     }
 
-    /// This host's `part` bytes at each member's `send` into `block` at its leader (node rank
-    /// 0), member i's at i * part: on the board, or by the host's messages.
+    /// This host's parts at each member's `send` into `block` at its leader (node rank 0),
+    /// member i's `place(i)` (offset, length; every member knows every place): on the board
+    /// (each member posts `part` bytes, at least its own length, so the leader reads every
+    /// post alike), or by the host's messages.
     ///
     /// # Safety
-    /// `send` holds `part` bytes; at the leader `block` holds every member's part.
-    unsafe fn gather_host(&self, (send, part): (*const u8, usize), block: Option<*mut u8>) -> Result<()> {
+    /// `send` holds `part` bytes; at the leader `block` holds every member's place.
+    unsafe fn gather_host(
+        &self,
+        (send, part): (*const u8, usize),
+        block: Option<*mut u8>,
+        place: impl Fn(usize) -> (usize, usize),
+    ) -> Result<()> {
         match self.board()? {
             // SAFETY: as this function's.
-            Some(board) => unsafe {
-                board.gather_at(&self.node, (send, part), block.map(|b| (b, |i| (i * part, part))), 0)
-            },
+            Some(board) => unsafe { board.gather_at(&self.node, (send, part), block.map(|b| (b, place)), 0) },
             None => {
-                let own: Vec<(usize, usize)> = (0..self.node.size()).map(|i| (i * part, part)).collect();
-                let len = own.len() * part;
+                let own: Vec<(usize, usize)> = (0..self.node.size()).map(place).collect();
+                let len = own.iter().map(|&(d, l)| d + l).max().unwrap_or(0);
+                let mine = own[self.node.rank()].1;
                 // SAFETY: as this function's, and both outlive the wait.
-                let gathered = unsafe { self.node.igatherv_raw(send, part, block.map(|b| (b, len, &own[..])), 0)? };
+                let gathered = unsafe { self.node.igatherv_raw(send, mine, block.map(|b| (b, len, &own[..])), 0)? };
                 gathered.wait()?;
             }
         }
@@ -420,14 +573,21 @@ impl HostComms {
     }
 }
 
-/// The packed whole (`order[k]`'s part at k * part) out into `recv` at `layout`.
+/// The packed whole (rank r's `length(r)` bytes at `places[r]`, ranks in packing `order`)
+/// out into `recv` at `layout`.
 ///
 /// # Safety
 /// Every part of `layout` lies in `recv`.
-unsafe fn unpack(packed: &[u8], order: &[usize], part: usize, recv: *mut u8, layout: Layout) {
-    for (k, &r) in order.iter().enumerate() {
+unsafe fn unpack(
+    packed: &[u8],
+    (order, places): (&[usize], &[usize]),
+    length: impl Fn(usize) -> usize,
+    recv: *mut u8,
+    layout: Layout,
+) {
+    for &r in order {
         let (d, l) = layout[r];
-        // SAFETY: the part lies in `recv` (caller); `packed` holds `part` bytes at k * part.
-        unsafe { std::ptr::copy_nonoverlapping(packed.as_ptr().add(k * part), recv.add(d), l.min(part)) };
+        // SAFETY: the part lies in `recv` (caller); `packed` holds `length(r)` bytes at places[r].
+        unsafe { std::ptr::copy_nonoverlapping(packed.as_ptr().add(places[r]), recv.add(d), l.min(length(r))) };
     }
 }

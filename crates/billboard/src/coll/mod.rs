@@ -39,6 +39,7 @@ mod gather;
 mod gather_binomial;
 mod hier;
 pub(crate) mod hier_board;
+mod hier_board_scan;
 pub(crate) mod hosts;
 mod inter;
 mod neighbor;

@@ -468,12 +468,17 @@ impl Communicator {
         blocks: Layout<'_>,
         how: Reduction,
     ) -> Result<Collective> {
-        let Reduction { op, elem, commutative } = how;
         let (at, part) = blocks.get(self.rank()).copied().unwrap_or_default();
         if self.is_inter() {
-            return self.inter_ireduce_scatter_raw(send, len, recv, (at, part), op);
+            return self.inter_ireduce_scatter_raw(send, len, recv, (at, part), how.op);
         }
         check_layout("reduce_scatter", len, blocks, self.size())?;
+        // SAFETY: as for this function.
+        let how = match unsafe { self.reduce_scatter_on_host_boards((send, len), (recv, (at, part)), how)? } {
+            Ok(ended) => return Ok(ended),
+            Err(how) => how,
+        };
+        let Reduction { op, elem, commutative } = how;
         if self.on_one_host() && reduce_by(self, len, false, commutative) == ReduceBy::Split {
             return self.nonblocking(Some(op), |plan| plan.reduce_scatter_direct(send, recv, blocks, commutative));
         }

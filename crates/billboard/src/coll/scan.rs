@@ -1,6 +1,7 @@
 //! Inclusive and exclusive prefix reductions along a chain of ranks (rank order, so
 //! non-commutative operators are right); blocking ones on one host on the board
-//! (`board_scan.rs`).
+//! (`board_scan.rs`), on several hosts of consecutive ranks on each host's board where
+//! `BB_COLL_SCAN=hier` forces it (`hier_board_scan.rs`).
 
 use super::select::{Collective as Op, SCAN, SCAN_CROWDED_MAX};
 use super::{ReduceOp, TAG_SCAN};
@@ -25,6 +26,11 @@ impl Communicator {
         let crowded_out = self.crowded() && send.len() > SCAN_CROWDED_MAX.get() && SCAN.forced().is_none();
         if let Some((board, _)) = if crowded_out { None } else { self.board_for(Op::Scan, send.len(), true)? } {
             board.scan(self, send, recv, op, exclusive);
+            return Ok(());
+        }
+        // Forced, on several hosts of consecutive ranks: each host's phases on its board
+        // (`hier_board_scan.rs`).
+        if self.scan_on_host_boards(send, recv, &mut *op, exclusive)? {
             return Ok(());
         }
         let (n, me) = (self.size(), self.rank());

@@ -13,7 +13,7 @@
 //! | alltoall(v) | `linear`, `pairwise`, `board` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
 //! | gather, scatter (parts of one length) | `linear`, `hier`, `binomial`, `board` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`; else linear |
 //! | reduce_scatter(_block) | `allreduce`, `board`, `board-cells` | the allreduce's row, each rank keeping its block (blocking forms on one host: the board, `select_board.rs`) |
-//! | scan, exscan | `chain`, `board` | a chain of messages in rank order (blocking forms on one host: the board; where ranks outnumber cores only up to `BB_SCAN_CROWDED_MAX` bytes) |
+//! | scan, exscan | `chain`, `board`, `hier` | a chain of messages in rank order (blocking forms on one host: the board; where ranks outnumber cores only up to `BB_SCAN_CROWDED_MAX` bytes; hier forced on several hosts of consecutive ranks up to 2 KiB, `hier_board_scan.rs`) |
 //!
 //! The board (`board.rs`) comes first: a blocking form on one host whose posts fit a rank's
 //! board data area (2 KiB) runs there, and a broadcast of a few KiB where ranks outnumber
@@ -25,9 +25,11 @@
 //!
 //! Hierarchical (`hier`, `hier.rs`): the members of each host on their billboard by the
 //! one-host table, one leader per host (the root on its own host) between hosts, then the
-//! host again. Blocking barrier, bcast, reduce, allreduce, allgather (parts of one length),
-//! gather and scatter (a host's parts inline in one post) whose posts fit the board's data area
-//! run their host phases on each host's board instead, the leaders (each host's lowest
+//! host again. Blocking barrier, bcast, reduce, allreduce, reduce_scatter, allgather(v),
+//! gather and scatter (a host's parts inline in one post), and scan/exscan on hosts of
+//! consecutive ranks (forced: `BB_COLL_SCAN=hier`), whose posts fit the board's data area
+//! (bcast up to `BB_HIER_BCAST_MAX`, the reductions up to `BB_HIER_BOARD_MAX` in cells of it) run their host phases on each host's board instead,
+//! the leaders (each host's lowest
 //! member) on a communicator of their own (`hier_board.rs`; `BB_BOARD=0` leaves them to
 //! `hier.rs`). Between the leaders (`BB_COLL_*` does not reach them; the table does): bcast
 //! binomial, or scatter + ring all-gather for at least 3 leaders from `BB_BCAST_SCATTER_MIN`
@@ -52,7 +54,9 @@
 //! one length) go through the leaders. All-to-all stays flat too (pairwise when large).
 
 pub(crate) use super::select_board::{board_by, rendezvous_min};
-pub use super::select_board::{BCAST_CELLS_MAX, BOARD, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX};
+pub use super::select_board::{
+    BCAST_CELLS_MAX, BOARD, HIER_BCAST_MAX, HIER_BOARD_MAX, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX,
+};
 pub(super) use super::select_report::report;
 use crate::tunables::{Effect, Switch, Tunable};
 use crate::{Communicator, Result};

@@ -40,11 +40,13 @@ pub static REDUCE_SCATTER: Switch = Switch::new(
 
 pub static SCAN: Switch = Switch::new(
     "BB_COLL_SCAN",
-    &["chain", "board"],
+    &["chain", "board", "hier"],
     "scan and exscan: chain = each rank receives the prefix from the rank below, folds and sends it on, board = \
      each rank posts its vector once on the board and folds the posts of the ranks below it in rank order \
-     (blocking, one host, a vector of at most one data area, 2 KiB); unset: board within one data area \
-     (BB_BOARD=1), else chain",
+     (blocking, one host, a vector of at most one data area, 2 KiB), hier = each host's total to its leader on \
+     its board, the leaders' chain, the host's scan on the board from the hosts' prefix (blocking, several hosts \
+     of consecutive ranks, at most one data area; forced only: back to back it trails the chain, \
+     hier_board_scan.rs); unset: board within one data area (BB_BOARD=1), else chain",
 );
 
 pub static SCAN_CROWDED_MAX: Tunable = Tunable::new(
@@ -67,6 +69,27 @@ pub static BCAST_CELLS_MAX: Tunable = Tunable::new(
      1.30, 4 KiB 3.23 vs 1.33, 6 KiB 4.75 vs 1.80, 8 KiB 2.68 vs 3.00, 16 KiB 4.2 vs 5.7, 64 KiB 12.1 vs 22.2 \
      (Open MPI 4 KiB 6.1). With a core for every rank messages win (2 ranks, chrt: 4 KiB 0.62 vs 0.68, 32 KiB \
      4.1 vs 6.0), so only forcing gives the cells there",
+)
+.read_at(Effect::EachCollective);
+
+pub static HIER_BOARD_MAX: Tunable = Tunable::new(
+    "BB_HIER_BOARD_MAX",
+    256 << 10,
+    "largest vector of a blocking reduce, allreduce or reduce_scatter on several hosts whose host phases run on \
+     each host's board (coll/hier_board.rs) past one data area (2 KiB), in cells of one data area, one epoch \
+     each (above it by messages); bench/hosts/coll.sh, 2 hosts x 2 ranks, load 12-16, us, board vs messages: \
+     allreduce 64 KiB 66.8 vs 77.3, 256 KiB 328 vs 377, 1 MiB 6713 vs 4349; reduce 64 KiB 58.3 vs 62.8, 256 KiB \
+     259 vs 288, 1 MiB 3302 vs 3506",
+)
+.read_at(Effect::EachCollective);
+
+pub static HIER_BCAST_MAX: Tunable = Tunable::new(
+    "BB_HIER_BCAST_MAX",
+    4 << 10,
+    "largest blocking broadcast on several hosts whose host phases run on each host's board past one data area, \
+     in cells of it (above it by messages, whose single copies win); bench/hosts/coll.sh, 2 hosts x 2 ranks, load \
+     12-16, us, board vs messages: 2 KiB 1.91 vs 3.44, 4 KiB 2.86 vs 6.35, 8 KiB 3.61 vs 2.00, 16 KiB 5.54 vs \
+     2.51, 64 KiB 19.8 vs 7.2",
 )
 .read_at(Effect::EachCollective);
 

@@ -319,6 +319,34 @@ fn a_revoke_record_fails_what_waits_on_its_communicator() {
 }
 
 #[test]
+fn a_revoke_record_reaches_the_communicators_its_communicator_keeps() {
+    // World (pair 0) keeps pairs 4 and 6 for a hierarchy's phases; pair 8 is another's.
+    let mut r = rig(2);
+    r.engine.keep(0, 4);
+    r.engine.keep(0, 6);
+    let (mut a, mut b, mut c) = ([0u8; 8], [0u8; 8], [0u8; 8]);
+    let on = |context| Pattern { context, source: Some(1), tag: Some(0) };
+    // SAFETY: the buffers outlive the requests (finished or checked below).
+    let (host, leaders, other) = unsafe {
+        (
+            r.engine.irecv(on(5), Some(1), a.as_mut_ptr(), a.len()),
+            r.engine.irecv(on(6), Some(1), b.as_mut_ptr(), b.len()),
+            r.engine.irecv(on(8), Some(1), c.as_mut_ptr(), c.len()),
+        )
+    };
+    r.post(1, header(REVOKE, 0, 0, 0), b"");
+    r.progress();
+    assert!(matches!(r.engine.finish(host), Err(Error::Revoked { context: 4 })));
+    assert!(matches!(r.engine.finish(leaders), Err(Error::Revoked { context: 6 })));
+    assert!(!r.engine.is_done(other), "a communicator not kept waits on");
+    // Kept after the revocation: revoked at once.
+    r.engine.keep(0, 10);
+    // SAFETY: as above.
+    let late = unsafe { r.engine.irecv(on(10), Some(1), a.as_mut_ptr(), a.len()) };
+    assert!(matches!(r.engine.finish(late), Err(Error::Revoked { context: 10 })));
+}
+
+#[test]
 fn a_revoke_record_of_a_context_no_communicator_can_have_fails_the_peer() {
     for aux in [3, MAX_CONTEXTS as u64, u64::MAX] {
         let mut r = rig(2);

@@ -31,7 +31,10 @@
 //!
 //! An intercommunicator is revoked at the members of both groups; each member's hidden
 //! intracommunicator of its own group (where the collectives' local phases run) goes with it,
-//! registered as the intercommunicator's `linked` pair.
+//! registered as the intercommunicator's `linked` pair. So do the communicators a
+//! hierarchical communicator keeps for its collectives' phases (its host's members, its
+//! hosts' leaders: `coll/hier_board.rs`), registered as its `kept` pairs: a rank blocked in a
+//! host phase is woken by the parent's revocation.
 //!
 //! | record | aux                       | which must be                                  |
 //! |--------|---------------------------|------------------------------------------------|
@@ -95,9 +98,11 @@ impl Revoked {
 
 /// Who holds a context pair here: its members' peer numbers (both groups of an
 /// intercommunicator), the pair revoked with it (an intercommunicator's hidden local
-/// communicator), and the key of the registration (several views may share a pair).
+/// communicator), and the key of the registration (several views may share a pair); and the
+/// pairs each pair's communicator keeps for its collectives (`kept`, revoked with it; held
+/// apart from the registration, which MPI_COMM_WORLD's pair has none of).
 #[derive(Default)]
-pub(crate) struct Holders(std::collections::HashMap<u32, Holder>);
+pub(crate) struct Holders(std::collections::HashMap<u32, Holder>, std::collections::HashMap<u32, Vec<u32>>);
 
 struct Holder {
     members: Vec<usize>,
@@ -143,9 +148,11 @@ impl Core {
                 d.outcome = Some(Outcome::Done(Err(Error::Revoked { context: base })));
             }
         }
-        if let Some(linked) = self.holders.0.get(&base).and_then(|h| h.linked) {
-            if !self.revoked.contains(linked) {
-                self.revoke(linked);
+        let linked = self.holders.0.get(&base).and_then(|h| h.linked);
+        let kept = self.holders.1.get(&base).cloned().unwrap_or_default();
+        for pair in linked.into_iter().chain(kept) {
+            if !self.revoked.contains(pair) {
+                self.revoke(pair);
             }
         }
     }
@@ -196,10 +203,21 @@ impl<C: Channel> Engine<C> {
         self.core.holders.0.insert(base, Holder { members, linked, key });
     }
 
-    /// Registration `key` of pair `base` is gone (its communicator was dropped).
+    /// Registration `key` of pair `base` is gone (its communicator was dropped), and with it
+    /// the pairs it kept.
     pub(crate) fn unhold(&mut self, base: u32, key: u64) {
         if self.core.holders.0.get(&base).is_some_and(|h| h.key == key) {
             self.core.holders.0.remove(&base);
+            self.core.holders.1.remove(&base);
+        }
+    }
+
+    /// The communicator of pair `base` keeps the communicator of pair `kept` for its
+    /// collectives' phases: revoking `base` revokes `kept` too (already, if `base` is).
+    pub(crate) fn keep(&mut self, base: u32, kept: u32) {
+        self.core.holders.1.entry(base).or_default().push(kept);
+        if self.core.revoked.contains(base) && !self.core.revoked.contains(kept) {
+            self.core.revoke(kept);
         }
     }
 }

@@ -177,9 +177,11 @@ unsafe fn reduce_scatter_now(
         return done;
     }
     // On several hosts (and wherever the table schedules the allreduce, and not the board)
-    // the schedule's own choice runs: the hierarchy there.
+    // the schedule's own choice runs: the hierarchy there, its host phases on the boards
+    // (waited for at once).
     if c.reduce_scatter_scheduled(total)? {
-        let (coll, done) = reduce_scatter((sendbuf, recvbuf), total, &blocks, (t, op), c)?;
+        let (coll, done) =
+            billboard::coll::blocking(true, || reduce_scatter((sendbuf, recvbuf), total, &blocks, (t, op), c))?;
         return Scheduled { coll, done }.wait();
     }
     let (d, l) = blocks[c.rank()];

@@ -44,9 +44,9 @@ pub(crate) const CLAIM_WORDS: usize = LINE / 8;
 const PAGE: usize = 4096;
 /// Board slots per rank: communicators that can hold one at once (coll/board.rs).
 pub(crate) const BOARD_SLOTS: usize = 8;
-/// Bytes of one rank's board slot: a line for its read mark, 64 header lines and eight data
-/// areas of 2 KiB (coll/board.rs lays them out): 24 KiB, 193 KiB a rank.
-pub(crate) const BOARD_SLOT_BYTES: usize = LINE + 64 * LINE + 8 * 2048;
+/// Bytes of one rank's board slot: a line for its read mark, 64 header lines and 32 data
+/// areas of 2 KiB (coll/board.rs lays them out and says why 32): 72 KiB, 577 KiB a rank.
+pub(crate) const BOARD_SLOT_BYTES: usize = LINE + 64 * LINE + 32 * 2048;
 
 /// The segment header, written once by the creator before any other rank maps.
 #[repr(C)]

@@ -1,0 +1,305 @@
+//! Rank program for the hierarchy's host phases on the board beyond `bb-coll hier-board`
+//! (`coll/hier_board.rs`, `coll/hier_board_scan.rs`): `bbrun -n N bb-hier MODE`, on ranks of
+//! several hosts. Rank 0 prints `ok MODE on N ranks`; a wrong value panics.
+//!
+//! - `more`: blocking reduce_scatter (even and uneven blocks, in place), scan and exscan,
+//!   allgatherv of uneven parts, and bcast, reduce and allreduce past one board data area
+//!   (2 KiB) up to 1 MiB; a sum and a non-commutative operator in rank order, every root (first
+//!   and last at 1 MiB); values checked, then again counting the messages each rank exchanged
+//!   with members of its own host (`rank R: M messages on its host`).
+//! - `revoke`: a rank revokes a hierarchical communicator while the others are blocked in its
+//!   barrier (host phases on the board, the leaders' between hosts): every one of them must
+//!   return revoked, and a later collective on it too.
+//! - `slots`: more hierarchical communicators than a rank has board slots (8), all alive, each
+//!   running collectives: those whose hosts find no slot run their host phases by messages,
+//!   values still right; prints the same-host message count.
+
+use billboard::{Collective, Communicator, Error, Reduction};
+
+type Res = Result<(), Box<dyn std::error::Error>>;
+
+/// Affine maps x -> a*x + b on 16-byte elements, composed in order: associative, not
+/// commutative, so a result in the wrong rank order is caught.
+fn element(r: usize, i: usize) -> [u64; 2] {
+    let k = (r * 7 + i % 11) as u64;
+    [(k % 5) + 2, k * 3 + 1]
+}
+
+fn compose(x: [u64; 2], y: [u64; 2]) -> [u64; 2] {
+    [y[0].wrapping_mul(x[0]), y[0].wrapping_mul(x[1]).wrapping_add(y[1])]
+}
+
+fn words<const N: usize>(b: &[u8]) -> [u64; N] {
+    std::array::from_fn(|k| u64::from_ne_bytes(b[8 * k..8 * k + 8].try_into().unwrap()))
+}
+
+/// `inout = in ⊕ inout`, element by element.
+fn compose_each(invec: &[u8], inout: &mut [u8]) {
+    for (x, y) in invec.chunks_exact(16).zip(inout.chunks_exact_mut(16)) {
+        let z = compose(words(x), words(y));
+        y.copy_from_slice(&[z[0].to_ne_bytes(), z[1].to_ne_bytes()].concat());
+    }
+}
+
+fn add_words(invec: &[u8], inout: &mut [u8]) {
+    for (a, b) in invec.chunks_exact(8).zip(inout.chunks_exact_mut(8)) {
+        let s = u64::from_ne_bytes(a.try_into().unwrap()).wrapping_add(u64::from_ne_bytes((&*b).try_into().unwrap()));
+        b.copy_from_slice(&s.to_ne_bytes());
+    }
+}
+
+/// One of the two operators, with what each rank contributes and how a fold is computed here.
+#[derive(Clone, Copy)]
+enum Op {
+    Sum,
+    Ordered,
+}
+
+impl Op {
+    fn elem(self) -> usize {
+        match self {
+            Op::Sum => 8,
+            Op::Ordered => 16,
+        }
+    }
+
+    fn apply(self, invec: &[u8], inout: &mut [u8]) {
+        match self {
+            Op::Sum => add_words(invec, inout),
+            Op::Ordered => compose_each(invec, inout),
+        }
+    }
+
+    fn reduction(self) -> Reduction {
+        let (elem, commutative) = (self.elem(), matches!(self, Op::Sum));
+        Reduction { op: Box::new(move |a: &[u8], b: &mut [u8]| self.apply(a, b)), elem, commutative }
+    }
+
+    /// Rank r's vector of `len` bytes.
+    fn vector(self, r: usize, len: usize) -> Vec<u8> {
+        match self {
+            Op::Sum => (0..len / 8)
+                .flat_map(|i| ((i as u64).wrapping_mul(0x9e37_79b9) ^ (r as u64 * 1001)).to_ne_bytes())
+                .collect(),
+            Op::Ordered => (0..len / 16).flat_map(|i| element(r, i).map(u64::to_ne_bytes).concat()).collect(),
+        }
+    }
+
+    /// The fold of ranks `ranks`' vectors in rank order.
+    fn fold(self, ranks: std::ops::Range<usize>, len: usize) -> Vec<u8> {
+        let mut ranks = ranks;
+        let Some(first) = ranks.next() else { return vec![0; len] };
+        let mut acc = self.vector(first, len);
+        for r in ranks {
+            let mut next = self.vector(r, len);
+            self.apply(&acc, &mut next);
+            acc = next;
+        }
+        acc
+    }
+}
+
+/// A blocking form's start and wait, as MPI's blocking calls run them.
+fn blocking(start: impl FnOnce() -> billboard::Result<Collective>) -> billboard::Result<()> {
+    billboard::coll::blocking(true, start)?.wait()
+}
+
+fn byte(r: usize, i: usize) -> u8 {
+    (r * 31 + i * 13 + i / 251) as u8
+}
+
+/// Every check of `more`, once.
+fn more_rounds(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    for op in [Op::Sum, Op::Ordered] {
+        let e = op.elem();
+        // Reduce-scatter: blocks of one length, and uneven ones (rank r's r + 1 elements, in
+        // reverse order), in place (the vector in the receive buffer, the block to its start).
+        for per in [0usize, 1, 7, 64, 200] {
+            for uneven in [false, true] {
+                let mut blocks = vec![(0, 0); n];
+                let mut at = 0;
+                for r in (0..n).rev().filter(|_| uneven).chain((0..n).filter(|_| !uneven)) {
+                    let l = if uneven { (per + r) * e } else { per * e };
+                    blocks[r] = (at, l);
+                    at += l;
+                }
+                let want = op.fold(0..n, at);
+                let (d, l) = blocks[me];
+                for in_place in [false, true] {
+                    let mine = op.vector(me, at);
+                    let mut recv = if in_place { mine.clone() } else { vec![0xee; l] };
+                    let send = if in_place { recv.as_ptr() } else { mine.as_ptr() };
+                    // SAFETY: both buffers outlive the wait and are not touched before it.
+                    blocking(|| unsafe {
+                        w.ireduce_scatter_raw(send, at, recv.as_mut_ptr(), &blocks, op.reduction())
+                    })?;
+                    assert!(recv[..l] == want[d..d + l], "reduce_scatter of {at} B (in place {in_place}) at {me}");
+                }
+            }
+        }
+        // Scans: inclusive and exclusive, within one data area.
+        for len in [0usize, 16, 112, 1024, 2048] {
+            let mine = op.vector(me, len);
+            for exclusive in [false, true] {
+                let mut recv = vec![0xee; len];
+                w.scan_bytes(&mine, &mut recv, &mut |a, b| op.apply(a, b), exclusive)?;
+                let want =
+                    if exclusive && me == 0 { vec![0xee; len] } else { op.fold(0..me + usize::from(!exclusive), len) };
+                assert!(recv == want, "scan of {len} B (exclusive {exclusive}) at {me} of {n}");
+            }
+        }
+        // Reduce (every root; first and last at 1 MiB) and allreduce past one data area.
+        for len in [2048usize, 2048 + 16 * e, 65_536, 1 << 20] {
+            let mine = op.vector(me, len);
+            let want = op.fold(0..n, len);
+            for in_place in [false, true] {
+                let mut all = if in_place { mine.clone() } else { vec![0xee; len] };
+                let send = if in_place { all.as_ptr() } else { mine.as_ptr() };
+                // SAFETY: both buffers outlive the wait and are not touched before it.
+                blocking(|| unsafe { w.iallreduce_raw(send, all.as_mut_ptr(), len, op.reduction()) })?;
+                assert!(all == want, "allreduce of {len} B (in place {in_place}) at {me} of {n}");
+                let roots: Vec<usize> = if len > 65_536 { vec![0, n - 1] } else { (0..n).collect() };
+                for root in roots {
+                    let mut out = if in_place && me == root { mine.clone() } else { vec![0xee; len] };
+                    let send = if in_place && me == root { out.as_ptr() } else { mine.as_ptr() };
+                    // SAFETY: as above.
+                    blocking(|| unsafe { w.ireduce_raw(send, out.as_mut_ptr(), len, root, op.reduction()) })?;
+                    assert!(me != root || out == want, "reduce of {len} B to {root} (in place {in_place})");
+                }
+            }
+        }
+    }
+    // Broadcast across the data area's boundary up to 1 MiB, every root.
+    for len in [2047usize, 2048, 2049, 10_000, 65_536, 1 << 20] {
+        for root in 0..n {
+            let mut buf: Vec<u8> = if me == root { (0..len).map(|i| byte(root, i)).collect() } else { vec![0; len] };
+            w.bcast_bytes(&mut buf, root)?;
+            assert!(buf.iter().enumerate().all(|(i, &b)| b == byte(root, i)), "bcast of {len} B from {root} at {me}");
+        }
+    }
+    // All-gather of uneven parts (rank r's part + 3r bytes, reverse order, 5-byte gaps), in
+    // place and not.
+    for part in [0usize, 8, 100, 1000, 2000] {
+        let lens: Vec<usize> = (0..n).map(|r| (part + 3 * r).min(2048)).collect();
+        let mut layout = vec![(0, 0); n];
+        let mut at = 0;
+        for r in (0..n).rev() {
+            layout[r] = (at, lens[r]);
+            at += lens[r] + 5;
+        }
+        for in_place in [false, true] {
+            let mine: Vec<u8> = (0..lens[me]).map(|i| byte(me, i)).collect();
+            let mut all = vec![0xab; at];
+            let (d, l) = layout[me];
+            if in_place {
+                all[d..d + l].copy_from_slice(&mine);
+            }
+            let send = if in_place { all[d..].as_ptr() } else { mine.as_ptr() };
+            // SAFETY: both buffers outlive the wait and are not touched before it.
+            blocking(|| unsafe { w.iallgatherv_raw(send, l, all.as_mut_ptr(), all.len(), &layout) })?;
+            for (r, &(d, l)) in layout.iter().enumerate() {
+                assert!(
+                    all[d..d + l].iter().enumerate().all(|(i, &b)| b == byte(r, i)),
+                    "allgatherv: {r}'s part at {me}"
+                );
+                assert!(all[d + l..(d + l + 5).min(at)].iter().all(|&b| b == 0xab), "allgatherv wrote a gap at {me}");
+            }
+        }
+    }
+    Ok(w.barrier()?)
+}
+
+/// Messages this rank exchanged with members of its own host while `f` ran.
+fn on_host(w: &Communicator, f: impl FnOnce() -> Res) -> Result<u64, Box<dyn std::error::Error>> {
+    let (n, me) = (w.size(), w.rank());
+    let hosts: Vec<usize> = (0..n).map(|r| w.host_of(r)).collect::<Result<_, _>>()?;
+    let before = w.traffic();
+    f()?;
+    let after = w.traffic();
+    let mut count = 0;
+    for r in (0..n).filter(|&r| r != me && hosts[r] == hosts[me]) {
+        let (a, b) = (&after[w.world_rank(r)], &before[w.world_rank(r)]);
+        count += a.sent_messages - b.sent_messages + a.received_messages - b.received_messages;
+    }
+    Ok(count)
+}
+
+fn more(w: &Communicator) -> Res {
+    more_rounds(w)?;
+    let count = on_host(w, || more_rounds(w))?;
+    println!("rank {}: {count} messages on its host", w.rank());
+    Ok(())
+}
+
+/// Whether a collective's outcome says its communicator was revoked: an error, or (a board
+/// wait that gave up) the thread's mark.
+fn revoked(outcome: billboard::Result<()>) -> bool {
+    matches!(outcome, Err(Error::Revoked { .. })) | billboard::coll::revoked_in_wait()
+}
+
+fn revoke(w: &Communicator) -> Res {
+    let n = w.size();
+    for revoker in [0, n - 1, n / 2] {
+        let c = w.dup()?;
+        // The first hierarchical collective makes the host's and the leaders' communicators.
+        c.barrier()?;
+        if c.rank() == revoker {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            c.revoke()?;
+        } else {
+            let outcome = c.barrier();
+            assert!(revoked(outcome), "rank {}: a barrier revoked by {revoker} did not say so", c.rank());
+        }
+        let mut buf = [0u8; 8];
+        assert!(revoked(c.bcast_bytes(&mut buf, 0)), "rank {}: a bcast on a revoked communicator", c.rank());
+        w.barrier()?;
+    }
+    Ok(())
+}
+
+fn slots(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    let comms: Vec<Communicator> = (0..12).map(|_| w.dup()).collect::<Result<_, _>>()?;
+    let round = || -> Res {
+        for (k, c) in comms.iter().enumerate() {
+            c.barrier()?;
+            let root = k % n;
+            let mut buf: Vec<u8> = (0..1000).map(|i| if me == root { byte(k, i) } else { 0 }).collect();
+            c.bcast_bytes(&mut buf, root)?;
+            assert!(buf.iter().enumerate().all(|(i, &b)| b == byte(k, i)), "bcast on communicator {k} at {me}");
+            for op in [Op::Sum, Op::Ordered] {
+                let (mine, want) = (op.vector(me, 256), op.fold(0..n, 256));
+                let mut all = vec![0; 256];
+                blocking(|| unsafe { c.iallreduce_raw(mine.as_ptr(), all.as_mut_ptr(), 256, op.reduction()) })?;
+                assert!(all == want, "allreduce on communicator {k} at {me}");
+                let mut recv = vec![0; 256];
+                c.scan_bytes(&mine, &mut recv, &mut |a, b| op.apply(a, b), false)?;
+                assert!(recv == op.fold(0..me + 1, 256), "scan on communicator {k} at {me}");
+            }
+        }
+        Ok(())
+    };
+    round()?;
+    let count = on_host(w, round)?;
+    println!("rank {me}: {count} messages on its host");
+    Ok(())
+}
+
+fn main() -> Res {
+    let universe = billboard::init()?;
+    let w = universe.world();
+    type Check = fn(&Communicator) -> Res;
+    let modes: [(&str, Check); 3] = [("more", more), ("revoke", revoke), ("slots", slots)];
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    let Some((mode, check)) = modes.into_iter().find(|(m, _)| *m == mode) else {
+        return Err(format!("bb-hier: no mode {mode:?} (more, revoke, slots)").into());
+    };
+    check(&w)?;
+    w.barrier()?;
+    if w.rank() == 0 {
+        println!("ok {mode} on {} ranks", w.size());
+    }
+    universe.finalize()?;
+    Ok(())
+}
