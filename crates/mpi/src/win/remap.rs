@@ -1,0 +1,313 @@
+//! MPI_Win_create on one host with the window's pages shared: each member moves the pages
+//! that hold its window onto a memory file (`memfd_create`) mapped at the same addresses,
+//! and every other member maps that file too. The program sees the same bytes at the same
+//! addresses; an origin then reaches a target's window by plain loads, stores and CPU
+//! atomics, as in a window of MPI_Win_allocate (`direct.rs`), with no single copy and no
+//! handler: a fetch-and-op is one locked instruction, and a target computing outside MPI
+//! stalls nothing (issue 18, items 2 and 4).
+//!
+//! # How the pages move
+//!
+//! The pages covering `[base, base + size)` are copied into a fresh memfd mapped elsewhere,
+//! which `mremap(MREMAP_FIXED)` then moves over them in one call (the old private pages go).
+//! Other members open the file through `/proc/<pid>/fd/<fd>` (the same permission as
+//! `process_vm_readv`: same user, `PR_SET_PTRACER` where Yama asks) and map it; the owner
+//! closes its descriptor once all have. MPI_Win_free (after its barrier: nobody touches the
+//! window any more) copies the pages back into private anonymous memory moved over them the
+//! same way, so the program's allocator finds plain memory again (glibc's `calloc` counts on
+//! `MADV_DONTNEED` zeroing freed heap pages, which a shared mapping does not do).
+//!
+//! # What is shared besides the window
+//!
+//! The first and last pages may also hold other data of the program (malloc's chunk
+//! header, a neighbouring object). Other members map them but touch only window bytes; the
+//! program keeps reading and writing them as before. Two things could tell: a store by
+//! another thread of this process to those pages in the microseconds between the copy and
+//! the move (lost), and a `fork` while the window lives (the child shares the pages instead
+//! of copying them). So only private anonymous read-write memory is moved (malloc's heap and
+//! its mmap'd chunks), never a stack in use (the process's main stack, or pages near the
+//! calling thread's stack pointer), a file mapping or memory already shared; and
+//! `BB_RMA_CREATE_MAP=0` turns this off (then single copies and the handler, `single_copy.rs`).
+//! The choice is collective: every member moves its pages and maps every other's, or none does.
+
+use std::ffi::CString;
+use std::sync::Mutex;
+
+use billboard::tunables::Tunable;
+use billboard::Communicator;
+
+use super::segment::Segment;
+use crate::error::Res;
+
+/// Whether MPI_Win_create on one host shares the window's pages.
+pub(crate) static CREATE_MAP: Tunable = Tunable::new(
+    "BB_RMA_CREATE_MAP",
+    1,
+    "MPI_Win_create on one host: move each window's pages onto a memory file all members map, so RMA is done by the origin in shared memory (0: single copies and the target's handler)",
+);
+
+const PAGE: usize = 4096;
+
+/// The page ranges `[lo, hi)` of this process's live windows of MPI_Win_create on one host.
+/// Pages are moved only where no other such window has a page, and put back only then too:
+/// an origin's single copy into a neighbouring window on a shared page could land between
+/// the copy and the move, and be lost.
+static CLAIMED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+fn claimed() -> std::sync::MutexGuard<'static, Vec<(usize, usize)>> {
+    CLAIMED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A member's window pages for the window's life: claimed, and possibly shared: its own
+/// moved onto a memory file (made private again on drop) and its mappings of every other
+/// member's.
+pub(crate) struct Pages {
+    /// This process's pages `[lo, hi)`, when it has a window.
+    claim: Option<(usize, usize)>,
+    /// Whether the own pages are on a memory file now.
+    moved: bool,
+    /// Other members' pages mapped here: (address, length).
+    views: Vec<(usize, usize)>,
+    /// Whether every member's window is reached through the mappings.
+    shared: bool,
+}
+
+// SAFETY: plain addresses of mappings this value owns; nothing in it is a thread's own.
+unsafe impl Send for Pages {}
+
+impl Pages {
+    /// Whether the window is reached through every member's mapped pages.
+    pub fn shared(&self) -> bool {
+        self.shared
+    }
+
+    /// Unmaps the other members' pages and makes the own private again (if no other live
+    /// window has a page among them).
+    fn unshare(&mut self) {
+        self.shared = false;
+        for (at, len) in self.views.drain(..) {
+            // SAFETY: a mapping made in `share`, unmapped once.
+            unsafe { libc::munmap(at as *mut libc::c_void, len) };
+        }
+        let Some((lo, hi)) = self.claim.filter(|_| self.moved) else { return };
+        let claims = claimed();
+        let mine = claims.iter().filter(|&&(a, b)| a < hi && lo < b).count();
+        if mine == 1 {
+            // SAFETY: our own pages, reached by no other member any more (MPI_Win_free's
+            // barrier) and by no other window; a failed restore leaves them shared, same bytes.
+            unsafe { restore(lo, hi - lo) };
+            self.moved = false;
+        }
+    }
+}
+
+impl Drop for Pages {
+    fn drop(&mut self) {
+        self.unshare();
+        if let Some(range) = self.claim {
+            let mut claims = claimed();
+            if let Some(i) = claims.iter().position(|&c| c == range) {
+                claims.swap_remove(i);
+            }
+        }
+    }
+}
+
+/// What this member tells the others (five words).
+struct Offer {
+    ok: bool,
+    pid: u64,
+    fd: i32,
+    /// The window's offset in its first page, and the pages' length.
+    offset: usize,
+    len: usize,
+    size: usize,
+}
+
+/// The collective sharing of every member's window pages over `comm` (all on one host;
+/// this member's window `size` bytes at `base`). If every member's pages could be shared,
+/// sets `seg`'s parts to where each member's window is reachable here; else (on every member
+/// alike) nothing changed but the claim of the pages.
+pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut Segment) -> Res<Pages> {
+    let (n, me) = (comm.size(), comm.rank());
+    let mut pages = Pages { claim: None, moved: false, views: Vec::new(), shared: false };
+    let mut mine = Offer { ok: CREATE_MAP.get() != 0, pid: std::process::id() as u64, fd: -1, offset: 0, len: 0, size };
+    if size > 0 {
+        let lo = base as usize & !(PAGE - 1);
+        let hi = (base as usize + size).div_ceil(PAGE) * PAGE;
+        let mut claims = claimed();
+        let alone = !claims.iter().any(|&(a, b)| a < hi && lo < b);
+        claims.push((lo, hi));
+        pages.claim = Some((lo, hi));
+        // SAFETY: the program's window pages, checked to be private anonymous memory first.
+        match (mine.ok && alone && movable(lo, hi - lo)).then(|| unsafe { move_to_file(lo, hi - lo) }).flatten() {
+            Some(fd) => {
+                pages.moved = true;
+                (mine.fd, mine.offset, mine.len) = (fd, base as usize - lo, hi - lo);
+            }
+            None => mine.ok = false,
+        }
+    }
+    let close_own = |fd: i32| {
+        if fd >= 0 {
+            // SAFETY: our memfd, closed once; the mappings keep the file.
+            unsafe { libc::close(fd) };
+        }
+    };
+    let offers = exchange(comm, &mine)?;
+    if offers.iter().any(|o| !o.ok) {
+        close_own(mine.fd);
+        pages.unshare();
+        return Ok(pages);
+    }
+    let mut parts = Vec::with_capacity(n);
+    let mut mapped = true;
+    for (r, o) in offers.iter().enumerate() {
+        if r == me || o.size == 0 {
+            parts.push((if o.size == 0 { std::ptr::null_mut() } else { base }, o.size));
+            continue;
+        }
+        match map_peer(o) {
+            Some(at) => {
+                pages.views.push((at, o.len));
+                parts.push(((at + o.offset) as *mut u8, o.size));
+            }
+            None => {
+                mapped = false;
+                break;
+            }
+        }
+    }
+    // Also the barrier before the owners close their files: everyone has opened them.
+    let all_mapped = exchange(comm, &Offer { ok: mapped, ..mine })?.iter().all(|o| o.ok);
+    close_own(mine.fd);
+    if !all_mapped {
+        pages.unshare();
+        return Ok(pages);
+    }
+    seg.set_parts(parts);
+    pages.shared = true;
+    Ok(pages)
+}
+
+/// Every member's offer, in rank order.
+fn exchange(comm: &Communicator, o: &Offer) -> Res<Vec<Offer>> {
+    let n = comm.size();
+    let words = [o.ok as u64, o.pid, o.fd as i64 as u64, o.offset as u64, o.len as u64, o.size as u64];
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let mut all = vec![0u8; 48 * n];
+    comm.allgatherv_bytes(&bytes, &mut all, &(0..n).map(|r| (48 * r, 48)).collect::<Vec<_>>())?;
+    let word = |i: usize| u64::from_ne_bytes(all[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+    Ok((0..n)
+        .map(|r| Offer {
+            ok: word(6 * r) != 0,
+            pid: word(6 * r + 1),
+            fd: word(6 * r + 2) as i64 as i32,
+            offset: word(6 * r + 3) as usize,
+            len: word(6 * r + 4) as usize,
+            size: word(6 * r + 5) as usize,
+        })
+        .collect())
+}
+
+/// Whether `[lo, lo + len)` is private anonymous read-write memory of this process, none of
+/// it a stack in use (module comment), by `/proc/self/maps`.
+fn movable(lo: usize, len: usize) -> bool {
+    let hi = lo + len;
+    let probe = 0u8;
+    let sp = std::hint::black_box(&probe) as *const u8 as usize;
+    // The calling thread's stack: its frames lie below the caller's, within a few pages.
+    if sp + (1 << 20) > lo && sp < hi + (1 << 20) {
+        return false;
+    }
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return false };
+    let mut covered = lo;
+    for line in maps.lines() {
+        let mut fields = line.split_ascii_whitespace();
+        let (Some(range), Some(perms), Some(_), Some(_), Some(inode)) =
+            (fields.next(), fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let path = fields.next().unwrap_or("");
+        let Some((a, b)) = range.split_once('-') else { continue };
+        let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) else { continue };
+        if b <= covered || a >= hi {
+            continue;
+        }
+        let anonymous = inode == "0" && (path.is_empty() || path == "[heap]");
+        if a > covered || !perms.starts_with("rw") || perms.as_bytes().get(3) != Some(&b'p') || !anonymous {
+            return false;
+        }
+        covered = b;
+        if covered >= hi {
+            return true;
+        }
+    }
+    false
+}
+
+/// Moves the pages `[lo, lo + len)` onto a new memfd with the same bytes; returns its
+/// descriptor, or `None` with the pages untouched.
+///
+/// # Safety
+/// The pages are this process's private anonymous memory ([`movable`]).
+unsafe fn move_to_file(lo: usize, len: usize) -> Option<i32> {
+    let fd = libc::memfd_create(c"bb-win".as_ptr(), libc::MFD_CLOEXEC);
+    if fd < 0 {
+        return None;
+    }
+    let fail = |fd| {
+        libc::close(fd);
+        None
+    };
+    if libc::ftruncate(fd, len as libc::off_t) != 0 {
+        return fail(fd);
+    }
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    let at = libc::mmap(std::ptr::null_mut(), len, rw, libc::MAP_SHARED, fd, 0);
+    if at == libc::MAP_FAILED {
+        return fail(fd);
+    }
+    std::ptr::copy_nonoverlapping(lo as *const u8, at.cast::<u8>(), len);
+    let moved = libc::mremap(at, len, len, libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED, lo as *mut libc::c_void);
+    if moved == libc::MAP_FAILED {
+        libc::munmap(at, len);
+        return fail(fd);
+    }
+    Some(fd)
+}
+
+/// Puts private anonymous memory with the same bytes back under `[lo, lo + len)`.
+///
+/// # Safety
+/// The pages are mapped and no other process changes them any more.
+unsafe fn restore(lo: usize, len: usize) {
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    let at = libc::mmap(std::ptr::null_mut(), len, rw, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+    if at == libc::MAP_FAILED {
+        return;
+    }
+    std::ptr::copy_nonoverlapping(lo as *const u8, at.cast::<u8>(), len);
+    if libc::mremap(at, len, len, libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED, lo as *mut libc::c_void)
+        == libc::MAP_FAILED
+    {
+        libc::munmap(at, len);
+    }
+}
+
+/// Maps another member's window pages here (`None`: the kernel refused).
+fn map_peer(o: &Offer) -> Option<usize> {
+    let path = CString::new(format!("/proc/{}/fd/{}", o.pid, o.fd)).ok()?;
+    // SAFETY: a NUL-terminated path; the descriptor is closed below.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return None;
+    }
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    // SAFETY: a fresh shared mapping of the member's file, unmapped in `Shared::drop`.
+    let at = unsafe { libc::mmap(std::ptr::null_mut(), o.len, rw, libc::MAP_SHARED, fd, 0) };
+    // SAFETY: our descriptor, closed once; the mapping keeps the file.
+    unsafe { libc::close(fd) };
+    (at != libc::MAP_FAILED).then_some(at as usize)
+}
