@@ -31,6 +31,7 @@
 //! The choice is collective: every member moves its pages and maps every other's, or none does.
 
 use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Mutex;
 
 use billboard::tunables::Tunable;
@@ -131,6 +132,8 @@ struct Offer {
 pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut Segment) -> Res<Pages> {
     let (n, me) = (comm.size(), comm.rank());
     let mut pages = Pages { claim: None, moved: false, views: Vec::new(), shared: false };
+    // Our memory file, closed when this returns (the mappings keep it).
+    let mut file: Option<OwnedFd> = None;
     let mut mine = Offer { ok: CREATE_MAP.get() != 0, pid: std::process::id() as u64, fd: -1, offset: 0, len: 0, size };
     if size > 0 {
         let lo = base as usize & !(PAGE - 1);
@@ -143,20 +146,14 @@ pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut S
         match (mine.ok && alone && movable(lo, hi - lo)).then(|| unsafe { move_to_file(lo, hi - lo) }).flatten() {
             Some(fd) => {
                 pages.moved = true;
-                (mine.fd, mine.offset, mine.len) = (fd, base as usize - lo, hi - lo);
+                (mine.fd, mine.offset, mine.len) = (fd.as_raw_fd(), base as usize - lo, hi - lo);
+                file = Some(fd);
             }
             None => mine.ok = false,
         }
     }
-    let close_own = |fd: i32| {
-        if fd >= 0 {
-            // SAFETY: our memfd, closed once; the mappings keep the file.
-            unsafe { libc::close(fd) };
-        }
-    };
     let offers = exchange(comm, &mine)?;
     if offers.iter().any(|o| !o.ok) {
-        close_own(mine.fd);
         pages.unshare();
         return Ok(pages);
     }
@@ -180,7 +177,7 @@ pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut S
     }
     // Also the barrier before the owners close their files: everyone has opened them.
     let all_mapped = exchange(comm, &Offer { ok: mapped, ..mine })?.iter().all(|o| o.ok);
-    close_own(mine.fd);
+    drop(file);
     if !all_mapped {
         pages.unshare();
         return Ok(pages);
@@ -252,28 +249,25 @@ fn movable(lo: usize, len: usize) -> bool {
 ///
 /// # Safety
 /// The pages are this process's private anonymous memory ([`movable`]).
-unsafe fn move_to_file(lo: usize, len: usize) -> Option<i32> {
-    let fd = libc::memfd_create(c"bb-win".as_ptr(), libc::MFD_CLOEXEC);
-    if fd < 0 {
+unsafe fn move_to_file(lo: usize, len: usize) -> Option<OwnedFd> {
+    let raw = libc::memfd_create(c"bb-win".as_ptr(), libc::MFD_CLOEXEC);
+    if raw < 0 {
         return None;
     }
-    let fail = |fd| {
-        libc::close(fd);
-        None
-    };
-    if libc::ftruncate(fd, len as libc::off_t) != 0 {
-        return fail(fd);
+    let fd = OwnedFd::from_raw_fd(raw);
+    if libc::ftruncate(raw, len as libc::off_t) != 0 {
+        return None;
     }
     let rw = libc::PROT_READ | libc::PROT_WRITE;
-    let at = libc::mmap(std::ptr::null_mut(), len, rw, libc::MAP_SHARED, fd, 0);
+    let at = libc::mmap(std::ptr::null_mut(), len, rw, libc::MAP_SHARED, raw, 0);
     if at == libc::MAP_FAILED {
-        return fail(fd);
+        return None;
     }
     std::ptr::copy_nonoverlapping(lo as *const u8, at.cast::<u8>(), len);
     let moved = libc::mremap(at, len, len, libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED, lo as *mut libc::c_void);
     if moved == libc::MAP_FAILED {
         libc::munmap(at, len);
-        return fail(fd);
+        return None;
     }
     Some(fd)
 }
@@ -305,9 +299,57 @@ fn map_peer(o: &Offer) -> Option<usize> {
         return None;
     }
     let rw = libc::PROT_READ | libc::PROT_WRITE;
-    // SAFETY: a fresh shared mapping of the member's file, unmapped in `Shared::drop`.
+    // SAFETY: a fresh shared mapping of the member's file, unmapped in `Pages::unshare`.
     let at = unsafe { libc::mmap(std::ptr::null_mut(), o.len, rw, libc::MAP_SHARED, fd, 0) };
     // SAFETY: our descriptor, closed once; the mapping keeps the file.
     unsafe { libc::close(fd) };
     (at != libc::MAP_FAILED).then_some(at as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_move_onto_a_file_and_back_with_their_bytes() {
+        // 1 MiB: a chunk of its own from malloc (mmap'd), so no other thread's data shares a page.
+        let mut v: Vec<u64> = (0..(1u64 << 17)).collect();
+        let (at, bytes) = (v.as_ptr() as usize, v.len() * 8);
+        let lo = at & !(PAGE - 1);
+        let len = (at + bytes).div_ceil(PAGE) * PAGE - lo;
+        assert!(movable(lo, len), "a heap chunk is private anonymous memory");
+        // SAFETY: `v`'s pages, checked above; nothing else writes them meanwhile.
+        let fd = unsafe { move_to_file(lo, len) }.expect("moved onto a memfd");
+        assert!(!movable(lo, len), "now a shared mapping");
+        // A second mapping of the file (another member's view) reaches the same bytes.
+        let rw = libc::PROT_READ | libc::PROT_WRITE;
+        // SAFETY: a fresh shared mapping of our memfd, unmapped below.
+        let view = unsafe { libc::mmap(std::ptr::null_mut(), len, rw, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
+        assert_ne!(view, libc::MAP_FAILED);
+        let word = |i: usize| (view as usize + (at - lo) + 8 * i) as *mut u64;
+        // SAFETY: inside the view.
+        unsafe {
+            assert_eq!(word(12345).read_volatile(), 12345);
+            word(5).write_volatile(77);
+        }
+        // SAFETY: `v`'s own element, read as memory another mapping changed.
+        assert_eq!(unsafe { std::ptr::read_volatile(&v[5]) }, 77);
+        // SAFETY: the view made above; then `v`'s pages, which no other mapping writes now.
+        unsafe {
+            libc::munmap(view, len);
+            restore(lo, len);
+        }
+        assert!(movable(lo, len), "private again");
+        // The compiler must not assume the vector unchanged: another mapping wrote it.
+        std::hint::black_box(v.as_mut_ptr());
+        assert!(v.iter().enumerate().all(|(i, &x)| x == if i == 5 { 77 } else { i as u64 }));
+    }
+
+    #[test]
+    fn a_stack_in_use_and_a_file_mapping_stay_put() {
+        let local = std::hint::black_box([0u8; 64]);
+        assert!(!movable(local.as_ptr() as usize & !(PAGE - 1), PAGE));
+        let code = movable as fn(usize, usize) -> bool as usize;
+        assert!(!movable(code & !(PAGE - 1), PAGE), "the library's code is a file mapping");
+    }
 }
