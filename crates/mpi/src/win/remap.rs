@@ -49,14 +49,49 @@ pub(crate) static CREATE_MAP: Tunable = Tunable::new(
 
 const PAGE: usize = 4096;
 
-/// The page ranges `[lo, hi)` of this process's live windows of MPI_Win_create on one host.
-/// Pages are moved only where no other such window has a page, and put back only then too:
-/// an origin's single copy into a neighbouring window on a shared page could land between
-/// the copy and the move, and be lost.
-static CLAIMED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+/// The page ranges `[lo, hi)` of this process's live windows of MPI_Win_create on one host,
+/// and of moved pages not yet put back. Pages are moved only where no other such window has a
+/// page, and put back only then too: an origin's single copy into a neighbouring window on a
+/// shared page could land between the copy and the move, and be lost. Pages whose window ends
+/// while such a neighbour lives wait in `unrestored` until it ends too.
+#[derive(Default)]
+struct Claims {
+    live: Vec<(usize, usize)>,
+    unrestored: Vec<(usize, usize)>,
+}
 
-fn claimed() -> std::sync::MutexGuard<'static, Vec<(usize, usize)>> {
-    CLAIMED.lock().unwrap_or_else(|e| e.into_inner())
+static CLAIMS: Mutex<Claims> = Mutex::new(Claims { live: Vec::new(), unrestored: Vec::new() });
+
+fn claims() -> std::sync::MutexGuard<'static, Claims> {
+    CLAIMS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn overlap((a, b): (usize, usize), (c, d): (usize, usize)) -> bool {
+    a < d && c < b
+}
+
+impl Claims {
+    /// Ends the claim of `range` (`moved`: its pages are on a file), and puts back every
+    /// moved range that no live window touches any more.
+    fn release(&mut self, range: (usize, usize), moved: bool) {
+        if let Some(i) = self.live.iter().position(|&c| c == range) {
+            self.live.swap_remove(i);
+        }
+        if moved {
+            self.unrestored.push(range);
+        }
+        let live = &self.live;
+        self.unrestored.retain(|&(lo, hi)| {
+            if live.iter().any(|&c| overlap(c, (lo, hi))) {
+                return true;
+            }
+            // SAFETY: pages of ended windows, reached by no other member any more (each
+            // window's MPI_Win_free barrier) and by no live window; a failed restore leaves
+            // them shared, with the same bytes.
+            unsafe { restore(lo, hi - lo) };
+            false
+        });
+    }
 }
 
 /// A member's window pages for the window's life: claimed, and possibly shared: its own
@@ -82,20 +117,21 @@ impl Pages {
         self.shared
     }
 
-    /// Unmaps the other members' pages and makes the own private again (if no other live
-    /// window has a page among them).
-    fn unshare(&mut self) {
+    /// Unmaps the other members' pages (the own stay moved until the claim ends).
+    fn unmap_views(&mut self) {
         self.shared = false;
         for (at, len) in self.views.drain(..) {
             // SAFETY: a mapping made in `share`, unmapped once.
             unsafe { libc::munmap(at as *mut libc::c_void, len) };
         }
-        let Some((lo, hi)) = self.claim.filter(|_| self.moved) else { return };
-        let claims = claimed();
-        let mine = claims.iter().filter(|&&(a, b)| a < hi && lo < b).count();
-        if mine == 1 {
-            // SAFETY: our own pages, reached by no other member any more (MPI_Win_free's
-            // barrier) and by no other window; a failed restore leaves them shared, same bytes.
+    }
+
+    /// Unmaps the other members' pages and puts the own back, if no other live window has
+    /// a page among them (`share` made sure of that before it moved them).
+    fn unshare(&mut self) {
+        self.unmap_views();
+        if let Some((lo, hi)) = self.claim.filter(|_| self.moved) {
+            // SAFETY: as in `Claims::release`: no other member reached them yet.
             unsafe { restore(lo, hi - lo) };
             self.moved = false;
         }
@@ -104,12 +140,9 @@ impl Pages {
 
 impl Drop for Pages {
     fn drop(&mut self) {
-        self.unshare();
+        self.unmap_views();
         if let Some(range) = self.claim {
-            let mut claims = claimed();
-            if let Some(i) = claims.iter().position(|&c| c == range) {
-                claims.swap_remove(i);
-            }
+            claims().release(range, self.moved);
         }
     }
 }
@@ -138,9 +171,9 @@ pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut S
     if size > 0 {
         let lo = base as usize & !(PAGE - 1);
         let hi = (base as usize + size).div_ceil(PAGE) * PAGE;
-        let mut claims = claimed();
-        let alone = !claims.iter().any(|&(a, b)| a < hi && lo < b);
-        claims.push((lo, hi));
+        let mut claims = claims();
+        let alone = !claims.live.iter().chain(&claims.unrestored).any(|&c| overlap(c, (lo, hi)));
+        claims.live.push((lo, hi));
         pages.claim = Some((lo, hi));
         // SAFETY: the program's window pages, checked to be private anonymous memory first.
         match (mine.ok && alone && movable(lo, hi - lo)).then(|| unsafe { move_to_file(lo, hi - lo) }).flatten() {
