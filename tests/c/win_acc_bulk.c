@@ -9,7 +9,10 @@
  * (MPI_Win_create): under MPI_Win_lock_all the target's handler applies accumulates, under
  * MPI_Win_lock(MPI_LOCK_SHARED) the origin does by single copies, both under the target's
  * accumulate lock. `create withdraw`: as `create`, and the origins withdraw every operation
- * the handler has not taken yet at once (Billboard's BB_RMA_WITHDRAW_US=0).
+ * the handler has not taken yet at once (Billboard's BB_RMA_WITHDRAW_US=0). Billboard maps a
+ * created window's pages in every member on one host (win/remap.rs), so there `create` runs
+ * the paths of MPI_Win_allocate on the program's memory; `create nomap` (and `create withdraw`)
+ * keep the pages private (BB_RMA_CREATE_MAP=0): the handler and single copies as above.
  *
  * Every rank, ROUNDS times, under MPI_Win_lock_all on rank 0's window:
  *   - MPI_Accumulate(MPI_SUM) of a run of 1 to 700 longs at a place that moves with the round
@@ -45,8 +48,12 @@ int main(int argc, char **argv)
     /* Billboard: an origin withdraws every accumulate its target's handler has not taken at
      * the first look of a flush (tests/c/win_compute_target.c says why it may), so origins
      * and the handler race for each operation (MPICH and Open MPI ignore it). */
-    if (argc > 2 && !strcmp(argv[2], "withdraw"))
+    if (argc > 2 && !strcmp(argv[2], "withdraw")) {
         setenv("BB_RMA_WITHDRAW_US", "0", 1);
+        setenv("BB_RMA_CREATE_MAP", "0", 1);
+    } else if (argc > 2 && !strcmp(argv[2], "nomap")) {
+        setenv("BB_RMA_CREATE_MAP", "0", 1);
+    }
     t_init(&argc, &argv, "win_acc_bulk", 1);
     int n = t_size, me = t_rank;
     MPI_Aint bytes = (MPI_Aint)(LEN + DLEN + OWN * n) * 8;

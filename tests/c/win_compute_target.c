@@ -13,6 +13,11 @@
  *             (ARMCI-MPI's pattern: NWChem's task counter)
  *   handler   Billboard only: BB_RMA_SHM=0 and BB_ASYNC_PROGRESS=1, everything through the
  *             target's handler, served by the progress thread
+ *   nomap     Billboard only: BB_RMA_CREATE_MAP=0, the window's pages private to rank 0 (by
+ *             default every member maps them and works on them itself, win/remap.rs)
+ *   large     each operation also adds 1 to each of LARGE longs by one MPI_Accumulate
+ *             (72 KB: more than Billboard withdraws from the handler) before the fetch-and-op
+ *   racc      MPI_Rget_accumulate + MPI_Wait instead of MPI_Fetch_and_op
  * On one host Billboard needs no thread otherwise: an origin applies the operations the
  * target's handler has not taken within BB_RMA_WITHDRAW_US itself, under the target's
  * accumulate lock. Across hosts (tests/tests/win_hosts.rs) no argument is needed: the
@@ -23,6 +28,7 @@
 #include <time.h>
 
 #define OPS 1000
+#define LARGE 9000
 #define COMPUTE 2.0
 
 static double now_s(void)
@@ -34,12 +40,18 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-    int lock = MPI_LOCK_EXCLUSIVE, all = 0;
+    int lock = MPI_LOCK_EXCLUSIVE, all = 0, large = 0, racc = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "shared")) {
             lock = MPI_LOCK_SHARED;
         } else if (!strcmp(argv[i], "lock_all")) {
             all = 1;
+        } else if (!strcmp(argv[i], "large")) {
+            large = 1;
+        } else if (!strcmp(argv[i], "racc")) {
+            racc = 1;
+        } else if (!strcmp(argv[i], "nomap")) {
+            setenv("BB_RMA_CREATE_MAP", "0", 1);
         } else if (!strcmp(argv[i], "handler")) {
             setenv("BB_RMA_SHM", "0", 1);
             setenv("BB_ASYNC_PROGRESS", "1", 1);
@@ -47,9 +59,12 @@ int main(int argc, char **argv)
     }
     t_init(&argc, &argv, "win_compute_target", 1);
     int n = t_size, me = t_rank;
-    /* mem[0]: the counter, mem[8 + r]: done word of rank r */
-    long words = 8 + n;
+    /* mem[0]: the counter, mem[8 + r]: done word of rank r, then LARGE longs if `large` */
+    long words = 8 + n + (large ? LARGE : 0);
     long *mem = calloc((size_t)words, sizeof(long));
+    long *ones = malloc(LARGE * sizeof(long));
+    for (int i = 0; i < LARGE; i++)
+        ones[i] = 1;
     MPI_Win win;
     MPI_CHK(MPI_Win_create(mem, words * (MPI_Aint)sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
     MPI_CHK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
@@ -76,7 +91,16 @@ int main(int argc, char **argv)
             long got = -1;
             if (!all)
                 MPI_CHK(MPI_Win_lock(lock, 0, 0, win));
-            MPI_CHK(MPI_Fetch_and_op(&one, &got, MPI_LONG, 0, 0, MPI_SUM, win));
+            if (large)
+                MPI_CHK(MPI_Accumulate(ones, LARGE, MPI_LONG, 0, 8 + n, LARGE, MPI_LONG, MPI_SUM, win));
+            if (racc) {
+                MPI_Request req;
+                MPI_CHK(MPI_Rget_accumulate(&one, 1, MPI_LONG, &got, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, win,
+                                            &req));
+                MPI_CHK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+            } else {
+                MPI_CHK(MPI_Fetch_and_op(&one, &got, MPI_LONG, 0, 0, MPI_SUM, win));
+            }
             MPI_CHK(all ? MPI_Win_flush(0, win) : MPI_Win_unlock(0, win));
             if (got <= last || got < 0)
                 FAIL("fetch_and_op %d fetched %ld after %ld", k, got, last);
@@ -92,9 +116,14 @@ int main(int argc, char **argv)
         }
     }
     MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
-    if (me == 0)
+    if (me == 0) {
         CHECK_EQ(mem[0], (long)(n - 1) * OPS, "counter after every fetch_and_op");
+        for (int i = 0; large && i < LARGE; i++)
+            if (mem[8 + n + i] != (long)(n - 1) * OPS)
+                FAIL("long %d of the large accumulates: %ld, expected %ld", i, mem[8 + n + i], (long)(n - 1) * OPS);
+    }
     MPI_CHK(MPI_Win_free(&win));
     free(mem);
+    free(ones);
     return t_finish();
 }

@@ -9,8 +9,11 @@
  *             (Billboard copies straight into a created window on one host; a library whose
  *             target must enter MPI stalls them). Without it rank 0 computes for a moment,
  *             then serves from a barrier.
- *   fallback  for Billboard: BB_RMA_SINGLE_COPY=0, put and get through the target's handler
- *             as where the kernel refuses process_vm_writev (same answers expected).
+ *   nomap     for Billboard: BB_RMA_CREATE_MAP=0, the window's pages stay private to their
+ *             process (by default every member maps them, win/remap.rs): put and get by
+ *             process_vm_writev/readv, accumulates through the target's handler.
+ *   fallback  for Billboard: as nomap, and BB_RMA_SINGLE_COPY=0, put and get through the
+ *             target's handler as where the kernel refuses process_vm_writev (same answers).
  *   handler   for Billboard: BB_RMA_SHM=0, everything through the target's handler.
  */
 #include "common.h"
@@ -59,8 +62,12 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "busy"))
             busy = 1;
-        else if (!strcmp(argv[i], "fallback"))
+        else if (!strcmp(argv[i], "fallback")) {
+            /* Pages not shared (win/remap.rs), and no single copy either. */
+            setenv("BB_RMA_CREATE_MAP", "0", 1);
             setenv("BB_RMA_SINGLE_COPY", "0", 1);
+        } else if (!strcmp(argv[i], "nomap"))
+            setenv("BB_RMA_CREATE_MAP", "0", 1);
         else if (!strcmp(argv[i], "handler"))
             setenv("BB_RMA_SHM", "0", 1);
     }

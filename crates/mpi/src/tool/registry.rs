@@ -43,7 +43,13 @@ pub(super) struct Registry {
 pub(crate) static RMA: tunables::Layer = tunables::Layer {
     name: "rma",
     doc: "one-sided communication: where windows live, how origins reach them",
-    tunables: &[&crate::win::SHM_WINDOWS, &crate::win::SINGLE_COPY, &crate::win::ASYNC_PROGRESS, &crate::win::ACC_BULK],
+    tunables: &[
+        &crate::win::SHM_WINDOWS,
+        &crate::win::SINGLE_COPY,
+        &crate::win::ASYNC_PROGRESS,
+        &crate::win::ACC_BULK,
+        &crate::win::CREATE_MAP,
+    ],
     switches: &[],
 };
 

@@ -7,7 +7,9 @@
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
-use super::{async_progress, origin, segment, serve, shared, single_copy, state, win_call, Epoch, Predefined, Win};
+use super::{
+    async_progress, origin, remap, segment, serve, shared, single_copy, state, win_call, Epoch, Predefined, Win,
+};
 use crate::abi::*;
 use crate::error::{call_unlocked, err, out, Res};
 
@@ -87,6 +89,7 @@ pub(super) fn create(
         reach: None,
         started: vec![0; n],
         progress: None,
+        pages: None,
         _memory: memory,
     };
     Ok(state::with(|m| m.add_win(w)).expect("MPI is running"))
@@ -148,12 +151,22 @@ pub unsafe extern "C" fn PMPI_Win_create(
         // MPI_Win_allocate.
         let (parent, _) = crate::comm_create::take(comm)?;
         let mut needed = 0;
-        let node = match SHM_WINDOWS.get() != 0 && segment::one_host(&parent)?.is_ok() {
-            true => segment::allocate(0, &parent, &mut needed)?.map(Arc::new),
+        let mut node = match SHM_WINDOWS.get() != 0 && segment::one_host(&parent)?.is_ok() {
+            true => segment::allocate(0, &parent, &mut needed)?,
             false => None,
         };
-        let on_one_host = node.clone();
+        // Every member's pages mapped by all (`remap.rs`): then the window is reached like
+        // MPI_Win_allocate's, by the origin alone.
+        let pages = match node.as_mut() {
+            Some(seg) => Some(remap::share(&parent, base.cast(), size as usize, seg)?),
+            None => None,
+        };
+        let node = node.map(Arc::new);
+        let on_one_host = node.clone().filter(|_| !pages.as_ref().is_some_and(remap::Pages::shared));
         *win = create(base.cast(), size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, None, None, node)?;
+        if pages.is_some() {
+            state::with(|m| m.win_mut(*win).map(|w| w.pages = pages)).expect("MPI is running")?;
+        }
         if let Some(node) = on_one_host {
             let private = state::with(|m| m.win(*win).map(|w| w.comm.clone())).expect("MPI is running")?;
             let reach = single_copy::Reach::exchange(&private, base.cast(), &node)?;

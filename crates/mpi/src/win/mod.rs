@@ -15,9 +15,14 @@
 //!   and synchronises through words in the segment (`shm_sync.rs`: MPI_Win_lock's
 //!   reader-writer lock, post/complete counters; fence is a memory fence and a barrier). The
 //!   target takes no part: a rank computing outside MPI stalls nobody.
-//! - **The program's memory on one host** (MPI_Win_create, every member on one host):
-//!   synchronised like the above through a node segment of words only; put and get by a
-//!   single copy from the origin (`process_vm_writev/readv`, `single_copy.rs`); accumulates
+//! - **The program's memory on one host, shared** (MPI_Win_create, every member on one host,
+//!   the windows in private anonymous memory): each member moves its window's pages onto a
+//!   memory file that every member maps (`remap.rs`); the segment holds the words only and
+//!   points at those pages, and the window is reached as the above, by the origin alone.
+//! - **The program's memory on one host, private** (pages that cannot be shared, or
+//!   `BB_RMA_CREATE_MAP=0`): synchronised like the above through a node segment of words
+//!   only; put and get by a single copy from the origin (`process_vm_writev/readv`,
+//!   `single_copy.rs`); accumulates
 //!   through the target's handler (below), which flush, unlock, fence and complete wait for
 //!   before they act on the segment's words; in a passive epoch an origin applies those the
 //!   handler is slow to take itself, by single copies under the target's accumulate lock
@@ -42,6 +47,7 @@ mod fence;
 mod origin;
 mod passive;
 mod pscw;
+mod remap;
 mod rma;
 mod segment;
 mod serve;
@@ -55,6 +61,7 @@ pub(crate) use async_progress::{stop as stop_progress_thread, ASYNC_PROGRESS};
 pub(crate) use create::SHM_WINDOWS;
 use create::{check_shape, create, Memory};
 pub(crate) use direct::BULK as ACC_BULK;
+pub(crate) use remap::CREATE_MAP;
 pub(crate) use single_copy::SINGLE_COPY;
 
 use std::ffi::{c_char, c_int};
@@ -127,6 +134,10 @@ pub(crate) struct Win {
     started: Vec<u64>,
     /// This window's claim on the process's progress thread (`async_progress.rs`).
     progress: Option<async_progress::Hold>,
+    /// MPI_Win_create on one host: this member's window pages, and where shared, every
+    /// member's mapped here (`remap.rs`; then `node` holds their addresses and the window is
+    /// reached as a node window's).
+    pages: Option<remap::Pages>,
     _memory: Option<Memory>,
 }
 

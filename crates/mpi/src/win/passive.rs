@@ -123,8 +123,40 @@ pub(crate) fn start_self_flush(w: &mut Win, rank: c_int, settles: &mut Settles) 
     start_flush(&w.comm, me, &mut w.targets[me], false)
 }
 
+/// MPI_Win_lock of a node window's target whose lock word is free: taken at once, under the
+/// tables (no error handler to set up, no handle cloned for a spin without them). `None`:
+/// anything else, for the general path (which also reports what is wrong). Nothing here
+/// can panic.
+#[inline(always)]
+fn lock_at_once(lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win) -> Option<c_int> {
+    state::with(|m| {
+        let w = m.win_mut(win).ok()?;
+        let exclusive = match lock_type {
+            MPI_LOCK_EXCLUSIVE => true,
+            MPI_LOCK_SHARED => false,
+            _ => return None,
+        };
+        if assert != 0 || !matches!(w.epoch, Epoch::Closed | Epoch::Lock { all: false }) {
+            return None;
+        }
+        let r = usize::try_from(rank).ok().filter(|&r| r < w.targets.len())?;
+        let seg = w.node.as_ref()?;
+        let t = &mut w.targets[r];
+        if t.lock != 0 || !shm_sync::try_lock(seg.lock_word(r), exclusive) {
+            return None;
+        }
+        (t.lock, t.nocheck, t.lock_sent) = (lock_type, false, true);
+        w.epoch = Epoch::Lock { all: false };
+        Some(MPI_SUCCESS)
+    })
+    .flatten()
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win) -> c_int {
+    if let Some(rc) = lock_at_once(lock_type, rank, assert, win) {
+        return rc;
+    }
     win_call_unlocked("MPI_Win_lock", win, || {
         let mut node_lock = None;
         then_wait(win, |w, _| {
@@ -201,8 +233,41 @@ fn finish_and_release(settles: Settles, waits: Vec<Wait>, release: Vec<Release>)
     outcome
 }
 
+/// MPI_Win_unlock of a target of a window whose origin did every operation itself (a node
+/// segment's, `Win::direct`): nothing to settle or wait for, the lock word let go under the
+/// tables, with no list built. `None`: anything else, for the general path. The choice is
+/// the window's, made at its creation: the other windows' settling costs these nothing.
+#[inline(always)]
+fn unlock_direct(rank: c_int, win: MPI_Win) -> Option<c_int> {
+    state::with(|m| {
+        let w = m.win_mut(win).ok()?;
+        let r = usize::try_from(rank).ok().filter(|&r| r < w.targets.len())?;
+        let seg = w.node.as_ref().filter(|_| w.direct() && w.epoch == (Epoch::Lock { all: false }))?;
+        let t = &w.targets[r];
+        if t.lock == 0 || t.unflushed || !t.waits.is_empty() {
+            return None;
+        }
+        let (word, exclusive, held) = (seg.lock_word(r), t.lock == MPI_LOCK_EXCLUSIVE, t.lock_sent);
+        shm_sync::complete_stores();
+        if held && exclusive {
+            shm_sync::unlock_exclusive(word);
+        } else if held {
+            shm_sync::unlock_shared(word);
+        }
+        w.targets[r] = Default::default();
+        if w.targets.iter().all(|t| t.lock == 0) {
+            w.epoch = Epoch::Closed;
+        }
+        Some(MPI_SUCCESS)
+    })
+    .flatten()
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: MPI_Win) -> c_int {
+    if let Some(rc) = unlock_direct(rank, win) {
+        return rc;
+    }
     win_call_unlocked("MPI_Win_unlock", win, || {
         let (mut release, mut settles) = (Vec::new(), Settles::default());
         let waits = state::with(|m: &mut Mpi| -> Res<Vec<Wait>> {

@@ -135,20 +135,23 @@ fn check_op(m: &Mpi, kind: Kind, op: MPI_Op, elem: Option<MPI_Datatype>) -> Res 
 /// body returns true when the fast path did the operation on a node window (then nothing
 /// waits, and the window is not looked up again).
 fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce(&mut Mpi) -> Res<bool>) -> c_int {
-    let (mut waits, mut settles) = (Vec::new(), super::passive::Settles::default());
+    // Built only off the fast path: an empty list of settlings costs its drop on every call.
+    let mut pending = None;
     let rc = win_call(function, win, |m| {
         if body(m)? {
             return Ok(());
         }
         let w = m.win_mut(win)?;
         if !w.direct() {
-            waits = super::passive::start_self_flush(w, rank, &mut settles)?;
+            let mut settles = super::passive::Settles::default();
+            let waits = super::passive::start_self_flush(w, rank, &mut settles)?;
+            if !waits.is_empty() || !settles.is_empty() {
+                pending = Some((waits, settles));
+            }
         }
         Ok(())
     });
-    if rc != MPI_SUCCESS || (waits.is_empty() && settles.is_empty()) {
-        return rc;
-    }
+    let Some((waits, settles)) = pending.filter(|_| rc == MPI_SUCCESS) else { return rc };
     super::win_call_unlocked(function, win, || {
         let settled = super::passive::settle_all(settles);
         settled.and(super::origin::finish_all(waits))

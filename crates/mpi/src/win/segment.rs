@@ -70,9 +70,9 @@ pub(crate) struct Segment {
     /// once here: a tunable's read costs a call on every accumulate).
     pub bulk: usize,
     stride: usize,
-    data: usize,
-    /// Each member's part: (byte offset from `data`, bytes).
-    parts: Vec<(usize, usize)>,
+    /// Each member's part: its address here and its bytes (inside the mapping; for
+    /// MPI_Win_create, where `remap.rs` maps each member's pages).
+    parts: Vec<(*mut u8, usize)>,
 }
 
 // SAFETY: the mapping is memory shared with other processes already: its control words are
@@ -93,9 +93,14 @@ impl Segment {
     /// Member `rank`'s part of the window: its address and size in bytes.
     #[inline]
     pub fn part(&self, rank: usize) -> (*mut u8, usize) {
-        let (at, bytes) = self.parts[rank];
-        // SAFETY: inside the mapping (the layout computed in `allocate`).
-        (unsafe { self.base.add(self.data + at) }, bytes)
+        self.parts[rank]
+    }
+
+    /// Places every member's part elsewhere: MPI_Win_create's windows, whose pages every
+    /// member maps (`remap.rs`), in a segment of synchronisation words only.
+    pub fn set_parts(&mut self, parts: Vec<(*mut u8, usize)>) {
+        debug_assert_eq!(parts.len(), self.ranks);
+        self.parts = parts;
     }
 
     #[inline]
@@ -290,7 +295,9 @@ pub(crate) fn allocate(size: usize, comm: &Communicator, needed: &mut usize) -> 
         Err(_) => map(&name, len, false)?,
     };
     let bulk = super::direct::BULK.get();
-    let segment = Segment { base, len, ranks: n, me, bulk, stride, data, parts };
+    // SAFETY: each part lies inside the mapping (the layout above).
+    let parts = parts.into_iter().map(|(at, bytes)| (unsafe { base.add(data + at) }, bytes)).collect();
+    let segment = Segment { base, len, ranks: n, me, bulk, stride, parts };
     // SAFETY: the header's words, written by rank 0 before the exchange above.
     let header = unsafe { std::slice::from_raw_parts(base as *const u64, 5) };
     let ok = header == [MAGIC, VERSION, n as u64, stride as u64, data as u64];

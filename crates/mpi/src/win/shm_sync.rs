@@ -142,6 +142,16 @@ pub(crate) fn lock_exclusive(comm: &Communicator, word: &AtomicU64, serve: bool)
     });
 }
 
+/// Takes `word` (exclusively, or shared) if it can be taken at once (no holder of the other kind, no exclusive locker waiting).
+#[inline]
+pub(crate) fn try_lock(word: &AtomicU64, exclusive: bool) -> bool {
+    if exclusive {
+        return word.compare_exchange(0, EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed).is_ok();
+    }
+    let v = word.load(Ordering::Relaxed);
+    v & (EXCLUSIVE | WAITERS) == 0 && word.compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed).is_ok()
+}
+
 /// Takes `word` shared (`serve`: see [`wait_serving`]).
 pub(crate) fn lock_shared(comm: &Communicator, word: &AtomicU64, serve: bool) {
     wait_serving(comm, serve, || {

@@ -1,0 +1,388 @@
+//! MPI_Win_create on one host with the window's pages shared: each member moves the pages
+//! that hold its window onto a memory file (`memfd_create`) mapped at the same addresses,
+//! and every other member maps that file too. The program sees the same bytes at the same
+//! addresses; an origin then reaches a target's window by plain loads, stores and CPU
+//! atomics, as in a window of MPI_Win_allocate (`direct.rs`), with no single copy and no
+//! handler: a fetch-and-op is one locked instruction, and a target computing outside MPI
+//! stalls nothing (issue 18, items 2 and 4).
+//!
+//! # How the pages move
+//!
+//! The pages covering `[base, base + size)` are copied into a fresh memfd mapped elsewhere,
+//! which `mremap(MREMAP_FIXED)` then moves over them in one call (the old private pages go).
+//! Other members open the file through `/proc/<pid>/fd/<fd>` (the same permission as
+//! `process_vm_readv`: same user, `PR_SET_PTRACER` where Yama asks) and map it; the owner
+//! closes its descriptor once all have. MPI_Win_free (after its barrier: nobody touches the
+//! window any more) copies the pages back into private anonymous memory moved over them the
+//! same way, so the program's allocator finds plain memory again (glibc's `calloc` counts on
+//! `MADV_DONTNEED` zeroing freed heap pages, which a shared mapping does not do).
+//!
+//! # What is shared besides the window
+//!
+//! The first and last pages may also hold other data of the program (malloc's chunk
+//! header, a neighbouring object). Other members map them but touch only window bytes; the
+//! program keeps reading and writing them as before. Two things could tell: a store by
+//! another thread of this process to those pages in the microseconds between the copy and
+//! the move (lost), and a `fork` while the window lives (the child shares the pages instead
+//! of copying them). So only private anonymous read-write memory is moved (malloc's heap and
+//! its mmap'd chunks), never a stack in use (the process's main stack, or pages near the
+//! calling thread's stack pointer), a file mapping or memory already shared; and
+//! `BB_RMA_CREATE_MAP=0` turns this off (then single copies and the handler, `single_copy.rs`).
+//! The choice is collective: every member moves its pages and maps every other's, or none does.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Mutex;
+
+use billboard::tunables::Tunable;
+use billboard::Communicator;
+
+use super::segment::Segment;
+use crate::error::Res;
+
+/// Whether MPI_Win_create on one host shares the window's pages.
+pub(crate) static CREATE_MAP: Tunable = Tunable::new(
+    "BB_RMA_CREATE_MAP",
+    1,
+    "MPI_Win_create on one host: move each window's pages onto a memory file all members map, so RMA is done by the origin in shared memory (0: single copies and the target's handler)",
+);
+
+const PAGE: usize = 4096;
+
+/// The page ranges `[lo, hi)` of this process's live windows of MPI_Win_create on one host,
+/// and of moved pages not yet put back. Pages are moved only where no other such window has a
+/// page, and put back only then too: an origin's single copy into a neighbouring window on a
+/// shared page could land between the copy and the move, and be lost. Pages whose window ends
+/// while such a neighbour lives wait in `unrestored` until it ends too.
+#[derive(Default)]
+struct Claims {
+    live: Vec<(usize, usize)>,
+    unrestored: Vec<(usize, usize)>,
+}
+
+static CLAIMS: Mutex<Claims> = Mutex::new(Claims { live: Vec::new(), unrestored: Vec::new() });
+
+fn claims() -> std::sync::MutexGuard<'static, Claims> {
+    CLAIMS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn overlap((a, b): (usize, usize), (c, d): (usize, usize)) -> bool {
+    a < d && c < b
+}
+
+impl Claims {
+    /// Ends the claim of `range` (`moved`: its pages are on a file), and puts back every
+    /// moved range that no live window touches any more.
+    fn release(&mut self, range: (usize, usize), moved: bool) {
+        if let Some(i) = self.live.iter().position(|&c| c == range) {
+            self.live.swap_remove(i);
+        }
+        if moved {
+            self.unrestored.push(range);
+        }
+        let live = &self.live;
+        self.unrestored.retain(|&(lo, hi)| {
+            if live.iter().any(|&c| overlap(c, (lo, hi))) {
+                return true;
+            }
+            // SAFETY: pages of ended windows, reached by no other member any more (each
+            // window's MPI_Win_free barrier) and by no live window; a failed restore leaves
+            // them shared, with the same bytes.
+            unsafe { restore(lo, hi - lo) };
+            false
+        });
+    }
+}
+
+/// A member's window pages for the window's life: claimed, and possibly shared: its own
+/// moved onto a memory file (made private again on drop) and its mappings of every other
+/// member's.
+pub(crate) struct Pages {
+    /// This process's pages `[lo, hi)`, when it has a window.
+    claim: Option<(usize, usize)>,
+    /// Whether the own pages are on a memory file now.
+    moved: bool,
+    /// Other members' pages mapped here: (address, length).
+    views: Vec<(usize, usize)>,
+    /// Whether every member's window is reached through the mappings.
+    shared: bool,
+}
+
+// SAFETY: plain addresses of mappings this value owns; nothing in it is a thread's own.
+unsafe impl Send for Pages {}
+
+impl Pages {
+    /// Whether the window is reached through every member's mapped pages.
+    pub fn shared(&self) -> bool {
+        self.shared
+    }
+
+    /// Unmaps the other members' pages (the own stay moved until the claim ends).
+    fn unmap_views(&mut self) {
+        self.shared = false;
+        for (at, len) in self.views.drain(..) {
+            // SAFETY: a mapping made in `share`, unmapped once.
+            unsafe { libc::munmap(at as *mut libc::c_void, len) };
+        }
+    }
+
+    /// Unmaps the other members' pages and puts the own back, if no other live window has
+    /// a page among them (`share` made sure of that before it moved them).
+    fn unshare(&mut self) {
+        self.unmap_views();
+        if let Some((lo, hi)) = self.claim.filter(|_| self.moved) {
+            // SAFETY: as in `Claims::release`: no other member reached them yet.
+            unsafe { restore(lo, hi - lo) };
+            self.moved = false;
+        }
+    }
+}
+
+impl Drop for Pages {
+    fn drop(&mut self) {
+        self.unmap_views();
+        if let Some(range) = self.claim {
+            claims().release(range, self.moved);
+        }
+    }
+}
+
+/// What this member tells the others (five words).
+struct Offer {
+    ok: bool,
+    pid: u64,
+    fd: i32,
+    /// The window's offset in its first page, and the pages' length.
+    offset: usize,
+    len: usize,
+    size: usize,
+}
+
+/// The collective sharing of every member's window pages over `comm` (all on one host;
+/// this member's window `size` bytes at `base`). If every member's pages could be shared,
+/// sets `seg`'s parts to where each member's window is reachable here; else (on every member
+/// alike) nothing changed but the claim of the pages.
+pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut Segment) -> Res<Pages> {
+    let (n, me) = (comm.size(), comm.rank());
+    let mut pages = Pages { claim: None, moved: false, views: Vec::new(), shared: false };
+    // Our memory file, closed when this returns (the mappings keep it).
+    let mut file: Option<OwnedFd> = None;
+    let mut mine = Offer { ok: CREATE_MAP.get() != 0, pid: std::process::id() as u64, fd: -1, offset: 0, len: 0, size };
+    if size > 0 {
+        let lo = base as usize & !(PAGE - 1);
+        let hi = (base as usize + size).div_ceil(PAGE) * PAGE;
+        let mut claims = claims();
+        let alone = !claims.live.iter().chain(&claims.unrestored).any(|&c| overlap(c, (lo, hi)));
+        claims.live.push((lo, hi));
+        pages.claim = Some((lo, hi));
+        // SAFETY: the program's window pages, checked to be private anonymous memory first.
+        match (mine.ok && alone && movable(lo, hi - lo)).then(|| unsafe { move_to_file(lo, hi - lo) }).flatten() {
+            Some(fd) => {
+                pages.moved = true;
+                (mine.fd, mine.offset, mine.len) = (fd.as_raw_fd(), base as usize - lo, hi - lo);
+                file = Some(fd);
+            }
+            None => mine.ok = false,
+        }
+    }
+    let offers = exchange(comm, &mine)?;
+    if offers.iter().any(|o| !o.ok) {
+        pages.unshare();
+        return Ok(pages);
+    }
+    let mut parts = Vec::with_capacity(n);
+    let mut mapped = true;
+    for (r, o) in offers.iter().enumerate() {
+        if r == me || o.size == 0 {
+            parts.push((if o.size == 0 { std::ptr::null_mut() } else { base }, o.size));
+            continue;
+        }
+        match map_peer(o) {
+            Some(at) => {
+                pages.views.push((at, o.len));
+                parts.push(((at + o.offset) as *mut u8, o.size));
+            }
+            None => {
+                mapped = false;
+                break;
+            }
+        }
+    }
+    // Also the barrier before the owners close their files: everyone has opened them.
+    let all_mapped = exchange(comm, &Offer { ok: mapped, ..mine })?.iter().all(|o| o.ok);
+    drop(file);
+    if !all_mapped {
+        pages.unshare();
+        return Ok(pages);
+    }
+    seg.set_parts(parts);
+    pages.shared = true;
+    Ok(pages)
+}
+
+/// Every member's offer, in rank order.
+fn exchange(comm: &Communicator, o: &Offer) -> Res<Vec<Offer>> {
+    let n = comm.size();
+    let words = [o.ok as u64, o.pid, o.fd as i64 as u64, o.offset as u64, o.len as u64, o.size as u64];
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let mut all = vec![0u8; 48 * n];
+    comm.allgatherv_bytes(&bytes, &mut all, &(0..n).map(|r| (48 * r, 48)).collect::<Vec<_>>())?;
+    let word = |i: usize| u64::from_ne_bytes(all[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+    Ok((0..n)
+        .map(|r| Offer {
+            ok: word(6 * r) != 0,
+            pid: word(6 * r + 1),
+            fd: word(6 * r + 2) as i64 as i32,
+            offset: word(6 * r + 3) as usize,
+            len: word(6 * r + 4) as usize,
+            size: word(6 * r + 5) as usize,
+        })
+        .collect())
+}
+
+/// Whether `[lo, lo + len)` is private anonymous read-write memory of this process, none of
+/// it a stack in use (module comment), by `/proc/self/maps`.
+fn movable(lo: usize, len: usize) -> bool {
+    let hi = lo + len;
+    let probe = 0u8;
+    let sp = std::hint::black_box(&probe) as *const u8 as usize;
+    // The calling thread's stack: its frames lie below the caller's, within a few pages.
+    if sp + (1 << 20) > lo && sp < hi + (1 << 20) {
+        return false;
+    }
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return false };
+    let mut covered = lo;
+    for line in maps.lines() {
+        let mut fields = line.split_ascii_whitespace();
+        let (Some(range), Some(perms), Some(_), Some(_), Some(inode)) =
+            (fields.next(), fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let path = fields.next().unwrap_or("");
+        let Some((a, b)) = range.split_once('-') else { continue };
+        let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) else { continue };
+        if b <= covered || a >= hi {
+            continue;
+        }
+        let anonymous = inode == "0" && (path.is_empty() || path == "[heap]");
+        if a > covered || !perms.starts_with("rw") || perms.as_bytes().get(3) != Some(&b'p') || !anonymous {
+            return false;
+        }
+        covered = b;
+        if covered >= hi {
+            return true;
+        }
+    }
+    false
+}
+
+/// Moves the pages `[lo, lo + len)` onto a new memfd with the same bytes; returns its
+/// descriptor, or `None` with the pages untouched.
+///
+/// # Safety
+/// The pages are this process's private anonymous memory ([`movable`]).
+unsafe fn move_to_file(lo: usize, len: usize) -> Option<OwnedFd> {
+    let raw = libc::memfd_create(c"bb-win".as_ptr(), libc::MFD_CLOEXEC);
+    if raw < 0 {
+        return None;
+    }
+    let fd = OwnedFd::from_raw_fd(raw);
+    if libc::ftruncate(raw, len as libc::off_t) != 0 {
+        return None;
+    }
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    let at = libc::mmap(std::ptr::null_mut(), len, rw, libc::MAP_SHARED, raw, 0);
+    if at == libc::MAP_FAILED {
+        return None;
+    }
+    std::ptr::copy_nonoverlapping(lo as *const u8, at.cast::<u8>(), len);
+    let moved = libc::mremap(at, len, len, libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED, lo as *mut libc::c_void);
+    if moved == libc::MAP_FAILED {
+        libc::munmap(at, len);
+        return None;
+    }
+    Some(fd)
+}
+
+/// Puts private anonymous memory with the same bytes back under `[lo, lo + len)`.
+///
+/// # Safety
+/// The pages are mapped and no other process changes them any more.
+unsafe fn restore(lo: usize, len: usize) {
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    let at = libc::mmap(std::ptr::null_mut(), len, rw, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+    if at == libc::MAP_FAILED {
+        return;
+    }
+    std::ptr::copy_nonoverlapping(lo as *const u8, at.cast::<u8>(), len);
+    if libc::mremap(at, len, len, libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED, lo as *mut libc::c_void)
+        == libc::MAP_FAILED
+    {
+        libc::munmap(at, len);
+    }
+}
+
+/// Maps another member's window pages here (`None`: the kernel refused).
+fn map_peer(o: &Offer) -> Option<usize> {
+    let path = CString::new(format!("/proc/{}/fd/{}", o.pid, o.fd)).ok()?;
+    // SAFETY: a NUL-terminated path; the descriptor is closed below.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return None;
+    }
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    // SAFETY: a fresh shared mapping of the member's file, unmapped in `Pages::unshare`.
+    let at = unsafe { libc::mmap(std::ptr::null_mut(), o.len, rw, libc::MAP_SHARED, fd, 0) };
+    // SAFETY: our descriptor, closed once; the mapping keeps the file.
+    unsafe { libc::close(fd) };
+    (at != libc::MAP_FAILED).then_some(at as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_move_onto_a_file_and_back_with_their_bytes() {
+        // 1 MiB: a chunk of its own from malloc (mmap'd), so no other thread's data shares a page.
+        let mut v: Vec<u64> = (0..(1u64 << 17)).collect();
+        let (at, bytes) = (v.as_ptr() as usize, v.len() * 8);
+        let lo = at & !(PAGE - 1);
+        let len = (at + bytes).div_ceil(PAGE) * PAGE - lo;
+        assert!(movable(lo, len), "a heap chunk is private anonymous memory");
+        // SAFETY: `v`'s pages, checked above; nothing else writes them meanwhile.
+        let fd = unsafe { move_to_file(lo, len) }.expect("moved onto a memfd");
+        assert!(!movable(lo, len), "now a shared mapping");
+        // A second mapping of the file (another member's view) reaches the same bytes.
+        let rw = libc::PROT_READ | libc::PROT_WRITE;
+        // SAFETY: a fresh shared mapping of our memfd, unmapped below.
+        let view = unsafe { libc::mmap(std::ptr::null_mut(), len, rw, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
+        assert_ne!(view, libc::MAP_FAILED);
+        let word = |i: usize| (view as usize + (at - lo) + 8 * i) as *mut u64;
+        // SAFETY: inside the view.
+        unsafe {
+            assert_eq!(word(12345).read_volatile(), 12345);
+            word(5).write_volatile(77);
+        }
+        // SAFETY: `v`'s own element, read as memory another mapping changed.
+        assert_eq!(unsafe { std::ptr::read_volatile(&v[5]) }, 77);
+        // SAFETY: the view made above; then `v`'s pages, which no other mapping writes now.
+        unsafe {
+            libc::munmap(view, len);
+            restore(lo, len);
+        }
+        assert!(movable(lo, len), "private again");
+        // The compiler must not assume the vector unchanged: another mapping wrote it.
+        std::hint::black_box(v.as_mut_ptr());
+        assert!(v.iter().enumerate().all(|(i, &x)| x == if i == 5 { 77 } else { i as u64 }));
+    }
+
+    #[test]
+    fn a_stack_in_use_and_a_file_mapping_stay_put() {
+        let local = std::hint::black_box([0u8; 64]);
+        assert!(!movable(local.as_ptr() as usize & !(PAGE - 1), PAGE));
+        let code = movable as fn(usize, usize) -> bool as usize;
+        assert!(!movable(code & !(PAGE - 1), PAGE), "the library's code is a file mapping");
+    }
+}
