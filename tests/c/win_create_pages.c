@@ -11,10 +11,29 @@
  * guard bytes around the windows kept their pattern. After MPI_Win_free the process must map
  * no window file any more (/proc/self/maps: the pages are private again), the windows' bytes
  * and the guards stay as they were, and the block is freed and reused by malloc.
+ * With argument `thread`, another thread of the program runs (and stores next to the windows)
+ * while they are created: no window may be moved then (a store of that thread to an edge page
+ * between the copy and the move would be lost), and everything above must hold the same.
  */
 #include "common.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+
+static atomic_int stop;
+static volatile long neighbour_stores;
+
+/* A thread of the program, storing to memory of its own beside the windows' pages. */
+static void *neighbour(void *arg)
+{
+    volatile long *beside = arg;
+    while (!atomic_load(&stop)) {
+        *beside += 1;
+        neighbour_stores += 1;
+    }
+    return NULL;
+}
 
 #define ROUNDS 200
 #define WLONGS 700 /* longs per window: 5600 bytes, over two pages */
@@ -28,7 +47,7 @@ static int maps_window_file(void)
     if (!f)
         return 0;
     while (fgets(line, sizeof line, f))
-        found |= strstr(line, "bb-win") != NULL;
+        found |= strstr(line, "memfd:bb-win") != NULL; /* remap.rs names its files so */
     fclose(f);
     return found;
 }
@@ -50,6 +69,7 @@ int main(int argc, char **argv)
 {
     t_init(&argc, &argv, "win_create_pages", 1);
     int n = t_size, me = t_rank;
+    int threaded = argc > 1 && strcmp(argv[1], "thread") == 0;
     size_t wbytes = WLONGS * sizeof(long);
     /* guard | A | guard | B | guard, A and B sharing a page */
     unsigned char *block = malloc(3 * GUARD + 2 * wbytes + 64);
@@ -67,10 +87,23 @@ int main(int argc, char **argv)
     memset(c, 0, sizeof c);
     long *mem[3] = {a, b, c};
     MPI_Win win[3];
+    pthread_t other;
+    long *beside = malloc(sizeof(long));
+    *beside = 0;
+    if (threaded)
+        CHECK(pthread_create(&other, NULL, neighbour, beside) == 0, "pthread_create");
     for (int w = 0; w < 3; w++) {
         MPI_CHK(MPI_Win_create(mem[w], (MPI_Aint)wbytes, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win[w]));
         MPI_CHK(MPI_Win_set_errhandler(win[w], MPI_ERRORS_RETURN));
     }
+    if (threaded) {
+        atomic_store(&stop, 1);
+        pthread_join(other, NULL);
+        CHECK_EQ(*beside, (long)neighbour_stores, "the other thread's stores beside the windows");
+        if (maps_window_file())
+            FAIL("a window's pages were moved while another thread of the program ran");
+    }
+    free(beside);
     /* Slots: longs 1..n (rank r puts r + 1 into slot r + 1); counters: 0, WLONGS / 2, WLONGS - 1;
      * the compare-and-swap chain: long 100 of A. */
     const int at[3] = {0, WLONGS / 2, WLONGS - 1};

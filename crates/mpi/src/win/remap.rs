@@ -26,7 +26,8 @@
 //! the move (lost), and a `fork` while the window lives (the child shares the pages instead
 //! of copying them). So only private anonymous read-write memory is moved (malloc's heap and
 //! its mmap'd chunks), never a stack in use (the process's main stack, or pages near the
-//! calling thread's stack pointer), a file mapping or memory already shared; and
+//! calling thread's stack pointer), a file mapping or memory already shared, and only while
+//! no thread of the program but the caller runs (the library's own threads do not count); and
 //! `BB_RMA_CREATE_MAP=0` turns this off (then single copies and the handler, `single_copy.rs`).
 //! The choice is collective: every member moves its pages and maps every other's, or none does.
 
@@ -176,7 +177,10 @@ pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut S
         claims.live.push((lo, hi));
         pages.claim = Some((lo, hi));
         // SAFETY: the program's window pages, checked to be private anonymous memory first.
-        match (mine.ok && alone && movable(lo, hi - lo)).then(|| unsafe { move_to_file(lo, hi - lo) }).flatten() {
+        match (mine.ok && alone && alone_with_library_threads() && movable(lo, hi - lo))
+            .then(|| unsafe { move_to_file(lo, hi - lo) })
+            .flatten()
+        {
             Some(fd) => {
                 pages.moved = true;
                 (mine.fd, mine.offset, mine.len) = (fd.as_raw_fd(), base as usize - lo, hi - lo);
@@ -275,6 +279,21 @@ fn movable(lo: usize, len: usize) -> bool {
         }
     }
     false
+}
+
+/// Whether every thread of this process but the caller is one of the library's own (named
+/// `bb-...`: progress, MPI-IO, background operations), which never touch the program's memory
+/// while MPI_Win_create runs. Another thread of the program (OpenMP workers, a thread under
+/// MPI_THREAD_MULTIPLE) might store to a neighbour of the window on an edge page between the
+/// copy and the move, and that store would be lost: then the pages stay where they are.
+fn alone_with_library_threads() -> bool {
+    // `/proc/thread-self` links to `PID/task/TID`, this thread's entry among the process's.
+    let Ok(me) = std::fs::read_link("/proc/thread-self") else { return false };
+    let Ok(tasks) = std::fs::read_dir("/proc/thread-self/..") else { return false };
+    tasks.flatten().all(|task| {
+        Some(task.file_name().as_os_str()) == me.file_name()
+            || std::fs::read_to_string(task.path().join("comm")).is_ok_and(|name| name.starts_with("bb-"))
+    })
 }
 
 /// Moves the pages `[lo, lo + len)` onto a new memfd with the same bytes; returns its
