@@ -32,3 +32,4 @@ pub mod wire;
 #[doc(hidden)]
 pub use channel::endpoints;
 pub use channel::{UdpChannel, DEADLINE_MS, EAGER_MAX, MTU, WINDOW};
+pub(crate) use sockets::sleep_watching;
