@@ -285,3 +285,24 @@ fn sleeps_in_a_row_read_the_error_queues_now_and_then_and_keep_a_timer_that_fire
     let _ = a.waker();
     assert_eq!(a.error_reads, 2);
 }
+
+#[test]
+fn a_sleep_watches_every_receiving_socket_however_many() {
+    // One socket per offered address: past the few a sleep keeps on its stack, the rest are
+    // watched too (a datagram on the last one wakes it).
+    let set = epoll::create(epoll::CreateFlags::CLOEXEC).unwrap();
+    let socks: Vec<std::net::UdpSocket> =
+        (0..12).map(|_| std::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap()).collect();
+    let watch: Vec<OwnedFd> = socks.iter().map(|s| OwnedFd::from(s.try_clone().unwrap())).collect();
+    for n in [1, 12] {
+        let start = Instant::now();
+        sockets::sleep_watching(&set, &watch[..n], Duration::from_millis(30));
+        assert!(start.elapsed() >= Duration::from_millis(25), "{n} sockets: nothing waits, the sleep lasts");
+        let last = &socks[n - 1];
+        last.send_to(b"x", last.local_addr().unwrap()).unwrap();
+        let start = Instant::now();
+        sockets::sleep_watching(&set, &watch[..n], Duration::from_secs(5));
+        assert!(start.elapsed() < Duration::from_secs(2), "{n} sockets: the datagram on the last one wakes it");
+        last.recv(&mut [0u8; 8]).unwrap();
+    }
+}
