@@ -9,6 +9,9 @@ use super::tcp::TcpChannel;
 use super::udp::UdpChannel;
 use super::{Caps, Channel, Header, WouldBlock};
 
+/// Sockets a sleeper watches beside an epoll set for the sleep alone (UDP's receiving sockets).
+pub(crate) type Watch = Option<Arc<[OwnedFd]>>;
+
 // One per process, never moved on a hot path: boxing the larger would only add a pointer chase.
 #[allow(clippy::large_enum_variant)]
 pub enum Remote {
@@ -32,11 +35,12 @@ impl Remote {
         each!(self, c => c.waker())
     }
 
-    /// Readies the set for a sleep through `&self` ([`Channel::sleep`]): UDP's receiving
-    /// sockets join it (TCP's are always there).
-    pub(crate) fn arm(&self) {
-        if let Remote::Udp(udp) = self {
-            udp.arm();
+    /// The sockets a sleeper watches beside the set: UDP's receiving sockets, which are in no
+    /// epoll set (TCP's are always in its set).
+    pub(crate) fn watch(&self) -> Watch {
+        match self {
+            Remote::Tcp(_) => None,
+            Remote::Udp(udp) => Some(udp.watch()),
         }
     }
 }

@@ -23,6 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) use super::remote::Remote;
+use super::remote::Watch;
 use super::shm::{self, ShmChannel};
 use super::tcp::{sleep_on, TcpChannel};
 use super::{Caps, Channel, Header, WouldBlock};
@@ -225,11 +226,12 @@ impl Routes {
         if let Some(joined) = &mut self.joined {
             drop(joined.waker());
         }
+        let watch = remote.watch();
         match &self.both {
-            None => Sleeper::Tcp(waker),
-            Some(SleepSet { set, bell: None }) => Sleeper::Tcp(Arc::clone(set)),
+            None => Sleeper::Tcp(waker, watch),
+            Some(SleepSet { set, bell: None }) => Sleeper::Tcp(Arc::clone(set), watch),
             Some(SleepSet { set, bell: Some(bell) }) => {
-                Sleeper::Both(self.shm.sleeper(), Arc::clone(set), Arc::clone(bell))
+                Sleeper::Both(self.shm.sleeper(), Arc::clone(set), Arc::clone(bell), watch)
             }
         }
     }
@@ -416,10 +418,10 @@ impl Channel for Routes {
             (None, _) => self.shm.sleep(timeout),
             (Some(remote), None) => remote.sleep(timeout),
             (Some(remote), Some(SleepSet { set, bell })) => {
-                remote.arm();
+                let watch = remote.watch();
                 match bell {
-                    None => sleep_on(set, timeout),
-                    Some(bell) => self.shm.sleeper().sleep_on_bell(bell, || sleep_on(set, timeout)),
+                    None => sleep_in(set, &watch, timeout),
+                    Some(bell) => self.shm.sleeper().sleep_on_bell(bell, || sleep_in(set, &watch, timeout)),
                 }
             }
         }
@@ -468,19 +470,29 @@ pub(crate) fn sleep_set(shm: Option<&mut ShmChannel>, wakers: &[Arc<OwnedFd>]) -
 /// Sleeps without a borrow of the routes (see [`shm::Sleeper`]).
 pub(crate) enum Sleeper {
     Shm(shm::Sleeper),
-    /// An epoll set: a socket route's, or one holding both socket routes' sets.
-    Tcp(Arc<OwnedFd>),
-    /// Billboard peers ring the doorbell in the epoll set: (set, doorbell).
-    Both(shm::Sleeper, Arc<OwnedFd>, Arc<OwnedFd>),
+    /// An epoll set (a socket route's, or one holding both socket routes' sets) and the sockets
+    /// watched beside it.
+    Tcp(Arc<OwnedFd>, Watch),
+    /// Billboard peers ring the doorbell in the epoll set: (set, doorbell, watched sockets).
+    Both(shm::Sleeper, Arc<OwnedFd>, Arc<OwnedFd>, Watch),
 }
 
 impl Sleeper {
     pub fn sleep(&self, timeout: Duration) {
         match self {
             Sleeper::Shm(s) => s.sleep(timeout),
-            Sleeper::Tcp(e) => sleep_on(e, timeout),
-            Sleeper::Both(s, set, bell) => s.sleep_on_bell(bell, || sleep_on(set, timeout)),
+            Sleeper::Tcp(set, watch) => sleep_in(set, watch, timeout),
+            Sleeper::Both(s, set, bell, watch) => s.sleep_on_bell(bell, || sleep_in(set, watch, timeout)),
         }
+    }
+}
+
+/// Sleeps on the epoll set `set` and the sockets of `watch` (UDP's receiving sockets, in no
+/// set: see `udp/channel.rs`).
+fn sleep_in(set: &OwnedFd, watch: &Watch, timeout: Duration) {
+    match watch {
+        None => sleep_on(set, timeout),
+        Some(socks) => super::udp::sleep_watching(set, socks, timeout),
     }
 }
 

@@ -1,15 +1,14 @@
 //! The UDP channel: the socket layer over the sans-IO [`Endpoint`].
 //!
 //! One non-blocking UDP socket per address the rank offers (all on one port) carries the
-//! datagrams to and from every peer; with a timer descriptor they sit in one epoll set, where a
-//! sleeping rank waits: a datagram or a due retransmission wakes it. They join the set for a
-//! sleep ([`UdpChannel::waker`]) and leave it at the first poll that finds a datagram (whose
-//! arrival woke any sleeper already: another thread's empty poll leaves a sleeper's socket in
-//! the set), and the sockets a rank sends
-//! from (one per peer) are never in it: a socket in an epoll set runs the set's callback for
-//! each datagram that arrives at it or leaves it, and a polled ping-pong of raw sockets took
-//! 1.54-1.59 us one way with both kinds in a set, 1.50-1.51 with the senders alone there and
-//! 1.46-1.49 with neither (`bench/udp/kernel_paths.c`, settings ESARF, SARF, SAR). What a
+//! datagrams to and from every peer; a timer descriptor sits in an epoll set. A sleeping rank
+//! waits on that set (or a set holding it) and on the receiving sockets, watched for the sleep
+//! alone (`ppoll`, [`sockets::sleep_watching`]): a datagram or a due retransmission wakes it.
+//! No socket is ever in an epoll set: a socket in one runs the set's callback for each datagram
+//! that arrives at it or leaves it, and a polled ping-pong of raw sockets took 1.54-1.59 us one
+//! way with both kinds in a set, 1.50-1.51 with the senders alone there and 1.46-1.49 with
+//! neither (`bench/udp/kernel_paths.c`, settings ESARF, SARF, SAR); joining the set for each
+//! sleep cost two `epoll_ctl` (`bench/udp/sleep_paths.c`). What a
 //! peer's host reports (ICMP, in a sender socket's error queue) is looked at before a sleep,
 //! at most every [`ERRORS_EVERY_US`] (a send that the host refused says so at once).
 //!
@@ -21,7 +20,6 @@
 //! so is, within about a second, a peer whose socket is gone (its process died): its host
 //! answers our datagrams, or our keepalive probes, with ICMP port unreachable ([`super::icmp`]).
 
-use std::cell::Cell;
 use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::OwnedFd;
@@ -38,7 +36,6 @@ pub use super::sockets::Bound;
 use super::sockets::{self, Batch, Segments, SOCKET_BUFFER};
 use super::wire::{self, Key};
 use crate::transport::tcp::handshake::Secret;
-use crate::transport::tcp::sleep_on;
 use crate::transport::{Caps, Channel, Header, WouldBlock};
 use crate::tunables::{Origin, Tunable};
 use crate::{Error, Result};
@@ -75,7 +72,6 @@ const LOG_REFUSED: u64 = 5;
 /// How long a closing channel waits for its last acknowledgements.
 const DROP_LINGER: Duration = Duration::from_millis(200);
 
-const SOCKET: u64 = 0;
 const TIMER: u64 = 1;
 
 /// A peer heard nothing from this long is probed (µs): how soon a dead peer is noticed while
@@ -105,8 +101,9 @@ pub struct UdpChannel {
     addrs: Vec<Option<SocketAddr>>,
     hosts: Vec<String>,
     epoll: Arc<OwnedFd>,
-    /// The receiving sockets are in `epoll` (for a sleep; the next poll takes them out).
-    armed: Cell<bool>,
+    /// The receiving sockets again (`dup`), which a sleeper watches beside `epoll`: it may
+    /// sleep without a borrow of the channel ([`UdpChannel::watch`]).
+    watch: Arc<[OwnedFd]>,
     timer: OwnedFd,
     /// When `timer` fires (µs since `origin`; `u64::MAX`: disarmed).
     timer_at: u64,
@@ -159,6 +156,11 @@ impl UdpChannel {
             rustix::time::timerfd_create(TimerfdClockId::Monotonic, TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC)
                 .map_err(os("timerfd_create"))?;
         let socks = bound.0;
+        let watch = socks
+            .iter()
+            .map(|s| s.try_clone().map(OwnedFd::from))
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(|e| Error::Os { call: "dup (UDP socket)", errno: e })?;
         // To a peer: from an address beside the socket on a loopback address if the peer's is
         // one, else beside the first socket on another (the kernel routes either way; the peer's
         // MAC check does not care where a datagram came from).
@@ -214,7 +216,7 @@ impl UdpChannel {
             addrs,
             hosts,
             epoll: Arc::new(epoll),
-            armed: Cell::new(false),
+            watch: watch.into(),
             timer,
             timer_at: u64::MAX,
             errors_read: None,
@@ -245,7 +247,7 @@ impl UdpChannel {
         self.addrs.get(peer).is_some_and(Option::is_some)
     }
 
-    /// The epoll set a sleeper waits on. Fails the peers whose hosts reported them gone, sends
+    /// The epoll set a sleeper waits on, beside the sockets of [`watch`](Self::watch). Fails the peers whose hosts reported them gone, sends
     /// every acknowledgement owed (a sleeping rank's peers should not wait for them) and arms
     /// the timer for the next retransmission.
     pub(crate) fn waker(&mut self) -> Arc<OwnedFd> {
@@ -263,7 +265,6 @@ impl UdpChannel {
         self.flush(now, true);
         self.due = self.ep.next_deadline().unwrap_or(u64::MAX);
         self.set_timer(now);
-        self.arm();
         Arc::clone(&self.epoll)
     }
 
@@ -293,25 +294,9 @@ impl UdpChannel {
         );
     }
 
-    /// Puts the receiving sockets in the epoll set, for a sleep. A datagram already there makes
-    /// the set ready at once: none is missed between the last poll and the sleep.
-    pub(crate) fn arm(&self) {
-        if !self.armed.replace(true) {
-            for sock in &self.socks {
-                let _ = epoll::add(&*self.epoll, sock, epoll::EventData::new_u64(SOCKET), epoll::EventFlags::IN);
-            }
-        }
-    }
-
-    /// Takes the receiving sockets out of the epoll set after a sleep, once a datagram came (see
-    /// the module's note): with one core for two ranks the set's callback for each arrival cost
-    /// a ping-pong 0.07 us a message.
-    #[cold]
-    fn disarm(&mut self) {
-        self.armed.set(false);
-        for sock in &self.socks {
-            let _ = epoll::delete(&*self.epoll, sock);
-        }
+    /// The receiving sockets, which a sleeper watches beside the epoll set ([`waker`](Self::waker)).
+    pub(crate) fn watch(&self) -> Arc<[OwnedFd]> {
+        Arc::clone(&self.watch)
     }
 
     /// Reads what the sockets hold into the protocol; records go to `f`. Returns the records
@@ -378,9 +363,6 @@ impl UdpChannel {
             }
         }
         if read.is_some() {
-            if self.armed.get() {
-                self.disarm();
-            }
             self.busy = datagrams > 1 || (self.found && !self.replied);
             self.replied = false;
         } else {
@@ -548,7 +530,7 @@ impl Drop for UdpChannel {
         while !self.ep.flushed() && Instant::now() < deadline {
             self.progress(&mut |_, _, _| {});
             let epoll = self.waker();
-            sleep_on(&epoll, Duration::from_millis(1));
+            sockets::sleep_watching(&*epoll, &self.watch, Duration::from_millis(1));
         }
         self.ep.ack_all();
         for _ in 0..3 {
@@ -657,8 +639,7 @@ impl Channel for UdpChannel {
             Some(due) => timeout.min(Duration::from_micros(due.saturating_sub(now))),
             None => timeout,
         };
-        self.arm();
-        sleep_on(&self.epoll, timeout);
+        sockets::sleep_watching(&*self.epoll, &self.watch, timeout);
     }
 
     fn flushed(&self) -> bool {

@@ -137,27 +137,37 @@ fn wakes_now(ch: &UdpChannel) -> bool {
 }
 
 #[test]
-fn the_receiving_socket_is_in_the_epoll_set_only_for_a_sleep() {
-    // A socket in an epoll set has each arriving datagram run the set's callback: a spinning
-    // rank's socket stays out of it, and a sleeping rank's is in it, a datagram already
-    // waiting there waking it at once.
+fn the_receiving_socket_is_never_in_the_epoll_set_and_a_sleep_watches_it() {
+    // A socket in an epoll set has each arriving datagram run the set's callback, and joining
+    // the set for a sleep and leaving it cost two epoll_ctl a sleep: the socket stays out, and
+    // a sleep watches it beside the set, a datagram already waiting waking it at once.
     let mut eps = endpoints(2);
     let mut b = eps.pop().unwrap();
     let mut a = eps.pop().unwrap();
     a.try_send(1, &Header::default(), b"ping").unwrap();
-    assert!(!wakes_now(&b), "a polling rank's socket is out of the set");
     let _ = b.waker();
-    assert!(wakes_now(&b), "the datagram waiting wakes a sleep at once");
-    take_one(&mut b);
-    a.try_send(1, &Header::default(), b"ping").unwrap();
-    assert!(!wakes_now(&b), "the poll that found a datagram took the socket out again");
+    assert!(!wakes_now(&b), "a sleeping rank's socket is out of the set too");
+    assert!(slept(&b, Duration::from_secs(5)) < Duration::from_secs(2), "the datagram waiting wakes a sleep at once");
     take_one(&mut b);
     let _ = b.waker();
-    assert!(!wakes_now(&b), "nothing waits: the sleep lasts");
-    // Another thread's poll that finds nothing while this one sleeps: the socket stays in.
-    assert_eq!(b.poll(None, |_, _, _| panic!("nothing came")), 0);
-    a.try_send(1, &Header::default(), b"ping").unwrap();
-    assert!(wakes_now(&b), "a datagram that comes during the sleep wakes it");
+    assert!(slept(&b, Duration::from_millis(50)) >= Duration::from_millis(40), "nothing waits: the sleep lasts");
+    // A datagram that comes during the sleep wakes it.
+    let took = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(50));
+            a.try_send(1, &Header::default(), b"ping").unwrap();
+        });
+        slept(&b, Duration::from_secs(5))
+    });
+    assert!(took < Duration::from_secs(2), "slept {took:?} past the datagram");
+    take_one(&mut b);
+}
+
+/// How long a sleep of `ch` of at most `limit` lasted.
+fn slept(ch: &UdpChannel, limit: Duration) -> Duration {
+    let start = Instant::now();
+    ch.sleep(limit);
+    start.elapsed()
 }
 
 #[test]
@@ -266,7 +276,7 @@ fn sleeps_in_a_row_read_the_error_queues_now_and_then_and_keep_a_timer_that_fire
     // The timer kept still wakes the sleeper when a retransmission is due.
     let due = a.ep.next_deadline().expect("datagrams in flight");
     let start = Instant::now();
-    crate::transport::tcp::sleep_on(&a.epoll, Duration::from_secs(2));
+    crate::transport::tcp::sleep_on(&a.epoll, Duration::from_secs(2)); // the timer alone
     let slept = start.elapsed();
     let until_due = Duration::from_micros(due.saturating_sub(a.now()));
     assert!(slept < Duration::from_millis(500), "slept {slept:?}: the timer did not fire (due in {until_due:?})");
@@ -274,4 +284,25 @@ fn sleeps_in_a_row_read_the_error_queues_now_and_then_and_keep_a_timer_that_fire
     std::thread::sleep(Duration::from_micros(ERRORS_EVERY_US));
     let _ = a.waker();
     assert_eq!(a.error_reads, 2);
+}
+
+#[test]
+fn a_sleep_watches_every_receiving_socket_however_many() {
+    // One socket per offered address: past the few a sleep keeps on its stack, the rest are
+    // watched too (a datagram on the last one wakes it).
+    let set = epoll::create(epoll::CreateFlags::CLOEXEC).unwrap();
+    let socks: Vec<std::net::UdpSocket> =
+        (0..12).map(|_| std::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap()).collect();
+    let watch: Vec<OwnedFd> = socks.iter().map(|s| OwnedFd::from(s.try_clone().unwrap())).collect();
+    for n in [1, 12] {
+        let start = Instant::now();
+        sockets::sleep_watching(&set, &watch[..n], Duration::from_millis(30));
+        assert!(start.elapsed() >= Duration::from_millis(25), "{n} sockets: nothing waits, the sleep lasts");
+        let last = &socks[n - 1];
+        last.send_to(b"x", last.local_addr().unwrap()).unwrap();
+        let start = Instant::now();
+        sockets::sleep_watching(&set, &watch[..n], Duration::from_secs(5));
+        assert!(start.elapsed() < Duration::from_secs(2), "{n} sockets: the datagram on the last one wakes it");
+        last.recv(&mut [0u8; 8]).unwrap();
+    }
 }

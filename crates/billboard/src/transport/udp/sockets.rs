@@ -305,3 +305,32 @@ pub fn send_segmented(sock: &UdpSocket, bytes: &[u8], segment: usize) -> std::io
     }
     Ok(n as usize)
 }
+
+/// Sleeps until `set` (an epoll set) or one of the sockets of `watch` is readable, or `timeout`
+/// passes: one `ppoll`, which watches the sockets for this call alone. Receiving sockets kept in
+/// an epoll set run its callback for every datagram that arrives (a one-core ping-pong went
+/// 2.151 -> 2.216 us a message that way, bench/README.md), and adding them for a sleep and
+/// removing them after cost two `epoll_ctl` (~540 ns a sleep, where this `ppoll` costs ~110 ns
+/// more than an empty `epoll_pwait`: `bench/udp/sleep_paths.c`, 2026-11-27).
+pub fn sleep_watching(set: &impl AsRawFd, watch: &[std::os::fd::OwnedFd], timeout: std::time::Duration) {
+    /// Receiving sockets beside the set that fit on the stack (one per address a rank offers);
+    /// more take a heap block.
+    const ON_STACK: usize = 7;
+    let pollfd = |fd: std::os::fd::RawFd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    let all = std::iter::once(set.as_raw_fd()).chain(watch.iter().map(|s| s.as_raw_fd())).map(pollfd);
+    let mut stack = [pollfd(-1); ON_STACK + 1];
+    let mut heap = Vec::new();
+    let fds: &mut [libc::pollfd] = if watch.len() <= ON_STACK {
+        let n = watch.len() + 1;
+        stack.iter_mut().zip(all).for_each(|(slot, p)| *slot = p);
+        &mut stack[..n]
+    } else {
+        heap.extend(all);
+        &mut heap
+    };
+    let ts =
+        libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as libc::c_long };
+    // SAFETY: `fds` holds initialised pollfds of descriptors that outlive the call, and `ts` a
+    // live timespec; the kernel writes only the `revents` fields.
+    let _ = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
+}
