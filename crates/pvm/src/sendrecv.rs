@@ -98,12 +98,13 @@ fn traced_receive(
 /// A message received becomes the active receive buffer (a large one may still be in its
 /// sender's memory, for `pvm_upkbyte` to copy once).
 fn deliver(lib: &mut Lib, m: Arrived) -> c_int {
-    let enc = Encoding::from_code(m.enc).unwrap_or(Encoding::Raw);
-    let b = match m.remote {
-        Some(r) => Buffer::received_remote(enc, r, m.src, m.tag, m.ctx),
-        None => Buffer::received(enc, m.data, m.src, m.tag, m.ctx),
-    };
-    lib.bufs.deliver(b)
+    let (id, old) = lib.bufs.deliver(m);
+    // The old memory takes the next small message (`Task::spare`), else goes to the pool.
+    match lib.task.as_mut() {
+        Some(t) if t.spare.capacity() == 0 && old.capacity() <= crate::buffer::REUSE_MAX => t.spare = old,
+        _ => crate::buffer::recycle(old),
+    }
+    id
 }
 
 #[no_mangle]

@@ -188,6 +188,9 @@ impl Task {
         }
         // Even after an error, the receivers of what was posted read this memory until they
         // say they are done.
+        if posted.is_empty() {
+            return r;
+        }
         let w = self.wait_single_copies(&posted, parts);
         r.and(w)
     }
