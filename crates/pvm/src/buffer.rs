@@ -47,13 +47,16 @@ impl Buffer {
     /// Empties a freed buffer for its next message, keeping its memory unless it is large.
     /// A message still in its sender's memory lets the sender go here, and in-place
     /// stretches are forgotten (the program's memory is no longer ours to read).
+    #[inline]
     fn release(&mut self) {
         if self.data.capacity() > REUSE_MAX {
             self.data = Vec::new();
         }
         self.data.clear();
         self.in_place.clear();
-        self.remote = None;
+        if self.remote.is_some() {
+            self.remote = None;
+        }
         (self.spent, self.pos, self.src, self.tag, self.ctx) = (0, 0, 0, 0, 0);
     }
 
@@ -156,7 +159,18 @@ impl Buffer {
     /// Reading a buffer that holds in-place stretches (a send buffer made the receive buffer),
     /// or a message still in its sender's memory: copy them in first so that unpacking sees
     /// the whole message.
+    #[inline]
     pub fn settle(&mut self) -> Result<(), PvmError> {
+        // The usual buffer has neither: two tests here, no call.
+        if self.in_place.is_empty() && self.remote.is_none() {
+            return Ok(());
+        }
+        self.settle_all()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn settle_all(&mut self) -> Result<(), PvmError> {
         if !self.in_place.is_empty() {
             self.data = self.wire_bytes().into_owned();
             self.in_place.clear();
@@ -353,9 +367,17 @@ impl Buffers {
     /// before (freed): its bytes move in by a swap of vectors; the buffer's old memory is
     /// returned (empty) for the next arrival, or kept in the pool (`reuse`) when it is large.
     pub fn deliver(&mut self, m: crate::task::Arrived) -> (i32, Vec<u8>) {
-        self.map.release(self.rbuf);
         let enc = Encoding::from_code(m.enc).unwrap_or(Encoding::Raw);
-        let id = self.map.insert_empty(enc);
+        // Freeing the one before and making the new one would hand its id out again at once
+        // (the last freed goes first): the slot is emptied in place instead.
+        let id = match self.map.get_mut(self.rbuf) {
+            Some(b) => {
+                b.release();
+                b.enc = enc;
+                self.rbuf
+            }
+            None => self.map.insert_empty(enc),
+        };
         let b = self.map.get_mut(id).expect("made above");
         let old = std::mem::replace(&mut b.data, m.data);
         (b.src, b.tag, b.ctx, b.remote) = (m.src, m.tag, m.ctx, m.remote);

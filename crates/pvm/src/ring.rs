@@ -360,9 +360,18 @@ impl Ring {
     /// publishes it (its stamp last). The caller checked that `record_bytes(n)` is free.
     fn put_record(&mut self, parts: &[&[u8]], n: usize) {
         let at = (self.mine as usize) & (self.cap - 1);
-        let mut off = at + RECORD_HEAD;
+        self.put_bytes(at + RECORD_HEAD, parts, n);
+        self.publish(at, n);
+    }
+
+    /// Sender: copies the first `n` bytes of `parts` to ring offset `off` on, wrapping at the
+    /// ring's end; the room is free (the caller checked).
+    fn put_bytes(&mut self, mut off: usize, parts: &[&[u8]], n: usize) {
         let mut left = n;
         for p in parts {
+            if left == 0 {
+                break;
+            }
             let p = &p[..p.len().min(left)];
             let first = p.len().min(self.cap - off);
             // SAFETY: [mine, mine + record_bytes(n)) is free (the receiver consumed it);
@@ -375,14 +384,32 @@ impl Ring {
             }
             off = (off + p.len()) & (self.cap - 1);
             left -= p.len();
-            if left == 0 {
-                break;
-            }
         }
+    }
+
+    /// Sender: publishes the record of `n` bytes at ring offset `at`: its length, then its
+    /// stamp (Release), the word the receiver polls.
+    fn publish(&mut self, at: usize, n: usize) {
         // SAFETY: the length word of this record, inside the data area (`at` + 8 < cap).
         unsafe { (self.data().add(at + 8) as *mut u32).write(n as u32) };
         self.stamp(at).store(self.mine ^ self.key, Ordering::Release);
         self.mine += record_bytes(n) as u64;
+    }
+
+    /// Sender: writes a message frame, its 28-byte header and `parts`, as one record when it
+    /// fits now; whether it did. The header goes in by a fixed-size copy: a record starts on
+    /// a line, and its head and the header (16 + 28 bytes) never reach the ring's end.
+    pub fn write_message(&mut self, header: &[u8; 28], parts: &[&[u8]]) -> bool {
+        let total = header.len() + parts.iter().map(|p| p.len()).sum::<usize>();
+        if total > self.cap - RECORD_HEAD || record_bytes(total) > self.free(record_bytes(total)) {
+            return false;
+        }
+        let at = (self.mine as usize) & (self.cap - 1);
+        // SAFETY: 28 bytes at `at` + 16 of a free record, inside one line of the data area.
+        unsafe { (self.data().add(at + RECORD_HEAD) as *mut [u8; 28]).write_unaligned(*header) };
+        self.put_bytes(at + RECORD_HEAD + header.len(), parts, total - header.len());
+        self.publish(at, total);
+        true
     }
 
     /// Sender: writes as much of `bytes` as fits; how much.
