@@ -71,7 +71,8 @@
 //! (`agent_start.rs` finding or starting its agent), `task_send.rs` its sending side,
 //! `link.rs` one connection, `tcp.rs` connections between hosts, `trace.rs` trace events,
 //! `ring.rs` the shared-memory
-//! route, `single_copy.rs` large messages read once from the sender's memory;
+//! route, `single_copy.rs` large messages read once from the sender's memory (`huge_pages.rs`
+//! asking for huge pages under them);
 //! `calls.rs` the task calls, `sendrecv.rs` the message calls, `recvf.rs` receiving by the
 //! program's own matching
 //! function (`pvm_recvf`); `compat.rs` the other names Debian's programs import and the
@@ -93,6 +94,7 @@ pub mod error;
 mod frame_buffer;
 pub mod group_calls;
 pub mod groups;
+mod huge_pages;
 pub mod idmap;
 mod link;
 pub mod mailbox;

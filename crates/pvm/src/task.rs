@@ -80,8 +80,15 @@ pub static SPIN_US: Tunable = Tunable::new(
 pub static SHOW_TIDS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 /// The PVM library's tunables, for `bbrun --info`.
-pub fn tunables() -> [&'static Tunable; 5] {
-    [&SHM, &SPIN_US, &crate::ring::RING_BYTES, &crate::single_copy::SINGLE_COPY_BYTES, &crate::agent::LINGER_MS]
+pub fn tunables() -> [&'static Tunable; 6] {
+    [
+        &SHM,
+        &SPIN_US,
+        &crate::ring::RING_BYTES,
+        &crate::single_copy::SINGLE_COPY_BYTES,
+        &crate::huge_pages::HUGE_PAGES,
+        &crate::agent::LINGER_MS,
+    ]
 }
 
 /// A message handler (`pvm_addmhf`): messages matching src, tag and context (-1: any) go to
