@@ -57,7 +57,8 @@
 //! # Not yet
 //!
 //! Tracing (`trace.rs`: `PvmTraceTid`/`PvmTraceCode` and the trace masks act, in Debian's
-//! format) covers `pvm_send`, `pvm_recv`, `pvm_nrecv` and `pvm_trecv` only, with no
+//! format) covers `pvm_send`, `pvm_recv`, `pvm_nrecv`, `pvm_trecv`, `pvm_mcast`, `pvm_psend`,
+//! `pvm_precv` and `pvm_initsend` only, with no
 //! `PvmTraceTime`/`PvmTraceCount` summaries and none of pvmd's own events (output
 //! redirection, `PvmOutputTid`, goes as pvmd's output messages, so Debian's console prints
 //! `spawn -> prog`); messages on Billboard's engine (see above).
