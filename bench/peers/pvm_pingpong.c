@@ -9,6 +9,8 @@
  * packs with PvmDataInPlace, 2). `bench/peers/pvm.sh` runs it for both libraries.
  * PIN=1: the timer on core 0, the echo on core 1; RTPRIO=1: both under SCHED_FIFO 10 (set by
  * each process itself: the echo is started by the PVM daemon, not by the shell).
+ * PAUSE_US=n: the timer sleeps n us before each receive, so that the reply is there when it
+ * asks (`pvm_calls.sh` counts a receive's instructions under callgrind without its wait).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <unistd.h>
 #include "pvm3.h"
 
 static double now(void)
@@ -83,6 +86,8 @@ int main(int argc, char **argv)
     if (argc > 4)
         enc = atoi(argv[4]);
     place(0);
+    const char *pause_us = getenv("PAUSE_US");
+    int pause = pause_us ? atoi(pause_us) : 0;
     buf = calloc(1, n ? n : 1);
     args[1] = argv[1];
     args[2] = argc > 4 ? argv[4] : "1";
@@ -93,6 +98,8 @@ int main(int argc, char **argv)
         double t0 = now();
         for (i = 0; i < iters; i++) {
             bounce(peer, buf, n, enc);
+            if (pause)
+                usleep(pause);
             pvm_recv(peer, 1);
             pvm_upkbyte(buf, n, 1);
         }

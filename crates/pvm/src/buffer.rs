@@ -22,8 +22,9 @@ pub struct Buffer {
     data: Vec<u8>,
     in_place: Vec<InPlace>,
     /// A received message still in its sender's memory (`single_copy.rs`); `data` is then
-    /// empty. `spent`: the length of one that was unpacked whole straight from there.
-    remote: Option<Remote>,
+    /// empty. `spent`: the length of one that was unpacked whole straight from there. Boxed:
+    /// rare, and a buffer moves less with it out of line.
+    remote: Option<Box<Remote>>,
     spent: usize,
     /// The unpack routines' position in `data` (in `remote` while there is one).
     pos: usize,
@@ -43,16 +44,27 @@ impl Buffer {
         Buffer { data, src, tag, ctx, ..Buffer::new(enc) }
     }
 
-    /// A message that arrived by single copy and is still in its sender's memory.
-    pub fn received_remote(enc: Encoding, remote: Remote, src: i32, tag: i32, ctx: i32) -> Buffer {
-        Buffer { remote: Some(remote), src, tag, ctx, ..Buffer::new(enc) }
+    /// Empties a freed buffer for its next message, keeping its memory unless it is large.
+    /// A message still in its sender's memory lets the sender go here, and in-place
+    /// stretches are forgotten (the program's memory is no longer ours to read).
+    #[inline]
+    fn release(&mut self) {
+        if self.data.capacity() > REUSE_MAX {
+            self.data = Vec::new();
+        }
+        self.data.clear();
+        self.in_place.clear();
+        if self.remote.is_some() {
+            self.remote = None;
+        }
+        (self.spent, self.pos, self.src, self.tag, self.ctx) = (0, 0, 0, 0, 0);
     }
 
     /// The message's length in bytes, in-place stretches included.
     pub fn len(&self) -> usize {
         self.data.len()
             + self.in_place.iter().map(|s| s.len).sum::<usize>()
-            + self.remote.as_ref().map_or(0, Remote::len)
+            + self.remote.as_ref().map_or(0, |r| r.len())
             + self.spent
     }
 
@@ -147,13 +159,24 @@ impl Buffer {
     /// Reading a buffer that holds in-place stretches (a send buffer made the receive buffer),
     /// or a message still in its sender's memory: copy them in first so that unpacking sees
     /// the whole message.
+    #[inline]
     pub fn settle(&mut self) -> Result<(), PvmError> {
+        // The usual buffer has neither: two tests here, no call.
+        if self.in_place.is_empty() && self.remote.is_none() {
+            return Ok(());
+        }
+        self.settle_all()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn settle_all(&mut self) -> Result<(), PvmError> {
         if !self.in_place.is_empty() {
             self.data = self.wire_bytes().into_owned();
             self.in_place.clear();
         }
         if let Some(r) = self.remote.take() {
-            self.data = r.read_all()?;
+            self.data = (*r).read_all()?;
         }
         Ok(())
     }
@@ -198,12 +221,21 @@ impl Buffer {
 unsafe impl Send for Buffer {}
 
 /// Buffers by id (id - 1 is the slot): a look-up is an index, and a freed id is handed out
-/// again first, so the table stays as small as the most buffers alive at once.
+/// again first, so the table stays as small as the most buffers alive at once. A freed slot
+/// keeps its buffer, emptied (`Buffer::release`): the next buffer made there packs into the
+/// same memory and nothing moves, so a small message costs no allocation and no copy of a
+/// buffer (`pvm_initsend` and each receive take the slot the one before them left).
 #[derive(Debug, Default)]
 struct Slab {
-    slots: Vec<Option<Buffer>>,
+    slots: Vec<Slot>,
     /// Ids freed, the last freed at the end.
     free: Vec<i32>,
+}
+
+#[derive(Debug)]
+struct Slot {
+    live: bool,
+    buf: Buffer,
 }
 
 impl Slab {
@@ -211,35 +243,57 @@ impl Slab {
         Slab { slots: Vec::new(), free: Vec::new() }
     }
 
-    fn insert(&mut self, b: Buffer) -> i32 {
+    /// An empty buffer in encoding `enc`, in the slot freed last (with its memory).
+    fn insert_empty(&mut self, enc: Encoding) -> i32 {
         match self.free.pop() {
             Some(id) => {
-                self.slots[id as usize - 1] = Some(b);
+                let s = &mut self.slots[id as usize - 1];
+                s.live = true;
+                s.buf.enc = enc;
                 id
             }
             None => {
-                self.slots.push(Some(b));
+                self.slots.push(Slot { live: true, buf: Buffer::new(enc) });
                 self.slots.len() as i32
             }
         }
     }
 
-    fn slot(&mut self, id: i32) -> Option<&mut Option<Buffer>> {
-        self.slots.get_mut(usize::try_from(id).ok()?.checked_sub(1)?)
+    fn insert(&mut self, b: Buffer) -> i32 {
+        let id = self.insert_empty(b.enc);
+        self.slots[id as usize - 1].buf = b;
+        id
     }
 
+    fn slot(&mut self, id: i32) -> Option<&mut Slot> {
+        self.slots.get_mut(usize::try_from(id).ok()?.checked_sub(1)?).filter(|s| s.live)
+    }
+
+    /// Frees buffer `id`, keeping its memory for the next; whether there was one.
+    fn release(&mut self, id: i32) -> bool {
+        let Some(s) = self.slot(id) else { return false };
+        s.live = false;
+        s.buf.release();
+        self.free.push(id);
+        true
+    }
+
+    /// Takes buffer `id` out of the table.
     fn remove(&mut self, id: i32) -> Option<Buffer> {
-        let b = self.slot(id)?.take()?;
+        let s = self.slot(id)?;
+        s.live = false;
+        let b = std::mem::replace(&mut s.buf, Buffer::new(Encoding::Raw));
         self.free.push(id);
         Some(b)
     }
 
     fn get(&self, id: i32) -> Option<&Buffer> {
-        self.slots.get(usize::try_from(id).ok()?.checked_sub(1)?)?.as_ref()
+        let s = self.slots.get(usize::try_from(id).ok()?.checked_sub(1)?)?;
+        s.live.then_some(&s.buf)
     }
 
     fn get_mut(&mut self, id: i32) -> Option<&mut Buffer> {
-        self.slot(id)?.as_mut()
+        Some(&mut self.slot(id)?.buf)
     }
 }
 
@@ -273,7 +327,9 @@ impl Buffers {
         if id < 0 {
             return Err(PvmError::BadParam);
         }
-        self.map.remove(id).ok_or(PvmError::NoSuchBuf)?;
+        if !self.map.release(id) {
+            return Err(PvmError::NoSuchBuf);
+        }
         if self.sbuf == id {
             self.sbuf = 0;
         }
@@ -283,17 +339,15 @@ impl Buffers {
         Ok(())
     }
 
-    /// `pvm_initsend`: frees the active send buffer and makes a new, empty one active (with
-    /// the old one's memory: no allocation per message).
+    /// `pvm_initsend`: frees the active send buffer and makes a new, empty one active (in
+    /// the slot freed the time before, with its memory: no allocation per message).
     pub fn initsend(&mut self, enc: i32) -> Result<i32, PvmError> {
         let enc = Encoding::from_code(enc)?;
         // The new one first, then the old one freed, as Debian's library does (its ids
         // alternate between two).
         let old = self.sbuf;
-        self.sbuf = self.insert(Buffer { data: reuse(), ..Buffer::new(enc) });
-        if let Some(old) = self.map.remove(old) {
-            recycle(old.data);
-        }
+        self.sbuf = self.map.insert_empty(enc);
+        self.map.release(old);
         Ok(self.sbuf)
     }
 
@@ -309,17 +363,27 @@ impl Buffers {
         Ok(std::mem::replace(slot, id))
     }
 
-    /// A message that arrived becomes the active receive buffer; the one before is freed.
-    pub fn deliver(&mut self, b: Buffer) -> i32 {
-        if self.rbuf != 0 {
-            let id = self.rbuf;
-            if let Some(old) = self.map.remove(id) {
-                recycle(old.data);
+    /// A message that arrived becomes the active receive buffer, in the slot of the one
+    /// before (freed): its bytes move in by a swap of vectors; the buffer's old memory is
+    /// returned (empty) for the next arrival, or kept in the pool (`reuse`) when it is large.
+    pub fn deliver(&mut self, m: crate::task::Arrived) -> (i32, Vec<u8>) {
+        let enc = Encoding::from_code(m.enc).unwrap_or(Encoding::Raw);
+        // Freeing the one before and making the new one would hand its id out again at once
+        // (the last freed goes first): the slot is emptied in place instead.
+        let id = match self.map.get_mut(self.rbuf) {
+            Some(b) => {
+                b.release();
+                b.enc = enc;
+                self.rbuf
             }
-        }
+            None => self.map.insert_empty(enc),
+        };
+        let b = self.map.get_mut(id).expect("made above");
+        let old = std::mem::replace(&mut b.data, m.data);
+        (b.src, b.tag, b.ctx, b.remote) = (m.src, m.tag, m.ctx, m.remote);
         self.lazy_rbuf = b.remote.is_some();
-        self.rbuf = self.insert(b);
-        self.rbuf
+        self.rbuf = id;
+        (id, old)
     }
 
     /// Forgets the active receive buffer's message if it is still in its sender's memory,
@@ -364,8 +428,7 @@ impl Buffers {
     /// is freed.
     pub fn deliver_id(&mut self, id: i32) {
         if self.rbuf != 0 && self.rbuf != id {
-            let old = self.rbuf;
-            self.map.remove(old);
+            self.map.release(self.rbuf);
         }
         self.rbuf = id;
     }
@@ -484,7 +547,7 @@ mod tests {
 /// replace go here, and new send buffers and arriving messages (`frame_buffer.rs`) take them,
 /// so that a small message costs no allocation. Per thread (the library's calls and their
 /// progress run on the caller's), a few vectors of at most [`REUSE_MAX`] bytes.
-const REUSE_MAX: usize = 64 * 1024;
+pub(crate) const REUSE_MAX: usize = 64 * 1024;
 const REUSE_COUNT: usize = 4;
 
 thread_local! {

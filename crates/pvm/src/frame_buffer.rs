@@ -25,12 +25,17 @@ struct LargeMessage {
 }
 
 /// A `Frame::Message`'s kind (`wire.rs`).
-const MESSAGE: i32 = 3;
+pub(crate) const MESSAGE: i32 = 3;
 
 /// Messages with more data than this take the direct path of [`LargeMessage`].
 pub(crate) const LARGE: usize = 64 * 1024;
 
 impl FrameBuffer {
+    /// Whether no byte of the stream waits here (the next frame starts in what comes next).
+    pub fn is_empty(&self) -> bool {
+        self.start == self.buf.len() && self.large.is_none()
+    }
+
     pub fn push(&mut self, mut bytes: &[u8]) {
         if let Some(m) = &mut self.large {
             let take = (m.want - m.data.len()).min(bytes.len());

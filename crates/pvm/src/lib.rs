@@ -57,7 +57,8 @@
 //! # Not yet
 //!
 //! Tracing (`trace.rs`: `PvmTraceTid`/`PvmTraceCode` and the trace masks act, in Debian's
-//! format) covers `pvm_send`, `pvm_recv`, `pvm_nrecv` and `pvm_trecv` only, with no
+//! format) covers `pvm_send`, `pvm_recv`, `pvm_nrecv`, `pvm_trecv`, `pvm_mcast`, `pvm_psend`,
+//! `pvm_precv` and `pvm_initsend` only, with no
 //! `PvmTraceTime`/`PvmTraceCount` summaries and none of pvmd's own events (output
 //! redirection, `PvmOutputTid`, goes as pvmd's output messages, so Debian's console prints
 //! `spawn -> prog`); messages on Billboard's engine (see above).
@@ -71,7 +72,8 @@
 //! (`agent_start.rs` finding or starting its agent), `task_send.rs` its sending side,
 //! `link.rs` one connection, `tcp.rs` connections between hosts, `trace.rs` trace events,
 //! `ring.rs` the shared-memory
-//! route, `single_copy.rs` large messages read once from the sender's memory;
+//! route, `single_copy.rs` large messages read once from the sender's memory (`huge_pages.rs`
+//! asking for huge pages under them);
 //! `calls.rs` the task calls, `sendrecv.rs` the message calls, `recvf.rs` receiving by the
 //! program's own matching
 //! function (`pvm_recvf`); `compat.rs` the other names Debian's programs import and the
@@ -93,6 +95,7 @@ pub mod error;
 mod frame_buffer;
 pub mod group_calls;
 pub mod groups;
+mod huge_pages;
 pub mod idmap;
 mod link;
 pub mod mailbox;

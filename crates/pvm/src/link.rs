@@ -178,6 +178,33 @@ impl Link {
         }
     }
 
+    /// The small-message path of a receive: the message at the front of the ring when it is
+    /// the next thing from this peer (no byte of its stream waits in the frame buffer), lies
+    /// whole in one record, and is `wanted` (by tag and context): copied once, straight out
+    /// of the ring into reused memory, with no frame buffer, frame or queue between. Anything
+    /// else stays for [`Link::drain_ring`]. The bytes go into `spare`'s memory when it has
+    /// some (the task's, `Task::spare`).
+    pub fn take_message(
+        &mut self,
+        wanted: impl Fn(i32, i32) -> bool,
+        spare: &mut Vec<u8>,
+    ) -> Option<crate::task::Arrived> {
+        let (Some(peer), Some(ring)) = (self.peer, self.ring.as_mut()) else { return None };
+        if !self.frames.is_empty() {
+            return None;
+        }
+        let rec = ring.next_record()?;
+        let (tag, ctx, enc, data) = crate::wire::message_in(rec)?;
+        if !wanted(tag, ctx) {
+            return None;
+        }
+        let mut bytes = if spare.capacity() > 0 { std::mem::take(spare) } else { crate::buffer::reuse() };
+        bytes.extend_from_slice(data);
+        let n = rec.len();
+        ring.consume_record(n);
+        Some(crate::task::Arrived::new(peer, tag, ctx, enc, bytes))
+    }
+
     /// The next frame that has arrived whole (one at a time: no list per message).
     pub fn next_frame(&mut self) -> Option<Frame> {
         match self.frames.next_frame() {
@@ -290,4 +317,63 @@ pub(crate) fn set_nonblocking(fd: &OwnedFd) -> Result<(), PvmError> {
         flags >= 0 && libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
     };
     ok.then_some(()).ok_or(PvmError::SysErr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::message_header;
+
+    /// A link whose peer (tid 7) said hello, reading the ring `tx` writes.
+    fn ring_link() -> (Link, Ring) {
+        let (tx, fd) = Ring::create(4096).unwrap();
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut l = Link::accepted(a.into());
+        (l.ring, l.peer, l.carrier) = (Some(Ring::open(&fd).unwrap()), Some(7), Carrier::Ring);
+        (l, tx)
+    }
+
+    fn message(tag: i32, data: &[u8]) -> Vec<u8> {
+        [&message_header(7, tag, 0, 1, data.len()).unwrap()[..], data].concat()
+    }
+
+    #[test]
+    fn a_wanted_small_message_is_taken_from_the_ring_into_the_spare_memory() {
+        let (mut l, mut tx) = ring_link();
+        let mut spare = Vec::with_capacity(100);
+        let at = spare.as_ptr();
+        assert!(l.take_message(|_, _| true, &mut spare).is_none(), "nothing there");
+        assert!(tx.write_whole(&[&message(3, b"abc")]));
+        let m = l.take_message(|tag, ctx| tag == 3 && ctx == 0, &mut spare).expect("taken");
+        assert_eq!((m.src, m.tag, m.ctx, m.enc, &m.data[..]), (7, 3, 0, 1, &b"abc"[..]));
+        assert_eq!(m.data.as_ptr(), at, "into the spare vector's memory");
+        assert!(!l.drain_ring(), "taken once");
+    }
+
+    #[test]
+    fn what_is_not_wanted_or_comes_after_waiting_bytes_goes_the_general_way_in_order() {
+        let (mut l, mut tx) = ring_link();
+        let mut spare = Vec::new();
+        assert!(tx.write_whole(&[&message(1, b"first")]));
+        assert!(l.take_message(|tag, _| tag == 2, &mut spare).is_none(), "not wanted: left");
+        assert!(tx.write_whole(&[&message(2, b"second")]));
+        assert!(l.drain_ring());
+        let tags: Vec<i32> = std::iter::from_fn(|| l.next_frame())
+            .map(|f| match f {
+                Frame::Message { tag, .. } => tag,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(tags, [1, 2]);
+        // Half a frame in the frame buffer: the ring's next record is not the next message.
+        let m = message(4, b"split");
+        assert!(tx.write_whole(&[&m[..10]]));
+        assert!(l.drain_ring());
+        assert!(tx.write_whole(&[&m[10..]]));
+        assert!(tx.write_whole(&[&message(5, b"after")]));
+        assert!(l.take_message(|_, _| true, &mut spare).is_none(), "bytes wait before it");
+        assert!(l.drain_ring());
+        assert!(matches!(l.next_frame(), Some(Frame::Message { tag: 4, .. })));
+        assert!(matches!(l.next_frame(), Some(Frame::Message { tag: 5, .. })));
+    }
 }

@@ -177,7 +177,15 @@ pub unsafe extern "C" fn pvm_upkstr(s: *mut c_char) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn pvm_initsend(enc: c_int) -> c_int {
-    call("pvm_initsend", |lib| lib.bufs.initsend(enc))
+    call("pvm_initsend", |lib| {
+        if !crate::trace::on(lib) {
+            return lib.bufs.initsend(enc);
+        }
+        crate::trace::initsend_entry(lib, enc);
+        let r = lib.bufs.initsend(enc);
+        crate::trace::initsend_exit(lib, r.unwrap_or_else(|e| e.code()));
+        r
+    })
 }
 
 #[no_mangle]

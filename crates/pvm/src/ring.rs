@@ -360,27 +360,56 @@ impl Ring {
     /// publishes it (its stamp last). The caller checked that `record_bytes(n)` is free.
     fn put_record(&mut self, parts: &[&[u8]], n: usize) {
         let at = (self.mine as usize) & (self.cap - 1);
-        let mut off = at + RECORD_HEAD;
+        self.put_bytes(at + RECORD_HEAD, parts, n);
+        self.publish(at, n);
+    }
+
+    /// Sender: copies the first `n` bytes of `parts` to ring offset `off` on, wrapping at the
+    /// ring's end; the room is free (the caller checked).
+    fn put_bytes(&mut self, mut off: usize, parts: &[&[u8]], n: usize) {
         let mut left = n;
         for p in parts {
+            if left == 0 {
+                break;
+            }
             let p = &p[..p.len().min(left)];
             let first = p.len().min(self.cap - off);
             // SAFETY: [mine, mine + record_bytes(n)) is free (the receiver consumed it);
             // `off` is inside the data area and the bytes wrap at its end in two pieces.
-            unsafe {
-                std::ptr::copy_nonoverlapping(p.as_ptr(), self.data().add(off), first);
-                std::ptr::copy_nonoverlapping(p.as_ptr().add(first), self.data(), p.len() - first);
+            unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), self.data().add(off), first) };
+            // Only at the ring's end: a copy of nothing is still a call to memcpy.
+            if first < p.len() {
+                // SAFETY: as above, the piece after the wrap, at the data area's start.
+                unsafe { std::ptr::copy_nonoverlapping(p.as_ptr().add(first), self.data(), p.len() - first) };
             }
             off = (off + p.len()) & (self.cap - 1);
             left -= p.len();
-            if left == 0 {
-                break;
-            }
         }
+    }
+
+    /// Sender: publishes the record of `n` bytes at ring offset `at`: its length, then its
+    /// stamp (Release), the word the receiver polls.
+    fn publish(&mut self, at: usize, n: usize) {
         // SAFETY: the length word of this record, inside the data area (`at` + 8 < cap).
         unsafe { (self.data().add(at + 8) as *mut u32).write(n as u32) };
         self.stamp(at).store(self.mine ^ self.key, Ordering::Release);
         self.mine += record_bytes(n) as u64;
+    }
+
+    /// Sender: writes a message frame, its 28-byte header and `parts`, as one record when it
+    /// fits now; whether it did. The header goes in by a fixed-size copy: a record starts on
+    /// a line, and its head and the header (16 + 28 bytes) never reach the ring's end.
+    pub fn write_message(&mut self, header: &[u8; 28], parts: &[&[u8]]) -> bool {
+        let total = header.len() + parts.iter().map(|p| p.len()).sum::<usize>();
+        if total > self.cap - RECORD_HEAD || record_bytes(total) > self.free(record_bytes(total)) {
+            return false;
+        }
+        let at = (self.mine as usize) & (self.cap - 1);
+        // SAFETY: 28 bytes at `at` + 16 of a free record, inside one line of the data area.
+        unsafe { (self.data().add(at + RECORD_HEAD) as *mut [u8; 28]).write_unaligned(*header) };
+        self.put_bytes(at + RECORD_HEAD + header.len(), parts, total - header.len());
+        self.publish(at, total);
+        true
     }
 
     /// Sender: writes as much of `bytes` as fits; how much.
@@ -432,9 +461,10 @@ impl Ring {
             let first = n.min(self.cap - off);
             // SAFETY: the record's bytes, published with its stamp; inside the data area in
             // at most two pieces.
-            unsafe {
-                out.push(std::slice::from_raw_parts(self.data().add(off), first));
-                out.push(std::slice::from_raw_parts(self.data(), n - first));
+            unsafe { out.push(std::slice::from_raw_parts(self.data().add(off), first)) };
+            if first < n {
+                // SAFETY: as above, the piece after the wrap.
+                unsafe { out.push(std::slice::from_raw_parts(self.data(), n - first)) };
             }
             self.mine += record_bytes(n) as u64;
             total += n;
@@ -443,6 +473,30 @@ impl Ring {
             self.header().head.store(self.mine, Ordering::Release);
         }
         Ok(total)
+    }
+
+    /// Receiver: the next record's bytes, when one waits and lies in one piece (not across
+    /// the ring's end): for a reader that takes a whole frame straight out of the ring
+    /// (`Link::take_message`). `None` also for a broken length ([`Ring::read_into`] says so).
+    pub fn next_record(&self) -> Option<&[u8]> {
+        if !self.has_data() {
+            return None;
+        }
+        let at = (self.mine as usize) & (self.cap - 1);
+        // SAFETY: the record's length word, published by the stamp `has_data` saw.
+        let n = unsafe { (self.data().add(at + 8) as *const u32).read() } as usize;
+        if n > self.cap - RECORD_HEAD || at + RECORD_HEAD + n > self.cap {
+            return None;
+        }
+        // SAFETY: the record's bytes, published with its stamp, inside the data area.
+        Some(unsafe { std::slice::from_raw_parts(self.data().add(at + RECORD_HEAD), n) })
+    }
+
+    /// Receiver: the record [`Ring::next_record`] returned is read; its room goes back to the
+    /// sender.
+    pub fn consume_record(&mut self, n: usize) {
+        self.mine += record_bytes(n) as u64;
+        self.header().head.store(self.mine, Ordering::Release);
     }
 
     /// Receiver: says it may sleep (or is awake again). After saying so, look at
@@ -456,135 +510,5 @@ impl Ring {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::wire::{Frame, FrameBuffer};
-
-    #[test]
-    fn bytes_cross_the_ring_in_order_across_its_end() {
-        let (mut tx, fd) = Ring::create(4096).unwrap();
-        let mut rx = Ring::open(&fd).unwrap();
-        let mut fb = FrameBuffer::default();
-        let mut sent = Vec::new();
-        for i in 0..200u32 {
-            let f =
-                Frame::Message { src: 1, tag: i as i32, ctx: 0, enc: 0, data: vec![i as u8; (i as usize * 37) % 700] };
-            let bytes = f.encode();
-            let mut off = 0;
-            while off < bytes.len() {
-                off += tx.write(&bytes[off..]);
-                rx.read_into(&mut fb).unwrap();
-            }
-            sent.push(f);
-        }
-        rx.read_into(&mut fb).unwrap();
-        assert!(!rx.has_data());
-        for f in sent {
-            assert_eq!(fb.next_frame().unwrap(), Some(f));
-        }
-    }
-
-    #[test]
-    fn records_of_earlier_laps_never_read_as_new() {
-        let (mut tx, fd) = Ring::create(4096).unwrap();
-        let mut rx = Ring::open(&fd).unwrap();
-        let mut fb = FrameBuffer::default();
-        // 100 laps of records of every size up to a few lines, each read at once: after each
-        // read no stale stamp looks like the next record.
-        for i in 0..100 * 4096 / 128 {
-            let bytes = vec![(i % 251) as u8; 1 + i % 200];
-            assert!(tx.write_whole(&[&bytes]));
-            assert!(rx.has_data());
-            assert_eq!(rx.read_into(&mut fb).unwrap(), bytes.len());
-            assert!(!rx.has_data());
-        }
-    }
-
-    #[test]
-    fn parts_that_fit_are_written_whole_and_the_rest_waits() {
-        let (mut tx, fd) = Ring::create(4096).unwrap();
-        let mut rx = Ring::open(&fd).unwrap();
-        assert!(tx.write_whole(&[&[1; 3000], &[2; 1000]]));
-        assert!(!tx.write_whole(&[&[3; 50], &[4; 50]]), "a record of 100 bytes takes 128, 64 are free");
-        let mut fb = FrameBuffer::default();
-        assert_eq!(rx.read_into(&mut fb).unwrap(), 4000);
-        assert!(!rx.has_data());
-        assert!(tx.write_whole(&[&[3; 50], &[4; 50]]), "across the ring's end");
-        assert_eq!(rx.read_into(&mut fb).unwrap(), 100);
-    }
-
-    #[test]
-    fn a_full_ring_takes_nothing_and_a_broken_length_is_an_error() {
-        let (mut tx, fd) = Ring::create(4096).unwrap();
-        let mut rx = Ring::open(&fd).unwrap();
-        assert_eq!(tx.write(&[7; 5000]), 4096 - RECORD_HEAD);
-        assert_eq!(tx.write(&[7; 10]), 0);
-        let mut fb = FrameBuffer::default();
-        assert_eq!(rx.read_into(&mut fb).unwrap(), 4096 - RECORD_HEAD);
-        assert_eq!(tx.write(&[7; 10]), 10);
-        // A length beyond the ring, as a broken peer might write it.
-        // SAFETY: the length word of the record just written, at ring offset 0.
-        unsafe { (tx.data().add(8) as *mut u32).write(1 << 30) };
-        assert_eq!(rx.read_into(&mut fb), Err(PvmError::BadMsg));
-    }
-
-    #[test]
-    fn a_ring_that_could_shrink_is_refused() {
-        use std::os::fd::FromRawFd;
-        // SAFETY: a new memfd we own, sized like a ring but not sealed.
-        let fd = unsafe {
-            let fd = libc::memfd_create(c"unsealed".as_ptr(), libc::MFD_CLOEXEC);
-            assert!(fd >= 0);
-            assert_eq!(libc::ftruncate(fd, (DATA + 4096) as libc::off_t), 0);
-            std::os::fd::OwnedFd::from_raw_fd(fd)
-        };
-        assert_eq!(Ring::open(&fd).err(), Some(PvmError::BadMsg));
-    }
-
-    #[test]
-    fn the_sender_sees_a_sleeping_receiver() {
-        let (tx, fd) = Ring::create(4096).unwrap();
-        let rx = Ring::open(&fd).unwrap();
-        assert!(!tx.receiver_asleep());
-        rx.set_asleep(true);
-        assert!(tx.receiver_asleep());
-        rx.set_asleep(false);
-        assert!(!tx.receiver_asleep());
-    }
-
-    #[test]
-    fn single_copy_is_allowed_and_acknowledged_by_the_receiver_even_after_its_end_is_gone() {
-        let (mut tx, fd) = Ring::create(4096).unwrap();
-        tx.set_probe(0x1234);
-        let rx = Ring::open(&fd).unwrap();
-        assert_eq!(rx.probe(), 0x1234);
-        assert!(!tx.single_copy_allowed());
-        rx.allow_single_copy();
-        assert!(tx.single_copy_allowed());
-        let acker = rx.acker(7);
-        drop(rx);
-        assert_eq!(tx.acked(), 0);
-        acker.ack();
-        assert_eq!(tx.acked(), 7);
-    }
-
-    #[test]
-    fn a_shared_copy_request_is_seen_once_and_answered() {
-        let (tx, fd) = Ring::create(4096).unwrap();
-        let rx = Ring::open(&fd).unwrap();
-        rx.allow_single_copy();
-        let acker = rx.acker(1);
-        assert_eq!(tx.help_request(0), None);
-        let id = acker.ask_help(100, 50, 0xabc);
-        let pid = std::process::id() as i32;
-        assert_eq!(tx.help_request(0), Some(HelpRequest { id, at: 100, len: 50, addr: 0xabc, pid }));
-        assert_eq!(tx.help_request(id), None, "answered requests are not seen again");
-        assert_eq!(acker.helped(id), None);
-        tx.mark_helped(id, false);
-        assert_eq!(acker.helped(id), Some(false));
-        let next = acker.ask_help(0, 1, 0xdef);
-        assert_eq!(acker.helped(next), None);
-        tx.mark_helped(next, true);
-        assert_eq!(acker.helped(next), Some(true));
-    }
-}
+#[path = "ring_tests.rs"]
+mod tests;

@@ -37,10 +37,19 @@ pub unsafe extern "C" fn pvm_mcast(tids: *mut c_int, count: c_int, tag: c_int) -
         }
         // SAFETY: C's contract: count tids.
         let list = if n == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(tids, n) }.to_vec() };
-        let me = lib.task()?.tid;
-        // PVM's multicast never sends the caller a copy.
-        let list: Vec<i32> = list.into_iter().filter(|&t| t != me).collect();
-        send_active(lib, &list, tag)
+        let traced = trace::on(lib);
+        if traced {
+            trace::mcast_entry(lib, &list, tag);
+        }
+        let r = lib.task().map(|t| t.tid).and_then(|me| {
+            // PVM's multicast never sends the caller a copy.
+            let list: Vec<i32> = list.into_iter().filter(|&t| t != me).collect();
+            send_active(lib, &list, tag)
+        });
+        if traced {
+            trace::result_exit(lib, trace::TEV_MCAST, r.unwrap_or_else(|e| e.code()));
+        }
+        r
     })
 }
 
@@ -98,12 +107,13 @@ fn traced_receive(
 /// A message received becomes the active receive buffer (a large one may still be in its
 /// sender's memory, for `pvm_upkbyte` to copy once).
 fn deliver(lib: &mut Lib, m: Arrived) -> c_int {
-    let enc = Encoding::from_code(m.enc).unwrap_or(Encoding::Raw);
-    let b = match m.remote {
-        Some(r) => Buffer::received_remote(enc, r, m.src, m.tag, m.ctx),
-        None => Buffer::received(enc, m.data, m.src, m.tag, m.ctx),
-    };
-    lib.bufs.deliver(b)
+    let (id, old) = lib.bufs.deliver(m);
+    // The old memory takes the next small message (`Task::spare`), else goes to the pool.
+    match lib.task.as_mut() {
+        Some(t) if t.spare.capacity() == 0 && old.capacity() <= crate::buffer::REUSE_MAX => t.spare = old,
+        _ => crate::buffer::recycle(old),
+    }
+    id
 }
 
 #[no_mangle]
@@ -209,13 +219,23 @@ pub fn type_size(datatype: c_int) -> Result<usize, PvmError> {
 #[no_mangle]
 pub unsafe extern "C" fn pvm_psend(tid: c_int, tag: c_int, buf: *mut c_void, len: c_int, datatype: c_int) -> c_int {
     call("pvm_psend", |lib| {
-        // SAFETY: C's contract: len items of datatype at buf.
-        let data = unsafe { items(buf, len, datatype)? };
-        if tag < 0 {
-            return Err(PvmError::BadParam);
+        let traced = trace::on(lib);
+        if traced {
+            trace::psend_entry(lib, tid, tag, buf as usize, len, datatype);
         }
-        lib.task()?.send(tid, tag, Encoding::Raw.code(), data)?;
-        Ok(0)
+        let r = (|| {
+            // SAFETY: C's contract: len items of datatype at buf.
+            let data = unsafe { items(buf, len, datatype)? };
+            if tag < 0 {
+                return Err(PvmError::BadParam);
+            }
+            lib.task()?.send(tid, tag, Encoding::Raw.code(), data)?;
+            Ok(0)
+        })();
+        if traced {
+            trace::result_exit(lib, trace::TEV_PSEND, r.unwrap_or_else(|e| e.code()));
+        }
+        r
     })
 }
 
@@ -284,9 +304,21 @@ pub unsafe extern "C" fn pvm_precv(
         });
     }
     call("pvm_precv", |lib| {
-        wildcard_ok(tid, tag)?;
-        let room = room()?;
-        let m = lib.task()?.receive(tid, tag, None).ok_or(PvmError::SysErr)?;
-        copy_out(&m.data, m.src, m.tag, room)
+        let traced = trace::on(lib);
+        if traced {
+            trace::precv_entry(lib, tid, tag, buf as usize, len, datatype);
+        }
+        let mut got = None;
+        let r = (|| {
+            wildcard_ok(tid, tag)?;
+            let room = room()?;
+            let m = lib.task()?.receive(tid, tag, None).ok_or(PvmError::SysErr)?;
+            got = Some((m.data.len(), m.tag, m.src));
+            copy_out(&m.data, m.src, m.tag, room)
+        })();
+        if traced {
+            trace::precv_exit(lib, r.unwrap_or_else(|e| e.code()), got);
+        }
+        r
     })
 }

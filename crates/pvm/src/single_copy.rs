@@ -177,6 +177,8 @@ impl Remote {
     /// process reads the front half, so both cores copy (the engine's shared copy, and the
     /// floor's "shared" ping-pong). Returns only once the sender has said it is done writing.
     pub fn read_shared(&self, at: usize, dst: &mut [u8]) -> Result<(), PvmError> {
+        // The sender pins `dst`'s pages for its half: huge ones where the kernel gives them.
+        crate::huge_pages::prefer(dst.as_ptr() as usize, dst.len());
         let Some(acker) = self.acker.as_ref().filter(|_| dst.len() >= SHARED_MIN) else { return self.read(at, dst) };
         let half = dst.len() / 2;
         let (front, back) = dst.split_at_mut(half);
@@ -237,6 +239,10 @@ impl crate::task::Task {
         }
         route.posted += 1;
         let seq = route.posted;
+        // The receiver pins these pages to read them: huge ones where the kernel gives them.
+        for p in parts {
+            crate::huge_pages::prefer(p.as_ptr() as usize, p.len());
+        }
         let pieces = parts.iter().map(|p| (p.as_ptr() as u64, p.len() as u64)).collect();
         let frame = crate::wire::Frame::Remote { tag, ctx: self.ctx, enc, seq, pieces };
         self.write_route(tid, &[&frame.encode()])?;

@@ -45,20 +45,30 @@ static LIB: CallLock<Lib> = CallLock::new(Lib {
 
 impl Lib {
     /// This process as a task, enrolling it on first use.
+    #[inline]
     pub fn task(&mut self) -> Result<&mut Task, PvmError> {
+        // Taken apart so that the enrolled case, every call but the first, is a test and a
+        // branch where it is used (it was a call of ~36 instructions on the message path).
         if self.task.is_none() {
-            let t = Task::enroll()?;
-            static AT_EXIT: std::sync::Once = std::sync::Once::new();
-            // SAFETY: registers a plain extern "C" function with no arguments.
-            AT_EXIT.call_once(|| unsafe {
-                libc::atexit(let_senders_go_at_exit);
-            });
-            crate::compat::pvmmytid.store(t.tid, std::sync::atomic::Ordering::Relaxed);
-            crate::calls::inherit_output(&mut self.opts);
-            crate::trace::inherit(self);
-            self.task = Some(t);
+            self.enroll()?;
         }
         Ok(self.task.as_mut().expect("enrolled above"))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn enroll(&mut self) -> Result<(), PvmError> {
+        let t = Task::enroll()?;
+        static AT_EXIT: std::sync::Once = std::sync::Once::new();
+        // SAFETY: registers a plain extern "C" function with no arguments.
+        AT_EXIT.call_once(|| unsafe {
+            libc::atexit(let_senders_go_at_exit);
+        });
+        crate::compat::pvmmytid.store(t.tid, std::sync::atomic::Ordering::Relaxed);
+        crate::calls::inherit_output(&mut self.opts);
+        crate::trace::inherit(self);
+        self.task = Some(t);
+        Ok(())
     }
 }
 
@@ -102,12 +112,18 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
 /// between (`pvm_bufinfo`, `pvm_getminfo`: `bufid = pvm_recv(-1, -1); pvm_bufinfo(bufid, ...);
 /// pvm_upkbyte(...)` is PVM's idiom): any other call copies it in first, so that no sender
 /// waits on a receiver that has gone on to other things.
+#[inline]
 fn settle_receive_buffer(lib: &mut Lib, name: &str) {
-    // The flag first: nearly every call finds none, and skips the name's comparison.
-    if !lib.bufs.receive_buffer_is_lazy()
-        || name.starts_with("pvm_upk")
-        || matches!(name, "pvm_bufinfo" | "pvm_getminfo")
-    {
+    // The flag first, here in the caller: nearly every call finds none.
+    if lib.bufs.receive_buffer_is_lazy() {
+        settle_lazy_receive_buffer(lib, name);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn settle_lazy_receive_buffer(lib: &mut Lib, name: &str) {
+    if name.starts_with("pvm_upk") || matches!(name, "pvm_bufinfo" | "pvm_getminfo") {
         return;
     }
     if let Err(e) = lib.bufs.settle_receive_buffer() {
@@ -130,6 +146,7 @@ pub fn call_unlocked(name: &str, f: impl FnOnce() -> Result<c_int, PvmError>) ->
 
 /// What a call's report needs: its result, `PvmAutoErr`, and the task's tid; an error is
 /// remembered for `pvm_perror` and `pvm_errno`.
+#[inline]
 fn note(lib: &mut Lib, r: Result<c_int, PvmError>) -> (Result<c_int, PvmError>, i32, Option<i32>) {
     if let Err(e) = r {
         lib.last_err = e.code();
@@ -140,7 +157,17 @@ fn note(lib: &mut Lib, r: Result<c_int, PvmError>) -> (Result<c_int, PvmError>, 
 
 /// A call's return value; its error printed when `PvmAutoErr` asks for it, a panic as an
 /// internal error (never unwound into C).
+#[inline]
 fn report(name: &str, out: std::thread::Result<(Result<c_int, PvmError>, i32, Option<i32>)>) -> c_int {
+    match out {
+        Ok((Ok(v), _, _)) => v,
+        failed => report_failure(name, failed),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn report_failure(name: &str, out: std::thread::Result<(Result<c_int, PvmError>, i32, Option<i32>)>) -> c_int {
     match out {
         Ok((Ok(v), _, _)) => v,
         Ok((Err(e), auto_err, tid)) => {
@@ -170,9 +197,19 @@ thread_local! {
 
 /// Hands each waiting message to its handler: the message is the active receive buffer while
 /// the handler runs (as in PVM), then it is freed and the receive buffer before it restored.
+#[inline]
 pub fn run_handlers() {
-    // Most calls find no message for a handler: they skip the lock and the thread-local here.
-    if !HANDLERS_WAITING.load(Ordering::Relaxed) || IN_HANDLER.with(|h| h.replace(true)) {
+    // Most calls find no message for a handler: one load here in the caller, no call, no
+    // lock and no thread-local.
+    if HANDLERS_WAITING.load(Ordering::Relaxed) {
+        run_waiting_handlers();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn run_waiting_handlers() {
+    if IN_HANDLER.with(|h| h.replace(true)) {
         return;
     }
     loop {

@@ -23,6 +23,12 @@ use crate::ring::Ring;
 use crate::single_copy::Remote;
 use crate::wire::{Frame, FrameBuffer};
 
+/// Where a wait found its message: in the queue, or taken straight from a ring.
+enum Found {
+    Queued(usize),
+    Taken(Arrived),
+}
+
 /// A message that arrived and waits to be received.
 #[derive(Debug)]
 pub struct Arrived {
@@ -32,8 +38,9 @@ pub struct Arrived {
     pub enc: i32,
     pub data: Vec<u8>,
     /// A single-copy message still in its sender's memory (`data` is then empty); only
-    /// while a receive hands it out (`single_copy.rs`).
-    pub remote: Option<Remote>,
+    /// while a receive hands it out (`single_copy.rs`). Boxed: rare, and an arrival moves
+    /// (into the queue, out of it) with its fields in registers rather than by `memcpy`.
+    pub remote: Option<Box<Remote>>,
 }
 
 impl Arrived {
@@ -45,7 +52,7 @@ impl Arrived {
     pub fn settle(&mut self) {
         let Some(r) = self.remote.take() else { return };
         let len = r.len();
-        match r.read_all() {
+        match (*r).read_all() {
             Ok(d) => self.data = d,
             Err(e) => crate::state::say(format_args!(
                 "libpvm: cannot read a message of {len} bytes (tag {}) from t{:x}'s memory: {}",
@@ -73,8 +80,15 @@ pub static SPIN_US: Tunable = Tunable::new(
 pub static SHOW_TIDS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 /// The PVM library's tunables, for `bbrun --info`.
-pub fn tunables() -> [&'static Tunable; 5] {
-    [&SHM, &SPIN_US, &crate::ring::RING_BYTES, &crate::single_copy::SINGLE_COPY_BYTES, &crate::agent::LINGER_MS]
+pub fn tunables() -> [&'static Tunable; 6] {
+    [
+        &SHM,
+        &SPIN_US,
+        &crate::ring::RING_BYTES,
+        &crate::single_copy::SINGLE_COPY_BYTES,
+        &crate::huge_pages::HUGE_PAGES,
+        &crate::agent::LINGER_MS,
+    ]
 }
 
 /// A message handler (`pvm_addmhf`): messages matching src, tag and context (-1: any) go to
@@ -125,6 +139,10 @@ pub struct Task {
     /// While a receive waits: an arriving single-copy message may stay in its sender's
     /// memory (the receive may hand it out); at any other time it is copied in at once.
     lazy_ok: bool,
+    /// Memory for the next message taken straight from a ring (`take_direct`): the receive
+    /// buffer's old vector, handed back by `pvm_recv` (`Buffers::deliver`), so a small
+    /// message costs neither an allocation nor the shared pool's thread-local (`buffer::reuse`).
+    pub spare: Vec<u8>,
 }
 
 // SAFETY: the FILE pointer in `catch` is only used under the library's lock, as C's stdio
@@ -190,6 +208,7 @@ impl Task {
                 n => n,
             },
             lazy_ok: false,
+            spare: Vec::new(),
         })
     }
 
@@ -359,7 +378,7 @@ impl Task {
             }
             (Some(peer), Frame::Remote { tag, ctx, enc, seq, pieces }) if l.ring.is_some() => {
                 let acker = l.ring.as_ref().expect("checked").acker(seq);
-                let remote = Some(Remote::new(l.peer_pid, pieces, acker));
+                let remote = Some(Box::new(Remote::new(l.peer_pid, pieces, acker)));
                 self.arrive(Arrived { src: peer, tag, ctx, enc, data: Vec::new(), remote })
             }
             // A stranger, or a peer that breaks the protocol: dropped.
@@ -419,8 +438,10 @@ impl Task {
     /// Takes the first waiting message from `src` with `tag` (-1: any) in the current context,
     /// waiting up to `timeout` (`None`: for ever, `Some(0)`: not at all).
     pub fn receive(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<Arrived> {
-        let i = self.wait_for(src, tag, timeout)?;
-        self.queue.remove(i)
+        match self.wait_matching(src, tag, timeout)? {
+            Found::Queued(i) => self.queue.remove(i),
+            Found::Taken(m) => Some(m),
+        }
     }
 
     /// As [`Task::receive`], but a large message may still be in its sender's memory
@@ -429,16 +450,42 @@ impl Task {
         self.lazy_ok = true;
         let found = self.wait_matching(src, tag, timeout);
         self.lazy_ok = false;
-        self.settle_queue(found);
-        self.queue.remove(found?)
+        let i = match found {
+            Some(Found::Taken(m)) => {
+                self.settle_queue(None);
+                return Some(m);
+            }
+            Some(Found::Queued(i)) => Some(i),
+            None => None,
+        };
+        self.settle_queue(i);
+        self.queue.remove(i?)
     }
 
     /// Where the first matching message waits in the queue, waiting as `receive` does.
     pub fn wait_for(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<usize> {
-        self.wait_matching(src, tag, timeout)
+        match self.wait_matching(src, tag, timeout)? {
+            Found::Queued(i) => Some(i),
+            Found::Taken(m) => {
+                // Newer than all queued from its sender, and the first that matches.
+                self.queue.push_back(m);
+                Some(self.queue.len() - 1)
+            }
+        }
     }
 
-    fn wait_matching(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<usize> {
+    /// A message that matches, straight from the front of a ring (`Link::take_message`),
+    /// where no message handler might want it instead.
+    fn take_direct(&mut self, src: i32, tag: i32, ctx: i32) -> Option<Arrived> {
+        if !self.handlers.is_empty() {
+            return None;
+        }
+        let wanted = |t: i32, c: i32| (tag == -1 || t == tag) && c == ctx;
+        let spare = &mut self.spare;
+        self.inbound.iter_mut().filter(|l| src == -1 || l.peer == Some(src)).find_map(|l| l.take_message(wanted, spare))
+    }
+
+    fn wait_matching(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<Found> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut first = true;
         loop {
@@ -453,7 +500,7 @@ impl Task {
                 .iter()
                 .position(|m| (src == -1 || m.src == src) && (tag == -1 || m.tag == tag) && m.ctx == ctx)
             {
-                return Some(i);
+                return Some(Found::Queued(i));
             }
             // What does not match is copied in before this task waits: its senders go on.
             self.settle_queue(None);
@@ -467,12 +514,22 @@ impl Task {
             if left != Some(Duration::ZERO) && self.inbound.iter().any(|l| l.ring.is_some()) {
                 // Yielding between looks lets a peer that shares this core run (the engine's
                 // ladder: spin, then yield, then sleep).
-                let until = Instant::now() + self.spin;
+                let mut until = None;
                 let mut looks = 0u32;
                 // While spinning, the clock is read every 256th look: a look is a few loads, a
                 // clock read in a VM as long as several looks (a tenth of a ping-pong's
                 // samples, at every 16th), and a message that lands meanwhile waits for it.
-                while !self.drain_rings() {
+                // The spin's end is set at the first of those reads, not before the first
+                // look: a message already there costs no clock read.
+                loop {
+                    // A small message that matches is taken whole from its ring; anything
+                    // else goes the general way (frames, the queue) and is matched above.
+                    if let Some(m) = self.take_direct(src, tag, ctx) {
+                        return Some(Found::Taken(m));
+                    }
+                    if self.drain_rings() {
+                        break;
+                    }
                     looks += 1;
                     if looks < 1024 {
                         std::hint::spin_loop();
@@ -482,7 +539,8 @@ impl Task {
                     } else {
                         std::thread::yield_now();
                     }
-                    if Instant::now() >= until {
+                    let now = Instant::now();
+                    if now >= *until.get_or_insert(now + self.spin) {
                         break;
                     }
                 }

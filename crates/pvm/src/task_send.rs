@@ -188,6 +188,9 @@ impl Task {
         }
         // Even after an error, the receivers of what was posted read this memory until they
         // say they are done.
+        if posted.is_empty() {
+            return r;
+        }
         let w = self.wait_single_copies(&posted, parts);
         r.and(w)
     }
@@ -206,8 +209,22 @@ impl Task {
             self.arrive(Arrived::new(tid, tag, ctx, enc, parts.concat()));
             return Ok(());
         }
-        self.link_to(tid)?;
         let len = parts.iter().map(|p| p.len()).sum();
+        // The usual message: its route is there, a ring with room (one look-up, the header
+        // written straight into the record).
+        if len < self.single_copy {
+            if let Some(Route { stream, ring: Some(ring), .. }) = self.outbound.get_mut(&tid) {
+                let header =
+                    crate::wire::message_header(self.tid, tag, self.ctx, enc, len).ok_or(PvmError::Overflow)?;
+                if ring.write_message(&header, parts) {
+                    if ring.receiver_asleep() {
+                        wake(stream);
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        self.link_to(tid)?;
         if len >= self.single_copy {
             if let Some(seq) = self.post_single_copy(tid, tag, enc, parts)? {
                 posted.push((tid, seq));

@@ -20,14 +20,22 @@
 //! `event` is the event's number or'ed with `TEV_EVENT_ENTRY` (0x4000) or `TEV_EVENT_EXIT`
 //! (0x8000); the data are the time (`TEV_DID_TS`, `TEV_DID_TU`), the task (`TEV_DID_TID`),
 //! then the call's own, as Debian's `lpvm.c` packs them (see `send_entry` and the others).
-//! Traced: `pvm_send`, `pvm_recv`, `pvm_nrecv`, `pvm_trecv`. Not yet: the other calls' events,
+//! A datum is an int (`TEV_DATA_INT`), an address as a long (`TEV_DATA_LONG`, its low 32 bits in
+//! one XDR int, as Debian's `pvm_pklong` packs it), or a list of ints (`TEV_DATA_INT |
+//! TEV_DATA_ARRAY`: its count, then its values, in descriptors and records alike).
+//! Traced: `pvm_send`, `pvm_recv`, `pvm_nrecv`, `pvm_trecv`, `pvm_mcast`, `pvm_psend`,
+//! `pvm_precv`, `pvm_initsend`. Not yet: the other calls' events,
 //! `PvmTraceTime`/`PvmTraceCount` summaries, and pvmd's own events (newtask, spntask,
 //! endtask) from the agent.
 
 use crate::encoding::{pack_str, Encoding};
 use crate::state::Lib;
 
+pub const TEV_INITSEND: i32 = 17;
+pub const TEV_MCAST: i32 = 23;
 pub const TEV_NRECV: i32 = 28;
+pub const TEV_PRECV: i32 = 84;
+pub const TEV_PSEND: i32 = 85;
 pub const TEV_RECV: i32 = 45;
 pub const TEV_SEND: i32 = 47;
 pub const TEV_TRECV: i32 = 57;
@@ -40,6 +48,8 @@ const MARK_DESC_END: i32 = -6;
 const MARK_RECORD: i32 = -7;
 const MARK_RECORD_END: i32 = -8;
 const DATA_INT: i32 = 6;
+const DATA_LONG: i32 = 8;
+const DATA_ARRAY: i32 = 0x80;
 /// Data ids (`TEV_DID_*`).
 const DID_CC: i32 = 4;
 const DID_MC: i32 = 45;
@@ -48,6 +58,12 @@ const DID_MB: i32 = 47;
 const DID_MNB: i32 = 48;
 const DID_SRC: i32 = 49;
 const DID_DST: i32 = 50;
+const DID_MDL: i32 = 51;
+const DID_MSB: i32 = 56;
+const DID_ME: i32 = 57;
+const DID_PDA: i32 = 71;
+const DID_PDT: i32 = 72;
+const DID_PC: i32 = 73;
 pub const DID_MTS: i32 = 52;
 pub const DID_MTU: i32 = 53;
 const DID_RST: i32 = 78;
@@ -157,10 +173,46 @@ pub fn inherit(lib: &mut Lib) {
     }
 }
 
-/// Sends the tracer one event of `kind` (`entry` or exit) with `data` (id, value) after the
-/// header, when this task's settings and mask ask for it. A trace message that cannot go is
-/// dropped, as Debian's library drops it: tracing never fails a call.
+/// One datum of an event (see the top).
+#[derive(Clone, Copy)]
+pub enum Datum<'a> {
+    Int(i32),
+    Address(usize),
+    Ints(&'a [i32]),
+}
+
+impl Datum<'_> {
+    fn data_type(&self) -> i32 {
+        match self {
+            Datum::Int(_) => DATA_INT,
+            Datum::Address(_) => DATA_LONG,
+            Datum::Ints(_) => DATA_INT | DATA_ARRAY,
+        }
+    }
+
+    fn pack(&self, out: &mut Vec<u8>) {
+        let mut int = |v: i32| out.extend_from_slice(&v.to_be_bytes());
+        match *self {
+            Datum::Int(v) => int(v),
+            Datum::Address(a) => int(a as i32),
+            Datum::Ints(vs) => {
+                int(vs.len() as i32);
+                vs.iter().for_each(|&v| int(v));
+            }
+        }
+    }
+}
+
+/// Sends the tracer one event of `kind` (`entry` or exit) with `data` (ints: id, value) after
+/// the header, when this task's settings and mask ask for it.
 fn event(lib: &mut Lib, kind: i32, entry: bool, data: &[(i32, i32)]) {
+    let data: Vec<(i32, Datum<'_>)> = data.iter().map(|&(d, v)| (d, Datum::Int(v))).collect();
+    event_of(lib, kind, entry, &data)
+}
+
+/// As [`event`], with data of any kind. A trace message that cannot go is dropped, as
+/// Debian's library drops it: tracing never fails a call.
+fn event_of(lib: &mut Lib, kind: i32, entry: bool, data: &[(i32, Datum<'_>)]) {
     let tracer = lib.opts[SELF.tid];
     let options = lib.opts[SELF.options];
     if tracer <= 0 || !masked(&lib.tracing.masks[0], kind) || (options != 0 && options != TRACE_FULL) {
@@ -191,13 +243,17 @@ fn event(lib: &mut Lib, kind: i32, entry: bool, data: &[(i32, i32)]) {
     if desc {
         let _ = pack_str(Encoding::Xdr, &mut out, name(kind).as_bytes());
     }
-    let header = [(DID_TS, now.as_secs() as i32), (DID_TU, now.subsec_micros() as i32), (DID_TID, task.tid)];
-    for &(did, v) in header.iter().chain(data) {
+    let header = [
+        (DID_TS, Datum::Int(now.as_secs() as i32)),
+        (DID_TU, Datum::Int(now.subsec_micros() as i32)),
+        (DID_TID, Datum::Int(task.tid)),
+    ];
+    for (did, v) in header.iter().chain(data) {
         if desc {
-            int(&mut out, did);
-            int(&mut out, DATA_INT);
+            int(&mut out, *did);
+            int(&mut out, v.data_type());
         }
-        int(&mut out, v);
+        v.pack(&mut out);
     }
     int(&mut out, if desc { MARK_DESC_END } else { MARK_RECORD_END });
     if buffered {
@@ -215,6 +271,10 @@ fn name(kind: i32) -> &'static str {
         TEV_RECV => "recv",
         TEV_SEND => "send",
         TEV_TRECV => "trecv",
+        TEV_INITSEND => "initsend",
+        TEV_MCAST => "mcast",
+        TEV_PRECV => "precv",
+        TEV_PSEND => "psend",
         _ => "",
     }
 }
@@ -253,6 +313,70 @@ pub fn recv_exit(lib: &mut Lib, kind: i32, cc: i32) {
     };
     let ctx = context(lib);
     event(lib, kind, false, &[(DID_MB, cc), (DID_MNB, bytes), (DID_MC, tag), (DID_MCX, ctx), (DID_SRC, src)]);
+}
+
+/// A call's exit that says only its result (`TEV_DID_CC`).
+pub fn result_exit(lib: &mut Lib, kind: i32, cc: i32) {
+    event(lib, kind, false, &[(DID_CC, cc)]);
+}
+
+/// `pvm_initsend`'s entry (the encoding) and exit (the new buffer, or an error).
+pub fn initsend_entry(lib: &mut Lib, enc: i32) {
+    event(lib, TEV_INITSEND, true, &[(DID_ME, enc)]);
+}
+
+pub fn initsend_exit(lib: &mut Lib, cc: i32) {
+    event(lib, TEV_INITSEND, false, &[(DID_MSB, cc)]);
+}
+
+/// `pvm_mcast`'s entry: the send buffer's bytes, the tag, the context, the tids as given.
+pub fn mcast_entry(lib: &mut Lib, tids: &[i32], tag: i32) {
+    let bytes = lib.bufs.send_buffer().map_or(-1, |b| b.len() as i32);
+    let ctx = context(lib);
+    let data = [
+        (DID_MNB, Datum::Int(bytes)),
+        (DID_MC, Datum::Int(tag)),
+        (DID_MCX, Datum::Int(ctx)),
+        (DID_MDL, Datum::Ints(tids)),
+    ];
+    event_of(lib, TEV_MCAST, true, &data);
+}
+
+/// `pvm_psend`'s entry: the destination, tag, context, and the program's array (address,
+/// count, type).
+pub fn psend_entry(lib: &mut Lib, dst: i32, tag: i32, addr: usize, count: i32, datatype: i32) {
+    let ctx = context(lib);
+    let data = [
+        (DID_DST, Datum::Int(dst)),
+        (DID_MC, Datum::Int(tag)),
+        (DID_MCX, Datum::Int(ctx)),
+        (DID_PDA, Datum::Address(addr)),
+        (DID_PC, Datum::Int(count)),
+        (DID_PDT, Datum::Int(datatype)),
+    ];
+    event_of(lib, TEV_PSEND, true, &data);
+}
+
+/// `pvm_precv`'s entry: the source and tag asked for, the context, the program's array.
+pub fn precv_entry(lib: &mut Lib, src: i32, tag: i32, addr: usize, count: i32, datatype: i32) {
+    let ctx = context(lib);
+    let data = [
+        (DID_RST, Datum::Int(src)),
+        (DID_RMC, Datum::Int(tag)),
+        (DID_RCX, Datum::Int(ctx)),
+        (DID_PDA, Datum::Address(addr)),
+        (DID_PC, Datum::Int(count)),
+        (DID_PDT, Datum::Int(datatype)),
+    ];
+    event_of(lib, TEV_PRECV, true, &data);
+}
+
+/// `pvm_precv`'s exit: its result, then what came (bytes, tag, context, source; -1 each when
+/// nothing did).
+pub fn precv_exit(lib: &mut Lib, cc: i32, got: Option<(usize, i32, i32)>) {
+    let ctx = context(lib);
+    let (bytes, tag, src) = got.map_or((-1, -1, -1), |(n, tag, src)| (n as i32, tag, src));
+    event(lib, TEV_PRECV, false, &[(DID_CC, cc), (DID_MNB, bytes), (DID_MC, tag), (DID_MCX, ctx), (DID_SRC, src)]);
 }
 
 /// `pvm_settmask` (`who` 0: this task's, 1: its children's).

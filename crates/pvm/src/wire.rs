@@ -584,6 +584,18 @@ pub fn message_header(src: i32, tag: i32, ctx: i32, enc: i32, len: usize) -> Opt
     Some(h)
 }
 
+/// A record that is exactly one small message frame (as [`message_header`] begins it): its
+/// tag, context, encoding and data; `None` for anything else (another frame, several, part of
+/// one, or a message larger than `frame_buffer::LARGE`, which take the general path).
+pub fn message_in(rec: &[u8]) -> Option<(i32, i32, i32, &[u8])> {
+    let head = rec.get(..28)?;
+    let word = |i: usize| i32::from_le_bytes(head[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+    let len = rec.len() - 28;
+    let fits = word(0) as u32 as usize == 24 + len && word(6) as u32 as usize == len;
+    (fits && word(1) == crate::frame_buffer::MESSAGE && len <= crate::frame_buffer::LARGE)
+        .then(|| (word(3), word(4), word(5), &rec[28..]))
+}
+
 #[cfg(test)]
 #[path = "wire_tests.rs"]
 mod tests;

@@ -145,3 +145,19 @@ fn an_oversized_length_is_an_error() {
     fb.push(&u32::MAX.to_le_bytes());
     assert!(fb.next_frame().is_err());
 }
+
+#[test]
+fn a_record_is_one_small_message_only_when_it_holds_one_whole() {
+    let data = [9u8, 8, 7];
+    let header = message_header(0x40001, 5, 2, 1, data.len()).unwrap();
+    let rec = [&header[..], &data].concat();
+    assert_eq!(message_in(&rec), Some((5, 2, 1, &data[..])));
+    assert_eq!(message_in(&rec[..rec.len() - 1]), None, "part of one");
+    let two = [&rec[..], &rec].concat();
+    assert_eq!(message_in(&two), None, "two frames");
+    let hello = Frame::Hello { secret: "s".into(), pid: 1, tid: 2, name: String::new() }.encode();
+    assert_eq!(message_in(&hello), None, "another kind");
+    let big = vec![0u8; LARGE + 1];
+    let big_rec = [&message_header(1, 1, 0, 1, big.len()).unwrap()[..], &big].concat();
+    assert_eq!(message_in(&big_rec), None, "a large message takes the frame buffer's own path");
+}

@@ -2,7 +2,8 @@
 //! function (`pvm_recvf`, `tests/c/recvf.c`), and whole messages packed into others
 //! (`pvm_pkmesg`, `pvm_pkmesgbody`, `pvm_upkmesg`, `tests/c/pkmesg.c`), and children's output
 //! caught by the parent (`pvm_catchout`, `tests/c/catchout.c`), and a traced child's events
-//! at its tracer (`PvmTraceTid`, `tests/c/trace.c`). Each C program prints
+//! at its tracer (`PvmTraceTid`, `tests/c/trace.c`, and `tests/c/trace_calls.c` for
+//! `pvm_psend`, `pvm_precv`, `pvm_mcast`, `pvm_initsend`). Each C program prints
 //! the same built against our library and against Debian's (run under a pvmd of its own),
 //! under a timeout, leaving nothing behind.
 
@@ -196,6 +197,35 @@ desc 47 entry send: 106/6=t 107/6=t 88/6=kid 48/6=8 50/6=parent 45/6=2 46/6=0
 desc 47 exit send: 106/6=t 107/6=t 88/6=kid 4/6=0
 record 47 entry: 106=t 107=t 88=kid 48=8 50=parent 45=2 46=0
 record 47 exit: 106=t 107=t 88=kid 4=0
+",
+    );
+}
+
+#[test]
+fn a_tracer_receives_psend_precv_mcast_and_initsend_events_as_under_debian() {
+    prints_as_under_debian(
+        "trace_calls",
+        "\
+settmask 0
+spawned 1
+precv 0
+precv 0
+mcast got 1 2
+mcast got 1 2
+desc 85 entry psend: 106/6=t 107/6=t 88/6=kid 50/6=parent 45/6=5 46/6=0 71/8=addr 73/6=3 72/6=3
+desc 85 exit psend: 106/6=t 107/6=t 88/6=kid 4/6=0
+desc 84 entry precv: 106/6=t 107/6=t 88/6=kid 78/6=parent 79/6=6 80/6=0 71/8=addr 73/6=4 72/6=3
+desc 84 exit precv: 106/6=t 107/6=t 88/6=kid 4/6=0 48/6=16 45/6=6 46/6=0 49/6=parent
+record 85 entry: 106=t 107=t 88=kid 50=parent 45=5 46=0 71=addr 73=2 72=3
+record 85 exit: 106=t 107=t 88=kid 4=0
+desc 17 entry initsend: 106/6=t 107/6=t 88/6=kid 57/6=0
+desc 17 exit initsend: 106/6=t 107/6=t 88/6=kid 56/6=buf
+desc 23 entry mcast: 106/6=t 107/6=t 88/6=kid 48/6=8 45/6=7 46/6=0 51/134=[1] parent
+desc 23 exit mcast: 106/6=t 107/6=t 88/6=kid 4/6=0
+record 17 entry: 106=t 107=t 88=kid 57=0
+record 17 exit: 106=t 107=t 88=kid 56=buf
+record 23 entry: 106=t 107=t 88=kid 48=8 45=7 46=0 51=[1] parent
+record 23 exit: 106=t 107=t 88=kid 4=0
 ",
     );
 }

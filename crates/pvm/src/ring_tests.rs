@@ -1,0 +1,151 @@
+//! Tests of `ring.rs`: bytes cross in order, stale records never read as new, the
+//! receiver's and sender's words, and the in-place read of a record.
+
+use super::*;
+use crate::wire::{Frame, FrameBuffer};
+
+#[test]
+fn bytes_cross_the_ring_in_order_across_its_end() {
+    let (mut tx, fd) = Ring::create(4096).unwrap();
+    let mut rx = Ring::open(&fd).unwrap();
+    let mut fb = FrameBuffer::default();
+    let mut sent = Vec::new();
+    for i in 0..200u32 {
+        let f = Frame::Message { src: 1, tag: i as i32, ctx: 0, enc: 0, data: vec![i as u8; (i as usize * 37) % 700] };
+        let bytes = f.encode();
+        let mut off = 0;
+        while off < bytes.len() {
+            off += tx.write(&bytes[off..]);
+            rx.read_into(&mut fb).unwrap();
+        }
+        sent.push(f);
+    }
+    rx.read_into(&mut fb).unwrap();
+    assert!(!rx.has_data());
+    for f in sent {
+        assert_eq!(fb.next_frame().unwrap(), Some(f));
+    }
+}
+
+#[test]
+fn records_of_earlier_laps_never_read_as_new() {
+    let (mut tx, fd) = Ring::create(4096).unwrap();
+    let mut rx = Ring::open(&fd).unwrap();
+    let mut fb = FrameBuffer::default();
+    // 100 laps of records of every size up to a few lines, each read at once: after each
+    // read no stale stamp looks like the next record.
+    for i in 0..100 * 4096 / 128 {
+        let bytes = vec![(i % 251) as u8; 1 + i % 200];
+        assert!(tx.write_whole(&[&bytes]));
+        assert!(rx.has_data());
+        assert_eq!(rx.read_into(&mut fb).unwrap(), bytes.len());
+        assert!(!rx.has_data());
+    }
+}
+
+#[test]
+fn parts_that_fit_are_written_whole_and_the_rest_waits() {
+    let (mut tx, fd) = Ring::create(4096).unwrap();
+    let mut rx = Ring::open(&fd).unwrap();
+    assert!(tx.write_whole(&[&[1; 3000], &[2; 1000]]));
+    assert!(!tx.write_whole(&[&[3; 50], &[4; 50]]), "a record of 100 bytes takes 128, 64 are free");
+    let mut fb = FrameBuffer::default();
+    assert_eq!(rx.read_into(&mut fb).unwrap(), 4000);
+    assert!(!rx.has_data());
+    assert!(tx.write_whole(&[&[3; 50], &[4; 50]]), "across the ring's end");
+    assert_eq!(rx.read_into(&mut fb).unwrap(), 100);
+}
+
+#[test]
+fn a_record_in_one_piece_is_read_in_place_and_one_across_the_end_is_not() {
+    let (mut tx, fd) = Ring::create(4096).unwrap();
+    let mut rx = Ring::open(&fd).unwrap();
+    assert!(rx.next_record().is_none());
+    assert!(tx.write_whole(&[&[1; 10], &[2; 5]]));
+    assert_eq!(rx.next_record().unwrap(), [[1u8; 10].as_slice(), &[2; 5]].concat());
+    rx.consume_record(15);
+    assert!(rx.next_record().is_none() && !rx.has_data());
+    // Up to 64 bytes before the end, then a record that wraps round it.
+    assert!(tx.write_whole(&[&[3; 4096 - 64 - 64 - RECORD_HEAD]]));
+    let mut fb = FrameBuffer::default();
+    assert_eq!(rx.read_into(&mut fb).unwrap(), 4096 - 128 - RECORD_HEAD);
+    assert!(tx.write_whole(&[&[4; 100]]));
+    assert!(rx.has_data() && rx.next_record().is_none(), "across the end: the general way");
+    assert_eq!(rx.read_into(&mut fb).unwrap(), 100);
+    assert!(tx.write(&[5; 8]) == 8, "the sender got its room back");
+}
+
+#[test]
+fn a_full_ring_takes_nothing_and_a_broken_length_is_an_error() {
+    let (mut tx, fd) = Ring::create(4096).unwrap();
+    let mut rx = Ring::open(&fd).unwrap();
+    assert_eq!(tx.write(&[7; 5000]), 4096 - RECORD_HEAD);
+    assert_eq!(tx.write(&[7; 10]), 0);
+    let mut fb = FrameBuffer::default();
+    assert_eq!(rx.read_into(&mut fb).unwrap(), 4096 - RECORD_HEAD);
+    assert_eq!(tx.write(&[7; 10]), 10);
+    // A length beyond the ring, as a broken peer might write it.
+    // SAFETY: the length word of the record just written, at ring offset 0.
+    unsafe { (tx.data().add(8) as *mut u32).write(1 << 30) };
+    assert_eq!(rx.read_into(&mut fb), Err(PvmError::BadMsg));
+}
+
+#[test]
+fn a_ring_that_could_shrink_is_refused() {
+    use std::os::fd::FromRawFd;
+    // SAFETY: a new memfd we own, sized like a ring but not sealed.
+    let fd = unsafe {
+        let fd = libc::memfd_create(c"unsealed".as_ptr(), libc::MFD_CLOEXEC);
+        assert!(fd >= 0);
+        assert_eq!(libc::ftruncate(fd, (DATA + 4096) as libc::off_t), 0);
+        std::os::fd::OwnedFd::from_raw_fd(fd)
+    };
+    assert_eq!(Ring::open(&fd).err(), Some(PvmError::BadMsg));
+}
+
+#[test]
+fn the_sender_sees_a_sleeping_receiver() {
+    let (tx, fd) = Ring::create(4096).unwrap();
+    let rx = Ring::open(&fd).unwrap();
+    assert!(!tx.receiver_asleep());
+    rx.set_asleep(true);
+    assert!(tx.receiver_asleep());
+    rx.set_asleep(false);
+    assert!(!tx.receiver_asleep());
+}
+
+#[test]
+fn single_copy_is_allowed_and_acknowledged_by_the_receiver_even_after_its_end_is_gone() {
+    let (mut tx, fd) = Ring::create(4096).unwrap();
+    tx.set_probe(0x1234);
+    let rx = Ring::open(&fd).unwrap();
+    assert_eq!(rx.probe(), 0x1234);
+    assert!(!tx.single_copy_allowed());
+    rx.allow_single_copy();
+    assert!(tx.single_copy_allowed());
+    let acker = rx.acker(7);
+    drop(rx);
+    assert_eq!(tx.acked(), 0);
+    acker.ack();
+    assert_eq!(tx.acked(), 7);
+}
+
+#[test]
+fn a_shared_copy_request_is_seen_once_and_answered() {
+    let (tx, fd) = Ring::create(4096).unwrap();
+    let rx = Ring::open(&fd).unwrap();
+    rx.allow_single_copy();
+    let acker = rx.acker(1);
+    assert_eq!(tx.help_request(0), None);
+    let id = acker.ask_help(100, 50, 0xabc);
+    let pid = std::process::id() as i32;
+    assert_eq!(tx.help_request(0), Some(HelpRequest { id, at: 100, len: 50, addr: 0xabc, pid }));
+    assert_eq!(tx.help_request(id), None, "answered requests are not seen again");
+    assert_eq!(acker.helped(id), None);
+    tx.mark_helped(id, false);
+    assert_eq!(acker.helped(id), Some(false));
+    let next = acker.ask_help(0, 1, 0xdef);
+    assert_eq!(acker.helped(next), None);
+    tx.mark_helped(next, true);
+    assert_eq!(acker.helped(next), Some(true));
+}
