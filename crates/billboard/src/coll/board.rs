@@ -38,6 +38,12 @@
 //! be reading the rank's buffers when the rank frees it), so a rank outside the new
 //! communicator never reads a buffer being rewritten.
 //!
+//! Nonblocking collectives (`board_steps.rs`) take their epochs from the same sequence, in the
+//! order of the calls that start them, and may end in any order: a rank's read mark then
+//! stays below the oldest epoch it started and has not ended (its lines may still be read
+//! there), and moves up when that one ends, in the engine's progress. Blocking collectives
+//! pay one load for this: with nothing in flight the mark is the epoch just finished.
+//!
 //! Slots are agreed lazily, by the communicator's first collective that the table gives the
 //! board (collective by nature, so every member agrees at the same point): an AND of every
 //! member's free-slot mask and a MAX of their clocks. A process lends its mask to one
@@ -236,6 +242,25 @@ pub(crate) struct Board {
     /// The lowest read mark seen last time all were read (saves reading them every post).
     lowest: AtomicU64,
     crowded: bool,
+    /// Nonblocking epochs of this rank started and not ended (`unended`'s length, read
+    /// without the lock by [`Board::finish`]).
+    in_flight: AtomicU64,
+    unended: Mutex<Unended>,
+}
+
+/// This rank's nonblocking epochs in flight on a board, and the highest epoch it ended
+/// (blocking or not) while some were.
+#[derive(Default)]
+struct Unended {
+    epochs: Vec<u64>,
+    highest: u64,
+}
+
+impl Unended {
+    /// The read mark: below the oldest epoch in flight, else the highest ended.
+    fn mark(&self) -> u64 {
+        self.epochs.iter().min().map_or(self.highest, |&oldest| oldest - 1)
+    }
 }
 
 // SAFETY: the lines lie in the segment, mapped while the engine (held by the communicator that
@@ -265,7 +290,9 @@ impl Board {
         let lines = lines.into_iter().map(|base| base.wrapping_add(slot * BOARD_SLOT_BYTES)).collect();
         let first = first_epoch(agreed[1]);
         let crowded = comm.crowded();
-        Ok(Some(Board { slot, me, lines, first, next: AtomicU64::new(first), lowest: AtomicU64::new(0), crowded }))
+        let (next, lowest, in_flight) = (AtomicU64::new(first), AtomicU64::new(0), AtomicU64::new(0));
+        let unended = Mutex::default();
+        Ok(Some(Board { slot, me, lines, first, next, lowest, crowded, in_flight, unended }))
     }
 
     /// Gives the slot back to `pool` (the communicator is gone): free again once every
@@ -335,6 +362,26 @@ impl Board {
         self.stamp(self.me, e).store(e, Ordering::Release);
     }
 
+    /// [`Board::post`] if no member still reads the buffer, else nothing: whether it posted
+    /// (a nonblocking step polls it).
+    pub(crate) fn try_post(&self, e: u64, len: usize, fill: impl FnOnce(*mut u8)) -> bool {
+        if !may_post(e, len, self.first, self.lowest.load(Ordering::Relaxed)) {
+            let lowest = (0..self.size()).map(|r| self.mark(r).load(Ordering::Acquire)).min().unwrap_or(e);
+            self.lowest.store(lowest, Ordering::Relaxed);
+            if !may_post(e, len, self.first, lowest) {
+                return false;
+            }
+        }
+        fill(self.payload(self.me, e, len));
+        self.stamp(self.me, e).store(e, Ordering::Release);
+        true
+    }
+
+    /// Whether member `r` has posted in epoch `e` (then [`Board::read`] may read it).
+    pub(crate) fn posted(&self, r: usize, e: u64) -> bool {
+        self.stamp(r, e).load(Ordering::Acquire) >= e
+    }
+
     /// Waits until member `r` has posted in epoch `e`.
     pub(crate) fn wait_for(&self, comm: &Communicator, r: usize, e: u64) {
         let stamp = self.stamp(r, e);
@@ -349,9 +396,40 @@ impl Board {
         unsafe { std::slice::from_raw_parts(self.payload(r, e, len), len) }
     }
 
-    /// This rank has read all it reads in epoch `e`.
+    /// This rank has read all it reads in epoch `e` (a blocking collective's).
+    #[inline]
     pub(crate) fn finish(&self, e: u64) {
-        self.mark(self.me).store(e, Ordering::Release);
+        // No nonblocking epoch in flight, and none can start meanwhile (the program starts
+        // the communicator's collectives one at a time): every epoch up to `e` has ended.
+        match self.in_flight.load(Ordering::Acquire) {
+            0 => self.mark(self.me).store(e, Ordering::Release),
+            _ => self.end_among_unended(e, false),
+        }
+    }
+
+    /// Epoch `e` (just taken) is a nonblocking collective's, ended by [`Board::end_nonblocking`].
+    pub(crate) fn begin_nonblocking(&self, e: u64) {
+        let mut u = self.unended.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        u.epochs.push(e);
+        self.in_flight.store(u.epochs.len() as u64, Ordering::Release);
+    }
+
+    /// Nonblocking epoch `e` has read all it reads (or gave up): the read mark moves up to
+    /// below the oldest epoch still in flight.
+    pub(crate) fn end_nonblocking(&self, e: u64) {
+        self.end_among_unended(e, true);
+    }
+
+    #[cold]
+    fn end_among_unended(&self, e: u64, nonblocking: bool) {
+        let mut u = self.unended.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if nonblocking {
+            u.epochs.retain(|&x| x != e);
+        }
+        u.highest = u.highest.max(e);
+        let mark = self.mark(self.me);
+        mark.store(mark.load(Ordering::Relaxed).max(u.mark()), Ordering::Release);
+        self.in_flight.store(u.epochs.len() as u64, Ordering::Release);
     }
 
     /// Polls `ready` down the engine's ladder: spin, yield, then short naps; the engine's

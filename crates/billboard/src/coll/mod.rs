@@ -35,6 +35,7 @@ mod board_reduce;
 mod board_reduce_scatter;
 mod board_scan;
 mod board_scatter;
+mod board_steps;
 mod gather;
 mod gather_binomial;
 mod hier;

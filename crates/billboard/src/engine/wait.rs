@@ -287,7 +287,7 @@ impl Shared {
                         continue 'rounds;
                     }
                     Step::Sleep(t) => {
-                        let sleeper = engine.sleeper();
+                        let (sleeper, t) = (engine.sleeper(), engine.sched_nap(t));
                         drop(engine);
                         sleeper.sleep(t);
                         engine = self.lock();
