@@ -3,7 +3,7 @@
 //!
 //! Default: on three communicators (the world, a dup, and halves of a split), batches of
 //! Ibarrier, Ibcast (0 B to one data area, every root), Iallreduce and Ireduce (a
-//! non-commutative operator, so rank order shows) overlap, with blocking collectives on the
+//! non-commutative operator, so rank order shows), Igather, Iscatter and Iallgather overlap, with blocking collectives on the
 //! same communicators between their starts, and are completed in an order that changes every
 //! batch: reversed, test-all sweeps, wait-any from a rotating start, interleaved with
 //! point-to-point traffic. Every value is checked against what each rank computes alone. Each
@@ -76,6 +76,11 @@ struct Op {
     want: Option<Vec<u8>>,
 }
 
+/// Rank `from`'s part (for rank `to`) of `part` bytes in op `i`.
+fn part_of(from: usize, to: usize, i: usize, part: usize) -> Vec<u8> {
+    data(from * 8 + to, i, part)
+}
+
 impl Op {
     fn check(&self) {
         if let Some(want) = &self.want {
@@ -90,6 +95,44 @@ fn start(c: &Communicator, i: usize) -> billboard::Result<Op> {
     let root = (i * 5 + 1) % n;
     let sizes = [0usize, 8, 112, 113, 1000, 2048];
     let mut op = Op { coll: None, what: String::new(), buf: Vec::new(), send: Vec::new(), want: None };
+    // Parts up to one data area for a gather's and an all-gather's part, a scatter's n parts.
+    let part = [0, 8, 112, 113, 2048 / n][i / 7 % 5];
+    let layout: Vec<(usize, usize)> = (0..n).map(|r| (r * part, part)).collect();
+    match i % 7 {
+        4 => {
+            op.what = format!("igather {i} of {part} B to {root} at {me}");
+            op.send = part_of(me, 0, i, part);
+            op.buf = vec![0; n * part];
+            op.want = (me == root).then(|| (0..n).flat_map(|r| part_of(r, 0, i, part)).collect());
+            let recv = (me == root).then_some((op.buf.as_mut_ptr(), n * part, &layout[..]));
+            // SAFETY: as for every op here: the heap blocks stay put until it ends.
+            op.coll = Some(unsafe { c.igather_raw(op.send.as_ptr(), part, recv, root) }?);
+            return Ok(op);
+        }
+        5 => {
+            op.what = format!("iscatter {i} of {part} B from {root} at {me}");
+            if me == root {
+                op.send = (0..n).flat_map(|r| part_of(root, r, i, part)).collect();
+            }
+            op.buf = vec![0; part];
+            op.want = Some(part_of(root, me, i, part));
+            let send = (me == root).then_some((op.send.as_ptr(), n * part, &layout[..]));
+            // SAFETY: as above.
+            op.coll = Some(unsafe { c.iscatter_raw(send, op.buf.as_mut_ptr(), part, root) }?);
+            return Ok(op);
+        }
+        6 => {
+            op.what = format!("iallgather {i} of {part} B at {me}");
+            op.send = part_of(me, 0, i, part);
+            op.buf = vec![0; n * part];
+            op.want = Some((0..n).flat_map(|r| part_of(r, 0, i, part)).collect());
+            // SAFETY: as above.
+            let (send, recv) = (op.send.as_ptr(), op.buf.as_mut_ptr());
+            op.coll = Some(unsafe { c.iallgatherv_raw(send, part, recv, n * part, &layout) }?);
+            return Ok(op);
+        }
+        _ => {}
+    }
     match i % 4 {
         0 => {
             op.what = format!("ibarrier {i}");

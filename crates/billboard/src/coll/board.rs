@@ -56,6 +56,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use super::board_marks::Unended;
 use super::select::{board_by, report, Collective};
 use crate::engine::ladder::{Backoff, Step};
 pub(crate) use crate::transport::shm::{BOARD_SLOTS, BOARD_SLOT_BYTES};
@@ -244,23 +245,8 @@ pub(crate) struct Board {
     crowded: bool,
     /// Nonblocking epochs of this rank started and not ended (`unended`'s length, read
     /// without the lock by [`Board::finish`]).
-    in_flight: AtomicU64,
-    unended: Mutex<Unended>,
-}
-
-/// This rank's nonblocking epochs in flight on a board, and the highest epoch it ended
-/// (blocking or not) while some were.
-#[derive(Default)]
-struct Unended {
-    epochs: Vec<u64>,
-    highest: u64,
-}
-
-impl Unended {
-    /// The read mark: below the oldest epoch in flight, else the highest ended.
-    fn mark(&self) -> u64 {
-        self.epochs.iter().min().map_or(self.highest, |&oldest| oldest - 1)
-    }
+    pub(super) in_flight: AtomicU64,
+    pub(super) unended: Mutex<Unended>,
 }
 
 // SAFETY: the lines lie in the segment, mapped while the engine (held by the communicator that
@@ -321,7 +307,7 @@ impl Board {
         e
     }
 
-    fn mark(&self, r: usize) -> &AtomicU64 {
+    pub(super) fn mark(&self, r: usize) -> &AtomicU64 {
         // SAFETY: the read mark opens the member's slot, 128-byte aligned (see `Board`).
         unsafe { &*(self.lines[r] as *const AtomicU64) }
     }
@@ -405,31 +391,6 @@ impl Board {
             0 => self.mark(self.me).store(e, Ordering::Release),
             _ => self.end_among_unended(e, false),
         }
-    }
-
-    /// Epoch `e` (just taken) is a nonblocking collective's, ended by [`Board::end_nonblocking`].
-    pub(crate) fn begin_nonblocking(&self, e: u64) {
-        let mut u = self.unended.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        u.epochs.push(e);
-        self.in_flight.store(u.epochs.len() as u64, Ordering::Release);
-    }
-
-    /// Nonblocking epoch `e` has read all it reads (or gave up): the read mark moves up to
-    /// below the oldest epoch still in flight.
-    pub(crate) fn end_nonblocking(&self, e: u64) {
-        self.end_among_unended(e, true);
-    }
-
-    #[cold]
-    fn end_among_unended(&self, e: u64, nonblocking: bool) {
-        let mut u = self.unended.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if nonblocking {
-            u.epochs.retain(|&x| x != e);
-        }
-        u.highest = u.highest.max(e);
-        let mark = self.mark(self.me);
-        mark.store(mark.load(Ordering::Relaxed).max(u.mark()), Ordering::Release);
-        self.in_flight.store(u.epochs.len() as u64, Ordering::Release);
     }
 
     /// Polls `ready` down the engine's ladder: spin, yield, then short naps; the engine's

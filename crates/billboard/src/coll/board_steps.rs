@@ -1,6 +1,7 @@
 //! Nonblocking collectives on the board (MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce,
-//! MPI_Iallreduce and their persistent forms, on one host): the blocking forms' posts and
-//! reads (`board_barrier.rs`, `board_bcast.rs`, `board_reduce.rs`) as one step of a schedule
+//! MPI_Iallreduce, MPI_Igather, MPI_Iscatter, MPI_Iallgather(v) and their persistent forms, on
+//! one host): the blocking forms' posts and reads (`board_barrier.rs`, `board_bcast.rs`,
+//! `board_reduce.rs`, `board_gather.rs`, ...) as one step of a schedule
 //! that the engine's progress polls (`engine/sched.rs`, [`Polled`]), never blocking: post
 //! once no member still reads the line, then wait for the posts it reads, read them, end.
 //!
@@ -18,6 +19,7 @@ use std::sync::Arc;
 
 use super::board::{Board, DATA};
 use super::board_reduce_scatter::fold_in_tree_order;
+use super::gather::Layout;
 use super::nonblocking::Collective;
 use super::select::report;
 use super::select::Collective as Op;
@@ -36,6 +38,15 @@ enum Kind {
     /// them, in rank order, into `recv`. Every rank's vector is read from its line (this
     /// rank's too), so `send` may be `recv` (MPI_IN_PLACE).
     Reduce { send: *const u8, recv: *mut u8, len: usize, root: Option<usize>, op: ReduceFn },
+    /// Every rank but the root posts its `part` bytes at `send`; the root copies each into
+    /// `recv` at its `(offset, length)` in `layout` (its own from `send`, which may lie there).
+    Gather { send: *const u8, part: usize, recv: *mut u8, layout: Vec<(usize, usize)>, root: usize },
+    /// The root posts its parts (`part` bytes at each offset of `at` in `send`) one after
+    /// another; every rank copies its own into `recv` (`recv_len` bytes).
+    Scatter { send: *const u8, at: Vec<usize>, recv: (*mut u8, usize), part: usize, root: usize },
+    /// Every rank posts its part (`layout[me].1` bytes at `send`); every rank copies every
+    /// part into `recv` at its place in `layout` (its own from `send`, which may lie there).
+    Allgather { send: *const u8, recv: *mut u8, layout: Vec<(usize, usize)> },
 }
 
 /// One nonblocking board collective of one rank: its board, its epoch, what it does.
@@ -60,7 +71,29 @@ impl Step {
             Kind::Barrier { .. } => Some((std::ptr::null(), 0)),
             Kind::Bcast { buf, len, root } => (me == root).then_some((buf as *const u8, len)),
             Kind::Reduce { send, len, .. } => Some((send, len)),
+            Kind::Gather { root, .. } if root == me => None,
+            Kind::Gather { send, part, .. } => Some((send, part)),
+            // Posted by `post_parts`: the parts are gathered into the line.
+            Kind::Scatter { .. } => None,
+            Kind::Allgather { send, ref layout, .. } => Some((send, layout[me].1)),
         }
+    }
+
+    /// The scatter root's post: its parts, one after another (`n * part` bytes); whether it
+    /// posted. Any other step: true.
+    fn post_parts(&self) -> bool {
+        let (b, me) = (&*self.board, self.board.rank());
+        let Kind::Scatter { send, ref at, part, root, .. } = self.kind else { return true };
+        if me != root {
+            return true;
+        }
+        b.try_post(self.e, at.len() * part, |into| {
+            for (r, &d) in at.iter().enumerate() {
+                // SAFETY: the root lends `part` bytes at every offset of `at` until the
+                // operation ends; `try_post` hands `n * part` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(send.add(d), into.add(r * part), part) };
+            }
+        })
     }
 
     /// The member whose post this rank reads, all of them (`None`), or nobody.
@@ -73,6 +106,10 @@ impl Step {
             Kind::Bcast { root, .. } => Reads::One(root),
             Kind::Reduce { root: Some(root), .. } if root != me => Reads::Nobody,
             Kind::Reduce { .. } => Reads::All,
+            Kind::Gather { root, .. } if root != me => Reads::Nobody,
+            Kind::Gather { .. } | Kind::Allgather { .. } => Reads::All,
+            Kind::Scatter { root, .. } if root == me => Reads::Nobody,
+            Kind::Scatter { root, .. } => Reads::One(root),
         }
     }
 
@@ -103,6 +140,46 @@ impl Step {
                 let recv = unsafe { std::slice::from_raw_parts_mut(*recv, *len) };
                 let len = *len;
                 fold_in_tree_order(b.size(), |r| b.read(r, e, len), recv, &mut **op);
+            }
+            Kind::Gather { send, part, recv, layout, root } => {
+                if *root != b.rank() {
+                    return;
+                }
+                for (r, &(d, l)) in layout.iter().enumerate() {
+                    let l = l.min(*part);
+                    // SAFETY: the root lends every part of `layout` at `recv` (checked by
+                    // the caller) and `part` bytes at `send` (which may be its own part).
+                    unsafe {
+                        match r == b.rank() {
+                            true => std::ptr::copy(*send, recv.add(d), l),
+                            false => std::ptr::copy_nonoverlapping(b.read(r, e, *part).as_ptr(), recv.add(d), l),
+                        }
+                    }
+                }
+            }
+            Kind::Scatter { send, at, recv: (recv, recv_len), part, root } => {
+                let (me, n, l) = (b.rank(), b.size(), (*part).min(*recv_len));
+                // SAFETY: as above; `recv` holds `recv_len` bytes.
+                unsafe {
+                    match me == *root {
+                        true => std::ptr::copy(send.add(at[me]), *recv, l),
+                        false => {
+                            std::ptr::copy_nonoverlapping(b.read(*root, e, n * *part)[me * *part..].as_ptr(), *recv, l)
+                        }
+                    }
+                }
+            }
+            Kind::Allgather { send, recv, layout } => {
+                for (r, &(d, l)) in layout.iter().enumerate() {
+                    // SAFETY: every part of `layout` lies in `recv` (checked by the caller);
+                    // this rank's `l` bytes at `send` may be its own part of `recv`.
+                    unsafe {
+                        match r == b.rank() {
+                            true => std::ptr::copy(*send, recv.add(d), l),
+                            false => std::ptr::copy_nonoverlapping(b.read(r, e, l).as_ptr(), recv.add(d), l),
+                        }
+                    }
+                }
             }
         }
     }
@@ -139,7 +216,7 @@ impl Polled for Step {
                 Some((from, len)) => {
                     self.board.try_post(self.e, len, |to| unsafe { std::ptr::copy_nonoverlapping(from, to, len) })
                 }
-                None => true,
+                None => self.post_parts(),
             };
             if !self.posted {
                 return None;
@@ -212,5 +289,46 @@ impl Communicator {
             Kind::Reduce { send, recv, len, root, op }
         });
         started.ok_or_else(|| op.take().expect("not taken where the board does not apply"))
+    }
+
+    /// MPI_Igather on the board, as [`Communicator::igather_raw`] (the root's `recv` given,
+    /// the layout checked by the caller).
+    pub(super) fn igather_on_board(
+        &self,
+        (send, part): (*const u8, usize),
+        recv: Option<(*mut u8, Layout<'_>)>,
+        root: usize,
+    ) -> Option<Result<Collective>> {
+        self.start_on_board(Op::Gather, part, |_| {
+            let (recv, layout) = recv.map_or((std::ptr::null_mut(), Vec::new()), |(b, l)| (b, l.to_vec()));
+            Kind::Gather { send, part, recv, layout, root }
+        })
+    }
+
+    /// MPI_Iscatter on the board, as [`Communicator::iscatter_raw`] (the root's `send`
+    /// given, the layout checked by the caller).
+    pub(super) fn iscatter_on_board(
+        &self,
+        send: Option<(*const u8, Layout<'_>)>,
+        recv: (*mut u8, usize),
+        part: usize,
+        root: usize,
+    ) -> Option<Result<Collective>> {
+        self.start_on_board(Op::Scatter, part * self.size(), |_| {
+            let (send, at) = send.map_or((std::ptr::null(), Vec::new()), |(b, l)| (b, l.iter().map(|p| p.0).collect()));
+            Kind::Scatter { send, at, recv, part, root }
+        })
+    }
+
+    /// MPI_Iallgather(v) on the board, as [`Communicator::iallgatherv_raw`] (the layout
+    /// checked by the caller; `largest` its longest part).
+    pub(super) fn iallgather_on_board(
+        &self,
+        send: *const u8,
+        recv: *mut u8,
+        layout: Layout<'_>,
+        largest: usize,
+    ) -> Option<Result<Collective>> {
+        self.start_on_board(Op::Allgather, largest, |_| Kind::Allgather { send, recv, layout: layout.to_vec() })
     }
 }

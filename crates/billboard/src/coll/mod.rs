@@ -30,6 +30,7 @@ mod board_barrier;
 mod board_bcast;
 mod board_bcast_cells;
 mod board_gather;
+mod board_marks;
 mod board_parts;
 mod board_reduce;
 mod board_reduce_scatter;
