@@ -162,8 +162,9 @@ fn start(c: &Communicator, i: usize) -> billboard::Result<Op> {
             op.buf = vec![0; elems * 16];
             op.want = (me == root).then(|| composed(n, i, elems));
             // SAFETY: as above.
-            let (send, recv) = (op.send.as_ptr(), op.buf.as_mut_ptr());
-            op.coll = Some(unsafe { c.ireduce_raw(send, recv, elems * 16, root, ordered()) }?);
+            // Only the root lends a receive buffer.
+            let recv = if me == root { op.buf.as_mut_ptr() } else { std::ptr::null_mut() };
+            op.coll = Some(unsafe { c.ireduce_raw(op.send.as_ptr(), recv, elems * 16, root, ordered()) }?);
         }
     }
     Ok(op)

@@ -135,6 +135,8 @@ impl Step {
                     buf.copy_from_slice(b.read(*root, e, *len));
                 }
             }
+            // A non-root lent no receive buffer.
+            Kind::Reduce { root: Some(root), .. } if *root != b.rank() => {}
             Kind::Reduce { recv, len, op, .. } => {
                 // SAFETY: as above, at `recv`.
                 let recv = unsafe { std::slice::from_raw_parts_mut(*recv, *len) };
