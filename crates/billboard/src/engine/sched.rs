@@ -301,10 +301,15 @@ impl<C: Channel> Engine<C> {
         outcome
     }
 
+    /// Whether a polled step is in flight.
+    pub(crate) fn sched_polling(&self) -> bool {
+        self.scheds.live > 0 && self.scheds.slots.iter().any(|s| !s.polling.is_empty())
+    }
+
     /// How long a waiter that would sleep `t` sleeps: a short nap while a polled step is in
     /// flight (nothing wakes it when the word it waits on changes).
     pub(crate) fn sched_nap(&self, t: std::time::Duration) -> std::time::Duration {
-        match self.scheds.live > 0 && self.scheds.slots.iter().any(|s| !s.polling.is_empty()) {
+        match self.sched_polling() {
             true => t.min(POLLED_NAP),
             false => t,
         }
