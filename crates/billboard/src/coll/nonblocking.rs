@@ -3,6 +3,9 @@
 //! moves on in every progress round. A call returns once the first round has gone out; the
 //! operation goes on in any later call of the process and ends in [`Collective::wait`].
 //!
+//! On one host, once a blocking collective agreed the communicator's board slot, barrier,
+//! bcast, reduce, allreduce, gather, scatter and allgather run on the board (`board_steps.rs`).
+//!
 //! Each operation has a tag of its own on the collective context (its turn among the
 //! nonblocking collectives of the communicator, which every member starts in the same order),
 //! so it never takes the messages of a blocking collective or of another one in flight.
