@@ -49,3 +49,24 @@ impl Board {
         self.in_flight.store(u.epochs.len() as u64, Ordering::Release);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mark_stays_below_the_oldest_epoch_in_flight_whatever_ends_first() {
+        let mut u = Unended::default();
+        // Epochs 10, 11, 12 start; 12 ends, then a blocking 13, then 10, then 11.
+        u.epochs.extend([10, 11, 12]);
+        u.epochs.retain(|&x| x != 12);
+        u.highest = 12;
+        assert_eq!(u.mark(), 9, "10 and 11 may still read their lines");
+        u.highest = 13;
+        assert_eq!(u.mark(), 9);
+        u.epochs.retain(|&x| x != 10);
+        assert_eq!(u.mark(), 10, "11 still reads");
+        u.epochs.retain(|&x| x != 11);
+        assert_eq!(u.mark(), 13, "nothing in flight: up to the highest epoch ended");
+    }
+}
