@@ -539,7 +539,11 @@ impl Task {
                         std::thread::yield_now();
                     }
                     let now = Instant::now();
-                    if now >= *until.get_or_insert(now + self.spin.now()) {
+                    // Never past a timed receive's deadline (the spin may reach 1 ms).
+                    let end = *until.get_or_insert_with(|| {
+                        deadline.map_or(now + self.spin.now(), |d| d.min(now + self.spin.now()))
+                    });
+                    if now >= end {
                         spun_out = true;
                         break;
                     }
