@@ -28,10 +28,10 @@
 //!   challenge-response proves it instead, and it never goes on the network). One progress loop (`task.rs`) reads
 //!   every connection and ring whenever a call waits, including while a write waits for
 //!   room, so crossing large sends never deadlock; a receive polls the rings for
-//!   `BB_PVM_SPIN_US` before it sleeps. Messages from one sender arrive in order. Large
-//!   messages (`BB_PVM_SINGLE_COPY`, 64 KiB) between tasks of a host skip the ring: the
-//!   receiver copies them once out of the sender's memory, straight into the program's
-//!   buffer when `pvm_upkbyte` takes them whole (`single_copy.rs`); `PvmDataInPlace`
+//!   `BB_PVM_SPIN_US` before it sleeps, longer while its sleeps end soon (`spin.rs`).
+//!   Messages from one sender arrive in order. Large messages (`BB_PVM_SINGLE_COPY`,
+//!   64 KiB) between tasks of a host skip the ring: the receiver copies them once out of
+//!   the sender's memory, straight into the program's buffer when `pvm_upkbyte` takes them whole (`single_copy.rs`); `PvmDataInPlace`
 //!   stretches are read from the program's memory only by the route (ring or single copy),
 //!   never gathered first. What remains for issue 21: carrying these messages on Billboard's
 //!   engine itself. The engine now takes peers that join a running job
@@ -105,6 +105,7 @@ pub mod recvf;
 pub mod ring;
 pub mod sendrecv;
 pub mod single_copy;
+pub mod spin;
 pub mod state;
 pub mod task;
 mod task_send;

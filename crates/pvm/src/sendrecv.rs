@@ -269,17 +269,19 @@ pub unsafe extern "C" fn pvm_precv(
     rtag: *mut c_int,
     rlen: *mut c_int,
 ) -> c_int {
-    // Checks the caller's buffer: its size in bytes, and the bytes per item.
-    let room = || -> Result<(usize, usize), PvmError> {
+    // Checks the caller's buffer: its size in bytes.
+    let room = || -> Result<usize, PvmError> {
         let size = type_size(datatype)?;
         let room = usize::try_from(len).map_err(|_| PvmError::BadParam)? * size;
         if room > 0 && buf.is_null() {
             return Err(PvmError::BadParam);
         }
-        Ok((room, size))
+        Ok(room)
     };
-    // Copies a message out: as much as fits, and what it was (too long: `PvmNoMem`).
-    let copy_out = |data: &[u8], src: i32, mtag: i32, (room, size): (usize, usize)| {
+    // Copies a message out: as much as fits. As PVM 3.4's lpvm.c does (and Debian's library
+    // prints, tests/c/precv_len.c): `rlen` is the message's length in bytes, not items, and a
+    // message longer than the buffer is cut to it without an error.
+    let copy_out = |data: &[u8], src: i32, mtag: i32, room: usize| {
         let n = data.len().min(room);
         // SAFETY: C's contract: room for len items at buf (room bytes); n <= that; each
         // out-pointer null or an int.
@@ -287,10 +289,7 @@ pub unsafe extern "C" fn pvm_precv(
             std::ptr::copy_nonoverlapping(data.as_ptr(), buf.cast::<u8>(), n);
             put(rtid, src);
             put(rtag, mtag);
-            put(rlen, (data.len() / size) as c_int);
-        }
-        if data.len() > room {
-            return Err(PvmError::NoMem);
+            put(rlen, c_int::try_from(data.len()).unwrap_or(c_int::MAX));
         }
         Ok(0)
     };

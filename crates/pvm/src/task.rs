@@ -21,6 +21,7 @@ use crate::link::{Link, Route};
 use crate::place;
 use crate::ring::Ring;
 use crate::single_copy::Remote;
+use crate::spin::{self, Spin};
 use crate::wire::{Frame, FrameBuffer};
 
 /// Where a wait found its message: in the queue, or taken straight from a ring.
@@ -69,21 +70,16 @@ pub static SHM: Tunable = Tunable::new(
     1,
     "PVM: 1 carries messages between tasks of a host through shared-memory rings, 0 on their sockets",
 );
-pub static SPIN_US: Tunable = Tunable::new(
-    "BB_PVM_SPIN_US",
-    50,
-    "PVM: us a receive polls the rings (yielding) before it sleeps; 50 cut 1-byte NPpvm from ~40 to ~5-8 us on separate cores",
-);
-
 /// `PvmShowTids` (`pvm_setopt`): caught output is printed with its task's tid, and where
 /// each task's begins and ends (PVM's default), or as it is.
 pub static SHOW_TIDS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 /// The PVM library's tunables, for `bbrun --info`.
-pub fn tunables() -> [&'static Tunable; 6] {
+pub fn tunables() -> [&'static Tunable; 7] {
     [
         &SHM,
-        &SPIN_US,
+        &crate::spin::SPIN_US,
+        &crate::spin::SPIN_MAX_US,
         &crate::ring::RING_BYTES,
         &crate::single_copy::SINGLE_COPY_BYTES,
         &crate::huge_pages::HUGE_PAGES,
@@ -131,9 +127,9 @@ pub struct Task {
     replies: VecDeque<Frame>,
     /// Where caught output of children goes (`pvm_catchout`): a C `FILE *`.
     pub catch: Option<usize>,
-    /// `BB_PVM_SHM`, `BB_PVM_SPIN_US`, `BB_PVM_RING_BYTES`, `BB_PVM_SINGLE_COPY`, read once.
+    /// `BB_PVM_SHM`, `BB_PVM_SPIN_US`/`_MAX_US`, `BB_PVM_RING_BYTES`, `BB_PVM_SINGLE_COPY`, read once.
     pub(crate) shm: bool,
-    spin: Duration,
+    spin: Spin,
     pub(crate) ring_bytes: usize,
     pub(crate) single_copy: usize,
     /// While a receive waits: an arriving single-copy message may stay in its sender's
@@ -201,7 +197,7 @@ impl Task {
             replies: VecDeque::new(),
             catch: None,
             shm: SHM.get() != 0,
-            spin: Duration::from_micros(SPIN_US.get() as u64),
+            spin: Spin::from_tunables(),
             ring_bytes: crate::ring::RING_BYTES.get(),
             single_copy: match crate::single_copy::SINGLE_COPY_BYTES.get() {
                 0 => usize::MAX,
@@ -510,10 +506,13 @@ impl Task {
             }
             first = false;
             // A message on a ring comes sooner than a sleeping process wakes: poll the rings
-            // a while (no system call) before sleeping.
-            if left != Some(Duration::ZERO) && self.inbound.iter().any(|l| l.ring.is_some()) {
+            // a while (no system call) before sleeping, as long as `spin.rs` says.
+            let mut spun_out = false;
+            let rings = self.inbound.iter().filter(|l| l.ring.is_some()).count();
+            if left != Some(Duration::ZERO) && rings > 0 {
                 // Yielding between looks lets a peer that shares this core run (the engine's
-                // ladder: spin, then yield, then sleep).
+                // ladder: spin, then yield, then sleep); with more tasks than cores, at once.
+                let spin_looks = if spin::oversubscribed(rings + 1) { 0 } else { 1024 };
                 let mut until = None;
                 let mut looks = 0u32;
                 // While spinning, the clock is read every 256th look: a look is a few loads, a
@@ -531,7 +530,7 @@ impl Task {
                         break;
                     }
                     looks += 1;
-                    if looks < 1024 {
+                    if looks < spin_looks {
                         std::hint::spin_loop();
                         if !looks.is_multiple_of(256) {
                             continue;
@@ -540,7 +539,12 @@ impl Task {
                         std::thread::yield_now();
                     }
                     let now = Instant::now();
-                    if now >= *until.get_or_insert(now + self.spin) {
+                    // Never past a timed receive's deadline (the spin may reach 1 ms).
+                    let end = *until.get_or_insert_with(|| {
+                        deadline.map_or(now + self.spin.now(), |d| d.min(now + self.spin.now()))
+                    });
+                    if now >= end {
+                        spun_out = true;
                         break;
                     }
                 }
@@ -549,7 +553,11 @@ impl Task {
                     continue;
                 }
             }
+            let slept = spun_out.then(Instant::now);
             self.progress(left, None);
+            if let Some(t) = slept {
+                self.spin.slept(t.elapsed());
+            }
         }
     }
 

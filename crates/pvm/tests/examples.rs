@@ -417,7 +417,7 @@ trecv timed out: 0
 probe of nothing: 0
 probe sees 4 bytes tag 9 from self 1
 received 41, buffer is the receive buffer 1
-precv 0: 1.5 2.5 3.5 len 3 tag 11 self 1
+precv 0: 1.5 2.5 3.5 len 24 tag 11 self 1
 mcast skips the sender: 0
 config: 1 host, arch LINUX64, host tid 40000
 spawn of nothing: 0 (-7)

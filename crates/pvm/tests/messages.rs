@@ -3,7 +3,8 @@
 //! (`pvm_pkmesg`, `pvm_pkmesgbody`, `pvm_upkmesg`, `tests/c/pkmesg.c`), and children's output
 //! caught by the parent (`pvm_catchout`, `tests/c/catchout.c`), and a traced child's events
 //! at its tracer (`PvmTraceTid`, `tests/c/trace.c`, and `tests/c/trace_calls.c` for
-//! `pvm_psend`, `pvm_precv`, `pvm_mcast`, `pvm_initsend`). Each C program prints
+//! `pvm_psend`, `pvm_precv`, `pvm_mcast`, `pvm_initsend`), and `pvm_precv`'s length in bytes
+//! (`tests/c/precv_len.c`). Each C program prints
 //! the same built against our library and against Debian's (run under a pvmd of its own),
 //! under a timeout, leaving nothing behind.
 
@@ -226,6 +227,25 @@ record 17 entry: 106=t 107=t 88=kid 57=0
 record 17 exit: 106=t 107=t 88=kid 56=buf
 record 23 entry: 106=t 107=t 88=kid 48=8 45=7 46=0 51=[1] parent
 record 23 exit: 106=t 107=t 88=kid 4=0
+",
+    );
+}
+
+#[test]
+fn precv_reports_the_message_length_in_bytes_as_under_debian() {
+    prints_as_under_debian(
+        "precv_len",
+        "\
+self: 3 ints: cc 0 rlen 12, 1 2 3
+self: 5 bytes: cc 0 rlen 5, abcd
+self: 2 doubles: cc 0 rlen 16, 1.5 2.5
+self: 3 ints as doubles: cc 0 rlen 12
+self: 2 doubles into 1: cc 0 rlen 16
+other: 3 ints: cc 0 rlen 12, 1 2 3
+other: 5 bytes: cc 0 rlen 5, abcd
+other: 2 doubles: cc 0 rlen 16, 1.5 2.5
+other: 3 ints as doubles: cc 0 rlen 12
+other: 2 doubles into 1: cc 0 rlen 16
 ",
     );
 }
