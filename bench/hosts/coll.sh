@@ -47,21 +47,14 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-ip netns add "$NS_A"
-ip netns add "$NS_B"
-ip link add "$VETH_A" type veth peer name "$VETH_B"
-ip link set "$VETH_A" netns "$NS_A"
-ip link set "$VETH_B" netns "$NS_B"
-ip -n "$NS_A" addr add "$NET.1/24" dev "$VETH_A"
-ip -n "$NS_B" addr add "$NET.2/24" dev "$VETH_B"
+# shellcheck source=netns.sh
+. "$ROOT/bench/hosts/netns.sh"
+two_hosts_up
+# `ip netns exec` mounts this over /etc/hosts: Open MPI names the hosts.
 for ns in "$NS_A" "$NS_B"; do
-    ip -n "$ns" link set lo up
-    # `ip netns exec` mounts this over /etc/hosts: Open MPI names the hosts.
     mkdir -p "/etc/netns/$ns"
     printf '127.0.0.1 localhost\n%s.1 %s\n%s.2 %s\n' "$NET" "$NS_A" "$NET" "$NS_B" >"/etc/netns/$ns/hosts"
 done
-ip -n "$NS_A" link set "$VETH_A" up
-ip -n "$NS_B" link set "$VETH_B" up
 # Open MPI's rsh launcher runs `AGENT HOST COMMAND...`, COMMAND a shell line.
 AGENT=$RESULTS/bin/netns-agent
 printf '#!/bin/sh\nns=$1; shift\nexec ip netns exec "$ns" sh -c "$*"\n' >"$AGENT"

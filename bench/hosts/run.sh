@@ -79,16 +79,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ip netns add "$NS_A"
-ip netns add "$NS_B"
-ip link add "$VETH_A" type veth peer name "$VETH_B"
-ip link set "$VETH_A" netns "$NS_A"
-ip link set "$VETH_B" netns "$NS_B"
-ip -n "$NS_A" addr add "$NET.1/24" dev "$VETH_A"
-ip -n "$NS_B" addr add "$NET.2/24" dev "$VETH_B"
-for ns in "$NS_A" "$NS_B"; do ip -n "$ns" link set lo up; done
-ip -n "$NS_A" link set "$VETH_A" up
-ip -n "$NS_B" link set "$VETH_B" up
+# shellcheck source=netns.sh
+. "$ROOT/bench/hosts/netns.sh"
+two_hosts_up
 # Starts a command in a namespace, in the background and under the run timeout. `ip netns exec`
 # and `timeout` exec in turn, so the pid in PIDS is the command's own timeout: killing it stops
 # the command. Waiting with `wait` rather than in the foreground lets a TERM or INT run the trap
