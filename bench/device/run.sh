@@ -226,12 +226,13 @@ coll() {
         RANKS=$ranks ROUNDS=$rounds TRIALS=$trials OPS=$OPS SIZES=$COLL_SIZES DEADLINE=$deadline RUN_TIMEOUT=120 \
         bench/peers/coll.sh "$WORK/$name" 2>>"$LOG" >/dev/null
     # coll.sh's table without its "before" columns
-    awk 'NR == 1 { printf "%-10s %5s %8s %11s %11s %11s %8s\n", "op", "ranks", "size", "billboard", "MPICH", "Open MPI", "bb/best"; next }
-        { printf "%-10s %5s %8s %11s %11s %11s %8s\n", $1, $2, $3, $5, $6, $7, $9 }' "$WORK/$name/summary.txt" 2>/dev/null |
+    # its columns: op ranks size floor before billboard MPICH "Open MPI" before/best bb/best
+    awk 'NR == 1 { printf "%-10s %5s %8s %9s %11s %11s %11s %8s\n", "op", "ranks", "size", "floor", "billboard", "MPICH", "Open MPI", "bb/best"; next }
+        { printf "%-10s %5s %8s %9s %11s %11s %11s %8s\n", $1, $2, $3, $4, $6, $7, $8, $10 }' "$WORK/$name/summary.txt" 2>/dev/null |
         tee -a "$SUMMARY"
-    awk 'NR > 1 && $5 + 0 > 0 && ($6 + 0 > 0 || $7 + 0 > 0) {
-            best = $6 + 0 > 0 && ($7 + 0 == 0 || $6 + 0 < $7 + 0) ? $6 : $7
-            r = $5 / best; n++; s += log(r); if (r <= 1) w++ }
+    awk 'NR > 1 && $6 + 0 > 0 && ($7 + 0 > 0 || $8 + 0 > 0) {
+            best = $7 + 0 > 0 && ($8 + 0 == 0 || $7 + 0 < $8 + 0) ? $7 : $8
+            r = $6 / best; n++; s += log(r); if (r <= 1) w++ }
         END { if (n) printf "geomean bb/best %.2f over %d rows; billboard fastest in %d\n", exp(s / n), n, w + 0 }' \
         "$WORK/$name/summary.txt" 2>/dev/null | tee -a "$SUMMARY"
     awk 'BEGIN { print "impl,op,ranks,size_bytes,us_median,us_min,us_mean" } { print }' \
