@@ -13,7 +13,9 @@
 # openmpi) and wait.txt: per regime and row, each column's median over the rounds.
 #
 # Environment: DEV, BUDGET, SPINS (default "0 50 200 1000 20000"), BINDS (default "none core"),
-# ROUNDS, COLL_RANKS, BUSY_LOOPS, TRIALS (default 200), REGIMES (default "idle busy").
+# ROUNDS, COLL_RANKS, BUSY_LOOPS, TRIALS (default 200), REGIMES (default "idle busy"), BBRUNS
+# (default "bb=<bundle>/launch/bbrun": NAME=LAUNCHER pairs, e.g. two builds side by side; the
+# column is NAME-spinN-bindB).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
@@ -63,7 +65,9 @@ for regime in ${REGIMES:-idle busy}; do
             read -r test n <<<"$t"
             for b in $BINDS; do
                 for s in $SPINS; do
-                    job "$regime" "bb-spin$s-bind$b" "$test" "$n" env BB_SPIN="$s" "$L/bbrun" --bind-to "$b"
+                    for nl in ${BBRUNS:-bb=$L/bbrun}; do
+                        job "$regime" "${nl%%=*}-spin$s-bind$b" "$test" "$n" env BB_SPIN="$s" "${nl#*=}" --bind-to "$b"
+                    done
                 done
             done
             job "$regime" mpich "$test" "$n" "$L/mpiexec.hydra"
