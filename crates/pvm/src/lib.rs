@@ -57,11 +57,12 @@
 //! # Not yet
 //!
 //! Tracing (`trace.rs`: `PvmTraceTid`/`PvmTraceCode` and the trace masks act, in Debian's
-//! format) covers `pvm_send`, `pvm_recv`, `pvm_nrecv`, `pvm_trecv`, `pvm_mcast`, `pvm_psend`,
-//! `pvm_precv` and `pvm_initsend` only, with no
-//! `PvmTraceTime`/`PvmTraceCount` summaries and none of pvmd's own events (output
-//! redirection, `PvmOutputTid`, goes as pvmd's output messages, so Debian's console prints
-//! `spawn -> prog`); messages on Billboard's engine (see above).
+//! format) covers the message calls (`pvm_send`, `pvm_recv`, `pvm_nrecv`, `pvm_trecv`,
+//! `pvm_mcast`, `pvm_psend`, `pvm_precv`), the pack and unpack routines, the buffer calls,
+//! `pvm_spawn` and `pvm_exit` only, with no `PvmTraceTime`/`PvmTraceCount` summaries and
+//! none of pvmd's own events (output redirection, `PvmOutputTid`, goes as pvmd's output
+//! messages, so Debian's console prints `spawn -> prog`); messages on Billboard's engine (see
+//! above).
 //!
 //! Layout: `error.rs` PVM's error codes and texts; `encoding.rs` how packed items become bytes
 //! (XDR and raw, byte by byte); `buffer.rs` message buffers and the table behind buffer ids;
