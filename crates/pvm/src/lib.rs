@@ -107,6 +107,7 @@ pub mod recvf;
 pub mod ring;
 pub mod sendrecv;
 pub mod single_copy;
+mod small_copy;
 pub mod spin;
 pub mod state;
 pub mod task;

@@ -146,7 +146,7 @@ pub unsafe extern "C" fn pvm_upkbyte(ptr: *mut c_char, cnt: c_int, std: c_int) -
             let bytes = lib.bufs.recv_buffer()?.unpack_bytes(cnt)?;
             if std == 1 && cnt > 0 {
                 // SAFETY: C's contract: room for cnt bytes at ptr.
-                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, cnt) };
+                crate::small_copy::copy(unsafe { std::slice::from_raw_parts_mut(ptr, cnt) }, bytes);
             } else {
                 for (i, &v) in bytes.iter().enumerate() {
                     // SAFETY: C's contract: byte i goes to ptr + i * std.
