@@ -122,6 +122,7 @@ impl Buffer {
         encoding::pack(self.enc, &mut self.data, items)
     }
 
+    #[inline]
     pub fn pack_bytes(&mut self, bytes: &[u8]) {
         encoding::pack_bytes(self.enc, &mut self.data, bytes)
     }

@@ -71,6 +71,8 @@ pub unsafe extern "C" fn pvm_siblings(tids: *mut *mut c_int) -> c_int {
 #[no_mangle]
 pub extern "C" fn pvm_exit() -> c_int {
     call("pvm_exit", |lib| {
+        // Its entry only, as Debian's library traces it: there is no tracing after.
+        crate::trace::event_of(lib, crate::trace::TEV_EXIT, true, &[]);
         if let Some(t) = lib.task.take() {
             t.leave();
             crate::compat::pvmmytid.store(-1, std::sync::atomic::Ordering::Relaxed);
@@ -143,40 +145,83 @@ pub unsafe extern "C" fn pvm_spawn(
     tids: *mut c_int,
 ) -> c_int {
     call("pvm_spawn", |lib| {
-        if file.is_null() || count < 1 {
-            return Err(PvmError::BadParam);
+        let traced = crate::trace::on(lib);
+        if traced {
+            // SAFETY: C's contract: file and where are strings, or null.
+            let (f, w) = unsafe { (c_bytes(file), c_bytes(place)) };
+            crate::trace::spawn_entry(lib, f, w, flags, count);
         }
-        // SAFETY: C's contract: file and where are strings (where may be null), argv null or
-        // NULL-terminated.
-        let (file, argv, place) = unsafe {
-            (
-                CStr::from_ptr(file).to_string_lossy().into_owned(),
-                strings(argv.cast()),
-                if place.is_null() { String::new() } else { CStr::from_ptr(place).to_string_lossy().into_owned() },
-            )
-        };
-        let req = SpawnRequest {
-            file,
-            argv,
-            flags,
-            place,
-            count,
-            path: search_path(),
-            env: exported_env().into_iter().chain(crate::trace::child_env(lib)).collect(),
-            cwd: std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default(),
-            output: OPT_OUTPUT.map(|o| lib.opts[o]),
-        };
-        let Frame::Spawned { tids: got } = lib.task()?.request(&Frame::Spawn(req))? else {
-            return Err(PvmError::SysErr);
-        };
-        if !tids.is_null() {
-            for (i, &t) in got.iter().enumerate().take(count as usize) {
-                // SAFETY: C's contract: room for count tids.
-                unsafe { *tids.add(i) = t };
-            }
+        let mut got = Vec::new();
+        // SAFETY: C's contract, as pvm_spawn's.
+        let r = unsafe { spawn(lib, file, argv, flags, place, count, tids, &mut got) };
+        if traced {
+            crate::trace::spawn_exit(lib, r.unwrap_or_else(|e| e.code()), &got);
         }
-        Ok(got.iter().filter(|&&t| t > 0).count() as c_int)
+        r
     })
+}
+
+/// A C string's bytes (null: none).
+///
+/// # Safety
+/// `s` is null or a NUL-terminated string.
+unsafe fn c_bytes<'a>(s: *const c_char) -> &'a [u8] {
+    match s.is_null() {
+        true => &[],
+        // SAFETY: the caller's contract.
+        false => unsafe { CStr::from_ptr(s) }.to_bytes(),
+    }
+}
+
+/// `pvm_spawn`'s work: the tasks started (`got`: their tids, or an error code each).
+///
+/// # Safety
+/// As `pvm_spawn`'s C contract.
+#[allow(clippy::too_many_arguments)]
+unsafe fn spawn(
+    lib: &mut crate::state::Lib,
+    file: *mut c_char,
+    argv: *mut *mut c_char,
+    flags: c_int,
+    place: *mut c_char,
+    count: c_int,
+    tids: *mut c_int,
+    got: &mut Vec<i32>,
+) -> Result<c_int, PvmError> {
+    if file.is_null() || count < 1 {
+        return Err(PvmError::BadParam);
+    }
+    // SAFETY: C's contract: file and where are strings (where may be null), argv null or
+    // NULL-terminated.
+    let (file, argv, place) = unsafe {
+        (
+            CStr::from_ptr(file).to_string_lossy().into_owned(),
+            strings(argv.cast()),
+            if place.is_null() { String::new() } else { CStr::from_ptr(place).to_string_lossy().into_owned() },
+        )
+    };
+    let req = SpawnRequest {
+        file,
+        argv,
+        flags,
+        place,
+        count,
+        path: search_path(),
+        env: exported_env().into_iter().chain(crate::trace::child_env(lib)).collect(),
+        cwd: std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default(),
+        output: OPT_OUTPUT.map(|o| lib.opts[o]),
+    };
+    let Frame::Spawned { tids: spawned } = lib.task()?.request(&Frame::Spawn(req))? else {
+        return Err(PvmError::SysErr);
+    };
+    *got = spawned;
+    if !tids.is_null() {
+        for (i, &t) in got.iter().enumerate().take(count as usize) {
+            // SAFETY: C's contract: room for count tids.
+            unsafe { *tids.add(i) = t };
+        }
+    }
+    Ok(got.iter().filter(|&&t| t > 0).count() as c_int)
 }
 
 /// A spawned task's output options, from its spawner (`place::OUTPUT_ENV`): its own output

@@ -226,8 +226,9 @@ fn xdr_pad(n: usize) -> usize {
 }
 
 /// Appends a run of bytes (`pvm_pkbyte`): padded to 4 in XDR.
+#[inline]
 pub fn pack_bytes(enc: Encoding, out: &mut Vec<u8>, bytes: &[u8]) {
-    out.extend_from_slice(bytes);
+    crate::small_copy::extend(out, bytes);
     if enc == Encoding::Xdr {
         out.resize(out.len() + xdr_pad(bytes.len()), 0);
     }

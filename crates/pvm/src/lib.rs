@@ -25,9 +25,9 @@
 //!   the sender makes (a memfd passed on the socket, so nothing is named in /dev/shm; the
 //!   socket then only wakes a sleeping receiver; `ring.rs`), or on the socket itself
 //!   (`BB_PVM_SHM=0`). The first frame proves the secret (over TCP, between hosts, a
-//!   challenge-response proves it instead, and it never goes on the network). One progress loop (`task.rs`) reads
-//!   every connection and ring whenever a call waits, including while a write waits for
-//!   room, so crossing large sends never deadlock; a receive polls the rings for
+//!   challenge-response proves it instead, and it never goes on the network). One progress
+//!   loop (`task_progress.rs`) reads every connection and ring whenever a call waits,
+//!   including while a write waits for room, so crossing large sends never deadlock; a receive polls the rings for
 //!   `BB_PVM_SPIN_US` before it sleeps, longer while its sleeps end soon (`spin.rs`).
 //!   Messages from one sender arrive in order. Large messages (`BB_PVM_SINGLE_COPY`,
 //!   64 KiB) between tasks of a host skip the ring: the receiver copies them once out of
@@ -57,19 +57,21 @@
 //! # Not yet
 //!
 //! Tracing (`trace.rs`: `PvmTraceTid`/`PvmTraceCode` and the trace masks act, in Debian's
-//! format) covers `pvm_send`, `pvm_recv`, `pvm_nrecv`, `pvm_trecv`, `pvm_mcast`, `pvm_psend`,
-//! `pvm_precv` and `pvm_initsend` only, with no
-//! `PvmTraceTime`/`PvmTraceCount` summaries and none of pvmd's own events (output
-//! redirection, `PvmOutputTid`, goes as pvmd's output messages, so Debian's console prints
-//! `spawn -> prog`); messages on Billboard's engine (see above).
+//! format) covers the message calls (`pvm_send`, `pvm_recv`, `pvm_nrecv`, `pvm_trecv`,
+//! `pvm_mcast`, `pvm_psend`, `pvm_precv`), the pack and unpack routines, the buffer calls,
+//! `pvm_spawn` and `pvm_exit` only, with no `PvmTraceTime`/`PvmTraceCount` summaries and
+//! none of pvmd's own events (output redirection, `PvmOutputTid`, goes as pvmd's output
+//! messages, so Debian's console prints `spawn -> prog`); messages on Billboard's engine (see
+//! above).
 //!
 //! Layout: `error.rs` PVM's error codes and texts; `encoding.rs` how packed items become bytes
 //! (XDR and raw, byte by byte); `buffer.rs` message buffers and the table behind buffer ids;
 //! `pack.rs` the pack/unpack and buffer calls (`packf.c` the two variadic ones); `state.rs`
 //! the process-wide state and the wrapper every C call goes through; `place.rs` the agent's
 //! folder and PVM's tid layout; `wire.rs` what tasks and the agent say (byte by byte);
-//! `frame_buffer.rs` frames out of a byte stream; `task.rs` a task's connections and progress
-//! (`agent_start.rs` finding or starting its agent), `task_send.rs` its sending side,
+//! `frame_buffer.rs` frames out of a byte stream; `task.rs` a task's enrolling, state and
+//! leaving (`agent_start.rs` finding or starting its agent), `task_progress.rs` its progress
+//! loop and arrivals, `task_receive.rs` its receives, `task_send.rs` its sending side,
 //! `link.rs` one connection, `tcp.rs` connections between hosts, `trace.rs` trace events,
 //! `ring.rs` the shared-memory
 //! route, `single_copy.rs` large messages read once from the sender's memory (`huge_pages.rs`
@@ -105,9 +107,12 @@ pub mod recvf;
 pub mod ring;
 pub mod sendrecv;
 pub mod single_copy;
+mod small_copy;
 pub mod spin;
 pub mod state;
 pub mod task;
+mod task_progress;
+mod task_receive;
 mod task_send;
 mod tcp;
 pub mod trace;

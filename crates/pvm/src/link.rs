@@ -199,7 +199,7 @@ impl Link {
             return None;
         }
         let mut bytes = if spare.capacity() > 0 { std::mem::take(spare) } else { crate::buffer::reuse() };
-        bytes.extend_from_slice(data);
+        crate::small_copy::extend(&mut bytes, data);
         let n = rec.len();
         ring.consume_record(n);
         Some(crate::task::Arrived::new(peer, tag, ctx, enc, bytes))

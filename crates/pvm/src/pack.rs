@@ -10,6 +10,7 @@ use crate::buffer::Buffer;
 use crate::encoding::{Encoding, Item};
 use crate::error::PvmError;
 use crate::state::{call, Lib};
+use crate::trace::{self, Datum};
 
 extern "C" {
     fn pvm_packf(fmt: *const c_char, ...) -> c_int;
@@ -30,22 +31,36 @@ fn checked(ptr_null: bool, cnt: c_int, std: c_int) -> Result<(usize, usize), Pvm
     Ok((cnt, std))
 }
 
+/// What the tracer hears at a pack or unpack routine's entry: the program's array (address,
+/// count, stride), as Debian's `lpvmpack.c` packs it.
+fn array_entry<T>(ptr: *const T, cnt: c_int, std: c_int) -> impl FnOnce() -> [(i32, Datum<'static>); 3] {
+    move || {
+        [
+            (trace::DID_PDA, Datum::Address(ptr as usize)),
+            (trace::DID_PC, Datum::Int(cnt)),
+            (trace::DID_PSD, Datum::Int(std)),
+        ]
+    }
+}
+
 /// Packs `cnt` items of `T`, `std` apart, into the active send buffer.
 ///
 /// # Safety
 /// `ptr` points to `cnt` items `std` apart (C's contract of every pack routine).
-unsafe fn pk<T: Item>(name: &str, ptr: *const T, cnt: c_int, std: c_int) -> c_int {
+unsafe fn pk<T: Item>(name: &str, kind: i32, ptr: *const T, cnt: c_int, std: c_int) -> c_int {
     call(name, |lib| {
-        let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
-        let b = lib.bufs.send_buffer()?;
-        if b.enc == Encoding::InPlace && std == 1 {
-            // SAFETY: the caller's contract above; PvmDataInPlace keeps it valid until send.
-            unsafe { b.pack_in_place(ptr.cast(), cnt * std::mem::size_of::<T>()) };
-        } else {
-            // SAFETY: the caller's contract above: item i is at ptr + i * std.
-            b.pack((0..cnt).map(|i| unsafe { ptr.add(i * std).read_unaligned() }))?;
-        }
-        Ok(0)
+        trace::around(lib, kind, array_entry(ptr, cnt, std), trace::DID_CC, |lib| {
+            let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
+            let b = lib.bufs.send_buffer()?;
+            if b.enc == Encoding::InPlace && std == 1 {
+                // SAFETY: the caller's contract above; PvmDataInPlace keeps it valid until send.
+                unsafe { b.pack_in_place(ptr.cast(), cnt * std::mem::size_of::<T>()) };
+            } else {
+                // SAFETY: the caller's contract above: item i is at ptr + i * std.
+                b.pack((0..cnt).map(|i| unsafe { ptr.add(i * std).read_unaligned() }))?;
+            }
+            Ok(0)
+        })
     })
 }
 
@@ -53,169 +68,188 @@ unsafe fn pk<T: Item>(name: &str, ptr: *const T, cnt: c_int, std: c_int) -> c_in
 ///
 /// # Safety
 /// `ptr` points to room for `cnt` items `std` apart.
-unsafe fn upk<T: Item>(name: &str, ptr: *mut T, cnt: c_int, std: c_int) -> c_int {
+unsafe fn upk<T: Item>(name: &str, kind: i32, ptr: *mut T, cnt: c_int, std: c_int) -> c_int {
     call(name, |lib| {
-        let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
-        // SAFETY: the caller's contract above: item i goes to ptr + i * std.
-        lib.bufs.recv_buffer()?.unpack(cnt, |i, v: T| unsafe { ptr.add(i * std).write_unaligned(v) })?;
-        Ok(0)
+        trace::around(lib, kind, array_entry(ptr.cast_const(), cnt, std), trace::DID_CC, |lib| {
+            let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
+            // SAFETY: the caller's contract above: item i goes to ptr + i * std.
+            lib.bufs.recv_buffer()?.unpack(cnt, |i, v: T| unsafe { ptr.add(i * std).write_unaligned(v) })?;
+            Ok(0)
+        })
     })
 }
 
 macro_rules! pack_routines {
-    ($($pk:ident $upk:ident $c:ty => $t:ty;)*) => {$(
+    ($($pk:ident $upk:ident $c:ty => $t:ty, $pk_kind:ident $upk_kind:ident;)*) => {$(
         #[no_mangle]
         pub unsafe extern "C" fn $pk(ptr: *mut $c, cnt: c_int, std: c_int) -> c_int {
             // SAFETY: same layout ($c is $t on this ABI); the C caller's array contract.
-            unsafe { pk::<$t>(stringify!($pk), ptr.cast_const().cast(), cnt, std) }
+            unsafe { pk::<$t>(stringify!($pk), trace::$pk_kind, ptr.cast_const().cast(), cnt, std) }
         }
         #[no_mangle]
         pub unsafe extern "C" fn $upk(ptr: *mut $c, cnt: c_int, std: c_int) -> c_int {
             // SAFETY: as above.
-            unsafe { upk::<$t>(stringify!($upk), ptr.cast(), cnt, std) }
+            unsafe { upk::<$t>(stringify!($upk), trace::$upk_kind, ptr.cast(), cnt, std) }
         }
     )*};
 }
 
 pack_routines! {
-    pvm_pkshort pvm_upkshort c_short => i16;
-    pvm_pkushort pvm_upkushort c_ushort => u16;
-    pvm_pkint pvm_upkint c_int => i32;
-    pvm_pkuint pvm_upkuint c_uint => u32;
-    pvm_pklong pvm_upklong c_long => i64;
-    pvm_pkulong pvm_upkulong c_ulong => u64;
-    pvm_pkfloat pvm_upkfloat f32 => f32;
-    pvm_pkdouble pvm_upkdouble f64 => f64;
-    pvm_pkcplx pvm_upkcplx f32 => [f32; 2];
-    pvm_pkdcplx pvm_upkdcplx f64 => [f64; 2];
+    pvm_pkshort pvm_upkshort c_short => i16, TEV_PKSHORT TEV_UPKSHORT;
+    pvm_pkushort pvm_upkushort c_ushort => u16, TEV_PKUSHORT TEV_UPKUSHORT;
+    pvm_pkint pvm_upkint c_int => i32, TEV_PKINT TEV_UPKINT;
+    pvm_pkuint pvm_upkuint c_uint => u32, TEV_PKUINT TEV_UPKUINT;
+    pvm_pklong pvm_upklong c_long => i64, TEV_PKLONG TEV_UPKLONG;
+    pvm_pkulong pvm_upkulong c_ulong => u64, TEV_PKULONG TEV_UPKULONG;
+    pvm_pkfloat pvm_upkfloat f32 => f32, TEV_PKFLOAT TEV_UPKFLOAT;
+    pvm_pkdouble pvm_upkdouble f64 => f64, TEV_PKDOUBLE TEV_UPKDOUBLE;
+    pvm_pkcplx pvm_upkcplx f32 => [f32; 2], TEV_PKCPLX TEV_UPKCPLX;
+    pvm_pkdcplx pvm_upkdcplx f64 => [f64; 2], TEV_PKDCPLX TEV_UPKDCPLX;
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn pvm_pkbyte(ptr: *mut c_char, cnt: c_int, std: c_int) -> c_int {
     call("pvm_pkbyte", |lib| {
-        let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
-        let b = lib.bufs.send_buffer()?;
-        let ptr = ptr.cast_const().cast::<u8>();
-        if b.enc == Encoding::InPlace && std == 1 {
-            // SAFETY: C's contract: cnt bytes at ptr, valid until send (PvmDataInPlace).
-            unsafe { b.pack_in_place(ptr, cnt) };
-        } else if std == 1 {
-            // SAFETY: C's contract: cnt bytes at ptr (checked non-null when cnt > 0).
-            b.pack_bytes(if cnt == 0 { &[] } else { unsafe { std::slice::from_raw_parts(ptr, cnt) } });
-        } else {
-            // SAFETY: C's contract: byte i is at ptr + i * std.
-            let gathered: Vec<u8> = (0..cnt).map(|i| unsafe { *ptr.add(i * std) }).collect();
-            b.pack_bytes(&gathered);
-        }
-        Ok(0)
+        trace::around(lib, trace::TEV_PKBYTE, array_entry(ptr, cnt, std), trace::DID_CC, |lib| {
+            let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
+            let b = lib.bufs.send_buffer()?;
+            let ptr = ptr.cast_const().cast::<u8>();
+            if b.enc == Encoding::InPlace && std == 1 {
+                // SAFETY: C's contract: cnt bytes at ptr, valid until send (PvmDataInPlace).
+                unsafe { b.pack_in_place(ptr, cnt) };
+            } else if std == 1 {
+                // SAFETY: C's contract: cnt bytes at ptr (checked non-null when cnt > 0).
+                b.pack_bytes(if cnt == 0 { &[] } else { unsafe { std::slice::from_raw_parts(ptr, cnt) } });
+            } else {
+                // SAFETY: C's contract: byte i is at ptr + i * std.
+                let gathered: Vec<u8> = (0..cnt).map(|i| unsafe { *ptr.add(i * std) }).collect();
+                b.pack_bytes(&gathered);
+            }
+            Ok(0)
+        })
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn pvm_upkbyte(ptr: *mut c_char, cnt: c_int, std: c_int) -> c_int {
     call("pvm_upkbyte", |lib| {
-        let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
-        let ptr = ptr.cast::<u8>();
-        if std == 1 && cnt > 0 {
-            // SAFETY: C's contract: room for cnt bytes at ptr.
-            let dst = unsafe { std::slice::from_raw_parts_mut(ptr, cnt) };
-            if let Some(r) = lib.bufs.recv_buffer()?.unpack_bytes_direct(dst) {
-                return r.map(|()| 0);
+        trace::around(lib, trace::TEV_UPKBYTE, array_entry(ptr, cnt, std), trace::DID_CC, |lib| {
+            let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
+            let ptr = ptr.cast::<u8>();
+            if std == 1 && cnt > 0 {
+                // SAFETY: C's contract: room for cnt bytes at ptr.
+                let dst = unsafe { std::slice::from_raw_parts_mut(ptr, cnt) };
+                if let Some(r) = lib.bufs.recv_buffer()?.unpack_bytes_direct(dst) {
+                    return r.map(|()| 0);
+                }
             }
-        }
-        let bytes = lib.bufs.recv_buffer()?.unpack_bytes(cnt)?;
-        if std == 1 && cnt > 0 {
-            // SAFETY: C's contract: room for cnt bytes at ptr.
-            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, cnt) };
-        } else {
-            for (i, &v) in bytes.iter().enumerate() {
-                // SAFETY: C's contract: byte i goes to ptr + i * std.
-                unsafe { *ptr.add(i * std) = v };
+            let bytes = lib.bufs.recv_buffer()?.unpack_bytes(cnt)?;
+            if std == 1 && cnt > 0 {
+                // SAFETY: C's contract: room for cnt bytes at ptr.
+                crate::small_copy::copy(unsafe { std::slice::from_raw_parts_mut(ptr, cnt) }, bytes);
+            } else {
+                for (i, &v) in bytes.iter().enumerate() {
+                    // SAFETY: C's contract: byte i goes to ptr + i * std.
+                    unsafe { *ptr.add(i * std) = v };
+                }
             }
-        }
-        Ok(0)
+            Ok(0)
+        })
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn pvm_pkstr(s: *mut c_char) -> c_int {
+    let entry = || [(trace::DID_PDA, Datum::Address(s as usize))];
     call("pvm_pkstr", |lib| {
-        if s.is_null() {
-            return Err(PvmError::BadParam);
-        }
-        // SAFETY: C's contract: a NUL-terminated string.
-        let bytes = unsafe { CStr::from_ptr(s) }.to_bytes();
-        let b = lib.bufs.send_buffer()?;
-        if b.enc == Encoding::InPlace {
-            b.pack([i32::try_from(bytes.len() + 1).map_err(|_| PvmError::Overflow)?])?;
-            // SAFETY: the string and its NUL, valid until send (PvmDataInPlace).
-            unsafe { b.pack_in_place(s.cast_const().cast(), bytes.len() + 1) };
-        } else {
-            b.pack_str(bytes)?;
-        }
-        Ok(0)
+        trace::around(lib, trace::TEV_PKSTR, entry, trace::DID_CC, |lib| {
+            if s.is_null() {
+                return Err(PvmError::BadParam);
+            }
+            // SAFETY: C's contract: a NUL-terminated string.
+            let bytes = unsafe { CStr::from_ptr(s) }.to_bytes();
+            let b = lib.bufs.send_buffer()?;
+            if b.enc == Encoding::InPlace {
+                b.pack([i32::try_from(bytes.len() + 1).map_err(|_| PvmError::Overflow)?])?;
+                // SAFETY: the string and its NUL, valid until send (PvmDataInPlace).
+                unsafe { b.pack_in_place(s.cast_const().cast(), bytes.len() + 1) };
+            } else {
+                b.pack_str(bytes)?;
+            }
+            Ok(0)
+        })
     })
 }
 
 /// Unpacks a string into `s` (the caller's buffer must hold it and its NUL, as in PVM).
 #[no_mangle]
 pub unsafe extern "C" fn pvm_upkstr(s: *mut c_char) -> c_int {
+    let entry = || [(trace::DID_PDA, Datum::Address(s as usize))];
     call("pvm_upkstr", |lib| {
-        if s.is_null() {
-            return Err(PvmError::BadParam);
-        }
-        let bytes = lib.bufs.recv_buffer()?.unpack_str()?;
-        let text = bytes.strip_suffix(&[0]).unwrap_or(bytes);
-        // SAFETY: C's contract: room for the packed string and its NUL.
-        unsafe {
-            std::ptr::copy_nonoverlapping(text.as_ptr(), s.cast::<u8>(), text.len());
-            *s.add(text.len()) = 0;
-        }
-        Ok(0)
+        trace::around(lib, trace::TEV_UPKSTR, entry, trace::DID_CC, |lib| {
+            if s.is_null() {
+                return Err(PvmError::BadParam);
+            }
+            let bytes = lib.bufs.recv_buffer()?.unpack_str()?;
+            let text = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+            // SAFETY: C's contract: room for the packed string and its NUL.
+            unsafe {
+                std::ptr::copy_nonoverlapping(text.as_ptr(), s.cast::<u8>(), text.len());
+                *s.add(text.len()) = 0;
+            }
+            Ok(0)
+        })
     })
 }
 
+/// The buffer calls, each traced with its argument (`TEV_DID_ME`: an encoding, `_MB`: a
+/// buffer) or none, and its result (`around`).
 #[no_mangle]
 pub extern "C" fn pvm_initsend(enc: c_int) -> c_int {
+    let entry = || [(trace::DID_ME, Datum::Int(enc))];
     call("pvm_initsend", |lib| {
-        if !crate::trace::on(lib) {
-            return lib.bufs.initsend(enc);
-        }
-        crate::trace::initsend_entry(lib, enc);
-        let r = lib.bufs.initsend(enc);
-        crate::trace::initsend_exit(lib, r.unwrap_or_else(|e| e.code()));
-        r
+        trace::around(lib, trace::TEV_INITSEND, entry, trace::DID_MSB, |lib| lib.bufs.initsend(enc))
     })
 }
 
 #[no_mangle]
 pub extern "C" fn pvm_mkbuf(enc: c_int) -> c_int {
-    call("pvm_mkbuf", |lib| lib.bufs.mkbuf(enc))
+    let entry = || [(trace::DID_ME, Datum::Int(enc))];
+    call("pvm_mkbuf", |lib| trace::around(lib, trace::TEV_MKBUF, entry, trace::DID_MB, |lib| lib.bufs.mkbuf(enc)))
 }
 
 #[no_mangle]
 pub extern "C" fn pvm_freebuf(id: c_int) -> c_int {
-    call("pvm_freebuf", |lib| lib.bufs.free(id).map(|()| 0))
+    let entry = || [(trace::DID_MB, Datum::Int(id))];
+    call("pvm_freebuf", |lib| {
+        trace::around(lib, trace::TEV_FREEBUF, entry, trace::DID_CC, |lib| lib.bufs.free(id).map(|()| 0))
+    })
 }
 
 #[no_mangle]
 pub extern "C" fn pvm_setsbuf(id: c_int) -> c_int {
-    call("pvm_setsbuf", |lib| lib.bufs.set_active(id, true))
+    let entry = || [(trace::DID_MB, Datum::Int(id))];
+    call("pvm_setsbuf", |lib| {
+        trace::around(lib, trace::TEV_SETSBUF, entry, trace::DID_MSB, |lib| lib.bufs.set_active(id, true))
+    })
 }
 
 #[no_mangle]
 pub extern "C" fn pvm_setrbuf(id: c_int) -> c_int {
-    call("pvm_setrbuf", |lib| lib.bufs.set_active(id, false))
+    let entry = || [(trace::DID_MB, Datum::Int(id))];
+    call("pvm_setrbuf", |lib| {
+        trace::around(lib, trace::TEV_SETRBUF, entry, trace::DID_MRB, |lib| lib.bufs.set_active(id, false))
+    })
 }
 
 #[no_mangle]
 pub extern "C" fn pvm_getsbuf() -> c_int {
-    call("pvm_getsbuf", |lib| Ok(lib.bufs.sbuf))
+    call("pvm_getsbuf", |lib| trace::around(lib, trace::TEV_GETSBUF, || [], trace::DID_MSB, |lib| Ok(lib.bufs.sbuf)))
 }
 
 #[no_mangle]
 pub extern "C" fn pvm_getrbuf() -> c_int {
-    call("pvm_getrbuf", |lib| Ok(lib.bufs.rbuf))
+    call("pvm_getrbuf", |lib| trace::around(lib, trace::TEV_GETRBUF, || [], trace::DID_MRB, |lib| Ok(lib.bufs.rbuf)))
 }
 
 /// Length in bytes, tag and source of a buffer; any out-pointer may be null.

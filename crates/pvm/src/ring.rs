@@ -374,9 +374,11 @@ impl Ring {
             }
             let p = &p[..p.len().min(left)];
             let first = p.len().min(self.cap - off);
-            // SAFETY: [mine, mine + record_bytes(n)) is free (the receiver consumed it);
+            // SAFETY: [mine, mine + record_bytes(n)) is free (the receiver consumed it and
+            // does not read it until published): this side alone touches these bytes now;
             // `off` is inside the data area and the bytes wrap at its end in two pieces.
-            unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), self.data().add(off), first) };
+            let dst = unsafe { std::slice::from_raw_parts_mut(self.data().add(off), first) };
+            crate::small_copy::copy(dst, &p[..first]);
             // Only at the ring's end: a copy of nothing is still a call to memcpy.
             if first < p.len() {
                 // SAFETY: as above, the piece after the wrap, at the data area's start.

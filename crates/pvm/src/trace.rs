@@ -11,7 +11,7 @@
 //! ```text
 //! [TEV_MARK_EVENT_BUFFER -1]                              when buffered
 //! TEV_MARK_EVENT_DESC -5 | event | name                   the first of its event and end
-//!     then for each datum: data id, TEV_DATA_INT 6, value; TEV_MARK_EVENT_DESC_END -6
+//!     then for each datum: data id, its type, value; TEV_MARK_EVENT_DESC_END -6
 //! TEV_MARK_EVENT_RECORD -7 | event                        every later one
 //!     then each datum's value, in the descriptor's order; TEV_MARK_EVENT_RECORD_END -8
 //! [TEV_MARK_EVENT_BUFFER_END -2]
@@ -19,20 +19,63 @@
 //!
 //! `event` is the event's number or'ed with `TEV_EVENT_ENTRY` (0x4000) or `TEV_EVENT_EXIT`
 //! (0x8000); the data are the time (`TEV_DID_TS`, `TEV_DID_TU`), the task (`TEV_DID_TID`),
-//! then the call's own, as Debian's `lpvm.c` packs them (see `send_entry` and the others).
-//! A datum is an int (`TEV_DATA_INT`), an address as a long (`TEV_DATA_LONG`, its low 32 bits in
-//! one XDR int, as Debian's `pvm_pklong` packs it), or a list of ints (`TEV_DATA_INT |
+//! then the call's own, as Debian's `lpvm.c` and `lpvmpack.c` pack them (see `send_entry`,
+//! `around` and the others). A datum is an int (`TEV_DATA_INT`), an address as a long
+//! (`TEV_DATA_LONG`, its low 32 bits in one XDR int, as Debian's `pvm_pklong` packs it), a
+//! string (`TEV_DATA_STRING`, as `pvm_pkstr` packs it), or a list of ints (`TEV_DATA_INT |
 //! TEV_DATA_ARRAY`: its count, then its values, in descriptors and records alike).
+//!
+//! As in Debian's library, a call made while a traced call runs is not traced itself
+//! (`TEV_EXCLUSIVE`: `Tracing::inside`).
+//!
 //! Traced: `pvm_send`, `pvm_recv`, `pvm_nrecv`, `pvm_trecv`, `pvm_mcast`, `pvm_psend`,
-//! `pvm_precv`, `pvm_initsend`. Not yet: the other calls' events,
-//! `PvmTraceTime`/`PvmTraceCount` summaries, and pvmd's own events (newtask, spntask,
-//! endtask) from the agent.
+//! `pvm_precv`, the pack and unpack routines (`pvm_pk*`, `pvm_upk*`), the buffer calls
+//! (`pvm_initsend`, `pvm_mkbuf`, `pvm_freebuf`, `pvm_setsbuf`, `pvm_getsbuf`, `pvm_setrbuf`,
+//! `pvm_getrbuf`), `pvm_spawn` and `pvm_exit`. Not yet: the other calls' events (`pvm_packf`
+//! traces the pack routines it calls, where Debian's traces `packf` alone),
+//! `PvmTraceTime`/`PvmTraceCount` summaries (their options send nothing), and pvmd's own
+//! events (newtask, spntask, endtask) from the agent.
+
+use std::ffi::c_int;
 
 use crate::encoding::{pack_str, Encoding};
+use crate::error::PvmError;
 use crate::state::Lib;
 
+pub const TEV_EXIT: i32 = 7;
+pub const TEV_FREEBUF: i32 = 8;
+pub const TEV_GETRBUF: i32 = 12;
+pub const TEV_GETSBUF: i32 = 13;
 pub const TEV_INITSEND: i32 = 17;
 pub const TEV_MCAST: i32 = 23;
+pub const TEV_MKBUF: i32 = 24;
+pub const TEV_PKBYTE: i32 = 31;
+pub const TEV_PKCPLX: i32 = 32;
+pub const TEV_PKDCPLX: i32 = 33;
+pub const TEV_PKDOUBLE: i32 = 34;
+pub const TEV_PKFLOAT: i32 = 35;
+pub const TEV_PKINT: i32 = 36;
+pub const TEV_PKUINT: i32 = 37;
+pub const TEV_PKLONG: i32 = 38;
+pub const TEV_PKULONG: i32 = 39;
+pub const TEV_PKSHORT: i32 = 40;
+pub const TEV_PKUSHORT: i32 = 41;
+pub const TEV_PKSTR: i32 = 42;
+pub const TEV_SETRBUF: i32 = 50;
+pub const TEV_SETSBUF: i32 = 51;
+pub const TEV_SPAWN: i32 = 52;
+pub const TEV_UPKBYTE: i32 = 58;
+pub const TEV_UPKCPLX: i32 = 59;
+pub const TEV_UPKDCPLX: i32 = 60;
+pub const TEV_UPKDOUBLE: i32 = 61;
+pub const TEV_UPKFLOAT: i32 = 62;
+pub const TEV_UPKINT: i32 = 63;
+pub const TEV_UPKUINT: i32 = 64;
+pub const TEV_UPKLONG: i32 = 65;
+pub const TEV_UPKULONG: i32 = 66;
+pub const TEV_UPKSHORT: i32 = 67;
+pub const TEV_UPKUSHORT: i32 = 68;
+pub const TEV_UPKSTR: i32 = 69;
 pub const TEV_NRECV: i32 = 28;
 pub const TEV_PRECV: i32 = 84;
 pub const TEV_PSEND: i32 = 85;
@@ -49,26 +92,34 @@ const MARK_RECORD: i32 = -7;
 const MARK_RECORD_END: i32 = -8;
 const DATA_INT: i32 = 6;
 const DATA_LONG: i32 = 8;
+const DATA_STRING: i32 = 12;
 const DATA_ARRAY: i32 = 0x80;
 /// Data ids (`TEV_DID_*`).
-const DID_CC: i32 = 4;
+pub const DID_CC: i32 = 4;
 const DID_MC: i32 = 45;
 const DID_MCX: i32 = 46;
-const DID_MB: i32 = 47;
+pub const DID_MB: i32 = 47;
 const DID_MNB: i32 = 48;
 const DID_SRC: i32 = 49;
 const DID_DST: i32 = 50;
 const DID_MDL: i32 = 51;
-const DID_MSB: i32 = 56;
-const DID_ME: i32 = 57;
-const DID_PDA: i32 = 71;
+pub const DID_MRB: i32 = 55;
+pub const DID_MSB: i32 = 56;
+pub const DID_ME: i32 = 57;
+pub const DID_PDA: i32 = 71;
 const DID_PDT: i32 = 72;
-const DID_PC: i32 = 73;
+pub const DID_PC: i32 = 73;
+pub const DID_PSD: i32 = 74;
 pub const DID_MTS: i32 = 52;
 pub const DID_MTU: i32 = 53;
 const DID_RST: i32 = 78;
 const DID_RMC: i32 = 79;
 const DID_RCX: i32 = 80;
+const DID_SE: i32 = 82;
+const DID_SF: i32 = 83;
+const DID_SW: i32 = 84;
+const DID_SC: i32 = 85;
+const DID_STL: i32 = 86;
 const DID_TID: i32 = 88;
 const DID_TS: i32 = 106;
 const DID_TU: i32 = 107;
@@ -102,11 +153,13 @@ pub struct Tracing {
     /// Per event, bit 1: its entry's descriptor sent, bit 2: its exit's, to `described_to`.
     described: [u8; 128],
     described_to: i32,
+    /// A traced call is running (`around`): the calls it makes are not traced.
+    inside: bool,
 }
 
 impl Tracing {
     pub const fn new() -> Tracing {
-        Tracing { masks: [empty_mask(); 2], described: [0; 128], described_to: 0 }
+        Tracing { masks: [empty_mask(); 2], described: [0; 128], described_to: 0, inside: false }
     }
 }
 
@@ -179,6 +232,7 @@ pub enum Datum<'a> {
     Int(i32),
     Address(usize),
     Ints(&'a [i32]),
+    Str(&'a [u8]),
 }
 
 impl Datum<'_> {
@@ -187,6 +241,7 @@ impl Datum<'_> {
             Datum::Int(_) => DATA_INT,
             Datum::Address(_) => DATA_LONG,
             Datum::Ints(_) => DATA_INT | DATA_ARRAY,
+            Datum::Str(_) => DATA_STRING,
         }
     }
 
@@ -198,6 +253,9 @@ impl Datum<'_> {
             Datum::Ints(vs) => {
                 int(vs.len() as i32);
                 vs.iter().for_each(|&v| int(v));
+            }
+            Datum::Str(s) => {
+                let _ = pack_str(Encoding::Xdr, out, s);
             }
         }
     }
@@ -212,10 +270,14 @@ fn event(lib: &mut Lib, kind: i32, entry: bool, data: &[(i32, i32)]) {
 
 /// As [`event`], with data of any kind. A trace message that cannot go is dropped, as
 /// Debian's library drops it: tracing never fails a call.
-fn event_of(lib: &mut Lib, kind: i32, entry: bool, data: &[(i32, Datum<'_>)]) {
+pub fn event_of(lib: &mut Lib, kind: i32, entry: bool, data: &[(i32, Datum<'_>)]) {
     let tracer = lib.opts[SELF.tid];
     let options = lib.opts[SELF.options];
-    if tracer <= 0 || !masked(&lib.tracing.masks[0], kind) || (options != 0 && options != TRACE_FULL) {
+    if tracer <= 0
+        || lib.tracing.inside
+        || !masked(&lib.tracing.masks[0], kind)
+        || (options != 0 && options != TRACE_FULL)
+    {
         return;
     }
     let (code, context, buffered) = (lib.opts[SELF.code], lib.opts[SELF.context], lib.opts[SELF.buffer] != 0);
@@ -275,8 +337,104 @@ fn name(kind: i32) -> &'static str {
         TEV_MCAST => "mcast",
         TEV_PRECV => "precv",
         TEV_PSEND => "psend",
+        TEV_EXIT => "exit",
+        TEV_FREEBUF => "freebuf",
+        TEV_GETRBUF => "getrbuf",
+        TEV_GETSBUF => "getsbuf",
+        TEV_MKBUF => "mkbuf",
+        TEV_SETRBUF => "setrbuf",
+        TEV_SETSBUF => "setsbuf",
+        TEV_SPAWN => "spawn",
+        TEV_PKBYTE => "pkbyte",
+        TEV_PKCPLX => "pkcplx",
+        TEV_PKDCPLX => "pkdcplx",
+        TEV_PKDOUBLE => "pkdouble",
+        TEV_PKFLOAT => "pkfloat",
+        TEV_PKINT => "pkint",
+        TEV_PKUINT => "pkuint",
+        TEV_PKLONG => "pklong",
+        TEV_PKULONG => "pkulong",
+        TEV_PKSHORT => "pkshort",
+        TEV_PKUSHORT => "pkushort",
+        TEV_PKSTR => "pkstr",
+        TEV_UPKBYTE => "upkbyte",
+        TEV_UPKCPLX => "upkcplx",
+        TEV_UPKDCPLX => "upkdcplx",
+        TEV_UPKDOUBLE => "upkdouble",
+        TEV_UPKFLOAT => "upkfloat",
+        TEV_UPKINT => "upkint",
+        TEV_UPKUINT => "upkuint",
+        TEV_UPKLONG => "upklong",
+        TEV_UPKULONG => "upkulong",
+        TEV_UPKSHORT => "upkshort",
+        TEV_UPKUSHORT => "upkushort",
+        TEV_UPKSTR => "upkstr",
         _ => "",
     }
+}
+
+/// Runs call `f` of event `kind` as Debian's library traces it when this task traces: its
+/// entry with the data `entry` gives, then, with the calls it makes untraced, its exit with
+/// one datum, its result or error code as data id `exit` (`TEV_DID_CC`, `_MB`, `_MSB`,
+/// `_MRB`). Not tracing, one look at the settings and `f`: `f` is called in one place only,
+/// so that it is inlined here (called twice, a pack routine's body stayed a call of its own
+/// and cost ~55 instructions more).
+#[inline(always)]
+pub fn around<const N: usize>(
+    lib: &mut Lib,
+    kind: i32,
+    entry: impl FnOnce() -> [(i32, Datum<'static>); N],
+    exit: i32,
+    f: impl FnOnce(&mut Lib) -> Result<c_int, PvmError>,
+) -> Result<c_int, PvmError> {
+    let traced = on(lib) && enter(lib, kind, &entry());
+    let r = f(lib);
+    if traced {
+        leave(lib, kind, exit, &r);
+    }
+    r
+}
+
+/// A traced call's entry event, unless it runs inside another traced call: whether it was
+/// traced (and the calls it makes are not).
+#[cold]
+#[inline(never)]
+fn enter(lib: &mut Lib, kind: i32, entry: &[(i32, Datum<'_>)]) -> bool {
+    if lib.tracing.inside {
+        return false;
+    }
+    event_of(lib, kind, true, entry);
+    lib.tracing.inside = true;
+    true
+}
+
+/// A traced call's exit event: its result as data id `exit`.
+#[cold]
+#[inline(never)]
+fn leave(lib: &mut Lib, kind: i32, exit: i32, r: &Result<c_int, PvmError>) {
+    lib.tracing.inside = false;
+    let cc = match r {
+        Ok(v) => *v,
+        Err(e) => e.code(),
+    };
+    event_of(lib, kind, false, &[(exit, Datum::Int(cc))]);
+}
+
+/// `pvm_spawn`'s entry: the program, where, the flags, the count.
+pub fn spawn_entry(lib: &mut Lib, file: &[u8], place: &[u8], flags: i32, count: i32) {
+    let data = [
+        (DID_SE, Datum::Str(file)),
+        (DID_SW, Datum::Str(place)),
+        (DID_SF, Datum::Int(flags)),
+        (DID_SC, Datum::Int(count)),
+    ];
+    event_of(lib, TEV_SPAWN, true, &data);
+}
+
+/// `pvm_spawn`'s exit: its result, then the tids of the tasks it started.
+pub fn spawn_exit(lib: &mut Lib, cc: i32, tids: &[i32]) {
+    let started = &tids[..usize::try_from(cc).unwrap_or(0).min(tids.len())];
+    event_of(lib, TEV_SPAWN, false, &[(DID_CC, Datum::Int(cc)), (DID_STL, Datum::Ints(started))]);
 }
 
 fn context(lib: &Lib) -> i32 {
@@ -318,15 +476,6 @@ pub fn recv_exit(lib: &mut Lib, kind: i32, cc: i32) {
 /// A call's exit that says only its result (`TEV_DID_CC`).
 pub fn result_exit(lib: &mut Lib, kind: i32, cc: i32) {
     event(lib, kind, false, &[(DID_CC, cc)]);
-}
-
-/// `pvm_initsend`'s entry (the encoding) and exit (the new buffer, or an error).
-pub fn initsend_entry(lib: &mut Lib, enc: i32) {
-    event(lib, TEV_INITSEND, true, &[(DID_ME, enc)]);
-}
-
-pub fn initsend_exit(lib: &mut Lib, cc: i32) {
-    event(lib, TEV_INITSEND, false, &[(DID_MSB, cc)]);
 }
 
 /// `pvm_mcast`'s entry: the send buffer's bytes, the tag, the context, the tids as given.

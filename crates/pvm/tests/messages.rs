@@ -2,8 +2,10 @@
 //! function (`pvm_recvf`, `tests/c/recvf.c`), and whole messages packed into others
 //! (`pvm_pkmesg`, `pvm_pkmesgbody`, `pvm_upkmesg`, `tests/c/pkmesg.c`), and children's output
 //! caught by the parent (`pvm_catchout`, `tests/c/catchout.c`), and a traced child's events
-//! at its tracer (`PvmTraceTid`, `tests/c/trace.c`, and `tests/c/trace_calls.c` for
-//! `pvm_psend`, `pvm_precv`, `pvm_mcast`, `pvm_initsend`), and `pvm_precv`'s length in bytes
+//! at its tracer (`PvmTraceTid`, `tests/c/trace.c`, `tests/c/trace_calls.c` for
+//! `pvm_psend`, `pvm_precv`, `pvm_mcast`, `pvm_initsend`, and `tests/c/trace_buffers.c` for
+//! the pack, unpack and buffer calls, `pvm_spawn` and `pvm_exit`; the tracer's side in
+//! `tests/c/trace_show.h`), and `pvm_precv`'s length in bytes
 //! (`tests/c/precv_len.c`). Each C program prints
 //! the same built against our library and against Debian's (run under a pvmd of its own),
 //! under a timeout, leaving nothing behind.
@@ -227,6 +229,53 @@ record 17 entry: 106=t 107=t 88=kid 57=0
 record 17 exit: 106=t 107=t 88=kid 56=buf
 record 23 entry: 106=t 107=t 88=kid 48=8 45=7 46=0 51=[1] parent
 record 23 exit: 106=t 107=t 88=kid 4=0
+",
+    );
+}
+
+#[test]
+fn a_tracer_receives_pack_buffer_spawn_and_exit_events_as_under_debian() {
+    prints_as_under_debian(
+        "trace_buffers",
+        "\
+settmask 0
+spawned 1
+parent got 10 11 from the kid 2.5 xyz
+desc 24 entry mkbuf: 106/6=t 107/6=t 88/6=kid 57/6=0
+desc 24 exit mkbuf: 106/6=t 107/6=t 88/6=kid 47/6=buf
+desc 51 entry setsbuf: 106/6=t 107/6=t 88/6=kid 47/6=buf
+desc 51 exit setsbuf: 106/6=t 107/6=t 88/6=kid 56/6=0
+desc 13 entry getsbuf: 106/6=t 107/6=t 88/6=kid
+desc 13 exit getsbuf: 106/6=t 107/6=t 88/6=kid 56/6=buf
+desc 36 entry pkint: 106/6=t 107/6=t 88/6=kid 71/8=addr 73/6=2 74/6=1
+desc 36 exit pkint: 106/6=t 107/6=t 88/6=kid 4/6=0
+desc 42 entry pkstr: 106/6=t 107/6=t 88/6=kid 71/8=addr
+desc 42 exit pkstr: 106/6=t 107/6=t 88/6=kid 4/6=0
+desc 34 entry pkdouble: 106/6=t 107/6=t 88/6=kid 71/8=addr 73/6=1 74/6=1
+desc 34 exit pkdouble: 106/6=t 107/6=t 88/6=kid 4/6=0
+desc 31 entry pkbyte: 106/6=t 107/6=t 88/6=kid 71/8=addr 73/6=3 74/6=1
+desc 31 exit pkbyte: 106/6=t 107/6=t 88/6=kid 4/6=0
+desc 63 entry upkint: 106/6=t 107/6=t 88/6=kid 71/8=addr 73/6=2 74/6=1
+desc 63 exit upkint: 106/6=t 107/6=t 88/6=kid 4/6=0
+desc 69 entry upkstr: 106/6=t 107/6=t 88/6=kid 71/8=addr
+desc 69 exit upkstr: 106/6=t 107/6=t 88/6=kid 4/6=0
+desc 61 entry upkdouble: 106/6=t 107/6=t 88/6=kid 71/8=addr 73/6=1 74/6=1
+desc 61 exit upkdouble: 106/6=t 107/6=t 88/6=kid 4/6=0
+desc 58 entry upkbyte: 106/6=t 107/6=t 88/6=kid 71/8=addr 73/6=3 74/6=1
+desc 58 exit upkbyte: 106/6=t 107/6=t 88/6=kid 4/6=0
+record 63 entry: 106=t 107=t 88=kid 71=addr 73=1 74=1
+record 63 exit: 106=t 107=t 88=kid 4=-5
+desc 12 entry getrbuf: 106/6=t 107/6=t 88/6=kid
+desc 12 exit getrbuf: 106/6=t 107/6=t 88/6=kid 55/6=buf
+desc 50 entry setrbuf: 106/6=t 107/6=t 88/6=kid 47/6=0
+desc 50 exit setrbuf: 106/6=t 107/6=t 88/6=kid 55/6=buf
+desc 8 entry freebuf: 106/6=t 107/6=t 88/6=kid 47/6=buf
+desc 8 exit freebuf: 106/6=t 107/6=t 88/6=kid 4/6=0
+record 8 entry: 106=t 107=t 88=kid 47=buf
+record 8 exit: 106=t 107=t 88=kid 4=-16
+desc 52 entry spawn: 106/6=t 107/6=t 88/6=kid 82/12=\"bb-trace-no-such-program\" 84/12=\"\" 83/6=0 85/6=1
+desc 52 exit spawn: 106/6=t 107/6=t 88/6=kid 4/6=0 86/134=[0]
+desc 7 entry exit: 106/6=t 107/6=t 88/6=kid
 ",
     );
 }
