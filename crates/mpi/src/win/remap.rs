@@ -123,16 +123,10 @@ impl Claims {
 
     /// Before a fork: a private copy of every moved range (module comment, "fork").
     fn snapshot_for_fork(&mut self) {
-        let rw = libc::PROT_READ | libc::PROT_WRITE;
         for &(lo, hi) in self.moved.iter().chain(&self.unrestored) {
-            let len = hi - lo;
-            // SAFETY: a fresh private mapping, filled from the range's pages, which are mapped.
-            unsafe {
-                let at = libc::mmap(std::ptr::null_mut(), len, rw, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
-                if at != libc::MAP_FAILED {
-                    std::ptr::copy_nonoverlapping(lo as *const u8, at.cast::<u8>(), len);
-                    self.snapshots.push((lo, len, at as usize));
-                }
+            // SAFETY: the range's pages are mapped (this process's moved window pages).
+            if let Some(at) = unsafe { private_copy(lo, hi - lo) } {
+                self.snapshots.push((lo, hi - lo, at));
             }
         }
     }
@@ -149,17 +143,12 @@ impl Claims {
     /// its mapping refused, gets a copy of what it holds now), and empty private memory in
     /// place of other members' pages.
     fn unshare_in_child(&mut self) {
-        let flags = libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED;
         for (lo, len, at) in self.snapshots.drain(..) {
             // SAFETY: this process's private copy of its own window pages, moved over them
-            // (the child has no other thread); if refused, unmapped and replaced below.
-            unsafe {
-                if libc::mremap(at as *mut libc::c_void, len, len, flags, lo as *mut libc::c_void) != libc::MAP_FAILED {
-                    forget(&mut self.moved, (lo, lo + len));
-                    forget(&mut self.unrestored, (lo, lo + len));
-                } else {
-                    libc::munmap(at as *mut libc::c_void, len);
-                }
+            // (the child has no other thread); if refused, the range is copied below.
+            if unsafe { move_over(at, lo, len) } {
+                forget(&mut self.moved, (lo, lo + len));
+                forget(&mut self.unrestored, (lo, lo + len));
             }
         }
         for (lo, hi) in self.moved.drain(..).chain(self.unrestored.drain(..)) {
@@ -460,12 +449,7 @@ unsafe fn move_to_file(lo: usize, len: usize) -> Option<OwnedFd> {
         return None;
     }
     std::ptr::copy_nonoverlapping(lo as *const u8, at.cast::<u8>(), len);
-    let moved = libc::mremap(at, len, len, libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED, lo as *mut libc::c_void);
-    if moved == libc::MAP_FAILED {
-        libc::munmap(at, len);
-        return None;
-    }
-    Some(fd)
+    move_over(at as usize, lo, len).then_some(fd)
 }
 
 /// Puts private anonymous memory with the same bytes back under `[lo, lo + len)`.
@@ -473,17 +457,38 @@ unsafe fn move_to_file(lo: usize, len: usize) -> Option<OwnedFd> {
 /// # Safety
 /// The pages are mapped and no other process changes them any more.
 unsafe fn restore(lo: usize, len: usize) {
+    if let Some(at) = private_copy(lo, len) {
+        move_over(at, lo, len);
+    }
+}
+
+/// A private anonymous copy of the mapped pages `[lo, lo + len)`, elsewhere (`None`: the
+/// kernel refused the memory).
+///
+/// # Safety
+/// The pages are mapped.
+unsafe fn private_copy(lo: usize, len: usize) -> Option<usize> {
     let rw = libc::PROT_READ | libc::PROT_WRITE;
     let at = libc::mmap(std::ptr::null_mut(), len, rw, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
     if at == libc::MAP_FAILED {
-        return;
+        return None;
     }
     std::ptr::copy_nonoverlapping(lo as *const u8, at.cast::<u8>(), len);
-    if libc::mremap(at, len, len, libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED, lo as *mut libc::c_void)
-        == libc::MAP_FAILED
-    {
-        libc::munmap(at, len);
+    Some(at as usize)
+}
+
+/// Moves the mapping at `at` over `[lo, lo + len)` (whatever was there goes); if the kernel
+/// refuses, unmaps it and returns false.
+///
+/// # Safety
+/// `at` is a mapping of `len` bytes of ours, and nothing else uses the pages at `lo` meanwhile.
+unsafe fn move_over(at: usize, lo: usize, len: usize) -> bool {
+    let flags = libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED;
+    let moved = libc::mremap(at as *mut libc::c_void, len, len, flags, lo as *mut libc::c_void) != libc::MAP_FAILED;
+    if !moved {
+        libc::munmap(at as *mut libc::c_void, len);
     }
+    moved
 }
 
 /// Maps another member's window pages here (`None`: the kernel refused).
@@ -539,6 +544,49 @@ mod tests {
         // The compiler must not assume the vector unchanged: another mapping wrote it.
         std::hint::black_box(v.as_mut_ptr());
         assert!(v.iter().enumerate().all(|(i, &x)| x == if i == 5 { 77 } else { i as u64 }));
+    }
+
+    #[test]
+    fn a_child_of_fork_keeps_the_bytes_of_the_fork_and_its_stores_stay_its_own() {
+        // 1 MiB: a chunk of its own from malloc (mmap'd), so no other thread's data shares a page.
+        let mut v: Vec<u64> = vec![7; 1 << 17];
+        let (at, n) = (v.as_mut_ptr(), v.len());
+        let lo = at as usize & !(PAGE - 1);
+        let hi = (at as usize + 8 * n).div_ceil(PAGE) * PAGE;
+        // SAFETY: `v`'s pages, private anonymous memory; nothing else writes them meanwhile.
+        let file = unsafe { move_to_file(lo, hi - lo) }.expect("moved onto a memfd");
+        claims().moved.push((lo, hi));
+        watch_forks();
+        let mut go = [0; 2];
+        // SAFETY: a pipe into a local array; fork in a test process whose child only reads,
+        // writes its own memory and the pipe, and leaves by _exit.
+        unsafe {
+            assert_eq!(libc::pipe(go.as_mut_ptr()), 0);
+            let child = libc::fork();
+            assert!(child >= 0, "fork");
+            if child == 0 {
+                let mut byte = 0u8;
+                libc::read(go[0], (&mut byte as *mut u8).cast(), 1);
+                let kept = (0..n).all(|i| at.add(i).read_volatile() == 7);
+                (0..n).for_each(|i| at.add(i).write_volatile(9));
+                libc::_exit(if kept { 0 } else { 2 });
+            }
+            // The parent's stores after the fork stay out of the child's copy, and the child's
+            // out of the parent's pages.
+            (0..n).for_each(|i| at.add(i).write_volatile(8));
+            assert_eq!(libc::write(go[1], b"g".as_ptr().cast(), 1), 1);
+            let mut status = 0;
+            assert_eq!(libc::waitpid(child, &mut status, 0), child);
+            assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the child's copy changed: {status:#x}");
+            libc::close(go[0]);
+            libc::close(go[1]);
+        }
+        std::hint::black_box(v.as_mut_ptr());
+        assert!(v.iter().all(|&x| x == 8), "a store of the child reached the parent");
+        assert!(!movable(lo, hi - lo), "the parent's pages are still on the file");
+        claims().release((lo, hi), true);
+        drop(file);
+        assert!(movable(lo, hi - lo), "private again");
     }
 
     #[test]
