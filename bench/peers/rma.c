@@ -20,19 +20,26 @@
  *               20) with an MPI_Iprobe between them (NWChem's pattern: ARMCI-MPI's task
  *               counter taken by MPI_Fetch_and_op + MPI_Win_flush while the target runs
  *               DGEMMs); its size column is the slice. Per operation.
- * Windows come from MPI_Win_allocate, or with --create from MPI_Win_create on memory of the
- * program's own (malloc). A trial batches min(16, 64 KiB / size) operations (at least 1).
+ * Windows (--window KIND) come from MPI_Win_allocate (allocate, the default), or are the
+ * program's own memory given to MPI_Win_create: malloc'd (create; --create says the same),
+ * on main's stack (stack), a shared mapping of a file (file) or anonymous shared memory
+ * (shared); or malloc'd memory attached to MPI_Win_create_dynamic (dynamic: displacements are
+ * the targets' addresses, gathered once). A trial batches min(16, 64 KiB / size) operations
+ * (at least 1).
  *
  * Usage: rma put_flush|fetch_op|cas|lock|fence|get_flush|put_bytes|acc_flush|busy_fop [--trials N]
- *            [--sizes 8,8K,1M] [--create] [--slice US]
+ *            [--sizes 8,8K,1M] [--window allocate|create|stack|file|shared|dynamic] [--slice US]
  * Prints: test size_bytes median_us min_us mean_us
  */
+#define _DEFAULT_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void)
 {
@@ -80,11 +87,14 @@ int main(int argc, char **argv)
     const char *test = argc > 1 ? argv[1] : "put_flush";
     int trials = 200;
     long sizes[16] = {8, 8 << 10, 1 << 20};
-    int nsizes = 3, create = 0;
+    int nsizes = 3;
+    const char *kind = "allocate";
     double slice_us = 20;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--create"))
-            create = 1;
+            kind = "create";
+        else if (!strcmp(argv[i], "--window") && i + 1 < argc)
+            kind = argv[++i];
         else if (!strcmp(argv[i], "--slice") && i + 1 < argc)
             slice_us = atof(argv[++i]);
         else if (!strcmp(argv[i], "--trials") && i + 1 < argc)
@@ -103,13 +113,40 @@ int main(int argc, char **argv)
     for (int s = 0; s < nsizes; s++)
         if (sizes[s] > maxsize)
             maxsize = sizes[s];
-    char *mem, *src = calloc(1, (size_t)maxsize);
+    char *mem = NULL, *src = calloc(1, (size_t)maxsize);
+    /* Room on main's stack for --window stack (a byte otherwise). */
+    char on_stack[!strcmp(kind, "stack") ? maxsize : 1];
+    MPI_Aint *at = calloc((size_t)n, sizeof(MPI_Aint)); /* each target's displacement of byte 0 */
     MPI_Win win;
-    if (create) {
-        mem = malloc((size_t)maxsize);
-        MPI_Win_create(mem, maxsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
-    } else {
+    if (!strcmp(kind, "allocate")) {
         MPI_Win_allocate(maxsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    } else if (!strcmp(kind, "dynamic")) {
+        mem = malloc((size_t)maxsize);
+        MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+        MPI_Win_attach(win, mem, maxsize);
+        MPI_Aint mine;
+        MPI_Get_address(mem, &mine);
+        MPI_Allgather(&mine, 1, MPI_AINT, at, 1, MPI_AINT, MPI_COMM_WORLD);
+    } else {
+        if (!strcmp(kind, "create"))
+            mem = malloc((size_t)maxsize);
+        else if (!strcmp(kind, "stack"))
+            mem = on_stack;
+        else if (!strcmp(kind, "shared"))
+            mem = mmap(NULL, (size_t)maxsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        else if (!strcmp(kind, "file")) {
+            FILE *f = tmpfile();
+            if (!f || ftruncate(fileno(f), maxsize) != 0) {
+                fprintf(stderr, "rma: no temporary file for --window file\n");
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            mem = mmap(NULL, (size_t)maxsize, PROT_READ | PROT_WRITE, MAP_SHARED, fileno(f), 0);
+        }
+        if (!mem || mem == MAP_FAILED) {
+            fprintf(stderr, "rma: unknown window kind %s, or no memory for it\n", kind);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        MPI_Win_create(mem, maxsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     }
     memset(mem, 0, (size_t)maxsize);
     if (me == 0)
@@ -125,11 +162,11 @@ int main(int argc, char **argv)
                 double t0 = now_s();
                 for (int b = 0; b < batch; b++) {
                     if (test[0] == 'p')
-                        MPI_Put(src, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
+                        MPI_Put(src, 8, MPI_BYTE, 1, at[1], 8, MPI_BYTE, win);
                     else if (test[0] == 'f')
-                        MPI_Fetch_and_op(&one, &got, MPI_LONG, 1, 0, MPI_SUM, win);
+                        MPI_Fetch_and_op(&one, &got, MPI_LONG, 1, at[1], MPI_SUM, win);
                     else
-                        MPI_Compare_and_swap(&one, &cmp, &got, MPI_LONG, 1, 0, win);
+                        MPI_Compare_and_swap(&one, &cmp, &got, MPI_LONG, 1, at[1], win);
                     MPI_Win_flush(1, win);
                 }
                 if (k >= warm)
@@ -148,7 +185,7 @@ int main(int argc, char **argv)
             for (int k = 0; k < warm + trials; k++) {
                 double t0 = now_s();
                 for (int b = 0; b < batch; b++) {
-                    MPI_Fetch_and_op(&one, &got, MPI_LONG, 1, 0, MPI_SUM, win);
+                    MPI_Fetch_and_op(&one, &got, MPI_LONG, 1, at[1], MPI_SUM, win);
                     MPI_Win_flush(1, win);
                 }
                 if (k >= warm)
@@ -181,7 +218,7 @@ int main(int argc, char **argv)
             long one = 1;
             for (int b = 0; b < batch; b++) {
                 MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
-                MPI_Accumulate(&one, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, win);
+                MPI_Accumulate(&one, 1, MPI_LONG, 0, at[0], 1, MPI_LONG, MPI_SUM, win);
                 MPI_Win_unlock(0, win);
             }
             /* The trial ends when the last rank is through. */
@@ -200,7 +237,7 @@ int main(int argc, char **argv)
             for (int k = 0; k < warm + trials; k++) {
                 double t0 = now_s();
                 for (int b = 0; b < batch; b++) {
-                    MPI_Put(src, (int)size, MPI_BYTE, right, 0, (int)size, MPI_BYTE, win);
+                    MPI_Put(src, (int)size, MPI_BYTE, right, at[right], (int)size, MPI_BYTE, win);
                     MPI_Win_fence(0, win);
                 }
                 if (k >= warm)
@@ -221,11 +258,11 @@ int main(int argc, char **argv)
                     double t0 = now_s();
                     for (int b = 0; b < batch; b++) {
                         if (test[0] == 'g')
-                            MPI_Get(dst, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, win);
+                            MPI_Get(dst, (int)size, MPI_BYTE, 1, at[1], (int)size, MPI_BYTE, win);
                         else if (test[0] == 'p')
-                            MPI_Put(src, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, win);
+                            MPI_Put(src, (int)size, MPI_BYTE, 1, at[1], (int)size, MPI_BYTE, win);
                         else
-                            MPI_Accumulate(src, (int)(size / 8), MPI_LONG, 1, 0, (int)(size / 8), MPI_LONG, MPI_SUM,
+                            MPI_Accumulate(src, (int)(size / 8), MPI_LONG, 1, at[1], (int)(size / 8), MPI_LONG, MPI_SUM,
                                            win);
                         MPI_Win_flush(1, win);
                     }
@@ -242,9 +279,14 @@ int main(int argc, char **argv)
     } else if (me == 0) {
         fprintf(stderr, "unknown test %s\n", test);
     }
+    if (!strcmp(kind, "dynamic"))
+        MPI_Win_detach(win, mem);
     MPI_Win_free(&win);
-    if (create)
+    if (!strcmp(kind, "create") || !strcmp(kind, "dynamic"))
         free(mem);
+    else if (!strcmp(kind, "shared") || !strcmp(kind, "file"))
+        munmap(mem, (size_t)maxsize);
+    free(at);
     free(src);
     free(t);
     MPI_Finalize();

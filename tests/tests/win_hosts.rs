@@ -7,9 +7,10 @@
 //! of another), with windows from MPI_Win_allocate and from MPI_Win_create. Every job runs
 //! under a timeout and must leave no process and no /dev/shm file behind.
 //!
-//! `tests/c/win_compute_target.c` runs over TCP between the hosts: the target computes for 2 s
-//! outside MPI while the others lock, fetch-and-op and unlock 1000 times each; the window's
-//! progress thread (started by itself: the window spans hosts) must serve them all meanwhile.
+//! `tests/c/win_compute_target.c` runs over TCP between the hosts: the target computes outside
+//! MPI while the others lock, fetch-and-op and unlock 1000 times each, until they are done (or
+//! 30 s); the window's progress thread (started by itself: the window spans hosts) must serve
+//! them all meanwhile.
 //!
 //! Needs root, `ip` and `dist/` (`make`); prints a SKIP line and passes without them.
 

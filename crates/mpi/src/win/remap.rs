@@ -21,15 +21,28 @@
 //!
 //! The first and last pages may also hold other data of the program (malloc's chunk
 //! header, a neighbouring object). Other members map them but touch only window bytes; the
-//! program keeps reading and writing them as before. Two things could tell: a store by
+//! program keeps reading and writing them as before. One thing could tell: a store by
 //! another thread of this process to those pages in the microseconds between the copy and
-//! the move (lost), and a `fork` while the window lives (the child shares the pages instead
-//! of copying them). So only private anonymous read-write memory is moved (malloc's heap and
+//! the move (lost). So only private anonymous read-write memory is moved (malloc's heap and
 //! its mmap'd chunks), never a stack in use (the process's main stack, or pages near the
 //! calling thread's stack pointer), a file mapping or memory already shared, and only while
 //! no thread of the program but the caller runs (the library's own threads do not count); and
 //! `BB_RMA_CREATE_MAP=0` turns this off (then single copies and the handler, `single_copy.rs`).
 //! The choice is collective: every member moves its pages and maps every other's, or none does.
+//!
+//! # fork
+//!
+//! A child made by `fork` would share a shared mapping with its parent, where malloc'd memory
+//! is the child's own copy: its stores would land in the parent's window, and other members'
+//! RMA in the parent's window would show in the child. So `pthread_atfork` handlers give the
+//! child private pages: before the fork, the parent copies each moved range into private
+//! anonymous memory of its own (a snapshot: the window's bytes at the fork); the child moves
+//! that copy (its copy-on-write image of it) over the range, and replaces the other members'
+//! pages mapped here by empty private memory (the child cannot use MPI, so nothing reaches
+//! them); the parent drops its snapshot. Copying in the child instead would race with the
+//! parent, which returns from `fork` at once and may change its window meanwhile. The claims
+//! stay locked across the fork, so the child sees them whole. `MADV_DONTFORK` would leave the
+//! child without the pages, `MADV_WIPEONFORK` with zeros.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -54,14 +67,27 @@ const PAGE: usize = 4096;
 /// and of moved pages not yet put back. Pages are moved only where no other such window has a
 /// page, and put back only then too: an origin's single copy into a neighbouring window on a
 /// shared page could land between the copy and the move, and be lost. Pages whose window ends
-/// while such a neighbour lives wait in `unrestored` until it ends too.
+/// while such a neighbour lives wait in `unrestored` until it ends too. `moved` and `views`
+/// are what a child of `fork` must not share (module comment).
 #[derive(Default)]
 struct Claims {
     live: Vec<(usize, usize)>,
     unrestored: Vec<(usize, usize)>,
+    /// Live windows' own pages on a memory file (disjoint from each other and `unrestored`).
+    moved: Vec<(usize, usize)>,
+    /// Other members' pages mapped here: (address, length).
+    views: Vec<(usize, usize)>,
+    /// During a fork: private copies of the moved ranges, as (range start, length, copy).
+    snapshots: Vec<(usize, usize, usize)>,
 }
 
-static CLAIMS: Mutex<Claims> = Mutex::new(Claims { live: Vec::new(), unrestored: Vec::new() });
+static CLAIMS: Mutex<Claims> = Mutex::new(Claims {
+    live: Vec::new(),
+    unrestored: Vec::new(),
+    moved: Vec::new(),
+    views: Vec::new(),
+    snapshots: Vec::new(),
+});
 
 fn claims() -> std::sync::MutexGuard<'static, Claims> {
     CLAIMS.lock().unwrap_or_else(|e| e.into_inner())
@@ -79,6 +105,7 @@ impl Claims {
             self.live.swap_remove(i);
         }
         if moved {
+            forget(&mut self.moved, range);
             self.unrestored.push(range);
         }
         let live = &self.live;
@@ -93,6 +120,98 @@ impl Claims {
             false
         });
     }
+
+    /// Before a fork: a private copy of every moved range (module comment, "fork").
+    fn snapshot_for_fork(&mut self) {
+        for &(lo, hi) in self.moved.iter().chain(&self.unrestored) {
+            // SAFETY: the range's pages are mapped (this process's moved window pages).
+            if let Some(at) = unsafe { private_copy(lo, hi - lo) } {
+                self.snapshots.push((lo, hi - lo, at));
+            }
+        }
+    }
+
+    /// After a fork, in the parent: the snapshots go.
+    fn drop_snapshots(&mut self) {
+        for (_, len, at) in self.snapshots.drain(..) {
+            // SAFETY: a mapping made in `snapshot_for_fork`, unmapped once.
+            unsafe { libc::munmap(at as *mut libc::c_void, len) };
+        }
+    }
+
+    /// After a fork, in the child: the snapshots under the moved ranges (a range without one,
+    /// its mapping refused, gets a copy of what it holds now), and empty private memory in
+    /// place of other members' pages.
+    fn unshare_in_child(&mut self) {
+        for (lo, len, at) in self.snapshots.drain(..) {
+            // SAFETY: this process's private copy of its own window pages, moved over them
+            // (the child has no other thread); if refused, the range is copied below.
+            if unsafe { move_over(at, lo, len) } {
+                forget(&mut self.moved, (lo, lo + len));
+                forget(&mut self.unrestored, (lo, lo + len));
+            }
+        }
+        for (lo, hi) in self.moved.drain(..).chain(self.unrestored.drain(..)) {
+            // SAFETY: as above, a copy of what the pages hold now.
+            unsafe { restore(lo, hi - lo) };
+        }
+        let rw = libc::PROT_READ | libc::PROT_WRITE;
+        let fresh = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED;
+        for (at, len) in self.views.drain(..) {
+            // SAFETY: a mapping of another member's file made in `share`, replaced in place.
+            unsafe { libc::mmap(at as *mut libc::c_void, len, rw, fresh, -1, 0) };
+        }
+    }
+}
+
+/// Removes `range` from `list`, if there.
+fn forget(list: &mut Vec<(usize, usize)>, range: (usize, usize)) {
+    if let Some(i) = list.iter().position(|&c| c == range) {
+        list.swap_remove(i);
+    }
+}
+
+thread_local! {
+    /// The claims, held by the thread that forks from `before_fork` until the fork returns.
+    static HELD_ACROSS_FORK: std::cell::RefCell<Option<std::sync::MutexGuard<'static, Claims>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The claims held across a fork by the forking thread (taken back by the handlers below).
+fn hold_across_fork(
+    held: Option<std::sync::MutexGuard<'static, Claims>>,
+) -> Option<std::sync::MutexGuard<'static, Claims>> {
+    HELD_ACROSS_FORK
+        .try_with(|h| h.try_borrow_mut().ok().and_then(|mut h| std::mem::replace(&mut *h, held)))
+        .ok()
+        .flatten()
+}
+
+extern "C" fn before_fork() {
+    let mut claims = claims();
+    claims.snapshot_for_fork();
+    hold_across_fork(Some(claims));
+}
+
+extern "C" fn after_fork_in_parent() {
+    if let Some(mut claims) = hold_across_fork(None) {
+        claims.drop_snapshots();
+    }
+}
+
+extern "C" fn after_fork_in_child() {
+    if let Some(mut claims) = hold_across_fork(None) {
+        claims.unshare_in_child();
+    }
+}
+
+/// Installs the `fork` handlers once, before the first pages move.
+fn watch_forks() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        // SAFETY: handlers that live as long as the library, registered once.
+        unsafe { libc::pthread_atfork(Some(before_fork), Some(after_fork_in_parent), Some(after_fork_in_child)) };
+    });
 }
 
 /// A member's window pages for the window's life: claimed, and possibly shared: its own
@@ -121,7 +240,12 @@ impl Pages {
     /// Unmaps the other members' pages (the own stay moved until the claim ends).
     fn unmap_views(&mut self) {
         self.shared = false;
+        if self.views.is_empty() {
+            return;
+        }
+        let mut claims = claims();
         for (at, len) in self.views.drain(..) {
+            forget(&mut claims.views, (at, len));
             // SAFETY: a mapping made in `share`, unmapped once.
             unsafe { libc::munmap(at as *mut libc::c_void, len) };
         }
@@ -132,6 +256,8 @@ impl Pages {
     fn unshare(&mut self) {
         self.unmap_views();
         if let Some((lo, hi)) = self.claim.filter(|_| self.moved) {
+            let mut claims = claims();
+            forget(&mut claims.moved, (lo, hi));
             // SAFETY: as in `Claims::release`: no other member reached them yet.
             unsafe { restore(lo, hi - lo) };
             self.moved = false;
@@ -172,6 +298,9 @@ pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut S
     if size > 0 {
         let lo = base as usize & !(PAGE - 1);
         let hi = (base as usize + size).div_ceil(PAGE) * PAGE;
+        if mine.ok {
+            watch_forks();
+        }
         let mut claims = claims();
         let alone = !claims.live.iter().chain(&claims.unrestored).any(|&c| overlap(c, (lo, hi)));
         claims.live.push((lo, hi));
@@ -182,6 +311,7 @@ pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut S
             .flatten()
         {
             Some(fd) => {
+                claims.moved.push((lo, hi));
                 pages.moved = true;
                 (mine.fd, mine.offset, mine.len) = (fd.as_raw_fd(), base as usize - lo, hi - lo);
                 file = Some(fd);
@@ -201,8 +331,11 @@ pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut S
             parts.push((if o.size == 0 { std::ptr::null_mut() } else { base }, o.size));
             continue;
         }
+        // Mapped and recorded under the claims, so a fork sees either both or neither.
+        let mut claims = claims();
         match map_peer(o) {
             Some(at) => {
+                claims.views.push((at, o.len));
                 pages.views.push((at, o.len));
                 parts.push(((at + o.offset) as *mut u8, o.size));
             }
@@ -316,12 +449,7 @@ unsafe fn move_to_file(lo: usize, len: usize) -> Option<OwnedFd> {
         return None;
     }
     std::ptr::copy_nonoverlapping(lo as *const u8, at.cast::<u8>(), len);
-    let moved = libc::mremap(at, len, len, libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED, lo as *mut libc::c_void);
-    if moved == libc::MAP_FAILED {
-        libc::munmap(at, len);
-        return None;
-    }
-    Some(fd)
+    move_over(at as usize, lo, len).then_some(fd)
 }
 
 /// Puts private anonymous memory with the same bytes back under `[lo, lo + len)`.
@@ -329,17 +457,38 @@ unsafe fn move_to_file(lo: usize, len: usize) -> Option<OwnedFd> {
 /// # Safety
 /// The pages are mapped and no other process changes them any more.
 unsafe fn restore(lo: usize, len: usize) {
+    if let Some(at) = private_copy(lo, len) {
+        move_over(at, lo, len);
+    }
+}
+
+/// A private anonymous copy of the mapped pages `[lo, lo + len)`, elsewhere (`None`: the
+/// kernel refused the memory).
+///
+/// # Safety
+/// The pages are mapped.
+unsafe fn private_copy(lo: usize, len: usize) -> Option<usize> {
     let rw = libc::PROT_READ | libc::PROT_WRITE;
     let at = libc::mmap(std::ptr::null_mut(), len, rw, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
     if at == libc::MAP_FAILED {
-        return;
+        return None;
     }
     std::ptr::copy_nonoverlapping(lo as *const u8, at.cast::<u8>(), len);
-    if libc::mremap(at, len, len, libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED, lo as *mut libc::c_void)
-        == libc::MAP_FAILED
-    {
-        libc::munmap(at, len);
+    Some(at as usize)
+}
+
+/// Moves the mapping at `at` over `[lo, lo + len)` (whatever was there goes); if the kernel
+/// refuses, unmaps it and returns false.
+///
+/// # Safety
+/// `at` is a mapping of `len` bytes of ours, and nothing else uses the pages at `lo` meanwhile.
+unsafe fn move_over(at: usize, lo: usize, len: usize) -> bool {
+    let flags = libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED;
+    let moved = libc::mremap(at as *mut libc::c_void, len, len, flags, lo as *mut libc::c_void) != libc::MAP_FAILED;
+    if !moved {
+        libc::munmap(at as *mut libc::c_void, len);
     }
+    moved
 }
 
 /// Maps another member's window pages here (`None`: the kernel refused).
@@ -395,6 +544,49 @@ mod tests {
         // The compiler must not assume the vector unchanged: another mapping wrote it.
         std::hint::black_box(v.as_mut_ptr());
         assert!(v.iter().enumerate().all(|(i, &x)| x == if i == 5 { 77 } else { i as u64 }));
+    }
+
+    #[test]
+    fn a_child_of_fork_keeps_the_bytes_of_the_fork_and_its_stores_stay_its_own() {
+        // 1 MiB: a chunk of its own from malloc (mmap'd), so no other thread's data shares a page.
+        let mut v: Vec<u64> = vec![7; 1 << 17];
+        let (at, n) = (v.as_mut_ptr(), v.len());
+        let lo = at as usize & !(PAGE - 1);
+        let hi = (at as usize + 8 * n).div_ceil(PAGE) * PAGE;
+        // SAFETY: `v`'s pages, private anonymous memory; nothing else writes them meanwhile.
+        let file = unsafe { move_to_file(lo, hi - lo) }.expect("moved onto a memfd");
+        claims().moved.push((lo, hi));
+        watch_forks();
+        let mut go = [0; 2];
+        // SAFETY: a pipe into a local array; fork in a test process whose child only reads,
+        // writes its own memory and the pipe, and leaves by _exit.
+        unsafe {
+            assert_eq!(libc::pipe(go.as_mut_ptr()), 0);
+            let child = libc::fork();
+            assert!(child >= 0, "fork");
+            if child == 0 {
+                let mut byte = 0u8;
+                libc::read(go[0], (&mut byte as *mut u8).cast(), 1);
+                let kept = (0..n).all(|i| at.add(i).read_volatile() == 7);
+                (0..n).for_each(|i| at.add(i).write_volatile(9));
+                libc::_exit(if kept { 0 } else { 2 });
+            }
+            // The parent's stores after the fork stay out of the child's copy, and the child's
+            // out of the parent's pages.
+            (0..n).for_each(|i| at.add(i).write_volatile(8));
+            assert_eq!(libc::write(go[1], b"g".as_ptr().cast(), 1), 1);
+            let mut status = 0;
+            assert_eq!(libc::waitpid(child, &mut status, 0), child);
+            assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the child's copy changed: {status:#x}");
+            libc::close(go[0]);
+            libc::close(go[1]);
+        }
+        std::hint::black_box(v.as_mut_ptr());
+        assert!(v.iter().all(|&x| x == 8), "a store of the child reached the parent");
+        assert!(!movable(lo, hi - lo), "the parent's pages are still on the file");
+        claims().release((lo, hi), true);
+        drop(file);
+        assert!(movable(lo, hi - lo), "private again");
     }
 
     #[test]
