@@ -80,6 +80,9 @@ impl FileView {
 
     /// Calls `f(file offset, data offset, length)` for the runs of the view's data bytes
     /// `pos .. pos + len`, in order, adjacent runs merged (the data offset counts from `pos`).
+    // Always inlined: in the small-write path (`access::prepare`) LLVM outlined it once prepare
+    // grew, 18 of a 64-byte MPI_File_write_at's ~900 instructions (callgrind).
+    #[inline(always)]
     pub fn runs(&self, pos: u64, len: usize, mut f: impl FnMut(u64, usize, usize) -> Res) -> Res {
         if len == 0 {
             return Ok(());
