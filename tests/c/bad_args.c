@@ -22,18 +22,10 @@ static int eclass(int rc)
                  rc_ == MPI_SUCCESS ? "MPI_SUCCESS" : t_errstr(rc_));                                                  \
     } while (0)
 
-static int on_billboard(void)
-{
-    char v[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_CHK(MPI_Get_library_version(v, &len));
-    return strstr(v, "Billboard") != NULL;
-}
-
 /* On Billboard, the message of `rc` must contain `text`. */
 static void expect_message(int rc, const char *text, const char *what)
 {
-    if (!on_billboard())
+    if (!t_on_billboard())
         return;
     const char *s = t_errstr(rc);
     CHECK(strstr(s, text) != NULL, "%s: message \"%s\" does not contain \"%s\"", what, s, text);

@@ -36,14 +36,6 @@ static int class_of(int rc)
     return c;
 }
 
-static int billboard(void)
-{
-    char v[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_CHK(MPI_Get_library_version(v, &len));
-    return strstr(v, "Billboard") != NULL;
-}
-
 enum { LIMIT = 1 << 16, PAST = 1 << 20, PIECE = 64 };
 
 static struct rlimit saved;
@@ -94,7 +86,7 @@ int main(int argc, char **argv)
     unlimit();
     CHECK(write_class(class_of(rc)), "a blocking write past the limit: class %d (%s)", class_of(rc), t_errstr(rc));
 
-    if (billboard()) {
+    if (t_on_billboard()) {
         /* MPI_Wait, the file's default handler: the class comes back. */
         MPI_Request r;
         limit();

@@ -43,16 +43,6 @@ static long file_size(const char *name)
     return (long)st.st_size;
 }
 
-/* Whether the library is Billboard (at run time: the MPICH-header build runs on it too). Checks
- * of what MPICH 4.0.2 does otherwise (it leaves shared pointers' side files) are ours only. */
-static int billboard(void)
-{
-    char v[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_CHK(MPI_Get_library_version(v, &len));
-    return strstr(v, "Billboard") != NULL;
-}
-
 /* How many names in the test's directory contain `part`. */
 static int names_with(const char *part)
 {
@@ -155,7 +145,7 @@ static void explicit_offsets(void)
  * takes its lock inside MPI_File_iwrite_at and would wait here for good. */
 static void nonblocking_overlap(void)
 {
-    if (!billboard())
+    if (!t_on_billboard())
         return;
     char name[32];
     snprintf(name, sizeof name, "overlap%d", t_rank);
@@ -220,7 +210,7 @@ static void *unlock_later(void *arg)
  * Billboard only: under MPICH 4.0.2 the same collective write does not wait for the lock (tried). */
 static void atomic_two_phase(void)
 {
-    if (t_size < 2 || !billboard())
+    if (t_size < 2 || !t_on_billboard())
         return;
     MPI_Info info;
     MPI_CHK(MPI_Info_create(&info));
@@ -476,7 +466,7 @@ static void shared_and_ordered(void)
     MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
     /* The shared pointer in use leaves no name in the directory: a job killed now leaves nothing
      * (MPICH 4.0.2 keeps ".shared.shfp.*" until the close, and after if the job dies). */
-    if (billboard())
+    if (t_on_billboard())
         CHECK_EQ(names_with(".shfp."), 0, "side files of the shared pointer while in use");
     MPI_Offset pos = -1;
     MPI_CHK(MPI_File_get_position_shared(fh, &pos));
@@ -724,7 +714,7 @@ int main(int argc, char **argv)
     MPI_CHK(MPI_File_open(MPI_COMM_WORLD, path("left_open"),
                           MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &left));
     MPI_CHK(MPI_File_write_shared(left, &t_rank, 1, MPI_INT, MPI_STATUS_IGNORE));
-    int ours = billboard(), rank = t_rank;
+    int ours = t_on_billboard(), rank = t_rank;
     MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
     int rc = MPI_Finalize();
     if (rc != MPI_SUCCESS) {

@@ -12,14 +12,6 @@
 
 #define CHECK_RC(call, want) CHECK_EQ((call), (want), #call)
 
-static int on_billboard(void)
-{
-    char v[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len;
-    MPI_Get_library_version(v, &len);
-    return strstr(v, "Billboard") != NULL;
-}
-
 static int cvar_index(const char *name)
 {
     int i = -1;
@@ -90,7 +82,7 @@ static void enumerate(void)
         free(cv);
         free(pv);
     }
-    if (on_billboard())
+    if (t_on_billboard())
         CHECK(listed == ncvar, "categories list %d cvars of %d", listed, ncvar);
 }
 
@@ -458,7 +450,7 @@ int main(int argc, char **argv)
     t_init(&argc, &argv, "tool_vars", 1);
     enumerate();
     error_codes();
-    if (on_billboard()) {
+    if (t_on_billboard()) {
         billboard_cvars();
         billboard_pvars();
     }

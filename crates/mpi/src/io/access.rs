@@ -193,6 +193,17 @@ unsafe fn prepare(
         Ok((l, file_len))
     })
     .expect("MPI is running")?;
+    // A user representation that changes the etype's size: the data in the file's sizes.
+    let file_len = match view.mem_esize {
+        m if m == view.esize || external => file_len,
+        m if file_len % m == 0 => file_len / m * view.esize,
+        m => {
+            return Err(err(
+                MPI_ERR_IO,
+                format!("{file_len} bytes of data are not a whole number of the view's etypes ({m} bytes)"),
+            ))
+        }
+    };
     if file_len % view.esize != 0 {
         return Err(err(
             MPI_ERR_IO,
@@ -257,11 +268,12 @@ impl Prepared {
                 (moved as u128 * self.mem.len() as u128 / file_len.max(1) as u128) as usize
             }
             (Some(ext), Conversion::User(rep, user), Access::Read) => {
-                // The items the file held (all, unless it ended first), as long as in memory.
+                // The items the file held (all, unless it ended first).
                 let per_item = file_len / (self.count.max(1) as usize);
                 let items = if moved == file_len { self.count } else { (moved / per_item.max(1)) as i64 };
                 rep.read(*user, self.datatype, items, ext)?;
-                moved
+                // In memory's sizes: the file's may differ (whole etypes scale exactly).
+                (moved as u128 * self.mem.len() as u128 / file_len.max(1) as u128) as usize
             }
         };
         self.mem.finish(done);

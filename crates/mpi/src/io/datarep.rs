@@ -6,10 +6,11 @@
 //! fills the user's buffer. A null function (MPI_CONVERSION_FN_NULL) moves that direction's data
 //! as it is in memory, as MPI says.
 //!
-//! Billboard converts a representation whose extent of the view's etype (a predefined type) is
-//! its size in memory, so the data is as long in the file as in memory and the view's offsets
-//! stay as they are (the same restriction as external32 here); `MPI_File_set_view` refuses the
-//! others with MPI_ERR_UNSUPPORTED_DATAREP. MPICH 4.0.2 converts none: MPI_Register_datarep
+//! The view's etype must be a predefined type. Where its extent in the file differs from its
+//! size in memory, the view is laid out in the file's sizes (`view.rs`) and the conversions
+//! fill or read file data of that length; both functions must then be the program's
+//! (MPI_CONVERSION_FN_NULL cannot change sizes). `MPI_File_set_view` refuses the others with
+//! MPI_ERR_UNSUPPORTED_DATAREP. MPICH 4.0.2 converts none: MPI_Register_datarep
 //! with conversion functions fails with MPI_ERR_CONVERSION ("Read and Write datarep conversions
 //! are currently not supported by MPI-IO"), and MPI_File_set_view accepts only "native".
 
@@ -46,6 +47,12 @@ impl Datarep {
     /// Whether reads go through the program's function (not MPI_CONVERSION_FN_NULL).
     pub fn reads(&self) -> bool {
         self.read.is_some()
+    }
+
+    /// Whether both directions go through the program's functions (neither is
+    /// MPI_CONVERSION_FN_NULL), as a representation that changes sizes needs.
+    pub fn converts_both(&self) -> bool {
+        self.read.is_some() && self.write.is_some()
     }
 
     /// The extent in the file of predefined type `t`.

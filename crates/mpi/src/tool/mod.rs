@@ -15,6 +15,7 @@
 mod category;
 mod cvar;
 pub(crate) mod pvar;
+mod qmpi;
 mod registry;
 
 pub(crate) use registry::RMA;
