@@ -249,12 +249,15 @@ fn the_other_collectives_host_phases_run_on_the_board() {
 /// it), and no rank exchanges a message with a member of its own host (the host phases on the
 /// board). Flat, one crossed for every rank of the other host, and the root's host exchanged
 /// messages too (main, 2 x 2, 64 calls: 32-33 messages on each rank's host, 257 sent and
-/// received between hosts).
+/// received between hosts). Gatherv forced through the leaders (the table gives it them only
+/// where a host holds 3 members, `BB_GATHERV_HIER_WIDEST`); by the table the values again.
 #[test]
 fn gatherv_and_scatterv_go_through_the_hosts_leaders() {
     let Some(ns) = Netns::create(2) else { return };
+    let job = run_hier(&ns, (&[2, 2], 4), &[], "parts");
+    expect_mode(&job, 4, "parts", "the table");
     for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
-        let job = run_hier(&ns, placement, &[], "parts");
+        let job = run_hier(&ns, placement, &[("BB_COLL_GATHER", "hier")], "parts");
         expect_mode(&job, placement.1, "parts", &format!("{placement:?}"));
         let out = job.stdout();
         let counts: Vec<(u64, u64)> = out

@@ -18,7 +18,7 @@ use super::board_parts::{entry, pack, table, table_bytes, BY_MESSAGE};
 use super::gather::Layout;
 use super::hier_board::HostComms;
 use super::hosts::Hosts;
-use super::select::{forced, report, Collective, GATHER, SCATTER};
+use super::select::{forced, report, Collective, GATHER, GATHERV_HIER_WIDEST, SCATTER};
 use super::{TAG_HOSTS, TAG_PARTS};
 use crate::{wait_all, Communicator, Result, SendMode, Source, TagMatch};
 
@@ -278,7 +278,8 @@ impl HostComms {
 impl Communicator {
     /// Whether a blocking gatherv or scatterv runs by the hierarchy with its host phases on
     /// the board: several hosts, the board on, `BB_COLL_GATHER` (or `_SCATTER`, `gathers`
-    /// false) not forcing a flat algorithm. Alike in every member whatever the lengths.
+    /// false) not forcing a flat algorithm, and for a gatherv unforced a host of at least
+    /// `BB_GATHERV_HIER_WIDEST` members. Alike in every member whatever the lengths.
     pub(super) fn parts_on_host_boards(&self, gathers: bool) -> Result<Option<&HostComms>> {
         let switch = if gathers { &GATHER } else { &SCATTER };
         let flat = forced(switch).is_some_and(|i| switch.algorithms[i] != "hier");
@@ -286,9 +287,14 @@ impl Communicator {
             return Ok(None);
         }
         let hosts = self.hier_board(0)?;
+        // A gatherv's leader forwards its host's parts once it has them all: on hosts of 2 the
+        // extra hop costs more than the message it saves (`BB_GATHERV_HIER_WIDEST`).
+        let forced_hier = forced(switch).is_some();
+        let widest = GATHERV_HIER_WIDEST.get();
+        let hosts = hosts.filter(|h| !gathers || forced_hier || h.widest() >= widest);
         if hosts.is_some() {
             let what = if gathers { Collective::Gather } else { Collective::Scatter };
-            report(self, what, "hier", " (a v-form)", 0);
+            report(self, what, "hier", "", 0);
         }
         Ok(hosts)
     }

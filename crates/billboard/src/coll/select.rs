@@ -52,12 +52,15 @@
 //! hosts' leaders, the host phases on the board (`hier_board_parts.rs`: each member posts its
 //! part with its length; one message between the root and each other host's leader; a part
 //! past one data area by its own message), unless `BB_COLL_GATHER` or `_SCATTER` forces a
-//! flat algorithm; MPI_Gather and MPI_Scatter (every part of one length) go through the
+//! flat algorithm; a gatherv unforced only where some host holds `BB_GATHERV_HIER_WIDEST`
+//! members (on 2 a host the leader's extra hop costs more than the message it saves);
+//! MPI_Gather and MPI_Scatter (every part of one length) go through the
 //! leaders by the table above. All-to-all stays flat (pairwise when large).
 
 pub(crate) use super::select_board::{board_by, rendezvous_min};
 pub use super::select_board::{
-    BCAST_CELLS_MAX, BOARD, HIER_BCAST_MAX, HIER_BOARD_MAX, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX,
+    BCAST_CELLS_MAX, BOARD, GATHERV_HIER_WIDEST, HIER_BCAST_MAX, HIER_BOARD_MAX, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN,
+    SCAN_CROWDED_MAX,
 };
 pub(super) use super::select_report::report;
 use crate::tunables::{Effect, Switch, Tunable};

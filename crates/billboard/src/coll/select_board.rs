@@ -93,6 +93,16 @@ pub static HIER_BCAST_MAX: Tunable = Tunable::new(
 )
 .read_at(Effect::EachCollective);
 
+pub static GATHERV_HIER_WIDEST: Tunable = Tunable::new(
+    "BB_GATHERV_HIER_WIDEST",
+    3,
+    "fewest members of the widest host for which a blocking gatherv on several hosts goes through the hosts' \
+     leaders (coll/hier_board_parts.rs; scatterv always does), unforced: below it each rank's part straight to the \
+     root; bench/hosts/coll.sh, 3 alternating rounds, load 18-24, us, flat vs leaders (min of the runs' medians): 2 \
+     hosts x 2 ranks 8 B 7.8 vs 14.0, 1 KiB 8.2 vs 18.4; 2 x 3 8 B 24.0 vs 20.3, 1 KiB 205 vs 22.3",
+)
+.read_at(Effect::EachCollective);
+
 pub static RENDEZVOUS_MIN: Tunable = Tunable::new(
     "BB_COLL_RENDEZVOUS_MIN",
     16 << 10,
