@@ -98,8 +98,9 @@ pub static GATHERV_HIER_WIDEST: Tunable = Tunable::new(
     3,
     "fewest members of the widest host for which a blocking gatherv on several hosts goes through the hosts' \
      leaders (coll/hier_board_parts.rs; scatterv always does), unforced: below it each rank's part straight to the \
-     root; bench/hosts/coll.sh, 3 alternating rounds, load 18-24, us, flat vs leaders (min of the runs' medians): 2 \
-     hosts x 2 ranks 8 B 7.8 vs 14.0, 1 KiB 8.2 vs 18.4; 2 x 3 8 B 24.0 vs 20.3, 1 KiB 205 vs 22.3",
+     root; coll.c gatherv, BB_COLL_GATHER=linear vs hier alternating (same barrier), load 14-20, us, the quiet \
+     round: 2 hosts x 2 ranks 8 B 15.6 vs 16.6, 1 KiB 18.2 vs 20.8 (the others' medians 556-742 vs 18-757: noise); \
+     bench/hosts/coll.sh flat vs leaders, 3 rounds, load 18-24, medians: 2 x 3 8 B 665 vs 21.0, 1 KiB 330 vs 28.0",
 )
 .read_at(Effect::EachCollective);
 
