@@ -242,6 +242,40 @@ fn the_other_collectives_host_phases_run_on_the_board() {
     expect_mode(&job, 4, "more", "the table's limits");
 }
 
+/// Blocking gatherv and scatterv across hosts (uneven parts from 0 B to 70,000, some past one
+/// data area, every root, in place at the root and not, values checked by bb-hier) on 2 hosts
+/// of 1 to 3 ranks and an interleaved placement: with parts within one data area one message
+/// crosses between the hosts a call (the other host's leader's to the root, or the root's to
+/// it), and no rank exchanges a message with a member of its own host (the host phases on the
+/// board). Flat, one crossed for every rank of the other host, and the root's host exchanged
+/// messages too (main, 2 x 2, 64 calls: 32-33 messages on each rank's host, 257 sent and
+/// received between hosts). Gatherv forced through the leaders (the table gives it them only
+/// where a host holds 3 members, `BB_GATHERV_HIER_WIDEST`); by the table the values again.
+#[test]
+fn gatherv_and_scatterv_go_through_the_hosts_leaders() {
+    let Some(ns) = Netns::create(2) else { return };
+    let job = run_hier(&ns, (&[2, 2], 4), &[], "parts");
+    expect_mode(&job, 4, "parts", "the table");
+    for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
+        let job = run_hier(&ns, placement, &[("BB_COLL_GATHER", "hier")], "parts");
+        expect_mode(&job, placement.1, "parts", &format!("{placement:?}"));
+        let out = job.stdout();
+        let counts: Vec<(u64, u64)> = out
+            .lines()
+            .filter_map(|l| {
+                let rest = l.split(": ").nth(1)?.strip_suffix(" calls")?;
+                let (between, calls) = rest.split_once(" messages sent to other hosts in ")?;
+                Some((between.parse().ok()?, calls.parse().ok()?))
+            })
+            .collect();
+        assert_eq!(counts.len(), placement.1, "{placement:?}: a count per rank\n{out}");
+        let calls = counts[0].1;
+        let between: u64 = counts.iter().map(|c| c.0).sum();
+        assert_eq!(between, calls, "{placement:?}: one message between the root and the other host a call\n{out}");
+        assert_eq!(on_host(&job), 0, "{placement:?}: messages on a host\n{out}");
+    }
+}
+
 /// MPIX_Comm_revoke's path: a rank revokes a hierarchical communicator (the first, last and a
 /// middle rank in turn) while the others are blocked in its barrier, in a host phase on the
 /// board or the leaders' between hosts: every one returns revoked (the host's and leaders'

@@ -10,6 +10,10 @@
 //! - `revoke`: a rank revokes a hierarchical communicator while the others are blocked in its
 //!   barrier (host phases on the board, the leaders' between hosts): every one of them must
 //!   return revoked, and a later collective on it too.
+//! - `parts`: blocking gatherv and scatterv of uneven parts (up to 70,000 bytes), every root,
+//!   in place at the root and not; then again with parts within one data area counting the
+//!   messages each rank exchanged with members of its own host and with ranks of other hosts
+//!   (`rank R: M messages sent to other hosts in C calls`).
 //! - `slots`: more hierarchical communicators than a rank has board slots (8), all alive, each
 //!   running collectives: those whose hosts find no slot run their host phases by messages,
 //!   values still right; prints the same-host message count.
@@ -225,6 +229,100 @@ fn on_host(w: &Communicator, f: impl FnOnce() -> Res) -> Result<u64, Box<dyn std
     Ok(count)
 }
 
+/// Messages this rank sent to ranks of other hosts while `f` ran (sends are counted inside
+/// the sender's own calls; a receive may be counted early, while the receiver is still in the
+/// call before).
+fn between_hosts(w: &Communicator, f: impl FnOnce() -> Res) -> Result<u64, Box<dyn std::error::Error>> {
+    let (n, me) = (w.size(), w.rank());
+    let hosts: Vec<usize> = (0..n).map(|r| w.host_of(r)).collect::<Result<_, _>>()?;
+    let before = w.traffic();
+    f()?;
+    let after = w.traffic();
+    let mut count = 0;
+    for r in (0..n).filter(|&r| hosts[r] != hosts[me]) {
+        let (a, b) = (&after[w.world_rank(r)], &before[w.world_rank(r)]);
+        count += a.sent_messages - b.sent_messages;
+    }
+    Ok(count)
+}
+
+/// Rank r's part of a v-form of `part`: r * 5 more bytes, one data area at most past 2 KiB
+/// (`part` past it: every other rank's past it).
+fn part_len(part: usize, r: usize) -> usize {
+    match part > 2048 && r % 2 == 1 {
+        true => 2048 - r,
+        false => part + 5 * r,
+    }
+}
+
+/// Gatherv and scatterv of uneven parts (`part_len`, in reverse rank order with 3-byte gaps),
+/// every root, in place at the root and not; returns the calls made.
+fn parts_rounds(w: &Communicator, parts: &[usize]) -> Result<u64, Box<dyn std::error::Error>> {
+    let (n, me) = (w.size(), w.rank());
+    let mut calls = 0;
+    for &part in parts {
+        let lens: Vec<usize> = (0..n).map(|r| part_len(part, r)).collect();
+        let mut layout = vec![(0, 0); n];
+        let mut at = 0;
+        for r in (0..n).rev() {
+            layout[r] = (at, lens[r]);
+            at += lens[r] + 3;
+        }
+        for root in 0..n {
+            for in_place in [false, true] {
+                let mine: Vec<u8> = (0..lens[me]).map(|i| byte(me, i)).collect();
+                let mut all = vec![0xab; at];
+                let (d, l) = layout[me];
+                if in_place && me == root {
+                    all[d..d + l].copy_from_slice(&mine);
+                }
+                let send = if in_place && me == root { all[d..d + l].to_vec() } else { mine.clone() };
+                let recv = (me == root).then_some((&mut all[..], &layout[..]));
+                billboard::coll::blocking(true, || w.gatherv_bytes(&send, recv, root))?;
+                calls += 1;
+                if me == root {
+                    for (r, &(d, l)) in layout.iter().enumerate() {
+                        assert!(
+                            all[d..d + l].iter().enumerate().all(|(i, &b)| b == byte(r, i)),
+                            "gatherv of {part}: {r}'s part at root {root}"
+                        );
+                        assert!(
+                            all[d + l..(d + l + 3).min(at)].iter().all(|&b| b == 0xab),
+                            "gatherv of {part} wrote a gap"
+                        );
+                    }
+                }
+                // Scatterv: the root's parts, each rank's into its buffer (none at a root in place).
+                let whole: Vec<u8> = (0..at).map(|i| byte(root + 7, i)).collect();
+                let mut got = vec![0xcd; if in_place && me == root { 0 } else { lens[me] }];
+                let send = (me == root).then_some((&whole[..], &layout[..]));
+                billboard::coll::blocking(true, || w.scatterv_bytes(send, &mut got, root))?;
+                calls += 1;
+                assert!(got[..] == whole[d..d + got.len()], "scatterv of {part} from {root} at {me}");
+            }
+        }
+    }
+    Ok(calls)
+}
+
+fn parts(w: &Communicator) -> Res {
+    parts_rounds(w, &[0, 8, 100, 1000, 2040, 3000, 70_000])?;
+    // Every host's parts within one data area: one message between the root and each other
+    // host a call.
+    let mut calls = 0;
+    let mut between = 0;
+    let on = on_host(w, || {
+        between = between_hosts(w, || {
+            calls = parts_rounds(w, &[0, 8, 100, 500])?;
+            Ok(())
+        })?;
+        Ok(())
+    })?;
+    println!("rank {}: {on} messages on its host", w.rank());
+    println!("rank {}: {between} messages sent to other hosts in {calls} calls", w.rank());
+    Ok(())
+}
+
 fn more(w: &Communicator) -> Res {
     more_rounds(w)?;
     let count = on_host(w, || more_rounds(w))?;
@@ -290,10 +388,10 @@ fn main() -> Res {
     let universe = billboard::init()?;
     let w = universe.world();
     type Check = fn(&Communicator) -> Res;
-    let modes: [(&str, Check); 3] = [("more", more), ("revoke", revoke), ("slots", slots)];
+    let modes: [(&str, Check); 4] = [("more", more), ("revoke", revoke), ("slots", slots), ("parts", parts)];
     let mode = std::env::args().nth(1).unwrap_or_default();
     let Some((mode, check)) = modes.into_iter().find(|(m, _)| *m == mode) else {
-        return Err(format!("bb-hier: no mode {mode:?} (more, revoke, slots)").into());
+        return Err(format!("bb-hier: no mode {mode:?} (more, revoke, slots, parts)").into());
     };
     check(&w)?;
     w.barrier()?;

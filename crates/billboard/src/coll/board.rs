@@ -76,6 +76,10 @@ pub(crate) const DATA: usize = (BOARD_SLOT_BYTES - LINE - HEADERS as usize * LIN
 const INLINE_AT: usize = 16;
 /// Largest payload carried in the header line itself (one line moves, not two).
 pub(crate) const INLINE: usize = LINE - INLINE_AT;
+/// Bytes of the length word that opens a post of [`Board::post_sized`].
+const SIZE_WORD: usize = 8;
+/// Largest part [`Board::post_sized`] carries in the header line, after its length word.
+pub(crate) const SIZED_INLINE: usize = INLINE - SIZE_WORD;
 const _: () = assert!(BOARD_SLOTS <= 64 && DATA >= 1024 && DATA.is_multiple_of(LINE) && DATA_DEPTH <= HEADERS);
 
 /// The longest nap of a board waiter that has climbed the ladder to sleeping: nobody wakes
@@ -378,6 +382,50 @@ impl Board {
         // this rank marks epoch `e` read ([`Board::finish`]), which the borrow of `self`
         // spans in every operation.
         unsafe { std::slice::from_raw_parts(self.payload(r, e, len), len) }
+    }
+
+    /// Posts `part` (at most one data area; `None`: nothing, the part goes another way) with
+    /// its length, for readers that do not know it (a v-form's part at a host's leader,
+    /// `hier_board_parts.rs`): the length word opens the header line's inline bytes, the part
+    /// follows it there where it fits ([`SIZED_INLINE`]), else it fills the data area.
+    ///
+    /// # Safety
+    /// `part` is readable.
+    pub(crate) unsafe fn post_sized(&self, comm: &Communicator, e: u64, part: Option<(*const u8, usize)>) {
+        let (from, len) = part.unwrap_or((std::ptr::null(), 0));
+        debug_assert!(len <= DATA);
+        let inline = part.is_none() || len <= SIZED_INLINE;
+        let word = self.header(self.me, e).wrapping_add(INLINE_AT);
+        let size = part.map_or(u64::MAX, |_| len as u64);
+        // SAFETY: the header line and the data area of epoch `e` are this rank's and free once
+        // `post` calls `fill` (the data area's depth is within the header lines'); `from`
+        // holds `len` bytes (caller).
+        self.post(comm, e, if inline { INLINE } else { DATA }, |at| unsafe {
+            std::ptr::copy_nonoverlapping(size.to_ne_bytes().as_ptr(), word, SIZE_WORD);
+            let to = if inline { word.add(SIZE_WORD) } else { at };
+            std::ptr::copy_nonoverlapping(from, to, len);
+        });
+    }
+
+    /// Member `r`'s part of epoch `e` posted by [`Board::post_sized`] (posted: the caller
+    /// waited), `None` where it posted none. A length past one data area (a member's word
+    /// that is not a length) reads as the whole area.
+    pub(crate) fn read_sized(&self, r: usize, e: u64) -> Option<&[u8]> {
+        let word = self.header(r, e).wrapping_add(INLINE_AT);
+        let mut size = [0u8; SIZE_WORD];
+        // SAFETY: the header line lies in the member's slot, posted (see `read`).
+        unsafe { std::ptr::copy_nonoverlapping(word, size.as_mut_ptr(), SIZE_WORD) };
+        let size = u64::from_ne_bytes(size);
+        if size == u64::MAX {
+            return None;
+        }
+        let len = size.min(DATA as u64) as usize;
+        Some(match len <= SIZED_INLINE {
+            // SAFETY: as above; the inline bytes hold `len` after the length word.
+            true => unsafe { std::slice::from_raw_parts(word.wrapping_add(SIZE_WORD), len) },
+            // SAFETY: as above; past the inline bytes the part lies in the data area.
+            false => unsafe { std::slice::from_raw_parts(self.payload(r, e, DATA), len) },
+        })
     }
 
     /// This rank has read all it reads in epoch `e`.

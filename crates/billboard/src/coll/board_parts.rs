@@ -21,7 +21,7 @@ use super::TAG_PARTS;
 use crate::{wait_all, Communicator, Request, Result, SendMode, Source, TagMatch};
 
 /// A table entry: this part goes by message.
-const BY_MESSAGE: u32 = u32::MAX;
+pub(super) const BY_MESSAGE: u32 = u32::MAX;
 
 /// How a part of `len` bytes goes by message: by rendezvous from the collectives' threshold
 /// (the receiver's single copy), as the schedules send theirs (`select_board.rs`,
@@ -35,7 +35,7 @@ fn mode(comm: &Communicator, len: usize) -> SendMode {
 }
 
 /// Bytes of a post's table for `n` ranks.
-fn table_bytes(n: usize) -> usize {
+pub(super) fn table_bytes(n: usize) -> usize {
     4 * n
 }
 
@@ -46,7 +46,7 @@ pub(crate) fn parts_fit(n: usize) -> bool {
 
 /// The table of a post that packs the parts of lengths `len(s)` for every rank `s` but
 /// `skip`, in rank order while they fit one data area.
-fn table(n: usize, skip: usize, len: impl Fn(usize) -> usize) -> Vec<u32> {
+pub(super) fn table(n: usize, skip: usize, len: impl Fn(usize) -> usize) -> Vec<u32> {
     let mut at = table_bytes(n);
     (0..n)
         .map(|s| {
@@ -64,7 +64,7 @@ fn table(n: usize, skip: usize, len: impl Fn(usize) -> usize) -> Vec<u32> {
 ///
 /// # Safety
 /// `to` holds one data area; each part is readable.
-unsafe fn pack(to: *mut u8, table: &[u32], part: impl Fn(usize) -> (*const u8, usize)) {
+pub(super) unsafe fn pack(to: *mut u8, table: &[u32], part: impl Fn(usize) -> (*const u8, usize)) {
     for (s, &at) in table.iter().enumerate() {
         std::ptr::copy_nonoverlapping(at.to_ne_bytes().as_ptr(), to.add(4 * s), 4);
         if at != BY_MESSAGE {
@@ -75,7 +75,7 @@ unsafe fn pack(to: *mut u8, table: &[u32], part: impl Fn(usize) -> (*const u8, u
 }
 
 /// Where rank `me`'s part lies in `post` (a post of parts): its offset, or None (by message).
-fn entry(post: &[u8], me: usize) -> Option<usize> {
+pub(super) fn entry(post: &[u8], me: usize) -> Option<usize> {
     let at = u32::from_ne_bytes(post[4 * me..4 * me + 4].try_into().expect("four bytes"));
     (at != BY_MESSAGE).then_some(at as usize)
 }

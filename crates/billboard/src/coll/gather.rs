@@ -96,18 +96,20 @@ impl Communicator {
         root: usize,
     ) -> Result<Collective> {
         self.checked_world_rank(root)?;
+        let checked = || match (recv, self.rank() == root) {
+            (Some((buf, len, layout)), true) => {
+                check_layout("gatherv", len, layout, self.size())?;
+                Ok(Some((buf, layout)))
+            }
+            (None, true) => Err(Error::InvalidArgument(format!("gatherv: root {root} must pass a receive buffer"))),
+            (_, false) => Ok(None),
+        };
         if let Some(board) = self.board_for_parts(Op::Gather)? {
-            let recv = match (recv, self.rank() == root) {
-                (Some((buf, len, layout)), true) => {
-                    check_layout("gatherv", len, layout, self.size())?;
-                    Some((buf, layout))
-                }
-                (None, true) => {
-                    return Err(Error::InvalidArgument(format!("gatherv: root {root} must pass a receive buffer")))
-                }
-                (_, false) => None,
-            };
-            board.gatherv(self, (send, send_len), recv, root)?;
+            board.gatherv(self, (send, send_len), checked()?, root)?;
+            return Ok(Collective::finished(self));
+        }
+        if let Some(hosts) = self.parts_on_host_boards(true)? {
+            hosts.gatherv(self, (send, send_len), checked()?, root)?;
             return Ok(Collective::finished(self));
         }
         self.nonblocking(None, |plan| plan.gather(send, send_len, recv, root))
@@ -126,18 +128,20 @@ impl Communicator {
         root: usize,
     ) -> Result<Collective> {
         self.checked_world_rank(root)?;
+        let checked = || match (send, self.rank() == root) {
+            (Some((buf, len, layout)), true) => {
+                check_layout("scatterv", len, layout, self.size())?;
+                Ok(Some((buf, layout)))
+            }
+            (None, true) => Err(Error::InvalidArgument(format!("scatterv: root {root} must pass a send buffer"))),
+            (_, false) => Ok(None),
+        };
         if let Some(board) = self.board_for_parts(Op::Scatter)? {
-            let send = match (send, self.rank() == root) {
-                (Some((buf, len, layout)), true) => {
-                    check_layout("scatterv", len, layout, self.size())?;
-                    Some((buf, layout))
-                }
-                (None, true) => {
-                    return Err(Error::InvalidArgument(format!("scatterv: root {root} must pass a send buffer")))
-                }
-                (_, false) => None,
-            };
-            board.scatterv(self, send, (recv, recv_len), root)?;
+            board.scatterv(self, checked()?, (recv, recv_len), root)?;
+            return Ok(Collective::finished(self));
+        }
+        if let Some(hosts) = self.parts_on_host_boards(false)? {
+            hosts.scatterv(self, checked()?, (recv, recv_len), root)?;
             return Ok(Collective::finished(self));
         }
         self.nonblocking(None, |plan| plan.scatter(send, recv, recv_len, root))

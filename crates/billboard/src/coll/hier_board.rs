@@ -19,7 +19,8 @@
 //! revoked with it (`engine/revoke.rs`: a rank blocked in a host phase learns of it); a host
 //! whose members find no board slot free runs its host phases by their communicator's
 //! messages, the other hosts still on their boards (each host's phases involve its members
-//! alone). Gatherv and scatterv stay flat: only the root knows the parts' lengths.
+//! alone). Gatherv and scatterv, whose parts' lengths only the root knows, in
+//! `hier_board_parts.rs`.
 //!
 //! Reductions keep rank order where the hierarchy does (`select.rs` chooses it only for
 //! commutative operators or hosts of consecutive ranks): a host folds its members in rank
@@ -41,10 +42,10 @@ fn cell(elem: usize) -> usize {
 /// A communicator's hierarchy for the board's host phases.
 pub(crate) struct HostComms {
     /// This host's members, ranked as in the communicator.
-    node: Communicator,
+    pub(super) node: Communicator,
     /// At a host's leader (its lowest member): the leaders, ranked by host.
     leaders: Option<Communicator>,
-    hosts: Hosts,
+    pub(super) hosts: Hosts,
 }
 
 impl Communicator {
@@ -119,7 +120,7 @@ impl Communicator {
 impl HostComms {
     /// This host's board, if its members agreed on a slot (at the first call, collective on
     /// the host).
-    fn board(&self) -> Result<Option<&Board>> {
+    pub(super) fn board(&self) -> Result<Option<&Board>> {
         self.node.board()
     }
 

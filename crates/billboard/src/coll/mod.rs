@@ -39,6 +39,7 @@ mod gather;
 mod gather_binomial;
 mod hier;
 pub(crate) mod hier_board;
+mod hier_board_parts;
 mod hier_board_scan;
 pub(crate) mod hosts;
 mod inter;
@@ -81,3 +82,5 @@ pub(crate) const TAG_BOARD: i32 = 12;
 pub(crate) const TAG_SCAN: i32 = 15;
 /// Parts of the board's v-forms too large for a data area (`board_parts.rs`).
 pub(crate) const TAG_PARTS: i32 = 16;
+/// A host's parts between the root and the host's leader (`hier_board_parts.rs`).
+pub(crate) const TAG_HOSTS: i32 = 17;

@@ -48,14 +48,19 @@
 //! rank posts its part to the root (gather), the root posts each part to its reader (scatter),
 //! all in one round (`nonblocking.rs`); their blocking forms, and alltoallv's, run on the board
 //! where `BB_COLL_GATHER`, `_SCATTER` or `_ALLTOALL` gives it and every rank has a core, or
-//! where forced (`board_parts.rs`). Their lengths
-//! are known only at the root, so a leader could not forward them: they stay flat on several
-//! hosts; MPI_Gather and MPI_Scatter (every part of
-//! one length) go through the leaders. All-to-all stays flat too (pairwise when large).
+//! where forced (`board_parts.rs`). On several hosts their blocking forms go through the
+//! hosts' leaders, the host phases on the board (`hier_board_parts.rs`: each member posts its
+//! part with its length; one message between the root and each other host's leader; a part
+//! past one data area by its own message), unless `BB_COLL_GATHER` or `_SCATTER` forces a
+//! flat algorithm; a gatherv unforced only where some host holds `BB_GATHERV_HIER_WIDEST`
+//! members (on 2 a host the leader's extra hop costs more than the message it saves);
+//! MPI_Gather and MPI_Scatter (every part of one length) go through the
+//! leaders by the table above. All-to-all stays flat (pairwise when large).
 
 pub(crate) use super::select_board::{board_by, rendezvous_min};
 pub use super::select_board::{
-    BCAST_CELLS_MAX, BOARD, HIER_BCAST_MAX, HIER_BOARD_MAX, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX,
+    BCAST_CELLS_MAX, BOARD, GATHERV_HIER_WIDEST, HIER_BCAST_MAX, HIER_BOARD_MAX, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN,
+    SCAN_CROWDED_MAX,
 };
 pub(super) use super::select_report::report;
 use crate::tunables::{Effect, Switch, Tunable};
@@ -467,8 +472,8 @@ pub static GATHER: Switch = Switch::new(
     "gather with parts of one length (MPI_Gather): linear = every part straight to the root in one round, hier = \
      each host's parts to its leader, one message per host to the root, binomial = each rank's subtree's parts to \
      its parent, log2(n) rounds; unset: hier on several hosts up to BB_GATHER_HIER_MAX bytes a part, on one host \
-     binomial from BB_GATHER_BINOMIAL_RANKS ranks up to BB_GATHER_BINOMIAL_MAX bytes a part, else linear (gatherv \
-     stays linear: only the root knows the parts' lengths)",
+     binomial from BB_GATHER_BINOMIAL_RANKS ranks up to BB_GATHER_BINOMIAL_MAX bytes a part, else linear; gatherv \
+     on several hosts (blocking) through the hosts' leaders unless linear or binomial is forced, else linear",
 );
 
 pub static SCATTER: Switch = Switch::new(
@@ -476,7 +481,7 @@ pub static SCATTER: Switch = Switch::new(
     &["linear", "hier", "binomial", "board"],
     "scatter with parts of one length (MPI_Scatter): linear = every part straight from the root in one round, hier \
      = one message per host to its leader, which hands its members theirs, binomial = each rank's subtree's parts \
-     from its parent, log2(n) rounds; unset: as BB_COLL_GATHER (scatterv stays linear)",
+     from its parent, log2(n) rounds; unset: as BB_COLL_GATHER (scatterv too)",
 );
 
 pub static GATHER_HIER_MAX: Tunable = Tunable::new(

@@ -93,6 +93,17 @@ pub static HIER_BCAST_MAX: Tunable = Tunable::new(
 )
 .read_at(Effect::EachCollective);
 
+pub static GATHERV_HIER_WIDEST: Tunable = Tunable::new(
+    "BB_GATHERV_HIER_WIDEST",
+    3,
+    "fewest members of the widest host for which a blocking gatherv on several hosts goes through the hosts' \
+     leaders (coll/hier_board_parts.rs; scatterv always does), unforced: below it each rank's part straight to the \
+     root; coll.c gatherv, BB_COLL_GATHER=linear vs hier alternating (same barrier), load 14-20, us, the quiet \
+     round: 2 hosts x 2 ranks 8 B 15.6 vs 16.6, 1 KiB 18.2 vs 20.8 (the others' medians 556-742 vs 18-757: noise); \
+     bench/hosts/coll.sh flat vs leaders, 3 rounds, load 18-24, medians: 2 x 3 8 B 665 vs 21.0, 1 KiB 330 vs 28.0",
+)
+.read_at(Effect::EachCollective);
+
 pub static RENDEZVOUS_MIN: Tunable = Tunable::new(
     "BB_COLL_RENDEZVOUS_MIN",
     16 << 10,
