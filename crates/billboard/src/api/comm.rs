@@ -75,9 +75,12 @@ const TAG_IDUP: i32 = 1 << 14;
 const TAG_NONBLOCKING: i32 = 2 << 14;
 pub(super) const BACKGROUND_SPAN: u32 = 1 << 14;
 /// The kinds of such operation, as indices of `Inner::started`: duplicates (idup and
-/// `with_background_dup`) and the nonblocking collectives written as schedules.
+/// `with_background_dup`), the nonblocking collectives written as schedules, and ULFM's
+/// agreements (MPIX_Comm_agree and _iagree: `recover.rs`), which count apart so that an
+/// agreement never takes its turn from a collective another member started in another order.
 const DUPS: usize = 0;
 const NONBLOCKING: usize = 1;
+pub(super) const AGREES: usize = 2;
 /// Tags of intercommunicator work: the collectives' schedules on an intercommunicator and its
 /// hidden local communicator (`base + n % SPAN`, as above), and the context agreements of
 /// intercommunicator creations on the world's collective context (see `intercomm.rs`).
@@ -118,9 +121,9 @@ struct Inner {
     members: Option<Vec<usize>>,
     /// On an intercommunicator, the other group: point-to-point names its ranks.
     remote: Option<super::intercomm::Remote>,
-    /// Background operations started on this communicator, by kind ([`DUPS`], [`NONBLOCKING`];
-    /// every member starts them in the same order).
-    started: [AtomicU32; 2],
+    /// Background operations started on this communicator, by kind ([`DUPS`], [`NONBLOCKING`],
+    /// [`AGREES`]; every member starts those of a kind in the same order).
+    started: [AtomicU32; 3],
     /// Whether every member runs on this host (one billboard holds them all), once asked.
     one_host: std::sync::OnceLock<bool>,
     /// Collective algorithm choices already reported under `BB_VERBOSE` (one bit each: 8 per

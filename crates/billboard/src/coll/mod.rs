@@ -12,6 +12,7 @@
 //! `op(invec, inoutvec)` leaves `invec ⊕ inoutvec` in `inoutvec`, for operators that may be
 //! non-commutative (the result is always `v0 ⊕ v1 ⊕ … ⊕ v(n-1)` in rank order).
 
+mod agree;
 mod allgather_bruck;
 mod allgather_doubling;
 mod allgather_post;
