@@ -58,9 +58,10 @@ def c_functions(header):
     return out
 
 
-# MPIX functions MPICH's libmpichfort binds in no form (Grequest's take C callbacks), and those
-# it binds in mpi_f08 only, under MPI 4.1's names (fortran_name).
-MPIX_NONE = ("MPIX_Grequest_",)
+# MPIX functions MPICH's libmpichfort binds in no form (Grequest's take C callbacks;
+# MPIX_Comm_iagree is MPICH 4.1's, beyond the 4.0 ABI), and those it binds in mpi_f08 only,
+# under MPI 4.1's names (fortran_name).
+MPIX_NONE = ("MPIX_Grequest_", "MPIX_Comm_iagree")
 MPIX_F08_ONLY = ("MPIX_Delete_error_",)
 
 

@@ -75,9 +75,12 @@ const TAG_IDUP: i32 = 1 << 14;
 const TAG_NONBLOCKING: i32 = 2 << 14;
 pub(super) const BACKGROUND_SPAN: u32 = 1 << 14;
 /// The kinds of such operation, as indices of `Inner::started`: duplicates (idup and
-/// `with_background_dup`) and the nonblocking collectives written as schedules.
+/// `with_background_dup`), the nonblocking collectives written as schedules, and ULFM's
+/// agreements (MPIX_Comm_agree and _iagree: `recover.rs`), which count apart so that an
+/// agreement never takes its turn from a collective another member started in another order.
 const DUPS: usize = 0;
 const NONBLOCKING: usize = 1;
+pub(super) const AGREES: usize = 2;
 /// Tags of intercommunicator work: the collectives' schedules on an intercommunicator and its
 /// hidden local communicator (`base + n % SPAN`, as above), and the context agreements of
 /// intercommunicator creations on the world's collective context (see `intercomm.rs`).
@@ -118,9 +121,9 @@ struct Inner {
     members: Option<Vec<usize>>,
     /// On an intercommunicator, the other group: point-to-point names its ranks.
     remote: Option<super::intercomm::Remote>,
-    /// Background operations started on this communicator, by kind ([`DUPS`], [`NONBLOCKING`];
-    /// every member starts them in the same order).
-    started: [AtomicU32; 2],
+    /// Background operations started on this communicator, by kind ([`DUPS`], [`NONBLOCKING`],
+    /// [`AGREES`]; every member starts those of a kind in the same order).
+    started: [AtomicU32; 3],
     /// Whether every member runs on this host (one billboard holds them all), once asked.
     one_host: std::sync::OnceLock<bool>,
     /// Collective algorithm choices already reported under `BB_VERBOSE` (one bit each: 8 per
@@ -131,8 +134,9 @@ struct Inner {
     joined: Vec<Arc<super::dynamic::JoinedPeers>>,
     /// This process's board slots, shared by all its communicators (`coll/board.rs`).
     boards: Arc<BoardPool>,
-    /// The board slot of this communicator, once its first board collective agreed on one.
-    board: std::sync::OnceLock<Option<Board>>,
+    /// The board slot of this communicator, once its first board collective agreed on one
+    /// (shared with the nonblocking board steps in flight, which may outlive the handle).
+    board: std::sync::OnceLock<Option<Arc<Board>>>,
     /// Which collectives run on the board, and how, once asked (`coll/board.rs`).
     board_choices: BoardChoices,
     /// On several hosts, each host's members and the hosts' leaders, once a hierarchical
@@ -959,23 +963,29 @@ impl Communicator {
     #[inline]
     pub(crate) fn board(&self) -> Result<Option<&Board>> {
         match self.inner.board.get() {
-            Some(b) => Ok(b.as_ref()),
+            Some(b) => Ok(b.as_deref()),
             None => self.agree_board(),
         }
+    }
+
+    /// This communicator's board slot if a blocking collective agreed on one already: what a
+    /// nonblocking start may use (agreeing blocks), the same in every member.
+    pub(crate) fn agreed_board(&self) -> Option<&Arc<Board>> {
+        self.inner.board.get().and_then(Option::as_ref)
     }
 
     #[cold]
     fn agree_board(&self) -> Result<Option<&Board>> {
         let agreed = match self.is_inter() || self.size() < 2 {
             true => None,
-            false => Board::agree(self)?,
+            false => Board::agree(self)?.map(Arc::new),
         };
         if let Err(Some(lost)) = self.inner.board.set(agreed) {
             // Another thread of this process agreed at once (a program that runs collectives
             // on one communicator from two threads at once, which MPI forbids): keep its slot.
             lost.release(&self.inner.boards, false);
         }
-        Ok(self.inner.board.get().and_then(Option::as_ref))
+        Ok(self.inner.board.get().and_then(Option::as_deref))
     }
 
     /// AND of every member's first word, MAX of their second, left in each member's words

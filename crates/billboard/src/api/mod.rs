@@ -15,6 +15,7 @@ pub use crate::engine::{ActiveHandler, ActiveMessage, Outbox, HANDLER_MAX, HEADE
 pub use comm::{Background, Communicator, Message, SendMode, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use datatype::{Buffer, BufferMut, Equivalence};
 pub use dynamic::{close_port, open_port, Launcher, SpawnCommand, SPAWN_WAIT_MS};
+pub use recover::Agreement;
 pub use request::{test_all, wait_all, wait_any, wait_each, Request, Status};
 pub use scope::Scope;
 pub use universe::{init, Universe};

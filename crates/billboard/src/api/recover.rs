@@ -4,44 +4,80 @@
 //! (`engine/revoke.rs`). No process fails while a job runs (a rank that dies ends the job), so
 //! agree needs no failure detection and shrink keeps every member.
 //!
+//! Agree is a schedule the engine moves on (`coll/agree.rs`), so MPIX_Comm_iagree needs no
+//! thread, and the blocking agree is its start and wait. Each agreement's messages carry a tag
+//! of its own turn among the communicator's agreements ([`AGREES`]), never the board's epoch
+//! sequence, so an iagree and a barrier started in different orders on different ranks (illegal,
+//! but mpi4py's testIAgree does it) cannot take each other's part.
+//!
 //! On an intercommunicator both run over both groups, as ULFM defines them: agree is the AND of
 //! every member's flag in both groups (each group's AND on its hidden local communicator, which
 //! is revoked with the intercommunicator, the leaders' swap over the intercommunicator, the
 //! result back down the group); shrink makes an intercommunicator of the survivors of both
 //! groups (a shrunk hidden local communicator, a new context agreed over the union).
 
-use super::comm::Communicator;
+use super::comm::{Communicator, AGREES, BACKGROUND_SPAN};
 use super::context;
 use super::intercomm::{union_of, Remote};
 use crate::engine::TAG_SURVIVES_REVOKE;
-use crate::Result;
+use crate::{Collective, Result};
 
-/// The tags of agree's reduction and of shrink's context agreement.
-const TAG_AGREE: i32 = TAG_SURVIVES_REVOKE | 1;
+/// The tags of agreements: turn `n` of the communicator's uses `TAG_AGREE + n % SPAN` (a
+/// range no other survivor of a revocation uses: shrink's below, intercommunicator creations'
+/// `TAG_INTER` range).
+const TAG_AGREE: i32 = TAG_SURVIVES_REVOKE | (4 * BACKGROUND_SPAN as i32);
+/// The tag of shrink's context agreement.
 const TAG_SHRINK: i32 = TAG_SURVIVES_REVOKE | 2;
-/// An intercommunicator's agree: the leaders' swap, and the result down each group.
-const TAG_AGREE_LEADERS: i32 = TAG_SURVIVES_REVOKE | 3;
-const TAG_AGREE_RESULT: i32 = TAG_SURVIVES_REVOKE | 4;
+
+/// An MPIX_Comm_iagree in flight ([`Communicator::iagree`]). Dropping it waits for it to end
+/// (the other members count on this one).
+#[must_use = "an agreement completes only through wait/test (or its drop, which blocks)"]
+pub struct Agreement {
+    op: Collective,
+    /// Where the operation leaves the result; boxed, so it stays put while `op` writes it.
+    flag: Box<i32>,
+}
+
+impl Agreement {
+    /// Makes progress once; true if the agreement has ended ([`Agreement::wait`] then returns at
+    /// once).
+    pub fn test(&self) -> bool {
+        self.op.test()
+    }
+
+    /// Waits for the agreed flag.
+    pub fn wait(self) -> Result<i32> {
+        let Agreement { op, flag } = self;
+        op.wait()?;
+        Ok(*flag)
+    }
+}
 
 impl Communicator {
     /// MPIX_Comm_agree: the bitwise AND of every member's `flag` (both groups' of an
     /// intercommunicator), in every member (collective), on a revoked communicator too.
     pub fn agree(&self, flag: i32) -> Result<i32> {
-        let mut words = [flag as u32 as u64];
-        let Some(remote) = self.remote() else {
-            and_over(self, TAG_AGREE, &mut words)?;
-            return Ok(words[0] as u32 as i32);
-        };
-        let local = remote.local();
-        and_over(local, TAG_AGREE, &mut words)?;
-        if local.rank() == 0 {
-            words[0] &= self.swap_with(0, TAG_AGREE_LEADERS, &words, 1)?[0];
-        } else {
-            // The leader's word is the result: every other member lends the AND's identity.
-            words[0] = u64::MAX;
-        }
-        and_over(local, TAG_AGREE_RESULT, &mut words)?;
-        Ok(words[0] as u32 as i32)
+        self.iagree(flag)?.wait()
+    }
+
+    /// MPIX_Comm_iagree: starts a [`Communicator::agree`]. Collective: every member starts its
+    /// agreements on this communicator in the same order (blocking and nonblocking alike), in
+    /// any order with its other collectives.
+    pub fn iagree(&self, flag: i32) -> Result<Agreement> {
+        let mut flag = Box::new(flag);
+        // SAFETY: the box stays put, unread, until the operation ended (`Agreement`).
+        let op = unsafe { self.iagree_raw(&mut *flag)? };
+        Ok(Agreement { op, flag })
+    }
+
+    /// [`Communicator::iagree`] of the flag at `flag`, read now; the agreed one is written
+    /// there when the operation ends.
+    ///
+    /// # Safety
+    /// `flag` stays valid, and untouched by the caller, until the operation ends.
+    pub unsafe fn iagree_raw(&self, flag: *mut i32) -> Result<Collective> {
+        // SAFETY: as for this function.
+        unsafe { self.start_agreement(self.next_tag(AGREES, TAG_AGREE), flag) }
     }
 
     /// MPIX_Comm_shrink: a new communicator of the members that have not failed (all of them,
@@ -67,10 +103,4 @@ impl Communicator {
         let new = Remote { members: remote.members.clone(), local, low: remote.low };
         Ok(self.inter_child(context, self.rank(), Some(mine), Some(new)))
     }
-}
-
-/// The AND of every member's `words` of intracommunicator `comm`, in every member.
-fn and_over(comm: &Communicator, tag: i32, words: &mut [u64]) -> Result<()> {
-    let everyone: Vec<usize> = (0..comm.size()).collect();
-    context::allreduce(comm, &everyone, comm.rank(), tag, words, false)
 }

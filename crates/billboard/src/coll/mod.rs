@@ -12,6 +12,7 @@
 //! `op(invec, inoutvec)` leaves `invec ⊕ inoutvec` in `inoutvec`, for operators that may be
 //! non-commutative (the result is always `v0 ⊕ v1 ⊕ … ⊕ v(n-1)` in rank order).
 
+mod agree;
 mod allgather_bruck;
 mod allgather_doubling;
 mod allgather_post;
@@ -30,11 +31,13 @@ mod board_barrier;
 mod board_bcast;
 mod board_bcast_cells;
 mod board_gather;
+mod board_marks;
 mod board_parts;
 mod board_reduce;
 mod board_reduce_scatter;
 mod board_scan;
 mod board_scatter;
+mod board_steps;
 mod gather;
 mod gather_binomial;
 mod hier;

@@ -1,5 +1,5 @@
 //! MPICH's fault-tolerance extension (ULFM): MPIX_Comm_failure_ack, _failure_get_acked,
-//! _agree, _shrink and _revoke.
+//! _agree, _iagree, _shrink and _revoke.
 //!
 //! What MPICH 4.0.2 does: Debian's build (device ch4) stops the job at each of the five with
 //! "Assertion failed in file src/mpid/ch4/src/ch4_comm.c ... Internal error" (checked with
@@ -25,6 +25,7 @@ use std::ffi::c_int;
 
 use crate::abi::*;
 use crate::error::{bad_comm, call, call_unlocked, out, Res};
+use crate::state::Req;
 
 /// The communicator `comm` names, revoked or not (agree and shrink work on a revoked one), with
 /// its error handler. An intercommunicator too: ULFM defines both over its two groups.
@@ -56,6 +57,25 @@ pub unsafe extern "C" fn PMPIX_Comm_agree(comm: MPI_Comm, flag: *mut c_int) -> c
         let (c, _) = recoverable(comm)?;
         // The AND of every member's flag (both groups' of an intercommunicator).
         *flag = c.agree(*flag)?;
+        Ok(())
+    })
+}
+
+/// MPICH 4.1's MPIX_Comm_iagree (beyond MPICH 4.0's ABI; its binaries never call it): the
+/// agreement of MPIX_Comm_agree as a request, `*flag` read now and written when it completes.
+/// Its messages take a turn of the communicator's agreements, never one of its other
+/// collectives' (`billboard/src/api/recover.rs`), so programs that start it in another order
+/// than their barriers on different ranks (mpi4py's testIAgree) still agree.
+#[no_mangle]
+pub unsafe extern "C" fn PMPIX_Comm_iagree(comm: MPI_Comm, flag: *mut c_int, request: *mut MPI_Request) -> c_int {
+    call_unlocked("MPIX_Comm_iagree", comm, || {
+        let flag = out(flag, "flag")?;
+        let request = out(request, "request")?;
+        let (c, _) = recoverable(comm)?;
+        // SAFETY: MPI lets the operation write `flag` until the request completes.
+        let op = unsafe { c.iagree_raw(flag)? };
+        let op = Box::new(crate::coll::Scheduled::new(op, None));
+        *request = crate::state::with(|m| m.add_request(Req::Background { op, comm })).expect("MPI is running");
         Ok(())
     })
 }

@@ -22,6 +22,7 @@ weak_mpix_aliases!(
     Comm_agree,
     Comm_failure_ack,
     Comm_failure_get_acked,
+    Comm_iagree,
     Comm_revoke,
     Comm_shrink,
     Delete_error_class,
