@@ -391,3 +391,63 @@ mod owner_tests {
         assert_eq!(owner("bb-other"), None);
     }
 }
+
+/// What the waits of one rank of `bb-pt2pt onecore` cost per message it received: yields of
+/// the core, and receive calls that found data, found none, and waited in the kernel.
+#[derive(Debug)]
+pub struct WaitCalls {
+    pub yields: f64,
+    pub found: f64,
+    pub empty: f64,
+    pub blocking: f64,
+}
+
+/// The `wait calls` line of each rank in `job`'s output (`bb-pt2pt onecore`).
+pub fn wait_calls(job: &Job) -> Vec<WaitCalls> {
+    let out = job.stdout();
+    out.lines()
+        .filter(|l| l.starts_with("wait calls of rank"))
+        .map(|l| {
+            let field = |name: &str| -> f64 {
+                let at = l.find(&format!(" {name}=")).unwrap_or_else(|| panic!("no {name} in {l:?}"));
+                let v = l[at + name.len() + 2..].split_whitespace().next().unwrap_or_default();
+                v.parse().unwrap_or_else(|_| panic!("{name} in {l:?}"))
+            };
+            let messages = field("messages");
+            WaitCalls {
+                yields: field("yields") / messages,
+                found: field("found") / messages,
+                empty: field("empty") / messages,
+                blocking: field("blocking") / messages,
+            }
+        })
+        .collect()
+}
+
+/// Two ranks ping-pong on one core over a socket route (`env`: BB_ROUTES=tcp or udp). Each
+/// wait hands the core to the peer before it polls, so a message costs its waiter one receive,
+/// which finds it: with `BB_WAIT_BLOCK=1` (`blocking`) a receive that waits in the kernel (the
+/// kernel switches to the peer and back as in a pipe ping-pong), else a yield and then a
+/// receive that does not wait.
+pub fn assert_one_core_waits_cost_one_receive(env: &[(&str, &str)], blocking: bool) {
+    let env: Vec<(&str, &str)> =
+        env.iter().copied().chain([("BB_WAIT_BLOCK", if blocking { "1" } else { "0" })]).collect();
+    let job = run(2, "bb-pt2pt", &["onecore"], &env, Duration::from_secs(120));
+    job.assert_success();
+    let calls = wait_calls(&job);
+    assert_eq!(calls.len(), 2, "stdout: {}", job.stdout());
+    for c in &calls {
+        // A receive that found nothing (the peer kept off the core by other processes: a
+        // blocking one timed out, or a yield came back to us first) is counted: a loaded
+        // machine makes a few.
+        assert!(c.found >= 0.99 && c.found < 1.01, "one receive that finds data per message: {c:?}");
+        assert!(c.empty < 0.25, "receives that found nothing per message: {c:?}");
+        if blocking {
+            assert!(c.yields < 0.05, "yields per message: {c:?}");
+            assert!(c.blocking >= 0.95, "receives that waited in the kernel per message: {c:?}");
+        } else {
+            assert!(c.yields >= 0.95 && c.yields < 1.25, "yields per message: {c:?}");
+            assert_eq!(c.blocking, 0.0, "receives that waited in the kernel per message: {c:?}");
+        }
+    }
+}

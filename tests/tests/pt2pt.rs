@@ -296,6 +296,12 @@ fn every_case_over_tcp_on_2_and_4_ranks() {
 }
 
 #[test]
+fn two_ranks_on_one_core_wait_for_a_message_with_one_receive_over_tcp() {
+    bb_tests::assert_one_core_waits_cost_one_receive(&TCP, false);
+    bb_tests::assert_one_core_waits_cost_one_receive(&TCP, true);
+}
+
+#[test]
 fn sizes_up_to_16_mib_over_tcp() {
     case(2, "sizes", &TCP);
 }

@@ -120,3 +120,9 @@ fn kill_9_of_a_rank_over_udp_is_reported_by_rank_and_host_and_nothing_hangs() {
     assert!(report.contains("rank 2") && report.contains(&ns.names[1]), "names rank and host:\n{report}");
     assert!(job.elapsed < Duration::from_secs(5), "took {:?}", job.elapsed);
 }
+
+#[test]
+fn two_ranks_on_one_core_wait_for_a_message_with_one_receive() {
+    bb_tests::assert_one_core_waits_cost_one_receive(&env(&[]), false);
+    bb_tests::assert_one_core_waits_cost_one_receive(&env(&[]), true);
+}

@@ -255,6 +255,7 @@ pub fn layers() -> &'static [Layer] {
                 &transport::udp::WINDOW,
                 &transport::udp::DEADLINE_MS,
                 &transport::udp::EAGER_MAX,
+                &transport::WAIT_BLOCK,
                 &crate::bootstrap::pmi::VERSION,
             ],
             switches: &[],

@@ -662,8 +662,69 @@ fn main() {
     }
 }
 
+/// Pins this process to cpu 0, as `taskset -c 0` does (before the library starts: it counts
+/// the cores it may use then).
+fn on_cpu_0() {
+    extern "C" {
+        fn sched_setaffinity(pid: i32, size: usize, mask: *const u64) -> i32;
+    }
+    let mut one = [0u64; 16]; // cpu_set_t: 1024 bits
+    one[0] = 1;
+    // SAFETY: the mask lives across the call and is as long as the size given.
+    let r = unsafe { sched_setaffinity(0, std::mem::size_of_val(&one), one.as_ptr()) };
+    assert_eq!(r, 0, "sched_setaffinity: {}", std::io::Error::last_os_error());
+}
+
+/// Ranks 0 and 1 ping-pong `MESSAGES` messages of 8 B, both on cpu 0, and print the system calls
+/// their waits made (`Comm::wait_calls`), for `tests/udp.rs` and `tests/hosts.rs` to check.
+fn one_core(w: &Communicator) -> Res {
+    const MESSAGES: u64 = 2000;
+    // SAFETY: this program calls the library from its main thread alone.
+    unsafe { w.assume_serialized() };
+    let other = 1 - w.rank();
+    let mut b = [0u8; 8];
+    // Warm-up: connections and first timers out of the count.
+    for _ in 0..50 {
+        if w.rank() == 0 {
+            w.send(&b[..], other, 3)?;
+            w.recv(&mut b[..], other, 3)?;
+        } else {
+            w.recv(&mut b[..], other, 3)?;
+            w.send(&b[..], other, 3)?;
+        }
+    }
+    let before = w.wait_calls();
+    for k in 0..MESSAGES {
+        if w.rank() == 0 {
+            b = k.to_le_bytes();
+            w.send(&b[..], other, 3)?;
+            w.recv(&mut b[..], other, 3)?;
+            assert_eq!(u64::from_le_bytes(b), k + 1, "rank 0: the answer to message {k}");
+        } else {
+            w.recv(&mut b[..], other, 3)?;
+            b = (u64::from_le_bytes(b) + 1).to_le_bytes();
+            w.send(&b[..], other, 3)?;
+        }
+    }
+    let after = w.wait_calls();
+    let r = (after.receives, before.receives);
+    println!(
+        "wait calls of rank {}: messages={MESSAGES} yields={} found={} empty={} blocking={}",
+        w.rank(),
+        after.yields - before.yields,
+        r.0.found - r.1.found,
+        r.0.empty - r.1.empty,
+        r.0.blocking - r.1.blocking
+    );
+    w.barrier()?;
+    Ok(())
+}
+
 fn run() -> Res {
     let case = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    if case == "onecore" {
+        on_cpu_0();
+    }
     let universe = billboard::init()?;
     let w = universe.world();
     match case.as_str() {
@@ -686,6 +747,7 @@ fn run() -> Res {
                 }
             }
         }
+        "onecore" => one_core(&w)?,
         "many" => many(&w)?,
         "raw" => raw(&w)?,
         "truncate" => truncate(&w)?,

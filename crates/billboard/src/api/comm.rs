@@ -297,6 +297,12 @@ impl Communicator {
         self.inner.engine.traffic()
     }
 
+    /// The system calls this process's waits made so far: yields of the core and the socket
+    /// routes' receive calls (tests check what a message costs a rank sharing its core).
+    pub fn wait_calls(&self) -> crate::engine::traffic::WaitCalls {
+        self.inner.engine.wait_calls()
+    }
+
     /// Messages of this process that arrived before their receive was posted, waiting now.
     pub fn unexpected_messages(&self) -> usize {
         self.inner.engine.unexpected_messages()

@@ -116,6 +116,11 @@ impl Shared {
         self.lock().traffic().to_vec()
     }
 
+    /// The system calls of this process's waits so far (yields, socket receives).
+    pub(crate) fn wait_calls(&self) -> traffic::WaitCalls {
+        self.lock().wait_calls()
+    }
+
     /// Messages that arrived before a receive was posted for them, waiting now.
     pub(crate) fn unexpected_messages(&self) -> usize {
         self.lock().unexpected_messages()

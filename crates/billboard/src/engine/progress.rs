@@ -19,7 +19,7 @@ use super::protocol::{Protocol, Rts, Share, Thresholds, CTS, DATA, EAGER, FIN, P
 use super::protocol::{CMA_SEGMENT, SHARED_CHUNK, SHARED_COPY, SINGLE_COPY};
 use super::request::{Completion, ReqId, Slab, State, NO_SLOT};
 use super::scatter::{copy_into, iovecs, Block, Cursor, Pieces};
-use super::traffic::Traffic;
+use super::traffic::{Traffic, WaitCalls};
 use std::sync::Arc;
 
 use crate::transport::routes::Routes;
@@ -151,6 +151,8 @@ pub struct Engine<C: Channel = Routes> {
     pub(super) scheds: super::sched::Scheds,
     /// The last scope number handed out ([`Engine::open_scope`]).
     scopes: u32,
+    /// Times a wait gave up the core (`sched_yield`), counted by `wait.rs`.
+    pub(super) yields: u64,
 }
 
 // SAFETY: the engine's raw pointers point into the shared-memory segment it owns, which is
@@ -200,6 +202,7 @@ impl<C: Channel> Engine<C> {
             pieces: Pieces::default(),
             scheds: Default::default(),
             scopes: 0,
+            yields: 0,
         }
     }
 
@@ -607,6 +610,31 @@ impl<C: Channel> Engine<C> {
     pub(crate) fn progress(&mut self, hint: Option<usize>) -> bool {
         let core = &mut self.core;
         let records = self.chan.poll(hint, |peer, h, payload| core.on_record(peer, h, payload));
+        self.after_poll(hint, records)
+    }
+
+    /// [`progress`](Self::progress) for a waiter whose `peer` must run on this core to answer:
+    /// the channel's receive waits in the kernel ([`Channel::poll_blocking`]). `None` where it
+    /// cannot wait so (this rank has something to push, or the channel says no): the caller
+    /// yields instead.
+    pub(crate) fn progress_blocking(&mut self, peer: usize) -> Option<bool> {
+        if !self.core.nothing_to_push() || self.core.am.has_work() {
+            return None;
+        }
+        let core = &mut self.core;
+        let records = self.chan.poll_blocking(peer, |peer, h, payload| core.on_record(peer, h, payload))?;
+        Some(self.after_poll(Some(peer), records))
+    }
+
+    /// What the system calls of this rank's waits came to: the yields of its waits and the
+    /// receive calls of its socket routes.
+    pub(crate) fn wait_calls(&self) -> WaitCalls {
+        WaitCalls { yields: self.yields, receives: self.chan.receive_calls() }
+    }
+
+    /// The rest of a round of progress, after a poll that handed `records` over.
+    #[inline(always)]
+    fn after_poll(&mut self, hint: Option<usize>, records: usize) -> bool {
         let mut busy = records > 0;
         // A peer failed for what it sent did so in a poll that handled records (`to_close` is
         // looked at only then: off the path of a wait that found its message at once).

@@ -3,6 +3,18 @@
 //! performance variables). The owner of the engine counts with plain additions under the lock
 //! it already holds: a counter costs a small message two adds, nothing shared between cores.
 
+pub use crate::transport::ReceiveCalls;
+
+/// The system calls this process's waits made so far, for tests and tools: what waiting for a
+/// message costs (a rank sharing its core with its peer should block in a receive, not yield).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitCalls {
+    /// Waits that gave up the core (`sched_yield`).
+    pub yields: u64,
+    /// The receive calls of the socket routes.
+    pub receives: ReceiveCalls,
+}
+
 /// One peer's message and byte counts since this process started.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Traffic {

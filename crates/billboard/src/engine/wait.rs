@@ -233,9 +233,7 @@ impl Shared {
                     let mut b = Backoff::new(true);
                     b.spent(u32::MAX);
                     waiting.backoff = Some(b);
-                    drop(engine);
-                    rustix::thread::sched_yield();
-                    engine = self.lock();
+                    engine = self.hand_over(engine, hint);
                     continue 'rounds;
                 }
                 if engine.progress(hint) {
@@ -289,9 +287,7 @@ impl Shared {
                 match step {
                     Step::Spin => {}
                     Step::Yield => {
-                        drop(engine);
-                        rustix::thread::sched_yield();
-                        engine = self.lock();
+                        engine = self.hand_over(engine, hint);
                         continue 'rounds;
                     }
                     Step::Sleep(t) => {
@@ -307,6 +303,23 @@ impl Shared {
             drop(engine);
             engine = self.lock();
         }
+    }
+
+    /// Gives the core to the peer this wait needs. With the cores crowded and one thread in the
+    /// library (the engine stays locked meanwhile), a receive from the awaited peer that waits
+    /// in the kernel where its route does (`Engine::progress_blocking`, `BB_WAIT_BLOCK`): the
+    /// kernel switches straight to the peer and back when its record comes, one system call
+    /// where a yield and a receive made two. Else (the default) a yield.
+    fn hand_over<'a>(&'a self, mut engine: EngineGuard<'a>, hint: Option<usize>) -> EngineGuard<'a> {
+        if let Some(peer) = hint.filter(|_| engine.oversubscribed() && self.serialized()) {
+            if engine.progress_blocking(peer).is_some() {
+                return engine;
+            }
+        }
+        engine.yields += 1;
+        drop(engine);
+        rustix::thread::sched_yield();
+        self.lock()
     }
 
     /// Another thread polls: sleep until it moves something, or for `nap` (which then doubles,

@@ -21,7 +21,7 @@ pub mod udp;
 /// [`Caps`] and defaulted to "cannot": multicast, the remote memory of a large transfer
 /// (`read_remote*`, `write_remote`, claim words), a ready record to take at once
 /// (`take_head`), a cheap wait for one peer (`spin_for`), and broken routes to report. Nothing
-/// here blocks except `sleep`.
+/// here blocks except `sleep` and `poll_blocking` (at most [`BLOCK_BOUND`]).
 pub trait Channel {
     /// What this channel can do, fixed at setup: what the engine may assume of every peer.
     fn caps(&self) -> Caps;
@@ -40,6 +40,19 @@ pub trait Channel {
     fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock>;
     /// Hands arrived records to `f(sender, header, payload)`, `hint`'s first; returns how many.
     fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, f: F) -> usize;
+    /// [`poll`](Self::poll) for a waiter whose `peer` needs this core to answer (the ranks
+    /// crowd the cores): where nothing has arrived yet, the receive waits in the kernel, up to
+    /// [`BLOCK_BOUND`], so the kernel hands the core straight to the peer and back, as in a
+    /// pipe ping-pong (one system call a message, where a yield and then a receive made two).
+    /// `None` where this channel cannot wait so now, or does not (`BB_WAIT_BLOCK=0`, the
+    /// default): the caller yields instead.
+    fn poll_blocking<F: FnMut(usize, &Header, &[u8])>(&mut self, _peer: usize, _f: F) -> Option<usize> {
+        None
+    }
+    /// The system calls this channel made to receive so far (a socket route's; zero elsewhere).
+    fn receive_calls(&self) -> ReceiveCalls {
+        ReceiveCalls::default()
+    }
     /// Hands the record at the head of `peer`'s queue to `take` if one waits there, and
     /// consumes it if `take` says so: a blocking receive's short cut past a whole poll.
     /// False when nothing was taken (or the channel has no such short cut).
@@ -158,6 +171,46 @@ pub struct Caps {
     /// Largest message worth sending eagerly on this route, where the channel knows better than
     /// the engine's default (`BB_EAGER_MAX`): a TCP round trip costs far more than a memory one.
     pub eager_max: Option<usize>,
+}
+
+pub static WAIT_BLOCK: crate::tunables::Tunable = crate::tunables::Tunable::new(
+    "BB_WAIT_BLOCK",
+    0,
+    "1: a rank that shares its core with the socket peer it waits for (one connection over TCP, one receiving socket over UDP) waits in one blocking receive, not a yield and a receive; 0 (default): it yields. Two ranks on one core, 8 B, loaded machine (load 15-20), CPU time per message over 3 rounds: UDP +7 %, TCP +8 % with 1 (a sleep and a wake-up cost more than a yield here), so off",
+);
+
+/// The longest one receive of [`Channel::poll_blocking`] waits (the sockets' `SO_RCVTIMEO`): a
+/// UDP timer due meanwhile runs up to this late (its probes come 300 µs after a send at the
+/// soonest, its retransmissions 1 ms), and the waiter looks at the rest of its work this often.
+pub const BLOCK_BOUND: std::time::Duration = std::time::Duration::from_micros(500);
+
+/// What a socket route's receiving cost in system calls so far: what a wait costs a message.
+/// Plain counts kept by the channel's owner (under the lock it holds already).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReceiveCalls {
+    /// Receive calls that found data, and those that found none.
+    pub found: u64,
+    pub empty: u64,
+    /// Of both, those that waited in the kernel ([`Channel::poll_blocking`]).
+    pub blocking: u64,
+}
+
+impl ReceiveCalls {
+    /// Counts one receive call (`found`: it returned data; `blocking`: it could wait).
+    #[inline]
+    pub(crate) fn count(&mut self, found: bool, blocking: bool) {
+        if found {
+            self.found += 1;
+        } else {
+            self.empty += 1;
+        }
+        self.blocking += blocking as u64;
+    }
+
+    /// Both counts added.
+    pub(crate) fn plus(self, o: ReceiveCalls) -> ReceiveCalls {
+        ReceiveCalls { found: self.found + o.found, empty: self.empty + o.empty, blocking: self.blocking + o.blocking }
+    }
 }
 
 /// The operation cannot proceed now (no ring room, no free slot): retry after progress.

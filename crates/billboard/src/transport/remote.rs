@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::tcp::TcpChannel;
 use super::udp::UdpChannel;
-use super::{Caps, Channel, Header, WouldBlock};
+use super::{Caps, Channel, Header, ReceiveCalls, WouldBlock};
 
 /// Sockets a sleeper watches beside an epoll set for the sleep alone (UDP's receiving sockets).
 pub(crate) type Watch = Option<Arc<[OwnedFd]>>;
@@ -85,6 +85,14 @@ impl Channel for Remote {
     #[inline]
     fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, f: F) -> usize {
         each!(self, c => c.poll(hint, f))
+    }
+
+    fn poll_blocking<F: FnMut(usize, &Header, &[u8])>(&mut self, peer: usize, f: F) -> Option<usize> {
+        each!(self, c => c.poll_blocking(peer, f))
+    }
+
+    fn receive_calls(&self) -> ReceiveCalls {
+        each!(self, c => c.receive_calls())
     }
 
     fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> std::io::Result<()> {

@@ -26,7 +26,7 @@ pub(crate) use super::remote::Remote;
 use super::remote::Watch;
 use super::shm::{self, ShmChannel};
 use super::tcp::{sleep_on, TcpChannel};
-use super::{Caps, Channel, Header, WouldBlock};
+use super::{Caps, Channel, Header, ReceiveCalls, WouldBlock};
 use crate::{Error, Result};
 
 /// The index of a rank reached through the job's route off the billboard (TCP or UDP).
@@ -310,6 +310,21 @@ impl Channel for Routes {
             }
             l => self.shm.spin_for(l as usize, spins),
         }
+    }
+
+    /// The socket route's, where it is this rank's only way in: with billboard peers (who ring
+    /// a sleeper only) or joined peers beside it, a wait on one socket could keep their records
+    /// waiting up to [`BLOCK_BOUND`](super::BLOCK_BOUND).
+    fn poll_blocking<F: FnMut(usize, &Header, &[u8])>(&mut self, peer: usize, f: F) -> Option<usize> {
+        match (&mut self.remote, &self.joined, self.table[peer].index) {
+            (Some(remote), None, REMOTE) if self.shm_world.len() == 1 => remote.poll_blocking(peer, f),
+            _ => None,
+        }
+    }
+
+    fn receive_calls(&self) -> ReceiveCalls {
+        let remote = self.remote.as_ref().map(Remote::receive_calls).unwrap_or_default();
+        remote.plus(self.joined.as_ref().map(TcpChannel::receive_calls).unwrap_or_default())
     }
 
     #[inline]

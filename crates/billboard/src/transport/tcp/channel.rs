@@ -22,7 +22,7 @@ use rustix::event::epoll;
 
 use super::conn::Conn;
 use super::setup::tune;
-use crate::transport::{Caps, Channel, Header, WouldBlock};
+use crate::transport::{Caps, Channel, Header, ReceiveCalls, WouldBlock};
 use crate::tunables::Tunable;
 use crate::{Error, Result};
 
@@ -60,6 +60,8 @@ pub struct TcpChannel {
     reported: Vec<bool>,
     polls: u32,
     events: Vec<epoll::Event>,
+    /// The receive calls made so far.
+    calls: ReceiveCalls,
 }
 
 // SAFETY: `events` is the only field that is not Send: epoll events that may hold pointers, but
@@ -100,6 +102,7 @@ impl TcpChannel {
             reported: vec![false; nranks],
             polls: 0,
             events: Vec::with_capacity(64),
+            calls: ReceiveCalls::default(),
         })
     }
 
@@ -143,12 +146,17 @@ impl TcpChannel {
             c.flush();
         }
         let _ = rustix::net::shutdown(&c.fd, rustix::net::Shutdown::Write);
-        c.receive(&mut |_, _| {});
+        c.receive(&mut |_, _| {}, false, &mut self.calls);
     }
 
     /// Whether `peer` is reached through this channel.
     pub fn reaches(&self, peer: usize) -> bool {
         self.conns.get(peer).is_some_and(Option::is_some)
+    }
+
+    /// Whether `peer` (a hint) is reached through this channel's only connection.
+    fn only_connection(&self, peer: Option<usize>) -> bool {
+        peer.is_some_and(|p| self.reaches(p)) && self.conns.iter().flatten().nth(1).is_none()
     }
 
     /// The epoll instance a sleeper waits on (readable sockets, and writable ones with bytes to send).
@@ -182,9 +190,10 @@ impl TcpChannel {
         self.pending_out = any;
     }
 
-    fn receive<F: FnMut(usize, &Header, &[u8])>(&mut self, peer: usize, f: &mut F) -> usize {
+    /// Reads what `peer` sent (`wait`: see [`Conn::receive`]).
+    fn receive<F: FnMut(usize, &Header, &[u8])>(&mut self, peer: usize, f: &mut F, wait: bool) -> usize {
         let Some(c) = self.conns[peer].as_mut() else { return 0 };
-        let n = c.receive(&mut |h, p| f(peer, h, p));
+        let n = c.receive(&mut |h, p| f(peer, h, p), wait, &mut self.calls);
         if c.broken.is_some() && !self.reported[peer] {
             self.report(peer);
         }
@@ -214,7 +223,7 @@ impl TcpChannel {
             if self.conns[peer].as_ref().is_some_and(|c| c.pending() > 0) {
                 self.pending_out = true;
             }
-            handled += self.receive(peer, f);
+            handled += self.receive(peer, f, false);
         }
         handled
     }
@@ -318,6 +327,26 @@ impl Channel for TcpChannel {
         Ok(())
     }
 
+    /// Waits in the kernel on `peer`'s connection when it is this channel's only one and nothing
+    /// else waits: nothing to send, no record buffered or sent to ourselves. (With several
+    /// connections a record from another peer could wait behind the one awaited: the caller
+    /// yields instead.)
+    fn poll_blocking<F: FnMut(usize, &Header, &[u8])>(&mut self, peer: usize, mut f: F) -> Option<usize> {
+        if crate::transport::WAIT_BLOCK.get() == 0
+            || !self.only_connection(Some(peer))
+            || self.pending_out
+            || !self.buffered.is_empty()
+            || !self.loopback.is_empty()
+        {
+            return None;
+        }
+        Some(self.receive(peer, &mut f, true))
+    }
+
+    fn receive_calls(&self) -> ReceiveCalls {
+        self.calls
+    }
+
     fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, mut f: F) -> usize {
         let mut handled = 0;
         while let Some((h, p)) = self.loopback.pop_front() {
@@ -329,14 +358,17 @@ impl Channel for TcpChannel {
         }
         if !self.buffered.is_empty() {
             for peer in std::mem::take(&mut self.buffered) {
-                handled += self.receive(peer, &mut f);
+                handled += self.receive(peer, &mut f, false);
             }
         }
         if let Some(peer) = hint.filter(|&p| self.reaches(p)) {
-            handled += self.receive(peer, &mut f);
+            handled += self.receive(peer, &mut f, false);
         }
         self.polls = self.polls.wrapping_add(1);
-        if handled == 0 && (hint.is_none() || self.polls.is_multiple_of(SCAN_EVERY)) {
+        // A scan finds only other peers' records: none where the hinted peer's connection is the
+        // only one (one rank a host), where it cost a spinning waiter an `epoll_wait` every
+        // SCAN_EVERY polls that the raw polled ping-pong does not make.
+        if handled == 0 && (hint.is_none() || (self.polls.is_multiple_of(SCAN_EVERY) && !self.only_connection(hint))) {
             handled += self.scan(&mut f);
         }
         handled

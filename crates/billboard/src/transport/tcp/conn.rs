@@ -14,7 +14,7 @@ use rustix::net::{RecvFlags, SendAncillaryBuffer, SendFlags};
 
 use super::stream::{Frame, FrameReader};
 use super::wire::{encode, encode_record, FrameHeader, FRAME_HEADER_BYTES};
-use crate::transport::{Header, WouldBlock};
+use crate::transport::{Header, ReceiveCalls, WouldBlock};
 
 /// Bytes of accepted-but-unsent records past which sends are refused (one record may exceed it).
 pub(crate) const OUT_LIMIT: usize = 256 << 10;
@@ -218,19 +218,25 @@ impl Conn {
     }
 
     /// Reads what has arrived and hands each record to `f(header, payload)`; returns how many.
-    pub fn receive(&mut self, f: &mut impl FnMut(&Header, &[u8])) -> usize {
+    /// `wait`: if no whole record is buffered, the first `recv` waits for bytes in the kernel
+    /// (up to the socket's receive timeout, `setup::tune`); its outcome is counted in `calls`.
+    pub fn receive(&mut self, f: &mut impl FnMut(&Header, &[u8]), wait: bool, calls: &mut ReceiveCalls) -> usize {
         if self.broken.is_some() {
             // Frames still buffered behind the fault are not handed out.
             return 0;
         }
         let mut handled = self.deliver(f);
+        let mut wait = wait && handled == 0;
         for _ in 0..READS_PER_POLL {
             if self.broken.is_some() {
                 break;
             }
             let buf = self.reader.unfilled();
             let room = buf.len();
-            match rustix::net::recv(self.fd.as_fd(), buf, RecvFlags::DONTWAIT) {
+            let flags = if std::mem::take(&mut wait) { RecvFlags::empty() } else { RecvFlags::DONTWAIT };
+            let got = rustix::net::recv(self.fd.as_fd(), buf, flags);
+            calls.count(matches!(got, Ok((n, _)) if n > 0), flags.is_empty());
+            match got {
                 Ok((0, _)) => {
                     if !self.peer_closed {
                         self.broken = Some(Broken::Eof);

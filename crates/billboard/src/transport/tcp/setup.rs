@@ -14,6 +14,7 @@ use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
 
 use super::handshake::{Acceptor, Initiator, Secret, Step};
 use super::listen::{Incoming, Listeners};
+use crate::transport::{BLOCK_BOUND, WAIT_BLOCK};
 use crate::tunables::Tunable;
 use crate::{Error, Result};
 
@@ -41,7 +42,9 @@ pub struct Target {
 }
 
 /// Socket options of every established connection: no Nagle delay (small messages go at once),
-/// and a dead peer or a cut link noticed within `BB_TCP_TIMEOUT_MS`, data pending or not.
+/// a dead peer or a cut link noticed within `BB_TCP_TIMEOUT_MS`, data pending or not; and with
+/// `BB_WAIT_BLOCK`, blocking for at most [`BLOCK_BOUND`]: every call on it but a blocking poll's receive passes
+/// `MSG_DONTWAIT`, and that one may then wait in the kernel (`Conn::receive`).
 pub(crate) fn tune(fd: impl AsFd) -> Result<()> {
     use rustix::net::sockopt;
     let timeout = TIMEOUT_MS.get().max(1000);
@@ -53,6 +56,11 @@ pub(crate) fn tune(fd: impl AsFd) -> Result<()> {
     sockopt::set_tcp_keepintvl(&fd, probe.max(Duration::from_secs(1))).map_err(os)?;
     sockopt::set_tcp_keepcnt(&fd, 3).map_err(os)?;
     sockopt::set_tcp_user_timeout(&fd, timeout as u32).map_err(os)?;
+    if WAIT_BLOCK.get() != 0 {
+        sockopt::set_socket_timeout(&fd, sockopt::Timeout::Recv, Some(BLOCK_BOUND)).map_err(os)?;
+        let flags = rustix::fs::fcntl_getfl(&fd).map_err(os)?;
+        rustix::fs::fcntl_setfl(&fd, flags - rustix::fs::OFlags::NONBLOCK).map_err(os)?;
+    }
     Ok(())
 }
 

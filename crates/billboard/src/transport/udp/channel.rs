@@ -36,7 +36,7 @@ pub use super::sockets::Bound;
 use super::sockets::{self, Batch, Segments, SOCKET_BUFFER};
 use super::wire::{self, Key};
 use crate::transport::tcp::handshake::Secret;
-use crate::transport::{Caps, Channel, Header, WouldBlock};
+use crate::transport::{Caps, Channel, Header, ReceiveCalls, WouldBlock};
 use crate::tunables::{Origin, Tunable};
 use crate::{Error, Result};
 
@@ -132,6 +132,12 @@ pub struct UdpChannel {
     /// ping-pong), so the next arrival comes alone.
     replied: bool,
     refused: u64,
+    /// The next receive may wait in the kernel ([`Channel::poll_blocking`]).
+    block: bool,
+    /// The receiving sockets block (`BB_WAIT_BLOCK`, `sockets::prepare`).
+    can_block: bool,
+    /// The receive calls made so far.
+    calls: ReceiveCalls,
 }
 
 impl UdpChannel {
@@ -235,6 +241,9 @@ impl UdpChannel {
             found: false,
             replied: false,
             refused: 0,
+            block: false,
+            can_block: crate::transport::WAIT_BLOCK.get() != 0,
+            calls: ReceiveCalls::default(),
         })
     }
 
@@ -316,8 +325,14 @@ impl UdpChannel {
         let (mut handled, mut read, mut datagrams) = (0, None, 0);
         for k in 0..self.socks.len() {
             for _ in 0..READ_BATCHES {
-                let got =
-                    if self.busy { self.batch.receive(&self.socks[k]) } else { self.batch.receive_one(&self.socks[k]) };
+                // A blocking poll's first receive waits for one datagram, batch or not.
+                let wait = std::mem::take(&mut self.block);
+                let got = if self.busy && !wait {
+                    self.batch.receive(&self.socks[k])
+                } else {
+                    self.batch.receive_one(&self.socks[k], wait)
+                };
+                self.calls.count(got.is_ok(), wait);
                 // The error's number, not its kind: an empty socket is the common case of every
                 // spinning poll, and `io::Error::kind` decodes the number through a table.
                 let n = match got {
@@ -610,6 +625,39 @@ impl Channel for UdpChannel {
             self.try_send(p, header, payload)?;
         }
         Ok(())
+    }
+
+    /// Waits in the kernel on the receiving socket, where every peer's datagrams arrive (so a
+    /// record from any peer ends the wait), when there is one such socket and nothing else to
+    /// do: nothing left to send or held back by fault injection, no record kept. Acknowledgements
+    /// owed leave first, as before a sleep, so the peer's probe does not fire meanwhile (in a
+    /// ping-pong the reply carried them: none is owed). A timer due meanwhile runs at most
+    /// [`BLOCK_BOUND`](crate::transport::BLOCK_BOUND) late.
+    fn poll_blocking<F: FnMut(usize, &Header, &[u8])>(&mut self, _peer: usize, mut f: F) -> Option<usize> {
+        if !self.can_block
+            || self.socks.len() != 1
+            || self.faults.is_some()
+            || !self.loopback.is_empty()
+            || !self.stash.is_empty()
+        {
+            return None;
+        }
+        self.ep.ack_all();
+        if self.ep.has_output() {
+            let now = self.now();
+            self.flush(now, false);
+            if self.ep.has_output() {
+                return None; // the socket is full: the caller polls on
+            }
+        }
+        self.block = true;
+        let handled = self.progress(&mut f);
+        self.block = false;
+        Some(handled)
+    }
+
+    fn receive_calls(&self) -> ReceiveCalls {
+        self.calls
     }
 
     fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, _hint: Option<usize>, mut f: F) -> usize {

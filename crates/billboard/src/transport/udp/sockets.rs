@@ -13,6 +13,7 @@
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
+use crate::transport::{BLOCK_BOUND, WAIT_BLOCK};
 use crate::{Error, Result};
 
 /// Socket buffers asked for (the kernel caps them at `net.core.[rw]mem_max` unless privileged).
@@ -36,7 +37,7 @@ impl Bound {
             match rest {
                 Ok(rest) => {
                     let socks: Vec<UdpSocket> = std::iter::once(first).chain(rest).collect();
-                    socks.iter().try_for_each(prepare)?;
+                    socks.iter().try_for_each(|s| prepare(s, true))?;
                     return Ok(Bound(socks));
                 }
                 Err(e) => last = Some(e),
@@ -51,9 +52,16 @@ impl Bound {
     }
 }
 
-/// Non-blocking, ICMP errors queued, large buffers.
-fn prepare(s: &UdpSocket) -> Result<()> {
-    s.set_nonblocking(true).map_err(|e| Error::Os { call: "fcntl (UDP socket)", errno: e })?;
+/// ICMP errors queued, large buffers; non-blocking, or (`receiving`, with `BB_WAIT_BLOCK`) blocking for at most
+/// [`BLOCK_BOUND`]: every receive but a blocking poll's passes `MSG_DONTWAIT`, and that one may
+/// then wait in the kernel ([`Batch::receive_one`]).
+fn prepare(s: &UdpSocket, receiving: bool) -> Result<()> {
+    let os = |call| move |e| Error::Os { call, errno: e };
+    let receiving = receiving && WAIT_BLOCK.get() != 0;
+    s.set_nonblocking(!receiving).map_err(os("fcntl (UDP socket)"))?;
+    if receiving {
+        s.set_read_timeout(Some(BLOCK_BOUND)).map_err(os("setsockopt (SO_RCVTIMEO)"))?;
+    }
     super::icmp::enable(s).map_err(|e| Error::Os { call: "setsockopt (IP_RECVERR)", errno: e })?;
     use rustix::net::sockopt;
     for (force, plain) in [
@@ -76,7 +84,7 @@ pub fn sender(local: &UdpSocket, to: SocketAddr) -> Result<UdpSocket> {
     let ip = local.local_addr().map_err(os("getsockname"))?.ip();
     let s = UdpSocket::bind((ip, 0)).map_err(os("bind (UDP socket to a peer)"))?;
     s.connect(to).map_err(os("connect (UDP socket to a peer)"))?;
-    prepare(&s)?;
+    prepare(&s, false)?;
     Ok(s)
 }
 
@@ -155,8 +163,9 @@ impl Batch {
     }
 
     /// Receives one datagram, if `sock` holds any, into the batch's first slot (`recvfrom`, the
-    /// cheaper call): 1, or the error (`WouldBlock` when it holds nothing).
-    pub fn receive_one(&mut self, sock: &UdpSocket) -> std::io::Result<usize> {
+    /// cheaper call): 1, or the error (`WouldBlock` when it holds nothing). `wait`: a receiving
+    /// socket with none waits for one in the kernel, up to [`BLOCK_BOUND`].
+    pub fn receive_one(&mut self, sock: &UdpSocket, wait: bool) -> std::io::Result<usize> {
         self.msgs[0].msg_hdr.msg_namelen = NAME_LEN;
         let h = &mut self.msgs[0].msg_hdr;
         // SAFETY: the slot and the name are the batch's own, of the lengths given, alive as long
@@ -166,7 +175,7 @@ impl Batch {
                 sock.as_raw_fd(),
                 self.bytes.as_mut_ptr().cast(),
                 SLOT,
-                libc::MSG_DONTWAIT,
+                if wait { 0 } else { libc::MSG_DONTWAIT },
                 h.msg_name.cast(),
                 &mut h.msg_namelen,
             )
