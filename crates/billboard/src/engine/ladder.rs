@@ -5,13 +5,25 @@
 //! answers in ~55 ns, so sleeping is the last resort. When the ranks of this machine outnumber
 //! its cores a spinning rank steals the core its peer needs, so the spin phase is cut short and
 //! the rank yields early.
+//!
+//! The spin is short even with a core for every rank (`BB_SPIN`, 1,000 polls: ~50 µs), because
+//! other programs may share the cores: a rank the kernel put on the core of the rank it waits
+//! for (a wake-up places the woken beside its waker), or behind a stranger, gets the core only
+//! when the spinner lets go, so every message cost the whole spin. With 20,000 polls (~1 ms):
+//! 2 ranks on this 2-vCPU VM among compiler jobs 1.8 ms a message (5,000: 470 µs, 500: 20 µs);
+//! 16 ranks beside 4 busy loops on 16 cores allreduce 8 B 1,200-1,360 µs, with 1,000 polls
+//! 48-92 µs (barrier 940-1,260 -> 34-72 µs, 1 MiB collectives 1.3-3.7x faster; MPICH 5,500,
+//! Open MPI 6,700). On an idle machine the two do not differ (16 ranks, every collective at
+//! 8 B, 8 KiB, 1 MiB, within noise), and below ~200 polls a rank beside a busy loop on every
+//! core gave its core away for a time slice (allreduce 4,250 µs against 1.1).
+//! (bench/device/wait.sh; bench/results/device-2026-11-27-h200.)
 
 use std::time::Duration;
 
 use crate::tunables::Tunable;
 
 pub static SPIN: Tunable =
-    Tunable::new("BB_SPIN", 20000, "empty polls before yielding the core (~1 ms here; a socket poll counts 16)")
+    Tunable::new("BB_SPIN", 1000, "empty polls before yielding the core (~50 µs; a socket poll counts 16)")
         .read_at(crate::tunables::Effect::EachUse);
 pub static YIELD: Tunable =
     Tunable::new("BB_YIELD", 2000, "sched_yield rounds before sleeping; ranks that outnumber the cores start here")
