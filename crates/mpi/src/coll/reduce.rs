@@ -76,10 +76,10 @@ counted! {
             let mut combine = combiner(op, t)?;
             if c.rank() != at {
                 // Only the root's receive buffer matters (and may take MPI_IN_PLACE).
-                return Ok(c.reduce_bytes(slice(sendbuf, len)?, None, at, &mut combine)?);
+                return Ok(c.reduce_bytes(slice(sendbuf, len)?, None, at, &mut *combine)?);
             }
             let mut land = Landing::new(layout, count, recvbuf, len)?;
-            with_contribution(sendbuf, recvbuf, len, |send| Ok(c.reduce_bytes(send, Some(land.bytes()), at, &mut combine)?))?;
+            with_contribution(sendbuf, recvbuf, len, |send| Ok(c.reduce_bytes(send, Some(land.bytes()), at, &mut *combine)?))?;
             land.finish();
             Ok(())
         })
@@ -106,7 +106,7 @@ counted! {
             };
             let mut combine = combiner(op, t)?;
             let mut land = Landing::new(layout, count, recvbuf, len)?;
-            with_contribution(sendbuf, recvbuf, len, |send| Ok(c.allreduce_bytes(send, land.bytes(), &mut combine)?))?;
+            with_contribution(sendbuf, recvbuf, len, |send| Ok(c.allreduce_bytes(send, land.bytes(), &mut *combine)?))?;
             land.finish();
             Ok(())
         })
@@ -192,7 +192,7 @@ unsafe fn reduce_scatter_now(
     // contribution is a copy (`with_contribution`).
     let mut land = Landing::new(layout, instances(t, l)?, recvbuf, l)?;
     with_contribution(sendbuf, recvbuf, total, |send| {
-        Ok(c.reduce_scatter_bytes(send, land.bytes(), (d, elem), &mut combine)?)
+        Ok(c.reduce_scatter_bytes(send, land.bytes(), (d, elem), &mut *combine)?)
     })?;
     land.finish();
     Ok(())
@@ -269,7 +269,7 @@ unsafe fn scan_now(
         let mut combine = combiner(op, t)?;
         let mut land = Landing::new(layout, count, recvbuf, len)?;
         with_contribution(sendbuf, recvbuf, len, |send| {
-            Ok(c.scan_bytes(send, land.bytes(), &mut combine, exclusive)?)
+            Ok(c.scan_bytes(send, land.bytes(), &mut *combine, exclusive)?)
         })?;
         land.finish();
         Ok(())
