@@ -54,7 +54,7 @@
 //! algorithms, silently.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -207,11 +207,32 @@ thread_local! {
     static REVOKED_IN_WAIT: Cell<bool> = const { Cell::new(false) };
 }
 
+/// Some thread's board wait has ever given up on a revoked communicator: until then no
+/// thread's [`REVOKED_IN_WAIT`] is set, and every collective skips reading it (a thread-local
+/// of a shared library is a call to `__tls_get_addr`, ~10 instructions; a collective read it
+/// twice).
+static EVER_REVOKED_IN_WAIT: AtomicBool = AtomicBool::new(false);
+
+/// Marks this thread's wait as given up on a revoked communicator.
+fn set_revoked_in_wait() {
+    EVER_REVOKED_IN_WAIT.store(true, Ordering::Relaxed);
+    REVOKED_IN_WAIT.with(|r| r.set(true));
+}
+
+/// Whether this thread's last wait gave up on a revoked communicator (not cleared).
+#[inline]
+fn revoked_in_wait_now() -> bool {
+    EVER_REVOKED_IN_WAIT.load(Ordering::Relaxed) && REVOKED_IN_WAIT.with(Cell::get)
+}
+
 /// Whether a board wait of the collective that just returned on this thread gave up because
 /// its communicator was revoked (MPIX_Comm_revoke): its results are then not results, and the
 /// call must fail with MPIX_ERR_REVOKED. Clears the mark.
 #[inline]
 pub fn revoked_in_wait() -> bool {
+    if !EVER_REVOKED_IN_WAIT.load(Ordering::Relaxed) {
+        return false;
+    }
     REVOKED_IN_WAIT.with(|r| {
         let was = r.get();
         if was {
@@ -225,7 +246,7 @@ pub fn revoked_in_wait() -> bool {
 /// hierarchical collective's leaders' phase, `hier_board.rs`): as after a wait that gave up,
 /// it posts nothing more on the revoked communicator's board.
 pub(crate) fn gave_up_revoked() {
-    REVOKED_IN_WAIT.with(|r| r.set(true));
+    set_revoked_in_wait();
 }
 
 /// Runs `f` (which starts a collective and waits for it, or says `blocking` false: writes a
@@ -358,7 +379,7 @@ impl Board {
     /// fails: [`revoked_in_wait`]), so that no member waiting for it is let go as if all had
     /// arrived. (The thread's mark is read first: one load on the common path.)
     pub(crate) fn post(&self, comm: &Communicator, e: u64, len: usize, fill: impl FnOnce(*mut u8)) {
-        if REVOKED_IN_WAIT.with(Cell::get) && comm.is_revoked() {
+        if revoked_in_wait_now() && comm.is_revoked() {
             return;
         }
         if !may_post(e, len, self.first, self.lowest.load(Ordering::Relaxed)) {
@@ -446,7 +467,7 @@ impl Board {
         let revoked = || {
             let gone = comm.is_revoked();
             if gone {
-                REVOKED_IN_WAIT.with(|r| r.set(true));
+                set_revoked_in_wait();
             }
             gone
         };
