@@ -136,14 +136,15 @@ pub unsafe extern "C" fn pvm_upkbyte(ptr: *mut c_char, cnt: c_int, std: c_int) -
         trace::around(lib, trace::TEV_UPKBYTE, array_entry(ptr, cnt, std), trace::DID_CC, |lib| {
             let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
             let ptr = ptr.cast::<u8>();
+            let b = lib.bufs.recv_buffer()?;
             if std == 1 && cnt > 0 {
                 // SAFETY: C's contract: room for cnt bytes at ptr.
                 let dst = unsafe { std::slice::from_raw_parts_mut(ptr, cnt) };
-                if let Some(r) = lib.bufs.recv_buffer()?.unpack_bytes_direct(dst) {
+                if let Some(r) = b.unpack_bytes_direct(dst) {
                     return r.map(|()| 0);
                 }
             }
-            let bytes = lib.bufs.recv_buffer()?.unpack_bytes(cnt)?;
+            let bytes = b.unpack_bytes(cnt)?;
             if std == 1 && cnt > 0 {
                 // SAFETY: C's contract: room for cnt bytes at ptr.
                 crate::small_copy::copy(unsafe { std::slice::from_raw_parts_mut(ptr, cnt) }, bytes);

@@ -91,18 +91,20 @@ pub fn lock() -> CallGuard<'static, Lib> {
 /// Runs one C call: its result or its error code. Messages for message handlers that came
 /// meanwhile are handed to them with the lock free, and a wait they cut short runs again.
 pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) -> c_int {
-    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let (mut lib, r) = loop {
-            run_handlers();
-            let mut lib = lock();
-            settle_receive_buffer(&mut lib, name);
-            let r = f(&mut lib);
-            let interrupted = r.is_err() && lib.task.as_mut().is_some_and(|t| std::mem::take(&mut t.cut_short));
-            if !interrupted {
-                break (lib, r);
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
+        run_handlers();
+        let mut lib = lock();
+        settle_receive_buffer(&mut lib, name);
+        // A result goes straight out; only an error is noted (and may be a wait that
+        // message handlers cut short, to run again).
+        match f(&mut lib) {
+            Ok(v) => return Ok(v),
+            Err(e) => {
+                if !lib.task.as_mut().is_some_and(|t| std::mem::take(&mut t.cut_short)) {
+                    return Err(note(&mut lib, e));
+                }
             }
-        };
-        note(&mut lib, r)
+        }
     }));
     report(name, out)
 }
@@ -138,39 +140,40 @@ pub fn call_unlocked(name: &str, f: impl FnOnce() -> Result<c_int, PvmError>) ->
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run_handlers();
         settle_receive_buffer(&mut lock(), name);
-        let r = f();
-        note(&mut lock(), r)
+        f().map_err(|e| note(&mut lock(), e))
     }));
     report(name, out)
 }
 
-/// What a call's report needs: its result, `PvmAutoErr`, and the task's tid; an error is
-/// remembered for `pvm_perror` and `pvm_errno`.
-#[inline]
-fn note(lib: &mut Lib, r: Result<c_int, PvmError>) -> (Result<c_int, PvmError>, i32, Option<i32>) {
-    if let Err(e) = r {
-        lib.last_err = e.code();
-        crate::compat::pvm_errno.store(e.code(), std::sync::atomic::Ordering::Relaxed);
-    }
-    (r, lib.auto_err, lib.task.as_ref().map(|t| t.tid))
+/// A failed call's error, remembered for `pvm_perror` and `pvm_errno`, with what its report
+/// needs: `PvmAutoErr` and the task's tid.
+#[cold]
+#[inline(never)]
+fn note(lib: &mut Lib, e: PvmError) -> Noted {
+    lib.last_err = e.code();
+    crate::compat::pvm_errno.store(e.code(), std::sync::atomic::Ordering::Relaxed);
+    (e, lib.auto_err, lib.task.as_ref().map(|t| t.tid))
 }
+
+/// An error noted: the error, `PvmAutoErr`, the task's tid.
+type Noted = (PvmError, i32, Option<i32>);
 
 /// A call's return value; its error printed when `PvmAutoErr` asks for it, a panic as an
 /// internal error (never unwound into C).
 #[inline]
-fn report(name: &str, out: std::thread::Result<(Result<c_int, PvmError>, i32, Option<i32>)>) -> c_int {
+fn report(name: &str, out: std::thread::Result<Result<c_int, Noted>>) -> c_int {
     match out {
-        Ok((Ok(v), _, _)) => v,
+        Ok(Ok(v)) => v,
         failed => report_failure(name, failed),
     }
 }
 
 #[cold]
 #[inline(never)]
-fn report_failure(name: &str, out: std::thread::Result<(Result<c_int, PvmError>, i32, Option<i32>)>) -> c_int {
+fn report_failure(name: &str, out: std::thread::Result<Result<c_int, Noted>>) -> c_int {
     match out {
-        Ok((Ok(v), _, _)) => v,
-        Ok((Err(e), auto_err, tid)) => {
+        Ok(Ok(v)) => v,
+        Ok(Err((e, auto_err, tid))) => {
             if auto_err != 0 {
                 crate::state::say(format_args!("{}: {name}(): {}", who(tid), e.text()));
             }

@@ -178,6 +178,12 @@ impl Task {
     /// route, or left in place for the receivers' single copies, posted to all before it
     /// waits for any (`single_copy.rs`).
     pub fn send_parts(&mut self, tids: &[i32], tag: i32, enc: i32, parts: &[&[u8]]) -> Result<(), PvmError> {
+        // One receiver, a small message, a ring with room: nothing to post or wait for.
+        if let [t] = *tids {
+            if let Some(r) = self.post_on_ring(t, tag, enc, parts) {
+                return r;
+            }
+        }
         let mut posted = Vec::new();
         let mut r = Ok(());
         for &t in tids {
@@ -209,21 +215,10 @@ impl Task {
             self.arrive(Arrived::new(tid, tag, ctx, enc, parts.concat()));
             return Ok(());
         }
-        let len = parts.iter().map(|p| p.len()).sum();
-        // The usual message: its route is there, a ring with room (one look-up, the header
-        // written straight into the record).
-        if len < self.single_copy {
-            if let Some(Route { stream, ring: Some(ring), .. }) = self.outbound.get_mut(&tid) {
-                let header =
-                    crate::wire::message_header(self.tid, tag, self.ctx, enc, len).ok_or(PvmError::Overflow)?;
-                if ring.write_message(&header, parts) {
-                    if ring.receiver_asleep() {
-                        wake(stream);
-                    }
-                    return Ok(());
-                }
-            }
+        if let Some(r) = self.post_on_ring(tid, tag, enc, parts) {
+            return r;
         }
+        let len = parts.iter().map(|p| p.len()).sum();
         self.link_to(tid)?;
         if len >= self.single_copy {
             if let Some(seq) = self.post_single_copy(tid, tag, enc, parts)? {
@@ -243,6 +238,30 @@ impl Task {
         all.push(&header[..]);
         all.extend_from_slice(parts);
         self.write_route(tid, &all)
+    }
+}
+
+impl Task {
+    /// The usual message: small, to another task whose route is there, a ring with room now
+    /// (one look-up, the header written straight into the record). `None`: it goes the
+    /// general way (`post`).
+    #[inline]
+    fn post_on_ring(&mut self, tid: i32, tag: i32, enc: i32, parts: &[&[u8]]) -> Option<Result<(), PvmError>> {
+        let len = parts.iter().map(|p| p.len()).sum();
+        if tid == self.tid || len >= self.single_copy {
+            return None;
+        }
+        let Some(Route { stream, ring: Some(ring), .. }) = self.outbound.get_mut(&tid) else { return None };
+        let Some(header) = crate::wire::message_header(self.tid, tag, self.ctx, enc, len) else {
+            return Some(Err(PvmError::Overflow));
+        };
+        if !ring.write_message(&header, parts) {
+            return None;
+        }
+        if ring.receiver_asleep() {
+            wake(stream);
+        }
+        Some(Ok(()))
     }
 }
 
