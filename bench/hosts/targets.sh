@@ -4,7 +4,10 @@
 # the ratio, the target and whether it is met.
 #
 #   one core       taskset -c 0 bbrun -n 2 bb-bench latency --sizes 8, over shm (auto), TCP and
-#                  UDP; reference: the same runs' pipe ping-pong (target <= 2x)
+#                  UDP; reference: the same runs' pipe ping-pong (target <= 2x). Beside it the
+#                  same runs' raw blocking TCP and UDP ping-pongs on that core (the socket floors:
+#                  the raw socket alone may pass 2x the pipe), and each route against its own
+#                  floor (<= 1.1x, the target where the floor itself is over 2x)
 #   ring, 1 host   bbrun -n 4 bb-bench ring --sizes 8 on the 2 cores, shm / TCP / UDP
 #                  (targets: shm <= 2 us, TCP <= 20 us per hop)
 #   ring, 2 hosts  two network namespaces x 2 ranks, shm+TCP (auto), TCP, UDP (target <= 20 us)
@@ -63,6 +66,8 @@ for round in $(seq "$ROUNDS"); do
             --sizes 8 --trials "$TRIALS" --csv 2>>"$RESULTS/errors" || true)
         record "core-$r" 2 "$csv"
         record core-pipe 10 "$csv"
+        record core-tcp-floor 11 "$csv"
+        record core-udp-floor 12 "$csv"
     done
     for r in auto tcp udp; do
         record "ring4-$r" 2 "$(BB_ROUTES=$r bb -n 4 "$BIN/bb-bench" ring --sizes 8 --no-floor \
@@ -118,6 +123,10 @@ awk '
         row("one core, 8 B one-way, shm (us; ref: pipe)", "core-auto", "core-pipe", "<=", 2)
         row("one core, 8 B one-way, TCP", "core-tcp", "core-pipe", "<=", 2)
         row("one core, 8 B one-way, UDP", "core-udp", "core-pipe", "<=", 2)
+        row("one core, raw blocking TCP (ref: pipe)", "core-tcp-floor", "core-pipe", "<=", 2)
+        row("one core, raw blocking UDP (ref: pipe)", "core-udp-floor", "core-pipe", "<=", 2)
+        row("one core, TCP (ref: raw blocking TCP)", "core-tcp", "core-tcp-floor", "<=", 1.1)
+        row("one core, UDP (ref: raw blocking UDP)", "core-udp", "core-udp-floor", "<=", 1.1)
         row("ring 4 ranks, 2 cores, shm (us per hop)", "ring4-auto", "-", "<=", 2)
         row("ring 4 ranks, 2 cores, TCP", "ring4-tcp", "-", "<=", 20)
         row("ring 4 ranks, 2 cores, UDP", "ring4-udp", "-", "<=", 20)

@@ -134,7 +134,10 @@ pub(crate) fn connect(job: &mut Job) -> Result<Routes> {
         Some(match (listeners, udp) {
             (Some(listeners), _) => {
                 let established = setup::establish(me, job.size, listeners, &targets, &secret)?;
-                Remote::Tcp(TcpChannel::new(me, hosts, established)?)
+                let mut tcp = TcpChannel::new(me, hosts, established)?;
+                // Routes watches the socket route's lone connection beside its set.
+                tcp.watch_alone()?;
+                Remote::Tcp(tcp)
             }
             (None, Some(udp)) => {
                 // No connection to make: a peer's first address is where its datagrams go.

@@ -9,7 +9,8 @@ use super::tcp::TcpChannel;
 use super::udp::UdpChannel;
 use super::{Caps, Channel, Header, ReceiveCalls, WouldBlock};
 
-/// Sockets a sleeper watches beside an epoll set for the sleep alone (UDP's receiving sockets).
+/// Sockets a sleeper watches beside an epoll set for the sleep alone (UDP's receiving sockets,
+/// TCP's lone connection).
 pub(crate) type Watch = Option<Arc<[OwnedFd]>>;
 
 // One per process, never moved on a hot path: boxing the larger would only add a pointer chase.
@@ -36,10 +37,10 @@ impl Remote {
     }
 
     /// The sockets a sleeper watches beside the set: UDP's receiving sockets, which are in no
-    /// epoll set (TCP's are always in its set).
+    /// epoll set, and TCP's lone connection (`TcpChannel::watch_alone`).
     pub(crate) fn watch(&self) -> Watch {
         match self {
-            Remote::Tcp(_) => None,
+            Remote::Tcp(tcp) => tcp.watch(),
             Remote::Udp(udp) => Some(udp.watch()),
         }
     }

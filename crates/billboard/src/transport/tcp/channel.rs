@@ -8,6 +8,13 @@
 //! nothing; sleeping is `epoll_wait` with a timeout, after the engine's spin and yield phases (a
 //! polled socket answers in microseconds, a wake-up from sleep costs tens here).
 //!
+//! A lone connection (one rank a host: the only one this channel has) stays out of the epoll set
+//! ([`TcpChannel::watch_alone`]): a socket in a set has every arrival run the set's wake-up
+//! callback (the socket's wait queue, with interrupts off) in the sender's `send`, which the
+//! raw ping-pong does not pay. Polls read it directly, a sleeper watches it beside the set in
+//! one `ppoll` ([`TcpChannel::watch`], as UDP's receiving sockets), and it joins the set only
+//! while it holds bytes the socket did not take, so a sleeper wakes when they can go.
+//!
 //! A connection that breaks (the peer died, a reset, a cut link noticed by keepalive or
 //! `TCP_USER_TIMEOUT`) is reported once through [`TcpChannel::take_failure`], naming the peer's
 //! rank and host; the engine fails what depended on it. There is no listening socket after
@@ -62,6 +69,9 @@ pub struct TcpChannel {
     events: Vec<epoll::Event>,
     /// The receive calls made so far.
     calls: ReceiveCalls,
+    /// The lone connection kept out of the epoll set, if any: its peer, and a duplicate of its
+    /// socket for sleepers to watch (see the module's note).
+    alone: Option<(usize, Arc<[OwnedFd]>)>,
 }
 
 // SAFETY: `events` is the only field that is not Send: epoll events that may hold pointers, but
@@ -103,13 +113,48 @@ impl TcpChannel {
             polls: 0,
             events: Vec::with_capacity(64),
             calls: ReceiveCalls::default(),
+            alone: None,
         })
+    }
+
+    /// Keeps this channel's connection out of the epoll set if it has exactly one (see the
+    /// module's note); a sleeper must then watch [`watch`](Self::watch) beside the set, as
+    /// `Routes` does for its socket route. Connections added later put it back.
+    pub(crate) fn watch_alone(&mut self) -> Result<()> {
+        let mut open = self.conns.iter().enumerate().filter_map(|(p, c)| Some((p, c.as_ref()?)));
+        let (Some((peer, c)), None) = (open.next(), open.next()) else { return Ok(()) };
+        let os = |call| move |e: rustix::io::Errno| Error::Os { call, errno: e.into() };
+        let watched = rustix::io::fcntl_dupfd_cloexec(&c.fd, 0).map_err(os("fcntl(F_DUPFD_CLOEXEC)"))?;
+        epoll::delete(&*self.epoll, &c.fd).map_err(os("epoll_ctl"))?;
+        self.alone = Some((peer, Arc::from([watched])));
+        Ok(())
+    }
+
+    /// The sockets a sleeper watches beside [`waker`](Self::waker)'s set: the lone connection
+    /// kept out of it, if any.
+    pub(crate) fn watch(&self) -> Option<Arc<[OwnedFd]>> {
+        self.alone.as_ref().map(|(_, fds)| Arc::clone(fds))
+    }
+
+    /// Puts a lone connection kept out of the set back in it (or drops its watch if `peer`'s
+    /// connection is gone), before the channel gains connections or loses that one.
+    fn rejoin_set(&mut self, peer: Option<usize>) {
+        let Some((p, _)) = self.alone else { return };
+        if peer.is_some_and(|q| q != p) {
+            return;
+        }
+        self.alone = None;
+        if let Some(c) = self.conns[p].as_mut().filter(|_| peer.is_none()) {
+            let _ = epoll::add(&*self.epoll, &c.fd, epoll::EventData::new_u64(p as u64), epoll::EventFlags::IN);
+            c.wants_out = false;
+        }
     }
 
     /// Takes over connections to peers that joined after start (`MPI_Comm_spawn`,
     /// `MPI_Comm_accept`/`connect`): they get the next ranks, in order, and `hosts` names them.
     pub(crate) fn add(&mut self, hosts: Vec<String>, established: Vec<(usize, OwnedFd, Vec<u8>)>) -> Result<()> {
         let os = |call| move |e: rustix::io::Errno| Error::Os { call, errno: e.into() };
+        self.rejoin_set(None);
         self.nranks += hosts.len();
         self.hosts.extend(hosts);
         self.conns.resize_with(self.nranks, || None);
@@ -133,6 +178,7 @@ impl TcpChannel {
     /// peer has not read yet). Its rank is not reused; nothing is sent to it any more (the
     /// engine has failed it).
     pub(crate) fn release(&mut self, peer: usize) {
+        self.rejoin_set(Some(peer));
         let Some(mut c) = self.conns.get_mut(peer).and_then(Option::take) else { return };
         let _ = epoll::delete(&*self.epoll, &c.fd);
         self.reported[peer] = true;
@@ -182,7 +228,13 @@ impl TcpChannel {
                 if has {
                     flags |= epoll::EventFlags::OUT;
                 }
-                let _ = epoll::modify(&*self.epoll, &c.fd, epoll::EventData::new_u64(peer as u64), flags);
+                let data = epoll::EventData::new_u64(peer as u64);
+                let _ = match (self.alone.as_ref().is_some_and(|&(p, _)| p == peer), has) {
+                    // The lone connection is in the set only while it holds bytes back.
+                    (true, true) => epoll::add(&*self.epoll, &c.fd, data, flags),
+                    (true, false) => epoll::delete(&*self.epoll, &c.fd),
+                    (false, _) => epoll::modify(&*self.epoll, &c.fd, data, flags),
+                };
                 c.wants_out = has;
             }
             any |= has;
@@ -204,6 +256,7 @@ impl TcpChannel {
         let c = self.conns[peer].as_ref().expect("a connection to report");
         let why = c.broken.as_ref().map_or_else(String::new, |b| b.to_string());
         let _ = epoll::delete(&*self.epoll, &c.fd);
+        self.rejoin_set(Some(peer));
         self.reported[peer] = true;
         self.failures.push_back((peer, format!("on host {}, {why}", self.hosts[peer])));
     }
@@ -256,6 +309,7 @@ impl Channel for TcpChannel {
         }
         let _ = epoll::delete(&*self.epoll, &c.fd);
         let _ = rustix::net::shutdown(&c.fd, rustix::net::Shutdown::Both);
+        self.rejoin_set(Some(peer));
         self.reported[peer] = true;
     }
 
@@ -361,6 +415,10 @@ impl Channel for TcpChannel {
                 handled += self.receive(peer, &mut f, false);
             }
         }
+        if let Some((peer, _)) = self.alone {
+            // Out of the set, so no scan would see it: read it whatever the hint.
+            return handled + self.receive(peer, &mut f, false);
+        }
         if let Some(peer) = hint.filter(|&p| self.reaches(p)) {
             handled += self.receive(peer, &mut f, false);
         }
@@ -382,7 +440,10 @@ impl Channel for TcpChannel {
     }
 
     fn sleep(&self, timeout: Duration) {
-        sleep_on(&self.epoll, timeout);
+        match &self.alone {
+            None => sleep_on(&self.epoll, timeout),
+            Some((_, watch)) => crate::transport::udp::sleep_watching(&*self.epoll, watch, timeout),
+        }
     }
 
     fn flushed(&self) -> bool {

@@ -104,3 +104,84 @@ fn frames_read_with_the_handshake_are_delivered_without_a_hint() {
     }
     assert_eq!(got, vec![(1, 5, 7, b"early".to_vec())]);
 }
+
+/// Whether the channel's epoll set reports a socket ready now (one zero-timeout look).
+fn set_reports_ready(ep: &TcpChannel) -> bool {
+    let mut events = [std::mem::MaybeUninit::<epoll::Event>::uninit(); 4];
+    let zero = rustix::time::Timespec { tv_sec: 0, tv_nsec: 0 };
+    !epoll::wait(&*ep.epoll, &mut events, Some(&zero)).unwrap().0.is_empty()
+}
+
+/// One rank a host: a channel's only connection stays out of its epoll set (a socket in a set
+/// makes every arrival run the set's wake-up in the sender's `send`, which the raw ping-pong
+/// does not pay), yet polls without a hint deliver its records, a sleeper wakes on them through
+/// the watch, it joins the set while it holds bytes back (so a sleeper wakes when they can go),
+/// and a second connection puts it back in the set.
+#[test]
+fn a_lone_connection_stays_out_of_the_epoll_set_and_still_wakes_a_sleeper() {
+    let mut eps = endpoints(2);
+    for ep in eps.iter_mut() {
+        ep.watch_alone().unwrap();
+        assert_eq!(ep.watch().map(|w| w.len()), Some(1), "the lone connection is watched");
+    }
+    let h = Header { kind: 1, context: 2, source: 0, tag: 5, aux: 9 };
+    eps[0].try_send(1, &h, b"ping").unwrap();
+    // The record is in rank 1's socket, but its set reports nothing: the socket is not in it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut got = Vec::new();
+    while got.is_empty() {
+        assert!(Instant::now() < deadline, "no record");
+        assert!(!set_reports_ready(&eps[1]), "the lone connection is in the epoll set");
+        eps[1].poll(None, |peer, h, p| got.push((peer, h.aux, p.to_vec())));
+    }
+    assert_eq!(got, vec![(0, 9, b"ping".to_vec())]);
+    // A sleeper (on the set and the watch) wakes on the next record, not at its timeout.
+    let sleeper = std::thread::spawn({
+        let (set, watch) = (Arc::clone(&eps[1].epoll), eps[1].watch().unwrap());
+        move || {
+            let start = Instant::now();
+            crate::transport::udp::sleep_watching(&*set, &watch, Duration::from_secs(30));
+            start.elapsed()
+        }
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    eps[0].try_send(1, &h, b"wake").unwrap();
+    assert!(sleeper.join().unwrap() < Duration::from_secs(20), "the sleeper slept through the record");
+    // Bytes held back (rank 1 reads nothing): the connection joins the set for them, with
+    // EPOLLOUT, and leaves it once they went.
+    let big = vec![3u8; 1 << 20];
+    let mut held = false;
+    for _ in 0..64 {
+        if eps[0].try_send(1, &h, &big).is_err() {
+            break;
+        }
+        if eps[0].conns[1].as_ref().unwrap().pending() > 0 {
+            held = true;
+            break;
+        }
+    }
+    assert!(held, "the socket took 64 MiB without holding any back");
+    drop(eps[0].waker());
+    assert!(eps[0].conns[1].as_ref().unwrap().wants_out, "bytes held back: in the set for EPOLLOUT");
+    while !eps[0].flushed() {
+        eps[1].poll(None, |_, _, _| {});
+        eps[0].poll(None, |_, _, _| {});
+    }
+    assert!(!eps[0].conns[1].as_ref().unwrap().wants_out);
+    for _ in 0..100 {
+        eps[1].poll(None, |_, _, _| {});
+    }
+    assert!(!set_reports_ready(&eps[1]) && !set_reports_ready(&eps[0]), "back out of the set");
+    // A second connection: the first goes back into the set and the watch ends.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+    let (server, _) = l.accept().unwrap();
+    eps[1].add(vec!["localhost".into()], vec![(2, OwnedFd::from(server), Vec::new())]).unwrap();
+    assert!(eps[1].watch().is_none());
+    eps[0].try_send(1, &h, b"in the set").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !set_reports_ready(&eps[1]) {
+        assert!(Instant::now() < deadline, "the first connection is not back in the set");
+    }
+    drop(client);
+}

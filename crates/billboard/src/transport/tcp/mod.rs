@@ -11,8 +11,9 @@
 //! - [`wire`] and [`stream`]: the 28-byte frame (the engine's record header and its length) and
 //!   an incremental, bounded reader of frames from whatever chunks a socket delivers.
 //! - `conn` and `channel`: records out with `sendmsg` (header and payload as two slices), in with
-//!   `recv` into the reader's buffer; polling and sleeping on one epoll instance; a broken
-//!   connection reported once, naming the peer.
+//!   `recv` into the reader's buffer; polling and sleeping on one epoll instance (a lone
+//!   connection stays out of it and is watched beside it); a broken connection reported once,
+//!   naming the peer.
 
 pub mod addr;
 mod channel;
