@@ -42,7 +42,15 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
         _ => return None,
     }
     let bytes = count.checked_mul(size)?;
-    let offset = inside(w, target, c.disp, bytes)?;
+    let offset = match (&mut w.attached, &w.node) {
+        // A dynamic window: displacements are addresses, in a region the target published.
+        (Some(seen), Some(seg)) => {
+            let at = usize::try_from(c.disp).ok()?;
+            let end = i64::try_from(at.checked_add(bytes)?).ok()?;
+            seen.covers(seg, target, at as i64, end).then_some(at)?
+        }
+        _ => inside(w, target, c.disp, bytes)?,
+    };
     let at = seg.part(target).0.add(offset);
     match c.kind {
         Kind::Put => {
@@ -104,7 +112,8 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
     Some(Ok(()))
 }
 
-/// The common accumulate-family call on a created window on one host (`single_copy.rs`),
+/// The common accumulate-family call on a created window on one host (`single_copy.rs`), or a
+/// dynamic one on bytes its target published (`attached.rs`),
 /// sent to the target's handler with no allocation but the message and no datatype view:
 /// one predefined type of 1, 2, 4 or 8 bytes and count at every buffer, in range, a
 /// predefined operator, another rank as target, in any epoch (in a passive one numbered and
@@ -119,7 +128,7 @@ pub(super) unsafe fn issue_to_handler(m: &mut Mpi, win: MPI_Win, c: &Call) -> Op
         return None;
     }
     let w = m.win_mut(win).ok()?;
-    if w.reach.is_none() || w.node.is_none() || w.regions.is_some() {
+    if w.reach.is_none() || w.node.is_none() {
         return None;
     }
     let size = builtin_datatype_size(c.target_type).filter(|s| matches!(s, 1 | 2 | 4 | 8))?;
@@ -155,7 +164,15 @@ pub(super) unsafe fn issue_to_handler(m: &mut Mpi, win: MPI_Win, c: &Call) -> Op
         _ => return None,
     };
     let bytes = count.checked_mul(size)?;
-    let offset = inside(w, target, c.disp, bytes)?;
+    let offset = match (&mut w.attached, &w.node) {
+        // A dynamic window: displacements are addresses, in a region the target published.
+        (Some(seen), Some(seg)) => {
+            let at = usize::try_from(c.disp).ok()?;
+            let end = i64::try_from(at.checked_add(bytes)?).ok()?;
+            seen.covers(seg, target, at as i64, end).then_some(at)?
+        }
+        _ => inside(w, target, c.disp, bytes)?,
+    };
     if passive {
         if let Some(done) = apply_now(w, target, c, origin, offset, bytes) {
             w.issued = true;
