@@ -42,15 +42,7 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
         _ => return None,
     }
     let bytes = count.checked_mul(size)?;
-    let offset = match (&mut w.attached, &w.node) {
-        // A dynamic window: displacements are addresses, in a region the target published.
-        (Some(seen), Some(seg)) => {
-            let at = usize::try_from(c.disp).ok()?;
-            let end = i64::try_from(at.checked_add(bytes)?).ok()?;
-            seen.covers(seg, target, at as i64, end).then_some(at)?
-        }
-        _ => inside(w, target, c.disp, bytes)?,
-    };
+    let offset = inside(w, target, c.disp, bytes)?;
     let at = seg.part(target).0.add(offset);
     match c.kind {
         Kind::Put => {
@@ -164,15 +156,7 @@ pub(super) unsafe fn issue_to_handler(m: &mut Mpi, win: MPI_Win, c: &Call) -> Op
         _ => return None,
     };
     let bytes = count.checked_mul(size)?;
-    let offset = match (&mut w.attached, &w.node) {
-        // A dynamic window: displacements are addresses, in a region the target published.
-        (Some(seen), Some(seg)) => {
-            let at = usize::try_from(c.disp).ok()?;
-            let end = i64::try_from(at.checked_add(bytes)?).ok()?;
-            seen.covers(seg, target, at as i64, end).then_some(at)?
-        }
-        _ => inside(w, target, c.disp, bytes)?,
-    };
+    let offset = reached(w, target, c.disp, bytes)?;
     if passive {
         if let Some(done) = apply_now(w, target, c, origin, offset, bytes) {
             w.issued = true;
@@ -256,6 +240,20 @@ fn inside(w: &Win, target: usize, disp: MPI_Aint, bytes: usize) -> Option<usize>
     let (window, unit) = w.peers[target];
     let offset = usize::try_from(disp).ok()?.checked_mul(unit as usize)?;
     (offset.checked_add(bytes)? <= window).then_some(offset)
+}
+
+/// [`inside`] for a window reached by single copy: on a dynamic window displacements are
+/// addresses, in a region the target published (`attached.rs`).
+#[inline(always)]
+fn reached(w: &mut Win, target: usize, disp: MPI_Aint, bytes: usize) -> Option<usize> {
+    match (&mut w.attached, &w.node) {
+        (Some(seen), Some(seg)) => {
+            let at = usize::try_from(disp).ok()?;
+            let end = i64::try_from(at.checked_add(bytes)?).ok()?;
+            seen.covers(seg, target, at as i64, end).then_some(at)
+        }
+        _ => inside(w, target, disp, bytes),
+    }
 }
 
 /// A copy that moves one word inline (the common 8-byte case costs a call to `memcpy` and its
