@@ -20,6 +20,9 @@
  *   large     each operation also adds 1 to each of LARGE longs by one MPI_Accumulate
  *             (72 KB: more than Billboard withdraws from the handler) before the fetch-and-op
  *   racc      MPI_Rget_accumulate + MPI_Wait instead of MPI_Fetch_and_op
+ *   dynamic   the words attached to an MPI_Win_create_dynamic window (displacements are rank
+ *             0's addresses) instead of MPI_Win_create's: Billboard's origins reach attached
+ *             regions on one host themselves too (win/attached.rs)
  * On one host Billboard needs no thread otherwise: an origin applies the operations the
  * target's handler has not taken within BB_RMA_WITHDRAW_US itself, under the target's
  * accumulate lock. Across hosts (tests/tests/win_hosts.rs) no argument is needed: the
@@ -42,7 +45,7 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-    int lock = MPI_LOCK_EXCLUSIVE, all = 0, large = 0, racc = 0;
+    int lock = MPI_LOCK_EXCLUSIVE, all = 0, large = 0, racc = 0, dynamic = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "shared")) {
             lock = MPI_LOCK_SHARED;
@@ -52,6 +55,8 @@ int main(int argc, char **argv)
             large = 1;
         } else if (!strcmp(argv[i], "racc")) {
             racc = 1;
+        } else if (!strcmp(argv[i], "dynamic")) {
+            dynamic = 1;
         } else if (!strcmp(argv[i], "nomap")) {
             setenv("BB_RMA_CREATE_MAP", "0", 1);
         } else if (!strcmp(argv[i], "handler")) {
@@ -68,7 +73,18 @@ int main(int argc, char **argv)
     for (int i = 0; i < LARGE; i++)
         ones[i] = 1;
     MPI_Win win;
-    MPI_CHK(MPI_Win_create(mem, words * (MPI_Aint)sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    /* Long i of rank 0's words is at displacement at + i * step. */
+    MPI_Aint at = 0, step = 1;
+    if (dynamic) {
+        MPI_CHK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+        MPI_CHK(MPI_Win_attach(win, mem, words * (MPI_Aint)sizeof(long)));
+        MPI_CHK(MPI_Get_address(mem, &at));
+        MPI_CHK(MPI_Bcast(&at, 1, MPI_AINT, 0, MPI_COMM_WORLD));
+        step = sizeof(long);
+    } else {
+        MPI_CHK(MPI_Win_create(mem, words * (MPI_Aint)sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
+                               &win));
+    }
     MPI_CHK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
 
@@ -96,14 +112,14 @@ int main(int argc, char **argv)
             if (!all)
                 MPI_CHK(MPI_Win_lock(lock, 0, 0, win));
             if (large)
-                MPI_CHK(MPI_Accumulate(ones, LARGE, MPI_LONG, 0, 8 + n, LARGE, MPI_LONG, MPI_SUM, win));
+                MPI_CHK(MPI_Accumulate(ones, LARGE, MPI_LONG, 0, at + (8 + n) * step, LARGE, MPI_LONG, MPI_SUM, win));
             if (racc) {
                 MPI_Request req;
-                MPI_CHK(MPI_Rget_accumulate(&one, 1, MPI_LONG, &got, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, win,
+                MPI_CHK(MPI_Rget_accumulate(&one, 1, MPI_LONG, &got, 1, MPI_LONG, 0, at, 1, MPI_LONG, MPI_SUM, win,
                                             &req));
                 MPI_CHK(MPI_Wait(&req, MPI_STATUS_IGNORE));
             } else {
-                MPI_CHK(MPI_Fetch_and_op(&one, &got, MPI_LONG, 0, 0, MPI_SUM, win));
+                MPI_CHK(MPI_Fetch_and_op(&one, &got, MPI_LONG, 0, at, MPI_SUM, win));
             }
             MPI_CHK(all ? MPI_Win_flush(0, win) : MPI_Win_unlock(0, win));
             if (got <= last || got < 0)
@@ -111,11 +127,11 @@ int main(int argc, char **argv)
             last = got;
         }
         if (all) {
-            MPI_CHK(MPI_Put(&one, 1, MPI_LONG, 0, 8 + me, 1, MPI_LONG, win));
+            MPI_CHK(MPI_Put(&one, 1, MPI_LONG, 0, at + (8 + me) * step, 1, MPI_LONG, win));
             MPI_CHK(MPI_Win_unlock_all(win));
         } else {
             MPI_CHK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
-            MPI_CHK(MPI_Put(&one, 1, MPI_LONG, 0, 8 + me, 1, MPI_LONG, win));
+            MPI_CHK(MPI_Put(&one, 1, MPI_LONG, 0, at + (8 + me) * step, 1, MPI_LONG, win));
             MPI_CHK(MPI_Win_unlock(0, win));
         }
     }
@@ -126,6 +142,8 @@ int main(int argc, char **argv)
             if (mem[8 + n + i] != (long)(n - 1) * OPS)
                 FAIL("long %d of the large accumulates: %ld, expected %ld", i, mem[8 + n + i], (long)(n - 1) * OPS);
     }
+    if (dynamic)
+        MPI_CHK(MPI_Win_detach(win, mem));
     MPI_CHK(MPI_Win_free(&win));
     free(mem);
     free(ones);

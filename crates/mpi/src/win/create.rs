@@ -1,6 +1,7 @@
 //! Window creation: MPI_Win_create (on one host with a node segment of synchronisation
 //! words and single copies, `single_copy.rs`), MPI_Win_allocate (on one host in a node
-//! segment), their large-count forms, MPI_Win_create_dynamic with attach and detach; the
+//! segment), their large-count forms, MPI_Win_create_dynamic with attach and detach (on one
+//! host its attached regions published in a node segment, `attached.rs`); the
 //! collective part every constructor shares (`create`), and the windows' tunables.
 //! MPI_Win_allocate_shared is in `shared.rs`.
 
@@ -8,7 +9,8 @@ use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
 use super::{
-    async_progress, origin, remap, segment, serve, shared, single_copy, state, win_call, Epoch, Predefined, Win,
+    async_progress, attached, origin, remap, segment, serve, shared, single_copy, state, win_call, Epoch, Predefined,
+    Win,
 };
 use crate::abi::*;
 use crate::error::{call_unlocked, err, out, Res};
@@ -90,6 +92,7 @@ pub(super) fn create(
         started: vec![0; n],
         progress: None,
         pages: None,
+        attached: None,
         _memory: memory,
     };
     Ok(state::with(|m| m.add_win(w)).expect("MPI is running"))
@@ -225,7 +228,30 @@ pub unsafe extern "C" fn PMPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm,
     call_unlocked("MPI_Win_create_dynamic", comm, || {
         let win = out(win, "win")?;
         let regions = serve::Regions::default();
-        *win = create(std::ptr::null_mut(), 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC, None, Some(regions), None)?;
+        // On one host, a node segment of synchronisation words whose parts are the members'
+        // tables of attached regions (`attached.rs`): origins then reach those regions as a
+        // created window's private pages, by single copy, with no help from the target.
+        let (parent, _) = crate::comm_create::take(comm)?;
+        let mut needed = 0;
+        let node = match SHM_WINDOWS.get() != 0 && segment::one_host(&parent)?.is_ok() {
+            true => segment::allocate(attached::TABLE_BYTES, &parent, &mut needed)?.map(Arc::new),
+            false => None,
+        };
+        let flavor = MPI_WIN_FLAVOR_DYNAMIC;
+        *win = create(std::ptr::null_mut(), 0, 1, info, comm, flavor, None, Some(regions), node.clone())?;
+        if let Some(node) = node {
+            let private = state::with(|m| m.win(*win).map(|w| w.comm.clone())).expect("MPI is running")?;
+            // Displacements are addresses: every member's "window" starts at 0.
+            let reach = single_copy::Reach::exchange(&private, std::ptr::null_mut(), &node)?;
+            let seen = attached::Seen::new(private.size());
+            state::with(|m| {
+                m.win_mut(*win).map(|w| {
+                    w.reach = Some(reach);
+                    w.attached = Some(seen);
+                })
+            })
+            .expect("MPI is running")?;
+        }
         state::with(|m| m.win_mut(*win).and_then(async_progress::attach)).expect("MPI is running")
     })
 }
@@ -250,6 +276,9 @@ pub unsafe extern "C" fn PMPI_Win_attach(win: MPI_Win, base: *mut c_void, size: 
             return Err(err(MPI_ERR_BASE, format!("[{at:#x}, +{len}) overlaps a region already attached")));
         }
         list.push((at, len));
+        if let Some(seg) = &w.node {
+            attached::publish(seg, &list);
+        }
         Ok(())
     })
 }
@@ -267,6 +296,10 @@ pub unsafe extern "C" fn PMPI_Win_detach(win: MPI_Win, base: *const c_void) -> c
             err(MPI_ERR_BASE, format!("{base:?} is not the base of a region attached to this window"))
         })?;
         list.swap_remove(i);
+        // Before the detach returns: no origin reaches the region by single copy after it.
+        if let Some(seg) = &w.node {
+            attached::publish(seg, &list);
+        }
         Ok(())
     })
 }

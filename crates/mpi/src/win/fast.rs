@@ -104,7 +104,8 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
     Some(Ok(()))
 }
 
-/// The common accumulate-family call on a created window on one host (`single_copy.rs`),
+/// The common accumulate-family call on a created window on one host (`single_copy.rs`), or a
+/// dynamic one on bytes its target published (`attached.rs`),
 /// sent to the target's handler with no allocation but the message and no datatype view:
 /// one predefined type of 1, 2, 4 or 8 bytes and count at every buffer, in range, a
 /// predefined operator, another rank as target, in any epoch (in a passive one numbered and
@@ -119,7 +120,7 @@ pub(super) unsafe fn issue_to_handler(m: &mut Mpi, win: MPI_Win, c: &Call) -> Op
         return None;
     }
     let w = m.win_mut(win).ok()?;
-    if w.reach.is_none() || w.node.is_none() || w.regions.is_some() {
+    if w.reach.is_none() || w.node.is_none() {
         return None;
     }
     let size = builtin_datatype_size(c.target_type).filter(|s| matches!(s, 1 | 2 | 4 | 8))?;
@@ -155,7 +156,7 @@ pub(super) unsafe fn issue_to_handler(m: &mut Mpi, win: MPI_Win, c: &Call) -> Op
         _ => return None,
     };
     let bytes = count.checked_mul(size)?;
-    let offset = inside(w, target, c.disp, bytes)?;
+    let offset = reached(w, target, c.disp, bytes)?;
     if passive {
         if let Some(done) = apply_now(w, target, c, origin, offset, bytes) {
             w.issued = true;
@@ -239,6 +240,20 @@ fn inside(w: &Win, target: usize, disp: MPI_Aint, bytes: usize) -> Option<usize>
     let (window, unit) = w.peers[target];
     let offset = usize::try_from(disp).ok()?.checked_mul(unit as usize)?;
     (offset.checked_add(bytes)? <= window).then_some(offset)
+}
+
+/// [`inside`] for a window reached by single copy: on a dynamic window displacements are
+/// addresses, in a region the target published (`attached.rs`).
+#[inline(always)]
+fn reached(w: &mut Win, target: usize, disp: MPI_Aint, bytes: usize) -> Option<usize> {
+    match (&mut w.attached, &w.node) {
+        (Some(seen), Some(seg)) => {
+            let at = usize::try_from(disp).ok()?;
+            let end = i64::try_from(at.checked_add(bytes)?).ok()?;
+            seen.covers(seg, target, at as i64, end).then_some(at)
+        }
+        _ => inside(w, target, disp, bytes),
+    }
 }
 
 /// A copy that moves one word inline (the common 8-byte case costs a call to `memcpy` and its

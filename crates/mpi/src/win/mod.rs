@@ -27,7 +27,11 @@
 //!   before they act on the segment's words; in a passive epoch an origin applies those the
 //!   handler is slow to take itself, by single copies under the target's accumulate lock
 //!   (`withdraw.rs`).
-//! - **Anywhere else** (MPI_Win_create across hosts, MPI_Win_create_dynamic,
+//! - **Attached regions on one host** (MPI_Win_create_dynamic, every member on one host): as
+//!   the private pages above, the node segment's parts holding each member's table of
+//!   attached regions (`attached.rs`); operations on bytes the origin's copy of the table
+//!   does not cover go to the handler (below), which checks them.
+//! - **Anywhere else** (MPI_Win_create across hosts, MPI_Win_create_dynamic across hosts,
 //!   MPI_Win_allocate across hosts): an active-message handler (`serve.rs`) that the engine
 //!   runs in every round of progress. An RMA call sends its operation to the target at once,
 //!   and the target applies it whenever it is inside any MPI call; synchronisation calls wait
@@ -40,6 +44,7 @@
 //! creating calls, before there is a window, through the communicator's.
 
 mod async_progress;
+mod attached;
 mod create;
 mod direct;
 mod fast;
@@ -138,6 +143,9 @@ pub(crate) struct Win {
     /// member's mapped here (`remap.rs`; then `node` holds their addresses and the window is
     /// reached as a node window's).
     pages: Option<remap::Pages>,
+    /// MPI_Win_create_dynamic on one host: this origin's copy of every member's table of
+    /// attached regions (`attached.rs`), which `node` holds; `reach` has every base at 0.
+    attached: Option<attached::Seen>,
     _memory: Option<Memory>,
 }
 

@@ -281,6 +281,14 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
     let access = Access { kind: c.kind, op: c.op, elem, target: shape, data: Vec::new() };
     let w = m.win_mut(win)?;
     w.issued = true;
+    // A dynamic window on one host: whether the bytes lie in a region the target published.
+    let reachable = match (&mut w.attached, &w.node) {
+        (Some(seen), Some(seg)) => {
+            let (lo, hi) = access.target.span().unwrap_or((0, 0));
+            seen.covers(seg, target, lo, hi)
+        }
+        _ => true,
+    };
     if w.node.is_some() {
         // Synchronised in the node segment: a lock_all epoch's lock of this target first.
         if let Epoch::Lock { all: true } = w.epoch {
@@ -289,7 +297,7 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
         match &mut w.reach {
             // The program's memory: put and get by single copy, accumulates by the handler
             // (below; in a passive epoch withdrawable: `withdraw.rs`).
-            Some(reach) => {
+            Some(reach) if reachable => {
                 if reach.copy(target, &access, &data, result.as_ref())? {
                     return Ok(None);
                 }
@@ -305,6 +313,9 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
                     }
                 }
             }
+            // Bytes of a dynamic window that the origin's copy of the target's regions does
+            // not cover: the handler checks them (below).
+            Some(_) => {}
             // The window is in the segment: the origin does the operation itself, now.
             None => {
                 let seg = w.node.as_ref().expect("a node window");
@@ -322,7 +333,7 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
         msg.extend_from_slice(v.bytes());
     }
     let track = match (&mut w.reach, &w.epoch) {
-        (Some(reach), Epoch::Lock { .. }) if accumulates => reach.track(target),
+        (Some(reach), Epoch::Lock { .. }) if accumulates && reachable => reach.track(target),
         _ => None,
     };
     operate(&w.comm, target, &mut w.targets[target], msg, result, detach, track)

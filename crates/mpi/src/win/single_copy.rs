@@ -1,5 +1,7 @@
 //! MPI_Win_create on one host where the pages stay private (`remap.rs` could not share them,
-//! or `BB_RMA_CREATE_MAP=0`): the window is the program's own memory, which no other process
+//! or `BB_RMA_CREATE_MAP=0`), and the regions attached to MPI_Win_create_dynamic on one host
+//! (every base 0, displacements are addresses: `attached.rs` says which are attached): the
+//! window is the program's own memory, which no other process
 //! maps, so an origin puts and gets by a single copy straight between its buffer and the
 //! target's window (`process_vm_writev/readv`, billboard's `cross_memory`), with no help from
 //! the target. The window's synchronisation lives in a node segment with no data parts
