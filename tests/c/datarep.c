@@ -7,6 +7,11 @@
  * the ints come back through "bbwide" (collective and independent reads, a read past the end).
  * A size-changing representation with MPI_CONVERSION_FN_NULL is refused at set_view with
  * MPI_ERR_UNSUPPORTED_DATAREP; a second registration of a name is MPI_ERR_DUP_DATAREP.
+ * Then the nonblocking forms: MPI_File_iwrite_at, MPI_File_iread_at_all, MPI_File_iread across
+ * the end, a split collective write, each converting through "bbwide" (raw bytes checked again).
+ * With argument "cb" the file is opened with romio_cb_write/romio_cb_read "enable", so the
+ * collective accesses go through the aggregators (two-phase I/O), as they do by themselves
+ * when the ranks span hosts (tests/tests/io_hosts.rs runs it so).
  * MPICH 4.0.2 converts no data: its MPI_Register_datarep fails with MPI_ERR_CONVERSION, which
  * is all this checks there. Any N >= 1. */
 #include "common.h"
@@ -90,6 +95,29 @@ static int err_class(int rc)
 /* Byte offset in the file of int i of rank r's data. */
 static long wide_at(int r, int i) { return HEADER + (long)(i / BLOCK) * t_size * BLOCK * WIDE + (long)(r * BLOCK + i % BLOCK) * WIDE; }
 
+/* Every rank's ints in the file's own bytes, after all ranks wrote value(r, i) + ADD. */
+static void check_raw(const char *name, MPI_File fh, int (*value)(int r, int i), const char *what)
+{
+    MPI_CHK(MPI_File_sync(fh));
+    MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_CHK(MPI_File_sync(fh));
+    int fd = open(name, O_RDONLY);
+    CHECK(fd >= 0, "cannot open %s to read it raw", name);
+    for (int r = 0; r < t_size; r++)
+        for (int i = 0; i < INTS; i++) {
+            unsigned char raw[WIDE];
+            CHECK_EQ(pread(fd, raw, WIDE, wide_at(r, i)), WIDE, "raw bytes read");
+            CHECK(get_be64(raw) == (int64_t)value(r, i) + ADD, "raw file value of rank %d's int %d after %s: %lld, expected %d",
+                  r, i, what, (long long)get_be64(raw), value(r, i) + ADD);
+        }
+    close(fd);
+    MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+static int first_value(int r, int i) { return r * 100 + i - 3; }
+static int second_value(int r, int i) { return r * 100 + i - 3 + 50; }
+static int third_value(int r, int i) { return -(r * 100 + i); }
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv, "datarep", 1);
@@ -109,8 +137,16 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "%s/bb_datarep_%d", tmp && *tmp ? tmp : "/tmp", (int)getpid());
     }
     MPI_CHK(MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD));
+    MPI_Info info = MPI_INFO_NULL;
+    if (argc > 1 && strcmp(argv[1], "cb") == 0) {
+        MPI_CHK(MPI_Info_create(&info));
+        MPI_CHK(MPI_Info_set(info, "romio_cb_write", "enable"));
+        MPI_CHK(MPI_Info_set(info, "romio_cb_read", "enable"));
+    }
     MPI_File fh;
-    MPI_CHK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    MPI_CHK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    if (info != MPI_INFO_NULL)
+        MPI_CHK(MPI_Info_free(&info));
 
     /* Rank r's blocks of 2 ints, every N blocks. */
     MPI_Datatype block, filetype;
@@ -136,7 +172,7 @@ int main(int argc, char **argv)
 
     int vals[INTS], back[INTS];
     for (int i = 0; i < INTS; i++)
-        vals[i] = t_rank * 100 + i - 3;
+        vals[i] = first_value(t_rank, i);
     calls.writes = calls.reads = 0;
     MPI_Status st;
     MPI_CHK(MPI_File_write_all(fh, vals, INTS, MPI_INT, &st));
@@ -158,14 +194,9 @@ int main(int argc, char **argv)
     MPI_Offset size = -1;
     MPI_CHK(MPI_File_get_size(fh, &size));
     CHECK_EQ(size, HEADER + (long)t_size * INTS * WIDE, "file size");
+    check_raw(name, fh, first_value, "MPI_File_write_all");
     int fd = open(name, O_RDONLY);
     CHECK(fd >= 0, "cannot open %s to read it raw", name);
-    for (int r = 0; r < t_size; r++)
-        for (int i = 0; i < INTS; i++) {
-            unsigned char raw[WIDE];
-            CHECK_EQ(pread(fd, raw, WIDE, wide_at(r, i)), WIDE, "raw bytes read");
-            CHECK_EQ(get_be64(raw), (int64_t)r * 100 + i - 3 + ADD, "raw file value");
-        }
     unsigned char head[HEADER];
     CHECK_EQ(pread(fd, head, HEADER, 0), HEADER, "header bytes read");
     for (int i = 0; i < HEADER; i++)
@@ -191,6 +222,50 @@ int main(int argc, char **argv)
     MPI_CHK(MPI_Get_count(&st, MPI_INT, &count));
     CHECK_EQ(count, 1, "ints read across the end of the file (only int 5 is there)");
     CHECK_EQ(back[0], vals[5], "last int read across the end");
+    CHECK_EQ(calls.bad, 0, "conversions called with the wrong datatype or extra_state");
+
+    /* Nonblocking: each rank rewrites its ints (+50), reads them back collectively and from
+     * its pointer across the end; the conversions run and the statuses count memory's ints. */
+    int vals2[INTS], vals3[INTS];
+    for (int i = 0; i < INTS; i++) {
+        vals2[i] = second_value(t_rank, i);
+        vals3[i] = third_value(t_rank, i);
+    }
+    MPI_Request req;
+    calls.writes = calls.reads = 0;
+    MPI_CHK(MPI_File_iwrite_at(fh, 0, vals2, INTS, MPI_INT, &req));
+    MPI_CHK(MPI_Wait(&req, &st));
+    MPI_CHK(MPI_Get_count(&st, MPI_INT, &count));
+    CHECK_EQ(count, INTS, "ints written by MPI_File_iwrite_at, by the status");
+    CHECK(calls.writes >= 1, "the write function was not called by MPI_File_iwrite_at");
+    check_raw(name, fh, second_value, "MPI_File_iwrite_at");
+    memset(back, 0x55, sizeof back);
+    MPI_CHK(MPI_File_iread_at_all(fh, 0, back, INTS, MPI_INT, &req));
+    MPI_CHK(MPI_Wait(&req, &st));
+    MPI_CHK(MPI_Get_count(&st, MPI_INT, &count));
+    CHECK_EQ(count, INTS, "ints read by MPI_File_iread_at_all, by the status");
+    for (int i = 0; i < INTS; i++)
+        CHECK_EQ(back[i], vals2[i], "int read back by MPI_File_iread_at_all");
+    CHECK(calls.reads >= 1, "the read function was not called by MPI_File_iread_at_all");
+    memset(back, 0x55, sizeof back);
+    MPI_CHK(MPI_File_seek(fh, 4, MPI_SEEK_SET));
+    MPI_CHK(MPI_File_iread(fh, back, 4, MPI_INT, &req));
+    MPI_CHK(MPI_Wait(&req, &st));
+    MPI_CHK(MPI_Get_count(&st, MPI_INT, &count));
+    CHECK_EQ(count, 2, "ints MPI_File_iread read across the end (ints 4 and 5 are there)");
+    CHECK_EQ(back[0], vals2[4], "MPI_File_iread's int 4");
+    CHECK_EQ(back[1], vals2[5], "MPI_File_iread's int 5");
+    /* A split collective write from the pointer, then the pointer's own nonblocking write. */
+    MPI_CHK(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+    MPI_CHK(MPI_File_write_all_begin(fh, vals3, 3, MPI_INT));
+    MPI_CHK(MPI_File_write_all_end(fh, vals3, &st));
+    MPI_CHK(MPI_Get_count(&st, MPI_INT, &count));
+    CHECK_EQ(count, 3, "ints written by the split collective, by the status");
+    MPI_CHK(MPI_File_iwrite(fh, vals3 + 3, 3, MPI_INT, &req));
+    MPI_CHK(MPI_Wait(&req, &st));
+    MPI_CHK(MPI_File_get_position(fh, &pos));
+    CHECK_EQ(pos, INTS, "individual pointer after the split and the nonblocking write");
+    check_raw(name, fh, third_value, "the split collective and MPI_File_iwrite");
     CHECK_EQ(calls.bad, 0, "conversions called with the wrong datatype or extra_state");
 
     MPI_CHK(MPI_File_close(&fh));

@@ -1,5 +1,5 @@
 /* Collectives on an intercommunicator of the even and the odd world ranks (unequal groups at
- * odd N), each blocking and nonblocking, results checked: barrier, bcast (MPI_ROOT /
+ * odd N), each blocking, nonblocking and persistent (MPI_*_init, started), results checked: barrier, bcast (MPI_ROOT /
  * MPI_PROC_NULL / remote root, both directions), gather(v), scatter(v), allgather(v),
  * alltoall(v/w), reduce, allreduce, reduce_scatter(_block); a scan there is an error.
  * Needs N >= 2. */
@@ -11,8 +11,24 @@ static MPI_Comm inter;
 /* World rank of remote rank r. */
 static int rw(int r) { return 2 * r + (1 - color); }
 
-/* Waits for `req` unless the blocking form ran (req == MPI_REQUEST_NULL). */
-static void done(MPI_Request *req) { MPI_CHK(MPI_Wait(req, MPI_STATUS_IGNORE)); }
+/* Which form runs: 0 blocking, 1 nonblocking, 2 persistent (made, started once, freed). */
+static int form;
+
+/* The nonblocking call `iname` or the persistent `pname` (with MPI_INFO_NULL) into `req`. */
+#define NB(iname, pname, ...) MPI_CHK(form == 2 ? pname(__VA_ARGS__, MPI_INFO_NULL, &req) : iname(__VA_ARGS__, &req))
+
+/* Completes `req` unless the blocking form ran (req == MPI_REQUEST_NULL); a persistent one is
+ * started first and freed after. */
+static void done(MPI_Request *req)
+{
+    if (form == 2 && *req != MPI_REQUEST_NULL) {
+        MPI_CHK(MPI_Start(req));
+        MPI_CHK(MPI_Wait(req, MPI_STATUS_IGNORE));
+        MPI_CHK(MPI_Request_free(req));
+        return;
+    }
+    MPI_CHK(MPI_Wait(req, MPI_STATUS_IGNORE));
+}
 
 /* The root argument for a collective whose root is local rank `root` of group `root_color`. */
 static int root_arg(int root_color, int root)
@@ -29,7 +45,7 @@ static void bcast(int nb, int root_color, int root)
         buf[i] = color == root_color && lrank == root ? 1000 + i + root_color : -1;
     MPI_Request req = MPI_REQUEST_NULL;
     if (nb)
-        MPI_CHK(MPI_Ibcast(buf, 5, MPI_INT, root_arg(root_color, root), inter, &req));
+        NB(MPI_Ibcast, MPI_Bcast_init, buf, 5, MPI_INT, root_arg(root_color, root), inter);
     else
         MPI_CHK(MPI_Bcast(buf, 5, MPI_INT, root_arg(root_color, root), inter));
     done(&req);
@@ -57,11 +73,11 @@ static void gather(int nb, int v)
     int root = root_arg(0, 0);
     MPI_Request req = MPI_REQUEST_NULL;
     if (v && nb)
-        MPI_CHK(MPI_Igatherv(send, n, MPI_INT, recv, counts, displs, MPI_INT, root, inter, &req));
+        NB(MPI_Igatherv, MPI_Gatherv_init, send, n, MPI_INT, recv, counts, displs, MPI_INT, root, inter);
     else if (v)
         MPI_CHK(MPI_Gatherv(send, n, MPI_INT, recv, counts, displs, MPI_INT, root, inter));
     else if (nb)
-        MPI_CHK(MPI_Igather(send, 2, MPI_INT, recv, 2, MPI_INT, root, inter, &req));
+        NB(MPI_Igather, MPI_Gather_init, send, 2, MPI_INT, recv, 2, MPI_INT, root, inter);
     else
         MPI_CHK(MPI_Gather(send, 2, MPI_INT, recv, 2, MPI_INT, root, inter));
     done(&req);
@@ -90,11 +106,11 @@ static void scatter(int nb, int v)
     int root = root_arg(1, color == 1 ? lsize - 1 : rsize - 1);
     MPI_Request req = MPI_REQUEST_NULL;
     if (v && nb)
-        MPI_CHK(MPI_Iscatterv(send, counts, displs, MPI_INT, recv, n, MPI_INT, root, inter, &req));
+        NB(MPI_Iscatterv, MPI_Scatterv_init, send, counts, displs, MPI_INT, recv, n, MPI_INT, root, inter);
     else if (v)
         MPI_CHK(MPI_Scatterv(send, counts, displs, MPI_INT, recv, n, MPI_INT, root, inter));
     else if (nb)
-        MPI_CHK(MPI_Iscatter(send, 3, MPI_INT, recv, 3, MPI_INT, root, inter, &req));
+        NB(MPI_Iscatter, MPI_Scatter_init, send, 3, MPI_INT, recv, 3, MPI_INT, root, inter);
     else
         MPI_CHK(MPI_Scatter(send, 3, MPI_INT, recv, 3, MPI_INT, root, inter));
     done(&req);
@@ -117,11 +133,11 @@ static void allgather(int nb, int v)
     }
     MPI_Request req = MPI_REQUEST_NULL;
     if (v && nb)
-        MPI_CHK(MPI_Iallgatherv(send, n, MPI_INT, recv, counts, displs, MPI_INT, inter, &req));
+        NB(MPI_Iallgatherv, MPI_Allgatherv_init, send, n, MPI_INT, recv, counts, displs, MPI_INT, inter);
     else if (v)
         MPI_CHK(MPI_Allgatherv(send, n, MPI_INT, recv, counts, displs, MPI_INT, inter));
     else if (nb)
-        MPI_CHK(MPI_Iallgather(send, 2, MPI_INT, recv, 2, MPI_INT, inter, &req));
+        NB(MPI_Iallgather, MPI_Allgather_init, send, 2, MPI_INT, recv, 2, MPI_INT, inter);
     else
         MPI_CHK(MPI_Allgather(send, 2, MPI_INT, recv, 2, MPI_INT, inter));
     done(&req);
@@ -152,15 +168,15 @@ static void alltoall(int nb, int kind)
         recv[i] = -1;
     MPI_Request req = MPI_REQUEST_NULL;
     if (kind == 0 && nb)
-        MPI_CHK(MPI_Ialltoall(send, 2, MPI_INT, recv, 2, MPI_INT, inter, &req));
+        NB(MPI_Ialltoall, MPI_Alltoall_init, send, 2, MPI_INT, recv, 2, MPI_INT, inter);
     else if (kind == 0)
         MPI_CHK(MPI_Alltoall(send, 2, MPI_INT, recv, 2, MPI_INT, inter));
     else if (kind == 1 && nb)
-        MPI_CHK(MPI_Ialltoallv(send, sc, sd, MPI_INT, recv, rc, rd, MPI_INT, inter, &req));
+        NB(MPI_Ialltoallv, MPI_Alltoallv_init, send, sc, sd, MPI_INT, recv, rc, rd, MPI_INT, inter);
     else if (kind == 1)
         MPI_CHK(MPI_Alltoallv(send, sc, sd, MPI_INT, recv, rc, rd, MPI_INT, inter));
     else if (nb)
-        MPI_CHK(MPI_Ialltoallw(send, sc, sd, types, recv, rc, rd, types, inter, &req));
+        NB(MPI_Ialltoallw, MPI_Alltoallw_init, send, sc, sd, types, recv, rc, rd, types, inter);
     else
         MPI_CHK(MPI_Alltoallw(send, sc, sd, types, recv, rc, rd, types, inter));
     done(&req);
@@ -191,7 +207,7 @@ static void reduce(int nb)
     int root = root_arg(1, 0);
     MPI_Request req = MPI_REQUEST_NULL;
     if (nb)
-        MPI_CHK(MPI_Ireduce(send, recv, 4, MPI_INT, MPI_SUM, root, inter, &req));
+        NB(MPI_Ireduce, MPI_Reduce_init, send, recv, 4, MPI_INT, MPI_SUM, root, inter);
     else
         MPI_CHK(MPI_Reduce(send, recv, 4, MPI_INT, MPI_SUM, root, inter));
     done(&req);
@@ -209,7 +225,7 @@ static void allreduce(int nb)
         send[i] = t_rank + 1 + i;
     MPI_Request req = MPI_REQUEST_NULL;
     if (nb)
-        MPI_CHK(MPI_Iallreduce(send, recv, 4, MPI_INT, MPI_SUM, inter, &req));
+        NB(MPI_Iallreduce, MPI_Allreduce_init, send, recv, 4, MPI_INT, MPI_SUM, inter);
     else
         MPI_CHK(MPI_Allreduce(send, recv, 4, MPI_INT, MPI_SUM, inter));
     done(&req);
@@ -239,11 +255,11 @@ static void reduce_scatter(int nb, int v)
     mine = counts[lrank];
     MPI_Request req = MPI_REQUEST_NULL;
     if (v && nb)
-        MPI_CHK(MPI_Ireduce_scatter(send, recv, counts, MPI_INT, MPI_SUM, inter, &req));
+        NB(MPI_Ireduce_scatter, MPI_Reduce_scatter_init, send, recv, counts, MPI_INT, MPI_SUM, inter);
     else if (v)
         MPI_CHK(MPI_Reduce_scatter(send, recv, counts, MPI_INT, MPI_SUM, inter));
     else if (nb)
-        MPI_CHK(MPI_Ireduce_scatter_block(send, recv, rsize, MPI_INT, MPI_SUM, inter, &req));
+        NB(MPI_Ireduce_scatter_block, MPI_Reduce_scatter_block_init, send, recv, rsize, MPI_INT, MPI_SUM, inter);
     else
         MPI_CHK(MPI_Reduce_scatter_block(send, recv, rsize, MPI_INT, MPI_SUM, inter));
     done(&req);
@@ -265,10 +281,11 @@ int main(int argc, char **argv)
     MPI_CHK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
     MPI_CHK(MPI_Comm_remote_size(inter, &rsize));
     CHECK_EQ(rsize, color == 0 ? t_size / 2 : (t_size + 1) / 2, "remote size");
-    for (int nb = 0; nb < 2; nb++) {
+    for (int nb = 0; nb < 3; nb++) {
+        form = nb;
         MPI_Request req;
         if (nb) {
-            MPI_CHK(MPI_Ibarrier(inter, &req));
+            NB(MPI_Ibarrier, MPI_Barrier_init, inter);
             done(&req);
         } else {
             MPI_CHK(MPI_Barrier(inter));
@@ -290,6 +307,7 @@ int main(int argc, char **argv)
         reduce(nb);
         allreduce(nb);
     }
+    form = 1;
     /* Several nonblocking collectives in flight at once. */
     int a = t_rank, b[64], c = -1;
     MPI_Request reqs[3];

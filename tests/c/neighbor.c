@@ -1,5 +1,5 @@
-/* Neighbourhood collectives (MPI_Neighbor_* and MPI_Ineighbor_*, their persistent _init and
- * large-count _c forms) on a periodic ring (MPI_Cart_create, 1 dimension), a non-periodic 2-D
+/* Neighbourhood collectives (every MPI_Neighbor_* and MPI_Ineighbor_*, each persistent _init
+ * started every round, and large-count _c forms) on a periodic ring (MPI_Cart_create, 1 dimension), a non-periodic 2-D
  * grid (neighbours off the edge are MPI_PROC_NULL: their parts are left alone) and a
  * distributed graph (each rank sends to the next two, receives from the previous two); every
  * result checked against what the neighbours sent. Any N >= 1. */
@@ -26,12 +26,19 @@ static void check(MPI_Comm comm, int nsrc, const int *src, const int *srck, int 
         wsd[k] = wrd[k] = k * (MPI_Aint)sizeof(int);
         types[k] = MPI_INT;
     }
-    MPI_Request p[3];
+    /* The persistent forms, made once and started every round. */
+    MPI_Request p[5];
     int one = -1;
     MPI_CHK(MPI_Neighbor_allgather_init(&one, 1, MPI_INT, rbuf, 1, MPI_INT, comm, MPI_INFO_NULL, &p[0]));
+    MPI_CHK(MPI_Neighbor_allgatherv_init(&one, 1, MPI_INT, rbuf, counts, displs, MPI_INT, comm, MPI_INFO_NULL, &p[1]));
+    MPI_CHK(MPI_Neighbor_alltoall_init(sbuf, 1, MPI_INT, rbuf, 1, MPI_INT, comm, MPI_INFO_NULL, &p[2]));
+    MPI_CHK(MPI_Neighbor_alltoallv_init(sbuf, scounts, sdispls, MPI_INT, rbuf, counts, displs, MPI_INT, comm,
+                                        MPI_INFO_NULL, &p[3]));
+    MPI_CHK(MPI_Neighbor_alltoallw_init(sbuf, scounts, wsd, types, rbuf, counts, wrd, types, comm, MPI_INFO_NULL,
+                                        &p[4]));
     for (int round = 0; round < ROUNDS; round++) {
-        /* allgather: blocking, nonblocking, persistent, _c, v. */
-        for (int form = 0; form < 5; form++) {
+        /* allgather: blocking, nonblocking, persistent, _c, v, nonblocking v, persistent v. */
+        for (int form = 0; form < 7; form++) {
             one = me * 1000 + round * 10 + form;
             for (int k = 0; k < MAXNB; k++)
                 rbuf[k] = -7;
@@ -46,13 +53,20 @@ static void check(MPI_Comm comm, int nsrc, const int *src, const int *srck, int 
                 MPI_CHK(MPI_Wait(&p[0], MPI_STATUS_IGNORE));
             } else if (form == 3)
                 MPI_CHK(MPI_Neighbor_allgather_c(&one, 1, MPI_INT, rbuf, 1, MPI_INT, comm));
-            else
+            else if (form == 4)
                 MPI_CHK(MPI_Neighbor_allgatherv(&one, 1, MPI_INT, rbuf, counts, displs, MPI_INT, comm));
+            else if (form == 5) {
+                MPI_CHK(MPI_Ineighbor_allgatherv(&one, 1, MPI_INT, rbuf, counts, displs, MPI_INT, comm, &r));
+                MPI_CHK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            } else {
+                MPI_CHK(MPI_Start(&p[1]));
+                MPI_CHK(MPI_Wait(&p[1], MPI_STATUS_IGNORE));
+            }
             for (int k = 0; k < nsrc; k++)
                 CHECK_EQ(rbuf[k], src[k] < 0 ? -7 : src[k] * 1000 + round * 10 + form, what);
         }
-        /* all-to-all: plain, v, w, nonblocking _c. */
-        for (int form = 0; form < 4; form++) {
+        /* all-to-all: plain, v, w, nonblocking _c, nonblocking v and w, persistent plain, v, w. */
+        for (int form = 0; form < 9; form++) {
             for (int k = 0; k < ndst; k++)
                 sbuf[k] = payload(me, k, round + form);
             for (int k = 0; k < MAXNB; k++)
@@ -64,15 +78,25 @@ static void check(MPI_Comm comm, int nsrc, const int *src, const int *srck, int 
                 MPI_CHK(MPI_Neighbor_alltoallv(sbuf, scounts, sdispls, MPI_INT, rbuf, counts, displs, MPI_INT, comm));
             else if (form == 2)
                 MPI_CHK(MPI_Neighbor_alltoallw(sbuf, scounts, wsd, types, rbuf, counts, wrd, types, comm));
-            else {
+            else if (form == 3) {
                 MPI_CHK(MPI_Ineighbor_alltoall_c(sbuf, 1, MPI_INT, rbuf, 1, MPI_INT, comm, &r));
                 MPI_CHK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            } else if (form == 4) {
+                MPI_CHK(MPI_Ineighbor_alltoallv(sbuf, scounts, sdispls, MPI_INT, rbuf, counts, displs, MPI_INT, comm, &r));
+                MPI_CHK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            } else if (form == 5) {
+                MPI_CHK(MPI_Ineighbor_alltoallw(sbuf, scounts, wsd, types, rbuf, counts, wrd, types, comm, &r));
+                MPI_CHK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            } else {
+                MPI_CHK(MPI_Start(&p[form - 4]));
+                MPI_CHK(MPI_Wait(&p[form - 4], MPI_STATUS_IGNORE));
             }
             for (int k = 0; k < nsrc; k++)
                 CHECK_EQ(rbuf[k], src[k] < 0 ? -7 : payload(src[k], srck[k], round + form), what);
         }
     }
-    MPI_CHK(MPI_Request_free(&p[0]));
+    for (int k = 0; k < 5; k++)
+        MPI_CHK(MPI_Request_free(&p[k]));
 }
 
 int main(int argc, char **argv)

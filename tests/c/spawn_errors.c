@@ -12,7 +12,11 @@
  *                       EARLY_LIMIT seconds (the launcher sees the child end; it took
  *                       BB_SPAWN_WAIT_MS, 120 s, before), the error codes name the instance
  *                       that ended, the job goes on and a good spawn still works. With HOST,
- *                       the children run there (tests/tests/dynamic.rs). */
+ *                       the children run there (tests/tests/dynamic.rs).
+ *   spawn_errors now    a command that does not exist and a `wdir` that is not a directory
+ *                       each fail within EARLY_LIMIT seconds, then a good spawn works: also
+ *                       under MPICH's Hydra, which starts what it is asked and tells nobody
+ *                       when exec fails (tests/tests/mpich_binaries.rs). */
 #include "common.h"
 #include <sys/stat.h>
 #include <time.h>
@@ -150,6 +154,26 @@ int main(int argc, char **argv)
         MPI_Comm_disconnect(&parent);
         MPI_Finalize();
         return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "now") == 0) {
+        t_init(&argc, &argv, "spawn_errors-now", 1);
+        double t0 = now_s();
+        expect_spawn_error("./no-such-program-bb", MPI_INFO_NULL, "no-such-program-bb");
+        double took = now_s() - t0;
+        CHECK(took < EARLY_LIMIT, "the spawn of a program that does not exist failed after %.1f s, not at once", took);
+        MPI_Info info;
+        MPI_CHK(MPI_Info_create(&info));
+        MPI_CHK(MPI_Info_set(info, "wdir", "/no/such/dir-bb"));
+        t0 = now_s();
+        expect_spawn_error(argv[0], info, "/no/such/dir-bb");
+        took = now_s() - t0;
+        CHECK(took < EARLY_LIMIT, "the spawn into a working directory that is not there failed after %.1f s", took);
+        MPI_CHK(MPI_Info_free(&info));
+        char *args[] = {"child", NULL};
+        MPI_Comm children;
+        MPI_CHK(MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &children, MPI_ERRCODES_IGNORE));
+        MPI_CHK(MPI_Comm_disconnect(&children));
+        return t_finish();
     }
     t_init(&argc, &argv, "spawn_errors", 1);
     expect_spawn_error("./no-such-program-bb", MPI_INFO_NULL, "no-such-program-bb");

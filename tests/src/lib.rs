@@ -27,6 +27,24 @@ pub fn build_with(wrapper: &Path, source: &str, dir: &Path, name: &str) -> PathB
     exe
 }
 
+/// Builds `tests/c/<name>.c` with our `dist/bin/mpicc` (`-O1`) into a folder of its own (a
+/// test removes it with the program's parent folder); `None`, after a SKIP line, until `make`
+/// has built `dist/`.
+pub fn build_c_test(name: &str) -> Option<PathBuf> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let dist = root().join("dist");
+    if !dist.join("bin/mpicc").exists() || !dist.join("lib/libmpi.so.12").exists() {
+        eprintln!("SKIP: dist/ is not built (make)");
+        return None;
+    }
+    // A folder per call: tests building the same program run at once.
+    static BUILDS: AtomicUsize = AtomicUsize::new(0);
+    let n = BUILDS.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("bb-{name}-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("make the build folder");
+    Some(build_with(&dist.join("bin/mpicc"), &format!("tests/c/{name}.c"), &dir, name))
+}
+
 /// A binary of this workspace, built in the same profile as the running test.
 pub fn binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");

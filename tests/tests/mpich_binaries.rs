@@ -311,6 +311,41 @@ fn a_program_built_for_mpich_runs_on_billboard_under_mpichs_own_hydra() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Under Hydra a spawned command that cannot run is an error line of Hydra's proxy and nothing
+/// more: the parents must find it themselves (the spawn's root checks what runs on its host, as
+/// bbrun does) and fail at once, not after BB_SPAWN_WAIT_MS; a bad `wdir` must not reach Hydra
+/// either (its mpiexec fails an assertion on one and ends the job). Then a good spawn works.
+/// `tests/c/spawn_errors.c now`, built with MPICH's mpicc, on 1 and 2 ranks.
+#[test]
+fn a_spawn_under_hydra_of_a_command_that_cannot_run_fails_at_once() {
+    let (Some(_), Ok(hydra), Ok(mpicc)) = (bbrun(), which("mpiexec.hydra"), which("mpicc.mpich")) else {
+        return skip("Hydra spawn", "needs dist/ (make) and MPICH's mpiexec.hydra and mpicc.mpich");
+    };
+    let dir = std::env::temp_dir().join(format!("bb-hydra-spawn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("spawn_errors");
+    build(&mpicc, &["-O1"], "tests/c/spawn_errors.c", &exe);
+    let lib = root().join("dist/lib");
+    for n in ["1", "2"] {
+        // The wait a failed spawn would otherwise take, far beyond the program's limit (10 s).
+        let out = Command::new("timeout")
+            .args(["-k", "5", "120"])
+            .arg(&hydra)
+            .args(["-n", n, "env"])
+            .arg(format!("LD_LIBRARY_PATH={}", lib.display()))
+            .args(["BB_SPAWN_WAIT_MS=60000", "BB_CTEST_TIMEOUT=100"])
+            .arg(&exe)
+            .arg("now")
+            .current_dir(&dir)
+            .output()
+            .expect("run mpiexec.hydra");
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let passed = out.status.success() && text.contains("PASS spawn_errors-now") && !text.contains("FAIL");
+        assert!(passed, "{n} rank(s) under Hydra:\n{text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// MOCASSIN (`mocassin`), a Fortran Monte Carlo photoionisation code built for MPICH: each rank
 /// follows its share of the energy packets and MPI_Allreduce sums the grids and the escaped
 /// energy, which must come back as the star's luminosity (its seeds come from the clock, so

@@ -14,35 +14,13 @@
 //!
 //! Needs root, `ip` and `dist/` (`make`); prints a SKIP line and passes without them.
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
-use bb_tests::{root, Netns, Running};
+use bb_tests::{build_c_test as build, root, Netns, Running};
 
 const T: Duration = Duration::from_secs(120);
 const SETTLE: Duration = Duration::from_secs(3);
 const LAUNCHER: &str = "ip netns exec {host}";
-
-/// `tests/c/<name>.c` built with our mpicc into a fresh folder; `None` (skip) without `dist/`.
-fn build(name: &str) -> Option<PathBuf> {
-    let dist = root().join("dist");
-    if !dist.join("bin/mpicc").exists() || !dist.join("lib/libmpi.so.12").exists() {
-        eprintln!("SKIP: dist/ is not built (make)");
-        return None;
-    }
-    let dir = std::env::temp_dir().join(format!("bb-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("make the build folder");
-    let exe = dir.join(name);
-    let built = Command::new(dist.join("bin/mpicc"))
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(root().join(format!("tests/c/{name}.c")))
-        .status()
-        .expect("run dist/bin/mpicc");
-    assert!(built.success(), "tests/c/{name}.c does not build");
-    Some(exe)
-}
 
 #[test]
 fn windows_spanning_hosts_lock_put_get_and_accumulate() {

@@ -1,7 +1,7 @@
 //! Starting one rank: its environment, its PMI socket, its pipes, and the ties that make sure
 //! it never outlives the job.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
@@ -143,49 +143,9 @@ pub fn find_program(program: &Path) -> Result<PathBuf, (String, i32)> {
     find_program_in(program, std::env::var_os("PATH").as_deref())
 }
 
-/// [`find_program`] with the `PATH` the rank will have.
-pub fn find_program_in(program: &Path, path: Option<&OsStr>) -> Result<PathBuf, (String, i32)> {
-    let name = program.display();
-    if program.as_os_str().is_empty() {
-        return Err(("no program given".into(), 2));
-    }
-    if program.as_os_str().as_encoded_bytes().contains(&b'/') {
-        return check_executable(program).map(|()| program.to_path_buf()).map_err(|why| {
-            let code = if program.exists() { 126 } else { 127 };
-            (format!("cannot run '{name}': {why}"), code)
-        });
-    }
-    let path = path.unwrap_or(OsStr::new("/usr/local/bin:/usr/bin:/bin"));
-    let mut found_not_executable = false;
-    for dir in std::env::split_paths(path) {
-        let candidate = dir.join(program);
-        match check_executable(&candidate) {
-            Ok(()) => return Ok(program.to_path_buf()),
-            Err(_) if candidate.exists() => found_not_executable = true,
-            Err(_) => {}
-        }
-    }
-    if found_not_executable {
-        Err((format!("cannot run '{name}': found in PATH but not executable"), 126))
-    } else {
-        Err((format!("cannot run '{name}': not found in PATH"), 127))
-    }
-}
-
-fn check_executable(path: &Path) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => "no such file".to_string(),
-        _ => e.to_string(),
-    })?;
-    if meta.is_dir() {
-        return Err("it is a directory".into());
-    }
-    if meta.permissions().mode() & 0o111 == 0 {
-        return Err("not executable".into());
-    }
-    Ok(())
-}
+/// [`find_program`] with the `PATH` the rank will have (shared with the library, whose spawn
+/// checks commands itself under Hydra).
+pub use billboard::bootstrap::program::find_program_in;
 
 #[cfg(test)]
 mod tests {

@@ -31,6 +31,10 @@ fn version_and_help() {
     let out = bbrun(&["--version"], None);
     assert_eq!(out.code, Some(0));
     assert!(out.stdout.starts_with("bbrun "), "{}", out.stdout);
+    // What mpichversion tells of MPICH: the MPI version and the ABI.
+    for says in ["MPI_VERSION 4, MPI_SUBVERSION 0", "MPICH 4.0.2", "libmpi.so.12", "libmpichfort.so.12"] {
+        assert!(out.stdout.contains(says), "--version does not say {says:?}:\n{}", out.stdout);
+    }
     let out = bbrun(&["--help"], None);
     assert_eq!(out.code, Some(0));
     assert!(out.stdout.contains("--tag-output") && out.stdout.contains("-n"), "{}", out.stdout);

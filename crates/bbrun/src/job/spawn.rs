@@ -17,7 +17,7 @@
 //! checks the command (`Order::Check`): the request waits for every answer ([`PendingSpawn`])
 //! and fails, naming the host, if one says no.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::*;
 use crate::pmi_spawn::{SpawnCommand, SpawnRequest};
@@ -259,30 +259,7 @@ impl Job {
                 return Err(format!("cannot start '{name}' on host {}: {why}", self.names[host]));
             }
         }
-        if let Some(dir) = &cwd {
-            if !dir.is_dir() {
-                return Err(format!(
-                    "cannot start '{name}': its working directory {} is not a directory",
-                    dir.display()
-                ));
-            }
-        }
-        let mut program = PathBuf::from(name);
-        if let (Some(dir), true) = (&cwd, name.contains('/') && program.is_relative()) {
-            program = dir.join(&program);
-        }
-        // `path`: directories to look in first, then the PATH the children inherit.
-        let mut search: Vec<PathBuf> =
-            command.info("path").map_or_else(Vec::new, |p| std::env::split_paths(p).collect());
-        search.extend(std::env::var_os("PATH").iter().flat_map(std::env::split_paths));
-        let search = std::env::join_paths(search).map_err(|e| format!("cannot start '{name}': {e}"))?;
-        crate::spawn::find_program_in(&program, Some(&search)).map_err(|(why, _)| why)?;
-        if !name.contains('/') {
-            // Found through `path` or PATH: run what was found, whatever PATH the child has.
-            if let Some(found) = std::env::split_paths(&search).map(|d| d.join(name)).find(|p| is_program(p)) {
-                program = found;
-            }
-        }
+        let program = billboard::bootstrap::program::spawned_program(name, command.info("wdir"), command.info("path"))?;
         Ok(Ready { host, program, args, cwd })
     }
 
@@ -298,9 +275,4 @@ impl Job {
         }
         None
     }
-}
-
-fn is_program(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

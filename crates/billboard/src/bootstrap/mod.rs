@@ -3,6 +3,7 @@
 
 pub mod pmi;
 pub mod port;
+pub mod program;
 pub(crate) mod wire;
 
 use crate::Result;

@@ -351,6 +351,14 @@ impl Pmi {
     /// (`bb_spawn`, for [`Pmi::spawn_state`]); `None` from a launcher that gives none (Hydra).
     pub fn spawn(&mut self, commands: &[SpawnCommand], preput: &[(&str, &str)]) -> Result<Option<u32>> {
         self.pmi1_only("MPI_Comm_spawn")?;
+        if std::env::var_os("BB_JOBID").is_none() {
+            // Not bbrun's job: the launcher (Hydra) starts what it is asked, and a command that
+            // cannot run is only an error line of its proxy, while the parents would wait
+            // BB_SPAWN_WAIT_MS. What runs here is checked here first, as bbrun checks it.
+            for c in commands.iter().filter(|c| c.info("host").is_none_or(this_machine)) {
+                super::program::spawned_program(&c.command, c.info("wdir"), c.info("path")).map_err(Error::Spawn)?;
+            }
+        }
         let clean = |what: &str, text: &str| -> Result<()> {
             if text.contains(['\n', '\r']) {
                 return Err(Error::Spawn(format!("{what} {text:?} holds a line break, which PMI cannot carry")));
@@ -506,6 +514,18 @@ pub struct SpawnCommand {
     pub args: Vec<String>,
     pub nprocs: usize,
     pub info: Vec<(String, String)>,
+}
+
+impl SpawnCommand {
+    /// The value of info key `key`, if given.
+    pub fn info(&self, key: &str) -> Option<&str> {
+        self.info.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Whether a spawn's `host` info key names this machine (its name, or the loopback's).
+fn this_machine(host: &str) -> bool {
+    host == "localhost" || host == "127.0.0.1" || host == crate::transport::tcp::addr::host_name()
 }
 
 /// Whether to speak PMI-2 ([`VERSION`], read through `var` for the automatic choice): in a

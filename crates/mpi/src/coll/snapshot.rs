@@ -13,6 +13,11 @@ use super::*;
 /// The lengths of a collective's arrays on one communicator, and the copies made.
 pub(crate) struct Snapshot {
     peers: usize,
+    /// The length of a reduce-scatter's `recvcounts`: the local group's size (on an
+    /// intercommunicator each group's result is scattered over that group, as MPI's
+    /// MPI_REDUCE_SCATTER says), not the remote group's like every other array there. Copied
+    /// with the remote size, a group larger than the other read past the copy.
+    scattered_over: Option<usize>,
     /// In- and out-degree of the topology, for a neighbourhood collective.
     degrees: Option<(usize, usize)>,
     kept: RefCell<Vec<Box<[i64]>>>,
@@ -29,7 +34,14 @@ impl Snapshot {
         } else {
             None
         };
-        Ok(Snapshot { peers: c.peers(), degrees, kept: RefCell::default(), kept_ints: RefCell::default() })
+        let scattered_over = function.starts_with("MPI_Reduce_scatter_init").then(|| c.size());
+        Ok(Snapshot {
+            peers: c.peers(),
+            scattered_over,
+            degrees,
+            kept: RefCell::default(),
+            kept_ints: RefCell::default(),
+        })
     }
 
     /// How many entries the array argument `name` holds (`None`: not an array argument).
@@ -38,6 +50,7 @@ impl Snapshot {
         let sending = matches!(name, "sendcounts" | "sdispls" | "sendtypes");
         match self.degrees {
             _ if !receiving && !sending => None,
+            _ if name == "recvcounts" && self.scattered_over.is_some() => self.scattered_over,
             Some((indegree, _)) if receiving => Some(indegree),
             Some((_, outdegree)) => Some(outdegree),
             None => Some(self.peers),

@@ -102,13 +102,21 @@ pub(crate) fn map_of(m: &Mpi, t: MPI_Datatype) -> Res<Arc<TypeMap>> {
     }
 }
 
+/// The size of a predefined datatype whose data is its bytes, one after the other (no pair
+/// type, not MPI_DATATYPE_NULL): known from the handle alone, without the state.
+#[inline]
+pub(crate) fn dense_size(t: MPI_Datatype) -> Option<usize> {
+    if is_pair_type(t) || t == MPI_DATATYPE_NULL {
+        return None;
+    }
+    builtin_datatype_size(t)
+}
+
 /// The layout of a datatype used to move data: it must be committed.
 #[inline]
 pub(crate) fn layout_in(m: &Mpi, t: MPI_Datatype) -> Res<Layout> {
-    if !is_pair_type(t) && t != MPI_DATATYPE_NULL {
-        if let Some(size) = builtin_datatype_size(t) {
-            return Ok(Layout::Dense(size));
-        }
+    if let Some(size) = dense_size(t) {
+        return Ok(Layout::Dense(size));
     }
     if is_pair_type(t) {
         return Ok(Layout::Map(pair_maps()[(t as u32 - MPI_FLOAT_INT as u32) as usize].clone()));

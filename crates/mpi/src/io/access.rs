@@ -62,6 +62,11 @@ pub(crate) unsafe fn access(
     what: Access,
     collective: bool,
 ) -> Res<MPI_Status> {
+    if !collective {
+        if let Some(done) = plain(f, pos, buf, count, datatype, what) {
+            return done;
+        }
+    }
     let prepared = prepare(f, pos, buf, count, datatype, what);
     let plan = if collective { two_phase::agree(f, prepared.as_ref().ok().map(|p| &p.runs[..]), what)? } else { None };
     let aggregated = plan.is_some();
@@ -72,6 +77,76 @@ pub(crate) unsafe fn access(
         f.comm.barrier()?;
     }
     outcome
+}
+
+/// The independent access most programs make (HDF5's metadata, say): a predefined datatype
+/// (its data the memory itself) at an explicit offset or the individual pointer, through a
+/// view without holes in the native representation, outside atomic mode, on a file whose
+/// views have no holes anywhere (so no rank sieves around this write). One look at the file's
+/// state, one pread or pwrite: no copy of the view, no list of runs, no datatype lookup, no
+/// range lock: a 64-byte MPI_File_write_at took 880 instructions, now 461 (MPICH 4.0.2: 636;
+/// bench/peers/mpiio_small_callgrind.sh). `None` for anything else, which takes the general
+/// path (also every error, which that path reports).
+///
+/// # Safety
+/// As [`access`].
+#[inline]
+unsafe fn plain(
+    f: &File,
+    pos: Position,
+    buf: *mut c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    what: Access,
+) -> Option<Res<MPI_Status>> {
+    let size = datatype::dense_size(datatype)?;
+    let allowed = match what {
+        Access::Read => f.readable(),
+        Access::Write => f.writable(),
+    };
+    if !allowed || f.sequential() || buf.is_null() || !matches!(pos, Position::At(_) | Position::Individual) {
+        return None;
+    }
+    let len = usize::try_from(count).ok()?.checked_mul(size)?;
+    let (at, offset, esize) = {
+        let st = f.state();
+        let view = &st.view;
+        if st.atomic || st.holes_anywhere || !view.plain() || view.mem_esize != view.esize || len % view.esize != 0 {
+            return None;
+        }
+        let offset = match pos {
+            Position::At(o) => o,
+            _ => st.pointer,
+        };
+        let mut at = 0;
+        view.runs(view.data_bytes(offset).ok()?, len, |file_at, _, _| {
+            at = file_at;
+            Ok(())
+        })
+        .ok()?;
+        (at, offset, view.esize)
+    };
+    let moved = match (len, what) {
+        (0, _) => Ok(0),
+        (_, Access::Write) => {
+            // SAFETY: `buf` holds `count` elements of a predefined datatype, `len` bytes.
+            let data = std::slice::from_raw_parts(buf as *const u8, len);
+            f.fd.write_all_at(data, at).map(|_| len).map_err(|e| io_error(&e, "cannot write", &f.name()))
+        }
+        (_, Access::Read) => {
+            // SAFETY: as above, and MPI lends the buffer to the call to fill.
+            let data = std::slice::from_raw_parts_mut(buf as *mut u8, len);
+            read_full(&f.fd, data, at).map_err(|e| io_error(&e, "cannot read", &f.name()))
+        }
+    };
+    Some(moved.map(|moved| {
+        if let Position::Individual = pos {
+            f.state().pointer = offset + (moved / esize) as i64;
+        }
+        let mut status = MPI_Status::default();
+        status.set_byte_count(moved as i64);
+        status
+    }))
 }
 
 /// Starts a nonblocking access of `count` elements of `datatype` at `buf` (each rank its own,

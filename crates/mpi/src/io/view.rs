@@ -73,6 +73,14 @@ impl FileView {
         matches!(*self.tile, Tile::Pieces { .. })
     }
 
+    /// Whether the view shows the file's bytes as they are in memory, in one stretch: no holes,
+    /// the native (or internal) representation. An access through it is one pread or pwrite
+    /// of the memory itself (`access::plain`).
+    #[inline]
+    pub fn plain(&self) -> bool {
+        matches!(*self.tile, Tile::Contiguous { .. }) && matches!(&*self.datarep, "native" | "internal")
+    }
+
     /// Whether the file data is in external32.
     pub fn external32(&self) -> bool {
         &*self.datarep == "external32"
