@@ -16,7 +16,9 @@
 #
 # Needs root and iproute2. Environment: BBRUN (default dist/bin/bbrun), RANKS_PER_HOST
 # (default 2), OPS (default barrier,bcast,reduce,allreduce), SIZES (default 8,1K), TRIALS
-# (default 200), ROUNDS (default 5), RUN_TIMEOUT (default 120 s per run), OPENMPI (default 0).
+# (default 200), ROUNDS (default 5), RUN_TIMEOUT (default 120 s per run), OPENMPI (default 0),
+# ALT (settings for a third run each round, the board's with them: ALT='BB_HIER_PARTS_MAX=2048'
+# sets a change's old value beside its new one; column "alt").
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
@@ -78,6 +80,8 @@ for round in $(seq "$ROUNDS"); do
     log "round $round of $ROUNDS, load $(cut -d' ' -f1-3 /proc/loadavg)"
     run board "${BB[@]}"
     run messages env BB_BOARD=0 "${BB[@]}"
+    # shellcheck disable=SC2086 # ALT is a list of settings
+    [ -n "${ALT:-}" ] && run alt env $ALT "${BB[@]}"
     [ "$OPENMPI" = 1 ] && run openmpi "${OMPI[@]}"
 done
 
@@ -89,7 +93,7 @@ sort -t, -k2,2 -k4,4n "$RESULTS/all.csv" | awk -F, '
     }
     { k = $2 "," $3 "," $4; if (!(k in seen)) { seen[k] = 1; order[++m] = k }; vals[$1 "," k] = vals[$1 "," k] " " $5 }
     END {
-        printf "%-10s %5s %7s %10s %10s %10s %11s %10s\n", "op", "ranks", "size", "messages", "board", "Open MPI", "board/msgs", "board/ompi"
+        printf "%-10s %5s %7s %10s %10s %10s %11s %10s %10s\n", "op", "ranks", "size", "messages", "board", "Open MPI", "board/msgs", "board/ompi", "alt/msgs"
         for (i = 1; i <= m; i++) {
             k = order[i]; split(k, f, ",")
             b = ("board," k in vals) ? median("board," k) : ""
@@ -97,6 +101,8 @@ sort -t, -k2,2 -k4,4n "$RESULTS/all.csv" | awk -F, '
             o = ("openmpi," k in vals) ? median("openmpi," k) : ""
             rx = (b == "" || x == "") ? "-" : sprintf("%.2f", b / x)
             ro = (b == "" || o == "") ? "-" : sprintf("%.2f", b / o)
-            printf "%-10s %5s %7s %10s %10s %10s %11s %10s\n", f[1], f[2], f[3], x == "" ? "-" : x, b == "" ? "-" : b, o == "" ? "-" : o, rx, ro
+            a = ("alt," k in vals) ? median("alt," k) : ""
+            ra = (a == "" || x == "") ? "-" : sprintf("%.2f", a / x)
+            printf "%-10s %5s %7s %10s %10s %10s %11s %10s %10s\n", f[1], f[2], f[3], x == "" ? "-" : x, b == "" ? "-" : b, o == "" ? "-" : o, rx, ro, ra
         }
     }' | tee "$RESULTS/summary.txt"

@@ -247,7 +247,9 @@ fn the_other_collectives_host_phases_run_on_the_board() {
 /// of 1 to 3 ranks and an interleaved placement: with parts within one data area one message
 /// crosses between the hosts a call (the other host's leader's to the root, or the root's to
 /// it), and no rank exchanges a message with a member of its own host (the host phases on the
-/// board). Flat, one crossed for every rank of the other host, and the root's host exchanged
+/// board), also where a host's scatterv parts together pass one data area (parts of 1000 and
+/// 2000 bytes: the host's post in cells; before, 2 x 3 sent two of three such parts by message
+/// and the root's host one; `BB_HIER_PARTS_MAX=2048` still does). Flat, one crossed for every rank of the other host, and the root's host exchanged
 /// messages too (main, 2 x 2, 64 calls: 32-33 messages on each rank's host, 257 sent and
 /// received between hosts). Gatherv forced through the leaders (the table gives it them only
 /// where a host holds 3 members, `BB_GATHERV_HIER_WIDEST`); by the table the values again.
@@ -259,21 +261,32 @@ fn gatherv_and_scatterv_go_through_the_hosts_leaders() {
     for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
         let job = run_hier(&ns, placement, &[("BB_COLL_GATHER", "hier")], "parts");
         expect_mode(&job, placement.1, "parts", &format!("{placement:?}"));
+        let (between, calls) = between_hosts(&job, placement.1);
         let out = job.stdout();
-        let counts: Vec<(u64, u64)> = out
-            .lines()
-            .filter_map(|l| {
-                let rest = l.split(": ").nth(1)?.strip_suffix(" calls")?;
-                let (between, calls) = rest.split_once(" messages sent to other hosts in ")?;
-                Some((between.parse().ok()?, calls.parse().ok()?))
-            })
-            .collect();
-        assert_eq!(counts.len(), placement.1, "{placement:?}: a count per rank\n{out}");
-        let calls = counts[0].1;
-        let between: u64 = counts.iter().map(|c| c.0).sum();
         assert_eq!(between, calls, "{placement:?}: one message between the root and the other host a call\n{out}");
         assert_eq!(on_host(&job), 0, "{placement:?}: messages on a host\n{out}");
     }
+    // A host's post held to one data area: the parts past it go by message.
+    let env = [("BB_COLL_GATHER", "hier"), ("BB_HIER_PARTS_MAX", "2048")];
+    let job = run_hier(&ns, (&[3, 3], 6), &env, "parts");
+    expect_mode(&job, 6, "parts", "one data area a host");
+    let (between, calls) = between_hosts(&job, 6);
+    assert!(between > calls, "one data area a host: every part through the leaders\n{}", job.stdout());
+}
+
+/// The messages bb-hier's ranks sent to other hosts, summed, and the calls they made.
+fn between_hosts(job: &Job, n: usize) -> (u64, u64) {
+    let out = job.stdout();
+    let counts: Vec<(u64, u64)> = out
+        .lines()
+        .filter_map(|l| {
+            let rest = l.split(": ").nth(1)?.strip_suffix(" calls")?;
+            let (between, calls) = rest.split_once(" messages sent to other hosts in ")?;
+            Some((between.parse().ok()?, calls.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(counts.len(), n, "a count per rank\n{out}");
+    (counts.iter().map(|c| c.0).sum(), counts[0].1)
 }
 
 /// MPIX_Comm_revoke's path: a rank revokes a hierarchical communicator (the first, last and a

@@ -286,6 +286,7 @@ pub fn layers() -> &'static [Layer] {
                 &coll::BCAST_CELLS_MAX,
                 &coll::HIER_BOARD_MAX,
                 &coll::HIER_BCAST_MAX,
+                &coll::HIER_PARTS_MAX,
                 &coll::GATHERV_HIER_WIDEST,
                 &coll::SCAN_CROWDED_MAX,
                 &coll::RENDEZVOUS_MIN,

@@ -11,7 +11,8 @@
 //!   barrier (host phases on the board, the leaders' between hosts): every one of them must
 //!   return revoked, and a later collective on it too.
 //! - `parts`: blocking gatherv and scatterv of uneven parts (up to 70,000 bytes), every root,
-//!   in place at the root and not; then again with parts within one data area counting the
+//!   in place at the root and not; then again with parts within one data area (a host's
+//!   scatterv parts together past it, in cells) counting the
 //!   messages each rank exchanged with members of its own host and with ranks of other hosts
 //!   (`rank R: M messages sent to other hosts in C calls`).
 //! - `slots`: more hierarchical communicators than a rank has board slots (8), all alive, each
@@ -307,13 +308,14 @@ fn parts_rounds(w: &Communicator, parts: &[usize]) -> Result<u64, Box<dyn std::e
 
 fn parts(w: &Communicator) -> Res {
     parts_rounds(w, &[0, 8, 100, 1000, 2040, 3000, 70_000])?;
-    // Every host's parts within one data area: one message between the root and each other
-    // host a call.
+    // Every part within one data area (a host's scatterv parts together past it too, in cells
+    // of the board: 1000 and 2000 on hosts of 2 and 3): one message between the root and each
+    // other host a call.
     let mut calls = 0;
     let mut between = 0;
     let on = on_host(w, || {
         between = between_hosts(w, || {
-            calls = parts_rounds(w, &[0, 8, 100, 500])?;
+            calls = parts_rounds(w, &[0, 8, 100, 500, 1000, 2000])?;
             Ok(())
         })?;
         Ok(())

@@ -77,7 +77,7 @@ const INLINE_AT: usize = 16;
 /// Largest payload carried in the header line itself (one line moves, not two).
 pub(crate) const INLINE: usize = LINE - INLINE_AT;
 /// Bytes of the length word that opens a post of [`Board::post_sized`].
-const SIZE_WORD: usize = 8;
+pub(crate) const SIZE_WORD: usize = 8;
 /// Largest part [`Board::post_sized`] carries in the header line, after its length word.
 pub(crate) const SIZED_INLINE: usize = INLINE - SIZE_WORD;
 const _: () = assert!(BOARD_SLOTS <= 64 && DATA >= 1024 && DATA.is_multiple_of(LINE) && DATA_DEPTH <= HEADERS);
@@ -416,7 +416,7 @@ impl Board {
         let (from, len) = part.unwrap_or((std::ptr::null(), 0));
         debug_assert!(len <= DATA);
         let inline = part.is_none() || len <= SIZED_INLINE;
-        let word = self.header(self.me, e).wrapping_add(INLINE_AT);
+        let word = self.length_word(self.me, e);
         let size = part.map_or(u64::MAX, |_| len as u64);
         // SAFETY: the header line and the data area of epoch `e` are this rank's and free once
         // `post` calls `fill` (the data area's depth is within the header lines'); `from`
@@ -432,7 +432,7 @@ impl Board {
     /// waited), `None` where it posted none. A length past one data area (a member's word
     /// that is not a length) reads as the whole area.
     pub(crate) fn read_sized(&self, r: usize, e: u64) -> Option<&[u8]> {
-        let word = self.header(r, e).wrapping_add(INLINE_AT);
+        let word = self.length_word(r, e);
         let mut size = [0u8; SIZE_WORD];
         // SAFETY: the header line lies in the member's slot, posted (see `read`).
         unsafe { std::ptr::copy_nonoverlapping(word, size.as_mut_ptr(), SIZE_WORD) };
@@ -447,6 +447,13 @@ impl Board {
             // SAFETY: as above; past the inline bytes the part lies in the data area.
             false => unsafe { std::slice::from_raw_parts(self.payload(r, e, DATA), len) },
         })
+    }
+
+    /// Where member `r`'s length word of epoch `e` lies: the header line's inline bytes open
+    /// with it ([`Board::post_sized`], `board_bcast_cells.rs`'s posts of a length only the
+    /// poster knows), [`SIZE_WORD`] bytes.
+    pub(crate) fn length_word(&self, r: usize, e: u64) -> *mut u8 {
+        self.header(r, e).wrapping_add(INLINE_AT)
     }
 
     /// This rank has read all it reads in epoch `e`.

@@ -45,13 +45,14 @@ pub(crate) fn parts_fit(n: usize) -> bool {
 }
 
 /// The table of a post that packs the parts of lengths `len(s)` for every rank `s` but
-/// `skip`, in rank order while they fit one data area.
-pub(super) fn table(n: usize, skip: usize, len: impl Fn(usize) -> usize) -> Vec<u32> {
+/// `skip`, in rank order while they fit `room` bytes (one data area on one host; a host's
+/// post in cells, `hier_board_parts.rs`, more).
+pub(super) fn table(n: usize, skip: usize, room: usize, len: impl Fn(usize) -> usize) -> Vec<u32> {
     let mut at = table_bytes(n);
     (0..n)
         .map(|s| {
             let l = len(s);
-            if s == skip || at + l > DATA {
+            if s == skip || at + l > room {
                 return BY_MESSAGE;
             }
             at += l;
@@ -63,7 +64,7 @@ pub(super) fn table(n: usize, skip: usize, len: impl Fn(usize) -> usize) -> Vec<
 /// Writes `table` and the parts it places (rank s's at `from(s)`, `len(s)` bytes) at `to`.
 ///
 /// # Safety
-/// `to` holds one data area; each part is readable.
+/// `to` holds the table and every part it places; each part is readable.
 pub(super) unsafe fn pack(to: *mut u8, table: &[u32], part: impl Fn(usize) -> (*const u8, usize)) {
     for (s, &at) in table.iter().enumerate() {
         std::ptr::copy_nonoverlapping(at.to_ne_bytes().as_ptr(), to.add(4 * s), 4);
@@ -150,7 +151,7 @@ impl Board {
             }
             return Ok(());
         };
-        let table = table(n, me, |s| layout[s].1);
+        let table = table(n, me, DATA, |s| layout[s].1);
         self.post(comm, e, DATA, |to| pack(to, &table, |s| (buf.add(layout[s].0), layout[s].1)));
         std::ptr::copy(buf.add(layout[me].0), recv, layout[me].1.min(recv_len));
         self.finish(e);
@@ -174,7 +175,7 @@ impl Board {
         (recv, into): (*mut u8, Layout<'_>),
     ) -> Result<()> {
         let (e, me, n, ctx) = (self.epoch(), self.rank(), self.size(), comm.coll_context());
-        let table = table(n, me, |s| out[s].1);
+        let table = table(n, me, DATA, |s| out[s].1);
         self.post(comm, e, DATA, |to| pack(to, &table, |s| (send.add(out[s].0), out[s].1)));
         let mut messages: Vec<Request<'_>> = Vec::new();
         for s in (0..n).filter(|&s| s != me && table[s] == BY_MESSAGE) {
@@ -206,7 +207,7 @@ mod tests {
     #[test]
     fn parts_are_packed_in_rank_order_while_they_fit_and_the_rest_go_by_message() {
         let lens = [100, 0, DATA, 7, DATA / 2, DATA / 2];
-        let t = table(6, 3, |s| lens[s]);
+        let t = table(6, 3, DATA, |s| lens[s]);
         let head = table_bytes(6) as u32;
         // Rank 2's part does not fit; rank 3 is the poster (its part stays home); rank 4's
         // fits after it, rank 5's no longer does.

@@ -1,16 +1,19 @@
 //! Gatherv and scatterv across hosts with their host phases on the board (blocking forms, as
 //! `hier_board.rs` runs MPI_Gather and MPI_Scatter): one message between the root and each
 //! other host's leader (its lowest member) carries every part of that host that fits one data
-//! area, the host's members post or read theirs on their board; a part past one data area
-//! goes by one message between its rank and the root (tag [`TAG_PARTS`]), as on one host
-//! (`board_parts.rs`). Flat, the root exchanged a message with every rank.
+//! area (a scatterv's: while the host's parts fit `BB_HIER_PARTS_MAX` bytes), the host's
+//! members post or read theirs on their board; a part past that goes by one message between
+//! its rank and the root (tag [`TAG_PARTS`]), as on one host (`board_parts.rs`). Flat, the root
+//! exchanged a message with every rank.
 //!
 //! Only the root knows every part's length. Gatherv: each member posts its part with its
 //! length (`Board::post_sized`), so the leader packs whatever its members posted, in member
 //! order, and the root, which knows which parts fit, unpacks the same way. Scatterv: the root
 //! writes for each other host the very post its leader puts on the board (a table of where
-//! each member's part starts, then the parts, `board_parts.rs`); the leader posts it as it
-//! came. On the root's own host the root reads or posts on the board itself, as on one host.
+//! each member's part starts, then the parts, `board_parts.rs`), in cells of one data area
+//! past it (`Board::post_cells`: the first cell says the length); the leader posts it as it
+//! came. On the root's own host the root reads (gatherv) or posts such a post (scatterv) on
+//! the board itself.
 //! A host whose members found no board slot runs the same exchange by its messages.
 
 use super::board::DATA;
@@ -18,7 +21,7 @@ use super::board_parts::{entry, pack, table, table_bytes, BY_MESSAGE};
 use super::gather::Layout;
 use super::hier_board::HostComms;
 use super::hosts::Hosts;
-use super::select::{forced, report, Collective, GATHER, GATHERV_HIER_WIDEST, SCATTER};
+use super::select::{forced, report, Collective, GATHER, GATHERV_HIER_WIDEST, HIER_PARTS_MAX, SCATTER};
 use super::{TAG_HOSTS, TAG_PARTS};
 use crate::{wait_all, Communicator, Result, SendMode, Source, TagMatch};
 
@@ -157,6 +160,9 @@ impl HostComms {
 
     /// Scatterv of the root's parts (`layout[r]` of `send`, checked by the caller) into each
     /// rank's `recv` of `recv_len` bytes (a root in place passes 0): see the module's comment.
+    /// Each host's post (its table, then its members' parts while they fit
+    /// `BB_HIER_PARTS_MAX` bytes) goes on its board in cells of one data area, posted by the
+    /// root on its own host and by the leader elsewhere; a part past it goes by its own message.
     ///
     /// # Safety
     /// At the root `send` holds every part of `layout`; `recv` holds `recv_len` bytes.
@@ -171,107 +177,110 @@ impl HostComms {
         let ctx = comm.coll_context();
         let (home, mine) = (self.hosts.of(root), self.hosts.of(me));
         let members = self.hosts.members(mine);
+        let room = HIER_PARTS_MAX.get().max(DATA);
+        // The member that posts this host's parts: the root on its own host, else the leader.
+        let poster = match mine == home {
+            true => Hosts::index_in(members, root).expect("the root's host"),
+            false => 0,
+        };
         if me == root {
             let (buf, layout) = send.expect("the root passes its send buffer (checked by the caller)");
-            let mut posts = Vec::new();
-            let mut messages = Vec::new();
-            for h in (0..self.hosts.count()).filter(|&h| h != home) {
+            let (mut messages, mut posts, mut own) = (Vec::new(), Vec::new(), Vec::new());
+            for h in 0..self.hosts.count() {
                 let theirs = self.hosts.members(h);
-                // The post its leader puts on its board, none skipped.
-                let table = table(theirs.len(), usize::MAX, |j| layout[theirs[j]].1);
+                // The post its poster puts on its board: all of it but the root's own part.
+                let skip = if h == home { poster } else { usize::MAX };
+                let table = table(theirs.len(), skip, room, |j| layout[theirs[j]].1);
                 let placed = table.iter().enumerate().filter(|(_, &t)| t != BY_MESSAGE);
                 let end = placed.map(|(j, &t)| t as usize + layout[theirs[j]].1).max();
                 let mut post = vec![0u8; end.unwrap_or(0).max(table_bytes(theirs.len()))];
                 pack(post.as_mut_ptr(), &table, |j| (buf.add(layout[theirs[j]].0), layout[theirs[j]].1));
-                for (j, _) in table.iter().enumerate().filter(|(_, &t)| t == BY_MESSAGE) {
+                for (j, _) in table.iter().enumerate().filter(|&(j, &t)| t == BY_MESSAGE && j != skip) {
                     let (d, l) = layout[theirs[j]];
                     messages.push(comm.isend_on(ctx, buf.add(d), l, theirs[j], TAG_PARTS, SendMode::Standard, 0)?);
                 }
-                posts.push((theirs[0], post));
-            }
-            for (leader, post) in &posts {
-                messages.push(comm.isend_on(
-                    ctx,
-                    post.as_ptr(),
-                    post.len(),
-                    *leader,
-                    TAG_HOSTS,
-                    SendMode::Standard,
-                    0,
-                )?);
-            }
-            let own: Vec<(usize, usize)> = members.iter().map(|&r| layout[r]).collect();
-            let from = Hosts::index_in(members, root).expect("the root's host");
-            match self.board()? {
-                Some(board) => board.scatterv(&self.node, Some((buf, &own)), (recv, recv_len), from)?,
-                None => {
-                    let ctx = self.node.coll_context();
-                    std::ptr::copy(buf.add(layout[me].0), recv, layout[me].1.min(recv_len));
-                    for (j, &(d, l)) in own.iter().enumerate().filter(|&(j, _)| j != from) {
-                        let part = std::slice::from_raw_parts(buf.add(d), l);
-                        self.node.send_on(ctx, part, j, TAG_PARTS, SendMode::Standard)?;
-                    }
+                if h == home {
+                    own = post;
+                    continue;
                 }
+                let (p, l) = (post.as_ptr(), post.len());
+                messages.push(comm.isend_on(ctx, p, l, theirs[0], TAG_HOSTS, SendMode::Standard, 0)?);
+                // Its bytes stay where the send reads them until the wait below.
+                posts.push(post);
             }
-            return wait_all(messages).map(drop);
+            std::ptr::copy(buf.add(layout[me].0), recv, layout[me].1.min(recv_len));
+            self.share_post(Some(&own), poster, room, (recv, 0))?;
+            wait_all(messages)?;
+            drop(posts);
+            return Ok(());
         }
-        if mine == home {
-            let from = Hosts::index_in(members, root).expect("the root's host");
-            return match self.board()? {
-                Some(board) => board.scatterv(&self.node, None, (recv, recv_len), from),
-                None => {
-                    let into = std::slice::from_raw_parts_mut(recv, recv_len);
-                    self.node.recv_on(self.node.coll_context(), into, Source::Rank(from), TagMatch::Tag(TAG_PARTS))?;
-                    Ok(())
-                }
-            };
-        }
-        // A host without the root: its leader takes the root's post for it and posts it.
-        let at = Hosts::index_in(members, me).expect("a member of its host");
-        let mut post = match at {
-            0 => {
-                let mut post = vec![0u8; DATA];
+        // The leader of a host without the root takes the root's post for it.
+        let post = match members[poster] == me {
+            true => {
+                let mut post = vec![0u8; room];
                 let got = comm.recv_on(ctx, &mut post, Source::Rank(root), TagMatch::Tag(TAG_HOSTS))?;
                 post.truncate(got.bytes());
-                post
+                Some(post)
             }
-            _ => Vec::new(),
+            false => None,
         };
-        let take = |post: &[u8]| -> bool {
-            match entry(post, at) {
-                Some(from) => {
-                    // SAFETY: `recv` holds `recv_len` bytes (caller); the post holds DATA.
-                    unsafe { std::ptr::copy_nonoverlapping(post[from..].as_ptr(), recv, recv_len.min(DATA - from)) };
-                    true
-                }
-                None => false,
-            }
-        };
-        let taken = match self.board()? {
-            Some(board) => {
-                let e = board.epoch();
-                if at == 0 {
-                    let len = post.len();
-                    board.post(&self.node, e, DATA, |to| std::ptr::copy_nonoverlapping(post.as_ptr(), to, len));
-                    post.resize(DATA, 0);
-                } else {
-                    board.wait_for(&self.node, 0, e);
-                }
-                let taken = take(if at == 0 { &post } else { board.read(0, e, DATA) });
-                board.finish(e);
-                taken
-            }
-            None => {
-                post.resize(DATA, 0);
-                self.node.bcast_bytes(&mut post, 0)?;
-                take(&post)
-            }
-        };
-        if !taken {
+        if !self.share_post(post.as_deref(), poster, room, (recv, recv_len))? {
             let into = std::slice::from_raw_parts_mut(recv, recv_len);
             comm.recv_on(ctx, into, Source::Rank(root), TagMatch::Tag(TAG_PARTS))?;
         }
         Ok(())
+    }
+
+    /// The post of this host's parts (at most `room` bytes) from member `poster`, which passes
+    /// it, to every member, each taking its part into `recv` (`recv_len` bytes): on the board
+    /// in cells of one data area, or by the host's messages. Whether this rank's part was in
+    /// the post.
+    ///
+    /// # Safety
+    /// `recv` holds `recv_len` bytes.
+    unsafe fn share_post(
+        &self,
+        post: Option<&[u8]>,
+        poster: usize,
+        room: usize,
+        (recv, recv_len): (*mut u8, usize),
+    ) -> Result<bool> {
+        let at = self.node.rank();
+        // Where this rank's part starts in the post, from its table (in the first cell).
+        let part = |post: &[u8]| match post.len() >= table_bytes(at + 1) {
+            true => entry(post, at),
+            false => None,
+        };
+        // A table entry past the post's bytes reads as none.
+        let take = |post: &[u8]| match part(post).filter(|&from| from <= post.len()) {
+            Some(from) => {
+                let l = recv_len.min(post.len() - from);
+                // SAFETY: `recv` holds `recv_len` bytes (caller); the post holds `l` at `from`.
+                unsafe { std::ptr::copy_nonoverlapping(post[from..].as_ptr(), recv, l) };
+                true
+            }
+            None => false,
+        };
+        match (self.board()?, post) {
+            (Some(board), Some(post)) => {
+                board.post_cells(&self.node, post);
+                Ok(take(post))
+            }
+            // SAFETY: `recv` holds the `recv_len` bytes picked.
+            (Some(board), None) => {
+                Ok(unsafe { board.read_cells(&self.node, poster, room, recv, |first| Some((part(first)?, recv_len))) })
+            }
+            (None, post) => {
+                let mut len = (post.map_or(0, <[u8]>::len) as u64).to_ne_bytes();
+                self.node.bcast_bytes(&mut len, poster)?;
+                let mut whole = match post {
+                    Some(post) => post.to_vec(),
+                    None => vec![0u8; u64::from_ne_bytes(len).min(room as u64) as usize],
+                };
+                self.node.bcast_bytes(&mut whole, poster)?;
+                Ok(take(&whole))
+            }
+        }
     }
 }
 

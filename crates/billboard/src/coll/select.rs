@@ -59,8 +59,8 @@
 
 pub(crate) use super::select_board::{board_by, rendezvous_min};
 pub use super::select_board::{
-    BCAST_CELLS_MAX, BOARD, GATHERV_HIER_WIDEST, HIER_BCAST_MAX, HIER_BOARD_MAX, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN,
-    SCAN_CROWDED_MAX,
+    BCAST_CELLS_MAX, BOARD, GATHERV_HIER_WIDEST, HIER_BCAST_MAX, HIER_BOARD_MAX, HIER_PARTS_MAX, REDUCE_SCATTER,
+    RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX,
 };
 pub(super) use super::select_report::report;
 use crate::tunables::{Effect, Switch, Tunable};
