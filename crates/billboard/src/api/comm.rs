@@ -134,8 +134,9 @@ struct Inner {
     joined: Vec<Arc<super::dynamic::JoinedPeers>>,
     /// This process's board slots, shared by all its communicators (`coll/board.rs`).
     boards: Arc<BoardPool>,
-    /// The board slot of this communicator, once its first board collective agreed on one.
-    board: std::sync::OnceLock<Option<Board>>,
+    /// The board slot of this communicator, once its first board collective agreed on one
+    /// (shared with the nonblocking board steps in flight, which may outlive the handle).
+    board: std::sync::OnceLock<Option<Arc<Board>>>,
     /// Which collectives run on the board, and how, once asked (`coll/board.rs`).
     board_choices: BoardChoices,
     /// On several hosts, each host's members and the hosts' leaders, once a hierarchical
@@ -968,23 +969,29 @@ impl Communicator {
     #[inline]
     pub(crate) fn board(&self) -> Result<Option<&Board>> {
         match self.inner.board.get() {
-            Some(b) => Ok(b.as_ref()),
+            Some(b) => Ok(b.as_deref()),
             None => self.agree_board(),
         }
+    }
+
+    /// This communicator's board slot if a blocking collective agreed on one already: what a
+    /// nonblocking start may use (agreeing blocks), the same in every member.
+    pub(crate) fn agreed_board(&self) -> Option<&Arc<Board>> {
+        self.inner.board.get().and_then(Option::as_ref)
     }
 
     #[cold]
     fn agree_board(&self) -> Result<Option<&Board>> {
         let agreed = match self.is_inter() || self.size() < 2 {
             true => None,
-            false => Board::agree(self)?,
+            false => Board::agree(self)?.map(Arc::new),
         };
         if let Err(Some(lost)) = self.inner.board.set(agreed) {
             // Another thread of this process agreed at once (a program that runs collectives
             // on one communicator from two threads at once, which MPI forbids): keep its slot.
             lost.release(&self.inner.boards, false);
         }
-        Ok(self.inner.board.get().and_then(Option::as_ref))
+        Ok(self.inner.board.get().and_then(Option::as_deref))
     }
 
     /// AND of every member's first word, MAX of their second, left in each member's words

@@ -46,6 +46,12 @@
 //! ([`Board::release`]); else the others' slots would drain forever (lost: there are
 //! [`BOARD_SLOTS`]).
 //!
+//! Nonblocking collectives (`board_steps.rs`) take their epochs from the same sequence, in the
+//! order of the calls that start them, and may end in any order: a rank's read mark then
+//! stays below the oldest epoch it started and has not ended (its lines may still be read
+//! there), and moves up when that one ends, in the engine's progress. Blocking collectives
+//! pay one load for this: with nothing in flight the mark is the epoch just finished.
+//!
 //! Slots are agreed lazily, by the communicator's first collective that the table gives the
 //! board (collective by nature, so every member agrees at the same point): an AND of every
 //! member's free-slot mask and a MAX of their clocks. A process lends its mask to one
@@ -58,6 +64,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use super::board_marks::Unended;
 use super::select::{board_by, report, Collective};
 use crate::engine::ladder::{Backoff, Step};
 pub(crate) use crate::transport::shm::{BOARD_SLOTS, BOARD_SLOT_BYTES};
@@ -257,6 +264,10 @@ pub(crate) struct Board {
     /// The lowest read mark seen last time all were read (saves reading them every post).
     lowest: AtomicU64,
     crowded: bool,
+    /// Nonblocking epochs of this rank started and not ended (`unended`'s length, read
+    /// without the lock by [`Board::finish`]).
+    pub(super) in_flight: AtomicU64,
+    pub(super) unended: Mutex<Unended>,
 }
 
 // SAFETY: the lines lie in the segment, mapped while the engine (held by the communicator that
@@ -286,7 +297,9 @@ impl Board {
         let lines = lines.into_iter().map(|base| base.wrapping_add(slot * BOARD_SLOT_BYTES)).collect();
         let first = first_epoch(agreed[1]);
         let crowded = comm.crowded();
-        Ok(Some(Board { slot, me, lines, first, next: AtomicU64::new(first), lowest: AtomicU64::new(0), crowded }))
+        let (next, lowest, in_flight) = (AtomicU64::new(first), AtomicU64::new(0), AtomicU64::new(0));
+        let unended = Mutex::default();
+        Ok(Some(Board { slot, me, lines, first, next, lowest, crowded, in_flight, unended }))
     }
 
     /// Gives the slot back to `pool` (the communicator is gone): free again once every
@@ -329,7 +342,7 @@ impl Board {
         e
     }
 
-    fn mark(&self, r: usize) -> &AtomicU64 {
+    pub(super) fn mark(&self, r: usize) -> &AtomicU64 {
         // SAFETY: the read mark opens the member's slot, 128-byte aligned (see `Board`).
         unsafe { &*(self.lines[r] as *const AtomicU64) }
     }
@@ -368,6 +381,26 @@ impl Board {
         }
         fill(self.payload(self.me, e, len));
         self.stamp(self.me, e).store(e, Ordering::Release);
+    }
+
+    /// [`Board::post`] if no member still reads the buffer, else nothing: whether it posted
+    /// (a nonblocking step polls it).
+    pub(crate) fn try_post(&self, e: u64, len: usize, fill: impl FnOnce(*mut u8)) -> bool {
+        if !may_post(e, len, self.first, self.lowest.load(Ordering::Relaxed)) {
+            let lowest = (0..self.size()).map(|r| self.mark(r).load(Ordering::Acquire)).min().unwrap_or(e);
+            self.lowest.store(lowest, Ordering::Relaxed);
+            if !may_post(e, len, self.first, lowest) {
+                return false;
+            }
+        }
+        fill(self.payload(self.me, e, len));
+        self.stamp(self.me, e).store(e, Ordering::Release);
+        true
+    }
+
+    /// Whether member `r` has posted in epoch `e` (then [`Board::read`] may read it).
+    pub(crate) fn posted(&self, r: usize, e: u64) -> bool {
+        self.stamp(r, e).load(Ordering::Acquire) >= e
     }
 
     /// Waits until member `r` has posted in epoch `e`.
@@ -428,9 +461,15 @@ impl Board {
         })
     }
 
-    /// This rank has read all it reads in epoch `e`.
+    /// This rank has read all it reads in epoch `e` (a blocking collective's).
+    #[inline]
     pub(crate) fn finish(&self, e: u64) {
-        self.mark(self.me).store(e, Ordering::Release);
+        // No nonblocking epoch in flight, and none can start meanwhile (the program starts
+        // the communicator's collectives one at a time): every epoch up to `e` has ended.
+        match self.in_flight.load(Ordering::Acquire) {
+            0 => self.mark(self.me).store(e, Ordering::Release),
+            _ => self.end_among_unended(e, false),
+        }
     }
 
     /// Polls `ready` down the engine's ladder: spin, yield, then short naps; the engine's

@@ -99,7 +99,7 @@ impl Board {
 
 /// `into` = `vector(0) ⊕ … ⊕ vector(n-1)`, grouped as `binomial_fold` groups them (the board's
 /// reduce does the same over whole vectors, `board_reduce.rs`).
-fn fold_in_tree_order<'a>(n: usize, vector: impl Fn(usize) -> &'a [u8], into: &mut [u8], op: ReduceOp<'_>) {
+pub(super) fn fold_in_tree_order<'a>(n: usize, vector: impl Fn(usize) -> &'a [u8], into: &mut [u8], op: ReduceOp<'_>) {
     let len = into.len();
     // Slot n-1, where the result ends, is `into`; the others written are copies.
     into.copy_from_slice(vector(n - 1));

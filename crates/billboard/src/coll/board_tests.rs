@@ -63,6 +63,8 @@ fn a_revoked_communicators_slot_comes_back_though_a_member_gave_up() {
         next: AtomicU64::new(next),
         lowest: AtomicU64::new(0),
         crowded: false,
+        in_flight: AtomicU64::new(0),
+        unended: Mutex::default(),
     };
     // Member 0 posted epoch 12 and read up to 11; member 1 gave up in epoch 11 (read 10).
     let (p0, p1) = (BoardPool::default(), BoardPool::default());
