@@ -5,15 +5,18 @@
 //! that the engine's progress polls (`engine/sched.rs`, [`Polled`]), never blocking: post
 //! once no member still reads the line, then wait for the posts it reads, read them, end.
 //!
-//! The epoch is taken when the call starts, from the sequence the blocking forms use (every
-//! member starts the communicator's collectives in the same order), and ends when the step
-//! has read all it reads, in whatever order the program completes its requests: the read
-//! mark stays below the oldest epoch in flight (`Board::end_nonblocking`), moved on from
-//! progress, not from MPI_Wait.
+//! They run on the slot's nonblocking lane (`board.rs`), whose epochs are theirs alone: every
+//! member starts the communicator's nonblocking collectives in one order, but not always in
+//! the same order relative to its blocking ones (mpi4py's iagree fallback), so a blocking
+//! collective never takes their epochs. The epoch is taken when the call starts and ends
+//! when the step has read all it reads, in whatever order the program completes its
+//! requests: the read mark stays below the oldest epoch in flight
+//! (`Board::end_nonblocking`), moved on from progress, not from MPI_Wait.
 //!
 //! A start never agrees on a slot (an agreement waits for every member, which a nonblocking
-//! call must not): it uses the slot a blocking collective agreed on before, the same in every
-//! member, and where there is none it writes today's message schedule.
+//! call must not): it uses the slot a blocking collective agreed on before, and where there
+//! is none, or the call's turn is one the agreement left to messages (a member started it
+//! before it agreed), it writes today's message schedule; the same choice in every member.
 
 use std::sync::Arc;
 
@@ -250,10 +253,12 @@ impl Communicator {
     /// board, where a slot is agreed and the table gives the board to `what` (alike in every
     /// member); `None` where it does not apply (the caller writes its message schedule).
     fn start_on_board(&self, what: Op, post: usize, kind: impl FnOnce(&str) -> Kind) -> Option<Result<Collective>> {
+        // Every such call takes its turn, the board's or not (see `nonblocking_lane`).
+        let board = self.nonblocking_lane();
         if post > DATA {
             return None;
         }
-        let board = self.agreed_board()?;
+        let board = board?;
         let by = board_by(self, what, post)?;
         report(self, what, by, "", post);
         let (board, e) = (board.clone(), board.epoch());
