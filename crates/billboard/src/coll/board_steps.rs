@@ -21,7 +21,7 @@
 use std::sync::Arc;
 
 use super::board::{Board, DATA};
-use super::board_reduce_scatter::fold_in_tree_order;
+use super::board_reduce_scatter::fold_through;
 use super::gather::Layout;
 use super::nonblocking::Collective;
 use super::select::report;
@@ -40,7 +40,7 @@ enum Kind {
     /// Every rank posts its `len` bytes at `send`; the root (every rank when `None`) folds
     /// them, in rank order, into `recv`. Every rank's vector is read from its line (this
     /// rank's too), so `send` may be `recv` (MPI_IN_PLACE).
-    Reduce { send: *const u8, recv: *mut u8, len: usize, root: Option<usize>, op: ReduceFn },
+    Reduce { send: *const u8, recv: *mut u8, len: usize, root: Option<usize>, op: ReduceFn, copies: Vec<u8> },
     /// Every rank but the root posts its `part` bytes at `send`; the root copies each into
     /// `recv` at its `(offset, length)` in `layout` (its own from `send`, which may lie there).
     Gather { send: *const u8, part: usize, recv: *mut u8, layout: Vec<(usize, usize)>, root: usize },
@@ -140,11 +140,11 @@ impl Step {
             }
             // A non-root lent no receive buffer.
             Kind::Reduce { root: Some(root), .. } if *root != b.rank() => {}
-            Kind::Reduce { recv, len, op, .. } => {
+            Kind::Reduce { recv, len, op, copies, .. } => {
                 // SAFETY: as above, at `recv`.
                 let recv = unsafe { std::slice::from_raw_parts_mut(*recv, *len) };
                 let len = *len;
-                fold_in_tree_order(b.size(), |r| b.read(r, e, len), recv, &mut **op);
+                fold_through(b.size(), |r| b.read(r, e, len), recv, copies, &mut **op);
             }
             Kind::Gather { send, part, recv, layout, root } => {
                 if *root != b.rank() {
@@ -293,7 +293,7 @@ impl Communicator {
         let mut op = Some(op);
         let started = self.start_on_board(what, len, |_| {
             let op = op.take().expect("taken once");
-            Kind::Reduce { send, recv, len, root, op }
+            Kind::Reduce { send, recv, len, root, op, copies: Vec::new() }
         });
         started.ok_or_else(|| op.take().expect("not taken where the board does not apply"))
     }
