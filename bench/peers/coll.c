@@ -5,6 +5,7 @@
  *   coll [--ops reduce,allreduce,bcast,barrier,gather,allgather,scatter,alltoall,reduce_scatter,scan,
  *              gatherv,scatterv,alltoallv]
  *        [--sizes 8K,64K,1M] [--trials N] [--csv]
+ *        (also ibarrier, ibcast, iallreduce: the nonblocking form started and waited for at once)
  *
  * (barrier ignores the size: one row per size, all alike; for gather, allgather, scatter and
  * alltoall the size is each rank's part, so a buffer holds ranks x size; reduce_scatter is
@@ -37,13 +38,17 @@ static long parse_size(const char *s) {
     return v;
 }
 
-enum op { REDUCE, ALLREDUCE, BCAST, BARRIER, GATHER, ALLGATHER, SCATTER, ALLTOALL, REDUCE_SCATTER, SCAN, GATHERV, SCATTERV, ALLTOALLV };
+enum op { REDUCE, ALLREDUCE, BCAST, BARRIER, GATHER, ALLGATHER, SCATTER, ALLTOALL, REDUCE_SCATTER, SCAN, GATHERV, SCATTERV, ALLTOALLV,
+          IBARRIER, IBCAST, IALLREDUCE };
 static const char *op_names[] = {"reduce",  "allreduce", "bcast",    "barrier",        "gather",
                                  "allgather", "scatter", "alltoall", "reduce_scatter", "scan",
-                                 "gatherv",   "scatterv", "alltoallv"};
+                                 "gatherv",   "scatterv", "alltoallv", "ibarrier", "ibcast", "iallreduce"};
 
 /* The collectives that move parts (a part per rank on one side or both). */
-static int parted(enum op op) { return (op >= GATHER && op <= ALLTOALL) || op >= GATHERV; }
+static int parted(enum op op) { return (op >= GATHER && op <= ALLTOALL) || (op >= GATHERV && op <= ALLTOALLV); }
+
+/* The blocking form whose result a nonblocking form leaves. */
+static enum op blocking_form(enum op op) { return op == IBARRIER ? BARRIER : op == IBCAST ? BCAST : op == IALLREDUCE ? ALLREDUCE : op; }
 
 /* The plain form a v-form times (every count alike, displacements one after another). */
 static enum op plain(enum op op) { return op == GATHERV ? GATHER : op == SCATTERV ? SCATTER : op == ALLTOALLV ? ALLTOALL : op; }
@@ -51,7 +56,14 @@ static enum op plain(enum op op) { return op == GATHERV ? GATHER : op == SCATTER
 static int *counts, *displs; /* of the v-forms: count and r x count for every rank r */
 
 static void call(enum op op, double *send, double *recv, int count) {
+    MPI_Request r;
     switch (op) {
+    case IBARRIER: MPI_Ibarrier(MPI_COMM_WORLD, &r); MPI_Wait(&r, MPI_STATUS_IGNORE); break;
+    case IBCAST: MPI_Ibcast(send, count, MPI_DOUBLE, 0, MPI_COMM_WORLD, &r); MPI_Wait(&r, MPI_STATUS_IGNORE); break;
+    case IALLREDUCE:
+        MPI_Iallreduce(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        break;
     case REDUCE: MPI_Reduce(send, recv, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
     case ALLREDUCE: MPI_Allreduce(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
     case BCAST: MPI_Bcast(send, count, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
@@ -96,6 +108,7 @@ static int check_parts(enum op op, const double *recv, int count, int rank, int 
 /* Whether the last call left the expected values (rank r contributes r + 1 + i % 7). */
 static int check(enum op op, const double *send, const double *recv, int count, int rank, int n) {
     if (parted(op)) return check_parts(op, recv, count, rank, n);
+    op = blocking_form(op);
     for (int i = 0; i < count; i++) {
         double want, got;
         if (op == BARRIER) return 1; /* nothing to check: it returned */
@@ -161,6 +174,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(o, "gatherv")) op = GATHERV;
         else if (!strcmp(o, "scatterv")) op = SCATTERV;
         else if (!strcmp(o, "alltoallv")) op = ALLTOALLV;
+        else if (!strcmp(o, "ibarrier")) op = IBARRIER;
+        else if (!strcmp(o, "ibcast")) op = IBCAST;
+        else if (!strcmp(o, "iallreduce")) op = IALLREDUCE;
         else {
             if (rank == 0) fprintf(stderr, "coll: unknown op %s\n", o);
             MPI_Abort(MPI_COMM_WORLD, 2);
@@ -185,7 +201,7 @@ int main(int argc, char **argv) {
                                               : part_value(rank, 0, n, (int)i);
                 }
             else
-                for (long i = 0; i < whole; i++) send[i] = (op == BCAST && rank != 0) ? 0 : rank + 1 + i % 7;
+                for (long i = 0; i < whole; i++) send[i] = (blocking_form(op) == BCAST && rank != 0) ? 0 : rank + 1 + i % 7;
             for (int r = 0; r < n; r++) counts[r] = count, displs[r] = r * count;
             long per = 65536 / (count * (long)sizeof(double));
             int batch = per < 1 ? 1 : per > 16 ? 16 : (int)per;
@@ -198,7 +214,7 @@ int main(int argc, char **argv) {
                 MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
                 if (t >= 0) times[t] = slowest;
             }
-            if (op == BCAST)
+            if (blocking_form(op) == BCAST)
                 for (int i = 0; i < count; i++) send[i] = rank == 0 ? 1 + i % 7 : 0;
             call(op, send, recv, count);
             int ok = check(op, send, recv, count, rank, n), all_ok;

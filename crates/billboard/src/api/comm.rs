@@ -136,6 +136,9 @@ struct Inner {
     boards: Arc<BoardPool>,
     /// The board slot of this communicator, once its first board collective agreed on one.
     board: std::sync::OnceLock<Option<Board>>,
+    /// Nonblocking collectives started that could run on the board (`coll/board_steps.rs`):
+    /// the turn of the next one.
+    nonblocking_turns: AtomicU64,
     /// Which collectives run on the board, and how, once asked (`coll/board.rs`).
     board_choices: BoardChoices,
     /// On several hosts, each host's members and the hosts' leaders, once a hierarchical
@@ -180,6 +183,7 @@ impl Communicator {
                 joined: Vec::new(),
                 boards: Arc::new(BoardPool::default()),
                 board: std::sync::OnceLock::new(),
+                nonblocking_turns: AtomicU64::new(0),
                 board_choices: BoardChoices::default(),
                 host_comms: std::sync::OnceLock::new(),
             }),
@@ -204,6 +208,7 @@ impl Communicator {
             joined: Vec::new(),
             boards: self.inner.boards.clone(),
             board: std::sync::OnceLock::new(),
+            nonblocking_turns: AtomicU64::new(0),
             board_choices: BoardChoices::default(),
             host_comms: std::sync::OnceLock::new(),
         };
@@ -749,6 +754,7 @@ impl Communicator {
             joined: self.inner.joined.clone(),
             boards: self.inner.boards.clone(),
             board: std::sync::OnceLock::new(),
+            nonblocking_turns: AtomicU64::new(0),
             board_choices: BoardChoices::default(),
             host_comms: std::sync::OnceLock::new(),
         };
@@ -861,6 +867,7 @@ impl Communicator {
             joined: self.inner.joined.clone(),
             boards: self.inner.boards.clone(),
             board: std::sync::OnceLock::new(),
+            nonblocking_turns: AtomicU64::new(0),
             board_choices: BoardChoices::default(),
             host_comms: std::sync::OnceLock::new(),
         };
@@ -973,6 +980,22 @@ impl Communicator {
         }
     }
 
+    /// Takes the turn of a nonblocking collective that could run on the board, and gives
+    /// the board's nonblocking lane where a blocking collective agreed on a slot already
+    /// (agreeing blocks) and the turn comes after those the agreement left to messages: the
+    /// same answer in every member, whatever order its blocking and nonblocking calls took.
+    pub(crate) fn nonblocking_lane(&self) -> Option<&Arc<Board>> {
+        let turn = self.inner.nonblocking_turns.load(Ordering::Relaxed);
+        self.inner.nonblocking_turns.store(turn + 1, Ordering::Relaxed);
+        self.inner.board.get()?.as_ref()?.nonblocking_lane(turn)
+    }
+
+    /// How many nonblocking collectives that could run on the board this rank has started
+    /// (what an agreement on the board's slot takes the MAX of).
+    pub(crate) fn nonblocking_turns(&self) -> u64 {
+        self.inner.nonblocking_turns.load(Ordering::Relaxed)
+    }
+
     #[cold]
     fn agree_board(&self) -> Result<Option<&Board>> {
         let agreed = match self.is_inter() || self.size() < 2 {
@@ -987,11 +1010,11 @@ impl Communicator {
         Ok(self.inner.board.get().and_then(Option::as_ref))
     }
 
-    /// AND of every member's first word, MAX of their second, left in each member's words
+    /// AND of every member's first word, MAX of the others, left in each member's words
     /// (collective, on the collective context with `tag`).
-    pub(crate) fn agree_words(&self, tag: i32, words: &mut [u64; 2]) -> Result<()> {
+    pub(crate) fn agree_words(&self, tag: i32, words: &mut [u64]) -> Result<()> {
         let everyone: Vec<usize> = (0..self.inner.size).collect();
-        context::allreduce(self, &everyone, self.inner.rank, tag, words, true)
+        context::allreduce(self, &everyone, self.inner.rank, tag, words, words.len() - 1)
     }
 
     /// The context of the library's collective traffic on this communicator.

@@ -310,7 +310,7 @@ pub(crate) fn agree(parent: &Communicator, group: &[usize], me: usize, tag: i32)
     loop {
         let mut words = turn.contribution(parent.engine());
         let (owned, arrival) = (turn.owns, turn.round == 0);
-        allreduce(parent, group, me, tag, &mut words, arrival)?;
+        allreduce(parent, group, me, tag, &mut words, usize::from(arrival))?;
         match turn.settle(&words) {
             Outcome::Agreed(context) => return Ok(context),
             Outcome::Exhausted => {
@@ -331,7 +331,7 @@ pub(crate) fn release(parent: &Communicator, context: u32) {
     parent.pool().release(context);
 }
 
-/// AND of every member's `words` (MAX for the last word if `max_last`), left in each member's
+/// AND of every member's `words` (MAX for the last `maxed` words), left in each member's
 /// `words`: a binomial reduce to `group[0]` and a binomial broadcast back, on the same tree
 /// (2 log n steps of one message each).
 pub(crate) fn allreduce(
@@ -340,16 +340,16 @@ pub(crate) fn allreduce(
     me: usize,
     tag: i32,
     words: &mut [u64],
-    max_last: bool,
+    maxed: usize,
 ) -> Result<()> {
     let n = group.len();
     let ctx = parent.coll_context();
     let mut buf = vec![0u8; 8 * words.len()];
-    let last = words.len() - 1;
+    let max_from = words.len() - maxed;
     let combine = |words: &mut [u64], buf: &[u8]| {
         for (i, (w, b)) in words.iter_mut().zip(buf.chunks_exact(8)).enumerate() {
             let v = u64::from_ne_bytes(b.try_into().expect("8 bytes"));
-            *w = if max_last && i == last { (*w).max(v) } else { *w & v };
+            *w = if i >= max_from { (*w).max(v) } else { *w & v };
         }
     };
     let pack = |buf: &mut [u8], words: &[u64]| {

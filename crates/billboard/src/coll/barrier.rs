@@ -63,6 +63,9 @@ impl Communicator {
         if self.is_inter() {
             return self.inter_ibarrier();
         }
+        if let Some(started) = self.ibarrier_on_board() {
+            return started;
+        }
         let by = barrier_by(self);
         self.nonblocking(None, |plan| match by {
             BarrierBy::Post => plan.barrier_post(),

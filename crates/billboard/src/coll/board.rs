@@ -46,21 +46,40 @@
 //! ([`Board::release`]); else the others' slots would drain forever (lost: there are
 //! [`BOARD_SLOTS`]).
 //!
+//! A slot has two *lanes*, laid out alike: the blocking collectives' (above) and, right after
+//! it ([`BOARD_LANE_BYTES`] on), the nonblocking and persistent ones' (`board_steps.rs`), each
+//! with its own read marks and its own sequence of epochs from the same first epoch. MPI asks
+//! a program to start a communicator's collectives in one order, but programs start the
+//! nonblocking ones in another order, relative to the blocking ones, on different ranks
+//! (mpi4py's fallback for MPIX_Comm_iagree: rank 0 Iallreduce then Barrier, the others Barrier
+//! then Iallreduce), and MPICH and Open MPI keep the two apart by tags. On one sequence the
+//! root's Iallreduce paired with the others' barrier (a wrong result, then a hang); with a
+//! lane each, blocking collectives pair only with blocking ones in their order, nonblocking
+//! ones with nonblocking ones in theirs. A nonblocking epoch may end in any order: the lane's
+//! read mark stays below the oldest epoch the rank started and has not ended (its lines may
+//! still be read there), and moves up when that one ends, in the engine's progress
+//! (`board_marks.rs`). The blocking lane pays nothing for it.
+//!
 //! Slots are agreed lazily, by the communicator's first collective that the table gives the
 //! board (collective by nature, so every member agrees at the same point): an AND of every
-//! member's free-slot mask and a MAX of their clocks. A process lends its mask to one
+//! member's free-slot mask and a MAX of their clocks. Nonblocking collectives started before
+//! it went by messages on the members that had not agreed yet, and a member may have started
+//! more of them than another when it agrees: the agreement takes the MAX of the members'
+//! counts of nonblocking collectives started, and those below it go by messages everywhere,
+//! the later ones on the lane. A process lends its mask to one
 //! agreement at a time; a concurrent one contributes nothing and goes without a slot, as does
 //! a communicator that finds no slot free in all its members: it keeps the message-based
 //! algorithms, silently.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::board_marks::Unended;
 use super::select::{board_by, report, Collective};
 use crate::engine::ladder::{Backoff, Step};
-pub(crate) use crate::transport::shm::{BOARD_SLOTS, BOARD_SLOT_BYTES};
+pub(crate) use crate::transport::shm::{BOARD_LANE_BYTES, BOARD_SLOTS, BOARD_SLOT_BYTES};
 use crate::{Communicator, Result};
 
 const LINE: usize = 128;
@@ -71,7 +90,7 @@ const HEADERS: u64 = 64;
 /// module's comment).
 const DATA_DEPTH: u64 = 32;
 /// Bytes of a data area: the most one rank posts in one collective.
-pub(crate) const DATA: usize = (BOARD_SLOT_BYTES - LINE - HEADERS as usize * LINE) / DATA_DEPTH as usize;
+pub(crate) const DATA: usize = (BOARD_LANE_BYTES - LINE - HEADERS as usize * LINE) / DATA_DEPTH as usize;
 /// Where an inline payload starts in the header line (16-byte aligned for any element type).
 const INLINE_AT: usize = 16;
 /// Largest payload carried in the header line itself (one line moves, not two).
@@ -81,6 +100,7 @@ pub(crate) const SIZE_WORD: usize = 8;
 /// Largest part [`Board::post_sized`] carries in the header line, after its length word.
 pub(crate) const SIZED_INLINE: usize = INLINE - SIZE_WORD;
 const _: () = assert!(BOARD_SLOTS <= 64 && DATA >= 1024 && DATA.is_multiple_of(LINE) && DATA_DEPTH <= HEADERS);
+const _: () = assert!(BOARD_SLOT_BYTES >= 2 * BOARD_LANE_BYTES && BOARD_LANE_BYTES.is_multiple_of(LINE));
 
 /// The longest nap of a board waiter that has climbed the ladder to sleeping: nobody wakes
 /// it (a post rings no doorbell), so it looks again this soon.
@@ -113,12 +133,11 @@ fn first_epoch(clock: u64) -> u64 {
     clock + 1
 }
 
-/// A slot left by a freed communicator: offered again once every member's read mark
-/// (pointers into the segment) has reached `last`.
+/// A slot left by a freed communicator: offered again once every member's read mark of each
+/// lane (pointers into the segment) has reached the lane's last epoch (beside it).
 struct Draining {
     slot: usize,
-    marks: Vec<*const AtomicU64>,
-    last: u64,
+    marks: Vec<(*const AtomicU64, u64)>,
 }
 
 /// This process's board slots.
@@ -159,7 +178,7 @@ impl BoardPool {
         let mut back = 0;
         s.draining.retain(|d| {
             // SAFETY: see `PoolState`.
-            let done = d.marks.iter().all(|&m| unsafe { &*m }.load(Ordering::Acquire) >= d.last);
+            let done = d.marks.iter().all(|&(m, last)| unsafe { &*m }.load(Ordering::Acquire) >= last);
             if done {
                 back |= 1 << d.slot;
             }
@@ -185,13 +204,13 @@ impl BoardPool {
         Some(slot)
     }
 
-    /// A communicator that held `slot` up to epoch `last` is gone; its members' read marks.
-    /// (A communicator that never posted wrote nothing: `marks` empty, free at once.) The
-    /// clock passes `clock` too (this process's own mark there).
-    fn release(&self, slot: usize, last: u64, clock: u64, marks: Vec<*const AtomicU64>) {
+    /// A communicator that held `slot` is gone; its members' read marks, each with the last
+    /// epoch of its lane. (A lane that never posted wrote nothing: no marks, free at once.)
+    /// The clock passes `clock`: every epoch used there, and this process's own marks.
+    fn release(&self, slot: usize, clock: u64, marks: Vec<(*const AtomicU64, u64)>) {
         let mut s = self.lock();
-        s.clock = s.clock.max(last).max(clock);
-        s.draining.push(Draining { slot, marks, last });
+        s.clock = s.clock.max(clock);
+        s.draining.push(Draining { slot, marks });
     }
 }
 
@@ -278,6 +297,14 @@ pub(crate) struct Board {
     /// The lowest read mark seen last time all were read (saves reading them every post).
     lowest: AtomicU64,
     crowded: bool,
+    /// The nonblocking collectives' lane (in the blocking lane's `Board` only), shared with
+    /// the steps in flight, which may outlive the communicator's handle.
+    pub(super) nonblocking: Option<Arc<Board>>,
+    /// The communicator's first nonblocking collective (by its turn) that runs on the lane:
+    /// those before went by messages on some member (see the module's head).
+    pub(super) nonblocking_from: u64,
+    /// The nonblocking lane's epochs of this rank started and not ended.
+    pub(super) unended: Mutex<Unended>,
 }
 
 // SAFETY: the lines lie in the segment, mapped while the engine (held by the communicator that
@@ -299,15 +326,28 @@ impl Board {
             Some(_) => (pool.offer(), true),
             None => (([0, 0], false), false),
         };
-        let mut agreed = words;
+        // AND of the free masks; MAX of the nonblocking collectives started and of the clocks.
+        let mut agreed = [words[0], comm.nonblocking_turns(), words[1]];
         let outcome = comm.agree_words(super::TAG_BOARD, &mut agreed);
         let slot = pool.settle(owned, if on_board && outcome.is_ok() { agreed[0] } else { 0 });
         outcome?;
         let (Some(slot), Some(lines)) = (slot, lines) else { return Ok(None) };
-        let lines = lines.into_iter().map(|base| base.wrapping_add(slot * BOARD_SLOT_BYTES)).collect();
-        let first = first_epoch(agreed[1]);
+        let first = first_epoch(agreed[2]);
         let crowded = comm.crowded();
-        Ok(Some(Board { slot, me, lines, first, next: AtomicU64::new(first), lowest: AtomicU64::new(0), crowded }))
+        let lane = |at: usize| Board {
+            slot,
+            me,
+            lines: lines.iter().map(|base| base.wrapping_add(slot * BOARD_SLOT_BYTES + at)).collect(),
+            first,
+            next: AtomicU64::new(first),
+            lowest: AtomicU64::new(0),
+            crowded,
+            nonblocking: None,
+            nonblocking_from: 0,
+            unended: Mutex::default(),
+        };
+        let nonblocking = Some(Arc::new(lane(BOARD_LANE_BYTES)));
+        Ok(Some(Board { nonblocking, nonblocking_from: agreed[1], ..lane(0) }))
     }
 
     /// Gives the slot back to `pool` (the communicator is gone): free again once every
@@ -320,7 +360,19 @@ impl Board {
     /// e - HEADERS, or within the first HEADERS epochs, so none passes the bound below. Its
     /// clock passes the bound too, so that a later communicator on the slot starts above the
     /// mark (a writer there must not take it for reads of the new one's lines).
+    ///
+    /// Both lanes are given back together: the slot is free once both have been read.
     pub(crate) fn release(&self, pool: &BoardPool, revoked: bool) {
+        let (mut clock, mut marks) = (0, Vec::new());
+        for lane in std::iter::once(self).chain(self.nonblocking.as_deref()) {
+            clock = clock.max(lane.leave(revoked, &mut marks));
+        }
+        pool.release(self.slot, clock, marks);
+    }
+
+    /// [`Board::release`] of one lane: adds its members' read marks, each with the lane's last
+    /// epoch, to `marks`; the lane's clock (its last epoch, or the bound a revoked one marked).
+    fn leave(&self, revoked: bool, marks: &mut Vec<(*const AtomicU64, u64)>) -> u64 {
         let last = self.next.load(Ordering::Relaxed).saturating_sub(1);
         let mut clock = last;
         if revoked {
@@ -328,11 +380,16 @@ impl Board {
             self.mark(self.me).store(bound, Ordering::Release);
             clock = bound;
         }
-        let marks = match last >= self.first {
-            true => (0..self.lines.len()).map(|r| self.mark(r) as *const _).collect(),
-            false => Vec::new(),
-        };
-        pool.release(self.slot, last, clock, marks);
+        if last >= self.first {
+            marks.extend((0..self.lines.len()).map(|r| (self.mark(r) as *const _, last)));
+        }
+        clock
+    }
+
+    /// The nonblocking lane, for the communicator's nonblocking collective of turn `turn`
+    /// (counted from 0 among those started on it), where it runs there.
+    pub(crate) fn nonblocking_lane(&self, turn: u64) -> Option<&Arc<Board>> {
+        self.nonblocking.as_ref().filter(|_| turn >= self.nonblocking_from)
     }
 
     pub(crate) fn size(&self) -> usize {
@@ -350,7 +407,7 @@ impl Board {
         e
     }
 
-    fn mark(&self, r: usize) -> &AtomicU64 {
+    pub(super) fn mark(&self, r: usize) -> &AtomicU64 {
         // SAFETY: the read mark opens the member's slot, 128-byte aligned (see `Board`).
         unsafe { &*(self.lines[r] as *const AtomicU64) }
     }
@@ -389,6 +446,26 @@ impl Board {
         }
         fill(self.payload(self.me, e, len));
         self.stamp(self.me, e).store(e, Ordering::Release);
+    }
+
+    /// [`Board::post`] if no member still reads the buffer, else nothing: whether it posted
+    /// (a nonblocking step polls it).
+    pub(crate) fn try_post(&self, e: u64, len: usize, fill: impl FnOnce(*mut u8)) -> bool {
+        if !may_post(e, len, self.first, self.lowest.load(Ordering::Relaxed)) {
+            let lowest = (0..self.size()).map(|r| self.mark(r).load(Ordering::Acquire)).min().unwrap_or(e);
+            self.lowest.store(lowest, Ordering::Relaxed);
+            if !may_post(e, len, self.first, lowest) {
+                return false;
+            }
+        }
+        fill(self.payload(self.me, e, len));
+        self.stamp(self.me, e).store(e, Ordering::Release);
+        true
+    }
+
+    /// Whether member `r` has posted in epoch `e` (then [`Board::read`] may read it).
+    pub(crate) fn posted(&self, r: usize, e: u64) -> bool {
+        self.stamp(r, e).load(Ordering::Acquire) >= e
     }
 
     /// Waits until member `r` has posted in epoch `e`.
@@ -456,7 +533,9 @@ impl Board {
         self.header(r, e).wrapping_add(INLINE_AT)
     }
 
-    /// This rank has read all it reads in epoch `e`.
+    /// This rank has read all it reads in epoch `e` (a blocking collective's: they end in
+    /// the order they start).
+    #[inline]
     pub(crate) fn finish(&self, e: u64) {
         self.mark(self.me).store(e, Ordering::Release);
     }

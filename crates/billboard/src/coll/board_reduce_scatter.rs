@@ -99,26 +99,38 @@ impl Board {
 
 /// `into` = `vector(0) ⊕ … ⊕ vector(n-1)`, grouped as `binomial_fold` groups them (the board's
 /// reduce does the same over whole vectors, `board_reduce.rs`).
-fn fold_in_tree_order<'a>(n: usize, vector: impl Fn(usize) -> &'a [u8], into: &mut [u8], op: ReduceOp<'_>) {
+pub(super) fn fold_in_tree_order<'a>(n: usize, vector: impl Fn(usize) -> &'a [u8], into: &mut [u8], op: ReduceOp<'_>) {
+    INTO.with_borrow_mut(|copies| fold_through(n, vector, into, copies, op));
+}
+
+/// [`fold_in_tree_order`] through the `copies` given: a nonblocking step's own
+/// (`board_steps.rs`). It runs from the engine's progress, which may run inside a blocking
+/// fold's wait for a post while that fold holds the thread-local copies (a second borrow
+/// panicked: board_nonblocking, 4 ranks).
+pub(super) fn fold_through<'a>(
+    n: usize,
+    vector: impl Fn(usize) -> &'a [u8],
+    into: &mut [u8],
+    copies: &mut Vec<u8>,
+    op: ReduceOp<'_>,
+) {
     let len = into.len();
     // Slot n-1, where the result ends, is `into`; the others written are copies.
     into.copy_from_slice(vector(n - 1));
-    INTO.with_borrow_mut(|copies| {
-        if copies.len() < len * n {
-            copies.resize(len * n, 0);
+    if copies.len() < len * n {
+        copies.resize(len * n, 0);
+    }
+    for (from, to) in binomial_fold(n) {
+        // At distance 1 (`from` even) `to` is written for the first time: its poster's
+        // piece is copied first; at larger distances both are slots written before.
+        let first = from % 2 == 0;
+        if first && to + 1 < n {
+            copies[to * len..][..len].copy_from_slice(vector(to));
         }
-        for (from, to) in binomial_fold(n) {
-            // At distance 1 (`from` even) `to` is written for the first time: its poster's
-            // piece is copied first; at larger distances both are slots written before.
-            let first = from % 2 == 0;
-            if first && to + 1 < n {
-                copies[to * len..][..len].copy_from_slice(vector(to));
-            }
-            // `from` < `to`: its copy, if any, lies below.
-            let (lower, upper) = copies.split_at_mut(to * len);
-            let from = if first { vector(from) } else { &lower[from * len..][..len] };
-            let to = if to + 1 == n { &mut *into } else { &mut upper[..len] };
-            op(from, to);
-        }
-    });
+        // `from` < `to`: its copy, if any, lies below.
+        let (lower, upper) = copies.split_at_mut(to * len);
+        let from = if first { vector(from) } else { &lower[from * len..][..len] };
+        let to = if to + 1 == n { &mut *into } else { &mut upper[..len] };
+        op(from, to);
+    }
 }

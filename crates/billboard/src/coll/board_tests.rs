@@ -43,7 +43,7 @@ fn agreed_slots_are_taken_and_come_back_once_drained() {
     assert_eq!(a.settle(o1, w1[0]), Some(2));
     // Freed at epoch 9 with one reader at 8: not offered until it reads 9.
     let mark = AtomicU64::new(8);
-    a.release(1, 9, 9, vec![&mark as *const _]);
+    a.release(1, 9, vec![(&mark as *const _, 9)]);
     assert_eq!(a.offer().0, [0, 9], "draining slot 1 is not offered; the clock passed 9");
     a.settle(true, 0);
     mark.store(9, Ordering::Release);
@@ -63,6 +63,9 @@ fn a_revoked_communicators_slot_comes_back_though_a_member_gave_up() {
         next: AtomicU64::new(next),
         lowest: AtomicU64::new(0),
         crowded: false,
+        nonblocking: None,
+        nonblocking_from: 0,
+        unended: Mutex::default(),
     };
     // Member 0 posted epoch 12 and read up to 11; member 1 gave up in epoch 11 (read 10).
     let (p0, p1) = (BoardPool::default(), BoardPool::default());
@@ -75,6 +78,35 @@ fn a_revoked_communicators_slot_comes_back_though_a_member_gave_up() {
     board(1, 12).release(&p1, true);
     assert_eq!(p0.offer().0[0], 1 << 3, "member 1 freed it too: the slot is back");
     assert_eq!(p1.offer().0, [1 << 3, 11 + HEADERS], "and a later communicator starts above both marks");
+}
+
+#[test]
+fn a_slot_comes_back_once_both_lanes_are_read_and_the_clock_passes_both() {
+    // One member; the blocking lane's mark (epochs 10..=14 used) and the nonblocking lane's
+    // (10..=11 used, 11 still unread).
+    let marks = [AtomicU64::new(14), AtomicU64::new(10)];
+    let lane = |k: usize, next: u64, nonblocking: Option<Arc<Board>>| Board {
+        slot: 2,
+        me: 0,
+        lines: vec![&marks[k] as *const AtomicU64 as *mut u8],
+        first: 10,
+        next: AtomicU64::new(next),
+        lowest: AtomicU64::new(0),
+        crowded: false,
+        nonblocking,
+        nonblocking_from: 3,
+        unended: Mutex::default(),
+    };
+    let board = lane(0, 15, Some(Arc::new(lane(1, 12, None))));
+    assert!(board.nonblocking_lane(2).is_none(), "turns before the agreement's count go by messages");
+    assert!(board.nonblocking_lane(3).is_some());
+    let pool = BoardPool::default();
+    pool.lock().free = 0;
+    board.release(&pool, false);
+    assert_eq!(pool.offer().0, [0, 14], "the nonblocking lane is still read");
+    pool.settle(true, 0);
+    marks[1].store(11, Ordering::Release);
+    assert_eq!(pool.offer().0, [1 << 2, 14], "both lanes read: the slot is back");
 }
 
 #[test]

@@ -171,6 +171,11 @@ impl Communicator {
             board.gather(self, (send, part), recv.map(|(b, _, l)| (b, l)), root);
             return Ok(Collective::finished(self));
         }
+        if recv.is_some() || self.rank() != root {
+            if let Some(started) = self.igather_on_board((send, part), recv.map(|(b, _, l)| (b, l)), root) {
+                return started;
+            }
+        }
         let by = gather_by(self, true, part);
         // Waited for at once: the hierarchy's host phases on the board.
         if by == GatherBy::Hier && in_blocking_call() {
@@ -214,6 +219,11 @@ impl Communicator {
             }
             board.scatter(self, send.map(|(b, _, l)| (b, l)), (recv, recv_len), part, root);
             return Ok(Collective::finished(self));
+        }
+        if send.is_some() || self.rank() != root {
+            if let Some(started) = self.iscatter_on_board(send.map(|(b, _, l)| (b, l)), (recv, recv_len), part, root) {
+                return started;
+            }
         }
         let by = gather_by(self, false, part);
         // Waited for at once, each host's parts inline in one post: the hierarchy's host
@@ -265,6 +275,11 @@ impl Communicator {
             }
             board.allgather(self, send, recv, layout);
             return Ok(Collective::finished(self));
+        }
+        if send_len >= layout[self.rank()].1 {
+            if let Some(started) = self.iallgather_on_board(send, recv, layout, largest) {
+                return started;
+            }
         }
         let by = allgather_by(self, layout.iter().map(|p| p.1).sum());
         // Waited for at once: the hierarchy's host phases on the board (every rank knows

@@ -3,6 +3,9 @@
 //! moves on in every progress round. A call returns once the first round has gone out; the
 //! operation goes on in any later call of the process and ends in [`Collective::wait`].
 //!
+//! On one host, once a blocking collective agreed the communicator's board slot, barrier,
+//! bcast, reduce, allreduce, gather, scatter and allgather run on the board (`board_steps.rs`).
+//!
 //! Each operation has a tag of its own on the collective context (its turn among the
 //! nonblocking collectives of the communicator, which every member starts in the same order),
 //! so it never takes the messages of a blocking collective or of another one in flight.
@@ -11,7 +14,7 @@ use super::gather::{check_layout, Layout};
 use super::schedule::{binomial_children, binomial_parent};
 use super::select::{self, reduce_by, BcastBy, ReduceBy};
 use super::Reduction;
-use crate::engine::sched::{Local, Msg, ReduceFn, SchedId, Scheds};
+use crate::engine::sched::{Local, Msg, Polled, ReduceFn, SchedId, Scheds};
 use crate::engine::EngineLink;
 use crate::{Communicator, Error, Result, Source, TagMatch};
 
@@ -111,6 +114,11 @@ impl Plan<'_, '_> {
     /// Adds a step that runs once the round being written has completed.
     pub(super) fn then(&mut self, step: Local) {
         self.scheds.get(self.id).then(step);
+    }
+
+    /// Adds a step that progress polls to the round being written (the board's, `board_steps.rs`).
+    pub(super) fn poll(&mut self, step: Box<dyn Polled>) {
+        self.scheds.get(self.id).poll(step);
     }
 
     pub(super) fn end_round(&mut self) {
@@ -536,6 +544,9 @@ impl Communicator {
     /// `buf..buf+len` stays valid, and untouched by the caller, until the operation ends.
     pub unsafe fn ibcast_raw(&self, buf: *mut u8, len: usize, root: usize) -> Result<Collective> {
         self.checked_world_rank(root)?;
+        if let Some(started) = self.ibcast_on_board(buf, len, root) {
+            return started;
+        }
         self.nonblocking(None, |plan| plan.bcast(buf, len, root))
     }
 
@@ -561,6 +572,10 @@ impl Communicator {
             Err(how) => how,
         };
         let Reduction { op, elem, commutative } = how;
+        let op = match self.ireduce_on_board((send, recv, len), Some(root), op) {
+            Ok(started) => return started,
+            Err(op) => op,
+        };
         self.nonblocking(Some(op), |plan| plan.reduction(send, recv, len, Some(root), (elem, commutative)))
     }
 
@@ -586,6 +601,10 @@ impl Communicator {
             Err(how) => how,
         };
         let Reduction { op, elem, commutative } = how;
+        let op = match self.ireduce_on_board((send, recv, len), None, op) {
+            Ok(started) => return started,
+            Err(op) => op,
+        };
         self.nonblocking(Some(op), |plan| plan.reduction(send, recv, len, None, (elem, commutative)))
     }
 }

@@ -192,6 +192,13 @@ impl<C: Channel> Engine<C> {
         }
     }
 
+    /// Whether an operation on `context` must fail, its communicator revoked (a schedule's
+    /// polled step ends then, `sched.rs`).
+    #[inline]
+    pub(crate) fn context_revoked(&self, context: u32) -> bool {
+        self.core.revoked_context(context, None)
+    }
+
     /// The revoked contexts, to read without the engine's lock.
     pub(crate) fn revoked(&self) -> Arc<Revoked> {
         self.core.revoked.clone()

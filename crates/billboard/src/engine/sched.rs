@@ -10,6 +10,12 @@
 //!
 //! A schedule is written straight into a slot of the engine, and the slot keeps its vectors
 //! and scratch blocks for the next one, so a collective in steady use allocates nothing.
+//!
+//! A round may also hold *polled* steps ([`Polled`]): steps that wait on words in shared
+//! memory that no message announces (the board's posts, `coll/board_steps.rs`). Progress
+//! polls them, never blocking, and the round ends once they have ended too. Nothing wakes a
+//! sleeper when such a word changes, so while one is in flight a waiter's sleep is a short
+//! nap ([`Engine::sched_nap`]).
 
 use super::matching::Pattern;
 use super::progress::Engine;
@@ -51,7 +57,22 @@ pub(crate) enum Msg {
         buf: *const u8,
         len: usize,
     },
+    /// Polled step `k` of [`Sched::polled`].
+    Polled(usize),
 }
+
+/// A step polled from progress until it ends (see the module's head).
+pub(crate) trait Polled: Send {
+    /// Moves on as far as it can without waiting: `None` while it waits, then its outcome.
+    /// `revoked`: its communicator was revoked; it ends at once, failed.
+    fn poll(&mut self, revoked: bool) -> Option<Result<()>>;
+    /// The collective context of its communicator.
+    fn context(&self) -> u32;
+}
+
+/// The longest sleep of a waiter while a polled step is in flight: nobody wakes it when the
+/// word it waits on changes.
+const POLLED_NAP: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// A step a rank takes alone once a round's messages are done.
 #[derive(Clone, Copy)]
@@ -86,6 +107,10 @@ pub(crate) struct Sched {
     started: usize,
     /// The requests of the round in flight (sends that completed as they started are not here).
     waiting: Vec<ReqId>,
+    /// The schedule's polled steps; taken out when started.
+    polled: Vec<Option<Box<dyn Polled>>>,
+    /// The polled steps of the round in flight that have not ended.
+    polling: Vec<Box<dyn Polled>>,
     op: Option<ReduceFn>,
     /// Memory the rounds point into, kept until the schedule is finished.
     scratch: Vec<Vec<u8>>,
@@ -121,6 +146,31 @@ impl Sched {
             return;
         }
         self.msgs.push(Msg::Multicast { peers: (at, n), context, source, tag, buf, len });
+    }
+
+    /// Adds a polled step to the round being written.
+    pub(crate) fn poll(&mut self, step: Box<dyn Polled>) {
+        self.msgs.push(Msg::Polled(self.polled.len()));
+        self.polled.push(Some(step));
+    }
+
+    /// Polls the steps of the round in flight; whether one ended. A failed one fails the
+    /// schedule.
+    fn poll_steps(&mut self, revoked: impl Fn(u32) -> bool) -> bool {
+        let before = self.polling.len();
+        let mut failed = None;
+        self.polling.retain_mut(|step| match step.poll(revoked(step.context())) {
+            None => true,
+            Some(Ok(())) => false,
+            Some(Err(e)) => {
+                failed.get_or_insert(e);
+                false
+            }
+        });
+        if let Some(e) = failed {
+            self.outcome = Some(Err(e));
+        }
+        self.polling.len() != before
     }
 
     /// Adds a local step that runs when the round being written has completed.
@@ -211,6 +261,8 @@ impl Scheds {
         s.ends.clear();
         s.started = 0;
         s.waiting.clear();
+        s.polled.clear();
+        s.polling.clear();
         s.op = None;
         s.in_use = false;
         s.outcome = None;
@@ -249,6 +301,20 @@ impl<C: Channel> Engine<C> {
         outcome
     }
 
+    /// Whether a polled step is in flight.
+    pub(crate) fn sched_polling(&self) -> bool {
+        self.scheds.live > 0 && self.scheds.slots.iter().any(|s| !s.polling.is_empty())
+    }
+
+    /// How long a waiter that would sleep `t` sleeps: a short nap while a polled step is in
+    /// flight (nothing wakes it when the word it waits on changes).
+    pub(crate) fn sched_nap(&self, t: std::time::Duration) -> std::time::Duration {
+        match self.sched_polling() {
+            true => t.min(POLLED_NAP),
+            false => t,
+        }
+    }
+
     /// Moves every live schedule on as far as it goes now; true if any did.
     #[inline]
     pub(crate) fn advance_scheds(&mut self) -> bool {
@@ -266,15 +332,25 @@ impl<C: Channel> Engine<C> {
         moved
     }
 
-    /// Ends rounds of schedule `id` whose messages are done and starts the next ones.
+    /// Ends rounds of schedule `id` whose messages and polled steps are done and starts the
+    /// next ones; whether a round or a polled step ended.
     fn advance_sched(&mut self, id: SchedId) -> bool {
-        let round_done = |s: &Sched, e: &Engine<C>| s.outcome.is_none() && s.waiting.iter().all(|&r| e.is_done(r));
-        if !round_done(&self.scheds.slots[id], self) {
+        let msgs_done = |s: &Sched, e: &Engine<C>| s.waiting.iter().all(|&r| e.is_done(r));
+        let s = &self.scheds.slots[id];
+        if s.outcome.is_some() || (s.polling.is_empty() && !msgs_done(s, self)) {
             return false;
         }
         // Out of its slot while it runs (no memory moves), so the engine is free to use.
         let mut s = std::mem::take(&mut self.scheds.slots[id]);
-        while round_done(&s, self) {
+        let mut moved = false;
+        loop {
+            if !s.polling.is_empty() {
+                moved |= s.poll_steps(|context| self.context_revoked(context));
+            }
+            if s.outcome.is_some() || !s.polling.is_empty() || !msgs_done(&s, self) {
+                break;
+            }
+            moved = true;
             let mut failed = None;
             for r in s.waiting.drain(..) {
                 if let Err(e) = self.finish(r) {
@@ -324,13 +400,17 @@ impl<C: Channel> Engine<C> {
                             }
                             None
                         }
+                        Msg::Polled(k) => {
+                            s.polling.extend(s.polled[k].take());
+                            None
+                        }
                     }
                 };
                 s.waiting.extend(started);
             }
         }
         self.scheds.slots[id] = s;
-        true
+        moved
     }
 }
 

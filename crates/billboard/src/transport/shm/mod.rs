@@ -30,7 +30,7 @@ pub mod wait;
 
 use cross_memory::Direction;
 use ring::{RingMemory, RingRx, RingTx, CELL, FORM_INLINE, FORM_MALFORMED, FORM_SLOT};
-pub(crate) use segment::{segment_name, Layout, Segment, BOARD_SLOTS, BOARD_SLOT_BYTES, CLAIM_WORDS};
+pub(crate) use segment::{segment_name, Layout, Segment, BOARD_LANE_BYTES, BOARD_SLOTS, BOARD_SLOT_BYTES, CLAIM_WORDS};
 use slots::SlotPool;
 
 pub static RING_BYTES: Tunable = Tunable::new(

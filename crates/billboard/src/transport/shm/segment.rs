@@ -35,7 +35,7 @@ use crate::sync::{AtomicU64, Ordering};
 use crate::{Error, Result};
 
 const MAGIC: u64 = u64::from_le_bytes(*b"BBOARD01");
-const VERSION: u32 = 4;
+const VERSION: u32 = 5;
 const HEADER_BYTES: usize = 4096;
 const CONTROL_BYTES: usize = 256;
 pub(crate) const LINE: usize = 128;
@@ -44,9 +44,12 @@ pub(crate) const CLAIM_WORDS: usize = LINE / 8;
 const PAGE: usize = 4096;
 /// Board slots per rank: communicators that can hold one at once (coll/board.rs).
 pub(crate) const BOARD_SLOTS: usize = 8;
-/// Bytes of one rank's board slot: a line for its read mark, 64 header lines and 32 data
-/// areas of 2 KiB (coll/board.rs lays them out and says why 32): 72 KiB, 577 KiB a rank.
-pub(crate) const BOARD_SLOT_BYTES: usize = LINE + 64 * LINE + 32 * 2048;
+/// Bytes of one lane of a board slot: a line for its read mark, 64 header lines and 32 data
+/// areas of 2 KiB (coll/board.rs lays them out and says why 32): 72 KiB.
+pub(crate) const BOARD_LANE_BYTES: usize = LINE + 64 * LINE + 32 * 2048;
+/// Bytes of one rank's board slot: two lanes, the blocking collectives' and the nonblocking
+/// ones' (each with epochs of its own, coll/board.rs says why): 144 KiB, 1,154 KiB a rank.
+pub(crate) const BOARD_SLOT_BYTES: usize = 2 * BOARD_LANE_BYTES;
 
 /// The segment header, written once by the creator before any other rank maps.
 #[repr(C)]
