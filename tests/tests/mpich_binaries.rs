@@ -328,7 +328,10 @@ fn a_spawn_under_hydra_of_a_command_that_cannot_run_fails_at_once() {
     let lib = root().join("dist/lib");
     for n in ["1", "2"] {
         // The wait a failed spawn would otherwise take, far beyond the program's limit (10 s).
+        // Hydra's environment reaches the children it spawns; `env` on the command line reaches
+        // only the first ranks (a child on MPICH's own library fails in MPI_Init).
         let out = Command::new("timeout")
+            .env("LD_LIBRARY_PATH", &lib)
             .args(["-k", "5", "120"])
             .arg(&hydra)
             .args(["-n", n, "env"])
