@@ -122,19 +122,31 @@ impl Communicator {
     /// Reduces every rank's `send` with `op` and leaves the result in every rank's `recv`.
     pub fn allreduce_bytes(&self, send: &[u8], recv: &mut [u8], op: ReduceOp<'_>) -> Result<()> {
         self.intra_only("allreduce by bytes")?;
-        if let Some((board, _)) = self.board_for(Collective::Allreduce, send.len(), true)? {
-            if recv.len() != send.len() {
-                return Err(Error::InvalidArgument(format!(
-                    "allreduce: a {}-byte receive buffer for {} bytes sent (rank {})",
-                    recv.len(),
-                    send.len(),
-                    self.rank()
-                )));
-            }
-            board.reduce(self, send, Some(recv), None, op);
+        if self.allreduce_on_board(send, recv, op)? {
             return Ok(());
         }
         self.reduce_bytes(send, Some(&mut *recv).filter(|_| self.rank() == 0), 0, op)?;
         self.bcast_bytes(recv, 0)
+    }
+
+    /// [`Communicator::allreduce_bytes`] where the table gives the allreduce of `send.len()`
+    /// bytes to the board: `Ok(true)` when done, `Ok(false)` (nothing done) where it does not.
+    /// An interface whose arguments need no preparing (a builtin type) calls this first, so a
+    /// small reduction costs one table look-up before the board.
+    #[inline]
+    pub fn allreduce_on_board(&self, send: &[u8], recv: &mut [u8], op: ReduceOp<'_>) -> Result<bool> {
+        let Some((board, _)) = self.board_for(Collective::Allreduce, send.len(), true)? else {
+            return Ok(false);
+        };
+        if recv.len() != send.len() {
+            return Err(Error::InvalidArgument(format!(
+                "allreduce: a {}-byte receive buffer for {} bytes sent (rank {})",
+                recv.len(),
+                send.len(),
+                self.rank()
+            )));
+        }
+        board.reduce(self, send, Some(recv), None, op);
+        Ok(true)
     }
 }

@@ -200,6 +200,12 @@ fn reduction(op: MPI_Op, t: MPI_Datatype, layout: &datatype::Layout) -> Res<bill
     .expect("MPI is running")
 }
 
+/// The bytes of `count` elements of `t` where `t` is a builtin type (no holes, its size in its
+/// handle) and `count` is not negative.
+fn builtin_bytes(t: MPI_Datatype, count: i64) -> Option<usize> {
+    usize::try_from(count).ok()?.checked_mul(builtin_datatype_size(t)?)
+}
+
 /// The layout of `t` and the bytes of `count` elements, where a blocking reduction of them (to a
 /// root when `rooted`) runs the direct binomial tree or the board; `None` where it runs as its
 /// schedule (start + wait): on an intercommunicator, and wherever the table chooses another

@@ -99,12 +99,25 @@ counted! {
         let count = i64::from(count);
         call_unlocked(FUNCTION, comm, || {
             let c = comm_ref(comm)?;
+            // A builtin type has no holes and needs no layout: where the board takes the
+            // vector, nothing else is prepared.
+            let mut prepared = None;
+            if let Some(len) = builtin_bytes(t, count) {
+                let combine = prepared.insert(combiner(op, t)?);
+                let on_board = |send: &[u8]| Ok(c.allreduce_on_board(send, slice_mut(recvbuf, len)?, &mut **combine)?);
+                if with_contribution(sendbuf, recvbuf, len, on_board)? {
+                    return Ok(());
+                }
+            }
             let Some((layout, len)) = direct_reduction(&c, count, t, false)? else {
                 // As for MPI_Reduce.
                 let (coll, done) = billboard::coll::blocking(true, || iallreduce((sendbuf, recvbuf, count, t, op), &c))?;
                 return Scheduled { coll, done }.wait();
             };
-            let mut combine = combiner(op, t)?;
+            let mut combine = match prepared {
+                Some(combine) => combine,
+                None => combiner(op, t)?,
+            };
             let mut land = Landing::new(layout, count, recvbuf, len)?;
             with_contribution(sendbuf, recvbuf, len, |send| Ok(c.allreduce_bytes(send, land.bytes(), &mut *combine)?))?;
             land.finish();
