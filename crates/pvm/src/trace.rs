@@ -337,8 +337,14 @@ pub fn event_of(lib: &mut Lib, kind: i32, entry: bool, data: &[(i32, Datum<'_>)]
     if buffered {
         int(&mut out, MARK_BUFFER_END);
     }
+    send_to_tracer(task, tracer, code, context, &out);
+}
+
+/// Sends a trace message, in the trace context; one that cannot go is dropped, as Debian's
+/// library drops it: tracing never fails a call.
+pub(crate) fn send_to_tracer(task: &mut crate::task::Task, tracer: i32, code: i32, context: i32, out: &[u8]) {
     let ctx = std::mem::replace(&mut task.ctx, context);
-    let _ = task.send(tracer, code, Encoding::Xdr.code(), &out);
+    let _ = task.send(tracer, code, Encoding::Xdr.code(), out);
     task.ctx = ctx;
 }
 

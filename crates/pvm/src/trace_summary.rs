@@ -155,9 +155,7 @@ pub fn flush(lib: &mut Lib, tracer: i32, code: i32, context: i32, options: i32, 
     }
     ints(&mut out, DID_PRF, &mut kinds.iter().map(|&(_, n, _)| n));
     int(&mut out, crate::trace::MARK_DESC_END);
-    let ctx = std::mem::replace(&mut task.ctx, context);
-    let _ = task.send(tracer, code, Encoding::Xdr.code(), &out);
-    task.ctx = ctx;
+    crate::trace::send_to_tracer(task, tracer, code, context, &out);
 }
 
 #[cfg(test)]
