@@ -315,6 +315,8 @@ desc 83 entry packf: 106/6=t 107/6=t 88/6=kid 76/12=\"%+%d%s\"
 desc 83 exit packf: 106/6=t 107/6=t 88/6=kid 4/6=0
 desc 89 entry unpackf: 106/6=t 107/6=t 88/6=kid 76/12=\"%d%s\"
 desc 89 exit unpackf: 106/6=t 107/6=t 88/6=kid 4/6=0
+an unknown trace option: -2
+a known one: 1
 ",
     );
 }

@@ -6,7 +6,8 @@
  * timed, the child sends one summary when it leaves (its event names and counts, and under
  * PvmTraceTime the time in each); in full, each event comes as it happens, and pvm_packf and
  * pvm_unpackf come as one event each with their format, without the pack routines they call.
- * Printed as trace_show.h decodes it: tests/messages.rs compares it with Debian's PVM.
+ * An option other than these three is refused. Printed as trace_show.h decodes it:
+ * tests/messages.rs compares it with Debian's PVM.
  */
 #include "trace_show.h"
 
@@ -101,6 +102,9 @@ int main(int argc, char **argv)
     trace_one(argv[0], "counted", PvmTraceCount, summed, sizeof summed / sizeof summed[0]);
     trace_one(argv[0], "timed", PvmTraceTime, summed, sizeof summed / sizeof summed[0]);
     trace_one(argv[0], "in full", PvmTraceFull, packing, sizeof packing / sizeof packing[0]);
+    pvm_setopt(PvmAutoErr, 0);
+    printf("an unknown trace option: %d\n", pvm_setopt(PvmSelfTraceOptions, 7));
+    printf("a known one: %d\n", pvm_setopt(PvmSelfTraceOptions, PvmTraceCount) >= 0);
     pvm_exit();
     return 0;
 }
