@@ -129,18 +129,18 @@ pub(crate) const DID_TS: i32 = 106;
 pub(crate) const DID_TU: i32 = 107;
 /// `PvmTraceFull`: every event as a message (`PvmTraceTime`, `PvmTraceCount`: summaries,
 /// `trace_summary.rs`).
-const TRACE_FULL: i32 = 1;
+pub(crate) const TRACE_FULL: i32 = 1;
 
 /// `pvm_setopt` numbers: a task's own trace destination, and its children's.
-const SELF: Options = Options { tid: 14, code: 15, buffer: 16, options: 17, context: 24 };
+pub(crate) const SELF: Options = Options { tid: 14, code: 15, buffer: 16, options: 17, context: 24 };
 const CHILD: Options = Options { tid: 6, code: 7, buffer: 8, options: 9, context: 22 };
 
-struct Options {
-    tid: usize,
-    code: usize,
-    buffer: usize,
-    options: usize,
-    context: usize,
+pub(crate) struct Options {
+    pub tid: usize,
+    pub code: usize,
+    pub buffer: usize,
+    pub options: usize,
+    pub context: usize,
 }
 
 /// Bytes of a trace mask (`Pvmtmask`): 35 characters, 4 events each in the low bits of `@`,
@@ -349,7 +349,7 @@ pub(crate) fn send_to_tracer(task: &mut crate::task::Task, tracer: i32, code: i3
 }
 
 /// The event's name as Debian's tracers know it (`pvmtevinfo`).
-fn name(kind: i32) -> &'static str {
+pub(crate) fn name(kind: i32) -> &'static str {
     match kind {
         TEV_NRECV => "nrecv",
         TEV_RECV => "recv",
@@ -550,29 +550,6 @@ pub fn precv_exit(lib: &mut Lib, cc: i32, got: Option<(usize, i32, i32)>) {
     let ctx = context(lib);
     let (bytes, tag, src) = got.map_or((-1, -1, -1), |(n, tag, src)| (n as i32, tag, src));
     event(lib, TEV_PRECV, false, &[(DID_CC, cc), (DID_MNB, bytes), (DID_MC, tag), (DID_MCX, ctx), (DID_SRC, src)]);
-}
-
-/// Sends this task's tracer the summary of its events when it traces by `PvmTraceTime` or
-/// `PvmTraceCount` (`trace_summary.rs`): at `pvm_exit`, and before its trace buffering or
-/// options change.
-pub fn flush_summary(lib: &mut Lib) {
-    let o = &lib.opts;
-    let (tracer, code, context, options) = (o[SELF.tid], o[SELF.code], o[SELF.context], o[SELF.options]);
-    trace_summary::flush(lib, tracer, code, context, options, name);
-}
-
-/// `pvm_setopt` of this task's own trace buffering or options, as Debian's library does it:
-/// what was summarized under the old settings goes first, and an option other than
-/// `PvmTraceFull`, `PvmTraceTime`, `PvmTraceCount` is refused. `None`: not one of these.
-pub fn set_own_option(lib: &mut Lib, what: usize, val: i32) -> Option<Result<i32, PvmError>> {
-    if what != SELF.buffer && what != SELF.options {
-        return None;
-    }
-    flush_summary(lib);
-    if what == SELF.options && val != TRACE_FULL && !trace_summary::summarizes(val) {
-        return Some(Err(PvmError::BadParam));
-    }
-    Some(Ok(std::mem::replace(&mut lib.opts[what], val)))
 }
 
 /// `pvm_packf`'s and `pvm_unpackf`'s entry (`packf.c`): the format, as Debian's library

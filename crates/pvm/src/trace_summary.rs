@@ -158,6 +158,34 @@ pub fn flush(lib: &mut Lib, tracer: i32, code: i32, context: i32, options: i32, 
     crate::trace::send_to_tracer(task, tracer, code, context, &out);
 }
 
+/// Sends this task's tracer the summary of its events when it traces by `PvmTraceTime` or
+/// `PvmTraceCount` (`trace_summary.rs`): at `pvm_exit`, and before its trace buffering or
+/// options change.
+pub fn flush_summary(lib: &mut Lib) {
+    let o = &lib.opts;
+    let (tracer, code, context, options) = (
+        o[crate::trace::SELF.tid],
+        o[crate::trace::SELF.code],
+        o[crate::trace::SELF.context],
+        o[crate::trace::SELF.options],
+    );
+    flush(lib, tracer, code, context, options, crate::trace::name);
+}
+
+/// `pvm_setopt` of this task's own trace buffering or options, as Debian's library does it:
+/// what was summarized under the old settings goes first, and an option other than
+/// `PvmTraceFull`, `PvmTraceTime`, `PvmTraceCount` is refused. `None`: not one of these.
+pub fn set_own_option(lib: &mut Lib, what: usize, val: i32) -> Option<Result<i32, crate::error::PvmError>> {
+    if what != crate::trace::SELF.buffer && what != crate::trace::SELF.options {
+        return None;
+    }
+    flush_summary(lib);
+    if what == crate::trace::SELF.options && val != crate::trace::TRACE_FULL && !summarizes(val) {
+        return Some(Err(crate::error::PvmError::BadParam));
+    }
+    Some(Ok(std::mem::replace(&mut lib.opts[what], val)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
