@@ -381,7 +381,12 @@ impl Buffers {
         };
         let b = self.map.get_mut(id).expect("made above");
         let old = std::mem::replace(&mut b.data, m.data);
-        (b.src, b.tag, b.ctx, b.remote) = (m.src, m.tag, m.ctx, m.remote);
+        (b.src, b.tag, b.ctx) = (m.src, m.tag, m.ctx);
+        // The slot's own is none (emptied above, or new): only a message still in its
+        // sender's memory is stored, so the usual one drops nothing (a call per message).
+        if let Some(r) = m.remote {
+            b.remote = Some(r);
+        }
         self.lazy_rbuf = b.remote.is_some();
         self.rbuf = id;
         (id, old)

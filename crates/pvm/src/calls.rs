@@ -73,6 +73,7 @@ pub extern "C" fn pvm_exit() -> c_int {
     call("pvm_exit", |lib| {
         // Its entry only, as Debian's library traces it: there is no tracing after.
         crate::trace::event_of(lib, crate::trace::TEV_EXIT, true, &[]);
+        crate::trace_summary::flush_summary(lib);
         if let Some(t) = lib.task.take() {
             t.leave();
             crate::compat::pvmmytid.store(-1, std::sync::atomic::Ordering::Relaxed);
@@ -380,6 +381,9 @@ pub unsafe extern "C" fn pvm_catchout(file: *mut libc::FILE) -> c_int {
 pub extern "C" fn pvm_setopt(what: c_int, val: c_int) -> c_int {
     call("pvm_setopt", |lib| {
         let slot = usize::try_from(what).ok().filter(|&w| w > 0 && w < lib.opts.len()).ok_or(PvmError::BadParam)?;
+        if let Some(r) = crate::trace_summary::set_own_option(lib, slot, val) {
+            return r;
+        }
         Ok(match what {
             OPT_AUTO_ERR => std::mem::replace(&mut lib.auto_err, val),
             OPT_SHOW_TIDS => i32::from(crate::task::SHOW_TIDS.swap(val != 0, std::sync::atomic::Ordering::Relaxed)),

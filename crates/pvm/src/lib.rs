@@ -116,4 +116,5 @@ mod task_receive;
 mod task_send;
 mod tcp;
 pub mod trace;
+mod trace_summary;
 pub mod wire;

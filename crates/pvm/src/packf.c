@@ -41,6 +41,13 @@ int pvm_upkstr(char *);
 
 #define PvmBadParam (-2)
 
+/* Tracing (trace.rs): pvm_packf and pvm_unpackf are one event each, as in Debian's library;
+ * while one is traced, the pack routines it calls are not. */
+#define TEV_PACKF 83
+#define TEV_UNPACKF 89
+int bb_pvm_trace_format_entry(int kind, const char *fmt);
+void bb_pvm_trace_format_exit(int kind, int traced, int cc);
+
 /* One parsed conversion. */
 struct conv {
     int count; /* -1: no count given (a single value, by value when packing) */
@@ -104,12 +111,16 @@ int pvm_packf(const char *fmt, ...)
     int cc = 0;
     const char *f = fmt;
 
+    int traced;
+
     if (!fmt)
         return PvmBadParam;
+    traced = bb_pvm_trace_format_entry(TEV_PACKF, fmt) > 0;
     va_start(ap, fmt);
     if (f[0] == '%' && f[1] == '+') {
         if ((cc = pvm_initsend(va_arg(ap, int))) < 0) {
             va_end(ap);
+            bb_pvm_trace_format_exit(TEV_PACKF, traced, cc);
             return cc;
         }
         f += 2;
@@ -171,7 +182,9 @@ int pvm_packf(const char *fmt, ...)
         }
     }
     va_end(ap);
-    return cc < 0 ? cc : 0;
+    cc = cc < 0 ? cc : 0;
+    bb_pvm_trace_format_exit(TEV_PACKF, traced, cc);
+    return cc;
 }
 
 int pvm_unpackf(const char *fmt, ...)
@@ -181,8 +194,11 @@ int pvm_unpackf(const char *fmt, ...)
     int cc = 0;
     const char *f = fmt;
 
+    int traced;
+
     if (!fmt)
         return PvmBadParam;
+    traced = bb_pvm_trace_format_entry(TEV_UNPACKF, fmt) > 0;
     va_start(ap, fmt);
     while (*f && cc >= 0) {
         if (*f++ != '%')
@@ -218,5 +234,7 @@ int pvm_unpackf(const char *fmt, ...)
         }
     }
     va_end(ap);
-    return cc < 0 ? cc : 0;
+    cc = cc < 0 ? cc : 0;
+    bb_pvm_trace_format_exit(TEV_UNPACKF, traced, cc);
+    return cc;
 }

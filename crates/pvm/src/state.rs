@@ -125,7 +125,7 @@ fn settle_receive_buffer(lib: &mut Lib, name: &str) {
 #[cold]
 #[inline(never)]
 fn settle_lazy_receive_buffer(lib: &mut Lib, name: &str) {
-    if name.starts_with("pvm_upk") || matches!(name, "pvm_bufinfo" | "pvm_getminfo") {
+    if name.starts_with("pvm_upk") || matches!(name, "pvm_bufinfo" | "pvm_getminfo" | "pvm_unpackf") {
         return;
     }
     if let Err(e) = lib.bufs.settle_receive_buffer() {

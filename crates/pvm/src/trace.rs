@@ -31,9 +31,9 @@
 //! Traced: `pvm_send`, `pvm_recv`, `pvm_nrecv`, `pvm_trecv`, `pvm_mcast`, `pvm_psend`,
 //! `pvm_precv`, the pack and unpack routines (`pvm_pk*`, `pvm_upk*`), the buffer calls
 //! (`pvm_initsend`, `pvm_mkbuf`, `pvm_freebuf`, `pvm_setsbuf`, `pvm_getsbuf`, `pvm_setrbuf`,
-//! `pvm_getrbuf`), `pvm_spawn` and `pvm_exit`. Not yet: the other calls' events (`pvm_packf`
-//! traces the pack routines it calls, where Debian's traces `packf` alone),
-//! `PvmTraceTime`/`PvmTraceCount` summaries (their options send nothing), and pvmd's own
+//! `pvm_getrbuf`), `pvm_packf`/`pvm_unpackf` (one event each, not one per item), `pvm_spawn`
+//! and `pvm_exit`. With `PvmTraceTime`/`PvmTraceCount` the same events are counted and sent
+//! as one summary (`trace_summary.rs`). Not yet: the other calls' events, and pvmd's own
 //! events (newtask, spntask, endtask) from the agent.
 
 use std::ffi::c_int;
@@ -41,6 +41,7 @@ use std::ffi::c_int;
 use crate::encoding::{pack_str, Encoding};
 use crate::error::PvmError;
 use crate::state::Lib;
+use crate::trace_summary::{self, Summary};
 
 pub const TEV_EXIT: i32 = 7;
 pub const TEV_FREEBUF: i32 = 8;
@@ -82,18 +83,20 @@ pub const TEV_PSEND: i32 = 85;
 pub const TEV_RECV: i32 = 45;
 pub const TEV_SEND: i32 = 47;
 pub const TEV_TRECV: i32 = 57;
+pub const TEV_PACKF: i32 = 83;
+pub const TEV_UNPACKF: i32 = 89;
 const ENTRY: i32 = 0x4000;
 const EXIT: i32 = 0x8000;
 const MARK_BUFFER: i32 = -1;
 const MARK_BUFFER_END: i32 = -2;
-const MARK_DESC: i32 = -5;
-const MARK_DESC_END: i32 = -6;
+pub(crate) const MARK_DESC: i32 = -5;
+pub(crate) const MARK_DESC_END: i32 = -6;
 const MARK_RECORD: i32 = -7;
 const MARK_RECORD_END: i32 = -8;
-const DATA_INT: i32 = 6;
+pub(crate) const DATA_INT: i32 = 6;
 const DATA_LONG: i32 = 8;
-const DATA_STRING: i32 = 12;
-const DATA_ARRAY: i32 = 0x80;
+pub(crate) const DATA_STRING: i32 = 12;
+pub(crate) const DATA_ARRAY: i32 = 0x80;
 /// Data ids (`TEV_DID_*`).
 pub const DID_CC: i32 = 4;
 const DID_MC: i32 = 45;
@@ -115,27 +118,29 @@ pub const DID_MTU: i32 = 53;
 const DID_RST: i32 = 78;
 const DID_RMC: i32 = 79;
 const DID_RCX: i32 = 80;
+const DID_PF: i32 = 76;
 const DID_SE: i32 = 82;
 const DID_SF: i32 = 83;
 const DID_SW: i32 = 84;
 const DID_SC: i32 = 85;
 const DID_STL: i32 = 86;
-const DID_TID: i32 = 88;
-const DID_TS: i32 = 106;
-const DID_TU: i32 = 107;
-/// `PvmTraceFull`: every event as a message (`PvmTraceTime`, `PvmTraceCount` not yet).
-const TRACE_FULL: i32 = 1;
+pub(crate) const DID_TID: i32 = 88;
+pub(crate) const DID_TS: i32 = 106;
+pub(crate) const DID_TU: i32 = 107;
+/// `PvmTraceFull`: every event as a message (`PvmTraceTime`, `PvmTraceCount`: summaries,
+/// `trace_summary.rs`).
+pub(crate) const TRACE_FULL: i32 = 1;
 
 /// `pvm_setopt` numbers: a task's own trace destination, and its children's.
-const SELF: Options = Options { tid: 14, code: 15, buffer: 16, options: 17, context: 24 };
+pub(crate) const SELF: Options = Options { tid: 14, code: 15, buffer: 16, options: 17, context: 24 };
 const CHILD: Options = Options { tid: 6, code: 7, buffer: 8, options: 9, context: 22 };
 
-struct Options {
-    tid: usize,
-    code: usize,
-    buffer: usize,
-    options: usize,
-    context: usize,
+pub(crate) struct Options {
+    pub tid: usize,
+    pub code: usize,
+    pub buffer: usize,
+    pub options: usize,
+    pub context: usize,
 }
 
 /// Bytes of a trace mask (`Pvmtmask`): 35 characters, 4 events each in the low bits of `@`,
@@ -155,11 +160,19 @@ pub struct Tracing {
     described_to: i32,
     /// A traced call is running (`around`): the calls it makes are not traced.
     inside: bool,
+    /// `PvmTraceTime`/`PvmTraceCount`: what each event added up to since the last summary.
+    pub(crate) summary: Summary,
 }
 
 impl Tracing {
     pub const fn new() -> Tracing {
-        Tracing { masks: [empty_mask(); 2], described: [0; 128], described_to: 0, inside: false }
+        Tracing {
+            masks: [empty_mask(); 2],
+            described: [0; 128],
+            described_to: 0,
+            inside: false,
+            summary: Summary::new(),
+        }
     }
 }
 
@@ -273,16 +286,19 @@ fn event(lib: &mut Lib, kind: i32, entry: bool, data: &[(i32, i32)]) {
 pub fn event_of(lib: &mut Lib, kind: i32, entry: bool, data: &[(i32, Datum<'_>)]) {
     let tracer = lib.opts[SELF.tid];
     let options = lib.opts[SELF.options];
-    if tracer <= 0
-        || lib.tracing.inside
-        || !masked(&lib.tracing.masks[0], kind)
-        || (options != 0 && options != TRACE_FULL)
-    {
+    if tracer <= 0 || lib.tracing.inside || !masked(&lib.tracing.masks[0], kind) {
         return;
     }
     let (code, context, buffered) = (lib.opts[SELF.code], lib.opts[SELF.context], lib.opts[SELF.buffer] != 0);
     let Some(task) = lib.task.as_mut() else { return };
     if task.tid == tracer {
+        return;
+    }
+    if trace_summary::summarizes(options) {
+        trace_summary::tally(&mut lib.tracing.summary, options, kind, entry);
+        return;
+    }
+    if options != 0 && options != TRACE_FULL {
         return;
     }
     let t = &mut lib.tracing;
@@ -321,13 +337,19 @@ pub fn event_of(lib: &mut Lib, kind: i32, entry: bool, data: &[(i32, Datum<'_>)]
     if buffered {
         int(&mut out, MARK_BUFFER_END);
     }
+    send_to_tracer(task, tracer, code, context, &out);
+}
+
+/// Sends a trace message, in the trace context; one that cannot go is dropped, as Debian's
+/// library drops it: tracing never fails a call.
+pub(crate) fn send_to_tracer(task: &mut crate::task::Task, tracer: i32, code: i32, context: i32, out: &[u8]) {
     let ctx = std::mem::replace(&mut task.ctx, context);
-    let _ = task.send(tracer, code, Encoding::Xdr.code(), &out);
+    let _ = task.send(tracer, code, Encoding::Xdr.code(), out);
     task.ctx = ctx;
 }
 
 /// The event's name as Debian's tracers know it (`pvmtevinfo`).
-fn name(kind: i32) -> &'static str {
+pub(crate) fn name(kind: i32) -> &'static str {
     match kind {
         TEV_NRECV => "nrecv",
         TEV_RECV => "recv",
@@ -369,6 +391,8 @@ fn name(kind: i32) -> &'static str {
         TEV_UPKSHORT => "upkshort",
         TEV_UPKUSHORT => "upkushort",
         TEV_UPKSTR => "upkstr",
+        TEV_PACKF => "packf",
+        TEV_UNPACKF => "unpackf",
         _ => "",
     }
 }
@@ -526,6 +550,38 @@ pub fn precv_exit(lib: &mut Lib, cc: i32, got: Option<(usize, i32, i32)>) {
     let ctx = context(lib);
     let (bytes, tag, src) = got.map_or((-1, -1, -1), |(n, tag, src)| (n as i32, tag, src));
     event(lib, TEV_PRECV, false, &[(DID_CC, cc), (DID_MNB, bytes), (DID_MC, tag), (DID_MCX, ctx), (DID_SRC, src)]);
+}
+
+/// `pvm_packf`'s and `pvm_unpackf`'s entry (`packf.c`): the format, as Debian's library
+/// traces it (`TEV_DID_PF`); the pack routines they call are not traced, so that the tracer
+/// sees one event a call. Returns whether it was traced, for [`bb_pvm_trace_format_exit`].
+///
+/// # Safety
+/// `fmt` is a C string.
+#[no_mangle]
+pub unsafe extern "C" fn bb_pvm_trace_format_entry(kind: c_int, fmt: *const std::ffi::c_char) -> c_int {
+    let name = if kind == TEV_UNPACKF { "pvm_unpackf" } else { "pvm_packf" };
+    crate::state::call(name, |lib| {
+        if !on(lib) || (kind != TEV_PACKF && kind != TEV_UNPACKF) {
+            return Ok(0);
+        }
+        // SAFETY: the caller's contract; packf.c refuses a null format before.
+        let f = unsafe { std::ffi::CStr::from_ptr(fmt) }.to_bytes();
+        Ok(c_int::from(enter(lib, kind, &[(DID_PF, Datum::Str(f))])))
+    })
+}
+
+/// `pvm_packf`'s and `pvm_unpackf`'s exit: their result, when their entry was traced.
+#[no_mangle]
+pub extern "C" fn bb_pvm_trace_format_exit(kind: c_int, traced: c_int, cc: c_int) {
+    if traced == 0 {
+        return;
+    }
+    let name = if kind == TEV_UNPACKF { "pvm_unpackf" } else { "pvm_packf" };
+    let _ = crate::state::call(name, |lib| {
+        leave(lib, kind, DID_CC, &Ok(cc));
+        Ok(0)
+    });
 }
 
 /// `pvm_settmask` (`who` 0: this task's, 1: its children's).

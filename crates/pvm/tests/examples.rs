@@ -316,18 +316,28 @@ fn netpipe_runs_between_two_tasks_started_from_a_shell() {
         return;
     }
     let vm = Vm::new("netpipe");
-    let receiver = vm.command("/usr/bin/NPpvm").args(["-u", "4096", "-o", "np-receiver.out"]).spawn().unwrap();
+    // A fixed count of round trips a trial (`-n`): NetPIPE otherwise sizes each trial from the
+    // fastest of the last size's 7 trials (0.25 s / that time), and on a loaded machine a round
+    // trip costs either ~1 us (both tasks on a core) or ~1 ms (one waiting for the other's
+    // turn): one lucky trial makes the next size's trials 1000 times too long (> 150 s at load
+    // 20). 20 round trips x 7 trials x 58 sizes stays under 20 s even at 1 ms each, and every
+    // size from 1 to 4099 bytes still goes both ways.
+    let repeats = ["-n", "20"];
+    let receiver =
+        vm.command("/usr/bin/NPpvm").args(repeats).args(["-u", "4096", "-o", "np-receiver.out"]).spawn().unwrap();
     // The transmitter expects to find the receiver enrolled (pvm_tasks must list two tasks).
     let start = Instant::now();
     while !vm.dir().join("t40001").exists() {
         assert!(start.elapsed() < Duration::from_secs(20), "the receiver did not enroll");
         std::thread::sleep(Duration::from_millis(10));
     }
-    let transmitter =
-        vm.command("/usr/bin/NPpvm").args(["-h", "localhost", "-u", "4096", "-o", "np.out"]).spawn().unwrap();
-    // NetPIPE times each size for a while itself (~30 s in all here alone): the limit leaves
-    // room for a loaded machine. A transmitter past it leaves its receiver waiting for ever:
-    // that one is ended too.
+    let transmitter = vm
+        .command("/usr/bin/NPpvm")
+        .args(repeats)
+        .args(["-h", "localhost", "-u", "4096", "-o", "np.out"])
+        .spawn()
+        .unwrap();
+    // A transmitter past the limit leaves its receiver waiting for ever: that one is ended too.
     let mut receiver = receiver;
     let t = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         finish(transmitter, Duration::from_secs(150), "NPpvm transmitter")
@@ -343,6 +353,7 @@ fn netpipe_runs_between_two_tasks_started_from_a_shell() {
     let sizes: Vec<u64> = table.lines().filter_map(|l| l.split_whitespace().next()?.parse().ok()).collect();
     assert_eq!(sizes.first(), Some(&1), "{table}");
     assert!(sizes.contains(&4096), "NPpvm did not reach 4096 bytes:\n{table}");
+    assert_eq!(sizes.len(), 58, "NPpvm skipped sizes:\n{table}");
     vm.assert_nothing_left();
 }
 

@@ -4,8 +4,9 @@
 //! caught by the parent (`pvm_catchout`, `tests/c/catchout.c`), and a traced child's events
 //! at its tracer (`PvmTraceTid`, `tests/c/trace.c`, `tests/c/trace_calls.c` for
 //! `pvm_psend`, `pvm_precv`, `pvm_mcast`, `pvm_initsend`, and `tests/c/trace_buffers.c` for
-//! the pack, unpack and buffer calls, `pvm_spawn` and `pvm_exit`; the tracer's side in
-//! `tests/c/trace_show.h`), and `pvm_precv`'s length in bytes
+//! the pack, unpack and buffer calls, `pvm_spawn` and `pvm_exit`, `tests/c/trace_modes.c`
+//! for `PvmTraceCount`/`PvmTraceTime` summaries and `pvm_packf`/`pvm_unpackf` as one event;
+//! the tracer's side in `tests/c/trace_show.h`), and `pvm_precv`'s length in bytes
 //! (`tests/c/precv_len.c`). Each C program prints
 //! the same built against our library and against Debian's (run under a pvmd of its own),
 //! under a timeout, leaving nothing behind.
@@ -276,6 +277,46 @@ record 8 exit: 106=t 107=t 88=kid 4=-16
 desc 52 entry spawn: 106/6=t 107/6=t 88/6=kid 82/12=\"bb-trace-no-such-program\" 84/12=\"\" 83/6=0 85/6=1
 desc 52 exit spawn: 106/6=t 107/6=t 88/6=kid 4/6=0 86/134=[0]
 desc 7 entry exit: 106/6=t 107/6=t 88/6=kid
+",
+    );
+}
+
+#[test]
+fn counted_and_timed_tracing_send_one_summary_and_packf_is_one_event_as_under_debian() {
+    prints_as_under_debian(
+        "trace_modes",
+        "\
+counted
+settmask 0
+packf sent 8 from packf
+desc 107 summary profiling: 106/6=t 107/6=t 88/6=kid 120/6=8 121/140=[8] \"exit\" \"initsend\" \"pkint\" \"recv\" \"send\" \"upkint\" \"packf\" \"unpackf\" 77/134=[8] 1 6 6 4 8 2 2 2
+timed
+settmask 0
+packf sent 8 from packf
+desc 106 summary timing: 106/6=t 107/6=t 88/6=kid 120/6=8 121/140=[8] \"exit\" \"initsend\" \"pkint\" \"recv\" \"send\" \"upkint\" \"packf\" \"unpackf\" 108/134=[8] t t t t t t t t 109/134=[8] t t t t t t t t 77/134=[8] 1 6 6 4 8 2 2 2
+in full
+settmask 0
+packf sent 8 from packf
+desc 17 entry initsend: 106/6=t 107/6=t 88/6=kid 57/6=0
+desc 17 exit initsend: 106/6=t 107/6=t 88/6=kid 56/6=buf
+desc 36 entry pkint: 106/6=t 107/6=t 88/6=kid 71/8=addr 73/6=1 74/6=1
+desc 36 exit pkint: 106/6=t 107/6=t 88/6=kid 4/6=0
+record 17 entry: 106=t 107=t 88=kid 57=0
+record 17 exit: 106=t 107=t 88=kid 56=buf
+record 36 entry: 106=t 107=t 88=kid 71=addr 73=1 74=1
+record 36 exit: 106=t 107=t 88=kid 4=0
+record 17 entry: 106=t 107=t 88=kid 57=0
+record 17 exit: 106=t 107=t 88=kid 56=buf
+record 36 entry: 106=t 107=t 88=kid 71=addr 73=1 74=1
+record 36 exit: 106=t 107=t 88=kid 4=0
+desc 63 entry upkint: 106/6=t 107/6=t 88/6=kid 71/8=addr 73/6=1 74/6=1
+desc 63 exit upkint: 106/6=t 107/6=t 88/6=kid 4/6=0
+desc 83 entry packf: 106/6=t 107/6=t 88/6=kid 76/12=\"%+%d%s\"
+desc 83 exit packf: 106/6=t 107/6=t 88/6=kid 4/6=0
+desc 89 entry unpackf: 106/6=t 107/6=t 88/6=kid 76/12=\"%d%s\"
+desc 89 exit unpackf: 106/6=t 107/6=t 88/6=kid 4/6=0
+an unknown trace option: -2
+a known one: 1
 ",
     );
 }

@@ -4,7 +4,9 @@
  * (pvmtev.h): the first event of each kind and end comes with its descriptor (data ids and
  * types, each with its value), later ones as bare records, values in the descriptor's order.
  * Printed without times, addresses or buffer ids (each library numbers its own), with tids by
- * role, so that our library and Debian's print alike. A test sets `parent_tid` and `kid_tid`,
+ * role, so that our library and Debian's print alike. A PvmTraceTime/PvmTraceCount summary
+ * (an event id without entry or exit bit) prints as "summary", its times as "t" when they are
+ * times (seconds, or microseconds under a million). A test sets `parent_tid` and `kid_tid`,
  * builds its mask with `mask_with`, and prints only the events its `wanted` says.
  */
 #include <stdio.h>
@@ -30,6 +32,8 @@ int pvm_settmask(int who, char *mask); /* in Debian's pvmtev.h */
 #define DID_PDA 71
 #define DID_TS 106
 #define DID_TU 107
+#define DID_TGS 108
+#define DID_TGU 109
 
 static int parent_tid, kid_tid;
 
@@ -52,6 +56,8 @@ static void value(int did, int v)
 {
     if (did == DID_TS || did == DID_TU)
         printf("t");
+    else if (did == DID_TGS || did == DID_TGU) /* a time summed (PvmTraceTime) */
+        printf(v >= 0 && v < 1000000 ? "t" : "bad-time(%d)", v);
     else if (did == DID_PDA)
         printf("addr");
     else if ((did == DID_MB || did == DID_MSB || did == DID_MRB) && v > 0)
@@ -108,7 +114,7 @@ static void show(void)
     if ((marker != MARK_EVENT_DESC && marker != MARK_EVENT_RECORD) || !wanted(kind))
         return;
     printf("%s %d %s", marker == MARK_EVENT_DESC ? "desc" : "record", kind,
-           eid & EVENT_ENTRY ? "entry" : eid & EVENT_EXIT ? "exit" : "?");
+           eid & EVENT_ENTRY ? "entry" : eid & EVENT_EXIT ? "exit" : "summary");
     if (marker == MARK_EVENT_DESC) {
         pvm_upkstr(name);
         printf(" %s:", name);
