@@ -167,6 +167,19 @@ static void t_wait_bounded(MPI_Request *req, MPI_Status *st, double secs, const 
     }
 }
 
+/* Agreement flags (icoll_order.c, mpix_iagree.c): member r of n clears bit (r + salt) % 24 of
+ * 0xffffff and keeps bit 24, so every member's flag differs and the AND of all is known. */
+static inline int t_flag_of(int r, int salt) { return 0x1ffffff & ~(1 << ((r + salt) % 24)); }
+
+/* The AND of members 0..n-1's t_flag_of(r, salt). */
+static inline int t_flags_and(int n, int salt)
+{
+    int want = 0x1ffffff;
+    for (int r = 0; r < n; r++)
+        want &= t_flag_of(r, salt);
+    return want;
+}
+
 /* Deterministic test pattern. */
 static inline unsigned char t_byte(long i, int seed) { return (unsigned char)((i * 131 + seed * 7 + (i >> 8)) & 0xff); }
 

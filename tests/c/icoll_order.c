@@ -20,19 +20,6 @@
 
 enum { ROUNDS = 12, BATCHES = 24, NB = 4, MAXLEN = 100 };
 
-static int flag_of(int r, int salt)
-{
-    return 0x1ffffff & ~(1 << ((r + salt) % 24));
-}
-
-static int band_of(int n, int salt)
-{
-    int want = 0x1ffffff;
-    for (int r = 0; r < n; r++)
-        want &= flag_of(r, salt);
-    return want;
-}
-
 /* mpi4py's testIAgree with its fallback: rank 0 Iallreduce, Test x100, Barrier, Wait; the
  * others Barrier, Iallreduce, Wait. */
 static void mpi4py_fallback(MPI_Comm comm, const char *what)
@@ -41,7 +28,7 @@ static void mpi4py_fallback(MPI_Comm comm, const char *what)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     for (int round = 0; round < ROUNDS; round++) {
-        int flag = flag_of(rank, round), agreed = -1;
+        int flag = t_flag_of(rank, round), agreed = -1;
         MPI_Request r = MPI_REQUEST_NULL;
         if (rank == 0) {
             MPI_CHK(MPI_Iallreduce(&flag, &agreed, 1, MPI_INT, MPI_BAND, comm, &r));
@@ -58,8 +45,8 @@ static void mpi4py_fallback(MPI_Comm comm, const char *what)
             MPI_CHK(MPI_Iallreduce(&flag, &agreed, 1, MPI_INT, MPI_BAND, comm, &r));
             MPI_CHK(MPI_Wait(&r, MPI_STATUS_IGNORE));
         }
-        CHECK(agreed == band_of(size, round), "%s round %d: Iallreduce(BAND) gave %#x, expected %#x", what, round,
-              agreed, band_of(size, round));
+        CHECK(agreed == t_flags_and(size, round), "%s round %d: Iallreduce(BAND) gave %#x, expected %#x", what, round,
+              agreed, t_flags_and(size, round));
         /* Blocking collectives still line up after it. */
         int one = 1, sum = 0;
         MPI_CHK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm));

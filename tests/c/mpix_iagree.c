@@ -33,21 +33,6 @@ static int class_of(int rc)
     return c;
 }
 
-/* Member r of n clears bit (r + salt) % 24 of 0xffffff and keeps bit 24: the AND is what
- * `agreed` computes. */
-static int flag_of(int r, int salt)
-{
-    return 0x1ffffff & ~(1 << ((r + salt) % 24));
-}
-
-static int agreed(int n, int salt)
-{
-    int want = 0x1ffffff;
-    for (int r = 0; r < n; r++)
-        want &= flag_of(r, salt);
-    return want;
-}
-
 /* mpi4py's testIAgree: rank 0 iagree, test, barrier, wait; the others barrier, iagree, wait. */
 static void mpi4py_order(MPI_Comm comm, const char *what)
 {
@@ -55,7 +40,7 @@ static void mpi4py_order(MPI_Comm comm, const char *what)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     for (int round = 0; round < 3; round++) {
-        int flag = flag_of(rank, round);
+        int flag = t_flag_of(rank, round);
         MPI_Request r = MPI_REQUEST_NULL;
         if (rank == 0) {
             MPI_CHK(iagree(comm, &flag, &r));
@@ -74,8 +59,8 @@ static void mpi4py_order(MPI_Comm comm, const char *what)
             MPI_CHK(MPI_Wait(&r, MPI_STATUS_IGNORE));
         }
         CHECK(r == MPI_REQUEST_NULL, "%s: the completed request was not freed", what);
-        CHECK(flag == agreed(size, round), "%s round %d: agreed flag %#x, expected %#x", what, round, flag,
-              agreed(size, round));
+        CHECK(flag == t_flags_and(size, round), "%s round %d: agreed flag %#x, expected %#x", what, round, flag,
+              t_flags_and(size, round));
         /* The barrier and the agreement did not mix: collectives still line up after them. */
         int one = 1, sum = 0;
         MPI_CHK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm));
@@ -93,7 +78,7 @@ static void in_flight(MPI_Comm comm)
         int flags[INFLIGHT], sums[INFLIGHT], one = 1;
         MPI_Request agrees[INFLIGHT], others[INFLIGHT];
         for (int i = 0; i < INFLIGHT; i++) {
-            flags[i] = flag_of(rank, 3 * how + i);
+            flags[i] = t_flag_of(rank, 3 * how + i);
             sums[i] = -1;
             /* Rank 0 starts each iagree before the Iallreduce beside it, the others after. */
             if (rank == 0)
@@ -125,15 +110,16 @@ static void in_flight(MPI_Comm comm)
             }
         }
         for (int i = 0; i < INFLIGHT; i++) {
-            CHECK(flags[i] == agreed(size, 3 * how + i), "iagree %d of %d in flight (completion %d): %#x, expected %#x",
-                  i, INFLIGHT, how, flags[i], agreed(size, 3 * how + i));
+            CHECK(flags[i] == t_flags_and(size, 3 * how + i),
+                  "iagree %d of %d in flight (completion %d): %#x, expected %#x", i, INFLIGHT, how, flags[i],
+                  t_flags_and(size, 3 * how + i));
             if (i % 2 == 0)
                 CHECK_EQ(sums[i], size, "an MPI_Iallreduce between iagrees");
         }
         /* A blocking agree takes its turn among the iagrees. */
-        int flag = flag_of(rank, 40 + how);
+        int flag = t_flag_of(rank, 40 + how);
         MPI_CHK(MPIX_Comm_agree(comm, &flag));
-        CHECK(flag == agreed(size, 40 + how), "MPIX_Comm_agree after iagrees: %#x", flag);
+        CHECK(flag == t_flags_and(size, 40 + how), "MPIX_Comm_agree after iagrees: %#x", flag);
     }
 }
 
@@ -147,11 +133,11 @@ static void revoked(void)
     MPI_CHK(MPI_Barrier(comm));
     if (t_rank == 0)
         MPI_CHK(MPIX_Comm_revoke(comm));
-    int flag = flag_of(t_rank, 50);
+    int flag = t_flag_of(t_rank, 50);
     MPI_Request r;
     MPI_CHK(iagree(comm, &flag, &r));
     MPI_CHK(MPI_Wait(&r, MPI_STATUS_IGNORE));
-    CHECK(flag == agreed(t_size, 50), "MPIX_Comm_iagree while the communicator is revoked: %#x", flag);
+    CHECK(flag == t_flags_and(t_size, 50), "MPIX_Comm_iagree while the communicator is revoked: %#x", flag);
     int rc, probed = 0;
     do
         rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &probed, MPI_STATUS_IGNORE);
@@ -159,11 +145,11 @@ static void revoked(void)
     CHECK_EQ(class_of(rc), MPIX_ERR_REVOKED, "MPI_Iprobe on the revoked communicator");
     CHECK_EQ(class_of(MPI_Ibarrier(comm, &r)), MPIX_ERR_REVOKED, "MPI_Ibarrier on the revoked communicator");
     MPI_Request rs[2];
-    int flags[2] = {flag_of(t_rank, 51), flag_of(t_rank, 52)};
+    int flags[2] = {t_flag_of(t_rank, 51), t_flag_of(t_rank, 52)};
     MPI_CHK(iagree(comm, &flags[0], &rs[0]));
     MPI_CHK(iagree(comm, &flags[1], &rs[1]));
     MPI_CHK(MPI_Waitall(2, rs, MPI_STATUSES_IGNORE));
-    CHECK(flags[0] == agreed(t_size, 51) && flags[1] == agreed(t_size, 52),
+    CHECK(flags[0] == t_flags_and(t_size, 51) && flags[1] == t_flags_and(t_size, 52),
           "two iagrees on the revoked communicator: %#x %#x", flags[0], flags[1]);
     MPI_CHK(MPI_Comm_free(&comm));
 }
@@ -175,14 +161,14 @@ static void intercomm(void)
     MPI_CHK(MPI_Comm_split(MPI_COMM_WORLD, t_rank % 2, t_rank, &local));
     MPI_CHK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, t_rank % 2 == 0 ? 1 : 0, 43, &inter));
     MPI_Request rs[2];
-    int flags[2] = {flag_of(t_rank, 60), flag_of(t_rank, 61)};
+    int flags[2] = {t_flag_of(t_rank, 60), t_flag_of(t_rank, 61)};
     MPI_CHK(iagree(inter, &flags[0], &rs[0]));
     MPI_CHK(MPI_Barrier(inter));
     MPI_CHK(iagree(inter, &flags[1], &rs[1]));
     MPI_CHK(MPI_Waitall(2, rs, MPI_STATUSES_IGNORE));
-    CHECK(flags[0] == agreed(t_size, 60) && flags[1] == agreed(t_size, 61),
-          "iagrees on an intercommunicator: %#x %#x, expected %#x %#x", flags[0], flags[1], agreed(t_size, 60),
-          agreed(t_size, 61));
+    CHECK(flags[0] == t_flags_and(t_size, 60) && flags[1] == t_flags_and(t_size, 61),
+          "iagrees on an intercommunicator: %#x %#x, expected %#x %#x", flags[0], flags[1], t_flags_and(t_size, 60),
+          t_flags_and(t_size, 61));
     MPI_CHK(MPI_Comm_free(&inter));
     MPI_CHK(MPI_Comm_free(&local));
 }
