@@ -21,26 +21,13 @@ thread_local! {
 impl Communicator {
     /// Reduces every rank's `send` with `op`; the result lands in `recv` at `root` (other
     /// ranks may pass `None`). All buffers have the same length.
-    pub fn reduce_bytes(&self, send: &[u8], recv: Option<&mut [u8]>, root: usize, op: ReduceOp<'_>) -> Result<()> {
+    pub fn reduce_bytes(&self, send: &[u8], mut recv: Option<&mut [u8]>, root: usize, op: ReduceOp<'_>) -> Result<()> {
         self.intra_only("reduce by bytes")?;
-        let (n, me) = (self.size(), self.rank());
+        let n = self.size();
         if root >= n {
             return Err(Error::InvalidRank { rank: root, size: n });
         }
-        if let Some((board, _)) = self.board_for(Collective::Reduce, send.len(), true)? {
-            let recv = match (recv, me == root) {
-                (Some(recv), true) if recv.len() != send.len() => {
-                    return Err(Error::InvalidArgument(format!(
-                        "reduce: a {}-byte receive buffer at root {root} for {} bytes sent",
-                        recv.len(),
-                        send.len()
-                    )))
-                }
-                (Some(recv), true) => Some(recv),
-                (None, true) => return Err(Error::InvalidArgument(NO_RECV.into())),
-                _ => None,
-            };
-            board.reduce(self, send, recv, Some(root), op);
+        if self.reduce_on_board(send, recv.as_deref_mut(), Some(root), op)? {
             return Ok(());
         }
         let (mut a, mut b) = WORK.take();
@@ -122,31 +109,45 @@ impl Communicator {
     /// Reduces every rank's `send` with `op` and leaves the result in every rank's `recv`.
     pub fn allreduce_bytes(&self, send: &[u8], recv: &mut [u8], op: ReduceOp<'_>) -> Result<()> {
         self.intra_only("allreduce by bytes")?;
-        if self.allreduce_on_board(send, recv, op)? {
+        if self.reduce_on_board(send, Some(&mut *recv), None, op)? {
             return Ok(());
         }
         self.reduce_bytes(send, Some(&mut *recv).filter(|_| self.rank() == 0), 0, op)?;
         self.bcast_bytes(recv, 0)
     }
 
-    /// [`Communicator::allreduce_bytes`] where the table gives the allreduce of `send.len()`
-    /// bytes to the board: `Ok(true)` when done, `Ok(false)` (nothing done) where it does not.
-    /// An interface whose arguments need no preparing (a builtin type) calls this first, so a
-    /// small reduction costs one table look-up before the board.
+    /// [`Communicator::allreduce_bytes`] (`root` None) or [`Communicator::reduce_bytes`] where
+    /// the table gives the reduction of `send.len()` bytes to the board: `Ok(true)` when done,
+    /// `Ok(false)` (nothing done) where it does not. An interface whose arguments need no
+    /// preparing (a builtin type) calls this first, so a small reduction costs one table
+    /// look-up before the board. `recv` matters only where the result lands.
     #[inline]
-    pub fn allreduce_on_board(&self, send: &[u8], recv: &mut [u8], op: ReduceOp<'_>) -> Result<bool> {
-        let Some((board, _)) = self.board_for(Collective::Allreduce, send.len(), true)? else {
+    pub fn reduce_on_board(
+        &self,
+        send: &[u8],
+        recv: Option<&mut [u8]>,
+        root: Option<usize>,
+        op: ReduceOp<'_>,
+    ) -> Result<bool> {
+        let what = if root.is_some() { Collective::Reduce } else { Collective::Allreduce };
+        let Some((board, _)) = self.board_for(what, send.len(), true)? else {
             return Ok(false);
         };
-        if recv.len() != send.len() {
-            return Err(Error::InvalidArgument(format!(
-                "allreduce: a {}-byte receive buffer for {} bytes sent (rank {})",
-                recv.len(),
-                send.len(),
-                self.rank()
-            )));
-        }
-        board.reduce(self, send, Some(recv), None, op);
+        let lands = root.is_none_or(|r| r == self.rank());
+        let recv = match recv.filter(|_| lands) {
+            Some(recv) if recv.len() != send.len() => {
+                return Err(Error::InvalidArgument(format!(
+                    "{}: a {}-byte receive buffer for {} bytes sent (rank {})",
+                    what.name_and_switch().0,
+                    recv.len(),
+                    send.len(),
+                    self.rank()
+                )))
+            }
+            None if lands => return Err(Error::InvalidArgument(NO_RECV.into())),
+            recv => recv,
+        };
+        board.reduce(self, send, recv, root, op);
         Ok(true)
     }
 }

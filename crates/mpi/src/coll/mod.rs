@@ -206,6 +206,27 @@ fn builtin_bytes(t: MPI_Datatype, count: i64) -> Option<usize> {
     usize::try_from(count).ok()?.checked_mul(builtin_datatype_size(t)?)
 }
 
+/// A blocking reduction (to `root`, or to all) of a builtin type run on the board where the
+/// table gives it the board: a builtin type has no holes and needs no layout, so nothing else
+/// is prepared. `Ok(false)` where it runs another way, with the combiner it made in `prepared`.
+#[inline(always)]
+unsafe fn builtin_on_board(
+    c: &Communicator,
+    (sendbuf, recvbuf, count, t, op): (*const c_void, *mut c_void, i64, MPI_Datatype, MPI_Op),
+    root: Option<usize>,
+    prepared: &mut Option<ops::Combiner>,
+) -> Res<bool> {
+    let Some(len) = builtin_bytes(t, count).filter(|_| !c.is_inter()) else { return Ok(false) };
+    let combine = &mut **prepared.insert(combiner(op, t)?);
+    if root.is_some_and(|r| r != c.rank()) {
+        // Only the root's receive buffer matters (and may take MPI_IN_PLACE).
+        return Ok(c.reduce_on_board(slice(sendbuf, len)?, None, root, combine)?);
+    }
+    with_contribution(sendbuf, recvbuf, len, |send| {
+        Ok(c.reduce_on_board(send, Some(slice_mut(recvbuf, len)?), root, combine)?)
+    })
+}
+
 /// The layout of `t` and the bytes of `count` elements, where a blocking reduction of them (to a
 /// root when `rooted`) runs the direct binomial tree or the board; `None` where it runs as its
 /// schedule (start + wait): on an intercommunicator, and wherever the table chooses another

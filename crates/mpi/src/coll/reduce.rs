@@ -67,13 +67,20 @@ counted! {
                 InterRoot::Remote(r) => r,
                 _ => c.rank(),
             };
+            let mut prepared = None;
+            if builtin_on_board(&c, (sendbuf, recvbuf, count, t, op), Some(at), &mut prepared)? {
+                return Ok(());
+            }
             // An intercommunicator's form, and large vectors, are schedules: started and waited for.
             let Some((layout, len)) = direct_reduction(&c, count, t, true)? else {
                 // Waited for at once: the hierarchy may run its host phases on the board.
                 let (coll, done) = billboard::coll::blocking(true, || ireduce((sendbuf, recvbuf, count, t, op), root, &c))?;
                 return Scheduled { coll, done }.wait();
             };
-            let mut combine = combiner(op, t)?;
+            let mut combine = match prepared {
+                Some(combine) => combine,
+                None => combiner(op, t)?,
+            };
             if c.rank() != at {
                 // Only the root's receive buffer matters (and may take MPI_IN_PLACE).
                 return Ok(c.reduce_bytes(slice(sendbuf, len)?, None, at, &mut *combine)?);
@@ -99,15 +106,9 @@ counted! {
         let count = i64::from(count);
         call_unlocked(FUNCTION, comm, || {
             let c = comm_ref(comm)?;
-            // A builtin type has no holes and needs no layout: where the board takes the
-            // vector, nothing else is prepared.
             let mut prepared = None;
-            if let Some(len) = builtin_bytes(t, count) {
-                let combine = prepared.insert(combiner(op, t)?);
-                let on_board = |send: &[u8]| Ok(c.allreduce_on_board(send, slice_mut(recvbuf, len)?, &mut **combine)?);
-                if with_contribution(sendbuf, recvbuf, len, on_board)? {
-                    return Ok(());
-                }
+            if builtin_on_board(&c, (sendbuf, recvbuf, count, t, op), None, &mut prepared)? {
+                return Ok(());
             }
             let Some((layout, len)) = direct_reduction(&c, count, t, false)? else {
                 // As for MPI_Reduce.
