@@ -16,6 +16,8 @@
 #   --launcher CMD   word-split, run as `CMD -n N python main.py ...` (default dist/bin/bbrun)
 #   --mpich          build with mpicc.mpich and run under mpiexec.hydra with MPICH's library
 #   --counts         print the run/failure/error/skip counts of each run (also on success)
+#   --log PREFIX     keep each run's whole output in PREFIX.N (N ranks) and name every test as it
+#                    runs (unittest's -v instead of -q), so a run cut short shows how far it got
 #
 # mpi4py's build probes which MPI functions the library has and builds the missing ones as
 # stubs that raise NotImplementedError, so a build made before a function existed hides it from
@@ -32,6 +34,7 @@ TIMEOUT=600
 LAUNCHER="$ROOT/dist/bin/bbrun"
 MPICH=0
 COUNTS=0
+LOGPREFIX=""
 MODULES=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
     --launcher) LAUNCHER=$2; shift 2 ;;
     --mpich) MPICH=1; shift ;;
     --counts) COUNTS=1; shift ;;
+    --log) LOGPREFIX=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "mpi4py.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) MODULES+=("$1"); shift ;;
@@ -100,10 +104,12 @@ failed=0
 IFS=, read -ra counts <<<"$RANKS"
 for n in "${counts[@]}"; do
   log=$(mktemp)
+  verbosity=-q
+  [ -n "$LOGPREFIX" ] && log=$LOGPREFIX.$n && verbosity=-v && : >"$log"
   start=$(date +%s)
   # MPIEXEC_TIMEOUT: bbrun and Hydra end the job themselves; `timeout` is the backstop.
   MPIEXEC_TIMEOUT=$TIMEOUT LD_LIBRARY_PATH="$LIBPATH" timeout --kill-after=10 $((TIMEOUT + 15)) \
-    $LAUNCHER -n "$n" "$VENV/bin/python" main.py -q "${MODULES[@]}" >"$log" 2>&1
+    $LAUNCHER -n "$n" "$VENV/bin/python" main.py $verbosity "${MODULES[@]}" >"$log" 2>&1
   rc=$?
   summary=$(grep -E '^(OK|FAILED)' "$log" | sort | uniq -c | tr -s ' ' | paste -sd ';')
   if [ $COUNTS = 1 ]; then
@@ -122,6 +128,6 @@ for n in "${counts[@]}"; do
     grep -E '^(FAIL|ERROR):' "$log" | sort | uniq -c | head -40
     tail -40 "$log"
   fi
-  rm -f "$log"
+  [ -n "$LOGPREFIX" ] || rm -f "$log"
 done
 exit $failed

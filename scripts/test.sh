@@ -50,6 +50,8 @@ LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:-2} RUSTFLAGS="--cfg loom" CARGO_TAR
 echo "== ScaLAPACK's test programs built for MPICH, on our library (every one CTest lists but BLACS')"
 scripts/scalapack.sh --timeout 60
 
+# 5 ranks (issue 17 asks for 1, 2, 3, 5) took 48 minutes on 2 cores at load 20-28: too slow for
+# CI; the README names the command that runs it by hand.
 echo "== mpi4py's own test suite, mpi4py built from PyPI with our mpicc, at 1, 2 and 3 ranks"
 scripts/mpi4py.sh --ranks 1,2,3 --timeout 900
 
