@@ -720,6 +720,51 @@ fn one_core(w: &Communicator) -> Res {
     Ok(())
 }
 
+/// Messages a rank sends itself complete at the first poll, whatever peer the wait names first
+/// (the self route, `transport/routes.rs`): rank 0 prints the polls they cost, for
+/// `tests/routes.rs` to check on every route. `MESSAGES` sendrecvs to itself; then as many
+/// rounds of a wait on two receives, the first from rank 1 (its message arrived already) and the
+/// second from itself, so the wait's hint names rank 1 while the message it waits for is its
+/// own: through the billboard such a message waited for the poll that looks beyond the hint
+/// (every 16th), paying each poll between a socket receive or, on a crowded core, a yield.
+fn self_send(w: &Communicator) -> Res {
+    const MESSAGES: u64 = 200;
+    let me = w.rank();
+    let mut b = [0u8; 8];
+    if me == 1 {
+        for k in 0..MESSAGES {
+            w.send(&k.to_le_bytes()[..], 0, 7)?;
+        }
+    }
+    w.barrier()?;
+    if me != 0 {
+        return Ok(());
+    }
+    let before = w.wait_calls();
+    for k in 0..MESSAGES {
+        w.sendrecv(&k.to_le_bytes()[..], 0, 5, &mut b[..], 0, 5)?;
+        assert_eq!(u64::from_le_bytes(b), k, "rank 0: message {k} to itself");
+    }
+    let alone = w.wait_calls();
+    let mut theirs = [0u8; 8];
+    for k in 0..MESSAGES {
+        // SAFETY: both requests are waited for below, within the buffers' borrows.
+        let (r1, r2) = unsafe { (w.irecv(&mut theirs[..], 1, 7)?, w.irecv(&mut b[..], 0, 6)?) };
+        w.send(&(k + 1).to_le_bytes()[..], 0, 6)?;
+        wait_all(vec![r1, r2])?;
+        assert_eq!((u64::from_le_bytes(theirs), u64::from_le_bytes(b)), (k, k + 1), "rank 0: round {k}");
+    }
+    let beside = w.wait_calls();
+    println!(
+        "self polls of rank 0: messages={MESSAGES} alone={} beside={} beside_receives={} beside_yields={}",
+        alone.polls - before.polls,
+        beside.polls - alone.polls,
+        (beside.receives.found + beside.receives.empty) - (alone.receives.found + alone.receives.empty),
+        beside.yields - alone.yields,
+    );
+    Ok(())
+}
+
 fn run() -> Res {
     let case = std::env::args().nth(1).unwrap_or_else(|| "all".into());
     if case == "onecore" {
@@ -748,6 +793,7 @@ fn run() -> Res {
             }
         }
         "onecore" => one_core(&w)?,
+        "selfsend" => self_send(&w)?,
         "many" => many(&w)?,
         "raw" => raw(&w)?,
         "truncate" => truncate(&w)?,

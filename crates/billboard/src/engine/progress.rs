@@ -153,6 +153,8 @@ pub struct Engine<C: Channel = Routes> {
     scopes: u32,
     /// Times a wait gave up the core (`sched_yield`), counted by `wait.rs`.
     pub(super) yields: u64,
+    /// Rounds of progress (polls of the routes), for [`Engine::wait_calls`].
+    polls: u64,
 }
 
 // SAFETY: the engine's raw pointers point into the shared-memory segment it owns, which is
@@ -203,6 +205,7 @@ impl<C: Channel> Engine<C> {
             scheds: Default::default(),
             scopes: 0,
             yields: 0,
+            polls: 0,
         }
     }
 
@@ -608,6 +611,7 @@ impl<C: Channel> Engine<C> {
     /// One round of progress: poll the channel, then push what waits for room or copies.
     /// Returns whether anything happened.
     pub(crate) fn progress(&mut self, hint: Option<usize>) -> bool {
+        self.polls += 1;
         let core = &mut self.core;
         let records = self.chan.poll(hint, |peer, h, payload| core.on_record(peer, h, payload));
         self.after_poll(hint, records)
@@ -623,13 +627,14 @@ impl<C: Channel> Engine<C> {
         }
         let core = &mut self.core;
         let records = self.chan.poll_blocking(peer, |peer, h, payload| core.on_record(peer, h, payload))?;
+        self.polls += 1;
         Some(self.after_poll(Some(peer), records))
     }
 
     /// What the system calls of this rank's waits came to: the yields of its waits and the
-    /// receive calls of its socket routes.
+    /// receive calls of its socket routes; and the polls of its routes.
     pub(crate) fn wait_calls(&self) -> WaitCalls {
-        WaitCalls { yields: self.yields, receives: self.chan.receive_calls() }
+        WaitCalls { yields: self.yields, polls: self.polls, receives: self.chan.receive_calls() }
     }
 
     /// The rest of a round of progress, after a poll that handed `records` over.

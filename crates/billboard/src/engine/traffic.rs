@@ -11,6 +11,8 @@ pub use crate::transport::ReceiveCalls;
 pub struct WaitCalls {
     /// Waits that gave up the core (`sched_yield`).
     pub yields: u64,
+    /// Polls of the routes (rounds of progress), whatever they found.
+    pub polls: u64,
     /// The receive calls of the socket routes.
     pub receives: ReceiveCalls,
 }

@@ -6,6 +6,7 @@
 
 #[cfg(test)]
 mod conformance;
+mod loopback;
 #[cfg(all(test, not(loom)))]
 pub(crate) mod mem;
 mod remote;

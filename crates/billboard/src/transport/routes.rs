@@ -5,7 +5,11 @@
 //! `BB_ROUTES=tcp` sends everything but a rank's messages to itself over TCP, even on one host
 //! (tests use it to run the engine's suite over TCP); `BB_ROUTES=udp` does the same over the
 //! reliable UDP protocol (`transport/udp`), which then also replaces TCP between hosts. The
-//! billboard always holds at least this rank (its route to itself).
+//! billboard always holds at least this rank: it is its route to itself, the self route, memory
+//! whatever the choice. A poll that waits on another peer looks at the billboard (over TCP or
+//! UDP) or at its other rings (`shm`) only every 16th time; so a rank that sent itself a record
+//! marks it, and the next poll drains its own ring first, whatever peer it names: a message to
+//! oneself completes at the first poll on every route.
 //!
 //! Processes that join later (spawned children, a job met through a port, `MPI_Comm_join`)
 //! are reached over TCP whatever the job's route: their connection is a TCP connection already,
@@ -131,6 +135,10 @@ pub struct Routes {
     /// Per world rank: the index of its host (ranks with equal indices share a host).
     node: Vec<usize>,
     polls: u32,
+    /// This rank (world number), and whether it posted records to itself (its own ring) that
+    /// a poll has not drained since.
+    me: usize,
+    self_posted: bool,
 }
 
 impl Routes {
@@ -150,7 +158,8 @@ impl Routes {
             table[r] = Peer { index: i as u32, caps: shm.caps() };
         }
         debug_assert!(remote.is_some() || table.iter().all(|p| p.index != REMOTE), "a rank with no route");
-        Routes { table, shm_world: billboard, shm, remote, joined: None, both, node, polls: 0 }
+        let me = billboard[shm.me()];
+        Routes { table, shm_world: billboard, shm, remote, joined: None, both, node, polls: 0, me, self_posted: false }
     }
 
     /// Closes the TCP connection to `peer`, a process that joined later and that no
@@ -251,6 +260,21 @@ impl Routes {
         debug_assert!(!off_board(self.table[peer].index), "rank {peer} is not on this host's billboard");
         self.table[peer].index as usize
     }
+
+    /// Drains this rank's own ring (the self route) into `f`, before a poll that names
+    /// another peer and so might not look there.
+    #[cold]
+    fn drain_self<F: FnMut(usize, &Header, &[u8])>(&mut self, f: &mut F) -> usize {
+        let (mine, me) = (self.shm.me(), self.me);
+        let mut handled = 0;
+        self.shm.poll(Some(mine), |s, h, p| {
+            handled += (s == mine) as usize;
+            f(if s == mine { me } else { self.shm_world[s] }, h, p)
+        });
+        // A drain stops after a budget of records: what it left waits for the next poll.
+        self.self_posted = handled > 0;
+        handled
+    }
 }
 
 impl Channel for Routes {
@@ -327,6 +351,8 @@ impl Channel for Routes {
         remote.plus(self.joined.as_ref().map(TcpChannel::receive_calls).unwrap_or_default())
     }
 
+    /// (Taken from this rank's own ring, a record leaves `self_posted` set: the next drain finds
+    /// the ring empty and clears it.)
     #[inline]
     fn take_head(&mut self, peer: usize, take: impl FnOnce(&Header, &[u8]) -> bool) -> bool {
         match self.table[peer].index {
@@ -358,6 +384,7 @@ impl Channel for Routes {
 
     #[inline]
     fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
+        self.self_posted |= peer == self.me;
         let Some(tcp) = &mut self.remote else {
             // One host: the billboard holds every rank, in world order.
             return self.shm.try_send(peer, header, payload);
@@ -370,6 +397,7 @@ impl Channel for Routes {
     }
 
     fn try_send_gather(&mut self, peer: usize, header: &Header, pieces: &[&[u8]]) -> Result<(), WouldBlock> {
+        self.self_posted |= peer == self.me;
         let Some(tcp) = &mut self.remote else {
             return self.shm.try_send_gather(peer, header, pieces);
         };
@@ -381,6 +409,7 @@ impl Channel for Routes {
     }
 
     fn try_multicast(&mut self, peers: &[usize], header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
+        self.self_posted |= peers.contains(&self.me);
         if self.remote.is_none() {
             // One host: the billboard holds every rank, in world order.
             return self.shm.try_multicast(peers, header, payload);
@@ -397,9 +426,12 @@ impl Channel for Routes {
 
     #[inline]
     fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, mut f: F) -> usize {
+        // The self route first where this poll might not look at it (see the module's note); a
+        // poll that names this rank drains its ring first anyway.
+        let mine = if self.self_posted && hint != Some(self.me) { self.drain_self(&mut f) } else { 0 };
         if self.remote.is_none() {
             // One host: the billboard holds every rank, in world order.
-            return self.shm.poll(hint, f);
+            return mine + self.shm.poll(hint, f);
         }
         let index = hint.map(|p| self.table[p].index);
         let local_hint = index.filter(|&i| !off_board(i)).map(|i| i as usize);
@@ -425,7 +457,7 @@ impl Channel for Routes {
                 handled += joined.poll(hint.filter(|_| index == Some(JOINED)), &mut f);
             }
         }
-        handled
+        mine + handled
     }
 
     fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> std::io::Result<()> {
@@ -537,4 +569,36 @@ pub fn route_between(a: usize, b: usize, host_of: &[usize], choice: RouteChoice)
 pub(crate) fn shm_only(shm: ShmChannel) -> Routes {
     let n = shm.nranks();
     Routes::new((0..n).collect(), shm, None, None, vec![0; n])
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A record a rank sends itself is handed over by the next poll, also one that names another
+    /// peer (which looks at other rings only every 16th time): before the self route was marked,
+    /// it took 16 polls.
+    #[test]
+    fn a_record_to_itself_comes_at_the_next_poll_whatever_peer_it_names() {
+        let mut eps = shm::endpoints(2, 32 << 10, 64 << 10, 4).into_iter();
+        let mut routes = shm_only(eps.next().unwrap());
+        let _peer = eps.next().unwrap();
+        let header = Header { kind: 1, context: 2, source: 0, tag: 3, aux: 0 };
+        for round in 0..40u8 {
+            routes.try_send(0, &header, &[round]).unwrap();
+            let mut got = Vec::new();
+            let polls = (1..=16).find(|_| {
+                routes.poll(Some(1), |s, h, p| got.push((s, h.tag, p.to_vec())));
+                !got.is_empty()
+            });
+            assert_eq!(polls, Some(1), "round {round}: polls until the record to itself came");
+            assert_eq!(got, [(0, 3, vec![round])], "round {round}");
+        }
+        // A blocking receive's short cut takes it straight from the ring, and the next polls
+        // find nothing more.
+        routes.try_send(0, &header, b"direct").unwrap();
+        assert!(routes.take_head(0, |_, p| p == b"direct"));
+        assert_eq!(routes.poll(Some(1), |_, _, _| panic!("taken already")), 0);
+        assert!(!routes.self_posted, "a drain that found nothing clears the mark");
+    }
 }

@@ -29,6 +29,7 @@ use rustix::event::epoll;
 
 use super::conn::Conn;
 use super::setup::tune;
+use crate::transport::loopback::Loopback;
 use crate::transport::{Caps, Channel, Header, ReceiveCalls, WouldBlock};
 use crate::tunables::Tunable;
 use crate::{Error, Result};
@@ -55,8 +56,9 @@ pub struct TcpChannel {
     /// Where each rank lives, for messages.
     hosts: Vec<String>,
     epoll: Arc<OwnedFd>,
-    /// Records sent to ourselves (only the conformance suite: the engine's self route is memory).
-    loopback: VecDeque<(Header, Vec<u8>)>,
+    /// Records sent to ourselves: only the conformance suite's, which drives a bare channel
+    /// (the engine's self route is the billboard: see `transport/routes.rs`).
+    loopback: Loopback,
     /// Some connection may hold unsent bytes.
     pending_out: bool,
     /// Peers whose first frames came in with the handshake: they sit in the connection's reader,
@@ -105,7 +107,7 @@ impl TcpChannel {
             conns,
             hosts,
             epoll: Arc::new(epoll),
-            loopback: VecDeque::new(),
+            loopback: Loopback::default(),
             pending_out: false,
             buffered,
             failures: VecDeque::new(),
@@ -343,7 +345,7 @@ impl Channel for TcpChannel {
     #[inline]
     fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
         if peer == self.me {
-            self.loopback.push_back((*header, payload.to_vec()));
+            self.loopback.push(header, &[payload]);
             return Ok(());
         }
         let c = self.conns[peer].as_mut().unwrap_or_else(|| panic!("no TCP connection to rank {peer}"));
@@ -356,7 +358,7 @@ impl Channel for TcpChannel {
 
     fn try_send_gather(&mut self, peer: usize, header: &Header, pieces: &[&[u8]]) -> Result<(), WouldBlock> {
         if peer == self.me {
-            self.loopback.push_back((*header, pieces.concat()));
+            self.loopback.push(header, pieces);
             return Ok(());
         }
         let c = self.conns[peer].as_mut().unwrap_or_else(|| panic!("no TCP connection to rank {peer}"));
@@ -403,9 +405,9 @@ impl Channel for TcpChannel {
 
     fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, mut f: F) -> usize {
         let mut handled = 0;
-        while let Some((h, p)) = self.loopback.pop_front() {
-            f(self.me, &h, &p);
-            handled += 1;
+        if !self.loopback.is_empty() {
+            let me = self.me;
+            handled += self.loopback.drain(|h, p| f(me, h, p));
         }
         if self.pending_out {
             self.flush();

@@ -35,6 +35,7 @@ use super::peer::Config;
 pub use super::sockets::Bound;
 use super::sockets::{self, Batch, Segments, SOCKET_BUFFER};
 use super::wire::{self, Key};
+use crate::transport::loopback::Loopback;
 use crate::transport::tcp::handshake::Secret;
 use crate::transport::{Caps, Channel, Header, ReceiveCalls, WouldBlock};
 use crate::tunables::{Origin, Tunable};
@@ -115,8 +116,9 @@ pub struct UdpChannel {
     faults: Option<Faults>,
     /// The monotonic clock's reading at creation (µs): times are taken from here.
     origin: u64,
-    /// Records sent to ourselves (only the conformance suite: the engine's self route is memory).
-    loopback: VecDeque<(Header, Vec<u8>)>,
+    /// Records sent to ourselves: only the conformance suite's, which drives a bare channel
+    /// (the engine's self route is the billboard: see `transport/routes.rs`).
+    loopback: Loopback,
     /// Records read while a send waited for acknowledgements, for the next poll.
     stash: VecDeque<(usize, Header, Vec<u8>)>,
     batch: Batch,
@@ -230,7 +232,7 @@ impl UdpChannel {
             timer_sets: 0,
             faults,
             origin: monotonic_us(),
-            loopback: VecDeque::new(),
+            loopback: Loopback::default(),
             stash: VecDeque::new(),
             batch: Batch::new(),
             // Due at once: the first look runs the timers and takes every peer's deadline
@@ -596,7 +598,7 @@ impl Channel for UdpChannel {
     #[inline]
     fn try_send(&mut self, peer: usize, header: &Header, payload: &[u8]) -> Result<(), WouldBlock> {
         if peer == self.me {
-            self.loopback.push_back((*header, payload.to_vec()));
+            self.loopback.push(header, &[payload]);
             return Ok(());
         }
         assert!(self.reaches(peer), "no UDP route to rank {peer}");
@@ -605,7 +607,7 @@ impl Channel for UdpChannel {
 
     fn try_send_gather(&mut self, peer: usize, header: &Header, pieces: &[&[u8]]) -> Result<(), WouldBlock> {
         if peer == self.me {
-            self.loopback.push_back((*header, pieces.concat()));
+            self.loopback.push(header, pieces);
             return Ok(());
         }
         assert!(self.reaches(peer), "no UDP route to rank {peer}");
@@ -662,9 +664,9 @@ impl Channel for UdpChannel {
 
     fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, _hint: Option<usize>, mut f: F) -> usize {
         let mut handled = 0;
-        while let Some((h, p)) = self.loopback.pop_front() {
-            f(self.me, &h, &p);
-            handled += 1;
+        if !self.loopback.is_empty() {
+            let me = self.me;
+            handled += self.loopback.drain(|h, p| f(me, h, p));
         }
         while let Some((s, h, p)) = self.stash.pop_front() {
             f(s, &h, &p);
