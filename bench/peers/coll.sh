@@ -3,7 +3,9 @@
 # Billboard (the MPICH-built binary run unchanged on our library), MPICH and Open MPI,
 # interleaved: ROUNDS rounds, each running the three one after another at every rank count,
 # so a busy neighbour hurts all three alike. Prints per (op, ranks, size) the median over rounds
-# of each run's median, and billboard / min(MPICH, Open MPI). CSVs land in RESULTS_DIR
+# of each run's median, and billboard / min(MPICH, Open MPI); then (ratios.txt) the median over
+# rounds of each round's own ratios, billboard against the better peer, each peer, a memcpy of
+# the size (bench/peers/memcpy_floor.c, once a round) and the before build. CSVs land in RESULTS_DIR
 # (default target/bench-results/coll), and `bb-bench plot` (beside BBRUN, or BB_BENCH) draws
 # them into RESULTS_DIR/svg: one SVG per collective and rank count.
 #
@@ -64,9 +66,15 @@ fi
 COLL_FLOOR=${COLL_FLOOR:-$RESULTS/bin/coll-floor}
 [ -x "$COLL_FLOOR" ] || cc -O2 -o "$COLL_FLOOR" bench/peers/coll_floor.c || log "no floor: cc failed"
 floor_runs() { [ -x "$COLL_FLOOR" ] && [[ ",$OPS," == *,barrier,* ]] && [ "$1" -le "$(nproc)" ]; }
+# The floor of the large sizes (bench/peers/memcpy_floor.c): one process's memcpy of each size,
+# once a round, printed as op `memcpy` beside the collectives of that round.
+MEMCPY_FLOOR=${MEMCPY_FLOOR:-$RESULTS/bin/memcpy-floor}
+[ -x "$MEMCPY_FLOOR" ] || cc -O2 -o "$MEMCPY_FLOOR" bench/peers/memcpy_floor.c || log "no memcpy floor: cc failed"
 
 ARGS=(--csv --ops "$OPS" --sizes "$SIZES" --trials "$TRIALS")
 : >"$RESULTS/all.csv"
+: >"$RESULTS/rounds.csv"
+ROUND=0
 run() { # name ranks command...
     local name=$1 np=$2
     shift 2
@@ -79,14 +87,18 @@ run() { # name ranks command...
         RUNS_LEFT=$((RUNS_LEFT - 1))
     fi
     timeout -k 5 "$limit" "$@" "${ARGS[@]}" 2>"$RESULTS/$name-$np.err" |
-        awk -F, -v name="$name" '/^[a-z_]+,[0-9]+,[0-9]+,[0-9.]+,/ { print name "," $0 }' >>"$RESULTS/all.csv" ||
+        awk -F, -v name="$name" '/^[a-z_]+,[0-9]+,[0-9]+,[0-9.]+,/ { print name "," $0 }' |
+        tee -a "$RESULTS/all.csv" | sed "s/^/$ROUND,/" >>"$RESULTS/rounds.csv" ||
         log "$name -n $np failed: $(tail -n 1 "$RESULTS/$name-$np.err")"
 }
 IMPLS=$(( $([ -x "$BBRUN" ] && echo 1 || echo 0) + $([ -n "${BBRUN_BEFORE:-}" ] && echo 1 || echo 0) + 1 +
     $([ -x "$COLL_OPENMPI" ] && echo 1 || echo 0) ))
 RUNS_LEFT=$((ROUNDS * $(echo $RANKS | wc -w) * IMPLS))
+[ -x "$MEMCPY_FLOOR" ] && RUNS_LEFT=$((RUNS_LEFT + ROUNDS))
 for np in $RANKS; do floor_runs "$np" && RUNS_LEFT=$((RUNS_LEFT + ROUNDS)); done
 for round in $(seq "$ROUNDS"); do
+    ROUND=$round
+    [ -x "$MEMCPY_FLOOR" ] && run memcpy 1 "$MEMCPY_FLOOR"
     for np in $RANKS; do
         log "round $round, $np ranks"
         floor_runs "$np" && run floor "$np" "$COLL_FLOOR" --ranks "$np"
@@ -121,6 +133,36 @@ sort -t, -k2,2 -k3,3n -k4,4n "$RESULTS/all.csv" | awk -F, '
             printf "%-14s %5s %9s %9s %11s %11s %11s %11s %9s %9s\n", f[1], f[2], f[3], fl, x == "" ? "-" : x, b, p, o, rx, r
         }
     }' | tee "$RESULTS/summary.txt"
+# The machine is shared: a ratio means something only within one round. Per (op, ranks, size):
+# the median over rounds of billboard / better peer, and of billboard / the round's memcpy of
+# the size (rounds.csv: round,implementation,op,ranks,size,median,...).
+awk -F, '
+    function median(s,    n, i, j, v, t) {
+        n = split(s, v, " ")
+        for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+        return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+    }
+    $2 == "memcpy" { mc[$1 "," $5] = $6; next }
+    { k = $3 "," $4 "," $5; if (!(k in seen)) { seen[k] = 1; order[++m] = k }; t[$1 "," $2 "," k] = $6; r[$1] = 1 }
+    END {
+        printf "%-14s %5s %9s %13s %13s %13s %13s %13s\n", "op", "ranks", "size", "bb/best", "bb/MPICH", "bb/OpenMPI", "bb/memcpy", "bb/before"
+        for (i = 1; i <= m; i++) {
+            k = order[i]; split(k, f, ","); q = ""; qm = ""; qo = ""; qc = ""; qb = ""
+            for (x in r) {
+                b = t[x ",billboard," k]; p = t[x ",mpich," k]; o = t[x ",openmpi," k]
+                if (b == "") continue
+                best = p == "" ? o : (o == "" || p + 0 < o + 0 ? p : o)
+                if (best != "") q = q " " b / best
+                if (p != "") qm = qm " " b / p
+                if (o != "") qo = qo " " b / o
+                if ((x "," f[3]) in mc) qc = qc " " b / mc[x "," f[3]]
+                if (t[x ",before," k] != "") qb = qb " " b / t[x ",before," k]
+            }
+            printf "%-14s %5s %9s %13s %13s %13s %13s %13s\n", f[1], f[2], f[3], q == "" ? "-" : sprintf("%.2f", median(q)),
+                qm == "" ? "-" : sprintf("%.2f", median(qm)), qo == "" ? "-" : sprintf("%.2f", median(qo)),
+                qc == "" ? "-" : sprintf("%.1f", median(qc)), qb == "" ? "-" : sprintf("%.2f", median(qb))
+        }
+    }' "$RESULTS/rounds.csv" | tee "$RESULTS/ratios.txt"
 # One SVG per collective and rank count (time against size, a line per implementation).
 BB_BENCH=${BB_BENCH:-$(dirname "$BBRUN")/bb-bench}
 if [ -x "$BB_BENCH" ]; then

@@ -75,7 +75,7 @@ impl Core {
                     unsafe { copy_into(from, at, &payload[..n]) }
                 }
                 // SAFETY: the posted buffer holds `cap` bytes; offset + n <= cap.
-                None => unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf.add(offset), n) },
+                None => unsafe { crate::copy::copy_bulk(payload.as_ptr(), buf.add(offset), n) },
             }
         }
         *received += payload.len();

@@ -107,7 +107,7 @@ pub(crate) unsafe fn copy_into(blocks: &[Block], mut offset: usize, mut data: &[
             continue;
         }
         let n = (len - offset).min(data.len());
-        std::ptr::copy_nonoverlapping(data.as_ptr(), ptr.add(offset), n);
+        crate::copy::copy_bulk(data.as_ptr(), ptr.add(offset), n);
         data = &data[n..];
         offset = 0;
     }

@@ -312,7 +312,7 @@ impl ShmChannel {
             // SAFETY: a free slot of our own data part and `total` fits it: no receiver reads
             // it until posted below.
             unsafe {
-                std::ptr::copy_nonoverlapping(piece.as_ptr(), at, piece.len());
+                crate::copy::copy_bulk(piece.as_ptr(), at, piece.len());
                 at = at.add(piece.len());
             }
         }
