@@ -6,9 +6,12 @@
 //! (MPI_Igatherv, ...), the blocking forms start it and wait; on one host the blocking forms
 //! run on the board where the table gives it (`board_*.rs`; the v-forms `board_parts.rs`).
 
-use super::board::{in_blocking_call, Board};
+use super::board::{in_blocking_call, Board, DATA, INLINE};
 use super::board_parts::parts_fit;
-use super::select::{allgather_by, alltoall_pairwise, gather_by, AllgatherBy, Collective as Op, GatherBy};
+use super::hier_board::HostComms;
+use super::select::{
+    allgather_by, alltoall_pairwise, gather_by, host_parts_fit, AllgatherBy, Collective as Op, GatherBy,
+};
 use crate::{Collective, Communicator, Error, Result};
 
 /// Where each rank's part lies in a root's buffer: `(displacement, length)` in bytes.
@@ -177,9 +180,11 @@ impl Communicator {
             }
         }
         let by = gather_by(self, true, part);
-        // Waited for at once: the hierarchy's host phases on the board.
+        // Waited for at once: the hierarchy's host phases on the board, past one data area
+        // in cells of it while the host's parts fit `BB_HIER_PARTS_MAX`.
         if by == GatherBy::Hier && in_blocking_call() {
-            if let Some(hosts) = self.hier_board(part)? {
+            let cells = |h: &&HostComms| part <= DATA || host_parts_fit(h.widest(), part);
+            if let Some(hosts) = self.hier_board(0)?.filter(cells) {
                 if recv.is_none() && self.rank() == root {
                     return Err(Error::InvalidArgument(format!("gather: root {root} must pass a receive buffer")));
                 }
@@ -226,17 +231,26 @@ impl Communicator {
             }
         }
         let by = gather_by(self, false, part);
-        // Waited for at once, each host's parts inline in one post: the hierarchy's host
-        // phases on the board. Past the inline bytes a root's scatters back to back wait for
-        // their host's readers after 8 data areas where messages go on (bench/hosts/coll.sh,
-        // 5 rounds, load 10-13, us, board vs messages: 2 x 2 ranks 8 B 1.53 vs 1.72, 512 B
-        // 2.55 vs 1.71; 2 x 3 8 B 1.58 vs 1.85, 512 B 4.12 vs 1.93).
+        // Waited for at once: the hierarchy's host phases on the board. Each host's parts
+        // inline in one post from its leader; past the inline bytes as a scatterv's, the
+        // root's own host's post from the root itself and the other hosts' from their leaders,
+        // in cells of one data area while they fit `BB_HIER_PARTS_MAX`
+        // (`hier_board_parts.rs`). The leader's post of the inline way past them made a root's
+        // scatters back to back wait for their host's readers after 8 data areas where
+        // messages go on (bench/hosts/coll.sh, 5 rounds, load 10-13, us, board vs messages:
+        // 2 x 2 ranks 8 B 1.53 vs 1.72, 512 B 2.55 vs 1.71; 2 x 3 8 B 1.58 vs 1.85, 512 B 4.12
+        // vs 1.93).
         if by == GatherBy::Hier && in_blocking_call() {
-            if let Some(hosts) = self.hier_board(part)?.filter(|h| h.widest() * part <= super::board::INLINE) {
+            let inline = |h: &HostComms| h.widest() * part <= INLINE;
+            if let Some(hosts) = self.hier_board(0)?.filter(|h| inline(h) || host_parts_fit(h.widest(), part)) {
                 if send.is_none() && self.rank() == root {
                     return Err(Error::InvalidArgument(format!("scatter: root {root} must pass a send buffer")));
                 }
-                hosts.scatter(self.rank(), send.map(|(b, _, l)| (b, l)), (recv, recv_len), part, root)?;
+                let send = send.map(|(b, _, l)| (b, l));
+                match inline(hosts) {
+                    true => hosts.scatter(self.rank(), send, (recv, recv_len), part, root)?,
+                    false => hosts.scatterv(self, send, (recv, recv_len), root)?,
+                }
                 return Ok(Collective::finished(self));
             }
         }
