@@ -277,12 +277,12 @@ fn gatherv_and_scatterv_go_through_the_hosts_leaders() {
 /// Blocking gather and scatter of parts of one length across hosts (0 B to 20,000: inline,
 /// one data area, cells of it, past `BB_HIER_PARTS_MAX` a host; every root, in place at the
 /// root and not, values checked by bb-hier) on 2 hosts of 1 to 3 ranks and an interleaved
-/// placement: where a host's parts fit `BB_HIER_PARTS_MAX` (parts of 113 to 5,000 bytes) one
+/// placement: past `BB_GATHER_HIER_MAX` where a host's parts fit `BB_HIER_PARTS_MAX` (parts of
+/// 1,100 to 5,000 bytes) one
 /// message crosses between the hosts a call and no rank exchanges a message with a member of
-/// its own host, the host phases on the board in cells (before, a scatter past the inline
-/// bytes and a gather past `BB_GATHER_HIER_MAX` went by messages on the host too: 2 x 2,
-/// 128 calls, 256 messages on the hosts and 208 between them, as `BB_HIER_PARTS_MAX=0` still
-/// does).
+/// its own host, the host phases on the board in cells (before, both went by flat messages:
+/// 2 x 2, 80 calls, 160 messages on the hosts and 160 between them, as `BB_HIER_PARTS_MAX=0`
+/// still does).
 #[test]
 fn gather_and_scatter_past_one_post_go_on_the_board_in_cells() {
     let Some(ns) = Netns::create(2) else { return };

@@ -11,6 +11,7 @@ use super::board_parts::parts_fit;
 use super::hier_board::HostComms;
 use super::select::{
     allgather_by, alltoall_pairwise, gather_by, host_parts_fit, AllgatherBy, Collective as Op, GatherBy,
+    GATHER_HIER_MAX,
 };
 use crate::{Collective, Communicator, Error, Result};
 
@@ -181,7 +182,10 @@ impl Communicator {
         }
         let by = gather_by(self, true, part);
         // Waited for at once: the hierarchy's host phases on the board, past one data area
-        // in cells of it while the host's parts fit `BB_HIER_PARTS_MAX`.
+        // in cells of it while the host's parts fit `BB_HIER_PARTS_MAX` (bench/hosts/coll.sh,
+        // 5 interleaved rounds, load 23-27, medians, us, cells vs before, flat messages
+        // (BB_HIER_PARTS_MAX=0): 2 x 2 2 KiB 18.8 vs 28.7, 4 KiB 22.5 vs 33.9; 2 x 3 2 KiB
+        // 27.7 vs 47.6).
         if by == GatherBy::Hier && in_blocking_call() {
             let cells = |h: &&HostComms| part <= DATA || host_parts_fit(h.widest(), part);
             if let Some(hosts) = self.hier_board(0)?.filter(cells) {
@@ -232,17 +236,22 @@ impl Communicator {
         }
         let by = gather_by(self, false, part);
         // Waited for at once: the hierarchy's host phases on the board. Each host's parts
-        // inline in one post from its leader; past the inline bytes as a scatterv's, the
-        // root's own host's post from the root itself and the other hosts' from their leaders,
-        // in cells of one data area while they fit `BB_HIER_PARTS_MAX`
-        // (`hier_board_parts.rs`). The leader's post of the inline way past them made a root's
-        // scatters back to back wait for their host's readers after 8 data areas where
-        // messages go on (bench/hosts/coll.sh, 5 rounds, load 10-13, us, board vs messages:
-        // 2 x 2 ranks 8 B 1.53 vs 1.72, 512 B 2.55 vs 1.71; 2 x 3 8 B 1.58 vs 1.85, 512 B 4.12
-        // vs 1.93).
+        // inline in one post from its leader; past `BB_GATHER_HIER_MAX` (where the table gave
+        // flat messages) as a scatterv's, the root's own host's post from the root itself and
+        // the other hosts' from their leaders, in cells of one data area while they fit
+        // `BB_HIER_PARTS_MAX` (`hier_board_parts.rs`); between the two the schedule's host
+        // phases by messages. bench/hosts/coll.sh, 5 interleaved rounds, load 23-27, medians,
+        // us, cells vs before (BB_HIER_PARTS_MAX=0): 2 x 2 512 B 8.50 vs 9.19, 1 KiB 9.23 vs
+        // 9.01, 2 KiB 14.3 vs 24.1, 4 KiB 23.4 vs 36.0; 2 x 3 512 B 7.35 vs 6.60, 1 KiB 11.7 vs
+        // 7.08, 1.5 KiB 17.2 vs 22.6, 2 KiB 27.9 vs 52.2. The leader's post of the inline way
+        // past the inline bytes made a root's scatters back to back wait for their host's
+        // readers after 8 data areas where messages go on (5 rounds, load 10-13, us, board vs
+        // messages: 2 x 2 ranks 8 B 1.53 vs 1.72, 512 B 2.55 vs 1.71; 2 x 3 8 B 1.58 vs 1.85,
+        // 512 B 4.12 vs 1.93).
         if by == GatherBy::Hier && in_blocking_call() {
             let inline = |h: &HostComms| h.widest() * part <= INLINE;
-            if let Some(hosts) = self.hier_board(0)?.filter(|h| inline(h) || host_parts_fit(h.widest(), part)) {
+            let cells = |h: &HostComms| part > GATHER_HIER_MAX.get() && host_parts_fit(h.widest(), part);
+            if let Some(hosts) = self.hier_board(0)?.filter(|h| inline(h) || cells(h)) {
                 if send.is_none() && self.rank() == root {
                     return Err(Error::InvalidArgument(format!("scatter: root {root} must pass a send buffer")));
                 }

@@ -543,6 +543,8 @@ pub(crate) fn gather_by(comm: &Communicator, gathers: bool, part: usize) -> Gath
 /// its hosts' phases on the board in cells of one data area (`hier_board.rs`), so goes
 /// through the leaders whatever the part: the board on, and the widest host's parts (with a
 /// scatter's table of where each starts) within `BB_HIER_PARTS_MAX`.
+/// (A scatter's of at most `BB_GATHER_HIER_MAX` keeps its host phases by messages,
+/// `gather.rs`: the cells were no faster there.)
 fn in_cells(comm: &Communicator, part: usize) -> bool {
     super::board::in_blocking_call() && BOARD.get() != 0 && host_parts_fit(comm.hosts().widest(), part)
 }
