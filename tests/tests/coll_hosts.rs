@@ -274,6 +274,33 @@ fn gatherv_and_scatterv_go_through_the_hosts_leaders() {
     assert!(between > calls, "one data area a host: every part through the leaders\n{}", job.stdout());
 }
 
+/// Blocking gather and scatter of parts of one length across hosts (0 B to 20,000: inline,
+/// one data area, cells of it, past `BB_HIER_PARTS_MAX` a host; every root, in place at the
+/// root and not, values checked by bb-hier) on 2 hosts of 1 to 3 ranks and an interleaved
+/// placement: past `BB_GATHER_HIER_MAX` where a host's parts fit `BB_HIER_PARTS_MAX` (parts of
+/// 1,100 to 5,000 bytes) one
+/// message crosses between the hosts a call and no rank exchanges a message with a member of
+/// its own host, the host phases on the board in cells (before, both went by flat messages:
+/// 2 x 2, 80 calls, 160 messages on the hosts and 160 between them, as `BB_HIER_PARTS_MAX=0`
+/// still does).
+#[test]
+fn gather_and_scatter_past_one_post_go_on_the_board_in_cells() {
+    let Some(ns) = Netns::create(2) else { return };
+    for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
+        let job = run_hier(&ns, placement, &[], "rooted");
+        expect_mode(&job, placement.1, "rooted", &format!("{placement:?}"));
+        let (between, calls) = between_hosts(&job, placement.1);
+        let out = job.stdout();
+        assert_eq!(between, calls, "{placement:?}: one message between the root and the other host a call\n{out}");
+        assert_eq!(on_host(&job), 0, "{placement:?}: messages on a host\n{out}");
+    }
+    // Forced flat, the values again.
+    let flat = [("BB_COLL_GATHER", "linear"), ("BB_COLL_SCATTER", "linear")];
+    let job = run_hier(&ns, (&[2, 2], 4), &flat, "rooted");
+    expect_mode(&job, 4, "rooted", "linear");
+    assert!(on_host(&job) > 0, "linear: the root's host by messages\n{}", job.stdout());
+}
+
 /// The messages bb-hier's ranks sent to other hosts, summed, and the calls they made.
 fn between_hosts(job: &Job, n: usize) -> (u64, u64) {
     let out = job.stdout();

@@ -325,6 +325,69 @@ fn parts(w: &Communicator) -> Res {
     Ok(())
 }
 
+/// Blocking gather and scatter of parts of one length (as MPI_Gather and MPI_Scatter start
+/// them), laid out in reverse rank order with 3-byte gaps, every root, in place at the root
+/// and not, values checked against what this rank computes alone; returns the calls made.
+fn rooted_rounds(w: &Communicator, parts: &[usize]) -> Result<u64, Box<dyn std::error::Error>> {
+    let (n, me) = (w.size(), w.rank());
+    let mut calls = 0;
+    for &part in parts {
+        let layout: Vec<(usize, usize)> = (0..n).map(|r| ((n - 1 - r) * (part + 3), part)).collect();
+        let span = n * (part + 3);
+        let (d, _) = layout[me];
+        for root in 0..n {
+            for in_place in [false, true] {
+                let at_root = me == root;
+                let mine: Vec<u8> = (0..part).map(|i| byte(me + root, i)).collect();
+                let mut all = vec![0xab; span];
+                if in_place && at_root {
+                    all[d..d + part].copy_from_slice(&mine);
+                }
+                let send = if in_place && at_root { all[d..].as_ptr() } else { mine.as_ptr() };
+                let recv = at_root.then_some((all.as_mut_ptr(), span, &layout[..]));
+                // SAFETY: both buffers outlive the wait and are not touched before it.
+                blocking(|| unsafe { w.igather_raw(send, part, recv, root) })?;
+                calls += 1;
+                for (r, &(d, l)) in layout.iter().enumerate().filter(|_| at_root) {
+                    let ok = all[d..d + l].iter().enumerate().all(|(i, &b)| b == byte(r + root, i));
+                    assert!(ok, "gather of {part} B parts to {root} (in place: {in_place}): rank {r}'s part");
+                    assert!(all[d + l..d + l + 3].iter().all(|&b| b == 0xab), "gather of {part} B wrote a gap");
+                }
+                let whole: Vec<u8> = (0..span).map(|i| byte(root + 7, i)).collect();
+                let mut got = vec![0xcd; part];
+                let send = at_root.then_some((whole.as_ptr(), span, &layout[..]));
+                // In place the root receives nothing (its part stays where it is).
+                let len = if in_place && at_root { 0 } else { part };
+                // SAFETY: as above.
+                blocking(|| unsafe { w.iscatter_raw(send, got.as_mut_ptr(), len, root) })?;
+                calls += 1;
+                let want = if len == 0 { vec![0xcd; part] } else { whole[d..d + part].to_vec() };
+                assert!(got == want, "scatter of {part} B parts from {root} (in place: {in_place}) at {me}");
+            }
+        }
+    }
+    Ok(calls)
+}
+
+/// `rooted_rounds` from 0 B to past `BB_HIER_PARTS_MAX` a host, then counted past
+/// `BB_GATHER_HIER_MAX` where every host's parts fit `BB_HIER_PARTS_MAX` (3 members of
+/// 5,000 B and their table): the messages on each rank's host and sent to other hosts.
+fn rooted(w: &Communicator) -> Res {
+    rooted_rounds(w, &[0, 8, 100, 112, 113, 1000, 1024, 1100, 2048, 2100, 4096, 8192, 16_384, 20_000])?;
+    let mut calls = 0;
+    let mut between = 0;
+    let on = on_host(w, || {
+        between = between_hosts(w, || {
+            calls = rooted_rounds(w, &[1100, 2048, 2100, 4096, 5000])?;
+            Ok(())
+        })?;
+        Ok(())
+    })?;
+    println!("rank {}: {on} messages on its host", w.rank());
+    println!("rank {}: {between} messages sent to other hosts in {calls} calls", w.rank());
+    Ok(())
+}
+
 fn more(w: &Communicator) -> Res {
     more_rounds(w)?;
     let count = on_host(w, || more_rounds(w))?;
@@ -390,10 +453,11 @@ fn main() -> Res {
     let universe = billboard::init()?;
     let w = universe.world();
     type Check = fn(&Communicator) -> Res;
-    let modes: [(&str, Check); 4] = [("more", more), ("revoke", revoke), ("slots", slots), ("parts", parts)];
+    let modes: [(&str, Check); 5] =
+        [("more", more), ("revoke", revoke), ("slots", slots), ("parts", parts), ("rooted", rooted)];
     let mode = std::env::args().nth(1).unwrap_or_default();
     let Some((mode, check)) = modes.into_iter().find(|(m, _)| *m == mode) else {
-        return Err(format!("bb-hier: no mode {mode:?} (more, revoke, slots, parts)").into());
+        return Err(format!("bb-hier: no mode {mode:?} (more, revoke, slots, parts, rooted)").into());
     };
     check(&w)?;
     w.barrier()?;

@@ -6,9 +6,13 @@
 //! (MPI_Igatherv, ...), the blocking forms start it and wait; on one host the blocking forms
 //! run on the board where the table gives it (`board_*.rs`; the v-forms `board_parts.rs`).
 
-use super::board::{in_blocking_call, Board};
+use super::board::{in_blocking_call, Board, DATA, INLINE};
 use super::board_parts::parts_fit;
-use super::select::{allgather_by, alltoall_pairwise, gather_by, AllgatherBy, Collective as Op, GatherBy};
+use super::hier_board::HostComms;
+use super::select::{
+    allgather_by, alltoall_pairwise, gather_by, host_parts_fit, AllgatherBy, Collective as Op, GatherBy,
+    GATHER_HIER_MAX,
+};
 use crate::{Collective, Communicator, Error, Result};
 
 /// Where each rank's part lies in a root's buffer: `(displacement, length)` in bytes.
@@ -177,9 +181,14 @@ impl Communicator {
             }
         }
         let by = gather_by(self, true, part);
-        // Waited for at once: the hierarchy's host phases on the board.
+        // Waited for at once: the hierarchy's host phases on the board, past one data area
+        // in cells of it while the host's parts fit `BB_HIER_PARTS_MAX` (bench/hosts/coll.sh,
+        // 5 interleaved rounds, load 23-27, medians, us, cells vs before, flat messages
+        // (BB_HIER_PARTS_MAX=0): 2 x 2 2 KiB 18.8 vs 28.7, 4 KiB 22.5 vs 33.9; 2 x 3 2 KiB
+        // 27.7 vs 47.6).
         if by == GatherBy::Hier && in_blocking_call() {
-            if let Some(hosts) = self.hier_board(part)? {
+            let cells = |h: &&HostComms| part <= DATA || host_parts_fit(h.widest(), part);
+            if let Some(hosts) = self.hier_board(0)?.filter(cells) {
                 if recv.is_none() && self.rank() == root {
                     return Err(Error::InvalidArgument(format!("gather: root {root} must pass a receive buffer")));
                 }
@@ -226,17 +235,31 @@ impl Communicator {
             }
         }
         let by = gather_by(self, false, part);
-        // Waited for at once, each host's parts inline in one post: the hierarchy's host
-        // phases on the board. Past the inline bytes a root's scatters back to back wait for
-        // their host's readers after 8 data areas where messages go on (bench/hosts/coll.sh,
-        // 5 rounds, load 10-13, us, board vs messages: 2 x 2 ranks 8 B 1.53 vs 1.72, 512 B
-        // 2.55 vs 1.71; 2 x 3 8 B 1.58 vs 1.85, 512 B 4.12 vs 1.93).
+        // Waited for at once: the hierarchy's host phases on the board. Each host's parts
+        // inline in one post from its leader; past `BB_GATHER_HIER_MAX` (where the table gave
+        // flat messages) as a scatterv's, the root's own host's post from the root itself and
+        // the other hosts' from their leaders, in cells of one data area while they fit
+        // `BB_HIER_PARTS_MAX` (`hier_board_parts.rs`); between the two the schedule's host
+        // phases by messages. bench/hosts/coll.sh, 5 interleaved rounds, load 23-27, medians,
+        // us, cells vs before (BB_HIER_PARTS_MAX=0): 2 x 2 512 B 8.50 vs 9.19, 1 KiB 9.23 vs
+        // 9.01, 2 KiB 14.3 vs 24.1, 4 KiB 23.4 vs 36.0; 2 x 3 512 B 7.35 vs 6.60, 1 KiB 11.7 vs
+        // 7.08, 1.5 KiB 17.2 vs 22.6, 2 KiB 27.9 vs 52.2. The leader's post of the inline way
+        // past the inline bytes made a root's scatters back to back wait for their host's
+        // readers after 8 data areas where messages go on (5 rounds, load 10-13, us, board vs
+        // messages: 2 x 2 ranks 8 B 1.53 vs 1.72, 512 B 2.55 vs 1.71; 2 x 3 8 B 1.58 vs 1.85,
+        // 512 B 4.12 vs 1.93).
         if by == GatherBy::Hier && in_blocking_call() {
-            if let Some(hosts) = self.hier_board(part)?.filter(|h| h.widest() * part <= super::board::INLINE) {
+            let inline = |h: &HostComms| h.widest() * part <= INLINE;
+            let cells = |h: &HostComms| part > GATHER_HIER_MAX.get() && host_parts_fit(h.widest(), part);
+            if let Some(hosts) = self.hier_board(0)?.filter(|h| inline(h) || cells(h)) {
                 if send.is_none() && self.rank() == root {
                     return Err(Error::InvalidArgument(format!("scatter: root {root} must pass a send buffer")));
                 }
-                hosts.scatter(self.rank(), send.map(|(b, _, l)| (b, l)), (recv, recv_len), part, root)?;
+                let send = send.map(|(b, _, l)| (b, l));
+                match inline(hosts) {
+                    true => hosts.scatter(self.rank(), send, (recv, recv_len), part, root)?,
+                    false => hosts.scatterv(self, send, (recv, recv_len), root)?,
+                }
                 return Ok(Collective::finished(self));
             }
         }

@@ -11,9 +11,10 @@
 //!
 //! Applies where the table gives a blocking collective on several hosts the hierarchy, some
 //! host holds two members or more, a rank's post fits one data area (2 KiB; an all-gather's
-//! parts may differ in length; a scatter's host block inline), or, for broadcasts and
-//! reductions, in cells of one data area (one epoch each) up to `BB_HIER_BCAST_MAX` and
-//! `BB_HIER_BOARD_MAX`, and
+//! parts may differ in length; a scatter's host block inline, past it the scatterv's post in
+//! `hier_board_parts.rs`), or, for broadcasts, reductions and gathers, in cells of one data
+//! area (one epoch each) up to `BB_HIER_BCAST_MAX`, `BB_HIER_BOARD_MAX` and (a host's parts)
+//! `BB_HIER_PARTS_MAX`, and
 //! `BB_BOARD` is not 0: every member decides alike. The two communicators are made by the
 //! first such collective (two splits, collective on the communicator) and kept with it, and
 //! revoked with it (`engine/revoke.rs`: a rank blocked in a host phase learns of it); a host
@@ -191,7 +192,7 @@ impl HostComms {
 
     /// The most members a host holds.
     pub(crate) fn widest(&self) -> usize {
-        (0..self.hosts.count()).map(|h| self.hosts.members(h).len()).max().unwrap_or(0)
+        self.hosts.widest()
     }
 
     /// Whether `rank` leads its host.
@@ -548,7 +549,7 @@ impl HostComms {
     /// This host's parts at each member's `send` into `block` at its leader (node rank 0),
     /// member i's `place(i)` (offset, length; every member knows every place): on the board
     /// (each member posts `part` bytes, at least its own length, so the leader reads every
-    /// post alike), or by the host's messages.
+    /// post alike; past one data area in cells of it), or by the host's messages.
     ///
     /// # Safety
     /// `send` holds `part` bytes; at the leader `block` holds every member's place.
@@ -559,8 +560,20 @@ impl HostComms {
         place: impl Fn(usize) -> (usize, usize),
     ) -> Result<()> {
         match self.board()? {
-            // SAFETY: as this function's.
-            Some(board) => unsafe { board.gather_at(&self.node, (send, part), block.map(|b| (b, place)), 0) },
+            // Past one data area in cells of it, one epoch each (every member knows `part`):
+            // cell k of every member's part into its place, shifted by k cells.
+            Some(board) => {
+                for at in (0..part.max(1)).step_by(DATA) {
+                    let cell = (part - at.min(part)).min(DATA);
+                    let shifted = |i: usize| {
+                        let (d, l) = place(i);
+                        (d + at, l.saturating_sub(at))
+                    };
+                    // SAFETY: as this function's: `send` holds `cell` bytes at `at`, and the
+                    // block each member's cell at its place shifted by `at`.
+                    unsafe { board.gather_at(&self.node, (send.add(at), cell), block.map(|b| (b, shifted)), 0) }
+                }
+            }
             None => {
                 let own: Vec<(usize, usize)> = (0..self.node.size()).map(place).collect();
                 let len = own.iter().map(|&(d, l)| d + l).max().unwrap_or(0);

@@ -48,6 +48,11 @@ impl Hosts {
         &self.members[h]
     }
 
+    /// The most members a host holds.
+    pub(crate) fn widest(&self) -> usize {
+        self.members.iter().map(Vec::len).max().unwrap_or(0)
+    }
+
     /// The leader of host `h`: `root` where it runs there (so a rooted collective needs no
     /// extra hop to or from it), else the host's lowest member.
     pub(crate) fn leader(&self, h: usize, root: Option<usize>) -> usize {

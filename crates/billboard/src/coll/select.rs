@@ -11,7 +11,7 @@
 //! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
 //! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier`, `board` | one host: post; several hosts: hier |
 //! | alltoall(v) | `linear`, `pairwise`, `board` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
-//! | gather, scatter (parts of one length) | `linear`, `hier`, `binomial`, `board` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`; else linear |
+//! | gather, scatter (parts of one length) | `linear`, `hier`, `binomial`, `board` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`, and blocking forms whose widest host's parts fit `BB_HIER_PARTS_MAX` (host phases on the board in cells); else linear |
 //! | reduce_scatter(_block) | `allreduce`, `board`, `board-cells` | the allreduce's row, each rank keeping its block (blocking forms on one host: the board, `select_board.rs`) |
 //! | scan, exscan | `chain`, `board`, `hier` | a chain of messages in rank order (blocking forms on one host: the board; where ranks outnumber cores only up to `BB_SCAN_CROWDED_MAX` bytes; hier forced on several hosts of consecutive ranks up to 2 KiB, `hier_board_scan.rs`) |
 //!
@@ -26,7 +26,8 @@
 //! Hierarchical (`hier`, `hier.rs`): the members of each host on their billboard by the
 //! one-host table, one leader per host (the root on its own host) between hosts, then the
 //! host again. Blocking barrier, bcast, reduce, allreduce, reduce_scatter, allgather(v),
-//! gather and scatter (a host's parts inline in one post), and scan/exscan on hosts of
+//! gather and scatter (a host's parts in one post, or in cells of the board up to
+//! `BB_HIER_PARTS_MAX`: a scatter's past the inline bytes as a scatterv's), and scan/exscan on hosts of
 //! consecutive ranks (forced: `BB_COLL_SCAN=hier`), whose posts fit the board's data area
 //! (bcast up to `BB_HIER_BCAST_MAX`, the reductions up to `BB_HIER_BOARD_MAX` in cells of it) run their host phases on each host's board instead,
 //! the leaders (each host's lowest
@@ -471,7 +472,8 @@ pub static GATHER: Switch = Switch::new(
     &["linear", "hier", "binomial", "board"],
     "gather with parts of one length (MPI_Gather): linear = every part straight to the root in one round, hier = \
      each host's parts to its leader, one message per host to the root, binomial = each rank's subtree's parts to \
-     its parent, log2(n) rounds; unset: hier on several hosts up to BB_GATHER_HIER_MAX bytes a part, on one host \
+     its parent, log2(n) rounds; unset: hier on several hosts up to BB_GATHER_HIER_MAX bytes a part (blocking: \
+     while a host's parts fit BB_HIER_PARTS_MAX), on one host \
      binomial from BB_GATHER_BINOMIAL_RANKS ranks up to BB_GATHER_BINOMIAL_MAX bytes a part, else linear; gatherv \
      on several hosts (blocking) through the hosts' leaders unless linear or binomial is forced, else linear",
 );
@@ -529,12 +531,29 @@ pub(crate) fn gather_by(comm: &Communicator, gathers: bool, part: usize) -> Gath
     let by = match forced(switch) {
         _ if n < 2 => Linear,
         Some(i) => [Linear, Hier, Binomial][i],
-        None if !comm.on_one_host() => [Linear, Hier][(part <= GATHER_HIER_MAX.get()) as usize],
+        None if !comm.on_one_host() => [Linear, Hier][(part <= GATHER_HIER_MAX.get() || in_cells(comm, part)) as usize],
         None if !comm.crowded() && n >= GATHER_BINOMIAL_RANKS.get() && part <= GATHER_BINOMIAL_MAX.get() => Binomial,
         None => Linear,
     };
     report(comm, what, switch.algorithms[by as usize], "", part);
     by
+}
+
+/// Whether a blocking gather or scatter of `part`-byte parts on several hosts, not forced, has
+/// its hosts' phases on the board in cells of one data area (`hier_board.rs`), so goes
+/// through the leaders whatever the part: the board on, and the widest host's parts (with a
+/// scatter's table of where each starts) within `BB_HIER_PARTS_MAX`.
+/// (A scatter's of at most `BB_GATHER_HIER_MAX` keeps its host phases by messages,
+/// `gather.rs`: the cells were no faster there.)
+fn in_cells(comm: &Communicator, part: usize) -> bool {
+    super::board::in_blocking_call() && BOARD.get() != 0 && host_parts_fit(comm.hosts().widest(), part)
+}
+
+/// Whether the `part`-byte parts of a host of `members` (and a table of where each starts, as
+/// a scatterv's post) fit `BB_HIER_PARTS_MAX`: the host phases of a blocking gather or scatter
+/// across hosts then go on the board in cells (`gather.rs`). Alike in every rank.
+pub(crate) fn host_parts_fit(members: usize, part: usize) -> bool {
+    members.saturating_mul(part).saturating_add(super::board_parts::table_bytes(members)) <= HIER_PARTS_MAX.get()
 }
 
 /// The algorithm a switch forces, unless it is the board's: a board algorithm applies only

@@ -98,7 +98,9 @@ pub static HIER_PARTS_MAX: Tunable = Tunable::new(
     16 << 10,
     "largest post of a host's parts of a blocking scatterv on several hosts (a table of where each member's part \
      starts, then the parts) that goes on its board in cells of one data area (2 KiB), one epoch each \
-     (coll/hier_board_parts.rs); the parts past it go by their own messages; bench/hosts/coll.sh scatterv, 2 hosts x \
+     (coll/hier_board_parts.rs); the parts past it go by their own messages. A blocking gather or scatter of parts \
+     of one length goes through the hosts' leaders with its host phases so while the widest host's parts (and such \
+     a table) fit it, else by the table's BB_GATHER_HIER_MAX; bench/hosts/coll.sh scatterv, 2 hosts x \
      3 ranks, 5 alternating rounds, load 17-20, medians, us, messages vs one data area (2048: two of three 1 KiB \
      parts by message) vs cells: 1 KiB 27.2 vs 32.9 vs 17.4, 2 KiB 61.0 vs 47.0 vs 22.0, 4 KiB 108 vs 87 vs 29.7 \
      (not measured past 4 KiB)",
