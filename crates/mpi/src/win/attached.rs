@@ -145,6 +145,15 @@ impl Seen {
         self.find(words(seg, target), target, lo, hi).is_some()
     }
 
+    /// Whether `target` may have regions this process maps: itself, or a process whose table
+    /// listed an arena when last read (one made since shows at the next read, which the
+    /// general path's check of the regions makes; meanwhile single copies are as right).
+    /// Keeps the lookup off the operations on windows of malloc'd memory.
+    #[inline(always)]
+    pub fn may_map(&self, target: usize) -> bool {
+        target == self.me || self.tables[target].arena != 0
+    }
+
     /// Where bytes `[lo, hi)` of `target` (process `pid`) are here, if they lie inside one
     /// region it attached that this process reaches by loads and stores: its own, or one in
     /// its arena, whose chunk is mapped here on the first call.

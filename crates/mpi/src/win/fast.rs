@@ -24,7 +24,11 @@ use crate::state::Mpi;
 #[inline(always)]
 pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
     let w = m.win_mut(win).ok()?;
-    if w.node.is_none() || (w.reach.is_some() && w.attached.is_none()) {
+    let mappable = |w: &Win| {
+        let target = usize::try_from(c.rank).ok().filter(|&r| r < w.peers.len());
+        w.attached.as_ref().zip(target).is_some_and(|(seen, t)| seen.may_map(t))
+    };
+    if w.node.is_none() || (w.reach.is_some() && !mappable(w)) {
         return None;
     }
     let size = builtin_datatype_size(c.target_type).filter(|&s| s > 0)?;
@@ -162,7 +166,7 @@ pub(super) unsafe fn issue_to_handler(m: &mut Mpi, win: MPI_Win, c: &Call) -> Op
     let offset = reached(w, target, c.disp, bytes)?;
     // A region this process maps: the general path does it by CPU atomics (`direct.rs`).
     if let (Some(seen), Some(seg), Some(reach)) = (&mut w.attached, &w.node, &w.reach) {
-        if seen.mapped(seg, target, reach.pid(target), offset, offset + bytes).is_some() {
+        if seen.may_map(target) && seen.mapped(seg, target, reach.pid(target), offset, offset + bytes).is_some() {
             return None;
         }
     }

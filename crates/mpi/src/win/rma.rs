@@ -299,7 +299,8 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
             // (below; in a passive epoch withdrawable: `withdraw.rs`).
             Some(reach) if reachable => {
                 // A region this process maps (`attached.rs`): as the node window below.
-                if let (Some(seen), Some(seg), Some((lo, hi))) = (&mut w.attached, &w.node, access.target.span()) {
+                let seen = w.attached.as_mut().filter(|seen| seen.may_map(target));
+                if let (Some(seen), Some(seg), Some((lo, hi))) = (seen, &w.node, access.target.span()) {
                     if let Some(at) = seen.mapped(seg, target, reach.pid(target), lo as usize, hi as usize) {
                         super::attached::count_mapped();
                         let mut shifted = access;
