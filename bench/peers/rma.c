@@ -24,11 +24,11 @@
  * program's own memory given to MPI_Win_create: malloc'd (create; --create says the same),
  * on main's stack (stack), a shared mapping of a file (file) or anonymous shared memory
  * (shared); or malloc'd memory attached to MPI_Win_create_dynamic (dynamic: displacements are
- * the targets' addresses, gathered once). A trial batches min(16, 64 KiB / size) operations
+ * the targets' addresses, gathered once), or MPI_Alloc_mem's memory attached (dynamic_alloc). A trial batches min(16, 64 KiB / size) operations
  * (at least 1).
  *
  * Usage: rma put_flush|fetch_op|cas|lock|fence|get_flush|put_bytes|acc_flush|busy_fop [--trials N]
- *            [--sizes 8,8K,1M] [--window allocate|create|stack|file|shared|dynamic] [--slice US]
+ *            [--sizes 8,8K,1M] [--window allocate|create|stack|file|shared|dynamic|dynamic_alloc] [--slice US]
  * Prints: test size_bytes median_us min_us mean_us
  */
 #define _DEFAULT_SOURCE
@@ -120,8 +120,11 @@ int main(int argc, char **argv)
     MPI_Win win;
     if (!strcmp(kind, "allocate")) {
         MPI_Win_allocate(maxsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
-    } else if (!strcmp(kind, "dynamic")) {
-        mem = malloc((size_t)maxsize);
+    } else if (!strcmp(kind, "dynamic") || !strcmp(kind, "dynamic_alloc")) {
+        if (!strcmp(kind, "dynamic"))
+            mem = malloc((size_t)maxsize);
+        else
+            MPI_Alloc_mem(maxsize, MPI_INFO_NULL, &mem);
         MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
         MPI_Win_attach(win, mem, maxsize);
         MPI_Aint mine;
@@ -279,11 +282,13 @@ int main(int argc, char **argv)
     } else if (me == 0) {
         fprintf(stderr, "unknown test %s\n", test);
     }
-    if (!strcmp(kind, "dynamic"))
+    if (!strcmp(kind, "dynamic") || !strcmp(kind, "dynamic_alloc"))
         MPI_Win_detach(win, mem);
     MPI_Win_free(&win);
     if (!strcmp(kind, "create") || !strcmp(kind, "dynamic"))
         free(mem);
+    else if (!strcmp(kind, "dynamic_alloc"))
+        MPI_Free_mem(mem);
     else if (!strcmp(kind, "shared") || !strcmp(kind, "file"))
         munmap(mem, (size_t)maxsize);
     free(at);

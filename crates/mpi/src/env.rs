@@ -300,13 +300,23 @@ pub unsafe extern "C" fn PMPI_Pcontrol(_level: c_int) -> c_int {
     MPI_SUCCESS
 }
 
+/// MPI_Alloc_mem: from the memory file other processes of the host can map (`win/arena.rs`),
+/// so a dynamic window's region in it is reached by loads and stores; `malloc` where the
+/// arena is off (`BB_ALLOC_MEM_SHARED=0`, or the info key `bb_alloc_mem_shared` = `false`)
+/// or the kernel refuses it.
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, _info: MPI_Info, baseptr: *mut std::ffi::c_void) -> c_int {
+pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr: *mut std::ffi::c_void) -> c_int {
     call("MPI_Alloc_mem", MPI_COMM_WORLD, |_| {
         if size < 0 {
             return Err(err(MPI_ERR_ARG, format!("MPI_Alloc_mem: negative size {size}")));
         }
         let baseptr = out(baseptr as *mut *mut std::ffi::c_void, "baseptr")?;
+        let shared = info == MPI_INFO_NULL
+            || crate::info::with_infos(|i| i.value(info, "bb_alloc_mem_shared"))?.is_none_or(|v| v.trim() != "false");
+        if let Some(p) = shared.then(|| crate::win::arena::alloc(size as usize)).flatten() {
+            *baseptr = p.cast();
+            return Ok(());
+        }
         let p = libc::malloc(size.max(1) as usize);
         if p.is_null() {
             return Err(err(MPI_ERR_NO_MEM, format!("MPI_Alloc_mem: cannot allocate {size} bytes")));
@@ -318,6 +328,8 @@ pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, _info: MPI_Info, baseptr
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Free_mem(base: *mut std::ffi::c_void) -> c_int {
-    libc::free(base);
+    if !base.is_null() && !crate::win::arena::free(base.cast()) {
+        libc::free(base);
+    }
     MPI_SUCCESS
 }

@@ -1,7 +1,9 @@
 //! MPI_T performance variables: what this process exchanged with each peer (messages and bytes,
 //! sent and received: counters, one element per peer, indexed by MPI_COMM_WORLD rank, then the
-//! peers that joined later) and the length of its unexpected-message queue (a level), all
-//! bound to no object. The engine keeps the counts (`billboard::engine::traffic`); a handle
+//! peers that joined later), its one-sided operations by single copy and on mapped regions
+//! of dynamic windows (counters of the process), and the length of its unexpected-message
+//! queue (a level), all bound to no object. The engine keeps the counts
+//! (`billboard::engine::traffic`; the RMA counts, `win/`); a handle
 //! keeps what its own start, stop, reset and write make of them, as MPI 4.0 §15.3.7 has it: a
 //! counter handle starts stopped at 0, counts while started, keeps its value while stopped.
 //! The queue length is continuous (always started) and read-only.
@@ -25,6 +27,8 @@ pub(crate) static ALL_HANDLES: u8 = 0;
 #[derive(Clone, Copy)]
 enum Measure {
     Counter(fn(&Traffic) -> u64),
+    /// A count of the whole process (one element).
+    Process(fn() -> u64),
     UnexpectedQueue,
 }
 
@@ -62,6 +66,18 @@ pub(super) static PVARS: &[Pvar] = &[
         category: "engine",
     },
     Pvar {
+        name: "bb_rma_single_copies",
+        desc: "process_vm_writev/readv calls this process's RMA made (puts and gets on other processes' private window memory)",
+        measure: Measure::Process(crate::win::single_copy_count),
+        category: "rma",
+    },
+    Pvar {
+        name: "bb_rma_mapped_operations",
+        desc: "RMA operations this process did by loads, stores and CPU atomics on regions of dynamic windows it maps (MPI_Alloc_mem memory)",
+        measure: Measure::Process(crate::win::mapped_operation_count),
+        category: "rma",
+    },
+    Pvar {
         // MPICH's name for the same level.
         name: "unexpected_recvq_length",
         desc: "messages that arrived before their receive was posted, waiting now",
@@ -73,7 +89,7 @@ pub(super) static PVARS: &[Pvar] = &[
 impl Pvar {
     fn class(&self) -> c_int {
         match self.measure {
-            Measure::Counter(_) => MPI_T_PVAR_CLASS_COUNTER,
+            Measure::Counter(_) | Measure::Process(_) => MPI_T_PVAR_CLASS_COUNTER,
             Measure::UnexpectedQueue => MPI_T_PVAR_CLASS_LEVEL,
         }
     }
@@ -87,6 +103,7 @@ impl Pvar {
         let Some(engine) = crate::state::with(|m| m.engine.clone()) else { return Vec::new() };
         match self.measure {
             Measure::Counter(field) => engine.traffic().iter().map(field).collect(),
+            Measure::Process(count) => vec![count()],
             Measure::UnexpectedQueue => vec![engine.unexpected_messages() as u64],
         }
     }
@@ -106,7 +123,7 @@ impl Handle {
     fn value(&self, now: &[u64]) -> Vec<u64> {
         match self.pvar.measure {
             Measure::UnexpectedQueue => now.to_vec(),
-            Measure::Counter(_) => (0..self.kept.len())
+            Measure::Counter(_) | Measure::Process(_) => (0..self.kept.len())
                 .map(|i| {
                     let since = if self.started { self.since[i] } else { now.get(i).copied().unwrap_or(0) };
                     self.kept[i] + now.get(i).copied().unwrap_or(since).saturating_sub(since)
@@ -253,7 +270,7 @@ pub unsafe extern "C" fn PMPI_T_pvar_handle_alloc(
         let now = p.now();
         let n = match p.measure {
             Measure::Counter(_) => now.len(),
-            Measure::UnexpectedQueue => 1,
+            Measure::Process(_) | Measure::UnexpectedQueue => 1,
         };
         let h = new_handle();
         let added = with_tables(|t| {

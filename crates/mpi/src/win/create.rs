@@ -243,7 +243,7 @@ pub unsafe extern "C" fn PMPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm,
             let private = state::with(|m| m.win(*win).map(|w| w.comm.clone())).expect("MPI is running")?;
             // Displacements are addresses: every member's "window" starts at 0.
             let reach = single_copy::Reach::exchange(&private, std::ptr::null_mut(), &node)?;
-            let seen = attached::Seen::new(private.size());
+            let seen = attached::Seen::new(private.size(), private.rank());
             state::with(|m| {
                 m.win_mut(*win).map(|w| {
                     w.reach = Some(reach);

@@ -237,8 +237,9 @@ fn atomic_width(elem: MPI_Datatype) -> Option<usize> {
     builtin_datatype_size(elem).filter(|w| matches!(w, 1 | 2 | 4 | 8))
 }
 
-/// Applies the accumulate-family operation `a` to the part at `base` (`len` bytes) of target
-/// `target` of `seg`: `data` is the packed origin data (then, for compare-and-swap, the
+/// Applies the accumulate-family operation `a` to `part` (its address and length: `target`'s
+/// part of `seg`, or a mapped region of a dynamic window, `attached.rs`), whose accumulate
+/// lock and atomics words are `target`'s in `seg`: `data` is the packed origin data (then, for compare-and-swap, the
 /// compare data), and a get-type operation's reply (the packed target data before) goes to
 /// `reply`, whose size is the shape's. The path follows the module comment.
 ///
@@ -247,11 +248,11 @@ fn atomic_width(elem: MPI_Datatype) -> Option<usize> {
 pub(crate) unsafe fn accumulate(
     seg: &Segment,
     target: usize,
+    (base, len): (*mut u8, usize),
     a: &Access,
     data: &[u8],
     reply: &mut [u8],
 ) -> Result<(), String> {
-    let (base, len) = seg.part(target);
     let Some(w) = atomic_width(a.elem) else {
         // No CPU atomic fits: the whole operation on the packed bytes, under the lock.
         let mut combine = super::serve::combiner(a)?;
@@ -313,13 +314,22 @@ pub(crate) unsafe fn accumulate(
 
 /// Carries out operation `a` on target `target` of the node window `seg`: `data` the origin
 /// data's views (then the compare data's), `result` where a get-type operation's data goes.
-/// Done when this returns.
+/// `part`: where the target bytes are (`target`'s part of `seg`, or a mapped region of a
+/// dynamic window, `attached.rs`; `a.target`'s offsets are from its start). Done when this
+/// returns.
 ///
 /// # Safety
 /// As MPI requires of the program: the buffers hold what their datatypes and counts say;
-/// `a.target` lies inside the target's part (the origin checked it).
-pub(crate) unsafe fn operate(seg: &Segment, target: usize, a: &Access, data: &[View], result: Option<Landing>) -> Res {
-    let (base, _) = seg.part(target);
+/// `a.target` lies inside `part` (the origin checked it).
+pub(crate) unsafe fn operate(
+    seg: &Segment,
+    target: usize,
+    part: (*mut u8, usize),
+    a: &Access,
+    data: &[View],
+    result: Option<Landing>,
+) -> Res {
+    let base = part.0;
     let mut out = match result {
         // SAFETY: the program's result buffer (caller).
         Some(l) => Some(view(&l.layout, l.addr, l.count, Dir::Write)?),
@@ -349,7 +359,7 @@ pub(crate) unsafe fn operate(seg: &Segment, target: usize, a: &Access, data: &[V
                 }
             };
             let reply = out.as_mut().map_or(&mut [][..], |v| v.bytes_mut());
-            accumulate(seg, target, a, bytes, reply).map_err(|e| {
+            accumulate(seg, target, part, a, bytes, reply).map_err(|e| {
                 err(MPI_ERR_OP, format!("{} on target rank {target}: {e}", super::target::op_name(a.op)))
             })?;
         }

@@ -1,4 +1,5 @@
-//! The fast path of the RMA calls on a window in a node segment (`segment.rs`): one
+//! The fast path of the RMA calls on a window in a node segment (`segment.rs`), or on a
+//! region of a dynamic window that the origin maps (`attached.rs`, `arena.rs`): one
 //! predefined datatype and count at every buffer, the target range inside the window, and a
 //! put, a get, an accumulate-family operation the CPU does in one instruction per element, or
 //! a longer accumulate folded under the target part's lock (`direct.rs`). It checks what it
@@ -23,7 +24,13 @@ use crate::state::Mpi;
 #[inline(always)]
 pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
     let w = m.win_mut(win).ok()?;
-    let seg = w.node.as_ref().filter(|_| w.reach.is_none())?;
+    let mappable = |w: &Win| {
+        let target = usize::try_from(c.rank).ok().filter(|&r| r < w.peers.len());
+        w.attached.as_ref().zip(target).is_some_and(|(seen, t)| seen.may_map(t))
+    };
+    if w.node.is_none() || (w.reach.is_some() && !mappable(w)) {
+        return None;
+    }
     let size = builtin_datatype_size(c.target_type).filter(|&s| s > 0)?;
     let count = usize::try_from(c.target_count).ok().filter(|&n| n > 0)?;
     let origin = c.origin.filter(|_| c.op != MPI_NO_OP || c.kind == Kind::CompareAndSwap);
@@ -42,8 +49,8 @@ pub(super) unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: &Call) -> Option<Res> {
         _ => return None,
     }
     let bytes = count.checked_mul(size)?;
-    let offset = inside(w, target, c.disp, bytes)?;
-    let at = seg.part(target).0.add(offset);
+    let at = place(w, target, c.disp, bytes)?;
+    let seg = w.node.as_ref()?;
     match c.kind {
         Kind::Put => {
             copy(c.origin?.addr as *const u8, at, bytes);
@@ -157,6 +164,12 @@ pub(super) unsafe fn issue_to_handler(m: &mut Mpi, win: MPI_Win, c: &Call) -> Op
     };
     let bytes = count.checked_mul(size)?;
     let offset = reached(w, target, c.disp, bytes)?;
+    // A region this process maps: the general path does it by CPU atomics (`direct.rs`).
+    if let (Some(seen), Some(seg), Some(reach)) = (&mut w.attached, &w.node, &w.reach) {
+        if seen.may_map(target) && seen.mapped(seg, target, reach.pid(target), offset, offset + bytes).is_some() {
+            return None;
+        }
+    }
     if passive {
         if let Some(done) = apply_now(w, target, c, origin, offset, bytes) {
             w.issued = true;
@@ -240,6 +253,23 @@ fn inside(w: &Win, target: usize, disp: MPI_Aint, bytes: usize) -> Option<usize>
     let (window, unit) = w.peers[target];
     let offset = usize::try_from(disp).ok()?.checked_mul(unit as usize)?;
     (offset.checked_add(bytes)? <= window).then_some(offset)
+}
+
+/// Where the `bytes` bytes at displacement `disp` of `target` are here: in its part of a
+/// node window, or in a region of a dynamic window that this process maps (`attached.rs`);
+/// `None`: elsewhere, or out of range (the checked path says which).
+#[inline(always)]
+fn place(w: &mut Win, target: usize, disp: MPI_Aint, bytes: usize) -> Option<*mut u8> {
+    let seg = w.node.as_ref()?;
+    let Some(reach) = &w.reach else {
+        let offset = inside(w, target, disp, bytes)?;
+        // SAFETY: inside the part (checked just above).
+        return Some(unsafe { seg.part(target).0.add(offset) });
+    };
+    let lo = usize::try_from(disp).ok()?;
+    let at = w.attached.as_mut()?.mapped(seg, target, reach.pid(target), lo, lo.checked_add(bytes)?)?;
+    super::attached::count_mapped();
+    Some(at)
 }
 
 /// [`inside`] for a window reached by single copy: on a dynamic window displacements are

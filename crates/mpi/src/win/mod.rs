@@ -27,10 +27,12 @@
 //!   before they act on the segment's words; in a passive epoch an origin applies those the
 //!   handler is slow to take itself, by single copies under the target's accumulate lock
 //!   (`withdraw.rs`).
-//! - **Attached regions on one host** (MPI_Win_create_dynamic, every member on one host): as
-//!   the private pages above, the node segment's parts holding each member's table of
-//!   attached regions (`attached.rs`); operations on bytes the origin's copy of the table
-//!   does not cover go to the handler (below), which checks them.
+//! - **Attached regions on one host** (MPI_Win_create_dynamic, every member on one host): the
+//!   node segment's parts hold each member's table of attached regions (`attached.rs`). A
+//!   region in MPI_Alloc_mem's memory file (`arena.rs`) is mapped by each origin on first
+//!   reach and reached as a node window's part, by the origin alone (loads, stores, CPU
+//!   atomics); any other region as the private pages above; operations on bytes the origin's
+//!   copy of the table does not cover go to the handler (below), which checks them.
 //! - **Anywhere else** (MPI_Win_create across hosts, MPI_Win_create_dynamic across hosts,
 //!   MPI_Win_allocate across hosts): an active-message handler (`serve.rs`) that the engine
 //!   runs in every round of progress. An RMA call sends its operation to the target at once,
@@ -43,6 +45,7 @@
 //! the program sets another; windows do not inherit their communicator's); errors of the
 //! creating calls, before there is a window, through the communicator's.
 
+pub(crate) mod arena;
 mod async_progress;
 mod attached;
 mod create;
@@ -62,12 +65,23 @@ mod single_copy;
 mod target;
 mod withdraw;
 
+pub(crate) use arena::ALLOC_MEM_SHARED;
 pub(crate) use async_progress::{stop as stop_progress_thread, ASYNC_PROGRESS};
 pub(crate) use create::SHM_WINDOWS;
 use create::{check_shape, create, Memory};
 pub(crate) use direct::BULK as ACC_BULK;
 pub(crate) use remap::CREATE_MAP;
 pub(crate) use single_copy::SINGLE_COPY;
+
+/// `process_vm_writev/readv` calls of this process's RMA so far (MPI_T `bb_rma_single_copies`).
+pub(crate) fn single_copy_count() -> u64 {
+    single_copy::SINGLE_COPIES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Operations on mapped regions of dynamic windows so far (MPI_T `bb_rma_mapped_operations`).
+pub(crate) fn mapped_operation_count() -> u64 {
+    attached::MAPPED_OPERATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 use std::ffi::{c_char, c_int};
 use std::sync::Arc;

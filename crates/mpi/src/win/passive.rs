@@ -390,15 +390,24 @@ fn flush(call: &'static str, win: MPI_Win, rank: Option<c_int>, local: bool) -> 
 }
 
 /// MPI_Win_flush(_local) of a locked target of a window whose origin did every operation
-/// itself (in a node segment): only the memory order of `shm_sync.rs`, with no error handler
+/// on it itself (in a node segment, by single copy or in a mapped region): only the memory order of `shm_sync.rs`, with no error handler
 /// to set up and no list of waits. `None`: anything else, for [`flush`] (which also reports
 /// what is wrong). Nothing here can panic.
 #[inline(always)]
 fn flush_direct(win: MPI_Win, rank: c_int) -> Option<c_int> {
     state::with(|m| {
         let w = m.win(win).ok()?;
-        let locked = usize::try_from(rank).ok().and_then(|r| w.targets.get(r)).is_some_and(|t| t.lock != 0);
-        (locked && w.direct() && matches!(w.epoch, Epoch::Lock { .. })).then(|| {
+        let r = usize::try_from(rank).ok()?;
+        let t = w.targets.get(r)?;
+        // A window reached by single copies or mapped regions (`single_copy.rs`,
+        // `attached.rs`) with nothing at the target's handler: as a node window's.
+        let quiet = || {
+            w.node.is_some()
+                && !t.unflushed
+                && t.waits.is_empty()
+                && w.reach.as_ref().is_some_and(|reach| reach.settled(r))
+        };
+        (t.lock != 0 && (w.direct() || quiet()) && matches!(w.epoch, Epoch::Lock { .. })).then(|| {
             shm_sync::complete_stores();
             MPI_SUCCESS
         })

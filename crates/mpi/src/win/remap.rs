@@ -17,6 +17,9 @@
 //! same way, so the program's allocator finds plain memory again (glibc's `calloc` counts on
 //! `MADV_DONTNEED` zeroing freed heap pages, which a shared mapping does not do).
 //!
+//! A window in MPI_Alloc_mem's memory (`arena.rs`) is on a memory file already: its pages do
+//! not move, the other members map its range of the arena's file.
+//!
 //! # What is shared besides the window
 //!
 //! The first and last pages may also hold other data of the program (malloc's chunk
@@ -44,7 +47,6 @@
 //! stay locked across the fork, so the child sees them whole. `MADV_DONTFORK` would leave the
 //! child without the pages, `MADV_WIPEONFORK` with zeros.
 
-use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Mutex;
 
@@ -274,11 +276,13 @@ impl Drop for Pages {
     }
 }
 
-/// What this member tells the others (five words).
+/// What this member tells the others (seven words).
 struct Offer {
     ok: bool,
     pid: u64,
     fd: i32,
+    /// Where the pages start in the file.
+    file: u64,
     /// The window's offset in its first page, and the pages' length.
     offset: usize,
     len: usize,
@@ -294,7 +298,8 @@ pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut S
     let mut pages = Pages { claim: None, moved: false, views: Vec::new(), shared: false };
     // Our memory file, closed when this returns (the mappings keep it).
     let mut file: Option<OwnedFd> = None;
-    let mut mine = Offer { ok: CREATE_MAP.get() != 0, pid: std::process::id() as u64, fd: -1, offset: 0, len: 0, size };
+    let mut mine =
+        Offer { ok: CREATE_MAP.get() != 0, pid: std::process::id() as u64, fd: -1, file: 0, offset: 0, len: 0, size };
     if size > 0 {
         let lo = base as usize & !(PAGE - 1);
         let hi = (base as usize + size).div_ceil(PAGE) * PAGE;
@@ -305,8 +310,14 @@ pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut S
         let alone = !claims.live.iter().chain(&claims.unrestored).any(|&c| overlap(c, (lo, hi)));
         claims.live.push((lo, hi));
         pages.claim = Some((lo, hi));
+        // MPI_Alloc_mem's memory is on a memory file already (`arena.rs`): offered as it is.
+        let placed = if mine.ok { super::arena::place(lo, hi - lo) } else { None };
+        if let Some(p) = placed {
+            (mine.fd, mine.file, mine.offset, mine.len) =
+                (p.fd, p.chunk_file + p.offset as u64, base as usize - lo, hi - lo);
+        }
         // SAFETY: the program's window pages, checked to be private anonymous memory first.
-        match (mine.ok && alone && alone_with_library_threads() && movable(lo, hi - lo))
+        match (mine.ok && placed.is_none() && alone && alone_with_library_threads() && movable(lo, hi - lo))
             .then(|| unsafe { move_to_file(lo, hi - lo) })
             .flatten()
         {
@@ -316,7 +327,7 @@ pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut S
                 (mine.fd, mine.offset, mine.len) = (fd.as_raw_fd(), base as usize - lo, hi - lo);
                 file = Some(fd);
             }
-            None => mine.ok = false,
+            None => mine.ok = placed.is_some(),
         }
     }
     let offers = exchange(comm, &mine)?;
@@ -360,19 +371,20 @@ pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut S
 /// Every member's offer, in rank order.
 fn exchange(comm: &Communicator, o: &Offer) -> Res<Vec<Offer>> {
     let n = comm.size();
-    let words = [o.ok as u64, o.pid, o.fd as i64 as u64, o.offset as u64, o.len as u64, o.size as u64];
+    let words = [o.ok as u64, o.pid, o.fd as i64 as u64, o.offset as u64, o.len as u64, o.size as u64, o.file];
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-    let mut all = vec![0u8; 48 * n];
-    comm.allgatherv_bytes(&bytes, &mut all, &(0..n).map(|r| (48 * r, 48)).collect::<Vec<_>>())?;
+    let mut all = vec![0u8; 56 * n];
+    comm.allgatherv_bytes(&bytes, &mut all, &(0..n).map(|r| (56 * r, 56)).collect::<Vec<_>>())?;
     let word = |i: usize| u64::from_ne_bytes(all[8 * i..8 * i + 8].try_into().expect("8 bytes"));
     Ok((0..n)
         .map(|r| Offer {
-            ok: word(6 * r) != 0,
-            pid: word(6 * r + 1),
-            fd: word(6 * r + 2) as i64 as i32,
-            offset: word(6 * r + 3) as usize,
-            len: word(6 * r + 4) as usize,
-            size: word(6 * r + 5) as usize,
+            ok: word(7 * r) != 0,
+            pid: word(7 * r + 1),
+            fd: word(7 * r + 2) as i64 as i32,
+            offset: word(7 * r + 3) as usize,
+            len: word(7 * r + 4) as usize,
+            size: word(7 * r + 5) as usize,
+            file: word(7 * r + 6),
         })
         .collect())
 }
@@ -491,20 +503,34 @@ unsafe fn move_over(at: usize, lo: usize, len: usize) -> bool {
     moved
 }
 
-/// Maps another member's window pages here (`None`: the kernel refused).
+/// Maps another member's window pages here (`None`: the kernel refused); unmapped in
+/// `Pages::unshare`.
 fn map_peer(o: &Offer) -> Option<usize> {
-    let path = CString::new(format!("/proc/{}/fd/{}", o.pid, o.fd)).ok()?;
-    // SAFETY: a NUL-terminated path; the descriptor is closed below.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return None;
-    }
-    let rw = libc::PROT_READ | libc::PROT_WRITE;
-    // SAFETY: a fresh shared mapping of the member's file, unmapped in `Pages::unshare`.
-    let at = unsafe { libc::mmap(std::ptr::null_mut(), o.len, rw, libc::MAP_SHARED, fd, 0) };
-    // SAFETY: our descriptor, closed once; the mapping keeps the file.
-    unsafe { libc::close(fd) };
-    (at != libc::MAP_FAILED).then_some(at as usize)
+    super::arena::map_peer_file(o.pid, o.fd, o.file, o.len)
+}
+
+/// Records this process's pages `[lo, hi)` that live on a memory file other processes map
+/// (MPI_Alloc_mem's arena, `arena.rs`), so a child of `fork` gets private copies of them.
+pub(crate) fn record_shared(range: (usize, usize)) {
+    watch_forks();
+    claims().moved.push(range);
+}
+
+/// Ends [`record_shared`] for `range` (its mapping goes).
+pub(crate) fn forget_shared(range: (usize, usize)) {
+    forget(&mut claims().moved, range);
+}
+
+/// Records another process's pages mapped here at `at` (`len` bytes), which a child of
+/// `fork` must not share.
+pub(crate) fn record_view(at: usize, len: usize) {
+    watch_forks();
+    claims().views.push((at, len));
+}
+
+/// Ends [`record_view`] (the mapping goes).
+pub(crate) fn forget_view(at: usize, len: usize) {
+    forget(&mut claims().views, (at, len));
 }
 
 #[cfg(test)]

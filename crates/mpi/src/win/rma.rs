@@ -298,6 +298,17 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
             // The program's memory: put and get by single copy, accumulates by the handler
             // (below; in a passive epoch withdrawable: `withdraw.rs`).
             Some(reach) if reachable => {
+                // A region this process maps (`attached.rs`): as the node window below.
+                let seen = w.attached.as_mut().filter(|seen| seen.may_map(target));
+                if let (Some(seen), Some(seg), Some((lo, hi))) = (seen, &w.node, access.target.span()) {
+                    if let Some(at) = seen.mapped(seg, target, reach.pid(target), lo as usize, hi as usize) {
+                        super::attached::count_mapped();
+                        let mut shifted = access;
+                        shifted.target.offset -= lo;
+                        super::direct::operate(seg, target, (at, (hi - lo) as usize), &shifted, &data, result)?;
+                        return Ok(None);
+                    }
+                }
                 if reach.copy(target, &access, &data, result.as_ref())? {
                     return Ok(None);
                 }
@@ -319,7 +330,7 @@ unsafe fn issue(m: &mut Mpi, win: MPI_Win, c: Call, detach: bool) -> Res<Option<
             // The window is in the segment: the origin does the operation itself, now.
             None => {
                 let seg = w.node.as_ref().expect("a node window");
-                super::direct::operate(seg, target, &access, &data, result)?;
+                super::direct::operate(seg, target, seg.part(target), &access, &data, result)?;
                 return Ok(None);
             }
         }

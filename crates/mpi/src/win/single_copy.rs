@@ -1,6 +1,7 @@
 //! MPI_Win_create on one host where the pages stay private (`remap.rs` could not share them,
 //! or `BB_RMA_CREATE_MAP=0`), and the regions attached to MPI_Win_create_dynamic on one host
-//! (every base 0, displacements are addresses: `attached.rs` says which are attached): the
+//! (every base 0, displacements are addresses: `attached.rs` says which are attached) that
+//! are not in MPI_Alloc_mem's memory file (those the origin maps, `arena.rs`): the
 //! window is the program's own memory, which no other process
 //! maps, so an origin puts and gets by a single copy straight between its buffer and the
 //! target's window (`process_vm_writev/readv`, billboard's `cross_memory`), with no help from
@@ -43,6 +44,10 @@ pub(crate) static SINGLE_COPY: billboard::tunables::Tunable = billboard::tunable
     1,
     "MPI_Win_create on one host: put/get by process_vm_writev/readv from the origin (0: through the target's handler, as where the kernel refuses)",
 );
+
+/// Single copies (`process_vm_writev/readv` calls) this process's RMA made (MPI_T
+/// `bb_rma_single_copies`).
+pub(crate) static SINGLE_COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The refusal was reported (once per process, whatever the window).
 static REPORTED: AtomicBool = AtomicBool::new(false);
@@ -116,6 +121,16 @@ impl Reach {
         // SAFETY: the result buffer is still the program's (caller).
         out.finish(len);
         Ok(true)
+    }
+
+    /// Whether no accumulate on `target` waits to be settled (`withdraw.rs`).
+    pub fn settled(&self, target: usize) -> bool {
+        self.outstanding[target].ops.is_empty()
+    }
+
+    /// Member `target`'s process id.
+    pub fn pid(&self, target: usize) -> u64 {
+        self.peers[target].0 as u64
     }
 
     /// Where accumulate-type operations on `target` in a passive epoch are numbered and kept
@@ -243,6 +258,7 @@ unsafe fn transfer(pid: libc::pid_t, base: usize, a: &Access, packed: *mut u8, d
         );
         let len: usize = remote.iter().map(|v| v.iov_len).sum();
         let mut local = [libc::iovec { iov_base: packed.add(done).cast(), iov_len: len }];
+        SINGLE_COPIES.fetch_add(1, Ordering::Relaxed);
         copy_iov(pid, &mut local, &mut remote, dir)?;
         done += len;
     }
