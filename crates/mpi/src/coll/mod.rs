@@ -56,6 +56,7 @@ thread_local! {
 /// Runs `f` on the `len` bytes a blocking reduction contributes (see [`reduction_source`]):
 /// its send buffer where it lies, or with MPI_IN_PLACE a copy, since the result overwrites
 /// the receive buffer they lie in.
+#[inline(always)]
 unsafe fn with_contribution<R>(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
