@@ -180,6 +180,29 @@ static inline int t_flags_and(int n, int salt)
     return want;
 }
 
+/* Adds 1 to the long at `disp` of rank 0's window with MPI_Fetch_and_op under lock_all, checking
+ * that each fetch sees a larger value than the last, until rank 0 sends tag 5 (received here);
+ * returns how many it added (win_dynamic_regions.c, win_dynamic_mapped.c: fetch-adds while the
+ * target attaches and detaches). */
+static inline long t_fetch_adds_until_told(MPI_Win win, MPI_Aint disp)
+{
+    long one = 1, last = -1, ops = 0, dummy;
+    int stop = 0;
+    MPI_CHK(MPI_Win_lock_all(0, win));
+    while (!stop) {
+        long got = -1;
+        MPI_CHK(MPI_Fetch_and_op(&one, &got, MPI_LONG, 0, disp, MPI_SUM, win));
+        MPI_CHK(MPI_Win_flush(0, win));
+        CHECK(got > last, "fetch_and_op %ld fetched %ld after %ld", ops, got, last);
+        last = got;
+        ops++;
+        MPI_CHK(MPI_Iprobe(0, 5, MPI_COMM_WORLD, &stop, MPI_STATUS_IGNORE));
+    }
+    MPI_CHK(MPI_Win_unlock_all(win));
+    MPI_CHK(MPI_Recv(&dummy, 1, MPI_LONG, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    return ops;
+}
+
 /* Deterministic test pattern. */
 static inline unsigned char t_byte(long i, int seed) { return (unsigned char)((i * 131 + seed * 7 + (i >> 8)) & 0xff); }
 

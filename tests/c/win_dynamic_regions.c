@@ -86,21 +86,7 @@ int main(int argc, char **argv)
         for (int r = 1; r < n; r++)
             MPI_CHK(MPI_Send(&ops, 1, MPI_LONG, r, 5, MPI_COMM_WORLD));
     } else {
-        long one = 1, last = -1;
-        int stop = 0;
-        MPI_CHK(MPI_Win_lock_all(0, win));
-        while (!stop) {
-            long got = -1;
-            MPI_CHK(MPI_Fetch_and_op(&one, &got, MPI_LONG, 0, counters[0], MPI_SUM, win));
-            MPI_CHK(MPI_Win_flush(0, win));
-            CHECK(got > last, "fetch_and_op %ld fetched %ld after %ld", ops, got, last);
-            last = got;
-            ops++;
-            MPI_CHK(MPI_Iprobe(0, 5, MPI_COMM_WORLD, &stop, MPI_STATUS_IGNORE));
-        }
-        MPI_CHK(MPI_Win_unlock_all(win));
-        long dummy;
-        MPI_CHK(MPI_Recv(&dummy, 1, MPI_LONG, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        ops += t_fetch_adds_until_told(win, counters[0]);
     }
     MPI_CHK(MPI_Reduce(&ops, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
     MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
