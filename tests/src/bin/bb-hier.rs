@@ -311,18 +311,7 @@ fn parts(w: &Communicator) -> Res {
     // Every part within one data area (a host's scatterv parts together past it too, in cells
     // of the board: 1000 and 2000 on hosts of 2 and 3): one message between the root and each
     // other host a call.
-    let mut calls = 0;
-    let mut between = 0;
-    let on = on_host(w, || {
-        between = between_hosts(w, || {
-            calls = parts_rounds(w, &[0, 8, 100, 500, 1000, 2000])?;
-            Ok(())
-        })?;
-        Ok(())
-    })?;
-    println!("rank {}: {on} messages on its host", w.rank());
-    println!("rank {}: {between} messages sent to other hosts in {calls} calls", w.rank());
-    Ok(())
+    counted(w, || parts_rounds(w, &[0, 8, 100, 500, 1000, 2000]))
 }
 
 /// Blocking gather and scatter of parts of one length (as MPI_Gather and MPI_Scatter start
@@ -374,11 +363,17 @@ fn rooted_rounds(w: &Communicator, parts: &[usize]) -> Result<u64, Box<dyn std::
 /// 5,000 B and their table): the messages on each rank's host and sent to other hosts.
 fn rooted(w: &Communicator) -> Res {
     rooted_rounds(w, &[0, 8, 100, 112, 113, 1000, 1024, 1100, 2048, 2100, 4096, 8192, 16_384, 20_000])?;
+    counted(w, || rooted_rounds(w, &[1100, 2048, 2100, 4096, 5000]))
+}
+
+/// Runs `rounds` counting the messages on this rank's host and those sent to other hosts, and
+/// prints both with the calls `rounds` made (what coll_hosts reads).
+fn counted(w: &Communicator, mut rounds: impl FnMut() -> Result<u64, Box<dyn std::error::Error>>) -> Res {
     let mut calls = 0;
     let mut between = 0;
     let on = on_host(w, || {
         between = between_hosts(w, || {
-            calls = rooted_rounds(w, &[1100, 2048, 2100, 4096, 5000])?;
+            calls = rounds()?;
             Ok(())
         })?;
         Ok(())
