@@ -34,6 +34,19 @@ fn overlapping_nonblocking_collectives_run_on_the_board_1_to_8_ranks() {
     }
 }
 
+/// A program whose first collectives on the world are nonblocking (no blocking one agreed a
+/// slot yet): the world's slot is agreed in `init`, so they run on the board from the first.
+#[test]
+fn nonblocking_collectives_before_any_blocking_one_run_on_the_worlds_board() {
+    for n in [2, 3, 4] {
+        let job = run(n, "bb-icoll", &["12", "fresh"], &[], T);
+        job.assert_success();
+        let counts = messages(&job.stdout());
+        assert_eq!(counts.len(), n, "{}", job.stdout());
+        assert!(counts.iter().all(|&m| m == 0), "{n} ranks exchanged messages for board collectives: {counts:?}");
+    }
+}
+
 #[test]
 fn without_the_board_the_same_program_goes_by_messages() {
     // The fallback where no slot was agreed (BB_BOARD=0: no blocking collective takes one).

@@ -1,5 +1,5 @@
 //! Rank program for nonblocking collectives on the board (`coll/board_steps.rs`):
-//! `bbrun -n N bb-icoll ITERS [mark]`.
+//! `bbrun -n N bb-icoll ITERS [mark | fresh]`.
 //!
 //! Default: on three communicators (the world, a dup, and halves of a split), batches of
 //! Ibarrier, Ibcast (0 B to one data area, every root), Iallreduce and Ireduce (a
@@ -316,11 +316,28 @@ fn start_bcast_from(w: &Communicator, root: usize, i: usize) -> billboard::Resul
     Ok(op)
 }
 
+/// `fresh`: nonblocking collectives on the world before any blocking one (a program that
+/// only overlaps): the world's slot, agreed in `init`, carries them from the first.
+fn fresh(w: &Communicator, iters: usize) -> Res {
+    let before = messages(w);
+    for it in 0..iters {
+        let ops = (0..4 + it % 5).map(|i| start(w, it * 31 + i)).collect::<billboard::Result<Vec<_>>>()?;
+        complete(ops, it % 3, it)?;
+    }
+    println!("rank {}: {} collective messages", w.rank(), messages(w) - before);
+    Ok(())
+}
+
 fn main() -> Res {
     let universe = billboard::init()?;
     let w = universe.world();
     let args: Vec<String> = std::env::args().collect();
     let iters: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(20);
+    if args.iter().any(|a| a == "fresh") {
+        fresh(&w, iters)?;
+        universe.finalize()?;
+        return Ok(());
+    }
     let dup = w.dup()?;
     let half = w.split(Some((w.rank() % 2) as u32), 0)?.expect("colored");
     let comms = [w.clone(), dup, half];

@@ -32,6 +32,11 @@ pub fn init() -> Result<Universe> {
     let chan = crate::bootstrap::wire::connect(&mut job)?;
     let engine = Shared::new(Engine::new(chan));
     let world = Communicator::world(engine, job.rank, job.size);
+    // The world's board slot is agreed here rather than by its first blocking collective:
+    // a program whose first collectives are nonblocking (or that never blocks in one) would
+    // otherwise run them all by messages, as nonblocking calls cannot agree a slot. Other
+    // communicators agree lazily: there are only BOARD_SLOTS, and most never need one.
+    world.board()?;
     super::dynamic::set_job_id(&job.id);
     // A spawned job meets its parents before the program runs, as MPI_Init must return with
     // MPI_Comm_get_parent ready; the parents wait for it in their MPI_Comm_spawn.
