@@ -61,7 +61,8 @@
 //! (`board_marks.rs`). The blocking lane pays nothing for it.
 //!
 //! Slots are agreed lazily, by the communicator's first collective that the table gives the
-//! board (collective by nature, so every member agrees at the same point): an AND of every
+//! board (collective by nature, so every member agrees at the same point), except the world's,
+//! agreed in `init` so that nonblocking collectives started first find it: an AND of every
 //! member's free-slot mask and a MAX of their clocks. Nonblocking collectives started before
 //! it went by messages on the members that had not agreed yet, and a member may have started
 //! more of them than another when it agrees: the agreement takes the MAX of the members'
