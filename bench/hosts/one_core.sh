@@ -14,11 +14,8 @@
 # RUN_TIMEOUT (120 s), PEERS (1), COUNTS (1: the strace part). Writes
 # RESULTS_DIR/runs and RESULTS_DIR/summary.txt.
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-RESULTS=${1:-$(mktemp -d)}
-mkdir -p "$RESULTS"
-RESULTS=$(cd "$RESULTS" && pwd)
-BIN=$(cd "${BIN:-$ROOT/target/release}" && pwd)
+# shellcheck source=common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh" "$@"
 ROUNDS=${ROUNDS:-5}
 TRIALS=${TRIALS:-200}
 T=${RUN_TIMEOUT:-120}

@@ -12,11 +12,8 @@
 # No real-time priority where ranks outnumber cores. Environment: BIN (default target/release),
 # ROUNDS (5), SPINS ("0 50"), ROUND_TRIPS (rounds a floor trial, 2000), CHRT ("chrt -f 10").
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-RESULTS=${1:-$(mktemp -d)}
-mkdir -p "$RESULTS"
-RESULTS=$(cd "$RESULTS" && pwd)
-BIN=$(cd "${BIN:-$ROOT/target/release}" && pwd)
+# shellcheck source=common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh" "$@"
 ROUNDS=${ROUNDS:-5}
 SPINS=${SPINS:-0 50}
 N=${ROUND_TRIPS:-2000}
