@@ -4,7 +4,8 @@
 #   - every route (shm = BB_ROUTES=auto, tcp, udp) with the same run's floors: the pipe
 #     ping-pong (the target's reference, <= 2x), and the raw blocking TCP and UDP ping-pongs
 #     (each socket route's own floor: what its kernel stack costs on top of the hand-over);
-#   - MPICH and Open MPI (bench/peers/pingpong.c) on the same core (PEERS=0: left out).
+#   - MPICH and Open MPI (bench/peers/pingpong.c) on the same core (PEERS=0: left out);
+#   - with BLOCK=1, TCP and UDP again with BB_WAIT_BLOCK=1 (a blocking receive, not a yield).
 # Then, once, what each route does a message beyond its floor, by counting (timings swing 30 %
 # between rounds on this shared machine, counts do not):
 #   - system calls a message: `strace -f -c` of the job at TRIALS and 2 x TRIALS, the
@@ -20,6 +21,7 @@ ROUNDS=${ROUNDS:-5}
 TRIALS=${TRIALS:-200}
 T=${RUN_TIMEOUT:-120}
 PEERS=${PEERS:-1}
+BLOCK=${BLOCK:-0}
 COUNTS=${COUNTS:-1}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
@@ -44,8 +46,8 @@ fi
 
 for round in $(seq "$ROUNDS"); do
     echo "== round $round, load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RESULTS/runs"
-    for r in auto tcp udp; do
-        csv=$(latency "$r" --trials "$TRIALS")
+    for r in auto tcp udp $([ "$BLOCK" = 1 ] && echo tcp-block udp-block); do
+        csv=$(BB_WAIT_BLOCK=$([ "${r#*-}" = block ] && echo 1 || echo 0) latency "${r%-block}" --trials "$TRIALS")
         record "core-$r" 2 "$csv"
         record core-pipe 10 "$csv"
         record core-tcp-floor 11 "$csv"
@@ -77,16 +79,16 @@ summarize() { # summarize RUNS: medians over rounds, ratios within each run (its
         $1 == "core-pipe" { pipe = $2; v["core-pipe"] = v["core-pipe"] " " $2
                             if (last != "") xp[last] = xp[last] " " val / pipe; next }
         $1 == "core-tcp-floor" { v[$1] = v[$1] " " $2; xp["core-tcp-floor"] = xp["core-tcp-floor"] " " $2 / pipe
-                                 if (last == "core-tcp") xf[last] = xf[last] " " val / $2; next }
+                                 if (last ~ /^core-tcp/) xf[last] = xf[last] " " val / $2; next }
         $1 == "core-udp-floor" { v[$1] = v[$1] " " $2; xp["core-udp-floor"] = xp["core-udp-floor"] " " $2 / pipe
-                                 if (last == "core-udp") xf[last] = xf[last] " " val / $2; last = ""; next }
+                                 if (last ~ /^core-udp/) xf[last] = xf[last] " " val / $2; last = ""; next }
         $1 ~ /^core-(mpich|openmpi)$/ { v[$1] = v[$1] " " $2; if (pipe > 0) xp[$1] = xp[$1] " " $2 / pipe; next }
         { last = $1; val = $2; v[$1] = v[$1] " " $2 }
         END {
-            n = split("core-pipe core-tcp-floor core-udp-floor core-auto core-tcp core-udp core-mpich core-openmpi", rows, " ")
+            n = split("core-pipe core-tcp-floor core-udp-floor core-auto core-tcp core-udp core-tcp-block core-udp-block core-mpich core-openmpi", rows, " ")
             for (i = 1; i <= n; i++) {
                 r = rows[i]; m = median(v[r])
-                if (m == "") { printf "| %s | no figure | | |\n", r; continue }
+                if (m == "") { if (r !~ /-block$/) printf "| %s | no figure | | |\n", r; continue }
                 p = (r == "core-pipe") ? "1.00" : median(xp[r]); f = median(xf[r])
                 printf "| %s | %s | %s | %s |\n", r, m, (p == "") ? "-" : sprintf("%.2f", p), (f == "") ? "-" : sprintf("%.2f", f)
             }
