@@ -23,11 +23,8 @@
 # ranks outnumber cores, see bench/README.md "On a busy machine"). Writes RESULTS_DIR/runs (every
 # run's median) and RESULTS_DIR/summary.txt. The namespaces are removed on every exit path.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-RESULTS=${1:-$(mktemp -d)}
-mkdir -p "$RESULTS"
-RESULTS=$(cd "$RESULTS" && pwd)
-BIN=$(cd "${BIN:-$ROOT/target/release}" && pwd)
+# shellcheck source=common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh" "$@"
 ROUNDS=${ROUNDS:-3}
 TRIALS=${TRIALS:-200}
 T=${RUN_TIMEOUT:-120}
