@@ -3,7 +3,11 @@
 //! file; a client job with a wrong token in that name is refused (MPI_ERR_PORT) and does not
 //! disturb the server; then a client job connects, and the two exchange data, merge and reduce.
 //! A server that accepts 20 rounds of connect, exchange and disconnect keeps its descriptors
-//! level (disconnect closes the other job's connections).
+//! level (disconnect closes the other job's connections); after 1,000 rounds both jobs' per-peer
+//! tables hold no more peers than the two jobs have (disconnected peers' numbers are reused).
+//! A client that MPI_Isends more than the sockets hold and disconnects and finalizes at once
+//! has every byte received (MPI_Comm_disconnect waits for the pending communication), also
+//! under `BB_ROUTES=tcp`.
 //! And a spawned child that dies ends the job, named by bbrun (`tests/c/spawn_errors.c die`);
 //! and a spawn onto another host (network namespaces as hosts, as in `hosts.rs`; needs root).
 //! A spawned child that ends before MPI_Init (exits 0, exits 3, cannot be executed) fails the
@@ -314,6 +318,44 @@ fn two_bbrun_jobs_connect_through_a_port_and_a_wrong_token_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A thousand rounds of connect, exchange (checked every round) and disconnect: both jobs'
+/// per-peer tables hold no more peers than the two jobs have (the disconnected ones' numbers
+/// are taken again), and their descriptors stay level.
+#[test]
+fn a_thousand_connect_disconnect_rounds_keep_the_peer_tables_bounded() {
+    let Some((dir, exe)) = build("two_jobs") else { return };
+    let _turn = bb_tests::one_job_at_a_time();
+    let port_file = dir.join("port");
+    let file = port_file.to_str().unwrap();
+    let shm_before = shm_files();
+    let deadline = Instant::now() + 5 * TIMEOUT;
+    let env = [("BB_CTEST_TIMEOUT", "290")];
+    let server = start(2, &exe, &["rounds_server", file, "1000"], &env);
+    let client = start(2, &exe, &["rounds_client", file, "1000"], &env);
+    let client = finish(client, "the client job of 1,000 rounds", deadline);
+    let server = finish(server, "the server job of 1,000 rounds", deadline);
+    assert_passed(&client, "the client job of 1,000 rounds");
+    assert_passed(&server, "the server job of 1,000 rounds");
+    assert_nothing_left(&exe, &shm_before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// 200 rounds of spawning a child, exchanging with it and disconnecting (`spawn loop 200`):
+/// the parent's descriptors and per-peer tables stay level, and no child, socket or /dev/shm
+/// file is left.
+#[test]
+fn two_hundred_spawn_disconnect_rounds_leave_nothing_and_keep_the_tables_level() {
+    let Some((dir, exe)) = build("spawn") else { return };
+    let _turn = bb_tests::one_job_at_a_time();
+    let shm_before = shm_files();
+    let job = start(1, &exe, &["loop", "200"], &[("BB_CTEST_TIMEOUT", "290")]);
+    let out = finish(job, "200 spawns", Instant::now() + 5 * TIMEOUT);
+    assert_program_passed(&out, "spawn", "200 rounds of spawn and disconnect");
+    std::thread::sleep(Duration::from_secs(1)); // agents clean up after bbrun exits
+    assert_nothing_left(&exe, &shm_before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_server_that_accepts_twenty_rounds_keeps_its_descriptors_level() {
     let Some((dir, exe)) = build("two_jobs") else { return };
@@ -330,4 +372,31 @@ fn a_server_that_accepts_twenty_rounds_keeps_its_descriptors_level() {
     assert_passed(&server, "the server job of 20 rounds");
     assert_nothing_left(&exe, &shm_before);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `two_jobs flush_server` and `flush_client` (2 ranks each) with `env`: the client's
+/// MPI_Isends (sockets full, the rest queued in user space) reach the server whole although the
+/// client disconnects and finalizes at once, and every request is complete after
+/// MPI_Comm_disconnect on both sides.
+fn disconnect_flushes(env: &[(&str, &str)]) {
+    let Some((dir, exe)) = build("two_jobs") else { return };
+    let _turn = bb_tests::one_job_at_a_time();
+    let port_file = dir.join("port");
+    let file = port_file.to_str().unwrap();
+    let shm_before = shm_files();
+    let deadline = Instant::now() + TIMEOUT;
+    let server = start(2, &exe, &["flush_server", file], env);
+    let client = start(2, &exe, &["flush_client", file], env);
+    let client = finish(client, "the sending client job", deadline);
+    let server = finish(server, "the receiving server job", deadline);
+    assert_passed(&client, &format!("the sending client job with {env:?}"));
+    assert_passed(&server, &format!("the receiving server job with {env:?}"));
+    assert_nothing_left(&exe, &shm_before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn disconnect_waits_for_pending_sends_and_the_peer_receives_every_byte() {
+    disconnect_flushes(&[]);
+    disconnect_flushes(&[("BB_ROUTES", "tcp")]);
 }
