@@ -642,8 +642,11 @@ mod tests {
         assert!(!routes.self_posted, "a drain that found nothing clears the mark");
     }
 
+    /// A joining peer's socket as `add_tcp_peers` takes it: its index, the socket, early bytes.
+    type Joining = (usize, OwnedFd, Vec<u8>);
+
     /// `n` sockets of peers joining now (index k for new peer k), with the other ends.
-    fn joining(n: usize) -> (Vec<(usize, OwnedFd, Vec<u8>)>, Vec<std::net::TcpStream>) {
+    fn joining(n: usize) -> (Vec<Joining>, Vec<std::net::TcpStream>) {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let others: Vec<_> = (0..n).map(|_| std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap()).collect();
         let ours = (0..n).map(|k| (k, OwnedFd::from(l.accept().unwrap().0), Vec::new())).collect();
