@@ -374,19 +374,19 @@ fn a_server_that_accepts_twenty_rounds_keeps_its_descriptors_level() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Runs `two_jobs flush_server` and `flush_client` (2 ranks each) with `env`: the client's
-/// MPI_Isends (sockets full, the rest queued in user space) reach the server whole although the
-/// client disconnects and finalizes at once, and every request is complete after
-/// MPI_Comm_disconnect on both sides.
-fn disconnect_flushes(env: &[(&str, &str)]) {
+/// Runs `two_jobs flush_server` and `flush_client` (2 ranks each, with bbrun options
+/// `server_options` and `client_options`) with `env`: the client's MPI_Isends (sockets full,
+/// the rest queued in user space) reach the server whole although the client disconnects and
+/// finalizes at once, and every request is complete after MPI_Comm_disconnect on both sides.
+fn disconnect_flushes(server_options: &[&str], client_options: &[&str], env: &[(&str, &str)]) {
     let Some((dir, exe)) = build("two_jobs") else { return };
     let _turn = bb_tests::one_job_at_a_time();
     let port_file = dir.join("port");
     let file = port_file.to_str().unwrap();
     let shm_before = shm_files();
     let deadline = Instant::now() + TIMEOUT;
-    let server = start(2, &exe, &["flush_server", file], env);
-    let client = start(2, &exe, &["flush_client", file], env);
+    let server = start_with(server_options, 2, &exe, &["flush_server", file], env);
+    let client = start_with(client_options, 2, &exe, &["flush_client", file], env);
     let client = finish(client, "the sending client job", deadline);
     let server = finish(server, "the receiving server job", deadline);
     assert_passed(&client, &format!("the sending client job with {env:?}"));
@@ -397,6 +397,19 @@ fn disconnect_flushes(env: &[(&str, &str)]) {
 
 #[test]
 fn disconnect_waits_for_pending_sends_and_the_peer_receives_every_byte() {
-    disconnect_flushes(&[]);
-    disconnect_flushes(&[("BB_ROUTES", "tcp")]);
+    disconnect_flushes(&[], &[], &[]);
+    disconnect_flushes(&[], &[], &[("BB_ROUTES", "tcp")]);
+}
+
+/// The server job on one namespace host, the client job on another.
+#[test]
+fn disconnect_flushes_to_a_job_on_another_host() {
+    let Some(ns) = bb_tests::Netns::create(2) else { return };
+    let (server_host, client_host) = (format!("{}:2", ns.names[0]), format!("{}:2", ns.names[1]));
+    let launcher = "ip netns exec {host}";
+    disconnect_flushes(
+        &["--launcher", launcher, "--host", &server_host],
+        &["--launcher", launcher, "--host", &client_host],
+        &[],
+    );
 }
