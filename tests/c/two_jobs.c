@@ -26,6 +26,19 @@
 
 #define ROUNDS 20
 
+/* The server accepts on `port`, the client connects: the intercommunicator, and the other
+ * job's size in `nremote`. */
+static MPI_Comm meet(int server, const char *port, int *nremote)
+{
+    MPI_Comm inter;
+    if (server)
+        MPI_CHK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
+    else
+        MPI_CHK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
+    MPI_CHK(MPI_Comm_remote_size(inter, nremote));
+    return inter;
+}
+
 /* Accept (connect) `n` times on `port`, exchange, disconnect; the descriptors and the per-peer
  * tables stay level. */
 static void rounds(int server, const char *port, int n)
@@ -33,13 +46,8 @@ static void rounds(int server, const char *port, int n)
     int provided, first = -1, now = -1;
     CHECK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS, "MPI_T_init_thread");
     for (int round = 0; round < n; round++) {
-        MPI_Comm inter;
-        if (server)
-            MPI_CHK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
-        else
-            MPI_CHK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
         int nremote;
-        MPI_CHK(MPI_Comm_remote_size(inter, &nremote));
+        MPI_Comm inter = meet(server, port, &nremote);
         for (int r = 0; r < nremote; r++) {
             int out = 1000 * round + t_rank, in = -1;
             MPI_CHK(MPI_Sendrecv(&out, 1, MPI_INT, r, 6, &in, 1, MPI_INT, r, 6, inter, MPI_STATUS_IGNORE));
@@ -74,13 +82,8 @@ static long flush_bytes(int k) { return k == FLUSH_EAGER ? FLUSH_LARGE_BYTES : F
 /* Sends (client) or receives (server) the flush test's messages, then disconnects. */
 static void flush(int server, const char *port)
 {
-    MPI_Comm inter;
-    if (server)
-        MPI_CHK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
-    else
-        MPI_CHK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
     int nremote;
-    MPI_CHK(MPI_Comm_remote_size(inter, &nremote));
+    MPI_Comm inter = meet(server, port, &nremote);
     int per = FLUSH_EAGER + 2, n = nremote * per, kept = 0;
     unsigned char **bufs = calloc((size_t)n, sizeof *bufs);
     MPI_Request *reqs = calloc((size_t)n, sizeof *reqs);
@@ -198,13 +201,8 @@ int main(int argc, char **argv)
         CHECK(inter == MPI_COMM_NULL, "no communicator after a failed connect");
         return t_finish();
     }
-    MPI_Comm inter;
-    if (server)
-        MPI_CHK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
-    else
-        MPI_CHK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
     int nremote;
-    MPI_CHK(MPI_Comm_remote_size(inter, &nremote));
+    MPI_Comm inter = meet(server, port, &nremote);
     for (int r = 0; r < nremote; r++) {
         int out = 100 * server + t_rank, in = -1;
         MPI_CHK(MPI_Sendrecv(&out, 1, MPI_INT, r, 5, &in, 1, MPI_INT, r, 5, inter, MPI_STATUS_IGNORE));

@@ -323,21 +323,8 @@ fn two_bbrun_jobs_connect_through_a_port_and_a_wrong_token_is_refused() {
 /// are taken again), and their descriptors stay level.
 #[test]
 fn a_thousand_connect_disconnect_rounds_keep_the_peer_tables_bounded() {
-    let Some((dir, exe)) = build("two_jobs") else { return };
-    let _turn = bb_tests::one_job_at_a_time();
-    let port_file = dir.join("port");
-    let file = port_file.to_str().unwrap();
-    let shm_before = shm_files();
-    let deadline = Instant::now() + 5 * TIMEOUT;
     let env = [("BB_CTEST_TIMEOUT", "290")];
-    let server = start(2, &exe, &["rounds_server", file, "1000"], &env);
-    let client = start(2, &exe, &["rounds_client", file, "1000"], &env);
-    let client = finish(client, "the client job of 1,000 rounds", deadline);
-    let server = finish(server, "the server job of 1,000 rounds", deadline);
-    assert_passed(&client, "the client job of 1,000 rounds");
-    assert_passed(&server, "the server job of 1,000 rounds");
-    assert_nothing_left(&exe, &shm_before);
-    let _ = std::fs::remove_dir_all(&dir);
+    server_and_client(["rounds_server", "rounds_client"], &["1000"], [&[], &[]], &env, 5 * TIMEOUT);
 }
 
 /// 200 rounds of spawning a child, exchanging with it and disconnecting (`spawn loop 200`):
@@ -358,41 +345,34 @@ fn two_hundred_spawn_disconnect_rounds_leave_nothing_and_keep_the_tables_level()
 
 #[test]
 fn a_server_that_accepts_twenty_rounds_keeps_its_descriptors_level() {
+    server_and_client(["rounds_server", "rounds_client"], &[], [&[], &[]], &[], TIMEOUT);
+}
+
+/// Runs `two_jobs SERVER FILE args...` and `two_jobs CLIENT FILE args...` (2 ranks each, with
+/// bbrun options `options[0]` and `options[1]`, and `env`) within `within`: both must pass and
+/// leave nothing behind.
+fn server_and_client(modes: [&str; 2], args: &[&str], options: [&[&str]; 2], env: &[(&str, &str)], within: Duration) {
     let Some((dir, exe)) = build("two_jobs") else { return };
     let _turn = bb_tests::one_job_at_a_time();
     let port_file = dir.join("port");
     let file = port_file.to_str().unwrap();
     let shm_before = shm_files();
-    let deadline = Instant::now() + TIMEOUT;
-    let server = start(2, &exe, &["rounds_server", file], &[]);
-    let client = start(2, &exe, &["rounds_client", file], &[]);
-    let client = finish(client, "the client job of 20 rounds", deadline);
-    let server = finish(server, "the server job of 20 rounds", deadline);
-    assert_passed(&client, "the client job of 20 rounds");
-    assert_passed(&server, "the server job of 20 rounds");
+    let deadline = Instant::now() + within;
+    let [server, client] =
+        [0, 1].map(|k| start_with(options[k], 2, &exe, &[&[modes[k], file][..], args].concat(), env));
+    let client = finish(client, &format!("the {} job", modes[1]), deadline);
+    let server = finish(server, &format!("the {} job", modes[0]), deadline);
+    assert_passed(&client, &format!("the {} job {args:?} {options:?} {env:?}", modes[1]));
+    assert_passed(&server, &format!("the {} job {args:?} {options:?} {env:?}", modes[0]));
     assert_nothing_left(&exe, &shm_before);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Runs `two_jobs flush_server` and `flush_client` (2 ranks each, with bbrun options
-/// `server_options` and `client_options`) with `env`: the client's MPI_Isends (sockets full,
-/// the rest queued in user space) reach the server whole although the client disconnects and
-/// finalizes at once, and every request is complete after MPI_Comm_disconnect on both sides.
+/// `two_jobs flush_server` and `flush_client`: the client's MPI_Isends (sockets full, the rest
+/// queued in user space) reach the server whole although the client disconnects and finalizes
+/// at once, and every request is complete after MPI_Comm_disconnect on both sides.
 fn disconnect_flushes(server_options: &[&str], client_options: &[&str], env: &[(&str, &str)]) {
-    let Some((dir, exe)) = build("two_jobs") else { return };
-    let _turn = bb_tests::one_job_at_a_time();
-    let port_file = dir.join("port");
-    let file = port_file.to_str().unwrap();
-    let shm_before = shm_files();
-    let deadline = Instant::now() + TIMEOUT;
-    let server = start_with(server_options, 2, &exe, &["flush_server", file], env);
-    let client = start_with(client_options, 2, &exe, &["flush_client", file], env);
-    let client = finish(client, "the sending client job", deadline);
-    let server = finish(server, "the receiving server job", deadline);
-    assert_passed(&client, &format!("the sending client job with {env:?}"));
-    assert_passed(&server, &format!("the receiving server job with {env:?}"));
-    assert_nothing_left(&exe, &shm_before);
-    let _ = std::fs::remove_dir_all(&dir);
+    server_and_client(["flush_server", "flush_client"], &[], [server_options, client_options], env, TIMEOUT);
 }
 
 #[test]
