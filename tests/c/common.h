@@ -14,6 +14,7 @@
 #ifndef BB_CTEST_COMMON_H
 #define BB_CTEST_COMMON_H
 
+#include <dirent.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -201,6 +202,36 @@ static inline long t_fetch_adds_until_told(MPI_Win win, MPI_Aint disp)
     MPI_CHK(MPI_Win_unlock_all(win));
     MPI_CHK(MPI_Recv(&dummy, 1, MPI_LONG, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     return ops;
+}
+
+/* Descriptors this process has open now (two_jobs.c, spawn.c: disconnect closes the other
+ * job's connections). */
+static inline int t_open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    CHECK(d != NULL, "cannot read /proc/self/fd");
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n - 1; /* the directory's own */
+}
+
+/* How many peers Billboard's per-peer tables hold now: the element count of its MPI_T per-peer
+ * counter bb_bytes_received (two_jobs.c, spawn.c: disconnected peers' numbers are taken again).
+ * Needs MPI_T_init_thread first. */
+static inline int t_peers_known(void)
+{
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handle;
+    int index = -1, count = -1;
+    CHECK(MPI_T_pvar_get_index("bb_bytes_received", MPI_T_PVAR_CLASS_COUNTER, &index) == MPI_SUCCESS,
+          "no pvar bb_bytes_received");
+    CHECK(MPI_T_pvar_session_create(&session) == MPI_SUCCESS, "MPI_T_pvar_session_create");
+    CHECK(MPI_T_pvar_handle_alloc(session, index, NULL, &handle, &count) == MPI_SUCCESS, "MPI_T_pvar_handle_alloc");
+    MPI_T_pvar_handle_free(session, &handle);
+    MPI_T_pvar_session_free(&session);
+    return count;
 }
 
 /* Deterministic test pattern. */

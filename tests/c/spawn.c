@@ -2,7 +2,9 @@
  * host, through the `host` info key; tests/tests/dynamic.rs runs it on two network namespaces). Each time the parents
  * and the children exchange data both ways over the intercommunicator (every parent with every
  * child), merge it into an intracommunicator (parents first) and run an allreduce there, then
- * disconnect. The children check MPI_Comm_get_parent and their own MPI_COMM_WORLD. */
+ * disconnect. The children check MPI_Comm_get_parent and their own MPI_COMM_WORLD.
+ * `spawn loop N` (tests/tests/dynamic.rs): N rounds of one child spawned, the exchange and
+ * disconnect: the descriptors and the per-peer tables stay level. */
 #include "common.h"
 
 static void exchange(MPI_Comm inter, int parent_side)
@@ -55,6 +57,29 @@ static void exchange(MPI_Comm inter, int parent_side)
     MPI_CHK(MPI_Comm_free(&merged));
 }
 
+/* `spawn loop N`: N rounds of spawning one child, the exchange, MPI_Comm_disconnect and the
+ * child's exit; the descriptors stay level and the per-peer tables hold at most the world and
+ * one child (its number is taken again). */
+static void spawn_loop(const char *self, int rounds)
+{
+    int provided, first = -1, now = -1;
+    MPI_CHK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    for (int round = 0; round < rounds; round++) {
+        char *args[] = {"child", "1", NULL};
+        MPI_Comm child;
+        MPI_CHK(MPI_Comm_spawn(self, args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &child, MPI_ERRCODES_IGNORE));
+        exchange(child, 1);
+        MPI_CHK(MPI_Comm_disconnect(&child));
+        int known = t_peers_known();
+        CHECK(known <= t_size + 1, "%d peers in the tables after spawn %d of one child (%d ranks)", known, round, t_size);
+        now = t_open_fds();
+        if (round == 0)
+            first = now;
+    }
+    CHECK(now == first, "%d descriptors open after %d spawns, %d after the first", now, rounds, first);
+    MPI_T_finalize();
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "child") == 0) {
@@ -83,6 +108,10 @@ int main(int argc, char **argv)
         return 0;
     }
     t_init(&argc, &argv, "spawn", 1);
+    if (argc > 2 && strcmp(argv[1], "loop") == 0) {
+        spawn_loop(argv[0], atoi(argv[2]));
+        return t_finish();
+    }
     MPI_Comm parent;
     MPI_CHK(MPI_Comm_get_parent(&parent));
     CHECK(parent == MPI_COMM_NULL, "the first job has no parent");

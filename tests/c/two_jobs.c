@@ -4,53 +4,139 @@
  *   two_jobs client FILE      reads FILE, connects
  *   two_jobs badclient FILE   reads FILE, changes the port's token, and expects the connect to
  *                             fail with MPI_ERR_PORT (the server never sees it)
- *   two_jobs rounds_server FILE / rounds_client FILE
- *                             20 rounds of accept (connect), an exchange and MPI_Comm_disconnect
- *                             on one port: every rank's open descriptors after the last round are
- *                             as many as after the first (disconnect closes the other job's
- *                             connections)
+ *   two_jobs rounds_server FILE [N] / rounds_client FILE [N]
+ *                             N (20) rounds of accept (connect), an exchange checked every round
+ *                             and MPI_Comm_disconnect on one port: every rank's open descriptors
+ *                             after the last round are as many as after the first (disconnect
+ *                             closes the other job's connections), and its per-peer tables hold
+ *                             no more peers than its job and the other one (the count of MPI_T's
+ *                             per-peer counter bb_bytes_received: disconnected peers' numbers
+ *                             are taken again)
+ *   two_jobs flush_server FILE / flush_client FILE
+ *                             the client's every rank MPI_Isends each server rank FLUSH_EAGER
+ *                             eager messages, one rendezvous message and one more eager one whose
+ *                             request it frees, while the server sleeps (the sockets fill, the
+ *                             rest waits in user space), then MPI_Comm_disconnect and MPI_Finalize
+ *                             at once; the server posts its receives late, disconnects, and checks
+ *                             every byte. After MPI_Comm_disconnect every request on the
+ *                             communicator is complete on both sides (MPI 4.0 section 11.10.4:
+ *                             it waits for the pending communication)
  * Server and client exchange data both ways, merge and reduce, then disconnect. */
 #include "common.h"
-#include <dirent.h>
 
 #define ROUNDS 20
 
-/* Descriptors this process has open now. */
-static int open_fds(void)
+/* The server accepts on `port`, the client connects: the intercommunicator, and the other
+ * job's size in `nremote`. */
+static MPI_Comm meet(int server, const char *port, int *nremote)
 {
-    DIR *d = opendir("/proc/self/fd");
-    CHECK(d != NULL, "cannot read /proc/self/fd");
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n - 1; /* the directory's own */
+    MPI_Comm inter;
+    if (server)
+        MPI_CHK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
+    else
+        MPI_CHK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
+    MPI_CHK(MPI_Comm_remote_size(inter, nremote));
+    return inter;
 }
 
-/* Accept (connect) ROUNDS times on `port`, exchange, disconnect; the descriptors stay level. */
-static void rounds(int server, const char *port)
+/* Accept (connect) `n` times on `port`, exchange, disconnect; the descriptors and the per-peer
+ * tables stay level. */
+static void rounds(int server, const char *port, int n)
 {
-    int first = -1, now = -1;
-    for (int round = 0; round < ROUNDS; round++) {
-        MPI_Comm inter;
-        if (server)
-            MPI_CHK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
-        else
-            MPI_CHK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
+    int provided, first = -1, now = -1;
+    CHECK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS, "MPI_T_init_thread");
+    for (int round = 0; round < n; round++) {
         int nremote;
-        MPI_CHK(MPI_Comm_remote_size(inter, &nremote));
+        MPI_Comm inter = meet(server, port, &nremote);
         for (int r = 0; r < nremote; r++) {
             int out = 1000 * round + t_rank, in = -1;
             MPI_CHK(MPI_Sendrecv(&out, 1, MPI_INT, r, 6, &in, 1, MPI_INT, r, 6, inter, MPI_STATUS_IGNORE));
             CHECK_EQ(in, 1000 * round + r, "value from the other job");
         }
         MPI_CHK(MPI_Comm_disconnect(&inter));
-        now = open_fds();
+        int known = t_peers_known();
+        CHECK(known <= t_size + nremote, "%d peers in the tables after round %d (%d ranks here, %d there)", known,
+              round, t_size, nremote);
+        now = t_open_fds();
         if (round == 0)
             first = now;
     }
-    CHECK(now == first, "%d descriptors open after %d connect/disconnect rounds, %d after the first", now, ROUNDS,
-          first);
+    CHECK(now == first, "%d descriptors open after %d connect/disconnect rounds, %d after the first", now, n, first);
+    MPI_T_finalize();
+}
+
+#define FLUSH_EAGER 96
+#define FLUSH_EAGER_BYTES (48 << 10)
+#define FLUSH_LARGE_BYTES (3 << 20)
+
+/* The bytes of message k (FLUSH_EAGER: the rendezvous one; + 1: the freed one) from client rank
+ * c to server rank s. */
+static void flush_fill(unsigned char *buf, long n, int c, int s, int k)
+{
+    for (long i = 0; i < n; i++)
+        buf[i] = t_byte(i, 1000 * c + 10 * s + k);
+}
+
+static long flush_bytes(int k) { return k == FLUSH_EAGER ? FLUSH_LARGE_BYTES : FLUSH_EAGER_BYTES; }
+
+/* Sends (client) or receives (server) the flush test's messages, then disconnects. */
+static void flush(int server, const char *port)
+{
+    int nremote;
+    MPI_Comm inter = meet(server, port, &nremote);
+    int per = FLUSH_EAGER + 2, n = nremote * per, kept = 0;
+    unsigned char **bufs = calloc((size_t)n, sizeof *bufs);
+    MPI_Request *reqs = calloc((size_t)n, sizeof *reqs);
+    if (server)
+        usleep(1500 * 1000); /* the client's sockets fill meanwhile */
+    for (int r = 0; r < nremote; r++) {
+        for (int k = 0; k < per; k++) {
+            int i = r * per + k, c = server ? r : t_rank, s = server ? t_rank : r;
+            long len = flush_bytes(k);
+            bufs[i] = malloc((size_t)len);
+            CHECK(bufs[i] != NULL, "out of memory");
+            int tag = k == FLUSH_EAGER ? 8 : 7;
+            if (server) {
+                memset(bufs[i], 0, (size_t)len);
+                MPI_CHK(MPI_Irecv(bufs[i], (int)len, MPI_BYTE, r, tag, inter, &reqs[kept++]));
+            } else {
+                flush_fill(bufs[i], len, c, s, k);
+                MPI_Request req;
+                MPI_CHK(MPI_Isend(bufs[i], (int)len, MPI_BYTE, r, tag, inter, &req));
+                if (k == per - 1)
+                    MPI_CHK(MPI_Request_free(&req));
+                else
+                    reqs[kept++] = req;
+            }
+        }
+    }
+    MPI_CHK(MPI_Comm_disconnect(&inter));
+    CHECK(inter == MPI_COMM_NULL, "MPI_Comm_disconnect leaves MPI_COMM_NULL");
+    int done = 0;
+    MPI_Status *statuses = calloc((size_t)n, sizeof *statuses);
+    MPI_CHK(MPI_Testall(kept, reqs, &done, statuses));
+    free(statuses);
+    CHECK(done, "%s requests still pending after MPI_Comm_disconnect", server ? "receive" : "send");
+    if (server) {
+        unsigned char *want = malloc(FLUSH_LARGE_BYTES);
+        CHECK(want != NULL, "out of memory");
+        for (int r = 0; r < nremote; r++)
+            for (int k = 0; k < per; k++) {
+                long len = flush_bytes(k);
+                flush_fill(want, len, r, t_rank, k);
+                CHECK(memcmp(bufs[r * per + k], want, (size_t)len) == 0,
+                      "message %d of %ld bytes from client rank %d differs", k, len, r);
+            }
+        free(want);
+    }
+    /* Every buffer is the program's again, the freed request's too (disconnect waited for its
+     * send): scribbled over, so a byte sent from it later shows at the server. */
+    for (int i = 0; i < n; i++) {
+        memset(bufs[i], 0xee, (size_t)flush_bytes(i % per));
+        free(bufs[i]);
+    }
+    free(bufs);
+    free(reqs);
 }
 
 static void read_port(const char *file, char *port)
@@ -76,7 +162,7 @@ int main(int argc, char **argv)
         return 2;
     const char *mode = argv[1], *file = argv[2];
     t_init(&argc, &argv, "two_jobs", 1);
-    int server = strcmp(mode, "server") == 0 || strcmp(mode, "rounds_server") == 0;
+    int server = strcmp(mode, "server") == 0 || strcmp(mode, "rounds_server") == 0 || strcmp(mode, "flush_server") == 0;
     char port[MPI_MAX_PORT_NAME] = "";
     if (server && t_rank == 0) {
         MPI_CHK(MPI_Open_port(MPI_INFO_NULL, port));
@@ -91,7 +177,13 @@ int main(int argc, char **argv)
         read_port(file, port);
     }
     if (strncmp(mode, "rounds_", 7) == 0) {
-        rounds(server, port);
+        rounds(server, port, argc > 3 ? atoi(argv[3]) : ROUNDS);
+        if (server && t_rank == 0)
+            MPI_CHK(MPI_Close_port(port));
+        return t_finish();
+    }
+    if (strncmp(mode, "flush_", 6) == 0) {
+        flush(server, port);
         if (server && t_rank == 0)
             MPI_CHK(MPI_Close_port(port));
         return t_finish();
@@ -109,13 +201,8 @@ int main(int argc, char **argv)
         CHECK(inter == MPI_COMM_NULL, "no communicator after a failed connect");
         return t_finish();
     }
-    MPI_Comm inter;
-    if (server)
-        MPI_CHK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
-    else
-        MPI_CHK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
     int nremote;
-    MPI_CHK(MPI_Comm_remote_size(inter, &nremote));
+    MPI_Comm inter = meet(server, port, &nremote);
     for (int r = 0; r < nremote; r++) {
         int out = 100 * server + t_rank, in = -1;
         MPI_CHK(MPI_Sendrecv(&out, 1, MPI_INT, r, 5, &in, 1, MPI_INT, r, 5, inter, MPI_STATUS_IGNORE));

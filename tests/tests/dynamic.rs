@@ -3,7 +3,11 @@
 //! file; a client job with a wrong token in that name is refused (MPI_ERR_PORT) and does not
 //! disturb the server; then a client job connects, and the two exchange data, merge and reduce.
 //! A server that accepts 20 rounds of connect, exchange and disconnect keeps its descriptors
-//! level (disconnect closes the other job's connections).
+//! level (disconnect closes the other job's connections); after 1,000 rounds both jobs' per-peer
+//! tables hold no more peers than the two jobs have (disconnected peers' numbers are reused).
+//! A client that MPI_Isends more than the sockets hold and disconnects and finalizes at once
+//! has every byte received (MPI_Comm_disconnect waits for the pending communication), also
+//! under `BB_ROUTES=tcp`.
 //! And a spawned child that dies ends the job, named by bbrun (`tests/c/spawn_errors.c die`);
 //! and a spawn onto another host (network namespaces as hosts, as in `hosts.rs`; needs root).
 //! A spawned child that ends before MPI_Init (exits 0, exits 3, cannot be executed) fails the
@@ -314,20 +318,78 @@ fn two_bbrun_jobs_connect_through_a_port_and_a_wrong_token_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A thousand rounds of connect, exchange (checked every round) and disconnect: both jobs'
+/// per-peer tables hold no more peers than the two jobs have (the disconnected ones' numbers
+/// are taken again), and their descriptors stay level.
+#[test]
+fn a_thousand_connect_disconnect_rounds_keep_the_peer_tables_bounded() {
+    let env = [("BB_CTEST_TIMEOUT", "290")];
+    server_and_client(["rounds_server", "rounds_client"], &["1000"], [&[], &[]], &env, 5 * TIMEOUT);
+}
+
+/// 200 rounds of spawning a child, exchanging with it and disconnecting (`spawn loop 200`):
+/// the parent's descriptors and per-peer tables stay level, and no child, socket or /dev/shm
+/// file is left.
+#[test]
+fn two_hundred_spawn_disconnect_rounds_leave_nothing_and_keep_the_tables_level() {
+    let Some((dir, exe)) = build("spawn") else { return };
+    let _turn = bb_tests::one_job_at_a_time();
+    let shm_before = shm_files();
+    let job = start(1, &exe, &["loop", "200"], &[("BB_CTEST_TIMEOUT", "290")]);
+    let out = finish(job, "200 spawns", Instant::now() + 5 * TIMEOUT);
+    assert_program_passed(&out, "spawn", "200 rounds of spawn and disconnect");
+    std::thread::sleep(Duration::from_secs(1)); // agents clean up after bbrun exits
+    assert_nothing_left(&exe, &shm_before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_server_that_accepts_twenty_rounds_keeps_its_descriptors_level() {
+    server_and_client(["rounds_server", "rounds_client"], &[], [&[], &[]], &[], TIMEOUT);
+}
+
+/// Runs `two_jobs SERVER FILE args...` and `two_jobs CLIENT FILE args...` (2 ranks each, with
+/// bbrun options `options[0]` and `options[1]`, and `env`) within `within`: both must pass and
+/// leave nothing behind.
+fn server_and_client(modes: [&str; 2], args: &[&str], options: [&[&str]; 2], env: &[(&str, &str)], within: Duration) {
     let Some((dir, exe)) = build("two_jobs") else { return };
     let _turn = bb_tests::one_job_at_a_time();
     let port_file = dir.join("port");
     let file = port_file.to_str().unwrap();
     let shm_before = shm_files();
-    let deadline = Instant::now() + TIMEOUT;
-    let server = start(2, &exe, &["rounds_server", file], &[]);
-    let client = start(2, &exe, &["rounds_client", file], &[]);
-    let client = finish(client, "the client job of 20 rounds", deadline);
-    let server = finish(server, "the server job of 20 rounds", deadline);
-    assert_passed(&client, "the client job of 20 rounds");
-    assert_passed(&server, "the server job of 20 rounds");
+    let deadline = Instant::now() + within;
+    let [server, client] =
+        [0, 1].map(|k| start_with(options[k], 2, &exe, &[&[modes[k], file][..], args].concat(), env));
+    let client = finish(client, &format!("the {} job", modes[1]), deadline);
+    let server = finish(server, &format!("the {} job", modes[0]), deadline);
+    assert_passed(&client, &format!("the {} job {args:?} {options:?} {env:?}", modes[1]));
+    assert_passed(&server, &format!("the {} job {args:?} {options:?} {env:?}", modes[0]));
     assert_nothing_left(&exe, &shm_before);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `two_jobs flush_server` and `flush_client`: the client's MPI_Isends (sockets full, the rest
+/// queued in user space) reach the server whole although the client disconnects and finalizes
+/// at once, and every request is complete after MPI_Comm_disconnect on both sides.
+fn disconnect_flushes(server_options: &[&str], client_options: &[&str], env: &[(&str, &str)]) {
+    server_and_client(["flush_server", "flush_client"], &[], [server_options, client_options], env, TIMEOUT);
+}
+
+#[test]
+fn disconnect_waits_for_pending_sends_and_the_peer_receives_every_byte() {
+    disconnect_flushes(&[], &[], &[]);
+    disconnect_flushes(&[], &[], &[("BB_ROUTES", "tcp")]);
+}
+
+/// The server job on one namespace host, the client job on another.
+#[test]
+fn disconnect_flushes_to_a_job_on_another_host() {
+    let Some(ns) = bb_tests::Netns::create(2) else { return };
+    let (server_host, client_host) = (format!("{}:2", ns.names[0]), format!("{}:2", ns.names[1]));
+    let launcher = "ip netns exec {host}";
+    disconnect_flushes(
+        &["--launcher", launcher, "--host", &server_host],
+        &["--launcher", launcher, "--host", &client_host],
+        &[],
+    );
 }

@@ -335,6 +335,21 @@ impl Mpi {
                 .any(|(id, &c)| c as usize == i && self.engine.request_in_flight(id as u32))
     }
 
+    /// The requests in the table (and promoted engine handles) whose communicator is `h`.
+    pub fn table_requests_on(&self, h: MPI_Comm) -> Vec<MPI_Request> {
+        let table = self.requests.iter().enumerate().filter(|(_, r)| r.as_ref().is_some_and(|r| r.comm() == h));
+        let table = table.map(|(i, _)| make_handle(HandleKind::Direct, object_type::REQUEST, i as u32));
+        table.chain(self.promoted.iter().filter(|(_, r)| r.comm() == h).map(|(&k, _)| k)).collect()
+    }
+
+    /// Whether an operation behind an engine handle naming communicator `h` has not completed.
+    /// (An id whose operation ended may have been taken since by an operation without a
+    /// handle, on another communicator: that only makes a wait on it last while that does.)
+    pub fn engine_pending_on(&self, h: MPI_Comm) -> bool {
+        let Some(i) = comm_index(h) else { return false };
+        self.engine_comms.iter().enumerate().any(|(id, &c)| c as usize == i && self.engine.request_pending(id as u32))
+    }
+
     /// Stores a communicator an MPI_Comm_idup of `parent` is making: until
     /// [`Mpi::fill_pending`], local calls may use its handle, communication may not.
     pub fn add_pending_comm(&mut self, parent: Communicator, errhandler: MPI_Errhandler) -> MPI_Comm {

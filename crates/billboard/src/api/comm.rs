@@ -1028,6 +1028,12 @@ impl Communicator {
         self.inner.engine.lock().in_flight(id)
     }
 
+    /// Whether `id`, let go by [`Request::into_raw`], is an operation that has not completed
+    /// yet (done but not finished does not count).
+    pub fn request_pending(&self, id: u32) -> bool {
+        !self.inner.engine.lock().settled(id)
+    }
+
     /// [`wait_each`](crate::wait_each) over operations let go by [`Request::into_raw`]: waits
     /// until every one of `ids` (`None`: nothing to wait for) has completed, then finishes
     /// each, in order, and hands its outcome to `each(index, outcome)`. An id that is not in

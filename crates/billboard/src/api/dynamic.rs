@@ -47,8 +47,10 @@ pub static SPAWN_WAIT_MS: Tunable = Tunable::new(
 static JOB_ID: OnceLock<String> = OnceLock::new();
 
 /// Host indices of the billboards of other jobs, by `job#node`: the same billboard gets the
-/// same index in every join, so every process of a communicator sees the same hosts.
-static NODE_KEYS: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
+/// same index in every join, so every process of a communicator sees the same hosts. With
+/// each, how many joined peers live there; a key goes with the last of them, so a program
+/// that spawns in a loop keeps no entry per child job.
+static NODE_KEYS: Mutex<Option<HashMap<String, (usize, usize)>>> = Mutex::new(None);
 
 /// The ports this process has open, by name (MPI_Open_port .. MPI_Close_port).
 static PORTS: Mutex<Vec<Port>> = Mutex::new(Vec::new());
@@ -56,17 +58,30 @@ static PORTS: Mutex<Vec<Port>> = Mutex::new(Vec::new());
 /// Processes of another job joined by one MPI_Comm_accept/connect/spawn/join (engine peers
 /// `peers`), held by the intercommunicator made with them and by every communicator made from
 /// it. When the last of those goes (MPI_Comm_disconnect, MPI_Comm_free), their connections
-/// close, so a server that accepts clients one after another keeps no socket of those gone.
+/// close and their numbers go to the next processes to join, so a server that accepts clients
+/// one after another keeps no socket of those gone and its per-peer tables do not grow.
 /// Communicators are never dropped inside the engine (it holds none), so taking its lock here
 /// is safe.
 pub(crate) struct JoinedPeers {
     engine: crate::engine::EngineRef,
-    peers: std::ops::Range<usize>,
+    peers: Vec<usize>,
+    /// Each peer's `job#node` in [`NODE_KEYS`].
+    node_keys: Vec<String>,
 }
 
 impl Drop for JoinedPeers {
     fn drop(&mut self) {
-        self.engine.release_peers(self.peers.clone());
+        self.engine.release_peers(&self.peers);
+        let mut map = lock(&NODE_KEYS);
+        let Some(map) = map.as_mut() else { return };
+        for key in &self.node_keys {
+            if let Some((_, holders)) = map.get_mut(key) {
+                *holders -= 1;
+                if *holders == 0 {
+                    map.remove(key);
+                }
+            }
+        }
     }
 }
 
@@ -256,12 +271,13 @@ impl Communicator {
                 )));
             }
             let hosts = new.iter().map(|&r| host_label(&theirs[r].host)).collect();
-            let nodes = self.node_indices(new.iter().map(|&r| theirs[r].node_key()));
-            let first = self.engine().add_tcp_peers(hosts, nodes, established)?;
-            joined = Some(Arc::new(JoinedPeers { engine: self.engine().clone(), peers: first..first + new.len() }));
-            for (k, &r) in new.iter().enumerate() {
-                members[r] = first + k;
+            let node_keys: Vec<String> = new.iter().map(|&r| theirs[r].node_key()).collect();
+            let nodes = self.node_indices(&node_keys);
+            let numbers = self.engine().add_tcp_peers(hosts, nodes, established)?;
+            for (&r, &p) in new.iter().zip(&numbers) {
+                members[r] = p;
             }
+            joined = Some(Arc::new(JoinedPeers { engine: self.engine().clone(), peers: numbers, node_keys }));
         } else {
             drop(listeners);
         }
@@ -280,16 +296,20 @@ impl Communicator {
     }
 
     /// Host indices for billboards of other jobs, named by `job#node`: the same key always
-    /// gets the same index, apart from this job's hosts.
-    fn node_indices(&self, keys: impl Iterator<Item = String>) -> Vec<usize> {
+    /// gets the same index while a peer there is joined, apart from this job's hosts and from
+    /// every index a peer has now.
+    fn node_indices(&self, keys: &[String]) -> Vec<usize> {
         let mut map = lock(&NODE_KEYS);
         let map = map.get_or_insert_with(HashMap::new);
         let nodes = self.engine().nodes();
-        keys.map(|key| {
-            let next = nodes.iter().chain(map.values()).max().map_or(0, |m| m + 1);
-            *map.entry(key).or_insert(next)
-        })
-        .collect()
+        keys.iter()
+            .map(|key| {
+                let next = nodes.iter().chain(map.values().map(|(i, _)| i)).max().map_or(0, |m| m + 1);
+                let (index, holders) = map.entry(key.clone()).or_insert((next, 0));
+                *holders += 1;
+                *index
+            })
+            .collect()
     }
 
     /// MPI_Comm_join: the two processes at the ends of connected socket `fd` become an

@@ -41,7 +41,7 @@ pub(crate) struct Shared {
     helpers: Mutex<(usize, bool)>,
     /// Threads waiting at once (MPI_THREAD_MULTIPLE): which one polls, where the others sleep.
     waiters: wait::Waiters,
-    /// The host index of every peer (read without the engine's lock; it grows only when
+    /// The host index of every peer (read without the engine's lock; it changes only when
     /// processes join, `add_tcp_peers`).
     nodes: std::sync::RwLock<Arc<[usize]>>,
     /// Ranks of this process's own job; peers from this number on joined later.
@@ -92,22 +92,22 @@ impl Shared {
     }
 
     /// Joins peers of another job to this engine over TCP (see `Routes::add_tcp_peers`);
-    /// returns the first new peer number.
+    /// returns their peer numbers (released ones are taken again).
     pub(crate) fn add_tcp_peers(
         &self,
         hosts: Vec<String>,
         node: Vec<usize>,
         established: Vec<(usize, std::os::fd::OwnedFd, Vec<u8>)>,
-    ) -> Result<usize> {
+    ) -> Result<Vec<usize>> {
         let mut engine = self.lock();
-        let first = engine.add_tcp_peers(hosts, node, established)?;
+        let numbers = engine.add_tcp_peers(hosts, node, established)?;
         *self.nodes.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = engine.routes().nodes().into();
-        Ok(first)
+        Ok(numbers)
     }
 
     /// Closes the connections to `peers` (joined by `add_tcp_peers`), once no communicator uses
-    /// them (see `api::dynamic::JoinedPeers`).
-    pub(crate) fn release_peers(&self, peers: std::ops::Range<usize>) {
+    /// them (see `api::dynamic::JoinedPeers`); their numbers go to the next peers to join.
+    pub(crate) fn release_peers(&self, peers: &[usize]) {
         self.lock().release_peers(peers);
     }
 

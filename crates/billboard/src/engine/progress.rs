@@ -797,34 +797,46 @@ impl<C: Channel> Engine<C> {
 
 impl Engine<Routes> {
     /// Joins peers of another job over TCP (`Routes::add_tcp_peers`), with the per-peer state
-    /// every rank has; returns the first new peer number.
+    /// every rank has, fresh where a number of a released peer is taken again; returns the
+    /// new peers' numbers.
     pub(crate) fn add_tcp_peers(
         &mut self,
         hosts: Vec<String>,
         node: Vec<usize>,
         established: Vec<(usize, std::os::fd::OwnedFd, Vec<u8>)>,
-    ) -> Result<usize> {
-        let first = self.chan.add_tcp_peers(hosts, node, established)?;
+    ) -> Result<Vec<usize>> {
+        let numbers = self.chan.add_tcp_peers(hosts, node, established)?;
         let core = &mut self.core;
-        for p in first..self.chan.nranks() {
+        for &p in &numbers {
             let caps = self.chan.caps_for(p);
-            self.thresholds.push(Thresholds::from_caps(&caps));
-            core.queued.push(VecDeque::new());
-            core.single_copy.push(false);
-            core.claim_words.push(caps.claim_words.min(16) as u32);
-            core.claims_busy.push(0);
-            core.push_refused.push(false);
-            core.failed.push(None);
-            core.traffic.push(Traffic::default());
+            let fresh = (Thresholds::from_caps(&caps), caps.claim_words.min(16) as u32);
+            if p < self.thresholds.len() {
+                // A released peer's number: its sends failed and its route closed (release_peers).
+                debug_assert!(core.queued[p].is_empty() && core.claims_busy[p] == 0, "rank {p} reused while busy");
+                (self.thresholds[p], core.claim_words[p]) = fresh;
+                // Its traffic counts on: MPI_T's counters only ever grow.
+                (core.single_copy[p], core.push_refused[p], core.failed[p]) = (false, false, None);
+            } else {
+                debug_assert_eq!(p, self.thresholds.len(), "new peers are numbered in order");
+                self.thresholds.push(fresh.0);
+                core.queued.push(VecDeque::new());
+                core.single_copy.push(false);
+                core.claim_words.push(fresh.1);
+                core.claims_busy.push(0);
+                core.push_refused.push(false);
+                core.failed.push(None);
+                core.traffic.push(Traffic::default());
+            }
         }
-        Ok(first)
+        Ok(numbers)
     }
 
     /// Lets go of `peers`, processes of another job that no communicator uses any more: they
     /// count as failed ("disconnected"), so nothing is sent to them again and a late record of
-    /// theirs is dropped, and their connections close.
-    pub(crate) fn release_peers(&mut self, peers: std::ops::Range<usize>) {
-        for p in peers {
+    /// theirs is dropped, and their connections close; then their numbers are free for peers
+    /// that join later (`add_tcp_peers`).
+    pub(crate) fn release_peers(&mut self, peers: &[usize]) {
+        for &p in peers {
             if self.core.failed.get(p).is_some_and(Option::is_none) {
                 self.core.fail_peer(p, format!("world rank {p} (another job's) was disconnected"));
             }

@@ -134,6 +134,9 @@ pub struct Routes {
     both: Option<SleepSet>,
     /// Per world rank: the index of its host (ranks with equal indices share a host).
     node: Vec<usize>,
+    /// Numbers of joined peers let go ([`Routes::release`]): their connections are closed, so
+    /// no record of theirs can arrive, and the next peers to join take them.
+    released: Vec<usize>,
     polls: u32,
     /// This rank (world number), and whether it posted records to itself (its own ring) that
     /// a poll has not drained since.
@@ -159,23 +162,51 @@ impl Routes {
         }
         debug_assert!(remote.is_some() || table.iter().all(|p| p.index != REMOTE), "a rank with no route");
         let me = billboard[shm.me()];
-        Routes { table, shm_world: billboard, shm, remote, joined: None, both, node, polls: 0, me, self_posted: false }
+        Routes {
+            table,
+            shm_world: billboard,
+            shm,
+            remote,
+            joined: None,
+            both,
+            node,
+            released: Vec::new(),
+            polls: 0,
+            me,
+            self_posted: false,
+        }
     }
 
     /// Closes the TCP connection to `peer`, a process that joined later and that no
-    /// communicator uses any more (see `TcpChannel::release`).
+    /// communicator uses any more (see `TcpChannel::release`); its number is free for the
+    /// next peer to join.
     pub(crate) fn release(&mut self, peer: usize) {
         match (self.table.get(peer).map(|p| p.index), &mut self.remote, &mut self.joined) {
-            (Some(REMOTE), Some(Remote::Tcp(tcp)), _) | (Some(JOINED), _, Some(tcp)) => tcp.release(peer),
+            (Some(REMOTE), Some(Remote::Tcp(tcp)), _) | (Some(JOINED), _, Some(tcp)) if tcp.reaches(peer) => {
+                tcp.release(peer);
+                self.released.push(peer);
+            }
             _ => {}
         }
+    }
+
+    /// Numbers for `n` peers joining now: released ones first (lowest first), then new ones
+    /// after every number known so far, so a program that connects and disconnects in a loop
+    /// keeps its per-peer tables as large as the most peers it held at once.
+    fn numbers_for(&mut self, n: usize) -> Vec<usize> {
+        self.released.sort_unstable_by(|a, b| b.cmp(a));
+        let reused = self.released.len().min(n);
+        let mut numbers: Vec<usize> = self.released.drain(self.released.len() - reused..).rev().collect();
+        numbers.extend(self.table.len()..self.table.len() + n - reused);
+        numbers
     }
 
     /// Adds peers that joined after start (another job's ranks: spawned children, or a group
     /// met through a port), reached over TCP through `established` (new peer k's socket and
     /// the bytes that followed its handshake; index k counts from 0). `hosts` names them and
-    /// `node` gives their host index (equal: same billboard, theirs). Returns the first new
-    /// peer number: they come after every rank known so far.
+    /// `node` gives their host index (equal: same billboard, theirs). Returns each new peer's
+    /// number: released ones first (see [`Routes::numbers_for`]), then numbers after every
+    /// rank known so far.
     ///
     /// Why TCP even on this host: the billboard segment is sized and mapped once, at start, by
     /// the ranks of one job; a process of another job cannot join it. Why TCP beside UDP: see
@@ -187,19 +218,21 @@ impl Routes {
         hosts: Vec<String>,
         node: Vec<usize>,
         established: Vec<(usize, OwnedFd, Vec<u8>)>,
-    ) -> Result<usize> {
+    ) -> Result<Vec<usize>> {
         let first = self.table.len();
-        let established: Vec<_> = established.into_iter().map(|(k, fd, early)| (first + k, fd, early)).collect();
-        let n = hosts.len();
+        let numbers = self.numbers_for(hosts.len());
+        let established: Vec<_> = established.into_iter().map(|(k, fd, early)| (numbers[k], fd, early)).collect();
         let me = self.shm_world[self.shm.me()];
         let board = (self.shm_world.len() > 1).then_some(&mut self.shm);
         let index = if self.joined.is_some() { JOINED } else { REMOTE };
         let (index, caps) = match (&mut self.remote, &mut self.joined) {
             (Some(Remote::Tcp(tcp)), _) | (Some(Remote::Udp(_)), Some(tcp)) => {
-                tcp.add(hosts, established)?;
+                tcp.add(numbers.iter().copied().zip(hosts).collect(), established)?;
                 (index, tcp.caps())
             }
+            // The first peers to join: none was released before, so they come after all.
             (None, _) => {
+                debug_assert_eq!(numbers.first(), Some(&first), "numbers released without a TCP channel");
                 let mut tcp = Remote::Tcp(TcpChannel::new(me, peer_hosts(first, hosts), established)?);
                 if let Some(shm) = board {
                     self.both = Some(sleep_set(Some(shm), &[tcp.waker()])?);
@@ -209,6 +242,7 @@ impl Routes {
                 (REMOTE, caps)
             }
             (Some(udp @ Remote::Udp(_)), None) => {
+                debug_assert_eq!(numbers.first(), Some(&first), "numbers released without a TCP channel");
                 let mut tcp = TcpChannel::new(me, peer_hosts(first, hosts), established)?;
                 // Whether UDP's sockets and timer or the new connections wake it, one set.
                 self.both = Some(sleep_set(board, &[udp.waker(), tcp.waker()])?);
@@ -217,9 +251,15 @@ impl Routes {
                 (JOINED, caps)
             }
         };
-        self.table.extend((0..n).map(|_| Peer { index, caps }));
-        self.node.extend(node);
-        Ok(first)
+        for (&p, host) in numbers.iter().zip(node) {
+            if p < first {
+                (self.table[p], self.node[p]) = (Peer { index, caps }, host);
+            } else {
+                self.table.push(Peer { index, caps });
+                self.node.push(host);
+            }
+        }
+        Ok(numbers)
     }
 
     /// The host index of every world rank (equal index: same host).
@@ -600,5 +640,46 @@ mod tests {
         assert!(routes.take_head(0, |_, p| p == b"direct"));
         assert_eq!(routes.poll(Some(1), |_, _, _| panic!("taken already")), 0);
         assert!(!routes.self_posted, "a drain that found nothing clears the mark");
+    }
+
+    /// A joining peer's socket as `add_tcp_peers` takes it: its index, the socket, early bytes.
+    type Joining = (usize, OwnedFd, Vec<u8>);
+
+    /// `n` sockets of peers joining now (index k for new peer k), with the other ends.
+    fn joining(n: usize) -> (Vec<Joining>, Vec<std::net::TcpStream>) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let others: Vec<_> = (0..n).map(|_| std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap()).collect();
+        let ours = (0..n).map(|k| (k, OwnedFd::from(l.accept().unwrap().0), Vec::new())).collect();
+        (ours, others)
+    }
+
+    /// Peers that join after others left take the numbers released, lowest first, then new
+    /// ones: the table grows only to the most peers held at once.
+    #[test]
+    fn joining_peers_take_released_numbers_first() {
+        let mut eps = shm::endpoints(2, 32 << 10, 64 << 10, 4).into_iter();
+        let mut routes = shm_only(eps.next().unwrap());
+        let _peer = eps.next().unwrap();
+        let join = |routes: &mut Routes, n: usize| {
+            let (ours, others) = joining(n);
+            let numbers = routes.add_tcp_peers(vec!["there".into(); n], vec![7; n], ours).unwrap();
+            (numbers, others)
+        };
+        let (first, _a) = join(&mut routes, 2);
+        assert_eq!(first, [2, 3]);
+        for round in 0..5 {
+            for &p in &first {
+                routes.release(p);
+            }
+            let (again, _b) = join(&mut routes, 2);
+            assert_eq!(again, [2, 3], "round {round}");
+            assert_eq!(routes.nranks(), 4, "round {round}: the table stays as large");
+        }
+        routes.release(3);
+        routes.release(3); // a second release of one number frees it once
+        let (more, _c) = join(&mut routes, 3);
+        assert_eq!(more, [3, 4, 5], "the released number, then new ones");
+        assert_eq!(routes.nodes()[3..], [7, 7, 7]);
+        assert_eq!(routes.nranks(), 6);
     }
 }

@@ -205,15 +205,39 @@ pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
     })
 }
 
-/// MPI_Comm_disconnect: waits for the communication on `comm` (a barrier over it, as MPICH
-/// does), then frees it.
+/// MPI_Comm_disconnect (MPI 4.0 section 11.10.4): waits until every operation on `comm` has
+/// completed (the program's requests on it, those it freed with MPI_Request_free too), then for
+/// the other side likewise (a barrier over it, as MPICH does), then frees it. So what this
+/// process sent on it has been handed to its routes and what it receives has arrived before
+/// the connections to another job close (their held-back bytes are written then: see
+/// `TcpChannel::release`); a peer that dies meanwhile fails those operations, naming it.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
     let handle = comm.as_ref().map_or(MPI_COMM_NULL, |c| *c);
+    complete_pending(handle);
     let rc = crate::coll::PMPI_Barrier(handle);
     if rc != MPI_SUCCESS {
         return rc;
     }
     forget_parent(handle);
     crate::comm::PMPI_Comm_free(comm)
+}
+
+/// Makes progress until no operation on `comm` is pending. The requests stay the program's:
+/// a later MPI_Wait or MPI_Test finds them complete. (A bad handle waits for nothing: the
+/// barrier after reports it.)
+fn complete_pending(comm: MPI_Comm) {
+    let pending = || {
+        state::with(|m| {
+            let table = m.table_requests_on(comm);
+            let table_pending = table.into_iter().any(|h| !matches!(crate::request::poll(m, h), Ok(true)));
+            (table_pending || m.engine_pending_on(comm)).then(|| m.engine.clone())
+        })
+        .flatten()
+    };
+    while let Some(engine) = pending() {
+        // One round of progress, and if it moved nothing a short sleep that an arrival ends (a
+        // send waiting for room waits on the socket taking bytes).
+        engine.nap(std::time::Duration::from_millis(1));
+    }
 }

@@ -153,14 +153,26 @@ impl TcpChannel {
     }
 
     /// Takes over connections to peers that joined after start (`MPI_Comm_spawn`,
-    /// `MPI_Comm_accept`/`connect`): they get the next ranks, in order, and `hosts` names them.
-    pub(crate) fn add(&mut self, hosts: Vec<String>, established: Vec<(usize, OwnedFd, Vec<u8>)>) -> Result<()> {
+    /// `MPI_Comm_accept`/`connect`): `peers` gives each one's number and host, a number
+    /// [`release`](Self::release)d before or the next after all known so far.
+    pub(crate) fn add(
+        &mut self,
+        peers: Vec<(usize, String)>,
+        established: Vec<(usize, OwnedFd, Vec<u8>)>,
+    ) -> Result<()> {
         let os = |call| move |e: rustix::io::Errno| Error::Os { call, errno: e.into() };
         self.rejoin_set(None);
-        self.nranks += hosts.len();
-        self.hosts.extend(hosts);
-        self.conns.resize_with(self.nranks, || None);
-        self.reported.resize(self.nranks, false);
+        for (peer, host) in peers {
+            if peer >= self.nranks {
+                self.nranks = peer + 1;
+                self.hosts.resize(self.nranks, String::new());
+                self.conns.resize_with(self.nranks, || None);
+                self.reported.resize(self.nranks, false);
+            }
+            debug_assert!(self.conns[peer].is_none(), "rank {peer} joins while its connection is open");
+            self.hosts[peer] = host;
+            self.reported[peer] = false;
+        }
         for (peer, fd, early) in established {
             if !early.is_empty() {
                 self.buffered.push(peer);
@@ -177,8 +189,8 @@ impl TcpChannel {
     /// more (MPI_Comm_disconnect), and closes its socket. In order: a Close frame after what is
     /// held back, sent for up to `BB_TCP_TIMEOUT_MS`; our write side shut; what the peer still
     /// sent read and dropped, so that closing sends no reset (a reset would discard what the
-    /// peer has not read yet). Its rank is not reused; nothing is sent to it any more (the
-    /// engine has failed it).
+    /// peer has not read yet). Nothing is sent to it any more (the engine has failed it), and
+    /// once this returns no record of its can arrive: its number may go to a new peer.
     pub(crate) fn release(&mut self, peer: usize) {
         self.rejoin_set(Some(peer));
         let Some(mut c) = self.conns.get_mut(peer).and_then(Option::take) else { return };

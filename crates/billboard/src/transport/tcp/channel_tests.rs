@@ -176,7 +176,7 @@ fn a_lone_connection_stays_out_of_the_epoll_set_and_still_wakes_a_sleeper() {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let client = TcpStream::connect(l.local_addr().unwrap()).unwrap();
     let (server, _) = l.accept().unwrap();
-    eps[1].add(vec!["localhost".into()], vec![(2, OwnedFd::from(server), Vec::new())]).unwrap();
+    eps[1].add(vec![(2, "localhost".into())], vec![(2, OwnedFd::from(server), Vec::new())]).unwrap();
     assert!(eps[1].watch().is_none());
     eps[0].try_send(1, &h, b"in the set").unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -184,4 +184,39 @@ fn a_lone_connection_stays_out_of_the_epoll_set_and_still_wakes_a_sleeper() {
         assert!(Instant::now() < deadline, "the first connection is not back in the set");
     }
     drop(client);
+}
+
+/// A connected pair over loopback: our end for the channel, the other for the test to read.
+fn socket_pair() -> (OwnedFd, TcpStream) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let other = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+    let (ours, _) = l.accept().unwrap();
+    (OwnedFd::from(ours), other)
+}
+
+#[test]
+fn a_released_peer_number_is_taken_by_the_next_peer_to_join() {
+    let mut eps = endpoints(2);
+    let (fd, mut first) = socket_pair();
+    eps[1].add(vec![(2, "first".into())], vec![(2, fd, Vec::new())]).unwrap();
+    let h = Header { kind: 1, context: 2, source: 1, tag: 5, aux: 0 };
+    eps[1].try_send(2, &h, b"to the first").unwrap();
+    eps[1].release(2);
+    assert!(!eps[1].reaches(2), "released: no connection to rank 2");
+    // The first peer got its record and the goodbye, then the end of the stream.
+    first.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut seen = Vec::new();
+    first.read_to_end(&mut seen).unwrap();
+    assert!(seen.windows(12).any(|w| w == b"to the first"), "the record sent before the release arrived");
+    // The number goes to a new peer: same table size, a fresh connection, no stale failure.
+    let (fd, mut second) = socket_pair();
+    eps[1].add(vec![(2, "second".into())], vec![(2, fd, Vec::new())]).unwrap();
+    assert_eq!(eps[1].nranks(), 3);
+    assert_eq!(eps[1].hosts[2], "second");
+    eps[1].try_send(2, &h, b"to the second").unwrap();
+    second.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut got = vec![0u8; 64];
+    let n = second.read(&mut got).unwrap();
+    assert!(got[..n].windows(13).any(|w| w == b"to the second"));
+    assert!(!eps[1].has_failure(), "the first peer's end is not reported against the second");
 }
