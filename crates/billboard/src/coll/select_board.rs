@@ -107,6 +107,16 @@ pub static HIER_PARTS_MAX: Tunable = Tunable::new(
 )
 .read_at(Effect::EachCollective);
 
+pub static HIER_ALLTOALL_MAX: Tunable = Tunable::new(
+    "BB_HIER_ALLTOALL_MAX",
+    16 << 10,
+    "most bytes one host's members send the other hosts' in a blocking all-to-all(v) through the hosts' leaders, \
+     host phases on the board in cells of one data area (coll/hier_board_alltoall.rs): a part goes so up to this \
+     over (members x ranks outside the host) of the host where that is largest, past it by its own message (an \
+     all-to-all of such parts by the messages' algorithms); figures in hier_board_alltoall.rs",
+)
+.read_at(Effect::EachCollective);
+
 pub static GATHERV_HIER_WIDEST: Tunable = Tunable::new(
     "BB_GATHERV_HIER_WIDEST",
     3,
