@@ -447,7 +447,7 @@ fn alltoall_rounds(w: &Communicator, parts: &[usize]) -> Result<u64, Box<dyn std
 }
 
 /// `alltoall_rounds` from 0 B to past `BB_HIER_ALLTOALL_MAX` a host, then counted where every
-/// part fits it (on 2 hosts of up to 3 ranks each: parts of at most 1,820 bytes).
+/// part fits it (on 2 hosts of up to 3 ranks each: parts of at most 2,730 bytes).
 fn alltoall(w: &Communicator) -> Res {
     alltoall_rounds(w, &[0, 8, 100, 113, 1000, 2048, 2100, 4096, 5000, 20_000])?;
     counted(w, || alltoall_rounds(w, &[0, 8, 100, 500, 1000, 1700]))
