@@ -15,7 +15,8 @@
 # figure includes ranks waiting for a core (no chrt: more ranks than cores would livelock).
 #
 # Needs root and iproute2. Environment: BBRUN (default dist/bin/bbrun), RANKS_PER_HOST
-# (default 2), OPS (default barrier,bcast,reduce,allreduce), SIZES (default 8,1K), TRIALS
+# (default 2), SLOTS (ranks on the first and second host, default both RANKS_PER_HOST: SLOTS=1,2
+# for uneven hosts), OPS (default barrier,bcast,reduce,allreduce), SIZES (default 8,1K), TRIALS
 # (default 200), ROUNDS (default 5), RUN_TIMEOUT (default 120 s per run), OPENMPI (default 0),
 # ALT (settings for a third run each round, the board's with them: ALT='BB_HIER_PARTS_MAX=2048'
 # sets a change's old value beside its new one; column "alt").
@@ -27,6 +28,8 @@ mkdir -p "$RESULTS/bin"
 RESULTS=$(cd "$RESULTS" && pwd)
 BBRUN=${BBRUN:-dist/bin/bbrun}
 PER=${RANKS_PER_HOST:-2}
+SLOTS=${SLOTS:-$PER,$PER}
+SLOTS_A=${SLOTS%%,*} SLOTS_B=${SLOTS#*,}
 OPS=${OPS:-barrier,bcast,reduce,allreduce}
 SIZES=${SIZES:-8,1K}
 TRIALS=${TRIALS:-200}
@@ -63,7 +66,7 @@ printf '#!/bin/sh\nns=$1; shift\nexec ip netns exec "$ns" sh -c "$*"\n' >"$AGENT
 chmod +x "$AGENT"
 
 ARGS=(--csv --ops "$OPS" --sizes "$SIZES" --trials "$TRIALS")
-N=$((2 * PER))
+N=$((SLOTS_A + SLOTS_B))
 : >"$RESULTS/all.csv"
 run() { # name command...
     local name=$1
@@ -72,8 +75,8 @@ run() { # name command...
         awk -F, -v name="$name" '/^[a-z_]+,[0-9]+,[0-9]+,[0-9.]+,/ { print name "," $0 }' >>"$RESULTS/all.csv" ||
         log "$name failed: $(tail -n 1 "$RESULTS/$name.err")"
 }
-BB=("$BBRUN" --launcher 'ip netns exec {host}' --host "$NS_A:$PER,$NS_B:$PER" -n "$N" "$RESULTS/bin/coll-mpich")
-OMPI=(ip netns exec "$NS_A" mpirun.openmpi --oversubscribe --host "$NS_A:$PER,$NS_B:$PER" -n "$N"
+BB=("$BBRUN" --launcher 'ip netns exec {host}' --host "$NS_A:$SLOTS_A,$NS_B:$SLOTS_B" -n "$N" "$RESULTS/bin/coll-mpich")
+OMPI=(ip netns exec "$NS_A" mpirun.openmpi --oversubscribe --host "$NS_A:$SLOTS_A,$NS_B:$SLOTS_B" -n "$N"
     --mca plm_rsh_agent "$AGENT" --mca btl "${OMPI_BTL:-self,vader,tcp}" --mca btl_tcp_if_include "$NET.0/24"
     --mca oob_tcp_if_include "$NET.0/24" "$RESULTS/bin/coll-openmpi")
 for round in $(seq "$ROUNDS"); do

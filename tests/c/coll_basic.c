@@ -1,6 +1,6 @@
 /* Data-movement collectives: Barrier, Bcast, Gather, Gatherv, Scatter, Scatterv, Allgather,
- * Allgatherv, Alltoall, Alltoallv, Alltoallw; every root; MPI_IN_PLACE where allowed; small and
- * large sizes; derived types. Any N >= 1. */
+ * Allgatherv, Alltoall (a vector type too), Alltoallv, Alltoallw; every root; MPI_IN_PLACE where
+ * allowed; small and large sizes; derived types. Any N >= 1. */
 #include "common.h"
 
 #define V(r, i) ((r) * 100000 + (i)) /* value of element i contributed by rank r */
@@ -213,6 +213,26 @@ int main(int argc, char **argv)
             free(s);
             free(r);
         }
+    }
+
+    /* ---- Alltoall of a derived type: to each rank every other int of 5 (a vector type, one
+     * per destination at its extent), received as 3 plain ints. */
+    {
+        MPI_Datatype every_other;
+        MPI_CHK(MPI_Type_vector(3, 1, 2, MPI_INT, &every_other));
+        MPI_CHK(MPI_Type_commit(&every_other));
+        int *s = malloc(sizeof(int) * 5 * n), *r = malloc(sizeof(int) * 3 * n);
+        for (int d = 0; d < n; d++)
+            for (int i = 0; i < 5; i++)
+                s[d * 5 + i] = i % 2 ? -7 : V(rank, d * 10 + i / 2);
+        MPI_CHK(MPI_Alltoall(s, 1, every_other, r, 3, MPI_INT, MPI_COMM_WORLD));
+        for (int src = 0; src < n; src++)
+            for (int i = 0; i < 3; i++)
+                CHECK(r[src * 3 + i] == V(src, rank * 10 + i), "Alltoall of a vector type from %d [%d] = %d", src, i,
+                      r[src * 3 + i]);
+        MPI_CHK(MPI_Type_free(&every_other));
+        free(s);
+        free(r);
     }
 
     /* ---- Alltoallv: rank r sends d+1 ints to rank d, at reversed displacements (+IN_PLACE). */

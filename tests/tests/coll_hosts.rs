@@ -301,6 +301,31 @@ fn gather_and_scatter_past_one_post_go_on_the_board_in_cells() {
     assert!(on_host(&job) > 0, "linear: the root's host by messages\n{}", job.stdout());
 }
 
+/// Blocking all-to-all and all-to-allv across hosts (parts of 0 B to 20,000, uneven ones and
+/// empty ones at uneven places, values and gaps checked by bb-hier) on 2 hosts of 1 to 3 ranks
+/// and an interleaved placement: where every part fits the host's share of
+/// `BB_HIER_ALLTOALL_MAX`, one message crosses from each host's leader to the other's a call
+/// and no rank exchanges a message with a member of its own host (the host phases on the
+/// board). Before, every rank sent each rank a message (main, 2 x 2, 12 calls: 96 messages on
+/// the hosts, 96 between them), as `BB_COLL_ALLTOALL=linear` still does. MPI_IN_PLACE and derived datatypes
+/// (the MPI layer's packing) in `mpich_built_collective_programs_across_hosts` (coll_basic).
+#[test]
+fn alltoall_goes_through_the_hosts_leaders_on_the_board() {
+    let Some(ns) = Netns::create(2) else { return };
+    for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
+        let job = run_hier(&ns, placement, &[], "alltoall");
+        expect_mode(&job, placement.1, "alltoall", &format!("{placement:?}"));
+        let (between, calls) = between_hosts(&job, placement.1);
+        let out = job.stdout();
+        assert_eq!(between, 2 * calls, "{placement:?}: one message from each host to the other a call\n{out}");
+        assert_eq!(on_host(&job), 0, "{placement:?}: messages on a host\n{out}");
+    }
+    let job = run_hier(&ns, (&[2, 2], 4), &[("BB_COLL_ALLTOALL", "linear")], "alltoall");
+    expect_mode(&job, 4, "alltoall", "linear");
+    let (between, calls) = between_hosts(&job, 4);
+    assert!(between == 8 * calls && on_host(&job) > 0, "linear: a message to every rank\n{}", job.stdout());
+}
+
 /// The messages bb-hier's ranks sent to other hosts, summed, and the calls they made.
 fn between_hosts(job: &Job, n: usize) -> (u64, u64) {
     let out = job.stdout();

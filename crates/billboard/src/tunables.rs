@@ -287,6 +287,7 @@ pub fn layers() -> &'static [Layer] {
                 &coll::HIER_BOARD_MAX,
                 &coll::HIER_BCAST_MAX,
                 &coll::HIER_PARTS_MAX,
+                &coll::HIER_ALLTOALL_MAX,
                 &coll::GATHERV_HIER_WIDEST,
                 &coll::SCAN_CROWDED_MAX,
                 &coll::RENDEZVOUS_MIN,

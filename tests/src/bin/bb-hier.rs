@@ -15,9 +15,12 @@
 //!   scatterv parts together past it, in cells) counting the
 //!   messages each rank exchanged with members of its own host and with ranks of other hosts
 //!   (`rank R: M messages sent to other hosts in C calls`).
+//! - `alltoall`: blocking all-to-all and all-to-allv (uneven parts, some empty) from 0 B to
+//!   past `BB_HIER_ALLTOALL_MAX` a host, gaps checked; then again with parts within it,
+//!   counting as `parts` does.
 //! - `slots`: more hierarchical communicators than a rank has board slots (8), all alive, each
-//!   running collectives: those whose hosts find no slot run their host phases by messages,
-//!   values still right; prints the same-host message count.
+//!   running collectives (all-to-all(v) too): those whose hosts find no slot run their host
+//!   phases by messages, values still right; prints the same-host message count.
 
 use billboard::{Collective, Communicator, Error, Reduction};
 
@@ -383,6 +386,73 @@ fn counted(w: &Communicator, mut rounds: impl FnMut() -> Result<u64, Box<dyn std
     Ok(())
 }
 
+/// Rank r's part for rank s of an all-to-allv of `part`: uneven, every third one empty.
+fn pair_len(part: usize, r: usize, s: usize) -> usize {
+    match (r + s) % 3 {
+        0 => 0,
+        k => part + 7 * r + 3 * s + k,
+    }
+}
+
+/// The layout of parts of `len(p)` bytes for p = 0..n, in reverse order with 3-byte gaps, and
+/// its span.
+fn reversed(n: usize, len: impl Fn(usize) -> usize) -> (Vec<(usize, usize)>, usize) {
+    let mut layout = vec![(0, 0); n];
+    let mut at = 0;
+    for p in (0..n).rev() {
+        layout[p] = (at, len(p));
+        at += len(p) + 3;
+    }
+    (layout, at)
+}
+
+/// Blocking all-to-all (parts of one length, as MPI_Alltoall starts it) and all-to-allv (uneven
+/// parts, some empty: `pair_len`), both laid out in reverse rank order with 3-byte gaps, values
+/// and gaps checked; returns the calls made.
+fn alltoall_rounds(w: &Communicator, parts: &[usize]) -> Result<u64, Box<dyn std::error::Error>> {
+    let (n, me) = (w.size(), w.rank());
+    let value = |from: usize, to: usize, i: usize| byte(from * n + to, i);
+    let mut calls = 0;
+    for &part in parts {
+        for uneven in [false, true] {
+            let out_len = |s: usize| if uneven { pair_len(part, me, s) } else { part };
+            let in_len = |r: usize| if uneven { pair_len(part, r, me) } else { part };
+            let (out, out_span) = reversed(n, out_len);
+            let (into, in_span) = reversed(n, in_len);
+            let mut send = vec![0xabu8; out_span];
+            for (s, &(d, l)) in out.iter().enumerate() {
+                for i in 0..l {
+                    send[d + i] = value(me, s, i);
+                }
+            }
+            let mut recv = vec![0xcdu8; in_span];
+            let from = (send.as_ptr(), send.len(), &out[..]);
+            let to = (recv.as_mut_ptr(), recv.len(), &into[..]);
+            // SAFETY: both buffers outlive the wait and are not touched before it.
+            blocking(|| unsafe {
+                match uneven {
+                    true => w.ialltoallv_raw(from, to),
+                    false => w.ialltoall_raw(from, to),
+                }
+            })?;
+            calls += 1;
+            for (r, &(d, l)) in into.iter().enumerate() {
+                let ok = recv[d..d + l].iter().enumerate().all(|(i, &b)| b == value(r, me, i));
+                assert!(ok, "alltoall (uneven: {uneven}) of {part} B at {me}: rank {r}'s part");
+                assert!(recv[d + l..d + l + 3].iter().all(|&b| b == 0xcd), "alltoall of {part} B wrote a gap");
+            }
+        }
+    }
+    Ok(calls)
+}
+
+/// `alltoall_rounds` from 0 B to past `BB_HIER_ALLTOALL_MAX` a host, then counted where every
+/// part fits it (on 2 hosts of up to 3 ranks each: parts of at most 2,730 bytes).
+fn alltoall(w: &Communicator) -> Res {
+    alltoall_rounds(w, &[0, 8, 100, 113, 1000, 2048, 2100, 4096, 5000, 20_000])?;
+    counted(w, || alltoall_rounds(w, &[0, 8, 100, 500, 1000, 1700]))
+}
+
 fn more(w: &Communicator) -> Res {
     more_rounds(w)?;
     let count = on_host(w, || more_rounds(w))?;
@@ -435,6 +505,7 @@ fn slots(w: &Communicator) -> Res {
                 c.scan_bytes(&mine, &mut recv, &mut |a, b| op.apply(a, b), false)?;
                 assert!(recv == op.fold(0..me + 1, 256), "scan on communicator {k} at {me}");
             }
+            alltoall_rounds(c, &[8, 1000])?;
         }
         Ok(())
     };
@@ -448,11 +519,17 @@ fn main() -> Res {
     let universe = billboard::init()?;
     let w = universe.world();
     type Check = fn(&Communicator) -> Res;
-    let modes: [(&str, Check); 5] =
-        [("more", more), ("revoke", revoke), ("slots", slots), ("parts", parts), ("rooted", rooted)];
+    let modes: [(&str, Check); 6] = [
+        ("more", more),
+        ("revoke", revoke),
+        ("slots", slots),
+        ("parts", parts),
+        ("rooted", rooted),
+        ("alltoall", alltoall),
+    ];
     let mode = std::env::args().nth(1).unwrap_or_default();
     let Some((mode, check)) = modes.into_iter().find(|(m, _)| *m == mode) else {
-        return Err(format!("bb-hier: no mode {mode:?} (more, revoke, slots, parts, rooted)").into());
+        return Err(format!("bb-hier: no mode {mode:?} (more, revoke, slots, parts, rooted, alltoall)").into());
     };
     check(&w)?;
     w.barrier()?;

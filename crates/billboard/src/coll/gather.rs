@@ -353,6 +353,10 @@ impl Communicator {
             board.alltoall(self, (send.0, send.2), (recv.0, recv.2), part);
             return Ok(Collective::finished(self));
         }
+        if let Some((hosts, most)) = self.alltoall_on_host_boards(Some(part))? {
+            hosts.alltoallv(self, (send.0, send.2), (recv.0, recv.2), most)?;
+            return Ok(Collective::finished(self));
+        }
         // Parts of one length past the board's data area keep the messages' algorithms (the
         // v-form's board would send each by message as well, without their rendezvous rule).
         self.alltoallv_by_messages(send, recv)
@@ -376,6 +380,10 @@ impl Communicator {
         check_layout("alltoall (recv)", recv.1, recv.2, n)?;
         if let Some(board) = self.board_for_parts(Op::Alltoall)? {
             board.alltoallv(self, (send.0, send.2), (recv.0, recv.2))?;
+            return Ok(Collective::finished(self));
+        }
+        if let Some((hosts, most)) = self.alltoall_on_host_boards(None)? {
+            hosts.alltoallv(self, (send.0, send.2), (recv.0, recv.2), most)?;
             return Ok(Collective::finished(self));
         }
         self.alltoallv_by_messages(send, recv)

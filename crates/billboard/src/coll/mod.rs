@@ -42,6 +42,7 @@ mod gather;
 mod gather_binomial;
 mod hier;
 pub(crate) mod hier_board;
+mod hier_board_alltoall;
 mod hier_board_parts;
 mod hier_board_scan;
 pub(crate) mod hosts;
@@ -85,5 +86,6 @@ pub(crate) const TAG_BOARD: i32 = 12;
 pub(crate) const TAG_SCAN: i32 = 15;
 /// Parts of the board's v-forms too large for a data area (`board_parts.rs`).
 pub(crate) const TAG_PARTS: i32 = 16;
-/// A host's parts between the root and the host's leader (`hier_board_parts.rs`).
+/// A host's parts between the root and the host's leader (`hier_board_parts.rs`), and between
+/// two hosts' leaders (`hier_board_alltoall.rs`).
 pub(crate) const TAG_HOSTS: i32 = 17;

@@ -10,7 +10,7 @@
 //! | reduce | `tree`, `post`, `split`, `hier`, `board` | one host: split on more than 2 ranks from `BB_REDUCE_ROOTED_SPLIT_MIN`, else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
 //! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
 //! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier`, `board` | one host: post; several hosts: hier |
-//! | alltoall(v) | `linear`, `pairwise`, `board` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
+//! | alltoall(v) | `linear`, `pairwise`, `hier`, `board` | several hosts, blocking: hier (host phases on the board, one message per pair of hosts' leaders) for parts within `BB_HIER_ALLTOALL_MAX` a host; else linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
 //! | gather, scatter (parts of one length) | `linear`, `hier`, `binomial`, `board` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`, and blocking forms whose widest host's parts fit `BB_HIER_PARTS_MAX` (host phases on the board in cells); else linear |
 //! | reduce_scatter(_block) | `allreduce`, `board`, `board-cells` | the allreduce's row, each rank keeping its block (blocking forms on one host: the board, `select_board.rs`) |
 //! | scan, exscan | `chain`, `board`, `hier` | a chain of messages in rank order (blocking forms on one host: the board; where ranks outnumber cores only up to `BB_SCAN_CROWDED_MAX` bytes; hier forced on several hosts of consecutive ranks up to 2 KiB, `hier_board_scan.rs`) |
@@ -56,12 +56,15 @@
 //! flat algorithm; a gatherv unforced only where some host holds `BB_GATHERV_HIER_WIDEST`
 //! members (on 2 a host the leader's extra hop costs more than the message it saves);
 //! MPI_Gather and MPI_Scatter (every part of one length) go through the
-//! leaders by the table above. All-to-all stays flat (pairwise when large).
+//! leaders by the table above. Blocking all-to-all(v) on several hosts goes through the
+//! leaders too (`hier_board_alltoall.rs`: every member's parts on its board, one message
+//! between each pair of hosts' leaders, a part past `BB_HIER_ALLTOALL_MAX`'s share by its own
+//! message); the nonblocking forms stay flat (pairwise when large).
 
 pub(crate) use super::select_board::{board_by, rendezvous_min};
 pub use super::select_board::{
-    BCAST_CELLS_MAX, BOARD, GATHERV_HIER_WIDEST, HIER_BCAST_MAX, HIER_BOARD_MAX, HIER_PARTS_MAX, REDUCE_SCATTER,
-    RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX,
+    BCAST_CELLS_MAX, BOARD, GATHERV_HIER_WIDEST, HIER_ALLTOALL_MAX, HIER_BCAST_MAX, HIER_BOARD_MAX, HIER_PARTS_MAX,
+    REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX,
 };
 pub(super) use super::select_report::report;
 use crate::tunables::{Effect, Switch, Tunable};
@@ -439,10 +442,12 @@ pub(crate) fn allgather_between_hosts(leaders: usize, len: usize) -> AllgatherBy
 
 pub static ALLTOALL: Switch = Switch::new(
     "BB_COLL_ALLTOALL",
-    &["linear", "pairwise", "board"],
+    &["linear", "pairwise", "hier", "board"],
     "alltoall(v): linear = every part sent and received in one round, pairwise = n-1 rounds, in round k a rank \
-     sends to rank + k and receives from rank - k (one peer at a time: no burst of n-1 rendezvous on one link); \
-     unset: pairwise on several hosts from BB_ALLTOALL_PAIRWISE_MIN bytes sent by a rank, else linear",
+     sends to rank + k and receives from rank - k (one peer at a time: no burst of n-1 rendezvous on one link), \
+     hier = each host's parts on its board, one message between the leaders of each pair of hosts (blocking); \
+     unset: hier on several hosts (blocking) while parts fit BB_HIER_ALLTOALL_MAX, else pairwise on several hosts \
+     from BB_ALLTOALL_PAIRWISE_MIN bytes sent by a rank, else linear",
 );
 
 pub static ALLTOALL_PAIRWISE_MIN: Tunable = Tunable::new(

@@ -107,6 +107,19 @@ pub static HIER_PARTS_MAX: Tunable = Tunable::new(
 )
 .read_at(Effect::EachCollective);
 
+pub static HIER_ALLTOALL_MAX: Tunable = Tunable::new(
+    "BB_HIER_ALLTOALL_MAX",
+    24 << 10,
+    "most bytes one host's members send the other hosts' in a blocking all-to-all(v) through the hosts' leaders, \
+     host phases on the board in cells of one data area (coll/hier_board_alltoall.rs): a part goes so up to this \
+     over (members x ranks outside the host) of the host where that is largest, past it by its own message (an \
+     all-to-all of such parts by the messages' algorithms); bench/hosts/coll.sh alltoall, 5 interleaved rounds, \
+     load 14-25, medians, leaders/before by a host's share: 2 x 2 8 B 0.34, 1 KiB 0.48, 4 KiB (16 KiB) 0.48, 8 KiB \
+     (32 KiB) 0.83, 16 KiB (64 KiB) 2.15; 2 x 3 8 B 0.34, 2 KiB (18 KiB) 0.43, 4 KiB (36 KiB) 0.64, 8 KiB 1.18; 1 + 2 \
+     8 B 0.20, 8 KiB (16 KiB) 0.69, 16 KiB (32 KiB) 1.41: the switch lies below 32 KiB",
+)
+.read_at(Effect::EachCollective);
+
 pub static GATHERV_HIER_WIDEST: Tunable = Tunable::new(
     "BB_GATHERV_HIER_WIDEST",
     3,
