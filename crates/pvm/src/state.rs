@@ -145,7 +145,13 @@ fn settle_lazy_receive_buffer(lib: &mut Lib, name: &str) {
 pub fn call_unlocked(name: &str, f: impl FnOnce() -> Result<c_int, PvmError>) -> c_int {
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run_handlers();
-        settle_receive_buffer(&mut lock(), name);
+        {
+            let mut lib = lock();
+            settle_receive_buffer(&mut lib, name);
+            // A matcher's receive takes the lock in steps and may wait: nothing stays held
+            // in its ring cell across it, whatever the call (`held_message.rs`).
+            crate::held_message::settle(&mut lib);
+        }
         f().map_err(|e| note(&mut lock(), e))
     }));
     report(name, out)
@@ -225,7 +231,7 @@ fn run_waiting_handlers() {
         let next = {
             let mut lib = lock();
             // The handler's calls may receive: a message held in its cell is the program's.
-            crate::held_message::settle(&mut *lib);
+            crate::held_message::settle(&mut lib);
             let Some((func, m)) = lib.task.as_mut().and_then(|t| t.for_handlers.pop_front()) else {
                 HANDLERS_WAITING.store(false, Ordering::Relaxed);
                 break;

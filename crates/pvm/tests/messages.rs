@@ -365,6 +365,8 @@ bufinfo of the first: 0, 20 bytes, tag 1, from the child 1
 the first again, at its end: -5
 freed: 0, then bufinfo: -16
 the other half: 0 bad
+third: third
+through a matcher: 0 bad
 ",
     );
 }

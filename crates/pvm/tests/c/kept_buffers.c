@@ -6,7 +6,7 @@
  * fill the ring behind the first message before the parent receives it, and again while the
  * parent sleeps with it half unpacked, so its cell must not be written over. The parent switches between the first two buffers with
  * pvm_setrbuf, unpacks each where it left off, receives the rest while keeping the first,
- * and frees it. It prints what it saw; the output is the same under Debian's PVM. The
+ * and frees it; then it receives through a pvm_recvf matcher while a message is held. It prints what it saw; the output is the same under Debian's PVM. The
  * program spawns a copy of itself (argv[0] must be a path).
  */
 #include <stdio.h>
@@ -61,6 +61,23 @@ static void child(int parent)
         pvm_send(parent, 3);
     }
     pvm_recv(parent, 4);
+    pvm_initsend(PvmDataDefault);
+    pvm_pkstr("third");
+    pvm_send(parent, 8);
+    for (int i = 0; i < MANY; i++) {
+        fill(out, i);
+        pvm_initsend(PvmDataInPlace);
+        pvm_pkbyte(out, LEN, 1);
+        pvm_send(parent, 3);
+    }
+    pvm_recv(parent, 9);
+}
+
+/* A matcher for pvm_recvf: the first message, whatever it is. */
+static int first(int bufid, int tid, int tag)
+{
+    (void)bufid, (void)tid, (void)tag;
+    return 1;
 }
 
 int main(int argc, char **argv)
@@ -111,6 +128,16 @@ int main(int argc, char **argv)
     printf("the other half: %d bad\n", receive_many(kid, MANY / 2, MANY));
     pvm_initsend(PvmDataDefault);
     pvm_send(kid, 4);
+    /* Held in its cell, then a matcher's receives: the ring fills behind it again. */
+    usleep(300000);
+    pvm_recv(kid, 8);
+    pvm_upkstr(s);
+    printf("third: %s\n", s);
+    pvm_recvf(first);
+    printf("through a matcher: %d bad\n", receive_many(kid, 0, MANY));
+    pvm_recvf(0);
+    pvm_initsend(PvmDataDefault);
+    pvm_send(kid, 9);
     pvm_exit();
     return 0;
 }
