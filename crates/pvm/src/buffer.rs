@@ -26,6 +26,10 @@ pub struct Buffer {
     /// rare, and a buffer moves less with it out of line.
     remote: Option<Box<Remote>>,
     spent: usize,
+    /// A small received message still in its ring cell (`held_message.rs`): its bytes
+    /// there, read in place of `data` (then empty) until the next call that is not an
+    /// unpack copies them in ([`Buffer::own_view`]).
+    view: Option<(*const u8, usize)>,
     /// The unpack routines' position in `data` (in `remote` while there is one).
     pos: usize,
     /// Sender, tag and context of a received message (0 in a buffer made here).
@@ -36,7 +40,18 @@ pub struct Buffer {
 
 impl Buffer {
     pub fn new(enc: Encoding) -> Buffer {
-        Buffer { enc, data: Vec::new(), in_place: Vec::new(), remote: None, spent: 0, pos: 0, src: 0, tag: 0, ctx: 0 }
+        Buffer {
+            enc,
+            data: Vec::new(),
+            in_place: Vec::new(),
+            remote: None,
+            spent: 0,
+            view: None,
+            pos: 0,
+            src: 0,
+            tag: 0,
+            ctx: 0,
+        }
     }
 
     /// A message that arrived: `data` in encoding `enc` from `src`.
@@ -57,12 +72,38 @@ impl Buffer {
         if self.remote.is_some() {
             self.remote = None;
         }
+        self.view = None;
         (self.spent, self.pos, self.src, self.tag, self.ctx) = (0, 0, 0, 0, 0);
+    }
+
+    /// The received message's bytes (in its ring cell while it is held there, else `data`)
+    /// and the unpack routines' position in them.
+    #[inline]
+    fn bytes_and_pos(&mut self) -> (&[u8], &mut usize) {
+        let bytes: &[u8] = match self.view {
+            // SAFETY: a held record's bytes, which its sender does not write over while the
+            // buffer holds them (`held_message.rs` releases the record only after `own_view`
+            // or with the buffer's release).
+            Some((at, len)) => unsafe { std::slice::from_raw_parts(at, len) },
+            None => &self.data,
+        };
+        (bytes, &mut self.pos)
+    }
+
+    /// A message held in its ring cell is copied into the buffer's own memory (before its
+    /// cell goes back to the sender).
+    pub(crate) fn own_view(&mut self) {
+        if let Some((at, len)) = self.view.take() {
+            self.data.clear();
+            // SAFETY: as in `bytes_and_pos`: the record is still held.
+            self.data.extend_from_slice(unsafe { std::slice::from_raw_parts(at, len) });
+        }
     }
 
     /// The message's length in bytes, in-place stretches included.
     pub fn len(&self) -> usize {
         self.data.len()
+            + self.view.map_or(0, |(_, n)| n)
             + self.in_place.iter().map(|s| s.len).sum::<usize>()
             + self.remote.as_ref().map_or(0, |r| r.len())
             + self.spent
@@ -148,6 +189,7 @@ impl Buffer {
 
     /// The message's bytes, taken out of the buffer.
     pub fn into_data(mut self) -> Vec<u8> {
+        self.own_view();
         let _ = self.settle();
         std::mem::take(&mut self.data)
     }
@@ -203,17 +245,23 @@ impl Buffer {
 
     pub fn unpack<T: Item>(&mut self, n: usize, put: impl FnMut(usize, T)) -> Result<(), PvmError> {
         self.settle()?;
-        encoding::unpack(self.enc.on_wire(), &self.data, &mut self.pos, n, put)
+        let enc = self.enc.on_wire();
+        let (bytes, pos) = self.bytes_and_pos();
+        encoding::unpack(enc, bytes, pos, n, put)
     }
 
     pub fn unpack_bytes(&mut self, n: usize) -> Result<&[u8], PvmError> {
         self.settle()?;
-        encoding::unpack_bytes(self.enc.on_wire(), &self.data, &mut self.pos, n)
+        let enc = self.enc.on_wire();
+        let (bytes, pos) = self.bytes_and_pos();
+        encoding::unpack_bytes(enc, bytes, pos, n)
     }
 
     pub fn unpack_str(&mut self) -> Result<&[u8], PvmError> {
         self.settle()?;
-        encoding::unpack_str(self.enc.on_wire(), &self.data, &mut self.pos)
+        let enc = self.enc.on_wire();
+        let (bytes, pos) = self.bytes_and_pos();
+        encoding::unpack_str(enc, bytes, pos)
     }
 }
 
@@ -307,11 +355,24 @@ pub struct Buffers {
     pub rbuf: i32,
     /// Whether the active receive buffer may still be in its sender's memory (only it may).
     lazy_rbuf: bool,
+    /// The buffer whose message is still in its ring cell, and the inbound link of that ring
+    /// (`held_message.rs`): the active receive buffer, from its receive until the next call
+    /// that is not an unpack or a receive.
+    pub(crate) held: Option<Held>,
+}
+
+/// A received message held in its ring cell: its buffer, and the index of its link in
+/// `Task::inbound` (links come and go only in the progress loop, which no call runs while a
+/// message is held).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Held {
+    pub id: i32,
+    pub link: usize,
 }
 
 impl Buffers {
     pub const fn new() -> Buffers {
-        Buffers { map: Slab::new(), sbuf: 0, rbuf: 0, lazy_rbuf: false }
+        Buffers { map: Slab::new(), sbuf: 0, rbuf: 0, lazy_rbuf: false, held: None }
     }
 
     /// Adds a buffer and returns its id: the one freed last, as Debian's library hands out
@@ -390,6 +451,28 @@ impl Buffers {
         self.lazy_rbuf = b.remote.is_some();
         self.rbuf = id;
         (id, old)
+    }
+
+    /// A message found at the front of inbound link `link`'s ring becomes the active receive
+    /// buffer, in the slot of the one before (freed), its bytes left in the ring cell: the
+    /// caller holds the record there (`Link::hold_front`) and released the one held before.
+    pub(crate) fn deliver_held(&mut self, f: &crate::link::Front, link: usize) -> i32 {
+        let enc = Encoding::from_code(f.enc).unwrap_or(Encoding::Raw);
+        let id = match self.map.get_mut(self.rbuf) {
+            Some(b) => {
+                b.release();
+                self.rbuf
+            }
+            None => self.map.insert_empty(enc),
+        };
+        let b = self.map.get_mut(id).expect("made above");
+        b.enc = enc;
+        b.view = Some((f.data().as_ptr(), f.len));
+        (b.src, b.tag, b.ctx) = (f.src, f.tag, f.ctx);
+        self.rbuf = id;
+        self.lazy_rbuf = false;
+        self.held = Some(Held { id, link });
+        id
     }
 
     /// Forgets the active receive buffer's message if it is still in its sender's memory,

@@ -97,6 +97,7 @@ pub mod error;
 mod frame_buffer;
 pub mod group_calls;
 pub mod groups;
+mod held_message;
 mod huge_pages;
 pub mod idmap;
 mod link;

@@ -189,7 +189,17 @@ impl Link {
         wanted: impl Fn(i32, i32) -> bool,
         spare: &mut Vec<u8>,
     ) -> Option<crate::task::Arrived> {
-        let (Some(peer), Some(ring)) = (self.peer, self.ring.as_mut()) else { return None };
+        let f = self.front_message(wanted)?;
+        let mut bytes = if spare.capacity() > 0 { std::mem::take(spare) } else { crate::buffer::reuse() };
+        crate::small_copy::extend(&mut bytes, f.data());
+        self.ring.as_mut()?.consume_record(f.record);
+        Some(crate::task::Arrived::new(f.src, f.tag, f.ctx, f.enc, bytes))
+    }
+
+    /// The message [`Link::take_message`] would take, left where it is: its bytes are
+    /// read in the ring (valid until the ring moves on: [`Link::hold_front`] keeps them).
+    pub fn front_message(&self, wanted: impl Fn(i32, i32) -> bool) -> Option<Front> {
+        let (Some(src), Some(ring)) = (self.peer, self.ring.as_ref()) else { return None };
         if !self.frames.is_empty() {
             return None;
         }
@@ -198,11 +208,22 @@ impl Link {
         if !wanted(tag, ctx) {
             return None;
         }
-        let mut bytes = if spare.capacity() > 0 { std::mem::take(spare) } else { crate::buffer::reuse() };
-        crate::small_copy::extend(&mut bytes, data);
-        let n = rec.len();
-        ring.consume_record(n);
-        Some(crate::task::Arrived::new(peer, tag, ctx, enc, bytes))
+        Some(Front { src, tag, ctx, enc, at: data.as_ptr(), len: data.len(), record: rec.len() })
+    }
+
+    /// The message [`Link::front_message`] found is received but stays in its ring cell,
+    /// which the sender may not write over until [`Link::release_front`].
+    pub fn hold_front(&mut self, f: &Front) {
+        if let Some(r) = self.ring.as_mut() {
+            r.hold_record(f.record);
+        }
+    }
+
+    /// The held message is no longer read: its cell goes back to the sender.
+    pub fn release_front(&mut self) {
+        if let Some(r) = self.ring.as_mut() {
+            r.release_hold();
+        }
     }
 
     /// The next frame that has arrived whole (one at a time: no list per message).
@@ -215,6 +236,28 @@ impl Link {
                 None
             }
         }
+    }
+}
+
+/// A small message at the front of a ring (`Link::front_message`): who sent it, its tag,
+/// context and encoding, where its bytes lie in the ring, and its record's length.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Front {
+    pub src: i32,
+    pub tag: i32,
+    pub ctx: i32,
+    pub enc: i32,
+    at: *const u8,
+    pub len: usize,
+    record: usize,
+}
+
+impl Front {
+    /// The message's bytes, in the ring.
+    pub fn data(&self) -> &[u8] {
+        // SAFETY: `at` and `len` name a published record's bytes inside the ring's mapping,
+        // which the link holding the ring keeps mapped, read before the record is consumed.
+        unsafe { std::slice::from_raw_parts(self.at, self.len) }
     }
 }
 

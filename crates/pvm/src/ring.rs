@@ -151,7 +151,13 @@ pub struct Ring {
     /// Sender: `head` as last read. Credits flow back lazily: the receiver's line is read
     /// again only when the ring looks too full for a write (one cache miss a message less).
     seen_head: u64,
+    /// Receiver: where a record still read in place starts (`hold_record`), `NO_HOLD` when
+    /// none: `head` never passes it, so the sender cannot write over it.
+    hold: u64,
 }
+
+/// `Ring::hold` when no record is held.
+const NO_HOLD: u64 = u64::MAX;
 
 // SAFETY: see Mapping; `base` is the mapping's own address.
 unsafe impl Send for Ring {}
@@ -331,7 +337,15 @@ impl Ring {
             return Err(PvmError::OutOfRes);
         }
         let base = p.cast::<u8>();
-        Ok(Ring { map: std::sync::Arc::new(Mapping { base, len }), base, cap: 0, mine: 0, key: 0, seen_head: 0 })
+        Ok(Ring {
+            map: std::sync::Arc::new(Mapping { base, len }),
+            base,
+            cap: 0,
+            mine: 0,
+            key: 0,
+            seen_head: 0,
+            hold: NO_HOLD,
+        })
     }
 
     fn data(&self) -> *mut u8 {
@@ -472,7 +486,7 @@ impl Ring {
             total += n;
         }
         if total > 0 {
-            self.header().head.store(self.mine, Ordering::Release);
+            self.header().head.store(self.mine.min(self.hold), Ordering::Release);
         }
         Ok(total)
     }
@@ -498,7 +512,26 @@ impl Ring {
     /// sender.
     pub fn consume_record(&mut self, n: usize) {
         self.mine += record_bytes(n) as u64;
-        self.header().head.store(self.mine, Ordering::Release);
+        self.header().head.store(self.mine.min(self.hold), Ordering::Release);
+    }
+
+    /// Receiver: the record [`Ring::next_record`] returned is read, but its bytes are still
+    /// read in place (a received message left in its ring until unpacked, `held_message.rs`):
+    /// the records after it are read as usual, and its room goes back to the sender only at
+    /// [`Ring::release_hold`]. One record is held at a time.
+    pub fn hold_record(&mut self, n: usize) {
+        debug_assert_eq!(self.hold, NO_HOLD, "one held record at a time");
+        self.hold = self.mine;
+        self.mine += record_bytes(n) as u64;
+    }
+
+    /// Receiver: the held record is no longer read; its room (and that of every record read
+    /// after it) goes back to the sender.
+    pub fn release_hold(&mut self) {
+        if self.hold != NO_HOLD {
+            self.hold = NO_HOLD;
+            self.header().head.store(self.mine, Ordering::Release);
+        }
     }
 
     /// Receiver: says it may sleep (or is awake again). After saying so, look at

@@ -149,3 +149,34 @@ fn a_shared_copy_request_is_seen_once_and_answered() {
     tx.mark_helped(next, true);
     assert_eq!(acker.helped(next), Some(true));
 }
+
+#[test]
+fn a_held_record_keeps_its_room_while_later_records_are_read_and_written() {
+    let (mut tx, fd) = Ring::create(4096).unwrap();
+    let mut rx = Ring::open(&fd).unwrap();
+    assert!(tx.write_whole(&[&[7; 1000]]));
+    let held = rx.next_record().unwrap();
+    let (at, n) = (held.as_ptr(), held.len());
+    rx.hold_record(n);
+    // Later records are read (in place and into frames) while the first is held; the sender
+    // refills everything but the held record's room, and no more.
+    let mut fb = FrameBuffer::default();
+    let mut written = 0;
+    for round in 0..20u8 {
+        while tx.write_whole(&[&[round; 500]]) {
+            written += 1;
+        }
+        if let Some(r) = rx.next_record() {
+            let len = r.len();
+            rx.consume_record(len);
+        }
+        rx.read_into(&mut fb).unwrap();
+    }
+    assert!(written >= 5, "the rest of the ring is used: {written}");
+    // SAFETY: the held record's bytes, still in the mapping.
+    let still = unsafe { std::slice::from_raw_parts(at, n) };
+    assert!(still.iter().all(|&b| b == 7), "the held record was written over");
+    assert!(!tx.write_whole(&[&[9; 3000]]), "its room (and what follows) is not the sender's");
+    rx.release_hold();
+    assert!(tx.write_whole(&[&[9; 3000]]), "released, the whole ring is free again");
+}

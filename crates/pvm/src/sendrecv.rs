@@ -65,6 +65,19 @@ pub(crate) fn send_active(lib: &mut Lib, tids: &[i32], tag: i32) -> Result<c_int
     let b = bufs.send_buffer()?;
     let enc = b.enc.on_wire().code();
     let task = task.as_mut().expect("enrolled above");
+    // The usual message goes out without waiting; any other send may wait, so a received
+    // message held in its ring cell is copied in first (`held_message.rs`).
+    if let [t] = *tids {
+        if let Some(r) = b.with_wire_parts(|parts| task.post_on_ring(t, tag, enc, parts)) {
+            return r.map(|()| 0);
+        }
+    }
+    if bufs.held.is_some() {
+        crate::held_message::settle(lib);
+    }
+    let Lib { bufs, task, .. } = lib;
+    let b = bufs.send_buffer()?;
+    let task = task.as_mut().expect("enrolled above");
     b.with_wire_parts(|parts| task.send_parts(tids, tag, enc, parts))?;
     Ok(0)
 }
@@ -116,17 +129,33 @@ fn deliver(lib: &mut Lib, m: Arrived) -> c_int {
     id
 }
 
+/// The receive calls' work: a small message that waits at the front of a ring stays in its
+/// cell as the active receive buffer (`held_message.rs`); else, the message held before
+/// copied in first, the general receive, waiting up to `timeout`. The buffer's id, or `None`
+/// when nothing came.
+#[inline(always)]
+fn receive(lib: &mut Lib, tid: c_int, tag: c_int, timeout: Option<Duration>) -> Result<Option<c_int>, PvmError> {
+    wildcard_ok(tid, tag)?;
+    lib.task()?;
+    // Traced, the call sends events, which may wait: nothing is held across it.
+    if !trace::on(lib) {
+        if let Some(id) = crate::held_message::receive(lib, tid, tag) {
+            return Ok(Some(id));
+        }
+    }
+    if lib.bufs.held.is_some() {
+        crate::held_message::settle(lib);
+    }
+    Ok(lib.task()?.receive_in_place(tid, tag, timeout).map(|m| deliver(lib, m)))
+}
+
 #[no_mangle]
 pub extern "C" fn pvm_recv(tid: c_int, tag: c_int) -> c_int {
     if let Some(f) = recvf::installed() {
         return recvf::recv("pvm_recv", f, tid, tag, None);
     }
     call("pvm_recv", |lib| {
-        traced_receive(lib, trace::TEV_RECV, tid, tag, &[], |lib| {
-            wildcard_ok(tid, tag)?;
-            let m = lib.task()?.receive_in_place(tid, tag, None).ok_or(PvmError::SysErr)?;
-            Ok(deliver(lib, m))
-        })
+        traced_receive(lib, trace::TEV_RECV, tid, tag, &[], |lib| receive(lib, tid, tag, None)?.ok_or(PvmError::SysErr))
     })
 }
 
@@ -137,9 +166,8 @@ pub extern "C" fn pvm_nrecv(tid: c_int, tag: c_int) -> c_int {
     }
     call("pvm_nrecv", |lib| {
         traced_receive(lib, trace::TEV_NRECV, tid, tag, &[], |lib| {
-            wildcard_ok(tid, tag)?;
-            match lib.task()?.receive_in_place(tid, tag, Some(Duration::ZERO)) {
-                Some(m) => Ok(deliver(lib, m)),
+            match receive(lib, tid, tag, Some(Duration::ZERO))? {
+                Some(id) => Ok(id),
                 None => nothing_or_handlers(lib, 0),
             }
         })
@@ -175,10 +203,8 @@ pub unsafe extern "C" fn pvm_trecv(tid: c_int, tag: c_int, tmout: *mut libc::tim
         if tmout.is_null() { (-1, -1) } else { unsafe { ((*tmout).tv_sec as i32, (*tmout).tv_usec as i32) } };
     call("pvm_trecv", |lib| {
         traced_receive(lib, trace::TEV_TRECV, tid, tag, &[(trace::DID_MTS, ts), (trace::DID_MTU, tu)], |lib| {
-            let timeout = timeout?;
-            wildcard_ok(tid, tag)?;
-            match lib.task()?.receive_in_place(tid, tag, timeout) {
-                Some(m) => Ok(deliver(lib, m)),
+            match receive(lib, tid, tag, timeout?)? {
+                Some(id) => Ok(id),
                 None => nothing_or_handlers(lib, 0),
             }
         })

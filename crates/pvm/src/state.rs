@@ -114,11 +114,17 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
 /// between (`pvm_bufinfo`, `pvm_getminfo`: `bufid = pvm_recv(-1, -1); pvm_bufinfo(bufid, ...);
 /// pvm_upkbyte(...)` is PVM's idiom): any other call copies it in first, so that no sender
 /// waits on a receiver that has gone on to other things.
-#[inline]
+/// A small message left in its ring cell (`held_message.rs`) is copied in likewise, by every
+/// call but the unpacks, the looks at its header and the receives.
+#[inline(always)]
 fn settle_receive_buffer(lib: &mut Lib, name: &str) {
-    // The flag first, here in the caller: nearly every call finds none.
+    // The flags first, here in the caller: nearly every call finds none, and `name` is a
+    // constant where this is inlined.
     if lib.bufs.receive_buffer_is_lazy() {
         settle_lazy_receive_buffer(lib, name);
+    }
+    if lib.bufs.held.is_some() && !crate::held_message::keeps_held(name) {
+        crate::held_message::settle(lib);
     }
 }
 
@@ -139,7 +145,13 @@ fn settle_lazy_receive_buffer(lib: &mut Lib, name: &str) {
 pub fn call_unlocked(name: &str, f: impl FnOnce() -> Result<c_int, PvmError>) -> c_int {
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run_handlers();
-        settle_receive_buffer(&mut lock(), name);
+        {
+            let mut lib = lock();
+            settle_receive_buffer(&mut lib, name);
+            // A matcher's receive takes the lock in steps and may wait: nothing stays held
+            // in its ring cell across it, whatever the call (`held_message.rs`).
+            crate::held_message::settle(&mut lib);
+        }
         f().map_err(|e| note(&mut lock(), e))
     }));
     report(name, out)
@@ -218,6 +230,8 @@ fn run_waiting_handlers() {
     loop {
         let next = {
             let mut lib = lock();
+            // The handler's calls may receive: a message held in its cell is the program's.
+            crate::held_message::settle(&mut lib);
             let Some((func, m)) = lib.task.as_mut().and_then(|t| t.for_handlers.pop_front()) else {
                 HANDLERS_WAITING.store(false, Ordering::Relaxed);
                 break;

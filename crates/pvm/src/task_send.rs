@@ -246,7 +246,13 @@ impl Task {
     /// (one look-up, the header written straight into the record). `None`: it goes the
     /// general way (`post`).
     #[inline]
-    fn post_on_ring(&mut self, tid: i32, tag: i32, enc: i32, parts: &[&[u8]]) -> Option<Result<(), PvmError>> {
+    pub(crate) fn post_on_ring(
+        &mut self,
+        tid: i32,
+        tag: i32,
+        enc: i32,
+        parts: &[&[u8]],
+    ) -> Option<Result<(), PvmError>> {
         let len = parts.iter().map(|p| p.len()).sum();
         if tid == self.tid || len >= self.single_copy {
             return None;

@@ -7,7 +7,9 @@
 //! the pack, unpack and buffer calls, `pvm_spawn` and `pvm_exit`, `tests/c/trace_modes.c`
 //! for `PvmTraceCount`/`PvmTraceTime` summaries and `pvm_packf`/`pvm_unpackf` as one event;
 //! the tracer's side in `tests/c/trace_show.h`), and `pvm_precv`'s length in bytes
-//! (`tests/c/precv_len.c`). Each C program prints
+//! (`tests/c/precv_len.c`), and received buffers kept, switched and freed while more
+//! messages fill the ring behind one still held in its cell (`tests/c/kept_buffers.c`).
+//! Each C program prints
 //! the same built against our library and against Debian's (run under a pvmd of its own),
 //! under a timeout, leaving nothing behind.
 
@@ -18,9 +20,14 @@ use common::*;
 /// Runs `tests/c/<name>.c` on our library, checks what it printed, and compares with the same
 /// source built against Debian's PVM where that is installed.
 fn prints_as_under_debian(name: &str, expected: &str) {
+    prints_as_under_debian_with(name, &[], expected)
+}
+
+/// As [`prints_as_under_debian`], with `env` set for our library's run.
+fn prints_as_under_debian_with(name: &str, env: &[(&str, &str)], expected: &str) {
     let vm = Vm::new(name);
     let prog = build_c(&vm, name);
-    let ours = run(&mut vm.command(&prog), name);
+    let ours = run(vm.command(&prog).envs(env.iter().copied()), name);
     vm.assert_nothing_left();
     assert_eq!(ours, expected);
     let debian = Vm::new(&format!("{name}-debian"));
@@ -336,6 +343,30 @@ other: 5 bytes: cc 0 rlen 5, abcd
 other: 2 doubles: cc 0 rlen 16, 1.5 2.5
 other: 3 ints as doubles: cc 0 rlen 12
 other: 2 doubles into 1: cc 0 rlen 16
+",
+    );
+}
+
+#[test]
+fn received_buffers_kept_switched_and_freed_while_the_ring_fills_behind_them_as_under_debian() {
+    // A ring of 4 KiB: the 40 messages of 1000 bytes after the first fill it many times.
+    prints_as_under_debian_with(
+        "kept_buffers",
+        &[("BB_PVM_RING_BYTES", "4096")],
+        "\
+first: 101
+first, after the ring filled: first
+setrbuf(0) returns the received buffer: 1
+second: 202, another buffer: 1
+back to the first (setrbuf returned the second: 1): 102
+back to the second: second
+half the rest, the first kept: 0 bad
+bufinfo of the first: 0, 20 bytes, tag 1, from the child 1
+the first again, at its end: -5
+freed: 0, then bufinfo: -16
+the other half: 0 bad
+third: third
+through a matcher: 0 bad
 ",
     );
 }
