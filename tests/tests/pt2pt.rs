@@ -232,7 +232,8 @@ fn reductions_group_operands_as_the_tree_by_every_algorithm_of_one_host() {
 /// the other's landing in the root's result): typed blocking reduces (bb-coll's `halves`:
 /// every root, a non-commutative operator on 16-byte elements and a commutative one on odd
 /// counts of 8-byte words, around the 64 KiB chunk, up to 1 MiB) forced on 2 ranks, and by
-/// the table (from 64 KiB); the verbose report names it on both ranks. Forced where it
+/// the table (from `BB_REDUCE_HALVES_MIN`, off by default); the verbose report names it on both
+/// ranks. Forced where it
 /// cannot run (3 and 4 ranks, single copies off) the tree does the work and the report
 /// says why.
 #[test]
@@ -240,7 +241,7 @@ fn typed_reduces_by_halves_on_2_ranks() {
     type Env = &'static [(&'static str, &'static str)];
     let cases: [(usize, Env, &str); 5] = [
         (2, &[("BB_COLL_REDUCE", "halves")], "(halves; forced by"),
-        (2, &[], "(halves; table;"),
+        (2, &[("BB_REDUCE_HALVES_MIN", "65536")], "(halves; table;"),
         (3, &[("BB_COLL_REDUCE", "halves")], "(halves asked"),
         (4, &[("BB_COLL_REDUCE", "halves")], "(halves asked"),
         (2, &[("BB_COLL_REDUCE", "halves"), ("BB_SHM_SINGLE_COPY", "0")], "(halves asked"),

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | bcast | `post`, `tree`, `scatter-allgather`, `hier`, `board`, `board-cells` | one host: post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
 //! | barrier | `post`, `dissemination`, `hier`, `board`, `board-leader` | one host: post from `BB_COLL_BARRIER_POST_MIN` ranks, else dissemination; several hosts: hier |
-//! | reduce | `tree`, `post`, `split`, `hier`, `board`, `halves` | one host: split on more than 2 ranks from `BB_REDUCE_ROOTED_SPLIT_MIN`, halves on 2 ranks from `BB_REDUCE_HALVES_MIN` (blocking), else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
+//! | reduce | `tree`, `post`, `split`, `hier`, `board`, `halves` | one host: split on more than 2 ranks from `BB_REDUCE_ROOTED_SPLIT_MIN`, halves on 2 ranks from `BB_REDUCE_HALVES_MIN` (blocking; 0 = never, the default), else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
 //! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
 //! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier`, `board` | one host: post; several hosts: hier |
 //! | alltoall(v) | `linear`, `pairwise`, `board` | linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
@@ -194,7 +194,7 @@ pub static REDUCE: Switch = Switch::new(
      which folds them in rank order, split = blocks reduced by every rank (reduce_split.rs), hier = each host into \
      its leader, then a tree of the leaders, halves = 2 ranks of one host fold a part each by single copy, the \
      other's landing in the root's result (reduce_halves.rs; blocking forms, else tree); unset: one host split on \
-     more than 2 ranks from BB_REDUCE_ROOTED_SPLIT_MIN, halves on 2 ranks from BB_REDUCE_HALVES_MIN, else tree; \
+     more than 2 ranks from BB_REDUCE_ROOTED_SPLIT_MIN, halves on 2 ranks from BB_REDUCE_HALVES_MIN (if set), else tree; \
      several hosts hier (tree for a non-commutative operator on hosts whose ranks are not consecutive)",
 );
 
@@ -279,9 +279,12 @@ pub static REDUCE_ROOTED_SPLIT_MIN: Tunable = Tunable::new(
 
 pub static REDUCE_HALVES_MIN: Tunable = Tunable::new(
     "BB_REDUCE_HALVES_MIN",
-    64 << 10,
-    "a blocking reduce to one root on 2 ranks of one host goes by halves (reduce_halves.rs) from this many bytes, \
-     else by the binomial tree; see reduce_halves.rs for the measurements",
+    0,
+    "a blocking reduce to one root on 2 ranks of one host goes by halves (reduce_halves.rs) from this many bytes \
+     (0: never, the tree); coll.c, 2 ranks, chrt, us, halves vs tree: busy machine (load 26, coll.sh 5 rounds, \
+     within-round ratio to the tree) 64 KiB 0.65, 1 MiB 0.86, 4 MiB 0.87; quieter (load 11, coll.sh 5 rounds) 1.46, \
+     1.06, 1.02, and 3 alternations 256 KiB 31-43 vs 28-39, 1 MiB 139-156 vs 105-140, 4 MiB 543-647 vs 505-579: \
+     the tree's shared copy (both ranks copy) and one fold match two half folds by process_vm_readv/writev, so off",
 )
 .read_at(Effect::EachCollective);
 
@@ -351,7 +354,7 @@ pub(crate) fn reduce_on_one_host(n: usize, len: usize, rooted: bool, crowded: bo
         // 1.6-2.3 vs 3.9-4.8), at 2 ranks too (0.17-0.28 vs 0.37-0.49: the same message; the
         // tree's direct form costs less than a schedule); the split only for large vectors
         // on more ranks (BB_REDUCE_ROOTED_SPLIT_MIN).
-        _ if rooted && n == 2 && len >= REDUCE_HALVES_MIN.get() && halves_copy() => ReduceBy::Halves,
+        _ if rooted && n == 2 && halves_from(len) && halves_copy() => ReduceBy::Halves,
         _ if rooted => match n > 2 && len >= REDUCE_ROOTED_SPLIT_MIN.get() {
             true => ReduceBy::Split,
             false => ReduceBy::Tree,
@@ -365,6 +368,12 @@ pub(crate) fn reduce_on_one_host(n: usize, len: usize, rooted: bool, crowded: bo
         _ if n <= ALLREDUCE_POST_RANKS.get() && len <= ALLREDUCE_POST_MAX.get() => ReduceBy::Post,
         _ => ReduceBy::Tree,
     }
+}
+
+/// Whether a 2-rank reduce of `len` bytes goes by halves unforced (`BB_REDUCE_HALVES_MIN`).
+fn halves_from(len: usize) -> bool {
+    let min = REDUCE_HALVES_MIN.get();
+    min != 0 && len >= min
 }
 
 /// Whether the halves reduce may copy between the ranks' memories (`BB_SHM_SINGLE_COPY`).
