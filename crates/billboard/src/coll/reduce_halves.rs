@@ -11,8 +11,12 @@
 //! is written once, each rank copies and folds about half of the vector. Both go in chunks of
 //! `BB_REDUCE_HALVES_CHUNK` bytes (whole elements), so the fold finds the bytes just copied
 //! still in the cache. A last small message each way says the copies are done (the root's
-//! result is whole, and neither send buffer is read any more). Open MPI's coll/xhc splits a
-//! large reduction among the ranks of a node in the same spirit.
+//! result is whole, and neither send buffer is read any more).
+//!
+//! Measured, it does not beat the tree here (`BB_REDUCE_HALVES_MIN` in `select.rs`: off unless
+//! set, or forced by `BB_COLL_REDUCE=halves`): a single copy between processes costs about
+//! what the fold it lets the ranks share does, and the tree's rendezvous already has both
+//! ranks copy (the shared copy).
 //!
 //! Rank order is kept: `into = from ⊕ into` always has the lower rank's vector as `from`;
 //! where the higher rank folds and the operator does not commute, its own vector is copied
