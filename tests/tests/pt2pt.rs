@@ -228,6 +228,37 @@ fn reductions_group_operands_as_the_tree_by_every_algorithm_of_one_host() {
     }
 }
 
+/// The 2-rank halves reduce (coll/reduce_halves.rs: each rank folds a part by single copy,
+/// the other's landing in the root's result): typed blocking reduces (bb-coll's `halves`:
+/// every root, a non-commutative operator on 16-byte elements and a commutative one on odd
+/// counts of 8-byte words, around the 64 KiB chunk, up to 1 MiB) forced on 2 ranks, and by
+/// the table (from `BB_REDUCE_HALVES_MIN`, off by default); the verbose report names it on both
+/// ranks. Forced where it
+/// cannot run (3 and 4 ranks, single copies off) the tree does the work and the report
+/// says why.
+#[test]
+fn typed_reduces_by_halves_on_2_ranks() {
+    type Env = &'static [(&'static str, &'static str)];
+    let cases: [(usize, Env, &str); 5] = [
+        (2, &[("BB_COLL_REDUCE", "halves")], "(halves; forced by"),
+        (2, &[("BB_REDUCE_HALVES_MIN", "65536")], "(halves; table;"),
+        (3, &[("BB_COLL_REDUCE", "halves")], "(halves asked"),
+        (4, &[("BB_COLL_REDUCE", "halves")], "(halves asked"),
+        (2, &[("BB_COLL_REDUCE", "halves"), ("BB_SHM_SINGLE_COPY", "0")], "(halves asked"),
+    ];
+    for (n, env, report) in cases {
+        let env: Vec<_> = env.iter().copied().chain([("BB_VERBOSE", "1")]).collect();
+        let job = run(n, "bb-coll", &["halves"], &env, T);
+        job.assert_success();
+        assert!(job.stdout().contains(&format!("ok halves on {n} ranks")), "{env:?}: {}", job.stdout());
+        let err = job.stderr();
+        let head = format!("]: reduce on a communicator of {n} ranks (one host, context 1)");
+        let named = err.lines().filter(|l| l.contains(&head) && l.contains(report)).count();
+        assert_eq!(named, n, "{env:?}: every rank reports {report:?}:\n{err}");
+        assert!(!err.contains("single copy from rank"), "{env:?}: a copy was refused:\n{err}");
+    }
+}
+
 /// Gather and scatter of parts of one length down binomial trees (forced; the table takes
 /// them from 8 ranks): every root, in place and not, parts from 0 B up, laid out in reverse
 /// rank order with gaps that must stay untouched (bb-coll's `sizes`).

@@ -3,7 +3,8 @@
 //! `ok coll`. `large` adds reductions of 300,000 B (rendezvous messages, shared copies);
 //! `sizes` adds every data-moving collective at 0 B to 1 MiB (`sizes` below), the algorithms
 //! for ranks on several hosts switch by size. `association` checks only that reductions
-//! combine in the binomial tree's order (see [`association`]).
+//! combine in the binomial tree's order (see [`association`]); `halves` only typed blocking
+//! reduces (see [`halves`]).
 
 use billboard::{Communicator, Reduction};
 
@@ -583,6 +584,51 @@ fn summed(w: &Communicator, sizes: &[usize], blocks: bool) -> Res {
     Ok(())
 }
 
+/// Blocking reduces of typed vectors (`reduce_elements`: the 2-rank halves where the table or
+/// `BB_COLL_REDUCE=halves` gives it, else the tree) to every root: the non-commutative
+/// [`compose_each`] on 16-byte elements and the commutative [`add_words`] on 8-byte ones, at
+/// lengths around the halves' 64 KiB chunk and its threshold, odd counts of elements, and up
+/// to 1 MiB; each checked against the fold in rank order computed here, and the non-root's
+/// receive buffer left untouched.
+fn halves(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    let elements = [0usize, 1, 3, 4095, 4096, 4097, 8191, 8193, 20_001, 65_537];
+    for &count in &elements {
+        for root in 0..n {
+            let len = count * 16;
+            let mine: Vec<u8> = (0..count).flat_map(|i| bytes_of(element(me, i))).collect();
+            let mut out = vec![0xee; len];
+            w.reduce_elements(&mine, Some(&mut out), root, &mut compose_each, (16, false))?;
+            if me == root {
+                let want: Vec<u8> = (0..count)
+                    .flat_map(|i| {
+                        bytes_of((0..n).fold([1u64, 0], |acc, r| {
+                            let f = element(r, i);
+                            [f[0].wrapping_mul(acc[0]), f[0].wrapping_mul(acc[1]).wrapping_add(f[1])]
+                        }))
+                    })
+                    .collect();
+                assert!(out == want, "ordered reduce of {count} elements to {root} at {me} of {n}");
+            } else {
+                assert!(out.iter().all(|&b| b == 0xee), "ordered reduce to {root} wrote rank {me}'s buffer");
+            }
+            // 8-byte words, an odd count of them (the halves cut between words).
+            let words = 2 * count + 1;
+            let word = |r: usize, i: usize| (r as u64 + 1).wrapping_mul(0x9e37_79b9).wrapping_add(i as u64);
+            let mine: Vec<u8> = (0..words).flat_map(|i| word(me, i).to_le_bytes()).collect();
+            let mut out = vec![0xee; words * 8];
+            w.reduce_elements(&mine, Some(&mut out), root, &mut add_words, (8, true))?;
+            if me == root {
+                let want: Vec<u8> = (0..words)
+                    .flat_map(|i| (0..n).fold(0u64, |a, r| a.wrapping_add(word(r, i))).to_le_bytes())
+                    .collect();
+                assert!(out == want, "sum of {words} words to {root} at {me} of {n}");
+            }
+        }
+    }
+    Ok(())
+}
+
 fn add_words(inv: &[u8], inout: &mut [u8]) {
     for (a, b) in inv.chunks_exact(8).zip(inout.chunks_exact_mut(8)) {
         let s = u64::from_le_bytes(a.try_into().unwrap()).wrapping_add(u64::from_le_bytes(b.try_into().unwrap()));
@@ -602,7 +648,7 @@ fn main() -> Res {
     assert!(first.iter().all(|&b| b == 7), "first ibcast on a fresh communicator");
     // Modes that run one check alone.
     type Check = fn(&Communicator) -> Res;
-    let modes: [(&str, Check); 2] = [("hier-board", hier_board), ("association", association)];
+    let modes: [(&str, Check); 3] = [("hier-board", hier_board), ("association", association), ("halves", halves)];
     if let Some((mode, check)) = modes.into_iter().find(|(mode, _)| std::env::args().any(|a| a == *mode)) {
         check(&w)?;
         w.barrier()?;

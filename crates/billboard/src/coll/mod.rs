@@ -50,6 +50,7 @@ mod inter;
 mod neighbor;
 mod nonblocking;
 mod reduce;
+mod reduce_halves;
 mod reduce_post;
 mod reduce_scatter;
 mod reduce_scatter_direct;

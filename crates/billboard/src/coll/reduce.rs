@@ -1,7 +1,7 @@
 //! Reduce and allreduce: a binomial tree into rank 0 that keeps rank order (so
 //! non-commutative operators are right), then a hop to the root if it is another rank.
 
-use super::select::Collective;
+use super::select::{reduce_by, Collective, ReduceBy};
 use super::{ReduceOp, TAG_REDUCE};
 
 use crate::{Communicator, Error, Result, SendMode, Source, TagMatch};
@@ -21,7 +21,32 @@ thread_local! {
 impl Communicator {
     /// Reduces every rank's `send` with `op`; the result lands in `recv` at `root` (other
     /// ranks may pass `None`). All buffers have the same length.
-    pub fn reduce_bytes(&self, send: &[u8], mut recv: Option<&mut [u8]>, root: usize, op: ReduceOp<'_>) -> Result<()> {
+    pub fn reduce_bytes(&self, send: &[u8], recv: Option<&mut [u8]>, root: usize, op: ReduceOp<'_>) -> Result<()> {
+        self.reduce_direct(send, recv, root, op, None)
+    }
+
+    /// [`Communicator::reduce_bytes`] of elements of `elements.0` bytes by an operator that
+    /// commutes where `elements.1`: knowing where elements begin (and whether their order may
+    /// change) lets 2 ranks fold a part each (`reduce_halves.rs`), where the table says so.
+    pub fn reduce_elements(
+        &self,
+        send: &[u8],
+        recv: Option<&mut [u8]>,
+        root: usize,
+        op: ReduceOp<'_>,
+        elements: (usize, bool),
+    ) -> Result<()> {
+        self.reduce_direct(send, recv, root, op, Some(elements))
+    }
+
+    fn reduce_direct(
+        &self,
+        send: &[u8],
+        mut recv: Option<&mut [u8]>,
+        root: usize,
+        op: ReduceOp<'_>,
+        elements: Option<(usize, bool)>,
+    ) -> Result<()> {
         self.intra_only("reduce by bytes")?;
         let n = self.size();
         if root >= n {
@@ -29,6 +54,14 @@ impl Communicator {
         }
         if self.reduce_on_board(send, recv.as_deref_mut(), Some(root), op)? {
             return Ok(());
+        }
+        // The root's result must be whole (the other rank writes into it).
+        let whole = self.rank() != root || recv.as_deref().is_some_and(|r| r.len() == send.len());
+        let halves = |e: &(usize, bool)| whole && reduce_by(self, send.len(), true, e.1) == ReduceBy::Halves;
+        if let Some(elements) = elements.filter(halves) {
+            if self.reduce_halves(send, recv.as_deref_mut(), root, op, elements)? {
+                return Ok(());
+            }
         }
         let (mut a, mut b) = WORK.take();
         let done = self.tree_fold(send, recv, root, op, (&mut a, &mut b));

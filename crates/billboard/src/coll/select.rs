@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | bcast | `post`, `tree`, `scatter-allgather`, `hier`, `board`, `board-cells` | one host: post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
 //! | barrier | `post`, `dissemination`, `hier`, `board`, `board-leader` | one host: post from `BB_COLL_BARRIER_POST_MIN` ranks, else dissemination; several hosts: hier |
-//! | reduce | `tree`, `post`, `split`, `hier`, `board` | one host: split on more than 2 ranks from `BB_REDUCE_ROOTED_SPLIT_MIN`, else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
+//! | reduce | `tree`, `post`, `split`, `hier`, `board`, `halves` | one host: split on more than 2 ranks from `BB_REDUCE_ROOTED_SPLIT_MIN`, halves on 2 ranks from `BB_REDUCE_HALVES_MIN` (blocking; 0 = never, the default), else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
 //! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
 //! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier`, `board` | one host: post; several hosts: hier |
 //! | alltoall(v) | `linear`, `pairwise`, `hier`, `board` | several hosts, blocking: hier (host phases on the board, one message per pair of hosts' leaders) for parts within `BB_HIER_ALLTOALL_MAX` a host; else linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
@@ -61,6 +61,7 @@
 //! between each pair of hosts' leaders, a part past `BB_HIER_ALLTOALL_MAX`'s share by its own
 //! message); the nonblocking forms stay flat (pairwise when large).
 
+pub use super::reduce_halves::{REDUCE_HALVES_CHUNK, REDUCE_HALVES_ROOT_SHARE};
 pub(crate) use super::select_board::{board_by, rendezvous_min};
 pub use super::select_board::{
     BCAST_CELLS_MAX, BOARD, GATHERV_HIER_WIDEST, HIER_ALLTOALL_MAX, HIER_BCAST_MAX, HIER_BOARD_MAX, HIER_PARTS_MAX,
@@ -191,11 +192,12 @@ pub(crate) fn barrier_by(comm: &Communicator) -> BarrierBy {
 
 pub static REDUCE: Switch = Switch::new(
     "BB_COLL_REDUCE",
-    &["tree", "post", "split", "hier", "board"],
+    &["tree", "post", "split", "hier", "board", "halves"],
     "reduce: tree = binomial tree into rank 0 (then to the root), post = every rank posts its vector to the root, \
      which folds them in rank order, split = blocks reduced by every rank (reduce_split.rs), hier = each host into \
-     its leader, then a tree of the leaders; unset: one host split on more than 2 ranks from \
-     BB_REDUCE_ROOTED_SPLIT_MIN, else tree; \
+     its leader, then a tree of the leaders, halves = 2 ranks of one host fold a part each by single copy, the \
+     other's landing in the root's result (reduce_halves.rs; blocking forms, else tree); unset: one host split on \
+     more than 2 ranks from BB_REDUCE_ROOTED_SPLIT_MIN, halves on 2 ranks from BB_REDUCE_HALVES_MIN (if set), else tree; \
      several hosts hier (tree for a non-commutative operator on hosts whose ranks are not consecutive)",
 );
 
@@ -226,10 +228,13 @@ pub(crate) enum ReduceBy {
     Ring,
     /// Hosts, then their leaders, then hosts (`hier.rs`).
     Hier,
+    /// 2 ranks of one host folding a part each by single copy (`reduce_halves.rs`); blocking
+    /// reduce only (elsewhere, and schedules, the tree).
+    Halves,
 }
 
 /// The names of [`ReduceBy`]'s algorithms, in its order.
-const REDUCTIONS: &[&str] = &["tree", "post", "split", "doubling", "ring", "hier"];
+const REDUCTIONS: &[&str] = &["tree", "post", "split", "doubling", "ring", "hier", "halves"];
 
 pub static ALLREDUCE_POST_MAX: Tunable = Tunable::new(
     "BB_ALLREDUCE_POST_MAX",
@@ -275,6 +280,17 @@ pub static REDUCE_ROOTED_SPLIT_MIN: Tunable = Tunable::new(
 )
 .read_at(Effect::EachCollective);
 
+pub static REDUCE_HALVES_MIN: Tunable = Tunable::new(
+    "BB_REDUCE_HALVES_MIN",
+    0,
+    "a blocking reduce to one root on 2 ranks of one host goes by halves (reduce_halves.rs) from this many bytes \
+     (0: never, the tree); coll.c, 2 ranks, chrt, us, halves vs tree: busy machine (load 26, coll.sh 5 rounds, \
+     within-round ratio to the tree) 64 KiB 0.65, 1 MiB 0.86, 4 MiB 0.87; quieter (load 11, coll.sh 5 rounds) 1.46, \
+     1.06, 1.02, and 3 alternations 256 KiB 31-43 vs 28-39, 1 MiB 139-156 vs 105-140, 4 MiB 543-647 vs 505-579: \
+     the tree's shared copy (both ranks copy) and one fold match two half folds by process_vm_readv/writev, so off",
+)
+.read_at(Effect::EachCollective);
+
 pub static REDUCE_SEGMENT: Tunable = Tunable::new(
     "BB_REDUCE_SEGMENT",
     64 << 10,
@@ -311,6 +327,9 @@ pub(crate) fn reduce_by(comm: &Communicator, len: usize, rooted: bool, commutati
             (flat, " (hier asked: a non-commutative operator on hosts whose ranks are not consecutive)")
         }
         Some(Ring) if !commutative => (Doubling, " (ring asked: the operator does not commute)"),
+        Some(Halves) if n != 2 || hosts.is_some() || !halves_copy() => {
+            (flat, " (halves asked: it takes 2 ranks of one host that may copy by single copy)")
+        }
         Some(by) => (by, ""),
         None if hosts.is_some() && ordered_hier => (Hier, ""),
         None if hosts.is_some() => (flat, " (a non-commutative operator on hosts whose ranks are not consecutive)"),
@@ -324,7 +343,8 @@ pub(crate) fn reduce_by(comm: &Communicator, len: usize, rooted: bool, commutati
 /// The name's algorithm.
 fn by_name(name: &str) -> ReduceBy {
     let at = REDUCTIONS.iter().position(|&a| a == name).unwrap_or(0);
-    [ReduceBy::Tree, ReduceBy::Post, ReduceBy::Split, ReduceBy::Doubling, ReduceBy::Ring, ReduceBy::Hier][at]
+    use ReduceBy::*;
+    [Tree, Post, Split, Doubling, Ring, Hier, Halves][at]
 }
 
 /// The one-host table of reductions (a communicator on one host, a host's phase of a
@@ -337,6 +357,7 @@ pub(crate) fn reduce_on_one_host(n: usize, len: usize, rooted: bool, crowded: bo
         // 1.6-2.3 vs 3.9-4.8), at 2 ranks too (0.17-0.28 vs 0.37-0.49: the same message; the
         // tree's direct form costs less than a schedule); the split only for large vectors
         // on more ranks (BB_REDUCE_ROOTED_SPLIT_MIN).
+        _ if rooted && n == 2 && halves_from(len) && halves_copy() => ReduceBy::Halves,
         _ if rooted => match n > 2 && len >= REDUCE_ROOTED_SPLIT_MIN.get() {
             true => ReduceBy::Split,
             false => ReduceBy::Tree,
@@ -350,6 +371,17 @@ pub(crate) fn reduce_on_one_host(n: usize, len: usize, rooted: bool, crowded: bo
         _ if n <= ALLREDUCE_POST_RANKS.get() && len <= ALLREDUCE_POST_MAX.get() => ReduceBy::Post,
         _ => ReduceBy::Tree,
     }
+}
+
+/// Whether a 2-rank reduce of `len` bytes goes by halves unforced (`BB_REDUCE_HALVES_MIN`).
+fn halves_from(len: usize) -> bool {
+    let min = REDUCE_HALVES_MIN.get();
+    min != 0 && len >= min
+}
+
+/// Whether the halves reduce may copy between the ranks' memories (`BB_SHM_SINGLE_COPY`).
+fn halves_copy() -> bool {
+    crate::engine::protocol::SINGLE_COPY.get() != 0
 }
 
 /// How the leaders of `leaders` hosts allreduce `len` bytes among themselves.
@@ -370,7 +402,7 @@ impl Communicator {
         if self.board_for(what, len, true)?.is_some() {
             return Ok(false);
         }
-        Ok(!self.on_one_host() || reduce_by(self, len, rooted, false) != ReduceBy::Tree)
+        Ok(!self.on_one_host() || !matches!(reduce_by(self, len, rooted, false), ReduceBy::Tree | ReduceBy::Halves))
     }
 }
 

@@ -30,6 +30,7 @@ fn what_it_does(what: Collective, algorithm: &str) -> &'static str {
             "hier" => "each host on its billboard, the hosts' leaders between hosts",
             "dissemination" => "dissemination",
             "split" => "blocks reduced by every rank",
+            "halves" => "each of the 2 ranks folds a part by single copy into the root's result",
             "doubling" => "recursive doubling",
             "ring" => "ring",
             "gather-bcast" => "gather and broadcast",

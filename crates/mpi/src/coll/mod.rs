@@ -194,11 +194,17 @@ fn combiner(op: MPI_Op, t: MPI_Datatype) -> Res<ops::Combiner> {
 
 /// `op` on `t` as a schedule applies it (elements of `layout`'s extent).
 fn reduction(op: MPI_Op, t: MPI_Datatype, layout: &datatype::Layout) -> Res<billboard::Reduction> {
-    let elem = layout.extent().max(1) as usize;
-    crate::state::with(|m| {
-        Ok(billboard::Reduction { op: ops::combiner(m, op, t)?, elem, commutative: ops::commutative(m, op) })
-    })
-    .expect("MPI is running")
+    let (elem, commutative) = elements(op, layout);
+    crate::state::with(|m| Ok(billboard::Reduction { op: ops::combiner(m, op, t)?, elem, commutative }))
+        .expect("MPI is running")
+}
+
+/// The elements `op` works on in a vector of `layout`: their size (its extent) and whether
+/// their order may change (every predefined operator commutes; a user's says).
+fn elements(op: MPI_Op, layout: &datatype::Layout) -> (usize, bool) {
+    let predefined = (MPI_MAX..=MPI_NO_OP).contains(&op);
+    let commutative = predefined || crate::state::with(|m| ops::commutative(m, op)).unwrap_or(false);
+    (layout.extent().max(1) as usize, commutative)
 }
 
 /// The bytes of `count` elements of `t` where `t` is a builtin type (no holes, its size in its

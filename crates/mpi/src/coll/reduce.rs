@@ -81,12 +81,15 @@ counted! {
                 Some(combine) => combine,
                 None => combiner(op, t)?,
             };
+            let elements = elements(op, &layout);
             if c.rank() != at {
                 // Only the root's receive buffer matters (and may take MPI_IN_PLACE).
-                return Ok(c.reduce_bytes(slice(sendbuf, len)?, None, at, &mut *combine)?);
+                return Ok(c.reduce_elements(slice(sendbuf, len)?, None, at, &mut *combine, elements)?);
             }
             let mut land = Landing::new(layout, count, recvbuf, len)?;
-            with_contribution(sendbuf, recvbuf, len, |send| Ok(c.reduce_bytes(send, Some(land.bytes()), at, &mut *combine)?))?;
+            with_contribution(sendbuf, recvbuf, len, |send| {
+                Ok(c.reduce_elements(send, Some(land.bytes()), at, &mut *combine, elements)?)
+            })?;
             land.finish();
             Ok(())
         })
