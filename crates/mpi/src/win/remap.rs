@@ -18,7 +18,12 @@
 //! `MADV_DONTNEED` zeroing freed heap pages, which a shared mapping does not do).
 //!
 //! A window in MPI_Alloc_mem's memory (`arena.rs`) is on a memory file already: its pages do
-//! not move, the other members map its range of the arena's file.
+//! not move, the other members map its range of the arena's file. So is a window in a shared
+//! mapping the program made itself (a file's, or `mmap(MAP_SHARED | MAP_ANONYMOUS)`, which the
+//! kernel backs by a file of its own): the member opens that file (`shared_object`: by its
+//! path, else through `/proc/self/map_files/`, which needs `CAP_SYS_ADMIN` or
+//! `CAP_CHECKPOINT_RESTORE`) and the others map its range; the pages stay the program's, shared
+//! as it made them (with a child of `fork` too).
 //!
 //! # What is shared besides the window
 //!
@@ -327,7 +332,16 @@ pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut S
                 (mine.fd, mine.offset, mine.len) = (fd.as_raw_fd(), base as usize - lo, hi - lo);
                 file = Some(fd);
             }
-            None => mine.ok = placed.is_some(),
+            // A shared mapping of the program's (a file, memory shared by mmap): offered as
+            // it is, the pages stay where they are and whose they are (a child of fork
+            // shares them by the program's choice).
+            None => match (mine.ok && placed.is_none()).then(|| shared_object(lo, hi - lo)).flatten() {
+                Some((fd, at)) => {
+                    (mine.fd, mine.file, mine.offset, mine.len) = (fd.as_raw_fd(), at, base as usize - lo, hi - lo);
+                    file = Some(fd);
+                }
+                None => mine.ok = placed.is_some(),
+            },
         }
     }
     let offers = exchange(comm, &mine)?;
@@ -424,6 +438,54 @@ fn movable(lo: usize, len: usize) -> bool {
         }
     }
     false
+}
+
+/// The file behind `[lo, lo + len)` when one shared read-write mapping of a regular file
+/// covers it (a file's, or memory the program shared by `mmap(MAP_SHARED | MAP_ANONYMOUS)` or
+/// SysV shm, which the kernel keeps on a file of its own), opened read-write, and the pages'
+/// offset in it; `None`: anything else. By the file's path where it still has one (checked to
+/// be the same file), else `/proc/self/map_files/`, which the kernel opens only for a process
+/// with `CAP_CHECKPOINT_RESTORE` or `CAP_SYS_ADMIN` (then the single copies stay).
+fn shared_object(lo: usize, len: usize) -> Option<(OwnedFd, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let hi = lo + len;
+    for line in maps.lines() {
+        let mut fields = line.split_ascii_whitespace();
+        let (Some(range), Some(perms), Some(pgoff), Some(dev), Some(inode)) =
+            (fields.next(), fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let Some((a, b)) = range.split_once('-') else { continue };
+        let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) else { continue };
+        if b <= lo || a >= hi {
+            continue;
+        }
+        // One mapping for the whole range, read-write and shared.
+        if a > lo || b < hi || !perms.starts_with("rw") || perms.as_bytes().get(3) != Some(&b's') {
+            return None;
+        }
+        let at = u64::from_str_radix(pgoff, 16).ok()? + (lo - a) as u64;
+        let (major, minor) = dev.split_once(':')?;
+        let (major, minor) = (u64::from_str_radix(major, 16).ok()?, u64::from_str_radix(minor, 16).ok()?);
+        let inode: u64 = inode.parse().ok()?;
+        let same = |f: &std::fs::File| {
+            f.metadata().is_ok_and(|m| {
+                m.file_type().is_file()
+                    && m.ino() == inode
+                    && libc::major(m.dev()) as u64 == major
+                    && libc::minor(m.dev()) as u64 == minor
+            })
+        };
+        let rw = |path: &str| std::fs::OpenOptions::new().read(true).write(true).open(path).ok().filter(same);
+        // The rest of the line is the path (it may hold spaces); a removed file's ends so.
+        let path = line.splitn(6, char::is_whitespace).nth(5).map(str::trim_start).unwrap_or("");
+        let by_path = (path.starts_with('/') && !path.ends_with(" (deleted)")).then(|| rw(path)).flatten();
+        let file = by_path.or_else(|| rw(&format!("/proc/self/map_files/{a:x}-{b:x}")))?;
+        return Some((OwnedFd::from(file), at));
+    }
+    None
 }
 
 /// Whether every thread of this process but the caller is one of the library's own (named
