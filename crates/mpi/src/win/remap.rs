@@ -403,6 +403,31 @@ fn exchange(comm: &Communicator, o: &Offer) -> Res<Vec<Offer>> {
         .collect())
 }
 
+/// One line of `/proc/self/maps`: the range `[lo, hi)`, then the fields as written (perms,
+/// file offset, device, inode) and the path, which may hold spaces (empty: none).
+struct Mapping<'a> {
+    lo: usize,
+    hi: usize,
+    perms: &'a str,
+    offset: &'a str,
+    dev: &'a str,
+    inode: &'a str,
+    path: &'a str,
+}
+
+/// The mappings of `/proc/self/maps` (its text in `maps`), in address order.
+fn mappings(maps: &str) -> impl Iterator<Item = Mapping<'_>> {
+    maps.lines().filter_map(|line| {
+        let mut fields = line.splitn(6, ' ');
+        let (range, perms, offset, dev, inode) =
+            (fields.next()?, fields.next()?, fields.next()?, fields.next()?, fields.next()?);
+        let (a, b) = range.split_once('-')?;
+        let (lo, hi) = (usize::from_str_radix(a, 16).ok()?, usize::from_str_radix(b, 16).ok()?);
+        let path = fields.next().unwrap_or("").trim();
+        Some(Mapping { lo, hi, perms, offset, dev, inode, path })
+    })
+}
+
 /// Whether `[lo, lo + len)` is private anonymous read-write memory of this process, none of
 /// it a stack in use (module comment), by `/proc/self/maps`.
 fn movable(lo: usize, len: usize) -> bool {
@@ -415,16 +440,7 @@ fn movable(lo: usize, len: usize) -> bool {
     }
     let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return false };
     let mut covered = lo;
-    for line in maps.lines() {
-        let mut fields = line.split_ascii_whitespace();
-        let (Some(range), Some(perms), Some(_), Some(_), Some(inode)) =
-            (fields.next(), fields.next(), fields.next(), fields.next(), fields.next())
-        else {
-            continue;
-        };
-        let path = fields.next().unwrap_or("");
-        let Some((a, b)) = range.split_once('-') else { continue };
-        let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) else { continue };
+    for Mapping { lo: a, hi: b, perms, inode, path, .. } in mappings(&maps) {
         if b <= covered || a >= hi {
             continue;
         }
@@ -450,15 +466,7 @@ fn shared_object(lo: usize, len: usize) -> Option<(OwnedFd, u64)> {
     use std::os::unix::fs::MetadataExt;
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
     let hi = lo + len;
-    for line in maps.lines() {
-        let mut fields = line.split_ascii_whitespace();
-        let (Some(range), Some(perms), Some(pgoff), Some(dev), Some(inode)) =
-            (fields.next(), fields.next(), fields.next(), fields.next(), fields.next())
-        else {
-            continue;
-        };
-        let Some((a, b)) = range.split_once('-') else { continue };
-        let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) else { continue };
+    for Mapping { lo: a, hi: b, perms, offset: pgoff, dev, inode, path } in mappings(&maps) {
         if b <= lo || a >= hi {
             continue;
         }
@@ -479,8 +487,7 @@ fn shared_object(lo: usize, len: usize) -> Option<(OwnedFd, u64)> {
             })
         };
         let rw = |path: &str| std::fs::OpenOptions::new().read(true).write(true).open(path).ok().filter(same);
-        // The rest of the line is the path (it may hold spaces); a removed file's ends so.
-        let path = line.splitn(6, char::is_whitespace).nth(5).map(str::trim_start).unwrap_or("");
+        // A removed file's path ends so.
         let by_path = (path.starts_with('/') && !path.ends_with(" (deleted)")).then(|| rw(path)).flatten();
         let file = by_path.or_else(|| rw(&format!("/proc/self/map_files/{a:x}-{b:x}")))?;
         return Some((OwnedFd::from(file), at));
