@@ -1,5 +1,5 @@
 /* MPI_Win_create on memory the program maps shared itself: a shared mapping of a file
- * (mkstemp in TMPDIR or /tmp, its path kept while the window lives) and anonymous shared
+ * (mkstemp in TMPDIR or /tmp, its path kept until MPI_Win_create has returned) and anonymous shared
  * memory (mmap MAP_SHARED | MAP_ANONYMOUS, which the kernel keeps on a file of its own).
  * Billboard offers that file to the other ranks of the host as it is (win/remap.rs,
  * shared_object): they map it, and RMA on the window is loads, stores and CPU atomics by the
@@ -47,14 +47,16 @@ static int map_files_open(void *p)
     return ok;
 }
 
-static void run(const char *what, long *w, int fd, MPI_T_pvar_session session, MPI_T_pvar_handle copies,
-                int expect_no_copies)
+static void run(const char *what, long *w, int fd, const char *path, MPI_T_pvar_session session,
+                MPI_T_pvar_handle copies, int expect_no_copies)
 {
     int n = t_size, me = t_rank;
     memset(w, 0, WLONGS * sizeof(long));
     unsigned long long copies_before = copies ? t_pvar_read(session, copies) : 0;
     MPI_Win win;
     MPI_CHK(MPI_Win_create(w, WLONGS * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    if (path)
+        unlink(path); /* the window has the file now: a failure below leaves nothing behind */
     MPI_CHK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     long one = 1;
     for (int k = 0; k < ROUNDS; k++) {
@@ -122,17 +124,16 @@ int main(int argc, char **argv)
     CHECK(ftruncate(fd, (off_t)bytes) == 0, "ftruncate %s", path);
     long *w = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     CHECK(w != MAP_FAILED, "mmap of %s", path);
-    run("file", w, fd, session, copies, 1);
+    run("file", w, fd, path, session, copies, 1);
     munmap(w, bytes);
     close(fd);
-    unlink(path);
 
     /* Anonymous shared memory. */
     w = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(w != MAP_FAILED, "anonymous shared mmap");
     int mine = map_files_open(w), all = 0;
     MPI_CHK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
-    run("anonymous", w, -1, session, copies, all);
+    run("anonymous", w, -1, NULL, session, copies, all);
     munmap(w, bytes);
 
     MPI_CHK(MPI_T_pvar_session_free(&session));
