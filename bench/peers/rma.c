@@ -20,7 +20,8 @@
  *               20) with an MPI_Iprobe between them (NWChem's pattern: ARMCI-MPI's task
  *               counter taken by MPI_Fetch_and_op + MPI_Win_flush while the target runs
  *               DGEMMs); its size column is the slice. Per operation.
- * Windows (--window KIND) come from MPI_Win_allocate (allocate, the default), or are the
+ * Windows (--window KIND) come from MPI_Win_allocate (allocate, the default) or
+ * MPI_Win_allocate_shared (allocate_shared; the ranks must share a node), or are the
  * program's own memory given to MPI_Win_create: malloc'd (create; --create says the same),
  * on main's stack (stack), a shared mapping of a file (file) or anonymous shared memory
  * (shared); or malloc'd memory attached to MPI_Win_create_dynamic (dynamic: displacements are
@@ -28,7 +29,7 @@
  * (at least 1).
  *
  * Usage: rma put_flush|fetch_op|cas|lock|fence|get_flush|put_bytes|acc_flush|busy_fop [--trials N]
- *            [--sizes 8,8K,1M] [--window allocate|create|stack|file|shared|dynamic|dynamic_alloc] [--slice US]
+ *            [--sizes 8,8K,1M] [--window allocate|allocate_shared|create|stack|file|shared|dynamic|dynamic_alloc] [--slice US]
  * Prints: test size_bytes median_us min_us mean_us
  */
 #define _DEFAULT_SOURCE
@@ -120,6 +121,8 @@ int main(int argc, char **argv)
     MPI_Win win;
     if (!strcmp(kind, "allocate")) {
         MPI_Win_allocate(maxsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    } else if (!strcmp(kind, "allocate_shared")) {
+        MPI_Win_allocate_shared(maxsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
     } else if (!strcmp(kind, "dynamic") || !strcmp(kind, "dynamic_alloc")) {
         if (!strcmp(kind, "dynamic"))
             mem = malloc((size_t)maxsize);

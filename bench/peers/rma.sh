@@ -10,7 +10,7 @@
 # "before" column, same rounds), TESTS (default "put_flush:2 fetch_op:2 cas:2 lock:2 lock:8
 # fence:2"; busy_fop:2 times fetch_op while the target computes in 20 us slices with
 # MPI_Iprobe between them), SIZES (fence, get_flush, put_bytes, acc_flush; default 8,8K,1M), WINDOW (allocate, the default;
-# create: MPI_Win_create on malloc'd memory; stack, file, shared: on main's stack, a file's or
+# allocate_shared: MPI_Win_allocate_shared; create: MPI_Win_create on malloc'd memory; stack, file, shared: on main's stack, a file's or
 # anonymous shared mapping; dynamic: MPI_Win_create_dynamic + MPI_Win_attach of malloc'd; dynamic_alloc: of MPI_Alloc_mem's), TRIALS (default 200), ROUNDS (default 5),
 # CHRT (default "chrt -f 10" when root, for runs with no more ranks than cores: bench/README.md,
 # "On a busy machine"), RUN_TIMEOUT

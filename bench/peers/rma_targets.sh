@@ -11,7 +11,9 @@
 #   fence       <= 0.7 x the better peer at every size
 #   lock, 8 ranks  microseconds per acquisition (met below 100 us; a time slice is milliseconds)
 #
-# Environment: WINDOWS (default "allocate create dynamic shared"; rma.c's --window kinds),
+# Environment: WINDOWS (default "allocate allocate_shared create shared dynamic dynamic_alloc";
+# rma.c's --window kinds: shared is MPI_Win_create on anonymous shared memory, allocate_shared
+# MPI_Win_allocate_shared),
 # BEFORE_WINDOWS (the kinds that also get BBRUN_BEFORE's column, default WINDOWS), SIZES
 # (default 8,8K,64K,1M,4M), RUN_TIMEOUT (default 30 s: MPICH's lock at 8 ranks on 2 cores runs
 # for minutes), and rma.sh's own (BBRUN, BBRUN_BEFORE, TRIALS, ROUNDS, CHRT).
@@ -19,7 +21,7 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 RESULTS=${1:-target/bench-results/rma-targets}
-WINDOWS=${WINDOWS:-allocate create dynamic shared}
+WINDOWS=${WINDOWS:-allocate allocate_shared create shared dynamic dynamic_alloc}
 BEFORE_WINDOWS=${BEFORE_WINDOWS:-$WINDOWS}
 BBRUN=${BBRUN:-dist/bin/bbrun}
 export SIZES=${SIZES:-8,8K,64K,1M,4M} RUN_TIMEOUT=${RUN_TIMEOUT:-30}

@@ -156,6 +156,39 @@ static int t_finish(void)
     return 0;
 }
 
+/* A started handle of the MPI_T counter `name` in `session`, or NULL where the library has
+ * none (Billboard's bb_rma_* counters, for instance, are not MPICH's). */
+static inline MPI_T_pvar_handle t_pvar_counter(MPI_T_pvar_session session, const char *name)
+{
+    int num = 0;
+    MPI_CHK(MPI_T_pvar_get_num(&num));
+    for (int i = 0; i < num; i++) {
+        char nm[256], desc[512];
+        int nl = sizeof nm, dl = sizeof desc, verbosity, var_class, bind, readonly, continuous, atomic;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        MPI_CHK(MPI_T_pvar_get_info(i, nm, &nl, &verbosity, &var_class, &dt, &en, desc, &dl, &bind, &readonly,
+                                    &continuous, &atomic));
+        if (strcmp(nm, name) != 0)
+            continue;
+        MPI_T_pvar_handle h;
+        int count = 0;
+        MPI_CHK(MPI_T_pvar_handle_alloc(session, i, NULL, &h, &count));
+        CHECK_EQ(count, 1, name);
+        MPI_CHK(MPI_T_pvar_start(session, h));
+        return h;
+    }
+    return NULL;
+}
+
+/* The value of a counter from t_pvar_counter. */
+static inline unsigned long long t_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle h)
+{
+    unsigned long long v = 0;
+    MPI_CHK(MPI_T_pvar_read(session, h, &v));
+    return v;
+}
+
 /* Spin on MPI_Test for at most `secs` seconds; FAIL if the request does not complete. */
 static void t_wait_bounded(MPI_Request *req, MPI_Status *st, double secs, const char *what)
 {

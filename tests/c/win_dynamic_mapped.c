@@ -27,47 +27,15 @@
 #define CHURN 1000
 #define BIG (600 * 1024)
 
-static MPI_T_pvar_session session;
-
-/* A started handle of the counter `name`, or NULL where the library has none. */
-static MPI_T_pvar_handle counter_handle(const char *name)
-{
-    int num = 0;
-    MPI_CHK(MPI_T_pvar_get_num(&num));
-    for (int i = 0; i < num; i++) {
-        char nm[256], desc[512];
-        int nl = sizeof nm, dl = sizeof desc, verbosity, var_class, bind, readonly, continuous, atomic;
-        MPI_Datatype dt;
-        MPI_T_enum en;
-        MPI_CHK(MPI_T_pvar_get_info(i, nm, &nl, &verbosity, &var_class, &dt, &en, desc, &dl, &bind, &readonly,
-                                    &continuous, &atomic));
-        if (strcmp(nm, name) != 0)
-            continue;
-        MPI_T_pvar_handle h;
-        int count = 0;
-        MPI_CHK(MPI_T_pvar_handle_alloc(session, i, NULL, &h, &count));
-        CHECK_EQ(count, 1, name);
-        MPI_CHK(MPI_T_pvar_start(session, h));
-        return h;
-    }
-    return NULL;
-}
-
-static unsigned long long counted(MPI_T_pvar_handle h)
-{
-    unsigned long long v = 0;
-    MPI_CHK(MPI_T_pvar_read(session, h, &v));
-    return v;
-}
-
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv, "win_dynamic_mapped", 1);
     int n = t_size, me = t_rank, provided;
     MPI_CHK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    MPI_T_pvar_session session;
     MPI_CHK(MPI_T_pvar_session_create(&session));
-    MPI_T_pvar_handle copies = counter_handle("bb_rma_single_copies");
-    MPI_T_pvar_handle mapped = counter_handle("bb_rma_mapped_operations");
+    MPI_T_pvar_handle copies = t_pvar_counter(session, "bb_rma_single_copies");
+    MPI_T_pvar_handle mapped = t_pvar_counter(session, "bb_rma_mapped_operations");
 
     MPI_Win win;
     MPI_CHK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
@@ -131,6 +99,8 @@ int main(int argc, char **argv)
     }
     MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
     CHECK_EQ(counter[0], (long)n * ROUNDS, "counter after the rounds' fetch_and_ops");
+    /* Part 2's fetch-and-adds on rank 0's counter wait until rank 0 has read it. */
+    MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
 
     /* Part 2: rank 0 churns its table (arena memory coming and going) under the others. */
     long ops = 0, total = 0;
@@ -154,7 +124,7 @@ int main(int argc, char **argv)
 
     if (copies && mapped) {
         /* Per round on each other rank: 6 operations of the epoch, 1 put of the fence. */
-        unsigned long long c = counted(copies), m = counted(mapped);
+        unsigned long long c = t_pvar_read(session, copies), m = t_pvar_read(session, mapped);
         CHECK(c == 0, "%llu single copies: operations on MPI_Alloc_mem regions must be loads and stores", c);
         CHECK(m >= (unsigned long long)(n - 1) * ROUNDS * 6, "only %llu operations took the mapped path", m);
     } else if (me == 0 && t_on_billboard()) {

@@ -73,6 +73,8 @@ int main(int argc, char **argv)
     }
     MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
     CHECK_EQ(counter[0], (long)n * ROUNDS, "counter after the rounds' fetch_and_ops");
+    /* Part 2's fetch-and-adds on rank 0's counter wait until rank 0 has read it. */
+    MPI_CHK(MPI_Barrier(MPI_COMM_WORLD));
 
     /* Part 2: rank 0 churns its table while the others fetch-and-add on its counter. */
     long ops = 0, total = 0;

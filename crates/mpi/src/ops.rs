@@ -89,6 +89,7 @@ fn num(t: MPI_Datatype) -> Option<(Num, bool)> {
 
 /// Whether `t` is an integer type that the arithmetic operators take, and then whether it is
 /// signed (RMA does such operators with the CPU's own atomic instructions, `win/direct.rs`).
+#[inline]
 pub(crate) fn integer_sign(t: MPI_Datatype) -> Option<bool> {
     use Num::*;
     match num(t)? {

@@ -90,38 +90,50 @@ pub(crate) enum How {
     Combine,
 }
 
+/// The operator before the datatype: MPI_NO_OP and MPI_REPLACE (and compare-and-swap) need no
+/// look at the element type, which is a search among the predefined types.
+#[inline(always)]
 fn how(kind: Kind, op: MPI_Op, elem: MPI_Datatype) -> How {
-    if kind == Kind::CompareAndSwap {
-        return How::CompareSwap;
+    match (kind, op) {
+        (Kind::CompareAndSwap, _) => return How::CompareSwap,
+        (_, MPI_NO_OP) => return How::Load,
+        (_, MPI_REPLACE) => return How::Swap,
+        _ => {}
     }
-    match (op, crate::ops::integer_sign(elem)) {
-        (MPI_NO_OP, _) => How::Load,
-        (MPI_REPLACE, _) => How::Swap,
-        (MPI_SUM, Some(_)) => How::Add,
-        (MPI_BAND, Some(_)) => How::And,
-        (MPI_BOR, Some(_)) => How::Or,
-        (MPI_BXOR, Some(_)) => How::Xor,
-        (MPI_MIN, Some(signed)) => How::Min { signed },
-        (MPI_MAX, Some(signed)) => How::Max { signed },
+    let Some(signed) = crate::ops::integer_sign(elem) else { return How::Combine };
+    match op {
+        MPI_SUM => How::Add,
+        MPI_BAND => How::And,
+        MPI_BOR => How::Or,
+        MPI_BXOR => How::Xor,
+        MPI_MIN => How::Min { signed },
+        MPI_MAX => How::Max { signed },
         _ => How::Combine,
     }
 }
 
 /// One element's update at `p` by the CPU's atomics: `x` the origin element, `cmp` the
-/// compare element (compare-and-swap), the old value written to `old`.
+/// compare element (compare-and-swap), the old value written to `old`; `word` does every
+/// update but [`How::Combine`] (the operator's compare-exchange loop).
 macro_rules! atomic_elem {
-    ($name:ident, $U:ty, $AU:ty, $I:ty, $AI:ty) => {
+    ($name:ident, $word:ident, $U:ty, $AU:ty, $I:ty, $AI:ty) => {
+        /// The update of one element by one instruction (`how` is not [`How::Combine`]): `x`
+        /// and `cmp` point at the origin and compare elements (null where unused, unaligned
+        /// allowed); returns the value before.
+        ///
         /// # Safety
-        /// `p` is aligned to the element size and inside the mapping.
-        unsafe fn $name(p: *mut u8, how: How, x: &[u8], cmp: &[u8], old: &mut [u8], combine: &mut Combiner) {
-            const N: usize = std::mem::size_of::<$U>();
+        /// `p` is aligned to the element size and inside the mapping; `x` and `cmp` are null
+        /// or hold one element.
+        #[inline(always)]
+        unsafe fn $word(p: *mut u8, how: How, x: *const u8, cmp: *const u8) -> $U {
             // SAFETY: aligned and inside the mapping (caller); shared words are only ever
             // changed atomically on this path (module comment).
             let a = &*(p as *const $AU);
             let s = &*(p as *const $AI);
-            let word = |b: &[u8]| b.get(..N).map_or(0, |b| <$U>::from_ne_bytes(b.try_into().expect("N bytes")));
+            // SAFETY: null or one element (caller).
+            let word = |b: *const u8| if b.is_null() { 0 } else { (b as *const $U).read_unaligned() };
             let v = word(x);
-            let was: $U = match how {
+            match how {
                 How::Load => a.load(SeqCst),
                 How::Swap => a.swap(v, AcqRel),
                 How::Add => a.fetch_add(v, AcqRel),
@@ -135,7 +147,18 @@ macro_rules! atomic_elem {
                 How::CompareSwap => match a.compare_exchange(word(cmp), v, AcqRel, Acquire) {
                     Ok(w) | Err(w) => w,
                 },
+                How::Combine => unreachable!("an operator's update loops around it (the callers)"),
+            }
+        }
+
+        /// # Safety
+        /// `p` is aligned to the element size and inside the mapping.
+        unsafe fn $name(p: *mut u8, how: How, x: &[u8], cmp: &[u8], old: &mut [u8], combine: &mut Combiner) {
+            const N: usize = std::mem::size_of::<$U>();
+            let was: $U = match how {
                 How::Combine => {
+                    // SAFETY: as in the word's update above.
+                    let a = &*(p as *const $AU);
                     let mut cur = a.load(Relaxed);
                     loop {
                         let mut new = cur.to_ne_bytes();
@@ -146,6 +169,10 @@ macro_rules! atomic_elem {
                         }
                     }
                 }
+                how => {
+                    let at = |b: &[u8]| if b.len() >= N { b.as_ptr() } else { std::ptr::null() };
+                    $word(p, how, at(x), at(cmp))
+                }
             };
             if old.len() >= N {
                 old[..N].copy_from_slice(&was.to_ne_bytes());
@@ -154,30 +181,39 @@ macro_rules! atomic_elem {
     };
 }
 
-atomic_elem!(atomic1, u8, AtomicU8, i8, AtomicI8);
-atomic_elem!(atomic2, u16, AtomicU16, i16, AtomicI16);
-atomic_elem!(atomic4, u32, AtomicU32, i32, AtomicI32);
-atomic_elem!(atomic8, u64, AtomicU64, i64, AtomicI64);
+atomic_elem!(atomic1, word1, u8, AtomicU8, i8, AtomicI8);
+atomic_elem!(atomic2, word2, u16, AtomicU16, i16, AtomicI16);
+atomic_elem!(atomic4, word4, u32, AtomicU32, i32, AtomicI32);
+atomic_elem!(atomic8, word8, u64, AtomicU64, i64, AtomicI64);
 
 /// The update of one aligned element of `width` bytes at `p` when `how` needs no operator
-/// (all but [`How::Combine`]): the fast path of fetch-and-op and compare-and-swap.
+/// (all but [`How::Combine`]): the fast path of fetch-and-op and compare-and-swap, on the
+/// program's buffers as they are: `x` the origin element, `cmp` the compare element (null
+/// where unused), the value before written to `old` (unless null).
 ///
 /// # Safety
-/// `p` is aligned to `width` (1, 2, 4 or 8) and inside the mapping; `x`, `cmp` and `old` hold
-/// one element each (or nothing where unused).
-pub(crate) unsafe fn atomic_element(p: *mut u8, width: usize, how: How, x: &[u8], cmp: &[u8], old: &mut [u8]) {
+/// `p` is aligned to `width` (1, 2, 4 or 8) and inside the mapping; `x`, `cmp` and `old` are
+/// null or hold one element each (unaligned allowed).
+#[inline(always)]
+pub(crate) unsafe fn atomic_element(p: *mut u8, width: usize, how: How, x: *const u8, cmp: *const u8, old: *mut u8) {
     debug_assert!(!matches!(how, How::Combine));
-    let mut none: Combiner = Box::new(|_: &[u8], _: &mut [u8]| {});
+    // SAFETY: `old` is null or holds one element (caller).
+    let keep = |bytes: &[u8]| {
+        if !old.is_null() {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), old, bytes.len())
+        }
+    };
     match width {
-        1 => atomic1(p, how, x, cmp, old, &mut none),
-        2 => atomic2(p, how, x, cmp, old, &mut none),
-        4 => atomic4(p, how, x, cmp, old, &mut none),
-        _ => atomic8(p, how, x, cmp, old, &mut none),
+        1 => keep(&word1(p, how, x, cmp).to_ne_bytes()[..]),
+        2 => keep(&word2(p, how, x, cmp).to_ne_bytes()[..]),
+        4 => keep(&word4(p, how, x, cmp).to_ne_bytes()[..]),
+        _ => keep(&word8(p, how, x, cmp).to_ne_bytes()[..]),
     }
 }
 
 /// The CPU instruction that does accumulate `op` on elements of `elem` by itself, if one does
 /// (`None`: a compare-exchange loop around the operator, or the slow path decides).
+#[inline(always)]
 pub(crate) fn instruction(kind: Kind, op: MPI_Op, elem: MPI_Datatype) -> Option<How> {
     match how(kind, op, elem) {
         How::Combine => None,
@@ -403,9 +439,12 @@ mod tests {
                     let mut sum = crate::ops::predefined(MPI_SUM, MPI_DOUBLE).expect("double sum");
                     for _ in 0..5000 {
                         let mut old = [0u8; 8];
+                        let one = 1u64.to_ne_bytes();
                         // SAFETY: an aligned word of `cell`, which outlives the scope; only
                         // atomics touch it meanwhile.
-                        unsafe { atomic_element(at as *mut u8, 8, How::Add, &1u64.to_ne_bytes(), &[], &mut old) };
+                        unsafe {
+                            atomic_element(at as *mut u8, 8, How::Add, one.as_ptr(), std::ptr::null(), old.as_mut_ptr())
+                        };
                         assert!(u64::from_ne_bytes(old) < 20_000);
                         // SAFETY: as above, the second word.
                         unsafe {
@@ -426,11 +465,12 @@ mod tests {
         cell.0[..4].copy_from_slice(&7i32.to_ne_bytes());
         let p = cell.0.as_mut_ptr();
         let mut old = [0u8; 4];
+        let (nine, six, seven) = (9i32.to_ne_bytes(), 6i32.to_ne_bytes(), 7i32.to_ne_bytes());
         // SAFETY: an aligned word of `cell`, ours alone.
-        unsafe { atomic_element(p, 4, How::CompareSwap, &9i32.to_ne_bytes(), &6i32.to_ne_bytes(), &mut old) };
+        unsafe { atomic_element(p, 4, How::CompareSwap, nine.as_ptr(), six.as_ptr(), old.as_mut_ptr()) };
         assert_eq!((i32::from_ne_bytes(old), i32::from_ne_bytes(cell.0[..4].try_into().unwrap())), (7, 7));
         // SAFETY: as above.
-        unsafe { atomic_element(p, 4, How::CompareSwap, &9i32.to_ne_bytes(), &7i32.to_ne_bytes(), &mut old) };
+        unsafe { atomic_element(p, 4, How::CompareSwap, nine.as_ptr(), seven.as_ptr(), old.as_mut_ptr()) };
         assert_eq!((i32::from_ne_bytes(old), i32::from_ne_bytes(cell.0[..4].try_into().unwrap())), (7, 9));
         // An unaligned element under the lock: the same outcome by plain bytes.
         let mut none: Combiner = Box::new(|_: &[u8], _: &mut [u8]| {});

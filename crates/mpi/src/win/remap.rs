@@ -18,7 +18,12 @@
 //! `MADV_DONTNEED` zeroing freed heap pages, which a shared mapping does not do).
 //!
 //! A window in MPI_Alloc_mem's memory (`arena.rs`) is on a memory file already: its pages do
-//! not move, the other members map its range of the arena's file.
+//! not move, the other members map its range of the arena's file. So is a window in a shared
+//! mapping the program made itself (a file's, or `mmap(MAP_SHARED | MAP_ANONYMOUS)`, which the
+//! kernel backs by a file of its own): the member opens that file (`shared_object`: by its
+//! path, else through `/proc/self/map_files/`, which needs `CAP_SYS_ADMIN` or
+//! `CAP_CHECKPOINT_RESTORE`) and the others map its range; the pages stay the program's, shared
+//! as it made them (with a child of `fork` too).
 //!
 //! # What is shared besides the window
 //!
@@ -327,7 +332,16 @@ pub(crate) fn share(comm: &Communicator, base: *mut u8, size: usize, seg: &mut S
                 (mine.fd, mine.offset, mine.len) = (fd.as_raw_fd(), base as usize - lo, hi - lo);
                 file = Some(fd);
             }
-            None => mine.ok = placed.is_some(),
+            // A shared mapping of the program's (a file, memory shared by mmap): offered as
+            // it is, the pages stay where they are and whose they are (a child of fork
+            // shares them by the program's choice).
+            None => match (mine.ok && placed.is_none()).then(|| shared_object(lo, hi - lo)).flatten() {
+                Some((fd, at)) => {
+                    (mine.fd, mine.file, mine.offset, mine.len) = (fd.as_raw_fd(), at, base as usize - lo, hi - lo);
+                    file = Some(fd);
+                }
+                None => mine.ok = placed.is_some(),
+            },
         }
     }
     let offers = exchange(comm, &mine)?;
@@ -389,6 +403,31 @@ fn exchange(comm: &Communicator, o: &Offer) -> Res<Vec<Offer>> {
         .collect())
 }
 
+/// One line of `/proc/self/maps`: the range `[lo, hi)`, then the fields as written (perms,
+/// file offset, device, inode) and the path, which may hold spaces (empty: none).
+struct Mapping<'a> {
+    lo: usize,
+    hi: usize,
+    perms: &'a str,
+    offset: &'a str,
+    dev: &'a str,
+    inode: &'a str,
+    path: &'a str,
+}
+
+/// The mappings of `/proc/self/maps` (its text in `maps`), in address order.
+fn mappings(maps: &str) -> impl Iterator<Item = Mapping<'_>> {
+    maps.lines().filter_map(|line| {
+        let mut fields = line.splitn(6, ' ');
+        let (range, perms, offset, dev, inode) =
+            (fields.next()?, fields.next()?, fields.next()?, fields.next()?, fields.next()?);
+        let (a, b) = range.split_once('-')?;
+        let (lo, hi) = (usize::from_str_radix(a, 16).ok()?, usize::from_str_radix(b, 16).ok()?);
+        let path = fields.next().unwrap_or("").trim();
+        Some(Mapping { lo, hi, perms, offset, dev, inode, path })
+    })
+}
+
 /// Whether `[lo, lo + len)` is private anonymous read-write memory of this process, none of
 /// it a stack in use (module comment), by `/proc/self/maps`.
 fn movable(lo: usize, len: usize) -> bool {
@@ -401,16 +440,7 @@ fn movable(lo: usize, len: usize) -> bool {
     }
     let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return false };
     let mut covered = lo;
-    for line in maps.lines() {
-        let mut fields = line.split_ascii_whitespace();
-        let (Some(range), Some(perms), Some(_), Some(_), Some(inode)) =
-            (fields.next(), fields.next(), fields.next(), fields.next(), fields.next())
-        else {
-            continue;
-        };
-        let path = fields.next().unwrap_or("");
-        let Some((a, b)) = range.split_once('-') else { continue };
-        let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) else { continue };
+    for Mapping { lo: a, hi: b, perms, inode, path, .. } in mappings(&maps) {
         if b <= covered || a >= hi {
             continue;
         }
@@ -424,6 +454,45 @@ fn movable(lo: usize, len: usize) -> bool {
         }
     }
     false
+}
+
+/// The file behind `[lo, lo + len)` when one shared read-write mapping of a regular file
+/// covers it (a file's, or memory the program shared by `mmap(MAP_SHARED | MAP_ANONYMOUS)` or
+/// SysV shm, which the kernel keeps on a file of its own), opened read-write, and the pages'
+/// offset in it; `None`: anything else. By the file's path where it still has one (checked to
+/// be the same file), else `/proc/self/map_files/`, which the kernel opens only for a process
+/// with `CAP_CHECKPOINT_RESTORE` or `CAP_SYS_ADMIN` (then the single copies stay).
+fn shared_object(lo: usize, len: usize) -> Option<(OwnedFd, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let hi = lo + len;
+    for Mapping { lo: a, hi: b, perms, offset: pgoff, dev, inode, path } in mappings(&maps) {
+        if b <= lo || a >= hi {
+            continue;
+        }
+        // One mapping for the whole range, read-write and shared.
+        if a > lo || b < hi || !perms.starts_with("rw") || perms.as_bytes().get(3) != Some(&b's') {
+            return None;
+        }
+        let at = u64::from_str_radix(pgoff, 16).ok()? + (lo - a) as u64;
+        let (major, minor) = dev.split_once(':')?;
+        let (major, minor) = (u64::from_str_radix(major, 16).ok()?, u64::from_str_radix(minor, 16).ok()?);
+        let inode: u64 = inode.parse().ok()?;
+        let same = |f: &std::fs::File| {
+            f.metadata().is_ok_and(|m| {
+                m.file_type().is_file()
+                    && m.ino() == inode
+                    && libc::major(m.dev()) as u64 == major
+                    && libc::minor(m.dev()) as u64 == minor
+            })
+        };
+        let rw = |path: &str| std::fs::OpenOptions::new().read(true).write(true).open(path).ok().filter(same);
+        // A removed file's path ends so.
+        let by_path = (path.starts_with('/') && !path.ends_with(" (deleted)")).then(|| rw(path)).flatten();
+        let file = by_path.or_else(|| rw(&format!("/proc/self/map_files/{a:x}-{b:x}")))?;
+        return Some((OwnedFd::from(file), at));
+    }
+    None
 }
 
 /// Whether every thread of this process but the caller is one of the library's own (named

@@ -14,7 +14,7 @@ use super::{win_call, Epoch};
 use crate::abi::*;
 use crate::datatype::{layout_in, map_of, view, Basics, Dir, Layout};
 use crate::error::{err, out, Res};
-use crate::state::{Mpi, Req};
+use crate::state::{self, Mpi, Req};
 
 /// A buffer argument: address, count, datatype.
 #[derive(Clone, Copy)]
@@ -158,16 +158,28 @@ fn rma_call(function: &'static str, win: MPI_Win, rank: c_int, body: impl FnOnce
     })
 }
 
-/// A plain (not request-based) call: the fast path where it applies (true), else [`issue`].
+/// A plain (not request-based) call: on a node window, the fast path in one hold of the
+/// tables and nothing else (no error handler, no settlings: what it does cannot fail);
+/// anything else through [`rma_call`], to the target's handler or [`issue`].
+/// `call` builds the arguments: generic, so that each entry point gets a fast path of its own
+/// with its kind and buffers known to the compiler.
 #[inline(always)]
-unsafe fn issue_plain(m: &mut Mpi, win: MPI_Win, c: Call) -> Res<bool> {
-    if let Some(done) = super::fast::issue(m, win, &c) {
-        return done.map(|()| true);
+unsafe fn plain_call(function: &'static str, win: MPI_Win, call: impl Fn() -> Call) -> c_int {
+    let done = crate::error::guard(function, || state::with(|m| super::fast::issue(m, win, &call()).is_some()));
+    if done == Some(true) {
+        return MPI_SUCCESS;
     }
-    match super::fast::issue_to_handler(m, win, &c) {
+    plain_call_checked(function, win, call())
+}
+
+/// [`plain_call`] off the node windows' fast path (kept out of line, so the entry points
+/// stay small).
+#[inline(never)]
+unsafe fn plain_call_checked(function: &'static str, win: MPI_Win, c: Call) -> c_int {
+    rma_call(function, win, c.rank, |m| match super::fast::issue_to_handler(m, win, &c) {
         Some(done) => done.map(|()| true),
         None => issue(m, win, c, false).map(|_| false),
-    }
+    })
 }
 
 /// Checks `c` on window `win` and sends it to its target. `detach`: a request-based call,
@@ -376,13 +388,9 @@ counted! {
         target_datatype: MPI_Datatype,
         win: MPI_Win,
     ) -> c_int {
-        rma_call(FUNCTION, win, target_rank, |m| {
-            let origin = Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype };
-            let call = Call {
-                origin: Some(origin),
-                ..Call::to(Kind::Put, target_rank, target_disp, target_count.into(), target_datatype, MPI_REPLACE)
-            };
-            issue_plain(m, win, call)
+        plain_call(FUNCTION, win, || Call {
+            origin: Some(Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype }),
+            ..Call::to(Kind::Put, target_rank, target_disp, target_count.into(), target_datatype, MPI_REPLACE)
         })
     }
 }
@@ -399,13 +407,10 @@ counted! {
         target_datatype: MPI_Datatype,
         win: MPI_Win,
     ) -> c_int {
-        rma_call(FUNCTION, win, target_rank, |m| {
-            let result = Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype };
-            let call = Call {
-                result: Some(result),
-                ..Call::to(Kind::Get, target_rank, target_disp, target_count.into(), target_datatype, MPI_NO_OP)
-            };
-            issue_plain(m, win, call)
+        let result = Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype };
+        plain_call(FUNCTION, win, || Call {
+            result: Some(result),
+            ..Call::to(Kind::Get, target_rank, target_disp, target_count.into(), target_datatype, MPI_NO_OP)
         })
     }
 }
@@ -423,13 +428,9 @@ counted! {
         op: MPI_Op,
         win: MPI_Win,
     ) -> c_int {
-        rma_call(FUNCTION, win, target_rank, |m| {
-            let origin = Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype };
-            let call = Call {
-                origin: Some(origin),
-                ..Call::to(Kind::Accumulate, target_rank, target_disp, target_count.into(), target_datatype, op)
-            };
-            issue_plain(m, win, call)
+        plain_call(FUNCTION, win, || Call {
+            origin: Some(Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype }),
+            ..Call::to(Kind::Accumulate, target_rank, target_disp, target_count.into(), target_datatype, op)
         })
     }
 }
@@ -450,13 +451,10 @@ counted! {
         op: MPI_Op,
         win: MPI_Win,
     ) -> c_int {
-        rma_call(FUNCTION, win, target_rank, |m| {
-            let call = Call {
-                origin: Some(Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype }),
-                result: Some(Buf { addr: result_addr, count: result_count.into(), datatype: result_datatype }),
-                ..Call::to(Kind::GetAccumulate, target_rank, target_disp, target_count.into(), target_datatype, op)
-            };
-            issue_plain(m, win, call)
+        plain_call(FUNCTION, win, || Call {
+            origin: Some(Buf { addr: origin_addr, count: origin_count.into(), datatype: origin_datatype }),
+            result: Some(Buf { addr: result_addr, count: result_count.into(), datatype: result_datatype }),
+            ..Call::to(Kind::GetAccumulate, target_rank, target_disp, target_count.into(), target_datatype, op)
         })
     }
 }
@@ -471,13 +469,10 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(
     op: MPI_Op,
     win: MPI_Win,
 ) -> c_int {
-    rma_call("MPI_Fetch_and_op", win, target_rank, |m| {
-        let call = Call {
-            origin: Some(Buf { addr: origin_addr, count: 1, datatype }),
-            result: Some(Buf { addr: result_addr, count: 1, datatype }),
-            ..Call::to(Kind::GetAccumulate, target_rank, target_disp, 1, datatype, op)
-        };
-        issue_plain(m, win, call)
+    plain_call("MPI_Fetch_and_op", win, || Call {
+        origin: Some(Buf { addr: origin_addr, count: 1, datatype }),
+        result: Some(Buf { addr: result_addr, count: 1, datatype }),
+        ..Call::to(Kind::GetAccumulate, target_rank, target_disp, 1, datatype, op)
     })
 }
 
@@ -491,14 +486,11 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(
     target_disp: MPI_Aint,
     win: MPI_Win,
 ) -> c_int {
-    rma_call("MPI_Compare_and_swap", win, target_rank, |m| {
-        let call = Call {
-            origin: Some(Buf { addr: origin_addr, count: 1, datatype }),
-            compare: Some(Buf { addr: compare_addr, count: 1, datatype }),
-            result: Some(Buf { addr: result_addr, count: 1, datatype }),
-            ..Call::to(Kind::CompareAndSwap, target_rank, target_disp, 1, datatype, MPI_REPLACE)
-        };
-        issue_plain(m, win, call)
+    plain_call("MPI_Compare_and_swap", win, || Call {
+        origin: Some(Buf { addr: origin_addr, count: 1, datatype }),
+        compare: Some(Buf { addr: compare_addr, count: 1, datatype }),
+        result: Some(Buf { addr: result_addr, count: 1, datatype }),
+        ..Call::to(Kind::CompareAndSwap, target_rank, target_disp, 1, datatype, MPI_REPLACE)
     })
 }
 

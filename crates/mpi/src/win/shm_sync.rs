@@ -228,21 +228,33 @@ pub(crate) struct AtomicSection<'a>(&'a AtomicU64);
 impl<'a> AtomicSection<'a> {
     /// Announces `tag` (1 + the target part) in `mine`, this origin's atomics word, once
     /// `lock`, the part's accumulate lock, is free.
-    #[inline]
+    #[inline(always)]
     pub fn enter(mine: &'a AtomicU64, lock: &AtomicU32, tag: u64) -> Self {
+        // An exchange, not a store: the full barrier orders it before the load (Dekker).
+        mine.swap(tag, Ordering::SeqCst);
+        if lock.load(Ordering::SeqCst) == 0 {
+            return AtomicSection(mine);
+        }
+        Self::enter_after_fold(mine, lock, tag)
+    }
+
+    /// [`Self::enter`] when an accumulate held the lock: out of line, so the common entry
+    /// saves no registers for the wait.
+    #[cold]
+    #[inline(never)]
+    fn enter_after_fold(mine: &'a AtomicU64, lock: &AtomicU32, tag: u64) -> Self {
         loop {
-            // An exchange, not a store: the full barrier orders it before the load (Dekker).
+            mine.store(0, Ordering::Release);
+            spin_until(|| lock.load(Ordering::Relaxed) == 0);
             mine.swap(tag, Ordering::SeqCst);
             if lock.load(Ordering::SeqCst) == 0 {
                 return AtomicSection(mine);
             }
-            mine.store(0, Ordering::Release);
-            spin_until(|| lock.load(Ordering::Relaxed) == 0);
         }
     }
 
     /// Enters for `target`'s part of `seg`.
-    #[inline]
+    #[inline(always)]
     pub fn of(seg: &'a Segment, target: usize) -> Self {
         Self::enter(seg.atomics(seg.me()), seg.accumulate_lock(target), target as u64 + 1)
     }
