@@ -195,6 +195,31 @@ fn bytes_outside_the_message_fail_the_peer() {
     }
 }
 
+/// DATA chunks of one message come in order (routes keep a pair's records in order, senders
+/// send chunks in order): a repeated chunk or one past a gap fails the sender, and is never
+/// counted as new bytes (a repeat once completed the receive with a hole in it).
+#[test]
+fn repeated_or_reordered_chunks_fail_the_peer() {
+    for (second, what) in [
+        (0u64, "DATA of 50 bytes at 0 of a 100-byte message, out of order (50 received)"),
+        (60, "DATA of 40 bytes at 60 of a 100-byte message, out of order (50 received)"),
+    ] {
+        let mut r = rig(2);
+        r.engine.core.single_copy[1] = false; // the pipeline: DATA chunks through the channel
+        let mut buf = [0u8; 100];
+        let recv = r.recv(&mut buf);
+        let (rts, n) = Rts { addr: 0x1000, send_req: 7, blocks: 0 }.encode();
+        r.post(1, header(RTS, 0, 0, 100), &rts[..n]);
+        r.progress();
+        assert_eq!(r.received(1)[0].0.kind, CTS);
+        r.post(1, header(DATA, 0, recv as i32, 0), &[3; 50]);
+        r.post(1, header(DATA, 0, recv as i32, second), &vec![4; 100 - second.max(50) as usize]);
+        r.progress();
+        r.assert_failed(recv, what);
+        assert!(buf[..50].iter().all(|&b| b == 3) && buf[50..].iter().all(|&b| b == 0), "nothing but the first chunk");
+    }
+}
+
 #[test]
 fn pushed_pages_outside_the_message_fail_the_peer() {
     let mut r = rig(2);
