@@ -220,6 +220,27 @@ fn repeated_or_reordered_chunks_fail_the_peer() {
     }
 }
 
+/// The sender's answers out of order or twice: once a CTS has turned a send into a pipeline,
+/// a second CTS or a FIN names a send that waits for neither, and fails the receiver.
+#[test]
+fn a_second_answer_to_one_rts_fails_the_peer() {
+    // More than the peer's data slots hold: the send is still pipelining when the answer comes.
+    let data = vec![1u8; 1 << 20];
+    for (kind, payload, what) in
+        [(CTS, &[5u8, 0, 0, 0][..], "CTS of 4 payload bytes"), (FIN, &[][..], "FIN for request")]
+    {
+        let mut r = rig(2);
+        let send = r.send_large(1, &data);
+        r.post(1, header(CTS, 0, 0, send as u64), &5u32.to_ne_bytes());
+        r.progress();
+        assert!(r.received(1).iter().any(|(h, _)| h.kind == DATA), "pipelining");
+        assert!(!r.engine.is_done(send));
+        r.post(1, header(kind, 0, 0, send as u64), payload);
+        r.progress();
+        r.assert_failed(send, what);
+    }
+}
+
 #[test]
 fn pushed_pages_outside_the_message_fail_the_peer() {
     let mut r = rig(2);
