@@ -58,6 +58,19 @@ impl Rig {
         unsafe { self.engine.isend(to, 0, 0, 0, buf.as_ptr(), buf.len(), false) }.expect("a rendezvous")
     }
 
+    /// A receive into `buf` matched by rank 1's RTS of a 100-byte message it must pipeline
+    /// (DATA chunks through the channel): the CTS has gone out.
+    fn pipelined_recv(&mut self, buf: &mut [u8]) -> ReqId {
+        self.engine.core.single_copy[1] = false;
+        let recv = self.recv(buf);
+        let (rts, n) = Rts { addr: 0x1000, send_req: 7, blocks: 0 }.encode();
+        self.post(1, header(RTS, 0, 0, 100), &rts[..n]);
+        self.progress();
+        let cts = self.received(1);
+        assert_eq!((cts[0].0.kind, cts[0].0.aux, &cts[0].1[..]), (CTS, 7, &recv.to_ne_bytes()[..]));
+        recv
+    }
+
     /// Records rank `at` has received from the engine.
     fn received(&mut self, at: usize) -> Vec<(Header, Vec<u8>)> {
         let mut got = Vec::new();
@@ -179,14 +192,8 @@ fn bytes_outside_the_message_fail_the_peer() {
         (u64::MAX - 4, 10, "DATA of 10 bytes at 18446744073709551611"),
     ] {
         let mut r = rig(2);
-        r.engine.core.single_copy[1] = false; // the pipeline: DATA chunks through the channel
         let mut buf = [0u8; 128];
-        let recv = r.recv(&mut buf);
-        let (rts, n) = Rts { addr: 0x1000, send_req: 7, blocks: 0 }.encode();
-        r.post(1, header(RTS, 0, 0, 100), &rts[..n]);
-        r.progress();
-        let cts = r.received(1);
-        assert_eq!((cts[0].0.kind, cts[0].0.aux, &cts[0].1[..]), (CTS, 7, &recv.to_ne_bytes()[..]));
+        let recv = r.pipelined_recv(&mut buf);
         r.post(1, header(DATA, 0, recv as i32, 0), &[3; 90]);
         r.post(1, header(DATA, 0, recv as i32, offset), &vec![4; bytes]);
         r.progress();
@@ -205,13 +212,8 @@ fn repeated_or_reordered_chunks_fail_the_peer() {
         (60, "DATA of 40 bytes at 60 of a 100-byte message, out of order (50 received)"),
     ] {
         let mut r = rig(2);
-        r.engine.core.single_copy[1] = false; // the pipeline: DATA chunks through the channel
         let mut buf = [0u8; 100];
-        let recv = r.recv(&mut buf);
-        let (rts, n) = Rts { addr: 0x1000, send_req: 7, blocks: 0 }.encode();
-        r.post(1, header(RTS, 0, 0, 100), &rts[..n]);
-        r.progress();
-        assert_eq!(r.received(1)[0].0.kind, CTS);
+        let recv = r.pipelined_recv(&mut buf);
         r.post(1, header(DATA, 0, recv as i32, 0), &[3; 50]);
         r.post(1, header(DATA, 0, recv as i32, second), &vec![4; 100 - second.max(50) as usize]);
         r.progress();
