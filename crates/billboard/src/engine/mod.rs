@@ -3,12 +3,14 @@
 mod claims;
 pub(crate) mod ladder;
 pub mod matching;
+mod pipeline;
 mod progress;
 pub mod progress_thread;
 pub mod protocol;
 pub mod request;
 pub mod scatter;
 pub(crate) mod sched;
+mod single_copy;
 pub mod traffic;
 mod wait;
 

@@ -7,9 +7,9 @@
 //! small-message path allocates nothing and makes no system call.
 //!
 //! Files, by concern: this one holds the engine, its calls and the poll loop; `records.rs` what
-//! each arriving record does; each large-message protocol has its own: `single_copy.rs`,
-//! `shared_copy.rs`, `pipeline.rs`; `failure.rs` fails a peer; `revoke.rs` revokes a
-//! communicator (MPIX_Comm_revoke).
+//! each arriving record does; each large-message protocol has its own: `single_copy.rs` and
+//! `pipeline.rs` (machines without I/O, driven by `large.rs`), `shared_copy.rs`; `failure.rs`
+//! fails a peer; `revoke.rs` revokes a communicator (MPIX_Comm_revoke).
 
 use std::collections::VecDeque;
 
@@ -30,8 +30,8 @@ use crate::{verbose, Error, Result};
 pub(crate) mod active;
 #[path = "failure.rs"]
 mod failure;
-#[path = "pipeline.rs"]
-mod pipeline;
+#[path = "large.rs"]
+mod large;
 #[path = "records.rs"]
 mod records;
 #[path = "revoke.rs"]
@@ -41,8 +41,6 @@ mod shared_copy;
 #[cfg(all(test, not(loom)))]
 #[path = "sim_tests.rs"]
 mod sim_tests;
-#[path = "single_copy.rs"]
-mod single_copy;
 #[cfg(test)]
 #[path = "progress_tests.rs"]
 mod tests;

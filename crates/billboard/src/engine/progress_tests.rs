@@ -58,6 +58,19 @@ impl Rig {
         unsafe { self.engine.isend(to, 0, 0, 0, buf.as_ptr(), buf.len(), false) }.expect("a rendezvous")
     }
 
+    /// A receive into `buf` matched by rank 1's RTS of a 100-byte message it must pipeline
+    /// (DATA chunks through the channel): the CTS has gone out.
+    fn pipelined_recv(&mut self, buf: &mut [u8]) -> ReqId {
+        self.engine.core.single_copy[1] = false;
+        let recv = self.recv(buf);
+        let (rts, n) = Rts { addr: 0x1000, send_req: 7, blocks: 0 }.encode();
+        self.post(1, header(RTS, 0, 0, 100), &rts[..n]);
+        self.progress();
+        let cts = self.received(1);
+        assert_eq!((cts[0].0.kind, cts[0].0.aux, &cts[0].1[..]), (CTS, 7, &recv.to_ne_bytes()[..]));
+        recv
+    }
+
     /// Records rank `at` has received from the engine.
     fn received(&mut self, at: usize) -> Vec<(Header, Vec<u8>)> {
         let mut got = Vec::new();
@@ -179,19 +192,54 @@ fn bytes_outside_the_message_fail_the_peer() {
         (u64::MAX - 4, 10, "DATA of 10 bytes at 18446744073709551611"),
     ] {
         let mut r = rig(2);
-        r.engine.core.single_copy[1] = false; // the pipeline: DATA chunks through the channel
         let mut buf = [0u8; 128];
-        let recv = r.recv(&mut buf);
-        let (rts, n) = Rts { addr: 0x1000, send_req: 7, blocks: 0 }.encode();
-        r.post(1, header(RTS, 0, 0, 100), &rts[..n]);
-        r.progress();
-        let cts = r.received(1);
-        assert_eq!((cts[0].0.kind, cts[0].0.aux, &cts[0].1[..]), (CTS, 7, &recv.to_ne_bytes()[..]));
+        let recv = r.pipelined_recv(&mut buf);
         r.post(1, header(DATA, 0, recv as i32, 0), &[3; 90]);
         r.post(1, header(DATA, 0, recv as i32, offset), &vec![4; bytes]);
         r.progress();
         r.assert_failed(recv, what);
         assert!(buf[..90].iter().all(|&b| b == 3) && buf[90..].iter().all(|&b| b == 0), "nothing past the chunk");
+    }
+}
+
+/// DATA chunks of one message come in order (routes keep a pair's records in order, senders
+/// send chunks in order): a repeated chunk or one past a gap fails the sender, and is never
+/// counted as new bytes (a repeat once completed the receive with a hole in it).
+#[test]
+fn repeated_or_reordered_chunks_fail_the_peer() {
+    for (second, what) in [
+        (0u64, "DATA of 50 bytes at 0 of a 100-byte message, out of order (50 received)"),
+        (60, "DATA of 40 bytes at 60 of a 100-byte message, out of order (50 received)"),
+    ] {
+        let mut r = rig(2);
+        let mut buf = [0u8; 100];
+        let recv = r.pipelined_recv(&mut buf);
+        r.post(1, header(DATA, 0, recv as i32, 0), &[3; 50]);
+        r.post(1, header(DATA, 0, recv as i32, second), &vec![4; 100 - second.max(50) as usize]);
+        r.progress();
+        r.assert_failed(recv, what);
+        assert!(buf[..50].iter().all(|&b| b == 3) && buf[50..].iter().all(|&b| b == 0), "nothing but the first chunk");
+    }
+}
+
+/// The sender's answers out of order or twice: once a CTS has turned a send into a pipeline,
+/// a second CTS or a FIN names a send that waits for neither, and fails the receiver.
+#[test]
+fn a_second_answer_to_one_rts_fails_the_peer() {
+    // More than the peer's data slots hold: the send is still pipelining when the answer comes.
+    let data = vec![1u8; 1 << 20];
+    for (kind, payload, what) in
+        [(CTS, &[5u8, 0, 0, 0][..], "CTS of 4 payload bytes"), (FIN, &[][..], "FIN for request")]
+    {
+        let mut r = rig(2);
+        let send = r.send_large(1, &data);
+        r.post(1, header(CTS, 0, 0, send as u64), &5u32.to_ne_bytes());
+        r.progress();
+        assert!(r.received(1).iter().any(|(h, _)| h.kind == DATA), "pipelining");
+        assert!(!r.engine.is_done(send));
+        r.post(1, header(kind, 0, 0, send as u64), payload);
+        r.progress();
+        r.assert_failed(send, what);
     }
 }
 

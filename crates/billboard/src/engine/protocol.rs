@@ -22,6 +22,64 @@
 //! travels without being packed: EAGER and DATA records are gathered from the blocks, and its
 //! RTS names the sender's block list, which the receiver reads first, then the data with
 //! remote I/O vectors.
+//!
+//! # The large-message paths as states and events
+//!
+//! Each end of a rendezvous is a request whose `State` (`request.rs`) is one of the
+//! states below; an event is a record from the peer, a progress round (the request is in the
+//! engine's `active` list), the outcome of a remote read or write, a cancel, or the peer's
+//! failure. `pipeline.rs` and `single_copy.rs` are machines without I/O (`handle(event) ->
+//! action`), driven by `large.rs`; the others are still written against the channel.
+//!
+//! ```text
+//! SENDER                      event                          -> next state, and what goes out
+//! SendQueued                  room in the ring               -> SendRendezvous; RTS
+//! SendRendezvous              FIN                            -> Done
+//!                             CTS(recv_req)                  -> SendPipeline (pipeline.rs)
+//!                             SHARE (contiguous, claim word) -> SendShared (or stays, if our
+//!                                                               writes were refused before)
+//! SendPipeline                round: room / full             -> DATA chunks in order; Done
+//!                                                               after the last one
+//! SendShared                  round: a page range claimed    -> write it (process_vm_writev)
+//!                             round: nothing left to claim   -> SendRendezvous; PUSHED if it
+//!                                                               took any
+//!                             write refused                  -> SendRendezvous; PUSHED(pages
+//!                                                               given back); never helps again
+//!                             CTS (the receiver restarted)   -> SendPipeline
+//!
+//! RECEIVER                    event                          -> next state, and what goes out
+//! RecvPosted                  RTS matched (or a probe taken) -> RecvShared    (large,
+//!                                                               contiguous, claim words)
+//!                                                            -> RecvSingleCopy (single copy)
+//!                                                            -> RecvPipeline; CTS (otherwise)
+//!                                                            -> Done; FIN (0 bytes, no copy)
+//!                             cancel                         -> Done, cancelled (only while
+//!                                                               unmatched: a cancel racing
+//!                                                               the RTS either wins here or
+//!                                                               is refused; the CTS is
+//!                                                               never taken back)
+//! RecvSingleCopy              round                          -> block list, then a segment
+//!                                                               (single_copy.rs); Done; FIN
+//!                                                               after the last
+//!                             read refused                   -> RecvPipeline; CTS (the whole
+//!                                                               message again; later ones
+//!                                                               from this peer pipeline)
+//! RecvShared                  round, no claim word free      -> read a chunk alone from the
+//!                                                               front
+//!                             round, a word free             -> open it; SHARE
+//!                             round, claimed from the front  -> read it
+//!                             PUSHED(redo)                   -> read the pages given back
+//!                             nothing left, PUSHED if taken  -> Done; FIN
+//!                             read refused                   -> (after the sender's PUSHED)
+//!                                                               RecvPipeline; CTS
+//! RecvPipeline                DATA at the next offset        -> land it; Done after the last
+//!
+//! EITHER END, any state       the peer fails (route broken,  -> Done with PeerGone naming it
+//!                             or a record it cannot send)       (failure.rs)
+//! ```
+//!
+//! A record that names a request not in the state its row needs (a second FIN, a CTS to a
+//! pipelining send, DATA out of order or past the message) fails its sender (`failure.rs`).
 
 use crate::transport::Caps;
 use crate::tunables::Tunable;

@@ -2,6 +2,8 @@
 //! answers), and the control records the engine sends back.
 
 use super::*;
+use crate::engine::pipeline::{PipelineRecv, PipelineSend};
+use crate::engine::single_copy::SingleCopy;
 
 impl Core {
     /// Handles one record from world rank `peer`. `payload` lives in shared memory. Whatever
@@ -89,8 +91,8 @@ impl Core {
             State::SendRendezvous { buf, len } => (buf, len, false),
             _ => unreachable!("rendezvous_send checked the state"),
         };
-        let recv_req = u32::from_ne_bytes(recv_req);
-        req.state = State::SendPipeline { peer, buf, len, offset: 0, recv_req, cursor: Cursor::default() };
+        let pipe = PipelineSend::new(len, u32::from_ne_bytes(recv_req));
+        req.state = State::SendPipeline { peer, buf, cursor: Cursor::default(), pipe };
         if !listed {
             self.active.push(id);
         }
@@ -152,23 +154,15 @@ impl Core {
             };
             self.active.push(id);
         } else if self.single_copy[peer] {
-            req.state = State::RecvSingleCopy {
-                peer,
-                addr: rts.addr,
-                blocks: rts.blocks,
-                send_req: rts.send_req,
-                buf,
-                len: n,
-                total: len,
-                done: 0,
-            };
+            let copy = SingleCopy::new(rts.addr, rts.send_req, rts.blocks, n, len);
+            req.state = State::RecvSingleCopy { peer, buf, copy };
             self.active.push(id);
         } else if len == 0 {
             // Nothing to pipeline (a synchronous send of no bytes): the match is all it waits for.
             req.state = State::Done;
             self.send_control(peer, FIN, rts.send_req as u64, &[]);
         } else {
-            req.state = State::RecvPipeline { buf, cap, len, received: 0, cursor: Cursor::default() };
+            req.state = State::RecvPipeline { buf, cursor: Cursor::default(), pipe: PipelineRecv::new(cap, len) };
             self.send_control(peer, CTS, rts.send_req as u64, &id.to_ne_bytes());
         }
     }

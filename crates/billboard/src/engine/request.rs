@@ -36,15 +36,13 @@ pub(crate) enum State {
         buf: *const u8,
         len: usize,
     },
-    /// Pushing DATA chunks to `recv_req` at `peer`; `cursor` follows `offset` in the
-    /// request's `gather` blocks, if any.
+    /// Pushing DATA chunks to `peer` (the machine in `pipeline.rs`); `cursor` follows its
+    /// offset in the request's `gather` blocks, if any.
     SendPipeline {
         peer: usize,
         buf: *const u8,
-        len: usize,
-        offset: usize,
-        recv_req: u32,
         cursor: super::scatter::Cursor,
+        pipe: super::pipeline::PipelineSend,
     },
     /// Asked by the receiver's SHARE: writing pages from the back of claim word `slot` (message
     /// `seq` there) into its buffer at `raddr`; `took` once any. Then PUSHED, and back to
@@ -64,18 +62,12 @@ pub(crate) enum State {
         buf: *mut u8,
         cap: usize,
     },
-    /// Matched an RTS: copying from the sender's memory, `done` bytes so far.
-    /// `len` bytes are copied (the buffer may be shorter than the `total` sent). With `blocks`
-    /// > 0, `addr` is the sender's block list, read into the request's `gather` first.
+    /// Matched an RTS: copying from `peer`'s memory into `buf` (the machine in
+    /// `single_copy.rs`; a gathered send's block list goes into the request's `gather`).
     RecvSingleCopy {
         peer: usize,
-        addr: u64,
-        blocks: u32,
-        send_req: u32,
         buf: *mut u8,
-        len: usize,
-        total: usize,
-        done: usize,
+        copy: super::single_copy::SingleCopy,
     },
     /// Matched an RTS of a large contiguous message: a shared copy. Until a claim word is free
     /// (`slot` = [`NO_SLOT`]) it reads alone from the front (`alone` pages so far). Then it opens
@@ -98,14 +90,12 @@ pub(crate) enum State {
         refused: bool,
         redo: (u32, u32),
     },
-    /// Matched an RTS without single copy: DATA chunks arriving (`cursor` follows them in
-    /// the request's `scatter` blocks, if any).
+    /// Matched an RTS without single copy: DATA chunks arriving (the machine in `pipeline.rs`;
+    /// `cursor` follows them in the request's `scatter` blocks, if any).
     RecvPipeline {
         buf: *mut u8,
-        cap: usize,
-        len: usize,
-        received: usize,
         cursor: super::scatter::Cursor,
+        pipe: super::pipeline::PipelineRecv,
     },
 }
 
@@ -240,5 +230,12 @@ mod tests {
         assert!(s.lookup_mut(a as u64).is_none(), "a freed handle is not found");
         assert_eq!(s.insert(State::Done, None), a);
         assert!(s.lookup_mut(99).is_none());
+    }
+
+    /// The protocol machines live inside a request's state: they may not make every request
+    /// (the small-message path inserts and frees them) bigger than it was (64 bytes).
+    #[test]
+    fn the_state_stays_within_a_cache_line() {
+        assert!(std::mem::size_of::<State>() <= 64, "{} bytes", std::mem::size_of::<State>());
     }
 }

@@ -373,6 +373,86 @@ fn probe_take_and_cancel() {
     assert!(s.ranks[1].finish(id).is_ok() && small_buf[..] == small[..]);
 }
 
+/// A cancel racing the rendezvous: before the RTS is polled the receive is still posted and
+/// is cancelled (the message waits, unexpected, for a later receive); once the RTS matched it
+/// and the CTS (or the single copy) is under way, cancel says no, and the message lands whole
+/// even while the CTS is still held on its way to the sender.
+#[test]
+fn a_cancel_racing_the_cts() {
+    for (caps, name) in [(records_only(), "pipeline"), (single_only(), "single")] {
+        let len = 30_000;
+        let msg = data(0, 4, len);
+        // The cancel wins: the RTS is in the link but not polled yet.
+        let mut s = sim(2, caps);
+        let mut buf = vec![0u8; len];
+        let early = s.recv(1, Some(0), Some(3), &mut buf);
+        let send = s.send(0, 1, 3, &msg);
+        assert!(s.ranks[1].cancel(early), "{name}: not matched yet");
+        assert!(s.ranks[1].finish(early).unwrap().cancelled);
+        s.rounds(&[1]);
+        assert_eq!(s.count(1, 0, CTS) + s.count(1, 0, FIN), 0, "{name}: nothing answered the RTS");
+        let later = s.recv(1, Some(0), Some(3), &mut buf);
+        s.complete(&[(1, Some(later)), (0, send)]);
+        assert!(buf == msg, "{name}: the later receive has it");
+        // The match wins: the receiver's answer is held on its way, and cancel says no.
+        let mut s = sim(2, caps);
+        let mut buf = vec![0u8; len];
+        let id = s.recv(1, Some(0), Some(3), &mut buf);
+        let send = s.send(0, 1, 3, &msg);
+        s.net.borrow_mut().hold(1, 0);
+        s.rounds(&[1]);
+        assert!(!s.ranks[1].cancel(id), "{name}: matched");
+        s.rounds(&[0, 1, 0]);
+        assert!(!s.ranks[0].is_done(send.unwrap()), "{name}: the answer is held");
+        s.net.borrow_mut().release(1, 0, usize::MAX);
+        let out = s.complete(&[(1, Some(id)), (0, send)]);
+        let done = out[0].as_ref().unwrap();
+        assert!(!done.cancelled && done.bytes == len && buf == msg, "{name}");
+    }
+}
+
+/// The sender dies while the receiver copies from its memory a segment at a time: the receive
+/// fails naming it at the next round, no FIN goes out, and the copy stops.
+#[test]
+fn a_sender_dying_mid_single_copy_fails_the_receive() {
+    let len = 10 * 4096;
+    let mut s = sim(2, single_only());
+    let msg = data(0, 5, len);
+    let mut buf = vec![0u8; len];
+    let id = s.recv(1, Some(0), Some(0), &mut buf);
+    s.send(0, 1, 0, &msg);
+    s.rounds(&[1, 1, 1]);
+    assert!(!s.ranks[1].is_done(id) && buf[..4096] == msg[..4096], "copying, a segment a round");
+    s.net.borrow_mut().kill(0, "killed mid-copy");
+    s.rounds(&[1]);
+    assert!(
+        matches!(s.ranks[1].finish(id), Err(Error::PeerGone { rank: 0, ref reason }) if reason.contains("mid-copy"))
+    );
+    assert!(s.ranks[1].core.active.is_empty(), "the copy stopped");
+    assert_eq!(s.count(1, 0, FIN), 0);
+}
+
+/// The receiver dies while the sender pipelines DATA through a full link: the send fails
+/// naming it, and nothing more is sent.
+#[test]
+fn a_receiver_dying_mid_pipeline_fails_the_send() {
+    let len = 40 * records_only().max_record;
+    let mut s = sim(2, records_only());
+    let msg = data(0, 6, len);
+    let mut buf = vec![0u8; len];
+    let id = s.recv(1, Some(0), Some(0), &mut buf);
+    let send = s.send(0, 1, 0, &msg).unwrap();
+    s.run_until(|s| s.count(0, 1, DATA) >= LINK + 2);
+    assert!(!s.ranks[0].is_done(send) && !s.ranks[1].is_done(id));
+    s.net.borrow_mut().kill(1, "killed mid-pipeline");
+    let before = s.count(0, 1, DATA);
+    s.rounds(&[0, 0]);
+    assert!(
+        matches!(s.ranks[0].finish(send), Err(Error::PeerGone { rank: 1, ref reason }) if reason.contains("mid-pipeline"))
+    );
+    assert_eq!(s.count(0, 1, DATA), before, "nothing sent after the failure");
+}
+
 /// A peer that dies mid-transfer fails exactly what depends on it, naming it: the receive of
 /// its pipelined message, a send waiting for its FIN, a wildcard receive; later operations
 /// with it fail at once; the other ranks go on.
