@@ -80,6 +80,18 @@ impl Vm {
     }
 }
 
+impl Drop for Vm {
+    /// A test that fails (a program past its timeout, an assertion) unwinds through here: the
+    /// agent and tasks of this VM that its program left (`finish` kills only the program) are
+    /// killed, not left running. After [`Vm::assert_nothing_left`] nothing names the folder.
+    fn drop(&mut self) {
+        for pid in processes_with(&self.dir().to_string_lossy()) {
+            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        }
+        let _ = std::fs::remove_dir_all(&self.scratch);
+    }
+}
+
 /// Pids of processes (not zombies) whose command line or environment mentions `needle`.
 pub fn processes_with(needle: &str) -> Vec<u32> {
     let mut found = Vec::new();
