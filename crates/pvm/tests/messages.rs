@@ -374,10 +374,13 @@ through a matcher: 0 bad
 
 #[test]
 fn buffers_received_by_waiting_receives_kept_switched_and_freed_as_under_debian() {
-    // A ring of 4 KiB: the 40 messages of 1000 bytes after the first fill it many times.
+    // A ring of 4 KiB: the 40 messages of 1000 bytes after the first fill it many times. A
+    // receive spins (up to 2 s) until its message comes, never sleeping: every message the
+    // parent waits for comes to the front of its ring while it spins (a sleeping receive
+    // would take it in through the queue, copied, however the spin treats it).
     prints_as_under_debian_with(
         "waiting_held",
-        &[("BB_PVM_RING_BYTES", "4096")],
+        &[("BB_PVM_RING_BYTES", "4096"), ("BB_PVM_SPIN_US", "2000000"), ("BB_PVM_SPIN_MAX_US", "2000000")],
         "\
 first: 101
 first, after the ring filled: first

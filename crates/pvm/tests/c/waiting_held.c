@@ -17,43 +17,12 @@
 #include <unistd.h>
 #include "pvm3.h"
 
-#define LEN 1000
-#define MANY 40
-
-static void fill(char *out, int seed)
-{
-    for (int i = 0; i < LEN; i++)
-        out[i] = (char)(i * 7 + seed);
-}
+#include "many_messages.h"
 
 static void ask(int tid, int tag)
 {
     pvm_initsend(PvmDataDefault);
     pvm_send(tid, tag);
-}
-
-static void send_many(int parent)
-{
-    char out[LEN];
-    for (int i = 0; i < MANY; i++) {
-        fill(out, i);
-        pvm_initsend(PvmDataInPlace);
-        pvm_pkbyte(out, LEN, 1);
-        pvm_send(parent, 3);
-    }
-}
-
-static int receive_many(int child)
-{
-    char in[LEN], want[LEN];
-    int bad = 0;
-    for (int i = 0; i < MANY; i++) {
-        pvm_recv(child, 3);
-        bad += pvm_upkbyte(in, LEN, 1) < 0;
-        fill(want, i);
-        bad += memcmp(in, want, LEN) != 0;
-    }
-    return bad;
 }
 
 static void child(int parent)
@@ -117,7 +86,7 @@ int main(int argc, char **argv)
     pvm_upkint(&v, 1, 1);
     printf("back to the first (setrbuf returned the second: %d): %d\n", old == b2, v);
     old = pvm_setrbuf(0);
-    printf("the rest, both kept (setrbuf returned the first: %d): %d bad\n", old == b1, receive_many(kid));
+    printf("the rest, both kept (setrbuf returned the first: %d): %d bad\n", old == b1, receive_many(kid, 0, MANY));
     rc = pvm_bufinfo(b2, &bytes, &tag, &src);
     printf("bufinfo of the second: %d, %d bytes, tag %d, from the child %d\n", rc, bytes, tag, src == kid);
     pvm_setrbuf(b2);
