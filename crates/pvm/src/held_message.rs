@@ -1,6 +1,7 @@
 //! A small received message left in its ring cell until it is unpacked: `pvm_recv` finds it
-//! at the front of a ring and makes it the active receive buffer without copying it or
-//! giving its cell back; `pvm_upk*` copy out of the cell itself. The cell goes back to its
+//! at the front of a ring (there already, or come while it waited: `Task::receive_in_place`)
+//! and makes it the active receive buffer without copying it or giving its cell back;
+//! `pvm_upk*` copy out of the cell itself. The cell goes back to its
 //! sender (the ring's `head` moves past it) when the next receive frees this buffer, or at
 //! the first call that might wait or touch the buffer otherwise (all but those `keeps_held`
 //! names), which first copies the message into the buffer's own memory (`settle`): a program
@@ -12,6 +13,7 @@
 //! calls that keep it (`keeps_held`) touch no link: links come and go only in the progress
 //! loop, so the link index it names stays valid while it is held.
 
+use crate::link::Front;
 use crate::state::Lib;
 
 /// The receive calls' small-message path: a message that matches (`src`, `tag`, -1 any; the
@@ -21,19 +23,21 @@ use crate::state::Lib;
 /// goes the general way, after [`settle`].
 #[inline]
 pub(crate) fn receive(lib: &mut Lib, src: i32, tag: i32) -> Option<i32> {
-    let Lib { bufs, task, .. } = lib;
-    let t = task.as_mut()?;
-    if !t.queue.is_empty() || !t.for_handlers.is_empty() || !t.handlers.is_empty() {
+    let t = lib.task.as_mut()?;
+    if !t.queue.is_empty() || !t.for_handlers.is_empty() {
         return None;
     }
-    let ctx = t.ctx;
-    let wanted = |mtag: i32, mctx: i32| (tag == -1 || mtag == tag) && mctx == ctx;
-    let (i, front) = t
-        .inbound
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| src == -1 || l.peer == Some(src))
-        .find_map(|(i, l)| Some((i, l.front_message(wanted)?)))?;
+    let (i, front) = t.front_direct(src, tag, t.ctx)?;
+    Some(hold(lib, i, &front))
+}
+
+/// Message `front`, at the front of inbound link `link`'s ring (found by [`receive`], or by
+/// a receive that waited for it, `Task::receive_in_place`), becomes the active receive
+/// buffer in its cell: its id. The message held before is let go unread.
+#[inline(always)]
+pub(crate) fn hold(lib: &mut Lib, link: usize, front: &Front) -> i32 {
+    let Lib { bufs, task, .. } = lib;
+    let t = task.as_mut().expect("a message came to this task");
     if let Some(h) = bufs.held.take() {
         if h.id != bufs.rbuf {
             // Not the buffer this receive frees (it cannot be: kept buffers are settled).
@@ -45,8 +49,8 @@ pub(crate) fn receive(lib: &mut Lib, src: i32, tag: i32) -> Option<i32> {
             l.release_front();
         }
     }
-    t.inbound[i].hold_front(&front);
-    Some(bufs.deliver_held(&front, i))
+    t.inbound[link].hold_front(front);
+    bufs.deliver_held(front, link)
 }
 
 /// The held message, if any, is copied into its buffer's own memory and its cell given

@@ -12,6 +12,7 @@ use crate::error::PvmError;
 use crate::recvf;
 use crate::state::{call, lock, put, Lib};
 use crate::task::Arrived;
+use crate::task_receive::Received;
 use crate::trace;
 
 /// Sends the active send buffer's message.
@@ -138,15 +139,22 @@ fn receive(lib: &mut Lib, tid: c_int, tag: c_int, timeout: Option<Duration>) -> 
     wildcard_ok(tid, tag)?;
     lib.task()?;
     // Traced, the call sends events, which may wait: nothing is held across it.
-    if !trace::on(lib) {
+    let hold = !trace::on(lib);
+    if hold {
         if let Some(id) = crate::held_message::receive(lib, tid, tag) {
             return Ok(Some(id));
         }
     }
+    // Nothing stays held while the task waits (its senders go on); a small message that
+    // comes meanwhile is held in its cell in turn.
     if lib.bufs.held.is_some() {
         crate::held_message::settle(lib);
     }
-    Ok(lib.task()?.receive_in_place(tid, tag, timeout).map(|m| deliver(lib, m)))
+    Ok(match lib.task()?.receive_in_place(tid, tag, timeout, hold) {
+        Some(Received::Front(link, f)) => Some(crate::held_message::hold(lib, link, &f)),
+        Some(Received::Whole(m)) => Some(deliver(lib, m)),
+        None => None,
+    })
 }
 
 #[no_mangle]

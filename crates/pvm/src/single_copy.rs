@@ -233,7 +233,7 @@ impl crate::task::Task {
         enc: i32,
         parts: &[&[u8]],
     ) -> Result<Option<u64>, PvmError> {
-        let Some(route) = self.outbound.get_mut(&tid) else { return Ok(None) };
+        let Some(route) = self.outbound.get_mut(tid) else { return Ok(None) };
         if !route.ring.as_ref().is_some_and(|r| r.single_copy_allowed()) {
             return Ok(None);
         }
@@ -260,7 +260,7 @@ impl crate::task::Task {
         let mut looks = 0u64;
         loop {
             for (i, &(tid, seq)) in posted.iter().enumerate() {
-                let route = match self.outbound.get_mut(&tid) {
+                let route = match self.outbound.get_mut(tid) {
                     _ if done[i] => continue,
                     Some(r) => r,
                     None => {

@@ -91,6 +91,10 @@ pub fn lock() -> CallGuard<'static, Lib> {
 /// Runs one C call: its result or its error code. Messages for message handlers that came
 /// meanwhile are handed to them with the lock free, and a wait they cut short runs again.
 pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) -> c_int {
+    // The closure returns the bare result, which comes back in a register through
+    // `catch_unwind`; an error goes beside it (a `Result` of an error this size came back
+    // through memory: ~10 instructions a call, 2026-11-28).
+    let mut failed = None;
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
         run_handlers();
         let mut lib = lock();
@@ -98,15 +102,16 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
         // A result goes straight out; only an error is noted (and may be a wait that
         // message handlers cut short, to run again).
         match f(&mut lib) {
-            Ok(v) => return Ok(v),
+            Ok(v) => return v,
             Err(e) => {
                 if !lib.task.as_mut().is_some_and(|t| std::mem::take(&mut t.cut_short)) {
-                    return Err(note(&mut lib, e));
+                    failed = Some(note(&mut lib, e));
+                    return 0;
                 }
             }
         }
     }));
-    report(name, out)
+    report(name, out, failed)
 }
 
 /// A received message left in its sender's memory waits there only for the unpack calls
@@ -154,7 +159,11 @@ pub fn call_unlocked(name: &str, f: impl FnOnce() -> Result<c_int, PvmError>) ->
         }
         f().map_err(|e| note(&mut lock(), e))
     }));
-    report(name, out)
+    match out {
+        Ok(Ok(v)) => v,
+        Ok(Err(noted)) => report_failure(name, Ok(noted)),
+        Err(panic) => report_failure(name, Err(panic)),
+    }
 }
 
 /// A failed call's error, remembered for `pvm_perror` and `pvm_errno`, with what its report
@@ -170,22 +179,22 @@ fn note(lib: &mut Lib, e: PvmError) -> Noted {
 /// An error noted: the error, `PvmAutoErr`, the task's tid.
 type Noted = (PvmError, i32, Option<i32>);
 
-/// A call's return value; its error printed when `PvmAutoErr` asks for it, a panic as an
-/// internal error (never unwound into C).
+/// A call's return value (`out`, unless it `failed`); its error printed when `PvmAutoErr`
+/// asks for it, a panic as an internal error (never unwound into C).
 #[inline]
-fn report(name: &str, out: std::thread::Result<Result<c_int, Noted>>) -> c_int {
-    match out {
-        Ok(Ok(v)) => v,
-        failed => report_failure(name, failed),
+fn report(name: &str, out: std::thread::Result<c_int>, failed: Option<Noted>) -> c_int {
+    match (out, failed) {
+        (Ok(v), None) => v,
+        (Ok(_), Some(noted)) => report_failure(name, Ok(noted)),
+        (Err(panic), _) => report_failure(name, Err(panic)),
     }
 }
 
 #[cold]
 #[inline(never)]
-fn report_failure(name: &str, out: std::thread::Result<Result<c_int, Noted>>) -> c_int {
+fn report_failure(name: &str, out: std::thread::Result<Noted>) -> c_int {
     match out {
-        Ok(Ok(v)) => v,
-        Ok(Err((e, auto_err, tid))) => {
+        Ok((e, auto_err, tid)) => {
             if auto_err != 0 {
                 crate::state::say(format_args!("{}: {name}(): {}", who(tid), e.text()));
             }

@@ -19,7 +19,6 @@ use std::time::Duration;
 use billboard::tunables::Tunable;
 
 use crate::error::PvmError;
-use crate::idmap::IdMap;
 use crate::link::{Link, Route};
 use crate::place;
 use crate::spin::Spin;
@@ -77,7 +76,7 @@ pub struct Task {
     /// `progress`'s list of descriptors, kept between waits.
     pub(crate) poll_fds: Vec<libc::pollfd>,
     pub(crate) inbound: Vec<Link>,
-    pub(crate) outbound: IdMap<Route>,
+    pub(crate) outbound: crate::idmap::LastUsed<Route>,
     pub queue: VecDeque<Arrived>,
     pub handlers: Vec<Handler>,
     /// Messages for handlers, to be handed over when the library's lock is free
@@ -150,7 +149,7 @@ impl Task {
             tcp_listener: tcp.map(|(l, _)| l),
             poll_fds: Vec::new(),
             inbound: Vec::new(),
-            outbound: IdMap::default(),
+            outbound: Default::default(),
             queue: VecDeque::new(),
             handlers: Vec::new(),
             for_handlers: VecDeque::new(),

@@ -4,61 +4,87 @@
 
 use std::time::{Duration, Instant};
 
+use crate::link::Front;
 use crate::spin;
 use crate::task::Task;
 use crate::task_progress::Arrived;
 
-/// Where a wait found its message: in the queue, or taken straight from a ring.
+/// Where a wait found its message: in the queue, taken straight from a ring, or left at the
+/// front of inbound link `.0`'s ring (a receive that holds it there, `held_message.rs`).
 enum Found {
     Queued(usize),
     Taken(Arrived),
+    Front(usize, Front),
+}
+
+/// What [`Task::receive_in_place`] got: a message taken in, or one left at the front of
+/// inbound link `.0`'s ring for the caller to hold there (`Link::hold_front`) before it calls
+/// anything else of the task's.
+pub(crate) enum Received {
+    Whole(Arrived),
+    Front(usize, Front),
 }
 
 impl Task {
     /// Takes the first waiting message from `src` with `tag` (-1: any) in the current context,
     /// waiting up to `timeout` (`None`: for ever, `Some(0)`: not at all).
     pub fn receive(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<Arrived> {
-        match self.wait_matching(src, tag, timeout)? {
+        match self.wait_matching(src, tag, timeout, false)? {
             Found::Queued(i) => self.queue.remove(i),
             Found::Taken(m) => Some(m),
+            Found::Front(..) => unreachable!("a wait that takes messages leaves none at a front"),
         }
     }
 
     /// As [`Task::receive`], but a large message may still be in its sender's memory
-    /// (`Arrived::remote`): for a receive whose buffer copies it out itself.
-    pub fn receive_in_place(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<Arrived> {
+    /// (`Arrived::remote`): for a receive whose buffer copies it out itself. With `hold`, a
+    /// small message that comes to the front of a ring while it waits is left there
+    /// (`Received::Front`) rather than copied out: the caller holds it in its cell.
+    pub(crate) fn receive_in_place(
+        &mut self,
+        src: i32,
+        tag: i32,
+        timeout: Option<Duration>,
+        hold: bool,
+    ) -> Option<Received> {
         // A ping-pong's receive: nothing queued, nothing for a handler, the message at the
         // front of its ring. What `wait_matching`'s first look would find, without its
-        // bookkeeping (the queue's settling, the clock, the count of rings).
-        if self.queue.is_empty() && self.for_handlers.is_empty() {
+        // bookkeeping (the queue's settling, the clock, the count of rings). (A holding
+        // receive looked there already: `held_message::receive`.)
+        if !hold && self.queue.is_empty() && self.for_handlers.is_empty() {
             if let Some(m) = self.take_direct(src, tag, self.ctx) {
-                return Some(m);
+                return Some(Received::Whole(m));
             }
         }
         self.lazy_ok = true;
-        let found = self.wait_matching(src, tag, timeout);
+        let found = self.wait_matching(src, tag, timeout, hold);
         self.lazy_ok = false;
         let i = match found {
             Some(Found::Taken(m)) => {
                 self.settle_queue(None);
-                return Some(m);
+                return Some(Received::Whole(m));
+            }
+            Some(Found::Front(link, f)) => {
+                self.settle_queue(None);
+                return Some(Received::Front(link, f));
             }
             Some(Found::Queued(i)) => Some(i),
             None => None,
         };
         self.settle_queue(i);
-        self.queue.remove(i?)
+        self.queue.remove(i?).map(Received::Whole)
     }
 
     /// Where the first matching message waits in the queue, waiting as `receive` does.
     pub fn wait_for(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<usize> {
-        match self.wait_matching(src, tag, timeout)? {
+        match self.wait_matching(src, tag, timeout, false)? {
             Found::Queued(i) => Some(i),
             Found::Taken(m) => {
                 // Newer than all queued from its sender, and the first that matches.
                 self.queue.push_back(m);
                 Some(self.queue.len() - 1)
             }
+            Found::Front(..) => unreachable!("a wait that takes messages leaves none at a front"),
         }
     }
 
@@ -73,7 +99,24 @@ impl Task {
         self.inbound.iter_mut().filter(|l| src == -1 || l.peer == Some(src)).find_map(|l| l.take_message(wanted, spare))
     }
 
-    fn wait_matching(&mut self, src: i32, tag: i32, timeout: Option<Duration>) -> Option<Found> {
+    /// As [`Task::take_direct`], the message left at the front of its ring: the index of its
+    /// link, and where it lies.
+    #[inline]
+    pub(crate) fn front_direct(&self, src: i32, tag: i32, ctx: i32) -> Option<(usize, Front)> {
+        if !self.handlers.is_empty() {
+            return None;
+        }
+        let wanted = |t: i32, c: i32| (tag == -1 || t == tag) && c == ctx;
+        self.inbound
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| src == -1 || l.peer == Some(src))
+            .find_map(|(i, l)| Some((i, l.front_message(wanted)?)))
+    }
+
+    /// The first message that matches, waiting up to `timeout`; with `hold`, a small one that
+    /// comes to the front of a ring is left there (`Found::Front`), else it is taken out.
+    fn wait_matching(&mut self, src: i32, tag: i32, timeout: Option<Duration>, hold: bool) -> Option<Found> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut first = true;
         loop {
@@ -113,9 +156,14 @@ impl Task {
                 // The spin's end is set at the first of those reads, not before the first
                 // look: a message already there costs no clock read.
                 loop {
-                    // A small message that matches is taken whole from its ring; anything
+                    // A small message that matches is taken whole from its ring (or, held, left
+                    // in its cell); anything
                     // else goes the general way (frames, the queue) and is matched above.
-                    if let Some(m) = self.take_direct(src, tag, ctx) {
+                    if hold {
+                        if let Some((i, f)) = self.front_direct(src, tag, ctx) {
+                            return Some(Found::Front(i, f));
+                        }
+                    } else if let Some(m) = self.take_direct(src, tag, ctx) {
                         return Some(Found::Taken(m));
                     }
                     if self.drain_rings() {

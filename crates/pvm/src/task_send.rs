@@ -57,7 +57,7 @@ impl Task {
     /// TCP. A task that is still starting is waited for; one the agent does not know is
     /// `PvmNoTask`.
     pub(crate) fn link_to(&mut self, tid: i32) -> Result<(), PvmError> {
-        if self.outbound.contains_key(&tid) {
+        if self.outbound.contains_key(tid) {
             return Ok(());
         }
         if !place::is_task_tid(tid) {
@@ -118,7 +118,7 @@ impl Task {
     /// Writes `parts` to the task at the end of an existing route.
     pub(crate) fn write_route(&mut self, tid: i32, parts: &[&[u8]]) -> Result<(), PvmError> {
         // The common case: the ring has room for the whole frame.
-        if let Some(Route { stream, ring: Some(ring), .. }) = self.outbound.get_mut(&tid) {
+        if let Some(Route { stream, ring: Some(ring), .. }) = self.outbound.get_mut(tid) {
             if ring.write_whole(parts) {
                 if ring.receiver_asleep() {
                     wake(stream);
@@ -126,7 +126,7 @@ impl Task {
                 return Ok(());
             }
         }
-        let mut route = self.outbound.remove(&tid).ok_or(PvmError::NoTask)?;
+        let mut route = self.outbound.remove(tid).ok_or(PvmError::NoTask)?;
         let r = match route.ring.is_some() {
             true => self.write_ring(&mut route, parts),
             false => self.write_all(route.stream.as_raw_fd(), parts),
@@ -257,7 +257,7 @@ impl Task {
         if tid == self.tid || len >= self.single_copy {
             return None;
         }
-        let Some(Route { stream, ring: Some(ring), .. }) = self.outbound.get_mut(&tid) else { return None };
+        let Some(Route { stream, ring: Some(ring), .. }) = self.outbound.get_mut(tid) else { return None };
         let Some(header) = crate::wire::message_header(self.tid, tag, self.ctx, enc, len) else {
             return Some(Err(PvmError::Overflow));
         };

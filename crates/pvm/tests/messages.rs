@@ -8,7 +8,8 @@
 //! for `PvmTraceCount`/`PvmTraceTime` summaries and `pvm_packf`/`pvm_unpackf` as one event;
 //! the tracer's side in `tests/c/trace_show.h`), and `pvm_precv`'s length in bytes
 //! (`tests/c/precv_len.c`), and received buffers kept, switched and freed while more
-//! messages fill the ring behind one still held in its cell (`tests/c/kept_buffers.c`).
+//! messages fill the ring behind one still held in its cell (`tests/c/kept_buffers.c`), and
+//! the same for messages whose receive waited for them (`tests/c/waiting_held.c`).
 //! Each C program prints
 //! the same built against our library and against Debian's (run under a pvmd of its own),
 //! under a timeout, leaving nothing behind.
@@ -367,6 +368,31 @@ freed: 0, then bufinfo: -16
 the other half: 0 bad
 third: third
 through a matcher: 0 bad
+",
+    );
+}
+
+#[test]
+fn buffers_received_by_waiting_receives_kept_switched_and_freed_as_under_debian() {
+    // A ring of 4 KiB: the 40 messages of 1000 bytes after the first fill it many times. A
+    // receive spins (up to 2 s) until its message comes, never sleeping: every message the
+    // parent waits for comes to the front of its ring while it spins (a sleeping receive
+    // would take it in through the queue, copied, however the spin treats it).
+    prints_as_under_debian_with(
+        "waiting_held",
+        &[("BB_PVM_RING_BYTES", "4096"), ("BB_PVM_SPIN_US", "2000000"), ("BB_PVM_SPIN_MAX_US", "2000000")],
+        "\
+first: 101
+first, after the ring filled: first
+setrbuf(0) returns the received buffer: 1
+second: 202, another buffer: 1
+back to the first (setrbuf returned the second: 1): 102
+the rest, both kept (setrbuf returned the first: 1): 0 bad
+bufinfo of the second: 0, 15 bytes, tag 2, from the child 1
+back to the second, after 40 more: second
+the first freed: 0, then bufinfo: -16
+the third freed unread: 0, then bufinfo: -16, receive buffer 0
+fourth: fourth
 ",
     );
 }

@@ -15,32 +15,11 @@
 #include <unistd.h>
 #include "pvm3.h"
 
-#define LEN 1000
-#define MANY 40
-
-static void fill(char *out, int seed)
-{
-    for (int i = 0; i < LEN; i++)
-        out[i] = (char)(i * 7 + seed);
-}
-
-static int receive_many(int child, int from, int to)
-{
-    char in[LEN], want[LEN];
-    int bad = 0;
-    for (int i = from; i < to; i++) {
-        pvm_recv(child, 3);
-        bad += pvm_upkbyte(in, LEN, 1) < 0;
-        fill(want, i);
-        bad += memcmp(in, want, LEN) != 0;
-    }
-    return bad;
-}
+#include "many_messages.h"
 
 static void child(int parent)
 {
     int a = 101, b = 102, c = 202;
-    char out[LEN];
     /* Connected first, then told to go. */
     pvm_initsend(PvmDataDefault);
     pvm_send(parent, 5);
@@ -54,22 +33,12 @@ static void child(int parent)
     pvm_pkint(&c, 1, 1);
     pvm_pkstr("second");
     pvm_send(parent, 2);
-    for (int i = 0; i < MANY; i++) {
-        fill(out, i);
-        pvm_initsend(PvmDataInPlace);
-        pvm_pkbyte(out, LEN, 1);
-        pvm_send(parent, 3);
-    }
+    send_many(parent);
     pvm_recv(parent, 4);
     pvm_initsend(PvmDataDefault);
     pvm_pkstr("third");
     pvm_send(parent, 8);
-    for (int i = 0; i < MANY; i++) {
-        fill(out, i);
-        pvm_initsend(PvmDataInPlace);
-        pvm_pkbyte(out, LEN, 1);
-        pvm_send(parent, 3);
-    }
+    send_many(parent);
     pvm_recv(parent, 9);
 }
 
