@@ -410,17 +410,19 @@ mod owner_tests {
     }
 }
 
-/// What the waits of one rank of `bb-pt2pt onecore` cost per message it received: yields of
-/// the core, and receive calls that found data, found none, and waited in the kernel.
+/// What the waits of one rank of `bb-pt2pt onecore` (or `ring`) cost per message it received:
+/// yields of the core, polls of the routes, and receive calls that found data, found none, and
+/// waited in the kernel.
 #[derive(Debug)]
 pub struct WaitCalls {
     pub yields: f64,
+    pub polls: f64,
     pub found: f64,
     pub empty: f64,
     pub blocking: f64,
 }
 
-/// The `wait calls` line of each rank in `job`'s output (`bb-pt2pt onecore`).
+/// The `wait calls` line of each rank in `job`'s output (`bb-pt2pt onecore`, `ring`).
 pub fn wait_calls(job: &Job) -> Vec<WaitCalls> {
     let out = job.stdout();
     out.lines()
@@ -434,6 +436,7 @@ pub fn wait_calls(job: &Job) -> Vec<WaitCalls> {
             let messages = field("messages");
             WaitCalls {
                 yields: field("yields") / messages,
+                polls: field("polls") / messages,
                 found: field("found") / messages,
                 empty: field("empty") / messages,
                 blocking: field("blocking") / messages,

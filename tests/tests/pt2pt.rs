@@ -26,6 +26,24 @@ fn ordering_under_oversubscription() {
     case(8, "order", &[]);
 }
 
+/// Where the ranks outnumber the cores, the peer a wait needs most likely waits for this core:
+/// the wait hands it over (a yield) after every poll that found nothing, with no spin first
+/// (engine/ladder.rs, `BB_SPIN_CROWDED`). A token round 4 ranks pinned to 2 cpus (`bb-pt2pt
+/// ring`) and a ping-pong of 2 ranks on one (`onecore`): a poll without a yield after it is one
+/// that found the message, at most one a message (before, `BB_SPIN_CROWDED=50`: 3.0 in both).
+#[test]
+fn a_crowded_wait_yields_after_every_poll_that_found_nothing() {
+    for (n, case) in [(4, "ring"), (2, "onecore")] {
+        let job = run(n, "bb-pt2pt", &[case], &[], T);
+        job.assert_success();
+        let calls = bb_tests::wait_calls(&job);
+        assert_eq!(calls.len(), n, "a line a rank: {}", job.stdout());
+        for c in &calls {
+            assert!(c.polls - c.yields <= 1.0, "{case}: polls not followed by a yield, a message: {c:?}");
+        }
+    }
+}
+
 #[test]
 fn sizes_up_to_16_mib_with_single_copy() {
     case(2, "sizes", &[]);

@@ -270,6 +270,7 @@ pub fn layers() -> &'static [Layer] {
                 &engine::protocol::SHARED_COPY,
                 &engine::protocol::SHARED_CHUNK,
                 &engine::ladder::SPIN,
+                &engine::ladder::SPIN_CROWDED,
                 &engine::ladder::YIELD,
                 &engine::ladder::SLEEP_US,
                 &crate::VERBOSE,

@@ -2,6 +2,7 @@
 //! Each case checks its own results and panics (non-zero exit) on any mismatch; rank 0 prints
 //! one `ok <case>` line at the end.
 
+use billboard::engine::traffic::WaitCalls;
 use billboard::{wait_all, Communicator, Error, SendMode, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 
 type Res = Result<(), Box<dyn std::error::Error>>;
@@ -662,14 +663,15 @@ fn main() {
     }
 }
 
-/// Pins this process to cpu 0, as `taskset -c 0` does (before the library starts: it counts
-/// the cores it may use then).
-fn on_cpu_0() {
+/// Pins this process to the first `cpus` cpus (at least cpu 0), as `taskset -c 0-1` does (before
+/// the library starts: it counts the cores it may use then).
+fn on_cpus(cpus: usize) {
     extern "C" {
         fn sched_setaffinity(pid: i32, size: usize, mask: *const u64) -> i32;
     }
+    let cpus = cpus.min(std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let mut one = [0u64; 16]; // cpu_set_t: 1024 bits
-    one[0] = 1;
+    one[0] = (1u64 << cpus) - 1;
     // SAFETY: the mask lives across the call and is as long as the size given.
     let r = unsafe { sched_setaffinity(0, std::mem::size_of_val(&one), one.as_ptr()) };
     assert_eq!(r, 0, "sched_setaffinity: {}", std::io::Error::last_os_error());
@@ -706,16 +708,56 @@ fn one_core(w: &Communicator) -> Res {
             w.send(&b[..], other, 3)?;
         }
     }
-    let after = w.wait_calls();
+    print_wait_calls(w, MESSAGES, before, w.wait_calls());
+    w.barrier()?;
+    Ok(())
+}
+
+/// The `wait calls` line of this rank (`bb_tests::wait_calls` reads it): what its waits cost
+/// between `before` and `after`, over `messages` received.
+fn print_wait_calls(w: &Communicator, messages: u64, before: WaitCalls, after: WaitCalls) {
     let r = (after.receives, before.receives);
     println!(
-        "wait calls of rank {}: messages={MESSAGES} yields={} found={} empty={} blocking={}",
+        "wait calls of rank {}: messages={messages} yields={} polls={} found={} empty={} blocking={}",
         w.rank(),
         after.yields - before.yields,
+        after.polls - before.polls,
         r.0.found - r.1.found,
         r.0.empty - r.1.empty,
         r.0.blocking - r.1.blocking
     );
+}
+
+/// A token goes round every rank `messages` times (rank r receives from r-1 and sends to r+1),
+/// the ranks pinned to cpus 0 and 1 so that they outnumber the cores: each rank prints its
+/// waits' yields and polls (`Comm::wait_calls`), for `tests/pt2pt.rs` to check that a crowded
+/// wait hands its core over after each poll that found nothing (engine/ladder.rs). (`ring N`
+/// under callgrind at two N: instructions a hop, bench/README.md.)
+fn ring(w: &Communicator, messages: u64) -> Res {
+    // SAFETY: this program calls the library from its main thread alone.
+    unsafe { w.assume_serialized() };
+    let (me, n) = (w.rank(), w.size());
+    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
+    let mut b = [0u8; 8];
+    let mut round = |k: u64| -> Res {
+        if me == 0 {
+            w.send(&k.to_le_bytes()[..], next, 4)?;
+            w.recv(&mut b[..], prev, 4)?;
+        } else {
+            w.recv(&mut b[..], prev, 4)?;
+            w.send(&b[..], next, 4)?;
+        }
+        assert_eq!(u64::from_le_bytes(b), k, "rank {me}: the token of round {k}");
+        Ok(())
+    };
+    for k in 0..50 {
+        round(k)?;
+    }
+    let before = w.wait_calls();
+    for k in 0..messages {
+        round(k)?;
+    }
+    print_wait_calls(w, messages, before, w.wait_calls());
     w.barrier()?;
     Ok(())
 }
@@ -767,8 +809,10 @@ fn self_send(w: &Communicator) -> Res {
 
 fn run() -> Res {
     let case = std::env::args().nth(1).unwrap_or_else(|| "all".into());
-    if case == "onecore" {
-        on_cpu_0();
+    match case.as_str() {
+        "onecore" => on_cpus(1),
+        "ring" => on_cpus(2),
+        _ => {}
     }
     let universe = billboard::init()?;
     let w = universe.world();
@@ -793,6 +837,7 @@ fn run() -> Res {
             }
         }
         "onecore" => one_core(&w)?,
+        "ring" => ring(&w, std::env::args().nth(2).map_or(Ok(2000), |n| n.parse())?)?,
         "selfsend" => self_send(&w)?,
         "many" => many(&w)?,
         "raw" => raw(&w)?,

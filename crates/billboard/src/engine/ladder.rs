@@ -3,8 +3,11 @@
 //!
 //! On this kind of VM a sleep/wake through the kernel costs 30–40 µs while a polled cache line
 //! answers in ~55 ns, so sleeping is the last resort. When the ranks of this machine outnumber
-//! its cores a spinning rank steals the core its peer needs, so the spin phase is cut short and
-//! the rank yields early.
+//! its cores a spinning rank steals the core its peer needs, so the rank yields at the first
+//! poll that finds nothing (`BB_SPIN_CROWDED`, 0), as the bare token ring that yields at once
+//! (bench/peers/ring_floor.c) does: a 4-rank ring on 2 cores passes its token through each
+//! core's other rank, and a waiter that spun first (50 polls, as before) kept that core from the
+//! rank the token had just reached (bench/README.md, "The ring's hand-over").
 //!
 //! The spin is short even with a core for every rank (`BB_SPIN`, 1,000 polls: ~50 µs), because
 //! other programs may share the cores: a rank the kernel put on the core of the rank it waits
@@ -28,6 +31,12 @@ pub static SPIN: Tunable =
 pub static YIELD: Tunable =
     Tunable::new("BB_YIELD", 2000, "sched_yield rounds before sleeping; ranks that outnumber the cores start here")
         .read_at(crate::tunables::Effect::EachUse);
+pub static SPIN_CROWDED: Tunable = Tunable::new(
+    "BB_SPIN_CROWDED",
+    0,
+    "empty polls before yielding where ranks outnumber cores: 0, the peer awaited most likely needs this core",
+)
+.read_at(crate::tunables::Effect::EachUse);
 pub static SLEEP_US: Tunable =
     Tunable::new("BB_SLEEP_US", 2000, "longest sleep (µs); bounds a missed wake-up and the delay of dead-peer checks")
         .read_at(crate::tunables::Effect::EachUse);
@@ -48,7 +57,7 @@ pub enum Step {
 
 impl Backoff {
     pub fn new(oversubscribed: bool) -> Backoff {
-        let spin = if oversubscribed { 50 } else { SPIN.get() };
+        let spin = if oversubscribed { SPIN_CROWDED.get() } else { SPIN.get() };
         Backoff { rounds: 0, spin, yields: YIELD.get() }
     }
 
@@ -109,17 +118,34 @@ mod tests {
     }
 
     #[test]
-    fn a_look_that_spends_the_whole_spin_yields_next_and_never_sleeps_early() {
-        // Ranks crowd the cores and the awaited peer is behind a socket: one empty poll says
-        // it spent everything (u32::MAX); the waiter must yield now, not sleep.
+    fn a_crowded_wait_yields_after_its_first_empty_poll() {
+        // Ranks outnumber cores: the awaited peer most likely needs this core, so the first
+        // poll that finds nothing hands it over; no spin comes first.
         let mut b = Backoff::new(true);
+        assert!(b.spin_over(), "nothing to spin");
+        assert!(yields(b.step()), "the first empty poll yields");
+        assert!(yields(b.step()), "and so does every one after it");
+        b.reset();
+        assert!(yields(b.step()), "a wait that moved something still yields at its next empty poll");
+        // With a core for every rank, the spin comes first.
+        let mut b = Backoff::new(false);
+        assert!(matches!(b.step(), Step::Spin));
+    }
+
+    #[test]
+    fn a_look_that_spends_the_whole_spin_yields_next_and_never_sleeps_early() {
+        // A ladder that spins first (as a crowded one with BB_SPIN_CROWDED=50), waiting on a
+        // peer behind a socket: one empty poll says it spent everything (u32::MAX); the
+        // waiter must yield now, not sleep.
+        let spinning = || Backoff { rounds: 0, spin: 50, yields: YIELD.get() };
+        let mut b = spinning();
         assert!(matches!(b.step(), Step::Spin));
         assert!(!b.spin_over());
         b.spent(u32::MAX);
         assert!(b.spin_over());
         assert!(yields(b.step()), "the next step hands the core over");
         // Bursts counted within the spin phase still add up as before.
-        let mut b = Backoff::new(true);
+        let mut b = spinning();
         let _ = b.step();
         b.spent(16);
         assert_eq!(b.rounds, 16);
