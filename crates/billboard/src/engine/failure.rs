@@ -18,6 +18,8 @@
 //! | DATA   | our receive request   | a pipelined receive from the sender; the bytes inside the message and not past its length |
 
 use super::*;
+use crate::engine::rendezvous::{answer, Answer, Step};
+use crate::engine::shared_copy::{RecvAction, RecvEvent};
 
 impl Core {
     /// A request that has already failed because `peer`'s route broke.
@@ -52,14 +54,31 @@ impl Core {
             }
         }
         for id in 0..self.reqs.len() as ReqId {
-            let req = self.reqs.get(id);
-            let depends = match req.state {
+            let req = self.reqs.get_mut(id);
+            let named = req.hint == Some(peer);
+            let depends = match &mut req.state {
                 State::Free | State::Done => false,
                 State::RecvPosted { .. } => {
                     let wildcard = req.hint.is_none() && peer < self.joined_from;
-                    (req.hint == Some(peer) || wildcard) && self.matcher.cancel(id)
+                    (named || wildcard) && self.matcher.cancel(id)
                 }
-                _ => req.hint == Some(peer),
+                // The claim word it opened is free again (no copy of the dead sender's can
+                // start, but the word is the pair's, not the message's).
+                State::RecvShared { copy, .. } if named => match copy.handle(RecvEvent::PeerFailed) {
+                    RecvAction::Failed { slot } => {
+                        self.free_claim(peer, slot);
+                        true
+                    }
+                    other => unreachable!("a failed sender gave {other:?}"),
+                },
+                s @ (State::SendQueued { .. }
+                | State::SendRendezvous { .. }
+                | State::SendShared { .. }
+                | State::SendPipeline { .. }) => {
+                    let phase = s.send_phase().expect("a send");
+                    named && answer(phase, Answer::PeerFailed) == Step::Fail
+                }
+                _ => named,
             };
             if depends {
                 let req = self.reqs.get_mut(id);
@@ -79,19 +98,6 @@ impl Core {
         }
         self.fail_peer(peer, format!("it broke the message protocol: {what}"));
         self.to_close.push(peer);
-    }
-
-    /// The send request a FIN, CTS or SHARE from `peer` names (`aux`), if it is one of ours to
-    /// `peer` waiting for the receiver (`shared`: also while it helps with a shared copy).
-    #[inline]
-    pub(super) fn rendezvous_send(&mut self, peer: usize, aux: u64, shared: bool) -> Option<ReqId> {
-        let req = self.reqs.lookup_mut(aux)?;
-        let waiting = match req.state {
-            State::SendRendezvous { .. } => true,
-            State::SendShared { .. } => shared,
-            _ => false,
-        };
-        (waiting && req.hint == Some(peer)).then_some(aux as ReqId)
     }
 
     /// The receive request a DATA or PUSHED record from `peer` names (`id`), if it is one of

@@ -7,9 +7,10 @@
 //! small-message path allocates nothing and makes no system call.
 //!
 //! Files, by concern: this one holds the engine, its calls and the poll loop; `records.rs` what
-//! each arriving record does; each large-message protocol has its own: `single_copy.rs` and
-//! `pipeline.rs` (machines without I/O, driven by `large.rs`), `shared_copy.rs`; `failure.rs`
-//! fails a peer; `revoke.rs` revokes a communicator (MPIX_Comm_revoke).
+//! each arriving record does; each large-message protocol has its own machine without I/O:
+//! `single_copy.rs`, `pipeline.rs`, `shared_copy.rs` and the sender's `rendezvous.rs`, driven
+//! by `large.rs`; `failure.rs` fails a peer; `revoke.rs` revokes a communicator
+//! (MPIX_Comm_revoke).
 
 use std::collections::VecDeque;
 
@@ -17,7 +18,8 @@ use super::claims::{self, End};
 use super::matching::{Arrival, Envelope, Matcher, Pattern};
 use super::protocol::{Protocol, Rts, Share, Thresholds, CTS, DATA, EAGER, FIN, PUSHED, REVOKE, RTS, SHARE};
 use super::protocol::{CMA_SEGMENT, SHARED_CHUNK, SHARED_COPY, SINGLE_COPY};
-use super::request::{Completion, ReqId, Slab, State, NO_SLOT};
+use super::rendezvous::{answer, Answer, Phase, Step};
+use super::request::{Completion, ReqId, Slab, State};
 use super::scatter::{copy_into, iovecs, Block, Cursor, Pieces};
 use super::traffic::{Traffic, WaitCalls};
 use std::sync::Arc;
@@ -36,8 +38,6 @@ mod large;
 mod records;
 #[path = "revoke.rs"]
 pub(crate) mod revoke;
-#[path = "shared_copy.rs"]
-mod shared_copy;
 #[cfg(all(test, not(loom)))]
 #[path = "sim_tests.rs"]
 mod sim_tests;
@@ -721,7 +721,9 @@ impl<C: Channel> Engine<C> {
                         ok
                     }
                     _ => {
-                        let ok = self.send_rts(peer, id, &header, buf, len);
+                        // The machine's first step (`rendezvous.rs`): room for the RTS posts it.
+                        let post = answer(Phase::Queued, Answer::Room) == Step::PostRts;
+                        let ok = post && self.send_rts(peer, id, &header, buf, len);
                         if ok {
                             self.core.reqs.get_mut(id).state = State::SendRendezvous { buf, len };
                         }
