@@ -360,3 +360,366 @@ impl SharedSend {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::engine::claims::{End, PAGE};
+    use crate::sync::AtomicU64;
+    use RecvAction as A;
+    use RecvEvent as E;
+
+    const ADDR: u64 = 0x10_0000;
+
+    fn turn(r: &mut SharedRecv, free: Option<u16>) -> RecvAction {
+        r.handle(E::Turn { free, chunk: 2 * PAGE })
+    }
+
+    #[test]
+    fn it_reads_alone_until_a_word_is_free_then_asks() {
+        let mut r = SharedRecv::new(ADDR, 9, 10 * PAGE);
+        assert_eq!(turn(&mut r, None), A::Read { addr: ADDR, offset: 0, bytes: 2 * PAGE });
+        assert_eq!(r.handle(E::Read { bytes: 2 * PAGE }), A::Yield);
+        assert_eq!(turn(&mut r, None), A::Read { addr: ADDR + 2 * PAGE as u64, offset: 2 * PAGE, bytes: 2 * PAGE });
+        assert_eq!(r.handle(E::Read { bytes: 2 * PAGE }), A::Yield);
+        assert_eq!(turn(&mut r, Some(3)), A::Open { slot: 3, copied: 4 * PAGE }, "the pages read alone stay read");
+        assert_eq!(r.handle(E::Opened { seq: 77 }), A::Share { slot: 3, seq: 77 });
+        assert_eq!(r.slot(), Some(3));
+        assert_eq!(turn(&mut r, Some(0)), A::Claim { slot: 3, seq: 77, chunk: 2 * PAGE }, "one word per copy");
+    }
+
+    #[test]
+    fn a_message_read_wholly_alone_finishes_without_a_word() {
+        let mut r = SharedRecv::new(ADDR, 9, 3 * PAGE + 1);
+        assert_eq!(turn(&mut r, None), A::Read { addr: ADDR, offset: 0, bytes: 2 * PAGE });
+        assert_eq!(r.handle(E::Read { bytes: 2 * PAGE }), A::Yield);
+        assert_eq!(turn(&mut r, None), A::Read { addr: ADDR + 2 * PAGE as u64, offset: 2 * PAGE, bytes: PAGE + 1 });
+        assert_eq!(r.handle(E::Read { bytes: PAGE + 1 }), A::Finish { send_req: 9, slot: None });
+    }
+
+    /// Opened, claims from the front until nothing is free, then the end the sender's part
+    /// decides: FIN at once if it took nothing; else wait for PUSHED, read what it gave back.
+    #[test]
+    fn claims_then_the_senders_part_decides_the_end() {
+        for (took, redo) in [(false, (0, 0)), (true, (0, 0)), (true, (5, 7))] {
+            let mut r = SharedRecv::new(ADDR, 9, 8 * PAGE);
+            assert_eq!(turn(&mut r, Some(1)), A::Open { slot: 1, copied: 0 });
+            assert_eq!(r.handle(E::Opened { seq: 4 }), A::Share { slot: 1, seq: 4 });
+            assert_eq!(turn(&mut r, None), A::Claim { slot: 1, seq: 4, chunk: 2 * PAGE });
+            assert_eq!(
+                r.handle(E::Claimed { range: Some((0, 2 * PAGE)) }),
+                A::Read { addr: ADDR, offset: 0, bytes: 2 * PAGE }
+            );
+            assert_eq!(r.handle(E::Read { bytes: 2 * PAGE }), A::Yield);
+            assert_eq!(turn(&mut r, None), A::Claim { slot: 1, seq: 4, chunk: 2 * PAGE });
+            assert_eq!(r.handle(E::Claimed { range: None }), A::Yield);
+            assert_eq!(turn(&mut r, None), A::AskSenderTook { slot: 1 });
+            if took {
+                assert_eq!(r.handle(E::SenderTook { took }), A::Wait, "its PUSHED has not come");
+                assert_eq!(r.handle(E::Pushed { redo }), A::Accepted);
+                assert_eq!(turn(&mut r, None), A::AskSenderTook { slot: 1 });
+            }
+            if redo != (0, 0) {
+                let read = A::Read { addr: ADDR + 5 * PAGE as u64, offset: 5 * PAGE, bytes: 2 * PAGE };
+                assert_eq!(r.handle(E::SenderTook { took }), read, "pages given back");
+                assert_eq!(r.handle(E::Read { bytes: 2 * PAGE }), A::Yield);
+                assert_eq!(turn(&mut r, None), A::AskSenderTook { slot: 1 });
+            }
+            assert_eq!(r.handle(E::SenderTook { took }), A::Finish { send_req: 9, slot: Some(1) });
+            assert_eq!(r.slot(), None);
+        }
+    }
+
+    #[test]
+    fn a_refused_read_restarts_by_the_pipeline_once_the_sender_is_done() {
+        // Alone: at once, no word to free.
+        let mut r = SharedRecv::new(ADDR, 9, 8 * PAGE);
+        assert!(matches!(turn(&mut r, None), A::Read { .. }));
+        assert_eq!(r.handle(E::Refused), A::Restart { send_req: 9, len: 8 * PAGE, slot: None });
+        // Claimed: take the rest, wait for the sender's pages, then restart.
+        let mut r = SharedRecv::new(ADDR, 9, 8 * PAGE);
+        turn(&mut r, Some(2));
+        r.handle(E::Opened { seq: 1 });
+        turn(&mut r, None);
+        assert!(matches!(r.handle(E::Claimed { range: Some((0, PAGE)) }), A::Read { .. }));
+        assert_eq!(r.handle(E::Refused), A::Seal { slot: 2, seq: 1 });
+        assert_eq!(turn(&mut r, None), A::AskSenderTook { slot: 2 });
+        assert_eq!(r.handle(E::SenderTook { took: true }), A::Wait);
+        assert_eq!(r.handle(E::Pushed { redo: (6, 8) }), A::Accepted);
+        turn(&mut r, None);
+        let restart = A::Restart { send_req: 9, len: 8 * PAGE, slot: Some(2) };
+        assert_eq!(r.handle(E::SenderTook { took: true }), restart, "pages given back are not read: all again");
+        // Given back, refused: restart.
+        let mut r = SharedRecv::new(ADDR, 9, 8 * PAGE);
+        turn(&mut r, Some(0));
+        r.handle(E::Opened { seq: 1 });
+        turn(&mut r, None);
+        r.handle(E::Claimed { range: None });
+        r.handle(E::Pushed { redo: (0, 8) });
+        turn(&mut r, None);
+        assert!(matches!(r.handle(E::SenderTook { took: true }), A::Read { .. }));
+        assert_eq!(r.handle(E::Refused), A::Yield);
+        turn(&mut r, None);
+        assert_eq!(r.handle(E::SenderTook { took: true }), A::Restart { send_req: 9, len: 8 * PAGE, slot: Some(0) });
+    }
+
+    #[test]
+    fn a_pushed_it_cannot_have_been_sent_is_a_violation() {
+        let mut r = SharedRecv::new(ADDR, 9, 8 * PAGE + 1);
+        assert_eq!(r.handle(E::Pushed { redo: (0, 0) }), A::Violation(PushedViolation::NotAsked), "before SHARE");
+        turn(&mut r, Some(0));
+        r.handle(E::Opened { seq: 1 });
+        for redo in [(3, 3), (4, 2), (0, 10)] {
+            let v = PushedViolation::Outside { from: redo.0, to: redo.1, len: 8 * PAGE + 1 };
+            assert_eq!(r.handle(E::Pushed { redo }), A::Violation(v));
+        }
+        assert_eq!(r.handle(E::Pushed { redo: (0, 9) }), A::Accepted, "the partial last page is a page");
+        assert_eq!(r.handle(E::Pushed { redo: (0, 0) }), A::Violation(PushedViolation::NotAsked), "a second");
+    }
+
+    /// The sender's failure, wherever the copy stands: the receive fails, and the claim word
+    /// it opened (if it had) is handed back to be freed.
+    #[test]
+    fn a_failed_sender_fails_the_receive_and_frees_its_word() {
+        let mut r = SharedRecv::new(ADDR, 9, 8 * PAGE);
+        assert_eq!(r.handle(E::PeerFailed), A::Failed { slot: None });
+        let mut r = SharedRecv::new(ADDR, 9, 8 * PAGE);
+        turn(&mut r, Some(3));
+        r.handle(E::Opened { seq: 1 });
+        assert_eq!(r.handle(E::PeerFailed), A::Failed { slot: Some(3) });
+        turn(&mut r, None);
+        r.handle(E::Claimed { range: None });
+        assert_eq!(r.handle(E::PeerFailed), A::Failed { slot: None }, "freed once");
+    }
+
+    #[test]
+    fn the_sender_writes_what_it_claims_and_says_so() {
+        let mut s = SharedSend::new(8 * PAGE, ADDR, 5, 2, 9);
+        let claim = HelpAction::Claim { slot: 2, seq: 9, chunk: PAGE };
+        assert_eq!(s.handle(HelpEvent::Turn { chunk: PAGE }), claim);
+        assert_eq!(s.handle(HelpEvent::Claimed { range: None }), HelpAction::Done { recv_req: 5, pushed: false });
+        s.handle(HelpEvent::Turn { chunk: PAGE });
+        let write = HelpAction::Write { offset: 7 * PAGE, bytes: PAGE, to: ADDR + 7 * PAGE as u64 };
+        assert_eq!(s.handle(HelpEvent::Claimed { range: Some((7 * PAGE, 8 * PAGE)) }), write);
+        assert_eq!(s.handle(HelpEvent::Written), HelpAction::Yield);
+        s.handle(HelpEvent::Turn { chunk: PAGE });
+        assert_eq!(s.handle(HelpEvent::Claimed { range: None }), HelpAction::Done { recv_req: 5, pushed: true });
+        s.handle(HelpEvent::Turn { chunk: 2 * PAGE });
+        s.handle(HelpEvent::Claimed { range: Some((4 * PAGE, 6 * PAGE)) });
+        assert_eq!(s.handle(HelpEvent::Refused), HelpAction::GiveBack { recv_req: 5, redo: (4, 6) });
+    }
+
+    /// A record between the machines, in flight.
+    enum Record {
+        Share { slot: u16, seq: u16 },
+        Pushed { redo: (u32, u32) },
+    }
+
+    /// What one run of both ends came to.
+    #[derive(Default, Debug)]
+    struct Run {
+        /// Per byte of the message: how many times it was copied.
+        copies: Vec<u8>,
+        finished: usize,
+        restarted: usize,
+        failed: usize,
+        /// Writes by the sender after the receive had ended (its buffer given back).
+        late_writes: usize,
+        /// The claim word the receiver opened, and whether its end freed it.
+        opened: Option<u16>,
+        freed: bool,
+    }
+
+    /// Both ends over one claim word, the records between them in flight: `schedule` picks
+    /// who moves (0, 1: the receiver's round; 2: the sender's; 3: the next record arrives,
+    /// twice if `repeat`); reads number `refuse_read`, writes number `refuse_write` are
+    /// refused; at step `die` the sender dies.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        len: usize,
+        chunk: usize,
+        free_after: usize,
+        schedule: &[u8],
+        refuse_read: Option<usize>,
+        refuse_write: Option<usize>,
+        die: Option<usize>,
+        repeat: bool,
+    ) -> Run {
+        let word = AtomicU64::new(0);
+        let mut out = Run { copies: vec![0; len], ..Run::default() };
+        let mut r = SharedRecv::new(ADDR, 1, len);
+        let mut s: Option<SharedSend> = None;
+        let (mut to_sender, mut to_recv) = (Vec::<Record>::new(), std::collections::VecDeque::<Record>::new());
+        let (mut reads, mut writes, mut turns, mut pushed_seen) = (0, 0, 0, false);
+        let mut sender_alive = true;
+        let cover = |copies: &mut Vec<u8>, offset: usize, bytes: usize| {
+            copies[offset..offset + bytes].iter_mut().for_each(|c| *c += 1);
+        };
+        let fallback = [0u8, 2, 3];
+        let steps = schedule.iter().chain(fallback.iter().cycle()).take(200_000);
+        for (step, &who) in steps.enumerate() {
+            if out.finished + out.restarted + out.failed > 0 && s.is_none() {
+                return out;
+            }
+            if die == Some(step) && sender_alive {
+                sender_alive = false;
+                (s, to_recv) = (None, Default::default());
+                to_sender.clear();
+                if out.finished + out.restarted == 0 {
+                    match r.handle(E::PeerFailed) {
+                        A::Failed { slot } => {
+                            out.failed += 1;
+                            out.freed |= slot.is_some() && slot == out.opened;
+                        }
+                        other => panic!("a dead sender gave {other:?}"),
+                    }
+                }
+                continue;
+            }
+            let ended = out.finished + out.restarted + out.failed > 0;
+            match who {
+                0 | 1 if !ended => {
+                    turns += 1;
+                    let free = (turns > free_after && out.opened.is_none()).then_some(2u16);
+                    let mut a = r.handle(E::Turn { free, chunk });
+                    loop {
+                        a = match a {
+                            A::Open { slot, copied } => {
+                                out.opened = Some(slot);
+                                let seq = claims::open(&word, len, copied);
+                                r.handle(E::Opened { seq })
+                            }
+                            A::Share { slot, seq } => {
+                                to_sender.push(Record::Share { slot, seq });
+                                break;
+                            }
+                            A::Claim { seq, chunk, .. } => {
+                                let range = claims::take(&word, seq, len, End::Front, chunk).map(|x| (x.start, x.end));
+                                r.handle(E::Claimed { range })
+                            }
+                            A::Seal { seq, .. } => {
+                                while claims::take(&word, seq, len, End::Front, claims::MAX_BYTES).is_some() {}
+                                break;
+                            }
+                            A::AskSenderTook { .. } => {
+                                r.handle(E::SenderTook { took: claims::sender_took(&word, len) })
+                            }
+                            A::Read { addr, offset, bytes } => {
+                                assert_eq!(addr, ADDR + offset as u64);
+                                reads += 1;
+                                if refuse_read == Some(reads) {
+                                    r.handle(E::Refused)
+                                } else {
+                                    cover(&mut out.copies, offset, bytes);
+                                    r.handle(E::Read { bytes })
+                                }
+                            }
+                            A::Yield | A::Wait => break,
+                            A::Finish { slot, .. } => {
+                                let took = out.opened.is_some() && claims::sender_took(&word, len);
+                                assert!(pushed_seen || !took, "FIN before PUSHED");
+                                out.finished += 1;
+                                out.freed |= slot.is_some() && slot == out.opened;
+                                break;
+                            }
+                            A::Restart { slot, .. } => {
+                                out.restarted += 1;
+                                out.freed |= slot.is_some() && slot == out.opened;
+                                break;
+                            }
+                            other => panic!("a round gave {other:?}"),
+                        }
+                    }
+                }
+                2 => {
+                    let Some(help) = s.as_mut() else { continue };
+                    let mut a = help.handle(HelpEvent::Turn { chunk });
+                    loop {
+                        a = match a {
+                            HelpAction::Claim { seq, chunk, .. } => {
+                                let range = claims::take(&word, seq, len, End::Back, chunk).map(|x| (x.start, x.end));
+                                help.handle(HelpEvent::Claimed { range })
+                            }
+                            HelpAction::Write { offset, bytes, to } => {
+                                assert_eq!(to, ADDR + offset as u64);
+                                writes += 1;
+                                if refuse_write == Some(writes) {
+                                    help.handle(HelpEvent::Refused)
+                                } else {
+                                    out.late_writes += usize::from(out.finished + out.restarted + out.failed > 0);
+                                    cover(&mut out.copies, offset, bytes);
+                                    help.handle(HelpEvent::Written)
+                                }
+                            }
+                            HelpAction::Yield => break,
+                            HelpAction::Done { pushed, .. } => {
+                                if pushed {
+                                    to_recv.push_back(Record::Pushed { redo: (0, 0) });
+                                }
+                                s = None;
+                                break;
+                            }
+                            HelpAction::GiveBack { redo, .. } => {
+                                to_recv.push_back(Record::Pushed { redo });
+                                s = None;
+                                break;
+                            }
+                        }
+                    }
+                }
+                3 => {
+                    if let Some(Record::Share { slot, seq }) = to_sender.pop() {
+                        s = Some(SharedSend::new(len, ADDR, 1, slot, seq));
+                    } else if let Some(Record::Pushed { redo }) = to_recv.pop_front() {
+                        if !ended {
+                            assert_eq!(r.handle(E::Pushed { redo }), A::Accepted);
+                            pushed_seen = true;
+                            if repeat {
+                                let again = r.handle(E::Pushed { redo });
+                                assert_eq!(again, A::Violation(PushedViolation::NotAsked), "a repeated PUSHED");
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        panic!("no end after 200000 steps: {out:?}")
+    }
+
+    proptest::proptest! {
+        /// Against the model (each byte copied once; the receive ends exactly once; the
+        /// sender's failure fails it and frees the word): any interleaving of the two ends,
+        /// records delayed and repeated, refused reads and writes, the sender dying anywhere.
+        #[test]
+        fn both_ends_against_the_model(
+            pages in 1usize..40,
+            tail in 0usize..PAGE,
+            chunk_pages in 1usize..5,
+            free_after in 0usize..4,
+            schedule in proptest::collection::vec(0u8..4, 0..300),
+            refuse_read in proptest::option::of(1usize..20),
+            refuse_write in proptest::option::of(1usize..20),
+            die in proptest::option::of(0usize..300),
+            repeat in proptest::bool::ANY,
+        ) {
+            let len = pages * PAGE + tail;
+            let out = run(len, chunk_pages * PAGE, free_after, &schedule, refuse_read, refuse_write, die, repeat);
+            proptest::prop_assert_eq!(out.finished + out.restarted + out.failed, 1, "{:?}", out);
+            proptest::prop_assert!(out.copies.iter().all(|&c| c <= 1), "a byte copied twice");
+            proptest::prop_assert_eq!(out.late_writes, 0, "the sender wrote after the receive ended");
+            if out.finished == 1 {
+                proptest::prop_assert!(out.copies.iter().all(|&c| c == 1), "a byte never copied");
+            }
+            if out.restarted == 1 {
+                proptest::prop_assert!(refuse_read.is_some(), "restarted with no refusal");
+            }
+            if out.failed == 1 {
+                proptest::prop_assert!(die.is_some());
+            }
+            if out.opened.is_some() {
+                proptest::prop_assert!(out.freed, "the claim word was not freed: {:?}", out);
+            }
+        }
+    }
+}

@@ -453,6 +453,110 @@ fn a_receiver_dying_mid_pipeline_fails_the_send() {
     assert_eq!(s.count(0, 1, DATA), before, "nothing sent after the failure");
 }
 
+/// The sender dies mid shared copy, after the receiver opened a claim word and asked it
+/// (SHARE) and both ends took pages: the receive fails naming it at the next round, no FIN
+/// goes out, the copy stops, and the claim word it held is free again; a shared copy from
+/// another rank beside it is untouched.
+#[test]
+fn a_sender_dying_mid_shared_copy_fails_the_receive() {
+    let len = 24 * claims::PAGE;
+    let mut s = sim(3, shm());
+    let (dying, living) = (data(0, 1, len), data(1, 1, len));
+    let (mut from_dying, mut from_living) = (vec![0u8; len], vec![0u8; len]);
+    let a = s.recv(2, Some(0), Some(0), &mut from_dying);
+    let b = s.recv(2, Some(1), Some(0), &mut from_living);
+    s.send(0, 2, 0, &dying);
+    let send_b = s.send(1, 2, 0, &living);
+    // Rank 2 matches both and asks both; each sender copies a chunk from the back.
+    s.rounds(&[2, 2, 0, 1, 0, 1, 2]);
+    assert!(matches!(s.ranks[2].core.reqs.get(a).state, State::RecvShared { copy, .. } if copy.slot().is_some()));
+    assert_eq!(s.count(2, 0, SHARE), 1);
+    assert!(s.ranks[0].core.active.len() == 1, "rank 0 helps");
+    s.net.borrow_mut().kill(0, "killed mid shared copy");
+    s.rounds(&[2]);
+    assert!(s.ranks[2].is_done(a));
+    match s.ranks[2].finish(a) {
+        Err(Error::PeerGone { rank: 0, reason }) => assert!(reason.contains("mid shared copy"), "{reason}"),
+        other => panic!("expected rank 0 gone, got {other:?}"),
+    }
+    assert_eq!(s.count(2, 0, FIN), 0, "no FIN to the dead sender");
+    assert_eq!(s.ranks[2].core.claims_busy[0], 0, "the dead sender's claim word is free again");
+    s.complete(&[(2, Some(b)), (1, send_b)]);
+    assert!(from_living == living, "the copy beside it arrives whole");
+    assert_eq!(s.ranks[2].core.claims_busy, [0, 0, 0]);
+}
+
+/// The receiver dies while the sender writes pages of a shared copy into its buffer: the send
+/// fails naming it at the next round, the sender stops writing and sends no PUSHED, and it
+/// still helps the other ranks (a dead receiver is not a refused write).
+#[test]
+fn a_receiver_dying_mid_shared_copy_fails_the_send() {
+    let len = 24 * claims::PAGE;
+    let mut s = sim(3, shm());
+    let msg = data(0, 3, len);
+    let mut buf = vec![0u8; len];
+    let id = s.recv(1, Some(0), Some(0), &mut buf);
+    let send = s.send(0, 1, 0, &msg).unwrap();
+    s.rounds(&[1, 0, 0]);
+    assert!(matches!(s.ranks[0].core.reqs.get(send).state, State::SendShared { .. }), "helping");
+    assert!(s.ranks[0].core.active.contains(&send));
+    s.net.borrow_mut().kill(1, "killed mid shared copy");
+    s.rounds(&[0, 0]);
+    match s.ranks[0].finish(send) {
+        Err(Error::PeerGone { rank: 1, reason }) => assert!(reason.contains("mid shared copy"), "{reason}"),
+        other => panic!("expected rank 1 gone, got {other:?}"),
+    }
+    assert!(s.ranks[0].core.active.is_empty(), "the copy stopped");
+    assert_eq!(s.count(0, 1, PUSHED), 0);
+    assert!(!s.ranks[0].core.push_refused[1]);
+    // Rank 2 still gets its help.
+    let mut buf = vec![0u8; len];
+    let id2 = s.recv(2, Some(0), Some(0), &mut buf);
+    let send2 = s.send(0, 2, 0, &msg);
+    s.rounds(&[2, 0, 0]);
+    s.complete(&[(2, Some(id2)), (0, send2)]);
+    assert!(buf == msg);
+    assert_eq!(s.count(0, 2, PUSHED), 1, "the sender helped rank 2");
+    let _ = id;
+}
+
+/// A cancel racing the SHARE: before the RTS is polled the cancel wins (nothing answers the
+/// RTS, a later receive gets the message by a shared copy); once the receive has matched and
+/// its SHARE is on its way, cancel says no and the copy completes whole.
+#[test]
+fn a_cancel_racing_the_share() {
+    let len = 16 * claims::PAGE + 7;
+    let msg = data(0, 8, len);
+    let mut s = sim(2, shm());
+    let mut buf = vec![0u8; len];
+    let early = s.recv(1, Some(0), Some(3), &mut buf);
+    let send = s.send(0, 1, 3, &msg);
+    assert!(s.ranks[1].cancel(early));
+    assert!(s.ranks[1].finish(early).unwrap().cancelled);
+    s.rounds(&[1, 1]);
+    assert_eq!(s.count(1, 0, SHARE) + s.count(1, 0, FIN) + s.count(1, 0, CTS), 0, "nothing answered the RTS");
+    let later = s.recv(1, Some(0), Some(3), &mut buf);
+    s.complete(&[(1, Some(later)), (0, send)]);
+    assert!(buf == msg);
+    assert_eq!(s.count(1, 0, SHARE), 1, "the later receive copied it shared");
+    // The match wins: the SHARE is held on its way; the cancel is refused.
+    let mut s = sim(2, shm());
+    let mut buf = vec![0u8; len];
+    let id = s.recv(1, Some(0), Some(3), &mut buf);
+    let send = s.send(0, 1, 3, &msg);
+    s.net.borrow_mut().hold(1, 0);
+    s.rounds(&[1, 1]);
+    assert_eq!(s.count(1, 0, SHARE), 1, "asked");
+    assert!(!s.ranks[1].cancel(id), "matched: too late to cancel");
+    s.rounds(&[0, 1, 0, 1]);
+    assert!(!s.ranks[0].is_done(send.unwrap()), "the FIN is held");
+    s.net.borrow_mut().release(1, 0, usize::MAX);
+    let out = s.complete(&[(1, Some(id)), (0, send)]);
+    let done = out[0].as_ref().unwrap();
+    assert!(!done.cancelled && done.bytes == len && buf == msg);
+    assert_eq!(s.ranks[1].core.claims_busy[0], 0);
+}
+
 /// A peer that dies mid-transfer fails exactly what depends on it, naming it: the receive of
 /// its pipelined message, a send waiting for its FIN, a wildcard receive; later operations
 /// with it fail at once; the other ranks go on.
