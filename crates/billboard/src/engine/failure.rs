@@ -88,6 +88,18 @@ impl Core {
         }
     }
 
+    /// A read or write of `peer`'s memory failed with `e`: true if that says its process is
+    /// gone (ESRCH), which fails it now. Taken for a refusal, it would give up copying with
+    /// `peer` for good and send a CTS or PUSHED to no one, and the request would wait until a
+    /// route noticed the death.
+    pub(super) fn gone(&mut self, peer: usize, e: &std::io::Error) -> bool {
+        if e.raw_os_error() != Some(libc::ESRCH) {
+            return false;
+        }
+        self.fail_peer(peer, format!("its process is gone ({e})"));
+        true
+    }
+
     /// `peer` sent a record it cannot have sent if it kept the protocol: it fails as if its
     /// route broke, and its route is closed at the end of this poll (see [`Engine::progress`]).
     #[cold]

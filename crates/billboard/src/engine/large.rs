@@ -138,8 +138,11 @@ impl<C: Channel> Engine<C> {
     }
 
     /// The kernel refused to read `peer`'s memory for receive `id` (into `buf`), and its copy
-    /// machine said `restart`.
+    /// machine said `restart`; or `peer`'s process is gone, which fails it instead.
     fn copy_refused(&mut self, id: ReqId, peer: usize, buf: *mut u8, restart: CopyAction, e: std::io::Error) {
+        if self.core.gone(peer, &e) {
+            return;
+        }
         let CopyAction::Restart { send_req, len, total } = restart else {
             unreachable!("a refused read of request {id} gave {restart:?}, not a restart")
         };
@@ -216,6 +219,7 @@ impl<C: Channel> Engine<C> {
                     let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(offset), bytes) };
                     match self.chan.read_remote(peer, addr, dst) {
                         Ok(()) => copy.handle(RecvEvent::Read { bytes }),
+                        Err(e) if self.core.gone(peer, &e) => return true,
                         Err(e) => {
                             verbose(format_args!("shared copy from rank {peer}: read refused ({e})"));
                             refusal = Some(e);
@@ -271,6 +275,7 @@ impl<C: Channel> Engine<C> {
                     let src = unsafe { std::slice::from_raw_parts(buf.add(offset), bytes) };
                     match self.chan.write_remote(peer, to, src) {
                         Ok(()) => help.handle(HelpEvent::Written),
+                        Err(e) if self.core.gone(peer, &e) => return true,
                         Err(e) => {
                             verbose(format_args!(
                                 "shared copy to rank {peer} refused ({e}); it copies alone from now on"

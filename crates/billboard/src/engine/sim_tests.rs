@@ -456,68 +456,84 @@ fn a_receiver_dying_mid_pipeline_fails_the_send() {
 /// The sender dies mid shared copy, after the receiver opened a claim word and asked it
 /// (SHARE) and both ends took pages: the receive fails naming it at the next round, no FIN
 /// goes out, the copy stops, and the claim word it held is free again; a shared copy from
-/// another rank beside it is untouched.
+/// another rank beside it is untouched. Whether a route reports the death first (`kill`) or
+/// the receiver's next read of its memory finds the process gone (`vanish`, ESRCH: before,
+/// taken for a refusal, it sealed the word, waited, and sent a CTS to no one).
 #[test]
 fn a_sender_dying_mid_shared_copy_fails_the_receive() {
-    let len = 24 * claims::PAGE;
-    let mut s = sim(3, shm());
-    let (dying, living) = (data(0, 1, len), data(1, 1, len));
-    let (mut from_dying, mut from_living) = (vec![0u8; len], vec![0u8; len]);
-    let a = s.recv(2, Some(0), Some(0), &mut from_dying);
-    let b = s.recv(2, Some(1), Some(0), &mut from_living);
-    s.send(0, 2, 0, &dying);
-    let send_b = s.send(1, 2, 0, &living);
-    // Rank 2 matches both and asks both; each sender copies a chunk from the back.
-    s.rounds(&[2, 2, 0, 1, 0, 1, 2]);
-    assert!(matches!(s.ranks[2].core.reqs.get(a).state, State::RecvShared { copy, .. } if copy.slot().is_some()));
-    assert_eq!(s.count(2, 0, SHARE), 1);
-    assert!(s.ranks[0].core.active.len() == 1, "rank 0 helps");
-    s.net.borrow_mut().kill(0, "killed mid shared copy");
-    s.rounds(&[2]);
-    assert!(s.ranks[2].is_done(a));
-    match s.ranks[2].finish(a) {
-        Err(Error::PeerGone { rank: 0, reason }) => assert!(reason.contains("mid shared copy"), "{reason}"),
-        other => panic!("expected rank 0 gone, got {other:?}"),
+    for noticed in [true, false] {
+        let len = 24 * claims::PAGE;
+        let mut s = sim(3, shm());
+        let (dying, living) = (data(0, 1, len), data(1, 1, len));
+        let (mut from_dying, mut from_living) = (vec![0u8; len], vec![0u8; len]);
+        let a = s.recv(2, Some(0), Some(0), &mut from_dying);
+        let b = s.recv(2, Some(1), Some(0), &mut from_living);
+        s.send(0, 2, 0, &dying);
+        let send_b = s.send(1, 2, 0, &living);
+        // Rank 2 matches both and asks both; each sender copies a chunk from the back.
+        s.rounds(&[2, 2, 0, 1, 0, 1, 2]);
+        assert!(matches!(s.ranks[2].core.reqs.get(a).state, State::RecvShared { copy, .. } if copy.slot().is_some()));
+        assert_eq!(s.count(2, 0, SHARE), 1);
+        assert!(s.ranks[0].core.active.len() == 1, "rank 0 helps");
+        match noticed {
+            true => s.net.borrow_mut().kill(0, "killed mid shared copy"),
+            false => s.net.borrow_mut().vanish(0),
+        }
+        s.rounds(&[2]);
+        assert!(s.ranks[2].is_done(a), "noticed by a route: {noticed}");
+        let why = if noticed { "mid shared copy" } else { "process is gone" };
+        match s.ranks[2].finish(a) {
+            Err(Error::PeerGone { rank: 0, reason }) => assert!(reason.contains(why), "{reason}"),
+            other => panic!("expected rank 0 gone, got {other:?}"),
+        }
+        assert_eq!(s.count(2, 0, FIN) + s.count(2, 0, CTS), 0, "nothing to the dead sender");
+        assert_eq!(s.ranks[2].core.claims_busy[0], 0, "the dead sender's claim word is free again");
+        s.complete(&[(2, Some(b)), (1, send_b)]);
+        assert!(from_living == living, "the copy beside it arrives whole");
+        assert_eq!(s.ranks[2].core.claims_busy, [0, 0, 0]);
+        assert!(s.ranks[2].core.single_copy[1], "single copy from the living rank goes on");
     }
-    assert_eq!(s.count(2, 0, FIN), 0, "no FIN to the dead sender");
-    assert_eq!(s.ranks[2].core.claims_busy[0], 0, "the dead sender's claim word is free again");
-    s.complete(&[(2, Some(b)), (1, send_b)]);
-    assert!(from_living == living, "the copy beside it arrives whole");
-    assert_eq!(s.ranks[2].core.claims_busy, [0, 0, 0]);
 }
 
 /// The receiver dies while the sender writes pages of a shared copy into its buffer: the send
 /// fails naming it at the next round, the sender stops writing and sends no PUSHED, and it
-/// still helps the other ranks (a dead receiver is not a refused write).
+/// still helps the other ranks. Whether a route reports the death first or the next write
+/// finds the process gone (ESRCH: before, taken for a refused write, the sender gave up
+/// helping that rank for good, sent PUSHED to no one, and waited for a FIN).
 #[test]
 fn a_receiver_dying_mid_shared_copy_fails_the_send() {
-    let len = 24 * claims::PAGE;
-    let mut s = sim(3, shm());
-    let msg = data(0, 3, len);
-    let mut buf = vec![0u8; len];
-    let id = s.recv(1, Some(0), Some(0), &mut buf);
-    let send = s.send(0, 1, 0, &msg).unwrap();
-    s.rounds(&[1, 0, 0]);
-    assert!(matches!(s.ranks[0].core.reqs.get(send).state, State::SendShared { .. }), "helping");
-    assert!(s.ranks[0].core.active.contains(&send));
-    s.net.borrow_mut().kill(1, "killed mid shared copy");
-    s.rounds(&[0, 0]);
-    match s.ranks[0].finish(send) {
-        Err(Error::PeerGone { rank: 1, reason }) => assert!(reason.contains("mid shared copy"), "{reason}"),
-        other => panic!("expected rank 1 gone, got {other:?}"),
+    for noticed in [true, false] {
+        let len = 24 * claims::PAGE;
+        let mut s = sim(3, shm());
+        let msg = data(0, 3, len);
+        let mut buf = vec![0u8; len];
+        s.recv(1, Some(0), Some(0), &mut buf);
+        let send = s.send(0, 1, 0, &msg).unwrap();
+        s.rounds(&[1, 0, 0]);
+        assert!(matches!(s.ranks[0].core.reqs.get(send).state, State::SendShared { .. }), "helping");
+        match noticed {
+            true => s.net.borrow_mut().kill(1, "killed mid shared copy"),
+            false => s.net.borrow_mut().vanish(1),
+        }
+        s.rounds(&[0, 0]);
+        assert!(s.ranks[0].is_done(send), "noticed by a route: {noticed}");
+        let why = if noticed { "mid shared copy" } else { "process is gone" };
+        match s.ranks[0].finish(send) {
+            Err(Error::PeerGone { rank: 1, reason }) => assert!(reason.contains(why), "{reason}"),
+            other => panic!("expected rank 1 gone, got {other:?}"),
+        }
+        assert!(s.ranks[0].core.active.is_empty(), "the copy stopped");
+        assert_eq!(s.count(0, 1, PUSHED), 0);
+        assert!(!s.ranks[0].core.push_refused[1], "a dead receiver is not a refused write");
+        // Rank 2 still gets its help.
+        let mut buf = vec![0u8; len];
+        let id2 = s.recv(2, Some(0), Some(0), &mut buf);
+        let send2 = s.send(0, 2, 0, &msg);
+        s.rounds(&[2, 0, 0]);
+        s.complete(&[(2, Some(id2)), (0, send2)]);
+        assert!(buf == msg);
+        assert_eq!(s.count(0, 2, PUSHED), 1, "the sender helped rank 2");
     }
-    assert!(s.ranks[0].core.active.is_empty(), "the copy stopped");
-    assert_eq!(s.count(0, 1, PUSHED), 0);
-    assert!(!s.ranks[0].core.push_refused[1]);
-    // Rank 2 still gets its help.
-    let mut buf = vec![0u8; len];
-    let id2 = s.recv(2, Some(0), Some(0), &mut buf);
-    let send2 = s.send(0, 2, 0, &msg);
-    s.rounds(&[2, 0, 0]);
-    s.complete(&[(2, Some(id2)), (0, send2)]);
-    assert!(buf == msg);
-    assert_eq!(s.count(0, 2, PUSHED), 1, "the sender helped rank 2");
-    let _ = id;
 }
 
 /// A cancel racing the SHARE: before the RTS is polled the cancel wins (nothing answers the

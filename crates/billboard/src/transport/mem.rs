@@ -86,6 +86,17 @@ impl Net {
         }
     }
 
+    /// Rank `r`'s process is gone, and no route has noticed yet (a shared-memory peer's death
+    /// is seen first by a copy from or into its memory): its records stop, and remote reads
+    /// and writes of its memory fail with ESRCH, as `process_vm_readv/writev` do.
+    pub fn vanish(&mut self, r: usize) {
+        self.dead[r] = true;
+        for other in 0..self.n {
+            self.links[r * self.n + other].clear();
+            self.links[other * self.n + r].clear();
+        }
+    }
+
     /// The remote reads (`read`) and writes (`write`) rank `r` makes are refused from now on,
     /// as the kernel refuses `process_vm_readv/writev`.
     pub fn refuse(&mut self, r: usize, read: bool, write: bool) {
@@ -102,7 +113,12 @@ pub struct MemChannel {
 }
 
 impl MemChannel {
-    fn refused(&self, write: bool) -> std::io::Result<()> {
+    /// Whether a remote read (or `write`) of `peer`'s memory goes: not if `peer` is dead, or
+    /// if the test refuses this rank's.
+    fn refused(&self, peer: usize, write: bool) -> std::io::Result<()> {
+        if self.net.borrow().dead[peer] {
+            return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+        }
         let (read_refused, write_refused) = self.net.borrow().refused[self.me];
         match if write { write_refused } else { read_refused } {
             true => Err(std::io::ErrorKind::PermissionDenied.into()),
@@ -178,11 +194,11 @@ impl Channel for MemChannel {
 
     fn read_remote_iov(
         &self,
-        _peer: usize,
+        peer: usize,
         local: &mut [libc::iovec],
         remote: &mut [libc::iovec],
     ) -> std::io::Result<()> {
-        self.refused(false)?;
+        self.refused(peer, false)?;
         let mut src = Vec::new();
         for v in remote.iter() {
             // SAFETY: the peer's engine lives in this process and keeps the buffer its RTS
@@ -201,8 +217,8 @@ impl Channel for MemChannel {
         Ok(())
     }
 
-    fn write_remote(&self, _peer: usize, addr: u64, src: &[u8]) -> std::io::Result<()> {
-        self.refused(true)?;
+    fn write_remote(&self, peer: usize, addr: u64, src: &[u8]) -> std::io::Result<()> {
+        self.refused(peer, true)?;
         // SAFETY: the receiver's engine lives in this process and offered these pages of its
         // posted buffer (SHARE); the claim word gave them to us alone.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), addr as *mut u8, src.len()) };
