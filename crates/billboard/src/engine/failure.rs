@@ -1,20 +1,33 @@
 //! Failed peers: a route that broke, or a peer whose records break the protocol.
 //!
-//! Both end the same way: every request that depends on the peer completes with
+//! A copy that finds the peer's process gone (ESRCH) is a third way ([`Core::gone`]).
+//!
+//! All end the same way: every request that depends on the peer completes with
 //! [`Error::PeerGone`] naming it and what happened, later ones fail as they start, and nothing
 //! more it sends is handled. A record a well-behaved peer cannot send (an unknown kind, a
 //! payload of the wrong length, a request id that is not one of ours in the state the record
 //! needs, bytes outside the message, a context no communicator can have) is such a fault: it
 //! fails its sender, never this process (no panic, no write outside a buffer).
 //!
+//! What each state does when its peer fails (each machine's own event: `rendezvous.rs`'s
+//! `PeerFailed`, `shared_copy.rs`'s `RecvEvent::PeerFailed`):
+//!
+//! | state                              | fails                                    | and        |
+//! |------------------------------------|------------------------------------------|------------|
+//! | SendQueued, SendRendezvous, SendShared, SendPipeline to it | the send       | leaves the queue / active list |
+//! | RecvPosted naming it (or any source, if it is not a joined peer) | the receive | leaves the matcher |
+//! | RecvSingleCopy, RecvPipeline from it | the receive                            | -          |
+//! | RecvShared from it                 | the receive                              | frees its claim word |
+//! | a direct receive that may be its   | the receive                              | -          |
+//!
 //! What each record kind may name (see `protocol.rs` for the records):
 //!
 //! | record | names                 | which must be                                               |
 //! |--------|-----------------------|-------------------------------------------------------------|
-//! | FIN    | our send request      | a rendezvous send to the sender, not pipelining             |
+//! | FIN    | our send request      | a send to the sender whose phase takes it (`rendezvous.rs`) |
 //! | CTS    | our send request      | the same; payload: the receive request (4 bytes)             |
-//! | SHARE  | our send request      | a rendezvous send to the sender; claim word < CLAIM_WORDS  |
-//! | PUSHED | our receive request   | a shared copy from the sender that asked (SHARE) and was not told yet; pages inside the message |
+//! | SHARE  | our send request      | the same (waiting, not helping yet); claim word < CLAIM_WORDS |
+//! | PUSHED | our receive request   | a shared copy from the sender that asked (SHARE) and was not told yet; pages inside the message (`shared_copy.rs`) |
 //! | DATA   | our receive request   | a pipelined receive from the sender; the bytes inside the message and not past its length |
 
 use super::*;
