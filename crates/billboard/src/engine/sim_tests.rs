@@ -696,5 +696,66 @@ mod property {
             }
             prop_assert!(bufs == payloads);
         }
+
+        /// A rank dies mid-traffic (noticed by a route, or first found gone by a copy):
+        /// against the model, every request between the two others completes with its bytes,
+        /// and every request of a survivor with the dead rank either had completed (whole) or
+        /// fails naming it; nothing hangs.
+        #[test]
+        fn a_dying_rank_fails_exactly_what_depends_on_it(
+            route in 0u8..3,
+            msgs in prop::collection::vec((0usize..3, 0usize..3, 0usize..60_000), 1..10),
+            schedule in prop::collection::vec(0usize..3, 0..20),
+            dead in 0usize..3,
+            noticed in any::<bool>(),
+        ) {
+            let mut s = sim(3, caps_of(route));
+            let msgs: Vec<_> = msgs.into_iter().filter(|m| m.0 != m.1).collect();
+            let payloads: Vec<Vec<u8>> = msgs.iter().enumerate().map(|(k, m)| data(m.0, k, m.2)).collect();
+            let mut bufs: Vec<Vec<u8>> = msgs.iter().map(|m| vec![0u8; m.2]).collect();
+            // (rank, request, message) of every receive, then every send.
+            let mut reqs = Vec::new();
+            for (k, (m, buf)) in msgs.iter().zip(bufs.iter_mut()).enumerate() {
+                reqs.push((m.1, Some(s.recv(m.1, Some(m.0), Some(0), buf)), k));
+            }
+            for (k, m) in msgs.iter().enumerate() {
+                reqs.push((m.0, s.send(m.0, m.1, 0, &payloads[k]), k));
+            }
+            s.rounds(&schedule);
+            if noticed {
+                s.net.borrow_mut().kill(dead, "killed by the test");
+            } else {
+                // Found gone by copies first; a route notices later.
+                s.net.borrow_mut().vanish(dead);
+                let alive: Vec<usize> = schedule.iter().copied().filter(|&r| r != dead).collect();
+                s.rounds(&alive);
+                s.net.borrow_mut().kill(dead, "killed by the test");
+            }
+            let alive: Vec<usize> = (0..3).filter(|&r| r != dead).collect();
+            let mine: Vec<_> = reqs.iter().filter(|r| r.0 != dead).copied().collect();
+            let mut rounds = 0;
+            while !mine.iter().all(|&(r, id, _)| id.is_none_or(|id| s.ranks[r].is_done(id))) {
+                prop_assert!(rounds < 100_000, "a survivor's request hangs");
+                s.rounds(&alive);
+                rounds += 1;
+            }
+            for (r, id, k) in mine {
+                let Some(id) = id else { continue };
+                let m = msgs[k];
+                let out = s.ranks[r].finish(id);
+                let involved = m.0 == dead || m.1 == dead;
+                match out {
+                    Ok(_) => {
+                        if r == m.1 {
+                            prop_assert!(bufs[k] == payloads[k], "message {} received, not whole", k);
+                        }
+                    }
+                    Err(Error::PeerGone { rank, .. }) => {
+                        prop_assert!(involved && rank == dead, "message {} failed naming {}", k, rank);
+                    }
+                    Err(e) => prop_assert!(false, "message {}: {:?}", k, e),
+                }
+            }
+        }
     }
 }
