@@ -102,11 +102,12 @@ impl Core {
     }
 
     /// A read or write of `peer`'s memory failed with `e`: true if that says its process is
-    /// gone (ESRCH), which fails it now. Taken for a refusal, it would give up copying with
-    /// `peer` for good and send a CTS or PUSHED to no one, and the request would wait until a
-    /// route noticed the death.
+    /// gone (ESRCH after a copy with it has worked), which fails it now. Taken for a refusal,
+    /// it would give up copying with `peer` for good and send a CTS or PUSHED to no one, and
+    /// the request would wait until a route noticed the death. ESRCH before any copy worked is
+    /// a refusal: a peer in another pid namespace (a container) publishes a pid we cannot see.
     pub(super) fn gone(&mut self, peer: usize, e: &std::io::Error) -> bool {
-        if e.raw_os_error() != Some(libc::ESRCH) {
+        if e.raw_os_error() != Some(libc::ESRCH) || !self.copied[peer] {
             return false;
         }
         self.fail_peer(peer, format!("its process is gone ({e})"));

@@ -55,6 +55,7 @@ impl<C: Channel> Engine<C> {
             action = match action {
                 CopyAction::ReadList { addr, count } => match self.read_block_list(peer, addr, count) {
                     Ok(list) => {
+                        self.core.copied[peer] = true;
                         let sum = list.iter().try_fold(0usize, |sum, b| sum.checked_add(b.1));
                         self.core.reqs.get_mut(id).gather = Some(list);
                         copy.handle(CopyEvent::Listed { sum, segment })
@@ -63,7 +64,10 @@ impl<C: Channel> Engine<C> {
                 },
                 CopyAction::Read { offset, bytes } => {
                     match self.read_segment(id, peer, buf, copy.addr(), offset, bytes) {
-                        Ok(()) => copy.handle(CopyEvent::Read { bytes }),
+                        Ok(()) => {
+                            self.core.copied[peer] = true;
+                            copy.handle(CopyEvent::Read { bytes })
+                        }
                         Err(e) => break self.copy_refused(id, peer, buf, copy.handle(CopyEvent::Refused), e),
                     }
                 }
@@ -218,7 +222,10 @@ impl<C: Channel> Engine<C> {
                     // to one reader (read alone, claimed, or given back by the sender).
                     let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(offset), bytes) };
                     match self.chan.read_remote(peer, addr, dst) {
-                        Ok(()) => copy.handle(RecvEvent::Read { bytes }),
+                        Ok(()) => {
+                            self.core.copied[peer] = true;
+                            copy.handle(RecvEvent::Read { bytes })
+                        }
                         Err(e) if self.core.gone(peer, &e) => return true,
                         Err(e) => {
                             verbose(format_args!("shared copy from rank {peer}: read refused ({e})"));
@@ -274,7 +281,10 @@ impl<C: Channel> Engine<C> {
                     // SAFETY: the send request keeps `buf` (`len` bytes) alive and unchanged until it completes.
                     let src = unsafe { std::slice::from_raw_parts(buf.add(offset), bytes) };
                     match self.chan.write_remote(peer, to, src) {
-                        Ok(()) => help.handle(HelpEvent::Written),
+                        Ok(()) => {
+                            self.core.copied[peer] = true;
+                            help.handle(HelpEvent::Written)
+                        }
                         Err(e) if self.core.gone(peer, &e) => return true,
                         Err(e) => {
                             verbose(format_args!(

@@ -115,6 +115,10 @@ struct Core {
     claims_busy: Vec<u16>,
     /// Per peer: the kernel refused our writes into its memory; we no longer help it copy.
     push_refused: Vec<bool>,
+    /// Per peer: a copy from or into its memory has worked, so the pid it published is right,
+    /// and a copy that then finds no such process (ESRCH) means it is gone. Before one has
+    /// worked, ESRCH may be a peer in another pid namespace: a refusal (`failure.rs`).
+    copied: Vec<bool>,
     /// Per peer: why its route broke; requests that depend on it fail with that.
     failed: Vec<Option<String>>,
     any_failed: bool,
@@ -188,6 +192,7 @@ impl<C: Channel> Engine<C> {
                 claim_words,
                 claims_busy: vec![0; n],
                 push_refused: vec![false; n],
+                copied: vec![false; n],
                 failed: vec![None; n],
                 any_failed: false,
                 joined_from: n,
@@ -816,6 +821,7 @@ impl Engine<Routes> {
                 (self.thresholds[p], core.claim_words[p]) = fresh;
                 // Its traffic counts on: MPI_T's counters only ever grow.
                 (core.single_copy[p], core.push_refused[p], core.failed[p]) = (false, false, None);
+                core.copied[p] = false;
             } else {
                 debug_assert_eq!(p, self.thresholds.len(), "new peers are numbered in order");
                 self.thresholds.push(fresh.0);
@@ -824,6 +830,7 @@ impl Engine<Routes> {
                 core.claim_words.push(fresh.1);
                 core.claims_busy.push(0);
                 core.push_refused.push(false);
+                core.copied.push(false);
                 core.failed.push(None);
                 core.traffic.push(Traffic::default());
             }

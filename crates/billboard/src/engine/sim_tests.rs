@@ -536,6 +536,24 @@ fn a_receiver_dying_mid_shared_copy_fails_the_send() {
     }
 }
 
+/// A peer whose memory no copy finds from the start (ESRCH: another pid namespace, as in a
+/// container) is alive: its messages come by the pipeline, and nothing fails.
+#[test]
+fn a_peer_no_copy_can_find_is_not_dead() {
+    let len = 24 * claims::PAGE;
+    let mut s = sim(2, shm());
+    s.net.borrow_mut().hide(0);
+    let msg = data(0, 2, len);
+    let mut buf = vec![0u8; len];
+    let id = s.recv(1, Some(0), Some(0), &mut buf);
+    let send = s.send(0, 1, 0, &msg);
+    let out = s.complete(&[(1, Some(id)), (0, send)]);
+    assert!(out.iter().all(Result::is_ok), "{out:?}");
+    assert!(buf == msg);
+    assert_eq!(s.count(1, 0, CTS), 1, "restarted by the pipeline");
+    assert!(s.ranks[1].core.failed[0].is_none());
+}
+
 /// A cancel racing the SHARE: before the RTS is polled the cancel wins (nothing answers the
 /// RTS, a later receive gets the message by a shared copy); once the receive has matched and
 /// its SHARE is on its way, cancel says no and the copy completes whole.

@@ -31,6 +31,8 @@ pub struct Net {
     failures: Vec<VecDeque<(usize, String)>>,
     /// Per rank: the remote reads (`.0`) and writes (`.1`) it makes are refused.
     refused: Vec<(bool, bool)>,
+    /// Per rank: its memory cannot be found (another pid namespace), though it lives.
+    hidden: Vec<bool>,
     /// Every record accepted, oldest first: (from, to, kind, payload bytes).
     pub sent: Vec<(usize, usize, u32, usize)>,
 }
@@ -47,6 +49,7 @@ impl Net {
             dead: vec![false; n],
             failures: (0..n).map(|_| VecDeque::new()).collect(),
             refused: vec![(false, false); n],
+            hidden: vec![false; n],
             sent: Vec::new(),
         }))
     }
@@ -97,6 +100,12 @@ impl Net {
         }
     }
 
+    /// Rank `r` lives, but copies from or into its memory find no such process (ESRCH), as
+    /// for a peer in another pid namespace.
+    pub fn hide(&mut self, r: usize) {
+        self.hidden[r] = true;
+    }
+
     /// The remote reads (`read`) and writes (`write`) rank `r` makes are refused from now on,
     /// as the kernel refuses `process_vm_readv/writev`.
     pub fn refuse(&mut self, r: usize, read: bool, write: bool) {
@@ -113,10 +122,11 @@ pub struct MemChannel {
 }
 
 impl MemChannel {
-    /// Whether a remote read (or `write`) of `peer`'s memory goes: not if `peer` is dead, or
+    /// Whether a remote read (or `write`) of `peer`'s memory goes: not if `peer` is dead or
+    /// hidden, or
     /// if the test refuses this rank's.
     fn refused(&self, peer: usize, write: bool) -> std::io::Result<()> {
-        if self.net.borrow().dead[peer] {
+        if self.net.borrow().dead[peer] || self.net.borrow().hidden[peer] {
             return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
         }
         let (read_refused, write_refused) = self.net.borrow().refused[self.me];
