@@ -1,23 +1,38 @@
 //! Failed peers: a route that broke, or a peer whose records break the protocol.
 //!
-//! Both end the same way: every request that depends on the peer completes with
+//! A copy that finds the peer's process gone (ESRCH) is a third way ([`Core::gone`]).
+//!
+//! All end the same way: every request that depends on the peer completes with
 //! [`Error::PeerGone`] naming it and what happened, later ones fail as they start, and nothing
 //! more it sends is handled. A record a well-behaved peer cannot send (an unknown kind, a
 //! payload of the wrong length, a request id that is not one of ours in the state the record
 //! needs, bytes outside the message, a context no communicator can have) is such a fault: it
 //! fails its sender, never this process (no panic, no write outside a buffer).
 //!
+//! What each state does when its peer fails (each machine's own event: `rendezvous.rs`'s
+//! `PeerFailed`, `shared_copy.rs`'s `RecvEvent::PeerFailed`):
+//!
+//! | state                              | fails                                    | and        |
+//! |------------------------------------|------------------------------------------|------------|
+//! | SendQueued, SendRendezvous, SendShared, SendPipeline to it | the send       | leaves the queue / active list |
+//! | RecvPosted naming it (or any source, if it is not a joined peer) | the receive | leaves the matcher |
+//! | RecvSingleCopy, RecvPipeline from it | the receive                            | -          |
+//! | RecvShared from it                 | the receive                              | frees its claim word |
+//! | a direct receive that may be its   | the receive                              | -          |
+//!
 //! What each record kind may name (see `protocol.rs` for the records):
 //!
 //! | record | names                 | which must be                                               |
 //! |--------|-----------------------|-------------------------------------------------------------|
-//! | FIN    | our send request      | a rendezvous send to the sender, not pipelining             |
+//! | FIN    | our send request      | a send to the sender whose phase takes it (`rendezvous.rs`) |
 //! | CTS    | our send request      | the same; payload: the receive request (4 bytes)             |
-//! | SHARE  | our send request      | a rendezvous send to the sender; claim word < CLAIM_WORDS  |
-//! | PUSHED | our receive request   | a shared copy from the sender that asked (SHARE) and was not told yet; pages inside the message |
+//! | SHARE  | our send request      | the same (waiting, not helping yet); claim word < CLAIM_WORDS |
+//! | PUSHED | our receive request   | a shared copy from the sender that asked (SHARE) and was not told yet; pages inside the message (`shared_copy.rs`) |
 //! | DATA   | our receive request   | a pipelined receive from the sender; the bytes inside the message and not past its length |
 
 use super::*;
+use crate::engine::rendezvous::{answer, Answer, Step};
+use crate::engine::shared_copy::{RecvAction, RecvEvent};
 
 impl Core {
     /// A request that has already failed because `peer`'s route broke.
@@ -52,14 +67,31 @@ impl Core {
             }
         }
         for id in 0..self.reqs.len() as ReqId {
-            let req = self.reqs.get(id);
-            let depends = match req.state {
+            let req = self.reqs.get_mut(id);
+            let named = req.hint == Some(peer);
+            let depends = match &mut req.state {
                 State::Free | State::Done => false,
                 State::RecvPosted { .. } => {
                     let wildcard = req.hint.is_none() && peer < self.joined_from;
-                    (req.hint == Some(peer) || wildcard) && self.matcher.cancel(id)
+                    (named || wildcard) && self.matcher.cancel(id)
                 }
-                _ => req.hint == Some(peer),
+                // The claim word it opened is free again (no copy of the dead sender's can
+                // start, but the word is the pair's, not the message's).
+                State::RecvShared { copy, .. } if named => match copy.handle(RecvEvent::PeerFailed) {
+                    RecvAction::Failed { slot } => {
+                        self.free_claim(peer, slot);
+                        true
+                    }
+                    other => unreachable!("a failed sender gave {other:?}"),
+                },
+                s @ (State::SendQueued { .. }
+                | State::SendRendezvous { .. }
+                | State::SendShared { .. }
+                | State::SendPipeline { .. }) => {
+                    let phase = s.send_phase().expect("a send");
+                    named && answer(phase, Answer::PeerFailed) == Step::Fail
+                }
+                _ => named,
             };
             if depends {
                 let req = self.reqs.get_mut(id);
@@ -67,6 +99,19 @@ impl Core {
                 req.state = State::Done;
             }
         }
+    }
+
+    /// A read or write of `peer`'s memory failed with `e`: true if that says its process is
+    /// gone (ESRCH after a copy with it has worked), which fails it now. Taken for a refusal,
+    /// it would give up copying with `peer` for good and send a CTS or PUSHED to no one, and
+    /// the request would wait until a route noticed the death. ESRCH before any copy worked is
+    /// a refusal: a peer in another pid namespace (a container) publishes a pid we cannot see.
+    pub(super) fn gone(&mut self, peer: usize, e: &std::io::Error) -> bool {
+        if e.raw_os_error() != Some(libc::ESRCH) || !self.copied[peer] {
+            return false;
+        }
+        self.fail_peer(peer, format!("its process is gone ({e})"));
+        true
     }
 
     /// `peer` sent a record it cannot have sent if it kept the protocol: it fails as if its
@@ -79,19 +124,6 @@ impl Core {
         }
         self.fail_peer(peer, format!("it broke the message protocol: {what}"));
         self.to_close.push(peer);
-    }
-
-    /// The send request a FIN, CTS or SHARE from `peer` names (`aux`), if it is one of ours to
-    /// `peer` waiting for the receiver (`shared`: also while it helps with a shared copy).
-    #[inline]
-    pub(super) fn rendezvous_send(&mut self, peer: usize, aux: u64, shared: bool) -> Option<ReqId> {
-        let req = self.reqs.lookup_mut(aux)?;
-        let waiting = match req.state {
-            State::SendRendezvous { .. } => true,
-            State::SendShared { .. } => shared,
-            _ => false,
-        };
-        (waiting && req.hint == Some(peer)).then_some(aux as ReqId)
     }
 
     /// The receive request a DATA or PUSHED record from `peer` names (`id`), if it is one of

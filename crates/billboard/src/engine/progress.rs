@@ -7,9 +7,10 @@
 //! small-message path allocates nothing and makes no system call.
 //!
 //! Files, by concern: this one holds the engine, its calls and the poll loop; `records.rs` what
-//! each arriving record does; each large-message protocol has its own: `single_copy.rs` and
-//! `pipeline.rs` (machines without I/O, driven by `large.rs`), `shared_copy.rs`; `failure.rs`
-//! fails a peer; `revoke.rs` revokes a communicator (MPIX_Comm_revoke).
+//! each arriving record does; each large-message protocol has its own machine without I/O:
+//! `single_copy.rs`, `pipeline.rs`, `shared_copy.rs` and the sender's `rendezvous.rs`, driven
+//! by `large.rs`; `failure.rs` fails a peer; `revoke.rs` revokes a communicator
+//! (MPIX_Comm_revoke).
 
 use std::collections::VecDeque;
 
@@ -17,7 +18,8 @@ use super::claims::{self, End};
 use super::matching::{Arrival, Envelope, Matcher, Pattern};
 use super::protocol::{Protocol, Rts, Share, Thresholds, CTS, DATA, EAGER, FIN, PUSHED, REVOKE, RTS, SHARE};
 use super::protocol::{CMA_SEGMENT, SHARED_CHUNK, SHARED_COPY, SINGLE_COPY};
-use super::request::{Completion, ReqId, Slab, State, NO_SLOT};
+use super::rendezvous::{answer, Answer, Phase, Step};
+use super::request::{Completion, ReqId, Slab, State};
 use super::scatter::{copy_into, iovecs, Block, Cursor, Pieces};
 use super::traffic::{Traffic, WaitCalls};
 use std::sync::Arc;
@@ -36,8 +38,6 @@ mod large;
 mod records;
 #[path = "revoke.rs"]
 pub(crate) mod revoke;
-#[path = "shared_copy.rs"]
-mod shared_copy;
 #[cfg(all(test, not(loom)))]
 #[path = "sim_tests.rs"]
 mod sim_tests;
@@ -115,6 +115,10 @@ struct Core {
     claims_busy: Vec<u16>,
     /// Per peer: the kernel refused our writes into its memory; we no longer help it copy.
     push_refused: Vec<bool>,
+    /// Per peer: a copy from or into its memory has worked, so the pid it published is right,
+    /// and a copy that then finds no such process (ESRCH) means it is gone. Before one has
+    /// worked, ESRCH may be a peer in another pid namespace: a refusal (`failure.rs`).
+    copied: Vec<bool>,
     /// Per peer: why its route broke; requests that depend on it fail with that.
     failed: Vec<Option<String>>,
     any_failed: bool,
@@ -188,6 +192,7 @@ impl<C: Channel> Engine<C> {
                 claim_words,
                 claims_busy: vec![0; n],
                 push_refused: vec![false; n],
+                copied: vec![false; n],
                 failed: vec![None; n],
                 any_failed: false,
                 joined_from: n,
@@ -721,7 +726,9 @@ impl<C: Channel> Engine<C> {
                         ok
                     }
                     _ => {
-                        let ok = self.send_rts(peer, id, &header, buf, len);
+                        // The machine's first step (`rendezvous.rs`): room for the RTS posts it.
+                        let post = answer(Phase::Queued, Answer::Room) == Step::PostRts;
+                        let ok = post && self.send_rts(peer, id, &header, buf, len);
                         if ok {
                             self.core.reqs.get_mut(id).state = State::SendRendezvous { buf, len };
                         }
@@ -814,6 +821,7 @@ impl Engine<Routes> {
                 (self.thresholds[p], core.claim_words[p]) = fresh;
                 // Its traffic counts on: MPI_T's counters only ever grow.
                 (core.single_copy[p], core.push_refused[p], core.failed[p]) = (false, false, None);
+                core.copied[p] = false;
             } else {
                 debug_assert_eq!(p, self.thresholds.len(), "new peers are numbered in order");
                 self.thresholds.push(fresh.0);
@@ -822,6 +830,7 @@ impl Engine<Routes> {
                 core.claim_words.push(fresh.1);
                 core.claims_busy.push(0);
                 core.push_refused.push(false);
+                core.copied.push(false);
                 core.failed.push(None);
                 core.traffic.push(Traffic::default());
             }

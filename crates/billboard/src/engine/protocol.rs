@@ -28,8 +28,9 @@
 //! Each end of a rendezvous is a request whose `State` (`request.rs`) is one of the
 //! states below; an event is a record from the peer, a progress round (the request is in the
 //! engine's `active` list), the outcome of a remote read or write, a cancel, or the peer's
-//! failure. `pipeline.rs` and `single_copy.rs` are machines without I/O (`handle(event) ->
-//! action`), driven by `large.rs`; the others are still written against the channel.
+//! failure. Each is a machine without I/O, driven by `large.rs`: the sender's answers in
+//! `rendezvous.rs` (`answer(phase, event) -> step`), `pipeline.rs`, `single_copy.rs` and
+//! `shared_copy.rs` (`handle(event) -> action`).
 //!
 //! ```text
 //! SENDER                      event                          -> next state, and what goes out
@@ -75,7 +76,9 @@
 //! RecvPipeline                DATA at the next offset        -> land it; Done after the last
 //!
 //! EITHER END, any state       the peer fails (route broken,  -> Done with PeerGone naming it
-//!                             or a record it cannot send)       (failure.rs)
+//!                             a record it cannot send, or a     (failure.rs); a RecvShared
+//!                             copy finds its process gone:      frees its claim word; queued
+//!                             ESRCH, never taken for a refusal) records to the peer are dropped
 //! ```
 //!
 //! A record that names a request not in the state its row needs (a second FIN, a CTS to a

@@ -2,7 +2,8 @@
 //! answers), and the control records the engine sends back.
 
 use super::*;
-use crate::engine::pipeline::{PipelineRecv, PipelineSend};
+use crate::engine::pipeline::PipelineRecv;
+use crate::engine::shared_copy::SharedRecv;
 use crate::engine::single_copy::SingleCopy;
 
 impl Core {
@@ -33,10 +34,7 @@ impl Core {
                 }
             }
             RTS => self.on_rts(peer, h, payload),
-            FIN => match self.rendezvous_send(peer, h.aux, true) {
-                Some(id) => self.reqs.complete(id),
-                None => self.malformed(peer, format_args!("FIN for request {}, no rendezvous send to it", h.aux)),
-            },
+            FIN => self.on_fin(peer, h),
             CTS => self.on_cts(peer, h, payload),
             SHARE => self.on_share(peer, h, payload),
             PUSHED => self.on_pushed(peer, h, payload),
@@ -72,29 +70,6 @@ impl Core {
             Arrival::Matched(id) => self.start_rendezvous(id, env, peer, rts, len),
             Arrival::Queued => {}
             Arrival::Refused => self.malformed(peer, format_args!("an RTS record on context {}", h.context)),
-        }
-    }
-
-    /// The receiver cannot read our memory: the send goes on by the pipeline.
-    pub(super) fn on_cts(&mut self, peer: usize, h: &Header, payload: &[u8]) {
-        let (Some(id), Ok(recv_req)) = (self.rendezvous_send(peer, h.aux, true), <[u8; 4]>::try_from(payload)) else {
-            return self.malformed(
-                peer,
-                format_args!("CTS of {} payload bytes for request {}, no rendezvous send to it", payload.len(), h.aux),
-            );
-        };
-        let req = self.reqs.get_mut(id);
-        // A receiver whose shared copy failed may answer CTS before this rank has looked at
-        // the SHARE before it (and so took nothing): that send is active already.
-        let (buf, len, listed) = match req.state {
-            State::SendShared { buf, len, .. } => (buf, len, true),
-            State::SendRendezvous { buf, len } => (buf, len, false),
-            _ => unreachable!("rendezvous_send checked the state"),
-        };
-        let pipe = PipelineSend::new(len, u32::from_ne_bytes(recv_req));
-        req.state = State::SendPipeline { peer, buf, cursor: Cursor::default(), pipe };
-        if !listed {
-            self.active.push(id);
         }
     }
 
@@ -138,20 +113,7 @@ impl Core {
             req.error = Some(Error::PeerGone { rank: peer, reason: why.clone() });
             req.state = State::Done;
         } else if shared {
-            req.state = State::RecvShared {
-                peer,
-                addr: rts.addr,
-                buf,
-                len,
-                send_req: rts.send_req,
-                alone: 0,
-                slot: NO_SLOT,
-                seq: 0,
-                front_done: false,
-                pushed: false,
-                refused: false,
-                redo: (0, 0),
-            };
+            req.state = State::RecvShared { peer, buf, copy: SharedRecv::new(rts.addr, rts.send_req, len) };
             self.active.push(id);
         } else if self.single_copy[peer] {
             let copy = SingleCopy::new(rts.addr, rts.send_req, rts.blocks, n, len);

@@ -18,7 +18,7 @@ pub struct Completion {
     pub cancelled: bool,
 }
 
-/// `RecvShared::slot` before a claim word is free.
+/// A shared copy's claim word before one is free.
 pub(crate) const NO_SLOT: u16 = u16::MAX;
 
 pub(crate) enum State {
@@ -44,18 +44,13 @@ pub(crate) enum State {
         cursor: super::scatter::Cursor,
         pipe: super::pipeline::PipelineSend,
     },
-    /// Asked by the receiver's SHARE: writing pages from the back of claim word `slot` (message
-    /// `seq` there) into its buffer at `raddr`; `took` once any. Then PUSHED, and back to
-    /// waiting for FIN as `SendRendezvous`.
+    /// Asked by the receiver's SHARE: writing pages it claims from the back into the
+    /// receiver's buffer (the machine in `shared_copy.rs`). Then PUSHED, and back to waiting
+    /// for FIN as `SendRendezvous`.
     SendShared {
         peer: usize,
         buf: *const u8,
-        len: usize,
-        raddr: u64,
-        recv_req: u32,
-        slot: u16,
-        seq: u16,
-        took: bool,
+        help: super::shared_copy::SharedSend,
     },
     /// Posted in the matcher.
     RecvPosted {
@@ -69,26 +64,12 @@ pub(crate) enum State {
         buf: *mut u8,
         copy: super::single_copy::SingleCopy,
     },
-    /// Matched an RTS of a large contiguous message: a shared copy. Until a claim word is free
-    /// (`slot` = [`NO_SLOT`]) it reads alone from the front (`alone` pages so far). Then it opens
-    /// claim word `slot` (message `seq` there), asks the sender with SHARE to write from the
-    /// back, and reads what it claims from the front. Done when nothing is free (`front_done`)
-    /// and, if the sender took pages, its PUSHED has come (`pushed`), with the pages it could
-    /// not write (`redo`) read too. A refused read (`refused`) starts the message over by the
-    /// pipeline once the sender is done.
+    /// Matched an RTS of a large contiguous message: a shared copy, the receiver reading from
+    /// the front while the sender writes from the back (the machine in `shared_copy.rs`).
     RecvShared {
         peer: usize,
-        addr: u64,
         buf: *mut u8,
-        len: usize,
-        send_req: u32,
-        alone: u32,
-        slot: u16,
-        seq: u16,
-        front_done: bool,
-        pushed: bool,
-        refused: bool,
-        redo: (u32, u32),
+        copy: super::shared_copy::SharedRecv,
     },
     /// Matched an RTS without single copy: DATA chunks arriving (the machine in `pipeline.rs`;
     /// `cursor` follows them in the request's `scatter` blocks, if any).
@@ -97,6 +78,22 @@ pub(crate) enum State {
         cursor: super::scatter::Cursor,
         pipe: super::pipeline::PipelineRecv,
     },
+}
+
+impl State {
+    /// Where a send to a peer stands in its rendezvous (`rendezvous.rs`); None for anything
+    /// but a send still waiting on the receiver.
+    #[inline]
+    pub fn send_phase(&self) -> Option<super::rendezvous::Phase> {
+        use super::rendezvous::Phase;
+        match self {
+            State::SendQueued { .. } => Some(Phase::Queued),
+            State::SendRendezvous { .. } => Some(Phase::Waiting),
+            State::SendShared { .. } => Some(Phase::Helping),
+            State::SendPipeline { .. } => Some(Phase::Pipelining),
+            _ => None,
+        }
+    }
 }
 
 pub(crate) struct Request {

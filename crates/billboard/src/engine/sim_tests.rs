@@ -453,6 +453,144 @@ fn a_receiver_dying_mid_pipeline_fails_the_send() {
     assert_eq!(s.count(0, 1, DATA), before, "nothing sent after the failure");
 }
 
+/// The sender dies mid shared copy, after the receiver opened a claim word and asked it
+/// (SHARE) and both ends took pages: the receive fails naming it at the next round, no FIN
+/// goes out, the copy stops, and the claim word it held is free again; a shared copy from
+/// another rank beside it is untouched. Whether a route reports the death first (`kill`) or
+/// the receiver's next read of its memory finds the process gone (`vanish`, ESRCH: before,
+/// taken for a refusal, it sealed the word, waited, and sent a CTS to no one).
+#[test]
+fn a_sender_dying_mid_shared_copy_fails_the_receive() {
+    for noticed in [true, false] {
+        let len = 24 * claims::PAGE;
+        let mut s = sim(3, shm());
+        let (dying, living) = (data(0, 1, len), data(1, 1, len));
+        let (mut from_dying, mut from_living) = (vec![0u8; len], vec![0u8; len]);
+        let a = s.recv(2, Some(0), Some(0), &mut from_dying);
+        let b = s.recv(2, Some(1), Some(0), &mut from_living);
+        s.send(0, 2, 0, &dying);
+        let send_b = s.send(1, 2, 0, &living);
+        // Rank 2 matches both and asks both; each sender copies a chunk from the back.
+        s.rounds(&[2, 2, 0, 1, 0, 1, 2]);
+        assert!(matches!(s.ranks[2].core.reqs.get(a).state, State::RecvShared { copy, .. } if copy.slot().is_some()));
+        assert_eq!(s.count(2, 0, SHARE), 1);
+        assert!(s.ranks[0].core.active.len() == 1, "rank 0 helps");
+        match noticed {
+            true => s.net.borrow_mut().kill(0, "killed mid shared copy"),
+            false => s.net.borrow_mut().vanish(0),
+        }
+        s.rounds(&[2]);
+        assert!(s.ranks[2].is_done(a), "noticed by a route: {noticed}");
+        let why = if noticed { "mid shared copy" } else { "process is gone" };
+        match s.ranks[2].finish(a) {
+            Err(Error::PeerGone { rank: 0, reason }) => assert!(reason.contains(why), "{reason}"),
+            other => panic!("expected rank 0 gone, got {other:?}"),
+        }
+        assert_eq!(s.count(2, 0, FIN) + s.count(2, 0, CTS), 0, "nothing to the dead sender");
+        assert_eq!(s.ranks[2].core.claims_busy[0], 0, "the dead sender's claim word is free again");
+        s.complete(&[(2, Some(b)), (1, send_b)]);
+        assert!(from_living == living, "the copy beside it arrives whole");
+        assert_eq!(s.ranks[2].core.claims_busy, [0, 0, 0]);
+        assert!(s.ranks[2].core.single_copy[1], "single copy from the living rank goes on");
+    }
+}
+
+/// The receiver dies while the sender writes pages of a shared copy into its buffer: the send
+/// fails naming it at the next round, the sender stops writing and sends no PUSHED, and it
+/// still helps the other ranks. Whether a route reports the death first or the next write
+/// finds the process gone (ESRCH: before, taken for a refused write, the sender gave up
+/// helping that rank for good, sent PUSHED to no one, and waited for a FIN).
+#[test]
+fn a_receiver_dying_mid_shared_copy_fails_the_send() {
+    for noticed in [true, false] {
+        let len = 24 * claims::PAGE;
+        let mut s = sim(3, shm());
+        let msg = data(0, 3, len);
+        let mut buf = vec![0u8; len];
+        s.recv(1, Some(0), Some(0), &mut buf);
+        let send = s.send(0, 1, 0, &msg).unwrap();
+        s.rounds(&[1, 0, 0]);
+        assert!(matches!(s.ranks[0].core.reqs.get(send).state, State::SendShared { .. }), "helping");
+        match noticed {
+            true => s.net.borrow_mut().kill(1, "killed mid shared copy"),
+            false => s.net.borrow_mut().vanish(1),
+        }
+        s.rounds(&[0, 0]);
+        assert!(s.ranks[0].is_done(send), "noticed by a route: {noticed}");
+        let why = if noticed { "mid shared copy" } else { "process is gone" };
+        match s.ranks[0].finish(send) {
+            Err(Error::PeerGone { rank: 1, reason }) => assert!(reason.contains(why), "{reason}"),
+            other => panic!("expected rank 1 gone, got {other:?}"),
+        }
+        assert!(s.ranks[0].core.active.is_empty(), "the copy stopped");
+        assert_eq!(s.count(0, 1, PUSHED), 0);
+        assert!(!s.ranks[0].core.push_refused[1], "a dead receiver is not a refused write");
+        // Rank 2 still gets its help.
+        let mut buf = vec![0u8; len];
+        let id2 = s.recv(2, Some(0), Some(0), &mut buf);
+        let send2 = s.send(0, 2, 0, &msg);
+        s.rounds(&[2, 0, 0]);
+        s.complete(&[(2, Some(id2)), (0, send2)]);
+        assert!(buf == msg);
+        assert_eq!(s.count(0, 2, PUSHED), 1, "the sender helped rank 2");
+    }
+}
+
+/// A peer whose memory no copy finds from the start (ESRCH: another pid namespace, as in a
+/// container) is alive: its messages come by the pipeline, and nothing fails.
+#[test]
+fn a_peer_no_copy_can_find_is_not_dead() {
+    let len = 24 * claims::PAGE;
+    let mut s = sim(2, shm());
+    s.net.borrow_mut().hide(0);
+    let msg = data(0, 2, len);
+    let mut buf = vec![0u8; len];
+    let id = s.recv(1, Some(0), Some(0), &mut buf);
+    let send = s.send(0, 1, 0, &msg);
+    let out = s.complete(&[(1, Some(id)), (0, send)]);
+    assert!(out.iter().all(Result::is_ok), "{out:?}");
+    assert!(buf == msg);
+    assert_eq!(s.count(1, 0, CTS), 1, "restarted by the pipeline");
+    assert!(s.ranks[1].core.failed[0].is_none());
+}
+
+/// A cancel racing the SHARE: before the RTS is polled the cancel wins (nothing answers the
+/// RTS, a later receive gets the message by a shared copy); once the receive has matched and
+/// its SHARE is on its way, cancel says no and the copy completes whole.
+#[test]
+fn a_cancel_racing_the_share() {
+    let len = 16 * claims::PAGE + 7;
+    let msg = data(0, 8, len);
+    let mut s = sim(2, shm());
+    let mut buf = vec![0u8; len];
+    let early = s.recv(1, Some(0), Some(3), &mut buf);
+    let send = s.send(0, 1, 3, &msg);
+    assert!(s.ranks[1].cancel(early));
+    assert!(s.ranks[1].finish(early).unwrap().cancelled);
+    s.rounds(&[1, 1]);
+    assert_eq!(s.count(1, 0, SHARE) + s.count(1, 0, FIN) + s.count(1, 0, CTS), 0, "nothing answered the RTS");
+    let later = s.recv(1, Some(0), Some(3), &mut buf);
+    s.complete(&[(1, Some(later)), (0, send)]);
+    assert!(buf == msg);
+    assert_eq!(s.count(1, 0, SHARE), 1, "the later receive copied it shared");
+    // The match wins: the SHARE is held on its way; the cancel is refused.
+    let mut s = sim(2, shm());
+    let mut buf = vec![0u8; len];
+    let id = s.recv(1, Some(0), Some(3), &mut buf);
+    let send = s.send(0, 1, 3, &msg);
+    s.net.borrow_mut().hold(1, 0);
+    s.rounds(&[1, 1]);
+    assert_eq!(s.count(1, 0, SHARE), 1, "asked");
+    assert!(!s.ranks[1].cancel(id), "matched: too late to cancel");
+    s.rounds(&[0, 1, 0, 1]);
+    assert!(!s.ranks[0].is_done(send.unwrap()), "the FIN is held");
+    s.net.borrow_mut().release(1, 0, usize::MAX);
+    let out = s.complete(&[(1, Some(id)), (0, send)]);
+    let done = out[0].as_ref().unwrap();
+    assert!(!done.cancelled && done.bytes == len && buf == msg);
+    assert_eq!(s.ranks[1].core.claims_busy[0], 0);
+}
+
 /// A peer that dies mid-transfer fails exactly what depends on it, naming it: the receive of
 /// its pipelined message, a send waiting for its FIN, a wildcard receive; later operations
 /// with it fail at once; the other ranks go on.
@@ -575,6 +713,67 @@ mod property {
                 prop_assert!(out.is_ok(), "{out:?}");
             }
             prop_assert!(bufs == payloads);
+        }
+
+        /// A rank dies mid-traffic (noticed by a route, or first found gone by a copy):
+        /// against the model, every request between the two others completes with its bytes,
+        /// and every request of a survivor with the dead rank either had completed (whole) or
+        /// fails naming it; nothing hangs.
+        #[test]
+        fn a_dying_rank_fails_exactly_what_depends_on_it(
+            route in 0u8..3,
+            msgs in prop::collection::vec((0usize..3, 0usize..3, 0usize..60_000), 1..10),
+            schedule in prop::collection::vec(0usize..3, 0..20),
+            dead in 0usize..3,
+            noticed in any::<bool>(),
+        ) {
+            let mut s = sim(3, caps_of(route));
+            let msgs: Vec<_> = msgs.into_iter().filter(|m| m.0 != m.1).collect();
+            let payloads: Vec<Vec<u8>> = msgs.iter().enumerate().map(|(k, m)| data(m.0, k, m.2)).collect();
+            let mut bufs: Vec<Vec<u8>> = msgs.iter().map(|m| vec![0u8; m.2]).collect();
+            // (rank, request, message) of every receive, then every send.
+            let mut reqs = Vec::new();
+            for (k, (m, buf)) in msgs.iter().zip(bufs.iter_mut()).enumerate() {
+                reqs.push((m.1, Some(s.recv(m.1, Some(m.0), Some(0), buf)), k));
+            }
+            for (k, m) in msgs.iter().enumerate() {
+                reqs.push((m.0, s.send(m.0, m.1, 0, &payloads[k]), k));
+            }
+            s.rounds(&schedule);
+            if noticed {
+                s.net.borrow_mut().kill(dead, "killed by the test");
+            } else {
+                // Found gone by copies first; a route notices later.
+                s.net.borrow_mut().vanish(dead);
+                let alive: Vec<usize> = schedule.iter().copied().filter(|&r| r != dead).collect();
+                s.rounds(&alive);
+                s.net.borrow_mut().kill(dead, "killed by the test");
+            }
+            let alive: Vec<usize> = (0..3).filter(|&r| r != dead).collect();
+            let mine: Vec<_> = reqs.iter().filter(|r| r.0 != dead).copied().collect();
+            let mut rounds = 0;
+            while !mine.iter().all(|&(r, id, _)| id.is_none_or(|id| s.ranks[r].is_done(id))) {
+                prop_assert!(rounds < 100_000, "a survivor's request hangs");
+                s.rounds(&alive);
+                rounds += 1;
+            }
+            for (r, id, k) in mine {
+                let Some(id) = id else { continue };
+                let m = msgs[k];
+                let out = s.ranks[r].finish(id);
+                let involved = m.0 == dead || m.1 == dead;
+                match out {
+                    Ok(_) => {
+                        if r == m.1 {
+                            prop_assert!(bufs[k] == payloads[k], "message {} received, not whole", k);
+                        }
+                    }
+                    Err(Error::PeerGone { rank, .. }) => {
+                        prop_assert!(involved && rank == dead, "message {} failed naming {}", k, rank);
+                    }
+                    Err(e) => prop_assert!(false, "message {}: {:?}", k, e),
+                }
+            }
         }
     }
 }

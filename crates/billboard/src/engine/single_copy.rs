@@ -18,7 +18,8 @@
 //! ```
 //!
 //! A peer that fails meanwhile completes the receive with its error wherever the machine is
-//! (`failure.rs`); the sender's FIN names a send request the sender checks (`failure.rs`).
+//! (`failure.rs`; a read that finds its process gone fails it, never restarts); the sender's
+//! FIN names a send request the sender's machine checks (`rendezvous.rs`).
 
 /// A single copy of `len` bytes (of a `total`-byte message; the buffer may be shorter) from
 /// `addr` in the sender's memory, `done` so far.

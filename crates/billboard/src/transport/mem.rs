@@ -31,6 +31,8 @@ pub struct Net {
     failures: Vec<VecDeque<(usize, String)>>,
     /// Per rank: the remote reads (`.0`) and writes (`.1`) it makes are refused.
     refused: Vec<(bool, bool)>,
+    /// Per rank: its memory cannot be found (another pid namespace), though it lives.
+    hidden: Vec<bool>,
     /// Every record accepted, oldest first: (from, to, kind, payload bytes).
     pub sent: Vec<(usize, usize, u32, usize)>,
 }
@@ -47,6 +49,7 @@ impl Net {
             dead: vec![false; n],
             failures: (0..n).map(|_| VecDeque::new()).collect(),
             refused: vec![(false, false); n],
+            hidden: vec![false; n],
             sent: Vec::new(),
         }))
     }
@@ -86,6 +89,23 @@ impl Net {
         }
     }
 
+    /// Rank `r`'s process is gone, and no route has noticed yet (a shared-memory peer's death
+    /// is seen first by a copy from or into its memory): its records stop, and remote reads
+    /// and writes of its memory fail with ESRCH, as `process_vm_readv/writev` do.
+    pub fn vanish(&mut self, r: usize) {
+        self.dead[r] = true;
+        for other in 0..self.n {
+            self.links[r * self.n + other].clear();
+            self.links[other * self.n + r].clear();
+        }
+    }
+
+    /// Rank `r` lives, but copies from or into its memory find no such process (ESRCH), as
+    /// for a peer in another pid namespace.
+    pub fn hide(&mut self, r: usize) {
+        self.hidden[r] = true;
+    }
+
     /// The remote reads (`read`) and writes (`write`) rank `r` makes are refused from now on,
     /// as the kernel refuses `process_vm_readv/writev`.
     pub fn refuse(&mut self, r: usize, read: bool, write: bool) {
@@ -102,7 +122,13 @@ pub struct MemChannel {
 }
 
 impl MemChannel {
-    fn refused(&self, write: bool) -> std::io::Result<()> {
+    /// Whether a remote read (or `write`) of `peer`'s memory goes: not if `peer` is dead or
+    /// hidden, or
+    /// if the test refuses this rank's.
+    fn refused(&self, peer: usize, write: bool) -> std::io::Result<()> {
+        if self.net.borrow().dead[peer] || self.net.borrow().hidden[peer] {
+            return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+        }
         let (read_refused, write_refused) = self.net.borrow().refused[self.me];
         match if write { write_refused } else { read_refused } {
             true => Err(std::io::ErrorKind::PermissionDenied.into()),
@@ -178,11 +204,11 @@ impl Channel for MemChannel {
 
     fn read_remote_iov(
         &self,
-        _peer: usize,
+        peer: usize,
         local: &mut [libc::iovec],
         remote: &mut [libc::iovec],
     ) -> std::io::Result<()> {
-        self.refused(false)?;
+        self.refused(peer, false)?;
         let mut src = Vec::new();
         for v in remote.iter() {
             // SAFETY: the peer's engine lives in this process and keeps the buffer its RTS
@@ -201,8 +227,8 @@ impl Channel for MemChannel {
         Ok(())
     }
 
-    fn write_remote(&self, _peer: usize, addr: u64, src: &[u8]) -> std::io::Result<()> {
-        self.refused(true)?;
+    fn write_remote(&self, peer: usize, addr: u64, src: &[u8]) -> std::io::Result<()> {
+        self.refused(peer, true)?;
         // SAFETY: the receiver's engine lives in this process and offered these pages of its
         // posted buffer (SHARE); the claim word gave them to us alone.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), addr as *mut u8, src.len()) };
