@@ -78,18 +78,6 @@ pub(super) static PVARS: &[Pvar] = &[
         category: "rma",
     },
     Pvar {
-        name: "bb_rma_locked_atomic_sections",
-        desc: "CPU atomics (fetch-and-op, compare-and-swap, short accumulates) on windows in shared memory that announced themselves to folds by a locked exchange, not a plain store (a fold met recently, or no membarrier)",
-        measure: Measure::Process(crate::win::locked_atomic_section_count),
-        category: "rma",
-    },
-    Pvar {
-        name: "bb_rma_fold_barriers",
-        desc: "membarrier fences of the members' CPUs by accumulates folded under a target part's lock, where the part's atomics announced themselves by plain stores",
-        measure: Measure::Process(crate::win::fold_barrier_count),
-        category: "rma",
-    },
-    Pvar {
         // MPICH's name for the same level.
         name: "unexpected_recvq_length",
         desc: "messages that arrived before their receive was posted, waiting now",

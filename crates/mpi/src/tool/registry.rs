@@ -49,7 +49,6 @@ pub(crate) static RMA: tunables::Layer = tunables::Layer {
         &crate::win::ASYNC_PROGRESS,
         &crate::win::ACC_BULK,
         &crate::win::CREATE_MAP,
-        &crate::win::FOLD_BARRIER,
         &crate::win::ALLOC_MEM_SHARED,
     ],
     switches: &[],

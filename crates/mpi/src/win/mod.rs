@@ -71,7 +71,6 @@ pub(crate) use create::SHM_WINDOWS;
 use create::{check_shape, create, Memory};
 pub(crate) use direct::BULK as ACC_BULK;
 pub(crate) use remap::CREATE_MAP;
-pub(crate) use shm_sync::FOLD_BARRIER;
 pub(crate) use single_copy::SINGLE_COPY;
 
 /// `process_vm_writev/readv` calls of this process's RMA so far (MPI_T `bb_rma_single_copies`).
@@ -82,16 +81,6 @@ pub(crate) fn single_copy_count() -> u64 {
 /// Operations on mapped regions of dynamic windows so far (MPI_T `bb_rma_mapped_operations`).
 pub(crate) fn mapped_operation_count() -> u64 {
     attached::MAPPED_OPERATIONS.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Atomic sections entered by a locked exchange so far (MPI_T `bb_rma_locked_atomic_sections`).
-pub(crate) fn locked_atomic_section_count() -> u64 {
-    shm_sync::LOCKED_SECTIONS.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Folds that fenced the members' CPUs so far (MPI_T `bb_rma_fold_barriers`).
-pub(crate) fn fold_barrier_count() -> u64 {
-    shm_sync::FOLD_BARRIERS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 use std::ffi::{c_char, c_int};

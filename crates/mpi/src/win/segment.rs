@@ -11,10 +11,7 @@
 //!         data offset u64 (padded to 128)
 //! 128     control block of rank 0, then of rank 1, ... each `stride` bytes:
 //!           +0    lock word (AtomicU64): MPI_Win_lock's reader-writer lock on this part
-//!           +128  accumulate lock (AtomicU32): bit 0 held by an accumulate done by plain loads
-//!                 and stores; bit 1 origins announce their CPU atomics on this part by an
-//!                 exchange, not a plain store (`shm_sync.rs`: set by a fold, cleared by an
-//!                 origin's compare-and-swap)
+//!           +128  accumulate lock (AtomicU32): accumulates done by plain loads and stores
 //!           +256  fences (AtomicU64): MPI_Win_fence's this rank has entered, written by it
 //!           +384  atomics (AtomicU64): 1 + the rank whose part this rank is changing by CPU
 //!                 atomics right now, 0 when none; written by this rank (`shm_sync.rs`)
@@ -28,7 +25,7 @@
 //! ```
 //!
 //! Every word has one writer except the two locks, which are read-modify-written by whoever
-//! takes them (or switches the accumulate lock's mode), and the settled words, which the accumulate lock guards. The two locks, the
+//! takes them, and the settled words, which the accumulate lock guards. The two locks, the
 //! fence count and the atomics word lie on lines of their own (128 bytes: adjacent-line
 //! prefetch); the post/complete counters change once per epoch and share lines, as do the
 //! settled words (each changes under the lock, which moves its line anyway).
@@ -54,7 +51,7 @@ const ALIGN: usize = 64;
 const CONTROL_AT: usize = 128;
 /// "BBWINSEG" as a word.
 const MAGIC: u64 = u64::from_ne_bytes(*b"BBWINSEG");
-const VERSION: u64 = 5;
+const VERSION: u64 = 4;
 /// Offsets inside a control block.
 const LOCK_AT: usize = 0;
 const ACC_LOCK_AT: usize = 128;
@@ -72,14 +69,6 @@ pub(crate) struct Segment {
     /// The least elements of an accumulate folded under the lock (`BB_RMA_ACC_BULK`, read
     /// once here: a tunable's read costs a call on every accumulate).
     pub bulk: usize,
-    /// Every member registered for `membarrier` (and `BB_RMA_FOLD_BARRIER` is on): a fold
-    /// fences the other CPUs itself, so an origin's atomics may announce themselves with a
-    /// plain store while the part's accumulate lock word says so (`shm_sync.rs`). Agreed at
-    /// creation; else every part stays in exchange mode.
-    pub fold_barrier: bool,
-    /// Atomic sections this process entered by an exchange since it last switched a part; at
-    /// `shm_sync::MODE_SWITCH_BACK` it switches the part back to plain announcements.
-    pub locked_in_a_row: AtomicU32,
     stride: usize,
     /// Each member's part: its address here and its bytes (inside the mapping; for
     /// MPI_Win_create, where `remap.rs` maps each member's pages).
@@ -291,16 +280,13 @@ pub(crate) fn allocate(size: usize, comm: &Communicator, needed: &mut usize) -> 
         unsafe { std::ptr::copy_nonoverlapping(header.as_ptr(), b as *mut u64, header.len()) };
     }
     let made = if no_room { 2 } else { base.is_ok() as u8 };
-    // Bit 2: this member can be fenced by a fold's membarrier (`shm_sync.rs`).
-    let fenced = (super::shm_sync::fold_barrier_registered() as u8) << 2;
     let mut flags = vec![0u8; n];
-    comm.allgatherv_bytes(&[made | fenced], &mut flags, &(0..n).map(|r| (r, 1)).collect::<Vec<_>>())?;
-    let fold_barrier = flags.iter().all(|f| f & 4 != 0);
+    comm.allgatherv_bytes(&[made], &mut flags, &(0..n).map(|r| (r, 1)).collect::<Vec<_>>())?;
     let base = match base {
         Ok(b) => b,
-        Err(_) if flags[0] & 3 == 2 => return Ok(None),
+        Err(_) if flags[0] == 2 => return Ok(None),
         Err(e) if me == 0 => return Err(e),
-        Err(_) if flags[0] & 3 == 0 => {
+        Err(_) if flags[0] == 0 => {
             return Err(err(
                 MPI_ERR_NO_MEM,
                 format!("rank 0 could not create the window's {len} bytes of memory in /dev/shm"),
@@ -311,15 +297,7 @@ pub(crate) fn allocate(size: usize, comm: &Communicator, needed: &mut usize) -> 
     let bulk = super::direct::BULK.get();
     // SAFETY: each part lies inside the mapping (the layout above).
     let parts = parts.into_iter().map(|(at, bytes)| (unsafe { base.add(data + at) }, bytes)).collect();
-    let locked_in_a_row = AtomicU32::new(0);
-    let segment = Segment { base, len, ranks: n, me, bulk, fold_barrier, locked_in_a_row, stride, parts };
-    if me == 0 && !fold_barrier {
-        // Exchanges for good (a fresh word says plain announcements); no member uses the
-        // segment before the barrier below.
-        for r in 0..n {
-            segment.accumulate_lock(r).store(super::shm_sync::EXCHANGE, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
+    let segment = Segment { base, len, ranks: n, me, bulk, stride, parts };
     // SAFETY: the header's words, written by rank 0 before the exchange above.
     let header = unsafe { std::slice::from_raw_parts(base as *const u64, 5) };
     let ok = header == [MAGIC, VERSION, n as u64, stride as u64, data as u64];

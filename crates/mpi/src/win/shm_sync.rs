@@ -192,51 +192,17 @@ fn spin_until(mut ready: impl FnMut() -> bool) {
 /// a plain load-combine-store would lose. Each origin announces those in its *atomics word*
 /// (`segment.rs`: 1 + the target part, one writer) and checks the lock; the locker takes the
 /// lock and then waits until no atomics word names the part. Both sides store, then load the
-/// other's word (Dekker), and one of them must fence between its store and its load, or each
-/// may read the other's word before its own store left the store buffer.
-///
-/// Which side fences is the part's *atomics mode*, a bit of the lock word beside the holder
-/// ([`HELD`], [`EXCHANGE`]), so that the frequent side is cheap:
-///
-/// - plain (`EXCHANGE` clear): the origin announces with a plain store, then loads the lock
-///   word, and its atomic instruction is the only locked one of the call (path_cost
-///   fetch_op+flush: 338 instructions as before, one of them locked, not two). A fold that takes
-///   the lock in this mode sets `EXCHANGE`, then fences every CPU that runs a member itself
-///   (`membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)`, about 1 us), the asymmetric Dekker of
-///   Linux's RCU and of Folly's `asymmetricHeavyBarrier`: the fence passes each origin's CPU
-///   either after its announcement (then the fold sees it and waits) or before (then its load
-///   of the lock word, later, sees the fold's).
-/// - exchange (`EXCHANGE` set): the origin announces with an exchange (a full barrier) and a
-///   fold needs no fence, so a run of folds pays one. After [`MODE_SWITCH_BACK`] such
-///   sections (since its last switch) an origin clears `EXCHANGE` by a compare-and-swap while no fold holds
-///   the lock (a full barrier: its later loads of the word see any fold that took it since).
-///
-/// Where a member cannot register for `membarrier` (an old kernel, a filter), or
-/// `BB_RMA_FOLD_BARRIER=0`, the window starts in exchange mode and stays there
-/// (`Segment::fold_barrier`).
+/// other's word (Dekker): with sequentially consistent stores and loads at least one sees the
+/// other, so either the atomic origin backs off until the lock is free, or the locker waits
+/// until the atomics are done. The atomic side pays one exchange on its own line and a load of
+/// a line that stays shared while no one locks: no cache line moves between origins that only
+/// do atomics.
 pub(crate) struct AccumulateGuard<'a>(&'a AtomicU32);
 
-/// The accumulate lock word: a fold holds it.
-pub(crate) const HELD: u32 = 1;
-/// The accumulate lock word: CPU atomics on the part announce themselves by an exchange.
-pub(crate) const EXCHANGE: u32 = 2;
-
 impl<'a> AccumulateGuard<'a> {
-    /// Takes `lock` (keeping its mode); fences every member's CPU if origins announce by
-    /// plain stores (after setting exchanges); then waits until none of `atomics` holds
-    /// `tag` (1 + the target part).
+    /// Takes `lock`, then waits until none of `atomics` holds `tag` (1 + the target part).
     pub fn take<'w>(lock: &'a AtomicU32, atomics: impl Iterator<Item = &'w AtomicU64> + Clone, tag: u64) -> Self {
-        let mut was = 0;
-        spin_until(|| {
-            was = lock.load(Ordering::Relaxed) & !HELD;
-            lock.compare_exchange_weak(was, was | HELD, Ordering::SeqCst, Ordering::Relaxed).is_ok()
-        });
-        if was & EXCHANGE == 0 {
-            // Exchanges first: an origin whose CPU the fence passes before its announcement
-            // reads the word after, and takes the exchange.
-            lock.store(HELD | EXCHANGE, Ordering::SeqCst);
-            fence_every_member();
-        }
+        spin_until(|| lock.compare_exchange_weak(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_ok());
         for word in atomics {
             spin_until(|| word.load(Ordering::SeqCst) != tag);
         }
@@ -251,58 +217,8 @@ impl<'a> AccumulateGuard<'a> {
 
 impl Drop for AccumulateGuard<'_> {
     fn drop(&mut self) {
-        // Nobody else changes the word while it is held: the mode stays exchanges.
-        self.0.store(EXCHANGE, Ordering::Release);
+        self.0.store(0, Ordering::Release);
     }
-}
-
-/// Atomic sections by exchange (since the last switch) after which an origin sets plain announcements again
-/// (so a fold's membarrier, about 1 us, is paid at most once per this many atomics of
-/// an origin that meets folds: 64 keeps it under 20 ns an operation).
-pub(crate) const MODE_SWITCH_BACK: u32 = 64;
-
-/// Folds fence the other CPUs with `membarrier`, so CPU atomics need one locked instruction.
-pub(crate) static FOLD_BARRIER: billboard::tunables::Tunable = billboard::tunables::Tunable::new(
-    "BB_RMA_FOLD_BARRIER",
-    1,
-    "Windows in shared memory: 1, a fold under the accumulate lock fences the members' CPUs (membarrier) so fetch-and-op and compare-and-swap announce themselves with a plain store, one locked instruction a call; 0, an exchange each",
-);
-
-/// Atomic sections entered by an exchange, and folds that fenced the members' CPUs, in this
-/// process so far (MPI_T `bb_rma_locked_atomic_sections`, `bb_rma_fold_barriers`).
-pub(crate) static LOCKED_SECTIONS: AtomicU64 = AtomicU64::new(0);
-pub(crate) static FOLD_BARRIERS: AtomicU64 = AtomicU64::new(0);
-
-/// Adds one to a statistic of this process (an increment two threads may make at once can
-/// be lost: a statistic's price, like `attached::count_mapped`).
-#[inline]
-fn count(counter: &AtomicU64) {
-    counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-}
-
-const MEMBARRIER_CMD_GLOBAL_EXPEDITED: libc::c_long = 1 << 1;
-const MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED: libc::c_long = 1 << 2;
-
-/// Whether this process is registered for the expedited global `membarrier`, so a fold in
-/// another member's process fences its CPUs (once per process; `BB_RMA_FOLD_BARRIER=0`: no).
-pub(crate) fn fold_barrier_registered() -> bool {
-    static REGISTERED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *REGISTERED.get_or_init(|| {
-        // SAFETY: a system call with integer arguments only.
-        FOLD_BARRIER.get() != 0
-            && unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) } == 0
-    })
-}
-
-/// Every CPU running a member's thread executes a full barrier before this returns.
-#[cold]
-fn fence_every_member() {
-    count(&FOLD_BARRIERS);
-    // SAFETY: a system call with integer arguments only.
-    let done = unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) } == 0;
-    // Every member registered before the window was made (`Segment::fold_barrier`), so the
-    // call cannot be refused; if it were, no fence would make a plain announcement safe.
-    assert!(done, "membarrier refused after every member registered: {}", std::io::Error::last_os_error());
 }
 
 /// This origin changing a target part by CPU atomics while no accumulate holds its lock (see
@@ -310,71 +226,37 @@ fn fence_every_member() {
 pub(crate) struct AtomicSection<'a>(&'a AtomicU64);
 
 impl<'a> AtomicSection<'a> {
-    /// Announces `tag` (1 + the target part) in `mine`, this origin's atomics word, by a plain
-    /// store, if `lock`, the part's accumulate lock word, is free and in plain mode; `None`:
-    /// not announced that way.
+    /// Announces `tag` (1 + the target part) in `mine`, this origin's atomics word, once
+    /// `lock`, the part's accumulate lock, is free.
     #[inline(always)]
-    pub fn enter(mine: &'a AtomicU64, lock: &AtomicU32, tag: u64) -> Option<Self> {
-        // A plain store, then the word: see `AccumulateGuard` for why no fence is needed.
-        mine.store(tag, Ordering::Relaxed);
-        std::sync::atomic::compiler_fence(Ordering::SeqCst);
-        (lock.load(Ordering::Acquire) == 0).then_some(AtomicSection(mine))
+    pub fn enter(mine: &'a AtomicU64, lock: &AtomicU32, tag: u64) -> Self {
+        // An exchange, not a store: the full barrier orders it before the load (Dekker).
+        mine.swap(tag, Ordering::SeqCst);
+        if lock.load(Ordering::SeqCst) == 0 {
+            return AtomicSection(mine);
+        }
+        Self::enter_after_fold(mine, lock, tag)
+    }
+
+    /// [`Self::enter`] when an accumulate held the lock: out of line, so the common entry
+    /// saves no registers for the wait.
+    #[cold]
+    #[inline(never)]
+    fn enter_after_fold(mine: &'a AtomicU64, lock: &AtomicU32, tag: u64) -> Self {
+        loop {
+            mine.store(0, Ordering::Release);
+            spin_until(|| lock.load(Ordering::Relaxed) == 0);
+            mine.swap(tag, Ordering::SeqCst);
+            if lock.load(Ordering::SeqCst) == 0 {
+                return AtomicSection(mine);
+            }
+        }
     }
 
     /// Enters for `target`'s part of `seg`.
     #[inline(always)]
     pub fn of(seg: &'a Segment, target: usize) -> Self {
-        let (mine, lock) = (seg.atomics(seg.me()), seg.accumulate_lock(target));
-        Self::enter_counting(mine, lock, target as u64 + 1, &seg.locked_in_a_row, seg.fold_barrier)
-    }
-
-    /// [`Self::enter`], else by an exchange once no fold holds the lock, counting those in
-    /// `in_a_row` and switching the part back to plain announcements at [`MODE_SWITCH_BACK`]
-    /// if `fold_barrier` (the window's members can be fenced).
-    #[inline(always)]
-    fn enter_counting(
-        mine: &'a AtomicU64,
-        lock: &AtomicU32,
-        tag: u64,
-        in_a_row: &AtomicU32,
-        fold_barrier: bool,
-    ) -> Self {
-        match Self::enter(mine, lock, tag) {
-            Some(section) => section,
-            None => Self::enter_exchanging(mine, lock, tag, in_a_row, fold_barrier),
-        }
-    }
-
-    /// [`Self::enter_counting`] when the lock word was not 0: a fold holds it, or exchange
-    /// mode. Out of line, so the common entry saves no registers for the wait.
-    #[cold]
-    #[inline(never)]
-    fn enter_exchanging(
-        mine: &'a AtomicU64,
-        lock: &AtomicU32,
-        tag: u64,
-        in_a_row: &AtomicU32,
-        fold_barrier: bool,
-    ) -> Self {
-        // Counts by a load and a store: a locked add would double what this path costs.
-        count(&LOCKED_SECTIONS);
-        let sections = in_a_row.load(Ordering::Relaxed) + 1;
-        in_a_row.store(sections, Ordering::Relaxed);
-        if fold_barrier && sections >= MODE_SWITCH_BACK {
-            in_a_row.store(0, Ordering::Relaxed);
-            // Plain announcements from the next section on, if no fold holds the lock now; a
-            // full barrier before this origin's next look at the word.
-            let _ = lock.compare_exchange(EXCHANGE, 0, Ordering::SeqCst, Ordering::Relaxed);
-        }
-        loop {
-            // An exchange, not a store: the full barrier orders it before the load (Dekker).
-            mine.swap(tag, Ordering::SeqCst);
-            if lock.load(Ordering::SeqCst) & HELD == 0 {
-                return AtomicSection(mine);
-            }
-            mine.store(0, Ordering::Release);
-            spin_until(|| lock.load(Ordering::Relaxed) & HELD == 0);
-        }
+        Self::enter(seg.atomics(seg.me()), seg.accumulate_lock(target), target as u64 + 1)
     }
 }
 
@@ -429,16 +311,15 @@ mod tests {
         assert_eq!(total, 40_000);
     }
 
-    /// Two "origins" add by CPU atomics, two by load-combine-store under the lock, onto the
-    /// same words, for a while (the threads must meet on a busy machine); every update must
-    /// land. `fenced`: the folds fence by membarrier and the atomics start in plain mode.
-    /// Returns (atomic sections by exchange, fold barriers) of the run.
-    fn atomics_beside_folds(fenced: bool) -> (u64, u64) {
-        let lock = AtomicU32::new(if fenced { 0 } else { EXCHANGE });
+    #[test]
+    fn atomic_sections_and_plain_folds_under_the_lock_lose_no_update() {
+        // Two "origins" add by CPU atomics, two by load-combine-store under the lock, onto the
+        // same words, for a while (the threads must meet on a busy machine); every update
+        // must land.
+        let lock = AtomicU32::new(0);
         let atomics: Vec<AtomicU64> = (0..4).map(|_| AtomicU64::new(0)).collect();
         let cells: Vec<AtomicU64> = (0..8).map(|_| AtomicU64::new(0)).collect();
         let (folding, atomic_adds, folds) = (AtomicU32::new(2), AtomicU64::new(0), AtomicU64::new(0));
-        let (exchanges, barriers) = (LOCKED_SECTIONS.load(Ordering::Relaxed), FOLD_BARRIERS.load(Ordering::Relaxed));
         let end = std::time::Instant::now() + std::time::Duration::from_millis(300);
         std::thread::scope(|s| {
             for t in 0..4 {
@@ -446,9 +327,9 @@ mod tests {
                 let (folding, atomic_adds, folds) = (&folding, &atomic_adds, &folds);
                 s.spawn(move || {
                     if t < 2 {
-                        let (mut adds, in_a_row) = (0u64, AtomicU32::new(0));
+                        let mut adds = 0u64;
                         while folding.load(Ordering::Relaxed) > 0 || adds < 1000 {
-                            let _s = AtomicSection::enter_counting(&atomics[t], lock, 1, &in_a_row, fenced);
+                            let _s = AtomicSection::enter(&atomics[t], lock, 1);
                             cells[adds as usize % cells.len()].fetch_add(1, Ordering::Relaxed);
                             adds += 1;
                         }
@@ -462,10 +343,6 @@ mod tests {
                                 c.store(v + 1, Ordering::Relaxed);
                             }
                             folds.fetch_add(1, Ordering::Relaxed);
-                            // Let the atomics switch back to plain announcements at times.
-                            if folds.load(Ordering::Relaxed) % 8 == 0 {
-                                std::thread::sleep(std::time::Duration::from_micros(200));
-                            }
                         }
                         folding.fetch_sub(1, Ordering::Relaxed);
                     }
@@ -475,19 +352,5 @@ mod tests {
         let sum: u64 = cells.iter().map(|c| c.load(Ordering::Relaxed)).sum();
         let folded = folds.load(Ordering::Relaxed) * cells.len() as u64;
         assert_eq!(sum, atomic_adds.load(Ordering::Relaxed) + folded);
-        (LOCKED_SECTIONS.load(Ordering::Relaxed) - exchanges, FOLD_BARRIERS.load(Ordering::Relaxed) - barriers)
-    }
-
-    #[test]
-    fn atomic_sections_and_plain_folds_under_the_lock_lose_no_update() {
-        // The counters are the process's: the two runs go one after the other in one test.
-        let (exchanges, barriers) = atomics_beside_folds(false);
-        assert!(exchanges > 0 && barriers == 0, "exchange mode: {exchanges} exchanges, {barriers} fences");
-        if fold_barrier_registered() {
-            // Plain announcements between folds, a fence when a fold finds them (the switch
-            // back after MODE_SWITCH_BACK exchanges makes both happen more than once).
-            let (exchanges, barriers) = atomics_beside_folds(true);
-            assert!(exchanges > 0 && barriers > 1, "plain mode: {exchanges} exchanges, {barriers} fences");
-        }
     }
 }
