@@ -498,6 +498,9 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(
 /// when the origin's buffers may be used: at once for data that was packed (put,
 /// accumulate), when the answer has landed for get-type operations.
 unsafe fn request_based(function: &'static str, win: MPI_Win, request: *mut MPI_Request, call: Call) -> c_int {
+    if let Some(rc) = request_withdrawable(function, win, request, &call) {
+        return rc;
+    }
     rma_call(function, win, call.rank, |m| {
         let request = out(request, "request")?;
         let req = match issue(m, win, call, true)? {
@@ -510,6 +513,44 @@ unsafe fn request_based(function: &'static str, win: MPI_Win, request: *mut MPI_
         *request = m.add_request(req);
         Ok(false)
     })
+}
+
+/// A request-based accumulate in a passive epoch that goes to the target's handler
+/// (`fast::issue_to_handler`: a created window's private pages, a dynamic window's malloc'd
+/// region): issued as its plain twin, which the origin withdraws and applies itself when the
+/// target is away (`withdraw.rs`), then completed at once by the local flush of its target, so
+/// a target computing outside MPI stalls no request. `None`: not such a call.
+///
+/// # Safety
+/// As for the call's buffers.
+unsafe fn request_withdrawable(
+    function: &'static str,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+    c: &Call,
+) -> Option<c_int> {
+    if !matches!(c.kind, Kind::Accumulate | Kind::GetAccumulate | Kind::CompareAndSwap) {
+        return None;
+    }
+    let mut handled = false;
+    let rc = rma_call(function, win, c.rank, |m| {
+        if !matches!(m.win(win)?.epoch, Epoch::Lock { .. }) {
+            return Ok(true);
+        }
+        let request = out(request, "request")?;
+        match super::fast::issue_to_handler(m, win, c) {
+            Some(done) => done?,
+            None => return Ok(true),
+        }
+        handled = true;
+        *request = m.add_request(Req::Complete(crate::request::empty_status()));
+        Ok(true)
+    });
+    if rc != MPI_SUCCESS {
+        return Some(rc);
+    }
+    // SAFETY: a plain call with the program's rank and window.
+    handled.then(|| unsafe { super::passive::PMPI_Win_flush_local(c.rank, win) })
 }
 
 counted! {
