@@ -174,7 +174,14 @@ impl Communicator {
         let Some((board, _)) = self.board_for(what, send.len(), true)?.filter(|_| send.len() <= DATA) else {
             return Ok(false);
         };
-        let recv = self.result_buffer(what, send.len(), recv, root)?;
+        let lands = root.is_none_or(|r| r == self.rank());
+        let recv = match recv.filter(|_| lands) {
+            Some(recv) if recv.len() != send.len() => {
+                return Err(wrong_length(what, recv.len(), send.len(), self.rank()))
+            }
+            None if lands => return Err(Error::InvalidArgument(NO_RECV.into())),
+            recv => recv,
+        };
         board.reduce(self, send, recv, root, op);
         Ok(true)
     }
@@ -196,31 +203,23 @@ impl Communicator {
         let Some((board, "board-cells")) = self.board_for(Collective::Reduce, send.len(), true)? else {
             return Ok(false);
         };
-        let recv = self.result_buffer(Collective::Reduce, send.len(), recv, Some(root))?;
+        let recv = match recv.filter(|_| root == self.rank()) {
+            Some(recv) if recv.len() != send.len() => {
+                return Err(wrong_length(Collective::Reduce, recv.len(), send.len(), self.rank()))
+            }
+            None if root == self.rank() => return Err(Error::InvalidArgument(NO_RECV.into())),
+            recv => recv,
+        };
         board.reduce_cells(self, send, recv, (root, elem), op);
         Ok(true)
     }
+}
 
-    /// The receive buffer of a reduction of `len` bytes where its result lands (at `root`, or
-    /// everywhere), checked; `None` elsewhere.
-    fn result_buffer<'a>(
-        &self,
-        what: Collective,
-        len: usize,
-        recv: Option<&'a mut [u8]>,
-        root: Option<usize>,
-    ) -> Result<Option<&'a mut [u8]>> {
-        let lands = root.is_none_or(|r| r == self.rank());
-        match recv.filter(|_| lands) {
-            Some(recv) if recv.len() != len => Err(Error::InvalidArgument(format!(
-                "{}: a {}-byte receive buffer for {} bytes sent (rank {})",
-                what.name_and_switch().0,
-                recv.len(),
-                len,
-                self.rank()
-            ))),
-            None if lands => Err(Error::InvalidArgument(NO_RECV.into())),
-            recv => Ok(recv),
-        }
-    }
+/// A receive buffer of `got` bytes for a reduction of `len` (by `rank`): the error.
+#[cold]
+fn wrong_length(what: Collective, got: usize, len: usize, rank: usize) -> Error {
+    Error::InvalidArgument(format!(
+        "{}: a {got}-byte receive buffer for {len} bytes sent (rank {rank})",
+        what.name_and_switch().0
+    ))
 }

@@ -75,9 +75,13 @@ pub static BCAST_CELLS_MAX: Tunable = Tunable::new(
 pub static REDUCE_CELLS_MIN: Tunable = Tunable::new(
     "BB_REDUCE_CELLS_MIN",
     64 << 10,
-    "smallest blocking reduce (bytes) on one host that goes through the board in cells of 16 KiB, the root \
-     folding each cell out of the others' posts as they come (board_reduce_cells.rs; 0: never, unless forced by \
-     BB_COLL_REDUCE=board-cells); TO BE MEASURED",
+    "smallest blocking reduce (bytes) on one host whose ranks outnumber its cores that goes through the board in \
+     cells of 16 KiB, the root folding each cell out of the others' posts as they come (board_reduce_cells.rs; \
+     0: never, unless forced by BB_COLL_REDUCE=board-cells); bench/peers/coll.sh, 4 ranks on 2 cores, nice -20, \
+     5 interleaved rounds at load 21-25 (absolute times noise), median within-round ratio cells/before (split or \
+     tree) and cells/Open MPI: 64 KiB 0.68 and 0.51, 256 KiB 0.56 and 0.77, 1 MiB 0.56 and 0.65, 4 MiB 0.69 \
+     and 0.58; pinned placements, best of 30 calls at 1 MiB: split 815-1178 us, cells 364-670. With a core for \
+     every rank the tree stays ahead (2 ranks, chrt, 1 MiB: 180 vs 208-291 us), so not there",
 )
 .read_at(Effect::EachCollective);
 
