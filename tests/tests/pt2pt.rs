@@ -277,6 +277,33 @@ fn typed_reduces_by_halves_on_2_ranks() {
     }
 }
 
+/// The reduce through the board in cells (coll/board_reduce_cells.rs: every rank but the root
+/// posts its vector in cells of 16 KiB, the root folds each as it comes): bb-coll's typed
+/// blocking reduces (every root, a non-commutative operator on 16-byte elements and a
+/// commutative one on odd counts of 8-byte words, around the board's data area and the cell,
+/// up to 1 MiB) forced on 2 to 4 ranks, and by the table (from `BB_REDUCE_CELLS_MIN`, where
+/// ranks outnumber cores: 4 ranks on a machine of fewer cores); the verbose report names it
+/// on every rank.
+#[test]
+fn typed_reduces_in_board_cells() {
+    type Env = &'static [(&'static str, &'static str)];
+    let forced: Env = &[("BB_COLL_REDUCE", "board-cells")];
+    let table: Env = &[("BB_REDUCE_CELLS_MIN", "65536")];
+    let (by_force, by_table) = ("(board-cells; forced by", "(board-cells; table;");
+    let crowded = std::thread::available_parallelism().map_or(1, |c| c.get()) < 4;
+    let cases = [(2, forced, by_force), (3, forced, by_force), (4, forced, by_force), (4, table, by_table)];
+    for (n, env, report) in cases.into_iter().filter(|c| c.2 == by_force || crowded) {
+        let env: Vec<_> = env.iter().copied().chain([("BB_VERBOSE", "1")]).collect();
+        let job = run(n, "bb-coll", &["halves"], &env, T);
+        job.assert_success();
+        assert!(job.stdout().contains(&format!("ok halves on {n} ranks")), "{env:?}: {}", job.stdout());
+        let err = job.stderr();
+        let head = format!("]: reduce on a communicator of {n} ranks (one host, context 1)");
+        let named = err.lines().filter(|l| l.contains(&head) && l.contains(report)).count();
+        assert_eq!(named, n, "{env:?}: every rank reports {report:?}:\n{err}");
+    }
+}
+
 /// Gather and scatter of parts of one length down binomial trees (forced; the table takes
 /// them from 8 ranks): every root, in place and not, parts from 0 B up, laid out in reverse
 /// rank order with gaps that must stay untouched (bb-coll's `sizes`).

@@ -592,7 +592,8 @@ fn summed(w: &Communicator, sizes: &[usize], blocks: bool) -> Res {
 /// receive buffer left untouched.
 fn halves(w: &Communicator) -> Res {
     let (n, me) = (w.size(), w.rank());
-    let elements = [0usize, 1, 3, 4095, 4096, 4097, 8191, 8193, 20_001, 65_537];
+    // Around the board's data area (128 elements) and its reduce cell (1,024), too.
+    let elements = [0usize, 1, 3, 128, 129, 1023, 1024, 1025, 2049, 4095, 4096, 4097, 8191, 8193, 20_001, 65_537];
     for &count in &elements {
         for root in 0..n {
             let len = count * 16;

@@ -89,7 +89,7 @@ const LINE: usize = 128;
 const HEADERS: u64 = 64;
 /// Data areas of a slot: how many collectives a writer of larger posts may run ahead (see the
 /// module's comment).
-const DATA_DEPTH: u64 = 32;
+pub(crate) const DATA_DEPTH: u64 = 32;
 /// Bytes of a data area: the most one rank posts in one collective.
 pub(crate) const DATA: usize = (BOARD_LANE_BYTES - LINE - HEADERS as usize * LINE) / DATA_DEPTH as usize;
 /// Where an inline payload starts in the header line (16-byte aligned for any element type).

@@ -34,6 +34,7 @@ mod board_gather;
 mod board_marks;
 mod board_parts;
 mod board_reduce;
+mod board_reduce_cells;
 mod board_reduce_scatter;
 mod board_scan;
 mod board_scatter;

@@ -1,6 +1,8 @@
 //! Reduce and allreduce: a binomial tree into rank 0 that keeps rank order (so
 //! non-commutative operators are right), then a hop to the root if it is another rank.
 
+use super::board::DATA;
+use super::board_reduce_cells::cell_bytes;
 use super::select::{reduce_by, Collective, ReduceBy};
 use super::{ReduceOp, TAG_REDUCE};
 
@@ -54,6 +56,11 @@ impl Communicator {
         }
         if self.reduce_on_board(send, recv.as_deref_mut(), Some(root), op)? {
             return Ok(());
+        }
+        if let Some(elements) = elements {
+            if self.reduce_in_cells(send, recv.as_deref_mut(), root, elements, op)? {
+                return Ok(());
+            }
         }
         // The root's result must be whole (the other rank writes into it).
         let whole = self.rank() != root || recv.as_deref().is_some_and(|r| r.len() == send.len());
@@ -163,19 +170,14 @@ impl Communicator {
         op: ReduceOp<'_>,
     ) -> Result<bool> {
         let what = if root.is_some() { Collective::Reduce } else { Collective::Allreduce };
-        let Some((board, _)) = self.board_for(what, send.len(), true)? else {
+        // Past one data area the board's cells take elements whole (`reduce_in_cells`).
+        let Some((board, _)) = self.board_for(what, send.len(), true)?.filter(|_| send.len() <= DATA) else {
             return Ok(false);
         };
         let lands = root.is_none_or(|r| r == self.rank());
         let recv = match recv.filter(|_| lands) {
             Some(recv) if recv.len() != send.len() => {
-                return Err(Error::InvalidArgument(format!(
-                    "{}: a {}-byte receive buffer for {} bytes sent (rank {})",
-                    what.name_and_switch().0,
-                    recv.len(),
-                    send.len(),
-                    self.rank()
-                )))
+                return Err(wrong_length(what, recv.len(), send.len(), self.rank()))
             }
             None if lands => return Err(Error::InvalidArgument(NO_RECV.into())),
             recv => recv,
@@ -183,4 +185,41 @@ impl Communicator {
         board.reduce(self, send, recv, root, op);
         Ok(true)
     }
+
+    /// A blocking reduce of elements of `elem` bytes through the board in cells, where the
+    /// table gives it the cells (`board_reduce_cells.rs`) and an element fits one: `Ok(true)`
+    /// when done, `Ok(false)` (nothing done) where it does not.
+    fn reduce_in_cells(
+        &self,
+        send: &[u8],
+        recv: Option<&mut [u8]>,
+        root: usize,
+        (elem, _): (usize, bool),
+        op: ReduceOp<'_>,
+    ) -> Result<bool> {
+        if send.len() <= DATA || cell_bytes(elem) == 0 {
+            return Ok(false);
+        }
+        let Some((board, "board-cells")) = self.board_for(Collective::Reduce, send.len(), true)? else {
+            return Ok(false);
+        };
+        let recv = match recv.filter(|_| root == self.rank()) {
+            Some(recv) if recv.len() != send.len() => {
+                return Err(wrong_length(Collective::Reduce, recv.len(), send.len(), self.rank()))
+            }
+            None if root == self.rank() => return Err(Error::InvalidArgument(NO_RECV.into())),
+            recv => recv,
+        };
+        board.reduce_cells(self, send, recv, (root, elem), op);
+        Ok(true)
+    }
+}
+
+/// A receive buffer of `got` bytes for a reduction of `len` (by `rank`): the error.
+#[cold]
+fn wrong_length(what: Collective, got: usize, len: usize, rank: usize) -> Error {
+    Error::InvalidArgument(format!(
+        "{}: a {got}-byte receive buffer for {len} bytes sent (rank {rank})",
+        what.name_and_switch().0
+    ))
 }

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | bcast | `post`, `tree`, `scatter-allgather`, `hier`, `board`, `board-cells` | one host: post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
 //! | barrier | `post`, `dissemination`, `hier`, `board`, `board-leader` | one host: post from `BB_COLL_BARRIER_POST_MIN` ranks, else dissemination; several hosts: hier |
-//! | reduce | `tree`, `post`, `split`, `hier`, `board`, `halves` | one host: split on more than 2 ranks from `BB_REDUCE_ROOTED_SPLIT_MIN`, halves on 2 ranks from `BB_REDUCE_HALVES_MIN` (blocking; 0 = never, the default), else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
+//! | reduce | `tree`, `post`, `split`, `hier`, `board`, `halves`, `board-cells` | one host: blocking forms of elements the interface names, where ranks outnumber cores, from `BB_REDUCE_CELLS_MIN` on the board in cells (`select_board.rs`); split on more than 2 ranks from `BB_REDUCE_ROOTED_SPLIT_MIN`, halves on 2 ranks from `BB_REDUCE_HALVES_MIN` (blocking; 0 = never, the default), else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
 //! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
 //! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier`, `board` | one host: post; several hosts: hier |
 //! | alltoall(v) | `linear`, `pairwise`, `hier`, `board` | several hosts, blocking: hier (host phases on the board, one message per pair of hosts' leaders) for parts within `BB_HIER_ALLTOALL_MAX` a host; else linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
@@ -65,7 +65,7 @@ pub use super::reduce_halves::{REDUCE_HALVES_CHUNK, REDUCE_HALVES_ROOT_SHARE};
 pub(crate) use super::select_board::{board_by, rendezvous_min};
 pub use super::select_board::{
     BCAST_CELLS_MAX, BOARD, GATHERV_HIER_WIDEST, HIER_ALLTOALL_MAX, HIER_BCAST_MAX, HIER_BOARD_MAX, HIER_PARTS_MAX,
-    REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX,
+    REDUCE_CELLS_MIN, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX,
 };
 pub(super) use super::select_report::report;
 use crate::tunables::{Effect, Switch, Tunable};
@@ -192,12 +192,15 @@ pub(crate) fn barrier_by(comm: &Communicator) -> BarrierBy {
 
 pub static REDUCE: Switch = Switch::new(
     "BB_COLL_REDUCE",
-    &["tree", "post", "split", "hier", "board", "halves"],
+    &["tree", "post", "split", "hier", "board", "halves", "board-cells"],
     "reduce: tree = binomial tree into rank 0 (then to the root), post = every rank posts its vector to the root, \
      which folds them in rank order, split = blocks reduced by every rank (reduce_split.rs), hier = each host into \
      its leader, then a tree of the leaders, halves = 2 ranks of one host fold a part each by single copy, the \
-     other's landing in the root's result (reduce_halves.rs; blocking forms, else tree); unset: one host split on \
-     more than 2 ranks from BB_REDUCE_ROOTED_SPLIT_MIN, halves on 2 ranks from BB_REDUCE_HALVES_MIN (if set), else tree; \
+     other's landing in the root's result (reduce_halves.rs; blocking forms, else tree), board-cells = every rank \
+     but the root posts its vector on the board in cells of 16 KiB, the root folds each as it comes \
+     (board_reduce_cells.rs; blocking forms of typed elements, else the table); unset: one host board-cells where \
+     ranks outnumber cores from BB_REDUCE_CELLS_MIN, split on more than 2 ranks from BB_REDUCE_ROOTED_SPLIT_MIN, halves on 2 ranks from \
+     BB_REDUCE_HALVES_MIN (if set), else tree; \
      several hosts hier (tree for a non-commutative operator on hosts whose ranks are not consecutive)",
 );
 

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `board` | a rank posts at most one data area (2 KiB), `BB_BOARD=1`; a scan where ranks outnumber cores up to `BB_SCAN_CROWDED_MAX` bytes (`scan.rs`) |
 //! | `board-leader` | barrier, forced only |
-//! | `board-cells` | bcast past one data area up to `BB_BCAST_CELLS_MAX` bytes where ranks outnumber cores: cells of one data area, one epoch each (`board_bcast_cells.rs`); reduce_scatter forced only (`board_reduce_scatter.rs`) |
+//! | `board-cells` | bcast past one data area up to `BB_BCAST_CELLS_MAX` bytes where ranks outnumber cores: cells of one data area, one epoch each (`board_bcast_cells.rs`); reduce (blocking, typed elements) where ranks outnumber cores from `BB_REDUCE_CELLS_MIN` bytes: cells of 8 data areas, the root folding each out of the others' posts (`board_reduce_cells.rs`); reduce_scatter forced only (`board_reduce_scatter.rs`) |
 //!
 //! Reduce-scatter and the scans have no message algorithm of their own worth a table row:
 //! their switches ([`REDUCE_SCATTER`], [`SCAN`]) choose between the board and the message
@@ -69,6 +69,19 @@ pub static BCAST_CELLS_MAX: Tunable = Tunable::new(
      1.30, 4 KiB 3.23 vs 1.33, 6 KiB 4.75 vs 1.80, 8 KiB 2.68 vs 3.00, 16 KiB 4.2 vs 5.7, 64 KiB 12.1 vs 22.2 \
      (Open MPI 4 KiB 6.1). With a core for every rank messages win (2 ranks, chrt: 4 KiB 0.62 vs 0.68, 32 KiB \
      4.1 vs 6.0), so only forcing gives the cells there",
+)
+.read_at(Effect::EachCollective);
+
+pub static REDUCE_CELLS_MIN: Tunable = Tunable::new(
+    "BB_REDUCE_CELLS_MIN",
+    64 << 10,
+    "smallest blocking reduce (bytes) on one host whose ranks outnumber its cores that goes through the board in \
+     cells of 16 KiB, the root folding each cell out of the others' posts as they come (board_reduce_cells.rs; \
+     0: never, unless forced by BB_COLL_REDUCE=board-cells); bench/peers/coll.sh, 4 ranks on 2 cores, nice -20, \
+     5 interleaved rounds at load 21-25 (absolute times noise), median within-round ratio cells/before (split or \
+     tree) and cells/Open MPI: 64 KiB 0.68 and 0.51, 256 KiB 0.56 and 0.77, 1 MiB 0.56 and 0.65, 4 MiB 0.69 \
+     and 0.58; pinned placements, best of 30 calls at 1 MiB: split 815-1178 us, cells 364-670. With a core for \
+     every rank the tree stays ahead (2 ranks, chrt, 1 MiB: 180 vs 208-291 us), so not there",
 )
 .read_at(Effect::EachCollective);
 
@@ -159,13 +172,21 @@ pub(crate) fn rendezvous_min(comm: &Communicator) -> usize {
     }
 }
 
-/// The largest post of `what` on `comm` that goes through the board in cells, unforced (0:
-/// none).
-fn cells_max(comm: &Communicator, what: Collective) -> usize {
+/// Whether a post of `post` bytes (past one data area) of `what` on `comm` goes through the
+/// board in cells, unforced.
+fn in_cells(comm: &Communicator, what: Collective, post: usize) -> bool {
     match what {
-        Collective::Bcast if comm.crowded() => BCAST_CELLS_MAX.get(),
-        _ => 0,
+        Collective::Bcast => comm.crowded() && post <= BCAST_CELLS_MAX.get(),
+        Collective::Reduce => comm.crowded() && reduce_cells_from(post),
+        _ => false,
     }
+}
+
+/// Whether a blocking reduce of `len` bytes on one host whose ranks outnumber its cores goes
+/// through the board in cells (`BB_REDUCE_CELLS_MIN`), unforced.
+fn reduce_cells_from(len: usize) -> bool {
+    let min = REDUCE_CELLS_MIN.get();
+    min != 0 && len >= min
 }
 
 /// Whether blocking collective `what` on `comm`, where a rank posts at most `post` bytes, runs
@@ -182,7 +203,7 @@ pub(crate) fn board_by(comm: &Communicator, what: Collective, post: usize) -> Op
         // Past one data area only the cells run on the board.
         let cells = match forced {
             Some(by) => by == "board-cells",
-            None => BOARD.get() != 0 && post <= cells_max(comm, what),
+            None => BOARD.get() != 0 && in_cells(comm, what, post),
         };
         return cells.then_some("board-cells");
     }

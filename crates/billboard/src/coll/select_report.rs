@@ -22,6 +22,7 @@ fn what_it_does(what: Collective, algorithm: &str) -> &'static str {
         (ReduceScatter, "board-cells") => {
             "on the board in cells of one data area, each rank folding its block's part of each"
         }
+        (Reduce, "board-cells") => "on the board in cells of 16 KiB, the root folding each as the others post them",
         (_, "board") => "on the board: each rank posts once in its own lines, readers copy straight out",
         (_, "board-cells") => "on the board in cells of one data area, the readers a few cells behind the poster",
         (_, "tree") => "binomial tree",
