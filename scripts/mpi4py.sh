@@ -79,20 +79,15 @@ if ! python3 -c 'import venv, sysconfig, os; assert os.path.exists(sysconfig.get
   exit 0
 fi
 
-# test_util_sync's locks over one-sided atomics, COMM_WORLD classes (probed one test at a time at
-# 2 ranks, 45 s each, 2026-11-28): MPICH's Mutex and Semaphore see a wrong lock state (a rank
-# fails "cannot release unheld mutex" or an assertion on the lock's state) and the others wait in
-# the lock for ever. The COMM_SELF classes and the other tests of these classes pass on MPICH;
-# TestConditionWorld.testWait{ForNotify,Notify} also fail on MPICH but end, so they run.
-MPICH_HANGS=(
-  TestConditionMutexWorld.testWaitForNotify TestConditionMutexWorld.testWaitNotify
-  TestMutexBasicWorld.testAcquireNonblocking TestMutexBasicWorld.testAcquireRelease
-  TestMutexBasicWorld.testFairness TestMutexBasicWorld.testWith
-  TestMutexRecursiveWorld.testAcquireNonblocking TestMutexRecursiveWorld.testAcquireRelease
-  TestMutexRecursiveWorld.testWith
-  TestSemaphoreWorld.testAcquireNonblocking TestSemaphoreWorld.testAcquireRelease
-  TestSemaphoreWorld.testBounded TestSemaphoreWorld.testWith
-)
+# test_util_sync's locks over one-sided atomics, the COMM_WORLD classes: on MPICH a Mutex or
+# Semaphore now and then sees a wrong lock state (a rank fails "cannot release unheld mutex" or an
+# assertion on the lock) and the others wait in the lock for ever. Probed one test at a time at 2
+# ranks (45 s each, 2026-11-28): 13 of their 20 tests hung, the others passed, but
+# TestMutexBasicWorld.testExclusion, which passed there, hung the whole suite next, and so did
+# TestConditionWorld.testWaitForNotify (it ended with an error when probed), so the five classes
+# go whole. Their COMM_SELF twins pass on MPICH.
+MPICH_HANGS=(TestConditionMutexWorld TestConditionWorld TestMutexBasicWorld TestMutexRecursiveWorld
+  TestSemaphoreWorld)
 
 KEY=$({ nm -D --defined-only "$LIB" | awk '{print $3}' | sort; python3 -V; sed -n '/^build()/,/^}/p' "$0"; } |
   sha256sum | cut -c1-16)

@@ -364,7 +364,7 @@ mod tests {
         assert_eq!(compare(&a, &a), MPI_IDENT);
         assert_eq!(compare(&a, &[6, 4, 2, 0]), MPI_SIMILAR);
         assert_eq!(compare(&a, &b), MPI_UNEQUAL);
-        assert_eq!(compare(&[], &[]), MPI_IDENT);
+        assert_eq!(compare::<usize>(&[], &[]), MPI_IDENT);
     }
 
     #[test]
@@ -380,6 +380,18 @@ mod tests {
         assert_eq!(expand_ranges(&[[0, 3, -1]], 5).unwrap_err().class, MPI_ERR_ARG);
         assert_eq!(expand_ranges(&[[0, 3, 0]], 5).unwrap_err().class, MPI_ERR_ARG);
         assert_eq!(expand_ranges(&[[0, 5, 1]], 5).unwrap_err().class, MPI_ERR_RANK);
+    }
+
+    /// Peer number 2 given again after its process was disconnected: a group kept from before
+    /// names the process that left, not the one that took the number.
+    #[test]
+    fn a_process_that_left_is_not_the_one_that_took_its_number() {
+        let kept = [Process::world(0), Process { peer: 2, generation: 0 }];
+        let now = [Process::world(0), Process { peer: 2, generation: 1 }];
+        assert_eq!(translate(&kept, &[0, 1], &now).unwrap(), [0, MPI_UNDEFINED]);
+        assert_eq!(compare(&kept, &now), MPI_UNEQUAL);
+        assert_eq!(intersection(&kept, &now), [Process::world(0)]);
+        assert_eq!(union(&kept, &now).len(), 3);
     }
 
     #[test]
