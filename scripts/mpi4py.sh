@@ -18,6 +18,12 @@
 #   --counts         print the run/failure/error/skip counts of each run (also on success)
 #   --log PREFIX     keep each run's whole output in PREFIX.N (N ranks) and name every test as it
 #                    runs (unittest's -v instead of -q), so a run cut short shows how far it got
+#   --exclude NAME   leave out the tests whose full name (module.Class.test) contains NAME
+#                    (mpi4py's main.py -x; repeatable)
+#
+# With --mpich at 2 or more ranks the tests in MPICH_HANGS below are left out: on MPICH 4.0.2
+# (Debian, ch4:ucx) they fail on one rank and the others then wait forever, so nothing after
+# them would run. Billboard runs them all.
 #
 # mpi4py's build probes which MPI functions the library has and builds the missing ones as
 # stubs that raise NotImplementedError, so a build made before a function existed hides it from
@@ -35,6 +41,7 @@ LAUNCHER="$ROOT/dist/bin/bbrun"
 MPICH=0
 COUNTS=0
 LOGPREFIX=""
+EXCLUDES=()
 MODULES=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -44,6 +51,7 @@ while [ $# -gt 0 ]; do
     --mpich) MPICH=1; shift ;;
     --counts) COUNTS=1; shift ;;
     --log) LOGPREFIX=$2; shift 2 ;;
+    --exclude) EXCLUDES+=(-x "$2"); shift 2 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "mpi4py.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) MODULES+=("$1"); shift ;;
@@ -70,6 +78,16 @@ if ! python3 -c 'import venv, sysconfig, os; assert os.path.exists(sysconfig.get
   echo "mpi4py.sh: SKIP: python3 with venv and Python.h needed (apt-get install python3-venv python3-dev)"
   exit 0
 fi
+
+# test_util_sync's locks over one-sided atomics, the COMM_WORLD classes: on MPICH a Mutex or
+# Semaphore now and then sees a wrong lock state (a rank fails "cannot release unheld mutex" or an
+# assertion on the lock) and the others wait in the lock for ever. Probed one test at a time at 2
+# ranks (45 s each, 2026-11-28): 13 of their 20 tests hung, the others passed, but
+# TestMutexBasicWorld.testExclusion, which passed there, hung the whole suite next, and so did
+# TestConditionWorld.testWaitForNotify (it ended with an error when probed), so the five classes
+# go whole. Their COMM_SELF twins pass on MPICH.
+MPICH_HANGS=(TestConditionMutexWorld TestConditionWorld TestMutexBasicWorld TestMutexRecursiveWorld
+  TestSemaphoreWorld)
 
 KEY=$({ nm -D --defined-only "$LIB" | awk '{print $3}' | sort; python3 -V; sed -n '/^build()/,/^}/p' "$0"; } |
   sha256sum | cut -c1-16)
@@ -106,10 +124,14 @@ for n in "${counts[@]}"; do
   log=$(mktemp)
   verbosity=-q
   [ -n "$LOGPREFIX" ] && log=$LOGPREFIX.$n && verbosity=-v && : >"$log"
+  excludes=("${EXCLUDES[@]}")
+  if [ $MPICH = 1 ] && [ "$n" -gt 1 ]; then
+    for name in "${MPICH_HANGS[@]}"; do excludes+=(-x "$name"); done
+  fi
   start=$(date +%s)
   # MPIEXEC_TIMEOUT: bbrun and Hydra end the job themselves; `timeout` is the backstop.
   MPIEXEC_TIMEOUT=$TIMEOUT LD_LIBRARY_PATH="$LIBPATH" timeout --kill-after=10 $((TIMEOUT + 15)) \
-    $LAUNCHER -n "$n" "$VENV/bin/python" main.py $verbosity "${MODULES[@]}" >"$log" 2>&1
+    $LAUNCHER -n "$n" "$VENV/bin/python" main.py $verbosity "${excludes[@]}" "${MODULES[@]}" >"$log" 2>&1
   rc=$?
   summary=$(grep -E '^(OK|FAILED)' "$log" | sort | uniq -c | tr -s ' ' | paste -sd ';')
   if [ $COUNTS = 1 ]; then

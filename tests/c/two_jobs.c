@@ -21,6 +21,17 @@
  *                             every byte. After MPI_Comm_disconnect every request on the
  *                             communicator is complete on both sides (MPI 4.0 section 11.10.4:
  *                             it waits for the pending communication)
+ *   two_jobs stale_server FILE / stale_client FILE
+ *                             the server accepts two client jobs one after the other (run
+ *                             stale_client twice); from the first it keeps the remote group and
+ *                             the group of the merged communicator, then disconnects, and the
+ *                             second job's processes take the numbers the first one's had. The
+ *                             kept groups still name the first job's processes (as MPICH's do):
+ *                             MPI_Group_translate_ranks finds none of them in the second job's
+ *                             groups, MPI_Group_compare says MPI_UNEQUAL, and MPI_Comm_create_group
+ *                             over the second merged communicator with a kept group is
+ *                             MPI_ERR_GROUP naming a disconnected process, never a communicator of
+ *                             the second job's processes
  * Server and client exchange data both ways, merge and reduce, then disconnect. */
 #include "common.h"
 
@@ -62,6 +73,74 @@ static void rounds(int server, const char *port, int n)
             first = now;
     }
     CHECK(now == first, "%d descriptors open after %d connect/disconnect rounds, %d after the first", now, n, first);
+    MPI_T_finalize();
+}
+
+/* Accepts (connects to) one job and merges with it, the server's ranks first. */
+static MPI_Comm meet_merged(int server, const char *port, MPI_Comm *inter, int *nremote)
+{
+    *inter = meet(server, port, nremote);
+    MPI_Comm merged;
+    MPI_CHK(MPI_Intercomm_merge(*inter, !server, &merged));
+    return merged;
+}
+
+/* The server's part of `two_jobs stale_server` (see the top of the file). */
+static void stale_server(const char *port)
+{
+    int provided, nremote, n;
+    CHECK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS, "MPI_T_init_thread");
+    MPI_Comm inter, merged = meet_merged(1, port, &inter, &nremote);
+    MPI_Group kept_remote, kept_merged, remote, all;
+    MPI_CHK(MPI_Comm_remote_group(inter, &kept_remote));
+    MPI_CHK(MPI_Comm_group(merged, &kept_merged));
+    MPI_CHK(MPI_Comm_free(&merged));
+    MPI_CHK(MPI_Comm_disconnect(&inter));
+
+    merged = meet_merged(1, port, &inter, &n);
+    CHECK_EQ(n, nremote, "size of the second client job");
+    int known = t_peers_known();
+    CHECK(known <= t_size + n, "%d peers in the tables (%d ranks here, %d there): the numbers were not reused", known,
+          t_size, n);
+    MPI_CHK(MPI_Comm_remote_group(inter, &remote));
+    MPI_CHK(MPI_Comm_group(merged, &all));
+
+    int size = t_size + n, ranks[64], found[64], result = -1, me = -1;
+    CHECK(size <= 64, "%d processes", size);
+    for (int r = 0; r < size; r++)
+        ranks[r] = r;
+    MPI_CHK(MPI_Group_translate_ranks(kept_remote, n, ranks, remote, found));
+    for (int r = 0; r < n; r++)
+        CHECK_EQ(found[r], MPI_UNDEFINED, "the first job's rank in the second job's remote group");
+    MPI_CHK(MPI_Group_translate_ranks(kept_merged, size, ranks, all, found));
+    for (int r = 0; r < size; r++)
+        CHECK_EQ(found[r], r < t_size ? r : MPI_UNDEFINED, "member of the kept merged group in the new one");
+    MPI_CHK(MPI_Group_compare(kept_remote, remote, &result));
+    CHECK_EQ(result, MPI_UNEQUAL, "MPI_Group_compare of the kept and the new remote group");
+    MPI_CHK(MPI_Group_compare(kept_merged, all, &result));
+    CHECK_EQ(result, MPI_UNEQUAL, "MPI_Group_compare of the kept and the new merged group");
+    MPI_CHK(MPI_Group_rank(kept_merged, &me));
+    CHECK_EQ(me, t_rank, "this process's rank in the kept group");
+
+    /* Only the server's processes make this call: an error must come before any message. */
+    MPI_CHK(MPI_Comm_set_errhandler(merged, MPI_ERRORS_RETURN));
+    MPI_Group kept[2] = {kept_merged, kept_remote};
+    for (int k = 0; k < 2; k++) {
+        MPI_Comm made = MPI_COMM_NULL;
+        int rc = MPI_Comm_create_group(merged, kept[k], 9, &made), class = -1, len = 0;
+        char msg[MPI_MAX_ERROR_STRING] = "";
+        MPI_Error_class(rc, &class);
+        MPI_Error_string(rc, msg, &len);
+        CHECK(class == MPI_ERR_GROUP, "MPI_Comm_create_group with the kept %s group: class %d, not MPI_ERR_GROUP (%s)",
+              k ? "remote" : "merged", class, msg);
+        CHECK(strstr(msg, "disconnected") != NULL, "the error names a disconnected process: '%s'", msg);
+    }
+    MPI_CHK(MPI_Group_free(&kept_remote));
+    MPI_CHK(MPI_Group_free(&kept_merged));
+    MPI_CHK(MPI_Group_free(&remote));
+    MPI_CHK(MPI_Group_free(&all));
+    MPI_CHK(MPI_Comm_free(&merged));
+    MPI_CHK(MPI_Comm_disconnect(&inter));
     MPI_T_finalize();
 }
 
@@ -162,7 +241,8 @@ int main(int argc, char **argv)
         return 2;
     const char *mode = argv[1], *file = argv[2];
     t_init(&argc, &argv, "two_jobs", 1);
-    int server = strcmp(mode, "server") == 0 || strcmp(mode, "rounds_server") == 0 || strcmp(mode, "flush_server") == 0;
+    int server = strcmp(mode, "server") == 0 || strcmp(mode, "rounds_server") == 0 || strcmp(mode, "flush_server") == 0 ||
+                 strcmp(mode, "stale_server") == 0;
     char port[MPI_MAX_PORT_NAME] = "";
     if (server && t_rank == 0) {
         MPI_CHK(MPI_Open_port(MPI_INFO_NULL, port));
@@ -186,6 +266,18 @@ int main(int argc, char **argv)
         flush(server, port);
         if (server && t_rank == 0)
             MPI_CHK(MPI_Close_port(port));
+        return t_finish();
+    }
+    if (strncmp(mode, "stale_", 6) == 0) {
+        if (server) {
+            stale_server(port);
+            if (t_rank == 0)
+                MPI_CHK(MPI_Close_port(port));
+        } else {
+            MPI_Comm inter, merged = meet_merged(0, port, &inter, &(int){0});
+            MPI_CHK(MPI_Comm_free(&merged));
+            MPI_CHK(MPI_Comm_disconnect(&inter));
+        }
         return t_finish();
     }
     if (strcmp(mode, "badclient") == 0) {

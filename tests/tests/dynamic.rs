@@ -8,6 +8,8 @@
 //! A client that MPI_Isends more than the sockets hold and disconnects and finalizes at once
 //! has every byte received (MPI_Comm_disconnect waits for the pending communication), also
 //! under `BB_ROUTES=tcp`.
+//! Groups kept from a disconnected job's communicators do not name the processes of the next
+//! job, which take its numbers.
 //! And a spawned child that dies ends the job, named by bbrun (`tests/c/spawn_errors.c die`);
 //! and a spawn onto another host (network namespaces as hosts, as in `hosts.rs`; needs root).
 //! A spawned child that ends before MPI_Init (exits 0, exits 3, cannot be executed) fails the
@@ -314,6 +316,37 @@ fn two_bbrun_jobs_connect_through_a_port_and_a_wrong_token_is_refused() {
     assert_passed(&client, "the client job");
     assert_passed(&server, "the server job");
 
+    assert_nothing_left(&exe, &shm_before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `two_jobs stale_server` accepts two client jobs one after the other; the second's processes
+/// take the numbers the first's had. Groups the server kept from the first job's communicators
+/// name the first job's processes, gone now, not the second's: translated to the second job's
+/// groups they are MPI_UNDEFINED, compared MPI_UNEQUAL, and MPI_Comm_create_group with them is
+/// MPI_ERR_GROUP naming a disconnected process.
+#[test]
+fn a_group_kept_from_a_disconnected_job_does_not_name_the_processes_that_took_its_numbers() {
+    let Some((dir, exe)) = build("two_jobs") else { return };
+    let _turn = bb_tests::one_job_at_a_time();
+    let port_file = dir.join("port");
+    let file = port_file.to_str().unwrap();
+    let shm_before = shm_files();
+    let deadline = Instant::now() + TIMEOUT;
+    let server = start(2, &exe, &["stale_server", file], &[]);
+    let first = start(2, &exe, &["stale_client", file], &[]);
+    let first = finish(first, "the first client job", deadline);
+    assert_passed(&first, "the first client job");
+    let mut second = start(2, &exe, &["stale_client", file], &[]);
+    let server = finish(server, "the server job", deadline);
+    if !server.status.success() {
+        // A failing server leaves the second client waiting for it: its output says why.
+        let _ = second.kill();
+        let _ = second.wait();
+    }
+    assert_passed(&server, "the server job");
+    let second = finish(second, "the second client job", deadline);
+    assert_passed(&second, "the second client job");
     assert_nothing_left(&exe, &shm_before);
     let _ = std::fs::remove_dir_all(&dir);
 }

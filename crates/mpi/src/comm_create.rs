@@ -9,6 +9,7 @@ use billboard::Communicator;
 
 use crate::abi::*;
 use crate::error::{bad_comm, call, call_unlocked, err, out, Res};
+use crate::group::ranks_in;
 use crate::state::{self, Req};
 
 /// The native communicator of `comm` and its error handler, taken out of the tables so that a
@@ -71,27 +72,13 @@ pub(crate) fn free(comm: MPI_Comm) -> Res {
     Ok(())
 }
 
-/// The rank in `c` of each world rank of `group` (MPI_ERR_GROUP if one is not a member).
-fn ranks_in(c: &Communicator, group: &[usize]) -> Res<Vec<usize>> {
-    let members: Vec<usize> = (0..c.size()).map(|r| c.world_rank(r)).collect();
-    group
-        .iter()
-        .map(|w| {
-            members
-                .iter()
-                .position(|m| m == w)
-                .ok_or_else(|| err(MPI_ERR_GROUP, format!("world rank {w} of the group is not in the communicator")))
-        })
-        .collect()
-}
-
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) -> c_int {
     call_unlocked("MPI_Comm_create", comm, || {
         let newcomm = out(newcomm, "newcomm")?;
         let (c, eh) = take(comm)?;
-        let members = state::with(|m| m.group(group).map(<[usize]>::to_vec)).expect("MPI is running")?;
-        let ranks = ranks_in(&c, &members)?;
+        let members = state::with(|m| m.group(group).map(<[_]>::to_vec)).expect("MPI is running")?;
+        let ranks = ranks_in(&c, &members, "the communicator")?;
         // Collective over the parent. Each process may pass a group of its own, the groups
         // disjoint (MPI 2.2), so a group is told apart by its lowest member: members take that
         // as color and their group position as key. On an intercommunicator each side passes
@@ -114,11 +101,11 @@ pub unsafe extern "C" fn PMPI_Comm_create_group(
     call_unlocked("MPI_Comm_create_group", comm, || {
         let newcomm = out(newcomm, "newcomm")?;
         let (c, eh) = take(comm)?;
-        let members = state::with(|m| m.group(group).map(<[usize]>::to_vec)).expect("MPI is running")?;
+        let members = state::with(|m| m.group(group).map(<[_]>::to_vec)).expect("MPI is running")?;
         if tag < 0 {
             return Err(err(MPI_ERR_TAG, format!("invalid tag {tag}")));
         }
-        let ranks = ranks_in(&c, &members)?;
+        let ranks = ranks_in(&c, &members, "the communicator")?;
         *newcomm = store_child(eh, c.subset(&ranks, tag)?);
         Ok(())
     })

@@ -1,8 +1,12 @@
-//! Groups: MPI_Group_* and MPI_Comm_group. A group is an ordered list of distinct world
-//! ranks; the set operations below are pure functions over such lists, the exported calls
+//! Groups: MPI_Group_* and MPI_Comm_group. A group is an ordered list of distinct processes
+//! (`billboard::Process`: a peer number and its generation, so a group kept from a
+//! disconnected communicator names the processes that left, not those that took their numbers
+//! since); the set operations below are pure functions over such lists, the exported calls
 //! store their results in the table behind `MPI_Group` handles.
 
 use std::ffi::c_int;
+
+use billboard::Process;
 
 use crate::abi::*;
 use crate::error::{bad_comm, call, err, out, Res};
@@ -12,13 +16,13 @@ use crate::state::Mpi;
 /// builtin and lives nowhere.
 #[derive(Default)]
 pub(crate) struct Groups {
-    table: Vec<Option<Vec<usize>>>,
+    table: Vec<Option<Vec<Process>>>,
     free: Vec<u32>,
 }
 
 impl Mpi {
-    /// The members (world ranks) of group `h`.
-    pub fn group(&self, h: MPI_Group) -> Res<&[usize]> {
+    /// The members of group `h`.
+    pub fn group(&self, h: MPI_Group) -> Res<&[Process]> {
         if h == MPI_GROUP_EMPTY {
             return Ok(&[]);
         }
@@ -32,7 +36,7 @@ impl Mpi {
     /// Stores a group and returns its handle. Every constructor that yields no member
     /// (MPI_Group_incl of none, MPI_Group_excl of all, an empty intersection ...) returns
     /// `MPI_GROUP_EMPTY` itself, as MPICH does, so programs may compare against it.
-    pub fn add_group(&mut self, members: Vec<usize>) -> MPI_Group {
+    pub fn add_group(&mut self, members: Vec<Process>) -> MPI_Group {
         if members.is_empty() {
             return MPI_GROUP_EMPTY;
         }
@@ -40,11 +44,31 @@ impl Mpi {
         make_handle(HandleKind::Direct, object_type::GROUP, i)
     }
 
-    /// World ranks of the members of communicator `comm`, in rank order.
-    pub fn comm_members(&self, comm: MPI_Comm) -> Res<Vec<usize>> {
+    /// The members of communicator `comm`, in rank order.
+    pub fn comm_members(&self, comm: MPI_Comm) -> Res<Vec<Process>> {
         let c = &self.comm_local(comm).ok_or_else(|| bad_comm(comm))?.comm;
-        Ok((0..c.size()).map(|r| c.world_rank(r)).collect())
+        Ok(members_of(c))
     }
+}
+
+/// The members of `c` (its local group), in rank order.
+pub(crate) fn members_of(c: &billboard::Communicator) -> Vec<Process> {
+    (0..c.size()).map(|r| c.process(r)).collect()
+}
+
+/// The rank in `c` of each member of `group`; `within` names `c` in the error when a member
+/// is not in it (MPI_ERR_GROUP), which also says so when that member was disconnected.
+pub(crate) fn ranks_in(c: &billboard::Communicator, group: &[Process], within: &str) -> Res<Vec<usize>> {
+    let members = members_of(c);
+    group
+        .iter()
+        .map(|p| {
+            members.iter().position(|m| m == p).ok_or_else(|| {
+                let gone = if c.exists(*p) { "" } else { " (it was disconnected: it no longer exists)" };
+                err(MPI_ERR_GROUP, format!("{p} of the group is not in {within}{gone}"))
+            })
+        })
+        .collect()
 }
 
 pub(crate) fn bad_group(h: MPI_Group) -> crate::error::MpiError {
@@ -60,7 +84,7 @@ fn check_rank(rank: c_int, size: usize) -> Res<usize> {
 }
 
 /// The members at positions `ranks` (each valid and listed once).
-pub(crate) fn incl(members: &[usize], ranks: &[c_int]) -> Res<Vec<usize>> {
+pub(crate) fn incl<T: Copy>(members: &[T], ranks: &[c_int]) -> Res<Vec<T>> {
     let mut seen = vec![false; members.len()];
     ranks
         .iter()
@@ -75,7 +99,7 @@ pub(crate) fn incl(members: &[usize], ranks: &[c_int]) -> Res<Vec<usize>> {
 }
 
 /// The members not at positions `ranks`, in group order.
-pub(crate) fn excl(members: &[usize], ranks: &[c_int]) -> Res<Vec<usize>> {
+pub(crate) fn excl<T: Copy>(members: &[T], ranks: &[c_int]) -> Res<Vec<T>> {
     incl(members, ranks)?; // validates: in range, no duplicates
     Ok((0..members.len()).filter(|&i| !ranks.contains(&(i as c_int))).map(|i| members[i]).collect())
 }
@@ -102,23 +126,23 @@ pub(crate) fn expand_ranges(ranges: &[[c_int; 3]], size: usize) -> Res<Vec<c_int
 }
 
 /// The members of `a`, then those of `b` not in `a`.
-pub(crate) fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
+pub(crate) fn union<T: Copy + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
     a.iter().copied().chain(b.iter().copied().filter(|x| !a.contains(x))).collect()
 }
 
 /// The members of `a` that are in `b`, in `a`'s order.
-pub(crate) fn intersection(a: &[usize], b: &[usize]) -> Vec<usize> {
+pub(crate) fn intersection<T: Copy + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
     a.iter().copied().filter(|x| b.contains(x)).collect()
 }
 
 /// The members of `a` that are not in `b`, in `a`'s order.
-pub(crate) fn difference(a: &[usize], b: &[usize]) -> Vec<usize> {
+pub(crate) fn difference<T: Copy + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
     a.iter().copied().filter(|x| !b.contains(x)).collect()
 }
 
 /// The rank in `b` of each rank `ranks` of `a` (MPI_UNDEFINED if not a member of `b`;
 /// MPI_PROC_NULL stays MPI_PROC_NULL).
-pub(crate) fn translate(a: &[usize], ranks: &[c_int], b: &[usize]) -> Res<Vec<c_int>> {
+pub(crate) fn translate<T: Copy + PartialEq>(a: &[T], ranks: &[c_int], b: &[T]) -> Res<Vec<c_int>> {
     ranks
         .iter()
         .map(|&r| {
@@ -132,7 +156,7 @@ pub(crate) fn translate(a: &[usize], ranks: &[c_int], b: &[usize]) -> Res<Vec<c_
 }
 
 /// MPI_IDENT (same members, same order), MPI_SIMILAR (same members) or MPI_UNEQUAL.
-pub(crate) fn compare(a: &[usize], b: &[usize]) -> c_int {
+pub(crate) fn compare<T: PartialEq>(a: &[T], b: &[T]) -> c_int {
     if a == b {
         MPI_IDENT
     } else if a.len() == b.len() && a.iter().all(|x| b.contains(x)) {
@@ -177,7 +201,7 @@ pub unsafe extern "C" fn PMPI_Group_size(group: MPI_Group, size: *mut c_int) -> 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_rank(group: MPI_Group, rank: *mut c_int) -> c_int {
     call("MPI_Group_rank", MPI_COMM_WORLD, |m| {
-        let me = m.world_rank;
+        let me = Process::world(m.world_rank);
         *out(rank, "rank")? = m.group(group)?.iter().position(|&w| w == me).map_or(MPI_UNDEFINED, |p| p as c_int);
         Ok(())
     })
@@ -188,7 +212,7 @@ unsafe fn derive(
     function: &'static str,
     group: MPI_Group,
     newgroup: *mut MPI_Group,
-    f: impl FnOnce(&[usize]) -> Res<Vec<usize>>,
+    f: impl FnOnce(&[Process]) -> Res<Vec<Process>>,
 ) -> c_int {
     call(function, MPI_COMM_WORLD, |m| {
         let members = f(m.group(group)?)?;
@@ -254,7 +278,7 @@ unsafe fn combine(
     a: MPI_Group,
     b: MPI_Group,
     newgroup: *mut MPI_Group,
-    f: fn(&[usize], &[usize]) -> Vec<usize>,
+    f: fn(&[Process], &[Process]) -> Vec<Process>,
 ) -> c_int {
     call(function, MPI_COMM_WORLD, |m| {
         let members = f(m.group(a)?, m.group(b)?);
@@ -340,7 +364,7 @@ mod tests {
         assert_eq!(compare(&a, &a), MPI_IDENT);
         assert_eq!(compare(&a, &[6, 4, 2, 0]), MPI_SIMILAR);
         assert_eq!(compare(&a, &b), MPI_UNEQUAL);
-        assert_eq!(compare(&[], &[]), MPI_IDENT);
+        assert_eq!(compare::<usize>(&[], &[]), MPI_IDENT);
     }
 
     #[test]
@@ -356,6 +380,18 @@ mod tests {
         assert_eq!(expand_ranges(&[[0, 3, -1]], 5).unwrap_err().class, MPI_ERR_ARG);
         assert_eq!(expand_ranges(&[[0, 3, 0]], 5).unwrap_err().class, MPI_ERR_ARG);
         assert_eq!(expand_ranges(&[[0, 5, 1]], 5).unwrap_err().class, MPI_ERR_RANK);
+    }
+
+    /// Peer number 2 given again after its process was disconnected: a group kept from before
+    /// names the process that left, not the one that took the number.
+    #[test]
+    fn a_process_that_left_is_not_the_one_that_took_its_number() {
+        let kept = [Process::world(0), Process { peer: 2, generation: 0 }];
+        let now = [Process::world(0), Process { peer: 2, generation: 1 }];
+        assert_eq!(translate(&kept, &[0, 1], &now).unwrap(), [0, MPI_UNDEFINED]);
+        assert_eq!(compare(&kept, &now), MPI_UNEQUAL);
+        assert_eq!(intersection(&kept, &now), [Process::world(0)]);
+        assert_eq!(union(&kept, &now).len(), 3);
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub unsafe extern "C" fn PMPI_Comm_remote_size(comm: MPI_Comm, size: *mut c_int)
 pub unsafe extern "C" fn PMPI_Comm_remote_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
     call("MPI_Comm_remote_group", comm, |m| {
         let c = inter(m, comm)?;
-        let members = (0..c.peers()).map(|r| c.remote_world_rank(r)).collect::<Result<Vec<_>, _>>()?;
+        let members = (0..c.peers()).map(|r| c.remote_process(r)).collect::<Result<Vec<_>, _>>()?;
         *out(group, "group")? = m.add_group(members);
         Ok(())
     })

@@ -83,11 +83,11 @@ impl Mpi {
     }
 
     /// The members (world ranks) of the process set `name`.
-    fn pset_members(&self, name: &str) -> Res<Vec<usize>> {
+    fn pset_members(&self, name: &str) -> Res<Vec<billboard::Process>> {
         let world = PSETS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|&(_, world)| world);
         match world {
-            Some(true) => Ok((0..self.engine.size()).collect()),
-            Some(false) => Ok(vec![self.world_rank]),
+            Some(true) => Ok((0..self.engine.size()).map(billboard::Process::world).collect()),
+            Some(false) => Ok(vec![billboard::Process::world(self.world_rank)]),
             None => Err(err(
                 MPI_ERR_ARG,
                 format!("no process set named '{name}' (this library has \"mpi://WORLD\" and \"mpi://SELF\")"),
@@ -353,7 +353,17 @@ fn from_groups(groups: &[MPI_Group], info: MPI_Info, errhandler: MPI_Errhandler)
                 eh
             }
         };
-        let groups = groups.iter().map(|&g| m.group(g).map(<[usize]>::to_vec)).collect::<Res<_>>()?;
+        let world = &m.engine;
+        let peers = |members: &[billboard::Process]| -> Res<Vec<usize>> {
+            members
+                .iter()
+                .map(|&p| match world.exists(p) {
+                    true => Ok(p.peer),
+                    false => Err(err(MPI_ERR_GROUP, format!("{p} of the group was disconnected: it no longer exists"))),
+                })
+                .collect()
+        };
+        let groups = groups.iter().map(|&g| peers(m.group(g)?)).collect::<Res<_>>()?;
         Ok(FromGroups { world: m.engine.clone(), groups, me: m.world_rank, errhandler })
     })
     .unwrap_or_else(|| Err(err(MPI_ERR_OTHER, "MPI is not running")))

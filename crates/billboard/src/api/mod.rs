@@ -6,6 +6,7 @@ mod context;
 mod datatype;
 mod dynamic;
 mod intercomm;
+mod process;
 mod recover;
 mod request;
 mod scope;
@@ -15,6 +16,7 @@ pub use crate::engine::{ActiveHandler, ActiveMessage, Outbox, HANDLER_MAX, HEADE
 pub use comm::{Background, Communicator, Message, SendMode, Source, TagMatch, ANY_SOURCE, ANY_TAG};
 pub use datatype::{Buffer, BufferMut, Equivalence};
 pub use dynamic::{close_port, open_port, Launcher, SpawnCommand, SPAWN_WAIT_MS};
+pub use process::Process;
 pub use recover::Agreement;
 pub use request::{test_all, wait_all, wait_any, wait_each, Request, Status};
 pub use scope::Scope;

@@ -48,6 +48,10 @@ pub(crate) struct Shared {
     /// The host index of every peer (read without the engine's lock; it changes only when
     /// processes join, `add_tcp_peers`).
     nodes: std::sync::RwLock<Arc<[usize]>>,
+    /// Per peer number: how many times it was released ([`Shared::release_peers`]), so a
+    /// process that held it before and the one that holds it now are told apart (a group kept
+    /// from a disconnected communicator must not name the next process to join).
+    generations: std::sync::RwLock<Vec<u32>>,
     /// Ranks of this process's own job; peers from this number on joined later.
     world_size: usize,
     /// Ranks outnumber cores on this host (a setup fact, readable without the lock).
@@ -105,7 +109,12 @@ impl Shared {
     ) -> Result<Vec<usize>> {
         let mut engine = self.lock();
         let numbers = engine.add_tcp_peers(hosts, node, established)?;
-        *self.nodes.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = engine.routes().nodes().into();
+        let nodes: Arc<[usize]> = engine.routes().nodes().into();
+        let mut generations = self.generations.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // A released number keeps its generation (bumped at release); a new one starts at 0.
+        let known = generations.len().max(nodes.len());
+        generations.resize(known, 0);
+        *self.nodes.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = nodes;
         Ok(numbers)
     }
 
@@ -113,6 +122,17 @@ impl Shared {
     /// them (see `api::dynamic::JoinedPeers`); their numbers go to the next peers to join.
     pub(crate) fn release_peers(&self, peers: &[usize]) {
         self.lock().release_peers(peers);
+        let mut generations = self.generations.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        for &p in peers {
+            if let Some(g) = generations.get_mut(p) {
+                *g = g.wrapping_add(1);
+            }
+        }
+    }
+
+    /// Which process holds peer number `peer` now (see [`crate::Process`]).
+    pub(crate) fn generation(&self, peer: usize) -> u32 {
+        self.generations.read().unwrap_or_else(|poisoned| poisoned.into_inner()).get(peer).copied().unwrap_or(0)
     }
 
     /// What this process exchanged with each peer so far (index: world rank, then joined peers).
@@ -150,6 +170,7 @@ impl Shared {
         let nodes: Arc<[usize]> = engine.routes().nodes().into();
         Arc::new(Shared {
             world_size: nodes.len(),
+            generations: std::sync::RwLock::new(vec![0; nodes.len()]),
             nodes: std::sync::RwLock::new(nodes),
             crowded: engine.oversubscribed(),
             revoked: engine.revoked(),

@@ -299,7 +299,7 @@ pub unsafe extern "C" fn PMPI_File_sync(fh: MPI_File) -> c_int {
 pub unsafe extern "C" fn PMPI_File_get_group(fh: MPI_File, group: *mut MPI_Group) -> c_int {
     call_file("MPI_File_get_group", fh, |f| {
         let group = out(group, "group")?;
-        let members = (0..f.comm.size()).map(|r| f.comm.world_rank(r)).collect();
+        let members = crate::group::members_of(&f.comm);
         *group = state::with(|m| m.add_group(members)).expect("MPI is running");
         Ok(())
     })

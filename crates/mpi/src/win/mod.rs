@@ -171,16 +171,8 @@ impl Win {
     }
 
     /// The window rank of each member of `group` (world ranks), or which is not a member.
-    fn ranks_of(&self, group: &[usize]) -> Res<Vec<usize>> {
-        let members: Vec<usize> = (0..self.comm.size()).map(|r| self.comm.world_rank(r)).collect();
-        group
-            .iter()
-            .map(|w| {
-                members.iter().position(|m| m == w).ok_or_else(|| {
-                    err(MPI_ERR_GROUP, format!("world rank {w} of the group is not in the window's group"))
-                })
-            })
-            .collect()
+    fn ranks_of(&self, group: &[billboard::Process]) -> Res<Vec<usize>> {
+        crate::group::ranks_in(&self.comm, group, "the window's group")
     }
 
     /// Whether an access epoch may start: none is open, or only a fence's with nothing issued.
@@ -339,8 +331,7 @@ pub unsafe extern "C" fn PMPI_Win_get_group(win: MPI_Win, group: *mut MPI_Group)
     win_call("MPI_Win_get_group", win, |m| {
         let group = out(group, "group")?;
         let c = &m.win(win)?.comm;
-        let members = (0..c.size()).map(|r| c.world_rank(r)).collect();
-        *group = m.add_group(members);
+        *group = m.add_group(crate::group::members_of(c));
         Ok(())
     })
 }
