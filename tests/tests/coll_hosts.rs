@@ -326,6 +326,26 @@ fn alltoall_goes_through_the_hosts_leaders_on_the_board() {
     assert!(between == 8 * calls && on_host(&job) > 0, "linear: a message to every rank\n{}", job.stdout());
 }
 
+/// Blocking all-to-all and all-to-allv of parts past every host's share of
+/// `BB_HIER_ALLTOALL_MAX` (13,000 bytes and up, uneven parts and empty ones; values and gaps
+/// checked by bb-hier) on 2 hosts of 1 to 3 ranks and an interleaved placement: each part with
+/// bytes for another host goes by its one message and nothing else crosses, as flat. Before,
+/// the all-to-allv's leaders still exchanged their (empty) messages a call beside those parts
+/// (2 x 2: 10 crossed a call where 8 parts cross, 4 of them empty).
+#[test]
+fn alltoall_parts_past_the_share_cross_by_their_own_messages_alone() {
+    let Some(ns) = Netns::create(2) else { return };
+    for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
+        let job = run_hier(&ns, placement, &[], "alltoall-past");
+        expect_mode(&job, placement.1, "alltoall-past", &format!("{placement:?}"));
+        let (between, _) = between_hosts(&job, placement.1);
+        let out = job.stdout();
+        let parts = out.lines().filter_map(|l| l.split(": ").nth(1)?.strip_suffix(" parts with bytes for other hosts"));
+        let parts: u64 = parts.map(|c| c.parse::<u64>().unwrap()).sum();
+        assert_eq!(between, parts, "{placement:?}: one message a part with bytes for another host, no other\n{out}");
+    }
+}
+
 /// The messages bb-hier's ranks sent to other hosts, summed, and the calls they made.
 fn between_hosts(job: &Job, n: usize) -> (u64, u64) {
     let out = job.stdout();
