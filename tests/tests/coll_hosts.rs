@@ -305,6 +305,7 @@ fn gather_and_scatter_past_one_post_go_on_the_board_in_cells() {
 /// empty ones at uneven places, values and gaps checked by bb-hier) on 2 hosts of 1 to 3 ranks
 /// and an interleaved placement: where every part fits the host's share of
 /// `BB_HIER_ALLTOALL_MAX`, one message crosses from each host's leader to the other's a call
+/// (that moves bytes: a call of empty parts crosses none)
 /// and no rank exchanges a message with a member of its own host (the host phases on the
 /// board). Before, every rank sent each rank a message (main, 2 x 2, 12 calls: 96 messages on
 /// the hosts, 96 between them), as `BB_COLL_ALLTOALL=linear` still does. MPI_IN_PLACE and derived datatypes
