@@ -305,6 +305,7 @@ fn gather_and_scatter_past_one_post_go_on_the_board_in_cells() {
 /// empty ones at uneven places, values and gaps checked by bb-hier) on 2 hosts of 1 to 3 ranks
 /// and an interleaved placement: where every part fits the host's share of
 /// `BB_HIER_ALLTOALL_MAX`, one message crosses from each host's leader to the other's a call
+/// (that moves bytes: a call of empty parts crosses none)
 /// and no rank exchanges a message with a member of its own host (the host phases on the
 /// board). Before, every rank sent each rank a message (main, 2 x 2, 12 calls: 96 messages on
 /// the hosts, 96 between them), as `BB_COLL_ALLTOALL=linear` still does. MPI_IN_PLACE and derived datatypes
@@ -324,6 +325,26 @@ fn alltoall_goes_through_the_hosts_leaders_on_the_board() {
     expect_mode(&job, 4, "alltoall", "linear");
     let (between, calls) = between_hosts(&job, 4);
     assert!(between == 8 * calls && on_host(&job) > 0, "linear: a message to every rank\n{}", job.stdout());
+}
+
+/// Blocking all-to-all and all-to-allv of parts past every host's share of
+/// `BB_HIER_ALLTOALL_MAX` (13,000 bytes and up, uneven parts and empty ones; values and gaps
+/// checked by bb-hier) on 2 hosts of 1 to 3 ranks and an interleaved placement: each part with
+/// bytes for another host goes by its one message and nothing else crosses, as flat. Before,
+/// the all-to-allv's leaders still exchanged their (empty) messages a call beside those parts
+/// (2 x 2: 10 crossed a call where 8 parts cross, 4 of them empty).
+#[test]
+fn alltoall_parts_past_the_share_cross_by_their_own_messages_alone() {
+    let Some(ns) = Netns::create(2) else { return };
+    for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
+        let job = run_hier(&ns, placement, &[], "alltoall-past");
+        expect_mode(&job, placement.1, "alltoall-past", &format!("{placement:?}"));
+        let (between, _) = between_hosts(&job, placement.1);
+        let out = job.stdout();
+        let parts = out.lines().filter_map(|l| l.split(": ").nth(1)?.strip_suffix(" parts with bytes for other hosts"));
+        let parts: u64 = parts.map(|c| c.parse::<u64>().unwrap()).sum();
+        assert_eq!(between, parts, "{placement:?}: one message a part with bytes for another host, no other\n{out}");
+    }
 }
 
 /// The messages bb-hier's ranks sent to other hosts, summed, and the calls they made.

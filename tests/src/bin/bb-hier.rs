@@ -18,6 +18,9 @@
 //! - `alltoall`: blocking all-to-all and all-to-allv (uneven parts, some empty) from 0 B to
 //!   past `BB_HIER_ALLTOALL_MAX` a host, gaps checked; then again with parts within it,
 //!   counting as `parts` does.
+//! - `alltoall-past`: blocking all-to-all and all-to-allv of parts past every host's share of
+//!   `BB_HIER_ALLTOALL_MAX`, counting as `parts` does, and the parts with bytes this rank
+//!   sends other hosts (`rank R: P parts with bytes for other hosts`).
 //! - `slots`: more hierarchical communicators than a rank has board slots (8), all alive, each
 //!   running collectives (all-to-all(v) too): those whose hosts find no slot run their host
 //!   phases by messages, values still right; prints the same-host message count.
@@ -450,7 +453,25 @@ fn alltoall_rounds(w: &Communicator, parts: &[usize]) -> Result<u64, Box<dyn std
 /// part fits it (on 2 hosts of up to 3 ranks each: parts of at most 2,730 bytes).
 fn alltoall(w: &Communicator) -> Res {
     alltoall_rounds(w, &[0, 8, 100, 113, 1000, 2048, 2100, 4096, 5000, 20_000])?;
-    counted(w, || alltoall_rounds(w, &[0, 8, 100, 500, 1000, 1700]))
+    // Parts of 0 bytes everywhere move nothing, so nothing crosses (uncounted above).
+    counted(w, || alltoall_rounds(w, &[8, 100, 500, 1000, 1700]))
+}
+
+/// All-to-all and all-to-allv of parts past every host's share of `BB_HIER_ALLTOALL_MAX`
+/// (13,000 bytes and up: the share is at most 12 KiB on 2 hosts of 1 to 3 ranks), counted as
+/// `parts` does, beside the parts this rank sends other hosts that hold bytes
+/// (`rank R: P parts with bytes for other hosts`: each needs its one message).
+fn alltoall_past(w: &Communicator) -> Res {
+    let (n, me, part) = (w.size(), w.rank(), 13_000);
+    // Uncounted first: the first hierarchical call makes the host's communicators (messages).
+    alltoall_rounds(w, &[part])?;
+    counted(w, || alltoall_rounds(w, &[part]))?;
+    let hosts: Vec<usize> = (0..n).map(|r| w.host_of(r)).collect::<Result<_, _>>()?;
+    let away = (0..n).filter(|&s| hosts[s] != hosts[me]);
+    // The all-to-all's parts, then the all-to-allv's that hold bytes.
+    let parts = away.map(|s| 1 + usize::from(pair_len(part, me, s) > 0)).sum::<usize>();
+    println!("rank {me}: {parts} parts with bytes for other hosts");
+    Ok(())
 }
 
 fn more(w: &Communicator) -> Res {
@@ -519,17 +540,20 @@ fn main() -> Res {
     let universe = billboard::init()?;
     let w = universe.world();
     type Check = fn(&Communicator) -> Res;
-    let modes: [(&str, Check); 6] = [
+    let modes: [(&str, Check); 7] = [
         ("more", more),
         ("revoke", revoke),
         ("slots", slots),
         ("parts", parts),
         ("rooted", rooted),
         ("alltoall", alltoall),
+        ("alltoall-past", alltoall_past),
     ];
     let mode = std::env::args().nth(1).unwrap_or_default();
     let Some((mode, check)) = modes.into_iter().find(|(m, _)| *m == mode) else {
-        return Err(format!("bb-hier: no mode {mode:?} (more, revoke, slots, parts, rooted, alltoall)").into());
+        return Err(
+            format!("bb-hier: no mode {mode:?} (more, revoke, slots, parts, rooted, alltoall, alltoall-past)").into()
+        );
     };
     check(&w)?;
     w.barrier()?;

@@ -7,7 +7,7 @@
 //! run on the board where the table gives it (`board_*.rs`; the v-forms `board_parts.rs`).
 
 use super::board::{in_blocking_call, Board, DATA, INLINE};
-use super::board_parts::parts_fit;
+use super::board_parts::{parts_fit, table_bytes};
 use super::hier_board::HostComms;
 use super::select::{
     allgather_by, alltoall_pairwise, gather_by, host_parts_fit, AllgatherBy, Collective as Op, GatherBy,
@@ -145,7 +145,7 @@ impl Communicator {
             return Ok(Collective::finished(self));
         }
         if let Some(hosts) = self.parts_on_host_boards(false)? {
-            hosts.scatterv(self, checked()?, (recv, recv_len), root)?;
+            hosts.scatterv(self, checked()?, (recv, recv_len), root, None)?;
             return Ok(Collective::finished(self));
         }
         self.nonblocking(None, |plan| plan.scatter(send, recv, recv_len, root))
@@ -258,7 +258,10 @@ impl Communicator {
                 let send = send.map(|(b, _, l)| (b, l));
                 match inline(hosts) {
                     true => hosts.scatter(self.rank(), send, (recv, recv_len), part, root)?,
-                    false => hosts.scatterv(self, send, (recv, recv_len), root)?,
+                    false => {
+                        let room = table_bytes(hosts.widest()) + hosts.widest() * part;
+                        hosts.scatterv(self, send, (recv, recv_len), root, Some(room))?
+                    }
                 }
                 return Ok(Collective::finished(self));
             }

@@ -19,7 +19,9 @@
 //! A part longer than the host's share allows (`part_max`: `BB_HIER_ALLTOALL_MAX` over the
 //! largest host's members times the ranks outside it) goes by its own message between its two
 //! ranks (tag [`TAG_PARTS`]), both deciding by its length; an all-to-all whose parts (all of
-//! one length) are such goes by the messages' algorithms whole (`gather.rs`). A host whose
+//! one length) are such goes by the messages' algorithms whole (`gather.rs`). Two hosts with
+//! nothing for each other through their leaders exchange no message (an all-to-allv whose
+//! parts are all past the share then sends between hosts what a flat one sends). A host whose
 //! members found no board slot shares the posts and the leader's post by its messages.
 
 use super::board::DATA;
@@ -119,13 +121,15 @@ impl HostComms {
         let members = hosts.members(mine);
         let (m, at) = (members.len(), self.node.rank());
         let others: Vec<usize> = (0..hosts.count()).filter(|&h| h != mine).collect();
-        // Parts past `most` go by their own messages, both ranks deciding by the length.
+        // Parts past `most` go by their own messages, both ranks deciding by the length; sent
+        // to staggered partners, as the flat all-to-all's (`nonblocking.rs`), not to rank 0
+        // first from every rank.
         let mut messages: Vec<Request<'_>> = Vec::new();
         for r in (0..n).filter(|&r| r != me && into[r].1 > most) {
             let (d, l) = into[r];
             messages.push(comm.irecv_on(ctx, recv.add(d), l, Source::Rank(r), TagMatch::Tag(TAG_PARTS), 0)?);
         }
-        for s in (0..n).filter(|&s| s != me && out[s].1 > most) {
+        for s in (1..n).map(|k| (me + k) % n).filter(|&s| out[s].1 > most) {
             let (d, l) = out[s];
             messages.push(comm.isend_on(ctx, send.add(d), l, s, TAG_PARTS, SendMode::Standard, 0)?);
         }
@@ -180,6 +184,9 @@ impl HostComms {
                 from_hosts.push(vec![0u8; len]);
             }
             for (k, &h) in others.iter().enumerate() {
+                if to_hosts[k].is_empty() && from_hosts[k].is_empty() {
+                    continue;
+                }
                 let (p, l) = (from_hosts[k].as_mut_ptr(), from_hosts[k].len());
                 let leader = hosts.members(h)[0];
                 between.push(comm.irecv_on(ctx, p, l, Source::Rank(leader), TagMatch::Tag(TAG_HOSTS), 0)?);
@@ -235,8 +242,13 @@ impl HostComms {
             }
         }
 
-        // 2. Between the leaders (the receives were started in `plan`, before any send).
-        for (k, &h) in others.iter().enumerate().filter(|_| leads) {
+        // 2. Between the leaders (the receives were started in `plan`, before any send). Two
+        // hosts with nothing for each other through their leaders (every part between them
+        // past `most`, or empty) exchange no message: both leaders know it from their members'
+        // tables (what one host's members send the other's, the other's receive).
+        for (k, &h) in
+            others.iter().enumerate().filter(|&(k, _)| leads && !(to_hosts[k].is_empty() && from_hosts[k].is_empty()))
+        {
             let (p, l) = (to_hosts[k].as_ptr(), to_hosts[k].len());
             between.push(comm.isend_on(ctx, p, l, hosts.members(h)[0], TAG_HOSTS, SendMode::Standard, 0)?);
         }

@@ -160,8 +160,9 @@ impl HostComms {
 
     /// Scatterv of the root's parts (`layout[r]` of `send`, checked by the caller) into each
     /// rank's `recv` of `recv_len` bytes (a root in place passes 0): see the module's comment.
-    /// Each host's post (its table, then its members' parts while they fit
-    /// `BB_HIER_PARTS_MAX` bytes) goes on its board in cells of one data area, posted by the
+    /// Each host's post (its table, then its members' parts while they fit `room` bytes:
+    /// `BB_HIER_PARTS_MAX`, or where every rank knows every part's length, as a scatter's, what
+    /// the widest host's post takes) goes on its board in cells of one data area, posted by the
     /// root on its own host and by the leader elsewhere; a part past it goes by its own message.
     ///
     /// # Safety
@@ -172,12 +173,14 @@ impl HostComms {
         send: Option<(*const u8, Layout<'_>)>,
         (recv, recv_len): (*mut u8, usize),
         root: usize,
+        room: Option<usize>,
     ) -> Result<()> {
         let me = comm.rank();
         let ctx = comm.coll_context();
         let (home, mine) = (self.hosts.of(root), self.hosts.of(me));
         let members = self.hosts.members(mine);
-        let room = HIER_PARTS_MAX.get().max(DATA);
+        // A leader takes the root's post into `room` bytes whatever its length.
+        let room = room.unwrap_or(HIER_PARTS_MAX.get()).max(DATA);
         // The member that posts this host's parts: the root on its own host, else the leader.
         let poster = match mine == home {
             true => Hosts::index_in(members, root).expect("the root's host"),
