@@ -561,16 +561,8 @@ impl Board {
         if revoked() {
             return;
         }
-        // Where ranks outnumber cores the rank this one waits for needs its core: no spin
-        // (coll.c, 4 ranks on 2 cores, 8 B, us, 50 spins first vs none: barrier 4.9-5.2 vs
-        // 2.3-2.7, allreduce 5.9-6.3 vs 3.0-4.0, allgather 6.1-6.8 vs 1.7-4.5).
-        let fresh = || {
-            let mut ladder = Backoff::new(self.crowded);
-            if self.crowded {
-                ladder.skip_spin();
-            }
-            ladder
-        };
+        // Where ranks outnumber cores the ladder yields at once (`BB_SPIN_CROWDED`).
+        let fresh = || Backoff::new(self.crowded);
         let mut ladder = fresh();
         let mut spins = 0u32;
         let mut every = SPINS_PER_PROGRESS;

@@ -34,7 +34,7 @@ pub static YIELD: Tunable =
 pub static SPIN_CROWDED: Tunable = Tunable::new(
     "BB_SPIN_CROWDED",
     0,
-    "empty polls before yielding where ranks outnumber cores: 0, the peer awaited most likely needs this core",
+    "empty polls before yielding where ranks outnumber cores: 0, the peer awaited most likely needs this core (2 ranks on one core, 8 B one-way: 3.6-5.0 -> 1.9-2.8 us; 4 ranks on 2 cores, coll.c barrier 8 B: 4.9-5.2 -> 2.3-2.7 us)",
 )
 .read_at(crate::tunables::Effect::EachUse);
 pub static SLEEP_US: Tunable =
@@ -94,12 +94,6 @@ impl Backoff {
     #[inline]
     pub fn spin_over(&self) -> bool {
         self.rounds >= self.spin
-    }
-
-    /// Goes straight to yielding (a waiter whose peer needs this core to go on).
-    #[inline]
-    pub fn skip_spin(&mut self) {
-        self.rounds = self.rounds.max(self.spin);
     }
 
     /// Called after a poll that made progress.

@@ -256,15 +256,7 @@ impl Shared {
                     }
                     continue;
                 }
-                let b = waiting.backoff.get_or_insert_with(|| {
-                    let mut b = Backoff::new(engine.oversubscribed());
-                    // A board step in flight waits on ranks that need a core where ranks
-                    // outnumber cores: yield at once, as the board's own waits do (`coll/board.rs`).
-                    if engine.oversubscribed() && engine.sched_polling() {
-                        b.skip_spin();
-                    }
-                    b
-                });
+                let b = waiting.backoff.get_or_insert_with(|| Backoff::new(engine.oversubscribed()));
                 let step = match b.step() {
                     Step::Spin => match hint {
                         Some(peer) => {
