@@ -265,16 +265,23 @@ fn typed_reduces_by_halves_on_2_ranks() {
         (2, &[("BB_COLL_REDUCE", "halves"), ("BB_SHM_SINGLE_COPY", "0")], "(halves asked"),
     ];
     for (n, env, report) in cases {
-        let env: Vec<_> = env.iter().copied().chain([("BB_VERBOSE", "1")]).collect();
-        let job = run(n, "bb-coll", &["halves"], &env, T);
-        job.assert_success();
-        assert!(job.stdout().contains(&format!("ok halves on {n} ranks")), "{env:?}: {}", job.stdout());
-        let err = job.stderr();
-        let head = format!("]: reduce on a communicator of {n} ranks (one host, context 1)");
-        let named = err.lines().filter(|l| l.contains(&head) && l.contains(report)).count();
-        assert_eq!(named, n, "{env:?}: every rank reports {report:?}:\n{err}");
+        let err = typed_reduces_reported(n, env, report);
         assert!(!err.contains("single copy from rank"), "{env:?}: a copy was refused:\n{err}");
     }
+}
+
+/// Runs bb-coll's typed reduces (`halves` mode) on `n` ranks with `env` and BB_VERBOSE=1,
+/// checks their results and that every rank's report names `report`; gives back stderr.
+fn typed_reduces_reported(n: usize, env: &[(&str, &str)], report: &str) -> String {
+    let env: Vec<_> = env.iter().copied().chain([("BB_VERBOSE", "1")]).collect();
+    let job = run(n, "bb-coll", &["halves"], &env, T);
+    job.assert_success();
+    assert!(job.stdout().contains(&format!("ok halves on {n} ranks")), "{env:?}: {}", job.stdout());
+    let err = job.stderr();
+    let head = format!("]: reduce on a communicator of {n} ranks (one host, context 1)");
+    let named = err.lines().filter(|l| l.contains(&head) && l.contains(report)).count();
+    assert_eq!(named, n, "{env:?}: every rank reports {report:?}:\n{err}");
+    err
 }
 
 /// The reduce through the board in cells (coll/board_reduce_cells.rs: every rank but the root
@@ -293,14 +300,7 @@ fn typed_reduces_in_board_cells() {
     let crowded = std::thread::available_parallelism().map_or(1, |c| c.get()) < 4;
     let cases = [(2, forced, by_force), (3, forced, by_force), (4, forced, by_force), (4, table, by_table)];
     for (n, env, report) in cases.into_iter().filter(|c| c.2 == by_force || crowded) {
-        let env: Vec<_> = env.iter().copied().chain([("BB_VERBOSE", "1")]).collect();
-        let job = run(n, "bb-coll", &["halves"], &env, T);
-        job.assert_success();
-        assert!(job.stdout().contains(&format!("ok halves on {n} ranks")), "{env:?}: {}", job.stdout());
-        let err = job.stderr();
-        let head = format!("]: reduce on a communicator of {n} ranks (one host, context 1)");
-        let named = err.lines().filter(|l| l.contains(&head) && l.contains(report)).count();
-        assert_eq!(named, n, "{env:?}: every rank reports {report:?}:\n{err}");
+        typed_reduces_reported(n, env, report);
     }
 }
 
