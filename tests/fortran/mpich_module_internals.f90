@@ -4,8 +4,10 @@
 ! == and /= on the handle types `use mpi` offers (module mpi_constants). Before Billboard's
 ! library had them, the program did not load ("undefined symbol:
 ! __mpi_f08_types_MOD___vtab_mpi_f08_types_Mpi_comm"). (A TYPE(MPI_Status) in a CLASS(*) crashes
-! in MPICH's own library, in its defined assignment of statuses: not tried.) Prints
-! "PASS mpich_module_internals".
+! in MPICH's own library, in its defined assignment of statuses: not tried.) And the string
+! helpers of MPICH's module mpi_c_interface_glue (its .mod is installed, so a program may use
+! them; before Billboard's library had them: "undefined symbol:
+! __mpi_c_interface_glue_MOD_mpir_fortran_string_f2c"). Prints "PASS mpich_module_internals".
 module internals_checks
   implicit none
 contains
@@ -53,6 +55,27 @@ contains
     deallocate(x)
     call check(status%MPI_TAG == 3 .and. size == rank, "a message to self")
   end subroutine
+
+  ! MPICH's string helpers: f2c drops leading and trailing blanks and ends with NUL; c2f copies
+  ! up to the NUL and pads with blanks.
+  subroutine string_helpers()
+    use, intrinsic :: iso_c_binding, only: c_char, c_null_char
+    use mpi_c_interface_glue, only: MPIR_Fortran_string_f2c, MPIR_Fortran_string_c2f
+    character(kind=c_char) :: c(12)
+    character(len=8) :: f
+    c = 'x'
+    call MPIR_Fortran_string_f2c('  ab c   ', c)
+    call check(all(c(1:5) == ['a', 'b', ' ', 'c', c_null_char]), "f2c trims both ends and ends with NUL")
+    call check(c(6) == 'x', "f2c writes nothing past the NUL")
+    call MPIR_Fortran_string_f2c('     ', c)
+    call check(c(1) == c_null_char, "f2c of a blank string is empty")
+    c = 'x'
+    c(1:4) = ['h', 'i', '!', c_null_char]
+    f = 'zzzzzzzz'
+    call MPIR_Fortran_string_c2f(c, f)
+    call check(f == 'hi!', "c2f copies up to the NUL")
+    call check(f(4:8) == '     ', "c2f pads with blanks")
+  end subroutine
 end module
 
 program mpich_module_internals
@@ -64,6 +87,7 @@ program mpich_module_internals
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
   call compare_mpi_types()
   call polymorphic_f08(rank)
+  call string_helpers()
   call MPI_Finalize()
   if (rank == 0) print '(a)', 'PASS mpich_module_internals'
 end program

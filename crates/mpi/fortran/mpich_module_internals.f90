@@ -230,3 +230,49 @@ contains
     allocate(x, source=MPI_Status(0, 0, 0, 0, 0), stat=ios)
   end subroutine
 end module mpi_constants
+
+! The string helpers MPICH's own f08 procedures call between Fortran and C strings. Programs
+! never call them directly, but libmpichfort.so.12 exports them, so ours does too, with the
+! same behaviour: f2c drops leading and trailing blanks and ends the C string with NUL (it
+! stops at the end of cstring, leaving room for the NUL); c2f copies up to the NUL (or the end
+! of either string) and pads the rest of fstring with blanks.
+module mpi_c_interface_glue
+  use, intrinsic :: iso_c_binding, only: c_char, c_null_char
+  implicit none
+  private
+  public :: MPIR_Fortran_string_f2c, MPIR_Fortran_string_c2f
+contains
+  ! Plain loops, not len_trim/verify: the library is linked without libgfortran.
+  subroutine MPIR_Fortran_string_f2c(fstring, cstring)
+    character(len=*), intent(in) :: fstring
+    character(kind=c_char), intent(out) :: cstring(:)
+    integer :: first, last, n, i
+    if (size(cstring) < 1) return
+    first = 1
+    last = len(fstring)
+    do while (last >= 1)
+      if (ichar(fstring(last:last)) /= ichar(' ')) exit
+      last = last - 1
+    end do
+    do while (first <= last)
+      if (ichar(fstring(first:first)) /= ichar(' ')) exit
+      first = first + 1
+    end do
+    n = min(last - first + 1, size(cstring) - 1)
+    do i = 1, n
+      cstring(i) = fstring(first + i - 1:first + i - 1)
+    end do
+    cstring(max(n, 0) + 1) = c_null_char
+  end subroutine
+
+  subroutine MPIR_Fortran_string_c2f(cstring, fstring)
+    character(kind=c_char), intent(in) :: cstring(:)
+    character(len=*), intent(out) :: fstring
+    integer :: i
+    fstring = ' '
+    do i = 1, min(size(cstring), len(fstring))
+      if (ichar(cstring(i)) == 0) exit
+      fstring(i:i) = cstring(i)
+    end do
+  end subroutine
+end module mpi_c_interface_glue
