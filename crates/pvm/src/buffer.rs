@@ -468,14 +468,17 @@ impl Buffers {
     #[inline(always)]
     pub(crate) fn deliver_held(&mut self, f: &crate::link::Front, link: usize) -> i32 {
         let enc = Encoding::from_code(f.enc).unwrap_or(Encoding::Raw);
-        let id = match self.map.get_mut(self.rbuf) {
-            Some(b) => {
-                b.release();
-                self.rbuf
+        // The slot of the receive buffer before, looked up once.
+        let (id, b) = match self.map.slot(self.rbuf) {
+            Some(s) => {
+                s.buf.release();
+                (self.rbuf, &mut s.buf)
             }
-            None => self.map.insert_empty(enc),
+            None => {
+                let id = self.map.insert_empty(enc);
+                (id, &mut self.map.slots[id as usize - 1].buf)
+            }
         };
-        let b = self.map.get_mut(id).expect("made above");
         b.enc = enc;
         b.view = Some((f.data().as_ptr(), f.len));
         (b.src, b.tag, b.ctx) = (f.src, f.tag, f.ctx);
