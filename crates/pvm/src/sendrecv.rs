@@ -10,7 +10,7 @@ use crate::buffer::Buffer;
 use crate::encoding::Encoding;
 use crate::error::PvmError;
 use crate::recvf;
-use crate::state::{call, lock, put, Lib};
+use crate::state::{call, call_once, lock, put, Lib};
 use crate::task::Arrived;
 use crate::task_receive::Received;
 use crate::trace;
@@ -18,7 +18,7 @@ use crate::trace;
 /// Sends the active send buffer's message.
 #[no_mangle]
 pub extern "C" fn pvm_send(tid: c_int, tag: c_int) -> c_int {
-    call("pvm_send", |lib| {
+    call_once("pvm_send", |lib| {
         // `send_active` in one place: it is inlined once.
         let traced = trace::on(lib);
         if traced {
