@@ -99,11 +99,6 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
         run_handlers();
         let mut lib = lock();
         settle_receive_buffer(&mut lib, name);
-        // The call's closure through a reference the compiler cannot see through: the
-        // values it captured are read here, in the loop, so none of its work (the strided
-        // and XDR branches' set-up) is hoisted above the loop and done on every call
-        // (~45 instructions a pack and an unpack, 2026-11-28).
-        let f = std::hint::black_box(&mut f);
         // A result goes straight out; only an error is noted (and may be a wait that
         // message handlers cut short, to run again).
         match f(&mut lib) {
