@@ -62,7 +62,7 @@ impl Buffer {
     /// Empties a freed buffer for its next message, keeping its memory unless it is large.
     /// A message still in its sender's memory lets the sender go here, and in-place
     /// stretches are forgotten (the program's memory is no longer ours to read).
-    #[inline]
+    #[inline(always)]
     fn release(&mut self) {
         if self.data.capacity() > REUSE_MAX {
             self.data = Vec::new();
@@ -148,6 +148,13 @@ impl Buffer {
             (false, true) => f(&all[..2]),
             (false, false) => f(&all),
         }
+    }
+
+    /// The message's bytes as they travel when they are all packed here (no in-place
+    /// stretch): the usual send buffer.
+    #[inline(always)]
+    pub fn packed(&self) -> Option<&[u8]> {
+        self.in_place.is_empty().then_some(&self.data)
     }
 
     /// The message's bytes as they travel, in one vector.
@@ -293,6 +300,7 @@ impl Slab {
     }
 
     /// An empty buffer in encoding `enc`, in the slot freed last (with its memory).
+    #[inline(always)]
     fn insert_empty(&mut self, enc: Encoding) -> i32 {
         match self.free.pop() {
             Some(id) => {
@@ -403,6 +411,7 @@ impl Buffers {
 
     /// `pvm_initsend`: frees the active send buffer and makes a new, empty one active (in
     /// the slot freed the time before, with its memory: no allocation per message).
+    #[inline(always)]
     pub fn initsend(&mut self, enc: i32) -> Result<i32, PvmError> {
         let enc = Encoding::from_code(enc)?;
         // The new one first, then the old one freed, as Debian's library does (its ids
@@ -456,16 +465,20 @@ impl Buffers {
     /// A message found at the front of inbound link `link`'s ring becomes the active receive
     /// buffer, in the slot of the one before (freed), its bytes left in the ring cell: the
     /// caller holds the record there (`Link::hold_front`) and released the one held before.
+    #[inline(always)]
     pub(crate) fn deliver_held(&mut self, f: &crate::link::Front, link: usize) -> i32 {
         let enc = Encoding::from_code(f.enc).unwrap_or(Encoding::Raw);
-        let id = match self.map.get_mut(self.rbuf) {
-            Some(b) => {
-                b.release();
-                self.rbuf
+        // The slot of the receive buffer before, looked up once.
+        let (id, b) = match self.map.slot(self.rbuf) {
+            Some(s) => {
+                s.buf.release();
+                (self.rbuf, &mut s.buf)
             }
-            None => self.map.insert_empty(enc),
+            None => {
+                let id = self.map.insert_empty(enc);
+                (id, &mut self.map.slots[id as usize - 1].buf)
+            }
         };
-        let b = self.map.get_mut(id).expect("made above");
         b.enc = enc;
         b.view = Some((f.data().as_ptr(), f.len));
         (b.src, b.tag, b.ctx) = (f.src, f.tag, f.ctx);

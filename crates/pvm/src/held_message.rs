@@ -21,7 +21,7 @@ use crate::state::Lib;
 /// handler's message waiting, becomes the active receive buffer in its cell; its id. The
 /// message held before is let go unread (the receive frees its buffer). `None`: the receive
 /// goes the general way, after [`settle`].
-#[inline]
+#[inline(always)]
 pub(crate) fn receive(lib: &mut Lib, src: i32, tag: i32) -> Option<i32> {
     let t = lib.task.as_mut()?;
     if !t.queue.is_empty() || !t.for_handlers.is_empty() {

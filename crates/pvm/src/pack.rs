@@ -9,7 +9,7 @@ use std::ffi::{c_char, c_int, c_long, c_short, c_uint, c_ulong, c_ushort, CStr};
 use crate::buffer::Buffer;
 use crate::encoding::{Encoding, Item};
 use crate::error::PvmError;
-use crate::state::{call, Lib};
+use crate::state::{call, call_once, Lib};
 use crate::trace::{self, Datum};
 
 extern "C" {
@@ -48,7 +48,7 @@ fn array_entry<T>(ptr: *const T, cnt: c_int, std: c_int) -> impl FnOnce() -> [(i
 /// # Safety
 /// `ptr` points to `cnt` items `std` apart (C's contract of every pack routine).
 unsafe fn pk<T: Item>(name: &str, kind: i32, ptr: *const T, cnt: c_int, std: c_int) -> c_int {
-    call(name, |lib| {
+    call_once(name, |lib| {
         trace::around(lib, kind, array_entry(ptr, cnt, std), trace::DID_CC, |lib| {
             let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
             let b = lib.bufs.send_buffer()?;
@@ -69,7 +69,7 @@ unsafe fn pk<T: Item>(name: &str, kind: i32, ptr: *const T, cnt: c_int, std: c_i
 /// # Safety
 /// `ptr` points to room for `cnt` items `std` apart.
 unsafe fn upk<T: Item>(name: &str, kind: i32, ptr: *mut T, cnt: c_int, std: c_int) -> c_int {
-    call(name, |lib| {
+    call_once(name, |lib| {
         trace::around(lib, kind, array_entry(ptr.cast_const(), cnt, std), trace::DID_CC, |lib| {
             let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
             // SAFETY: the caller's contract above: item i goes to ptr + i * std.
@@ -109,7 +109,7 @@ pack_routines! {
 
 #[no_mangle]
 pub unsafe extern "C" fn pvm_pkbyte(ptr: *mut c_char, cnt: c_int, std: c_int) -> c_int {
-    call("pvm_pkbyte", |lib| {
+    call_once("pvm_pkbyte", |lib| {
         trace::around(lib, trace::TEV_PKBYTE, array_entry(ptr, cnt, std), trace::DID_CC, |lib| {
             let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
             let b = lib.bufs.send_buffer()?;
@@ -132,7 +132,7 @@ pub unsafe extern "C" fn pvm_pkbyte(ptr: *mut c_char, cnt: c_int, std: c_int) ->
 
 #[no_mangle]
 pub unsafe extern "C" fn pvm_upkbyte(ptr: *mut c_char, cnt: c_int, std: c_int) -> c_int {
-    call("pvm_upkbyte", |lib| {
+    call_once("pvm_upkbyte", |lib| {
         trace::around(lib, trace::TEV_UPKBYTE, array_entry(ptr, cnt, std), trace::DID_CC, |lib| {
             let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
             let ptr = ptr.cast::<u8>();
@@ -208,7 +208,7 @@ pub unsafe extern "C" fn pvm_upkstr(s: *mut c_char) -> c_int {
 #[no_mangle]
 pub extern "C" fn pvm_initsend(enc: c_int) -> c_int {
     let entry = || [(trace::DID_ME, Datum::Int(enc))];
-    call("pvm_initsend", |lib| {
+    call_once("pvm_initsend", |lib| {
         trace::around(lib, trace::TEV_INITSEND, entry, trace::DID_MSB, |lib| lib.bufs.initsend(enc))
     })
 }

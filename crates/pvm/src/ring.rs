@@ -428,6 +428,32 @@ impl Ring {
         true
     }
 
+    /// Sender: writes a message frame, its header `words` (`wire::message_words`) and
+    /// `data`, as one record when it fits now before the ring's end; whether it did. The
+    /// usual message (`Task::post_small`): the header's words are stored straight into the
+    /// record, the data copied once after them, with no list of parts to walk (121 -> ~40
+    /// instructions for a 1-byte message, 2026-11-28).
+    #[inline(always)]
+    pub fn write_small_message(&mut self, words: [i32; 7], data: &[u8]) -> bool {
+        let total = 28 + data.len();
+        let rec = record_bytes(total);
+        let at = (self.mine as usize) & (self.cap - 1);
+        if at + RECORD_HEAD + total > self.cap || rec > self.free(rec) {
+            return false;
+        }
+        // SAFETY: the record's bytes at `at` + 16 on are free (checked above) and lie before
+        // the data area's end; a record starts on a line, so the words are 4-aligned.
+        unsafe {
+            let p = self.data().add(at + RECORD_HEAD);
+            for (i, w) in words.iter().enumerate() {
+                (p as *mut i32).add(i).write(w.to_le());
+            }
+            crate::small_copy::copy(std::slice::from_raw_parts_mut(p.add(28), data.len()), data);
+        }
+        self.publish(at, total);
+        true
+    }
+
     /// Sender: writes as much of `bytes` as fits; how much.
     pub fn write(&mut self, bytes: &[u8]) -> usize {
         let n = bytes.len().min(self.free(record_bytes(bytes.len())).saturating_sub(RECORD_HEAD));

@@ -180,3 +180,39 @@ fn a_held_record_keeps_its_room_while_later_records_are_read_and_written() {
     rx.release_hold();
     assert!(tx.write_whole(&[&[9; 3000]]), "released, the whole ring is free again");
 }
+
+#[test]
+fn a_small_message_written_in_place_is_the_record_write_message_makes_and_never_wraps() {
+    let (mut tx, fd) = Ring::create(4096).unwrap();
+    let (mut general, gfd) = Ring::create(4096).unwrap();
+    let mut rx = Ring::open(&fd).unwrap();
+    let mut grx = Ring::open(&gfd).unwrap();
+    // Every length up to two lines, through a few laps (each record read at once): the
+    // same record bytes as the general write of the same frame.
+    for i in 0..400usize {
+        let data: Vec<u8> = (0..i % 100).map(|b| (b + i) as u8).collect();
+        let tag = i as i32;
+        let words = crate::wire::message_words(7, tag, 5, 1, data.len()).unwrap();
+        let header = crate::wire::message_header(7, tag, 5, 1, data.len()).unwrap();
+        let fits = tx.write_small_message(words, &data);
+        let at = (tx.mine as usize) & (tx.cap - 1);
+        if !fits {
+            // At the ring's end: the general write takes it (across the end).
+            assert!(at + RECORD_HEAD + 28 + data.len() > tx.cap, "refused only across the end ({i})");
+            assert!(tx.write_message(&header, &[&data]));
+        }
+        assert!(general.write_message(&header, &[&data]));
+        let mut fb = FrameBuffer::default();
+        let mut gfb = FrameBuffer::default();
+        rx.read_into(&mut fb).unwrap();
+        grx.read_into(&mut gfb).unwrap();
+        let f = fb.next_frame().unwrap().expect("a whole frame");
+        assert_eq!(f, gfb.next_frame().unwrap().unwrap(), "{i}");
+        assert_eq!(f, Frame::Message { src: 7, tag, ctx: 5, enc: 1, data }, "{i}");
+    }
+    // A full ring takes nothing.
+    let (mut tx, _fd) = Ring::create(4096).unwrap();
+    let words = crate::wire::message_words(7, 1, 0, 1, 20).unwrap();
+    let written = (0..).take_while(|_| tx.write_small_message(words, &[9; 20])).count();
+    assert_eq!(written, 4096 / 64, "one line a record, until the ring is full");
+}

@@ -114,6 +114,29 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
     report(name, out, failed)
 }
 
+/// As [`call`], for a call that never waits for a message (`pvm_initsend`, the pack and
+/// unpack routines, `pvm_send`: none reaches `Task::wait_matching`), so that no message
+/// handler can cut it short: it runs once, with no loop around it from which the compiler
+/// hoists work of its rare branches, and no `black_box` (~14 instructions a call of reading
+/// the closure's captures through it, 2026-11-28).
+#[inline(always)]
+pub fn call_once(name: &str, f: impl FnOnce(&mut Lib) -> Result<c_int, PvmError>) -> c_int {
+    let mut failed = None;
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_handlers();
+        let mut lib = lock();
+        settle_receive_buffer(&mut lib, name);
+        match f(&mut lib) {
+            Ok(v) => v,
+            Err(e) => {
+                failed = Some(note(&mut lib, e));
+                0
+            }
+        }
+    }));
+    report(name, out, failed)
+}
+
 /// A received message left in its sender's memory waits there only for the unpack calls
 /// that follow its receive (`single_copy.rs`), and the look at its header that often comes
 /// between (`pvm_bufinfo`, `pvm_getminfo`: `bufid = pvm_recv(-1, -1); pvm_bufinfo(bufid, ...);

@@ -271,6 +271,29 @@ impl Task {
     }
 }
 
+impl Task {
+    /// The usual message, its bytes in one piece (a send buffer with no in-place stretch):
+    /// as [`Task::post_on_ring`], with the header's words stored straight into the record.
+    #[inline(always)]
+    pub(crate) fn post_small(&mut self, tid: i32, tag: i32, enc: i32, data: &[u8]) -> Option<Result<(), PvmError>> {
+        if tid == self.tid || data.len() >= self.single_copy {
+            return None;
+        }
+        let (me, ctx) = (self.tid, self.ctx);
+        let Some(Route { stream, ring: Some(ring), .. }) = self.outbound.get_mut(tid) else { return None };
+        let Some(words) = crate::wire::message_words(me, tag, ctx, enc, data.len()) else {
+            return Some(Err(PvmError::Overflow));
+        };
+        if !ring.write_small_message(words, data) {
+            return None;
+        }
+        if ring.receiver_asleep() {
+            wake(stream);
+        }
+        Some(Ok(()))
+    }
+}
+
 /// Wakes a ring's receiver that sleeps in poll: one byte on the connection beside the ring.
 fn wake(stream: &OwnedFd) {
     // SAFETY: a one-byte non-blocking send; a full socket already wakes it.

@@ -466,6 +466,8 @@ fn context(lib: &Lib) -> i32 {
 }
 
 /// `pvm_send`'s entry: the send buffer's bytes, the destination, the tag, the context.
+#[cold]
+#[inline(never)]
 pub fn send_entry(lib: &mut Lib, dst: i32, tag: i32) {
     let bytes = lib.bufs.send_buffer().map_or(-1, |b| b.len() as i32);
     let ctx = context(lib);
@@ -473,12 +475,16 @@ pub fn send_entry(lib: &mut Lib, dst: i32, tag: i32) {
 }
 
 /// `pvm_send`'s exit: its result.
+#[cold]
+#[inline(never)]
 pub fn send_exit(lib: &mut Lib, cc: i32) {
     event(lib, TEV_SEND, false, &[(DID_CC, cc)]);
 }
 
 /// A receive's entry (`kind`: `pvm_recv`, `pvm_nrecv`, `pvm_trecv`): the source and tag
 /// asked for, the context, then `more` (`pvm_trecv`'s timeout).
+#[cold]
+#[inline(never)]
 pub fn recv_entry(lib: &mut Lib, kind: i32, src: i32, tag: i32, more: &[(i32, i32)]) {
     let ctx = context(lib);
     let mut data = vec![(DID_RST, src), (DID_RMC, tag), (DID_RCX, ctx)];
@@ -488,6 +494,8 @@ pub fn recv_entry(lib: &mut Lib, kind: i32, src: i32, tag: i32, more: &[(i32, i3
 
 /// A receive's exit: the buffer (or 0, or an error), its bytes, tag, the context, its
 /// source.
+#[cold]
+#[inline(never)]
 pub fn recv_exit(lib: &mut Lib, kind: i32, cc: i32) {
     let (bytes, tag, src) = match lib.bufs.get(cc) {
         Ok(b) if cc > 0 => (b.len() as i32, b.tag, b.src),

@@ -573,15 +573,24 @@ impl Frame {
 /// The bytes of a `Frame::Message` up to its data, so that a send writes the header and the
 /// caller's data without copying them together. `None` for data beyond [`MAX_FRAME`].
 pub fn message_header(src: i32, tag: i32, ctx: i32, enc: i32, len: usize) -> Option<[u8; 28]> {
-    if len > MAX_FRAME - 24 {
-        return None;
-    }
+    let words = message_words(src, tag, ctx, enc, len)?;
     let mut h = [0u8; 28];
-    let fields = [(24 + len) as i32, 3, src, tag, ctx, enc, len as i32];
-    for (i, v) in fields.iter().enumerate() {
+    for (i, v) in words.iter().enumerate() {
         h[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
     }
     Some(h)
+}
+
+/// [`message_header`] as its seven 32-bit words (each to be stored little-endian): the
+/// frame's length after its first word, its kind, source, tag, context, encoding, and the
+/// data's length. For a writer that stores them straight where they go
+/// (`Ring::write_small_message`).
+#[inline(always)]
+pub fn message_words(src: i32, tag: i32, ctx: i32, enc: i32, len: usize) -> Option<[i32; 7]> {
+    if len > MAX_FRAME - 24 {
+        return None;
+    }
+    Some([(24 + len) as i32, crate::frame_buffer::MESSAGE, src, tag, ctx, enc, len as i32])
 }
 
 /// A record that is exactly one small message frame (as [`message_header`] begins it): its
