@@ -5,7 +5,8 @@
 # so a busy neighbour hurts all three alike. Prints per (op, ranks, size) the median over rounds
 # of each run's median, and billboard / min(MPICH, Open MPI); then (ratios.txt) the median over
 # rounds of each round's own ratios, billboard against the better peer, each peer, a memcpy of
-# the size (bench/peers/memcpy_floor.c, once a round) and the before build. CSVs land in RESULTS_DIR
+# the size (bench/peers/memcpy_floor.c, once a round) and the before build. A 2-rank reduce's
+# "floor" column is bench/peers/reduce_pipeline.c (the board's cells bare, no MPI). CSVs land in RESULTS_DIR
 # (default target/bench-results/coll), and `bb-bench plot` (beside BBRUN, or BB_BENCH) draws
 # them into RESULTS_DIR/svg: one SVG per collective and rank count.
 #
@@ -66,6 +67,12 @@ fi
 COLL_FLOOR=${COLL_FLOOR:-$RESULTS/bin/coll-floor}
 [ -x "$COLL_FLOOR" ] || cc -O2 -o "$COLL_FLOOR" bench/peers/coll_floor.c || log "no floor: cc failed"
 floor_runs() { [ -x "$COLL_FLOOR" ] && [[ ",$OPS," == *,barrier,* ]] && [ "$1" -le "$(nproc)" ]; }
+# The floor of a 2-rank reduce (bench/peers/reduce_pipeline.c, no MPI): the board's cells bare,
+# the poster copying cell by cell into shared memory, the root folding each; it spins, so only
+# where the 2 ranks have a core each.
+REDUCE_FLOOR=${REDUCE_FLOOR:-$RESULTS/bin/reduce-floor}
+[ -x "$REDUCE_FLOOR" ] || cc -O2 -o "$REDUCE_FLOOR" bench/peers/reduce_pipeline.c || log "no reduce floor: cc failed"
+reduce_floor_runs() { [ -x "$REDUCE_FLOOR" ] && [[ ",$OPS," == *,reduce,* ]] && [ "$1" = 2 ] && [ "$(nproc)" -ge 2 ]; }
 # The floor of the large sizes (bench/peers/memcpy_floor.c): one process's memcpy of each size,
 # once a round, printed as op `memcpy` beside the collectives of that round.
 MEMCPY_FLOOR=${MEMCPY_FLOOR:-$RESULTS/bin/memcpy-floor}
@@ -96,12 +103,14 @@ IMPLS=$(( $([ -x "$BBRUN" ] && echo 1 || echo 0) + $([ -n "${BBRUN_BEFORE:-}" ] 
 RUNS_LEFT=$((ROUNDS * $(echo $RANKS | wc -w) * IMPLS))
 [ -x "$MEMCPY_FLOOR" ] && RUNS_LEFT=$((RUNS_LEFT + ROUNDS))
 for np in $RANKS; do floor_runs "$np" && RUNS_LEFT=$((RUNS_LEFT + ROUNDS)); done
+for np in $RANKS; do reduce_floor_runs "$np" && RUNS_LEFT=$((RUNS_LEFT + ROUNDS)); done
 for round in $(seq "$ROUNDS"); do
     ROUND=$round
     [ -x "$MEMCPY_FLOOR" ] && run memcpy 1 "$MEMCPY_FLOOR"
     for np in $RANKS; do
         log "round $round, $np ranks"
         floor_runs "$np" && run floor "$np" "$COLL_FLOOR" --ranks "$np"
+        reduce_floor_runs "$np" && run floor "$np" "$REDUCE_FLOOR"
         [ -x "$BBRUN" ] && run billboard "$np" "$BBRUN" -n "$np" "$COLL_MPICH"
         [ -n "${BBRUN_BEFORE:-}" ] && run before "$np" "$BBRUN_BEFORE" -n "$np" "$COLL_MPICH"
         run mpich "$np" $MPIRUN_MPICH -n "$np" "$COLL_MPICH"

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor.h"
+
 #define LINE 128
 #define BATCH 16
 
@@ -29,13 +31,6 @@ struct line {
     volatile double time; /* this process's time of the trial, for the slowest-of reduction */
     char pad[LINE - 16];
 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 static void wait_for(struct line *l, uint64_t e)
 {
@@ -50,25 +45,6 @@ static void barrier(struct line *lines, int n, int me, uint64_t e)
     for (int r = 0; r < n; r++)
         if (r != me)
             wait_for(&lines[r], e);
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* A size as coll.c reads it: a number, then K, M or G. */
-static long parse_size(const char *s)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    switch (*end) {
-    case 'k': case 'K': return v << 10;
-    case 'm': case 'M': return v << 20;
-    case 'g': case 'G': return v << 30;
-    default: return v;
-    }
 }
 
 int main(int argc, char **argv)
@@ -121,7 +97,7 @@ int main(int argc, char **argv)
             barrier(sync, n, me, ++s);
         }
         if (me == 0) {
-            qsort(times, trials, sizeof(double), cmp);
+            qsort(times, trials, sizeof(double), cmp_double);
             int lo = trials / 10, hi = trials - trials / 10;
             double sum = 0;
             for (int i = lo; i < hi; i++)

@@ -249,22 +249,25 @@ fn reductions_group_operands_as_the_tree_by_every_algorithm_of_one_host() {
 /// The 2-rank halves reduce (coll/reduce_halves.rs: each rank folds a part by single copy,
 /// the other's landing in the root's result): typed blocking reduces (bb-coll's `halves`:
 /// every root, a non-commutative operator on 16-byte elements and a commutative one on odd
-/// counts of 8-byte words, around the 64 KiB chunk, up to 1 MiB) forced on 2 ranks, and by
-/// the table (from `BB_REDUCE_HALVES_MIN`, off by default); the verbose report names it on both
-/// ranks. Forced where it
+/// counts of 8-byte words, across 256 KiB chunks, up to 1 MiB) forced on 2 ranks, and by
+/// the table (from `BB_REDUCE_HALVES_MIN`, set, and by its default, 128 KiB, where each rank
+/// has a core); the verbose report names it on both ranks. Forced where it
 /// cannot run (3 and 4 ranks, single copies off) the tree does the work and the report
 /// says why.
 #[test]
 fn typed_reduces_by_halves_on_2_ranks() {
     type Env = &'static [(&'static str, &'static str)];
-    let cases: [(usize, Env, &str); 5] = [
+    let cases: [(usize, Env, &str); 6] = [
         (2, &[("BB_COLL_REDUCE", "halves")], "(halves; forced by"),
         (2, &[("BB_REDUCE_HALVES_MIN", "65536")], "(halves; table;"),
+        (2, &[], "(halves; table;"),
         (3, &[("BB_COLL_REDUCE", "halves")], "(halves asked"),
         (4, &[("BB_COLL_REDUCE", "halves")], "(halves asked"),
         (2, &[("BB_COLL_REDUCE", "halves"), ("BB_SHM_SINGLE_COPY", "0")], "(halves asked"),
     ];
-    for (n, env, report) in cases {
+    // The table gives 2 ranks the halves only where each has a core.
+    let crowded = std::thread::available_parallelism().map_or(1, |c| c.get()) < 2;
+    for (n, env, report) in cases.into_iter().filter(|c| !(crowded && c.2.contains("table"))) {
         let err = typed_reduces_reported(n, env, report);
         assert!(!err.contains("single copy from rank"), "{env:?}: a copy was refused:\n{err}");
     }
@@ -302,6 +305,27 @@ fn typed_reduces_in_board_cells() {
     for (n, env, report) in cases.into_iter().filter(|c| c.2 == by_force || crowded) {
         typed_reduces_reported(n, env, report);
     }
+}
+
+/// Broadcasts of a few hundred KiB and more where ranks outnumber cores go through the board
+/// in cells by the table (`BB_BCAST_CELLS_MIN`; coll/board_bcast_cells.rs): bb-coll's `large`
+/// (every root, up to 300,000 B) on 4 ranks, with the cells' small range (`BB_BCAST_CELLS_MAX`)
+/// shut, so only the large one can give them; every rank's verbose report names them and the
+/// results are checked. Skipped where 4 ranks each have a core (the table keeps the tree).
+#[test]
+fn large_broadcasts_where_ranks_outnumber_cores_go_in_board_cells() {
+    if std::thread::available_parallelism().map_or(1, |c| c.get()) >= 4 {
+        eprintln!("skipped: 4 ranks each have a core here");
+        return;
+    }
+    let env = [("BB_BCAST_CELLS_MAX", "2048"), ("BB_VERBOSE", "1")];
+    let job = run(4, "bb-coll", &["large"], &env, T);
+    job.assert_success();
+    assert!(job.stdout().contains("ok coll on 4 ranks"), "{}", job.stdout());
+    let err = job.stderr();
+    let head = "]: bcast on a communicator of 4 ranks (one host, context 1)";
+    let cells = err.lines().filter(|l| l.contains(head) && l.contains("(board-cells; table;")).count();
+    assert_eq!(cells, 4, "every rank reports the board's cells by the table:\n{err}");
 }
 
 /// Gather and scatter of parts of one length down binomial trees (forced; the table takes

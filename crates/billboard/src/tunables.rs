@@ -285,6 +285,7 @@ pub fn layers() -> &'static [Layer] {
                 &coll::BARRIER_POST_MIN,
                 &coll::BCAST_TREE_MAX,
                 &coll::BCAST_CELLS_MAX,
+                &coll::BCAST_CELLS_MIN,
                 &coll::REDUCE_CELLS_MIN,
                 &coll::HIER_BOARD_MAX,
                 &coll::HIER_BCAST_MAX,

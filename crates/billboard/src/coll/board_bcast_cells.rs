@@ -4,7 +4,9 @@
 //! reader (a pipeline, as the shared-memory broadcasts of MPICH and Open MPI cut theirs into
 //! fragments). Where ranks outnumber cores a reader that gets a core finds cells to copy
 //! without a handshake with the root: ahead of messages up to a few KiB there
-//! (`BB_BCAST_CELLS_MAX`, `select_board.rs`).
+//! (`BB_BCAST_CELLS_MAX`, `select_board.rs`), and again from a few hundred KiB
+//! (`BB_BCAST_CELLS_MIN`), where each hop of a tree's rendezvous waits for both its ranks to
+//! get a core.
 
 use super::board::{Board, DATA, SIZE_WORD};
 use crate::Communicator;

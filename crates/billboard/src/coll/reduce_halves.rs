@@ -13,10 +13,13 @@
 //! still in the cache. A last small message each way says the copies are done (the root's
 //! result is whole, and neither send buffer is read any more).
 //!
-//! Measured, it does not beat the tree here (`BB_REDUCE_HALVES_MIN` in `select.rs`: off unless
-//! set, or forced by `BB_COLL_REDUCE=halves`): a single copy between processes costs about
-//! what the fold it lets the ranks share does, and the tree's rendezvous already has both
-//! ranks copy (the shared copy).
+//! With a core for each rank the table takes it from `BB_REDUCE_HALVES_MIN` (128 KiB,
+//! `select.rs`): at 1 MiB 0.72-0.82x Open MPI where the tree is 0.85-1.13x. It took chunks of
+//! 256 KiB: in 64 KiB ones the system calls and their pages' pinning ate the gain (it matched
+//! the tree). Every other way to the root crosses the cores through lines rewritten each call
+//! (the board's cells: 90-115 us or 180-280 us a MiB run by run, as a bare C pipeline of the
+//! same cells, bench/peers/reduce_pipeline.c, by where the VM's cores sit), where a single copy
+//! reads the other's send buffer, which nobody rewrites.
 //!
 //! Rank order is kept: `into = from ⊕ into` always has the lower rank's vector as `from`;
 //! where the higher rank folds and the operator does not commute, its own vector is copied
@@ -35,9 +38,11 @@ use crate::{Communicator, Result, SendMode, Source, TagMatch};
 
 pub static REDUCE_HALVES_CHUNK: Tunable = Tunable::new(
     "BB_REDUCE_HALVES_CHUNK",
-    64 << 10,
-    "bytes a rank of a 2-rank halves reduce copies and folds at a time (rounded down to whole elements): small \
-     enough that the fold finds the copied bytes in the L2 cache",
+    256 << 10,
+    "bytes a rank of a 2-rank halves reduce copies and folds at a time (rounded down to whole elements): the fold \
+     finds the copied bytes in the L2 cache (1 MiB here), and each chunk costs a system call and its pages' pinning; \
+     coll.c, 2 ranks, chrt, 1 MiB, 5 interleaved rounds, load 19-22, us: 16 KiB 208-238, 64 KiB 145-157, 128 KiB \
+     128-140, 256 KiB 112-128, 512 KiB 116-126",
 )
 .read_at(Effect::EachCollective);
 

@@ -5,9 +5,9 @@
 //!
 //! | collective | algorithms (`BB_COLL_<NAME>=`) | the table, unforced |
 //! |---|---|---|
-//! | bcast | `post`, `tree`, `scatter-allgather`, `hier`, `board`, `board-cells` | one host: post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
+//! | bcast | `post`, `tree`, `scatter-allgather`, `hier`, `board`, `board-cells` | one host: where ranks outnumber cores the board in cells up to `BB_BCAST_CELLS_MAX` and from `BB_BCAST_CELLS_MIN` (`select_board.rs`); post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
 //! | barrier | `post`, `dissemination`, `hier`, `board`, `board-leader` | one host: post from `BB_COLL_BARRIER_POST_MIN` ranks, else dissemination; several hosts: hier |
-//! | reduce | `tree`, `post`, `split`, `hier`, `board`, `halves`, `board-cells` | one host: blocking forms of elements the interface names, where ranks outnumber cores, from `BB_REDUCE_CELLS_MIN` on the board in cells (`select_board.rs`); split on more than 2 ranks from `BB_REDUCE_ROOTED_SPLIT_MIN`, halves on 2 ranks from `BB_REDUCE_HALVES_MIN` (blocking; 0 = never, the default), else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
+//! | reduce | `tree`, `post`, `split`, `hier`, `board`, `halves`, `board-cells` | one host: blocking forms of elements the interface names, where ranks outnumber cores, from `BB_REDUCE_CELLS_MIN` on the board in cells (`select_board.rs`); split on more than 2 ranks from `BB_REDUCE_ROOTED_SPLIT_MIN`, halves on 2 ranks with a core each from `BB_REDUCE_HALVES_MIN` (128 KiB; blocking forms), else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
 //! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
 //! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier`, `board` | one host: post; several hosts: hier |
 //! | alltoall(v) | `linear`, `pairwise`, `hier`, `board` | several hosts, blocking: hier (host phases on the board, one message per pair of hosts' leaders) for parts within `BB_HIER_ALLTOALL_MAX` a host; else linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
@@ -64,8 +64,8 @@
 pub use super::reduce_halves::{REDUCE_HALVES_CHUNK, REDUCE_HALVES_ROOT_SHARE};
 pub(crate) use super::select_board::{board_by, rendezvous_min};
 pub use super::select_board::{
-    BCAST_CELLS_MAX, BOARD, GATHERV_HIER_WIDEST, HIER_ALLTOALL_MAX, HIER_BCAST_MAX, HIER_BOARD_MAX, HIER_PARTS_MAX,
-    REDUCE_CELLS_MIN, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX,
+    BCAST_CELLS_MAX, BCAST_CELLS_MIN, BOARD, GATHERV_HIER_WIDEST, HIER_ALLTOALL_MAX, HIER_BCAST_MAX, HIER_BOARD_MAX,
+    HIER_PARTS_MAX, REDUCE_CELLS_MIN, REDUCE_SCATTER, RENDEZVOUS_MIN, SCAN, SCAN_CROWDED_MAX,
 };
 pub(super) use super::select_report::report;
 use crate::tunables::{Effect, Switch, Tunable};
@@ -76,7 +76,8 @@ pub static BCAST: Switch = Switch::new(
     &["post", "tree", "scatter-allgather", "hier", "board", "board-cells"],
     "broadcast: post = the root posts once and every rank reads it (seed 004's multicast), tree = binomial tree of \
      messages, scatter-allgather = the root's blocks scattered then a ring all-gather (van de Geijn), hier = the \
-     leaders of the hosts, then each host, board-cells = the board in cells of 2 KiB (blocking, one host); unset: one host with cores for every rank tree up to \
+     leaders of the hosts, then each host, board-cells = the board in cells of 2 KiB (blocking, one host); unset: one host \
+     whose ranks outnumber its cores board-cells up to BB_BCAST_CELLS_MAX and from BB_BCAST_CELLS_MIN, with cores for every rank tree up to \
      BB_BCAST_TREE_MAX bytes, else post for more than 2 ranks up to BB_EAGER_MAX bytes, else tree; several hosts \
      hier",
 );
@@ -199,8 +200,8 @@ pub static REDUCE: Switch = Switch::new(
      other's landing in the root's result (reduce_halves.rs; blocking forms, else tree), board-cells = every rank \
      but the root posts its vector on the board in cells of 16 KiB, the root folds each as it comes \
      (board_reduce_cells.rs; blocking forms of typed elements, else the table); unset: one host board-cells where \
-     ranks outnumber cores from BB_REDUCE_CELLS_MIN, split on more than 2 ranks from BB_REDUCE_ROOTED_SPLIT_MIN, halves on 2 ranks from \
-     BB_REDUCE_HALVES_MIN (if set), else tree; \
+     ranks outnumber cores from BB_REDUCE_CELLS_MIN, split on more than 2 ranks from BB_REDUCE_ROOTED_SPLIT_MIN, halves on 2 ranks with a core each from \
+     BB_REDUCE_HALVES_MIN, else tree; \
      several hosts hier (tree for a non-commutative operator on hosts whose ranks are not consecutive)",
 );
 
@@ -285,12 +286,13 @@ pub static REDUCE_ROOTED_SPLIT_MIN: Tunable = Tunable::new(
 
 pub static REDUCE_HALVES_MIN: Tunable = Tunable::new(
     "BB_REDUCE_HALVES_MIN",
-    0,
-    "a blocking reduce to one root on 2 ranks of one host goes by halves (reduce_halves.rs) from this many bytes \
-     (0: never, the tree); coll.c, 2 ranks, chrt, us, halves vs tree: busy machine (load 26, coll.sh 5 rounds, \
-     within-round ratio to the tree) 64 KiB 0.65, 1 MiB 0.86, 4 MiB 0.87; quieter (load 11, coll.sh 5 rounds) 1.46, \
-     1.06, 1.02, and 3 alternations 256 KiB 31-43 vs 28-39, 1 MiB 139-156 vs 105-140, 4 MiB 543-647 vs 505-579: \
-     the tree's shared copy (both ranks copy) and one fold match two half folds by process_vm_readv/writev, so off",
+    128 << 10,
+    "a blocking reduce to one root on 2 ranks of one host, each with a core, goes by halves (reduce_halves.rs) from \
+     this many bytes (0: never, the tree); coll.c, 2 ranks, chrt, 5 interleaved rounds, load 19-22, us, tree vs \
+     halves in 256 KiB chunks vs Open MPI: 64 KiB 8.6-20.8 vs 12.0-14.4 vs 10.5-15.4 (the tree two-level, even), \
+     128 KiB 19.4-28.9 vs 15.4-20.3 vs 18.1-23.3, 256 KiB 36.6-54.7 vs 33.3-35.8 vs 37.1-47.2, 1 MiB 145-182 vs \
+     112-128 vs 155-170 (within-round halves/Open MPI 0.72-0.82), 4 MiB 702-806 vs 479-556 vs 687-869. In 64 KiB \
+     chunks (its old default) the halves matched the tree (1 MiB 145-157): the chunk, not the method, held it back",
 )
 .read_at(Effect::EachCollective);
 
@@ -360,7 +362,9 @@ pub(crate) fn reduce_on_one_host(n: usize, len: usize, rooted: bool, crowded: bo
         // 1.6-2.3 vs 3.9-4.8), at 2 ranks too (0.17-0.28 vs 0.37-0.49: the same message; the
         // tree's direct form costs less than a schedule); the split only for large vectors
         // on more ranks (BB_REDUCE_ROOTED_SPLIT_MIN).
-        _ if rooted && n == 2 && halves_from(len) && halves_copy() => ReduceBy::Halves,
+        // Two ranks folding at once on one core only add the halves' messages (unmeasured
+        // there): the tree.
+        _ if rooted && n == 2 && !crowded && halves_from(len) && halves_copy() => ReduceBy::Halves,
         _ if rooted => match n > 2 && len >= REDUCE_ROOTED_SPLIT_MIN.get() {
             true => ReduceBy::Split,
             false => ReduceBy::Tree,

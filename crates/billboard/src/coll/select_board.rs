@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `board` | a rank posts at most one data area (2 KiB), `BB_BOARD=1`; a scan where ranks outnumber cores up to `BB_SCAN_CROWDED_MAX` bytes (`scan.rs`) |
 //! | `board-leader` | barrier, forced only |
-//! | `board-cells` | bcast past one data area up to `BB_BCAST_CELLS_MAX` bytes where ranks outnumber cores: cells of one data area, one epoch each (`board_bcast_cells.rs`); reduce (blocking, typed elements) where ranks outnumber cores from `BB_REDUCE_CELLS_MIN` bytes: cells of 8 data areas, the root folding each out of the others' posts (`board_reduce_cells.rs`); reduce_scatter forced only (`board_reduce_scatter.rs`) |
+//! | `board-cells` | bcast past one data area up to `BB_BCAST_CELLS_MAX` bytes, and again from `BB_BCAST_CELLS_MIN`, where ranks outnumber cores: cells of one data area, one epoch each (`board_bcast_cells.rs`); reduce (blocking, typed elements) where ranks outnumber cores from `BB_REDUCE_CELLS_MIN` bytes: cells of 8 data areas, the root folding each out of the others' posts (`board_reduce_cells.rs`); reduce_scatter forced only (`board_reduce_scatter.rs`) |
 //!
 //! Reduce-scatter and the scans have no message algorithm of their own worth a table row:
 //! their switches ([`REDUCE_SCATTER`], [`SCAN`]) choose between the board and the message
@@ -69,6 +69,18 @@ pub static BCAST_CELLS_MAX: Tunable = Tunable::new(
      1.30, 4 KiB 3.23 vs 1.33, 6 KiB 4.75 vs 1.80, 8 KiB 2.68 vs 3.00, 16 KiB 4.2 vs 5.7, 64 KiB 12.1 vs 22.2 \
      (Open MPI 4 KiB 6.1). With a core for every rank messages win (2 ranks, chrt: 4 KiB 0.62 vs 0.68, 32 KiB \
      4.1 vs 6.0), so only forcing gives the cells there",
+)
+.read_at(Effect::EachCollective);
+
+pub static BCAST_CELLS_MIN: Tunable = Tunable::new(
+    "BB_BCAST_CELLS_MIN",
+    256 << 10,
+    "smallest broadcast past BB_BCAST_CELLS_MAX on one host whose ranks outnumber its cores that goes through the \
+     board in cells again (0: never): a reader that gets a core copies the cells posted so far, where each hop of \
+     the tree's rendezvous waits for both its ranks to have one; coll.c bcast, 4 ranks on 2 cores, nice -20, 5 \
+     interleaved rounds, load 18-21, us, tree vs cells vs Open MPI (medians; every column has ms outliers): 64 KiB \
+     7.1 vs 21.4 vs 52.0 (tree 4-31), 256 KiB 183 vs 88.7 vs 130 (tree 127-39,979, cells 67-93), 1 MiB 872 vs 606 \
+     vs 951 (cells 335-1,871, tree 740-22,453), 4 MiB 12.5 vs 10.3 vs 15.1 ms",
 )
 .read_at(Effect::EachCollective);
 
@@ -176,10 +188,17 @@ pub(crate) fn rendezvous_min(comm: &Communicator) -> usize {
 /// board in cells, unforced.
 fn in_cells(comm: &Communicator, what: Collective, post: usize) -> bool {
     match what {
-        Collective::Bcast => comm.crowded() && post <= BCAST_CELLS_MAX.get(),
+        Collective::Bcast => comm.crowded() && (post <= BCAST_CELLS_MAX.get() || bcast_cells_from(post)),
         Collective::Reduce => comm.crowded() && reduce_cells_from(post),
         _ => false,
     }
+}
+
+/// Whether a blocking broadcast of `len` bytes (past `BB_BCAST_CELLS_MAX`) on one host whose
+/// ranks outnumber its cores goes through the board in cells (`BB_BCAST_CELLS_MIN`), unforced.
+fn bcast_cells_from(len: usize) -> bool {
+    let min = BCAST_CELLS_MIN.get();
+    min != 0 && len >= min
 }
 
 /// Whether a blocking reduce of `len` bytes on one host whose ranks outnumber its cores goes
