@@ -19,7 +19,9 @@
 # for uneven hosts), OPS (default barrier,bcast,reduce,allreduce), SIZES (default 8,1K), TRIALS
 # (default 200), ROUNDS (default 5), RUN_TIMEOUT (default 120 s per run), OPENMPI (default 0),
 # ALT (settings for a third run each round, the board's with them: ALT='BB_HIER_PARTS_MAX=2048'
-# sets a change's old value beside its new one; column "alt").
+# sets a change's old value beside its new one; column "alt"), BEFORE (another build's bbrun,
+# e.g. main's dist/bin/bbrun copied aside: a fourth run each round, the board's settings with
+# that build; column "before", ratio board/before).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
@@ -85,6 +87,7 @@ for round in $(seq "$ROUNDS"); do
     run messages env BB_BOARD=0 "${BB[@]}"
     # shellcheck disable=SC2086 # ALT is a list of settings
     [ -n "${ALT:-}" ] && run alt env $ALT "${BB[@]}"
+    [ -n "${BEFORE:-}" ] && run before "$BEFORE" "${BB[@]:1}"
     [ "$OPENMPI" = 1 ] && run openmpi "${OMPI[@]}"
 done
 
@@ -96,7 +99,7 @@ sort -t, -k2,2 -k4,4n "$RESULTS/all.csv" | awk -F, '
     }
     { k = $2 "," $3 "," $4; if (!(k in seen)) { seen[k] = 1; order[++m] = k }; vals[$1 "," k] = vals[$1 "," k] " " $5 }
     END {
-        printf "%-10s %5s %7s %10s %10s %10s %11s %10s %10s\n", "op", "ranks", "size", "messages", "board", "Open MPI", "board/msgs", "board/ompi", "alt/msgs"
+        printf "%-10s %5s %7s %10s %10s %10s %11s %10s %10s %10s %12s\n", "op", "ranks", "size", "messages", "board", "Open MPI", "board/msgs", "board/ompi", "alt/msgs", "before", "board/before"
         for (i = 1; i <= m; i++) {
             k = order[i]; split(k, f, ",")
             b = ("board," k in vals) ? median("board," k) : ""
@@ -106,6 +109,8 @@ sort -t, -k2,2 -k4,4n "$RESULTS/all.csv" | awk -F, '
             ro = (b == "" || o == "") ? "-" : sprintf("%.2f", b / o)
             a = ("alt," k in vals) ? median("alt," k) : ""
             ra = (a == "" || x == "") ? "-" : sprintf("%.2f", a / x)
-            printf "%-10s %5s %7s %10s %10s %10s %11s %10s %10s\n", f[1], f[2], f[3], x == "" ? "-" : x, b == "" ? "-" : b, o == "" ? "-" : o, rx, ro, ra
+            p = ("before," k in vals) ? median("before," k) : ""
+            rp = (b == "" || p == "") ? "-" : sprintf("%.2f", b / p)
+            printf "%-10s %5s %7s %10s %10s %10s %11s %10s %10s %10s %12s\n", f[1], f[2], f[3], x == "" ? "-" : x, b == "" ? "-" : b, o == "" ? "-" : o, rx, ro, ra, p == "" ? "-" : p, rp
         }
     }' | tee "$RESULTS/summary.txt"

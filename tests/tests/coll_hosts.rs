@@ -347,6 +347,32 @@ fn alltoall_parts_past_the_share_cross_by_their_own_messages_alone() {
     }
 }
 
+/// Erroneous all-to-allvs whose counts disagree between ranks (parts of 100 bytes, within the
+/// share, but the last rank expects 50 from rank 0; then the next member of rank 0's host
+/// does) on 2 hosts of 1 to 3 ranks and an interleaved placement: across hosts the leader of
+/// the last rank's host receives more than its members' counts say, on a host the member reads
+/// more than it expects; that rank fails with a truncation (as a flat all-to-allv fails at the
+/// receiver), every other rank returns, and all go on to the end. Before, that leader returned
+/// at once and its members waited on the board for its post for ever (2 x 2: the job ran into
+/// its timeout), and a member on a host took the first 50 bytes silently.
+#[test]
+fn an_alltoallv_whose_counts_disagree_fails_where_they_do_and_hangs_nobody() {
+    let Some(ns) = Netns::create(2) else { return };
+    for placement in [(&[1usize, 1][..], 2usize), (&[2, 2], 4), (&[3, 3], 6), (&[1, 2], 5)] {
+        let job = run_hier(&ns, placement, &[], "alltoallv-disagree");
+        expect_mode(&job, placement.1, "alltoallv-disagree", &format!("{placement:?}"));
+        let out = job.stdout();
+        let shared_host = placement.1 > placement.0.len();
+        for place in ["across hosts"].into_iter().chain(shared_host.then_some("on a host")) {
+            let failed: Vec<&str> = out.lines().filter(|l| l.contains(&format!("counts {place} failed"))).collect();
+            let ok = out.lines().filter(|l| l.ends_with(&format!("counts {place}: ok"))).count();
+            let what = format!("{placement:?} {place}");
+            assert_eq!((failed.len(), ok), (1, placement.1 - 1), "{what}: one rank fails, the others return\n{out}");
+            assert!(failed[0].contains("message truncated"), "{what}: a truncation\n{out}");
+        }
+    }
+}
+
 /// The messages bb-hier's ranks sent to other hosts, summed, and the calls they made.
 fn between_hosts(job: &Job, n: usize) -> (u64, u64) {
     let out = job.stdout();

@@ -21,6 +21,10 @@
 //! - `alltoall-past`: blocking all-to-all and all-to-allv of parts past every host's share of
 //!   `BB_HIER_ALLTOALL_MAX`, counting as `parts` does, and the parts with bytes this rank
 //!   sends other hosts (`rank R: P parts with bytes for other hosts`).
+//! - `alltoallv-disagree`: erroneous blocking all-to-allvs whose counts disagree: every part
+//!   100 bytes (through the hosts' leaders) but the last rank expects 50 from rank 0, then the
+//!   next member of rank 0's host does; each rank prints `rank R: disagreeing counts across
+//!   hosts: ok` (`on a host`) or `... failed: ERROR`, then all go on to the end.
 //! - `slots`: more hierarchical communicators than a rank has board slots (8), all alive, each
 //!   running collectives (all-to-all(v) too): those whose hosts find no slot run their host
 //!   phases by messages, values still right; prints the same-host message count.
@@ -474,6 +478,39 @@ fn alltoall_past(w: &Communicator) -> Res {
     Ok(())
 }
 
+/// An all-to-allv of 100-byte parts whose counts disagree (MPI calls it erroneous): rank
+/// `receiver` expects 50 bytes from rank 0, which sends it 100.
+fn disagreeing(w: &Communicator, receiver: usize) -> billboard::Result<()> {
+    let (n, me) = (w.size(), w.rank());
+    let expects = |r: usize| if me == receiver && r == 0 { 50 } else { 100 };
+    let (out, out_span) = reversed(n, |_| 100);
+    let (into, in_span) = reversed(n, expects);
+    let send = vec![7u8; out_span];
+    let mut recv = vec![0u8; in_span];
+    let from = (send.as_ptr(), send.len(), &out[..]);
+    let to = (recv.as_mut_ptr(), recv.len(), &into[..]);
+    // SAFETY: both buffers outlive the wait and are not touched before it.
+    blocking(|| unsafe { w.ialltoallv_raw(from, to) })
+}
+
+/// `disagreeing` with the last rank as the receiver (on another host than rank 0), then,
+/// where rank 0's host holds another member, with that member; prints each rank's outcomes.
+fn alltoallv_disagree(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    // Once right first: the first hierarchical call makes the host's communicators.
+    alltoall_rounds(w, &[100])?;
+    let hosts: Vec<usize> = (0..n).map(|r| w.host_of(r)).collect::<Result<_, _>>()?;
+    let across = std::iter::once((n - 1, "across hosts"));
+    let on_host = (1..n).find(|&r| hosts[r] == hosts[0]).map(|r| (r, "on a host"));
+    for (receiver, place) in across.chain(on_host) {
+        match disagreeing(w, receiver) {
+            Ok(()) => println!("rank {me}: disagreeing counts {place}: ok"),
+            Err(e) => println!("rank {me}: disagreeing counts {place} failed: {e}"),
+        }
+    }
+    Ok(())
+}
+
 fn more(w: &Communicator) -> Res {
     more_rounds(w)?;
     let count = on_host(w, || more_rounds(w))?;
@@ -540,7 +577,7 @@ fn main() -> Res {
     let universe = billboard::init()?;
     let w = universe.world();
     type Check = fn(&Communicator) -> Res;
-    let modes: [(&str, Check); 7] = [
+    let modes: [(&str, Check); 8] = [
         ("more", more),
         ("revoke", revoke),
         ("slots", slots),
@@ -548,11 +585,12 @@ fn main() -> Res {
         ("rooted", rooted),
         ("alltoall", alltoall),
         ("alltoall-past", alltoall_past),
+        ("alltoallv-disagree", alltoallv_disagree),
     ];
     let mode = std::env::args().nth(1).unwrap_or_default();
     let Some((mode, check)) = modes.into_iter().find(|(m, _)| *m == mode) else {
         return Err(
-            format!("bb-hier: no mode {mode:?} (more, revoke, slots, parts, rooted, alltoall, alltoall-past)").into()
+            format!("bb-hier: no mode {mode:?} (more, revoke, slots, parts, rooted, alltoall, alltoall-past, alltoallv-disagree)").into()
         );
     };
     check(&w)?;

@@ -24,12 +24,12 @@
 //! parts are all past the share then sends between hosts what a flat one sends). A host whose
 //! members found no board slot shares the posts and the leader's post by its messages.
 
-use super::board::DATA;
+use super::board::{Board, DATA};
 use super::gather::Layout;
 use super::hier_board::HostComms;
 use super::select::{forced, report, Collective, ALLTOALL, HIER_ALLTOALL_MAX};
 use super::{TAG_HOSTS, TAG_PARTS};
-use crate::{wait_all, Communicator, Request, Result, SendMode, Source, TagMatch};
+use crate::{wait_all, Communicator, Error, Request, Result, SendMode, Source, TagMatch};
 
 /// Bytes of a post's two tables for `n` ranks.
 fn tables_bytes(n: usize) -> usize {
@@ -101,6 +101,47 @@ impl Tables {
     }
 }
 
+/// The parts past the share, each by its own message (started first), and the first error of
+/// them or of the leaders' messages: the call ends its board phases whatever they met, then
+/// reports it.
+struct Parts<'a> {
+    messages: Vec<Request<'a>>,
+    failed: Option<Error>,
+}
+
+impl Parts<'_> {
+    /// Waits for the parts' messages (the engine's wait: progress at every look, sleeping
+    /// until an arrival), keeping the first error.
+    fn settle(&mut self) {
+        if !self.messages.is_empty() {
+            let outcome = wait_all(std::mem::take(&mut self.messages));
+            self.keep(outcome.map(drop));
+        }
+    }
+
+    fn keep(&mut self, outcome: Result<()>) {
+        if let Err(e) = outcome {
+            self.failed.get_or_insert(e);
+        }
+    }
+
+    /// Waits on `board` for member `j`'s post of epoch `e`; where it has not come, after the
+    /// parts' messages. A board wait drives the engine only every few yields and naps while a
+    /// peer may need this rank to move those messages (2 x 2 ranks on 2 cores, all-to-allv of
+    /// 8 KiB parts, all past the share: 1.9x the flat path when the tables' wait came first).
+    fn wait_for(&mut self, board: &Board, node: &Communicator, j: usize, e: u64) {
+        if !board.posted(j, e) {
+            self.settle();
+        }
+        board.wait_for(node, j, e);
+    }
+
+    fn end(mut self) -> Result<()> {
+        self.settle();
+        self.failed.map_or(Ok(()), Err)
+    }
+}
+
 impl HostComms {
     /// Rank r's `send[out[s]]` into rank s's `recv[into[r]]`, for all r, s (layouts checked by
     /// the caller), parts up to `most` bytes through the hosts' leaders: see the module's
@@ -121,19 +162,6 @@ impl HostComms {
         let members = hosts.members(mine);
         let (m, at) = (members.len(), self.node.rank());
         let others: Vec<usize> = (0..hosts.count()).filter(|&h| h != mine).collect();
-        // Parts past `most` go by their own messages, both ranks deciding by the length; sent
-        // to staggered partners, as the flat all-to-all's (`nonblocking.rs`), not to rank 0
-        // first from every rank.
-        let mut messages: Vec<Request<'_>> = Vec::new();
-        for r in (0..n).filter(|&r| r != me && into[r].1 > most) {
-            let (d, l) = into[r];
-            messages.push(comm.irecv_on(ctx, recv.add(d), l, Source::Rank(r), TagMatch::Tag(TAG_PARTS), 0)?);
-        }
-        for s in (1..n).map(|k| (me + k) % n).filter(|&s| out[s].1 > most) {
-            let (d, l) = out[s];
-            messages.push(comm.isend_on(ctx, send.add(d), l, s, TAG_PARTS, SendMode::Standard, 0)?);
-        }
-        std::ptr::copy(send.add(out[me].0), recv.add(into[me].0), out[me].1.min(into[me].1));
         let through = |l: usize, r: usize| if r == me || l > most { 0 } else { l };
         let mut own = Vec::with_capacity(tables_bytes(n));
         for (r, &(_, l)) in out.iter().chain(into).enumerate() {
@@ -146,19 +174,52 @@ impl HostComms {
             post.push(Piece { at: tables.at(at, s), len: tables.sent[at][s], ptr: send.add(out[s].0) });
         }
 
+        // The post's first cell (the tables) goes first, the parts' messages right after it:
+        // a member that has one of them from this rank finds the tables posted.
+        let board = match m {
+            1 => None,
+            _ => self.board()?,
+        };
+        let first = board.map(|board| {
+            let e = board.epoch();
+            board.post(&self.node, e, DATA, |to| fill(to, (0, DATA), &post));
+            e
+        });
+        // Parts past `most` go by their own messages, both ranks deciding by the length; sent
+        // to staggered partners, as the flat all-to-all's (`nonblocking.rs`), not to rank 0
+        // first from every rank.
+        let mut parts = Parts { messages: Vec::new(), failed: None };
+        for r in (0..n).filter(|&r| r != me && into[r].1 > most) {
+            let (d, l) = into[r];
+            parts.messages.push(comm.irecv_on(ctx, recv.add(d), l, Source::Rank(r), TagMatch::Tag(TAG_PARTS), 0)?);
+        }
+        for s in (1..n).map(|k| (me + k) % n).filter(|&s| out[s].1 > most) {
+            let (d, l) = out[s];
+            parts.messages.push(comm.isend_on(ctx, send.add(d), l, s, TAG_PARTS, SendMode::Standard, 0)?);
+        }
+        std::ptr::copy(send.add(out[me].0), recv.add(into[me].0), out[me].1.min(into[me].1));
+
         // 1. The posts; at the leader, the messages for the other hosts, which need every
         // member's tables first.
         let leads = at == 0;
         let mut to_hosts: Vec<Vec<u8>> = Vec::new();
         let mut from_hosts: Vec<Vec<u8>> = Vec::new();
         let mut between: Vec<Request<'_>> = Vec::new();
+        // A member that sends this rank more than its count says (counts that disagree:
+        // erroneous): the call fails with the truncation a message would meet, once its board
+        // phases are over.
+        let mut disagree = None;
         let mut plan = |tables: &Tables| -> Result<Vec<Vec<Piece<*mut u8>>>> {
             // From member j: its part for this rank, and at the leader every part for another
             // host, at its place in that host's message.
             let mut reads: Vec<Vec<Piece<*mut u8>>> = (0..m).map(|_| Vec::new()).collect();
             for j in (0..m).filter(|&j| j != at) {
                 let (d, l) = into[members[j]];
-                let len = tables.sent[j][me].min(l);
+                let (sent, source) = (tables.sent[j][me], members[j]);
+                if sent > l && disagree.is_none() {
+                    disagree = Some(Error::Truncated { source, tag: TAG_PARTS, message_bytes: sent, buffer_bytes: l });
+                }
+                let len = sent.min(l);
                 reads[j].push(Piece { at: tables.at(j, me), len, ptr: recv.add(d) });
             }
             if !leads {
@@ -193,13 +254,11 @@ impl HostComms {
             }
             Ok(reads)
         };
-        match (m, self.board()?) {
+        match (m, board.zip(first)) {
             (1, _) => drop(plan(&tables)?),
-            (_, Some(board)) => {
-                let e = board.epoch();
-                board.post(&self.node, e, DATA, |to| fill(to, (0, DATA), &post));
+            (_, Some((board, e))) => {
                 for j in (0..m).filter(|&j| j != at) {
-                    board.wait_for(&self.node, j, e);
+                    parts.wait_for(board, &self.node, j, e);
                     tables.read(j, &board.read(j, e, DATA)[..tables_bytes(n)]);
                 }
                 let reads = plan(&tables)?;
@@ -210,7 +269,7 @@ impl HostComms {
                         board.post(&self.node, e, DATA, |to| fill(to, (c * DATA, DATA), &post));
                     }
                     for j in (0..m).filter(|&j| j != at && wanted(&reads[j], c * DATA)) {
-                        board.wait_for(&self.node, j, e);
+                        parts.wait_for(board, &self.node, j, e);
                         take(board.read(j, e, DATA), c * DATA, &reads[j]);
                     }
                     board.finish(e);
@@ -242,6 +301,9 @@ impl HostComms {
             }
         }
 
+        if let Some(e) = disagree {
+            parts.keep(Err(e));
+        }
         // 2. Between the leaders (the receives were started in `plan`, before any send). Two
         // hosts with nothing for each other through their leaders (every part between them
         // past `most`, or empty) exchange no message: both leaders know it from their members'
@@ -252,7 +314,18 @@ impl HostComms {
             let (p, l) = (to_hosts[k].as_ptr(), to_hosts[k].len());
             between.push(comm.isend_on(ctx, p, l, hosts.members(h)[0], TAG_HOSTS, SendMode::Standard, 0)?);
         }
-        wait_all(between)?;
+        if !between.is_empty() {
+            parts.settle();
+            match wait_all(between) {
+                // Revoked: the members learn of it in their board waits, as from the leader's.
+                Err(e @ Error::Revoked { .. }) => return Err(e),
+                // Any other failure (a leader's message longer than the counts of its host's
+                // members say: counts that disagree between ranks) still ends the host's phase
+                // below, then fails the call here: returning now left the members waiting on
+                // the board for the leader's post for ever.
+                outcome => parts.keep(outcome.map(drop)),
+            }
+        }
 
         // 3. What came to this host, but the leader's own parts, posted by the leader: the
         // messages in host order, each past its first rows (the leader's).
@@ -291,7 +364,7 @@ impl HostComms {
                         if leads {
                             board.post(&self.node, e, DATA, |to| fill(to, (c * DATA, DATA), &lead));
                         } else if wanted(&mine, c * DATA) {
-                            board.wait_for(&self.node, 0, e);
+                            parts.wait_for(board, &self.node, 0, e);
                             take(board.read(0, e, DATA), c * DATA, &mine);
                         }
                         board.finish(e);
@@ -309,9 +382,9 @@ impl HostComms {
                 }
             }
         }
-        wait_all(messages)?;
+        let outcome = parts.end();
         drop((own, to_hosts, from_hosts));
-        Ok(())
+        outcome
     }
 }
 
