@@ -260,6 +260,23 @@ mod loom_tests {
     use super::*;
     use loom::sync::Arc;
 
+    /// A sender that takes a page at a time from the back of message `seq` until nothing is
+    /// free: the pages it took, and whether it then found the word closed.
+    fn sender_taking(
+        word: &Arc<AtomicU64>,
+        seq: u16,
+        len: usize,
+    ) -> loom::thread::JoinHandle<(Vec<std::ops::Range<usize>>, bool)> {
+        let w = word.clone();
+        loom::thread::spawn(move || {
+            let mut got = Vec::new();
+            while let Some(r) = take(&w, seq, len, End::Back, PAGE) {
+                got.push(r);
+            }
+            (got, closed(&w))
+        })
+    }
+
     /// The receiver and the sender take pages at the same time: each page goes to exactly one
     /// end, and the receiver's view of the final word says whether the sender took any.
     #[test]
@@ -268,20 +285,13 @@ mod loom_tests {
             let len = 3 * PAGE;
             let word = Arc::new(AtomicU64::new(0));
             let seq = open(&word, len, 0);
-            let w = word.clone();
-            let sender = loom::thread::spawn(move || {
-                let mut got = Vec::new();
-                while let Some(r) = take(&w, seq, len, End::Back, PAGE) {
-                    got.push(r);
-                }
-                got
-            });
+            let sender = sender_taking(&word, seq, len);
             let mut mine = Vec::new();
             while let Some(r) = take(&word, seq, len, End::Front, PAGE) {
                 mine.push(r);
             }
             let took = sender_took(&word, len);
-            let theirs = sender.join().unwrap();
+            let (theirs, _) = sender.join().unwrap();
             assert_eq!(took, !theirs.is_empty());
             let mut covered = [0u8; 3];
             for r in mine.iter().chain(&theirs) {
@@ -302,14 +312,7 @@ mod loom_tests {
             let len = 3 * PAGE;
             let word = Arc::new(AtomicU64::new(0));
             let seq = open(&word, len, 0);
-            let w = word.clone();
-            let sender = loom::thread::spawn(move || {
-                let mut got = Vec::new();
-                while let Some(r) = take(&w, seq, len, End::Back, PAGE) {
-                    got.push(r);
-                }
-                (got, closed(&w))
-            });
+            let sender = sender_taking(&word, seq, len);
             close(&word);
             let after_close = take(&word, seq, len, End::Back, PAGE);
             let (got, saw_closed) = sender.join().unwrap();
