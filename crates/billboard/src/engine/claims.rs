@@ -19,6 +19,10 @@
 //! Pages in [front, back) are free. Once front == back nothing is free and the word stays as it
 //! is until the receiver opens it for another message: the final `back` says whether the sender
 //! took anything (it then says so with a record when it has written it all).
+//!
+//! front > back never happens while a message is open: it marks a word the receiver closed for
+//! good ([`close`]) because it failed the sender for what it sent. Nothing is free in it, and
+//! the sender, finding nothing, can tell why ([`closed`]): no FIN will come.
 
 use crate::sync::{AtomicU64, Ordering};
 
@@ -103,6 +107,23 @@ pub(crate) fn sender_took(word: &AtomicU64, len: usize) -> bool {
     back < pages(len)
 }
 
+/// Receiver: closes `word` for good, because it failed the sender (see the module's comment):
+/// neither end takes a page from it again, so the sender writes no more into the buffer of the
+/// receive that failed, which its owner has back. A chunk the sender claimed before is its own
+/// to finish: that one write in flight is all a faulty sender can still put there.
+pub(crate) fn close(word: &AtomicU64) {
+    let closed = |w: u64| Some(pack(unpack(w).0, FIELD, 0));
+    // Never fails: the closure always gives a value.
+    let _ = word.fetch_update(Ordering::AcqRel, Ordering::Relaxed, closed);
+}
+
+/// Sender, once [`take`] from the back has returned `None`: whether the receiver closed the
+/// word ([`close`]): it has failed this rank, and no FIN will come.
+pub(crate) fn closed(word: &AtomicU64) -> bool {
+    let (_, front, back) = unpack(word.load(Ordering::Relaxed));
+    front > back
+}
+
 /// Pages of a `len`-byte message as the byte range a record can name (`from`, `to` in pages).
 pub(crate) fn page_range(r: &std::ops::Range<usize>) -> (u32, u32) {
     ((r.start / PAGE) as u32, r.end.div_ceil(PAGE) as u32)
@@ -183,6 +204,28 @@ mod tests {
         assert_eq!(take(&word, seq, len, End::Front, PAGE), None);
     }
 
+    /// A closed word gives neither end anything, whatever message it was open for, and says
+    /// so only once closed; the receiver could open it again (it never does for a failed peer).
+    #[test]
+    fn a_closed_word_gives_nothing_and_says_so() {
+        let word = AtomicU64::new(0);
+        let len = 8 * PAGE;
+        let seq = open(&word, len, 0);
+        assert_eq!(take(&word, seq, len, End::Back, PAGE), Some(7 * PAGE..len));
+        assert!(!closed(&word));
+        while take(&word, seq, len, End::Front, PAGE).is_some() {}
+        assert!(!closed(&word), "a word with nothing free is not closed");
+        let seq = open(&word, len, 0);
+        close(&word);
+        assert!(closed(&word));
+        assert_eq!(take(&word, seq, len, End::Back, PAGE), None);
+        assert_eq!(take(&word, seq, len, End::Front, PAGE), None);
+        assert_eq!(take(&word, seq.wrapping_add(1), len, End::Back, PAGE), None);
+        let next = open(&word, len, 0);
+        assert_eq!(next, seq.wrapping_add(1), "the sequence goes on");
+        assert!(!closed(&word));
+    }
+
     #[test]
     fn page_ranges_round_trip() {
         let len = 3 * PAGE + 5;
@@ -217,6 +260,23 @@ mod loom_tests {
     use super::*;
     use loom::sync::Arc;
 
+    /// A sender that takes a page at a time from the back of message `seq` until nothing is
+    /// free: the pages it took, and whether it then found the word closed.
+    fn sender_taking(
+        word: &Arc<AtomicU64>,
+        seq: u16,
+        len: usize,
+    ) -> loom::thread::JoinHandle<(Vec<std::ops::Range<usize>>, bool)> {
+        let w = word.clone();
+        loom::thread::spawn(move || {
+            let mut got = Vec::new();
+            while let Some(r) = take(&w, seq, len, End::Back, PAGE) {
+                got.push(r);
+            }
+            (got, closed(&w))
+        })
+    }
+
     /// The receiver and the sender take pages at the same time: each page goes to exactly one
     /// end, and the receiver's view of the final word says whether the sender took any.
     #[test]
@@ -225,20 +285,13 @@ mod loom_tests {
             let len = 3 * PAGE;
             let word = Arc::new(AtomicU64::new(0));
             let seq = open(&word, len, 0);
-            let w = word.clone();
-            let sender = loom::thread::spawn(move || {
-                let mut got = Vec::new();
-                while let Some(r) = take(&w, seq, len, End::Back, PAGE) {
-                    got.push(r);
-                }
-                got
-            });
+            let sender = sender_taking(&word, seq, len);
             let mut mine = Vec::new();
             while let Some(r) = take(&word, seq, len, End::Front, PAGE) {
                 mine.push(r);
             }
             let took = sender_took(&word, len);
-            let theirs = sender.join().unwrap();
+            let (theirs, _) = sender.join().unwrap();
             assert_eq!(took, !theirs.is_empty());
             let mut covered = [0u8; 3];
             for r in mine.iter().chain(&theirs) {
@@ -247,6 +300,29 @@ mod loom_tests {
                 }
             }
             assert_eq!(covered, [1, 1, 1]);
+        });
+    }
+
+    /// The receiver closes the word while the sender takes pages: each page goes to the sender
+    /// at most once, none after the close, and a sender that stops short of the whole message
+    /// sees the word closed.
+    #[test]
+    fn loom_a_close_stops_the_sender() {
+        loom::model(|| {
+            let len = 3 * PAGE;
+            let word = Arc::new(AtomicU64::new(0));
+            let seq = open(&word, len, 0);
+            let sender = sender_taking(&word, seq, len);
+            close(&word);
+            let after_close = take(&word, seq, len, End::Back, PAGE);
+            let (got, saw_closed) = sender.join().unwrap();
+            assert_eq!(after_close, None);
+            // It stops at the close, or had taken every page before it.
+            assert!(saw_closed || got.len() == 3, "the sender stopped early without seeing the close");
+            assert!(got.len() <= 3);
+            let mut pages: Vec<usize> = got.iter().map(|r| r.start / PAGE).collect();
+            pages.dedup();
+            assert_eq!(pages.len(), got.len(), "a page taken twice");
         });
     }
 }

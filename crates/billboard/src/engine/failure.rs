@@ -1,13 +1,17 @@
 //! Failed peers: a route that broke, or a peer whose records break the protocol.
 //!
-//! A copy that finds the peer's process gone (ESRCH) is a third way ([`Core::gone`]).
+//! A copy that finds the peer's process gone (ESRCH) is a third way ([`Core::gone`]), and a
+//! claim word the receiver of our shared copy closed (it failed us) a fourth.
 //!
 //! All end the same way: every request that depends on the peer completes with
 //! [`Error::PeerGone`] naming it and what happened, later ones fail as they start, and nothing
 //! more it sends is handled. A record a well-behaved peer cannot send (an unknown kind, a
 //! payload of the wrong length, a request id that is not one of ours in the state the record
 //! needs, bytes outside the message, a context no communicator can have) is such a fault: it
-//! fails its sender, never this process (no panic, no write outside a buffer).
+//! fails its sender, never this process (no panic, no write outside a buffer). A peer failed
+//! so lives on: before the round returns, its route closes and so do the claim words of its
+//! shared copies into this rank (`Engine::close_peer`), so it writes no more pages into the
+//! buffers of the receives that failed, and, finding the word closed, fails this rank in turn.
 //!
 //! What each state does when its peer fails (each machine's own event: `rendezvous.rs`'s
 //! `PeerFailed`, `shared_copy.rs`'s `RecvEvent::PeerFailed`):

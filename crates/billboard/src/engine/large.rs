@@ -263,7 +263,8 @@ impl<C: Channel> Engine<C> {
     /// The sender's end of a shared copy, one chunk a round (`shared_copy.rs`): writes a chunk
     /// claimed from the back into the receiver's buffer; once nothing is free, PUSHED (if it
     /// took any) and back to waiting for FIN. A refused write gives its pages back in PUSHED,
-    /// and this rank stops helping `peer`.
+    /// and this rank stops helping `peer`. A word the receiver closed (it failed this rank)
+    /// fails `peer` here: no FIN will come.
     pub(super) fn advance_shared_send(&mut self, id: ReqId) -> bool {
         let State::SendShared { peer, buf, mut help } = self.core.reqs.get(id).state else {
             return false;
@@ -273,9 +274,7 @@ impl<C: Channel> Engine<C> {
         loop {
             action = match action {
                 HelpAction::Claim { slot, seq, chunk } => {
-                    let word = self.chan.claim_word(peer, false, slot as usize);
-                    let range = claims::take(word, seq, len, End::Back, chunk);
-                    help.handle(HelpEvent::Claimed { range: range.map(|r| (r.start, r.end)) })
+                    help.handle(HelpEvent::claim(self.chan.claim_word(peer, false, slot as usize), seq, len, chunk))
                 }
                 HelpAction::Write { offset, bytes, to } => {
                     // SAFETY: the send request keeps `buf` (`len` bytes) alive and unchanged until it completes.
@@ -312,6 +311,12 @@ impl<C: Channel> Engine<C> {
                     pages[4..].copy_from_slice(&redo.1.to_ne_bytes());
                     self.core.send_control(peer, PUSHED, recv_req as u64, &pages);
                     self.core.reqs.get_mut(id).state = State::SendRendezvous { buf, len };
+                    return true;
+                }
+                HelpAction::Closed { recv_req } => {
+                    let why = format!("it closed the shared copy of its receive {recv_req}: it failed this rank");
+                    self.core.fail_peer(peer, why);
+                    self.close_peer(peer);
                     return true;
                 }
             };

@@ -644,9 +644,7 @@ impl<C: Channel> Engine<C> {
     #[inline(always)]
     fn after_poll(&mut self, hint: Option<usize>, records: usize) -> bool {
         let mut busy = records > 0;
-        // A peer failed for what it sent did so in a poll that handled records (`to_close` is
-        // looked at only then: off the path of a wait that found its message at once).
-        if self.chan.has_failure() || (busy && !self.core.to_close.is_empty()) {
+        if self.chan.has_failure() {
             self.take_failures();
             busy = true;
         }
@@ -658,6 +656,12 @@ impl<C: Channel> Engine<C> {
         if self.core.am.has_work() {
             // A poll of no one in particular that found nothing has looked at every peer.
             busy |= self.advance_active_messages(hint.is_some() || records > 0);
+        }
+        // A peer failed for what it sent (a record, a copy's block list, an active message)
+        // did so in a round that did something: its route and claim words close before the
+        // round returns the requests that failed (`to_close` is looked at only then).
+        if busy && !self.core.to_close.is_empty() {
+            self.take_failures();
         }
         // After the copies and schedules: the FIN of a copy that just ended goes out in this
         // round, not when this rank next calls in (its sender waits for it).
@@ -679,9 +683,20 @@ impl<C: Channel> Engine<C> {
             self.core.fail_peer(peer, why);
         }
         for peer in std::mem::take(&mut self.core.to_close) {
-            let why = self.core.failed[peer].as_deref().unwrap_or_default();
-            self.chan.close(peer, why);
+            self.close_peer(peer);
         }
+    }
+
+    /// Stops taking `peer`'s records (it failed for what it sent, or closed our shared copy),
+    /// and closes the claim words of its shared copies into this rank (`claims::close`), so a
+    /// peer that lives takes no more pages of the buffers its failed receives gave back, and
+    /// learns that it failed here. Called before the round returns the failed requests.
+    pub(super) fn close_peer(&mut self, peer: usize) {
+        for k in 0..self.core.claim_words[peer] as usize {
+            claims::close(self.chan.claim_word(peer, true, k));
+        }
+        let why = self.core.failed[peer].as_deref().unwrap_or_default();
+        self.chan.close(peer, why);
     }
 
     fn flush_control(&mut self) -> bool {

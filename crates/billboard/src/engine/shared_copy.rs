@@ -25,6 +25,9 @@
 //!   Helping{took}  --Turn{chunk}--------> Claim (back); Claimed(range) -> Write; Written -> Yield
 //!                                         Claimed(None) -> Done{pushed: took} (PUSHED if took)
 //!                  --Refused (a write)--> GiveBack{redo: its pages} (PUSHED naming them)
+//!                  --Closed (nothing free,
+//!                    the word closed)-----> Closed: the receiver failed this rank for what it
+//!                                         sent (claims::close); fail it, no FIN will come
 //! ```
 //!
 //! Pages: the claim word divides the message in 4 KiB pages (`claims::PAGE`); byte ranges
@@ -312,6 +315,9 @@ pub(crate) enum HelpEvent {
     Written,
     /// The kernel refused it.
     Refused,
+    /// The last [`HelpAction::Claim`] got nothing because the receiver closed the word: it
+    /// failed this rank for what it sent.
+    Closed,
 }
 
 /// What the sending end asks for.
@@ -331,6 +337,21 @@ pub(crate) enum HelpAction {
     /// A write was refused: PUSHED to `recv_req` naming pages `redo` (`[from, to)`) for the
     /// receiver to copy; this rank stops helping the receiver; the send waits for FIN again.
     GiveBack { recv_req: u32, redo: (u32, u32) },
+    /// The receiver closed the copy of its request `recv_req`: it failed this rank, so the
+    /// send (and all else with it) fails naming it; nothing more goes to it.
+    Closed { recv_req: u32 },
+}
+
+impl HelpEvent {
+    /// What the sender's claim of up to `chunk` bytes from the back of `word` (message `seq`,
+    /// `len` bytes) came to: the one way the engine and the tests answer [`HelpAction::Claim`].
+    pub(crate) fn claim(word: &crate::sync::AtomicU64, seq: u16, len: usize, chunk: usize) -> HelpEvent {
+        match claims::take(word, seq, len, claims::End::Back, chunk) {
+            Some(r) => HelpEvent::Claimed { range: Some((r.start, r.end)) },
+            None if claims::closed(word) => HelpEvent::Closed,
+            None => HelpEvent::Claimed { range: None },
+        }
+    }
 }
 
 impl SharedSend {
@@ -357,6 +378,7 @@ impl SharedSend {
                 HelpAction::Yield
             }
             HelpEvent::Refused => HelpAction::GiveBack { recv_req: self.recv_req, redo: self.writing },
+            HelpEvent::Closed => HelpAction::Closed { recv_req: self.recv_req },
         }
     }
 }
@@ -507,6 +529,8 @@ mod tests {
         s.handle(HelpEvent::Turn { chunk: 2 * PAGE });
         s.handle(HelpEvent::Claimed { range: Some((4 * PAGE, 6 * PAGE)) });
         assert_eq!(s.handle(HelpEvent::Refused), HelpAction::GiveBack { recv_req: 5, redo: (4, 6) });
+        s.handle(HelpEvent::Turn { chunk: PAGE });
+        assert_eq!(s.handle(HelpEvent::Closed), HelpAction::Closed { recv_req: 5 }, "the receiver failed us");
     }
 
     /// A record between the machines, in flight.
@@ -525,6 +549,8 @@ mod tests {
         failed: usize,
         /// Writes by the sender after the receive had ended (its buffer given back).
         late_writes: usize,
+        /// The sender found the word closed (the receiver failed it while it lived).
+        sender_closed: bool,
         /// The claim word the receiver opened, and whether its end freed it.
         opened: Option<u16>,
         freed: bool,
@@ -533,7 +559,8 @@ mod tests {
     /// Both ends over one claim word, the records between them in flight: `schedule` picks
     /// who moves (0, 1: the receiver's round; 2: the sender's; 3: the next record arrives,
     /// twice if `repeat`); reads number `refuse_read`, writes number `refuse_write` are
-    /// refused; at step `die` the sender dies.
+    /// refused; at step `die` the sender dies, or with `live` the receiver fails it there for
+    /// a bad record while it lives (closing the word, as the engine closes its route).
     #[allow(clippy::too_many_arguments)]
     fn run(
         len: usize,
@@ -543,6 +570,7 @@ mod tests {
         refuse_read: Option<usize>,
         refuse_write: Option<usize>,
         die: Option<usize>,
+        live: bool,
         repeat: bool,
     ) -> Run {
         let word = AtomicU64::new(0);
@@ -563,8 +591,14 @@ mod tests {
             }
             if die == Some(step) && sender_alive {
                 sender_alive = false;
-                (s, to_recv) = (None, Default::default());
-                to_sender.clear();
+                to_recv.clear();
+                if live {
+                    // The receiver fails it and closes what it holds: the sender goes on.
+                    claims::close(&word);
+                } else {
+                    s = None;
+                    to_sender.clear();
+                }
                 if out.finished + out.restarted == 0 {
                     match r.handle(E::PeerFailed) {
                         A::Failed { slot } => {
@@ -637,8 +671,7 @@ mod tests {
                     loop {
                         a = match a {
                             HelpAction::Claim { seq, chunk, .. } => {
-                                let range = claims::take(&word, seq, len, End::Back, chunk).map(|x| (x.start, x.end));
-                                help.handle(HelpEvent::Claimed { range })
+                                help.handle(HelpEvent::claim(&word, seq, len, chunk))
                             }
                             HelpAction::Write { offset, bytes, to } => {
                                 assert_eq!(to, ADDR + offset as u64);
@@ -664,10 +697,18 @@ mod tests {
                                 s = None;
                                 break;
                             }
+                            HelpAction::Closed { .. } => {
+                                out.sender_closed = true;
+                                s = None;
+                                break;
+                            }
                         }
                     }
                 }
                 3 => {
+                    if !sender_alive {
+                        to_recv.clear();
+                    }
                     if let Some(Record::Share { slot, seq }) = to_sender.pop() {
                         s = Some(SharedSend::new(len, ADDR, 1, slot, seq));
                     } else if let Some(Record::Pushed { redo }) = to_recv.pop_front() {
@@ -689,8 +730,9 @@ mod tests {
 
     proptest::proptest! {
         /// Against the model (each byte copied once; the receive ends exactly once; the
-        /// sender's failure fails it and frees the word): any interleaving of the two ends,
-        /// records delayed and repeated, refused reads and writes, the sender dying anywhere.
+        /// sender's failure fails it and frees the word; no write after the receive ended):
+        /// any interleaving of the two ends, records delayed and repeated, refused reads and
+        /// writes, the sender dying anywhere or failed there by the receiver while it lives.
         #[test]
         fn both_ends_against_the_model(
             pages in 1usize..40,
@@ -701,10 +743,11 @@ mod tests {
             refuse_read in proptest::option::of(1usize..20),
             refuse_write in proptest::option::of(1usize..20),
             die in proptest::option::of(0usize..300),
+            live in proptest::bool::ANY,
             repeat in proptest::bool::ANY,
         ) {
             let len = pages * PAGE + tail;
-            let out = run(len, chunk_pages * PAGE, free_after, &schedule, refuse_read, refuse_write, die, repeat);
+            let out = run(len, chunk_pages * PAGE, free_after, &schedule, refuse_read, refuse_write, die, live, repeat);
             proptest::prop_assert_eq!(out.finished + out.restarted + out.failed, 1, "{:?}", out);
             proptest::prop_assert!(out.copies.iter().all(|&c| c <= 1), "a byte copied twice");
             proptest::prop_assert_eq!(out.late_writes, 0, "the sender wrote after the receive ended");
@@ -716,6 +759,9 @@ mod tests {
             }
             if out.failed == 1 {
                 proptest::prop_assert!(die.is_some());
+            }
+            if out.sender_closed {
+                proptest::prop_assert!(live && die.is_some(), "a closed word the receiver did not close");
             }
             if out.opened.is_some() {
                 proptest::prop_assert!(out.freed, "the claim word was not freed: {:?}", out);

@@ -525,15 +525,58 @@ fn a_receiver_dying_mid_shared_copy_fails_the_send() {
         assert!(s.ranks[0].core.active.is_empty(), "the copy stopped");
         assert_eq!(s.count(0, 1, PUSHED), 0);
         assert!(!s.ranks[0].core.push_refused[1], "a dead receiver is not a refused write");
-        // Rank 2 still gets its help.
-        let mut buf = vec![0u8; len];
-        let id2 = s.recv(2, Some(0), Some(0), &mut buf);
-        let send2 = s.send(0, 2, 0, &msg);
-        s.rounds(&[2, 0, 0]);
-        s.complete(&[(2, Some(id2)), (0, send2)]);
-        assert!(buf == msg);
-        assert_eq!(s.count(0, 2, PUSHED), 1, "the sender helped rank 2");
+        rank_0_still_helps_rank_2(&mut s, &msg);
     }
+}
+
+/// A receiver fails a live sender for a bad record (a PUSHED of 3 bytes) in the middle of a
+/// shared copy. Closing the sender's route closes the claim words of its copies into this rank
+/// too: the sender takes no more pages of the buffer the failed receive gave back; it finds
+/// the word closed and fails the receiver (no FIN will come) instead of waiting for one; and
+/// it still helps other ranks. Before, the word stayed open: the sender claimed and wrote
+/// every page left into the given-back buffer, sent PUSHED to no one and waited for ever.
+#[test]
+fn a_receiver_failing_a_live_sender_closes_its_shared_copies() {
+    let len = 24 * claims::PAGE;
+    let mut s = sim(3, shm());
+    let msg = data(0, 5, len);
+    let mut buf = vec![0u8; len];
+    let id = s.recv(1, Some(0), Some(0), &mut buf);
+    let send = s.send(0, 1, 0, &msg).unwrap();
+    s.rounds(&[1, 0, 0]);
+    assert!(matches!(s.ranks[0].core.reqs.get(send).state, State::SendShared { .. }), "helping");
+    let bad = Header { kind: PUSHED, context: 0, source: 0, tag: 0, aux: id as u64 };
+    s.net.borrow_mut().inject(0, 1, bad, &[1, 2, 3]);
+    s.rounds(&[1]);
+    match s.ranks[1].finish(id) {
+        Err(Error::PeerGone { rank: 0, reason }) => assert!(reason.contains("broke the message protocol"), "{reason}"),
+        other => panic!("expected rank 0 failed, got {other:?}"),
+    }
+    let given_back = buf.clone();
+    for _ in 0..100 {
+        s.rounds(&[0]);
+    }
+    assert!(buf == given_back, "the sender wrote into a buffer its failed receive gave back");
+    assert!(s.ranks[0].is_done(send), "the sender still waits for a FIN that cannot come");
+    match s.ranks[0].finish(send) {
+        Err(Error::PeerGone { rank: 1, reason }) => assert!(reason.contains("closed"), "{reason}"),
+        other => panic!("expected rank 1 failed, got {other:?}"),
+    }
+    assert!(s.ranks[0].core.active.is_empty(), "the copy stopped");
+    assert_eq!(s.count(0, 1, PUSHED), 0, "nothing written, nothing to say");
+    rank_0_still_helps_rank_2(&mut s, &msg);
+}
+
+/// After rank 0's copy to rank 1 ended in a failure, rank 2 still gets its help: a shared copy
+/// of `msg` from rank 0 arrives whole, rank 0 having written pages of it (PUSHED).
+fn rank_0_still_helps_rank_2(s: &mut Sim, msg: &[u8]) {
+    let mut buf = vec![0u8; msg.len()];
+    let id2 = s.recv(2, Some(0), Some(0), &mut buf);
+    let send2 = s.send(0, 2, 0, msg);
+    s.rounds(&[2, 0, 0]);
+    s.complete(&[(2, Some(id2)), (0, send2)]);
+    assert!(buf == msg);
+    assert_eq!(s.count(0, 2, PUSHED), 1, "the sender helped rank 2");
 }
 
 /// A peer whose memory no copy finds from the start (ESRCH: another pid namespace, as in a

@@ -106,6 +106,13 @@ impl Net {
         self.hidden[r] = true;
     }
 
+    /// Puts a record on link `from -> to` behind what it holds, as if `from` had sent it: a
+    /// record a well-behaved engine never sends (a peer that broke the protocol).
+    pub fn inject(&mut self, from: usize, to: usize, header: Header, payload: &[u8]) {
+        let l = from * self.n + to;
+        self.links[l].push_back((header, payload.to_vec()));
+    }
+
     /// The remote reads (`read`) and writes (`write`) rank `r` makes are refused from now on,
     /// as the kernel refuses `process_vm_readv/writev`.
     pub fn refuse(&mut self, r: usize, read: bool, write: bool) {

@@ -317,6 +317,41 @@ impl Routes {
     }
 }
 
+impl Routes {
+    /// The rest of [`Channel::poll`] where some peers sit on other hosts: out of line, so the
+    /// one-host poll, and the engine's round it is inlined into, carry none of the socket
+    /// routes' code and registers (an empty round of a wait on the billboard: see
+    /// `ShmChannel::poll`).
+    #[inline(never)]
+    fn poll_hosts<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, mut f: F) -> usize {
+        let index = hint.map(|p| self.table[p].index);
+        let local_hint = index.filter(|&i| !off_board(i)).map(|i| i as usize);
+        let shm_world = &self.shm_world;
+        self.polls = self.polls.wrapping_add(1);
+        let every = self.polls.is_multiple_of(TCP_EVERY);
+        // Alone on its billboard, a rank that waits on a socket peer can find there only what it
+        // sent itself: it looks every TCP_EVERY polls (a wait that names no peer, or itself,
+        // looks every time), so a spinning poll costs the socket's `recv` and little more, as
+        // the raw ping-pong does (callgrind, 2 ranks BB_ROUTES=tcp: 455 -> 353 instructions).
+        let mut handled = if shm_world.len() > 1 || index != Some(REMOTE) || every {
+            self.shm.poll(local_hint, |s, h, p| f(shm_world[s], h, p))
+        } else {
+            0
+        };
+        if let Some(remote) = &mut self.remote {
+            if index == Some(REMOTE) || every {
+                handled += remote.poll(hint.filter(|_| index == Some(REMOTE)), &mut f);
+            }
+        }
+        if let Some(joined) = &mut self.joined {
+            if index == Some(JOINED) || every {
+                handled += joined.poll(hint.filter(|_| index == Some(JOINED)), &mut f);
+            }
+        }
+        handled
+    }
+}
+
 impl Channel for Routes {
     /// The billboard's: what the engine may assume of every route (`caps_for` per peer).
     fn caps(&self) -> Caps {
@@ -473,31 +508,7 @@ impl Channel for Routes {
             // One host: the billboard holds every rank, in world order.
             return mine + self.shm.poll(hint, f);
         }
-        let index = hint.map(|p| self.table[p].index);
-        let local_hint = index.filter(|&i| !off_board(i)).map(|i| i as usize);
-        let shm_world = &self.shm_world;
-        self.polls = self.polls.wrapping_add(1);
-        let every = self.polls.is_multiple_of(TCP_EVERY);
-        // Alone on its billboard, a rank that waits on a socket peer can find there only what it
-        // sent itself: it looks every TCP_EVERY polls (a wait that names no peer, or itself,
-        // looks every time), so a spinning poll costs the socket's `recv` and little more, as
-        // the raw ping-pong does (callgrind, 2 ranks BB_ROUTES=tcp: 455 -> 353 instructions).
-        let mut handled = if shm_world.len() > 1 || index != Some(REMOTE) || every {
-            self.shm.poll(local_hint, |s, h, p| f(shm_world[s], h, p))
-        } else {
-            0
-        };
-        if let Some(remote) = &mut self.remote {
-            if index == Some(REMOTE) || every {
-                handled += remote.poll(hint.filter(|_| index == Some(REMOTE)), &mut f);
-            }
-        }
-        if let Some(joined) = &mut self.joined {
-            if index == Some(JOINED) || every {
-                handled += joined.poll(hint.filter(|_| index == Some(JOINED)), &mut f);
-            }
-        }
-        mine + handled
+        mine + self.poll_hosts(hint, f)
     }
 
     fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> std::io::Result<()> {

@@ -455,7 +455,13 @@ impl Channel for ShmChannel {
     /// of records handled.
     fn poll<F: FnMut(usize, &Header, &[u8])>(&mut self, hint: Option<usize>, mut f: F) -> usize {
         let first = hint.unwrap_or(self.hot);
-        let mut handled = self.drain(first, &mut f);
+        // The awaited ring is looked at here, and drained only if a record waits: the empty
+        // round of a crowded wait pays a look, not a drain's call (callgrind, a 4-rank ring on
+        // 2 cores: 152.6 -> 106.8 instructions a round with poll_hosts, bench/README.md).
+        let mut handled = match self.rx[first].ready(&self.rx_rings[first]) {
+            true => self.drain(first, &mut f),
+            false => 0,
+        };
         self.polls = self.polls.wrapping_add(1);
         if handled == 0 && (hint.is_none() || self.polls.is_multiple_of(DOORBELL_EVERY)) {
             for s in 0..self.nranks() {
