@@ -12,6 +12,8 @@
  *               per acquisition (trial time / acquisitions of all ranks).
  *   fence       MPI_Put of SIZE bytes to the right neighbour + MPI_Win_fence, every rank;
  *               per epoch; sizes 8 B, 8 KiB, 1 MiB unless --sizes.
+ *   fence_one   the same, but only rank 0 puts (to rank 1): the others only fence, so a
+ *               target waits in the fence while its origin's put completes.
  *   get_flush   MPI_Get of SIZE bytes + MPI_Win_flush under MPI_Win_lock_all, rank 0 from
  *               rank 1 (waiting in MPI_Barrier); per operation; sizes as for fence.
  *   put_bytes   the same with MPI_Put of SIZE bytes.
@@ -28,7 +30,7 @@
  * the targets' addresses, gathered once), or MPI_Alloc_mem's memory attached (dynamic_alloc). A trial batches min(16, 64 KiB / size) operations
  * (at least 1).
  *
- * Usage: rma put_flush|fetch_op|cas|lock|fence|get_flush|put_bytes|acc_flush|busy_fop [--trials N]
+ * Usage: rma put_flush|fetch_op|cas|lock|fence|fence_one|get_flush|put_bytes|acc_flush|busy_fop [--trials N]
  *            [--sizes 8,8K,1M] [--window allocate|allocate_shared|create|stack|file|shared|dynamic|dynamic_alloc] [--slice US]
  * Prints: test size_bytes median_us min_us mean_us
  */
@@ -234,8 +236,8 @@ int main(int argc, char **argv)
         }
         if (me == 0)
             report(test, 0, t, trials, batch * n);
-    } else if (!strcmp(test, "fence")) {
-        int right = (me + 1) % n;
+    } else if (!strcmp(test, "fence") || !strcmp(test, "fence_one")) {
+        int right = (me + 1) % n, puts = !strcmp(test, "fence") || me == 0;
         for (int s = 0; s < nsizes; s++) {
             long size = sizes[s];
             int batch = size >= 65536 ? 1 : (int)(65536 / size > 16 ? 16 : 65536 / size);
@@ -243,7 +245,8 @@ int main(int argc, char **argv)
             for (int k = 0; k < warm + trials; k++) {
                 double t0 = now_s();
                 for (int b = 0; b < batch; b++) {
-                    MPI_Put(src, (int)size, MPI_BYTE, right, at[right], (int)size, MPI_BYTE, win);
+                    if (puts)
+                        MPI_Put(src, (int)size, MPI_BYTE, right, at[right], (int)size, MPI_BYTE, win);
                     MPI_Win_fence(0, win);
                 }
                 if (k >= warm)
