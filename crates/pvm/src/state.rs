@@ -88,6 +88,16 @@ pub fn lock() -> CallGuard<'static, Lib> {
     LIB.lock()
 }
 
+/// The entry of every C call: messages for handlers first (with the lock free), then the
+/// lock, then the receive buffer settled for this call.
+#[inline(always)]
+fn enter(name: &str) -> CallGuard<'static, Lib> {
+    run_handlers();
+    let mut lib = lock();
+    settle_receive_buffer(&mut lib, name);
+    lib
+}
+
 /// Runs one C call: its result or its error code. Messages for message handlers that came
 /// meanwhile are handed to them with the lock free, and a wait they cut short runs again.
 pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) -> c_int {
@@ -96,9 +106,7 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
     // through memory: ~10 instructions a call, 2026-11-28).
     let mut failed = None;
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
-        run_handlers();
-        let mut lib = lock();
-        settle_receive_buffer(&mut lib, name);
+        let mut lib = enter(name);
         // A result goes straight out; only an error is noted (and may be a wait that
         // message handlers cut short, to run again).
         match f(&mut lib) {
@@ -123,9 +131,7 @@ pub fn call(name: &str, mut f: impl FnMut(&mut Lib) -> Result<c_int, PvmError>) 
 pub fn call_once(name: &str, f: impl FnOnce(&mut Lib) -> Result<c_int, PvmError>) -> c_int {
     let mut failed = None;
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run_handlers();
-        let mut lib = lock();
-        settle_receive_buffer(&mut lib, name);
+        let mut lib = enter(name);
         match f(&mut lib) {
             Ok(v) => v,
             Err(e) => {
