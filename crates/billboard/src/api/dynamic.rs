@@ -10,9 +10,9 @@
 //! 2. the lines reach the root, the two roots swap their group's lines over the port's
 //!    authenticated link, and each root broadcasts the other group's lines and the port's token;
 //! 3. every process connects to (or accepts) every process of the other group that is not of
-//!    its own job, each connection authenticated by the token (`transport/tcp/handshake.rs`),
-//!    and adds them to its engine as new peers, over TCP: a billboard is mapped once, at start,
-//!    by one job's ranks. Processes of the same job (two groups of one MPI_COMM_WORLD) keep
+//!    its own job, each connection authenticated by the token (`bootstrap/port.rs`, with the
+//!    TCP route's handshake), and adds them to its engine as new peers, over TCP: a billboard
+//!    is mapped once, at start, by one job's ranks. Processes of the same job (two groups of one MPI_COMM_WORLD) keep
 //!    their routes;
 //! 4. a context id free in all of them is agreed on over the union (accepting group first).
 //!
@@ -20,19 +20,15 @@
 //! the group returns the error and none waits for a link that will not come.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::comm::{Communicator, Source, TagMatch};
 use super::context;
 use super::intercomm::Remote;
-use crate::bootstrap::port::{offered_addrs, Link, Port, PortName};
+use crate::bootstrap::port::{JoinEnd, JoinPeer, Link, Port, PortName, Secret};
 use crate::bootstrap::Job;
-use crate::transport::tcp::addr;
-use crate::transport::tcp::handshake::Secret;
-use crate::transport::tcp::listen::listen;
-use crate::transport::tcp::setup::{establish, Target};
 use crate::tunables::Tunable;
 use crate::{Error, Result};
 
@@ -189,16 +185,15 @@ impl Communicator {
         self.intra_only("MPI_Comm_accept and MPI_Comm_connect's communicator")?;
         self.checked_world_rank(root)?;
         let local = self.dup()?;
-        let offered = offered_addrs()?;
-        let listeners = listen(&offered)?;
+        let end = JoinEnd::open()?;
         let me_world = self.world_rank(self.rank());
         let mine = Advert {
             job: job_id().to_string(),
             world: me_world,
             node: self.engine().nodes()[me_world],
-            host: addr::host_key(),
-            port: listeners.port,
-            addrs: offered,
+            host: end.host.clone(),
+            port: end.port,
+            addrs: end.addrs.clone(),
         };
         // 1-2: the adverts to the root, the roots swap, the other group's back with the token.
         let lines = gather_lines(&local, root, &mine.encode())?;
@@ -218,7 +213,7 @@ impl Communicator {
                 let token = Secret::from_hex(token).map_err(|e| Error::Port(e.to_string()))?;
                 let theirs = theirs.lines().map(Advert::decode).collect::<Result<Vec<_>>>()?;
                 let accepting = matches!(side, Side::Accept(..));
-                self.mesh(local, listeners, theirs, accepting, &token)
+                self.mesh(local, end, theirs, accepting, &token)
             }
             (Some("error"), Some(first), rest) => {
                 let why = [Some(first), rest].iter().flatten().copied().collect::<Vec<_>>().join("\n");
@@ -232,7 +227,7 @@ impl Communicator {
     fn mesh(
         &self,
         local: Communicator,
-        listeners: crate::transport::tcp::listen::Listeners,
+        end: JoinEnd,
         theirs: Vec<Advert>,
         accepting: bool,
         token: &Secret,
@@ -246,18 +241,17 @@ impl Communicator {
         let mine_job = job_id();
         // The other group's processes of another job, in their rank order: new peers.
         let new: Vec<usize> = (0..n_theirs).filter(|&r| theirs[r].job != mine_job).collect();
-        let targets: Vec<Target> = new
+        let peers: Vec<JoinPeer> = new
             .iter()
             .map(|&r| {
                 let a = &theirs[r];
-                let addrs = a.addrs.iter().map(|&ip| SocketAddr::new(IpAddr::V4(ip), a.port)).collect();
-                Target { rank: their_first + r, host: host_label(&a.host), addrs }
+                JoinPeer { rank: their_first + r, host: host_label(&a.host), addrs: a.addrs.clone(), port: a.port }
             })
             .collect();
         let mut members: Vec<usize> = theirs.iter().map(|a| a.world).collect();
         let mut joined = None;
         if !new.is_empty() {
-            let established = establish(me, n_mine + n_theirs, listeners, &targets, token)?;
+            let established = end.connect(me, n_mine + n_theirs, &peers, token)?;
             let index_of = |union_rank: usize| new.iter().position(|&r| their_first + r == union_rank);
             let established = established
                 .into_iter()
@@ -279,7 +273,7 @@ impl Communicator {
             }
             joined = Some(Arc::new(JoinedPeers { engine: self.engine().clone(), peers: numbers, node_keys }));
         } else {
-            drop(listeners);
+            drop(end);
         }
         let mine = self.member_list();
         let union =

@@ -27,9 +27,9 @@ use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use crate::transport::tcp::addr::{self, IfChoice};
-use crate::transport::tcp::handshake::Secret;
+pub(crate) use crate::transport::tcp::handshake::Secret;
 use crate::transport::tcp::listen::{listen, Incoming, Listeners};
-use crate::transport::tcp::setup::{Handshaking, Progress};
+use crate::transport::tcp::setup::{establish, Handshaking, Progress, Target};
 use crate::tunables::Tunable;
 use crate::{Error, Result};
 
@@ -79,7 +79,7 @@ impl PortName {
 }
 
 /// The addresses this process offers for connections (`BB_TCP_IF`), loopback when none.
-pub(crate) fn offered_addrs() -> Result<Vec<Ipv4Addr>> {
+fn offered_addrs() -> Result<Vec<Ipv4Addr>> {
     let choice = IfChoice::parse(&std::env::var("BB_TCP_IF").unwrap_or_default())?;
     let mut offered = addr::offered(&choice, &addr::interfaces()?)?;
     if offered.is_empty() {
@@ -130,6 +130,54 @@ impl Port {
 
     pub(crate) fn token(&self) -> &Secret {
         &self.token
+    }
+}
+
+/// One process's end of a join of two groups (`api/dynamic.rs`): it listens where the other
+/// group's processes reach it, and tells them so through its advert (host, addresses, port).
+pub(crate) struct JoinEnd {
+    listeners: Listeners,
+    pub host: String,
+    pub addrs: Vec<Ipv4Addr>,
+    pub port: u16,
+}
+
+/// A process of the other group, as its advert says: its rank in the union of both groups,
+/// the host to name it by in errors, where it listens.
+pub(crate) struct JoinPeer {
+    pub rank: usize,
+    pub host: String,
+    pub addrs: Vec<Ipv4Addr>,
+    pub port: u16,
+}
+
+impl JoinEnd {
+    /// Listens on this process's offered addresses (`BB_TCP_IF`).
+    pub(crate) fn open() -> Result<JoinEnd> {
+        let addrs = offered_addrs()?;
+        let listeners = listen(&addrs)?;
+        Ok(JoinEnd { host: addr::host_key(), port: listeners.port, addrs, listeners })
+    }
+
+    /// Connects to the peers below `me` and accepts those above, each connection proving the
+    /// port's `token` (the TCP route's handshake); the listeners close after. Returns the
+    /// sockets by union rank, each with the bytes that came early, for the engine's TCP route.
+    pub(crate) fn connect(
+        self,
+        me: usize,
+        nranks: usize,
+        peers: &[JoinPeer],
+        token: &Secret,
+    ) -> Result<Vec<(usize, OwnedFd, Vec<u8>)>> {
+        let targets: Vec<Target> = peers
+            .iter()
+            .map(|p| Target {
+                rank: p.rank,
+                host: p.host.clone(),
+                addrs: p.addrs.iter().map(|&ip| SocketAddr::from((ip, p.port))).collect(),
+            })
+            .collect();
+        establish(me, nranks, self.listeners, &targets, token)
     }
 }
 
