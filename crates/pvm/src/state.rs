@@ -1,6 +1,8 @@
 //! The process-wide state behind the C calls, and the one wrapper every call goes through:
 //! it takes the lock, turns a `PvmError` into PVM's return code, reports it as PVM does
-//! (`PvmAutoErr`), and keeps a Rust panic from unwinding into C.
+//! (`PvmAutoErr`), and keeps a Rust panic from unwinding into C. The five calls of the
+//! small-message path try a direct way first ([`plain`]), which takes the general way
+//! whenever anything is unusual.
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
