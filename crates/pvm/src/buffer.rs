@@ -262,8 +262,9 @@ impl Buffer {
         let (bytes, pos) = self.bytes_and_pos();
         let mut at = *pos;
         let got = encoding::unpack_bytes(enc, bytes, &mut at, dst.len()).ok()?;
-        crate::small_copy::copy(dst, got);
+        // The position first, the copy last: nothing of this buffer is needed after it.
         *pos = at;
+        crate::small_copy::copy(dst, got);
         Some(())
     }
 
