@@ -250,6 +250,24 @@ impl Buffer {
         Some(Ok(()))
     }
 
+    /// `pvm_upkbyte`'s direct way (`state::plain`): `dst.len()` bytes copied out when the
+    /// message is all here or in its ring cell and holds them; `None`, having changed
+    /// nothing, for anything else (the general way reads it, or says what is wrong).
+    #[inline(always)]
+    pub fn unpack_bytes_plain(&mut self, dst: &mut [u8]) -> Option<()> {
+        if self.remote.is_some() || !self.in_place.is_empty() {
+            return None;
+        }
+        let enc = self.enc.on_wire();
+        let (bytes, pos) = self.bytes_and_pos();
+        let mut at = *pos;
+        let got = encoding::unpack_bytes(enc, bytes, &mut at, dst.len()).ok()?;
+        // The position first, the copy last: nothing of this buffer is needed after it.
+        *pos = at;
+        crate::small_copy::copy(dst, got);
+        Some(())
+    }
+
     pub fn unpack<T: Item>(&mut self, n: usize, put: impl FnMut(usize, T)) -> Result<(), PvmError> {
         self.settle()?;
         let enc = self.enc.on_wire();

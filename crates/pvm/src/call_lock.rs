@@ -107,13 +107,12 @@ impl<T> CallLock<T> {
     }
 
     /// The resident's way in while no other thread has called.
-    #[inline]
-    fn enter_alone(&self) -> Option<CallGuard<'_, T>> {
-        if self.shared.load(Ordering::Relaxed) {
-            return None;
-        }
+    #[inline(always)]
+    pub(crate) fn enter_alone(&self) -> Option<CallGuard<'_, T>> {
         let me = token();
-        if self.resident.load(Ordering::Relaxed) != me && !self.claim(me) {
+        // `shared` is looked at once, after `inside` is set (below); before, only where this
+        // thread is not the resident yet (a look less a call, 2026-11-28).
+        if self.resident.load(Ordering::Relaxed) != me && (self.shared.load(Ordering::Relaxed) || !self.claim(me)) {
             return None;
         }
         // Inside already (a call made from inside one): not a second time, as `held` would

@@ -109,6 +109,32 @@ pack_routines! {
 
 #[no_mangle]
 pub unsafe extern "C" fn pvm_pkbyte(ptr: *mut c_char, cnt: c_int, std: c_int) -> c_int {
+    // The direct way (`state::plain`): contiguous bytes into a buffer that copies them.
+    if let Ok(n) = usize::try_from(cnt) {
+        if std == 1 && (n == 0 || !ptr.is_null()) {
+            // SAFETY: C's contract: cnt bytes at ptr (checked non-null when cnt > 0).
+            let bytes =
+                if n == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(ptr.cast_const().cast(), n) } };
+            let packed = crate::state::plain(|lib| {
+                let b = lib.bufs.send_buffer().ok().filter(|b| b.enc != Encoding::InPlace)?;
+                b.pack_bytes(bytes);
+                Some(0)
+            });
+            if let Some(r) = packed {
+                return r;
+            }
+        }
+    }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { pkbyte_general(ptr, cnt, std) }
+}
+
+/// `pvm_pkbyte` the general way: traced, in place, by stride, or failing.
+///
+/// # Safety
+/// C's contract of `pvm_pkbyte`.
+#[inline(never)]
+unsafe fn pkbyte_general(ptr: *mut c_char, cnt: c_int, std: c_int) -> c_int {
     call_once("pvm_pkbyte", |lib| {
         trace::around(lib, trace::TEV_PKBYTE, array_entry(ptr, cnt, std), trace::DID_CC, |lib| {
             let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
@@ -132,6 +158,28 @@ pub unsafe extern "C" fn pvm_pkbyte(ptr: *mut c_char, cnt: c_int, std: c_int) ->
 
 #[no_mangle]
 pub unsafe extern "C" fn pvm_upkbyte(ptr: *mut c_char, cnt: c_int, std: c_int) -> c_int {
+    // The direct way (`state::plain`): contiguous bytes out of a message packed here or held
+    // in its ring cell.
+    if let Ok(n) = usize::try_from(cnt) {
+        if std == 1 && n > 0 && !ptr.is_null() {
+            // SAFETY: C's contract: room for cnt bytes at ptr.
+            let dst = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u8>(), n) };
+            if let Some(r) = crate::state::plain(|lib| lib.bufs.recv_buffer().ok()?.unpack_bytes_plain(dst).map(|()| 0))
+            {
+                return r;
+            }
+        }
+    }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { upkbyte_general(ptr, cnt, std) }
+}
+
+/// `pvm_upkbyte` the general way: traced, from the sender's memory, by stride, or failing.
+///
+/// # Safety
+/// C's contract of `pvm_upkbyte`.
+#[inline(never)]
+unsafe fn upkbyte_general(ptr: *mut c_char, cnt: c_int, std: c_int) -> c_int {
     call_once("pvm_upkbyte", |lib| {
         trace::around(lib, trace::TEV_UPKBYTE, array_entry(ptr, cnt, std), trace::DID_CC, |lib| {
             let (cnt, std) = checked(ptr.is_null(), cnt, std)?;
@@ -207,6 +255,15 @@ pub unsafe extern "C" fn pvm_upkstr(s: *mut c_char) -> c_int {
 /// buffer) or none, and its result (`around`).
 #[no_mangle]
 pub extern "C" fn pvm_initsend(enc: c_int) -> c_int {
+    // The direct way (`state::plain`); a bad encoding goes the general way to fail there.
+    if let Some(id) = crate::state::plain(|lib| lib.bufs.initsend(enc).ok()) {
+        return id;
+    }
+    initsend_general(enc)
+}
+
+#[inline(never)]
+fn initsend_general(enc: c_int) -> c_int {
     let entry = || [(trace::DID_ME, Datum::Int(enc))];
     call_once("pvm_initsend", |lib| {
         trace::around(lib, trace::TEV_INITSEND, entry, trace::DID_MSB, |lib| lib.bufs.initsend(enc))

@@ -18,6 +18,24 @@ use crate::trace;
 /// Sends the active send buffer's message.
 #[no_mangle]
 pub extern "C" fn pvm_send(tid: c_int, tag: c_int) -> c_int {
+    // The direct way (`state::plain`): the usual message, its bytes in one piece, into a
+    // ring with room now (`Task::post_small`).
+    if tag >= 0 {
+        let sent = crate::state::plain(|lib| {
+            let Lib { bufs, task, .. } = lib;
+            let b = bufs.send_buffer().ok()?;
+            let enc = b.enc.on_wire().code();
+            task.as_mut()?.post_small(tid, tag, enc, b.packed()?)?.ok()
+        });
+        if sent.is_some() {
+            return 0;
+        }
+    }
+    send_general(tid, tag)
+}
+
+#[inline(never)]
+fn send_general(tid: c_int, tag: c_int) -> c_int {
     call_once("pvm_send", |lib| {
         // `send_active` in one place: it is inlined once.
         let traced = trace::on(lib);
@@ -199,6 +217,18 @@ pub extern "C" fn pvm_recv(tid: c_int, tag: c_int) -> c_int {
     if let Some(f) = recvf::installed() {
         return recvf::recv("pvm_recv", f, tid, tag, None);
     }
+    // The direct way (`state::plain`): a matching small message at the front of its ring
+    // becomes the receive buffer in its cell (`held_message::receive`).
+    if tid >= -1 && tag >= -1 {
+        if let Some(id) = crate::state::plain(|lib| crate::held_message::receive(lib, tid, tag)) {
+            return id;
+        }
+    }
+    recv_general(tid, tag)
+}
+
+#[inline(never)]
+fn recv_general(tid: c_int, tag: c_int) -> c_int {
     call("pvm_recv", |lib| {
         // Entry and exit around the receive, not a closure: the small path is one function
         // (the closure was not inlined: a frame, ~25 instructions, 2026-11-28).
