@@ -114,3 +114,45 @@ fn reduce_scatter_in_cells_past_one_data_area() {
         assert_eq!(cells, n, "reduce_scatter in cells on every rank, {n} ranks:\n{err}");
     }
 }
+
+/// Erroneous all-to-allvs whose counts disagree (`bb-hier alltoallv-disagree-cases`: rank 0
+/// sends rank 1 more or fewer bytes than rank 1 expects, within a data area, past it, past the
+/// rendezvous threshold, empty against not) by every algorithm on one host, 2 to 4 ranks (4 on
+/// the 2 cores): where rank 1 expects fewer it alone fails, with a truncation naming rank 0 and
+/// both lengths, and where it expects more it keeps what came, as a message's receive does;
+/// nobody hangs, and a right all-to-allv runs after them. Before, the pairwise exchange stopped
+/// at rank 1's truncated first round and the partners of its later rounds waited for ever, and
+/// the board copied the first bytes of a longer part silently.
+#[test]
+fn an_alltoallv_whose_counts_disagree_fails_where_they_do_and_hangs_nobody_on_one_host() {
+    for algorithm in ["", "board", "linear", "pairwise"] {
+        for n in [2, 3, 4] {
+            let env: Vec<(&str, &str)> = match algorithm {
+                "" => vec![],
+                forced => vec![("BB_COLL_ALLTOALL", forced)],
+            };
+            let job = run(n, "bb-hier", &["alltoallv-disagree-cases"], &env, Duration::from_secs(60));
+            let out = job.stdout();
+            assert!(out.contains(&format!("ok alltoallv-disagree-cases on {n} ranks")), "{algorithm:?} {n}:\n{out}");
+            for (sent, expected) in [(100, 50), (50, 100), (100, 0), (0, 100), (40_000, 20_000), (20_000, 40_000)] {
+                let case = format!("counts {sent} to {expected}");
+                let what = format!("{algorithm:?} on {n} ranks, {case}");
+                let failed: Vec<&str> = out.lines().filter(|l| l.contains(&format!("{case} failed"))).collect();
+                let ok = out.lines().filter(|l| l.ends_with(&format!("{case}: ok"))).count();
+                if sent > expected {
+                    assert_eq!((failed.len(), ok), (1, n - 1), "{what}: rank 1 fails, the others return\n{out}");
+                    let truncation = format!("message truncated: {sent} bytes from rank 0 ");
+                    let receive = format!("the {expected}-byte receive buffer");
+                    assert!(
+                        failed[0].starts_with("rank 1: ")
+                            && failed[0].contains(&truncation)
+                            && failed[0].contains(&receive),
+                        "{what}: rank 1's truncation names rank 0 and both lengths\n{out}"
+                    );
+                } else {
+                    assert_eq!((failed.len(), ok), (0, n), "{what}: every rank returns\n{out}");
+                }
+            }
+        }
+    }
+}

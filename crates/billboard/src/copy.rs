@@ -78,6 +78,25 @@ pub(crate) unsafe fn copy_bulk(src: *const u8, dst: *mut u8, n: usize) {
     }
 }
 
+/// Copies a collective's own part (gather, scatter, all-to-all: the rank's part from its send
+/// buffer to its receive buffer), which may lie where it goes already (in place: `src == dst`,
+/// nothing to do), as [`copy`] does: a plain `memmove` of two `malloc`'d buffers 16 bytes apart
+/// modulo 4 KiB took `rep movsb`'s aliasing path (coll.c, 2 ranks, gather 4 KiB 3.4 us, 32 KiB
+/// 27 us; 0.7-1.0 and 6.7-8.0 with `rep movsb` off). Ranges that overlap otherwise move as
+/// `memmove` moves them.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `n` bytes.
+#[inline]
+pub(crate) unsafe fn copy_own(src: *const u8, dst: *mut u8, n: usize) {
+    let (s, d) = (src as usize, dst as usize);
+    match () {
+        _ if s == d => {}
+        _ if s < d + n && d < s + n => std::ptr::copy(src, dst, n),
+        _ => copy(src, dst, n),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -106,6 +125,25 @@ mod tests {
         }
         // A small copy never takes `rep movsb`: one piece whatever its skew.
         assert_eq!(super::piece(at(page), at(3 * page + 16), 2048), 2048);
+    }
+
+    #[test]
+    fn an_own_part_copies_in_place_overlapping_and_apart() {
+        let pattern = |i: usize| (i * 7 + i / 251) as u8;
+        for n in [0, 5, 2049, 40_000] {
+            let mut buf: Vec<u8> = (0..3 * n + 64).map(pattern).collect();
+            let p = buf.as_mut_ptr();
+            // SAFETY: every range lies inside `buf`.
+            unsafe {
+                super::copy_own(p, p, n);
+                assert!(buf.iter().enumerate().all(|(i, &b)| b == pattern(i)), "in place, {n} bytes");
+                super::copy_own(p, p.add(n / 2 + 1), n);
+                assert!((0..n).all(|i| buf[n / 2 + 1 + i] == pattern(i)), "overlapping, {n} bytes");
+                let q = buf.as_mut_ptr();
+                super::copy_own(q.add(2 * n + 48), q.add(16), n.min(40));
+            }
+            assert!((0..n.min(40)).all(|i| buf[16 + i] == pattern(2 * n + 48 + i)), "apart, {n} bytes");
+        }
     }
 
     #[test]

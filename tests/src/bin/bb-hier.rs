@@ -25,6 +25,10 @@
 //!   100 bytes (through the hosts' leaders) but the last rank expects 50 from rank 0, then the
 //!   next member of rank 0's host does; each rank prints `rank R: disagreeing counts across
 //!   hosts: ok` (`on a host`) or `... failed: ERROR`, then all go on to the end.
+//! - `alltoallv-disagree-cases`: on any placement (one host too), erroneous blocking
+//!   all-to-allvs in which rank 0 sends rank 1 another count than that rank expects
+//!   (within a data area, past it, past the rendezvous threshold, empty against not), then a
+//!   right one; each rank prints `rank R: counts S to E: ok` or `... failed: ERROR` a case.
 //! - `slots`: more hierarchical communicators than a rank has board slots (8), all alive, each
 //!   running collectives (all-to-all(v) too): those whose hosts find no slot run their host
 //!   phases by messages, values still right; prints the same-host message count.
@@ -511,6 +515,35 @@ fn alltoallv_disagree(w: &Communicator) -> Res {
     Ok(())
 }
 
+/// The disagreements `alltoallv-disagree-cases` runs: (bytes rank 0 sends rank 1, bytes rank 1
+/// expects from rank 0), every other part 100 bytes; within a board data area, past it, past
+/// the collectives' rendezvous threshold (16 KiB), and empty against not. Rank 1 receives from
+/// rank 0 in the first of a pairwise exchange's rounds, so it still has parts to send after.
+const DISAGREEING: [(usize, usize); 6] = [(100, 50), (50, 100), (100, 0), (0, 100), (40_000, 20_000), (20_000, 40_000)];
+
+/// Each of [`DISAGREEING`] in turn (rank 0 to rank 1), then a right all-to-allv; prints each
+/// rank's outcome of each (`rank R: counts S to E: ok` or `... failed: ERROR`).
+fn alltoallv_disagree_cases(w: &Communicator) -> Res {
+    let (n, me) = (w.size(), w.rank());
+    for (sent, expected) in DISAGREEING {
+        let out_len = |s: usize| if me == 0 && s == 1 { sent } else { 100 };
+        let in_len = |r: usize| if me == 1 && r == 0 { expected } else { 100 };
+        let (out, out_span) = reversed(n, out_len);
+        let (into, in_span) = reversed(n, in_len);
+        let send = vec![7u8; out_span];
+        let mut recv = vec![0u8; in_span];
+        let from = (send.as_ptr(), send.len(), &out[..]);
+        let to = (recv.as_mut_ptr(), recv.len(), &into[..]);
+        // SAFETY: both buffers outlive the wait and are not touched before it.
+        match blocking(|| unsafe { w.ialltoallv_raw(from, to) }) {
+            Ok(()) => println!("rank {me}: counts {sent} to {expected}: ok"),
+            Err(e) => println!("rank {me}: counts {sent} to {expected} failed: {e}"),
+        }
+    }
+    alltoall_rounds(w, &[100])?;
+    Ok(())
+}
+
 fn more(w: &Communicator) -> Res {
     more_rounds(w)?;
     let count = on_host(w, || more_rounds(w))?;
@@ -577,7 +610,7 @@ fn main() -> Res {
     let universe = billboard::init()?;
     let w = universe.world();
     type Check = fn(&Communicator) -> Res;
-    let modes: [(&str, Check); 8] = [
+    let modes: [(&str, Check); 9] = [
         ("more", more),
         ("revoke", revoke),
         ("slots", slots),
@@ -586,11 +619,12 @@ fn main() -> Res {
         ("alltoall", alltoall),
         ("alltoall-past", alltoall_past),
         ("alltoallv-disagree", alltoallv_disagree),
+        ("alltoallv-disagree-cases", alltoallv_disagree_cases),
     ];
     let mode = std::env::args().nth(1).unwrap_or_default();
     let Some((mode, check)) = modes.into_iter().find(|(m, _)| *m == mode) else {
         return Err(
-            format!("bb-hier: no mode {mode:?} (more, revoke, slots, parts, rooted, alltoall, alltoall-past, alltoallv-disagree)").into()
+            format!("bb-hier: no mode {mode:?} (more, revoke, slots, parts, rooted, alltoall, alltoall-past, alltoallv-disagree, alltoallv-disagree-cases)").into()
         );
     };
     check(&w)?;

@@ -23,7 +23,7 @@ impl Plan<'_, '_> {
         let (d, l) = layout[me];
         // SAFETY: the part lies inside the lent buffer (checked by the caller) and `send` holds
         // `send_len` bytes; in place they are the same bytes.
-        unsafe { std::ptr::copy(send, recv.add(d), send_len.min(l)) };
+        unsafe { crate::copy::copy_own(send, recv.add(d), send_len.min(l)) };
         if n > 1 {
             self.send_to_all(send, send_len);
         }

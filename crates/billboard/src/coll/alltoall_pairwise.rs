@@ -20,7 +20,7 @@ impl Plan<'_, '_> {
         let ((sd, sl), (rd, rl)) = (out[me], into[me]);
         // SAFETY: parts lie inside the lent buffers (checked by the caller); they may overlap
         // only in place, where they are the same.
-        unsafe { std::ptr::copy(send.add(sd), recv.add(rd), sl.min(rl)) };
+        unsafe { crate::copy::copy_own(send.add(sd), recv.add(rd), sl.min(rl)) };
         for k in 1..n as isize {
             let (to, from) = (wrap(me, k, n), wrap(me, -k, n));
             let ((d, l), (e, m)) = (out[to], into[from]);

@@ -45,7 +45,7 @@ impl Plan<'_, '_> {
         let (d, l) = layout[self.rank()];
         // SAFETY: the part lies inside the lent buffer (checked by the caller) and `send` holds
         // `send_len` bytes; in place they are the same bytes.
-        unsafe { std::ptr::copy(send, recv.add(d), send_len.min(l)) };
+        unsafe { crate::copy::copy_own(send, recv.add(d), send_len.min(l)) };
         let blocks: Vec<Vec<(usize, usize)>> = layout.iter().map(|&part| vec![part]).collect();
         self.allgather_blocks(by, recv, &blocks)
     }

@@ -15,7 +15,7 @@ impl Board {
         let (e, me) = (self.epoch(), self.rank());
         let (d, mine) = layout[me];
         self.post(comm, e, mine, |at| std::ptr::copy_nonoverlapping(send, at, mine));
-        std::ptr::copy(send, recv.add(d), mine);
+        crate::copy::copy_own(send, recv.add(d), mine);
         // Starting after this rank spreads the readers over the writers' lines.
         for r in (1..self.size()).map(|k| (me + k) % self.size()) {
             let (d, l) = layout[r];

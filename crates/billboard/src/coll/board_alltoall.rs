@@ -25,7 +25,7 @@ impl Board {
                 std::ptr::copy_nonoverlapping(send.add(d), at.add(s * part), part);
             }
         });
-        std::ptr::copy(send.add(out[me].0), recv.add(into[me].0), part);
+        crate::copy::copy_own(send.add(out[me].0), recv.add(into[me].0), part);
         for r in (1..n).map(|k| (me + k) % n) {
             self.wait_for(comm, r, e);
             let theirs = &self.read(r, e, all)[me * part..][..part];

@@ -40,7 +40,7 @@ impl Board {
                     let (d, l) = at(r);
                     let l = l.min(part);
                     if r == me {
-                        std::ptr::copy(send, buf.add(d), l);
+                        crate::copy::copy_own(send, buf.add(d), l);
                     } else {
                         self.wait_for(comm, r, e);
                         std::ptr::copy_nonoverlapping(self.read(r, e, part).as_ptr(), buf.add(d), l);

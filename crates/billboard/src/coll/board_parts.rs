@@ -10,15 +10,18 @@
 //! Gatherv: a sender's part fits or not by its length, which the root knows too. Scatterv and
 //! all-to-allv: a poster packs several parts into one data area, and a reader does not know
 //! the lengths of the parts before its own, so the post opens with a table, one u32 per rank:
-//! where that rank's part starts in the post, or [`BY_MESSAGE`]. Parts are packed in rank
-//! order while they fit. Such a post always uses the data area (never the header line's
-//! inline bytes), so a reader who does not know its length knows where it lies.
+//! where that rank's part starts in the post, or [`BY_MESSAGE`]; then one u32 more, where the
+//! packed parts end, so each part's length is known to its reader too (a part ends where the
+//! next one placed starts). Parts are packed in rank order while they fit. Such a post always
+//! uses the data area (never the header line's inline bytes), so a reader who does not know
+//! its length knows where it lies. A reader whose count is shorter than the part posted for it
+//! fails with the truncation a message would meet (counts that disagree between ranks).
 
 use super::board::{Board, DATA};
 use super::gather::Layout;
 use super::select::rendezvous_min;
 use super::TAG_PARTS;
-use crate::{wait_all, Communicator, Request, Result, SendMode, Source, TagMatch};
+use crate::{wait_all, Communicator, Error, Request, Result, SendMode, Source, TagMatch};
 
 /// A table entry: this part goes by message.
 pub(super) const BY_MESSAGE: u32 = u32::MAX;
@@ -34,9 +37,9 @@ fn mode(comm: &Communicator, len: usize) -> SendMode {
     }
 }
 
-/// Bytes of a post's table for `n` ranks.
+/// Bytes of a post's table for `n` ranks: an entry each, then where the packed parts end.
 pub(super) fn table_bytes(n: usize) -> usize {
-    4 * n
+    4 * (n + 1)
 }
 
 /// Whether a post of parts for `n` ranks leaves room for any part (alike in every rank).
@@ -61,24 +64,49 @@ pub(super) fn table(n: usize, skip: usize, room: usize, len: impl Fn(usize) -> u
         .collect()
 }
 
-/// Writes `table` and the parts it places (rank s's at `from(s)`, `len(s)` bytes) at `to`.
+/// Writes `table`, the parts it places (rank s's at `from(s)`, `len(s)` bytes) and where they
+/// end at `to`.
 ///
 /// # Safety
 /// `to` holds the table and every part it places; each part is readable.
 pub(super) unsafe fn pack(to: *mut u8, table: &[u32], part: impl Fn(usize) -> (*const u8, usize)) {
+    let mut end = table_bytes(table.len());
     for (s, &at) in table.iter().enumerate() {
         std::ptr::copy_nonoverlapping(at.to_ne_bytes().as_ptr(), to.add(4 * s), 4);
         if at != BY_MESSAGE {
             let (from, len) = part(s);
             std::ptr::copy_nonoverlapping(from, to.add(at as usize), len);
+            end = at as usize + len;
         }
     }
+    std::ptr::copy_nonoverlapping((end as u32).to_ne_bytes().as_ptr(), to.add(4 * table.len()), 4);
+}
+
+fn word(post: &[u8], i: usize) -> u32 {
+    u32::from_ne_bytes(post[4 * i..4 * i + 4].try_into().expect("four bytes"))
 }
 
 /// Where rank `me`'s part lies in `post` (a post of parts): its offset, or None (by message).
 pub(super) fn entry(post: &[u8], me: usize) -> Option<usize> {
-    let at = u32::from_ne_bytes(post[4 * me..4 * me + 4].try_into().expect("four bytes"));
+    let at = word(post, me);
     (at != BY_MESSAGE).then_some(at as usize)
+}
+
+/// Where rank `me`'s part lies in `post`, a post of parts for `n` ranks, and its length (up to
+/// the next part placed, or to the end of the packed parts); None: by message.
+pub(super) fn placed(post: &[u8], me: usize, n: usize) -> Option<(usize, usize)> {
+    let at = entry(post, me)?;
+    let end = (me + 1..n).find_map(|s| entry(post, s)).unwrap_or(word(post, n) as usize);
+    Some((at, end.saturating_sub(at)))
+}
+
+/// A part of `len` bytes from rank `from` into a receive of `cap` bytes: the truncation a
+/// message of it would meet where it is longer (counts that disagree between ranks).
+fn fits(from: usize, len: usize, cap: usize) -> Result<()> {
+    match len > cap {
+        true => Err(Error::Truncated { source: from, tag: TAG_PARTS, message_bytes: len, buffer_bytes: cap }),
+        false => Ok(()),
+    }
 }
 
 impl Board {
@@ -112,7 +140,7 @@ impl Board {
             let (d, l) = layout[r];
             messages.push(comm.irecv_on(ctx, buf.add(d), l, Source::Rank(r), TagMatch::Tag(TAG_PARTS), 0)?);
         }
-        std::ptr::copy(send, buf.add(layout[me].0), len.min(layout[me].1));
+        crate::copy::copy_own(send, buf.add(layout[me].0), len.min(layout[me].1));
         for r in (0..self.size()).filter(|&r| r != me && !large(r)) {
             let (d, l) = layout[r];
             self.wait_for(comm, r, e);
@@ -138,14 +166,16 @@ impl Board {
         let Some((buf, layout)) = send.filter(|_| me == root) else {
             self.wait_for(comm, root, e);
             let post = self.read(root, e, DATA);
-            let at = entry(post, me);
-            if let Some(at) = at {
-                // The root's part has this length (MPI's rule); a mismatch reads no further
-                // than the post.
-                std::ptr::copy_nonoverlapping(post[at..].as_ptr(), recv, recv_len.min(DATA - at));
+            let at = placed(post, me, n);
+            if let Some((at, len)) = at {
+                // A part longer than this rank's count (counts that disagree) keeps its first
+                // bytes and fails below, once the board is done with.
+                std::ptr::copy_nonoverlapping(post[at..].as_ptr(), recv, recv_len.min(len).min(DATA - at));
             }
             self.finish(e);
-            if at.is_none() {
+            if let Some((_, len)) = at {
+                fits(root, len, recv_len)?;
+            } else {
                 let into = std::slice::from_raw_parts_mut(recv, recv_len);
                 comm.recv_on(ctx, into, Source::Rank(root), TagMatch::Tag(TAG_PARTS))?;
             }
@@ -153,7 +183,7 @@ impl Board {
         };
         let table = table(n, me, DATA, |s| layout[s].1);
         self.post(comm, e, DATA, |to| pack(to, &table, |s| (buf.add(layout[s].0), layout[s].1)));
-        std::ptr::copy(buf.add(layout[me].0), recv, layout[me].1.min(recv_len));
+        crate::copy::copy_own(buf.add(layout[me].0), recv, layout[me].1.min(recv_len));
         self.finish(e);
         for s in (0..n).filter(|&s| s != me && table[s] == BY_MESSAGE) {
             let (d, l) = layout[s];
@@ -182,21 +212,26 @@ impl Board {
             let (d, l) = out[s];
             messages.push(comm.isend_on(ctx, send.add(d), l, s, TAG_PARTS, mode(comm, l), 0)?);
         }
-        std::ptr::copy(send.add(out[me].0), recv.add(into[me].0), out[me].1.min(into[me].1));
+        crate::copy::copy_own(send.add(out[me].0), recv.add(into[me].0), out[me].1.min(into[me].1));
         // Starting after this rank spreads the readers over the writers' lines.
+        let mut truncated = Ok(());
         for r in (1..n).map(|k| (me + k) % n) {
             let (d, l) = into[r];
             self.wait_for(comm, r, e);
             let post = self.read(r, e, DATA);
-            match entry(post, me) {
-                Some(at) => std::ptr::copy_nonoverlapping(post[at..].as_ptr(), recv.add(d), l.min(DATA - at)),
+            match placed(post, me, n) {
+                Some((at, len)) => {
+                    std::ptr::copy_nonoverlapping(post[at..].as_ptr(), recv.add(d), l.min(len).min(DATA - at));
+                    // Failed after the board and the messages are done with (the others go on).
+                    truncated = truncated.and(fits(r, len, l));
+                }
                 None => {
                     messages.push(comm.irecv_on(ctx, recv.add(d), l, Source::Rank(r), TagMatch::Tag(TAG_PARTS), 0)?)
                 }
             }
         }
         self.finish(e);
-        wait_all(messages).map(drop)
+        wait_all(messages).map(drop).and(truncated)
     }
 }
 
@@ -220,6 +255,16 @@ mod tests {
         assert_eq!(entry(&post, 2), None);
         let at = entry(&post, 4).expect("rank 4's part is in the post");
         assert_eq!(&post[at..at + DATA / 2], &parts[4][..]);
+        // Each placed part's length: to the next one placed, the last to the end word.
+        assert_eq!(placed(&post, 0, 6), Some((head as usize, 100)));
+        assert_eq!(placed(&post, 1, 6), Some((head as usize + 100, 0)));
+        assert_eq!(placed(&post, 4, 6), Some((head as usize + 100, DATA / 2)));
+        assert_eq!(placed(&post, 5, 6), None);
+        assert!(fits(0, 100, 100).is_ok());
+        assert!(matches!(
+            fits(3, 100, 50),
+            Err(Error::Truncated { source: 3, message_bytes: 100, buffer_bytes: 50, .. })
+        ));
         assert!(parts_fit(8) && !parts_fit(DATA / 4));
     }
 }

@@ -43,7 +43,7 @@ impl Board {
                         std::ptr::copy_nonoverlapping(buf.add(at(r)), into.add(r * part), part);
                     }
                 });
-                std::ptr::copy(buf.add(at(me)), recv, part.min(recv_len));
+                crate::copy::copy_own(buf.add(at(me)), recv, part.min(recv_len));
             }
             None => {
                 self.wait_for(comm, root, e);

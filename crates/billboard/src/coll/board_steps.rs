@@ -156,7 +156,7 @@ impl Step {
                     // the caller) and `part` bytes at `send` (which may be its own part).
                     unsafe {
                         match r == b.rank() {
-                            true => std::ptr::copy(*send, recv.add(d), l),
+                            true => crate::copy::copy_own(*send, recv.add(d), l),
                             false => std::ptr::copy_nonoverlapping(b.read(r, e, *part).as_ptr(), recv.add(d), l),
                         }
                     }
@@ -167,7 +167,7 @@ impl Step {
                 // SAFETY: as above; `recv` holds `recv_len` bytes.
                 unsafe {
                     match me == *root {
-                        true => std::ptr::copy(send.add(at[me]), *recv, l),
+                        true => crate::copy::copy_own(send.add(at[me]), *recv, l),
                         false => {
                             std::ptr::copy_nonoverlapping(b.read(*root, e, n * *part)[me * *part..].as_ptr(), *recv, l)
                         }
@@ -180,7 +180,7 @@ impl Step {
                     // this rank's `l` bytes at `send` may be its own part of `recv`.
                     unsafe {
                         match r == b.rank() {
-                            true => std::ptr::copy(*send, recv.add(d), l),
+                            true => crate::copy::copy_own(*send, recv.add(d), l),
                             false => std::ptr::copy_nonoverlapping(b.read(r, e, l).as_ptr(), recv.add(d), l),
                         }
                     }

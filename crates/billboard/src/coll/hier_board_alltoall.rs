@@ -197,7 +197,7 @@ impl HostComms {
             let (d, l) = out[s];
             parts.messages.push(comm.isend_on(ctx, send.add(d), l, s, TAG_PARTS, SendMode::Standard, 0)?);
         }
-        std::ptr::copy(send.add(out[me].0), recv.add(into[me].0), out[me].1.min(into[me].1));
+        crate::copy::copy_own(send.add(out[me].0), recv.add(into[me].0), out[me].1.min(into[me].1));
 
         // 1. The posts; at the leader, the messages for the other hosts, which need every
         // member's tables first.

@@ -70,7 +70,7 @@ impl HostComms {
                 let (p, l) = (block.as_mut_ptr(), block.len());
                 messages.push(comm.irecv_on(ctx, p, l, Source::Rank(leader), TagMatch::Tag(TAG_HOSTS), 0)?);
             }
-            std::ptr::copy(send, buf.add(layout[me].0), len.min(layout[me].1));
+            crate::copy::copy_own(send, buf.add(layout[me].0), len.min(layout[me].1));
             self.collect_host(host_root, |j, part| {
                 let (d, l) = layout[members[j]];
                 // SAFETY: the part lies in `recv` (caller).
@@ -211,7 +211,7 @@ impl HostComms {
                 // Its bytes stay where the send reads them until the wait below.
                 posts.push(post);
             }
-            std::ptr::copy(buf.add(layout[me].0), recv, layout[me].1.min(recv_len));
+            crate::copy::copy_own(buf.add(layout[me].0), recv, layout[me].1.min(recv_len));
             self.share_post(Some(&own), poster, room, (recv, 0))?;
             wait_all(messages)?;
             drop(posts);

@@ -375,7 +375,7 @@ impl Plan<'_, '_> {
             let at = unsafe { buf.add(d) };
             if r == me {
                 // SAFETY: `send` holds `send_len` bytes; it may be this very part (in place).
-                unsafe { std::ptr::copy(send, at, send_len.min(l)) };
+                unsafe { crate::copy::copy_own(send, at, send_len.min(l)) };
             } else {
                 self.recv(r, at, l)?;
             }
@@ -406,7 +406,7 @@ impl Plan<'_, '_> {
             let at = unsafe { buf.add(d) };
             if r == me {
                 // SAFETY: `recv` holds `recv_len` bytes.
-                unsafe { std::ptr::copy(at, recv, l.min(recv_len)) };
+                unsafe { crate::copy::copy_own(at, recv, l.min(recv_len)) };
             } else {
                 self.send(r, at, l)?;
             }
@@ -435,7 +435,7 @@ impl Plan<'_, '_> {
         }
         let ((sd, sl), (rd, rl)) = (out[me], into[me]);
         // SAFETY: as above; the parts may overlap only in place, where they are the same.
-        unsafe { std::ptr::copy(send.add(sd), recv.add(rd), sl.min(rl)) };
+        unsafe { crate::copy::copy_own(send.add(sd), recv.add(rd), sl.min(rl)) };
         self.end_round();
         Ok(())
     }

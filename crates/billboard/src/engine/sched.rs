@@ -22,7 +22,7 @@ use super::progress::Engine;
 use super::request::ReqId;
 use super::Shared;
 use crate::transport::Channel;
-use crate::Result;
+use crate::{Error, Result};
 
 /// A reduction owned by a schedule: `op(invec, inoutvec)` sets `inoutvec = invec ⊕ inoutvec`.
 pub type ReduceFn = Box<dyn FnMut(&[u8], &mut [u8]) + Send>;
@@ -116,6 +116,10 @@ pub(crate) struct Sched {
     scratch: Vec<Vec<u8>>,
     in_use: bool,
     outcome: Option<Result<()>>,
+    /// The first truncation a round met: the later rounds still run, since their peers wait
+    /// for this rank's messages (an all-to-allv whose counts disagree stopped here and left a
+    /// pairwise partner waiting for ever), and the schedule then fails with it.
+    truncated: Option<Error>,
 }
 
 // SAFETY: the raw pointers point into the schedule's own scratch or into buffers its caller
@@ -266,6 +270,7 @@ impl Scheds {
         s.op = None;
         s.in_use = false;
         s.outcome = None;
+        s.truncated = None;
         self.spare.extend(s.scratch.drain(..).filter(|b| b.capacity() <= KEEP_SCRATCH));
     }
 }
@@ -353,8 +358,14 @@ impl<C: Channel> Engine<C> {
             moved = true;
             let mut failed = None;
             for r in s.waiting.drain(..) {
-                if let Err(e) = self.finish(r) {
-                    failed.get_or_insert(e);
+                match self.finish(r) {
+                    Ok(_) => {}
+                    Err(e @ Error::Truncated { .. }) => {
+                        s.truncated.get_or_insert(e);
+                    }
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                    }
                 }
             }
             if let Some(e) = failed {
@@ -372,13 +383,13 @@ impl<C: Channel> Engine<C> {
                                 let op = s.op.as_mut().expect("a schedule that combines has a reduction");
                                 op(std::slice::from_raw_parts(from, len), std::slice::from_raw_parts_mut(into, len));
                             }
-                            Local::Copy { from, to, len } => std::ptr::copy(from, to, len),
+                            Local::Copy { from, to, len } => crate::copy::copy_own(from, to, len),
                         }
                     }
                 }
             }
             if s.started == s.ends.len() {
-                s.outcome = Some(Ok(()));
+                s.outcome = Some(s.truncated.take().map_or(Ok(()), Err));
                 break;
             }
             let (from, to) = (s.begin(s.started).0, s.ends[s.started].0);
