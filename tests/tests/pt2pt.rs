@@ -249,7 +249,7 @@ fn reductions_group_operands_as_the_tree_by_every_algorithm_of_one_host() {
 /// The 2-rank halves reduce (coll/reduce_halves.rs: each rank folds a part by single copy,
 /// the other's landing in the root's result): typed blocking reduces (bb-coll's `halves`:
 /// every root, a non-commutative operator on 16-byte elements and a commutative one on odd
-/// counts of 8-byte words, up to 1 MiB, in one chunk and across 64 KiB ones) forced on 2
+/// counts of 8-byte words, up to 1 MiB, across 256 KiB chunks and 64 KiB ones) forced on 2
 /// ranks, and by the table (from `BB_REDUCE_HALVES_MIN`, set, and by its default, 128 KiB,
 /// where each rank has a core); the verbose report names it on both ranks. Forced where it
 /// cannot run (3 and 4 ranks, single copies off) the tree does the work and the report
@@ -273,7 +273,7 @@ fn typed_reduces_by_halves_on_2_ranks() {
 /// and writes it into the other's result): bb-coll's typed blocking allreduces (`allreduce-
 /// halves`: the vectors of `typed_reduces_by_halves_on_2_ranks`, every rank's result checked)
 /// forced on 2 ranks, and by the table (from `BB_ALLREDUCE_HALVES_MIN`, set, and by its
-/// default, 64 KiB, where each rank has a core); forced where it cannot run the tree and a
+/// default, 256 KiB, where each rank has a core); forced where it cannot run the tree and a
 /// broadcast do the work and the report says why.
 #[test]
 fn typed_allreduces_by_halves_on_2_ranks() {
@@ -281,7 +281,7 @@ fn typed_allreduces_by_halves_on_2_ranks() {
     let cases: [(usize, Env, &str); 6] = [
         (2, &[("BB_COLL_ALLREDUCE", "halves")], "(halves; forced by"),
         (2, &[("BB_COLL_ALLREDUCE", "halves"), ("BB_REDUCE_HALVES_CHUNK", "65536")], "(halves; forced by"),
-        (2, &[("BB_ALLREDUCE_HALVES_MIN", "131072")], "(halves; table;"),
+        (2, &[("BB_ALLREDUCE_HALVES_MIN", "65536")], "(halves; table;"),
         (2, &[], "(halves; table;"),
         (3, &[("BB_COLL_ALLREDUCE", "halves")], "(halves asked"),
         (2, &[("BB_COLL_ALLREDUCE", "halves"), ("BB_SHM_SINGLE_COPY", "0")], "(halves asked"),

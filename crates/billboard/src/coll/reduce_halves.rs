@@ -15,10 +15,10 @@
 //!
 //! With a core for each rank the table takes it from `BB_REDUCE_HALVES_MIN` (128 KiB,
 //! `select.rs`): at 1 MiB 0.72-0.82x Open MPI where the tree is 0.85-1.13x. It takes chunks of
-//! 1 MiB: in 64 KiB ones the system calls and their pages' pinning ate the gain (it matched
-//! the tree), and even 256 KiB ones cost ~8 % at 1 MiB (`BB_REDUCE_HALVES_CHUNK`). A single
-//! copy costs ~3x a `memcpy` here (`process_vm_readv` of 1 MiB within one process: 118-125 us
-//! against 39), so each rank's share is its copies' bytes, not its folds'. Every other way to the root crosses the cores through lines rewritten each call
+//! 256 KiB: in 64 KiB ones the system calls and their pages' pinning ate the gain (it matched
+//! the tree); larger ones measured even (`BB_REDUCE_HALVES_CHUNK`). A single copy costs ~3x a
+//! `memcpy` here (`process_vm_readv` of 1 MiB within one process: 118-125 us against 39), so
+//! a rank's share is weighed by its copies' bytes more than by its folds'. Every other way to the root crosses the cores through lines rewritten each call
 //! (the board's cells: 90-115 us or 180-280 us a MiB run by run, as a bare C pipeline of the
 //! same cells, bench/peers/reduce_pipeline.c, by where the VM's cores sit), where a single copy
 //! reads the other's send buffer, which nobody rewrites.
@@ -28,9 +28,9 @@
 //! the other's, so each copies in and out a half by single copy and folds a half. The split
 //! it replaces (`reduce_split.rs`: halves exchanged as messages through the segment's slots)
 //! crosses the cores through lines rewritten each call, and flips with the VM's placement
-//! (2 ranks, 1 MiB: 112 or 364-394 us in one sitting), where these copies do not: coll.sh,
-//! 2 ranks, chrt, 5 rounds, load ~20, bb / better peer (MPICH) 64 KiB 0.55, 256 KiB 0.18,
-//! 1 MiB 0.27 (the split's 0.67; 160-173 us against 410-429).
+//! (2 ranks, 1 MiB: 82-113 us or 364-429, run by run), where these copies do not (123-169):
+//! slower than the split's fast level, far faster than its slow one, and far below the peers
+//! in both (MPICH 278-609, Open MPI 515-1438), so the table takes them from 256 KiB.
 //!
 //! Rank order is kept: `into = from ⊕ into` always has the lower rank's vector as `from`;
 //! where the higher rank folds and the operator does not commute, its own vector is copied
@@ -49,12 +49,12 @@ use crate::{Communicator, Result, SendMode, Source, TagMatch};
 
 pub static REDUCE_HALVES_CHUNK: Tunable = Tunable::new(
     "BB_REDUCE_HALVES_CHUNK",
-    1 << 20,
+    256 << 10,
     "bytes a rank of a 2-rank halves reduce copies and folds at a time (rounded down to whole elements): the fold \
      finds the copied bytes in the L2 cache (1 MiB here), and each chunk costs a system call (~2 us on this VM); \
      coll.c, 2 ranks, chrt, 1 MiB, 5 interleaved rounds, load 19-22, us: 16 KiB 208-238, 64 KiB 145-157, 128 KiB \
-     128-140, 256 KiB 112-128, 512 KiB 116-126; again (h-coll18, 4 alternated rounds, load 20): 256 KiB 116-134, \
-     512 KiB 108-118, 1 MiB 107-113; 4 MiB even (reduce 547-662 vs 603-634)",
+     128-140, 256 KiB 112-128, 512 KiB 116-126; again, 4 alternated rounds: load 20, 256 KiB 116-134, 512 KiB \
+     108-118, 1 MiB 107-113; load 5, 256 KiB 88-117, 1 MiB 97-115 (even); 4 MiB even (reduce 547-662 vs 603-634)",
 )
 .read_at(Effect::EachCollective);
 

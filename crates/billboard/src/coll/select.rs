@@ -8,7 +8,7 @@
 //! | bcast | `post`, `tree`, `scatter-allgather`, `hier`, `board`, `board-cells` | one host: where ranks outnumber cores the board in cells up to `BB_BCAST_CELLS_MAX` and from `BB_BCAST_CELLS_MIN` (`select_board.rs`); post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
 //! | barrier | `post`, `dissemination`, `hier`, `board`, `board-leader` | one host: post from `BB_COLL_BARRIER_POST_MIN` ranks, else dissemination; several hosts: hier |
 //! | reduce | `tree`, `post`, `split`, `hier`, `board`, `halves`, `board-cells` | one host: blocking forms of elements the interface names, where ranks outnumber cores, from `BB_REDUCE_CELLS_MIN` on the board in cells (`select_board.rs`); split on more than 2 ranks from `BB_REDUCE_ROOTED_SPLIT_MIN`, halves on 2 ranks with a core each from `BB_REDUCE_HALVES_MIN` (128 KiB; blocking forms), else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
-//! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier`, `board`, `halves` | one host: halves on 2 ranks with a core each from `BB_ALLREDUCE_HALVES_MIN` (blocking forms; schedules and reduce-scatter split), split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
+//! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier`, `board`, `halves` | one host: halves on 2 ranks with a core each from `BB_ALLREDUCE_HALVES_MIN` (256 KiB; blocking forms; schedules and reduce-scatter split), split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
 //! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier`, `board` | one host: post; several hosts: hier |
 //! | alltoall(v) | `linear`, `pairwise`, `hier`, `board` | several hosts, blocking: hier (host phases on the board, one message per pair of hosts' leaders) for parts within `BB_HIER_ALLTOALL_MAX` a host; else linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
 //! | gather, scatter (parts of one length) | `linear`, `hier`, `binomial`, `board` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`, and blocking forms whose widest host's parts fit `BB_HIER_PARTS_MAX` (host phases on the board in cells); else linear |
@@ -300,11 +300,14 @@ pub static REDUCE_HALVES_MIN: Tunable = Tunable::new(
 
 pub static ALLREDUCE_HALVES_MIN: Tunable = Tunable::new(
     "BB_ALLREDUCE_HALVES_MIN",
-    64 << 10,
+    256 << 10,
     "a blocking allreduce on 2 ranks of one host, each with a core, goes by halves (reduce_halves.rs: each folds a \
      half by single copy and writes it into the other's result) from this many bytes (0: never, the split); coll.c, \
-     2 ranks, chrt, forced, alternated, load 20, us, split vs halves: 16 KiB 8.8-9.1 vs 11.3-12.0, 32 KiB 14.3-15.5 \
-     vs 12.5-13.5, 64 KiB 24.9-26.9 vs 17.4-18.9, 256 KiB 104-110 vs 44-45, 1 MiB 410-429 vs 160-169",
+     2 ranks, chrt, forced, alternated, us, split vs halves: load 20 (the split's slow level): 16 KiB 8.8-9.1 vs \
+     11.3-12.0, 32 KiB 14.3-15.5 vs 12.5-13.5, 64 KiB 24.9-26.9 vs 17.4-18.9, 256 KiB 104-110 vs 44-45, 1 MiB \
+     410-429 vs 160-169; load 5, 4 rounds, the split fast in 3: 64 KiB 8.3-9.4 vs 14.7-18.8, 256 KiB 26-34 vs \
+     31-53, 1 MiB 105-114 vs 123-164, slow in 1: 27, 118, 425 vs 18, 48, 156 (Open MPI 17, 137, 515). From 256 KiB \
+     the halves stay far below the peers in both levels; below it the split's fast level is worth its slow one",
 )
 .read_at(Effect::EachCollective);
 
