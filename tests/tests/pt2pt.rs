@@ -289,10 +289,12 @@ fn typed_allreduces_by_halves_on_2_ranks() {
     halves_cases("allreduce-halves", &cases);
 }
 
-/// Runs bb-coll's `mode` for each case (ranks, environment, what every rank's report names):
-/// the table's cases only where each rank has a core (the table gives 2 ranks the halves only
-/// then); no copy may be refused.
-fn halves_cases(mode: &str, cases: &[(usize, &[(&str, &str)], &str)]) {
+/// A case of the halves tests: ranks, environment, what every rank's report names.
+type HalvesCase<'a> = (usize, &'a [(&'a str, &'a str)], &'a str);
+
+/// Runs bb-coll's `mode` for each case: the table's cases only where each rank has a core
+/// (the table gives 2 ranks the halves only then); no copy may be refused.
+fn halves_cases(mode: &str, cases: &[HalvesCase]) {
     let crowded = std::thread::available_parallelism().map_or(1, |c| c.get()) < 2;
     for &(n, env, report) in cases.iter().filter(|c| !(crowded && c.2.contains("table"))) {
         let err = typed_reductions_reported(mode, n, env, report);
