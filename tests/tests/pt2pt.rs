@@ -249,26 +249,55 @@ fn reductions_group_operands_as_the_tree_by_every_algorithm_of_one_host() {
 /// The 2-rank halves reduce (coll/reduce_halves.rs: each rank folds a part by single copy,
 /// the other's landing in the root's result): typed blocking reduces (bb-coll's `halves`:
 /// every root, a non-commutative operator on 16-byte elements and a commutative one on odd
-/// counts of 8-byte words, across 256 KiB chunks, up to 1 MiB) forced on 2 ranks, and by
-/// the table (from `BB_REDUCE_HALVES_MIN`, set, and by its default, 128 KiB, where each rank
-/// has a core); the verbose report names it on both ranks. Forced where it
+/// counts of 8-byte words, up to 1 MiB, across 256 KiB chunks and 64 KiB ones) forced on 2
+/// ranks, and by the table (from `BB_REDUCE_HALVES_MIN`, set, and by its default, 128 KiB,
+/// where each rank has a core); the verbose report names it on both ranks. Forced where it
 /// cannot run (3 and 4 ranks, single copies off) the tree does the work and the report
 /// says why.
 #[test]
 fn typed_reduces_by_halves_on_2_ranks() {
     type Env = &'static [(&'static str, &'static str)];
-    let cases: [(usize, Env, &str); 6] = [
+    let cases: [(usize, Env, &str); 7] = [
         (2, &[("BB_COLL_REDUCE", "halves")], "(halves; forced by"),
+        (2, &[("BB_COLL_REDUCE", "halves"), ("BB_REDUCE_HALVES_CHUNK", "65536")], "(halves; forced by"),
         (2, &[("BB_REDUCE_HALVES_MIN", "65536")], "(halves; table;"),
         (2, &[], "(halves; table;"),
         (3, &[("BB_COLL_REDUCE", "halves")], "(halves asked"),
         (4, &[("BB_COLL_REDUCE", "halves")], "(halves asked"),
         (2, &[("BB_COLL_REDUCE", "halves"), ("BB_SHM_SINGLE_COPY", "0")], "(halves asked"),
     ];
-    // The table gives 2 ranks the halves only where each has a core.
+    halves_cases("halves", &cases);
+}
+
+/// The 2-rank halves allreduce (coll/reduce_halves.rs: each rank folds a half by single copy
+/// and writes it into the other's result): bb-coll's typed blocking allreduces (`allreduce-
+/// halves`: the vectors of `typed_reduces_by_halves_on_2_ranks`, every rank's result checked)
+/// forced on 2 ranks, and by the table (from `BB_ALLREDUCE_HALVES_MIN`, set, and by its
+/// default, 256 KiB, where each rank has a core); forced where it cannot run the tree and a
+/// broadcast do the work and the report says why.
+#[test]
+fn typed_allreduces_by_halves_on_2_ranks() {
+    type Env = &'static [(&'static str, &'static str)];
+    let cases: [(usize, Env, &str); 6] = [
+        (2, &[("BB_COLL_ALLREDUCE", "halves")], "(halves; forced by"),
+        (2, &[("BB_COLL_ALLREDUCE", "halves"), ("BB_REDUCE_HALVES_CHUNK", "65536")], "(halves; forced by"),
+        (2, &[("BB_ALLREDUCE_HALVES_MIN", "65536")], "(halves; table;"),
+        (2, &[], "(halves; table;"),
+        (3, &[("BB_COLL_ALLREDUCE", "halves")], "(halves asked"),
+        (2, &[("BB_COLL_ALLREDUCE", "halves"), ("BB_SHM_SINGLE_COPY", "0")], "(halves asked"),
+    ];
+    halves_cases("allreduce-halves", &cases);
+}
+
+/// A case of the halves tests: ranks, environment, what every rank's report names.
+type HalvesCase<'a> = (usize, &'a [(&'a str, &'a str)], &'a str);
+
+/// Runs bb-coll's `mode` for each case: the table's cases only where each rank has a core
+/// (the table gives 2 ranks the halves only then); no copy may be refused.
+fn halves_cases(mode: &str, cases: &[HalvesCase]) {
     let crowded = std::thread::available_parallelism().map_or(1, |c| c.get()) < 2;
-    for (n, env, report) in cases.into_iter().filter(|c| !(crowded && c.2.contains("table"))) {
-        let err = typed_reduces_reported(n, env, report);
+    for &(n, env, report) in cases.iter().filter(|c| !(crowded && c.2.contains("table"))) {
+        let err = typed_reductions_reported(mode, n, env, report);
         assert!(!err.contains("single copy from rank"), "{env:?}: a copy was refused:\n{err}");
     }
 }
@@ -276,12 +305,19 @@ fn typed_reduces_by_halves_on_2_ranks() {
 /// Runs bb-coll's typed reduces (`halves` mode) on `n` ranks with `env` and BB_VERBOSE=1,
 /// checks their results and that every rank's report names `report`; gives back stderr.
 fn typed_reduces_reported(n: usize, env: &[(&str, &str)], report: &str) -> String {
+    typed_reductions_reported("halves", n, env, report)
+}
+
+/// [`typed_reduces_reported`] for bb-coll's `mode` (`halves`: reduces, `allreduce-halves`:
+/// allreduces, whose report it looks for).
+fn typed_reductions_reported(mode: &str, n: usize, env: &[(&str, &str)], report: &str) -> String {
     let env: Vec<_> = env.iter().copied().chain([("BB_VERBOSE", "1")]).collect();
-    let job = run(n, "bb-coll", &["halves"], &env, T);
+    let job = run(n, "bb-coll", &[mode], &env, T);
     job.assert_success();
-    assert!(job.stdout().contains(&format!("ok halves on {n} ranks")), "{env:?}: {}", job.stdout());
+    assert!(job.stdout().contains(&format!("ok {mode} on {n} ranks")), "{env:?}: {}", job.stdout());
     let err = job.stderr();
-    let head = format!("]: reduce on a communicator of {n} ranks (one host, context 1)");
+    let what = if mode == "halves" { "reduce" } else { "allreduce" };
+    let head = format!("]: {what} on a communicator of {n} ranks (one host, context 1)");
     let named = err.lines().filter(|l| l.contains(&head) && l.contains(report)).count();
     assert_eq!(named, n, "{env:?}: every rank reports {report:?}:\n{err}");
     err

@@ -301,6 +301,7 @@ pub fn layers() -> &'static [Layer] {
                 &coll::REDUCE_HALVES_MIN,
                 &coll::REDUCE_HALVES_CHUNK,
                 &coll::REDUCE_HALVES_ROOT_SHARE,
+                &coll::ALLREDUCE_HALVES_MIN,
                 &coll::REDUCE_SEGMENT,
                 &coll::ALLREDUCE_POST_MAX,
                 &coll::ALLREDUCE_POST_RANKS,

@@ -591,16 +591,34 @@ fn summed(w: &Communicator, sizes: &[usize], blocks: bool) -> Res {
 /// to 1 MiB; each checked against the fold in rank order computed here, and the non-root's
 /// receive buffer left untouched.
 fn halves(w: &Communicator) -> Res {
+    typed_reductions(w, true)
+}
+
+/// [`halves`] for blocking allreduces (`allreduce_elements`: the 2-rank halves where the table
+/// or `BB_COLL_ALLREDUCE=halves` gives it, else the tree and a broadcast): every rank's result
+/// checked.
+fn allreduce_halves(w: &Communicator) -> Res {
+    typed_reductions(w, false)
+}
+
+/// The typed reductions of [`halves`] (`rooted`: reduces to every root) or of
+/// [`allreduce_halves`].
+fn typed_reductions(w: &Communicator, rooted: bool) -> Res {
     let (n, me) = (w.size(), w.rank());
     // Around the board's data area (128 elements) and its reduce cell (1,024), too.
     let elements = [0usize, 1, 3, 128, 129, 1023, 1024, 1025, 2049, 4095, 4096, 4097, 8191, 8193, 20_001, 65_537];
+    let roots = if rooted { 0..n } else { 0..1 };
     for &count in &elements {
-        for root in 0..n {
+        for root in roots.clone() {
+            let lands = !rooted || me == root;
             let len = count * 16;
             let mine: Vec<u8> = (0..count).flat_map(|i| bytes_of(element(me, i))).collect();
             let mut out = vec![0xee; len];
-            w.reduce_elements(&mine, Some(&mut out), root, &mut compose_each, (16, false))?;
-            if me == root {
+            match rooted {
+                true => w.reduce_elements(&mine, Some(&mut out), root, &mut compose_each, (16, false))?,
+                false => w.allreduce_elements(&mine, &mut out, &mut compose_each, (16, false))?,
+            }
+            if lands {
                 let want: Vec<u8> = (0..count)
                     .flat_map(|i| {
                         bytes_of((0..n).fold([1u64, 0], |acc, r| {
@@ -609,7 +627,7 @@ fn halves(w: &Communicator) -> Res {
                         }))
                     })
                     .collect();
-                assert!(out == want, "ordered reduce of {count} elements to {root} at {me} of {n}");
+                assert!(out == want, "ordered reduction ({rooted}) of {count} elements to {root} at {me} of {n}");
             } else {
                 assert!(out.iter().all(|&b| b == 0xee), "ordered reduce to {root} wrote rank {me}'s buffer");
             }
@@ -618,12 +636,15 @@ fn halves(w: &Communicator) -> Res {
             let word = |r: usize, i: usize| (r as u64 + 1).wrapping_mul(0x9e37_79b9).wrapping_add(i as u64);
             let mine: Vec<u8> = (0..words).flat_map(|i| word(me, i).to_le_bytes()).collect();
             let mut out = vec![0xee; words * 8];
-            w.reduce_elements(&mine, Some(&mut out), root, &mut add_words, (8, true))?;
-            if me == root {
+            match rooted {
+                true => w.reduce_elements(&mine, Some(&mut out), root, &mut add_words, (8, true))?,
+                false => w.allreduce_elements(&mine, &mut out, &mut add_words, (8, true))?,
+            }
+            if lands {
                 let want: Vec<u8> = (0..words)
                     .flat_map(|i| (0..n).fold(0u64, |a, r| a.wrapping_add(word(r, i))).to_le_bytes())
                     .collect();
-                assert!(out == want, "sum of {words} words to {root} at {me} of {n}");
+                assert!(out == want, "sum ({rooted}) of {words} words to {root} at {me} of {n}");
             }
         }
     }
@@ -649,7 +670,12 @@ fn main() -> Res {
     assert!(first.iter().all(|&b| b == 7), "first ibcast on a fresh communicator");
     // Modes that run one check alone.
     type Check = fn(&Communicator) -> Res;
-    let modes: [(&str, Check); 3] = [("hier-board", hier_board), ("association", association), ("halves", halves)];
+    let modes: [(&str, Check); 4] = [
+        ("hier-board", hier_board),
+        ("association", association),
+        ("halves", halves),
+        ("allreduce-halves", allreduce_halves),
+    ];
     if let Some((mode, check)) = modes.into_iter().find(|(mode, _)| std::env::args().any(|a| a == *mode)) {
         check(&w)?;
         w.barrier()?;

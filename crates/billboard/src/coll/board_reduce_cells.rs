@@ -32,7 +32,7 @@ use crate::Communicator;
 
 /// Data areas (epochs) of one cell: a quarter of a slot's [`DATA_DEPTH`], so a poster runs 4
 /// cells ahead of the root.
-const CELL_AREAS: u64 = 8;
+pub(super) const CELL_AREAS: u64 = 8;
 const _: () = assert!(DATA_DEPTH.is_multiple_of(CELL_AREAS));
 
 /// Bytes of one cell of elements of `elem` bytes (0: an element is larger than a cell).
@@ -88,7 +88,7 @@ impl Board {
 
     /// The first and last epochs of the next cell: [`CELL_AREAS`] epochs from a multiple of
     /// it, whose data areas lie back to back.
-    fn cell_epochs(&self) -> (u64, u64) {
+    pub(super) fn cell_epochs(&self) -> (u64, u64) {
         let mut first = self.epoch();
         while !first.is_multiple_of(CELL_AREAS) {
             first = self.epoch();

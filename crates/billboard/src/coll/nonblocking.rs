@@ -316,6 +316,8 @@ impl Plan<'_, '_> {
     ) -> Result<()> {
         match reduce_by(self.comm, len, root.is_some(), elements.1) {
             ReduceBy::Split => return self.reduce_split(send, recv, len, root, elements),
+            // The halves' blocking form only: a schedule's allreduce splits instead.
+            ReduceBy::Halves if root.is_none() => return self.reduce_split(send, recv, len, root, elements),
             ReduceBy::Post => return self.reduce_post(send, recv, len, root),
             ReduceBy::Doubling if root.is_none() => return self.allreduce_doubling(send, recv, len),
             ReduceBy::Ring if root.is_none() => return self.allreduce_ring(send, recv, len, elements.0),
@@ -487,7 +489,8 @@ impl Communicator {
             Err(how) => how,
         };
         let Reduction { op, elem, commutative } = how;
-        if self.on_one_host() && reduce_by(self, len, false, commutative) == ReduceBy::Split {
+        if self.on_one_host() && matches!(reduce_by(self, len, false, commutative), ReduceBy::Split | ReduceBy::Halves)
+        {
             return self.nonblocking(Some(op), |plan| plan.reduce_scatter_direct(send, recv, blocks, commutative));
         }
         self.nonblocking(Some(op), |plan| {

@@ -66,7 +66,7 @@ impl Communicator {
         let whole = self.rank() != root || recv.as_deref().is_some_and(|r| r.len() == send.len());
         let halves = |e: &(usize, bool)| whole && reduce_by(self, send.len(), true, e.1) == ReduceBy::Halves;
         if let Some(elements) = elements.filter(halves) {
-            if self.reduce_halves(send, recv.as_deref_mut(), root, op, elements)? {
+            if self.reduce_halves(send, recv.as_deref_mut(), Some(root), op, elements)? {
                 return Ok(());
             }
         }
@@ -148,9 +148,42 @@ impl Communicator {
 
     /// Reduces every rank's `send` with `op` and leaves the result in every rank's `recv`.
     pub fn allreduce_bytes(&self, send: &[u8], recv: &mut [u8], op: ReduceOp<'_>) -> Result<()> {
+        self.allreduce_direct(send, recv, op, None)
+    }
+
+    /// [`Communicator::allreduce_bytes`] of elements of `elements.0` bytes by an operator that
+    /// commutes where `elements.1`: 2 ranks may then fold a half each (`reduce_halves.rs`),
+    /// where the table says so.
+    pub fn allreduce_elements(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: ReduceOp<'_>,
+        elements: (usize, bool),
+    ) -> Result<()> {
+        self.allreduce_direct(send, recv, op, Some(elements))
+    }
+
+    fn allreduce_direct(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: ReduceOp<'_>,
+        elements: Option<(usize, bool)>,
+    ) -> Result<()> {
         self.intra_only("allreduce by bytes")?;
         if self.reduce_on_board(send, Some(&mut *recv), None, op)? {
             return Ok(());
+        }
+        // Each rank writes into the other's result: both must be whole.
+        if recv.len() != send.len() {
+            return Err(wrong_length(Collective::Allreduce, recv.len(), send.len(), self.rank()));
+        }
+        let halves = |e: &(usize, bool)| reduce_by(self, send.len(), false, e.1) == ReduceBy::Halves;
+        if let Some(elements) = elements.filter(halves) {
+            if self.reduce_halves(send, Some(&mut *recv), None, op, elements)? {
+                return Ok(());
+            }
         }
         self.reduce_bytes(send, Some(&mut *recv).filter(|_| self.rank() == 0), 0, op)?;
         self.bcast_bytes(recv, 0)

@@ -14,12 +14,23 @@
 //! result is whole, and neither send buffer is read any more).
 //!
 //! With a core for each rank the table takes it from `BB_REDUCE_HALVES_MIN` (128 KiB,
-//! `select.rs`): at 1 MiB 0.72-0.82x Open MPI where the tree is 0.85-1.13x. It took chunks of
+//! `select.rs`): at 1 MiB 0.72-0.82x Open MPI where the tree is 0.85-1.13x. It takes chunks of
 //! 256 KiB: in 64 KiB ones the system calls and their pages' pinning ate the gain (it matched
-//! the tree). Every other way to the root crosses the cores through lines rewritten each call
+//! the tree); larger ones measured even (`BB_REDUCE_HALVES_CHUNK`). A single copy costs ~3x a
+//! `memcpy` here (`process_vm_readv` of 1 MiB within one process: 118-125 us against 39), so
+//! a rank's share is weighed by its copies' bytes more than by its folds'. Every other way to the root crosses the cores through lines rewritten each call
 //! (the board's cells: 90-115 us or 180-280 us a MiB run by run, as a bare C pipeline of the
 //! same cells, bench/peers/reduce_pipeline.c, by where the VM's cores sit), where a single copy
 //! reads the other's send buffer, which nobody rewrites.
+//!
+//! An allreduce (`BB_ALLREDUCE_HALVES_MIN`, blocking forms) goes the same way with a result on
+//! both ranks: each folds half of the vector into its own result and writes that half into
+//! the other's, so each copies in and out a half by single copy and folds a half. The split
+//! it replaces (`reduce_split.rs`: halves exchanged as messages through the segment's slots)
+//! crosses the cores through lines rewritten each call, and flips with the VM's placement
+//! (2 ranks, 1 MiB: 82-113 us or 364-429, run by run), where these copies do not (123-169):
+//! slower than the split's fast level, far faster than its slow one, and far below the peers
+//! in both (MPICH 278-609, Open MPI 515-1438), so the table takes them from 256 KiB.
 //!
 //! Rank order is kept: `into = from ⊕ into` always has the lower rank's vector as `from`;
 //! where the higher rank folds and the operator does not commute, its own vector is copied
@@ -40,9 +51,10 @@ pub static REDUCE_HALVES_CHUNK: Tunable = Tunable::new(
     "BB_REDUCE_HALVES_CHUNK",
     256 << 10,
     "bytes a rank of a 2-rank halves reduce copies and folds at a time (rounded down to whole elements): the fold \
-     finds the copied bytes in the L2 cache (1 MiB here), and each chunk costs a system call and its pages' pinning; \
+     finds the copied bytes in the L2 cache (1 MiB here), and each chunk costs a system call (~2 us on this VM); \
      coll.c, 2 ranks, chrt, 1 MiB, 5 interleaved rounds, load 19-22, us: 16 KiB 208-238, 64 KiB 145-157, 128 KiB \
-     128-140, 256 KiB 112-128, 512 KiB 116-126",
+     128-140, 256 KiB 112-128, 512 KiB 116-126; again, 4 alternated rounds: load 20, 256 KiB 116-134, 512 KiB \
+     108-118, 1 MiB 107-113; load 5, 256 KiB 88-117, 1 MiB 97-115 (even); 4 MiB even (reduce 547-662 vs 603-634)",
 )
 .read_at(Effect::EachCollective);
 
@@ -68,20 +80,20 @@ const KEEP_CHUNKS: usize = 16 << 20;
 const ADDRESSES: usize = 24;
 
 impl Communicator {
-    /// The 2-rank reduce of `send` into the root's `recv` described above; `elem` is the
-    /// element size (a chunk never cuts one). `Ok(false)` where a copy was refused on either
+    /// The 2-rank reduce of `send` into the root's `recv` described above (`root` None: the
+    /// allreduce, into both ranks' `recv`); `elem` is the element size (a chunk never cuts one). `Ok(false)` where a copy was refused on either
     /// rank: nothing is done, and the caller reduces another way.
     pub(super) fn reduce_halves(
         &self,
         send: &[u8],
         recv: Option<&mut [u8]>,
-        root: usize,
+        root: Option<usize>,
         op: ReduceOp<'_>,
         (elem, commutative): (usize, bool),
     ) -> Result<bool> {
         let (me, ctx, len) = (self.rank(), self.coll_context(), send.len());
         let other = 1 - me;
-        let mut recv = recv.filter(|_| me == root);
+        let mut recv = recv.filter(|_| root.is_none_or(|r| r == me));
         let result = recv.as_deref_mut().map_or(0, |r| r.as_mut_ptr() as u64);
         let mut words = [0u8; ADDRESSES];
         for (i, w) in [std::process::id() as u64, send.as_ptr() as u64, result].into_iter().enumerate() {
@@ -93,15 +105,18 @@ impl Communicator {
         let (pid, theirs, their_result) = (word(0) as libc::pid_t, word(1), word(2));
 
         let elem = elem.max(1);
-        let cut = len / elem * REDUCE_HALVES_ROOT_SHARE.get().min(100) / 100 * elem;
+        // A reduce's root folds its share; an allreduce's ranks half each (rank 0 the front).
+        let share = root.map_or(50, |_| REDUCE_HALVES_ROOT_SHARE.get().min(100));
+        let cut = len / elem * share / 100 * elem;
         let chunk = (REDUCE_HALVES_CHUNK.get() / elem).max(1) * elem;
         // `into = from ⊕ into` wants the lower rank's vector as `from`: ours, unless this is
         // the higher rank and the operator does not commute.
         let mine_first = me < other || commutative;
-        let (from, to) = if me == root { (0, cut) } else { (cut, len) };
-        // The root folds into its result; the other rank into a chunk of its own, then writes
-        // it there. Either may need a spare chunk for the other's contribution. Each has
-        // `DODGE` bytes of room to start where the kernel's copies do not crawl (`dodge`).
+        let (from, to) = if me == root.unwrap_or(0) { (0, cut) } else { (cut, len) };
+        // A rank with a result folds into it, one without into a chunk of its own; each then
+        // writes its folded part into the other's result, if that has one. Either may need a
+        // spare chunk for the other's contribution. Each has `DODGE` bytes of room to start
+        // where the kernel's copies do not crawl (`dodge`).
         let room = chunk.min(len) + DODGE;
         let mut chunks = CHUNKS.take();
         chunks.resize(chunks.len().max(2 * room), 0);
@@ -111,11 +126,12 @@ impl Communicator {
         while at < to && copied.is_ok() {
             let n = chunk.min(to - at);
             let remote = theirs + at as u64;
-            let (into, landing) = match recv.as_deref_mut() {
-                Some(recv) => (&mut recv[at..][..n], None),
+            let landing = (their_result != 0).then_some(their_result + at as u64);
+            let into = match recv.as_deref_mut() {
+                Some(recv) => &mut recv[at..][..n],
                 None => {
                     let o = dodge(own.as_ptr(), &[(remote, true), (their_result + at as u64, false)]);
-                    (&mut own[o..][..n], Some(their_result + at as u64))
+                    &mut own[o..][..n]
                 }
             };
             let o = dodge(spare.as_ptr(), &[(remote, true)]);

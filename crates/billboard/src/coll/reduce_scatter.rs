@@ -7,7 +7,7 @@
 use std::cell::Cell;
 
 use super::board::DATA;
-use super::select::Collective as Op;
+use super::select::{reduce_by, Collective as Op, ReduceBy};
 use super::ReduceOp;
 use crate::{Communicator, Error, Result};
 
@@ -65,11 +65,13 @@ impl Communicator {
 
     /// Whether a reduce-scatter of `len` bytes a rank runs as its schedule (then the blocking
     /// form is start + wait) rather than [`Communicator::reduce_scatter_bytes`]: where neither
-    /// the board nor the allreduce's direct form takes it.
+    /// the board nor the allreduce's direct form takes it. Where the allreduce would go by
+    /// halves, the schedule's direct round (`reduce_scatter_direct.rs`: each block straight
+    /// to its owner) moves half what an allreduce would.
     pub fn reduce_scatter_scheduled(&self, len: usize) -> Result<bool> {
         if self.board_for(Op::ReduceScatter, len, true)?.is_some() {
             return Ok(false);
         }
-        self.reduction_scheduled(len, false)
+        Ok(self.reduction_scheduled(len, false)? || reduce_by(self, len, false, false) == ReduceBy::Halves)
     }
 }

@@ -8,7 +8,7 @@
 //! | bcast | `post`, `tree`, `scatter-allgather`, `hier`, `board`, `board-cells` | one host: where ranks outnumber cores the board in cells up to `BB_BCAST_CELLS_MAX` and from `BB_BCAST_CELLS_MIN` (`select_board.rs`); post for more than 2 ranks up to `BB_EAGER_MAX` bytes, else tree; several hosts: hier |
 //! | barrier | `post`, `dissemination`, `hier`, `board`, `board-leader` | one host: post from `BB_COLL_BARRIER_POST_MIN` ranks, else dissemination; several hosts: hier |
 //! | reduce | `tree`, `post`, `split`, `hier`, `board`, `halves`, `board-cells` | one host: blocking forms of elements the interface names, where ranks outnumber cores, from `BB_REDUCE_CELLS_MIN` on the board in cells (`select_board.rs`); split on more than 2 ranks from `BB_REDUCE_ROOTED_SPLIT_MIN`, halves on 2 ranks with a core each from `BB_REDUCE_HALVES_MIN` (128 KiB; blocking forms), else tree; several hosts: hier if the operator commutes or every host's ranks are consecutive, else tree |
-//! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier`, `board` | one host: split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
+//! | allreduce | `tree`, `post`, `split`, `doubling`, `ring`, `hier`, `board`, `halves` | one host: halves on 2 ranks with a core each from `BB_ALLREDUCE_HALVES_MIN` (256 KiB; blocking forms; schedules and reduce-scatter split), split from `BB_REDUCE_SPLIT_MIN(_MANY)`, post up to `BB_ALLREDUCE_POST_MAX`/`_RANKS`, else tree; several hosts: hier as for reduce, else doubling |
 //! | allgather(v) | `post`, `gather-bcast`, `ring`, `doubling`, `bruck`, `hier`, `board` | one host: post; several hosts: hier |
 //! | alltoall(v) | `linear`, `pairwise`, `hier`, `board` | several hosts, blocking: hier (host phases on the board, one message per pair of hosts' leaders) for parts within `BB_HIER_ALLTOALL_MAX` a host; else linear (every part in one round); pairwise on several hosts from `BB_ALLTOALL_PAIRWISE_MIN` bytes a rank sends |
 //! | gather, scatter (parts of one length) | `linear`, `hier`, `binomial`, `board` | several hosts: hier (one message per host between its leader and the root) for parts up to `BB_GATHER_HIER_MAX`, and blocking forms whose widest host's parts fit `BB_HIER_PARTS_MAX` (host phases on the board in cells); else linear |
@@ -76,7 +76,7 @@ pub static BCAST: Switch = Switch::new(
     &["post", "tree", "scatter-allgather", "hier", "board", "board-cells"],
     "broadcast: post = the root posts once and every rank reads it (seed 004's multicast), tree = binomial tree of \
      messages, scatter-allgather = the root's blocks scattered then a ring all-gather (van de Geijn), hier = the \
-     leaders of the hosts, then each host, board-cells = the board in cells of 2 KiB (blocking, one host); unset: one host \
+     leaders of the hosts, then each host, board-cells = the board in cells of 2 KiB, of 16 KiB from 64 KiB (blocking, one host); unset: one host \
      whose ranks outnumber its cores board-cells up to BB_BCAST_CELLS_MAX and from BB_BCAST_CELLS_MIN, with cores for every rank tree up to \
      BB_BCAST_TREE_MAX bytes, else post for more than 2 ranks up to BB_EAGER_MAX bytes, else tree; several hosts \
      hier",
@@ -207,11 +207,13 @@ pub static REDUCE: Switch = Switch::new(
 
 pub static ALLREDUCE: Switch = Switch::new(
     "BB_COLL_ALLREDUCE",
-    &["tree", "post", "split", "doubling", "ring", "hier", "board"],
+    &["tree", "post", "split", "doubling", "ring", "hier", "board", "halves"],
     "allreduce: tree = binomial reduce then broadcast, post = every rank posts its vector once to all and each \
      folds them in rank order, split = blocks reduced by every rank and exchanged, doubling = recursive doubling, \
      ring = ring reduce-scatter + all-gather (commutative operators), hier = each host into its leader, the \
-     leaders by doubling or ring, each host's leader posts the result; unset: one host split from \
+     leaders by doubling or ring, each host's leader posts the result, halves = 2 ranks of one host fold a half \
+     each by single copy and write it into the other's result (reduce_halves.rs; blocking forms, else split); \
+     unset: one host halves on 2 ranks with a core each from BB_ALLREDUCE_HALVES_MIN, split from \
      BB_REDUCE_SPLIT_MIN(_MANY), doubling for more than 2 ranks with a core each, post within \
      BB_ALLREDUCE_POST_MAX/_RANKS, else tree; several hosts hier (doubling for a non-commutative operator on hosts \
      whose ranks are not consecutive)",
@@ -233,7 +235,7 @@ pub(crate) enum ReduceBy {
     /// Hosts, then their leaders, then hosts (`hier.rs`).
     Hier,
     /// 2 ranks of one host folding a part each by single copy (`reduce_halves.rs`); blocking
-    /// reduce only (elsewhere, and schedules, the tree).
+    /// forms only (elsewhere, and schedules, the tree for a reduce, the split for an allreduce).
     Halves,
 }
 
@@ -293,6 +295,19 @@ pub static REDUCE_HALVES_MIN: Tunable = Tunable::new(
      128 KiB 19.4-28.9 vs 15.4-20.3 vs 18.1-23.3, 256 KiB 36.6-54.7 vs 33.3-35.8 vs 37.1-47.2, 1 MiB 145-182 vs \
      112-128 vs 155-170 (within-round halves/Open MPI 0.72-0.82), 4 MiB 702-806 vs 479-556 vs 687-869. In 64 KiB \
      chunks (its old default) the halves matched the tree (1 MiB 145-157): the chunk, not the method, held it back",
+)
+.read_at(Effect::EachCollective);
+
+pub static ALLREDUCE_HALVES_MIN: Tunable = Tunable::new(
+    "BB_ALLREDUCE_HALVES_MIN",
+    256 << 10,
+    "a blocking allreduce on 2 ranks of one host, each with a core, goes by halves (reduce_halves.rs: each folds a \
+     half by single copy and writes it into the other's result) from this many bytes (0: never, the split); coll.c, \
+     2 ranks, chrt, forced, alternated, us, split vs halves: load 20 (the split's slow level): 16 KiB 8.8-9.1 vs \
+     11.3-12.0, 32 KiB 14.3-15.5 vs 12.5-13.5, 64 KiB 24.9-26.9 vs 17.4-18.9, 256 KiB 104-110 vs 44-45, 1 MiB \
+     410-429 vs 160-169; load 5, 4 rounds, the split fast in 3: 64 KiB 8.3-9.4 vs 14.7-18.8, 256 KiB 26-34 vs \
+     31-53, 1 MiB 105-114 vs 123-164, slow in 1: 27, 118, 425 vs 18, 48, 156 (Open MPI 17, 137, 515). From 256 KiB \
+     the halves stay far below the peers in both levels; below it the split's fast level is worth its slow one",
 )
 .read_at(Effect::EachCollective);
 
@@ -364,7 +379,8 @@ pub(crate) fn reduce_on_one_host(n: usize, len: usize, rooted: bool, crowded: bo
         // on more ranks (BB_REDUCE_ROOTED_SPLIT_MIN).
         // Two ranks folding at once on one core only add the halves' messages (unmeasured
         // there): the tree.
-        _ if rooted && n == 2 && !crowded && halves_from(len) && halves_copy() => ReduceBy::Halves,
+        _ if rooted && n == 2 && !crowded && at_least(len, &REDUCE_HALVES_MIN) && halves_copy() => ReduceBy::Halves,
+        _ if !rooted && n == 2 && !crowded && at_least(len, &ALLREDUCE_HALVES_MIN) && halves_copy() => ReduceBy::Halves,
         _ if rooted => match n > 2 && len >= REDUCE_ROOTED_SPLIT_MIN.get() {
             true => ReduceBy::Split,
             false => ReduceBy::Tree,
@@ -380,9 +396,10 @@ pub(crate) fn reduce_on_one_host(n: usize, len: usize, rooted: bool, crowded: bo
     }
 }
 
-/// Whether a 2-rank reduce of `len` bytes goes by halves unforced (`BB_REDUCE_HALVES_MIN`).
-fn halves_from(len: usize) -> bool {
-    let min = REDUCE_HALVES_MIN.get();
+/// Whether a 2-rank reduction of `len` bytes goes by halves unforced: from `min`
+/// (`BB_REDUCE_HALVES_MIN`, `BB_ALLREDUCE_HALVES_MIN`), 0 being never.
+fn at_least(len: usize, min: &Tunable) -> bool {
+    let min = min.get();
     min != 0 && len >= min
 }
 

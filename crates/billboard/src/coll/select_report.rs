@@ -14,6 +14,7 @@ fn what_it_does(what: Collective, algorithm: &str) -> &'static str {
         (Allreduce, "post") => "every rank posts to all, each folds in the tree's order",
         (Allgather, "post") => "every rank posts its part to all",
         (Allreduce, "tree") => "binomial tree and broadcast",
+        (Allreduce, "halves") => "each of the 2 ranks folds a half by single copy into both results",
         (Barrier, "board-leader") => "arrival lines read by rank 0, which posts the release line",
         (ReduceScatter, "board") => {
             "on the board: each rank posts its vector once, folds its own block out of every post"

@@ -122,8 +122,11 @@ counted! {
                 Some(combine) => combine,
                 None => combiner(op, t)?,
             };
+            let elements = elements(op, &layout);
             let mut land = Landing::new(layout, count, recvbuf, len)?;
-            with_contribution(sendbuf, recvbuf, len, |send| Ok(c.allreduce_bytes(send, land.bytes(), &mut *combine)?))?;
+            with_contribution(sendbuf, recvbuf, len, |send| {
+                Ok(c.allreduce_elements(send, land.bytes(), &mut *combine, elements)?)
+            })?;
             land.finish();
             Ok(())
         })
