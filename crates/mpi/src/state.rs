@@ -192,6 +192,9 @@ pub(crate) fn with_inlined<R>(f: impl FnOnce(&mut Mpi) -> R) -> Option<R> {
     let _guard = GLOBAL.multiple.load(Ordering::Relaxed).then(|| GLOBAL.lock.lock().unwrap_or_else(|e| e.into_inner()));
     // SAFETY: see `Global`: exclusive access by lock or by the program's promise.
     let state = unsafe { &mut *GLOBAL.state.get() };
+    // Written out (not `Option::map`): the call of `f` here directly, so that a closure's
+    // `#[inline(always)]` decides.
+    #[allow(clippy::manual_map)]
     match state.as_mut() {
         Some(m) => Some(f(m)),
         None => None,
