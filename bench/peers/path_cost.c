@@ -2,7 +2,8 @@
  *   path_cost N pair     N rounds of MPI_Send + MPI_Recv of 8 bytes
  *   path_cost N window   N rounds of 64 MPI_Irecv, 64 MPI_Isend of 8 bytes, one MPI_Waitall
  *   path_cost N put_flush    N rounds of an 8 B MPI_Put + MPI_Win_flush (MPI_Win_allocate,
- *                            MPI_Win_lock_all); fetch_op: MPI_Fetch_and_op + MPI_Win_flush
+ *                            MPI_Win_lock_all); fetch_op: MPI_Fetch_and_op + MPI_Win_flush;
+ *                            cas: MPI_Compare_and_swap + MPI_Win_flush
  * Run under callgrind twice (N and 2N) and divide the difference by N (or by 64 N):
  *   valgrind --tool=callgrind ./path_cost 10000 pair   (LD_LIBRARY_PATH=dist/lib for ours) */
 #include <mpi.h>
@@ -19,21 +20,23 @@ int main(int argc, char **argv) {
     MPI_Request reqs[2 * WINDOW];
     MPI_Init(&argc, &argv);
     for (int i = 0; i < WINDOW; i++) out[i] = i;
-    if (strcmp(mode, "put_flush") == 0 || strcmp(mode, "fetch_op") == 0) {
+    if (strcmp(mode, "put_flush") == 0 || strcmp(mode, "fetch_op") == 0 || strcmp(mode, "cas") == 0) {
         double *mem;
         MPI_Win win;
         MPI_Win_allocate(WINDOW * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
         MPI_Win_lock_all(0, win);
-        long one = 1, got = 0;
+        long one = 1, got = 0, cmp = 0;
         for (int r = 0; r < n; r++) {
             if (mode[0] == 'p')
                 MPI_Put(&out[1], 1, MPI_DOUBLE, 0, 1, 1, MPI_DOUBLE, win);
-            else
+            else if (mode[0] == 'f')
                 MPI_Fetch_and_op(&one, &got, MPI_LONG, 0, 2, MPI_SUM, win);
+            else
+                MPI_Compare_and_swap(&one, &cmp, &got, MPI_LONG, 0, 2, win);
             MPI_Win_flush(0, win);
         }
         MPI_Win_unlock_all(win);
-        in[0] = mem[1] == out[1] || mode[0] == 'f' ? out[0] : -1;
+        in[0] = mem[1] == out[1] || mode[0] != 'p' ? out[0] : -1;
         MPI_Win_free(&win);
         MPI_Finalize();
         return in[0] == out[0] ? 0 : 1;

@@ -28,10 +28,12 @@
  * on main's stack (stack), a shared mapping of a file (file) or anonymous shared memory
  * (shared); or malloc'd memory attached to MPI_Win_create_dynamic (dynamic: displacements are
  * the targets' addresses, gathered once), or MPI_Alloc_mem's memory attached (dynamic_alloc). A trial batches min(16, 64 KiB / size) operations
- * (at least 1).
+ * (at least 1). The origin buffers (puts' sources) are malloc'd, or MPI_Alloc_mem's with
+ * --origin alloc_mem (memory the target may map: Billboard's arena, win/arena.rs).
  *
  * Usage: rma put_flush|fetch_op|cas|lock|fence|fence_one|get_flush|put_bytes|acc_flush|busy_fop [--trials N]
  *            [--sizes 8,8K,1M] [--window allocate|allocate_shared|create|stack|file|shared|dynamic|dynamic_alloc] [--slice US]
+ *            [--origin malloc|alloc_mem]
  * Prints: test size_bytes median_us min_us mean_us
  */
 #define _DEFAULT_SOURCE
@@ -93,11 +95,14 @@ int main(int argc, char **argv)
     int nsizes = 3;
     const char *kind = "allocate";
     double slice_us = 20;
+    int origin_alloc_mem = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--create"))
             kind = "create";
         else if (!strcmp(argv[i], "--window") && i + 1 < argc)
             kind = argv[++i];
+        else if (!strcmp(argv[i], "--origin") && i + 1 < argc)
+            origin_alloc_mem = !strcmp(argv[++i], "alloc_mem");
         else if (!strcmp(argv[i], "--slice") && i + 1 < argc)
             slice_us = atof(argv[++i]);
         else if (!strcmp(argv[i], "--trials") && i + 1 < argc)
@@ -116,7 +121,12 @@ int main(int argc, char **argv)
     for (int s = 0; s < nsizes; s++)
         if (sizes[s] > maxsize)
             maxsize = sizes[s];
-    char *mem = NULL, *src = calloc(1, (size_t)maxsize);
+    char *mem = NULL, *src = NULL;
+    if (origin_alloc_mem)
+        MPI_Alloc_mem(maxsize, MPI_INFO_NULL, &src);
+    else
+        src = malloc((size_t)maxsize);
+    memset(src, 0, (size_t)maxsize);
     /* Room on main's stack for --window stack (a byte otherwise). */
     char on_stack[!strcmp(kind, "stack") ? maxsize : 1];
     MPI_Aint *at = calloc((size_t)n, sizeof(MPI_Aint)); /* each target's displacement of byte 0 */
@@ -298,7 +308,10 @@ int main(int argc, char **argv)
     else if (!strcmp(kind, "shared") || !strcmp(kind, "file"))
         munmap(mem, (size_t)maxsize);
     free(at);
-    free(src);
+    if (origin_alloc_mem)
+        MPI_Free_mem(src);
+    else
+        free(src);
     free(t);
     MPI_Finalize();
     return 0;

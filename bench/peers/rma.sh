@@ -11,7 +11,8 @@
 # fence:2"; busy_fop:2 times fetch_op while the target computes in 20 us slices with
 # MPI_Iprobe between them), SIZES (fence, get_flush, put_bytes, acc_flush; default 8,8K,1M), WINDOW (allocate, the default;
 # allocate_shared: MPI_Win_allocate_shared; create: MPI_Win_create on malloc'd memory; stack, file, shared: on main's stack, a file's or
-# anonymous shared mapping; dynamic: MPI_Win_create_dynamic + MPI_Win_attach of malloc'd; dynamic_alloc: of MPI_Alloc_mem's), TRIALS (default 200), ROUNDS (default 5),
+# anonymous shared mapping; dynamic: MPI_Win_create_dynamic + MPI_Win_attach of malloc'd; dynamic_alloc: of MPI_Alloc_mem's), ORIGIN (the origin
+# buffers: malloc, the default, or alloc_mem: MPI_Alloc_mem's), TRIALS (default 200), ROUNDS (default 5),
 # CHRT (default "chrt -f 10" when root, for runs with no more ranks than cores: bench/README.md,
 # "On a busy machine"), RUN_TIMEOUT
 # (default 120 s per run).
@@ -27,7 +28,8 @@ TRIALS=${TRIALS:-200}
 ROUNDS=${ROUNDS:-5}
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
 WINDOW=${WINDOW:-allocate}
-FLAVOR="--window $WINDOW"
+ORIGIN=${ORIGIN:-malloc}
+FLAVOR="--window $WINDOW --origin $ORIGIN"
 if [ -z "${CHRT+x}" ]; then CHRT=$([ "$(id -u)" = 0 ] && echo "chrt -f 10" || echo ""); fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 log() { printf 'rma.sh: %s\n' "$*" >&2; }

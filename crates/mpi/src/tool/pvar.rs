@@ -78,6 +78,12 @@ pub(super) static PVARS: &[Pvar] = &[
         category: "rma",
     },
     Pvar {
+        name: "bb_rma_prepared_atomics",
+        desc: "MPI_Fetch_and_op and MPI_Compare_and_swap calls this process did by the path its window prepared (loads, stores and CPU atomics on memory it maps)",
+        measure: Measure::Process(crate::win::prepared_atomic_count),
+        category: "rma",
+    },
+    Pvar {
         // MPICH's name for the same level.
         name: "unexpected_recvq_length",
         desc: "messages that arrived before their receive was posted, waiting now",

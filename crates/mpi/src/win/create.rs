@@ -93,6 +93,7 @@ pub(super) fn create(
         progress: None,
         pages: None,
         attached: None,
+        prepared: None,
         _memory: memory,
     };
     Ok(state::with(|m| m.add_win(w)).expect("MPI is running"))

@@ -51,6 +51,7 @@ mod attached;
 mod create;
 mod direct;
 mod fast;
+mod fast_atomic;
 mod fence;
 mod origin;
 mod passive;
@@ -81,6 +82,12 @@ pub(crate) fn single_copy_count() -> u64 {
 /// Operations on mapped regions of dynamic windows so far (MPI_T `bb_rma_mapped_operations`).
 pub(crate) fn mapped_operation_count() -> u64 {
     attached::MAPPED_OPERATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Fetch-and-ops and compare-and-swaps by the prepared path so far (MPI_T
+/// `bb_rma_prepared_atomics`).
+pub(crate) fn prepared_atomic_count() -> u64 {
+    fast_atomic::PREPARED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 use std::ffi::{c_char, c_int};
@@ -160,6 +167,9 @@ pub(crate) struct Win {
     /// MPI_Win_create_dynamic on one host: this origin's copy of every member's table of
     /// attached regions (`attached.rs`), which `node` holds; `reach` has every base at 0.
     attached: Option<attached::Seen>,
+    /// Fetch-and-op and compare-and-swap's path on a window reached by loads and stores,
+    /// prepared at the first of them (`fast_atomic.rs`).
+    prepared: Option<Box<fast_atomic::Prepared>>,
     _memory: Option<Memory>,
 }
 

@@ -469,6 +469,30 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(
     op: MPI_Op,
     win: MPI_Win,
 ) -> c_int {
+    let (x, old) = (origin_addr as *const u8, result_addr as *mut u8);
+    let (kind, cmp) = (Kind::GetAccumulate, std::ptr::null());
+    let done = crate::error::guard(
+        "MPI_Fetch_and_op",
+        #[inline(always)]
+        || super::fast_atomic::issue(win, target_rank, target_disp, datatype, kind, op, x, cmp, old),
+    );
+    if done.is_some() {
+        return MPI_SUCCESS;
+    }
+    fetch_and_op_checked(origin_addr, result_addr, datatype, target_rank, target_disp, op, win)
+}
+
+/// MPI_Fetch_and_op off the prepared path (out of line: the entry stays small).
+#[inline(never)]
+unsafe fn fetch_and_op_checked(
+    origin_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
     plain_call("MPI_Fetch_and_op", win, || Call {
         origin: Some(Buf { addr: origin_addr, count: 1, datatype }),
         result: Some(Buf { addr: result_addr, count: 1, datatype }),
@@ -478,6 +502,30 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Compare_and_swap(
+    origin_addr: *const c_void,
+    compare_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    win: MPI_Win,
+) -> c_int {
+    let (x, cmp, old) = (origin_addr as *const u8, compare_addr as *const u8, result_addr as *mut u8);
+    let (kind, op) = (Kind::CompareAndSwap, MPI_REPLACE);
+    let done = crate::error::guard(
+        "MPI_Compare_and_swap",
+        #[inline(always)]
+        || super::fast_atomic::issue(win, target_rank, target_disp, datatype, kind, op, x, cmp, old),
+    );
+    if done.is_some() {
+        return MPI_SUCCESS;
+    }
+    compare_and_swap_checked(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win)
+}
+
+/// MPI_Compare_and_swap off the prepared path (out of line: the entry stays small).
+#[inline(never)]
+unsafe fn compare_and_swap_checked(
     origin_addr: *const c_void,
     compare_addr: *const c_void,
     result_addr: *mut c_void,
