@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use bb_tests::{binary, run, shm_files};
+use bb_tests::{binary, one_job_at_a_time, run, shm_files};
 
 const T: Duration = Duration::from_secs(120);
 
@@ -107,6 +107,8 @@ fn tiny_rings_and_slots_still_deliver_everything() {
 
 #[test]
 fn a_singleton_starts_without_bbrun() {
+    // Its turn as for a job: another job's leftover check kills every bb-pt2pt it finds.
+    let _turn = one_job_at_a_time();
     let before = shm_files();
     let out = std::process::Command::new(binary("bb-pt2pt")).arg("all").output().expect("run singleton");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
