@@ -10,6 +10,7 @@
 # Prints each row's median over the rounds and the median of the within-round ratios
 # after / before (latency: < 1 is faster; bandwidth: > 1 is faster).
 # Environment: BIN (default target/release), BEFORE (unset), ROUNDS (5), SIZES (1M,16M),
+# MACHINES ("single shared pipeline": the machines to time, e.g. "pipeline" alone),
 # MAX_SIZE (16M: bb-bench drops sizes past it), TRIALS (100), WINDOW (8: 16 MiB x 8 in flight
 # is 128 MiB of receive buffers).
 set -uo pipefail
@@ -20,6 +21,7 @@ SIZES=${SIZES:-1M,16M}
 MAX_SIZE=${MAX_SIZE:-16M}
 TRIALS=${TRIALS:-100}
 WINDOW=${WINDOW:-8}
+MACHINES=${MACHINES:-single shared pipeline}
 machine_env() {
     case $1 in
         single) echo BB_SHM_SHARED_COPY=0 ;;
@@ -32,7 +34,7 @@ for round in $(seq "$ROUNDS"); do
     echo "== round $round, load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RESULTS/runs"
     builds=("$BIN" ${BEFORE:+"$BEFORE"})
     if [ $((round % 2)) -eq 0 ] && [ ${#builds[@]} -eq 2 ]; then builds=("$BEFORE" "$BIN"); fi
-    for machine in single shared pipeline; do
+    for machine in $MACHINES; do
         for bin in "${builds[@]}"; do
             build=$([ "$bin" = "$BIN" ] && echo after || echo before)
             for what in latency bandwidth; do
@@ -51,7 +53,7 @@ awk '!/^==/ { print $1, $2 }' "$RESULTS/runs" | sort -u | while read -r label si
         awk -v l="$label" -v s="$size" '{ a[NR] = $1 } END { if (NR) printf "%s %s median %.3f (%d rounds)\n", l, s, NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2, NR }'
 done | tee "$RESULTS/summary.txt"
 # Within each round, after / before per machine, test and size; the median over the rounds.
-for machine in single shared pipeline; do
+for machine in $MACHINES; do
     for what in latency bandwidth; do
         for size in $(awk -v l="$machine-$what-after" '$1 == l { print $2 }' "$RESULTS/runs" | sort -un); do
             awk -v a="$machine-$what-after" -v b="$machine-$what-before" -v s="$size" '

@@ -30,6 +30,9 @@ use crate::{verbose, Error, Result};
 
 #[path = "active.rs"]
 pub(crate) mod active;
+#[cfg(all(test, not(loom)))]
+#[path = "closed_pair_tests.rs"]
+mod closed_pair_tests;
 #[path = "failure.rs"]
 mod failure;
 #[path = "large.rs"]
@@ -672,6 +675,20 @@ impl<C: Channel> Engine<C> {
             busy |= self.flush_queued();
         }
         busy
+    }
+
+    /// Before a wait sleeps: asks the channel for peers whose end closed unseen (a
+    /// shared-memory receiver that failed this rank, or died) and fails them, so a send that
+    /// waits only for such a receiver's FIN ends naming it. True if one failed (the wait looks
+    /// at its condition again rather than sleep).
+    #[cold]
+    pub(crate) fn look_for_closed(&mut self) -> bool {
+        self.chan.look_for_closed();
+        if !self.chan.has_failure() {
+            return false;
+        }
+        self.take_failures();
+        true
     }
 
     /// Fails the peers whose routes the channel found broken, and closes the routes of those

@@ -567,6 +567,64 @@ fn a_receiver_failing_a_live_sender_closes_its_shared_copies() {
     rank_0_still_helps_rank_2(&mut s, &msg);
 }
 
+/// A receiver that fails a live sender before it answers its RTS (here for a record of no
+/// known kind ahead of it) closes the pair; the sender, whose send waits only for a FIN, is not
+/// told by any record. Its wait looks for closed ends before it sleeps
+/// (`Engine::look_for_closed`): the send fails naming the receiver, and sends to others go on.
+/// Before: the send waited for ever, whatever the rounds.
+#[test]
+fn a_send_waiting_for_a_fin_fails_when_its_receiver_closes_the_pair() {
+    for caps in [shm(), single_only()] {
+        let len = 24 * claims::PAGE;
+        let mut s = sim(3, caps);
+        let msg = data(0, 6, len);
+        let bad = Header { kind: 99, context: 0, source: 0, tag: 0, aux: 0 };
+        s.net.borrow_mut().inject(0, 1, bad, &[]);
+        let send = s.send(0, 1, 0, &msg).unwrap();
+        let mut buf = vec![0u8; len];
+        let id = s.recv(1, Some(0), Some(0), &mut buf);
+        for _ in 0..100 {
+            s.rounds(&[1, 0]);
+        }
+        assert!(matches!(s.ranks[1].finish(id), Err(Error::PeerGone { rank: 0, .. })), "rank 1 failed rank 0");
+        assert_eq!(s.count(1, 0, FIN) + s.count(1, 0, CTS) + s.count(1, 0, SHARE), 0, "no answer to the RTS");
+        assert!(!s.ranks[0].is_done(send), "no record tells the sender");
+        assert!(s.ranks[0].look_for_closed(), "the look before a sleep finds the closed pair");
+        assert!(!s.ranks[0].look_for_closed(), "once");
+        assert!(s.ranks[0].is_done(send), "the send still waits for a FIN that cannot come");
+        match s.ranks[0].finish(send) {
+            Err(Error::PeerGone { rank: 1, reason }) => assert!(reason.contains("closed its end"), "{reason}"),
+            other => panic!("expected rank 1 failed, got {other:?}"),
+        }
+        let mut buf2 = vec![0u8; len];
+        let id2 = s.recv(2, Some(0), Some(0), &mut buf2);
+        let send2 = s.send(0, 2, 0, &msg);
+        let out = s.complete(&[(2, Some(id2)), (0, send2)]);
+        assert!(out.iter().all(Result::is_ok) && buf2 == msg, "rank 2 still gets rank 0's messages: {out:?}");
+    }
+}
+
+/// A receiver that closes the pair after its FIN: the sender reads the FIN first (its send
+/// completes), and only then learns of the close.
+#[test]
+fn a_fin_sent_before_the_close_completes_the_send() {
+    let len = 24 * claims::PAGE;
+    let mut s = sim(2, single_only());
+    let msg = data(0, 7, len);
+    let mut buf = vec![0u8; len];
+    let id = s.recv(1, Some(0), Some(0), &mut buf);
+    let send = s.send(0, 1, 0, &msg).unwrap();
+    s.net.borrow_mut().hold(1, 0);
+    s.complete(&[(1, Some(id))]);
+    assert!(buf == msg);
+    s.ranks[1].chan.close(0, "test");
+    assert!(!s.ranks[0].look_for_closed(), "the FIN waits on the link: not reported yet");
+    s.net.borrow_mut().release(1, 0, usize::MAX);
+    s.rounds(&[0]);
+    assert!(s.ranks[0].finish(send).is_ok(), "the FIN completed the send");
+    assert!(s.ranks[0].look_for_closed(), "then the close");
+}
+
 /// After rank 0's copy to rank 1 ended in a failure, rank 2 still gets its help: a shared copy
 /// of `msg` from rank 0 arrives whole, rank 0 having written pages of it (PUSHED).
 fn rank_0_still_helps_rank_2(s: &mut Sim, msg: &[u8]) {

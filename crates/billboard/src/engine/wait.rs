@@ -181,7 +181,7 @@ impl Shared {
     /// there would miss its wake-up); without it, a plain nap. Returns whether progress moved.
     pub fn nap(&self, timeout: Duration) -> bool {
         let mut engine = self.lock();
-        if engine.progress(None) {
+        if engine.progress(None) || engine.look_for_closed() {
             return true;
         }
         match self.waiters.take_baton() {
@@ -283,6 +283,9 @@ impl Shared {
                         continue 'rounds;
                     }
                     Step::Sleep(t) => {
+                        if engine.look_for_closed() {
+                            continue 'rounds;
+                        }
                         let (sleeper, t) = (engine.sleeper(), engine.sched_nap(t));
                         drop(engine);
                         sleeper.sleep(t);

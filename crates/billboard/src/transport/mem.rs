@@ -33,6 +33,9 @@ pub struct Net {
     refused: Vec<(bool, bool)>,
     /// Per rank: its memory cannot be found (another pid namespace), though it lives.
     hidden: Vec<bool>,
+    /// Per link `from * n + to`: the receiver closed it ([`Channel::close`]); the sender finds
+    /// out only by looking ([`Channel::look_for_closed`]), as over shared memory.
+    closed: Vec<bool>,
     /// Every record accepted, oldest first: (from, to, kind, payload bytes).
     pub sent: Vec<(usize, usize, u32, usize)>,
 }
@@ -50,6 +53,7 @@ impl Net {
             failures: (0..n).map(|_| VecDeque::new()).collect(),
             refused: vec![(false, false); n],
             hidden: vec![false; n],
+            closed: vec![false; n * n],
             sent: Vec::new(),
         }))
     }
@@ -207,6 +211,21 @@ impl Channel for MemChannel {
         let l = peer * net.n + self.me;
         net.links[l].clear();
         net.visible[l] = 0;
+        net.closed[l] = true;
+    }
+
+    /// Reports each receiver that closed its link from this rank, once, when nothing it sent
+    /// waits on its link to this rank (it is read first).
+    fn look_for_closed(&mut self) {
+        let mut net = self.net.borrow_mut();
+        let n = net.n;
+        for r in (0..n).filter(|&r| r != self.me) {
+            let (out, back) = (self.me * n + r, r * n + self.me);
+            if net.closed[out] && net.links[back].is_empty() {
+                net.closed[out] = false;
+                net.failures[self.me].push_back((r, "it closed its end of the pair".to_string()));
+            }
+        }
     }
 
     fn read_remote_iov(

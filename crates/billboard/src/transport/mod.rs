@@ -79,8 +79,16 @@ pub trait Channel {
     fn take_failure(&mut self) -> Option<(usize, String)> {
         None
     }
-    /// Stops taking records from `peer`, whose records broke the engine's protocol.
+    /// Stops taking records from `peer`, whose records broke the engine's protocol; the peer
+    /// learns it (a socket's end shuts; the billboard's pair says so in a word the peer finds
+    /// by [`look_for_closed`](Self::look_for_closed)).
     fn close(&mut self, _peer: usize, _why: &str) {}
+    /// Looks for peers whose end closed without a record or a broken connection saying so (a
+    /// shared-memory receiver that closed the pair, or whose process is gone): each waits in
+    /// [`take_failure`](Self::take_failure) then. A look at every peer, so the engine's wait
+    /// makes it before it sleeps, never on a poll: a send that waits only for its receiver's
+    /// answer fails then instead of waiting for ever.
+    fn look_for_closed(&mut self) {}
     /// Copies `dst.len()` bytes at `addr` in `peer`'s memory into `dst` (single copy).
     fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> std::io::Result<()> {
         let mut local = [libc::iovec { iov_base: dst.as_mut_ptr().cast(), iov_len: dst.len() }];

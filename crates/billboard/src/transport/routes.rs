@@ -376,9 +376,15 @@ impl Channel for Routes {
 
     fn take_failure(&mut self) -> Option<(usize, String)> {
         if let Some((s, why)) = self.shm.take_failure() {
-            return Some((self.shm_world[s], format!("it sent what the billboard cannot hold: {why}")));
+            return Some((self.shm_world[s], why));
         }
         self.remote.as_mut().and_then(Remote::take_failure).or_else(|| self.joined.as_mut()?.take_failure())
+    }
+
+    /// Only the billboard has ends that close unseen (a TCP peer's close or death breaks its
+    /// connection, which the poll finds).
+    fn look_for_closed(&mut self) {
+        self.shm.look_for_closed();
     }
 
     /// A TCP connection is shut down, so the peer sees it end.

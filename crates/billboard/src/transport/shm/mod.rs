@@ -50,6 +50,9 @@ pub static EAGER_INLINE: Tunable = Tunable::new(
 );
 pub static SLOTS: Tunable = Tunable::new("BB_SHM_SLOTS", 16, "data-part slots per rank");
 
+/// A receiver's `closed` word in the sender's partition once it closed the pair.
+const CLOSED: u64 = 1;
+
 /// Records drained from one peer per poll before others get a turn.
 const DRAIN_BUDGET: usize = 32;
 
@@ -160,8 +163,13 @@ pub struct ShmChannel {
     oversubscribed: bool,
     /// Senders no longer read ([`ShmChannel::close`]).
     closed: Vec<bool>,
-    /// Senders closed for what they sent, not yet reported: (index, what was wrong).
+    /// Peers to report through [`ShmChannel::take_failure`]: (index, what happened).
     failures: Vec<(usize, String)>,
+    /// Peers reported as having closed their end toward us ([`ShmChannel::find_closed`]).
+    told_closed: Vec<bool>,
+    /// Peers whose process this one has seen alive (`kill(pid, 0)`), so that "no such
+    /// process" later means it is gone, not that it lives in a pid namespace we cannot see.
+    seen_alive: Vec<bool>,
     /// The never-published cell (and credit word) closed rings point at.
     dead: Option<Box<[crate::sync::AtomicU64; CELL / 8 + 1]>>,
     /// This rank's doorbell, when it sleeps in `epoll_wait` ([`ShmChannel::install_bell`]).
@@ -192,6 +200,8 @@ impl ShmChannel {
             oversubscribed,
             closed: vec![false; n],
             failures: Vec::new(),
+            told_closed: vec![false; n],
+            seen_alive: vec![false; n],
             dead: None,
             bell: None,
         }
@@ -269,21 +279,72 @@ impl ShmChannel {
 
     /// Stops reading sender `s` (it failed, or sent what cannot be read): its ring reads as
     /// empty from now on, at no cost to the others, and the slots we sent it are ours again.
-    /// `why`: the channel found the fault itself and reports it through
-    /// [`ShmChannel::take_failure`]; `None`: the engine did and knows.
+    /// `s` is told through its `closed` word (after every record we posted it), which it
+    /// looks at before it sleeps ([`ShmChannel::find_closed`]): a send of its that waits
+    /// for our answer fails rather than waits for ever. `why`: the channel found the fault
+    /// itself and reports it through [`ShmChannel::take_failure`]; `None`: the engine did and
+    /// knows.
     pub(crate) fn close_sender(&mut self, s: usize, why: Option<String>) {
         if self.closed[s] {
             return;
         }
         self.closed[s] = true;
+        self.seg.returns(s, self.me).closed.store(CLOSED, Ordering::Release);
+        self.wake(s);
         let dead = self.dead.get_or_insert_with(|| Box::new(std::array::from_fn(|_| crate::sync::AtomicU64::new(0))));
         // One cell whose publish word stays 0 (a reader waits for 1): never a record.
         self.rx_rings[s] = ShmRing { cells: dead.as_ptr() as *mut u8, ncells: 1, consumed: &dead[CELL / 8] };
         self.rx[s] = RingRx::default();
         self.slots.drop_receiver(s);
         if let Some(why) = why {
-            self.failures.push((s, why));
+            self.failures.push((s, format!("it sent what the billboard cannot hold: {why}")));
         }
+    }
+
+    /// Looks for peers whose end of the pair is gone without a record saying so: one that
+    /// closed ours (its `closed` word: it failed this rank, or our records broke its
+    /// protocol), or whose process is gone (exited or killed). Each is reported once through
+    /// [`ShmChannel::take_failure`], and only when its ring to us holds nothing more: what it
+    /// posted before it closed (a FIN, say) is read first. A look at every peer (and a
+    /// `kill(pid, 0)` each): the engine's wait makes it before it sleeps, not on every poll.
+    pub(crate) fn find_closed(&mut self) {
+        for r in 0..self.nranks() {
+            if r == self.me || self.told_closed[r] {
+                continue;
+            }
+            // The word (or the death) first, then the ring: whatever the peer posted before
+            // is visible by then.
+            let why = if self.seg.returns(self.me, r).closed.load(Ordering::Acquire) != 0 {
+                "it closed its end of the shared-memory pair (it failed this rank)"
+            } else if self.seen_alive[r] && self.process_gone(r) {
+                "its process is gone (it exited or was killed)"
+            } else {
+                continue;
+            };
+            if self.rx[r].ready(&self.rx_rings[r]) {
+                continue; // the next poll reads it; the next look reports
+            }
+            self.told_closed[r] = true;
+            self.failures.push((r, why.to_string()));
+        }
+    }
+
+    /// Whether no process has `peer`'s published id any more (ESRCH); it counts only for a
+    /// peer seen alive before ([`ShmChannel::note_alive`]).
+    fn process_gone(&self, peer: usize) -> bool {
+        let pid = rustix::process::Pid::from_raw(self.pid(peer));
+        pid.is_some_and(|pid| rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH))
+    }
+
+    /// Notes which peers' processes this one can see now (every peer has published its id):
+    /// only their deaths are looked for, since a peer in another pid namespace is never seen.
+    /// True if it saw every peer.
+    pub(crate) fn note_alive(&mut self) -> bool {
+        for r in 0..self.nranks() {
+            let pid = rustix::process::Pid::from_raw(self.pid(r));
+            self.seen_alive[r] = r != self.me && pid.is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
+        }
+        (0..self.nranks()).all(|r| r == self.me || self.seen_alive[r])
     }
 
     /// Writes `pieces` (`total` bytes) once into a slot and posts its descriptor to every peer
@@ -552,6 +613,10 @@ impl Channel for ShmChannel {
         self.close_sender(peer, None);
     }
 
+    fn look_for_closed(&mut self) {
+        self.find_closed();
+    }
+
     /// Copies `dst.len()` bytes at address `addr` of `peer`'s memory straight into `dst`
     /// (`process_vm_readv`).
     fn read_remote(&self, peer: usize, addr: u64, dst: &mut [u8]) -> io::Result<()> {
@@ -598,6 +663,7 @@ pub(crate) fn connect(
     let crowded = seg.crowded();
     let mut chan = ShmChannel::new(seg, me, crowded);
     job.barrier()?;
+    let _ = chan.note_alive();
     if me == 0 {
         chan.unlink();
     }

@@ -35,7 +35,7 @@ use crate::sync::{AtomicU64, Ordering};
 use crate::{Error, Result};
 
 const MAGIC: u64 = u64::from_le_bytes(*b"BBOARD01");
-const VERSION: u32 = 5;
+const VERSION: u32 = 6;
 const HEADER_BYTES: usize = 4096;
 const CONTROL_BYTES: usize = 256;
 pub(crate) const LINE: usize = 128;
@@ -84,7 +84,11 @@ pub(crate) struct Returns {
     pub consumed: AtomicU64,
     /// Slot descriptors of p that r has finished reading (ACKs, in posting order).
     pub acked: AtomicU64,
-    _pad: [u8; LINE - 16],
+    /// Non-zero once r has closed its end of the pair: it reads nothing more p sends (it
+    /// failed p, or p's records broke the protocol), stored after r's last record to p, so p,
+    /// having seen it, finds every such record in its ring first ([`super::CLOSED`]).
+    pub closed: AtomicU64,
+    _pad: [u8; LINE - 24],
 }
 
 // Under loom the atomics are loom's bigger types; the layout is pinned for the real ones.
