@@ -149,6 +149,39 @@ struct Inner {
     host_comms: std::sync::OnceLock<Option<HostComms>>,
 }
 
+impl Inner {
+    /// A communicator's state of this process's engine, context pool and board slots, fresh
+    /// in all else: what every communicator made from another one starts from.
+    fn derived(
+        &self,
+        context: u32,
+        rank: usize,
+        size: usize,
+        members: Option<Vec<usize>>,
+        remote: Option<super::intercomm::Remote>,
+        joined: Vec<Arc<super::dynamic::JoinedPeers>>,
+    ) -> Inner {
+        Inner {
+            engine: self.engine.clone(),
+            contexts: self.contexts.clone(),
+            context,
+            rank,
+            size,
+            members,
+            remote,
+            started: Default::default(),
+            one_host: std::sync::OnceLock::new(),
+            reported: Default::default(),
+            joined,
+            boards: self.boards.clone(),
+            board: std::sync::OnceLock::new(),
+            nonblocking_turns: AtomicU64::new(0),
+            board_choices: BoardChoices::default(),
+            host_comms: std::sync::OnceLock::new(),
+        }
+    }
+}
+
 impl Drop for Inner {
     /// The last handle of a communicator is gone (MPI_Comm_free, or the end of a Rust scope):
     /// its context id goes back to the pool (once no receive is posted on it any more), unless
@@ -197,24 +230,7 @@ impl Communicator {
     /// for it, so no agreement with other ranks is needed.
     pub fn solo(&self) -> Communicator {
         let me = self.world_rank(self.inner.rank);
-        let inner = Inner {
-            engine: self.inner.engine.clone(),
-            contexts: self.inner.contexts.clone(),
-            context: SOLO_CONTEXT,
-            rank: 0,
-            size: 1,
-            members: Some(vec![me]),
-            remote: None,
-            started: Default::default(),
-            one_host: std::sync::OnceLock::new(),
-            reported: Default::default(),
-            joined: Vec::new(),
-            boards: self.inner.boards.clone(),
-            board: std::sync::OnceLock::new(),
-            nonblocking_turns: AtomicU64::new(0),
-            board_choices: BoardChoices::default(),
-            host_comms: std::sync::OnceLock::new(),
-        };
+        let inner = self.inner.derived(SOLO_CONTEXT, 0, 1, Some(vec![me]), None, Vec::new());
         Communicator { inner: Arc::new(inner) }
     }
 

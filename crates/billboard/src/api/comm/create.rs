@@ -2,16 +2,15 @@
 //! subset (MPI_Comm_create_group), the views agreements run on, and the tags that keep
 //! concurrent creations and background operations apart.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::{Background, Communicator, Inner, SendMode, Source, TagMatch};
+use super::{Background, Communicator, SendMode, Source, TagMatch};
 use super::{
     BACKGROUND_SPAN, DUPS, FIRST_FREE_CONTEXT, NONBLOCKING, TAG_AGREE, TAG_CONTEXT, TAG_IDUP, TAG_INTER,
     TAG_NONBLOCKING, TAG_SUBSET,
 };
 use crate::api::context;
-use crate::coll::board::BoardChoices;
 use crate::{Error, Result, TAG_UB};
 
 impl Communicator {
@@ -54,24 +53,7 @@ impl Communicator {
         remote: Option<crate::api::intercomm::Remote>,
     ) -> Communicator {
         let size = members.as_ref().map_or(self.inner.size, Vec::len);
-        let inner = Inner {
-            engine: self.inner.engine.clone(),
-            contexts: self.inner.contexts.clone(),
-            context,
-            rank,
-            size,
-            members,
-            remote,
-            started: Default::default(),
-            one_host: std::sync::OnceLock::new(),
-            reported: Default::default(),
-            joined: self.inner.joined.clone(),
-            boards: self.inner.boards.clone(),
-            board: std::sync::OnceLock::new(),
-            nonblocking_turns: AtomicU64::new(0),
-            board_choices: BoardChoices::default(),
-            host_comms: std::sync::OnceLock::new(),
-        };
+        let inner = self.inner.derived(context, rank, size, members, remote, self.inner.joined.clone());
         let comm = Communicator { inner: Arc::new(inner) };
         if context >= FIRST_FREE_CONTEXT {
             // Who may revoke it (`engine/revoke.rs`): its members, both groups of an
@@ -167,24 +149,8 @@ impl Communicator {
     /// any of its processes.
     pub(in crate::api) fn world_view(&self) -> Communicator {
         let size = self.inner.engine.lock().routes().nodes().len();
-        let inner = Inner {
-            engine: self.inner.engine.clone(),
-            contexts: self.inner.contexts.clone(),
-            context: 0,
-            rank: self.world_rank(self.inner.rank),
-            size,
-            members: None,
-            remote: None,
-            started: Default::default(),
-            one_host: std::sync::OnceLock::new(),
-            reported: Default::default(),
-            joined: self.inner.joined.clone(),
-            boards: self.inner.boards.clone(),
-            board: std::sync::OnceLock::new(),
-            nonblocking_turns: AtomicU64::new(0),
-            board_choices: BoardChoices::default(),
-            host_comms: std::sync::OnceLock::new(),
-        };
+        let inner =
+            self.inner.derived(0, self.world_rank(self.inner.rank), size, None, None, self.inner.joined.clone());
         Communicator { inner: Arc::new(inner) }
     }
 
